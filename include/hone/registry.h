@@ -1,0 +1,45 @@
+// hone::BackendRegistry: the backends this build of hone has, by name.
+//
+//   BackendRegistry& reg = hone::default_registry();   // every built-in backend
+//   for (const auto& e : reg.entries()) std::cout << e.name << "\n";
+//   HONE_TRY(std::unique_ptr<Backend> be, reg.create("reference"));
+//
+// Registration is explicit: each backend exports register_<name>(Registry&),
+// called from the one list in src/backends/registry.cpp.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hone/backend.h"
+
+namespace hone {
+
+class BackendRegistry {
+ public:
+  struct Entry {
+    std::string name;
+    std::string description;
+    BackendCapabilities capabilities;
+    std::function<std::unique_ptr<Backend>()> factory;
+  };
+
+  /// Adds a backend; a second entry with the same name is an error.
+  [[nodiscard]] Result<void> add(Entry entry);
+  [[nodiscard]] Result<std::unique_ptr<Backend>> create(const std::string& name) const;
+  const Entry* find(const std::string& name) const;
+  const std::vector<Entry>& entries() const { return entries_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<Entry> entries_;
+};
+
+/// The registry with every backend compiled into this build.
+const BackendRegistry& default_registry();
+
+void register_reference(BackendRegistry& registry);
+
+}  // namespace hone

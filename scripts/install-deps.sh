@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages hone builds and tests with. Idempotent; needs
+# root (or sudo). Every package here has a line in the README saying why.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config
+  libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
+  libdnnl-dev libopenblas-dev
+  nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev
+  libsqlite3-dev libzip-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  clang libclang-rt-14-dev
+  nodejs npm
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+else
+  echo "install-deps: all Debian packages present"
+fi

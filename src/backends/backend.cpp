@@ -1,0 +1,68 @@
+#include "hone/backend.h"
+
+namespace hone {
+
+std::string_view to_string(Device d) {
+  switch (d) {
+    case Device::kCpu: return "cpu";
+    case Device::kCuda: return "cuda";
+  }
+  return "?";
+}
+
+std::string_view to_string(BuildMode m) {
+  return m == BuildMode::kAheadOfTime ? "ahead-of-time" : "just-in-time";
+}
+
+std::string_view to_string(BackendState s) {
+  switch (s) {
+    case BackendState::kCreated: return "created";
+    case BackendState::kBuilt: return "built";
+    case BackendState::kActive: return "active";
+    case BackendState::kInactive: return "inactive";
+    case BackendState::kLoaded: return "loaded";
+  }
+  return "?";
+}
+
+Result<void> Backend::build(const Graph& graph) {
+  if (state_ != BackendState::kCreated)
+    return fail(ErrorCode::kFailedPrecondition,
+                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
+                    "; build() runs once, on a created backend");
+  HONE_CHECK_OK_CTX(do_build(graph), "while building backend '" + std::string(name()) + "'");
+  state_ = BackendState::kActive;
+  return {};
+}
+
+Result<std::vector<Tensor>> Backend::infer(const std::vector<Tensor>& inputs) const {
+  if (state_ != BackendState::kActive)
+    return fail(ErrorCode::kFailedPrecondition,
+                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
+                    "; infer() needs an active backend");
+  auto out = do_infer(inputs);
+  if (out) executions_.fetch_add(1, std::memory_order_relaxed);
+  return out;
+}
+
+Result<void> Backend::activate() {
+  if (state_ == BackendState::kActive) return {};
+  if (state_ != BackendState::kInactive && state_ != BackendState::kBuilt &&
+      state_ != BackendState::kLoaded)
+    return fail(ErrorCode::kFailedPrecondition,
+                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
+                    "; only a built, loaded or inactive backend can be activated");
+  state_ = BackendState::kActive;
+  return {};
+}
+
+Result<void> Backend::deactivate() {
+  if (state_ != BackendState::kActive)
+    return fail(ErrorCode::kFailedPrecondition,
+                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
+                    "; only an active backend can be deactivated");
+  state_ = BackendState::kInactive;
+  return {};
+}
+
+}  // namespace hone

@@ -1,0 +1,137 @@
+#include "backends/reference/kernel_util.h"
+
+#include <cstring>
+
+#include "hone/shape.h"
+
+namespace hone::reference {
+
+Error unsupported_dtype(DType t, const char* what) {
+  return Error(ErrorCode::kUnsupported,
+               "dtype " + std::string(dtype_name(t)) + " is not supported here (expected " + what + ")");
+}
+
+std::vector<double> to_doubles(const Tensor& t) {
+  std::vector<double> out(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) out[i] = tensor_element_as_double(t, i);
+  return out;
+}
+
+std::vector<int64_t> to_int64s(const Tensor& t) {
+  std::vector<int64_t> out(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) out[i] = tensor_element_as_int64(t, i);
+  return out;
+}
+
+Tensor from_doubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
+  Tensor out = Tensor::zeros(dtype, std::move(shape));
+  auto r = dispatch_all(dtype, [&]<class T>() -> Result<void> {
+    T* p = out.data<T>();
+    for (size_t i = 0; i < values.size(); ++i) p[i] = from_f64<T>(values[i]);
+    return {};
+  });
+  (void)r;
+  return out;
+}
+
+Tensor cast_tensor(const Tensor& t, DType dtype) {
+  if (t.dtype() == dtype) return t;
+  Tensor out = Tensor::zeros(dtype, t.shape());
+  const int64_t n = t.numel();
+  const bool exact_int = is_integer(t.dtype()) || t.dtype() == DType::kBool;
+  auto r = dispatch_all(dtype, [&]<class T>() -> Result<void> {
+    T* p = out.data<T>();
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      if (exact_int) {
+        // Integer → integer keeps all 64 bits (wraps like C++ conversion).
+        for (int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(tensor_element_as_int64(t, i));
+        return {};
+      }
+    }
+    for (int64_t i = 0; i < n; ++i) p[i] = from_f64<T>(tensor_element_as_double(t, i));
+    return {};
+  });
+  (void)r;
+  return out;
+}
+
+std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  return s;
+}
+
+Result<int64_t> normalize_axis(int64_t axis, int64_t rank, const char* what) {
+  const int64_t lo = -rank, hi = rank - 1;
+  if (axis < lo || axis > hi)
+    return fail(ErrorCode::kInvalidArgument, std::string(what) + " " + std::to_string(axis) +
+                                                 " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+Result<std::vector<int64_t>> broadcast_shapes(const std::vector<std::vector<int64_t>>& shapes) {
+  size_t rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, s.size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto& s : shapes) {
+    const size_t off = rank - s.size();
+    for (size_t i = 0; i < s.size(); ++i) {
+      int64_t& o = out[off + i];
+      const int64_t d = s[i];
+      if (d == o || d == 1) continue;
+      if (o == 1) {
+        o = d;
+        continue;
+      }
+      std::string msg = "shapes cannot be broadcast together:";
+      for (const auto& t : shapes) msg += " " + shape_to_string(t);
+      return fail(ErrorCode::kInvalidArgument, msg);
+    }
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in_shape,
+                                       const std::vector<int64_t>& out_shape) {
+  const size_t rank = out_shape.size();
+  const size_t off = rank - in_shape.size();
+  const std::vector<int64_t> in_strides = strides_of(in_shape);
+  std::vector<int64_t> s(rank, 0);
+  for (size_t i = 0; i < in_shape.size(); ++i) s[off + i] = in_shape[i] == 1 ? 0 : in_strides[i];
+  return s;
+}
+
+std::vector<int64_t> broadcast_index_map(const std::vector<int64_t>& in_shape,
+                                         const std::vector<int64_t>& out_shape) {
+  const int64_t n = shape_numel(out_shape);
+  std::vector<int64_t> map(static_cast<size_t>(n));
+  const std::vector<int64_t> s = broadcast_strides(in_shape, out_shape);
+  const size_t rank = out_shape.size();
+  std::vector<int64_t> idx(rank, 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    map[i] = off;
+    // Odometer increment.
+    for (int64_t a = static_cast<int64_t>(rank) - 1; a >= 0; --a) {
+      if (++idx[a] < out_shape[a]) {
+        off += s[a];
+        break;
+      }
+      off -= s[a] * (out_shape[a] - 1);
+      idx[a] = 0;
+    }
+  }
+  return map;
+}
+
+Result<std::vector<int64_t>> read_int_list(const Tensor& t, const char* what) {
+  if (!is_integer(t.dtype()))
+    return fail(ErrorCode::kInvalidArgument, std::string(what) + " must be an integer tensor, got " +
+                                                 t.describe());
+  if (t.rank() > 1)
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(what) + " must be 1-D, got " + t.describe());
+  return to_int64s(t);
+}
+
+}  // namespace hone::reference

@@ -1,0 +1,44 @@
+#include "hone/registry.h"
+
+namespace hone {
+
+Result<void> BackendRegistry::add(Entry entry) {
+  if (find(entry.name) != nullptr)
+    return fail(ErrorCode::kInvalidArgument, "backend '" + entry.name + "' is registered twice");
+  entries_.push_back(std::move(entry));
+  return {};
+}
+
+const BackendRegistry::Entry* BackendRegistry::find(const std::string& name) const {
+  for (const auto& e : entries_)
+    if (e.name == name) return &e;
+  return nullptr;
+}
+
+Result<std::unique_ptr<Backend>> BackendRegistry::create(const std::string& name) const {
+  const Entry* e = find(name);
+  if (e == nullptr) {
+    std::string known;
+    for (const auto& x : entries_) known += (known.empty() ? "" : ", ") + x.name;
+    return fail(ErrorCode::kNotFound, "no backend named '" + name + "' (known: " + known + ")");
+  }
+  return e->factory();
+}
+
+std::vector<std::string> BackendRegistry::names() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_) out.push_back(e.name);
+  return out;
+}
+
+const BackendRegistry& default_registry() {
+  // The one list of built-in backends.
+  static const BackendRegistry registry = [] {
+    BackendRegistry r;
+    register_reference(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace hone

@@ -1,0 +1,143 @@
+#include "hone/tensor.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <stdexcept>
+
+#include "hone/half.h"
+#include "hone/shape.h"
+
+namespace hone {
+namespace {
+
+constexpr size_t kAlignment = 64;
+
+struct AlignedFree {
+  void operator()(void* p) const { std::free(p); }
+};
+
+Result<size_t> checked_bytes(DType dtype, const std::vector<int64_t>& shape, int64_t* numel) {
+  if (dtype == DType::kUndefined)
+    return fail(ErrorCode::kInvalidArgument, "cannot allocate a tensor of undefined dtype");
+  int64_t n = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const int64_t d = shape[i];
+    if (d < 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  "negative dim " + std::to_string(d) + " at axis " + std::to_string(i) +
+                      " of shape " + shape_to_string(shape));
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
+      return fail(ErrorCode::kInvalidArgument,
+                  "shape " + shape_to_string(shape) + " has more elements than fit in 64 bits");
+    n *= d;
+  }
+  const size_t es = dtype_size(dtype);
+  if (n != 0 && static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max() / es / 2)
+    return fail(ErrorCode::kInvalidArgument, "shape " + shape_to_string(shape) + " is too large");
+  *numel = n;
+  return static_cast<size_t>(n) * es;
+}
+
+}  // namespace
+
+Result<Tensor> Tensor::allocate(DType dtype, std::vector<int64_t> shape) {
+  int64_t numel = 0;
+  HONE_TRY(size_t bytes, checked_bytes(dtype, shape, &numel));
+  const size_t padded = ((bytes + kAlignment - 1) / kAlignment) * kAlignment;
+  void* p = std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
+  if (p == nullptr)
+    return fail(ErrorCode::kOutOfMemory, "cannot allocate " + std::to_string(bytes) +
+                                             " bytes for a tensor of shape " +
+                                             shape_to_string(shape));
+  std::memset(p, 0, padded == 0 ? kAlignment : padded);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.numel_ = numel;
+  t.data_ = p;
+  t.storage_ = std::shared_ptr<void>(p, AlignedFree{});
+  return t;
+}
+
+Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  auto t = allocate(dtype, std::move(shape));
+  if (!t) {
+    if (t.error().code() == ErrorCode::kOutOfMemory) throw std::bad_alloc();
+    throw std::invalid_argument(t.error().message());
+  }
+  return std::move(*t);
+}
+
+Tensor Tensor::borrow(DType dtype, std::vector<int64_t> shape, void* data) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.numel_ = shape_numel(shape);
+  t.shape_ = std::move(shape);
+  t.data_ = data;
+  return t;
+}
+
+Tensor Tensor::clone() const {
+  if (!defined()) return Tensor();
+  Tensor t = zeros(dtype_, shape_);
+  if (nbytes()) std::memcpy(t.data_, data_, nbytes());
+  return t;
+}
+
+Result<Tensor> Tensor::reshaped(std::vector<int64_t> shape) const {
+  if (shape_numel(shape) != numel_)
+    return fail(ErrorCode::kInvalidArgument, "cannot view " + describe() + " as shape " +
+                                                 shape_to_string(shape) +
+                                                 ": element counts differ");
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+std::string Tensor::describe() const {
+  return std::string(dtype_name(dtype_)) + shape_to_string(shape_);
+}
+
+bool Tensor::bitwise_equal(const Tensor& other) const {
+  if (dtype_ != other.dtype_ || shape_ != other.shape_) return false;
+  return nbytes() == 0 || std::memcmp(data_, other.data_, nbytes()) == 0;
+}
+
+double tensor_element_as_double(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kF32: return t.data<float>()[i];
+    case DType::kF64: return t.data<double>()[i];
+    case DType::kF16: return t.data<Half>()[i].to_float();
+    case DType::kBF16: return t.data<BFloat16>()[i].to_float();
+    case DType::kI8: return t.data<int8_t>()[i];
+    case DType::kU8: return t.data<uint8_t>()[i];
+    case DType::kI16: return t.data<int16_t>()[i];
+    case DType::kU16: return t.data<uint16_t>()[i];
+    case DType::kI32: return t.data<int32_t>()[i];
+    case DType::kU32: return t.data<uint32_t>()[i];
+    case DType::kI64: return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kU64: return static_cast<double>(t.data<uint64_t>()[i]);
+    case DType::kBool: return t.data<bool>()[i] ? 1.0 : 0.0;
+    case DType::kUndefined: return 0.0;
+  }
+  return 0.0;
+}
+
+int64_t tensor_element_as_int64(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kI8: return t.data<int8_t>()[i];
+    case DType::kU8: return t.data<uint8_t>()[i];
+    case DType::kI16: return t.data<int16_t>()[i];
+    case DType::kU16: return t.data<uint16_t>()[i];
+    case DType::kI32: return t.data<int32_t>()[i];
+    case DType::kU32: return t.data<uint32_t>()[i];
+    case DType::kI64: return t.data<int64_t>()[i];
+    case DType::kU64: return static_cast<int64_t>(t.data<uint64_t>()[i]);
+    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
+    default: return static_cast<int64_t>(tensor_element_as_double(t, i));
+  }
+}
+
+}  // namespace hone

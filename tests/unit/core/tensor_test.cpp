@@ -1,0 +1,73 @@
+#include "hone/tensor.h"
+
+#include <cmath>
+
+#include <gtest/gtest.h>
+
+#include "hone/half.h"
+#include "hone/shape.h"
+
+namespace hone {
+namespace {
+
+TEST(Tensor, ZerosIsZeroFilledAndAligned) {
+  Tensor t = Tensor::zeros(DType::kF32, {2, 3});
+  EXPECT_EQ(t.numel(), 6);
+  EXPECT_EQ(t.nbytes(), 24u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.raw()) % 64, 0u);
+  for (float v : t.span<float>()) EXPECT_EQ(v, 0.0f);
+}
+
+TEST(Tensor, CopySharesCloneDoesNot) {
+  Tensor a = Tensor::from<float>({2}, {1, 2});
+  Tensor b = a;
+  Tensor c = a.clone();
+  a.data<float>()[0] = 5;
+  EXPECT_EQ(b.data<float>()[0], 5);
+  EXPECT_EQ(c.data<float>()[0], 1);
+}
+
+TEST(Tensor, AllocateRejectsNegativeAndOverflowingShapes) {
+  auto neg = Tensor::allocate(DType::kF32, {2, -1});
+  ASSERT_FALSE(neg);
+  EXPECT_EQ(neg.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(neg.error().message().find("axis 1"), std::string::npos);
+  auto huge = Tensor::allocate(DType::kF32, {1LL << 40, 1LL << 40});
+  ASSERT_FALSE(huge);
+  EXPECT_EQ(huge.error().code(), ErrorCode::kInvalidArgument);
+}
+
+TEST(Tensor, ReshapedKeepsBytesAndChecksCount) {
+  Tensor a = Tensor::from<int32_t>({2, 3}, {0, 1, 2, 3, 4, 5});
+  auto r = a.reshaped({3, 2});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->data<int32_t>()[5], 5);
+  EXPECT_FALSE(a.reshaped({4}));
+}
+
+TEST(Half, RoundTripsAndRoundsToNearestEven) {
+  for (float f : {0.0f, 1.0f, -2.5f, 65504.0f, 6.103515625e-05f, 5.960464477539063e-08f}) {
+    EXPECT_EQ(Half::from_float(f).to_float(), f) << f;
+  }
+  EXPECT_TRUE(std::isinf(Half::from_float(70000.0f).to_float()));
+  EXPECT_TRUE(std::isnan(Half::from_float(NAN).to_float()));
+  // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: ties to even (1).
+  EXPECT_EQ(Half::from_float(1.0f + 0.00048828125f).to_float(), 1.0f);
+  EXPECT_EQ(BFloat16::from_float(1.0f).to_float(), 1.0f);
+  EXPECT_EQ(BFloat16::from_float(3.140625f).to_float(), 3.140625f);
+}
+
+TEST(Shape, SymbolicDimsBindAndPrint) {
+  Shape s{Dim::symbol("batch"), 3};
+  EXPECT_EQ(s.to_string(), "[batch,3]");
+  EXPECT_FALSE(s.is_static());
+  auto bound = s.bind({{"batch", 8}});
+  ASSERT_TRUE(bound);
+  EXPECT_EQ(*bound, (std::vector<int64_t>{8, 3}));
+  auto missing = s.bind({});
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("batch"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace hone
