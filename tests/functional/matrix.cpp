@@ -37,9 +37,21 @@ std::string now_iso() {
   return buf;
 }
 
-std::string first_line(const std::string& s) {
-  const auto p = s.find('\n');
-  return p == std::string::npos ? s : s.substr(0, p);
+// A failure message on one line, for a matrix cell: gtest's lines joined,
+// cut to a length a cell can show.
+std::string one_line(const std::string& s) {
+  std::string out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t end = s.find('\n', start);
+    if (end == std::string::npos) end = s.size();
+    std::string line = s.substr(start, end - start);
+    const auto b = line.find_first_not_of(' ');
+    if (b != std::string::npos) out += (out.empty() ? "" : " | ") + line.substr(b);
+    start = end + 1;
+  }
+  if (out.size() > 400) out = out.substr(0, 397) + "...";
+  return out;
 }
 
 }  // namespace
@@ -114,13 +126,13 @@ void MatrixRecorder::OnTestEnd(const testing::TestInfo& info) {
     outcome = Outcome::kFailed;
     for (int i = 0; i < r->total_part_count(); ++i)
       if (r->GetTestPartResult(i).failed()) {
-        reason = first_line(r->GetTestPartResult(i).message());
+        reason = one_line(r->GetTestPartResult(i).message());
         break;
       }
   } else if (r->Skipped()) {
     outcome = Outcome::kSkipped;
     for (int i = 0; i < r->total_part_count(); ++i)
-      if (r->GetTestPartResult(i).skipped()) reason = first_line(r->GetTestPartResult(i).message());
+      if (r->GetTestPartResult(i).skipped()) reason = one_line(r->GetTestPartResult(i).message());
   }
   for (const auto& id : it->second) record_cell(cells_, id, outcome, reason, full);
 }
