@@ -91,8 +91,13 @@ Result<Attribute> convert_attribute(const AttributeProto& a, ImportContext& ctx,
   if (!a.ref_attr_name().empty())
     return fail(ErrorCode::kUnsupported, "attribute '" + a.name() + "' refers to function attribute '" +
                                              a.ref_attr_name() + "'; ONNX functions are not supported");
+  const AttributeProto::AttributeType held = infer_attribute_type(a);
   AttributeProto::AttributeType type = a.type();
-  if (type == AttributeProto::UNDEFINED) type = infer_attribute_type(a);
+  if (type == AttributeProto::UNDEFINED) type = held;
+  if (held != AttributeProto::UNDEFINED && held != type)
+    return fail(ErrorCode::kCorrupt, "attribute '" + a.name() + "' is declared " +
+                                         AttributeProto::AttributeType_Name(type) + " but holds a " +
+                                         AttributeProto::AttributeType_Name(held) + " value");
   switch (type) {
     case AttributeProto::FLOAT: return Attribute(a.f());
     case AttributeProto::INT: return Attribute(static_cast<int64_t>(a.i()));
