@@ -38,6 +38,8 @@ find "$DATA" -name model.onnx -size -4k -printf '%s %p\n' | sort -n | awk 'NR % 
 for t in test_if test_loop11 test_scan9_sum test_sequence_insert_at_back test_optional_has_element; do
   [ -f "$DATA/$t/model.onnx" ] && cp "$DATA/$t/model.onnx" "$CORPUS/$t.onnx"
 done
+# Inputs that once crashed stay in the corpus.
+cp "$ROOT"/tests/fuzz/regressions/* "$CORPUS"/ 2>/dev/null || true
 echo "fuzz.sh: $(ls "$CORPUS" | wc -l) seeds, running for ${SECONDS_TO_RUN}s"
 
 mkdir -p "$BUILD/crashes"

@@ -88,18 +88,16 @@ Result<DataValue> from_optional(const OptionalProto& op) {
   return v;
 }
 
-/// A TensorProto parse that is self-consistent: known dtype, no segment, no
-/// unknown fields, and data exactly as large as the dims say.
-bool plausible_tensor(const TensorProto& t) {
-  if (t.data_type() == TensorProto::UNDEFINED || t.has_segment()) return false;
-  if (!t.unknown_fields().empty()) return false;
-  return detail::tensor_from_proto(t, kInlineOnly).has_value() ||
-         t.data_type() == TensorProto::STRING;
-}
-
+/// A TensorProto parse is taken as one when it is self-consistent: a known
+/// dtype, no segment, no unknown fields, and data exactly as large as the dims
+/// say (sequence and optional bytes parsed as a tensor fail one of these).
 Result<DataValue> parse_detect(std::span<const uint8_t> bytes) {
-  if (auto tp = parse_as<TensorProto>(bytes, "TensorProto"); tp && plausible_tensor(*tp))
-    return from_tensor(*tp);
+  if (auto tp = parse_as<TensorProto>(bytes, "TensorProto");
+      tp && tp->data_type() != TensorProto::UNDEFINED && !tp->has_segment() &&
+      tp->unknown_fields().empty()) {
+    auto v = from_tensor(*tp);
+    if (v || tp->data_type() == TensorProto::STRING) return v;
+  }
   // SequenceProto and OptionalProto share field numbers. An optional is told
   // apart by an UNDEFINED elem_type (empty optional) or a single nested
   // sequence; a single tensor is ambiguous and read as a sequence.

@@ -1,7 +1,6 @@
 // hone::Graph -> ONNX ModelProto, inline or with external data.
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
 #include <charconv>
@@ -13,6 +12,7 @@
 #include "hone/onnx.h"
 #include "onnx/proto_tensor.h"
 #include "onnx/proto_types.h"
+#include "onnx/shape_infer.h"
 
 namespace hone::onnx {
 namespace {
@@ -204,13 +204,7 @@ Result<ModelProto> graph_to_model(const Graph& graph) {
   }
   // Fill dtypes and shapes of values the graph left untyped (graph outputs
   // of GraphBuilder graphs, say): the checker wants typed main-graph outputs.
-  try {
-    ::onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    HONE_LOG_DEBUG("onnx export: shape inference failed: {}", e.what());
-  } catch (...) {
-    HONE_LOG_DEBUG("onnx export: shape inference failed with an unknown exception");
-  }
+  (void)detail::infer_shapes_guarded(model, "onnx export");
   return model;
 }
 

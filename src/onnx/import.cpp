@@ -2,7 +2,6 @@
 #include "hone/onnx.h"
 
 #include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
 
 #include <climits>
 #include <exception>
@@ -12,6 +11,7 @@
 
 #include "core/log.h"
 #include "onnx/proto_tensor.h"
+#include "onnx/shape_infer.h"
 #include "onnx/proto_types.h"
 
 namespace hone::onnx {
@@ -25,6 +25,9 @@ using ::onnx::ValueInfoProto;
 
 struct ImportContext {
   detail::ExternalDataPolicy ext;
+  /// Every imported (sub)graph with the proto it came from, so types found by
+  /// shape inference afterwards can be merged in.
+  std::vector<std::pair<const GraphProto*, Graph*>> graphs;
 };
 
 /// The graphs enclosing a subgraph being imported, innermost first.
@@ -67,6 +70,17 @@ Result<void> merge_type(const ::onnx::TypeProto& type, const std::string& what, 
 }
 
 Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const OuterScope* outer);
+
+/// value_info (declared, or added by shape inference) types intermediate
+/// values; entries hone cannot represent are skipped rather than failing.
+void apply_value_info(const GraphProto& gp, Graph& g) {
+  for (const ValueInfoProto& vi : gp.value_info()) {
+    const ValueId id = g.find_value(vi.name());
+    if (id == kNoValue || g.value(id).initializer) continue;
+    auto r = merge_type(vi.type(), "value '" + vi.name() + "'", g.value(id));
+    if (!r) HONE_LOG_DEBUG("onnx import: ignoring value_info: {}", r.error().message());
+  }
+}
 
 AttributeProto::AttributeType infer_attribute_type(const AttributeProto& a) {
   if (a.has_f()) return AttributeProto::FLOAT;
@@ -112,7 +126,9 @@ Result<Attribute> convert_attribute(const AttributeProto& a, ImportContext& ctx,
     }
     case AttributeProto::GRAPH: {
       HONE_TRY(Graph g, convert_graph(a.g(), ctx, scope));
-      return Attribute(std::shared_ptr<const Graph>(std::make_shared<Graph>(std::move(g))));
+      auto sub = std::make_shared<Graph>(std::move(g));
+      ctx.graphs.emplace_back(&a.g(), sub.get());
+      return Attribute(std::shared_ptr<const Graph>(std::move(sub)));
     }
     case AttributeProto::TYPE_PROTO: return Attribute(detail::type_proto_to_string(a.tp()));
     case AttributeProto::FLOATS: return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
@@ -139,7 +155,9 @@ Result<Attribute> convert_attribute(const AttributeProto& a, ImportContext& ctx,
       std::vector<std::shared_ptr<const Graph>> gs;
       for (const auto& sub : a.graphs()) {
         HONE_TRY(Graph g, convert_graph(sub, ctx, scope));
-        gs.push_back(std::make_shared<Graph>(std::move(g)));
+        auto sg = std::make_shared<Graph>(std::move(g));
+        ctx.graphs.emplace_back(&sub, sg.get());
+        gs.push_back(std::move(sg));
       }
       return Attribute(std::move(gs));
     }
@@ -270,14 +288,7 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
     }
   }
 
-  // value_info (declared or from shape inference) types intermediate values;
-  // entries hone cannot represent are skipped rather than failing the import.
-  for (const ValueInfoProto& vi : gp.value_info()) {
-    const ValueId id = g.find_value(vi.name());
-    if (id == kNoValue || g.value(id).initializer) continue;
-    auto r = merge_type(vi.type(), "value '" + vi.name() + "'", g.value(id));
-    if (!r) HONE_LOG_DEBUG("onnx import: ignoring value_info: {}", r.error().message());
-  }
+  apply_value_info(gp, g);
 
   auto capture = [&](const std::string& name) -> ValueId {
     Value v;
@@ -352,19 +363,23 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
   return g;
 }
 
-void run_shape_inference(ModelProto& model) {
-  try {
-    ::onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    HONE_LOG_DEBUG("onnx import: shape inference failed, going on without it: {}", e.what());
-  } catch (...) {
-    HONE_LOG_DEBUG("onnx import: shape inference failed with an unknown exception");
+/// Runs ONNX shape inference on a model whose structure has been checked,
+/// then merges what it found into the imported graphs. Failures only cost the
+/// extra types: they are logged at debug level.
+void run_shape_inference(ModelProto& model, ImportContext& ctx) {
+  if (!detail::infer_shapes_guarded(model, "onnx import")) return;
+  for (auto& [proto, graph] : ctx.graphs) {
+    apply_value_info(*proto, *graph);
+    for (const ValueInfoProto& vi : proto->output()) {
+      const ValueId id = graph->find_value(vi.name());
+      if (id == kNoValue || graph->value(id).initializer) continue;
+      (void)merge_type(vi.type(), "graph output '" + vi.name() + "'", graph->value(id));
+    }
   }
 }
 
 Result<Graph> convert_model(ModelProto& model, ImportContext& ctx) {
   if (!model.has_graph()) return fail(ErrorCode::kCorrupt, "the model has no graph");
-  run_shape_inference(model);
   auto graph = convert_graph(model.graph(), ctx, nullptr);
   if (!graph) return fail(std::move(graph).error());
   Graph g = std::move(*graph);
@@ -383,6 +398,8 @@ Result<Graph> convert_model(ModelProto& model, ImportContext& ctx) {
   if (!model.graph().doc_string().empty()) md["onnx.graph_doc_string"] = model.graph().doc_string();
   for (const auto& kv : model.metadata_props()) md[kv.key()] = kv.value();
   HONE_CHECK_OK_CTX(g.validate(), "while checking graph '" + g.name() + "'");
+  ctx.graphs.emplace_back(&model.graph(), &g);
+  run_shape_inference(model, ctx);
   return g;
 }
 

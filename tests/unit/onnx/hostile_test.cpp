@@ -1,6 +1,7 @@
 // Malformed models: each must give a clear Error naming what was wrong.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <string>
 
 #include "hone/onnx.h"
@@ -207,6 +208,30 @@ TEST(OnnxHostile, DeeplyNestedSubgraphsAreRejectedNotOverflowingTheStack) {
   auto r = load_proto(m);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
+}
+
+// Found by the fuzzer: ONNX's Scan shape inference reads through a null
+// pointer when num_scan_inputs is missing. Import must not run it then.
+TEST(OnnxHostile, SchemaInvalidNodeDoesNotReachShapeInference) {
+  const auto bytes = testing::serialize([] {
+    ModelProto m;
+    auto data = load_model(testing::kNodeData / "test_scan9_sum" / "model.onnx");
+    EXPECT_TRUE(data);
+    std::FILE* f = std::fopen((testing::kNodeData / "test_scan9_sum" / "model.onnx").c_str(), "rb");
+    std::string s;
+    char buf[4096];
+    for (size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
+    std::fclose(f);
+    EXPECT_TRUE(m.ParseFromString(s));
+    auto* attrs = m.mutable_graph()->mutable_node(0)->mutable_attribute();
+    for (int i = 0; i < attrs->size(); ++i)
+      if (attrs->Get(i).name() == "num_scan_inputs") attrs->DeleteSubrange(i, 1);
+    return m;
+  }());
+  auto g = load_model_from_bytes(bytes, ".");
+  // hone's importer does not check op schemas itself; reaching here is the point.
+  ASSERT_TRUE(g) << g.error().to_string();
+  EXPECT_FALSE(g->nodes()[0].has_attr("num_scan_inputs"));
 }
 
 }  // namespace
