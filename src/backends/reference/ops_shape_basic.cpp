@@ -38,10 +38,10 @@ Result<void> reshape(KernelContext& ctx) {
     int64_t& d = target[i];
     if (d == 0 && !allow_zero) {
       if (i >= x->rank())
-        return fail(ErrorCode::kInvalidArgument,
-                    "Reshape shape " + ints_to_string(target) + " copies dim " + std::to_string(i) +
-                        " (0) but the input " + x->describe() + " has rank " +
-                        std::to_string(x->rank()));
+        return fail(ErrorCode::kInvalidArgument, "Reshape shape " + ints_to_string(target) +
+                                                     " copies dim " + std::to_string(i) +
+                                                     " (0) but the input " + x->describe() +
+                                                     " has rank " + std::to_string(x->rank()));
       d = x->dim(i);
     }
     if (d == -1) {
@@ -52,8 +52,8 @@ Result<void> reshape(KernelContext& ctx) {
       continue;
     }
     if (d < -1)
-      return fail(ErrorCode::kInvalidArgument,
-                  "Reshape shape " + ints_to_string(target) + " has a negative dim " + std::to_string(d));
+      return fail(ErrorCode::kInvalidArgument, "Reshape shape " + ints_to_string(target) +
+                                                   " has a negative dim " + std::to_string(d));
     if (d == 0) has_zero = true;
     if (d != 0 && known > std::numeric_limits<int64_t>::max() / d)
       return fail(ErrorCode::kInvalidArgument,
@@ -85,7 +85,8 @@ Result<void> flatten(KernelContext& ctx) {
   int64_t axis = ctx.node().attr_int("axis", 1);
   if (axis < -rank || axis > rank)
     return fail(ErrorCode::kInvalidArgument, "Flatten axis " + std::to_string(axis) +
-                                                 " is out of range for rank " + std::to_string(rank));
+                                                 " is out of range for rank " +
+                                                 std::to_string(rank));
   if (axis < 0) axis += rank;
   int64_t outer = 1, inner = 1;
   for (int64_t a = 0; a < rank; ++a) (a < axis ? outer : inner) *= x->dim(a);
@@ -104,7 +105,8 @@ Result<void> transpose(KernelContext& ctx) {
   }
   if (static_cast<int64_t>(perm.size()) != rank)
     return fail(ErrorCode::kInvalidArgument, "Transpose perm " + ints_to_string(perm) +
-                                                 " has the wrong length for input " + x->describe());
+                                                 " has the wrong length for input " +
+                                                 x->describe());
   HONE_TRY(perm, normalize_axes(perm, rank, "Transpose perm"));
   const std::vector<int64_t> in_strides = strides_of(x->shape());
   std::vector<int64_t> out_shape(rank), strides(rank);
@@ -143,9 +145,8 @@ Result<void> squeeze(KernelContext& ctx) {
     for (int64_t a : axes) {
       if (x->dim(a) != 1)
         return fail(ErrorCode::kInvalidArgument, "Squeeze axis " + std::to_string(a) +
-                                                     " of input " + x->describe() +
-                                                     " has size " + std::to_string(x->dim(a)) +
-                                                     ", not 1");
+                                                     " of input " + x->describe() + " has size " +
+                                                     std::to_string(x->dim(a)) + ", not 1");
       drop[a] = true;
     }
   }
@@ -162,8 +163,9 @@ Result<void> unsqueeze(KernelContext& ctx) {
   bool present = false;
   HONE_TRY(std::vector<int64_t> axes, axes_attr_or_input(ctx, "Unsqueeze axes", &present));
   if (!present)
-    return fail(ErrorCode::kInvalidArgument, "Unsqueeze needs axes (attribute before opset 13, "
-                                             "input 1 from opset 13)");
+    return fail(ErrorCode::kInvalidArgument,
+                "Unsqueeze needs axes (attribute before opset 13, "
+                "input 1 from opset 13)");
   const int64_t out_rank = static_cast<int64_t>(x->rank() + axes.size());
   HONE_TRY(axes, normalize_axes(axes, out_rank, "Unsqueeze axes"));
   std::vector<bool> inserted(out_rank, false);
@@ -199,7 +201,8 @@ Result<void> concat(KernelContext& ctx) {
         return fail(ErrorCode::kInvalidArgument,
                     "Concat input " + std::to_string(i) + " " + t->describe() +
                         " differs from input 0 " + first->describe() + " on axis " +
-                        std::to_string(a) + " (concatenating on axis " + std::to_string(axis) + ")");
+                        std::to_string(a) + " (concatenating on axis " + std::to_string(axis) +
+                        ")");
     shape[axis] += t->dim(axis);
     xs.push_back(t);
   }
@@ -212,7 +215,8 @@ Result<void> concat(KernelContext& ctx) {
   int64_t col = 0;
   for (const Tensor* t : xs) {
     const int64_t row = t->dim(axis) * inner;
-    for (int64_t o = 0; o < outer; ++o) copy_elements(t->raw(), o * row, y.raw(), o * out_row + col, row, es);
+    for (int64_t o = 0; o < outer; ++o)
+      copy_elements(t->raw(), o * row, y.raw(), o * out_row + col, row, es);
     col += row;
   }
   ctx.set_output(0, std::move(y));
@@ -254,15 +258,14 @@ Result<void> split(KernelContext& ctx) {
     }
   }
   if (static_cast<int64_t>(sizes.size()) != n_out)
-    return fail(ErrorCode::kInvalidArgument, "Split sizes " + ints_to_string(sizes) + " give " +
-                                                 std::to_string(sizes.size()) +
-                                                 " parts but the node has " +
-                                                 std::to_string(n_out) + " outputs");
+    return fail(ErrorCode::kInvalidArgument,
+                "Split sizes " + ints_to_string(sizes) + " give " + std::to_string(sizes.size()) +
+                    " parts but the node has " + std::to_string(n_out) + " outputs");
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0)
-      return fail(ErrorCode::kInvalidArgument, "Split sizes " + ints_to_string(sizes) +
-                                                   " contain a negative size");
+      return fail(ErrorCode::kInvalidArgument,
+                  "Split sizes " + ints_to_string(sizes) + " contain a negative size");
     total += s;
   }
   if (total != dim)
@@ -330,7 +333,8 @@ Result<void> tile(KernelContext& ctx) {
   const size_t rank = x->rank();
   if (repeats.size() != rank)
     return fail(ErrorCode::kInvalidArgument, "Tile repeats " + ints_to_string(repeats) +
-                                                 " must have one entry per axis of " + x->describe());
+                                                 " must have one entry per axis of " +
+                                                 x->describe());
   // Output viewed as [r0, d0, r1, d1, ...]: repeat axes read with stride 0.
   std::vector<int64_t> out_shape(rank), view_shape, view_strides;
   const std::vector<int64_t> in_strides = strides_of(x->shape());
@@ -339,8 +343,8 @@ Result<void> tile(KernelContext& ctx) {
       return fail(ErrorCode::kInvalidArgument,
                   "Tile repeats " + ints_to_string(repeats) + " has a negative entry");
     if (x->dim(a) != 0 && repeats[a] > std::numeric_limits<int64_t>::max() / x->dim(a))
-      return fail(ErrorCode::kInvalidArgument, "Tile repeats " + ints_to_string(repeats) +
-                                                   " overflow the output size");
+      return fail(ErrorCode::kInvalidArgument,
+                  "Tile repeats " + ints_to_string(repeats) + " overflow the output size");
     out_shape[a] = x->dim(a) * repeats[a];
     view_shape.insert(view_shape.end(), {repeats[a], x->dim(a)});
     view_strides.insert(view_strides.end(), {0, in_strides[a]});
@@ -381,8 +385,8 @@ Result<void> constant_of_shape(KernelContext& ctx) {
   Tensor value = Tensor::scalar<float>(0.0f);
   if (const Tensor* v = ctx.node().attr_tensor("value")) {
     if (v->numel() != 1)
-      return fail(ErrorCode::kInvalidArgument, "ConstantOfShape value must hold one element, got " +
-                                                   v->describe());
+      return fail(ErrorCode::kInvalidArgument,
+                  "ConstantOfShape value must hold one element, got " + v->describe());
     value = *v;
   }
   HONE_TRY(Tensor y, Tensor::allocate(value.dtype(), shape));
@@ -399,9 +403,11 @@ Result<void> range(KernelContext& ctx) {
   const DType dt = start_t->dtype();
   for (const Tensor* t : {start_t, limit_t, delta_t}) {
     if (t->numel() != 1 || t->dtype() != dt)
-      return fail(ErrorCode::kInvalidArgument, "Range start, limit and delta must be scalars of one "
-                                               "dtype, got " + start_t->describe() + ", " +
-                                                   limit_t->describe() + ", " + delta_t->describe());
+      return fail(ErrorCode::kInvalidArgument,
+                  "Range start, limit and delta must be scalars of one "
+                  "dtype, got " +
+                      start_t->describe() + ", " + limit_t->describe() + ", " +
+                      delta_t->describe());
   }
   if (is_integer(dt)) {
     const __int128 start = tensor_element_as_int64(*start_t, 0);
@@ -430,10 +436,9 @@ Result<void> range(KernelContext& ctx) {
   if (delta == 0.0) return fail(ErrorCode::kInvalidArgument, "Range delta must not be 0");
   const double nd = std::max(std::ceil((limit - start) / delta), 0.0);
   if (!(nd <= static_cast<double>(int64_t{1} << 48)))
-    return fail(ErrorCode::kInvalidArgument, "Range gives too many elements (start " +
-                                                 std::to_string(start) + ", limit " +
-                                                 std::to_string(limit) + ", delta " +
-                                                 std::to_string(delta) + ")");
+    return fail(ErrorCode::kInvalidArgument,
+                "Range gives too many elements (start " + std::to_string(start) + ", limit " +
+                    std::to_string(limit) + ", delta " + std::to_string(delta) + ")");
   const int64_t n = static_cast<int64_t>(nd);
   HONE_TRY(Tensor y, Tensor::allocate(dt, {n}));
   HONE_CHECK_OK(dispatch_float(dt, [&]<class T>() -> Result<void> {

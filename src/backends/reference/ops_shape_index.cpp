@@ -61,7 +61,8 @@ Result<void> slice(KernelContext& ctx) {
     const int64_t a = axes[i];
     const int64_t d = x->dim(a);
     const int64_t step = steps[i];
-    if (step == 0) return fail(ErrorCode::kInvalidArgument, "Slice step on axis " + std::to_string(a) + " is 0");
+    if (step == 0)
+      return fail(ErrorCode::kInvalidArgument, "Slice step on axis " + std::to_string(a) + " is 0");
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += d;
     if (e < 0) e += d;
@@ -126,7 +127,8 @@ Result<void> gather_elements(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument, "GatherElements indices " + idx_t->describe() +
                                                  " must have the rank of data " + x->describe() +
                                                  " (at least 1)");
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "GatherElements axis"));
+  HONE_TRY(int64_t axis,
+           normalize_axis(ctx.node().attr_int("axis", 0), rank, "GatherElements axis"));
   for (int64_t a = 0; a < rank; ++a)
     if (a != axis && idx_t->dim(a) > x->dim(a))
       return fail(ErrorCode::kInvalidArgument, "GatherElements indices " + idx_t->describe() +
@@ -160,16 +162,16 @@ Result<void> gather_nd(KernelContext& ctx) {
   const int64_t q = static_cast<int64_t>(idx_t->rank());
   const int64_t b = ctx.node().attr_int("batch_dims", 0);
   if (r < 1 || q < 1 || b < 0 || b >= std::min(r, q))
-    return fail(ErrorCode::kInvalidArgument, "GatherND needs data and indices of rank >= 1 and "
-                                             "batch_dims < both ranks; got data " + x->describe() +
-                                                 ", indices " + idx_t->describe() +
-                                                 ", batch_dims " + std::to_string(b));
+    return fail(ErrorCode::kInvalidArgument,
+                "GatherND needs data and indices of rank >= 1 and "
+                "batch_dims < both ranks; got data " +
+                    x->describe() + ", indices " + idx_t->describe() + ", batch_dims " +
+                    std::to_string(b));
   const int64_t k = idx_t->dim(q - 1);
   if (k < 1 || k > r - b)
-    return fail(ErrorCode::kInvalidArgument, "GatherND indices " + idx_t->describe() +
-                                                 " have a last dim outside [1, " +
-                                                 std::to_string(r - b) + "] for data " +
-                                                 x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "GatherND indices " + idx_t->describe() + " have a last dim outside [1, " +
+                    std::to_string(r - b) + "] for data " + x->describe());
   for (int64_t a = 0; a < b; ++a)
     if (x->dim(a) != idx_t->dim(a))
       return fail(ErrorCode::kInvalidArgument, "GatherND batch dim " + std::to_string(a) +
@@ -206,7 +208,8 @@ Result<void> compress(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_TRY(const Tensor* cond_t, ctx.tensor(1));
   if (cond_t->rank() != 1)
-    return fail(ErrorCode::kInvalidArgument, "Compress condition must be 1-D, got " + cond_t->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "Compress condition must be 1-D, got " + cond_t->describe());
   const std::vector<int64_t> cond = to_int64s(*cond_t);
   const bool flat = !ctx.node().has_attr("axis");
   int64_t axis = 0;
@@ -219,9 +222,9 @@ Result<void> compress(KernelContext& ctx) {
   for (int64_t i = 0; i < static_cast<int64_t>(cond.size()); ++i) {
     if (cond[i] == 0) continue;
     if (i >= dim)
-      return fail(ErrorCode::kInvalidArgument, "Compress condition " + cond_t->describe() +
-                                                   " selects index " + std::to_string(i) +
-                                                   ", past the end (size " + std::to_string(dim) + ")");
+      return fail(ErrorCode::kInvalidArgument,
+                  "Compress condition " + cond_t->describe() + " selects index " +
+                      std::to_string(i) + ", past the end (size " + std::to_string(dim) + ")");
     keep.push_back(i);
   }
   const int64_t nk = static_cast<int64_t>(keep.size());
@@ -278,13 +281,15 @@ Result<void> one_hot(KernelContext& ctx) {
   HONE_TRY(const Tensor* depth_t, ctx.tensor(1));
   HONE_TRY(const Tensor* values, ctx.tensor(2));
   if (depth_t->numel() != 1)
-    return fail(ErrorCode::kInvalidArgument, "OneHot depth must hold one value, got " + depth_t->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "OneHot depth must hold one value, got " + depth_t->describe());
   if (values->numel() != 2)
     return fail(ErrorCode::kInvalidArgument,
                 "OneHot values must hold [off_value, on_value], got " + values->describe());
   const double depth_d = tensor_element_as_double(*depth_t, 0);
   if (!(depth_d >= 0.0 && depth_d < 9.0e15))
-    return fail(ErrorCode::kInvalidArgument, "OneHot depth " + std::to_string(depth_d) + " is invalid");
+    return fail(ErrorCode::kInvalidArgument,
+                "OneHot depth " + std::to_string(depth_d) + " is invalid");
   const int64_t depth = is_integer(depth_t->dtype()) ? tensor_element_as_int64(*depth_t, 0)
                                                      : static_cast<int64_t>(depth_d);
   const int64_t out_rank = static_cast<int64_t>(idx_t->rank()) + 1;

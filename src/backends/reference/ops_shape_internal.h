@@ -15,11 +15,15 @@
 
 namespace hone::reference {
 
-void register_shape_basic_ops(OpRegistry& r);    // Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Shape, Size, Expand, Tile, Constant, ConstantOfShape, Range
-void register_shape_index_ops(OpRegistry& r);    // Slice, Gather, GatherElements, GatherND, Compress, NonZero, OneHot
+void register_shape_basic_ops(
+    OpRegistry& r);  // Reshape, Flatten, Transpose, Squeeze, Unsqueeze, Concat, Split, Shape, Size,
+                     // Expand, Tile, Constant, ConstantOfShape, Range
+void register_shape_index_ops(
+    OpRegistry& r);  // Slice, Gather, GatherElements, GatherND, Compress, NonZero, OneHot
 void register_shape_scatter_ops(OpRegistry& r);  // ScatterElements, Scatter, ScatterND
-void register_shape_layout_ops(OpRegistry& r);   // Pad, DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, EyeLike
-void register_shape_misc_ops(OpRegistry& r);     // Unique, TfIdfVectorizer
+void register_shape_layout_ops(
+    OpRegistry& r);  // Pad, DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, EyeLike
+void register_shape_misc_ops(OpRegistry& r);  // Unique, TfIdfVectorizer
 
 namespace shape_detail {
 
@@ -32,7 +36,8 @@ std::string ints_to_string(const std::vector<int64_t>& v);
                                                       const char* what);
 
 /// Reads a scalar (or one-element) integer input.
-[[nodiscard]] Result<int64_t> input_scalar_int(const KernelContext& ctx, size_t i, const char* what);
+[[nodiscard]] Result<int64_t> input_scalar_int(const KernelContext& ctx, size_t i,
+                                               const char* what);
 
 /// Maps an index in [-dim, dim) to [0, dim); anything else is an error
 /// naming `what`, the index and the dim.

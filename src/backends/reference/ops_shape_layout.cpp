@@ -55,10 +55,14 @@ Result<void> pad(KernelContext& ctx) {
   const int64_t rank = static_cast<int64_t>(x->rank());
   const std::string mode_s = ctx.node().attr_string("mode", "constant");
   PadMode mode;
-  if (mode_s == "constant") mode = PadMode::kConstant;
-  else if (mode_s == "reflect") mode = PadMode::kReflect;
-  else if (mode_s == "edge") mode = PadMode::kEdge;
-  else if (mode_s == "wrap") mode = PadMode::kWrap;
+  if (mode_s == "constant")
+    mode = PadMode::kConstant;
+  else if (mode_s == "reflect")
+    mode = PadMode::kReflect;
+  else if (mode_s == "edge")
+    mode = PadMode::kEdge;
+  else if (mode_s == "wrap")
+    mode = PadMode::kWrap;
   else
     return fail(ErrorCode::kInvalidArgument,
                 "Pad mode '" + mode_s + "' is not one of constant, reflect, edge, wrap");
@@ -67,7 +71,8 @@ Result<void> pad(KernelContext& ctx) {
   Tensor value;
   std::vector<int64_t> axes;
   if (ctx.opset() < 11 && !ctx.has_input(1)) {
-    pads = ctx.node().has_attr("pads") ? ctx.node().attr_ints("pads") : ctx.node().attr_ints("paddings");
+    pads = ctx.node().has_attr("pads") ? ctx.node().attr_ints("pads")
+                                       : ctx.node().attr_ints("paddings");
     value = from_doubles(x->dtype(), {}, {ctx.node().attr_float("value", 0.0f)});
   } else {
     HONE_TRY(pads, input_ints(ctx, 1, "Pad pads"));
@@ -110,11 +115,12 @@ Result<void> pad(KernelContext& ctx) {
     const int64_t len = d - lo - std::max<int64_t>(0, -end[a]);
     const int64_t pb = std::max<int64_t>(0, begin[a]), pe = std::max<int64_t>(0, end[a]);
     if (len < 0 || len + pb + pe < 0)
-      return fail(ErrorCode::kInvalidArgument, "Pad pads " + ints_to_string(pads) +
-                                                   " crop axis " + std::to_string(a) + " of " +
-                                                   x->describe() + " below zero");
+      return fail(ErrorCode::kInvalidArgument, "Pad pads " + ints_to_string(pads) + " crop axis " +
+                                                   std::to_string(a) + " of " + x->describe() +
+                                                   " below zero");
     if (len + pb + pe > (int64_t{1} << 40))
-      return fail(ErrorCode::kInvalidArgument, "Pad pads " + ints_to_string(pads) + " are too large");
+      return fail(ErrorCode::kInvalidArgument,
+                  "Pad pads " + ints_to_string(pads) + " are too large");
     if (len == 0 && mode != PadMode::kConstant && pb + pe > 0)
       return fail(ErrorCode::kInvalidArgument, "Pad mode '" + mode_s + "' cannot pad axis " +
                                                    std::to_string(a) + " of " + x->describe() +
@@ -125,9 +131,15 @@ Result<void> pad(KernelContext& ctx) {
       int64_t j = i - pb;
       if (j < 0 || j >= len) {
         switch (mode) {
-          case PadMode::kConstant: j = -1; break;
-          case PadMode::kEdge: j = std::clamp<int64_t>(j, 0, len - 1); break;
-          case PadMode::kWrap: j = ((j % len) + len) % len; break;
+          case PadMode::kConstant:
+            j = -1;
+            break;
+          case PadMode::kEdge:
+            j = std::clamp<int64_t>(j, 0, len - 1);
+            break;
+          case PadMode::kWrap:
+            j = ((j % len) + len) % len;
+            break;
           case PadMode::kReflect:
             if (len == 1) {
               j = 0;
@@ -169,8 +181,8 @@ Result<void> pad(KernelContext& ctx) {
 Result<int64_t> read_blocksize(const KernelContext& ctx, const Tensor& x) {
   const int64_t b = ctx.node().attr_int("blocksize", 0);
   if (b < 1)
-    return fail(ErrorCode::kInvalidArgument, ctx.node().op_type + " needs a positive 'blocksize', got " +
-                                                 std::to_string(b));
+    return fail(ErrorCode::kInvalidArgument,
+                ctx.node().op_type + " needs a positive 'blocksize', got " + std::to_string(b));
   if (x.rank() != 4)
     return fail(ErrorCode::kInvalidArgument,
                 ctx.node().op_type + " input must be 4-D (N,C,H,W), got " + x.describe());
@@ -182,9 +194,9 @@ Result<void> depth_to_space(KernelContext& ctx) {
   HONE_TRY(int64_t b, read_blocksize(ctx, *x));
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
   if (c % (b * b) != 0)
-    return fail(ErrorCode::kInvalidArgument, "DepthToSpace channels of " + x->describe() +
-                                                 " are not divisible by blocksize^2 = " +
-                                                 std::to_string(b * b));
+    return fail(ErrorCode::kInvalidArgument,
+                "DepthToSpace channels of " + x->describe() +
+                    " are not divisible by blocksize^2 = " + std::to_string(b * b));
   const int64_t c2 = c / (b * b);
   const std::string mode = ctx.node().attr_string("mode", "DCR");
   std::vector<int64_t> strides;
@@ -210,7 +222,8 @@ Result<void> space_to_depth(KernelContext& ctx) {
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
   if (h % b != 0 || w % b != 0)
     return fail(ErrorCode::kInvalidArgument, "SpaceToDepth spatial dims of " + x->describe() +
-                                                 " are not divisible by blocksize " + std::to_string(b));
+                                                 " are not divisible by blocksize " +
+                                                 std::to_string(b));
   const std::vector<int64_t> s = strides_of({n, c, h / b, b, w / b, b});
   Tensor view = Tensor::zeros(x->dtype(), {n, b, b, c, h / b, w / b});
   strided_copy(*x, 0, {s[0], s[3], s[5], s[1], s[2], s[4]}, view);
@@ -222,7 +235,8 @@ Result<void> space_to_depth(KernelContext& ctx) {
 Result<void> trilu(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   if (x->rank() < 2)
-    return fail(ErrorCode::kInvalidArgument, "Trilu input must have rank >= 2, got " + x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "Trilu input must have rank >= 2, got " + x->describe());
   int64_t k = 0;
   if (ctx.has_input(1)) {
     HONE_TRY(k, input_scalar_int(ctx, 1, "Trilu k"));
@@ -255,17 +269,18 @@ Result<void> reverse_sequence(KernelContext& ctx) {
                     std::to_string(batch_axis));
   const int64_t batch = x->dim(batch_axis), steps = x->dim(time_axis);
   if (static_cast<int64_t>(lens.size()) != batch)
-    return fail(ErrorCode::kInvalidArgument, "ReverseSequence sequence_lens " + ints_to_string(lens) +
-                                                 " must have one entry per batch of " + x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "ReverseSequence sequence_lens " + ints_to_string(lens) +
+                    " must have one entry per batch of " + x->describe());
   const std::vector<int64_t> s = strides_of(x->shape());
   const int64_t inner = s[1];
   Tensor y = x->clone();
   const size_t es = dtype_size(x->dtype());
   for (int64_t b = 0; b < batch; ++b) {
     if (lens[b] < 0 || lens[b] > steps)
-      return fail(ErrorCode::kInvalidArgument, "ReverseSequence sequence_lens " + ints_to_string(lens) +
-                                                   " has an entry outside [0, " +
-                                                   std::to_string(steps) + "]");
+      return fail(ErrorCode::kInvalidArgument,
+                  "ReverseSequence sequence_lens " + ints_to_string(lens) +
+                      " has an entry outside [0, " + std::to_string(steps) + "]");
     for (int64_t t = 0; t < lens[b]; ++t)
       copy_elements(x->raw(), (lens[b] - 1 - t) * s[time_axis] + b * s[batch_axis], y.raw(),
                     t * s[time_axis] + b * s[batch_axis], inner, es);

@@ -105,11 +105,13 @@ Result<void> tfidf_vectorizer(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const Node& node = ctx.node();
   if (!is_integer(x->dtype()))
-    return fail(ErrorCode::kUnsupported, "TfIdfVectorizer input must be an integer tensor (string "
-                                         "input is not supported), got " + x->describe());
+    return fail(ErrorCode::kUnsupported,
+                "TfIdfVectorizer input must be an integer tensor (string "
+                "input is not supported), got " +
+                    x->describe());
   if (x->rank() != 1 && x->rank() != 2)
-    return fail(ErrorCode::kInvalidArgument, "TfIdfVectorizer input must be [C] or [N, C], got " +
-                                                 x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "TfIdfVectorizer input must be [C] or [N, C], got " + x->describe());
   if (node.has_attr("pool_strings"))
     return fail(ErrorCode::kUnsupported, "TfIdfVectorizer pool_strings is not supported");
   const std::string mode = node.attr_string("mode", "");
@@ -122,8 +124,9 @@ Result<void> tfidf_vectorizer(KernelContext& ctx) {
   if (min_gram < 1 || max_gram < min_gram || max_skip < 0)
     return fail(ErrorCode::kInvalidArgument,
                 "TfIdfVectorizer needs 1 <= min_gram_length <= max_gram_length and "
-                "max_skip_count >= 0; got " + std::to_string(min_gram) + ", " +
-                    std::to_string(max_gram) + ", " + std::to_string(max_skip));
+                "max_skip_count >= 0; got " +
+                    std::to_string(min_gram) + ", " + std::to_string(max_gram) + ", " +
+                    std::to_string(max_skip));
   const std::vector<int64_t> counts_attr = node.attr_ints("ngram_counts");
   const std::vector<int64_t> indexes = node.attr_ints("ngram_indexes");
   const std::vector<int64_t> pool = node.attr_ints("pool_int64s");
@@ -138,35 +141,35 @@ Result<void> tfidf_vectorizer(KernelContext& ctx) {
     const int64_t begin = counts_attr[li];
     const int64_t end = li + 1 < counts_attr.size() ? counts_attr[li + 1] : pool_n;
     if (begin < 0 || end < begin || end > pool_n || (end - begin) % len != 0)
-      return fail(ErrorCode::kInvalidArgument, "TfIdfVectorizer ngram_counts " +
-                                                   ints_to_string(counts_attr) +
-                                                   " do not split pool_int64s (" +
-                                                   std::to_string(pool_n) + " values) into " +
-                                                   std::to_string(len) + "-grams");
+      return fail(ErrorCode::kInvalidArgument,
+                  "TfIdfVectorizer ngram_counts " + ints_to_string(counts_attr) +
+                      " do not split pool_int64s (" + std::to_string(pool_n) + " values) into " +
+                      std::to_string(len) + "-grams");
     for (int64_t p = begin; p < end; p += len)
       grams[li].emplace(std::vector<int64_t>(pool.begin() + p, pool.begin() + p + len), ordinal++);
   }
   if (static_cast<int64_t>(indexes.size()) != ordinal)
-    return fail(ErrorCode::kInvalidArgument,
-                "TfIdfVectorizer has " + std::to_string(ordinal) + " n-grams in its pool but " +
-                    std::to_string(indexes.size()) + " ngram_indexes");
+    return fail(ErrorCode::kInvalidArgument, "TfIdfVectorizer has " + std::to_string(ordinal) +
+                                                 " n-grams in its pool but " +
+                                                 std::to_string(indexes.size()) + " ngram_indexes");
   if (!weights.empty() && static_cast<int64_t>(weights.size()) != ordinal)
-    return fail(ErrorCode::kInvalidArgument,
-                "TfIdfVectorizer has " + std::to_string(ordinal) + " n-grams in its pool but " +
-                    std::to_string(weights.size()) + " weights");
+    return fail(ErrorCode::kInvalidArgument, "TfIdfVectorizer has " + std::to_string(ordinal) +
+                                                 " n-grams in its pool but " +
+                                                 std::to_string(weights.size()) + " weights");
   int64_t width = 0;
   for (int64_t v : indexes) {
     if (v < 0 || v >= (int64_t{1} << 32))
-      return fail(ErrorCode::kInvalidArgument,
-                  "TfIdfVectorizer ngram_indexes " + ints_to_string(indexes) + " has an invalid entry");
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "TfIdfVectorizer ngram_indexes " + ints_to_string(indexes) + " has an invalid entry");
     width = std::max(width, v + 1);
   }
 
   const std::vector<int64_t> xs = to_int64s(*x);
   const int64_t rows = x->rank() == 2 ? x->dim(0) : 1;
   const int64_t cols = x->dim(x->rank() - 1);
-  std::vector<int64_t> out_shape = x->rank() == 2 ? std::vector<int64_t>{rows, width}
-                                                  : std::vector<int64_t>{width};
+  std::vector<int64_t> out_shape =
+      x->rank() == 2 ? std::vector<int64_t>{rows, width} : std::vector<int64_t>{width};
   HONE_TRY(Tensor y, Tensor::allocate(DType::kF32, out_shape));
   float* out = y.data<float>();
   std::vector<int64_t> counts(static_cast<size_t>(ordinal));
@@ -193,9 +196,12 @@ Result<void> tfidf_vectorizer(KernelContext& ctx) {
     for (int64_t g = 0; g < ordinal; ++g) {
       const double w = weights.empty() ? 1.0 : static_cast<double>(weights[g]);
       double v = 0.0;
-      if (mode == "TF") v = static_cast<double>(counts[g]);
-      else if (mode == "IDF") v = counts[g] > 0 ? w : 0.0;
-      else v = static_cast<double>(counts[g]) * w;
+      if (mode == "TF")
+        v = static_cast<double>(counts[g]);
+      else if (mode == "IDF")
+        v = counts[g] > 0 ? w : 0.0;
+      else
+        v = static_cast<double>(counts[g]) * w;
       out[r * width + indexes[g]] = static_cast<float>(v);
     }
   }

@@ -22,8 +22,8 @@ Result<Reduction> read_reduction(const KernelContext& ctx) {
   if (r == "mul") return Reduction::kMul;
   if (r == "max") return Reduction::kMax;
   if (r == "min") return Reduction::kMin;
-  return fail(ErrorCode::kInvalidArgument, ctx.node().op_type + " reduction '" + r +
-                                               "' is not one of none, add, mul, max, min");
+  return fail(ErrorCode::kInvalidArgument,
+              ctx.node().op_type + " reduction '" + r + "' is not one of none, add, mul, max, min");
 }
 
 template <class T>
@@ -31,29 +31,41 @@ T combine(Reduction red, T a, T b) {
   if constexpr (std::is_same_v<T, bool>) {
     switch (red) {
       case Reduction::kAdd:
-      case Reduction::kMax: return a || b;
+      case Reduction::kMax:
+        return a || b;
       case Reduction::kMul:
-      case Reduction::kMin: return a && b;
-      default: return b;
+      case Reduction::kMin:
+        return a && b;
+      default:
+        return b;
     }
   } else if constexpr (std::is_integral_v<T>) {
     using U = std::make_unsigned_t<T>;  // wrap on overflow instead of UB
     switch (red) {
-      case Reduction::kAdd: return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case Reduction::kAdd:
+        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
       case Reduction::kMul:
         return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
-      case Reduction::kMax: return std::max(a, b);
-      case Reduction::kMin: return std::min(a, b);
-      default: return b;
+      case Reduction::kMax:
+        return std::max(a, b);
+      case Reduction::kMin:
+        return std::min(a, b);
+      default:
+        return b;
     }
   } else {
     const double x = to_f64(a), y = to_f64(b);
     switch (red) {
-      case Reduction::kAdd: return from_f64<T>(x + y);
-      case Reduction::kMul: return from_f64<T>(x * y);
-      case Reduction::kMax: return from_f64<T>(std::max(x, y));
-      case Reduction::kMin: return from_f64<T>(std::min(x, y));
-      default: return b;
+      case Reduction::kAdd:
+        return from_f64<T>(x + y);
+      case Reduction::kMul:
+        return from_f64<T>(x * y);
+      case Reduction::kMax:
+        return from_f64<T>(std::max(x, y));
+      case Reduction::kMin:
+        return from_f64<T>(std::min(x, y));
+      default:
+        return b;
     }
   }
 }
@@ -68,11 +80,14 @@ Result<void> scatter_elements(KernelContext& ctx) {
   if (rank == 0 || idx_t->rank() != x->rank() || upd->shape() != idx_t->shape() ||
       upd->dtype() != x->dtype())
     return fail(ErrorCode::kInvalidArgument,
-                op + " needs data of rank >= 1, indices of the same rank and updates of the "
-                     "indices' shape and data's dtype; got data " + x->describe() + ", indices " +
-                    idx_t->describe() + ", updates " + upd->describe());
+                op +
+                    " needs data of rank >= 1, indices of the same rank and updates of the "
+                    "indices' shape and data's dtype; got data " +
+                    x->describe() + ", indices " + idx_t->describe() + ", updates " +
+                    upd->describe());
   if (!is_integer(idx_t->dtype()))
-    return fail(ErrorCode::kInvalidArgument, op + " indices must be integers, got " + idx_t->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                op + " indices must be integers, got " + idx_t->describe());
   HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "axis"));
   for (int64_t a = 0; a < rank; ++a)
     if (a != axis && idx_t->dim(a) > x->dim(a))
@@ -118,8 +133,9 @@ Result<void> scatter_nd(KernelContext& ctx) {
   if (r < 1 || q < 1 || !is_integer(idx_t->dtype()) || upd->dtype() != x->dtype())
     return fail(ErrorCode::kInvalidArgument,
                 "ScatterND needs data and integer indices of rank >= 1 and updates of data's "
-                "dtype; got data " + x->describe() + ", indices " + idx_t->describe() +
-                    ", updates " + upd->describe());
+                "dtype; got data " +
+                    x->describe() + ", indices " + idx_t->describe() + ", updates " +
+                    upd->describe());
   const int64_t k = idx_t->dim(q - 1);
   if (k > r)
     return fail(ErrorCode::kInvalidArgument, "ScatterND indices " + idx_t->describe() +

@@ -15,7 +15,8 @@ TEST(ShapeReshape, CopiesZeroAndInfersMinusOne) {
 }
 
 TEST(ShapeReshape, AllowZeroKeepsZeroDim) {
-  auto y = run1("Reshape", {Tensor::zeros(DType::kF32, {0, 3}), i64({3, 0})}, {{"allowzero", int64_t{1}}});
+  auto y = run1("Reshape", {Tensor::zeros(DType::kF32, {0, 3}), i64({3, 0})},
+                {{"allowzero", int64_t{1}}});
   ASSERT_TRUE(y) << y.error().to_string();
   EXPECT_EQ(y->shape(), (Ints{3, 0}));
   // 0 with -1 under allowzero is ambiguous.
@@ -47,7 +48,8 @@ TEST(ShapeFlatten, AxisZeroNegativeAndRank) {
   auto c = run1("Flatten", {iota_f32({2, 3, 4})}, {{"axis", int64_t{3}}});
   ASSERT_TRUE(c);
   EXPECT_EQ(c->shape(), (Ints{24, 1}));
-  EXPECT_TRUE(fails_with(run1("Flatten", {iota_f32({2, 3})}, {{"axis", int64_t{3}}}), "out of range"));
+  EXPECT_TRUE(
+      fails_with(run1("Flatten", {iota_f32({2, 3})}, {{"axis", int64_t{3}}}), "out of range"));
 }
 
 TEST(ShapeTranspose, DefaultReversesAndPermWorks) {
@@ -101,13 +103,15 @@ TEST(ShapeUnsqueeze, NegativeAxesCountInOutputRank) {
 }
 
 TEST(ShapeConcat, MiddleAxisAndEmptyInput) {
-  auto y = run1("Concat", {iota_f32({2, 1}), f32({2, 2}, {10, 11, 12, 13}), Tensor::zeros(DType::kF32, {2, 0})},
-                {{"axis", int64_t{-1}}});
+  auto y =
+      run1("Concat",
+           {iota_f32({2, 1}), f32({2, 2}, {10, 11, 12, 13}), Tensor::zeros(DType::kF32, {2, 0})},
+           {{"axis", int64_t{-1}}});
   ASSERT_TRUE(y) << y.error().to_string();
   EXPECT_EQ(y->shape(), (Ints{2, 3}));
   EXPECT_EQ(values<float>(*y), (Floats{0, 10, 11, 1, 12, 13}));
-  EXPECT_TRUE(fails_with(run1("Concat", {iota_f32({2, 1}), iota_f32({3, 1})}, {{"axis", int64_t{1}}}),
-                         "differs"));
+  EXPECT_TRUE(fails_with(
+      run1("Concat", {iota_f32({2, 1}), iota_f32({3, 1})}, {{"axis", int64_t{1}}}), "differs"));
 }
 
 TEST(ShapeSplit, SizesInputEqualAndUneven) {
@@ -197,17 +201,22 @@ TEST(ShapeConstantOfShape, DefaultAndValue) {
 }
 
 TEST(ShapeRange, IntegerAndFloat) {
-  auto a = run1("Range", {Tensor::scalar<int64_t>(10), Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(-3)});
+  auto a = run1("Range", {Tensor::scalar<int64_t>(10), Tensor::scalar<int64_t>(0),
+                          Tensor::scalar<int64_t>(-3)});
   ASSERT_TRUE(a);
   EXPECT_EQ(values<int64_t>(*a), (Ints{10, 7, 4, 1}));
-  auto b = run1("Range", {Tensor::scalar<float>(1.0f), Tensor::scalar<float>(2.0f), Tensor::scalar<float>(0.25f)});
+  auto b = run1("Range", {Tensor::scalar<float>(1.0f), Tensor::scalar<float>(2.0f),
+                          Tensor::scalar<float>(0.25f)});
   ASSERT_TRUE(b);
   EXPECT_EQ(values<float>(*b), (Floats{1.0f, 1.25f, 1.5f, 1.75f}));
-  auto e = run1("Range", {Tensor::scalar<int32_t>(5), Tensor::scalar<int32_t>(1), Tensor::scalar<int32_t>(2)});
+  auto e = run1("Range", {Tensor::scalar<int32_t>(5), Tensor::scalar<int32_t>(1),
+                          Tensor::scalar<int32_t>(2)});
   ASSERT_TRUE(e);
   EXPECT_EQ(e->numel(), 0);
-  EXPECT_FALSE(run1("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(1), Tensor::scalar<int64_t>(0)}));
-  EXPECT_FALSE(run1("Range", {Tensor::scalar<float>(0), Tensor::scalar<float>(1e30f), Tensor::scalar<float>(1e-30f)}));
+  EXPECT_FALSE(run1("Range", {Tensor::scalar<int64_t>(0), Tensor::scalar<int64_t>(1),
+                              Tensor::scalar<int64_t>(0)}));
+  EXPECT_FALSE(run1("Range", {Tensor::scalar<float>(0), Tensor::scalar<float>(1e30f),
+                              Tensor::scalar<float>(1e-30f)}));
 }
 
 }  // namespace

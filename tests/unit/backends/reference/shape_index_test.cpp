@@ -13,7 +13,8 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 
 TEST(ShapeSlice, StepsAxesAndClamping) {
   // x = [[0..4],[5..9],[10..14]]
-  auto a = run1("Slice", {iota_f32({3, 5}), i64({0, 1}), i64({kMax, 100}), i64({0, 1}), i64({2, 2})});
+  auto a =
+      run1("Slice", {iota_f32({3, 5}), i64({0, 1}), i64({kMax, 100}), i64({0, 1}), i64({2, 2})});
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(a->shape(), (Ints{2, 2}));
   EXPECT_EQ(values<float>(*a), (Floats{1, 3, 11, 13}));
@@ -40,9 +41,11 @@ TEST(ShapeSlice, Opset1AttributesAndErrors) {
                 {{"starts", Ints{1}}, {"ends", Ints{2}}, {"axes", Ints{0}}}, 9);
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(values<float>(*a), (Floats{5, 6, 7, 8, 9}));
-  EXPECT_TRUE(fails_with(run1("Slice", {iota_f32({5}), i64({0}), i64({2}), i64({0}), i64({0})}), "is 0"));
+  EXPECT_TRUE(
+      fails_with(run1("Slice", {iota_f32({5}), i64({0}), i64({2}), i64({0}), i64({0})}), "is 0"));
   EXPECT_TRUE(fails_with(run1("Slice", {iota_f32({5}), i64({0}), i64({2, 3})}), "same length"));
-  EXPECT_TRUE(fails_with(run1("Slice", {iota_f32({5}), i64({0, 0}), i64({2, 2}), i64({0, -1})}), "twice"));
+  EXPECT_TRUE(
+      fails_with(run1("Slice", {iota_f32({5}), i64({0, 0}), i64({2, 2}), i64({0, -1})}), "twice"));
 }
 
 TEST(ShapeGather, AxisNegativeIndicesAndRank) {
@@ -50,7 +53,8 @@ TEST(ShapeGather, AxisNegativeIndicesAndRank) {
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(a->shape(), (Ints{2, 2, 2}));
   EXPECT_EQ(values<float>(*a), (Floats{0, 1, 4, 5, 2, 3, 0, 1}));
-  auto b = run1("Gather", {iota_f32({2, 3}), Tensor::from<int32_t>({2}, {2, 0})}, {{"axis", int64_t{1}}});
+  auto b = run1("Gather", {iota_f32({2, 3}), Tensor::from<int32_t>({2}, {2, 0})},
+                {{"axis", int64_t{1}}});
   ASSERT_TRUE(b);
   EXPECT_EQ(values<float>(*b), (Floats{2, 0, 5, 3}));
   auto s = run1("Gather", {iota_f32({3}), Tensor::scalar<int64_t>(1)});
@@ -62,20 +66,24 @@ TEST(ShapeGather, AxisNegativeIndicesAndRank) {
 }
 
 TEST(ShapeGatherElements, PicksAlongAxis) {
-  auto a = run1("GatherElements", {f32({2, 2}, {1, 2, 3, 4}), Tensor::from<int64_t>({2, 2}, {0, 0, 1, 0})},
+  auto a = run1("GatherElements",
+                {f32({2, 2}, {1, 2, 3, 4}), Tensor::from<int64_t>({2, 2}, {0, 0, 1, 0})},
                 {{"axis", int64_t{1}}});
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(values<float>(*a), (Floats{1, 1, 4, 3}));
-  auto b = run1("GatherElements", {iota_f32({3, 3}), Tensor::from<int64_t>({2, 3}, {1, 2, 0, 2, 0, -3})});
+  auto b = run1("GatherElements",
+                {iota_f32({3, 3}), Tensor::from<int64_t>({2, 3}, {1, 2, 0, 2, 0, -3})});
   ASSERT_TRUE(b);
   EXPECT_EQ(values<float>(*b), (Floats{3, 7, 2, 6, 1, 2}));
-  EXPECT_TRUE(fails_with(run1("GatherElements", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 1}, {2})}),
-                         "out of range"));
+  EXPECT_TRUE(
+      fails_with(run1("GatherElements", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 1}, {2})}),
+                 "out of range"));
 }
 
 TEST(ShapeGatherND, TuplesSlicesAndBatchDims) {
   // indices [[0,0],[1,1]] on 2x2 → elements.
-  auto a = run1("GatherND", {f32({2, 2}, {0, 1, 2, 3}), Tensor::from<int64_t>({2, 2}, {0, 0, 1, 1})});
+  auto a =
+      run1("GatherND", {f32({2, 2}, {0, 1, 2, 3}), Tensor::from<int64_t>({2, 2}, {0, 0, 1, 1})});
   ASSERT_TRUE(a);
   EXPECT_EQ(values<float>(*a), (Floats{0, 3}));
   // indices [[1],[0]] → rows.
@@ -89,24 +97,27 @@ TEST(ShapeGatherND, TuplesSlicesAndBatchDims) {
   ASSERT_TRUE(c) << c.error().to_string();
   EXPECT_EQ(c->shape(), (Ints{2, 2}));
   EXPECT_EQ(values<float>(*c), (Floats{2, 3, 4, 5}));
-  EXPECT_TRUE(fails_with(run1("GatherND", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 3}, {0, 0, 0})}),
-                         "last dim"));
-  EXPECT_TRUE(fails_with(run1("GatherND", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 2}, {0, 2})}),
-                         "out of range"));
+  EXPECT_TRUE(fails_with(
+      run1("GatherND", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 3}, {0, 0, 0})}), "last dim"));
+  EXPECT_TRUE(fails_with(
+      run1("GatherND", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 2}, {0, 2})}), "out of range"));
 }
 
 TEST(ShapeCompress, AxisAndFlattened) {
-  auto a = run1("Compress", {iota_f32({3, 2}), t<bool>({3}, {false, true, true})}, {{"axis", int64_t{0}}});
+  auto a = run1("Compress", {iota_f32({3, 2}), t<bool>({3}, {false, true, true})},
+                {{"axis", int64_t{0}}});
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(a->shape(), (Ints{2, 2}));
   EXPECT_EQ(values<float>(*a), (Floats{2, 3, 4, 5}));
-  auto b = run1("Compress", {iota_f32({3, 2}), t<bool>({2}, {false, true})}, {{"axis", int64_t{-1}}});
+  auto b =
+      run1("Compress", {iota_f32({3, 2}), t<bool>({2}, {false, true})}, {{"axis", int64_t{-1}}});
   ASSERT_TRUE(b);
   EXPECT_EQ(values<float>(*b), (Floats{1, 3, 5}));
   auto c = run1("Compress", {iota_f32({2, 2}), t<bool>({4}, {true, false, false, true})});
   ASSERT_TRUE(c);
   EXPECT_EQ(values<float>(*c), (Floats{0, 3}));
-  EXPECT_TRUE(fails_with(run1("Compress", {iota_f32({2}), t<bool>({3}, {false, false, true})}), "past the end"));
+  EXPECT_TRUE(fails_with(run1("Compress", {iota_f32({2}), t<bool>({3}, {false, false, true})}),
+                         "past the end"));
 }
 
 TEST(ShapeNonZero, CoordinatesPerAxis) {
@@ -127,14 +138,17 @@ TEST(ShapeOneHot, AxisNegativeIndicesAndOutOfRange) {
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(a->shape(), (Ints{3, 3}));
   EXPECT_EQ(values<float>(*a), (Floats{1, 0, 0, 0, 0, 1, 0, 0, 0}));
-  auto b = run1("OneHot", {i64({1, 2}), Tensor::from<float>({1}, {3.0f}), Tensor::from<int32_t>({2}, {-1, 7})},
-                {{"axis", int64_t{0}}});
+  auto b =
+      run1("OneHot",
+           {i64({1, 2}), Tensor::from<float>({1}, {3.0f}), Tensor::from<int32_t>({2}, {-1, 7})},
+           {{"axis", int64_t{0}}});
   ASSERT_TRUE(b) << b.error().to_string();
   EXPECT_EQ(b->shape(), (Ints{3, 2}));
   EXPECT_EQ(values<int32_t>(*b), (std::vector<int32_t>{-1, -1, 7, -1, -1, 7}));
-  EXPECT_TRUE(fails_with(run1("OneHot", {i64({0}), Tensor::scalar<int64_t>(2), f32({3}, {0, 1, 2})}),
-                         "off_value"));
-  EXPECT_FALSE(run1("OneHot", {i64({0}), Tensor::scalar<int64_t>(int64_t{1} << 50), f32({2}, {0, 1})}));
+  EXPECT_TRUE(fails_with(
+      run1("OneHot", {i64({0}), Tensor::scalar<int64_t>(2), f32({3}, {0, 1, 2})}), "off_value"));
+  EXPECT_FALSE(
+      run1("OneHot", {i64({0}), Tensor::scalar<int64_t>(int64_t{1} << 50), f32({2}, {0, 1})}));
 }
 
 }  // namespace

@@ -14,10 +14,12 @@ TEST(ShapeScatterElements, NoneAndReductions) {
   auto a = run1("ScatterElements", {data, idx, upd}, {{"axis", int64_t{1}}});
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(values<float>(*a), (Floats{1, 30, 3, 20, 5}));  // -4 → 1: the last write wins
-  auto b = run1("ScatterElements", {data, idx, upd}, {{"axis", int64_t{1}}, {"reduction", std::string("add")}});
+  auto b = run1("ScatterElements", {data, idx, upd},
+                {{"axis", int64_t{1}}, {"reduction", std::string("add")}});
   ASSERT_TRUE(b);
   EXPECT_EQ(values<float>(*b), (Floats{1, 42, 3, 24, 5}));
-  auto c = run1("ScatterElements", {data, idx, upd}, {{"axis", int64_t{1}}, {"reduction", std::string("mul")}});
+  auto c = run1("ScatterElements", {data, idx, upd},
+                {{"axis", int64_t{1}}, {"reduction", std::string("mul")}});
   ASSERT_TRUE(c);
   EXPECT_EQ(values<float>(*c), (Floats{1, 600, 3, 80, 5}));
   auto d = run1("ScatterElements", {data, idx, f32({1, 3}, {0, 9, 1})},
@@ -28,36 +30,43 @@ TEST(ShapeScatterElements, NoneAndReductions) {
                 {{"axis", int64_t{1}}, {"reduction", std::string("min")}});
   ASSERT_TRUE(e);
   EXPECT_EQ(values<float>(*e), (Floats{1, 0, 3, 4, 5}));
-  EXPECT_TRUE(fails_with(run1("ScatterElements", {data, Tensor::from<int64_t>({1, 1}, {5}), f32({1, 1}, {0})},
-                              {{"axis", int64_t{1}}}),
-                         "out of range"));
-  EXPECT_TRUE(fails_with(run1("ScatterElements", {data, idx, upd}, {{"reduction", std::string("sub")}}),
-                         "reduction"));
+  EXPECT_TRUE(fails_with(
+      run1("ScatterElements", {data, Tensor::from<int64_t>({1, 1}, {5}), f32({1, 1}, {0})},
+           {{"axis", int64_t{1}}}),
+      "out of range"));
+  EXPECT_TRUE(fails_with(
+      run1("ScatterElements", {data, idx, upd}, {{"reduction", std::string("sub")}}), "reduction"));
 }
 
 TEST(ShapeScatter, DeprecatedFormAxisZeroInt) {
-  auto a = run1("Scatter", {Tensor::from<int32_t>({3, 2}, {0, 0, 0, 0, 0, 0}),
-                            Tensor::from<int64_t>({1, 2}, {2, 0}), Tensor::from<int32_t>({1, 2}, {7, 8})},
+  auto a = run1("Scatter",
+                {Tensor::from<int32_t>({3, 2}, {0, 0, 0, 0, 0, 0}),
+                 Tensor::from<int64_t>({1, 2}, {2, 0}), Tensor::from<int32_t>({1, 2}, {7, 8})},
                 {}, 10);
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(values<int32_t>(*a), (std::vector<int32_t>{0, 8, 0, 0, 7, 0}));
 }
 
 TEST(ShapeScatterND, ElementsSlicesAndAdd) {
-  auto a = run1("ScatterND", {f32({4}, {1, 2, 3, 4}), Tensor::from<int64_t>({2, 1}, {3, -3}), f32({2}, {9, 10})});
+  auto a = run1("ScatterND", {f32({4}, {1, 2, 3, 4}), Tensor::from<int64_t>({2, 1}, {3, -3}),
+                              f32({2}, {9, 10})});
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(values<float>(*a), (Floats{1, 10, 3, 9}));
-  auto b = run1("ScatterND", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 1}, {1}), f32({1, 2}, {7, 8})});
+  auto b = run1("ScatterND",
+                {iota_f32({2, 2}), Tensor::from<int64_t>({1, 1}, {1}), f32({1, 2}, {7, 8})});
   ASSERT_TRUE(b);
   EXPECT_EQ(values<float>(*b), (Floats{0, 1, 7, 8}));
-  auto c = run1("ScatterND", {f32({3}, {1, 1, 1}), Tensor::from<int64_t>({2, 1}, {0, 0}), f32({2}, {2, 3})},
+  auto c = run1("ScatterND",
+                {f32({3}, {1, 1, 1}), Tensor::from<int64_t>({2, 1}, {0, 0}), f32({2}, {2, 3})},
                 {{"reduction", std::string("add")}});
   ASSERT_TRUE(c);
   EXPECT_EQ(values<float>(*c), (Floats{6, 1, 1}));
-  EXPECT_TRUE(fails_with(run1("ScatterND", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 1}, {1}), f32({2}, {7, 8})}),
-                         "must have shape"));
-  EXPECT_TRUE(fails_with(run1("ScatterND", {iota_f32({2}), Tensor::from<int64_t>({1, 1}, {2}), f32({1}, {7})}),
-                         "out of range"));
+  EXPECT_TRUE(fails_with(
+      run1("ScatterND", {iota_f32({2, 2}), Tensor::from<int64_t>({1, 1}, {1}), f32({2}, {7, 8})}),
+      "must have shape"));
+  EXPECT_TRUE(fails_with(
+      run1("ScatterND", {iota_f32({2}), Tensor::from<int64_t>({1, 1}, {2}), f32({1}, {7})}),
+      "out of range"));
 }
 
 TEST(ShapePad, ConstantWithValueAndNegativePads) {
@@ -93,8 +102,10 @@ TEST(ShapePad, ReflectEdgeWrap) {
 
 TEST(ShapePad, AxesInputAndIntAndBool) {
   // Opset 18 axes: pad only axis -1 of a 2x1.
-  auto a = run1("Pad", {Tensor::from<int32_t>({2, 1}, {1, 2}), i64({1, 0}), Tensor::scalar<int32_t>(-1), i64({-1})},
-                {}, 18);
+  auto a = run1(
+      "Pad",
+      {Tensor::from<int32_t>({2, 1}, {1, 2}), i64({1, 0}), Tensor::scalar<int32_t>(-1), i64({-1})},
+      {}, 18);
   ASSERT_TRUE(a) << a.error().to_string();
   EXPECT_EQ(a->shape(), (Ints{2, 2}));
   EXPECT_EQ(values<int32_t>(*a), (std::vector<int32_t>{-1, 1, -1, 2}));
@@ -117,8 +128,8 @@ TEST(ShapeDepthToSpace, DcrAndCrd) {
                 {{"blocksize", int64_t{2}}, {"mode", std::string("CRD")}});
   ASSERT_TRUE(c);
   EXPECT_EQ(values<float>(*c), (Floats{0, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_TRUE(fails_with(run1("DepthToSpace", {iota_f32({1, 3, 1, 1})}, {{"blocksize", int64_t{2}}}),
-                         "divisible"));
+  EXPECT_TRUE(fails_with(
+      run1("DepthToSpace", {iota_f32({1, 3, 1, 1})}, {{"blocksize", int64_t{2}}}), "divisible"));
 }
 
 TEST(ShapeSpaceToDepth, InvertsDepthToSpaceDcr) {

@@ -16,7 +16,8 @@ TEST(ShapeUnique, SortedFlattenedAllOutputs) {
 }
 
 TEST(ShapeUnique, UnsortedKeepsFirstOccurrenceOrder) {
-  auto r = run("Unique", {Tensor::from<int64_t>({2, 3}, {2, 1, 1, 3, 4, 3})}, {{"sorted", int64_t{0}}}, 4);
+  auto r = run("Unique", {Tensor::from<int64_t>({2, 3}, {2, 1, 1, 3, 4, 3})},
+               {{"sorted", int64_t{0}}}, 4);
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(values<int64_t>((*r)[0]), (Ints{2, 1, 3, 4}));
   EXPECT_EQ(values<int64_t>((*r)[1]), (Ints{0, 1, 3, 4}));
@@ -60,19 +61,22 @@ std::map<std::string, Attribute> tfidf_attrs(std::string mode, int64_t min_gram,
 const std::vector<int32_t> kText{1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8};
 
 TEST(ShapeTfIdf, UniAndBigramsWithSkip) {
-  auto r = run1("TfIdfVectorizer", {Tensor::from<int32_t>({12}, kText)}, tfidf_attrs("TF", 1, 2, 5), 9);
+  auto r =
+      run1("TfIdfVectorizer", {Tensor::from<int32_t>({12}, kText)}, tfidf_attrs("TF", 1, 2, 5), 9);
   ASSERT_TRUE(r) << r.error().to_string();
   // Unigrams counted once each; bigram (7,8) three times within skip 5.
   EXPECT_EQ(values<float>(*r), (Floats{0, 3, 1, 0, 1, 3, 1}));
 }
 
 TEST(ShapeTfIdf, BigramsOnlyNoSkipAndBatched) {
-  auto r = run1("TfIdfVectorizer", {Tensor::from<int32_t>({12}, kText)}, tfidf_attrs("TF", 2, 2, 0), 9);
+  auto r =
+      run1("TfIdfVectorizer", {Tensor::from<int32_t>({12}, kText)}, tfidf_attrs("TF", 2, 2, 0), 9);
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(values<float>(*r), (Floats{0, 0, 0, 0, 1, 1, 1}));
   // Two rows of six.
-  auto b = run1("TfIdfVectorizer", {Tensor::from<int64_t>({2, 6}, {1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8})},
-                tfidf_attrs("TF", 1, 2, 0), 9);
+  auto b =
+      run1("TfIdfVectorizer", {Tensor::from<int64_t>({2, 6}, {1, 1, 3, 3, 3, 7, 8, 6, 7, 5, 6, 8})},
+           tfidf_attrs("TF", 1, 2, 0), 9);
   ASSERT_TRUE(b) << b.error().to_string();
   EXPECT_EQ(b->shape(), (Ints{2, 7}));
   EXPECT_EQ(values<float>(*b), (Floats{0, 3, 0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 0, 1}));
@@ -89,7 +93,8 @@ TEST(ShapeTfIdf, IdfAndTfidfUseWeights) {
   ASSERT_TRUE(tfidf);
   EXPECT_EQ(values<float>(*tfidf), (Floats{0, 6, 3, 0, 0, 0, 0}));
   attrs["mode"] = std::string("BM25");
-  EXPECT_TRUE(fails_with(run1("TfIdfVectorizer", {Tensor::from<int32_t>({12}, kText)}, attrs, 9), "mode"));
+  EXPECT_TRUE(
+      fails_with(run1("TfIdfVectorizer", {Tensor::from<int32_t>({12}, kText)}, attrs, 9), "mode"));
 }
 
 }  // namespace
