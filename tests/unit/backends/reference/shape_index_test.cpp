@@ -153,3 +153,29 @@ TEST(ShapeOneHot, AxisNegativeIndicesAndOutOfRange) {
 
 }  // namespace
 }  // namespace hone::shape_test
+
+namespace hone::shape_test {
+namespace {
+
+TEST(ShapeDtypes, IntegerAndBoolDataMoveExactly) {
+  const int64_t big = (int64_t{1} << 62) + 3;  // not representable in double
+  auto g = run1("Gather", {Tensor::from<int64_t>({3}, {1, big, 2}), i64({1, 1})});
+  ASSERT_TRUE(g);
+  EXPECT_EQ(values<int64_t>(*g), (Ints{big, big}));
+  auto c =
+      run1("Concat", {t<bool>({1}, {true}), t<bool>({2}, {false, true})}, {{"axis", int64_t{0}}});
+  ASSERT_TRUE(c);
+  EXPECT_EQ(values<bool>(*c), (std::vector<bool>{true, false, true}));
+  auto s = run1("Slice", {Tensor::from<uint8_t>({4}, {1, 2, 3, 255}), i64({-1}), i64({0}), i64({0}),
+                          i64({-2})});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(values<uint8_t>(*s), (std::vector<uint8_t>{255, 2}));
+  auto m = run1("ScatterElements",
+                {Tensor::from<int64_t>({2}, {big, 0}), i64({0}), Tensor::from<int64_t>({1}, {5})},
+                {{"reduction", std::string("max")}});
+  ASSERT_TRUE(m);
+  EXPECT_EQ(values<int64_t>(*m), (Ints{big, 0}));
+}
+
+}  // namespace
+}  // namespace hone::shape_test
