@@ -182,3 +182,28 @@ TEST(ShapeEyeLike, OffsetAndDtype) {
 
 }  // namespace
 }  // namespace hone::shape_test
+
+namespace hone::shape_test {
+namespace {
+
+TEST(ShapeEmpty, ZeroSizedTensorsPassThrough) {
+  const Tensor e = Tensor::zeros(DType::kF32, {2, 0, 3});
+  auto tr = run1("Transpose", {e});
+  ASSERT_TRUE(tr);
+  EXPECT_EQ(tr->shape(), (Ints{3, 0, 2}));
+  auto sl = run1("Slice", {e, i64({0}), i64({1}), i64({0})});
+  ASSERT_TRUE(sl);
+  EXPECT_EQ(sl->shape(), (Ints{1, 0, 3}));
+  auto tl = run1("Trilu", {e});
+  ASSERT_TRUE(tl);
+  EXPECT_EQ(tl->shape(), (Ints{2, 0, 3}));
+  // Constant padding of an empty axis fills it with the value.
+  auto pd = run1("Pad", {e, i64({0, 1, 0, 0, 0, 0}), Tensor::scalar<float>(4.0f)});
+  ASSERT_TRUE(pd) << pd.error().to_string();
+  EXPECT_EQ(pd->shape(), (Ints{2, 1, 3}));
+  EXPECT_EQ(values<float>(*pd), Floats(6, 4.0f));
+  EXPECT_FALSE(run1("Pad", {e, i64({0, 1, 0, 0, 0, 0})}, {{"mode", std::string("edge")}}));
+}
+
+}  // namespace
+}  // namespace hone::shape_test
