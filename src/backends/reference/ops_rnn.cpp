@@ -59,7 +59,7 @@ double apply(const Activation& a, double x) {
     case ActFn::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
     case ActFn::kAffine: return a.alpha * x + a.beta;
     case ActFn::kLeakyRelu: return x >= 0.0 ? x : a.alpha * x;
-    case ActFn::kThresholdedRelu: return x > a.alpha ? x : 0.0;
+    case ActFn::kThresholdedRelu: return x >= a.alpha ? x : 0.0;  // as the RNN spec writes it
     case ActFn::kScaledTanh: return a.alpha * std::tanh(a.beta * x);
     case ActFn::kHardSigmoid: return std::clamp(a.alpha * x + a.beta, 0.0, 1.0);
     case ActFn::kElu: return x >= 0.0 ? x : a.alpha * (std::exp(x) - 1.0);

@@ -130,6 +130,76 @@ TEST(Rnn, RejectsBadShapesAndAttributes) {
   ASSERT_FALSE(ints);
 }
 
+TEST(Rnn, ParameterisedActivations) {
+  // One step with W = 1, R = 0, so h = act(x); each activation with its defaults or given values.
+  struct Case {
+    std::string name;
+    std::vector<float> alpha, beta;
+    float x;
+    double want;
+  };
+  const std::vector<Case> cases = {
+      {"Sigmoid", {}, {}, 0.5f, sigmoid(0.5)},
+      {"LeakyRelu", {}, {}, -2.0f, -0.02},
+      {"ThresholdedRelu", {}, {}, 0.5f, 0.0},
+      {"ThresholdedRelu", {0.25f}, {}, 0.5f, 0.5},
+      {"ScaledTanh", {2.0f}, {0.5f}, 1.0f, 2.0 * std::tanh(0.5)},
+      {"HardSigmoid", {}, {}, 1.0f, 0.7},
+      {"HardSigmoid", {}, {}, 10.0f, 1.0},
+      {"Elu", {}, {}, -1.0f, std::exp(-1.0) - 1.0},
+      {"Elu", {2.0f}, {}, 3.0f, 3.0},
+      {"Softsign", {}, {}, -3.0f, -0.75},
+      {"Softplus", {}, {}, 0.5f, std::log(1.0 + std::exp(0.5))},
+      {"affine", {}, {}, 4.0f, 4.0},  // names are case-insensitive
+  };
+  for (const Case& c : cases) {
+    Attrs attrs{{"activations", std::vector<std::string>{c.name}}};
+    if (!c.alpha.empty()) attrs["activation_alpha"] = c.alpha;
+    if (!c.beta.empty()) attrs["activation_beta"] = c.beta;
+    auto out = run("RNN", {f32({1, 1, 1}, {c.x}), f32({1, 1, 1}, {1}), f32({1, 1, 1}, {0})}, attrs, 2);
+    ASSERT_TRUE(out) << c.name << ": " << out.error().to_string();
+    EXPECT_NEAR((*out)[1].data<float>()[0], c.want, 1e-6) << c.name;
+  }
+}
+
+TEST(Rnn, EmptySequenceReturnsTheInitialState) {
+  Tensor x = Tensor::zeros(DType::kF32, {0, 2, 1});
+  Tensor h0 = f32({1, 2, 1}, {3, -3});
+  auto out = run("RNN", {x, f32({1, 1, 1}, {1}), f32({1, 1, 1}, {1}), std::nullopt, std::nullopt, h0}, {}, 2);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{0, 1, 2, 1}));
+  EXPECT_EQ(vals((*out)[1]), (std::vector<float>{3, -3}));
+}
+
+TEST(Gru, SequenceLensStopEachRowAtItsLength) {
+  // Zero weights: h halves every step, so the final state tells how many steps ran.
+  Tensor x = Tensor::zeros(DType::kF32, {3, 3, 1});
+  Tensor w = Tensor::zeros(DType::kF32, {1, 3, 1});
+  Tensor r = Tensor::zeros(DType::kF32, {1, 3, 1});
+  Tensor h0 = f32({1, 3, 1}, {8, 8, 8});
+  Tensor lens = Tensor::from<int32_t>({3}, {3, 1, 0});
+  auto out = run("GRU", {x, w, r, std::nullopt, lens, h0}, {}, 2);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(vals((*out)[1]), (std::vector<float>{1, 4, 8}));
+  // Y is zero past each row's length: [t][row].
+  EXPECT_EQ(vals((*out)[0]), (std::vector<float>{4, 4, 0, 2, 0, 0, 1, 0, 0}));
+}
+
+TEST(Lstm, ClipAppliesToEveryActivationInput) {
+  // W, R zero; bias pushes every gate to 10, clipped to 1: i = o = f = sigmoid(1), g = tanh(1).
+  Tensor x = f32({1, 1, 1}, {0});
+  Tensor w = Tensor::zeros(DType::kF32, {1, 4, 1});
+  Tensor r = Tensor::zeros(DType::kF32, {1, 4, 1});
+  Tensor bias = f32({1, 8}, {10, 10, 10, 10, 0, 0, 0, 0});
+  Tensor c0 = f32({1, 1, 1}, {5});
+  auto out = run("LSTM", {x, w, r, bias, std::nullopt, std::nullopt, c0}, {{"clip", 1.0f}}, 3);
+  ASSERT_TRUE(out) << out.error().to_string();
+  const double s = sigmoid(1.0);
+  const double c = s * 5 + s * std::tanh(1.0);
+  expect_near(vals((*out)[2]), {c});
+  expect_near(vals((*out)[1]), {s * std::tanh(1.0)});  // h(C) input clipped to 1 as well
+}
+
 struct GruCase {
   double x = 2, h0 = 0.5;
   double wz = 0.5, wr = -0.5, wh = 1.0, rz = 0.3, rr = 0.7, rh = -0.6;
