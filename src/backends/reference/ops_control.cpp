@@ -30,7 +30,8 @@ Tensor slice_along(const Tensor& t, int64_t axis, int64_t index) {
   const size_t a = static_cast<size_t>(axis);
   const int64_t outer = product(shape, 0, a);
   const int64_t n = shape[a];
-  const size_t inner = static_cast<size_t>(product(shape, a + 1, shape.size())) * dtype_size(t.dtype());
+  const size_t inner =
+      static_cast<size_t>(product(shape, a + 1, shape.size())) * dtype_size(t.dtype());
   shape.erase(shape.begin() + axis);
   Tensor out = Tensor::zeros(t.dtype(), shape);
   const auto* src = static_cast<const unsigned char*>(t.raw());
@@ -47,7 +48,8 @@ Tensor narrow_along(const Tensor& t, int64_t axis, int64_t begin, int64_t count)
   const size_t a = static_cast<size_t>(axis);
   const int64_t outer = product(shape, 0, a);
   const int64_t n = shape[a];
-  const size_t inner = static_cast<size_t>(product(shape, a + 1, shape.size())) * dtype_size(t.dtype());
+  const size_t inner =
+      static_cast<size_t>(product(shape, a + 1, shape.size())) * dtype_size(t.dtype());
   shape[a] = count;
   Tensor out = Tensor::zeros(t.dtype(), shape);
   const auto* src = static_cast<const unsigned char*>(t.raw());
@@ -60,7 +62,8 @@ Tensor narrow_along(const Tensor& t, int64_t axis, int64_t begin, int64_t count)
   return out;
 }
 
-Result<Tensor> stack_along(const std::vector<Tensor>& parts, int64_t axis, const std::string& what) {
+Result<Tensor> stack_along(const std::vector<Tensor>& parts, int64_t axis,
+                           const std::string& what) {
   const Tensor& first = parts.front();
   for (size_t k = 1; k < parts.size(); ++k)
     if (parts[k].dtype() != first.dtype() || parts[k].shape() != first.shape())
@@ -70,20 +73,23 @@ Result<Tensor> stack_along(const std::vector<Tensor>& parts, int64_t axis, const
   std::vector<int64_t> shape = first.shape();
   const size_t a = static_cast<size_t>(axis);
   const int64_t outer = product(shape, 0, a);
-  const size_t inner = static_cast<size_t>(product(shape, a, shape.size())) * dtype_size(first.dtype());
+  const size_t inner =
+      static_cast<size_t>(product(shape, a, shape.size())) * dtype_size(first.dtype());
   shape.insert(shape.begin() + axis, static_cast<int64_t>(parts.size()));
   HONE_TRY(Tensor out, Tensor::allocate(first.dtype(), shape));
   auto* dst = static_cast<unsigned char*>(out.raw());
   if (inner == 0) return out;
   for (int64_t o = 0; o < outer; ++o)
     for (size_t k = 0; k < parts.size(); ++k)
-      std::memcpy(dst + (static_cast<size_t>(o) * parts.size() + k) * inner,
-                  static_cast<const unsigned char*>(parts[k].raw()) + static_cast<size_t>(o) * inner,
-                  inner);
+      std::memcpy(
+          dst + (static_cast<size_t>(o) * parts.size() + k) * inner,
+          static_cast<const unsigned char*>(parts[k].raw()) + static_cast<size_t>(o) * inner,
+          inner);
   return out;
 }
 
-Result<Tensor> concat_along(const std::vector<Tensor>& parts, int64_t axis, const std::string& what) {
+Result<Tensor> concat_along(const std::vector<Tensor>& parts, int64_t axis,
+                            const std::string& what) {
   const Tensor& first = parts.front();
   const size_t a = static_cast<size_t>(axis);
   std::vector<int64_t> shape = first.shape();
@@ -93,16 +99,17 @@ Result<Tensor> concat_along(const std::vector<Tensor>& parts, int64_t axis, cons
     bool ok = p.dtype() == first.dtype() && p.rank() == first.rank();
     for (size_t d = 0; ok && d < p.rank(); ++d) ok = d == a || p.dim(d) == first.dim(d);
     if (!ok)
-      return fail(ErrorCode::kInvalidArgument,
-                  what + ": element " + std::to_string(k) + " is " + p.describe() +
-                      " but element 0 is " + first.describe() +
-                      "; all dims except axis " + std::to_string(axis) + " must match");
+      return fail(ErrorCode::kInvalidArgument, what + ": element " + std::to_string(k) + " is " +
+                                                   p.describe() + " but element 0 is " +
+                                                   first.describe() + "; all dims except axis " +
+                                                   std::to_string(axis) + " must match");
     total += p.dim(a);
   }
   shape[a] = total;
   HONE_TRY(Tensor out, Tensor::allocate(first.dtype(), shape));
   const int64_t outer = product(shape, 0, a);
-  const size_t inner = static_cast<size_t>(product(shape, a + 1, shape.size())) * dtype_size(first.dtype());
+  const size_t inner =
+      static_cast<size_t>(product(shape, a + 1, shape.size())) * dtype_size(first.dtype());
   auto* dst = static_cast<unsigned char*>(out.raw());
   size_t offset = 0;
   const size_t row = inner * static_cast<size_t>(total);
@@ -111,7 +118,8 @@ Result<Tensor> concat_along(const std::vector<Tensor>& parts, int64_t axis, cons
     if (chunk != 0)
       for (int64_t o = 0; o < outer; ++o)
         std::memcpy(dst + static_cast<size_t>(o) * row + offset,
-                    static_cast<const unsigned char*>(p.raw()) + static_cast<size_t>(o) * chunk, chunk);
+                    static_cast<const unsigned char*>(p.raw()) + static_cast<size_t>(o) * chunk,
+                    chunk);
     offset += chunk;
   }
   return out;
@@ -134,8 +142,10 @@ Result<bool> scalar_bool(const Tensor& t, const std::string& what) {
 
 std::string describe_value(const RuntimeValue& v) {
   switch (v.kind) {
-    case RuntimeValue::Kind::kNone: return v.optional ? "an empty optional" : "no value";
-    case RuntimeValue::Kind::kTensor: return "tensor " + v.tensor.describe();
+    case RuntimeValue::Kind::kNone:
+      return v.optional ? "an empty optional" : "no value";
+    case RuntimeValue::Kind::kTensor:
+      return "tensor " + v.tensor.describe();
     case RuntimeValue::Kind::kSequence:
       return "sequence of " + std::to_string(v.sequence.size()) + " " +
              std::string(dtype_name(v.elem_type));
@@ -155,7 +165,8 @@ Result<void> if_op(KernelContext& ctx) {
   if (branch == nullptr)
     return fail(ErrorCode::kInvalidArgument, std::string("If is missing its '") + key + "' graph");
   if (!branch->inputs().empty())
-    return fail(ErrorCode::kInvalidArgument, std::string("If ") + key + " must take no inputs, it takes " +
+    return fail(ErrorCode::kInvalidArgument, std::string("If ") + key +
+                                                 " must take no inputs, it takes " +
                                                  std::to_string(branch->inputs().size()));
   HONE_TRY(std::vector<RuntimeValue> outs, ctx.run_subgraph(*branch, {}));
   if (outs.size() != ctx.num_outputs())
@@ -187,13 +198,13 @@ Result<void> loop_op(KernelContext& ctx) {
   const Graph* body = ctx.node().attr_graph("body");
   if (body == nullptr) return fail(ErrorCode::kInvalidArgument, "Loop is missing its 'body' graph");
   if (ctx.num_inputs() < 2)
-    return fail(ErrorCode::kInvalidArgument,
-                "Loop takes inputs (M, cond, v_initial...), got " + std::to_string(ctx.num_inputs()));
+    return fail(ErrorCode::kInvalidArgument, "Loop takes inputs (M, cond, v_initial...), got " +
+                                                 std::to_string(ctx.num_inputs()));
   const size_t n_carried = ctx.num_inputs() - 2;
   if (ctx.num_outputs() < n_carried)
-    return fail(ErrorCode::kInvalidArgument,
-                "Loop has " + std::to_string(n_carried) + " loop-carried inputs but only " +
-                    std::to_string(ctx.num_outputs()) + " outputs");
+    return fail(ErrorCode::kInvalidArgument, "Loop has " + std::to_string(n_carried) +
+                                                 " loop-carried inputs but only " +
+                                                 std::to_string(ctx.num_outputs()) + " outputs");
   const size_t n_scan = ctx.num_outputs() - n_carried;
   if (body->inputs().size() != 2 + n_carried)
     return fail(ErrorCode::kInvalidArgument,
@@ -203,7 +214,8 @@ Result<void> loop_op(KernelContext& ctx) {
   if (body->outputs().size() != 1 + n_carried + n_scan)
     return fail(ErrorCode::kInvalidArgument,
                 "Loop body must return 1 + " + std::to_string(n_carried) + " + " +
-                    std::to_string(n_scan) + " values (cond, loop-carried, scan outputs), it returns " +
+                    std::to_string(n_scan) +
+                    " values (cond, loop-carried, scan outputs), it returns " +
                     std::to_string(body->outputs().size()));
 
   const bool has_m = ctx.has_input(0);
@@ -296,9 +308,9 @@ Result<void> scan_once(KernelContext& ctx, const Graph& body, const ScanConfig& 
     for (size_t k = 0; k < c.n_out; ++k) {
       RuntimeValue& v = outs[c.n_state + k];
       if (!v.is_tensor())
-        return fail(ErrorCode::kInvalidArgument, "Scan step " + std::to_string(step) + ": scan output " +
-                                                     std::to_string(k) + " must be a tensor, got " +
-                                                     describe_value(v));
+        return fail(ErrorCode::kInvalidArgument, "Scan step " + std::to_string(step) +
+                                                     ": scan output " + std::to_string(k) +
+                                                     " must be a tensor, got " + describe_value(v));
       parts[k].push_back(std::move(v.tensor));
     }
   }
@@ -322,7 +334,8 @@ Result<void> scan_once(KernelContext& ctx, const Graph& body, const ScanConfig& 
   return {};
 }
 
-Result<std::vector<int64_t>> per_input_attr(const Node& node, const char* key, size_t n, int64_t fallback) {
+Result<std::vector<int64_t>> per_input_attr(const Node& node, const char* key, size_t n,
+                                            int64_t fallback) {
   std::vector<int64_t> v = node.attr_ints(key);
   if (v.empty()) return std::vector<int64_t>(n, fallback);
   if (v.size() != n)
@@ -341,9 +354,9 @@ Result<void> scan_op(KernelContext& ctx) {
   ScanConfig c;
   const int64_t m = node.attr_int("num_scan_inputs", -1);
   if (m < 0 || static_cast<size_t>(m) + first > ctx.num_inputs())
-    return fail(ErrorCode::kInvalidArgument,
-                "Scan num_scan_inputs = " + std::to_string(m) + " does not fit its " +
-                    std::to_string(ctx.num_inputs()) + " inputs");
+    return fail(ErrorCode::kInvalidArgument, "Scan num_scan_inputs = " + std::to_string(m) +
+                                                 " does not fit its " +
+                                                 std::to_string(ctx.num_inputs()) + " inputs");
   c.n_in = static_cast<size_t>(m);
   c.n_state = ctx.num_inputs() - first - c.n_in;
   if (ctx.num_outputs() < c.n_state)
@@ -353,16 +366,17 @@ Result<void> scan_op(KernelContext& ctx) {
   c.n_out = ctx.num_outputs() - c.n_state;
   if (body->inputs().size() != c.n_state + c.n_in || body->outputs().size() != c.n_state + c.n_out)
     return fail(ErrorCode::kInvalidArgument,
-                "Scan body takes " + std::to_string(body->inputs().size()) + " inputs and returns " +
-                    std::to_string(body->outputs().size()) + ", expected " +
-                    std::to_string(c.n_state + c.n_in) + " and " + std::to_string(c.n_state + c.n_out));
+                "Scan body takes " + std::to_string(body->inputs().size()) +
+                    " inputs and returns " + std::to_string(body->outputs().size()) +
+                    ", expected " + std::to_string(c.n_state + c.n_in) + " and " +
+                    std::to_string(c.n_state + c.n_out));
 
   std::vector<RuntimeValue> states(c.n_state);
   for (size_t i = 0; i < c.n_state; ++i) {
     const RuntimeValue* v = ctx.value(first + i);
     if (v == nullptr || !v->is_tensor())
-      return fail(ErrorCode::kInvalidArgument, "Scan state input " + std::to_string(i) +
-                                                   " must be a tensor");
+      return fail(ErrorCode::kInvalidArgument,
+                  "Scan state input " + std::to_string(i) + " must be a tensor");
     states[i] = *v;
   }
   std::vector<const Tensor*> inputs(c.n_in);
@@ -382,9 +396,10 @@ Result<void> scan_op(KernelContext& ctx) {
       const int64_t len = inputs[j]->dim(static_cast<size_t>(c.in_axes[j]));
       if (length >= 0 && len != length)
         return fail(ErrorCode::kInvalidArgument,
-                    "Scan inputs disagree on the sequence length: input " + std::to_string(j) + " " +
-                        inputs[j]->describe() + " has " + std::to_string(len) + " along axis " +
-                        std::to_string(c.in_axes[j]) + ", earlier inputs have " + std::to_string(length));
+                    "Scan inputs disagree on the sequence length: input " + std::to_string(j) +
+                        " " + inputs[j]->describe() + " has " + std::to_string(len) +
+                        " along axis " + std::to_string(c.in_axes[j]) + ", earlier inputs have " +
+                        std::to_string(length));
       length = len;
     }
     if (length < 0) length = 0;
@@ -403,9 +418,9 @@ Result<void> scan_op(KernelContext& ctx) {
   int64_t batch = -1, seq = -1;
   auto check_batch = [&](const Tensor& t, const std::string& what, bool sequence) -> Result<void> {
     if (t.rank() < (sequence ? 2u : 1u))
-      return fail(ErrorCode::kInvalidArgument, "Scan (opset 8) " + what + " must have a batch axis" +
-                                                   (sequence ? " and a sequence axis" : "") + ", got " +
-                                                   t.describe());
+      return fail(ErrorCode::kInvalidArgument,
+                  "Scan (opset 8) " + what + " must have a batch axis" +
+                      (sequence ? " and a sequence axis" : "") + ", got " + t.describe());
     if (batch >= 0 && t.dim(0) != batch)
       return fail(ErrorCode::kInvalidArgument, "Scan (opset 8) " + what + " " + t.describe() +
                                                    " has batch " + std::to_string(t.dim(0)) +
@@ -413,9 +428,9 @@ Result<void> scan_op(KernelContext& ctx) {
     batch = t.dim(0);
     if (sequence) {
       if (seq >= 0 && t.dim(1) != seq)
-        return fail(ErrorCode::kInvalidArgument, "Scan (opset 8) " + what + " " + t.describe() +
-                                                     " has sequence length " + std::to_string(t.dim(1)) +
-                                                     ", expected " + std::to_string(seq));
+        return fail(ErrorCode::kInvalidArgument,
+                    "Scan (opset 8) " + what + " " + t.describe() + " has sequence length " +
+                        std::to_string(t.dim(1)) + ", expected " + std::to_string(seq));
       seq = t.dim(1);
     }
     return {};
@@ -425,19 +440,22 @@ Result<void> scan_op(KernelContext& ctx) {
   for (size_t j = 0; j < c.n_in; ++j)
     HONE_CHECK_OK(check_batch(*inputs[j], "scan input " + std::to_string(j), true));
   if (batch < 0)
-    return fail(ErrorCode::kInvalidArgument, "Scan (opset 8) needs at least one state or scan input");
+    return fail(ErrorCode::kInvalidArgument,
+                "Scan (opset 8) needs at least one state or scan input");
   if (seq < 0) seq = 0;
   std::vector<int64_t> lens(static_cast<size_t>(batch), seq);
   if (ctx.has_input(0)) {
     HONE_TRY(const Tensor* sl, ctx.tensor(0));
     if (!is_integer(sl->dtype()) || sl->numel() != batch)
-      return fail(ErrorCode::kInvalidArgument, "Scan sequence_lens must be " + std::to_string(batch) +
-                                                   " integers, got " + sl->describe());
+      return fail(ErrorCode::kInvalidArgument, "Scan sequence_lens must be " +
+                                                   std::to_string(batch) + " integers, got " +
+                                                   sl->describe());
     lens = to_int64s(*sl);
     for (int64_t len : lens)
       if (len < 0 || len > seq)
         return fail(ErrorCode::kInvalidArgument, "Scan sequence_lens value " + std::to_string(len) +
-                                                     " is outside [0, " + std::to_string(seq) + "]");
+                                                     " is outside [0, " + std::to_string(seq) +
+                                                     "]");
   }
 
   std::vector<std::vector<Tensor>> final_states(c.n_state), final_scans(c.n_out);
@@ -458,7 +476,8 @@ Result<void> scan_op(KernelContext& ctx) {
                       "in Scan batch row " + std::to_string(b));
     for (size_t i = 0; i < c.n_state; ++i) {
       if (!row_states[i].is_tensor())
-        return fail(ErrorCode::kInvalidArgument, "Scan state " + std::to_string(i) + " must stay a tensor");
+        return fail(ErrorCode::kInvalidArgument,
+                    "Scan state " + std::to_string(i) + " must stay a tensor");
       final_states[i].push_back(std::move(row_states[i].tensor));
     }
     for (size_t k = 0; k < c.n_out; ++k) final_scans[k].push_back(std::move(scans[k]));
@@ -495,8 +514,9 @@ Result<void> scan_op(KernelContext& ctx) {
       if (s.dim(0) > 0) {
         if (s.dtype() != dt || s.rank() != full.size() ||
             !std::equal(s.shape().begin() + 1, s.shape().end(), full.begin() + 1))
-          return fail(ErrorCode::kInvalidArgument, "Scan output " + std::to_string(k) + " rows differ: " +
-                                                       s.describe() + " vs " + shape_to_string(full));
+          return fail(ErrorCode::kInvalidArgument, "Scan output " + std::to_string(k) +
+                                                       " rows differ: " + s.describe() + " vs " +
+                                                       shape_to_string(full));
         std::memcpy(padded.raw(), s.raw(), s.nbytes());
       }
       rows.push_back(std::move(padded));

@@ -28,19 +28,32 @@ Result<const RuntimeValue*> sequence_input(KernelContext& ctx, size_t i) {
 // ONNX TensorProto.DataType numbers.
 Result<DType> dtype_from_onnx(int64_t code) {
   switch (code) {
-    case 1: return DType::kF32;
-    case 2: return DType::kU8;
-    case 3: return DType::kI8;
-    case 4: return DType::kU16;
-    case 5: return DType::kI16;
-    case 6: return DType::kI32;
-    case 7: return DType::kI64;
-    case 9: return DType::kBool;
-    case 10: return DType::kF16;
-    case 11: return DType::kF64;
-    case 12: return DType::kU32;
-    case 13: return DType::kU64;
-    case 16: return DType::kBF16;
+    case 1:
+      return DType::kF32;
+    case 2:
+      return DType::kU8;
+    case 3:
+      return DType::kI8;
+    case 4:
+      return DType::kU16;
+    case 5:
+      return DType::kI16;
+    case 6:
+      return DType::kI32;
+    case 7:
+      return DType::kI64;
+    case 9:
+      return DType::kBool;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 12:
+      return DType::kU32;
+    case 13:
+      return DType::kU64;
+    case 16:
+      return DType::kBF16;
     default:
       return fail(ErrorCode::kUnsupported,
                   "ONNX data type " + std::to_string(code) + " is not supported by the reference");
@@ -48,9 +61,11 @@ Result<DType> dtype_from_onnx(int64_t code) {
 }
 
 // A position input (scalar int32/int64) checked against [lo, hi], made non-negative.
-Result<int64_t> read_position(const Tensor& t, int64_t size, bool allow_end, const std::string& op) {
+Result<int64_t> read_position(const Tensor& t, int64_t size, bool allow_end,
+                              const std::string& op) {
   if (t.dtype() != DType::kI32 && t.dtype() != DType::kI64)
-    return fail(ErrorCode::kInvalidArgument, op + " position must be int32 or int64, got " + t.describe());
+    return fail(ErrorCode::kInvalidArgument,
+                op + " position must be int32 or int64, got " + t.describe());
   HONE_TRY(int64_t pos, scalar_int(t, op + " position"));
   const int64_t hi = allow_end ? size : size - 1;
   if (pos < -size || pos > hi)
@@ -77,8 +92,9 @@ Result<void> sequence_construct(KernelContext& ctx) {
     HONE_TRY(const Tensor* t, ctx.tensor(i));
     if (!seq.empty() && t->dtype() != seq.front().dtype())
       return fail(ErrorCode::kInvalidArgument,
-                  "SequenceConstruct inputs must share a dtype: input 0 is " + seq.front().describe() +
-                      ", input " + std::to_string(i) + " is " + t->describe());
+                  "SequenceConstruct inputs must share a dtype: input 0 is " +
+                      seq.front().describe() + ", input " + std::to_string(i) + " is " +
+                      t->describe());
     seq.push_back(*t);
   }
   const DType dt = seq.front().dtype();
@@ -89,7 +105,8 @@ Result<void> sequence_construct(KernelContext& ctx) {
 Result<void> sequence_at(KernelContext& ctx) {
   HONE_TRY(const RuntimeValue* s, sequence_input(ctx, 0));
   HONE_TRY(const Tensor* p, ctx.tensor(1));
-  HONE_TRY(int64_t pos, read_position(*p, static_cast<int64_t>(s->sequence.size()), false, "SequenceAt"));
+  HONE_TRY(int64_t pos,
+           read_position(*p, static_cast<int64_t>(s->sequence.size()), false, "SequenceAt"));
   ctx.set_output(0, s->sequence[static_cast<size_t>(pos)]);
   return {};
 }
@@ -138,8 +155,10 @@ Result<void> sequence_length(KernelContext& ctx) {
 Result<void> split_to_sequence(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "SplitToSequence input must not be a scalar");
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "SplitToSequence axis"));
+  if (rank == 0)
+    return fail(ErrorCode::kInvalidArgument, "SplitToSequence input must not be a scalar");
+  HONE_TRY(int64_t axis,
+           normalize_axis(ctx.node().attr_int("axis", 0), rank, "SplitToSequence axis"));
   const int64_t dim = x->dim(static_cast<size_t>(axis));
   std::vector<Tensor> seq;
   if (!ctx.has_input(1)) {
@@ -150,7 +169,8 @@ Result<void> split_to_sequence(KernelContext& ctx) {
     HONE_TRY(const Tensor* split, ctx.tensor(1));
     if (!is_integer(split->dtype()) || split->rank() > 1)
       return fail(ErrorCode::kInvalidArgument,
-                  "SplitToSequence split must be an integer scalar or 1-D tensor, got " + split->describe());
+                  "SplitToSequence split must be an integer scalar or 1-D tensor, got " +
+                      split->describe());
     std::vector<int64_t> sizes = to_int64s(*split);
     if (split->rank() == 0) {
       const int64_t chunk = sizes[0];
@@ -158,7 +178,8 @@ Result<void> split_to_sequence(KernelContext& ctx) {
         return fail(ErrorCode::kInvalidArgument,
                     "SplitToSequence split must be positive, got " + std::to_string(chunk));
       sizes.clear();
-      for (int64_t done = 0; done < dim; done += chunk) sizes.push_back(std::min(chunk, dim - done));
+      for (int64_t done = 0; done < dim; done += chunk)
+        sizes.push_back(std::min(chunk, dim - done));
     } else {
       int64_t total = 0;
       for (int64_t s : sizes) {
@@ -168,9 +189,10 @@ Result<void> split_to_sequence(KernelContext& ctx) {
         total += s;
       }
       if (total != dim)
-        return fail(ErrorCode::kInvalidArgument,
-                    "SplitToSequence split sizes sum to " + std::to_string(total) + " but axis " +
-                        std::to_string(axis) + " of " + x->describe() + " has " + std::to_string(dim));
+        return fail(ErrorCode::kInvalidArgument, "SplitToSequence split sizes sum to " +
+                                                     std::to_string(total) + " but axis " +
+                                                     std::to_string(axis) + " of " + x->describe() +
+                                                     " has " + std::to_string(dim));
     }
     int64_t begin = 0;
     for (int64_t s : sizes) {
@@ -210,22 +232,26 @@ Result<void> concat_from_sequence(KernelContext& ctx) {
 // element at that position, tensor inputs are passed whole each time.
 Result<void> sequence_map(KernelContext& ctx) {
   const Graph* body = ctx.node().attr_graph("body");
-  if (body == nullptr) return fail(ErrorCode::kInvalidArgument, "SequenceMap is missing its 'body' graph");
+  if (body == nullptr)
+    return fail(ErrorCode::kInvalidArgument, "SequenceMap is missing its 'body' graph");
   HONE_TRY(const RuntimeValue* first, sequence_input(ctx, 0));
   const size_t n = first->sequence.size();
   if (body->inputs().size() != ctx.num_inputs() || body->outputs().size() != ctx.num_outputs())
     return fail(ErrorCode::kInvalidArgument,
-                "SequenceMap body takes " + std::to_string(body->inputs().size()) + " inputs and returns " +
-                    std::to_string(body->outputs().size()) + "; the node has " +
-                    std::to_string(ctx.num_inputs()) + " and " + std::to_string(ctx.num_outputs()));
+                "SequenceMap body takes " + std::to_string(body->inputs().size()) +
+                    " inputs and returns " + std::to_string(body->outputs().size()) +
+                    "; the node has " + std::to_string(ctx.num_inputs()) + " and " +
+                    std::to_string(ctx.num_outputs()));
   for (size_t i = 1; i < ctx.num_inputs(); ++i) {
     const RuntimeValue* v = ctx.value(i);
     if (v == nullptr || v->is_none())
-      return fail(ErrorCode::kInvalidArgument, "SequenceMap input " + std::to_string(i) + " is missing");
-    if (v->is_sequence() && v->sequence.size() != n)
       return fail(ErrorCode::kInvalidArgument,
-                  "SequenceMap input " + std::to_string(i) + " has " + std::to_string(v->sequence.size()) +
-                      " elements but input 0 has " + std::to_string(n));
+                  "SequenceMap input " + std::to_string(i) + " is missing");
+    if (v->is_sequence() && v->sequence.size() != n)
+      return fail(ErrorCode::kInvalidArgument, "SequenceMap input " + std::to_string(i) + " has " +
+                                                   std::to_string(v->sequence.size()) +
+                                                   " elements but input 0 has " +
+                                                   std::to_string(n));
   }
   std::vector<std::vector<Tensor>> results(ctx.num_outputs());
   for (size_t pos = 0; pos < n; ++pos) {
@@ -238,7 +264,8 @@ Result<void> sequence_map(KernelContext& ctx) {
     for (size_t k = 0; k < outs.size(); ++k) {
       if (!outs[k].is_tensor())
         return fail(ErrorCode::kInvalidArgument, "SequenceMap body output " + std::to_string(k) +
-                                                     " must be a tensor, got " + describe_value(outs[k]));
+                                                     " must be a tensor, got " +
+                                                     describe_value(outs[k]));
       results[k].push_back(std::move(outs[k].tensor));
     }
   }
@@ -258,7 +285,8 @@ Result<DType> elem_type_of(const std::string& type) {
   const size_t open = type.rfind('(');
   const size_t close = type.find(')');
   if (open == std::string::npos || close == std::string::npos || close < open)
-    return fail(ErrorCode::kInvalidArgument, "Optional type '" + type + "' is not like 'tensor(float)'");
+    return fail(ErrorCode::kInvalidArgument,
+                "Optional type '" + type + "' is not like 'tensor(float)'");
   return dtype_from_string(type.substr(open + 1, close - open - 1));
 }
 

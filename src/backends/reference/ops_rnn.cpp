@@ -23,18 +23,24 @@ enum class CellKind { kRnn, kGru, kLstm };
 
 const char* cell_name(CellKind k) {
   switch (k) {
-    case CellKind::kRnn: return "RNN";
-    case CellKind::kGru: return "GRU";
-    case CellKind::kLstm: return "LSTM";
+    case CellKind::kRnn:
+      return "RNN";
+    case CellKind::kGru:
+      return "GRU";
+    case CellKind::kLstm:
+      return "LSTM";
   }
   return "?";
 }
 
 int64_t gate_count(CellKind k) {
   switch (k) {
-    case CellKind::kRnn: return 1;
-    case CellKind::kGru: return 3;
-    case CellKind::kLstm: return 4;
+    case CellKind::kRnn:
+      return 1;
+    case CellKind::kGru:
+      return 3;
+    case CellKind::kLstm:
+      return 4;
   }
   return 1;
 }
@@ -42,8 +48,17 @@ int64_t gate_count(CellKind k) {
 // --- activations ----------------------------------------------------------------
 
 enum class ActFn {
-  kRelu, kTanh, kSigmoid, kAffine, kLeakyRelu, kThresholdedRelu, kScaledTanh,
-  kHardSigmoid, kElu, kSoftsign, kSoftplus,
+  kRelu,
+  kTanh,
+  kSigmoid,
+  kAffine,
+  kLeakyRelu,
+  kThresholdedRelu,
+  kScaledTanh,
+  kHardSigmoid,
+  kElu,
+  kSoftsign,
+  kSoftplus,
 };
 
 struct Activation {
@@ -54,17 +69,28 @@ struct Activation {
 
 double apply(const Activation& a, double x) {
   switch (a.fn) {
-    case ActFn::kRelu: return x > 0.0 ? x : 0.0;
-    case ActFn::kTanh: return std::tanh(x);
-    case ActFn::kSigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case ActFn::kAffine: return a.alpha * x + a.beta;
-    case ActFn::kLeakyRelu: return x >= 0.0 ? x : a.alpha * x;
-    case ActFn::kThresholdedRelu: return x >= a.alpha ? x : 0.0;  // as the RNN spec writes it
-    case ActFn::kScaledTanh: return a.alpha * std::tanh(a.beta * x);
-    case ActFn::kHardSigmoid: return std::clamp(a.alpha * x + a.beta, 0.0, 1.0);
-    case ActFn::kElu: return x >= 0.0 ? x : a.alpha * (std::exp(x) - 1.0);
-    case ActFn::kSoftsign: return x / (1.0 + std::fabs(x));
-    case ActFn::kSoftplus: return x > 30.0 ? x : std::log1p(std::exp(x));
+    case ActFn::kRelu:
+      return x > 0.0 ? x : 0.0;
+    case ActFn::kTanh:
+      return std::tanh(x);
+    case ActFn::kSigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case ActFn::kAffine:
+      return a.alpha * x + a.beta;
+    case ActFn::kLeakyRelu:
+      return x >= 0.0 ? x : a.alpha * x;
+    case ActFn::kThresholdedRelu:
+      return x >= a.alpha ? x : 0.0;  // as the RNN spec writes it
+    case ActFn::kScaledTanh:
+      return a.alpha * std::tanh(a.beta * x);
+    case ActFn::kHardSigmoid:
+      return std::clamp(a.alpha * x + a.beta, 0.0, 1.0);
+    case ActFn::kElu:
+      return x >= 0.0 ? x : a.alpha * (std::exp(x) - 1.0);
+    case ActFn::kSoftsign:
+      return x / (1.0 + std::fabs(x));
+    case ActFn::kSoftplus:
+      return x > 30.0 ? x : std::log1p(std::exp(x));
   }
   return x;
 }
@@ -124,8 +150,8 @@ struct Problem {
   bool input_forget = false;
   bool linear_before_reset = false;
   std::vector<double> x, w, r, b, h0, c0, p;  // b, h0, c0, p empty when absent
-  std::vector<int64_t> lens;                   // per batch row
-  std::vector<Activation> acts;                // acts_per_dir * dirs
+  std::vector<int64_t> lens;                  // per batch row
+  std::vector<Activation> acts;               // acts_per_dir * dirs
   int64_t acts_per_dir = 1;
 
   double x_at(int64_t t, int64_t n, int64_t i) const {
@@ -164,8 +190,8 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
   HONE_TRY(const Tensor* w, ctx.tensor(1));
   HONE_TRY(const Tensor* r, ctx.tensor(2));
   if (!is_floating(x->dtype()))
-    return fail(ErrorCode::kInvalidArgument, std::string(op) + " input X must be a float tensor, got " +
-                                                 x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(op) + " input X must be a float tensor, got " + x->describe());
   for (const Tensor* t : {w, r})
     if (t->dtype() != x->dtype())
       return fail(ErrorCode::kInvalidArgument, std::string(op) + " W and R must have X's dtype " +
@@ -207,17 +233,17 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
   p.w = to_doubles(*w);
   p.r = to_doubles(*r);
 
-  const std::vector<int64_t> state_shape =
-      p.layout == 0 ? std::vector<int64_t>{p.dirs, p.batch, p.hidden}
-                    : std::vector<int64_t>{p.batch, p.dirs, p.hidden};
+  const std::vector<int64_t> state_shape = p.layout == 0
+                                               ? std::vector<int64_t>{p.dirs, p.batch, p.hidden}
+                                               : std::vector<int64_t>{p.batch, p.dirs, p.hidden};
   auto read_opt = [&](size_t i, const std::vector<int64_t>& shape, const char* what,
                       std::vector<double>& out) -> Result<void> {
     if (!ctx.has_input(i)) return {};
     HONE_TRY(const Tensor* t, ctx.tensor(i));
     if (t->dtype() != x->dtype())
-      return fail(ErrorCode::kInvalidArgument, std::string(op) + " " + what + " must have X's dtype " +
-                                                   std::string(dtype_name(x->dtype())) + ", got " +
-                                                   t->describe());
+      return fail(ErrorCode::kInvalidArgument,
+                  std::string(op) + " " + what + " must have X's dtype " +
+                      std::string(dtype_name(x->dtype())) + ", got " + t->describe());
     HONE_CHECK_OK(check_shape(*t, shape, what));
     out = to_doubles(*t);
     return {};
@@ -233,15 +259,17 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
   if (ctx.has_input(4)) {
     HONE_TRY(const Tensor* sl, ctx.tensor(4));
     if (!is_integer(sl->dtype()))
-      return fail(ErrorCode::kInvalidArgument,
-                  std::string(op) + " sequence_lens must be an integer tensor, got " + sl->describe());
+      return fail(
+          ErrorCode::kInvalidArgument,
+          std::string(op) + " sequence_lens must be an integer tensor, got " + sl->describe());
     HONE_CHECK_OK(check_shape(*sl, {p.batch}, "sequence_lens"));
     p.lens = to_int64s(*sl);
     for (size_t n = 0; n < p.lens.size(); ++n)
       if (p.lens[n] < 0 || p.lens[n] > p.seq)
         return fail(ErrorCode::kInvalidArgument,
-                    std::string(op) + " sequence_lens[" + std::to_string(n) + "] = " +
-                        std::to_string(p.lens[n]) + " is outside [0, " + std::to_string(p.seq) + "]");
+                    std::string(op) + " sequence_lens[" + std::to_string(n) +
+                        "] = " + std::to_string(p.lens[n]) + " is outside [0, " +
+                        std::to_string(p.seq) + "]");
   }
 
   if (node.has_attr("clip")) {
@@ -256,24 +284,31 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
 
   std::vector<std::string> defaults;
   switch (kind) {
-    case CellKind::kRnn: defaults = {"Tanh"}; break;
-    case CellKind::kGru: defaults = {"Sigmoid", "Tanh"}; break;
-    case CellKind::kLstm: defaults = {"Sigmoid", "Tanh", "Tanh"}; break;
+    case CellKind::kRnn:
+      defaults = {"Tanh"};
+      break;
+    case CellKind::kGru:
+      defaults = {"Sigmoid", "Tanh"};
+      break;
+    case CellKind::kLstm:
+      defaults = {"Sigmoid", "Tanh", "Tanh"};
+      break;
   }
   p.acts_per_dir = static_cast<int64_t>(defaults.size());
   std::vector<std::string> names = node.attr_strings("activations");
   if (names.empty()) {
-    for (int64_t d = 0; d < p.dirs; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+    for (int64_t d = 0; d < p.dirs; ++d)
+      names.insert(names.end(), defaults.begin(), defaults.end());
   } else if (p.dirs == 2 && static_cast<int64_t>(names.size()) == p.acts_per_dir) {
     // One direction's list given for a bidirectional op: use it for both.
     const std::vector<std::string> once = names;
     names.insert(names.end(), once.begin(), once.end());
   }
   if (static_cast<int64_t>(names.size()) != p.acts_per_dir * p.dirs)
-    return fail(ErrorCode::kInvalidArgument,
-                std::string(op) + " expects " + std::to_string(p.acts_per_dir * p.dirs) +
-                    " activations for direction '" + direction + "', got " +
-                    std::to_string(names.size()));
+    return fail(ErrorCode::kInvalidArgument, std::string(op) + " expects " +
+                                                 std::to_string(p.acts_per_dir * p.dirs) +
+                                                 " activations for direction '" + direction +
+                                                 "', got " + std::to_string(names.size()));
   const std::vector<float> alphas = node.attr_floats("activation_alpha");
   const std::vector<float> betas = node.attr_floats("activation_beta");
   size_t na = 0, nb = 0;
@@ -359,8 +394,8 @@ void run_row(const Problem& p, int64_t d, int64_t n, Outputs& out) {
         for (int64_t j = 0; j < H; ++j) {
           const double pi = P ? P[j] : 0.0, po = P ? P[H + j] : 0.0, pf = P ? P[2 * H + j] : 0.0;
           const double it = p.act(d, 0, xg[j] + hg[j] + pi * c[j]);
-          const double ft = p.input_forget ? 1.0 - it
-                                           : p.act(d, 0, xg[2 * H + j] + hg[2 * H + j] + pf * c[j]);
+          const double ft =
+              p.input_forget ? 1.0 - it : p.act(d, 0, xg[2 * H + j] + hg[2 * H + j] + pf * c[j]);
           const double ct = p.act(d, 1, xg[3 * H + j] + hg[3 * H + j]);
           const double cn = ft * c[j] + it * ct;
           const double ot = p.act(d, 0, xg[H + j] + hg[H + j] + po * cn);
@@ -397,9 +432,9 @@ Result<void> recurrent(KernelContext& ctx, CellKind kind) {
     for (int64_t job = begin; job < end; ++job) run_row(p, job / p.batch, job % p.batch, out);
   });
 
-  const std::vector<int64_t> state_shape =
-      p.layout == 0 ? std::vector<int64_t>{p.dirs, p.batch, p.hidden}
-                    : std::vector<int64_t>{p.batch, p.dirs, p.hidden};
+  const std::vector<int64_t> state_shape = p.layout == 0
+                                               ? std::vector<int64_t>{p.dirs, p.batch, p.hidden}
+                                               : std::vector<int64_t>{p.batch, p.dirs, p.hidden};
   if (want_y) {
     const std::vector<int64_t> y_shape =
         p.layout == 0 ? std::vector<int64_t>{p.seq, p.dirs, p.batch, p.hidden}

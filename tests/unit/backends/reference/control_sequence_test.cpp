@@ -15,7 +15,8 @@ RuntimeValue seq_of(std::vector<Tensor> ts) {
 
 // One node `op` over graph inputs of the given kinds; returns its outputs.
 Result<std::vector<RuntimeValue>> run_op(const std::string& op, std::vector<RuntimeValue> ins,
-                                         Attrs attrs = {}, int num_outputs = 1, int64_t opset = 17) {
+                                         Attrs attrs = {}, int num_outputs = 1,
+                                         int64_t opset = 17) {
   Graph g("g");
   g.opsets()[""] = opset;
   std::vector<ValueId> ids;
@@ -36,10 +37,13 @@ Result<std::vector<RuntimeValue>> run_op(const std::string& op, std::vector<Runt
   return run_values(g, std::move(given));
 }
 
-Tensor f32(std::vector<int64_t> shape, std::vector<float> v) { return Tensor::from<float>(shape, v); }
+Tensor f32(std::vector<int64_t> shape, std::vector<float> v) {
+  return Tensor::from<float>(shape, v);
+}
 
 TEST(ControlSequence, ConstructAtAndLength) {
-  auto made = run_op("SequenceConstruct", {RuntimeValue::of(f32({1}, {1})), RuntimeValue::of(f32({2}, {2, 3}))});
+  auto made = run_op("SequenceConstruct",
+                     {RuntimeValue::of(f32({1}, {1})), RuntimeValue::of(f32({2}, {2, 3}))});
   ASSERT_TRUE(made) << made.error().to_string();
   ASSERT_TRUE((*made)[0].is_sequence());
   EXPECT_EQ((*made)[0].sequence.size(), 2u);
@@ -80,15 +84,15 @@ TEST(ControlSequence, InsertAtPositionsAndEnd) {
   ASSERT_TRUE(back) << back.error().to_string();
   ASSERT_EQ((*back)[0].sequence.size(), 3u);
   EXPECT_EQ((*back)[0].sequence[2].data<float>()[0], 9);
-  auto front = run_op("SequenceInsert",
-                      {s, RuntimeValue::of(f32({1}, {9})), RuntimeValue::of(Tensor::scalar<int64_t>(-2))});
+  auto front = run_op("SequenceInsert", {s, RuntimeValue::of(f32({1}, {9})),
+                                         RuntimeValue::of(Tensor::scalar<int64_t>(-2))});
   ASSERT_TRUE(front) << front.error().to_string();
   EXPECT_EQ((*front)[0].sequence[0].data<float>()[0], 9);
   EXPECT_EQ((*front)[0].sequence[1].data<float>()[0], 1);
   auto wrong = run_op("SequenceInsert", {s, RuntimeValue::of(Tensor::scalar<int64_t>(1))});
   ASSERT_FALSE(wrong);
-  auto far = run_op("SequenceInsert",
-                    {s, RuntimeValue::of(f32({1}, {9})), RuntimeValue::of(Tensor::scalar<int64_t>(3))});
+  auto far = run_op("SequenceInsert", {s, RuntimeValue::of(f32({1}, {9})),
+                                       RuntimeValue::of(Tensor::scalar<int64_t>(3))});
   ASSERT_FALSE(far);
 }
 
@@ -116,7 +120,9 @@ TEST(ControlSequence, EmptyHasTheRequestedDtype) {
   EXPECT_EQ((*dflt)[0].elem_type, DType::kF32);
 }
 
-Tensor iota23() { return f32({2, 3}, {0, 1, 2, 3, 4, 5}); }
+Tensor iota23() {
+  return f32({2, 3}, {0, 1, 2, 3, 4, 5});
+}
 
 TEST(ControlSequence, SplitToSequenceWithoutSplit) {
   auto keep = run_op("SplitToSequence", {RuntimeValue::of(iota23())}, {{"axis", int64_t{1}}});
@@ -139,15 +145,17 @@ TEST(ControlSequence, SplitToSequenceScalarAndListSplits) {
   ASSERT_EQ((*chunks)[0].sequence.size(), 2u);  // sizes 2 and 1
   EXPECT_EQ(values_of<float>((*chunks)[0].sequence[0]), (std::vector<float>{0, 1, 3, 4}));
   EXPECT_EQ(values_of<float>((*chunks)[0].sequence[1]), (std::vector<float>{2, 5}));
-  auto sizes = run_op("SplitToSequence",
-                      {RuntimeValue::of(iota23()), RuntimeValue::of(Tensor::from<int64_t>({2}, {1, 2}))},
-                      {{"axis", int64_t{1}}});
+  auto sizes =
+      run_op("SplitToSequence",
+             {RuntimeValue::of(iota23()), RuntimeValue::of(Tensor::from<int64_t>({2}, {1, 2}))},
+             {{"axis", int64_t{1}}});
   ASSERT_TRUE(sizes) << sizes.error().to_string();
   EXPECT_EQ((*sizes)[0].sequence[1].shape(), (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(values_of<float>((*sizes)[0].sequence[1]), (std::vector<float>{1, 2, 4, 5}));
-  auto bad = run_op("SplitToSequence",
-                    {RuntimeValue::of(iota23()), RuntimeValue::of(Tensor::from<int64_t>({2}, {1, 1}))},
-                    {{"axis", int64_t{1}}});
+  auto bad =
+      run_op("SplitToSequence",
+             {RuntimeValue::of(iota23()), RuntimeValue::of(Tensor::from<int64_t>({2}, {1, 1}))},
+             {{"axis", int64_t{1}}});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("sum to 2"), std::string::npos) << bad.error().to_string();
   auto axis = run_op("SplitToSequence", {RuntimeValue::of(iota23())}, {{"axis", int64_t{2}}});
@@ -170,7 +178,8 @@ TEST(ControlSequence, ConcatFromSequenceConcatsOrStacks) {
   EXPECT_EQ(values_of<float>((*ok)[0].tensor), (std::vector<float>{1, 2, 3, 4, 5}));
   auto bad = run_op("ConcatFromSequence", {ragged}, {{"axis", int64_t{0}}});
   ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message().find("except axis 0"), std::string::npos) << bad.error().to_string();
+  EXPECT_NE(bad.error().message().find("except axis 0"), std::string::npos)
+      << bad.error().to_string();
 }
 
 TEST(ControlSequence, SequenceMapAppliesTheBodyPerElement) {

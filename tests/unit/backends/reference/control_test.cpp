@@ -64,6 +64,33 @@ TEST(ControlIf, BranchesSeeOuterNames) {
   EXPECT_EQ(values_of<float>((*r)[0].tensor), (std::vector<float>{4, 5}));
 }
 
+TEST(ControlIf, BranchesMayReturnSequencesAndOptionals) {
+  Graph then_g("then");
+  ValueId a = then_g.add_initializer("a", Tensor::scalar<float>(1));
+  ValueId b = then_g.add_initializer("b", Tensor::scalar<float>(2));
+  ValueId seq = then_g.add_node("SequenceConstruct", {a, b}, 1)[0];
+  then_g.add_output(then_g.add_node("Optional", {seq}, 1)[0]);
+  Graph else_g("else");
+  else_g.add_output(
+      else_g.add_node("Optional", {}, 1, {{"type", std::string("seq(tensor(float))")}})[0]);
+  Graph g("if");
+  ValueId cond = g.add_input("cond", DType::kBool, scalar_shape());
+  g.add_output(g.add_node(
+      "If", {cond}, 1,
+      {{"then_branch", share(std::move(then_g))}, {"else_branch", share(std::move(else_g))}},
+      "if")[0]);
+  auto yes = run_values(g, {RuntimeValue::of(Tensor::scalar<bool>(true))});
+  ASSERT_TRUE(yes) << yes.error().to_string();
+  EXPECT_TRUE((*yes)[0].optional);
+  ASSERT_TRUE((*yes)[0].is_sequence());
+  EXPECT_EQ((*yes)[0].sequence.size(), 2u);
+  auto no = run_values(g, {RuntimeValue::of(Tensor::scalar<bool>(false))});
+  ASSERT_TRUE(no) << no.error().to_string();
+  EXPECT_TRUE((*no)[0].optional);
+  EXPECT_TRUE((*no)[0].is_none());
+  EXPECT_EQ((*no)[0].elem_type, DType::kF32);
+}
+
 // Body: x' = x + step; scan output = x (the value before the update);
 // cond' = the body's constant `keep_going`.
 std::shared_ptr<const Graph> counting_body(float step, bool keep_going) {
@@ -92,7 +119,8 @@ Graph loop_graph(bool with_m, bool with_cond, std::shared_ptr<const Graph> body)
 }
 
 TEST(ControlLoop, RunsMTimesAndStacksScanOutputs) {
-  Graph g = loop_graph(true, false, counting_body(1.0f, false));  // cond output ignored without cond
+  Graph g =
+      loop_graph(true, false, counting_body(1.0f, false));  // cond output ignored without cond
   auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<int64_t>(3)),
                           RuntimeValue::of(Tensor::from<float>({2}, {10, 20}))});
   ASSERT_TRUE(r) << r.error().to_string();
@@ -169,12 +197,56 @@ TEST(ControlLoop, ScanOutputsOfDifferentShapesAreAnError) {
   ValueId x = b.add_input("x", DType::kF32, std::nullopt);
   ValueId twice = b.add_node("SequenceConstruct", {x, x}, 1)[0];
   ValueId doubled = b.add_node("ConcatFromSequence", {twice}, 1, {{"axis", int64_t{0}}})[0];
-  b.set_outputs({b.add_node("Identity", {cond_in}, 1)[0], doubled, b.add_node("Identity", {x}, 1)[0]});
+  b.set_outputs(
+      {b.add_node("Identity", {cond_in}, 1)[0], doubled, b.add_node("Identity", {x}, 1)[0]});
   Graph g = loop_graph(true, false, share(std::move(b)));
   auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<int64_t>(2)),
                           RuntimeValue::of(Tensor::from<float>({1}, {1}))});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("must match to be stacked"), std::string::npos)
+      << r.error().to_string();
+}
+
+TEST(ControlLoop, BodyReadsOuterValuesAndCarriesOptionals) {
+  // x' = x + outer_step (captured); o is an empty optional carried unchanged.
+  Graph b("body");
+  b.add_input("iter", DType::kI64, scalar_shape());
+  ValueId cond_in = b.add_input("cond_in", DType::kBool, scalar_shape());
+  ValueId x = b.add_input("x", DType::kF32, std::nullopt);
+  ValueId o = b.add_value(declared("o", ValueKind::kOptional, DType::kF32));
+  b.set_inputs({b.inputs()[0], cond_in, x, o});
+  ValueId step = b.add_value(declared("outer_step"));
+  ValueId has = b.add_node("OptionalHasElement", {o}, 1)[0];
+  b.set_outputs({b.add_node("Identity", {cond_in}, 1)[0], b.add_node("Add", {x, step}, 1)[0],
+                 b.add_node("Identity", {o}, 1)[0], has});
+
+  Graph g("loop");
+  ValueId m = g.add_input("M", DType::kI64, scalar_shape());
+  ValueId x0 = g.add_input("x0", DType::kF32, std::nullopt);
+  g.add_input("outer_step", DType::kF32, std::nullopt);
+  ValueId none = g.add_node("Optional", {}, 1, {{"type", std::string("tensor(float)")}})[0];
+  g.set_outputs(
+      g.add_node("Loop", {m, kNoValue, x0, none}, 3, {{"body", share(std::move(b))}}, "loop"));
+  auto r = run_values(
+      g, {RuntimeValue::of(Tensor::scalar<int64_t>(2)), RuntimeValue::of(Tensor::scalar<float>(1)),
+          RuntimeValue::of(Tensor::scalar<float>(0.5f))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ((*r)[0].tensor.data<float>()[0], 2.0f);
+  EXPECT_TRUE((*r)[1].optional);
+  EXPECT_TRUE((*r)[1].is_none());
+  EXPECT_EQ(values_of<bool>((*r)[2].tensor), (std::vector<bool>{false, false}));
+}
+
+TEST(ControlLoop, WrongBodyArityIsAnError) {
+  Graph b("body");
+  b.add_input("iter", DType::kI64, scalar_shape());
+  ValueId cond_in = b.add_input("cond_in", DType::kBool, scalar_shape());
+  b.set_outputs({cond_in});
+  Graph g = loop_graph(true, false, share(std::move(b)));
+  auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<int64_t>(1)),
+                          RuntimeValue::of(Tensor::scalar<float>(1))});
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message().find("must take 2 + 1 inputs"), std::string::npos)
       << r.error().to_string();
 }
 
@@ -192,7 +264,8 @@ Graph scan_graph(int64_t opset, Attrs attrs, bool with_lens = false) {
   Graph g("scan");
   g.opsets()[""] = opset;
   std::vector<ValueId> ins;
-  if (opset < 9) ins.push_back(with_lens ? g.add_input("lens", DType::kI64, std::nullopt) : kNoValue);
+  if (opset < 9)
+    ins.push_back(with_lens ? g.add_input("lens", DType::kI64, std::nullopt) : kNoValue);
   ins.push_back(g.add_input("s0", DType::kF32, std::nullopt));
   ins.push_back(g.add_input("xs", DType::kF32, std::nullopt));
   attrs["body"] = cumsum_body();
@@ -244,6 +317,15 @@ TEST(ControlScan, Opset8ReverseDirection) {
                           RuntimeValue::of(Tensor::from<float>({1, 3, 1}, {1, 2, 3}))});
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(values_of<float>((*r)[1].tensor), (std::vector<float>{3, 5, 6}));
+}
+
+TEST(ControlScan, ZeroLengthKeepsTheStateAndGivesEmptyOutputs) {
+  Graph g = scan_graph(11, {});
+  auto r = run_values(g, {RuntimeValue::of(Tensor::from<float>({2}, {3, 4})),
+                          RuntimeValue::of(Tensor::zeros(DType::kF32, {0, 2}))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(values_of<float>((*r)[0].tensor), (std::vector<float>{3, 4}));
+  EXPECT_EQ((*r)[1].tensor.numel(), 0);
 }
 
 TEST(ControlScan, MismatchedLengthsAreAnError) {

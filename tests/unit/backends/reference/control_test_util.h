@@ -56,7 +56,9 @@ inline Result<std::vector<RuntimeValue>> run_values(const Graph& g, std::vector<
   return Interpreter(control_registry()).run(g, std::move(ins));
 }
 
-inline std::shared_ptr<const Graph> share(Graph g) { return std::make_shared<const Graph>(std::move(g)); }
+inline std::shared_ptr<const Graph> share(Graph g) {
+  return std::make_shared<const Graph>(std::move(g));
+}
 
 template <class T>
 std::vector<T> values_of(const Tensor& t) {
@@ -73,6 +75,8 @@ inline Value declared(std::string name, ValueKind kind = ValueKind::kTensor,
   return v;
 }
 
-inline Shape scalar_shape() { return Shape(std::vector<Dim>{}); }
+inline Shape scalar_shape() {
+  return Shape(std::vector<Dim>{});
+}
 
 }  // namespace hone::reference::testing

@@ -13,14 +13,21 @@ namespace {
 using Attrs = std::map<std::string, Attribute>;
 using Inputs = std::vector<std::optional<Tensor>>;
 
-double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
 
-Tensor f32(std::vector<int64_t> shape, std::vector<float> v) { return Tensor::from<float>(shape, v); }
+Tensor f32(std::vector<int64_t> shape, std::vector<float> v) {
+  return Tensor::from<float>(shape, v);
+}
 
-std::vector<float> vals(const Tensor& t) { return std::vector<float>(t.data<float>(), t.data<float>() + t.numel()); }
+std::vector<float> vals(const Tensor& t) {
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.numel());
+}
 
 // Runs one recurrent node; absent entries of `ins` are omitted inputs.
-Result<std::vector<Tensor>> run(const std::string& op, const Inputs& ins, Attrs attrs, int outputs) {
+Result<std::vector<Tensor>> run(const std::string& op, const Inputs& ins, Attrs attrs,
+                                int outputs) {
   GraphBuilder b("rnn");
   std::vector<ValueId> ids;
   std::vector<Tensor> given;
@@ -38,7 +45,8 @@ Result<std::vector<Tensor>> run(const std::string& op, const Inputs& ins, Attrs 
   return Interpreter().run_tensors(g, given);
 }
 
-void expect_near(const std::vector<float>& got, const std::vector<double>& want, double tol = 1e-6) {
+void expect_near(const std::vector<float>& got, const std::vector<double>& want,
+                 double tol = 1e-6) {
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
 }
@@ -65,10 +73,10 @@ TEST(Rnn, ReverseReluWithSequenceLensAndInitialH) {
   Tensor r = f32({1, 1, 1}, {1});
   Tensor lens = Tensor::from<int32_t>({2}, {3, 1});
   Tensor h0 = f32({1, 2, 1}, {10, 20});
-  auto out = run("RNN", {x, w, r, std::nullopt, lens, h0},
-                 {{"direction", std::string("reverse")},
-                  {"activations", std::vector<std::string>{"Relu"}}},
-                 2);
+  auto out = run(
+      "RNN", {x, w, r, std::nullopt, lens, h0},
+      {{"direction", std::string("reverse")}, {"activations", std::vector<std::string>{"Relu"}}},
+      2);
   ASSERT_TRUE(out) << out.error().to_string();
   // Row 0: t2 = 13, t1 = 15, t0 = 16. Row 1 (length 1): t0 = 24, rest zero.
   EXPECT_EQ(vals((*out)[0]), (std::vector<float>{16, 24, 15, 0, 13, 0}));
@@ -89,7 +97,7 @@ TEST(Rnn, BidirectionalActivationsConsumeAlphaAndBetaInOrder) {
   ASSERT_TRUE(out) << out.error().to_string();
   EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 2, 1, 1}));
   EXPECT_EQ(vals((*out)[0]), (std::vector<float>{-3, -1, 7, 3}));  // [t][dir]
-  EXPECT_EQ(vals((*out)[1]), (std::vector<float>{7, -1}));         // forward ends at t1, reverse at t0
+  EXPECT_EQ(vals((*out)[1]), (std::vector<float>{7, -1}));  // forward ends at t1, reverse at t0
 }
 
 TEST(Rnn, ClipBoundsActivationInputs) {
@@ -156,7 +164,8 @@ TEST(Rnn, ParameterisedActivations) {
     Attrs attrs{{"activations", std::vector<std::string>{c.name}}};
     if (!c.alpha.empty()) attrs["activation_alpha"] = c.alpha;
     if (!c.beta.empty()) attrs["activation_beta"] = c.beta;
-    auto out = run("RNN", {f32({1, 1, 1}, {c.x}), f32({1, 1, 1}, {1}), f32({1, 1, 1}, {0})}, attrs, 2);
+    auto out =
+        run("RNN", {f32({1, 1, 1}, {c.x}), f32({1, 1, 1}, {1}), f32({1, 1, 1}, {0})}, attrs, 2);
     ASSERT_TRUE(out) << c.name << ": " << out.error().to_string();
     EXPECT_NEAR((*out)[1].data<float>()[0], c.want, 1e-6) << c.name;
   }
@@ -165,7 +174,8 @@ TEST(Rnn, ParameterisedActivations) {
 TEST(Rnn, EmptySequenceReturnsTheInitialState) {
   Tensor x = Tensor::zeros(DType::kF32, {0, 2, 1});
   Tensor h0 = f32({1, 2, 1}, {3, -3});
-  auto out = run("RNN", {x, f32({1, 1, 1}, {1}), f32({1, 1, 1}, {1}), std::nullopt, std::nullopt, h0}, {}, 2);
+  auto out = run(
+      "RNN", {x, f32({1, 1, 1}, {1}), f32({1, 1, 1}, {1}), std::nullopt, std::nullopt, h0}, {}, 2);
   ASSERT_TRUE(out) << out.error().to_string();
   EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{0, 1, 2, 1}));
   EXPECT_EQ(vals((*out)[1]), (std::vector<float>{3, -3}));
@@ -211,7 +221,8 @@ TEST(Gru, OneStepBothResetModes) {
   Tensor x = f32({1, 1, 1}, {float(c.x)});
   Tensor w = f32({1, 3, 1}, {float(c.wz), float(c.wr), float(c.wh)});
   Tensor r = f32({1, 3, 1}, {float(c.rz), float(c.rr), float(c.rh)});
-  Tensor bias = f32({1, 6}, {float(c.wbz), float(c.wbr), float(c.wbh), float(c.rbz), float(c.rbr), float(c.rbh)});
+  Tensor bias = f32(
+      {1, 6}, {float(c.wbz), float(c.wbr), float(c.wbh), float(c.rbz), float(c.rbr), float(c.rbh)});
   Tensor h0 = f32({1, 1, 1}, {float(c.h0)});
   const double z = sigmoid(c.wz * c.x + c.rz * c.h0 + c.wbz + c.rbz);
   const double rg = sigmoid(c.wr * c.x + c.rr * c.h0 + c.wbr + c.rbr);
@@ -252,7 +263,8 @@ struct LstmScalar {
 };
 
 TEST(Lstm, PeepholesBiasAndInitialState) {
-  const LstmScalar m{0.5, -0.3, 0.8, 1.1, 0.2, 0.4, -0.6, 0.9, 0.1, -0.2, 0.3, 0.05, 0.7, -0.4, 0.25};
+  const LstmScalar m{0.5, -0.3, 0.8, 1.1,  0.2, 0.4,  -0.6, 0.9,
+                     0.1, -0.2, 0.3, 0.05, 0.7, -0.4, 0.25};
   Tensor x = f32({2, 1, 1}, {1.5f, -0.5f});
   Tensor w = f32({1, 4, 1}, {0.5f, -0.3f, 0.8f, 1.1f});
   Tensor r = f32({1, 4, 1}, {0.2f, 0.4f, -0.6f, 0.9f});
@@ -300,7 +312,8 @@ TEST(Lstm, BatchwiseLayoutTransposesInputsAndOutputs) {
   Tensor x1 = Tensor::zeros(DType::kF32, {B, S, I});
   for (int64_t s = 0; s < S; ++s)
     for (int64_t b = 0; b < B; ++b)
-      for (int64_t i = 0; i < I; ++i) x1.data<float>()[(b * S + s) * I + i] = x0.data<float>()[(s * B + b) * I + i];
+      for (int64_t i = 0; i < I; ++i)
+        x1.data<float>()[(b * S + s) * I + i] = x0.data<float>()[(s * B + b) * I + i];
   Tensor w = pattern({1, 4 * H, I}, 0.5f, 0.3f);
   Tensor r = pattern({1, 4 * H, H}, 0.5f, 0.9f);
   auto a = run("LSTM", {x0, w, r}, {{"hidden_size", H}}, 3);
@@ -312,7 +325,8 @@ TEST(Lstm, BatchwiseLayoutTransposesInputsAndOutputs) {
   for (int64_t s = 0; s < S; ++s)
     for (int64_t n = 0; n < B; ++n)
       for (int64_t j = 0; j < H; ++j)
-        EXPECT_EQ((*a)[0].data<float>()[(s * B + n) * H + j], (*b)[0].data<float>()[(n * S + s) * H + j]);
+        EXPECT_EQ((*a)[0].data<float>()[(s * B + n) * H + j],
+                  (*b)[0].data<float>()[(n * S + s) * H + j]);
   EXPECT_EQ(vals((*a)[1]), vals((*b)[1]));  // [1,B,H] and [B,1,H] share a layout
   EXPECT_EQ(vals((*a)[2]), vals((*b)[2]));
 }
@@ -322,7 +336,8 @@ TEST(Lstm, ReverseHalfOfBidirectionalIsForwardOnReversedInput) {
   Tensor x = pattern({S, B, I}, 1.0f, 0.2f);
   Tensor xr = Tensor::zeros(DType::kF32, {S, B, I});
   for (int64_t s = 0; s < S; ++s)
-    for (int64_t i = 0; i < I; ++i) xr.data<float>()[s * I + i] = x.data<float>()[(S - 1 - s) * I + i];
+    for (int64_t i = 0; i < I; ++i)
+      xr.data<float>()[s * I + i] = x.data<float>()[(S - 1 - s) * I + i];
   Tensor w2 = pattern({2, 4 * H, I}, 0.4f, 0.5f);
   Tensor r2 = pattern({2, 4 * H, H}, 0.4f, 1.3f);
   Tensor w1 = Tensor::zeros(DType::kF32, {1, 4 * H, I});
@@ -336,7 +351,8 @@ TEST(Lstm, ReverseHalfOfBidirectionalIsForwardOnReversedInput) {
   ASSERT_EQ((*both)[0].shape(), (std::vector<int64_t>{S, 2, B, H}));
   for (int64_t s = 0; s < S; ++s)
     for (int64_t j = 0; j < H; ++j)
-      EXPECT_FLOAT_EQ((*both)[0].data<float>()[(s * 2 + 1) * H + j], (*fwd)[0].data<float>()[(S - 1 - s) * H + j]);
+      EXPECT_FLOAT_EQ((*both)[0].data<float>()[(s * 2 + 1) * H + j],
+                      (*fwd)[0].data<float>()[(S - 1 - s) * H + j]);
   for (int64_t j = 0; j < H; ++j) {
     EXPECT_FLOAT_EQ((*both)[1].data<float>()[H + j], (*fwd)[1].data<float>()[j]);
     EXPECT_FLOAT_EQ((*both)[2].data<float>()[H + j], (*fwd)[2].data<float>()[j]);
