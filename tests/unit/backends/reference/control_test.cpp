@@ -91,6 +91,28 @@ TEST(ControlIf, BranchesMayReturnSequencesAndOptionals) {
   EXPECT_EQ((*no)[0].elem_type, DType::kF32);
 }
 
+TEST(ControlIf, CapturedValueOutlivesItsLastDirectReader) {
+  // `a` is read directly only by the node before If; the interpreter must not
+  // free it while the branch still captures it.
+  Graph g("if");
+  ValueId cond = g.add_input("cond", DType::kBool, scalar_shape());
+  ValueId x = g.add_input("x", DType::kF32, std::nullopt);
+  ValueId a = g.add_node("Identity", {x}, 1, {}, "make_a")[0];  // named "make_a_out0"
+  ValueId b = g.add_node("Identity", {a}, 1, {}, "read_a")[0];
+  Graph then_g("then");
+  ValueId cap = then_g.add_value(declared("make_a_out0"));
+  then_g.add_output(then_g.add_node("Identity", {cap}, 1)[0]);
+  ValueId y = g.add_node("If", {cond}, 1,
+                         {{"then_branch", share(std::move(then_g))},
+                          {"else_branch", const_branch("else", Tensor::scalar<float>(0))}},
+                         "if")[0];
+  g.set_outputs({b, y});
+  auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<bool>(true)),
+                          RuntimeValue::of(Tensor::scalar<float>(6))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ((*r)[1].tensor.data<float>()[0], 6.0f);
+}
+
 // Body: x' = x + step; scan output = x (the value before the update);
 // cond' = the body's constant `keep_going`.
 std::shared_ptr<const Graph> counting_body(float step, bool keep_going) {
