@@ -284,10 +284,17 @@ Result<void> sequence_map(KernelContext& ctx) {
 Result<DType> elem_type_of(const std::string& type) {
   const size_t open = type.rfind('(');
   const size_t close = type.find(')');
-  if (open == std::string::npos || close == std::string::npos || close < open)
-    return fail(ErrorCode::kInvalidArgument,
-                "Optional type '" + type + "' is not like 'tensor(float)'");
-  return dtype_from_string(type.substr(open + 1, close - open - 1));
+  if (open == std::string::npos && close == std::string::npos) {
+    // A bare element type ("float").
+    auto dt = dtype_from_string(type);
+    if (dt) return dt;
+  } else if (open != std::string::npos && close != std::string::npos && close > open) {
+    auto dt = dtype_from_string(type.substr(open + 1, close - open - 1));
+    if (dt) return dt;
+  }
+  return fail(ErrorCode::kInvalidArgument, "Optional type '" + type +
+                                               "' is not like 'tensor(float)' with a known "
+                                               "element type");
 }
 
 Result<void> optional_op(KernelContext& ctx) {

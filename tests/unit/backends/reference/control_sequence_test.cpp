@@ -223,6 +223,12 @@ TEST(ControlOptional, EmptyOptionalFromTypeAttribute) {
   EXPECT_NE(got.error().message().find("empty optional"), std::string::npos);
   auto untyped = run_op("Optional", {});
   ASSERT_FALSE(untyped);
+  auto strings = run_op("Optional", {}, {{"type", std::string("tensor(string)")}});
+  ASSERT_FALSE(strings);
+  EXPECT_NE(strings.error().message().find("tensor(string)"), std::string::npos);
+  auto bare = run_op("Optional", {}, {{"type", std::string("double")}});
+  ASSERT_TRUE(bare) << bare.error().to_string();
+  EXPECT_EQ((*bare)[0].elem_type, DType::kF64);
 }
 
 TEST(ControlOptional, Opset18AcceptsPlainValues) {
