@@ -1,8 +1,10 @@
 #include "backends/reference/interpreter.h"
 
+#include <algorithm>
 #include <exception>
 #include <map>
 #include <new>
+#include <set>
 
 #include "hone/shape.h"
 
@@ -138,6 +140,14 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
   for (size_t step = 0; step < order.size(); ++step)
     for (ValueId v : graph.node(order[step]).inputs)
       if (v != kNoValue) last_use[v] = static_cast<int64_t>(step);
+  // A value captured by a node's subgraphs (If/Loop/Scan bodies) is read by
+  // that node too, so it must live until then.
+  for (size_t step = 0; step < order.size(); ++step) {
+    for (const std::string& name : captured_names(graph.node(order[step]))) {
+      const ValueId v = graph.find_value(name);
+      if (v != kNoValue) last_use[v] = std::max(last_use[v], static_cast<int64_t>(step));
+    }
+  }
   std::vector<bool> keep(graph.values().size(), false);
   for (ValueId v : graph.outputs()) keep[v] = true;
 
