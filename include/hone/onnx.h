@@ -64,11 +64,11 @@ struct SaveOptions {
 struct DataValue {
   enum class Kind { kTensor, kSequence, kOptionalNone };
   Kind kind = Kind::kTensor;
-  Tensor tensor;                // kTensor
-  std::vector<Tensor> sequence; // kSequence
-  bool optional = false;        // the value was wrapped in an OptionalProto
+  Tensor tensor;                 // kTensor
+  std::vector<Tensor> sequence;  // kSequence
+  bool optional = false;         // the value was wrapped in an OptionalProto
   DType elem_type = DType::kUndefined;
-  std::string name;             // the proto's name field, when set
+  std::string name;  // the proto's name field, when set
 };
 
 /// Reads a conformance `input_K.pb` / `output_K.pb`, deciding from the bytes

@@ -40,13 +40,16 @@ Result<DataValue> from_sequence(const SequenceProto& sp) {
   v.name = sp.name();
   if (sp.elem_type() != SequenceProto::TENSOR && sp.elem_type() != SequenceProto::UNDEFINED)
     return fail(ErrorCode::kUnsupported, "sequence '" + sp.name() + "' holds elem_type " +
-                                             std::to_string(sp.elem_type()) + "; only sequences of tensors are supported");
+                                             std::to_string(sp.elem_type()) +
+                                             "; only sequences of tensors are supported");
   if (sp.sparse_tensor_values_size() || sp.sequence_values_size() || sp.map_values_size() ||
       sp.optional_values_size())
     return fail(ErrorCode::kUnsupported, "sequence '" + sp.name() + "' holds non-tensor values");
   for (int i = 0; i < sp.tensor_values_size(); ++i) {
     auto t = detail::tensor_from_proto(sp.tensor_values(i), kInlineOnly);
-    if (!t) return fail(std::move(t).error().add_context("in element " + std::to_string(i) + " of sequence '" + sp.name() + "'"));
+    if (!t)
+      return fail(std::move(t).error().add_context("in element " + std::to_string(i) +
+                                                   " of sequence '" + sp.name() + "'"));
     if (i > 0 && t->dtype() != v.elem_type)
       return fail(ErrorCode::kCorrupt, "sequence '" + sp.name() + "' mixes dtypes " +
                                            std::string(dtype_name(v.elem_type)) + " and " +
@@ -81,7 +84,8 @@ Result<DataValue> from_optional(const OptionalProto& op) {
     }
     default:
       return fail(ErrorCode::kUnsupported, "optional '" + op.name() + "' holds elem_type " +
-                                               std::to_string(op.elem_type()) + ", which is not supported");
+                                               std::to_string(op.elem_type()) +
+                                               ", which is not supported");
   }
   v.optional = true;
   v.name = op.name();

@@ -39,7 +39,8 @@ AttributeProto::AttributeType schema_attr_type(const Node& n, const std::string&
                                                const ExportContext& ctx) {
   const std::string domain = n.domain;
   auto it = ctx.opsets->find(domain);
-  const int version = static_cast<int>(it != ctx.opsets->end() ? it->second : (domain.empty() ? 17 : 1));
+  const int version =
+      static_cast<int>(it != ctx.opsets->end() ? it->second : (domain.empty() ? 17 : 1));
   const ::onnx::OpSchema* schema = ::onnx::OpSchemaRegistry::Schema(n.op_type, version, domain);
   if (schema == nullptr) return AttributeProto::UNDEFINED;
   auto a = schema->attributes().find(key);
@@ -84,7 +85,8 @@ Result<void> attribute_to_proto(const Node& n, const std::string& key, const Att
         } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
           if (schema_attr_type(n, key, ctx) == AttributeProto::TYPE_PROTOS) {
             ap->set_type(AttributeProto::TYPE_PROTOS);
-            for (const auto& s : v) HONE_CHECK_OK(detail::type_proto_from_string(s, ap->add_type_protos()));
+            for (const auto& s : v)
+              HONE_CHECK_OK(detail::type_proto_from_string(s, ap->add_type_protos()));
           } else {
             ap->set_type(AttributeProto::STRINGS);
             for (const auto& s : v) ap->add_strings(s);
@@ -121,8 +123,9 @@ Result<void> graph_to_proto(const Graph& g, GraphProto* gp, ExportContext& ctx, 
     const auto id = static_cast<ValueId>(i);
     const Value& v = g.value(id);
     if (v.initializer) {
-      HONE_CHECK_OK_CTX(detail::tensor_to_proto(*v.initializer, value_name(g, id), gp->add_initializer()),
-                        "while exporting initializer '" + v.name + "'");
+      HONE_CHECK_OK_CTX(
+          detail::tensor_to_proto(*v.initializer, value_name(g, id), gp->add_initializer()),
+          "while exporting initializer '" + v.name + "'");
     } else if (v.producer >= 0 && !outputs.count(id)) {
       ::onnx::TypeProto type;
       if (detail::value_type_to_proto(v, &type)) {
@@ -140,7 +143,8 @@ Result<void> graph_to_proto(const Graph& g, GraphProto* gp, ExportContext& ctx, 
     if (!n.domain.empty()) np->set_domain(n.domain);
     ctx.used_domains.insert(n.domain);
     for (ValueId in : n.inputs) np->add_input(in == kNoValue ? std::string() : value_name(g, in));
-    for (ValueId out : n.outputs) np->add_output(out == kNoValue ? std::string() : value_name(g, out));
+    for (ValueId out : n.outputs)
+      np->add_output(out == kNoValue ? std::string() : value_name(g, out));
     for (const auto& [key, attr] : n.attrs)
       HONE_CHECK_OK_CTX(attribute_to_proto(n, key, attr, ctx, np->add_attribute()),
                         "while exporting attribute '" + key + "' of node " + n.describe());
@@ -231,9 +235,11 @@ Result<std::vector<uint8_t>> save_model_to_bytes(const Graph& graph) {
   return bytes;
 }
 
-Result<void> save_model(const Graph& graph, const std::filesystem::path& file, const SaveOptions& options) {
+Result<void> save_model(const Graph& graph, const std::filesystem::path& file,
+                        const SaveOptions& options) {
   auto model = graph_to_model(graph);
-  if (!model) return fail(std::move(model).error().add_context("while saving '" + file.string() + "'"));
+  if (!model)
+    return fail(std::move(model).error().add_context("while saving '" + file.string() + "'"));
   if (options.external_data) {
     const std::string weights_name =
         options.external_file.empty() ? file.stem().string() + ".weights" : options.external_file;
@@ -246,8 +252,10 @@ Result<void> save_model(const Graph& graph, const std::filesystem::path& file, c
     collect_initializers(model->mutable_graph(), tensors);
     std::vector<uint8_t> weights;
     for (TensorProto* t : tensors) {
-      if (t->raw_data().size() < options.external_threshold_bytes || t->raw_data().empty()) continue;
-      const size_t offset = (weights.size() + kExternalAlignment - 1) / kExternalAlignment * kExternalAlignment;
+      if (t->raw_data().size() < options.external_threshold_bytes || t->raw_data().empty())
+        continue;
+      const size_t offset =
+          (weights.size() + kExternalAlignment - 1) / kExternalAlignment * kExternalAlignment;
       weights.resize(offset);
       weights.insert(weights.end(), t->raw_data().begin(), t->raw_data().end());
       t->set_data_location(TensorProto::EXTERNAL);
@@ -264,7 +272,8 @@ Result<void> save_model(const Graph& graph, const std::filesystem::path& file, c
     HONE_CHECK_OK_CTX(detail::write_file_atomic(file.parent_path() / rel, weights),
                       "while saving the weights of '" + file.string() + "'");
   }
-  HONE_CHECK_OK_CTX(detail::write_message_atomic(*model, file), "while saving '" + file.string() + "'");
+  HONE_CHECK_OK_CTX(detail::write_message_atomic(*model, file),
+                    "while saving '" + file.string() + "'");
   return {};
 }
 

@@ -11,8 +11,8 @@
 
 #include "core/log.h"
 #include "onnx/proto_tensor.h"
-#include "onnx/shape_infer.h"
 #include "onnx/proto_types.h"
+#include "onnx/shape_infer.h"
 
 namespace hone::onnx {
 namespace {
@@ -52,7 +52,9 @@ std::vector<std::string> outer_names(const OuterScope* scope) {
   return names;
 }
 
-std::string normalize_domain(const std::string& d) { return d == "ai.onnx" ? std::string() : d; }
+std::string normalize_domain(const std::string& d) {
+  return d == "ai.onnx" ? std::string() : d;
+}
 
 std::string node_label(const NodeProto& n, int index) {
   if (!n.name().empty()) return "node '" + n.name() + "' (" + n.op_type() + ")";
@@ -103,19 +105,24 @@ AttributeProto::AttributeType infer_attribute_type(const AttributeProto& a) {
 Result<Attribute> convert_attribute(const AttributeProto& a, ImportContext& ctx,
                                     const OuterScope* scope) {
   if (!a.ref_attr_name().empty())
-    return fail(ErrorCode::kUnsupported, "attribute '" + a.name() + "' refers to function attribute '" +
-                                             a.ref_attr_name() + "'; ONNX functions are not supported");
+    return fail(ErrorCode::kUnsupported,
+                "attribute '" + a.name() + "' refers to function attribute '" + a.ref_attr_name() +
+                    "'; ONNX functions are not supported");
   const AttributeProto::AttributeType held = infer_attribute_type(a);
   AttributeProto::AttributeType type = a.type();
   if (type == AttributeProto::UNDEFINED) type = held;
   if (held != AttributeProto::UNDEFINED && held != type)
     return fail(ErrorCode::kCorrupt, "attribute '" + a.name() + "' is declared " +
-                                         AttributeProto::AttributeType_Name(type) + " but holds a " +
+                                         AttributeProto::AttributeType_Name(type) +
+                                         " but holds a " +
                                          AttributeProto::AttributeType_Name(held) + " value");
   switch (type) {
-    case AttributeProto::FLOAT: return Attribute(a.f());
-    case AttributeProto::INT: return Attribute(static_cast<int64_t>(a.i()));
-    case AttributeProto::STRING: return Attribute(a.s());
+    case AttributeProto::FLOAT:
+      return Attribute(a.f());
+    case AttributeProto::INT:
+      return Attribute(static_cast<int64_t>(a.i()));
+    case AttributeProto::STRING:
+      return Attribute(a.s());
     case AttributeProto::TENSOR: {
       HONE_TRY(Tensor t, detail::tensor_from_proto(a.t(), ctx.ext));
       return Attribute(std::move(t));
@@ -130,9 +137,12 @@ Result<Attribute> convert_attribute(const AttributeProto& a, ImportContext& ctx,
       ctx.graphs.emplace_back(&a.g(), sub.get());
       return Attribute(std::shared_ptr<const Graph>(std::move(sub)));
     }
-    case AttributeProto::TYPE_PROTO: return Attribute(detail::type_proto_to_string(a.tp()));
-    case AttributeProto::FLOATS: return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
-    case AttributeProto::INTS: return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AttributeProto::TYPE_PROTO:
+      return Attribute(detail::type_proto_to_string(a.tp()));
+    case AttributeProto::FLOATS:
+      return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case AttributeProto::INTS:
+      return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
     case AttributeProto::STRINGS:
       return Attribute(std::vector<std::string>(a.strings().begin(), a.strings().end()));
     case AttributeProto::TENSORS: {
@@ -181,7 +191,8 @@ Result<Tensor> constant_value(const NodeProto& n, ImportContext& ctx) {
                                          " attributes; it needs exactly one value attribute");
   const AttributeProto& a = n.attribute(0);
   if (!a.ref_attr_name().empty())
-    return fail(ErrorCode::kUnsupported, "Constant refers to function attribute '" + a.ref_attr_name() +
+    return fail(ErrorCode::kUnsupported, "Constant refers to function attribute '" +
+                                             a.ref_attr_name() +
                                              "'; ONNX functions are not supported");
   const std::string& k = a.name();
   if (k == "value") return detail::tensor_from_proto(a.t(), ctx.ext);
@@ -199,7 +210,8 @@ Result<Tensor> constant_value(const NodeProto& n, ImportContext& ctx) {
     return t;
   }
   if (k == "value_string" || k == "value_strings")
-    return fail(ErrorCode::kUnsupported, "Constant holds a string (" + k + "); string tensors are not supported");
+    return fail(ErrorCode::kUnsupported,
+                "Constant holds a string (" + k + "); string tensors are not supported");
   return fail(ErrorCode::kCorrupt, "Constant has unknown attribute '" + k + "'");
 }
 
@@ -224,20 +236,26 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
   for (int i = 0; i < gp.initializer_size(); ++i) {
     const auto& tp = gp.initializer(i);
     if (tp.name().empty())
-      return fail(ErrorCode::kCorrupt, gname + " has initializer #" + std::to_string(i) + " without a name");
+      return fail(ErrorCode::kCorrupt,
+                  gname + " has initializer #" + std::to_string(i) + " without a name");
     HONE_CHECK_OK(define(tp.name(), "an initializer"));
     auto t = detail::tensor_from_proto(tp, ctx.ext);
-    if (!t) return fail(std::move(t).error().add_context("while importing initializer '" + tp.name() + "' of " + gname));
+    if (!t)
+      return fail(std::move(t).error().add_context("while importing initializer '" + tp.name() +
+                                                   "' of " + gname));
     g.add_initializer(tp.name(), std::move(*t));
   }
   for (int i = 0; i < gp.sparse_initializer_size(); ++i) {
     const auto& sp = gp.sparse_initializer(i);
     const std::string& name = sp.values().name();
     if (name.empty())
-      return fail(ErrorCode::kCorrupt, gname + " has sparse initializer #" + std::to_string(i) + " without a name");
+      return fail(ErrorCode::kCorrupt,
+                  gname + " has sparse initializer #" + std::to_string(i) + " without a name");
     HONE_CHECK_OK(define(name, "an initializer"));
     auto t = detail::tensor_from_sparse_proto(sp, ctx.ext);
-    if (!t) return fail(std::move(t).error().add_context("while importing sparse initializer '" + name + "' of " + gname));
+    if (!t)
+      return fail(std::move(t).error().add_context("while importing sparse initializer '" + name +
+                                                   "' of " + gname));
     g.add_initializer(name, std::move(*t));
   }
 
@@ -245,7 +263,8 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
   for (int i = 0; i < gp.input_size(); ++i) {
     const ValueInfoProto& vi = gp.input(i);
     if (vi.name().empty())
-      return fail(ErrorCode::kCorrupt, gname + " has input #" + std::to_string(i) + " without a name");
+      return fail(ErrorCode::kCorrupt,
+                  gname + " has input #" + std::to_string(i) + " without a name");
     // An input that also has an initializer is a constant with a default: keep the initializer.
     const ValueId init = g.find_value(vi.name());
     if (init != kNoValue && g.value(init).initializer) continue;
@@ -253,7 +272,8 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
     Value v;
     v.name = vi.name();
     v.doc = vi.doc_string();
-    HONE_CHECK_OK(detail::apply_type_proto(vi.type(), "graph input '" + vi.name() + "' of " + gname, v));
+    HONE_CHECK_OK(
+        detail::apply_type_proto(vi.type(), "graph input '" + vi.name() + "' of " + gname, v));
     inputs.push_back(g.add_value(std::move(v)));
   }
   g.set_inputs(inputs);
@@ -267,8 +287,7 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
   for (int i = 0; i < gp.node_size(); ++i) {
     const NodeProto& n = gp.node(i);
     const std::string label = node_label(n, i) + " of " + gname;
-    if (n.op_type().empty())
-      return fail(ErrorCode::kInvalidArgument, label + " has no op_type");
+    if (n.op_type().empty()) return fail(ErrorCode::kInvalidArgument, label + " has no op_type");
     if (is_constant_node(n)) {
       if (n.output_size() != 1 || n.output(0).empty())
         return fail(ErrorCode::kCorrupt, label + " must have exactly one named output");
@@ -330,7 +349,8 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
       if (a.name().empty())
         return fail(Error(ErrorCode::kCorrupt, "an attribute has no name").add_context(ctx_line));
       if (n.attrs.count(a.name()))
-        return fail(Error(ErrorCode::kCorrupt, "attribute '" + a.name() + "' appears twice").add_context(ctx_line));
+        return fail(Error(ErrorCode::kCorrupt, "attribute '" + a.name() + "' appears twice")
+                        .add_context(ctx_line));
       auto attr = convert_attribute(a, ctx, &scope);
       if (!attr) return fail(std::move(attr).error().add_context(ctx_line));
       n.attrs.emplace(a.name(), std::move(*attr));
@@ -342,23 +362,27 @@ Result<Graph> convert_graph(const GraphProto& gp, ImportContext& ctx, const Oute
   for (int i = 0; i < gp.output_size(); ++i) {
     const ValueInfoProto& vi = gp.output(i);
     if (vi.name().empty())
-      return fail(ErrorCode::kCorrupt, gname + " has output #" + std::to_string(i) + " without a name");
+      return fail(ErrorCode::kCorrupt,
+                  gname + " has output #" + std::to_string(i) + " without a name");
     ValueId id = g.find_value(vi.name());
     if (id == kNoValue) {
       if (outer == nullptr || lookup_outer(outer, vi.name()) == nullptr)
-        return fail(ErrorCode::kInvalidArgument, "graph output '" + vi.name() + "' of " + gname +
-                                                     " is not produced by any node, input or initializer");
+        return fail(ErrorCode::kInvalidArgument,
+                    "graph output '" + vi.name() + "' of " + gname +
+                        " is not produced by any node, input or initializer");
       id = capture(vi.name());
     }
     if (!g.value(id).initializer)
-      HONE_CHECK_OK(merge_type(vi.type(), "graph output '" + vi.name() + "' of " + gname, g.value(id)));
+      HONE_CHECK_OK(
+          merge_type(vi.type(), "graph output '" + vi.name() + "' of " + gname, g.value(id)));
     outputs.push_back(id);
   }
   g.set_outputs(std::move(outputs));
 
   if (outer != nullptr) {
     auto valid = g.validate(outer_names(outer));
-    if (!valid) return fail(std::move(valid).error().add_context("while checking subgraph " + gname));
+    if (!valid)
+      return fail(std::move(valid).error().add_context("while checking subgraph " + gname));
   }
   return g;
 }
@@ -370,11 +394,13 @@ void run_shape_inference(ModelProto& model, ImportContext& ctx) {
   if (!detail::infer_shapes_guarded(model, "onnx import")) return;
   for (auto& [proto, graph] : ctx.graphs) {
     apply_value_info(*proto, *graph);
-    for (const ValueInfoProto& vi : proto->output()) {
-      const ValueId id = graph->find_value(vi.name());
-      if (id == kNoValue || graph->value(id).initializer) continue;
-      (void)merge_type(vi.type(), "graph output '" + vi.name() + "'", graph->value(id));
-    }
+    // Inference also types subgraph inputs (Loop and Scan bodies) and outputs.
+    for (const auto* list : {&proto->input(), &proto->output()})
+      for (const ValueInfoProto& vi : *list) {
+        const ValueId id = graph->find_value(vi.name());
+        if (id == kNoValue || graph->value(id).initializer) continue;
+        (void)merge_type(vi.type(), "value '" + vi.name() + "'", graph->value(id));
+      }
   }
 }
 
@@ -405,14 +431,16 @@ Result<Graph> convert_model(ModelProto& model, ImportContext& ctx) {
 
 }  // namespace
 
-Result<Graph> load_model_from_bytes(std::span<const uint8_t> bytes, const std::filesystem::path& base_dir) {
+Result<Graph> load_model_from_bytes(std::span<const uint8_t> bytes,
+                                    const std::filesystem::path& base_dir) {
   if (bytes.size() > detail::kMaxModelBytes)
     return fail(ErrorCode::kUnsupported, "the model is " + std::to_string(bytes.size()) +
                                              " bytes; protobuf models are limited to 2 GiB");
   ModelProto model;
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return fail(ErrorCode::kCorrupt, "not a valid ONNX model: the bytes (" + std::to_string(bytes.size()) +
-                                         ") do not parse as a ModelProto (truncated, or not protobuf)");
+    return fail(ErrorCode::kCorrupt,
+                "not a valid ONNX model: the bytes (" + std::to_string(bytes.size()) +
+                    ") do not parse as a ModelProto (truncated, or not protobuf)");
   ImportContext ctx;
   ctx.ext.base_dir = base_dir;
   return convert_model(model, ctx);

@@ -19,41 +19,70 @@ using ::onnx::TensorProto;
 
 int32_t to_onnx_dtype(DType t) {
   switch (t) {
-    case DType::kF32: return TensorProto::FLOAT;
-    case DType::kF16: return TensorProto::FLOAT16;
-    case DType::kBF16: return TensorProto::BFLOAT16;
-    case DType::kF64: return TensorProto::DOUBLE;
-    case DType::kI8: return TensorProto::INT8;
-    case DType::kU8: return TensorProto::UINT8;
-    case DType::kI16: return TensorProto::INT16;
-    case DType::kU16: return TensorProto::UINT16;
-    case DType::kI32: return TensorProto::INT32;
-    case DType::kU32: return TensorProto::UINT32;
-    case DType::kI64: return TensorProto::INT64;
-    case DType::kU64: return TensorProto::UINT64;
-    case DType::kBool: return TensorProto::BOOL;
-    case DType::kUndefined: return TensorProto::UNDEFINED;
+    case DType::kF32:
+      return TensorProto::FLOAT;
+    case DType::kF16:
+      return TensorProto::FLOAT16;
+    case DType::kBF16:
+      return TensorProto::BFLOAT16;
+    case DType::kF64:
+      return TensorProto::DOUBLE;
+    case DType::kI8:
+      return TensorProto::INT8;
+    case DType::kU8:
+      return TensorProto::UINT8;
+    case DType::kI16:
+      return TensorProto::INT16;
+    case DType::kU16:
+      return TensorProto::UINT16;
+    case DType::kI32:
+      return TensorProto::INT32;
+    case DType::kU32:
+      return TensorProto::UINT32;
+    case DType::kI64:
+      return TensorProto::INT64;
+    case DType::kU64:
+      return TensorProto::UINT64;
+    case DType::kBool:
+      return TensorProto::BOOL;
+    case DType::kUndefined:
+      return TensorProto::UNDEFINED;
   }
   return TensorProto::UNDEFINED;
 }
 
 Result<DType> from_onnx_dtype(int32_t onnx_type) {
   switch (onnx_type) {
-    case TensorProto::UNDEFINED: return DType::kUndefined;
-    case TensorProto::FLOAT: return DType::kF32;
-    case TensorProto::UINT8: return DType::kU8;
-    case TensorProto::INT8: return DType::kI8;
-    case TensorProto::UINT16: return DType::kU16;
-    case TensorProto::INT16: return DType::kI16;
-    case TensorProto::INT32: return DType::kI32;
-    case TensorProto::INT64: return DType::kI64;
-    case TensorProto::BOOL: return DType::kBool;
-    case TensorProto::FLOAT16: return DType::kF16;
-    case TensorProto::DOUBLE: return DType::kF64;
-    case TensorProto::UINT32: return DType::kU32;
-    case TensorProto::UINT64: return DType::kU64;
-    case TensorProto::BFLOAT16: return DType::kBF16;
-    case TensorProto::STRING: return fail(ErrorCode::kUnsupported, "string tensors are not supported");
+    case TensorProto::UNDEFINED:
+      return DType::kUndefined;
+    case TensorProto::FLOAT:
+      return DType::kF32;
+    case TensorProto::UINT8:
+      return DType::kU8;
+    case TensorProto::INT8:
+      return DType::kI8;
+    case TensorProto::UINT16:
+      return DType::kU16;
+    case TensorProto::INT16:
+      return DType::kI16;
+    case TensorProto::INT32:
+      return DType::kI32;
+    case TensorProto::INT64:
+      return DType::kI64;
+    case TensorProto::BOOL:
+      return DType::kBool;
+    case TensorProto::FLOAT16:
+      return DType::kF16;
+    case TensorProto::DOUBLE:
+      return DType::kF64;
+    case TensorProto::UINT32:
+      return DType::kU32;
+    case TensorProto::UINT64:
+      return DType::kU64;
+    case TensorProto::BFLOAT16:
+      return DType::kBF16;
+    case TensorProto::STRING:
+      return fail(ErrorCode::kUnsupported, "string tensors are not supported");
     case TensorProto::COMPLEX64:
     case TensorProto::COMPLEX128:
       return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
@@ -75,7 +104,9 @@ struct FileCloser {
 };
 using File = std::unique_ptr<std::FILE, FileCloser>;
 
-std::string errno_text() { return std::strerror(errno); }
+std::string errno_text() {
+  return std::strerror(errno);
+}
 
 /// Element count of `dims`, checked: no negative dim, no overflow past 2^62.
 Result<int64_t> checked_numel(const TensorProto& t) {
@@ -94,7 +125,9 @@ Result<int64_t> checked_numel(const TensorProto& t) {
   return n;
 }
 
-std::vector<int64_t> dims_of(const TensorProto& t) { return {t.dims().begin(), t.dims().end()}; }
+std::vector<int64_t> dims_of(const TensorProto& t) {
+  return {t.dims().begin(), t.dims().end()};
+}
 
 template <class Dst, class Field>
 void copy_typed(const Field& field, Tensor& out) {
@@ -110,12 +143,17 @@ void copy_u16_bits(const google::protobuf::RepeatedField<int32_t>& field, Tensor
 /// How many values the typed field that holds `dtype` carries.
 int64_t typed_count(const TensorProto& t, DType dtype) {
   switch (dtype) {
-    case DType::kF32: return t.float_data_size();
-    case DType::kF64: return t.double_data_size();
-    case DType::kI64: return t.int64_data_size();
+    case DType::kF32:
+      return t.float_data_size();
+    case DType::kF64:
+      return t.double_data_size();
+    case DType::kI64:
+      return t.int64_data_size();
     case DType::kU32:
-    case DType::kU64: return t.uint64_data_size();
-    default: return t.int32_data_size();
+    case DType::kU64:
+      return t.uint64_data_size();
+    default:
+      return t.int32_data_size();
   }
 }
 
@@ -126,24 +164,47 @@ int64_t all_typed_count(const TensorProto& t) {
 
 void fill_typed(const TensorProto& t, DType dtype, Tensor& out) {
   switch (dtype) {
-    case DType::kF32: copy_typed<float>(t.float_data(), out); break;
-    case DType::kF64: copy_typed<double>(t.double_data(), out); break;
-    case DType::kI64: copy_typed<int64_t>(t.int64_data(), out); break;
-    case DType::kU32: copy_typed<uint32_t>(t.uint64_data(), out); break;
-    case DType::kU64: copy_typed<uint64_t>(t.uint64_data(), out); break;
-    case DType::kI32: copy_typed<int32_t>(t.int32_data(), out); break;
-    case DType::kI16: copy_typed<int16_t>(t.int32_data(), out); break;
-    case DType::kU16: copy_typed<uint16_t>(t.int32_data(), out); break;
-    case DType::kI8: copy_typed<int8_t>(t.int32_data(), out); break;
-    case DType::kU8: copy_typed<uint8_t>(t.int32_data(), out); break;
+    case DType::kF32:
+      copy_typed<float>(t.float_data(), out);
+      break;
+    case DType::kF64:
+      copy_typed<double>(t.double_data(), out);
+      break;
+    case DType::kI64:
+      copy_typed<int64_t>(t.int64_data(), out);
+      break;
+    case DType::kU32:
+      copy_typed<uint32_t>(t.uint64_data(), out);
+      break;
+    case DType::kU64:
+      copy_typed<uint64_t>(t.uint64_data(), out);
+      break;
+    case DType::kI32:
+      copy_typed<int32_t>(t.int32_data(), out);
+      break;
+    case DType::kI16:
+      copy_typed<int16_t>(t.int32_data(), out);
+      break;
+    case DType::kU16:
+      copy_typed<uint16_t>(t.int32_data(), out);
+      break;
+    case DType::kI8:
+      copy_typed<int8_t>(t.int32_data(), out);
+      break;
+    case DType::kU8:
+      copy_typed<uint8_t>(t.int32_data(), out);
+      break;
     case DType::kF16:
-    case DType::kBF16: copy_u16_bits(t.int32_data(), out); break;
+    case DType::kBF16:
+      copy_u16_bits(t.int32_data(), out);
+      break;
     case DType::kBool: {
       auto* dst = static_cast<uint8_t*>(out.raw());
       for (int i = 0; i < t.int32_data_size(); ++i) dst[i] = t.int32_data(i) != 0 ? 1 : 0;
       break;
     }
-    case DType::kUndefined: break;
+    case DType::kUndefined:
+      break;
   }
 }
 
@@ -174,9 +235,11 @@ Result<std::filesystem::path> resolve_external(const TensorProto& t, const std::
     return fail(ErrorCode::kInvalidArgument,
                 describe_tensor(t) + " has external data, which is not allowed here");
   if (location.empty())
-    return fail(ErrorCode::kCorrupt, describe_tensor(t) + " has external data without a 'location'");
+    return fail(ErrorCode::kCorrupt,
+                describe_tensor(t) + " has external data without a 'location'");
   if (location.find('\0') != std::string::npos)
-    return fail(ErrorCode::kCorrupt, describe_tensor(t) + " has an external data location with a NUL byte");
+    return fail(ErrorCode::kCorrupt,
+                describe_tensor(t) + " has an external data location with a NUL byte");
   const fs::path loc(location);
   if (loc.is_absolute() || loc.has_root_name() || loc.has_root_directory())
     return fail(ErrorCode::kInvalidArgument,
@@ -186,7 +249,8 @@ Result<std::filesystem::path> resolve_external(const TensorProto& t, const std::
   const fs::path base_in = ext.base_dir.empty() ? fs::path(".") : ext.base_dir;
   const fs::path base = fs::weakly_canonical(fs::absolute(base_in, ec), ec);
   if (ec)
-    return fail(ErrorCode::kIo, "cannot resolve model folder '" + base_in.string() + "': " + ec.message());
+    return fail(ErrorCode::kIo,
+                "cannot resolve model folder '" + base_in.string() + "': " + ec.message());
   const fs::path target = fs::weakly_canonical(base / loc, ec);
   if (ec)
     return fail(ErrorCode::kIo, "cannot resolve external data file '" + location + "' of " +
@@ -197,7 +261,8 @@ Result<std::filesystem::path> resolve_external(const TensorProto& t, const std::
                     "', which resolves outside the model's folder '" + base.string() + "'");
   if (!fs::exists(target, ec))
     return fail(ErrorCode::kNotFound, "external data file '" + location + "' of " +
-                                          describe_tensor(t) + " not found in '" + base.string() + "'");
+                                          describe_tensor(t) + " not found in '" + base.string() +
+                                          "'");
   if (!fs::is_regular_file(target, ec))
     return fail(ErrorCode::kInvalidArgument, "external data '" + location + "' of " +
                                                  describe_tensor(t) + " is not a regular file");
@@ -221,7 +286,8 @@ Result<Tensor> read_external(const TensorProto& t, DType dtype, int64_t numel,
   std::error_code ec;
   const uint64_t file_size = std::filesystem::file_size(path, ec);
   if (ec)
-    return fail(ErrorCode::kIo, "cannot stat external data file '" + location + "': " + ec.message());
+    return fail(ErrorCode::kIo,
+                "cannot stat external data file '" + location + "': " + ec.message());
   const uint64_t off = offset.value_or(0);
   if (off > file_size)
     return fail(ErrorCode::kCorrupt, describe_tensor(t) + " has external data offset " +
@@ -279,7 +345,8 @@ Result<Tensor> tensor_from_proto(const TensorProto& t, const ExternalDataPolicy&
   const int64_t typed = all_typed_count(t);
   if (t.has_raw_data()) {
     if (typed != 0)
-      return fail(ErrorCode::kCorrupt, describe_tensor(t) + " has both raw_data and typed data fields");
+      return fail(ErrorCode::kCorrupt,
+                  describe_tensor(t) + " has both raw_data and typed data fields");
     if (t.raw_data().size() != want_bytes)
       return fail(ErrorCode::kCorrupt,
                   describe_tensor(t) + " has " + std::to_string(t.raw_data().size()) +
@@ -291,8 +358,9 @@ Result<Tensor> tensor_from_proto(const TensorProto& t, const ExternalDataPolicy&
   }
   const int64_t have = typed_count(t, dtype);
   if (have != typed)
-    return fail(ErrorCode::kCorrupt, describe_tensor(t) + " of dtype " + std::string(dtype_name(dtype)) +
-                                         " stores its data in a typed field that does not hold that dtype");
+    return fail(ErrorCode::kCorrupt,
+                describe_tensor(t) + " of dtype " + std::string(dtype_name(dtype)) +
+                    " stores its data in a typed field that does not hold that dtype");
   if (have != numel)
     return fail(ErrorCode::kCorrupt, describe_tensor(t) + " has " + std::to_string(have) +
                                          " values but dims " + shape_to_string(dims_of(t)) +
@@ -307,7 +375,8 @@ Result<Tensor> tensor_from_sparse_proto(const ::onnx::SparseTensorProto& sp,
   const std::string what = "sparse tensor '" + sp.values().name() + "'";
   HONE_TRY(Tensor values, tensor_from_proto(sp.values(), ext));
   if (values.rank() != 1)
-    return fail(ErrorCode::kCorrupt, what + " has values of rank " + std::to_string(values.rank()) + ", not 1");
+    return fail(ErrorCode::kCorrupt,
+                what + " has values of rank " + std::to_string(values.rank()) + ", not 1");
   std::vector<int64_t> dims(sp.dims().begin(), sp.dims().end());
   int64_t dense_numel = 1;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -325,9 +394,8 @@ Result<Tensor> tensor_from_sparse_proto(const ::onnx::SparseTensorProto& sp,
                                          std::string(dtype_name(indices.dtype())) + ", not int64");
   const int64_t nnz = values.numel();
   const bool linear = indices.rank() == 1;
-  if (!(linear && indices.dim(0) == nnz) &&
-      !(indices.rank() == 2 && indices.dim(0) == nnz &&
-        indices.dim(1) == static_cast<int64_t>(dims.size())))
+  if (!(linear && indices.dim(0) == nnz) && !(indices.rank() == 2 && indices.dim(0) == nnz &&
+                                              indices.dim(1) == static_cast<int64_t>(dims.size())))
     return fail(ErrorCode::kCorrupt, what + " has indices of shape " +
                                          shape_to_string(indices.shape()) + " for " +
                                          std::to_string(nnz) + " values");
@@ -348,7 +416,8 @@ Result<Tensor> tensor_from_sparse_proto(const ::onnx::SparseTensorProto& sp,
       }
     }
     if (flat < 0 || flat >= dense_numel)
-      return fail(ErrorCode::kCorrupt, what + " has index " + std::to_string(flat) + " out of range");
+      return fail(ErrorCode::kCorrupt,
+                  what + " has index " + std::to_string(flat) + " out of range");
     std::memcpy(static_cast<char*>(dense.raw()) + static_cast<size_t>(flat) * es,
                 static_cast<const char*>(values.raw()) + static_cast<size_t>(k) * es, es);
   }
@@ -356,8 +425,7 @@ Result<Tensor> tensor_from_sparse_proto(const ::onnx::SparseTensorProto& sp,
 }
 
 Result<void> tensor_to_proto(const Tensor& t, const std::string& name, TensorProto* proto) {
-  if (!t.defined())
-    return fail(ErrorCode::kInvalidArgument, "tensor '" + name + "' is undefined");
+  if (!t.defined()) return fail(ErrorCode::kInvalidArgument, "tensor '" + name + "' is undefined");
   proto->set_name(name);
   proto->set_data_type(to_onnx_dtype(t.dtype()));
   for (int64_t d : t.shape()) proto->add_dims(d);
@@ -392,8 +460,9 @@ Result<void> write_file_atomic(const std::filesystem::path& file, std::span<cons
   {
     File f(std::fopen(tmp.c_str(), "wb"));
     if (!f) return fail(ErrorCode::kIo, "cannot create '" + tmp.string() + "': " + errno_text());
-    const bool ok = (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size()) &&
-                    std::fflush(f.get()) == 0 && ::fsync(::fileno(f.get())) == 0;
+    const bool ok =
+        (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size()) &&
+        std::fflush(f.get()) == 0 && ::fsync(::fileno(f.get())) == 0;
     if (!ok) {
       const std::string why = errno_text();
       f.reset();
@@ -409,8 +478,8 @@ Result<void> write_file_atomic(const std::filesystem::path& file, std::span<cons
   std::filesystem::rename(tmp, file, ec);
   if (ec) {
     std::remove(tmp.c_str());
-    return fail(ErrorCode::kIo, "cannot rename '" + tmp.string() + "' to '" + file.string() +
-                                    "': " + ec.message());
+    return fail(ErrorCode::kIo,
+                "cannot rename '" + tmp.string() + "' to '" + file.string() + "': " + ec.message());
   }
   return {};
 }

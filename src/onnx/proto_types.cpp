@@ -12,14 +12,22 @@ using ::onnx::TensorProto;
 using ::onnx::TypeProto;
 
 constexpr std::array<std::pair<int32_t, std::string_view>, 16> kElemNames{{
-    {TensorProto::FLOAT, "float"},     {TensorProto::UINT8, "uint8"},
-    {TensorProto::INT8, "int8"},       {TensorProto::UINT16, "uint16"},
-    {TensorProto::INT16, "int16"},     {TensorProto::INT32, "int32"},
-    {TensorProto::INT64, "int64"},     {TensorProto::STRING, "string"},
-    {TensorProto::BOOL, "bool"},       {TensorProto::FLOAT16, "float16"},
-    {TensorProto::DOUBLE, "double"},   {TensorProto::UINT32, "uint32"},
-    {TensorProto::UINT64, "uint64"},   {TensorProto::COMPLEX64, "complex64"},
-    {TensorProto::COMPLEX128, "complex128"}, {TensorProto::BFLOAT16, "bfloat16"},
+    {TensorProto::FLOAT, "float"},
+    {TensorProto::UINT8, "uint8"},
+    {TensorProto::INT8, "int8"},
+    {TensorProto::UINT16, "uint16"},
+    {TensorProto::INT16, "int16"},
+    {TensorProto::INT32, "int32"},
+    {TensorProto::INT64, "int64"},
+    {TensorProto::STRING, "string"},
+    {TensorProto::BOOL, "bool"},
+    {TensorProto::FLOAT16, "float16"},
+    {TensorProto::DOUBLE, "double"},
+    {TensorProto::UINT32, "uint32"},
+    {TensorProto::UINT64, "uint64"},
+    {TensorProto::COMPLEX64, "complex64"},
+    {TensorProto::COMPLEX128, "complex128"},
+    {TensorProto::BFLOAT16, "bfloat16"},
 }};
 
 std::string elem_name(int32_t t) {
@@ -56,7 +64,8 @@ Result<void> parse_type(std::string_view text, TypeProto* type, int depth) {
       type->mutable_sparse_tensor_type()->set_elem_type(e);
     return {};
   }
-  if (head == "seq") return parse_type(inner, type->mutable_sequence_type()->mutable_elem_type(), depth + 1);
+  if (head == "seq")
+    return parse_type(inner, type->mutable_sequence_type()->mutable_elem_type(), depth + 1);
   if (head == "optional")
     return parse_type(inner, type->mutable_optional_type()->mutable_elem_type(), depth + 1);
   if (head == "map") {
@@ -65,7 +74,8 @@ Result<void> parse_type(std::string_view text, TypeProto* type, int depth) {
       return fail(ErrorCode::kCorrupt, "cannot parse map type '" + std::string(text) + "'");
     HONE_TRY(int32_t k, elem_from_name(inner.substr(0, comma)));
     type->mutable_map_type()->set_key_type(k);
-    return parse_type(inner.substr(comma + 1), type->mutable_map_type()->mutable_value_type(), depth + 1);
+    return parse_type(inner.substr(comma + 1), type->mutable_map_type()->mutable_value_type(),
+                      depth + 1);
   }
   return fail(ErrorCode::kCorrupt, "cannot parse type '" + std::string(text) + "'");
 }
@@ -77,8 +87,9 @@ Result<Shape> shape_from_proto(const ::onnx::TensorShapeProto& s, const std::str
     const auto& d = s.dim(i);
     if (d.has_dim_value()) {
       if (d.dim_value() < 0)
-        return fail(ErrorCode::kCorrupt, what + " has negative dim " + std::to_string(d.dim_value()) +
-                                             " at axis " + std::to_string(i));
+        return fail(ErrorCode::kCorrupt, what + " has negative dim " +
+                                             std::to_string(d.dim_value()) + " at axis " +
+                                             std::to_string(i));
       dims.emplace_back(d.dim_value());
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
       dims.push_back(Dim::symbol(d.dim_param()));
@@ -115,16 +126,19 @@ void shape_to_proto(const Shape& shape, ::onnx::TensorShapeProto* out) {
 
 std::string type_proto_to_string(const TypeProto& type) {
   switch (type.value_case()) {
-    case TypeProto::kTensorType: return "tensor(" + elem_name(type.tensor_type().elem_type()) + ")";
+    case TypeProto::kTensorType:
+      return "tensor(" + elem_name(type.tensor_type().elem_type()) + ")";
     case TypeProto::kSparseTensorType:
       return "sparse_tensor(" + elem_name(type.sparse_tensor_type().elem_type()) + ")";
-    case TypeProto::kSequenceType: return "seq(" + type_proto_to_string(type.sequence_type().elem_type()) + ")";
+    case TypeProto::kSequenceType:
+      return "seq(" + type_proto_to_string(type.sequence_type().elem_type()) + ")";
     case TypeProto::kOptionalType:
       return "optional(" + type_proto_to_string(type.optional_type().elem_type()) + ")";
     case TypeProto::kMapType:
       return "map(" + elem_name(type.map_type().key_type()) + "," +
              type_proto_to_string(type.map_type().value_type()) + ")";
-    default: return "undefined";
+    default:
+      return "undefined";
   }
 }
 
@@ -134,7 +148,8 @@ Result<void> type_proto_from_string(std::string_view text, TypeProto* type) {
 
 Result<void> apply_type_proto(const TypeProto& type, const std::string& what, Value& value) {
   switch (type.value_case()) {
-    case TypeProto::VALUE_NOT_SET: return {};
+    case TypeProto::VALUE_NOT_SET:
+      return {};
     case TypeProto::kTensorType:
       value.kind = ValueKind::kTensor;
       return apply_tensor_type(type.tensor_type(), what, value);
@@ -143,36 +158,42 @@ Result<void> apply_type_proto(const TypeProto& type, const std::string& what, Va
       const TypeProto& elem = type.sequence_type().elem_type();
       if (elem.value_case() == TypeProto::VALUE_NOT_SET) return {};
       if (elem.value_case() != TypeProto::kTensorType)
-        return fail(ErrorCode::kUnsupported, what + " is a sequence of " + type_proto_to_string(elem) +
+        return fail(ErrorCode::kUnsupported, what + " is a sequence of " +
+                                                 type_proto_to_string(elem) +
                                                  "; only sequences of tensors are supported");
       return apply_tensor_type(elem.tensor_type(), what, value);
     }
     case TypeProto::kOptionalType: {
       value.kind = ValueKind::kOptional;
       const TypeProto& elem = type.optional_type().elem_type();
-      if (elem.value_case() == TypeProto::kTensorType) return apply_tensor_type(elem.tensor_type(), what, value);
+      if (elem.value_case() == TypeProto::kTensorType)
+        return apply_tensor_type(elem.tensor_type(), what, value);
       if (elem.value_case() == TypeProto::kSequenceType &&
           elem.sequence_type().elem_type().value_case() == TypeProto::kTensorType)
         return apply_tensor_type(elem.sequence_type().elem_type().tensor_type(), what, value);
       if (elem.value_case() == TypeProto::VALUE_NOT_SET) return {};
-      return fail(ErrorCode::kUnsupported, what + " has type " + type_proto_to_string(type) +
-                                               ", which is not supported");
+      return fail(ErrorCode::kUnsupported,
+                  what + " has type " + type_proto_to_string(type) + ", which is not supported");
     }
     case TypeProto::kMapType:
       return fail(ErrorCode::kUnsupported, what + " has map type " + type_proto_to_string(type) +
                                                "; map types are not supported");
     case TypeProto::kSparseTensorType:
-      return fail(ErrorCode::kUnsupported, what + " is a sparse tensor; sparse values are not supported");
+      return fail(ErrorCode::kUnsupported,
+                  what + " is a sparse tensor; sparse values are not supported");
     default:
       return fail(ErrorCode::kUnsupported, what + " has a type hone does not know");
   }
 }
 
 bool value_type_to_proto(const Value& value, TypeProto* type) {
-  if (value.dtype == DType::kUndefined && !value.shape && value.kind == ValueKind::kTensor) return false;
+  if (value.dtype == DType::kUndefined && !value.shape && value.kind == ValueKind::kTensor)
+    return false;
   TypeProto::Tensor* tensor = nullptr;
   switch (value.kind) {
-    case ValueKind::kTensor: tensor = type->mutable_tensor_type(); break;
+    case ValueKind::kTensor:
+      tensor = type->mutable_tensor_type();
+      break;
     case ValueKind::kSequence:
       tensor = type->mutable_sequence_type()->mutable_elem_type()->mutable_tensor_type();
       break;

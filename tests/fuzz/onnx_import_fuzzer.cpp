@@ -1,13 +1,13 @@
 // libFuzzer target: arbitrary bytes as an ONNX model. Import must either
 // succeed or return an Error; a crash, leak or sanitizer report is a bug.
 // What imports is validated, ordered and exported again.
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <span>
 #include <string>
-#include <unistd.h>
 
 #include "hone/onnx.h"
 
@@ -16,8 +16,8 @@ namespace {
 /// A folder holding one small data file, so external-data paths in fuzzed
 /// models have something to resolve (and to try to escape from).
 std::filesystem::path make_base_dir() {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("hone_fuzz_base_" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("hone_fuzz_base_" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   if (std::FILE* f = std::fopen((dir / "weights.bin").c_str(), "wb")) {
     for (int i = 0; i < 4096; ++i) std::fputc(i & 0xFF, f);

@@ -36,7 +36,8 @@ TEST(OnnxDataFile, Sequence) {
   EXPECT_EQ(v->sequence[0].data<int64_t>()[3], 4);
   EXPECT_EQ(v->sequence[1].shape(), (std::vector<int64_t>{3}));
   EXPECT_EQ(v->sequence[1].data<int64_t>()[0], 5);
-  auto same = load_data_file(data("test_sequence_insert_at_back", "input_0.pb"), ValueKind::kSequence);
+  auto same =
+      load_data_file(data("test_sequence_insert_at_back", "input_0.pb"), ValueKind::kSequence);
   ASSERT_TRUE(same);
   EXPECT_EQ(same->sequence.size(), v->sequence.size());
 }

@@ -49,11 +49,13 @@ Result<Graph> load_in(const TempDir& dir, const ::onnx::ModelProto& m) {
   return load_model(file);
 }
 
-void expect_error(const Result<Graph>& r, ErrorCode code, std::initializer_list<std::string> needles) {
+void expect_error(const Result<Graph>& r, ErrorCode code,
+                  std::initializer_list<std::string> needles) {
   ASSERT_FALSE(r) << "expected an error";
   EXPECT_EQ(r.error().code(), code) << r.error().to_string();
   for (const auto& n : needles)
-    EXPECT_NE(r.error().to_string().find(n), std::string::npos) << "'" << n << "' not in: " << r.error().to_string();
+    EXPECT_NE(r.error().to_string().find(n), std::string::npos)
+        << "'" << n << "' not in: " << r.error().to_string();
 }
 
 TEST(OnnxExternalData, LoadsAtOffset) {
@@ -81,8 +83,8 @@ TEST(OnnxExternalData, LengthDefaultsToTheRestOfTheFile) {
 TEST(OnnxExternalData, AbsolutePathRejected) {
   TempDir dir;
   write_floats(dir.path() / "w.bin", 6, 1.0f);
-  expect_error(load_in(dir, external_model((dir.path() / "w.bin").string())), ErrorCode::kInvalidArgument,
-               {"tensor 'w'", "absolute"});
+  expect_error(load_in(dir, external_model((dir.path() / "w.bin").string())),
+               ErrorCode::kInvalidArgument, {"tensor 'w'", "absolute"});
 }
 
 TEST(OnnxExternalData, DotDotEscapeRejected) {
@@ -109,18 +111,22 @@ TEST(OnnxExternalData, SymlinkOutsideRejected) {
 
 TEST(OnnxExternalData, MissingFileNamesTensorAndFile) {
   TempDir dir;
-  expect_error(load_in(dir, external_model("nope.bin")), ErrorCode::kNotFound, {"tensor 'w'", "nope.bin"});
+  expect_error(load_in(dir, external_model("nope.bin")), ErrorCode::kNotFound,
+               {"tensor 'w'", "nope.bin"});
   expect_error(load_in(dir, external_model("")), ErrorCode::kCorrupt, {"tensor 'w'", "location"});
 }
 
 TEST(OnnxExternalData, OffsetAndLengthPastTheEnd) {
   TempDir dir;
   write_floats(dir.path() / "w.bin", 6, 1.0f);  // 24 bytes
-  expect_error(load_in(dir, external_model("w.bin", "25", "")), ErrorCode::kCorrupt, {"tensor 'w'", "offset 25"});
-  expect_error(load_in(dir, external_model("w.bin", "4", "24")), ErrorCode::kCorrupt, {"tensor 'w'", "past the end"});
-  expect_error(load_in(dir, external_model("w.bin", "0", "99999999999999999999")), ErrorCode::kCorrupt,
-               {"tensor 'w'", "length"});
-  expect_error(load_in(dir, external_model("w.bin", "-4", "")), ErrorCode::kCorrupt, {"tensor 'w'", "offset"});
+  expect_error(load_in(dir, external_model("w.bin", "25", "")), ErrorCode::kCorrupt,
+               {"tensor 'w'", "offset 25"});
+  expect_error(load_in(dir, external_model("w.bin", "4", "24")), ErrorCode::kCorrupt,
+               {"tensor 'w'", "past the end"});
+  expect_error(load_in(dir, external_model("w.bin", "0", "99999999999999999999")),
+               ErrorCode::kCorrupt, {"tensor 'w'", "length"});
+  expect_error(load_in(dir, external_model("w.bin", "-4", "")), ErrorCode::kCorrupt,
+               {"tensor 'w'", "offset"});
 }
 
 TEST(OnnxExternalData, LengthNotMatchingDims) {

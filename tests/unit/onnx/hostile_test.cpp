@@ -16,14 +16,18 @@ using testing::load_proto;
 using testing::small_model;
 
 /// Expects failure with `code` and a message mentioning each of `needles`.
-void expect_error(const Result<Graph>& r, ErrorCode code, std::initializer_list<std::string> needles) {
+void expect_error(const Result<Graph>& r, ErrorCode code,
+                  std::initializer_list<std::string> needles) {
   ASSERT_FALSE(r) << "expected an error";
   EXPECT_EQ(r.error().code(), code) << r.error().to_string();
   const std::string text = r.error().to_string();
-  for (const auto& n : needles) EXPECT_NE(text.find(n), std::string::npos) << "'" << n << "' not in: " << text;
+  for (const auto& n : needles)
+    EXPECT_NE(text.find(n), std::string::npos) << "'" << n << "' not in: " << text;
 }
 
-TensorProto* weight(ModelProto& m) { return m.mutable_graph()->mutable_initializer(0); }
+TensorProto* weight(ModelProto& m) {
+  return m.mutable_graph()->mutable_initializer(0);
+}
 
 TEST(OnnxHostile, NotProtobufAtAll) {
   const std::string text = "this is not an onnx model";
@@ -78,7 +82,13 @@ TEST(OnnxHostile, NegativeDim) {
   weight(m)->set_dims(1, -3);
   expect_error(load_proto(m), ErrorCode::kCorrupt, {"tensor 'w'", "negative dim -3"});
   auto n = small_model();
-  n.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_value(-1);
+  n.mutable_graph()
+      ->mutable_input(0)
+      ->mutable_type()
+      ->mutable_tensor_type()
+      ->mutable_shape()
+      ->mutable_dim(0)
+      ->set_dim_value(-1);
   expect_error(load_proto(n), ErrorCode::kCorrupt, {"graph input 'x'", "negative dim"});
 }
 
@@ -107,7 +117,8 @@ TEST(OnnxHostile, UnknownAndStringDataTypes) {
   weight(s)->clear_float_data();
   weight(s)->set_data_type(TensorProto::STRING);
   for (int i = 0; i < 6; ++i) weight(s)->add_string_data("a");
-  expect_error(load_proto(s), ErrorCode::kUnsupported, {"string tensors are not supported", "tensor 'w'"});
+  expect_error(load_proto(s), ErrorCode::kUnsupported,
+               {"string tensors are not supported", "tensor 'w'"});
 }
 
 TEST(OnnxHostile, UndefinedValueNameNamesTheNode) {
@@ -168,7 +179,8 @@ TEST(OnnxHostile, SubgraphReadingUndefinedName) {
   inner->add_input("undefined_outer");
   inner->add_output("z");
   testing::set_tensor_type(body->add_output(), "z", TensorProto::FLOAT, {});
-  expect_error(load_proto(m), ErrorCode::kInvalidArgument, {"'inner' (Neg)", "'undefined_outer'", "body"});
+  expect_error(load_proto(m), ErrorCode::kInvalidArgument,
+               {"'inner' (Neg)", "'undefined_outer'", "body"});
   // The same body reading an outer value is fine.
   inner->set_input(0, "s");
   EXPECT_TRUE(load_proto(m)) << load_proto(m).error().to_string();

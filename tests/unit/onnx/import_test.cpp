@@ -114,7 +114,8 @@ TEST(OnnxImport, OptionalTypes) {
 
 TEST(OnnxImport, SymbolicAndUnknownDims) {
   auto m = testing::small_model();
-  auto* shape = m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
+  auto* shape =
+      m.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->mutable_shape();
   shape->mutable_dim(0)->set_dim_param("batch");
   shape->mutable_dim(1)->clear_dim_value();
   shape->add_dim()->set_dim_value(3);
@@ -289,7 +290,8 @@ TEST(OnnxImport, ConstantVariantsFold) {
   a->set_name("value_ints");
   a->set_type(A::INTS);
   a->add_ints(3);
-  for (const char* name : {"cf", "cfs", "ci", "cis"}) testing::set_tensor_type(g->add_output(), name, 0, {});
+  for (const char* name : {"cf", "cfs", "ci", "cis"})
+    testing::set_tensor_type(g->add_output(), name, 0, {});
   for (int i = 0; i < 4; ++i) g->mutable_output(i + 1)->clear_type();
   auto r = testing::load_proto(m);
   ASSERT_TRUE(r) << r.error().to_string();

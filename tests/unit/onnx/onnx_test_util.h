@@ -44,7 +44,8 @@ inline std::vector<uint8_t> serialize(const ::google::protobuf::MessageLite& m) 
   return {s.begin(), s.end()};
 }
 
-inline Result<Graph> load_proto(const ::onnx::ModelProto& m, const std::filesystem::path& base = ".") {
+inline Result<Graph> load_proto(const ::onnx::ModelProto& m,
+                                const std::filesystem::path& base = ".") {
   auto bytes = serialize(m);
   return load_model_from_bytes(bytes, base);
 }

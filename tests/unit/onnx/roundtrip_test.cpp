@@ -27,8 +27,8 @@ Tensor iota_f32(std::vector<int64_t> shape) {
 Graph mlp() {
   GraphBuilder b("mlp");
   auto x = b.input("x", DType::kF32, {Dim::symbol("batch"), 64});
-  auto w = b.constant("w", iota_f32({64, 64}));   // 16 KiB: goes external
-  auto bias = b.constant("b", iota_f32({64}));    // 256 B: stays inline
+  auto w = b.constant("w", iota_f32({64, 64}));  // 16 KiB: goes external
+  auto bias = b.constant("b", iota_f32({64}));   // 256 B: stays inline
   auto h = b.relu(b.gemm(x, w, bias, {.trans_b = true, .alpha = 0.5f}));
   b.output(b.softmax(h, 1), "y");
   auto g = std::move(b).build();
@@ -68,7 +68,8 @@ bool plain_attr_equal(const Attribute& a, const Attribute& b) {
   bool decided = false;
   bool eq = same_if<int64_t>(a, b, &decided) || same_if<float>(a, b, &decided) ||
             same_if<std::string>(a, b, &decided) || same_if<std::vector<int64_t>>(a, b, &decided) ||
-            same_if<std::vector<float>>(a, b, &decided) || same_if<std::vector<std::string>>(a, b, &decided);
+            same_if<std::vector<float>>(a, b, &decided) ||
+            same_if<std::vector<std::string>>(a, b, &decided);
   if (decided) return eq;
   if (const auto* ts = std::get_if<std::vector<Tensor>>(&a)) {
     const auto& us = std::get<std::vector<Tensor>>(b);
@@ -192,7 +193,8 @@ TEST(OnnxRoundTrip, ExternalDataSeveralTensorsAreAligned) {
   auto g = std::move(b).build();
   ASSERT_TRUE(g);
   const auto file = dir.path() / "many.onnx";
-  ASSERT_TRUE(save_model(*g, file, {.external_data = true, .external_threshold_bytes = 1, .external_file = "w.bin"}));
+  ASSERT_TRUE(save_model(
+      *g, file, {.external_data = true, .external_threshold_bytes = 1, .external_file = "w.bin"}));
   EXPECT_EQ(std::filesystem::file_size(dir.path() / "w.bin"), 64u * 2 + 12u);
   EXPECT_EQ(check(file), "");
   auto back = load_model(file);
@@ -212,7 +214,8 @@ TEST(OnnxRoundTrip, EveryDtypeBitwise) {
   for (DType dt : dtypes) {
     Tensor t = Tensor::zeros(dt, {2, 5});
     auto* bytes = static_cast<uint8_t*>(t.raw());
-    for (size_t i = 0; i < t.nbytes(); ++i) bytes[i] = static_cast<uint8_t>(dt == DType::kBool ? i % 2 : i * 37 + 11);
+    for (size_t i = 0; i < t.nbytes(); ++i)
+      bytes[i] = static_cast<uint8_t>(dt == DType::kBool ? i % 2 : i * 37 + 11);
     tensors.push_back(t);
     auto c = b.constant(std::string("c_") + std::string(dtype_name(dt)), t);
     b.output(b.op("Identity", {c}));
@@ -235,8 +238,9 @@ TEST(OnnxRoundTrip, EveryDtypeBitwise) {
 
 TEST(OnnxRoundTrip, RealModelsWithSubgraphs) {
   TempDir dir;
-  for (const char* name : {"test_if", "test_loop11", "test_scan9_sum", "test_sequence_insert_at_back",
-                           "test_conv_with_strides_padding", "test_optional_has_element"}) {
+  for (const char* name :
+       {"test_if", "test_loop11", "test_scan9_sum", "test_sequence_insert_at_back",
+        "test_conv_with_strides_padding", "test_optional_has_element"}) {
     auto g = load_model(kNodeData / name / "model.onnx");
     ASSERT_TRUE(g) << name << ": " << g.error().to_string();
     const auto file = dir.path() / (std::string(name) + ".onnx");
