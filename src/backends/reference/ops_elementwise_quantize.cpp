@@ -12,6 +12,15 @@ namespace {
 using ew::narrow;
 using ew::round_half_even;
 
+/// x / scale as ONNX quantization defines it: the quotient in the input's
+/// float precision (float32 for f32/f16/bf16, as the ONNX reference and the
+/// backend test data compute it), then rounded half to even. Doing the
+/// division in double instead changes results right at the .5 ties.
+double quantize_quotient(double x, double scale, DType x_type) {
+  const double q = x / scale;
+  return round_half_even(x_type == DType::kF64 ? q : static_cast<double>(static_cast<float>(q)));
+}
+
 /// How scale and zero point index an element: per tensor (one value) or per
 /// axis (one value per index along `axis`).
 struct QuantLayout {
@@ -101,7 +110,7 @@ Result<void> quantize_kernel(KernelContext& ctx) {
     Q* out = y.data<Q>();
     for (int64_t i = 0; i < x->numel(); ++i) {
       const int64_t c = q.param(i);
-      const double v = round_half_even(tensor_element_as_double(*x, i) / s[c]) + z[c];
+      const double v = quantize_quotient(tensor_element_as_double(*x, i), s[c], x->dtype()) + z[c];
       out[i] = ew::saturate_cast<Q>(v);
     }
     return {};
@@ -158,15 +167,16 @@ Result<void> dynamic_quantize_kernel(KernelContext& ctx) {
   }
   if (std::isinf(lo) || std::isinf(hi))
     return fail(ErrorCode::kInvalidArgument, "DynamicQuantizeLinear input contains infinity");
-  const float scale = static_cast<float>((hi - lo) / 255.0);
+  // float32 arithmetic, as the spec's formula is written for float inputs.
+  const float scale = (static_cast<float>(hi) - static_cast<float>(lo)) / 255.0f;
   uint8_t zero_point = 0;
   Tensor y = Tensor::zeros(DType::kU8, x->shape());
   if (scale != 0.0f) {
     const double s = scale;
-    zero_point = ew::saturate_cast<uint8_t>(round_half_even(0.0 - lo / s));
+    zero_point = ew::saturate_cast<uint8_t>(quantize_quotient(0.0 - lo, s, DType::kF32));
     uint8_t* out = y.data<uint8_t>();
     for (size_t i = 0; i < v.size(); ++i)
-      out[i] = ew::saturate_cast<uint8_t>(round_half_even(v[i] / s) + zero_point);
+      out[i] = ew::saturate_cast<uint8_t>(quantize_quotient(v[i], s, DType::kF32) + zero_point);
   }
   ctx.set_output(0, std::move(y));
   if (ctx.wants_output(1)) ctx.set_output(1, Tensor::scalar(scale));
