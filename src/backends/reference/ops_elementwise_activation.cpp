@@ -19,6 +19,9 @@ double softplus(double v) {
   return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
 }
 
+/// Clamps to [0, 1]; NaN stays NaN (std::min/max would turn it into a bound).
+double clamp01(double v) { return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v); }
+
 Result<void> relu_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(expect_inputs(ctx, 1, 1));
   HONE_TRY(const Tensor* x, ctx.tensor(0));
@@ -133,7 +136,8 @@ void register_elementwise_activation_ops(OpRegistry& r) {
   r.add("Celu", [](KernelContext& ctx) {
     const double alpha = ctx.node().attr_float("alpha", 1.0f);
     return map_float(ctx, [alpha](double v) {
-      return std::max(0.0, v) + std::min(0.0, alpha * std::expm1(v / alpha));
+      // max(0, x) + min(0, alpha * (e^(x/alpha) - 1)), written so NaN propagates.
+      return v > 0 ? v : alpha * std::expm1(v / alpha);
     });
   });
   r.add("Sigmoid", [](KernelContext& ctx) {
@@ -148,11 +152,11 @@ void register_elementwise_activation_ops(OpRegistry& r) {
     const double alpha = ctx.node().attr_float("alpha", 0.2f);
     const double beta = ctx.node().attr_float("beta", 0.5f);
     return map_float(ctx, [alpha, beta](double v) {
-      return std::max(0.0, std::min(1.0, alpha * v + beta));
+      return clamp01(alpha * v + beta);
     });
   });
   r.add("HardSwish", [](KernelContext& ctx) {
-    return map_float(ctx, [](double v) { return v * std::max(0.0, std::min(1.0, v / 6.0 + 0.5)); });
+    return map_float(ctx, [](double v) { return v * clamp01(v / 6.0 + 0.5); });
   });
   r.add("Tanh", [](KernelContext& ctx) { return map_float(ctx, [](double v) { return std::tanh(v); }); });
   r.add("Softplus", [](KernelContext& ctx) { return map_float(ctx, softplus); });

@@ -72,6 +72,23 @@ TEST(ElementwiseBinary, ShapeAndDtypeErrors) {
   EXPECT_NE(dtype.error().to_string().find("while running node"), std::string::npos);
 }
 
+TEST(ElementwiseBinary, LegacyBroadcastAttributeBeforeOpset7) {
+  // A [2,3,2], B [3] placed at axis 1: B varies along the middle axis.
+  std::vector<float> x(12, 0.0f);
+  auto r = run1("Add", {f32({2, 3, 2}, x), f32v({1, 2, 3})},
+                {{"broadcast", int64_t{1}}, {"axis", int64_t{1}}}, 6);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(vals<float>(*r), (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
+  // Without axis, B is suffix-aligned as in NumPy.
+  auto s = run1("Mul", {f32({2, 2}, {1, 2, 3, 4}), f32v({10, 100})}, {{"broadcast", int64_t{1}}}, 6);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(vals<float>(*s), (std::vector<float>{10, 200, 30, 400}));
+  auto bad = run1("Add", {f32({2, 3}, {0, 0, 0, 0, 0, 0}), f32v({1, 2})},
+                  {{"broadcast", int64_t{1}}, {"axis", int64_t{1}}}, 6);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("legacy broadcast"), std::string::npos);
+}
+
 TEST(ElementwiseBinary, IntegerArithmeticIsExact) {
   const int64_t big = (int64_t{1} << 62) + 3;
   auto add = run1("Add", {t<int64_t>({1}, {big}), t<int64_t>({1}, {1})});

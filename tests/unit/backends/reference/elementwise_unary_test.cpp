@@ -169,6 +169,11 @@ TEST(ElementwiseActivation, HardSigmoidHardSwishShrink) {
   EXPECT_EQ(vals<int32_t>(*si), (std::vector<int32_t>{-3, 0, 3}));
 }
 
+TEST(ElementwiseActivation, NaNPropagates) {
+  for (const char* op : {"Relu", "HardSigmoid", "HardSwish", "Celu", "Elu", "Sigmoid", "Softplus"})
+    EXPECT_TRUE(std::isnan(run_f(op, {kNaN})[0])) << op;
+}
+
 TEST(ElementwiseActivation, PReluBroadcastsSlopeOneWay) {
   // Slope per channel [3,1] over x [2,3,2]... broadcast from the right.
   auto r = run1("PRelu", {f32({2, 3}, {-1, -2, 3, -4, 5, -6}), f32({3}, {0.5f, 2, 10})});
