@@ -48,8 +48,17 @@ Result<void> relu_kernel(KernelContext& ctx) {
 Result<void> prelu_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(expect_inputs(ctx, 2, 2));
   HONE_TRY(const Tensor* x, ctx.tensor(0));
-  HONE_TRY(const Tensor* slope, ctx.tensor(1));
-  HONE_CHECK_OK(ew::expect_same_dtype(ctx, *x, *slope, 0, 1));
+  HONE_TRY(const Tensor* slope_in, ctx.tensor(1));
+  HONE_CHECK_OK(ew::expect_same_dtype(ctx, *x, *slope_in, 0, 1));
+  Tensor slope_view = *slope_in;
+  if (ctx.opset() < 7 && slope_in->rank() == 1 && slope_in->numel() > 1 && x->rank() >= 2 &&
+      slope_in->numel() == x->dim(1)) {
+    // PRelu-6: a 1-D slope holds one value per channel (axis 1).
+    std::vector<int64_t> s(x->rank() - 1, 1);
+    s[0] = slope_in->numel();
+    HONE_TRY(slope_view, slope_in->reshaped(std::move(s)));
+  }
+  const Tensor* slope = &slope_view;
   HONE_TRY(std::vector<int64_t> shape, broadcast_shapes({x->shape(), slope->shape()}));
   if (shape != x->shape())
     return fail(ErrorCode::kInvalidArgument, "PRelu slope " + slope->describe() +

@@ -186,6 +186,10 @@ TEST(ElementwiseActivation, PReluBroadcastsSlopeOneWay) {
   auto bad = run1("PRelu", {f32({3}, {1, 2, 3}), f32({2, 3}, {1, 1, 1, 1, 1, 1})});
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().message().find("does not broadcast"), std::string::npos);
+  // Opset 6: a 1-D slope of C values is per channel (axis 1), not trailing.
+  auto ch = run1("PRelu", {f32({1, 2, 2}, {-1, -2, -3, 4}), f32v({0.5f, 10})}, {}, 6);
+  ASSERT_TRUE(ch) << ch.error().to_string();
+  EXPECT_EQ(vals<float>(*ch), (std::vector<float>{-0.5f, -1, -30, 4}));
   auto ints = run1("PRelu", {t<int32_t>({2}, {-3, 4}), t<int32_t>({1}, {2})});
   ASSERT_TRUE(ints);
   EXPECT_EQ(vals<int32_t>(*ints), (std::vector<int32_t>{-6, 4}));
