@@ -180,6 +180,21 @@ TEST(ControlLoop, ZeroTripCountKeepsTheInitialValue) {
   EXPECT_EQ((*r)[1].tensor.dim(0), 0);
 }
 
+TEST(ControlLoop, TripCountOnlyWithAScanOfTheIterationNumber) {
+  // Inputs [M] only (cond and loop-carried values omitted at the end).
+  Graph b("body");
+  ValueId iter = b.add_input("iter", DType::kI64, scalar_shape());
+  ValueId cond_in = b.add_input("cond_in", DType::kBool, scalar_shape());
+  b.set_outputs({b.add_node("Identity", {cond_in}, 1)[0], b.add_node("Identity", {iter}, 1)[0]});
+  Graph g("loop");
+  ValueId m = g.add_input("M", DType::kI64, scalar_shape());
+  g.set_outputs(g.add_node("Loop", {m}, 1, {{"body", share(std::move(b))}}, "loop"));
+  auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<int64_t>(3))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ((*r)[0].tensor.shape(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(values_of<int64_t>((*r)[0].tensor), (std::vector<int64_t>{0, 1, 2}));
+}
+
 TEST(ControlLoop, NeitherMNorCondIsAnError) {
   Graph g = loop_graph(false, false, counting_body(1.0f, true));
   auto r = run_values(g, {RuntimeValue::of(Tensor::from<float>({1}, {5}))});
