@@ -10,8 +10,8 @@ PACKAGES=(
   nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev
   libsqlite3-dev libzip-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libclang-rt-14-dev
   nodejs npm
+  chromium
 )
 
 SUDO=""
