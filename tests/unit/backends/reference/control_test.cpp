@@ -348,6 +348,17 @@ TEST(ControlScan, Opset8BatchesAndPadsShortSequences) {
   EXPECT_EQ(values_of<float>((*r)[1].tensor), (std::vector<float>{1, 3, 6, 104, 0, 0}));
 }
 
+TEST(ControlScan, Opset8ZeroLengthFirstRowTakesItsShapeFromAnother) {
+  Graph g = scan_graph(8, {}, true);
+  auto r = run_values(g, {RuntimeValue::of(Tensor::from<int64_t>({2}, {0, 2})),
+                          RuntimeValue::of(Tensor::from<float>({2, 1}, {7, 0})),
+                          RuntimeValue::of(Tensor::from<float>({2, 2, 1}, {1, 2, 3, 4}))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(values_of<float>((*r)[0].tensor), (std::vector<float>{7, 7}));
+  EXPECT_EQ((*r)[1].tensor.shape(), (std::vector<int64_t>{2, 2, 1}));
+  EXPECT_EQ(values_of<float>((*r)[1].tensor), (std::vector<float>{0, 0, 3, 7}));
+}
+
 TEST(ControlScan, Opset8ReverseDirection) {
   Graph g = scan_graph(8, {{"directions", std::vector<int64_t>{1}}});
   auto r = run_values(g, {RuntimeValue::of(Tensor::from<float>({1, 1}, {0})),
