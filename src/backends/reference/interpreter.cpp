@@ -104,6 +104,69 @@ void collect_captures(const Graph& g, std::set<std::string>& out) {
   }
 }
 
+// Per node: the values of `graph` that the node's subgraphs capture.
+std::vector<std::vector<ValueId>> subgraph_reads(const Graph& graph) {
+  std::vector<std::vector<ValueId>> reads(graph.nodes().size());
+  for (size_t i = 0; i < reads.size(); ++i) {
+    std::set<std::string> names;
+    collect_subgraph_captures(graph.nodes()[i], names);
+    for (const std::string& name : names) {
+      const ValueId v = graph.find_value(name);
+      if (v != kNoValue) reads[i].push_back(v);
+    }
+  }
+  return reads;
+}
+
+// graph.topological_order(), with every node also placed after the producers
+// of the values its subgraphs capture (which the graph's order cannot see).
+Result<std::vector<NodeId>> execution_order(const Graph& graph,
+                                            const std::vector<std::vector<ValueId>>& reads) {
+  HONE_TRY(std::vector<NodeId> order, graph.topological_order());
+  const size_t n = order.size();
+  std::vector<size_t> pos(n);
+  for (size_t k = 0; k < n; ++k) pos[static_cast<size_t>(order[k])] = k;
+  bool in_order = true;
+  for (size_t i = 0; i < n && in_order; ++i)
+    for (ValueId v : reads[i]) {
+      const NodeId p = graph.value(v).producer;
+      if (p >= 0 && pos[static_cast<size_t>(p)] > pos[i]) in_order = false;
+    }
+  if (in_order) return order;
+  // Kahn's algorithm over explicit inputs and captured reads, smallest id first.
+  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<NodeId>> consumers(n);
+  for (size_t i = 0; i < n; ++i) {
+    std::set<NodeId> deps;
+    auto depend = [&](ValueId v) {
+      if (v == kNoValue) return;
+      const NodeId p = graph.value(v).producer;
+      if (p >= 0 && static_cast<size_t>(p) != i && deps.insert(p).second) {
+        consumers[static_cast<size_t>(p)].push_back(static_cast<NodeId>(i));
+        ++indegree[i];
+      }
+    };
+    for (ValueId v : graph.nodes()[i].inputs) depend(v);
+    for (ValueId v : reads[i]) depend(v);
+  }
+  std::set<NodeId> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (indegree[i] == 0) ready.insert(static_cast<NodeId>(i));
+  order.clear();
+  while (!ready.empty()) {
+    const NodeId id = *ready.begin();
+    ready.erase(ready.begin());
+    order.push_back(id);
+    for (NodeId c : consumers[static_cast<size_t>(id)])
+      if (--indegree[static_cast<size_t>(c)] == 0) ready.insert(c);
+  }
+  if (order.size() != n)
+    return fail(ErrorCode::kInvalidArgument,
+                "graph '" + graph.name() +
+                    "' has a cycle through values that If/Loop/Scan bodies capture");
+  return order;
+}
+
 }  // namespace
 
 Result<void> Interpreter::check_supported(const Graph& graph) const {
@@ -155,7 +218,8 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
                                                    std::vector<RuntimeValue> inputs,
                                                    const Scope* outer) const {
   HONE_CHECK_OK(check_inputs(graph, inputs));
-  HONE_TRY(std::vector<NodeId> order, graph.topological_order());
+  const std::vector<std::vector<ValueId>> reads = subgraph_reads(graph);
+  HONE_TRY(std::vector<NodeId> order, execution_order(graph, reads));
 
   std::vector<RuntimeValue> env(graph.values().size());
   for (size_t i = 0; i < inputs.size(); ++i) env[graph.inputs()[i]] = std::move(inputs[i]);
@@ -169,14 +233,9 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
       if (v != kNoValue) last_use[v] = static_cast<int64_t>(step);
   // A value captured by a node's subgraphs (If/Loop/Scan bodies) is read by
   // that node too, so it must live until then.
-  for (size_t step = 0; step < order.size(); ++step) {
-    std::set<std::string> captured;
-    collect_subgraph_captures(graph.node(order[step]), captured);
-    for (const std::string& name : captured) {
-      const ValueId v = graph.find_value(name);
-      if (v != kNoValue) last_use[v] = std::max(last_use[v], static_cast<int64_t>(step));
-    }
-  }
+  for (size_t step = 0; step < order.size(); ++step)
+    for (ValueId v : reads[static_cast<size_t>(order[step])])
+      last_use[v] = std::max(last_use[v], static_cast<int64_t>(step));
   std::vector<bool> keep(graph.values().size(), false);
   for (ValueId v : graph.outputs()) keep[v] = true;
 

@@ -113,6 +113,28 @@ TEST(ControlIf, CapturedValueOutlivesItsLastDirectReader) {
   EXPECT_EQ((*r)[1].tensor.data<float>()[0], 6.0f);
 }
 
+TEST(ControlIf, RunsAfterTheProducerOfACapturedValue) {
+  // The If node comes first in the node list (as a pass appending nodes could
+  // leave it); its branch captures a value produced by a later node.
+  Graph g("if");
+  ValueId cond = g.add_input("cond", DType::kBool, scalar_shape());
+  ValueId x = g.add_input("x", DType::kF32, std::nullopt);
+  Graph then_g("then");
+  ValueId cap = then_g.add_value(declared("late_out0"));
+  then_g.add_output(then_g.add_node("Identity", {cap}, 1)[0]);
+  ValueId y = g.add_node("If", {cond}, 1,
+                         {{"then_branch", share(std::move(then_g))},
+                          {"else_branch", const_branch("else", Tensor::scalar<float>(0))}},
+                         "if")[0];
+  ValueId mid = g.add_node("Identity", {x}, 1, {}, "early")[0];
+  g.add_node("Identity", {mid}, 1, {}, "late");
+  g.set_outputs({y});
+  auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<bool>(true)),
+                          RuntimeValue::of(Tensor::scalar<float>(4))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ((*r)[0].tensor.data<float>()[0], 4.0f);
+}
+
 // Body: x' = x + step; scan output = x (the value before the update);
 // cond' = the body's constant `keep_going`.
 std::shared_ptr<const Graph> counting_body(float step, bool keep_going) {
