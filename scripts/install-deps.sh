@@ -11,6 +11,7 @@ PACKAGES=(
   libsqlite3-dev libzip-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   nodejs npm
+  chromium
 )
 
 SUDO=""

@@ -16,6 +16,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hone/backend_config.h"
 #include "hone/dtype.h"
 #include "hone/error.h"
 #include "hone/graph.h"
@@ -48,6 +49,11 @@ class Backend {
   virtual std::string_view name() const = 0;
   virtual const BackendCapabilities& capabilities() const = 0;
 
+  /// The backend's settings. Every backend has `threads` (0: the global pool).
+  const BackendConfig& config() const { return config_; }
+  /// Sets one field from text ("min_block_size", "3"); only before build().
+  [[nodiscard]] Result<void> configure(const std::string& field, const std::string& value);
+
   /// Prepares `graph` to run. The backend keeps its own copy of what it
   /// needs. Fails with kFailedPrecondition when called twice, kUnsupported
   /// naming the first node it cannot run.
@@ -64,10 +70,14 @@ class Backend {
   uint64_t executions() const { return executions_.load(std::memory_order_relaxed); }
 
  protected:
+  Backend();
+  /// For subclasses to declare their fields in their constructor.
+  BackendConfig& mutable_config() { return config_; }
   [[nodiscard]] virtual Result<void> do_build(const Graph& graph) = 0;
   [[nodiscard]] virtual Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& inputs) const = 0;
 
  private:
+  BackendConfig config_;
   BackendState state_ = BackendState::kCreated;
   mutable std::atomic<uint64_t> executions_{0};
 };

@@ -25,6 +25,20 @@ std::string_view to_string(BackendState s) {
   return "?";
 }
 
+Backend::Backend() {
+  config_.declare("threads", int64_t{0}, "intra-op threads; 0 uses the global pool (--threads)");
+}
+
+Result<void> Backend::configure(const std::string& field, const std::string& value) {
+  if (state_ != BackendState::kCreated)
+    return fail(ErrorCode::kFailedPrecondition,
+                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
+                    "; its config can only change before build()");
+  HONE_CHECK_OK_CTX(config_.set_from_string(field, value),
+                    "while configuring backend '" + std::string(name()) + "'");
+  return {};
+}
+
 Result<void> Backend::build(const Graph& graph) {
   if (state_ != BackendState::kCreated)
     return fail(ErrorCode::kFailedPrecondition,

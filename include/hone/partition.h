@@ -1,0 +1,61 @@
+// Partitioning: a backend proposes the nodes it can run (with a reason for
+// each it refuses); one partitioner groups them into blocks, and the rest
+// falls back to another backend (the reference by default).
+//
+//   std::vector<NodeSupport> votes = backend.propose(graph);
+//   HONE_TRY(Partition p, partition_graph(graph, votes, {.min_block_size = 5}));
+//   for (const Block& b : p.blocks) { Graph sub = extract_block(graph, b); ... }
+//
+// Blocks are contiguous runs of one topological order, so running them in
+// order is always valid: no block needs a value a later block makes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "hone/graph.h"
+
+namespace hone {
+
+/// A backend's answer for one node: supported, or why not.
+struct NodeSupport {
+  bool supported = false;
+  std::string reason;  // empty when supported
+  static NodeSupport yes() { return {true, {}}; }
+  static NodeSupport no(std::string why) { return {false, std::move(why)}; }
+};
+
+struct PartitionOptions {
+  /// Supported islands with fewer nodes run on the fallback instead.
+  int min_block_size = 5;
+  /// When true, any node the backend refuses is an error naming it.
+  bool require_full_compilation = false;
+};
+
+struct Block {
+  bool on_backend = false;          // false: runs on the fallback
+  std::vector<NodeId> nodes;        // in execution order
+  std::vector<ValueId> inputs;      // values read but made elsewhere (graph inputs, other blocks)
+  std::vector<ValueId> outputs;     // values later blocks or the graph's outputs need
+  std::vector<ValueId> constants;   // initializers the block reads
+};
+
+struct Partition {
+  std::vector<Block> blocks;
+  /// Every refused node with the backend's reason; also those of islands
+  /// that fell back for being smaller than min_block_size.
+  std::vector<std::pair<NodeId, std::string>> fallbacks;
+  size_t nodes_on_backend() const;
+  /// "3 blocks: backend [12 nodes], fallback [Foo 'f1': no kernel], backend [7 nodes]"
+  std::string describe(const Graph& g) const;
+};
+
+/// `support` has one entry per node of `g` (same order as g.nodes()).
+[[nodiscard]] Result<Partition> partition_graph(const Graph& g, const std::vector<NodeSupport>& support,
+                                                const PartitionOptions& options);
+
+/// A standalone graph for one block: its inputs become graph inputs, its
+/// constants initializers, its outputs graph outputs; names are kept.
+[[nodiscard]] Result<Graph> extract_block(const Graph& g, const Block& block);
+
+}  // namespace hone
