@@ -8,7 +8,18 @@
 
 #include <fmt/core.h>
 
+#include "hone/thread_pool.h"
+
 namespace hone::cli {
+namespace {
+int g_requested_threads = -1;
+}  // namespace
+
+void set_requested_threads(int threads) { g_requested_threads = threads; }
+
+void apply_requested_threads() {
+  if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
+}
 
 int report(const Error& error) {
   fmt::print(stderr, "error: {}\n", error.to_string());

@@ -33,6 +33,12 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands);
 void add_backends_command(CLI::App& root, std::vector<Command>& commands);
 void add_conformance_command(CLI::App& root, std::vector<Command>& commands);
 
+/// --threads as given (-1 when not given). Commands apply it with
+/// apply_requested_threads() when they start running kernels, so that
+/// `conformance` can create the pool inside each forked test process.
+void set_requested_threads(int threads);
+void apply_requested_threads();
+
 /// Prints "error: <to_string()>" to stderr and returns kExitError.
 int report(const Error& error);
 /// Prints "error: <message>" to stderr and returns kExitUsage.

@@ -16,6 +16,14 @@
 #include <vector>
 
 #include <fmt/core.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
 
 #include "backends/reference/interpreter.h"
 #include "cli_common.h"
@@ -40,6 +48,8 @@ struct ConformanceOptions {
   int jobs = 1;
   std::optional<int64_t> min_pass;
   bool verbose = false;
+  bool isolate = true;  // each test in its own process: a crash or hang fails only that test
+  double timeout_s = 300;
 };
 
 enum class Status { kPass, kFail, kSkip };
@@ -230,6 +240,74 @@ Outcome run_guarded(const TestCase& test, const ConformanceOptions& o) {
   }
 }
 
+/// Runs the test in a forked child that sends its outcome back through a
+/// pipe, so a segfault or an abort fails that test only, and a test that runs
+/// past the timeout is killed. The parent never creates the thread pool, so
+/// the child starts with a fresh one.
+Outcome run_isolated(const TestCase& test, const ConformanceOptions& o) {
+  int fds[2];
+  if (::pipe(fds) != 0) return run_guarded(test, o);
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return run_guarded(test, o);
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    apply_requested_threads();
+    const Outcome r = run_guarded(test, o);
+    const std::string msg = std::string(1, static_cast<char>('0' + static_cast<int>(r.status))) + r.reason;
+    size_t off = 0;
+    while (off < msg.size()) {
+      const ssize_t n = ::write(fds[1], msg.data() + off, msg.size() - off);
+      if (n <= 0) break;
+      off += static_cast<size_t>(n);
+    }
+    ::close(fds[1]);
+    ::_exit(0);  // skip atexit handlers and stdio buffers shared with the parent
+  }
+  ::close(fds[1]);
+  std::string buf;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
+  bool timed_out = false;
+  char chunk[4096];
+  while (true) {
+    int wait_ms = -1;
+    if (o.timeout_s > 0) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        timed_out = true;
+        break;
+      }
+      wait_ms = static_cast<int>(std::min<int64_t>(left.count(), 1 << 30));
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    const int ready = ::poll(&p, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;  // re-check the deadline
+    const ssize_t n = ::read(fds[0], chunk, sizeof chunk);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    buf.append(chunk, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int st = 0;
+  while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) return failed(fmt::format("timed out after {} s", format_number(o.timeout_s)));
+  if (WIFSIGNALED(st))
+    return failed(fmt::format("crashed with signal {} ({})", WTERMSIG(st), ::strsignal(WTERMSIG(st))));
+  if (buf.empty())
+    return failed(fmt::format("test process exited with status {} without a result",
+                              WIFEXITED(st) ? WEXITSTATUS(st) : -1));
+  Outcome r;
+  r.status = static_cast<Status>(buf[0] - '0');
+  r.reason = buf.substr(1);
+  return r;
+}
+
 std::string tsv_field(std::string s) {
   for (char& c : s)
     if (c == '\t' || c == '\n' || c == '\r') c = ' ';
@@ -250,13 +328,14 @@ int run_conformance(const ConformanceOptions& o) {
     fmt::print(stderr, "warning: no tests found under {}{}\n", o.dir,
                o.filter.empty() ? "" : " matching '" + o.filter + "'");
 
+  if (!o.isolate) apply_requested_threads();
   std::vector<std::optional<Outcome>> results(tests.size());
   std::mutex mu;
   std::condition_variable cv;
   std::atomic<size_t> next{0};
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < tests.size();) {
-      Outcome r = run_guarded(tests[i], o);
+      Outcome r = o.isolate ? run_isolated(tests[i], o) : run_guarded(tests[i], o);
       std::lock_guard lock(mu);
       results[i] = std::move(r);
       cv.notify_all();
@@ -334,6 +413,10 @@ void add_conformance_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("--jobs", o->jobs, "tests run in parallel")->capture_default_str()->check(CLI::PositiveNumber);
   sub->add_option("--min-pass", o->min_pass, "exit 1 when fewer tests pass")->type_name("N");
   sub->add_flag("--verbose,-v", o->verbose, "also print PASS and SKIP lines");
+  sub->add_flag("--isolate,!--no-isolate", o->isolate,
+                "run each test in its own process so a crash fails only that test (default on)");
+  sub->add_option("--timeout", o->timeout_s, "seconds a test may run when isolated (0 = no limit)")
+      ->capture_default_str();
   commands.push_back({sub, [o] { return run_conformance(*o); }});
 }
 

@@ -10,7 +10,6 @@
 
 #include "cli_common.h"
 #include "hone/logging.h"
-#include "hone/thread_pool.h"
 
 namespace {
 
@@ -57,7 +56,7 @@ int main(int argc, char** argv) {
     if (!level) return usage_error("--log-level: " + level.error().message());
     hone::set_log_level(*level);
   }
-  if (threads >= 0) hone::ThreadPool::set_global_threads(threads);
+  set_requested_threads(threads);
 
   for (const Command& c : commands)
     if (c.app->parsed()) return c.run();

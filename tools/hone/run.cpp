@@ -145,6 +145,7 @@ int run_run(const RunOptions& o) {
     inputs.push_back(std::move(*t));
   }
 
+  apply_requested_threads();
   auto built = (*backend)->build(g);
   if (!built) return report(built.error().add_context("while building '" + o.model + "' on backend '" + o.backend + "'"));
   auto outputs = (*backend)->infer(inputs);
