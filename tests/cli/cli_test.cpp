@@ -41,8 +41,8 @@ class Cli : public ::testing::Test {
 
   Ran hone(const std::string& args) {
     const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd = std::string(HONE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" +
-                            err.string();
+    const std::string cmd =
+        std::string(HONE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
     const int st = std::system(cmd.c_str());
     Ran r;
     r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -60,9 +60,9 @@ TEST_F(Cli, VersionAndUsage) {
   auto v = hone("--version");
   EXPECT_EQ(v.code, 0);
   EXPECT_EQ(v.out, "hone 0.1.0\n");
-  EXPECT_EQ(hone("").code, 2);                  // no command
-  EXPECT_EQ(hone("run").code, 2);               // no model
-  EXPECT_EQ(hone("frobnicate").code, 2);        // unknown command
+  EXPECT_EQ(hone("").code, 2);            // no command
+  EXPECT_EQ(hone("run").code, 2);         // no model
+  EXPECT_EQ(hone("frobnicate").code, 2);  // unknown command
   EXPECT_EQ(hone("--threads -3 backends").code, 2);
   auto lvl = hone("--log-level loud backends");
   EXPECT_EQ(lvl.code, 2);
@@ -103,7 +103,8 @@ TEST_F(Cli, InspectShowsTheMlp) {
 
 TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {
   const fs::path out = dir_ / "out";
-  auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=3 --outputs " + out.string());
+  auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=3 --outputs " +
+                out.string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("output 0 'probs': f32[3,8]"), std::string::npos) << r.out;
   auto manifest = nlohmann::json::parse(slurp(out / "outputs.json"));
@@ -125,9 +126,12 @@ TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {
 }
 
 TEST_F(Cli, RandomInputsDependOnlyOnTheSeed) {
-  auto a = hone("run " + model("cnn.onnx") + " --random-inputs 7 --outputs " + (dir_ / "a").string());
-  auto b = hone("run " + model("cnn.onnx") + " --random-inputs 7 --outputs " + (dir_ / "b").string());
-  auto c = hone("run " + model("cnn.onnx") + " --random-inputs 8 --outputs " + (dir_ / "c").string());
+  auto a =
+      hone("run " + model("cnn.onnx") + " --random-inputs 7 --outputs " + (dir_ / "a").string());
+  auto b =
+      hone("run " + model("cnn.onnx") + " --random-inputs 7 --outputs " + (dir_ / "b").string());
+  auto c =
+      hone("run " + model("cnn.onnx") + " --random-inputs 8 --outputs " + (dir_ / "c").string());
   ASSERT_EQ(a.code, 0) << a.err;
   ASSERT_EQ(b.code, 0) << b.err;
   ASSERT_EQ(c.code, 0) << c.err;
@@ -175,7 +179,8 @@ TEST_F(Cli, BadDimIsAUsageError) {
   EXPECT_NE(no_eq.err.find("NAME=VALUE"), std::string::npos) << no_eq.err;
   auto not_int = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=two");
   EXPECT_EQ(not_int.code, 2);
-  EXPECT_NE(not_int.err.find("'two' is not a non-negative integer"), std::string::npos) << not_int.err;
+  EXPECT_NE(not_int.err.find("'two' is not a non-negative integer"), std::string::npos)
+      << not_int.err;
   auto unknown = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim seq=4");
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("no dimension named 'seq'"), std::string::npos) << unknown.err;
@@ -184,7 +189,8 @@ TEST_F(Cli, BadDimIsAUsageError) {
 
 TEST_F(Cli, WrongInputShapeNamesTheInputAndAxis) {
   fs::create_directories(dir_ / "in");
-  ASSERT_TRUE(hone::save_npy(hone::Tensor::zeros(hone::DType::kF32, {2, 15}), dir_ / "in/input_0.npy"));
+  ASSERT_TRUE(
+      hone::save_npy(hone::Tensor::zeros(hone::DType::kF32, {2, 15}), dir_ / "in/input_0.npy"));
   auto r = hone("run " + model("mlp.onnx") + " --inputs " + (dir_ / "in").string() + " --outputs " +
                 (dir_ / "out").string());
   EXPECT_EQ(r.code, 1);

@@ -10,10 +10,10 @@
 #include <limits>
 #include <string>
 
+#include "hone/conformance.h"
 #include "hone/half.h"
 #include "hone/onnx.h"
 #include "hone/tensor.h"
-#include "hone/conformance.h"
 
 namespace hone::cli::conformance {
 namespace {
@@ -22,7 +22,9 @@ namespace fs = std::filesystem;
 constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
-Tensor f32(std::vector<int64_t> shape, std::vector<float> v) { return Tensor::from<float>(std::move(shape), v); }
+Tensor f32(std::vector<int64_t> shape, std::vector<float> v) {
+  return Tensor::from<float>(std::move(shape), v);
+}
 
 TEST(ConformanceCompare, EqualAndWithinToleranceMatch) {
   EXPECT_FALSE(compare_tensors(f32({2}, {1, 2}), f32({2}, {1, 2}), {}));
@@ -44,7 +46,8 @@ TEST(ConformanceCompare, NanMatchesNanAndInfinitiesMustBeEqual) {
 }
 
 TEST(ConformanceCompare, ReportsTheWorstElementWithItsIndex) {
-  auto why = compare_tensors(f32({2, 3}, {0, 1, 2, 3, 4.5f, 5.01f}), f32({2, 3}, {0, 1, 2, 3, 4, 5}), {1e-3, 0});
+  auto why = compare_tensors(f32({2, 3}, {0, 1, 2, 3, 4.5f, 5.01f}),
+                             f32({2, 3}, {0, 1, 2, 3, 4, 5}), {1e-3, 0});
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("2 of 6 elements differ"), std::string::npos) << *why;
   EXPECT_NE(why->find("worst at [1,1]: got 4.5, expected 4"), std::string::npos) << *why;
@@ -60,12 +63,16 @@ TEST(ConformanceCompare, DtypeAndShapeMustMatch) {
 }
 
 TEST(ConformanceCompare, IntegersAndBoolsAreExact) {
-  EXPECT_FALSE(compare_tensors(Tensor::from<int64_t>({2}, {5, -7}), Tensor::from<int64_t>({2}, {5, -7}), {1, 1}));
-  auto why = compare_tensors(Tensor::from<int64_t>({2}, {5, -6}), Tensor::from<int64_t>({2}, {5, -7}), {1, 1});
+  EXPECT_FALSE(compare_tensors(Tensor::from<int64_t>({2}, {5, -7}),
+                               Tensor::from<int64_t>({2}, {5, -7}), {1, 1}));
+  auto why = compare_tensors(Tensor::from<int64_t>({2}, {5, -6}),
+                             Tensor::from<int64_t>({2}, {5, -7}), {1, 1});
   ASSERT_TRUE(why);
   EXPECT_NE(why->find("first at [1]: got -6, expected -7"), std::string::npos) << *why;
-  EXPECT_TRUE(compare_tensors(Tensor::from<bool>({1}, {true}), Tensor::from<bool>({1}, {false}), {}));
-  auto u = compare_tensors(Tensor::from<uint64_t>({1}, {~uint64_t{0}}), Tensor::from<uint64_t>({1}, {1}), {});
+  EXPECT_TRUE(
+      compare_tensors(Tensor::from<bool>({1}, {true}), Tensor::from<bool>({1}, {false}), {}));
+  auto u = compare_tensors(Tensor::from<uint64_t>({1}, {~uint64_t{0}}),
+                           Tensor::from<uint64_t>({1}, {1}), {});
   ASSERT_TRUE(u);
   EXPECT_NE(u->find("18446744073709551615"), std::string::npos) << *u;
 }
@@ -82,12 +89,16 @@ TEST(ConformanceCompare, HalfComparesByValue) {
 
 TEST(ConformanceCompare, SequencesAndOptionals) {
   using reference::RuntimeValue;
-  auto seq = [](std::vector<Tensor> ts) { return RuntimeValue::of_sequence(std::move(ts), DType::kF32); };
-  EXPECT_FALSE(compare_values(seq({f32({1}, {1}), f32({1}, {2})}), seq({f32({1}, {1}), f32({1}, {2})}), {}));
+  auto seq = [](std::vector<Tensor> ts) {
+    return RuntimeValue::of_sequence(std::move(ts), DType::kF32);
+  };
+  EXPECT_FALSE(
+      compare_values(seq({f32({1}, {1}), f32({1}, {2})}), seq({f32({1}, {1}), f32({1}, {2})}), {}));
   auto len = compare_values(seq({f32({1}, {1})}), seq({f32({1}, {1}), f32({1}, {2})}), {});
   ASSERT_TRUE(len);
   EXPECT_NE(len->find("sequence of 1 tensors, expected 2"), std::string::npos) << *len;
-  auto elem = compare_values(seq({f32({1}, {1}), f32({1}, {3})}), seq({f32({1}, {1}), f32({1}, {2})}), {});
+  auto elem =
+      compare_values(seq({f32({1}, {1}), f32({1}, {3})}), seq({f32({1}, {1}), f32({1}, {2})}), {});
   ASSERT_TRUE(elem);
   EXPECT_NE(elem->find("sequence element 1"), std::string::npos) << *elem;
   RuntimeValue none;
@@ -111,7 +122,8 @@ class ConformanceDirs : public ::testing::Test {
   void make_test(const fs::path& dir, int sets = 1) {
     fs::create_directories(dir);
     std::ofstream(dir / "model.onnx") << "x";
-    for (int s = 0; s < sets; ++s) fs::create_directories(dir / ("test_data_set_" + std::to_string(s)));
+    for (int s = 0; s < sets; ++s)
+      fs::create_directories(dir / ("test_data_set_" + std::to_string(s)));
   }
   fs::path root_;
 };
@@ -147,7 +159,8 @@ TEST_F(ConformanceDirs, DataSetsSortNumerically) {
 
 int run_hone(const std::string& args, std::string* out) {
   const fs::path o = fs::temp_directory_path() / ("hone_conf_out_" + std::to_string(::getpid()));
-  const int st = std::system((std::string(HONE_CLI_PATH) + " " + args + " >" + o.string() + " 2>&1").c_str());
+  const int st =
+      std::system((std::string(HONE_CLI_PATH) + " " + args + " >" + o.string() + " 2>&1").c_str());
   std::ifstream in(o);
   *out = std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   fs::remove(o);
@@ -158,7 +171,9 @@ TEST_F(ConformanceDirs, PassesARealTestAndFailsATamperedCopy) {
   const fs::path relu = fs::path(HONE_ONNX_TESTDATA) / "node/test_relu";
   if (!fs::exists(relu)) GTEST_SKIP() << "no ONNX test data at " << relu;
   std::string out;
-  ASSERT_EQ(run_hone("conformance " + relu.string() + " --tsv " + (root_ / "r.tsv").string(), &out), 0) << out;
+  ASSERT_EQ(run_hone("conformance " + relu.string() + " --tsv " + (root_ / "r.tsv").string(), &out),
+            0)
+      << out;
   EXPECT_NE(out.find("\n1 passed, 0 failed, 0 skipped\n"), std::string::npos) << out;
   EXPECT_NE(out.find("node: 1 passed, 0 failed, 0 skipped"), std::string::npos) << out;
   std::ifstream tsv(root_ / "r.tsv");
@@ -181,8 +196,10 @@ TEST_F(ConformanceDirs, PassesARealTestAndFailsATamperedCopy) {
   t.data<float>()[5] += 1.0f;  // element [0,1,0]
   ASSERT_TRUE(hone::onnx::save_tensor_proto(t, (bad / "test_data_set_0/output_0.pb").string()));
   EXPECT_EQ(run_hone("conformance " + (root_ / "cat").string(), &out), 0) << out;
-  EXPECT_NE(out.find("FAIL cat/test_relu_tampered: output 0 'y': 1 of 60 elements differ; worst at [0,1,0]"),
-            std::string::npos)
+  EXPECT_NE(
+      out.find(
+          "FAIL cat/test_relu_tampered: output 0 'y': 1 of 60 elements differ; worst at [0,1,0]"),
+      std::string::npos)
       << out;
   EXPECT_NE(out.find("\n0 passed, 1 failed, 0 skipped\n"), std::string::npos) << out;
 }

@@ -41,7 +41,8 @@ int run_backends(bool json) {
                    {"precisions", c.precisions},
                    {"build_mode", std::string(to_string(c.build_mode))},
                    {"dynamic_shapes", c.dynamic_shapes},
-                   {"artifact", c.has_artifact ? nlohmann::json(c.artifact_format) : nlohmann::json(nullptr)}});
+                   {"artifact",
+                    c.has_artifact ? nlohmann::json(c.artifact_format) : nlohmann::json(nullptr)}});
       continue;
     }
     fmt::print("{}\n  {}\n", e.name, e.description);
@@ -60,7 +61,8 @@ int run_backends(bool json) {
 
 void add_backends_command(CLI::App& root, std::vector<Command>& commands) {
   auto json = std::make_shared<bool>(false);
-  CLI::App* sub = root.add_subcommand("backends", "list the backends in this build and what they can do");
+  CLI::App* sub =
+      root.add_subcommand("backends", "list the backends in this build and what they can do");
   sub->add_flag("--json", *json, "machine-readable output");
   commands.push_back({sub, [json] { return run_backends(*json); }});
 }

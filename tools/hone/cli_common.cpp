@@ -15,7 +15,9 @@ namespace {
 int g_requested_threads = -1;
 }  // namespace
 
-void set_requested_threads(int threads) { g_requested_threads = threads; }
+void set_requested_threads(int threads) {
+  g_requested_threads = threads;
+}
 
 void apply_requested_threads() {
   if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
@@ -73,7 +75,8 @@ Result<void> parse_dim_binding(const std::string& text, std::map<std::string, in
     v = v * 10 + (c - '0');
   }
   if (out.count(name) != 0 && out[name] != v)
-    return fail(ErrorCode::kInvalidArgument, "--dim " + name + " is given twice with different values");
+    return fail(ErrorCode::kInvalidArgument,
+                "--dim " + name + " is given twice with different values");
   out[name] = v;
   return {};
 }

@@ -59,9 +59,15 @@ struct Outcome {
   std::string reason;
 };
 
-Outcome pass() { return {Status::kPass, ""}; }
-Outcome failed(std::string why) { return {Status::kFail, std::move(why)}; }
-Outcome skipped(std::string why) { return {Status::kSkip, std::move(why)}; }
+Outcome pass() {
+  return {Status::kPass, ""};
+}
+Outcome failed(std::string why) {
+  return {Status::kFail, std::move(why)};
+}
+Outcome skipped(std::string why) {
+  return {Status::kSkip, std::move(why)};
+}
 
 /// The whole error on one line: "code: message; while ...; while ...".
 std::string one_line(const Error& e) {
@@ -146,14 +152,17 @@ RuntimeValue to_runtime(hone::onnx::DataValue dv) {
 }
 
 /// input_K.pb or output_K.pb, K = 0, 1, ... while they exist.
-Result<std::vector<RuntimeValue>> load_values(const fs::path& set, const char* stem, bool* all_tensors) {
+Result<std::vector<RuntimeValue>> load_values(const fs::path& set, const char* stem,
+                                              bool* all_tensors) {
   std::vector<RuntimeValue> values;
   for (int k = 0;; ++k) {
     const fs::path p = set / fmt::format("{}_{}.pb", stem, k);
     std::error_code ec;
     if (!fs::exists(p, ec)) break;
     auto dv = hone::onnx::load_data_file(p.string());
-    if (!dv) return fail(std::move(dv).error().add_context("while reading " + set.filename().string() + "/" + p.filename().string()));
+    if (!dv)
+      return fail(std::move(dv).error().add_context("while reading " + set.filename().string() +
+                                                    "/" + p.filename().string()));
     if (dv->kind != hone::onnx::DataValue::Kind::kTensor || dv->optional) *all_tensors = false;
     values.push_back(to_runtime(std::move(*dv)));
   }
@@ -166,7 +175,8 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
     return skipped(fmt::format("training-only ops (domain {})", kTrainingDomain));
   auto graph = hone::onnx::load_model(model.string());
   if (!graph) {
-    if (is_string_error(graph.error())) return skipped("string tensors: " + one_line(graph.error()));
+    if (is_string_error(graph.error()))
+      return skipped("string tensors: " + one_line(graph.error()));
     return failed(one_line(graph.error()));
   }
   const Graph& g = *graph;
@@ -184,9 +194,12 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
   bool tensors_only = graph_tensors_only;
   for (const fs::path& s : sets) {
     auto in = load_values(s, "input", &tensors_only);
-    if (!in) return is_string_error(in.error()) ? skipped("string tensors") : failed(one_line(in.error()));
+    if (!in)
+      return is_string_error(in.error()) ? skipped("string tensors") : failed(one_line(in.error()));
     auto out = load_values(s, "output", &tensors_only);
-    if (!out) return is_string_error(out.error()) ? skipped("string tensors") : failed(one_line(out.error()));
+    if (!out)
+      return is_string_error(out.error()) ? skipped("string tensors")
+                                          : failed(one_line(out.error()));
     loaded.push_back({s.filename().string(), std::move(*in), std::move(*out)});
   }
 
@@ -219,7 +232,8 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
       got = std::move(*outs);
     }
     if (got.size() < s.outputs.size())
-      return failed(fmt::format("{}got {} outputs, expected {}", prefix, got.size(), s.outputs.size()));
+      return failed(
+          fmt::format("{}got {} outputs, expected {}", prefix, got.size(), s.outputs.size()));
     for (size_t i = 0; i < s.outputs.size(); ++i) {
       if (auto why = conformance::compare_values(got[i], s.outputs[i], tol)) {
         const std::string name = i < g.outputs().size() ? g.value(g.outputs()[i]).name : "?";
@@ -257,7 +271,8 @@ Outcome run_isolated(const TestCase& test, const ConformanceOptions& o) {
     ::close(fds[0]);
     apply_requested_threads();
     const Outcome r = run_guarded(test, o);
-    const std::string msg = std::string(1, static_cast<char>('0' + static_cast<int>(r.status))) + r.reason;
+    const std::string msg =
+        std::string(1, static_cast<char>('0' + static_cast<int>(r.status))) + r.reason;
     size_t off = 0;
     while (off < msg.size()) {
       const ssize_t n = ::write(fds[1], msg.data() + off, msg.size() - off);
@@ -269,13 +284,15 @@ Outcome run_isolated(const TestCase& test, const ConformanceOptions& o) {
   }
   ::close(fds[1]);
   std::string buf;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
   bool timed_out = false;
   char chunk[4096];
   while (true) {
     int wait_ms = -1;
     if (o.timeout_s > 0) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) {
         timed_out = true;
         break;
@@ -298,7 +315,8 @@ Outcome run_isolated(const TestCase& test, const ConformanceOptions& o) {
   }
   if (timed_out) return failed(fmt::format("timed out after {} s", format_number(o.timeout_s)));
   if (WIFSIGNALED(st))
-    return failed(fmt::format("crashed with signal {} ({})", WTERMSIG(st), ::strsignal(WTERMSIG(st))));
+    return failed(
+        fmt::format("crashed with signal {} ({})", WTERMSIG(st), ::strsignal(WTERMSIG(st))));
   if (buf.empty())
     return failed(fmt::format("test process exited with status {} without a result",
                               WIFEXITED(st) ? WEXITSTATUS(st) : -1));
@@ -377,7 +395,8 @@ int run_conformance(const ConformanceOptions& o) {
       if (o.verbose) fmt::print("SKIP {}/{}: {}\n", t.category, t.name, r.reason);
     }
     std::fflush(stdout);
-    tsv += fmt::format("{}\t{}\t{}\t{}\n", tsv_field(t.category), tsv_field(t.name), status, tsv_field(r.reason));
+    tsv += fmt::format("{}\t{}\t{}\t{}\n", tsv_field(t.category), tsv_field(t.name), status,
+                       tsv_field(r.reason));
   }
   pool.clear();
 
@@ -391,7 +410,8 @@ int run_conformance(const ConformanceOptions& o) {
     if (!w) return report(w.error());
   }
   if (o.min_pass && total.pass < *o.min_pass) {
-    fmt::print(stderr, "error: {} tests passed, fewer than --min-pass {}\n", total.pass, *o.min_pass);
+    fmt::print(stderr, "error: {} tests passed, fewer than --min-pass {}\n", total.pass,
+               *o.min_pass);
     return kExitError;
   }
   return kExitOk;
@@ -406,11 +426,15 @@ void add_conformance_command(CLI::App& root, std::vector<Command>& commands) {
       ->required()
       ->type_name("DIR");
   sub->add_option("--backend", o->backend, "backend to test")->capture_default_str();
-  sub->add_option("--tsv", o->tsv, "also write category, test, status, reason rows here")->type_name("FILE");
-  sub->add_option("--filter", o->filter, "only tests whose category/name contains this")->type_name("SUBSTR");
+  sub->add_option("--tsv", o->tsv, "also write category, test, status, reason rows here")
+      ->type_name("FILE");
+  sub->add_option("--filter", o->filter, "only tests whose category/name contains this")
+      ->type_name("SUBSTR");
   sub->add_option("--rtol", o->rtol, "relative tolerance for floats")->capture_default_str();
   sub->add_option("--atol", o->atol, "absolute tolerance for floats")->capture_default_str();
-  sub->add_option("--jobs", o->jobs, "tests run in parallel")->capture_default_str()->check(CLI::PositiveNumber);
+  sub->add_option("--jobs", o->jobs, "tests run in parallel")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sub->add_option("--min-pass", o->min_pass, "exit 1 when fewer tests pass")->type_name("N");
   sub->add_flag("--verbose,-v", o->verbose, "also print PASS and SKIP lines");
   sub->add_flag("--isolate,!--no-isolate", o->isolate,

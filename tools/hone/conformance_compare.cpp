@@ -18,7 +18,8 @@ bool is_test_dir(const fs::path& d) {
   std::error_code ec;
   if (!fs::is_regular_file(d / "model.onnx", ec)) return false;
   for (const auto& e : fs::directory_iterator(d, ec))
-    if (e.is_directory(ec) && e.path().filename().string().starts_with("test_data_set_")) return true;
+    if (e.is_directory(ec) && e.path().filename().string().starts_with("test_data_set_"))
+      return true;
   return false;
 }
 
@@ -50,8 +51,10 @@ std::vector<TestCase> discover_tests(const fs::path& root) {
     tests.push_back({category_of(start), start.filename().string(), start});
     return tests;
   }
-  auto it = fs::recursive_directory_iterator(
-      start, fs::directory_options::skip_permission_denied | fs::directory_options::follow_directory_symlink, ec);
+  auto it = fs::recursive_directory_iterator(start,
+                                             fs::directory_options::skip_permission_denied |
+                                                 fs::directory_options::follow_directory_symlink,
+                                             ec);
   for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (!it->is_directory(ec)) continue;
     const fs::path p = it->path();
@@ -94,7 +97,8 @@ std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want
   if (got.dtype() != want.dtype())
     return fmt::format("dtype {}, expected {}", dtype_name(got.dtype()), dtype_name(want.dtype()));
   if (got.shape() != want.shape())
-    return fmt::format("shape {}, expected {}", shape_to_string(got.shape()), shape_to_string(want.shape()));
+    return fmt::format("shape {}, expected {}", shape_to_string(got.shape()),
+                       shape_to_string(want.shape()));
   const int64_t n = want.numel();
   int64_t bad = 0, worst = -1;
   double worst_excess = -1, worst_err = 0, worst_tol = 0;
@@ -126,11 +130,11 @@ std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want
       }
     }
     if (bad == 0) return std::nullopt;
-    return fmt::format("{} of {} elements differ; worst at {}: got {}, expected {} (|err| {} > tol {})",
-                       bad, n, index_string(want.shape(), worst),
-                       format_number(tensor_element_as_double(got, worst)),
-                       format_number(tensor_element_as_double(want, worst)), format_number(worst_err),
-                       format_number(worst_tol));
+    return fmt::format(
+        "{} of {} elements differ; worst at {}: got {}, expected {} (|err| {} > tol {})", bad, n,
+        index_string(want.shape(), worst), format_number(tensor_element_as_double(got, worst)),
+        format_number(tensor_element_as_double(want, worst)), format_number(worst_err),
+        format_number(worst_tol));
   }
   // Integers and bools: exact, compared bytewise per element.
   const size_t es = dtype_size(want.dtype());
@@ -142,8 +146,9 @@ std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want
   }
   if (bad == 0) return std::nullopt;
   auto show = [&](const Tensor& t) {
-    return want.dtype() == DType::kU64 ? std::to_string(reinterpret_cast<const uint64_t*>(t.raw())[worst])
-                                       : std::to_string(tensor_element_as_int64(t, worst));
+    return want.dtype() == DType::kU64
+               ? std::to_string(reinterpret_cast<const uint64_t*>(t.raw())[worst])
+               : std::to_string(tensor_element_as_int64(t, worst));
   };
   return fmt::format("{} of {} elements differ; first at {}: got {}, expected {}", bad, n,
                      index_string(want.shape(), worst), show(got), show(want));
@@ -153,14 +158,17 @@ std::optional<std::string> compare_values(const reference::RuntimeValue& got,
                                           const reference::RuntimeValue& want, Tolerance tol) {
   using Kind = reference::RuntimeValue::Kind;
   auto kind_name = [](const reference::RuntimeValue& v) {
-    return v.kind == Kind::kNone ? "an empty optional" : v.kind == Kind::kTensor ? "a tensor" : "a sequence";
+    return v.kind == Kind::kNone     ? "an empty optional"
+           : v.kind == Kind::kTensor ? "a tensor"
+                                     : "a sequence";
   };
   if (got.kind != want.kind)
     return fmt::format("got {}, expected {}", kind_name(got), kind_name(want));
   if (want.kind == Kind::kNone) return std::nullopt;
   if (want.kind == Kind::kTensor) return compare_tensors(got.tensor, want.tensor, tol);
   if (got.sequence.size() != want.sequence.size())
-    return fmt::format("sequence of {} tensors, expected {}", got.sequence.size(), want.sequence.size());
+    return fmt::format("sequence of {} tensors, expected {}", got.sequence.size(),
+                       want.sequence.size());
   for (size_t k = 0; k < want.sequence.size(); ++k)
     if (auto why = compare_tensors(got.sequence[k], want.sequence[k], tol))
       return fmt::format("sequence element {}: {}", k, *why);

@@ -38,23 +38,30 @@ void count_ops(const Graph& g, std::map<std::string, int64_t>& counts, int64_t& 
   }
 }
 
-std::vector<std::pair<std::string, int64_t>> sorted_counts(const std::map<std::string, int64_t>& m) {
+std::vector<std::pair<std::string, int64_t>> sorted_counts(
+    const std::map<std::string, int64_t>& m) {
   std::vector<std::pair<std::string, int64_t>> v(m.begin(), m.end());
-  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
   return v;
 }
 
 nlohmann::json value_json(const Value& v) {
   nlohmann::json j;
   j["name"] = v.name;
-  j["kind"] = v.kind == ValueKind::kTensor ? "tensor" : v.kind == ValueKind::kSequence ? "sequence" : "optional";
+  j["kind"] = v.kind == ValueKind::kTensor     ? "tensor"
+              : v.kind == ValueKind::kSequence ? "sequence"
+                                               : "optional";
   j["dtype"] = std::string(dtype_name(v.dtype));
   if (v.shape) {
     nlohmann::json dims = nlohmann::json::array();
     for (const Dim& d : v.shape->dims()) {
-      if (d.is_static()) dims.push_back(d.value());
-      else if (d.is_symbolic()) dims.push_back(d.symbol_name());
-      else dims.push_back(nullptr);
+      if (d.is_static())
+        dims.push_back(d.value());
+      else if (d.is_symbolic())
+        dims.push_back(d.symbol_name());
+      else
+        dims.push_back(nullptr);
     }
     j["shape"] = dims;
   } else {
@@ -63,7 +70,8 @@ nlohmann::json value_json(const Value& v) {
   return j;
 }
 
-std::string metadata_or(const Graph& g, std::initializer_list<const char*> keys, const std::string& fallback) {
+std::string metadata_or(const Graph& g, std::initializer_list<const char*> keys,
+                        const std::string& fallback) {
   for (const char* k : keys) {
     auto it = g.metadata().find(k);
     if (it != g.metadata().end() && !it->second.empty()) return it->second;
@@ -123,8 +131,8 @@ int run_inspect(const InspectOptions& o) {
   if (!ir_version.empty()) fmt::print("ir       {}\n", ir_version);
   std::string opsets;
   for (const auto& [domain, v] : g.opsets())
-    opsets += (opsets.empty() ? "" : ", ") + (domain.empty() ? std::string("ai.onnx") : domain) + " " +
-              std::to_string(v);
+    opsets += (opsets.empty() ? "" : ", ") + (domain.empty() ? std::string("ai.onnx") : domain) +
+              " " + std::to_string(v);
   fmt::print("opsets   {}\n", opsets.empty() ? "(none)" : opsets);
   fmt::print("inputs   ({})\n", g.inputs().size());
   for (ValueId id : g.inputs())
@@ -142,7 +150,8 @@ int run_inspect(const InspectOptions& o) {
 
 void add_inspect_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<InspectOptions>();
-  CLI::App* sub = root.add_subcommand("inspect", "show a model's inputs, outputs, ops and parameters");
+  CLI::App* sub =
+      root.add_subcommand("inspect", "show a model's inputs, outputs, ops and parameters");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_flag("--json", o->json, "machine-readable output");
   commands.push_back({sub, [o] { return run_inspect(*o); }});

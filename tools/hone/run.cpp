@@ -65,9 +65,12 @@ Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>
                 "input '" + v.name + "' has unknown rank; give it with --inputs DIR");
   std::vector<int64_t> shape;
   for (const Dim& d : v.shape->dims()) {
-    if (d.is_static()) shape.push_back(d.value());
-    else if (d.is_symbolic() && dims.count(d.symbol_name())) shape.push_back(dims.at(d.symbol_name()));
-    else shape.push_back(1);
+    if (d.is_static())
+      shape.push_back(d.value());
+    else if (d.is_symbolic() && dims.count(d.symbol_name()))
+      shape.push_back(dims.at(d.symbol_name()));
+    else
+      shape.push_back(1);
   }
   const int64_t n = shape_numel(shape);
   std::vector<double> values(static_cast<size_t>(n));
@@ -130,16 +133,14 @@ int run_run(const RunOptions& o) {
   auto backend = default_registry().create(o.backend);
   if (!backend) return report(backend.error());
 
+  if (o.inputs_dir.empty() && !o.seed && !g.inputs().empty())
+    return usage_error("the model has " + std::to_string(g.inputs().size()) +
+                       " input(s); give them with --inputs DIR or --random-inputs SEED");
   std::vector<Tensor> inputs;
   std::mt19937_64 rng(o.seed.value_or(0));
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
-    Result<Tensor> t = !o.inputs_dir.empty() ? read_input_file(o.inputs_dir, i, v)
-                       : o.seed              ? random_input(v, dims, rng)
-                                             : Result<Tensor>(fail(ErrorCode::kInvalidArgument, ""));
-    if (o.inputs_dir.empty() && !o.seed)
-      return usage_error("the model has " + std::to_string(g.inputs().size()) +
-                         " input(s); give them with --inputs DIR or --random-inputs SEED");
+    Result<Tensor> t = o.seed ? random_input(v, dims, rng) : read_input_file(o.inputs_dir, i, v);
     if (!t) return report(t.error());
     fmt::print("input {} '{}': {}\n", i, v.name, t->describe());
     inputs.push_back(std::move(*t));
@@ -147,13 +148,16 @@ int run_run(const RunOptions& o) {
 
   apply_requested_threads();
   auto built = (*backend)->build(g);
-  if (!built) return report(built.error().add_context("while building '" + o.model + "' on backend '" + o.backend + "'"));
+  if (!built)
+    return report(built.error().add_context("while building '" + o.model + "' on backend '" +
+                                            o.backend + "'"));
   auto outputs = (*backend)->infer(inputs);
   if (!outputs) return report(outputs.error());
 
   std::vector<std::string> names;
   for (size_t i = 0; i < outputs->size(); ++i) {
-    names.push_back(i < g.outputs().size() ? g.value(g.outputs()[i]).name : "output_" + std::to_string(i));
+    names.push_back(i < g.outputs().size() ? g.value(g.outputs()[i]).name
+                                           : "output_" + std::to_string(i));
     print_summary(i, names.back(), (*outputs)[i]);
   }
 
@@ -163,7 +167,9 @@ int run_run(const RunOptions& o) {
     nlohmann::json manifest = nlohmann::json::array();
     for (size_t i = 0; i < outputs->size(); ++i) {
       auto bytes = serialize_npy((*outputs)[i]);
-      if (!bytes) return report(bytes.error().add_context("while saving output " + std::to_string(i) + " '" + names[i] + "'"));
+      if (!bytes)
+        return report(bytes.error().add_context("while saving output " + std::to_string(i) + " '" +
+                                                names[i] + "'"));
       files.push_back(std::move(*bytes));
       const Tensor& t = (*outputs)[i];
       manifest.push_back({{"name", names[i]},
@@ -173,7 +179,9 @@ int run_run(const RunOptions& o) {
     }
     std::error_code ec;
     fs::create_directories(o.outputs_dir, ec);
-    if (ec) return report(Error(ErrorCode::kIo, o.outputs_dir + ": cannot create directory: " + ec.message()));
+    if (ec)
+      return report(
+          Error(ErrorCode::kIo, o.outputs_dir + ": cannot create directory: " + ec.message()));
     for (size_t i = 0; i < files.size(); ++i) {
       auto w = write_file_atomic(fs::path(o.outputs_dir) / ("output_" + std::to_string(i) + ".npy"),
                                  std::string(files[i].begin(), files[i].end()));
@@ -191,12 +199,16 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = root.add_subcommand("run", "run one inference and write the outputs");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
-  sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")->capture_default_str();
-  sub->add_option("--inputs", o->inputs_dir, "folder with input_<i>.pb or input_<i>.npy")->type_name("DIR");
-  sub->add_option("--random-inputs", o->seed, "seeded random inputs instead of files")->type_name("SEED");
+  sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
+      ->capture_default_str();
+  sub->add_option("--inputs", o->inputs_dir, "folder with input_<i>.pb or input_<i>.npy")
+      ->type_name("DIR");
+  sub->add_option("--random-inputs", o->seed, "seeded random inputs instead of files")
+      ->type_name("SEED");
   sub->add_option("--dim", o->dims, "value of a symbolic dim for random inputs (repeatable)")
       ->type_name("NAME=VALUE");
-  sub->add_option("--outputs", o->outputs_dir, "write output_<i>.npy and outputs.json here")->type_name("DIR");
+  sub->add_option("--outputs", o->outputs_dir, "write output_<i>.npy and outputs.json here")
+      ->type_name("DIR");
   commands.push_back({sub, [o] { return run_run(*o); }});
 }
 
