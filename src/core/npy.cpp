@@ -94,13 +94,14 @@ class HeaderParser {
     return true;
   }
   void skip_ws() {
-    while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' ||
-                                s_[pos_] == '\r'))
+    while (pos_ < s_.size() &&
+           (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r'))
       ++pos_;
   }
   Result<std::string> parse_string() {
     const char q = peek();
-    if (q != '\'' && q != '"') return err("expected a quoted string at offset " + std::to_string(pos_));
+    if (q != '\'' && q != '"')
+      return err("expected a quoted string at offset " + std::to_string(pos_));
     ++pos_;
     const size_t end = s_.find(q, pos_);
     if (end == std::string_view::npos) return err("unterminated string");
@@ -129,7 +130,8 @@ class HeaderParser {
       int64_t v = 0;
       while (pos_ < s_.size() && s_[pos_] >= '0' && s_[pos_] <= '9') {
         const int64_t d = s_[pos_] - '0';
-        if (v > (std::numeric_limits<int64_t>::max() - d) / 10) return err("dim too large in 'shape'");
+        if (v > (std::numeric_limits<int64_t>::max() - d) / 10)
+          return err("dim too large in 'shape'");
         v = v * 10 + d;
         ++pos_;
       }
@@ -157,8 +159,8 @@ struct ParsedDescr {
 
 Result<ParsedDescr> parse_descr(const std::string& descr, std::string_view origin) {
   auto unsupported = [&](const std::string& why) {
-    return fail(ErrorCode::kUnsupported,
-                std::string(origin) + ": NumPy dtype '" + descr + "' is not supported (" + why + ")");
+    return fail(ErrorCode::kUnsupported, std::string(origin) + ": NumPy dtype '" + descr +
+                                             "' is not supported (" + why + ")");
   };
   if (descr.size() < 2) return corrupt(origin, "bad .npy header: dtype '" + descr + "'");
   const char order = descr[0];
@@ -294,12 +296,12 @@ Result<Tensor> parse_npy(std::span<const uint8_t> bytes, std::string_view origin
     need *= static_cast<uint64_t>(dim);
   }
   if (need > available)
-    return corrupt(origin, "truncated .npy data: shape " + shape_to_string(header.shape) + " of " +
-                               header.descr + " needs " +
-                               (need == std::numeric_limits<uint64_t>::max()
-                                    ? std::string("more")
-                                    : std::to_string(need)) +
-                               " bytes but only " + std::to_string(available) + " follow the header");
+    return corrupt(origin,
+                   "truncated .npy data: shape " + shape_to_string(header.shape) + " of " +
+                       header.descr + " needs " +
+                       (need == std::numeric_limits<uint64_t>::max() ? std::string("more")
+                                                                     : std::to_string(need)) +
+                       " bytes but only " + std::to_string(available) + " follow the header");
   if (need < available)
     return corrupt(origin, std::to_string(available - need) +
                                " unexpected bytes after the data of shape " +
@@ -311,7 +313,8 @@ Result<Tensor> parse_npy(std::span<const uint8_t> bytes, std::string_view origin
   if (d.dtype == DType::kBool) {
     auto* p = static_cast<uint8_t*>(t.raw());
     for (int64_t i = 0; i < t.numel(); ++i)
-      if (p[i] > 1) return corrupt(origin, "bool element " + std::to_string(i) + " is neither 0 nor 1");
+      if (p[i] > 1)
+        return corrupt(origin, "bool element " + std::to_string(i) + " is neither 0 nor 1");
   }
   if (header.fortran_order) t = fortran_to_c(t);
   return t;
@@ -323,7 +326,8 @@ Result<Tensor> load_npy(const std::filesystem::path& path) {
     return fail(ErrorCode::kNotFound, path.string() + ": no such file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return fail(ErrorCode::kIo, path.string() + ": cannot open for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                             std::istreambuf_iterator<char>());
   if (in.bad()) return fail(ErrorCode::kIo, path.string() + ": read error");
   return parse_npy(bytes, path.string());
 }
@@ -374,7 +378,8 @@ Result<void> save_npy(const Tensor& tensor, const std::filesystem::path& path) {
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) return fail(ErrorCode::kIo, path.string() + ": cannot open for writing");
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     out.flush();
     if (!out) {
       out.close();

@@ -361,8 +361,8 @@ int run_conformance(const ConformanceOptions& o) {
   };
   std::vector<std::jthread> pool;
   const int jobs = std::max(1, o.jobs);
-  for (int j = 1; j < jobs; ++j) pool.emplace_back(worker);
-  if (jobs == 1) worker();
+  // Workers run the tests; this thread prints results in order as they come.
+  for (int j = 0; j < jobs; ++j) pool.emplace_back(worker);
 
   struct Counts {
     int64_t pass = 0, fail = 0, skip = 0;

@@ -19,8 +19,8 @@
 
 namespace {
 
-using hone::DType;
 using hone::Dim;
+using hone::DType;
 using hone::GraphBuilder;
 using hone::Tensor;
 

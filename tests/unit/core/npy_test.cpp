@@ -25,9 +25,10 @@ std::vector<uint8_t> read_bytes(const fs::path& p) {
 }
 
 fs::path temp_dir() {
-  fs::path d = fs::temp_directory_path() /
-               ("hone_npy_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-                "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  fs::path d =
+      fs::temp_directory_path() /
+      ("hone_npy_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
+       ::testing::UnitTest::GetInstance()->current_test_info()->name());
   fs::create_directories(d);
   return d;
 }
@@ -256,21 +257,23 @@ TEST(Npy, MalformedHeadersAreCorrupt) {
     auto r = parse_npy(make_file(h, 8), "h.npy");
     ASSERT_FALSE(r) << h;
     EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt) << h;
-    EXPECT_NE(r.error().message().find("bad .npy header"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("bad .npy header"), std::string::npos)
+        << r.error().message();
   }
 }
 
 TEST(Npy, HugeShapeDoesNotAllocate) {
   auto r = parse_npy(
-      make_file("{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 1000000000000), }\n", 8),
+      make_file(
+          "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000, 1000000000000), }\n", 8),
       "huge.npy");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt);
 }
 
 TEST(Npy, AcceptsKeysInAnyOrderAndDoubleQuotes) {
-  auto r = parse_npy(make_file("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"<i4\"}\n", 8),
-                     "q.npy");
+  auto r = parse_npy(
+      make_file("{\"shape\": (2,), \"fortran_order\": False, \"descr\": \"<i4\"}\n", 8), "q.npy");
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(r->dtype(), DType::kI32);
   EXPECT_EQ(r->shape(), (std::vector<int64_t>{2}));
