@@ -151,15 +151,19 @@ RuntimeValue to_runtime(hone::onnx::DataValue dv) {
   return v;
 }
 
-/// input_K.pb or output_K.pb, K = 0, 1, ... while they exist.
-Result<std::vector<RuntimeValue>> load_values(const fs::path& set, const char* stem,
+/// input_K.pb or output_K.pb, K = 0, 1, ... while they exist, each read as
+/// the proto the graph's declared value K is stored as (`declared`).
+Result<std::vector<RuntimeValue>> load_values(const Graph& g, const std::vector<ValueId>& declared,
+                                              const fs::path& set, const char* stem,
                                               bool* all_tensors) {
   std::vector<RuntimeValue> values;
   for (int k = 0;; ++k) {
     const fs::path p = set / fmt::format("{}_{}.pb", stem, k);
     std::error_code ec;
     if (!fs::exists(p, ec)) break;
-    auto dv = hone::onnx::load_data_file(p.string());
+    auto dv = static_cast<size_t>(k) < declared.size()
+                  ? hone::onnx::load_data_file(p, g.value(declared[static_cast<size_t>(k)]).kind)
+                  : hone::onnx::load_data_file(p);
     if (!dv)
       return fail(std::move(dv).error().add_context("while reading " + set.filename().string() +
                                                     "/" + p.filename().string()));
@@ -193,10 +197,10 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
   std::vector<Set> loaded;
   bool tensors_only = graph_tensors_only;
   for (const fs::path& s : sets) {
-    auto in = load_values(s, "input", &tensors_only);
+    auto in = load_values(g, g.inputs(), s, "input", &tensors_only);
     if (!in)
       return is_string_error(in.error()) ? skipped("string tensors") : failed(one_line(in.error()));
-    auto out = load_values(s, "output", &tensors_only);
+    auto out = load_values(g, g.outputs(), s, "output", &tensors_only);
     if (!out)
       return is_string_error(out.error()) ? skipped("string tensors")
                                           : failed(one_line(out.error()));

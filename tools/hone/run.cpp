@@ -39,7 +39,7 @@ Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
   std::error_code ec;
   const std::string what = "while reading input " + std::to_string(i) + " '" + v.name + "'";
   if (fs::exists(pb, ec)) {
-    auto dv = hone::onnx::load_data_file(pb.string());
+    auto dv = hone::onnx::load_data_file(pb, v.kind);
     if (!dv) return fail(std::move(dv).error().add_context(what));
     if (dv->kind != hone::onnx::DataValue::Kind::kTensor)
       return fail(ErrorCode::kUnsupported,
