@@ -180,7 +180,7 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
   auto graph = hone::onnx::load_model(model.string());
   if (!graph) {
     if (is_string_error(graph.error()))
-      return skipped("string tensors: " + one_line(graph.error()));
+      return skipped("string tensors: " + graph.error().message());
     return failed(one_line(graph.error()));
   }
   const Graph& g = *graph;

@@ -98,9 +98,9 @@ int run_inspect(const InspectOptions& o) {
   int64_t total = 0;
   count_ops(g, counts, total);
   const auto ops = sorted_counts(counts);
-  const std::string producer = metadata_or(g, {"producer_name", "producer"}, "");
-  const std::string producer_version = metadata_or(g, {"producer_version"}, "");
-  const std::string ir_version = metadata_or(g, {"ir_version"}, "");
+  const std::string producer = metadata_or(g, {"onnx.producer_name", "producer_name"}, "");
+  const std::string producer_version = metadata_or(g, {"onnx.producer_version", "producer_version"}, "");
+  const std::string ir_version = metadata_or(g, {"onnx.ir_version", "ir_version"}, "");
 
   if (o.json) {
     nlohmann::json j;

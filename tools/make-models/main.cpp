@@ -49,7 +49,7 @@ hone::Result<hone::Graph> make_mlp() {
   auto logits = b.gemm(h, b.constant("fc2.weight", weights(rng, {8, 32}, 32)),
                        b.constant("fc2.bias", biases(rng, 8)), {.trans_b = true});
   b.output(b.softmax(logits, 1), "probs");
-  b.graph().metadata()["producer_name"] = "hone make-models";
+  b.graph().metadata()["onnx.producer_name"] = "hone make-models";
   return std::move(b).build();
 }
 
@@ -68,7 +68,7 @@ hone::Result<hone::Graph> make_cnn() {
   auto logits = b.gemm(f, b.constant("fc.weight", weights(rng, {10, 16}, 16)),
                        b.constant("fc.bias", biases(rng, 10)), {.trans_b = true});
   b.output(b.softmax(logits, 1), "probs");
-  b.graph().metadata()["producer_name"] = "hone make-models";
+  b.graph().metadata()["onnx.producer_name"] = "hone make-models";
   return std::move(b).build();
 }
 
