@@ -168,10 +168,11 @@ int run_hone(const std::string& args, std::string* out) {
 }
 
 TEST_F(ConformanceDirs, PassesARealTestAndFailsATamperedCopy) {
-  const fs::path relu = fs::path(HONE_ONNX_TESTDATA) / "node/test_relu";
-  if (!fs::exists(relu)) GTEST_SKIP() << "no ONNX test data at " << relu;
+  // Transpose: a kernel the reference has had from early on.
+  const fs::path src = fs::path(HONE_ONNX_TESTDATA) / "node/test_transpose_default";
+  if (!fs::exists(src)) GTEST_SKIP() << "no ONNX test data at " << src;
   std::string out;
-  ASSERT_EQ(run_hone("conformance " + relu.string() + " --tsv " + (root_ / "r.tsv").string(), &out),
+  ASSERT_EQ(run_hone("conformance " + src.string() + " --tsv " + (root_ / "r.tsv").string(), &out),
             0)
       << out;
   EXPECT_NE(out.find("\n1 passed, 0 failed, 0 skipped\n"), std::string::npos) << out;
@@ -181,25 +182,24 @@ TEST_F(ConformanceDirs, PassesARealTestAndFailsATamperedCopy) {
   std::getline(tsv, header);
   std::getline(tsv, row);
   EXPECT_EQ(header, "category\ttest\tstatus\treason");
-  EXPECT_EQ(row, "node\ttest_relu\tPASS\t");
-  EXPECT_EQ(run_hone("conformance " + relu.string() + " --min-pass 2", &out), 1) << out;
+  EXPECT_EQ(row, "node\ttest_transpose_default\tPASS\t");
+  EXPECT_EQ(run_hone("conformance " + src.string() + " --min-pass 2", &out), 1) << out;
 
   // Same model and inputs, one expected value changed by +1.
-  const fs::path bad = root_ / "cat/test_relu_tampered";
+  const fs::path bad = root_ / "cat/test_transpose_tampered";
   fs::create_directories(bad / "test_data_set_0");
-  fs::copy_file(relu / "model.onnx", bad / "model.onnx");
-  fs::copy_file(relu / "test_data_set_0/input_0.pb", bad / "test_data_set_0/input_0.pb");
-  auto expected = hone::onnx::load_data_file((relu / "test_data_set_0/output_0.pb").string());
+  fs::copy_file(src / "model.onnx", bad / "model.onnx");
+  fs::copy_file(src / "test_data_set_0/input_0.pb", bad / "test_data_set_0/input_0.pb");
+  auto expected = hone::onnx::load_data_file((src / "test_data_set_0/output_0.pb").string());
   ASSERT_TRUE(expected) << expected.error().to_string();
   Tensor t = expected->tensor.clone();
-  ASSERT_EQ(t.shape(), (std::vector<int64_t>{3, 4, 5}));
-  t.data<float>()[5] += 1.0f;  // element [0,1,0]
+  ASSERT_EQ(t.shape(), (std::vector<int64_t>{4, 3, 2}));
+  t.data<float>()[5] += 1.0f;  // element [0,2,1]
   ASSERT_TRUE(hone::onnx::save_tensor_proto(t, (bad / "test_data_set_0/output_0.pb").string()));
   EXPECT_EQ(run_hone("conformance " + (root_ / "cat").string(), &out), 0) << out;
-  EXPECT_NE(
-      out.find(
-          "FAIL cat/test_relu_tampered: output 0 'y': 1 of 60 elements differ; worst at [0,1,0]"),
-      std::string::npos)
+  EXPECT_NE(out.find("FAIL cat/test_transpose_tampered: output 0 'transposed': 1 of 24 elements "
+                     "differ; worst at [0,2,1]"),
+            std::string::npos)
       << out;
   EXPECT_NE(out.find("\n0 passed, 1 failed, 0 skipped\n"), std::string::npos) << out;
 }

@@ -13,6 +13,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "backends/reference/interpreter.h"
 #include "backends/reference/kernel_util.h"
 #include "cli_common.h"
 #include "hone/npy.h"
@@ -146,6 +147,14 @@ int run_run(const RunOptions& o) {
     inputs.push_back(std::move(*t));
   }
 
+  // Check the inputs against the declared types before the (possibly slow)
+  // build, so a wrong shape is reported as such whatever the backend.
+  {
+    std::vector<reference::RuntimeValue> values;
+    for (const Tensor& t : inputs) values.push_back(reference::RuntimeValue::of(t));
+    auto fits = reference::check_inputs(g, values);
+    if (!fits) return report(fits.error());
+  }
   apply_requested_threads();
   auto built = (*backend)->build(g);
   if (!built)
