@@ -20,7 +20,9 @@ double softplus(double v) {
 }
 
 /// Clamps to [0, 1]; NaN stays NaN (std::min/max would turn it into a bound).
-double clamp01(double v) { return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v); }
+double clamp01(double v) {
+  return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v);
+}
 
 Result<void> relu_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(expect_inputs(ctx, 1, 1));
@@ -61,9 +63,9 @@ Result<void> prelu_kernel(KernelContext& ctx) {
   const Tensor* slope = &slope_view;
   HONE_TRY(std::vector<int64_t> shape, broadcast_shapes({x->shape(), slope->shape()}));
   if (shape != x->shape())
-    return fail(ErrorCode::kInvalidArgument, "PRelu slope " + slope->describe() +
-                                                 " does not broadcast to the input " +
-                                                 x->describe());
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "PRelu slope " + slope->describe() + " does not broadcast to the input " + x->describe());
   return dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
     Tensor y = Tensor::zeros(x->dtype(), x->shape());
     const T* px = x->data<T>();
@@ -110,7 +112,8 @@ Result<void> shrink_kernel(KernelContext& ctx) {
 Result<void> gelu_kernel(KernelContext& ctx) {
   const std::string approx = ctx.node().attr_string("approximate", "none");
   if (approx == "none")
-    return map_float(ctx, [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
+    return map_float(ctx,
+                     [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
   if (approx == "tanh")
     return map_float(ctx, [](double v) {
       const double k = std::sqrt(2.0 / std::numbers::pi);
@@ -160,14 +163,13 @@ void register_elementwise_activation_ops(OpRegistry& r) {
   r.add("HardSigmoid", [](KernelContext& ctx) {
     const double alpha = ctx.node().attr_float("alpha", 0.2f);
     const double beta = ctx.node().attr_float("beta", 0.5f);
-    return map_float(ctx, [alpha, beta](double v) {
-      return clamp01(alpha * v + beta);
-    });
+    return map_float(ctx, [alpha, beta](double v) { return clamp01(alpha * v + beta); });
   });
   r.add("HardSwish", [](KernelContext& ctx) {
     return map_float(ctx, [](double v) { return v * clamp01(v / 6.0 + 0.5); });
   });
-  r.add("Tanh", [](KernelContext& ctx) { return map_float(ctx, [](double v) { return std::tanh(v); }); });
+  r.add("Tanh",
+        [](KernelContext& ctx) { return map_float(ctx, [](double v) { return std::tanh(v); }); });
   r.add("Softplus", [](KernelContext& ctx) { return map_float(ctx, softplus); });
   r.add("Softsign", [](KernelContext& ctx) {
     return map_float(ctx, [](double v) { return v / (1.0 + std::fabs(v)); });

@@ -71,10 +71,9 @@ Tensor binary_map(KernelContext& ctx, const BinaryInputs& in, DType out_dtype, F
   const A* pa = in.a.data<A>();
   const B* pb = in.b.data<B>();
   Out* out = y.data<Out>();
-  ew::broadcast_for_each<2>(ctx, in.shape, {&in.a.shape(), &in.b.shape()},
-                            [&](int64_t o, const std::array<int64_t, 2>& i) {
-                              out[o] = f(pa[i[0]], pb[i[1]]);
-                            });
+  ew::broadcast_for_each<2>(
+      ctx, in.shape, {&in.a.shape(), &in.b.shape()},
+      [&](int64_t o, const std::array<int64_t, 2>& i) { out[o] = f(pa[i[0]], pb[i[1]]); });
   return y;
 }
 
@@ -83,9 +82,9 @@ Result<void> check_no_zero_divisor(KernelContext& ctx, const Tensor& b) {
   const T* p = b.data<T>();
   for (int64_t i = 0; i < b.numel(); ++i)
     if (p[i] == T{0})
-      return fail(ErrorCode::kInvalidArgument,
-                  ctx.node().op_type + ": integer division by zero (divisor element " +
-                      std::to_string(i) + " of " + b.describe() + ")");
+      return fail(ErrorCode::kInvalidArgument, ctx.node().op_type +
+                                                   ": integer division by zero (divisor element " +
+                                                   std::to_string(i) + " of " + b.describe() + ")");
   return {};
 }
 
@@ -97,25 +96,25 @@ Result<void> arith_kernel(KernelContext& ctx) {
   return dispatch_numeric(in.a.dtype(), [&]<class T>() -> Result<void> {
     if constexpr (kIsFloat<T>) {
       ctx.set_output(0, binary_map<T, T, T>(ctx, in, in.a.dtype(), [](T x, T y) {
-        const double a = to_f64(x), b = to_f64(y);
-        if constexpr (op == Arith::kAdd) return narrow<T>(a + b);
-        if constexpr (op == Arith::kSub) return narrow<T>(a - b);
-        if constexpr (op == Arith::kMul) return narrow<T>(a * b);
-        if constexpr (op == Arith::kDiv) return narrow<T>(a / b);
-      }));
+                       const double a = to_f64(x), b = to_f64(y);
+                       if constexpr (op == Arith::kAdd) return narrow<T>(a + b);
+                       if constexpr (op == Arith::kSub) return narrow<T>(a - b);
+                       if constexpr (op == Arith::kMul) return narrow<T>(a * b);
+                       if constexpr (op == Arith::kDiv) return narrow<T>(a / b);
+                     }));
     } else {
       if constexpr (op == Arith::kDiv) HONE_CHECK_OK(check_no_zero_divisor<T>(ctx, in.b));
       ctx.set_output(0, binary_map<T, T, T>(ctx, in, in.a.dtype(), [](T a, T b) -> T {
-        if constexpr (op == Arith::kAdd) return ew::wrap_add(a, b);
-        if constexpr (op == Arith::kSub) return ew::wrap_sub(a, b);
-        if constexpr (op == Arith::kMul) return ew::wrap_mul(a, b);
-        if constexpr (op == Arith::kDiv) {
-          // Truncates toward zero; lowest / -1 wraps instead of trapping.
-          if constexpr (std::is_signed_v<T>)
-            if (b == T{-1}) return ew::wrap_neg(a);
-          return static_cast<T>(a / b);
-        }
-      }));
+                       if constexpr (op == Arith::kAdd) return ew::wrap_add(a, b);
+                       if constexpr (op == Arith::kSub) return ew::wrap_sub(a, b);
+                       if constexpr (op == Arith::kMul) return ew::wrap_mul(a, b);
+                       if constexpr (op == Arith::kDiv) {
+                         // Truncates toward zero; lowest / -1 wraps instead of trapping.
+                         if constexpr (std::is_signed_v<T>)
+                           if (b == T{-1}) return ew::wrap_neg(a);
+                         return static_cast<T>(a / b);
+                       }
+                     }));
     }
     return {};
   });
@@ -165,12 +164,12 @@ Result<void> pow_kernel(KernelContext& ctx) {
         ctx.set_output(0, std::move(y));
       } else {
         ctx.set_output(0, binary_map<T, E, T>(ctx, in, in.a.dtype(), [](T b, E e) -> T {
-          const double r = std::pow(to_f64(b), to_f64(e));
-          if constexpr (kIsFloat<T>)
-            return narrow<T>(r);
-          else
-            return ew::saturate_cast<T>(r);
-        }));
+                         const double r = std::pow(to_f64(b), to_f64(e));
+                         if constexpr (kIsFloat<T>)
+                           return narrow<T>(r);
+                         else
+                           return ew::saturate_cast<T>(r);
+                       }));
       }
       return {};
     });
@@ -183,28 +182,29 @@ Result<void> mod_kernel(KernelContext& ctx) {
   HONE_TRY(BinaryInputs in, binary_inputs(ctx, true));
   const int64_t fmod = ctx.node().attr_int("fmod", 0);
   if (fmod != 0 && fmod != 1)
-    return fail(ErrorCode::kInvalidArgument, "Mod fmod must be 0 or 1, got " + std::to_string(fmod));
+    return fail(ErrorCode::kInvalidArgument,
+                "Mod fmod must be 0 or 1, got " + std::to_string(fmod));
   return dispatch_numeric(in.a.dtype(), [&]<class T>() -> Result<void> {
     if constexpr (kIsFloat<T>) {
       if (fmod == 0)
         return fail(ErrorCode::kInvalidArgument,
                     "Mod on floating-point input " + in.a.describe() + " requires fmod=1");
       ctx.set_output(0, binary_map<T, T, T>(ctx, in, in.a.dtype(), [](T a, T b) {
-        return narrow<T>(std::fmod(to_f64(a), to_f64(b)));
-      }));
+                       return narrow<T>(std::fmod(to_f64(a), to_f64(b)));
+                     }));
     } else {
       HONE_CHECK_OK(check_no_zero_divisor<T>(ctx, in.b));
       const bool c_mod = fmod == 1;
       ctx.set_output(0, binary_map<T, T, T>(ctx, in, in.a.dtype(), [c_mod](T a, T b) -> T {
-        if constexpr (std::is_signed_v<T>) {
-          if (b == T{-1}) return T{0};  // avoids lowest % -1 trapping
-          T r = static_cast<T>(a % b);
-          if (!c_mod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
-          return r;
-        } else {
-          return static_cast<T>(a % b);
-        }
-      }));
+                       if constexpr (std::is_signed_v<T>) {
+                         if (b == T{-1}) return T{0};  // avoids lowest % -1 trapping
+                         T r = static_cast<T>(a % b);
+                         if (!c_mod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+                         return r;
+                       } else {
+                         return static_cast<T>(a % b);
+                       }
+                     }));
     }
     return {};
   });
@@ -224,9 +224,9 @@ Result<void> bitshift_kernel(KernelContext& ctx) {
     } else {
       constexpr T kBits = static_cast<T>(sizeof(T) * 8);
       ctx.set_output(0, binary_map<T, T, T>(ctx, in, in.a.dtype(), [left](T a, T s) -> T {
-        if (s >= kBits) return T{0};  // a full-width shift clears every bit
-        return left ? static_cast<T>(a << s) : static_cast<T>(a >> s);
-      }));
+                       if (s >= kBits) return T{0};  // a full-width shift clears every bit
+                       return left ? static_cast<T>(a << s) : static_cast<T>(a >> s);
+                     }));
       return {};
     }
   });
@@ -239,10 +239,10 @@ Result<void> bitwise_kernel(KernelContext& ctx) {
   HONE_TRY(BinaryInputs in, binary_inputs(ctx, true));
   return dispatch_integer(in.a.dtype(), [&]<class T>() -> Result<void> {
     ctx.set_output(0, binary_map<T, T, T>(ctx, in, in.a.dtype(), [](T a, T b) -> T {
-      if constexpr (op == Bit::kAnd) return static_cast<T>(a & b);
-      if constexpr (op == Bit::kOr) return static_cast<T>(a | b);
-      if constexpr (op == Bit::kXor) return static_cast<T>(a ^ b);
-    }));
+                     if constexpr (op == Bit::kAnd) return static_cast<T>(a & b);
+                     if constexpr (op == Bit::kOr) return static_cast<T>(a | b);
+                     if constexpr (op == Bit::kXor) return static_cast<T>(a ^ b);
+                   }));
     return {};
   });
 }
@@ -254,10 +254,10 @@ Result<void> logical_kernel(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument,
                 ctx.node().op_type + " takes bool tensors, got " + in.a.describe());
   ctx.set_output(0, binary_map<bool, bool, bool>(ctx, in, DType::kBool, [](bool a, bool b) {
-    if constexpr (op == Bit::kAnd) return a && b;
-    if constexpr (op == Bit::kOr) return a || b;
-    if constexpr (op == Bit::kXor) return a != b;
-  }));
+                   if constexpr (op == Bit::kAnd) return a && b;
+                   if constexpr (op == Bit::kOr) return a || b;
+                   if constexpr (op == Bit::kXor) return a != b;
+                 }));
   return {};
 }
 
@@ -268,22 +268,22 @@ Result<void> compare_kernel(KernelContext& ctx) {
   HONE_TRY(BinaryInputs in, binary_inputs(ctx, true));
   return dispatch_all(in.a.dtype(), [&]<class T>() -> Result<void> {
     ctx.set_output(0, binary_map<T, T, bool>(ctx, in, DType::kBool, [](T x, T y) {
-      // Half/bfloat16 compare through double; every other type natively
-      // (int64 and uint64 would lose precision in double).
-      auto v = [](T t) {
-        if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
-          return to_f64(t);
-        else
-          return t;
-      };
-      const auto a = v(x);
-      const auto b = v(y);
-      if constexpr (op == Cmp::kEq) return a == b;
-      if constexpr (op == Cmp::kLt) return a < b;
-      if constexpr (op == Cmp::kLe) return a <= b;
-      if constexpr (op == Cmp::kGt) return a > b;
-      if constexpr (op == Cmp::kGe) return a >= b;
-    }));
+                     // Half/bfloat16 compare through double; every other type natively
+                     // (int64 and uint64 would lose precision in double).
+                     auto v = [](T t) {
+                       if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>)
+                         return to_f64(t);
+                       else
+                         return t;
+                     };
+                     const auto a = v(x);
+                     const auto b = v(y);
+                     if constexpr (op == Cmp::kEq) return a == b;
+                     if constexpr (op == Cmp::kLt) return a < b;
+                     if constexpr (op == Cmp::kLe) return a <= b;
+                     if constexpr (op == Cmp::kGt) return a > b;
+                     if constexpr (op == Cmp::kGe) return a >= b;
+                   }));
     return {};
   });
 }

@@ -14,25 +14,40 @@ using ew::saturate_cast;
 /// ONNX TensorProto.DataType → DType, for the types hone holds.
 Result<DType> dtype_from_onnx(int64_t code) {
   switch (code) {
-    case 1: return DType::kF32;
-    case 2: return DType::kU8;
-    case 3: return DType::kI8;
-    case 4: return DType::kU16;
-    case 5: return DType::kI16;
-    case 6: return DType::kI32;
-    case 7: return DType::kI64;
-    case 9: return DType::kBool;
-    case 10: return DType::kF16;
-    case 11: return DType::kF64;
-    case 12: return DType::kU32;
-    case 13: return DType::kU64;
-    case 16: return DType::kBF16;
-    case 8: return fail(ErrorCode::kUnsupported, "string tensors are not supported");
+    case 1:
+      return DType::kF32;
+    case 2:
+      return DType::kU8;
+    case 3:
+      return DType::kI8;
+    case 4:
+      return DType::kU16;
+    case 5:
+      return DType::kI16;
+    case 6:
+      return DType::kI32;
+    case 7:
+      return DType::kI64;
+    case 9:
+      return DType::kBool;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 12:
+      return DType::kU32;
+    case 13:
+      return DType::kU64;
+    case 16:
+      return DType::kBF16;
+    case 8:
+      return fail(ErrorCode::kUnsupported, "string tensors are not supported");
     case 14:
-    case 15: return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
+    case 15:
+      return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
     default:
-      return fail(ErrorCode::kUnsupported, "ONNX element type " + std::to_string(code) +
-                                               " is not supported");
+      return fail(ErrorCode::kUnsupported,
+                  "ONNX element type " + std::to_string(code) + " is not supported");
   }
 }
 
@@ -172,7 +187,8 @@ Result<void> clip_kernel(KernelContext& ctx) {
 Result<void> identity_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(ew::expect_inputs(ctx, 1, 1));
   const RuntimeValue* v = ctx.value(0);
-  if (v == nullptr) return fail(ErrorCode::kInvalidArgument, "Identity requires input 0, which is missing");
+  if (v == nullptr)
+    return fail(ErrorCode::kInvalidArgument, "Identity requires input 0, which is missing");
   ctx.set_output_value(0, *v);
   return {};
 }
@@ -202,9 +218,9 @@ Result<void> dropout_kernel(KernelContext& ctx) {
     }
   }
   if (training && ratio != 0.0)
-    return fail(ErrorCode::kUnsupported,
-                "training-mode Dropout is random (ratio " + std::to_string(ratio) +
-                    "); the reference runs inference only");
+    return fail(ErrorCode::kUnsupported, "training-mode Dropout is random (ratio " +
+                                             std::to_string(ratio) +
+                                             "); the reference runs inference only");
   if (ratio < 0.0 || ratio >= 1.0)
     return fail(ErrorCode::kInvalidArgument,
                 "Dropout ratio must be in [0, 1), got " + std::to_string(ratio));

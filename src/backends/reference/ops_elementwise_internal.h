@@ -3,7 +3,8 @@
 // checks and the broadcasting loop every binary/variadic op shares.
 //
 //   broadcast_for_each<2>(ctx, out_shape, {&a.shape(), &b.shape()},
-//                         [&](int64_t o, const std::array<int64_t, 2>& i) { y[o] = pa[i[0]] + pb[i[1]]; });
+//                         [&](int64_t o, const std::array<int64_t, 2>& i) { y[o] = pa[i[0]] +
+//                         pb[i[1]]; });
 #pragma once
 
 #include <algorithm>
@@ -27,7 +28,7 @@ void register_elementwise_activation_ops(OpRegistry& r);  // Relu ... Gelu
 void register_elementwise_binary_ops(OpRegistry& r);      // arithmetic, compare, logic, bitwise
 void register_elementwise_variadic_ops(OpRegistry& r);    // Sum, Mean, Min, Max, Where
 void register_elementwise_cast_ops(OpRegistry& r);        // Cast, CastLike, Clip, Identity, Dropout
-void register_elementwise_quantize_ops(OpRegistry& r);    // (Dynamic)QuantizeLinear, DequantizeLinear
+void register_elementwise_quantize_ops(OpRegistry& r);  // (Dynamic)QuantizeLinear, DequantizeLinear
 
 namespace ew {
 
@@ -99,7 +100,8 @@ inline T wrap_mul(T a, T b) {
   using U = std::make_unsigned_t<T>;
   // uint16 * uint16 promotes to int and may overflow; go through a wide unsigned.
   using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-  return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+  return static_cast<T>(
+      static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
 }
 template <class T>
 inline T wrap_neg(T a) {
@@ -112,8 +114,8 @@ inline Result<void> expect_inputs(KernelContext& ctx, size_t lo, size_t hi) {
   if (n < lo || n > hi) {
     const std::string want =
         lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi);
-    return fail(ErrorCode::kInvalidArgument, ctx.node().op_type + " takes " + want +
-                                                 " inputs, got " + std::to_string(n));
+    return fail(ErrorCode::kInvalidArgument,
+                ctx.node().op_type + " takes " + want + " inputs, got " + std::to_string(n));
   }
   return {};
 }
@@ -121,10 +123,10 @@ inline Result<void> expect_inputs(KernelContext& ctx, size_t lo, size_t hi) {
 inline Result<void> expect_same_dtype(KernelContext& ctx, const Tensor& a, const Tensor& b,
                                       size_t ia, size_t ib) {
   if (a.dtype() != b.dtype())
-    return fail(ErrorCode::kInvalidArgument,
-                ctx.node().op_type + " inputs " + std::to_string(ia) + " and " +
-                    std::to_string(ib) + " must have the same dtype, got " + a.describe() +
-                    " and " + b.describe());
+    return fail(ErrorCode::kInvalidArgument, ctx.node().op_type + " inputs " + std::to_string(ia) +
+                                                 " and " + std::to_string(ib) +
+                                                 " must have the same dtype, got " + a.describe() +
+                                                 " and " + b.describe());
   return {};
 }
 
@@ -136,7 +138,8 @@ inline void parallel_range(KernelContext& ctx, int64_t n, F&& fn) {
     if (n > 0) fn(int64_t{0}, n);
     return;
   }
-  ctx.pool().parallel_for(n, [&](int64_t b, int64_t e) { fn(b, e); }, kGrain);
+  ctx.pool().parallel_for(
+      n, [&](int64_t b, int64_t e) { fn(b, e); }, kGrain);
 }
 
 /// Calls f(out_index, {in_index...}) for every element of `out_shape`, with

@@ -43,9 +43,9 @@ Result<QuantLayout> quant_layout(KernelContext& ctx, const Tensor& x, const Tens
     HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1),
                                           static_cast<int64_t>(x.rank()), (op + " axis").c_str()));
     if (x.dim(axis) != scale.numel())
-      return fail(ErrorCode::kInvalidArgument,
-                  op + " per-axis scale " + scale.describe() + " does not match input " +
-                      x.describe() + " along axis " + std::to_string(axis));
+      return fail(ErrorCode::kInvalidArgument, op + " per-axis scale " + scale.describe() +
+                                                   " does not match input " + x.describe() +
+                                                   " along axis " + std::to_string(axis));
     q.per_axis = true;
     q.axis_dim = x.dim(axis);
     for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d) q.inner *= x.dim(d);
@@ -66,8 +66,10 @@ Result<void> check_quant_type(const std::string& op, DType t) {
     case DType::kI16:
       return {};
     default:
-      return fail(ErrorCode::kUnsupported, op + " quantized type must be uint8, int8, uint16 or "
-                                                "int16, got " + std::string(dtype_name(t)));
+      return fail(ErrorCode::kUnsupported, op +
+                                               " quantized type must be uint8, int8, uint16 or "
+                                               "int16, got " +
+                                               std::string(dtype_name(t)));
   }
 }
 
@@ -82,10 +84,18 @@ Result<void> quantize_kernel(KernelContext& ctx) {
   DType out_type = zp ? zp->dtype() : DType::kU8;
   if (const int64_t code = ctx.node().attr_int("output_dtype", 0); code != 0 && !zp) {
     switch (code) {
-      case 2: out_type = DType::kU8; break;
-      case 3: out_type = DType::kI8; break;
-      case 4: out_type = DType::kU16; break;
-      case 5: out_type = DType::kI16; break;
+      case 2:
+        out_type = DType::kU8;
+        break;
+      case 3:
+        out_type = DType::kI8;
+        break;
+      case 4:
+        out_type = DType::kU16;
+        break;
+      case 5:
+        out_type = DType::kI16;
+        break;
       default:
         return fail(ErrorCode::kUnsupported,
                     "QuantizeLinear output_dtype " + std::to_string(code) + " is not supported");
@@ -103,8 +113,8 @@ Result<void> quantize_kernel(KernelContext& ctx) {
   const std::vector<double> z = zp ? to_doubles(*zp) : std::vector<double>(s.size(), 0.0);
   for (double v : s)
     if (!(v != 0.0))
-      return fail(ErrorCode::kInvalidArgument, "QuantizeLinear scale must be non-zero, got " +
-                                                   std::to_string(v));
+      return fail(ErrorCode::kInvalidArgument,
+                  "QuantizeLinear scale must be non-zero, got " + std::to_string(v));
   Tensor y = Tensor::zeros(out_type, x->shape());
   HONE_CHECK_OK(dispatch_integer(out_type, [&]<class Q>() -> Result<void> {
     Q* out = y.data<Q>();

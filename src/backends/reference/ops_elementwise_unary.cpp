@@ -80,9 +80,8 @@ Result<void> sign_kernel(KernelContext& ctx) {
 Result<void> is_inf_kernel(KernelContext& ctx) {
   const bool pos = ctx.node().attr_int("detect_positive", 1) != 0;
   const bool neg = ctx.node().attr_int("detect_negative", 1) != 0;
-  return float_predicate(ctx, [pos, neg](double v) {
-    return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg));
-  });
+  return float_predicate(
+      ctx, [pos, neg](double v) { return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)); });
 }
 
 Result<void> is_nan_kernel(KernelContext& ctx) {

@@ -33,7 +33,8 @@ Result<void> fold_kernel(KernelContext& ctx) {
   const int64_t n = shape_numel(shape);
   const DType dt = xs[0]->dtype();
   if (op == Fold::kMean && !is_floating(dt))
-    return fail(ErrorCode::kInvalidArgument, "Mean takes floating-point inputs, got " + xs[0]->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "Mean takes floating-point inputs, got " + xs[0]->describe());
 
   return dispatch_numeric(dt, [&]<class T>() -> Result<void> {
     // Floats accumulate in double; integers in their own type (exact).

@@ -80,7 +80,8 @@ TEST(ElementwiseBinary, LegacyBroadcastAttributeBeforeOpset7) {
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(vals<float>(*r), (std::vector<float>{1, 1, 2, 2, 3, 3, 1, 1, 2, 2, 3, 3}));
   // Without axis, B is suffix-aligned as in NumPy.
-  auto s = run1("Mul", {f32({2, 2}, {1, 2, 3, 4}), f32v({10, 100})}, {{"broadcast", int64_t{1}}}, 6);
+  auto s =
+      run1("Mul", {f32({2, 2}, {1, 2, 3, 4}), f32v({10, 100})}, {{"broadcast", int64_t{1}}}, 6);
   ASSERT_TRUE(s);
   EXPECT_EQ(vals<float>(*s), (std::vector<float>{10, 200, 30, 400}));
   auto bad = run1("Add", {f32({2, 3}, {0, 0, 0, 0, 0, 0}), f32v({1, 2})},
@@ -167,7 +168,8 @@ TEST(ElementwiseBinary, BitShiftAndBitwise) {
 }
 
 TEST(ElementwiseBinary, LogicalOps) {
-  const Tensor a = t<bool>({4}, {false, false, true, true}), b = t<bool>({4}, {false, true, false, true});
+  const Tensor a = t<bool>({4}, {false, false, true, true}),
+               b = t<bool>({4}, {false, true, false, true});
   EXPECT_EQ(vals<bool>(*run1("And", {a, b})), (std::vector<bool>{false, false, false, true}));
   EXPECT_EQ(vals<bool>(*run1("Or", {a, b})), (std::vector<bool>{false, true, true, true}));
   EXPECT_EQ(vals<bool>(*run1("Xor", {a, b})), (std::vector<bool>{false, true, true, false}));
@@ -181,7 +183,8 @@ TEST(ElementwiseBinary, Comparisons) {
   const Tensor a = f32v({1, 2, 3, kNaN}), b = f32v({2, 2, 2, kNaN});
   EXPECT_EQ(vals<bool>(*run1("Equal", {a, b})), (std::vector<bool>{false, true, false, false}));
   EXPECT_EQ(vals<bool>(*run1("Less", {a, b})), (std::vector<bool>{true, false, false, false}));
-  EXPECT_EQ(vals<bool>(*run1("LessOrEqual", {a, b})), (std::vector<bool>{true, true, false, false}));
+  EXPECT_EQ(vals<bool>(*run1("LessOrEqual", {a, b})),
+            (std::vector<bool>{true, true, false, false}));
   EXPECT_EQ(vals<bool>(*run1("Greater", {a, b})), (std::vector<bool>{false, false, true, false}));
   EXPECT_EQ(vals<bool>(*run1("GreaterOrEqual", {a, b})),
             (std::vector<bool>{false, true, true, false}));
@@ -228,7 +231,8 @@ TEST(ElementwiseVariadic, WhereBroadcastsThreeWays) {
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(r->shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(vals<float>(*r), (std::vector<float>{1, 2, 3, -1, -1, -1}));
-  auto i = run1("Where", {t<bool>({2}, {false, true}), t<int64_t>({2}, {1, 2}), t<int64_t>({2}, {3, 4})});
+  auto i = run1("Where",
+                {t<bool>({2}, {false, true}), t<int64_t>({2}, {1, 2}), t<int64_t>({2}, {3, 4})});
   ASSERT_TRUE(i);
   EXPECT_EQ(vals<int64_t>(*i), (std::vector<int64_t>{3, 2}));
   EXPECT_FALSE(run1("Where", {f32v({1}), f32v({1}), f32v({1})}));

@@ -19,7 +19,9 @@ constexpr int64_t kOnnxFloat = 1, kOnnxUint8 = 2, kOnnxInt8 = 3, kOnnxInt32 = 6,
                   kOnnxString = 8, kOnnxBool = 9, kOnnxFloat16 = 10, kOnnxDouble = 11,
                   kOnnxBFloat16 = 16;
 
-Result<Tensor> cast(const Tensor& x, int64_t to) { return run1("Cast", {x}, {{"to", to}}); }
+Result<Tensor> cast(const Tensor& x, int64_t to) {
+  return run1("Cast", {x}, {{"to", to}});
+}
 
 TEST(ElementwiseCast, FloatToIntegerTruncatesTowardZero) {
   auto r = cast(f32v({1.9f, -1.9f, 0.5f, -0.5f, 3}), kOnnxInt32);
@@ -89,7 +91,8 @@ TEST(ElementwiseClip, InputBoundsOpset11) {
   auto both = run1("Clip", {x, Tensor::scalar(-1.5f), Tensor::scalar(2.5f)});
   ASSERT_TRUE(both) << both.error().to_string();
   auto v = vals<float>(*both);
-  EXPECT_EQ(std::vector<float>(v.begin(), v.end() - 1), (std::vector<float>{-1.5f, -1, 0, 2, 2.5f}));
+  EXPECT_EQ(std::vector<float>(v.begin(), v.end() - 1),
+            (std::vector<float>{-1.5f, -1, 0, 2, 2.5f}));
   EXPECT_TRUE(std::isnan(v.back()));
   auto max_only = run1("Clip", {f32v({-3, 5}), Tensor(), Tensor::scalar(1.0f)});
   ASSERT_TRUE(max_only);
@@ -149,7 +152,8 @@ TEST(ElementwiseQuantize, PerTensorRoundsHalfToEvenAndSaturates) {
   EXPECT_EQ(u8->dtype(), DType::kU8);
   // 3/2=1.5→2, 5/2=2.5→2, 7/2=3.5→4 (half to even).
   EXPECT_EQ(vals<uint8_t>(*u8), (std::vector<uint8_t>{128, 129, 130, 255, 1, 0, 130, 132}));
-  auto i8 = run1("QuantizeLinear", {f32v({-300, -1, 300}), Tensor::scalar(1.0f), t<int8_t>({}, {-1})});
+  auto i8 =
+      run1("QuantizeLinear", {f32v({-300, -1, 300}), Tensor::scalar(1.0f), t<int8_t>({}, {-1})});
   ASSERT_TRUE(i8);
   EXPECT_EQ(vals<int8_t>(*i8), (std::vector<int8_t>{-128, -2, 127}));
   auto nozp = run1("QuantizeLinear", {f32v({-1, 10}), Tensor::scalar(0.5f)});
@@ -178,15 +182,15 @@ TEST(ElementwiseQuantize, PerAxis) {
 }
 
 TEST(ElementwiseQuantize, Dequantize) {
-  auto u = run1("DequantizeLinear", {t<uint8_t>({4}, {0, 3, 128, 255}), Tensor::scalar(2.0f),
-                                     t<uint8_t>({}, {128})});
+  auto u = run1("DequantizeLinear",
+                {t<uint8_t>({4}, {0, 3, 128, 255}), Tensor::scalar(2.0f), t<uint8_t>({}, {128})});
   ASSERT_TRUE(u) << u.error().to_string();
   EXPECT_EQ(vals<float>(*u), (std::vector<float>{-256, -250, 0, 254}));
   auto i32 = run1("DequantizeLinear", {t<int32_t>({2}, {-30, 1000}), Tensor::scalar(0.5f)});
   ASSERT_TRUE(i32);
   EXPECT_EQ(vals<float>(*i32), (std::vector<float>{-15, 500}));
-  auto bad = run1("DequantizeLinear",
-                  {t<uint8_t>({1}, {1}), Tensor::scalar(1.0f), t<int8_t>({}, {0})});
+  auto bad =
+      run1("DequantizeLinear", {t<uint8_t>({1}, {1}), Tensor::scalar(1.0f), t<int8_t>({}, {0})});
   ASSERT_FALSE(bad);
 }
 

@@ -25,7 +25,8 @@ inline Result<std::vector<Tensor>> run_op(const std::string& op, const std::vect
       ids.push_back(kNoValue);
       continue;
     }
-    ids.push_back(b.input("in" + std::to_string(i), inputs[i].dtype(), Shape::of(inputs[i].shape())));
+    ids.push_back(
+        b.input("in" + std::to_string(i), inputs[i].dtype(), Shape::of(inputs[i].shape())));
     given.push_back(inputs[i]);
   }
   std::vector<ValueId> outs = b.op_n(op, ids, num_outputs, std::move(attrs), "node");
@@ -45,7 +46,9 @@ template <class T>
 Tensor t(std::vector<int64_t> shape, std::vector<T> v) {
   return Tensor::from<T>(std::move(shape), v);
 }
-inline Tensor f32(std::vector<int64_t> shape, std::vector<float> v) { return t<float>(shape, v); }
+inline Tensor f32(std::vector<int64_t> shape, std::vector<float> v) {
+  return t<float>(shape, v);
+}
 inline Tensor f32v(std::vector<float> v) {
   const int64_t n = static_cast<int64_t>(v.size());
   return t<float>({n}, v);

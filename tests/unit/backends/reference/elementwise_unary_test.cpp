@@ -151,8 +151,8 @@ TEST(ElementwiseActivation, ExponentialFamily) {
   expect_near_all(run_f("Celu", {-1, 2}, {{"alpha", 2.0f}}), {2 * (std::exp(-0.5) - 1), 2});
   expect_near_all(run_f("Sigmoid", {0, 2, -1000, 1000}), {0.5, 1 / (1 + std::exp(-2.0)), 0, 1});
   expect_near_all(run_f("Tanh", {0, 1}), {0, std::tanh(1.0)});
-  expect_near_all(run_f("Softplus", {0, 2, 1000, -1000}), {std::log(2.0), std::log1p(std::exp(2.0)), 1000, 0},
-                  1e-5);
+  expect_near_all(run_f("Softplus", {0, 2, 1000, -1000}),
+                  {std::log(2.0), std::log1p(std::exp(2.0)), 1000, 0}, 1e-5);
   expect_near_all(run_f("Softsign", {1, -3}), {0.5, -0.75});
   const double sp = std::log1p(std::exp(1.0));
   expect_near_all(run_f("Mish", {1, 0}), {std::tanh(sp), 0});
@@ -163,7 +163,8 @@ TEST(ElementwiseActivation, HardSigmoidHardSwishShrink) {
   expect_near_all(run_f("HardSigmoid", {1}, {{"alpha", 0.5f}, {"beta", 0.25f}}), {0.75});
   expect_near_all(run_f("HardSwish", {-4, 0, 1, 4}), {0, 0, 1 * (1.0 / 6 + 0.5), 4});
   expect_near_all(run_f("Shrink", {-2, -0.3f, 0.3f, 2}), {-2, 0, 0, 2});
-  expect_near_all(run_f("Shrink", {-2, 0.5f, 2}, {{"bias", 1.5f}, {"lambd", 1.0f}}), {-0.5, 0, 0.5});
+  expect_near_all(run_f("Shrink", {-2, 0.5f, 2}, {{"bias", 1.5f}, {"lambd", 1.0f}}),
+                  {-0.5, 0, 0.5});
   auto si = run1("Shrink", {t<int32_t>({3}, {-5, 1, 5})}, {{"bias", 2.0f}, {"lambd", 1.5f}});
   ASSERT_TRUE(si);
   EXPECT_EQ(vals<int32_t>(*si), (std::vector<int32_t>{-3, 0, 3}));
