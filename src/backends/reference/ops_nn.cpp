@@ -23,8 +23,6 @@ Result<void> check_nc_input(const Tensor& x, size_t min_rank, const std::string&
   return {};
 }
 
-namespace {
-
 Result<std::vector<int64_t>> per_dim_attr(const Node& node, const char* key, size_t rank,
                                           int64_t fallback, const std::string& op) {
   std::vector<int64_t> v = node.attr_ints(key);
@@ -36,6 +34,8 @@ Result<std::vector<int64_t>> per_dim_attr(const Node& node, const char* key, siz
                                                  " (one per spatial dim)");
   return v;
 }
+
+namespace {
 
 int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t div_ceil(int64_t a, int64_t b) { return -div_floor(-a, b); }

@@ -113,7 +113,7 @@ void conv_forward(const A* x, const A* w, A* y, const ConvShape& p, ThreadPool& 
           const int64_t* rt = rows.data() + ko * out_rows;
           for (int64_t k = 0; k < kl; ++k) {
             const A wv = wk[ko * kl + k];
-            if (wv == A{0} || lo[k] == hi[k]) continue;
+            if (lo[k] == hi[k]) continue;
             const int64_t off = k * dil - pb;
             for (int64_t row = 0; row < out_rows; ++row) {
               if (rt[row] < 0) continue;
@@ -158,7 +158,7 @@ void conv_transpose(const A* x, const A* w, A* y, const ConvShape& p, ThreadPool
           const int64_t* rt = rows.data() + ko * in_rows;
           for (int64_t k = 0; k < kl; ++k) {
             const A wv = wk[ko * kl + k];
-            if (wv == A{0} || lo[k] == hi[k]) continue;
+            if (lo[k] == hi[k]) continue;
             const int64_t off = k * dil - pb;
             for (int64_t row = 0; row < in_rows; ++row) {
               if (rt[row] < 0) continue;
@@ -270,11 +270,19 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
   if (!ks.empty() && ks != kernel)
     return fail(ErrorCode::kInvalidArgument, op + " kernel_shape " + list_to_string(ks) +
                                                  " does not match weight W " + w->describe());
-  // make_window validates strides/dilations/pads; its output dims are not used.
-  Node plain = node;
-  plain.attrs["auto_pad"] = std::string("NOTSET");
-  plain.attrs.erase("pads");
-  HONE_TRY(Window win, make_window(plain, in, kernel, false, op));
+  Window win;
+  win.in = in;
+  win.kernel = kernel;
+  HONE_TRY(win.strides, per_dim_attr(node, "strides", r, 1, op));
+  HONE_TRY(win.dilations, per_dim_attr(node, "dilations", r, 1, op));
+  for (size_t d = 0; d < r; ++d)
+    if (win.strides[d] <= 0 || win.dilations[d] <= 0 || kernel[d] <= 0)
+      return fail(ErrorCode::kInvalidArgument, op + " strides " + list_to_string(win.strides) + ", dilations " +
+                                                   list_to_string(win.dilations) + " and kernel " +
+                                                   list_to_string(kernel) + " must be positive");
+  win.pad_begin.assign(r, 0);
+  win.pad_end.assign(r, 0);
+  win.out.assign(r, 0);
   std::vector<int64_t> out_pad = node.attr_ints("output_padding");
   if (out_pad.empty()) out_pad.assign(r, 0);
   if (out_pad.size() != r)

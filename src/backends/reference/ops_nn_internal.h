@@ -39,6 +39,11 @@ struct Window {
                                          const std::vector<int64_t>& kernel, bool ceil_mode,
                                          const std::string& op);
 
+/// A per-spatial-dim attribute (strides, dilations): `fallback` for each dim
+/// when absent; an error naming the attribute when its length is not `rank`.
+[[nodiscard]] Result<std::vector<int64_t>> per_dim_attr(const Node& node, const char* key, size_t rank,
+                                                        int64_t fallback, const std::string& op);
+
 /// Product of dims (1 for none).
 inline int64_t product(const std::vector<int64_t>& v, size_t from = 0) {
   int64_t p = 1;

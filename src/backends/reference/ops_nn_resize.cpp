@@ -267,10 +267,9 @@ Result<void> resize(KernelContext& ctx) {
   p.extrapolation = node.attr_float("extrapolation_value", 0.0f);
   p.antialias = node.attr_int("antialias", 0) != 0 && p.mode != Mode::kNearest;
   const std::string policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
-  for (const char* m : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
-    if (p.nearest_mode == m) goto nearest_ok;
-  return fail(ErrorCode::kInvalidArgument, "Resize nearest_mode '" + p.nearest_mode + "' is not valid");
-nearest_ok:
+  const std::vector<std::string> nearest_modes{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (std::find(nearest_modes.begin(), nearest_modes.end(), p.nearest_mode) == nearest_modes.end())
+    return fail(ErrorCode::kInvalidArgument, "Resize nearest_mode '" + p.nearest_mode + "' is not valid");
   // Which axes the scales/sizes/roi inputs talk about (opset 18 'axes').
   std::vector<int64_t> axes;
   for (int64_t a : node.attr_ints("axes")) {

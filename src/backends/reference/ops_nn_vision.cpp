@@ -97,9 +97,10 @@ Result<void> roi_align(KernelContext& ctx) {
       const int64_t gh = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
       const int64_t gw = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
       const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+      std::vector<Bilinear> pts;
       for (int64_t ph = 0; ph < oh; ++ph)
         for (int64_t pw = 0; pw < ow; ++pw) {
-          std::vector<Bilinear> pts;
+          pts.clear();
           for (int64_t iy = 0; iy < gh; ++iy) {
             const double yy = y0 + static_cast<double>(ph) * bin_h +
                               (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
@@ -222,6 +223,8 @@ Result<void> grid_sample(KernelContext& ctx) {
     std::vector<double> pos(r);
     std::vector<int64_t> taps;
     std::vector<double> weights;
+    std::vector<int64_t> nt;
+    std::vector<double> nw;
     for (int64_t task = b; task < e; ++task) {
       const int64_t bn = task / out_plane, o = task % out_plane;
       const double* g = grid.data() + task * static_cast<int64_t>(r);
@@ -230,8 +233,8 @@ Result<void> grid_sample(KernelContext& ctx) {
       taps.assign(1, 0);
       weights.assign(1, 1.0);
       for (size_t d = 0; d < r; ++d) {
-        std::vector<int64_t> nt;
-        std::vector<double> nw;
+        nt.clear();
+        nw.clear();
         auto add = [&](int64_t i, double w) {
           const int64_t idx = s.index(i, d);
           for (size_t k = 0; k < taps.size(); ++k) {
