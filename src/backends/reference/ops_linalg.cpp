@@ -57,8 +57,14 @@ namespace {
 
 bool is_matmul_dtype(DType t) {
   switch (t) {
-    case DType::kF32: case DType::kF64: case DType::kF16: case DType::kBF16:
-    case DType::kI32: case DType::kI64: case DType::kU32: case DType::kU64:
+    case DType::kF32:
+    case DType::kF64:
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kI32:
+    case DType::kI64:
+    case DType::kU32:
+    case DType::kU64:
       return true;
     default:
       return false;
@@ -80,8 +86,8 @@ Result<void> matmul(KernelContext& ctx) {
     using Acc = AccOf<T>;
     const std::vector<Acc> av = load_acc_as<Acc, T>(*a), bv = load_acc_as<Acc, T>(*b);
     std::vector<Acc> cv(static_cast<size_t>(out.numel()));
-    matmul_batched<Acc>(ctx.pool(), p.batch, p.M, p.K, p.N, p.a_off, p.b_off, av.data(),
-                        bv.data(), cv.data());
+    matmul_batched<Acc>(ctx.pool(), p.batch, p.M, p.K, p.N, p.a_off, p.b_off, av.data(), bv.data(),
+                        cv.data());
     T* o = out.data<T>();
     for (size_t i = 0; i < cv.size(); ++i) o[i] = from_acc<T>(cv[i]);
     return {};
@@ -100,7 +106,8 @@ std::vector<Acc> load_matrix(const Tensor& t, bool transpose) {
     for (int64_t i = 0; i < r * c; ++i) out[static_cast<size_t>(i)] = to_acc<Acc>(p[i]);
   } else {  // out is c × r
     for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j) out[static_cast<size_t>(j * r + i)] = to_acc<Acc>(p[i * c + j]);
+      for (int64_t j = 0; j < c; ++j)
+        out[static_cast<size_t>(j * r + i)] = to_acc<Acc>(p[i * c + j]);
   }
   return out;
 }
@@ -119,18 +126,18 @@ Result<void> gemm(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument,
                 "Gemm needs 2-D A and B, got " + a->describe() + " and " + b->describe());
   if (a->dtype() != b->dtype() || (c && c->dtype() != a->dtype()))
-    return fail(ErrorCode::kInvalidArgument,
-                "Gemm inputs have different dtypes: " + a->describe() + ", " + b->describe() +
-                    (c ? ", " + c->describe() : std::string()));
+    return fail(ErrorCode::kInvalidArgument, "Gemm inputs have different dtypes: " + a->describe() +
+                                                 ", " + b->describe() +
+                                                 (c ? ", " + c->describe() : std::string()));
   if (!is_matmul_dtype(a->dtype()))
     return fail(ErrorCode::kUnsupported,
                 "Gemm does not support dtype " + std::string(dtype_name(a->dtype())));
   const int64_t M = trans_a ? a->dim(1) : a->dim(0), K = trans_a ? a->dim(0) : a->dim(1);
   const int64_t KB = trans_b ? b->dim(1) : b->dim(0), N = trans_b ? b->dim(0) : b->dim(1);
   if (K != KB)
-    return fail(ErrorCode::kInvalidArgument,
-                "Gemm inner dimensions differ: A " + a->describe() + (trans_a ? " (transposed)" : "") +
-                    " and B " + b->describe() + (trans_b ? " (transposed)" : ""));
+    return fail(ErrorCode::kInvalidArgument, "Gemm inner dimensions differ: A " + a->describe() +
+                                                 (trans_a ? " (transposed)" : "") + " and B " +
+                                                 b->describe() + (trans_b ? " (transposed)" : ""));
   std::vector<int64_t> c_strides;  // strides of C broadcast to [M, N]
   if (c) {
     if (c->rank() > 2)
@@ -211,8 +218,7 @@ Result<void> det(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const size_t r = x->rank();
   if (r < 2 || x->dim(r - 1) != x->dim(r - 2))
-    return fail(ErrorCode::kInvalidArgument,
-                "Det needs a [..., M, M] input, got " + x->describe());
+    return fail(ErrorCode::kInvalidArgument, "Det needs a [..., M, M] input, got " + x->describe());
   const int64_t n = x->dim(r - 1);
   std::vector<int64_t> out_shape(x->shape().begin(), x->shape().end() - 2);
   Tensor out = Tensor::zeros(x->dtype(), out_shape);

@@ -129,12 +129,13 @@ Result<EinsumPlan> plan_einsum(const std::string& equation, const std::vector<co
     HONE_TRY(auto out_term, parse_term(eq.substr(arrow + 2), equation));
     for (int l : out_term) {
       if (l == -1) {
-        for (int64_t e = 0; e < ell_rank; ++e) p.out_labels.push_back(static_cast<int>(kLetters + e));
+        for (int64_t e = 0; e < ell_rank; ++e)
+          p.out_labels.push_back(static_cast<int>(kLetters + e));
         continue;
       }
       if (count[static_cast<size_t>(l)] == 0)
-        return fail(ErrorCode::kInvalidArgument, "Einsum output label in '" + equation +
-                                                     "' does not appear in any input");
+        return fail(ErrorCode::kInvalidArgument,
+                    "Einsum output label in '" + equation + "' does not appear in any input");
       if (std::find(p.out_labels.begin(), p.out_labels.end(), l) != p.out_labels.end())
         return fail(ErrorCode::kInvalidArgument,
                     "Einsum output in '" + equation + "' repeats a label");
@@ -249,6 +250,8 @@ Result<void> einsum(KernelContext& ctx) {
 
 }  // namespace
 
-void register_linalg_einsum_ops(OpRegistry& r) { r.add("Einsum", einsum); }
+void register_linalg_einsum_ops(OpRegistry& r) {
+  r.add("Einsum", einsum);
+}
 
 }  // namespace hone::reference

@@ -27,8 +27,8 @@ void register_linalg_signal_ops(OpRegistry& r);  // DFT, STFT, MelWeightMatrix, 
 /// offset into A and B.
 struct MatMulPlan {
   int64_t batch = 1, M = 0, K = 0, N = 0;
-  std::vector<int64_t> out_shape;       // final output shape
-  std::vector<int64_t> out_full_shape;  // batch + [M, N] before dropping promoted dims
+  std::vector<int64_t> out_shape;                   // final output shape
+  std::vector<int64_t> out_full_shape;              // batch + [M, N] before dropping promoted dims
   std::vector<int64_t> a_full_shape, b_full_shape;  // after 1-D promotion
   std::vector<int64_t> a_off, b_off;
 };
@@ -100,7 +100,8 @@ void matmul_batched(ThreadPool& pool, int64_t batch, int64_t M, int64_t K, int64
   if (batch == 0 || M == 0 || N == 0) return;
   const int64_t tiles = (M + 3) / 4;
   const int64_t work_per_task = 4 * std::max<int64_t>(K, 1) * N;
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(work_per_task, 1));
+  const int64_t grain =
+      std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(work_per_task, 1));
   pool.parallel_for(
       batch * tiles,
       [&](int64_t t0, int64_t t1) {

@@ -22,8 +22,8 @@ Result<std::vector<int64_t>> param_shape(const Tensor& param, const std::vector<
                                          bool per_row, const char* what) {
   std::vector<int64_t> s = param.shape();
   if (param.numel() == 1) return std::vector<int64_t>{};
-  if (param.rank() == 1) s = per_row ? std::vector<int64_t>{param.dim(0), 1}
-                                     : std::vector<int64_t>{1, param.dim(0)};
+  if (param.rank() == 1)
+    s = per_row ? std::vector<int64_t>{param.dim(0), 1} : std::vector<int64_t>{1, param.dim(0)};
   auto b = broadcast_shapes({s, full});
   if (!b || *b != full)
     return fail(ErrorCode::kInvalidArgument, std::string(what) + " " + param.describe() +
@@ -50,7 +50,9 @@ Result<std::vector<uint64_t>> shifted_operand(const Tensor& x, const std::vector
   return out;
 }
 
-bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kI8; }
+bool is_8bit(DType t) {
+  return t == DType::kU8 || t == DType::kI8;
+}
 
 // The exact integer product of (A - a_zp) and (B - b_zp), shaped as
 // plan.out_full_shape.
@@ -58,8 +60,10 @@ Result<std::vector<uint64_t>> integer_product(KernelContext& ctx, const Tensor& 
                                               const Tensor* a_zp, const Tensor& b,
                                               const Tensor* b_zp, MatMulPlan& plan) {
   HONE_TRY(plan, plan_matmul(a.shape(), b.shape()));
-  HONE_TRY(std::vector<uint64_t> av, shifted_operand(a, plan.a_full_shape, a_zp, true, "zero point of A"));
-  HONE_TRY(std::vector<uint64_t> bv, shifted_operand(b, plan.b_full_shape, b_zp, false, "zero point of B"));
+  HONE_TRY(std::vector<uint64_t> av,
+           shifted_operand(a, plan.a_full_shape, a_zp, true, "zero point of A"));
+  HONE_TRY(std::vector<uint64_t> bv,
+           shifted_operand(b, plan.b_full_shape, b_zp, false, "zero point of B"));
   std::vector<uint64_t> c(static_cast<size_t>(shape_numel(plan.out_full_shape)));
   matmul_batched<uint64_t>(ctx.pool(), plan.batch, plan.M, plan.K, plan.N, plan.a_off, plan.b_off,
                            av.data(), bv.data(), c.data());
@@ -84,8 +88,9 @@ Result<void> matmul_integer(KernelContext& ctx) {
 }
 
 // Scale or zero point values broadcast to the output's full shape.
-Result<std::vector<double>> param_at_output(const Tensor& param, const std::vector<int64_t>& out_full,
-                                            bool per_row, const char* what) {
+Result<std::vector<double>> param_at_output(const Tensor& param,
+                                            const std::vector<int64_t>& out_full, bool per_row,
+                                            const char* what) {
   std::vector<int64_t> s;
   if (param.numel() != 1) {
     HONE_TRY(s, param_shape(param, out_full, per_row, what));
@@ -101,7 +106,8 @@ Result<void> qlinear_matmul(KernelContext& ctx) {
     if (!ctx.has_input(i))
       return fail(ErrorCode::kInvalidArgument,
                   "QLinearMatMul needs 8 inputs (a, a_scale, a_zero_point, b, b_scale, "
-                  "b_zero_point, y_scale, y_zero_point); input " + std::to_string(i) + " is missing");
+                  "b_zero_point, y_scale, y_zero_point); input " +
+                      std::to_string(i) + " is missing");
   const Tensor &a = ctx.input(0), &a_scale = ctx.input(1), &a_zp = ctx.input(2);
   const Tensor &b = ctx.input(3), &b_scale = ctx.input(4), &b_zp = ctx.input(5);
   const Tensor &y_scale = ctx.input(6), &y_zp = ctx.input(7);
@@ -115,7 +121,8 @@ Result<void> qlinear_matmul(KernelContext& ctx) {
   HONE_TRY(std::vector<double> sa, param_at_output(a_scale, plan.out_full_shape, true, "a_scale"));
   HONE_TRY(std::vector<double> sb, param_at_output(b_scale, plan.out_full_shape, false, "b_scale"));
   HONE_TRY(std::vector<double> sy, param_at_output(y_scale, plan.out_full_shape, false, "y_scale"));
-  HONE_TRY(std::vector<double> zy, param_at_output(y_zp, plan.out_full_shape, false, "y_zero_point"));
+  HONE_TRY(std::vector<double> zy,
+           param_at_output(y_zp, plan.out_full_shape, false, "y_zero_point"));
   Tensor out = Tensor::zeros(y_zp.dtype(), plan.out_shape);
   HONE_CHECK_OK(dispatch_integer(y_zp.dtype(), [&]<class T>() -> Result<void> {
     T* o = out.data<T>();

@@ -16,22 +16,35 @@ namespace {
 // ONNX TensorProto.DataType codes, as output_datatype attributes carry them.
 Result<DType> dtype_from_onnx(int64_t code, const char* op) {
   switch (code) {
-    case 1: return DType::kF32;
-    case 2: return DType::kU8;
-    case 3: return DType::kI8;
-    case 4: return DType::kU16;
-    case 5: return DType::kI16;
-    case 6: return DType::kI32;
-    case 7: return DType::kI64;
-    case 9: return DType::kBool;
-    case 10: return DType::kF16;
-    case 11: return DType::kF64;
-    case 12: return DType::kU32;
-    case 13: return DType::kU64;
-    case 16: return DType::kBF16;
+    case 1:
+      return DType::kF32;
+    case 2:
+      return DType::kU8;
+    case 3:
+      return DType::kI8;
+    case 4:
+      return DType::kU16;
+    case 5:
+      return DType::kI16;
+    case 6:
+      return DType::kI32;
+    case 7:
+      return DType::kI64;
+    case 9:
+      return DType::kBool;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 12:
+      return DType::kU32;
+    case 13:
+      return DType::kU64;
+    case 16:
+      return DType::kBF16;
     default:
-      return fail(ErrorCode::kUnsupported,
-                  std::string(op) + " output_datatype " + std::to_string(code) + " is not supported");
+      return fail(ErrorCode::kUnsupported, std::string(op) + " output_datatype " +
+                                               std::to_string(code) + " is not supported");
   }
 }
 
@@ -106,9 +119,11 @@ Result<void> dft(KernelContext& ctx) {
   if (ctx.has_input(1)) {
     HONE_TRY(n, scalar_int(ctx.input(1), "DFT dft_length"));
     if (n <= 0)
-      return fail(ErrorCode::kInvalidArgument, "DFT dft_length must be positive, got " + std::to_string(n));
+      return fail(ErrorCode::kInvalidArgument,
+                  "DFT dft_length must be positive, got " + std::to_string(n));
   }
-  if (n == 0) return fail(ErrorCode::kInvalidArgument, "DFT over an empty axis of " + x->describe());
+  if (n == 0)
+    return fail(ErrorCode::kInvalidArgument, "DFT over an empty axis of " + x->describe());
   const int64_t bins = onesided ? n / 2 + 1 : n;
   const int64_t comp = x->dim(x->rank() - 1);
   int64_t outer = 1, inner = 1;
@@ -156,12 +171,14 @@ Result<void> stft(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument,
                 "STFT signal must be [batch, length, 1 or 2], got " + x->describe());
   if (step <= 0)
-    return fail(ErrorCode::kInvalidArgument, "STFT frame_step must be positive, got " + std::to_string(step));
+    return fail(ErrorCode::kInvalidArgument,
+                "STFT frame_step must be positive, got " + std::to_string(step));
   const Tensor* window = ctx.has_input(2) ? &ctx.input(2) : nullptr;
   int64_t frame_length = -1;
   if (window) {
     if (window->rank() != 1)
-      return fail(ErrorCode::kInvalidArgument, "STFT window must be 1-D, got " + window->describe());
+      return fail(ErrorCode::kInvalidArgument,
+                  "STFT window must be 1-D, got " + window->describe());
     frame_length = window->dim(0);
   }
   if (ctx.has_input(3)) {
@@ -173,29 +190,34 @@ Result<void> stft(KernelContext& ctx) {
     frame_length = fl;
   }
   if (frame_length <= 0)
-    return fail(ErrorCode::kInvalidArgument,
-                "STFT needs a window or a positive frame_length, got " + std::to_string(frame_length));
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "STFT needs a window or a positive frame_length, got " + std::to_string(frame_length));
   const int64_t batch = x->dim(0), length = x->dim(1), comp = x->dim(2);
   if (frame_length > length)
     return fail(ErrorCode::kInvalidArgument, "STFT frame_length " + std::to_string(frame_length) +
-                                                 " exceeds the signal length " + std::to_string(length));
+                                                 " exceeds the signal length " +
+                                                 std::to_string(length));
   const bool onesided = ctx.node().attr_int("onesided", 1) != 0;
   const int64_t frames = (length - frame_length) / step + 1;
   const int64_t bins = onesided ? frame_length / 2 + 1 : frame_length;
-  const std::vector<double> w = window ? to_doubles(*window) : std::vector<double>(static_cast<size_t>(frame_length), 1.0);
+  const std::vector<double> w =
+      window ? to_doubles(*window) : std::vector<double>(static_cast<size_t>(frame_length), 1.0);
   Tensor out = Tensor::zeros(x->dtype(), {batch, frames, bins, 2});
   const Dft plan(frame_length);
   HONE_CHECK_OK(dispatch_float(x->dtype(), [&]<class T>() -> Result<void> {
     const T* in = x->data<T>();
     T* o = out.data<T>();
-    std::vector<double> re(static_cast<size_t>(frame_length)), im(static_cast<size_t>(frame_length));
+    std::vector<double> re(static_cast<size_t>(frame_length)),
+        im(static_cast<size_t>(frame_length));
     std::vector<double> ore(static_cast<size_t>(bins)), oim(static_cast<size_t>(bins));
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t f = 0; f < frames; ++f) {
         for (int64_t j = 0; j < frame_length; ++j) {
           const int64_t at = (b * length + f * step + j) * comp;
           re[static_cast<size_t>(j)] = to_f64(in[at]) * w[static_cast<size_t>(j)];
-          im[static_cast<size_t>(j)] = comp == 2 ? to_f64(in[at + 1]) * w[static_cast<size_t>(j)] : 0.0;
+          im[static_cast<size_t>(j)] =
+              comp == 2 ? to_f64(in[at + 1]) * w[static_cast<size_t>(j)] : 0.0;
         }
         plan.run(re.data(), im.data(), bins, false, ore.data(), oim.data());
         for (int64_t k = 0; k < bins; ++k) {
@@ -216,13 +238,15 @@ Result<void> mel_weight_matrix(KernelContext& ctx) {
     if (!ctx.has_input(i))
       return fail(ErrorCode::kInvalidArgument,
                   "MelWeightMatrix needs 5 inputs (num_mel_bins, dft_length, sample_rate, "
-                  "lower_edge_hertz, upper_edge_hertz); input " + std::to_string(i) + " is missing");
+                  "lower_edge_hertz, upper_edge_hertz); input " +
+                      std::to_string(i) + " is missing");
   HONE_TRY(int64_t mel_bins, scalar_int(ctx.input(0), "MelWeightMatrix num_mel_bins"));
   HONE_TRY(int64_t dft_length, scalar_int(ctx.input(1), "MelWeightMatrix dft_length"));
   HONE_TRY(int64_t sample_rate, scalar_int(ctx.input(2), "MelWeightMatrix sample_rate"));
   HONE_TRY(double lower, scalar_real(ctx.input(3), "MelWeightMatrix lower_edge_hertz"));
   HONE_TRY(double upper, scalar_real(ctx.input(4), "MelWeightMatrix upper_edge_hertz"));
-  HONE_TRY(DType dtype, dtype_from_onnx(ctx.node().attr_int("output_datatype", 1), "MelWeightMatrix"));
+  HONE_TRY(DType dtype,
+           dtype_from_onnx(ctx.node().attr_int("output_datatype", 1), "MelWeightMatrix"));
   if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0)
     return fail(ErrorCode::kInvalidArgument,
                 "MelWeightMatrix num_mel_bins, dft_length and sample_rate must be positive, got " +
@@ -237,16 +261,18 @@ Result<void> mel_weight_matrix(KernelContext& ctx) {
   const double step = (high_mel - low_mel) / static_cast<double>(mel_bins + 2);
   std::vector<int64_t> edge(static_cast<size_t>(mel_bins + 2));
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
-    const double hz = 700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1.0);
-    edge[static_cast<size_t>(i)] =
-        static_cast<int64_t>(std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
+    const double hz =
+        700.0 * (std::pow(10.0, (static_cast<double>(i) * step + low_mel) / 2595.0) - 1.0);
+    edge[static_cast<size_t>(i)] = static_cast<int64_t>(
+        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
   }
   std::vector<double> w(static_cast<size_t>(spec_bins * mel_bins), 0.0);
   auto set = [&](int64_t row, int64_t col, double v) -> Result<void> {
     if (row < 0 || row >= spec_bins)
       return fail(ErrorCode::kInvalidArgument,
                   "MelWeightMatrix band edge bin " + std::to_string(row) + " is outside [0, " +
-                      std::to_string(spec_bins) + "); check the edge frequencies against sample_rate");
+                      std::to_string(spec_bins) +
+                      "); check the edge frequencies against sample_rate");
     w[static_cast<size_t>(row * mel_bins + col)] = v;
     return {};
   };
@@ -272,7 +298,8 @@ Result<void> window(KernelContext& ctx, WindowKind kind, const char* op) {
   HONE_TRY(const Tensor* size_t_, ctx.tensor(0));
   HONE_TRY(int64_t size, scalar_int(*size_t_, (std::string(op) + " size").c_str()));
   if (size < 0)
-    return fail(ErrorCode::kInvalidArgument, std::string(op) + " size must be >= 0, got " + std::to_string(size));
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(op) + " size must be >= 0, got " + std::to_string(size));
   HONE_TRY(DType dtype, dtype_from_onnx(ctx.node().attr_int("output_datatype", 1), op));
   const bool periodic = ctx.node().attr_int("periodic", 1) != 0;
   const double denom = static_cast<double>(periodic ? size : size - 1);
@@ -287,9 +314,15 @@ Result<void> window(KernelContext& ctx, WindowKind kind, const char* op) {
       double v = 1.0;
       if (denom > 0) {
         switch (kind) {
-          case WindowKind::kHann: v = 0.5 - 0.5 * std::cos(t); break;
-          case WindowKind::kHamming: v = kAlpha - (1.0 - kAlpha) * std::cos(t); break;
-          case WindowKind::kBlackman: v = 0.42 - 0.5 * std::cos(t) + 0.08 * std::cos(2.0 * t); break;
+          case WindowKind::kHann:
+            v = 0.5 - 0.5 * std::cos(t);
+            break;
+          case WindowKind::kHamming:
+            v = kAlpha - (1.0 - kAlpha) * std::cos(t);
+            break;
+          case WindowKind::kBlackman:
+            v = 0.42 - 0.5 * std::cos(t) + 0.08 * std::cos(2.0 * t);
+            break;
         }
       }
       o[i] = from_f64<T>(v);
@@ -306,7 +339,8 @@ void register_linalg_signal_ops(OpRegistry& r) {
   r.add("DFT", dft);
   r.add("STFT", stft);
   r.add("MelWeightMatrix", mel_weight_matrix);
-  r.add("HannWindow", [](KernelContext& ctx) { return window(ctx, WindowKind::kHann, "HannWindow"); });
+  r.add("HannWindow",
+        [](KernelContext& ctx) { return window(ctx, WindowKind::kHann, "HannWindow"); });
   r.add("HammingWindow",
         [](KernelContext& ctx) { return window(ctx, WindowKind::kHamming, "HammingWindow"); });
   r.add("BlackmanWindow",

@@ -107,7 +107,8 @@ double reduce_f64(ReduceKind kind, int64_t n, Get at) {
       for (int64_t r = 0; r < n; ++r) s += std::exp(at(r) - m);
       return m + std::log(s);
     }
-    default: break;
+    default:
+      break;
   }
   double s = 0.0;
   switch (kind) {
@@ -146,8 +147,10 @@ T reduce_int(ReduceKind kind, int64_t n, Get at) {
     case ReduceKind::kL2:
     case ReduceKind::kLogSum:
     case ReduceKind::kLogSumExp:
-      return from_f64<T>(reduce_f64(kind, n, [&](int64_t r) { return static_cast<double>(at(r)); }));
-    default: break;
+      return from_f64<T>(
+          reduce_f64(kind, n, [&](int64_t r) { return static_cast<double>(at(r)); }));
+    default:
+      break;
   }
   if constexpr (std::is_same_v<T, bool>) {
     return false;  // unreachable: bool is only admitted for Max/Min
@@ -160,16 +163,26 @@ T reduce_int(ReduceKind kind, int64_t n, Get at) {
     for (int64_t r = 0; r < n; ++r) {
       const T v = at(r);
       switch (kind) {
-        case ReduceKind::kProd: s *= wide(v); break;
-        case ReduceKind::kL1: s += wide(v < T{0} ? static_cast<T>(-v) : v); break;
-        case ReduceKind::kSumSquare: s += wide(v) * wide(v); break;
-        default: s += wide(v); break;
+        case ReduceKind::kProd:
+          s *= wide(v);
+          break;
+        case ReduceKind::kL1:
+          s += wide(v < T{0} ? static_cast<T>(-v) : v);
+          break;
+        case ReduceKind::kSumSquare:
+          s += wide(v) * wide(v);
+          break;
+        default:
+          s += wide(v);
+          break;
       }
     }
     if (kind == ReduceKind::kMean) {
       if (n == 0) return T{0};
-      if constexpr (std::is_signed_v<T>) return static_cast<T>(static_cast<int64_t>(s) / n);
-      else return static_cast<T>(s / static_cast<uint64_t>(n));
+      if constexpr (std::is_signed_v<T>)
+        return static_cast<T>(static_cast<int64_t>(s) / n);
+      else
+        return static_cast<T>(s / static_cast<uint64_t>(n));
     }
     return static_cast<T>(s);
   }
@@ -177,16 +190,26 @@ T reduce_int(ReduceKind kind, int64_t n, Get at) {
 
 const char* reduce_name(ReduceKind k) {
   switch (k) {
-    case ReduceKind::kSum: return "ReduceSum";
-    case ReduceKind::kMean: return "ReduceMean";
-    case ReduceKind::kMax: return "ReduceMax";
-    case ReduceKind::kMin: return "ReduceMin";
-    case ReduceKind::kProd: return "ReduceProd";
-    case ReduceKind::kL1: return "ReduceL1";
-    case ReduceKind::kL2: return "ReduceL2";
-    case ReduceKind::kLogSum: return "ReduceLogSum";
-    case ReduceKind::kLogSumExp: return "ReduceLogSumExp";
-    case ReduceKind::kSumSquare: return "ReduceSumSquare";
+    case ReduceKind::kSum:
+      return "ReduceSum";
+    case ReduceKind::kMean:
+      return "ReduceMean";
+    case ReduceKind::kMax:
+      return "ReduceMax";
+    case ReduceKind::kMin:
+      return "ReduceMin";
+    case ReduceKind::kProd:
+      return "ReduceProd";
+    case ReduceKind::kL1:
+      return "ReduceL1";
+    case ReduceKind::kL2:
+      return "ReduceL2";
+    case ReduceKind::kLogSum:
+      return "ReduceLogSum";
+    case ReduceKind::kLogSumExp:
+      return "ReduceLogSumExp";
+    case ReduceKind::kSumSquare:
+      return "ReduceSumSquare";
   }
   return "Reduce";
 }
@@ -223,7 +246,8 @@ Result<void> reduce(KernelContext& ctx, ReduceKind kind) {
           for (int64_t i = o0; i < o1; ++i) {
             const T* base = in + p.kept_offs[static_cast<size_t>(i)];
             if constexpr (kIsFloat<T>)
-              o[i] = from_f64<T>(reduce_f64(kind, n_red, [&](int64_t r) { return to_f64(base[ro[r]]); }));
+              o[i] = from_f64<T>(
+                  reduce_f64(kind, n_red, [&](int64_t r) { return to_f64(base[ro[r]]); }));
             else
               o[i] = reduce_int<T>(kind, n_red, [&](int64_t r) { return base[ro[r]]; });
           }
@@ -253,8 +277,10 @@ Result<void> arg_extreme(KernelContext& ctx, bool is_max) {
     const int64_t d = shape[static_cast<size_t>(i)];
     if (i < axis) outer *= d;
     if (i > axis) inner *= d;
-    if (i != axis) out_shape.push_back(d);
-    else if (keepdims) out_shape.push_back(1);
+    if (i != axis)
+      out_shape.push_back(d);
+    else if (keepdims)
+      out_shape.push_back(1);
   }
   Tensor out = Tensor::zeros(DType::kI64, out_shape);
   int64_t* o = out.data<int64_t>();
@@ -290,11 +316,16 @@ Result<void> arg_extreme(KernelContext& ctx, bool is_max) {
 
 void register_reduce_ops(OpRegistry& r) {
   const std::pair<const char*, ReduceKind> kinds[] = {
-      {"ReduceSum", ReduceKind::kSum},         {"ReduceMean", ReduceKind::kMean},
-      {"ReduceMax", ReduceKind::kMax},         {"ReduceMin", ReduceKind::kMin},
-      {"ReduceProd", ReduceKind::kProd},       {"ReduceL1", ReduceKind::kL1},
-      {"ReduceL2", ReduceKind::kL2},           {"ReduceLogSum", ReduceKind::kLogSum},
-      {"ReduceLogSumExp", ReduceKind::kLogSumExp}, {"ReduceSumSquare", ReduceKind::kSumSquare},
+      {"ReduceSum", ReduceKind::kSum},
+      {"ReduceMean", ReduceKind::kMean},
+      {"ReduceMax", ReduceKind::kMax},
+      {"ReduceMin", ReduceKind::kMin},
+      {"ReduceProd", ReduceKind::kProd},
+      {"ReduceL1", ReduceKind::kL1},
+      {"ReduceL2", ReduceKind::kL2},
+      {"ReduceLogSum", ReduceKind::kLogSum},
+      {"ReduceLogSumExp", ReduceKind::kLogSumExp},
+      {"ReduceSumSquare", ReduceKind::kSumSquare},
   };
   for (const auto& [name, kind] : kinds)
     r.add(name, [kind](KernelContext& ctx) { return reduce(ctx, kind); });

@@ -13,7 +13,7 @@
 namespace hone::reference {
 
 void register_reduce_softmax_ops(OpRegistry& r);  // Softmax, LogSoftmax, Hardmax, TopK, CumSum
-void register_reduce_loss_ops(OpRegistry& r);     // SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss
+void register_reduce_loss_ops(OpRegistry& r);  // SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss
 
 /// Element offsets of a reduction: out[i] combines x[kept_offs[i] + red_offs[r]]
 /// over all r. Empty `axes` reduces every axis.

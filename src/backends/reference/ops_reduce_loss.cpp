@@ -53,8 +53,8 @@ Result<Tensor> nll(const char* op, const std::vector<double>& lp, const Tensor& 
                    const Tensor* weight, const LossShape& s, const Node& node, DType dtype) {
   const std::string reduction = node.attr_string("reduction", "mean");
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
-    return fail(ErrorCode::kInvalidArgument, std::string(op) + " reduction '" + reduction +
-                                                 "' is not one of none, sum, mean");
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(op) + " reduction '" + reduction + "' is not one of none, sum, mean");
   std::optional<int64_t> ignore;
   if (node.has_attr("ignore_index")) ignore = node.attr_int("ignore_index", 0);
   const std::vector<int64_t> t = to_int64s(target);
@@ -70,9 +70,9 @@ Result<Tensor> nll(const char* op, const std::vector<double>& lp, const Tensor& 
         continue;
       }
       if (c < 0 || c >= s.C)
-        return fail(ErrorCode::kInvalidArgument, std::string(op) + " target " + std::to_string(c) +
-                                                     " at flat index " + std::to_string(i) +
-                                                     " is outside [0, " + std::to_string(s.C) + ")");
+        return fail(ErrorCode::kInvalidArgument,
+                    std::string(op) + " target " + std::to_string(c) + " at flat index " +
+                        std::to_string(i) + " is outside [0, " + std::to_string(s.C) + ")");
       const double wc = weight ? w[static_cast<size_t>(c)] : 1.0;
       loss[i] = -lp[static_cast<size_t>((n * s.C + c) * s.D + d)] * wc;
       total += loss[i];

@@ -29,8 +29,9 @@ Result<void> split_axis(const KernelContext& ctx, const std::vector<int64_t>& sh
   if (legacy) {
     // The 2-D coercion accepts axis == rank (everything in the outer part).
     if (raw < -rank || raw > rank)
-      return fail(ErrorCode::kInvalidArgument, "axis " + std::to_string(raw) +
-                                                   " is out of range for rank " + std::to_string(rank));
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "axis " + std::to_string(raw) + " is out of range for rank " + std::to_string(rank));
     const int64_t axis = raw < 0 ? raw + rank : raw;
     for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : len) *= shape[static_cast<size_t>(i)];
     return {};
@@ -38,9 +39,12 @@ Result<void> split_axis(const KernelContext& ctx, const std::vector<int64_t>& sh
   HONE_TRY(int64_t axis, normalize_axis(raw, rank));
   for (int64_t i = 0; i < rank; ++i) {
     const int64_t d = shape[static_cast<size_t>(i)];
-    if (i < axis) outer *= d;
-    else if (i == axis) len = d;
-    else inner *= d;
+    if (i < axis)
+      outer *= d;
+    else if (i == axis)
+      len = d;
+    else
+      inner *= d;
   }
   return {};
 }
@@ -70,7 +74,8 @@ Result<void> softmax_like(KernelContext& ctx, SoftKind kind) {
               }
             }
             if (kind == SoftKind::kHardmax) {
-              for (int64_t k = 0; k < len; ++k) o[base + k * inner] = from_f64<T>(k == arg ? 1.0 : 0.0);
+              for (int64_t k = 0; k < len; ++k)
+                o[base + k * inner] = from_f64<T>(k == arg ? 1.0 : 0.0);
               continue;
             }
             if (std::isinf(m) && m < 0) m = 0.0;  // every entry -inf: avoid inf - inf
@@ -96,7 +101,8 @@ Result<int64_t> read_single_int(const Tensor& t, const char* what) {
   if (!is_integer(t.dtype()) || t.numel() != 1 || t.rank() > 1)
     return fail(ErrorCode::kInvalidArgument, std::string(what) +
                                                  " must be an integer scalar or 1-element 1-D "
-                                                 "tensor, got " + t.describe());
+                                                 "tensor, got " +
+                                                 t.describe());
   return tensor_element_as_int64(t, 0);
 }
 
@@ -109,7 +115,8 @@ Result<void> top_k(KernelContext& ctx) {
   } else if (n.has_attr("k")) {
     k = n.attr_int("k", 0);
   } else {
-    return fail(ErrorCode::kInvalidArgument, "TopK needs K (input 1, or attribute 'k' before opset 10)");
+    return fail(ErrorCode::kInvalidArgument,
+                "TopK needs K (input 1, or attribute 'k' before opset 10)");
   }
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "TopK needs rank >= 1, got a scalar");
@@ -117,9 +124,9 @@ Result<void> top_k(KernelContext& ctx) {
   const bool largest = n.attr_int("largest", 1) != 0;
   const int64_t len = x->dim(static_cast<size_t>(axis));
   if (k < 0 || k > len)
-    return fail(ErrorCode::kInvalidArgument, "TopK K " + std::to_string(k) + " is out of range [0, " +
-                                                 std::to_string(len) + "] for axis " +
-                                                 std::to_string(axis) + " of " + x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "TopK K " + std::to_string(k) + " is out of range [0, " + std::to_string(len) +
+                    "] for axis " + std::to_string(axis) + " of " + x->describe());
   int64_t outer = 1, inner = 1;
   for (int64_t i = 0; i < rank; ++i) {
     if (i < axis) outer *= x->dim(static_cast<size_t>(i));
@@ -205,8 +212,9 @@ Result<void> cum_sum(KernelContext& ctx) {
           uint64_t s = 0;
           for (int64_t j = 0; j < len; ++j) {
             const int64_t at = base + (reverse ? len - 1 - j : j) * inner;
-            const uint64_t v = std::is_signed_v<T> ? static_cast<uint64_t>(static_cast<int64_t>(in[at]))
-                                                   : static_cast<uint64_t>(in[at]);
+            const uint64_t v = std::is_signed_v<T>
+                                   ? static_cast<uint64_t>(static_cast<int64_t>(in[at]))
+                                   : static_cast<uint64_t>(in[at]);
             if (!exclusive) s += v;
             o[at] = static_cast<T>(s);
             if (exclusive) s += v;

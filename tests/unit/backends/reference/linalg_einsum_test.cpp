@@ -68,7 +68,7 @@ TEST(LinalgEinsum, RepeatedLabelsTakeTheDiagonal) {
 }
 
 TEST(LinalgEinsum, EllipsisBroadcastsBatchDims) {
-  Tensor a = iota({2, 1, 2, 2});        // batch [2,1]
+  Tensor a = iota({2, 1, 2, 2});                  // batch [2,1]
   Tensor b = f32({3, 2, 1}, {1, 1, 0, 1, 1, 0});  // batch [3]
   auto y = einsum("...ij,...jk->...ik", {a, b});
   ASSERT_TRUE(y) << y.error().to_string();
@@ -94,7 +94,8 @@ TEST(LinalgEinsum, IntegerInputsStayExact) {
 }
 
 TEST(LinalgEinsum, Errors) {
-  EXPECT_TRUE(fails_with(einsum("ij,jk->ik", {iota({2, 3}), iota({2, 2})}), "label sizes disagree"));
+  EXPECT_TRUE(
+      fails_with(einsum("ij,jk->ik", {iota({2, 3}), iota({2, 2})}), "label sizes disagree"));
   EXPECT_TRUE(fails_with(einsum("ij->ik", {iota({2, 3})}), "does not appear"));
   EXPECT_TRUE(fails_with(einsum("ij,jk->ik", {iota({2, 3})}), "input terms"));
   EXPECT_TRUE(fails_with(einsum("ijk->i", {iota({2, 3})}), "does not match its term"));

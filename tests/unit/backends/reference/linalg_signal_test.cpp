@@ -67,7 +67,8 @@ TEST(Windows, PeriodicSymmetricAndDtype) {
   auto sym = run1("HannWindow", {Tensor::scalar<int32_t>(4)}, {{"periodic", int64_t{0}}});
   ASSERT_TRUE(sym);
   expect_near(*sym, {0, 0.75, 0.75, 0}, 1e-6);
-  auto ham = run1("HammingWindow", {Tensor::scalar<int64_t>(4)}, {{"output_datatype", int64_t{11}}});
+  auto ham =
+      run1("HammingWindow", {Tensor::scalar<int64_t>(4)}, {{"output_datatype", int64_t{11}}});
   ASSERT_TRUE(ham);
   EXPECT_EQ(ham->dtype(), DType::kF64);
   expect_near(*ham, {4.0 / 46, 25.0 / 46, 1, 25.0 / 46}, 1e-12);
@@ -75,15 +76,16 @@ TEST(Windows, PeriodicSymmetricAndDtype) {
   ASSERT_TRUE(bl);
   expect_near(*bl, {0, 0.34, 1, 0.34}, 1e-6);
   EXPECT_TRUE(fails_with(run1("HannWindow", {Tensor::scalar<int64_t>(-1)}), "size"));
-  EXPECT_TRUE(fails_with(run1("HannWindow", {Tensor::scalar<int64_t>(2)}, {{"output_datatype", int64_t{99}}}),
-                         "output_datatype", ErrorCode::kUnsupported));
+  EXPECT_TRUE(fails_with(
+      run1("HannWindow", {Tensor::scalar<int64_t>(2)}, {{"output_datatype", int64_t{99}}}),
+      "output_datatype", ErrorCode::kUnsupported));
 }
 
 TEST(MelWeightMatrix, SmallBank) {
   // Edges land on DFT bins [0, 0, 1, 2] (see the ONNX definition).
-  auto y = run1("MelWeightMatrix", {Tensor::scalar<int64_t>(2), Tensor::scalar<int64_t>(8),
-                                    Tensor::scalar<int64_t>(8000), Tensor::scalar(0.0f),
-                                    Tensor::scalar(4000.0f)});
+  auto y = run1("MelWeightMatrix",
+                {Tensor::scalar<int64_t>(2), Tensor::scalar<int64_t>(8),
+                 Tensor::scalar<int64_t>(8000), Tensor::scalar(0.0f), Tensor::scalar(4000.0f)});
   ASSERT_TRUE(y) << y.error().to_string();
   EXPECT_EQ(y->shape(), (std::vector<int64_t>{5, 2}));
   expect_near(*y, {1, 0, 0, 1, 0, 0, 0, 0, 0, 0});

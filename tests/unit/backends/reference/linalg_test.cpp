@@ -64,7 +64,8 @@ TEST(LinalgMatMul, LargeMatchesNaiveAcrossTiles) {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j)
       for (int64_t k = 0; k < K; ++k)
-        want[static_cast<size_t>(i * N + j)] += a.data<float>()[i * K + k] * b.data<float>()[k * N + j];
+        want[static_cast<size_t>(i * N + j)] +=
+            a.data<float>()[i * K + k] * b.data<float>()[k * N + j];
   expect_near(*y, want, 1e-4);
 }
 
@@ -87,8 +88,9 @@ TEST(LinalgMatMul, EmptyInnerDimGivesZeros) {
 }
 
 TEST(LinalgMatMul, Errors) {
-  EXPECT_TRUE(fails_with(run1("MatMul", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 2}, {1, 2, 3, 4})}),
-                         "inner dimensions"));
+  EXPECT_TRUE(
+      fails_with(run1("MatMul", {f32({2, 3}, {1, 2, 3, 4, 5, 6}), f32({2, 2}, {1, 2, 3, 4})}),
+                 "inner dimensions"));
   EXPECT_TRUE(fails_with(run1("MatMul", {lr_test::iota({2, 1, 2}), lr_test::iota({3, 2, 1})}),
                          "broadcast"));
   EXPECT_TRUE(fails_with(run1("MatMul", {Tensor::scalar(1.0f), f32({1}, {1})}), "rank"));
@@ -97,7 +99,7 @@ TEST(LinalgMatMul, Errors) {
 TEST(LinalgGemm, TransposesAlphaBetaAndBias) {
   // A is given as Aᵀ [K=2, M=3]; B as Bᵀ [N=2, K=2].
   Tensor at = f32({2, 3}, {1, 3, 5, 2, 4, 6});  // A = [[1,2],[3,4],[5,6]]
-  Tensor bt = f32({2, 2}, {1, 0, 1, 1});         // B = [[1,1],[0,1]]
+  Tensor bt = f32({2, 2}, {1, 0, 1, 1});        // B = [[1,1],[0,1]]
   Tensor c = f32({2}, {10, 20});
   auto y = run1("Gemm", {at, bt, c},
                 {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 2.0f}, {"beta", 0.5f}});
@@ -136,7 +138,8 @@ TEST(LinalgGemm, Opset6BroadcastZeroNeedsFullC) {
 
 TEST(LinalgGemm, IntegerIsExact) {
   const int64_t big = int64_t{1} << 50;
-  auto y = run1("Gemm", {lr_test::i64({1, 1}, {big}), lr_test::i64({1, 1}, {3}), lr_test::i64({1}, {1})});
+  auto y = run1("Gemm",
+                {lr_test::i64({1, 1}, {big}), lr_test::i64({1, 1}, {3}), lr_test::i64({1}, {1})});
   ASSERT_TRUE(y) << y.error().to_string();
   EXPECT_EQ(values<int64_t>(*y), (std::vector<int64_t>{3 * big + 1}));
 }
@@ -146,7 +149,8 @@ TEST(LinalgDet, SmallBatchedAndSingular) {
   ASSERT_TRUE(d2) << d2.error().to_string();
   EXPECT_EQ(d2->rank(), 0u);
   expect_near(*d2, {-2});
-  // Needs a pivot swap (leading zero); det = -(1·(1·1 - 0)) ... computed by hand: 0,1,2 / 1,0,3 / 4,-3,8 → -2
+  // Needs a pivot swap (leading zero); det = -(1·(1·1 - 0)) ... computed by hand: 0,1,2 / 1,0,3 /
+  // 4,-3,8 → -2
   auto d3 = run1("Det", {f32({2, 3, 3}, {0, 1, 2, 1, 0, 3, 4, -3, 8,  //
                                          2, 0, 0, 0, 3, 0, 0, 0, 4})});
   ASSERT_TRUE(d3) << d3.error().to_string();
@@ -166,7 +170,8 @@ TEST(LinalgMatMulInteger, ZeroPointsScalarAndPerRowColumn) {
   EXPECT_EQ(plain->dtype(), DType::kI32);
   EXPECT_EQ(values<int32_t>(*plain), (std::vector<int32_t>{34, 26, 46, 34}));
   // a - 10 = [[0,2],[4,6]]; b - [1, 2] per column = [[0,-3],[1,1]]
-  auto zp = run1("MatMulInteger", {a, b, Tensor::scalar<uint8_t>(10), lr_test::t<int8_t>({2}, {1, 2})});
+  auto zp =
+      run1("MatMulInteger", {a, b, Tensor::scalar<uint8_t>(10), lr_test::t<int8_t>({2}, {1, 2})});
   ASSERT_TRUE(zp) << zp.error().to_string();
   EXPECT_EQ(values<int32_t>(*zp), (std::vector<int32_t>{2, 2, 6, -6}));
   // Per-row zero point of A: rows minus 10 and 14 → [[0,2],[0,2]]
@@ -179,9 +184,9 @@ TEST(LinalgMatMulInteger, ZeroPointsScalarAndPerRowColumn) {
 TEST(LinalgQLinearMatMul, OnnxSpecExample) {
   Tensor a = lr_test::t<uint8_t>({2, 4}, {208, 236, 0, 238, 3, 214, 255, 29});
   Tensor b = lr_test::t<uint8_t>({4, 3}, {152, 51, 244, 60, 26, 255, 0, 127, 246, 127, 254, 247});
-  auto y = run1("QLinearMatMul",
-                {a, f32({1}, {0.0066f}), lr_test::t<uint8_t>({1}, {113}), b, f32({1}, {0.00705f}),
-                 lr_test::t<uint8_t>({1}, {114}), f32({1}, {0.0107f}), lr_test::t<uint8_t>({1}, {118})});
+  auto y = run1("QLinearMatMul", {a, f32({1}, {0.0066f}), lr_test::t<uint8_t>({1}, {113}), b,
+                                  f32({1}, {0.00705f}), lr_test::t<uint8_t>({1}, {114}),
+                                  f32({1}, {0.0107f}), lr_test::t<uint8_t>({1}, {118})});
   ASSERT_TRUE(y) << y.error().to_string();
   EXPECT_EQ(y->dtype(), DType::kU8);
   EXPECT_EQ(values<uint8_t>(*y), (std::vector<uint8_t>{168, 115, 255, 1, 66, 151}));

@@ -60,7 +60,8 @@ inline Result<std::vector<Tensor>> run(const std::string& op, const std::vector<
       ins.push_back(kNoValue);
       continue;
     }
-    ins.push_back(b.input("in" + std::to_string(i), inputs[i].dtype(), Shape::of(inputs[i].shape())));
+    ins.push_back(
+        b.input("in" + std::to_string(i), inputs[i].dtype(), Shape::of(inputs[i].shape())));
     feed.push_back(inputs[i]);
   }
   std::vector<ValueId> outs = b.op_n(op, ins, num_outputs, std::move(attrs), "node");
@@ -92,7 +93,8 @@ inline void expect_near(const Tensor& got, const std::vector<double>& want, doub
 
 /// True when the result failed with `code` and its text contains `needle`.
 template <class R>
-bool fails_with(const R& r, const std::string& needle, ErrorCode code = ErrorCode::kInvalidArgument) {
+bool fails_with(const R& r, const std::string& needle,
+                ErrorCode code = ErrorCode::kInvalidArgument) {
   return !r && r.error().code() == code && r.error().to_string().find(needle) != std::string::npos;
 }
 

@@ -17,14 +17,18 @@ using lr_test::ints;
 using lr_test::run;
 using lr_test::run1;
 
-Tensor logp() { return f32({2, 3}, {-1, -2, -3, -0.5f, -1.5f, -2.5f}); }
+Tensor logp() {
+  return f32({2, 3}, {-1, -2, -3, -0.5f, -1.5f, -2.5f});
+}
 
 TEST(NllLoss, Reductions) {
-  auto none = run1("NegativeLogLikelihoodLoss", {logp(), ints({2, 0})}, {{"reduction", std::string("none")}});
+  auto none = run1("NegativeLogLikelihoodLoss", {logp(), ints({2, 0})},
+                   {{"reduction", std::string("none")}});
   ASSERT_TRUE(none) << none.error().to_string();
   EXPECT_EQ(none->shape(), (std::vector<int64_t>{2}));
   expect_near(*none, {3, 0.5});
-  auto sum = run1("NegativeLogLikelihoodLoss", {logp(), ints({2, 0})}, {{"reduction", std::string("sum")}});
+  auto sum = run1("NegativeLogLikelihoodLoss", {logp(), ints({2, 0})},
+                  {{"reduction", std::string("sum")}});
   ASSERT_TRUE(sum);
   EXPECT_EQ(sum->rank(), 0u);
   expect_near(*sum, {3.5});
@@ -38,7 +42,8 @@ TEST(NllLoss, WeightsAndIgnoreIndex) {
   auto mean = run1("NegativeLogLikelihoodLoss", {logp(), ints({2, 0}), w});
   ASSERT_TRUE(mean) << mean.error().to_string();
   expect_near(*mean, {(3 * 0.5 + 0.5 * 0.2) / 0.7}, 1e-6);
-  auto ign = run1("NegativeLogLikelihoodLoss", {logp(), ints({2, 0})}, {{"ignore_index", int64_t{0}}});
+  auto ign =
+      run1("NegativeLogLikelihoodLoss", {logp(), ints({2, 0})}, {{"ignore_index", int64_t{0}}});
   ASSERT_TRUE(ign);
   expect_near(*ign, {3});
   // An ignore_index outside [0, C) may appear in the target.
@@ -59,23 +64,27 @@ TEST(NllLoss, SpatialDims) {
 }
 
 TEST(NllLoss, Errors) {
-  EXPECT_TRUE(fails_with(run1("NegativeLogLikelihoodLoss", {logp(), ints({3, 0})}), "outside [0, 3)"));
-  EXPECT_TRUE(fails_with(run1("NegativeLogLikelihoodLoss", {logp(), ints({1, 0, 0})}), "must have shape"));
+  EXPECT_TRUE(
+      fails_with(run1("NegativeLogLikelihoodLoss", {logp(), ints({3, 0})}), "outside [0, 3)"));
+  EXPECT_TRUE(
+      fails_with(run1("NegativeLogLikelihoodLoss", {logp(), ints({1, 0, 0})}), "must have shape"));
   EXPECT_TRUE(fails_with(run1("NegativeLogLikelihoodLoss", {logp(), ints({1, 0})},
                               {{"reduction", std::string("avg")}}),
                          "reduction 'avg'"));
-  EXPECT_TRUE(fails_with(run1("NegativeLogLikelihoodLoss", {logp(), ints({1, 0}), f32({2}, {1, 1})}),
-                         "weight"));
+  EXPECT_TRUE(fails_with(
+      run1("NegativeLogLikelihoodLoss", {logp(), ints({1, 0}), f32({2}, {1, 1})}), "weight"));
 }
 
 TEST(SoftmaxCrossEntropyLoss, LossAndLogProb) {
   Tensor scores = f32({2, 3}, {1, 2, 3, 1, 1, 1});
-  auto outs = run("SoftmaxCrossEntropyLoss", {scores, ints({2, 0})}, {{"reduction", std::string("none")}}, 2);
+  auto outs = run("SoftmaxCrossEntropyLoss", {scores, ints({2, 0})},
+                  {{"reduction", std::string("none")}}, 2);
   ASSERT_TRUE(outs) << outs.error().to_string();
   const double lse = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
   expect_near((*outs)[0], {lse - 3, std::log(3.0)}, 1e-6);
   EXPECT_EQ((*outs)[1].shape(), (std::vector<int64_t>{2, 3}));
-  expect_near((*outs)[1], {1 - lse, 2 - lse, 3 - lse, -std::log(3.0), -std::log(3.0), -std::log(3.0)}, 1e-6);
+  expect_near((*outs)[1],
+              {1 - lse, 2 - lse, 3 - lse, -std::log(3.0), -std::log(3.0), -std::log(3.0)}, 1e-6);
   auto mean = run1("SoftmaxCrossEntropyLoss", {scores, ints({2, 0})});
   ASSERT_TRUE(mean);
   expect_near(*mean, {(lse - 3 + std::log(3.0)) / 2}, 1e-6);
@@ -83,7 +92,8 @@ TEST(SoftmaxCrossEntropyLoss, LossAndLogProb) {
                        {{"reduction", std::string("sum")}});
   ASSERT_TRUE(weighted);
   expect_near(*weighted, {(lse - 3) + 2 * std::log(3.0)}, 1e-6);
-  auto ign = run1("SoftmaxCrossEntropyLoss", {scores, ints({2, 0})}, {{"ignore_index", int64_t{2}}});
+  auto ign =
+      run1("SoftmaxCrossEntropyLoss", {scores, ints({2, 0})}, {{"ignore_index", int64_t{2}}});
   ASSERT_TRUE(ign);
   expect_near(*ign, {std::log(3.0)}, 1e-6);
 }

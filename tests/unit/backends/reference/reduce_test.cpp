@@ -23,7 +23,9 @@ using lr_test::values;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
 // x = [[1, -2, 3], [-4, 5, -6]]
-Tensor x23() { return f32({2, 3}, {1, -2, 3, -4, 5, -6}); }
+Tensor x23() {
+  return f32({2, 3}, {1, -2, 3, -4, 5, -6});
+}
 
 TEST(Reduce, EveryKindOverAxis1) {
   struct Case {
@@ -45,8 +47,9 @@ TEST(Reduce, EveryKindOverAxis1) {
   for (const Case& c : cases) {
     // Opset 17: axes as attribute for all but ReduceSum.
     const bool sum = std::string(c.op) == "ReduceSum";
-    auto y = sum ? run1(c.op, {x23(), ints({1})}, {{"keepdims", int64_t{0}}})
-                 : run1(c.op, {x23()}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
+    auto y =
+        sum ? run1(c.op, {x23(), ints({1})}, {{"keepdims", int64_t{0}}})
+            : run1(c.op, {x23()}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}});
     ASSERT_TRUE(y) << c.op << ": " << y.error().to_string();
     EXPECT_EQ(y->shape(), (std::vector<int64_t>{2})) << c.op;
     expect_near(*y, c.want, 1e-5);
@@ -67,7 +70,8 @@ TEST(Reduce, DefaultAndEmptyAxesReduceEverythingUnlessNoop) {
   ASSERT_TRUE(all) << all.error().to_string();
   EXPECT_EQ(all->shape(), (std::vector<int64_t>{1, 1}));
   expect_near(*all, {-3});
-  auto empty = run1("ReduceMax", {x23(), Tensor::zeros(DType::kI64, {0})}, {{"keepdims", int64_t{0}}}, 18);
+  auto empty =
+      run1("ReduceMax", {x23(), Tensor::zeros(DType::kI64, {0})}, {{"keepdims", int64_t{0}}}, 18);
   ASSERT_TRUE(empty) << empty.error().to_string();
   EXPECT_EQ(empty->rank(), 0u);
   expect_near(*empty, {5});
@@ -76,7 +80,8 @@ TEST(Reduce, DefaultAndEmptyAxesReduceEverythingUnlessNoop) {
   ASSERT_TRUE(noop) << noop.error().to_string();
   EXPECT_EQ(noop->shape(), (std::vector<int64_t>{2, 3}));
   expect_near(*noop, {1, -2, 3, -4, 5, -6});
-  auto multi = run1("ReduceMean", {lr_test::iota({2, 3, 2})}, {{"axes", std::vector<int64_t>{0, 2}}});
+  auto multi =
+      run1("ReduceMean", {lr_test::iota({2, 3, 2})}, {{"axes", std::vector<int64_t>{0, 2}}});
   ASSERT_TRUE(multi);
   EXPECT_EQ(multi->shape(), (std::vector<int64_t>{1, 3, 1}));
   // axis 1 = j: mean of {2j, 2j+1, 6+2j, 7+2j} = 2j + 3.5
@@ -85,7 +90,8 @@ TEST(Reduce, DefaultAndEmptyAxesReduceEverythingUnlessNoop) {
 
 TEST(Reduce, EmptySetGivesIdentities) {
   Tensor e = Tensor::zeros(DType::kF32, {2, 0});
-  auto axes1 = std::map<std::string, Attribute>{{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}};
+  auto axes1 =
+      std::map<std::string, Attribute>{{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}};
   struct Case {
     const char* op;
     double want;
@@ -131,7 +137,8 @@ TEST(Reduce, ScalarAndErrors) {
   EXPECT_EQ(s->rank(), 0u);
   expect_near(*s, {4});
   EXPECT_TRUE(fails_with(run1("ReduceSum", {x23(), ints({2})}), "out of range"));
-  EXPECT_TRUE(fails_with(run1("ReduceMean", {x23()}, {{"axes", std::vector<int64_t>{-3}}}), "out of range"));
+  EXPECT_TRUE(fails_with(run1("ReduceMean", {x23()}, {{"axes", std::vector<int64_t>{-3}}}),
+                         "out of range"));
   EXPECT_TRUE(fails_with(run1("ReduceSum", {x23(), f32({1}, {1})}), "integer"));
 }
 
@@ -142,8 +149,9 @@ TEST(ArgMaxMin, AxisKeepdimsAndLastIndex) {
   EXPECT_EQ(amax->dtype(), DType::kI64);
   EXPECT_EQ(amax->shape(), (std::vector<int64_t>{2, 1}));
   EXPECT_EQ(values<int64_t>(*amax), (std::vector<int64_t>{1, 0}));
-  auto last = run1("ArgMax", {x}, {{"axis", int64_t{-1}}, {"select_last_index", int64_t{1}},
-                                   {"keepdims", int64_t{0}}});
+  auto last =
+      run1("ArgMax", {x},
+           {{"axis", int64_t{-1}}, {"select_last_index", int64_t{1}}, {"keepdims", int64_t{0}}});
   ASSERT_TRUE(last);
   EXPECT_EQ(last->shape(), (std::vector<int64_t>{2}));
   EXPECT_EQ(values<int64_t>(*last), (std::vector<int64_t>{2, 2}));
