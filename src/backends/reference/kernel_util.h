@@ -124,6 +124,10 @@ std::vector<int64_t> broadcast_index_map(const std::vector<int64_t>& in_shape,
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in_shape,
                                        const std::vector<int64_t>& out_shape);
 
+/// ONNX TensorProto.DataType code (Cast's `to`, `dtype`, `output_datatype`
+/// attributes) → DType, for the types hone holds; kUnsupported otherwise.
+[[nodiscard]] Result<DType> dtype_from_onnx(int64_t code);
+
 /// Reads a 1-D (or scalar) integer tensor, e.g. a shape or axes input.
 [[nodiscard]] Result<std::vector<int64_t>> read_int_list(const Tensor& t, const char* what);
 

@@ -25,40 +25,6 @@ Result<const RuntimeValue*> sequence_input(KernelContext& ctx, size_t i) {
   return v;
 }
 
-// ONNX TensorProto.DataType numbers.
-Result<DType> dtype_from_onnx(int64_t code) {
-  switch (code) {
-    case 1:
-      return DType::kF32;
-    case 2:
-      return DType::kU8;
-    case 3:
-      return DType::kI8;
-    case 4:
-      return DType::kU16;
-    case 5:
-      return DType::kI16;
-    case 6:
-      return DType::kI32;
-    case 7:
-      return DType::kI64;
-    case 9:
-      return DType::kBool;
-    case 10:
-      return DType::kF16;
-    case 11:
-      return DType::kF64;
-    case 12:
-      return DType::kU32;
-    case 13:
-      return DType::kU64;
-    case 16:
-      return DType::kBF16;
-    default:
-      return fail(ErrorCode::kUnsupported,
-                  "ONNX data type " + std::to_string(code) + " is not supported by the reference");
-  }
-}
 
 // A position input (scalar int32/int64) checked against [lo, hi], made non-negative.
 Result<int64_t> read_position(const Tensor& t, int64_t size, bool allow_end,

@@ -13,39 +13,12 @@
 namespace hone::reference {
 namespace {
 
-// ONNX TensorProto.DataType codes, as output_datatype attributes carry them.
-Result<DType> dtype_from_onnx(int64_t code, const char* op) {
-  switch (code) {
-    case 1:
-      return DType::kF32;
-    case 2:
-      return DType::kU8;
-    case 3:
-      return DType::kI8;
-    case 4:
-      return DType::kU16;
-    case 5:
-      return DType::kI16;
-    case 6:
-      return DType::kI32;
-    case 7:
-      return DType::kI64;
-    case 9:
-      return DType::kBool;
-    case 10:
-      return DType::kF16;
-    case 11:
-      return DType::kF64;
-    case 12:
-      return DType::kU32;
-    case 13:
-      return DType::kU64;
-    case 16:
-      return DType::kBF16;
-    default:
-      return fail(ErrorCode::kUnsupported, std::string(op) + " output_datatype " +
-                                               std::to_string(code) + " is not supported");
-  }
+
+// The output_datatype attribute as a DType; the error names the op and attribute.
+Result<DType> output_datatype(const KernelContext& ctx, const char* op) {
+  auto dt = dtype_from_onnx(ctx.node().attr_int("output_datatype", 1));
+  if (!dt) return fail(dt.error().code(), std::string(op) + " output_datatype: " + dt.error().message());
+  return dt;
 }
 
 Result<int64_t> scalar_int(const Tensor& t, const char* what) {
@@ -245,8 +218,7 @@ Result<void> mel_weight_matrix(KernelContext& ctx) {
   HONE_TRY(int64_t sample_rate, scalar_int(ctx.input(2), "MelWeightMatrix sample_rate"));
   HONE_TRY(double lower, scalar_real(ctx.input(3), "MelWeightMatrix lower_edge_hertz"));
   HONE_TRY(double upper, scalar_real(ctx.input(4), "MelWeightMatrix upper_edge_hertz"));
-  HONE_TRY(DType dtype,
-           dtype_from_onnx(ctx.node().attr_int("output_datatype", 1), "MelWeightMatrix"));
+  HONE_TRY(DType dtype, output_datatype(ctx, "MelWeightMatrix"));
   if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0)
     return fail(ErrorCode::kInvalidArgument,
                 "MelWeightMatrix num_mel_bins, dft_length and sample_rate must be positive, got " +
@@ -300,7 +272,7 @@ Result<void> window(KernelContext& ctx, WindowKind kind, const char* op) {
   if (size < 0)
     return fail(ErrorCode::kInvalidArgument,
                 std::string(op) + " size must be >= 0, got " + std::to_string(size));
-  HONE_TRY(DType dtype, dtype_from_onnx(ctx.node().attr_int("output_datatype", 1), op));
+  HONE_TRY(DType dtype, output_datatype(ctx, op));
   const bool periodic = ctx.node().attr_int("periodic", 1) != 0;
   const double denom = static_cast<double>(periodic ? size : size - 1);
   // allocate() first, so an absurd size is an error rather than a crash.

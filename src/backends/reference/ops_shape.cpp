@@ -137,39 +137,6 @@ void copy_elements(const void* src, int64_t src_off, void* dst, int64_t dst_off,
               static_cast<size_t>(count) * es);
 }
 
-Result<DType> dtype_from_onnx(int64_t onnx_type) {
-  switch (onnx_type) {
-    case 1:
-      return DType::kF32;
-    case 2:
-      return DType::kU8;
-    case 3:
-      return DType::kI8;
-    case 4:
-      return DType::kU16;
-    case 5:
-      return DType::kI16;
-    case 6:
-      return DType::kI32;
-    case 7:
-      return DType::kI64;
-    case 9:
-      return DType::kBool;
-    case 10:
-      return DType::kF16;
-    case 11:
-      return DType::kF64;
-    case 12:
-      return DType::kU32;
-    case 13:
-      return DType::kU64;
-    case 16:
-      return DType::kBF16;
-    default:
-      return fail(ErrorCode::kUnsupported,
-                  "ONNX data type " + std::to_string(onnx_type) + " is not supported");
-  }
-}
 
 }  // namespace shape_detail
 }  // namespace hone::reference

@@ -58,8 +58,6 @@ void strided_copy(const Tensor& in, int64_t base, const std::vector<int64_t>& in
 void copy_elements(const void* src, int64_t src_off, void* dst, int64_t dst_off, int64_t count,
                    size_t es);
 
-/// The DType for an ONNX TensorProto data type number (1 = FLOAT, 7 = INT64, ...).
-[[nodiscard]] Result<DType> dtype_from_onnx(int64_t onnx_type);
 
 /// Output index i as wanted: sets it only if the node connects it.
 inline void set_if_wanted(KernelContext& ctx, size_t i, Tensor t) {
