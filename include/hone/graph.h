@@ -73,6 +73,10 @@ struct Node {
   std::string describe() const;
 };
 
+/// Names that `node`'s subgraph attributes (If branches, Loop/Scan bodies,
+/// recursively) read from enclosing scopes: the implicit inputs of the node.
+std::vector<std::string> captured_names(const Node& node);
+
 class Graph {
  public:
   explicit Graph(std::string name = "graph") : name_(std::move(name)) {}
@@ -110,8 +114,11 @@ class Graph {
   /// Values that are read but have no producer, are not inputs and not
   /// initializers: in a subgraph, names captured from enclosing scopes.
   std::vector<ValueId> captured_values() const;
-  /// Nodes in an order where every producer precedes its consumers; error
-  /// naming a node on the cycle if there is one.
+  /// Values of this graph that node `id` reads: its inputs (omitted ones
+  /// skipped) and the values its subgraphs capture by name.
+  std::vector<ValueId> reads_of(NodeId id) const;
+  /// Nodes in an order where every producer precedes its consumers (captures
+  /// by subgraphs count as reads); error naming a node on a cycle if there is one.
   [[nodiscard]] Result<std::vector<NodeId>> topological_order() const;
   /// Structural checks: ids in range, every value has at most one producer,
   /// outputs are defined, no cycles, names unique. `outer_names` lists names

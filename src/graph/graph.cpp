@@ -48,7 +48,54 @@ const Graph* Node::attr_graph(const std::string& key) const {
 }
 std::string Node::describe() const { return "'" + name + "' (" + op_type + ")"; }
 
+namespace {
+
+void collect_captures(const Graph& g, std::set<std::string>& out);
+
+void collect_node_captures(const Node& n, std::set<std::string>& out) {
+  for (const auto& [key, attr] : n.attrs) {
+    if (const auto* sg = std::get_if<std::shared_ptr<const Graph>>(&attr)) collect_captures(**sg, out);
+    if (const auto* gs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&attr))
+      for (const auto& sub : *gs) collect_captures(*sub, out);
+  }
+}
+
+// Names `g` reads from enclosing scopes: its own captures, plus those of its
+// nodes' subgraphs that `g` does not define itself.
+void collect_captures(const Graph& g, std::set<std::string>& out) {
+  for (ValueId v : g.captured_values()) out.insert(g.value(v).name);
+  const std::set<ValueId> inputs(g.inputs().begin(), g.inputs().end());
+  for (const Node& n : g.nodes()) {
+    std::set<std::string> inner;
+    collect_node_captures(n, inner);
+    for (const std::string& name : inner) {
+      const ValueId id = g.find_value(name);
+      const bool defined = id != kNoValue && (g.value(id).producer >= 0 ||
+                                              g.value(id).initializer || inputs.count(id) != 0);
+      if (!defined) out.insert(name);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> captured_names(const Node& node) {
+  std::set<std::string> names;
+  collect_node_captures(node, names);
+  return {names.begin(), names.end()};
+}
+
 // --- Graph ------------------------------------------------------------------
+
+std::vector<ValueId> Graph::reads_of(NodeId id) const {
+  const Node& n = node(id);
+  std::vector<ValueId> reads;
+  for (ValueId v : n.inputs)
+    if (v != kNoValue && !value(v).name.empty()) reads.push_back(v);
+  for (const std::string& name : captured_names(n))
+    if (ValueId v = find_value(name); v != kNoValue) reads.push_back(v);
+  return reads;
+}
 
 ValueId Graph::add_value(Value v) {
   const auto id = static_cast<ValueId>(values_.size());
@@ -132,7 +179,7 @@ Result<std::vector<NodeId>> Graph::topological_order() const {
   std::vector<std::vector<NodeId>> consumers(n);
   for (size_t i = 0; i < n; ++i) {
     std::set<NodeId> deps;
-    for (ValueId v : nodes_[i].inputs) {
+    for (ValueId v : reads_of(static_cast<NodeId>(i))) {
       if (v < 0 || static_cast<size_t>(v) >= values_.size()) continue;
       const NodeId p = values_[v].producer;
       if (p >= 0 && deps.insert(p).second) {

@@ -32,8 +32,8 @@ std::vector<NodeId> grouped_order(const Graph& g, const std::vector<bool>& side)
   std::vector<std::vector<NodeId>> consumers(n);
   for (size_t i = 0; i < n; ++i) {
     std::set<NodeId> deps;
-    for (ValueId v : g.node(static_cast<NodeId>(i)).inputs)
-      if (v != kNoValue && g.value(v).producer >= 0 && deps.insert(g.value(v).producer).second) {
+    for (ValueId v : g.reads_of(static_cast<NodeId>(i)))
+      if (g.value(v).producer >= 0 && deps.insert(g.value(v).producer).second) {
         consumers[g.value(v).producer].push_back(static_cast<NodeId>(i));
         ++indegree[i];
       }
@@ -54,37 +54,11 @@ std::vector<NodeId> grouped_order(const Graph& g, const std::vector<bool>& side)
   return order;
 }
 
-// Names a node's subgraph attributes capture from enclosing scopes.
-void captured_names(const Node& n, std::set<std::string>& out) {
-  for (const auto& [key, attr] : n.attrs) {
-    std::vector<const Graph*> subs;
-    if (const auto* one = std::get_if<std::shared_ptr<const Graph>>(&attr)) subs.push_back(one->get());
-    if (const auto* many = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&attr))
-      for (const auto& sg : *many) subs.push_back(sg.get());
-    for (const Graph* sg : subs) {
-      for (ValueId v : sg->captured_values()) out.insert(sg->value(v).name);
-      for (const Node& inner : sg->nodes()) captured_names(inner, out);
-    }
-  }
-}
-
-// Every value a node reads: its inputs, and outer values its subgraphs capture.
-std::vector<ValueId> reads_of(const Graph& g, const Node& n) {
-  std::vector<ValueId> reads;
-  for (ValueId v : n.inputs)
-    if (v != kNoValue && !g.value(v).name.empty()) reads.push_back(v);
-  std::set<std::string> names;
-  captured_names(n, names);
-  for (const auto& name : names)
-    if (ValueId v = g.find_value(name); v != kNoValue) reads.push_back(v);
-  return reads;
-}
-
 void fill_block_io(const Graph& g, Block& b, const std::vector<int>& block_of, int index,
                    const std::vector<std::set<int>>& reader_blocks, const std::set<ValueId>& graph_outputs) {
   std::set<ValueId> seen_in, seen_const;
   for (NodeId n : b.nodes)
-    for (ValueId v : reads_of(g, g.node(n))) {
+    for (ValueId v : g.reads_of(n)) {
       const Value& val = g.value(v);
       if (val.initializer) {
         if (seen_const.insert(v).second) b.constants.push_back(v);
@@ -153,7 +127,7 @@ Result<Partition> partition_graph(const Graph& g, const std::vector<NodeSupport>
     for (NodeId id : p.blocks[b].nodes) block_of[id] = static_cast<int>(b);
   std::vector<std::set<int>> reader_blocks(g.values().size());
   for (size_t i = 0; i < n; ++i)
-    for (ValueId v : reads_of(g, g.node(static_cast<NodeId>(i)))) reader_blocks[v].insert(block_of[i]);
+    for (ValueId v : g.reads_of(static_cast<NodeId>(i))) reader_blocks[v].insert(block_of[i]);
   const std::set<ValueId> graph_outputs(g.outputs().begin(), g.outputs().end());
   for (size_t b = 0; b < p.blocks.size(); ++b)
     fill_block_io(g, p.blocks[b], block_of, static_cast<int>(b), reader_blocks, graph_outputs);

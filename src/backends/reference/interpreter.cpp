@@ -77,33 +77,6 @@ Result<void> check_supported_in(const OpRegistry& ops, const Graph& graph) {
   return {};
 }
 
-// Names `g` reads from enclosing scopes: its own captures plus those of its
-// subgraphs that `g` does not define itself.
-void collect_captures(const Graph& g, std::set<std::string>& out);
-
-void collect_subgraph_captures(const Node& n, std::set<std::string>& out) {
-  for (const auto& [key, attr] : n.attrs) {
-    if (const auto* sg = std::get_if<std::shared_ptr<const Graph>>(&attr)) collect_captures(**sg, out);
-    if (const auto* gs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&attr))
-      for (const auto& sub : *gs) collect_captures(*sub, out);
-  }
-}
-
-void collect_captures(const Graph& g, std::set<std::string>& out) {
-  for (ValueId v : g.captured_values()) out.insert(g.value(v).name);
-  const std::set<ValueId> inputs(g.inputs().begin(), g.inputs().end());
-  for (const Node& n : g.nodes()) {
-    std::set<std::string> inner;
-    collect_subgraph_captures(n, inner);
-    for (const std::string& name : inner) {
-      const ValueId id = g.find_value(name);
-      const bool defined = id != kNoValue && (g.value(id).producer >= 0 ||
-                                              g.value(id).initializer || inputs.count(id) != 0);
-      if (!defined) out.insert(name);
-    }
-  }
-}
-
 }  // namespace
 
 Result<void> Interpreter::check_supported(const Graph& graph) const {
@@ -170,9 +143,7 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
   // A value captured by a node's subgraphs (If/Loop/Scan bodies) is read by
   // that node too, so it must live until then.
   for (size_t step = 0; step < order.size(); ++step) {
-    std::set<std::string> captured;
-    collect_subgraph_captures(graph.node(order[step]), captured);
-    for (const std::string& name : captured) {
+    for (const std::string& name : captured_names(graph.node(order[step]))) {
       const ValueId v = graph.find_value(name);
       if (v != kNoValue) last_use[v] = std::max(last_use[v], static_cast<int64_t>(step));
     }

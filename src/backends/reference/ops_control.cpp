@@ -197,10 +197,8 @@ DType declared_dtype(const Graph& body, size_t output, DType fallback) {
 Result<void> loop_op(KernelContext& ctx) {
   const Graph* body = ctx.node().attr_graph("body");
   if (body == nullptr) return fail(ErrorCode::kInvalidArgument, "Loop is missing its 'body' graph");
-  if (ctx.num_inputs() < 2)
-    return fail(ErrorCode::kInvalidArgument, "Loop takes inputs (M, cond, v_initial...), got " +
-                                                 std::to_string(ctx.num_inputs()));
-  const size_t n_carried = ctx.num_inputs() - 2;
+  // M and cond may be omitted at the end too (a node with inputs [M] only).
+  const size_t n_carried = ctx.num_inputs() > 2 ? ctx.num_inputs() - 2 : 0;
   if (ctx.num_outputs() < n_carried)
     return fail(ErrorCode::kInvalidArgument, "Loop has " + std::to_string(n_carried) +
                                                  " loop-carried inputs but only " +

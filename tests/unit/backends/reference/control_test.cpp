@@ -113,6 +113,28 @@ TEST(ControlIf, CapturedValueOutlivesItsLastDirectReader) {
   EXPECT_EQ((*r)[1].tensor.data<float>()[0], 6.0f);
 }
 
+TEST(ControlIf, RunsAfterTheProducerOfACapturedValue) {
+  // The If node comes first in the node list (as a pass appending nodes could
+  // leave it); its branch captures a value produced by a later node.
+  Graph g("if");
+  ValueId cond = g.add_input("cond", DType::kBool, scalar_shape());
+  ValueId x = g.add_input("x", DType::kF32, std::nullopt);
+  Graph then_g("then");
+  ValueId cap = then_g.add_value(declared("late_out0"));
+  then_g.add_output(then_g.add_node("Identity", {cap}, 1)[0]);
+  ValueId y = g.add_node("If", {cond}, 1,
+                         {{"then_branch", share(std::move(then_g))},
+                          {"else_branch", const_branch("else", Tensor::scalar<float>(0))}},
+                         "if")[0];
+  ValueId mid = g.add_node("Identity", {x}, 1, {}, "early")[0];
+  g.add_node("Identity", {mid}, 1, {}, "late");
+  g.set_outputs({y});
+  auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<bool>(true)),
+                          RuntimeValue::of(Tensor::scalar<float>(4))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ((*r)[0].tensor.data<float>()[0], 4.0f);
+}
+
 // Body: x' = x + step; scan output = x (the value before the update);
 // cond' = the body's constant `keep_going`.
 std::shared_ptr<const Graph> counting_body(float step, bool keep_going) {
@@ -178,6 +200,21 @@ TEST(ControlLoop, ZeroTripCountKeepsTheInitialValue) {
   ASSERT_TRUE(r) << r.error().to_string();
   EXPECT_EQ(values_of<float>((*r)[0].tensor), (std::vector<float>{5}));
   EXPECT_EQ((*r)[1].tensor.dim(0), 0);
+}
+
+TEST(ControlLoop, TripCountOnlyWithAScanOfTheIterationNumber) {
+  // Inputs [M] only (cond and loop-carried values omitted at the end).
+  Graph b("body");
+  ValueId iter = b.add_input("iter", DType::kI64, scalar_shape());
+  ValueId cond_in = b.add_input("cond_in", DType::kBool, scalar_shape());
+  b.set_outputs({b.add_node("Identity", {cond_in}, 1)[0], b.add_node("Identity", {iter}, 1)[0]});
+  Graph g("loop");
+  ValueId m = g.add_input("M", DType::kI64, scalar_shape());
+  g.set_outputs(g.add_node("Loop", {m}, 1, {{"body", share(std::move(b))}}, "loop"));
+  auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<int64_t>(3))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ((*r)[0].tensor.shape(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(values_of<int64_t>((*r)[0].tensor), (std::vector<int64_t>{0, 1, 2}));
 }
 
 TEST(ControlLoop, NeitherMNorCondIsAnError) {
@@ -331,6 +368,17 @@ TEST(ControlScan, Opset8BatchesAndPadsShortSequences) {
   EXPECT_EQ(values_of<float>((*r)[0].tensor), (std::vector<float>{6, 104}));
   EXPECT_EQ((*r)[1].tensor.shape(), (std::vector<int64_t>{2, 3, 1}));
   EXPECT_EQ(values_of<float>((*r)[1].tensor), (std::vector<float>{1, 3, 6, 104, 0, 0}));
+}
+
+TEST(ControlScan, Opset8ZeroLengthFirstRowTakesItsShapeFromAnother) {
+  Graph g = scan_graph(8, {}, true);
+  auto r = run_values(g, {RuntimeValue::of(Tensor::from<int64_t>({2}, {0, 2})),
+                          RuntimeValue::of(Tensor::from<float>({2, 1}, {7, 0})),
+                          RuntimeValue::of(Tensor::from<float>({2, 2, 1}, {1, 2, 3, 4}))});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(values_of<float>((*r)[0].tensor), (std::vector<float>{7, 7}));
+  EXPECT_EQ((*r)[1].tensor.shape(), (std::vector<int64_t>{2, 2, 1}));
+  EXPECT_EQ(values_of<float>((*r)[1].tensor), (std::vector<float>{0, 0, 3, 7}));
 }
 
 TEST(ControlScan, Opset8ReverseDirection) {

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every test hone has (unit, CLI, conformance floor, functional suite,
+# cross-checks) through ctest on the build/ that scripts/setup.sh made.
+#
+#   scripts/test.sh                  # all tests
+#   scripts/test.sh -R conformance   # extra arguments go to ctest
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$root"
+if [ ! -f build/CTestTestfile.cmake ]; then
+  echo "test: build/ is not configured; run scripts/setup.sh first" >&2
+  exit 1
+fi
+exec ctest --test-dir build --output-on-failure -j"${HONE_TEST_JOBS:-2}" "$@"

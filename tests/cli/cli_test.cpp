@@ -1,0 +1,219 @@
+// Runs the `hone` binary as a user would and checks exit codes, files and
+// messages. The example models come from models/ (made by tools/make-models).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "backends/reference/interpreter.h"
+#include "hone/npy.h"
+#include "hone/onnx.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Ran {
+  int code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("hone_cli_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Ran hone(const std::string& args) {
+    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
+    const std::string cmd =
+        std::string(HONE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const int st = std::system(cmd.c_str());
+    Ran r;
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  static std::string model(const std::string& name) {
+    return std::string(HONE_SOURCE_DIR) + "/models/" + name;
+  }
+  fs::path dir_;
+};
+
+TEST_F(Cli, VersionAndUsage) {
+  auto v = hone("--version");
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out, "hone 0.1.0\n");
+  EXPECT_EQ(hone("").code, 2);            // no command
+  EXPECT_EQ(hone("run").code, 2);         // no model
+  EXPECT_EQ(hone("frobnicate").code, 2);  // unknown command
+  EXPECT_EQ(hone("--threads -3 backends").code, 2);
+  auto lvl = hone("--log-level loud backends");
+  EXPECT_EQ(lvl.code, 2);
+  EXPECT_NE(lvl.err.find("loud"), std::string::npos) << lvl.err;
+}
+
+TEST_F(Cli, BackendsListsTheReference) {
+  auto r = hone("backends");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("reference"), std::string::npos);
+  auto j = hone("backends --json");
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto parsed = nlohmann::json::parse(j.out);
+  ASSERT_TRUE(parsed.is_array());
+  bool found = false;
+  for (const auto& e : parsed) found |= e["name"] == "reference";
+  EXPECT_TRUE(found);
+}
+
+TEST_F(Cli, InspectShowsTheMlp) {
+  auto r = hone("inspect " + model("mlp.onnx"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("f32[batch,16]"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("probs"), std::string::npos) << r.out;
+  auto j = hone("inspect --json " + model("mlp.onnx"));
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto m = nlohmann::json::parse(j.out);
+  // fc1 16x32 + 32, fc2 32x8 + 8
+  EXPECT_EQ(m["parameters"]["count"], 16 * 32 + 32 + 32 * 8 + 8);
+  EXPECT_EQ(m["parameters"]["bytes"], 4 * (16 * 32 + 32 + 32 * 8 + 8));
+  EXPECT_EQ(m["inputs"][0]["name"], "x");
+  EXPECT_EQ(m["inputs"][0]["shape"][0], "batch");
+  EXPECT_EQ(m["inputs"][0]["shape"][1], 16);
+  EXPECT_EQ(m["ops"][0]["op"], "Gemm");  // the most frequent op comes first
+  EXPECT_EQ(m["ops"][0]["count"], 2);
+  EXPECT_EQ(m["nodes"], 4);
+}
+
+TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {
+  const fs::path out = dir_ / "out";
+  auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=3 --outputs " +
+                out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("output 0 'probs': f32[3,8]"), std::string::npos) << r.out;
+  auto manifest = nlohmann::json::parse(slurp(out / "outputs.json"));
+  ASSERT_EQ(manifest.size(), 1u);
+  EXPECT_EQ(manifest[0]["name"], "probs");
+  EXPECT_EQ(manifest[0]["dtype"], "f32");
+  EXPECT_EQ(manifest[0]["shape"], nlohmann::json({3, 8}));
+  EXPECT_EQ(manifest[0]["file"], "output_0.npy");
+  auto probs = hone::load_npy(out / "output_0.npy");
+  ASSERT_TRUE(probs) << probs.error().to_string();
+  ASSERT_EQ(probs->shape(), (std::vector<int64_t>{3, 8}));
+  for (int row = 0; row < 3; ++row) {  // softmax rows sum to one
+    double sum = 0;
+    for (int k = 0; k < 8; ++k) sum += probs->data<float>()[row * 8 + k];
+    EXPECT_NEAR(sum, 1.0, 1e-5) << row;
+  }
+  for (const auto& e : fs::directory_iterator(out))
+    EXPECT_NE(e.path().extension(), ".tmp") << "left a temporary file " << e.path();
+}
+
+TEST_F(Cli, RandomInputsDependOnlyOnTheSeed) {
+  auto a =
+      hone("run " + model("cnn.onnx") + " --random-inputs 7 --outputs " + (dir_ / "a").string());
+  auto b =
+      hone("run " + model("cnn.onnx") + " --random-inputs 7 --outputs " + (dir_ / "b").string());
+  auto c =
+      hone("run " + model("cnn.onnx") + " --random-inputs 8 --outputs " + (dir_ / "c").string());
+  ASSERT_EQ(a.code, 0) << a.err;
+  ASSERT_EQ(b.code, 0) << b.err;
+  ASSERT_EQ(c.code, 0) << c.err;
+  EXPECT_EQ(slurp(dir_ / "a/output_0.npy"), slurp(dir_ / "b/output_0.npy"));
+  EXPECT_NE(slurp(dir_ / "a/output_0.npy"), slurp(dir_ / "c/output_0.npy"));
+}
+
+TEST_F(Cli, RunFromInputFilesMatchesTheInterpreter) {
+  hone::Tensor x = hone::Tensor::zeros(hone::DType::kF32, {2, 16});
+  for (int i = 0; i < 32; ++i) x.data<float>()[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+  fs::create_directories(dir_ / "in");
+  ASSERT_TRUE(hone::save_npy(x, dir_ / "in/input_0.npy"));
+  auto r = hone("run " + model("mlp.onnx") + " --inputs " + (dir_ / "in").string() + " --outputs " +
+                (dir_ / "out").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto got = hone::load_npy(dir_ / "out/output_0.npy");
+  ASSERT_TRUE(got);
+
+  auto g = hone::onnx::load_model(model("mlp.onnx"));
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto want = hone::reference::Interpreter().run_tensors(*g, {x});
+  ASSERT_TRUE(want) << want.error().to_string();
+  EXPECT_TRUE(got->bitwise_equal((*want)[0]));
+}
+
+TEST_F(Cli, MissingModelIsAnErrorNamingIt) {
+  auto r = hone("run /no/such/model.onnx --random-inputs 1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find("/no/such/model.onnx"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, MissingInputFileIsAnErrorNamingBothCandidates) {
+  fs::create_directories(dir_ / "empty");
+  auto r = hone("run " + model("mlp.onnx") + " --inputs " + (dir_ / "empty").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("input 0 'x'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("input_0.pb"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("input_0.npy"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, BadDimIsAUsageError) {
+  auto no_eq = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch");
+  EXPECT_EQ(no_eq.code, 2);
+  EXPECT_NE(no_eq.err.find("NAME=VALUE"), std::string::npos) << no_eq.err;
+  auto not_int = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=two");
+  EXPECT_EQ(not_int.code, 2);
+  EXPECT_NE(not_int.err.find("'two' is not a non-negative integer"), std::string::npos)
+      << not_int.err;
+  auto unknown = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim seq=4");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("no dimension named 'seq'"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("batch"), std::string::npos) << unknown.err;
+}
+
+TEST_F(Cli, WrongInputShapeNamesTheInputAndAxis) {
+  fs::create_directories(dir_ / "in");
+  ASSERT_TRUE(
+      hone::save_npy(hone::Tensor::zeros(hone::DType::kF32, {2, 15}), dir_ / "in/input_0.npy"));
+  auto r = hone("run " + model("mlp.onnx") + " --inputs " + (dir_ / "in").string() + " --outputs " +
+                (dir_ / "out").string());
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("'x'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("axis 1"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir_ / "out/output_0.npy"));
+}
+
+TEST_F(Cli, UnknownBackendIsAnErrorListingTheKnownOnes) {
+  auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --backend warp-drive");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("no backend named 'warp-drive'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("reference"), std::string::npos) << r.err;
+  auto c = hone("conformance " + model("") + " --backend warp-drive");
+  EXPECT_EQ(c.code, 1);
+}
+
+TEST_F(Cli, InputsAndRandomInputsTogetherIsAUsageError) {
+  auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --inputs " + dir_.string());
+  EXPECT_EQ(r.code, 2);
+  auto none = hone("run " + model("mlp.onnx"));
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("--random-inputs"), std::string::npos) << none.err;
+}
+
+}  // namespace

@@ -1,0 +1,70 @@
+// `hone backends [--json]`: the backends this build has, with capabilities.
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "hone/registry.h"
+
+namespace hone::cli {
+namespace {
+
+template <class T, class F>
+std::vector<std::string> names_of(const std::vector<T>& xs, F name) {
+  std::vector<std::string> out;
+  for (const auto& x : xs) out.emplace_back(name(x));
+  return out;
+}
+
+std::string join(const std::vector<std::string>& xs) {
+  std::string s;
+  for (const auto& x : xs) s += (s.empty() ? "" : ", ") + x;
+  return s.empty() ? "-" : s;
+}
+
+int run_backends(bool json) {
+  const BackendRegistry& reg = default_registry();
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& e : reg.entries()) {
+    const BackendCapabilities& c = e.capabilities;
+    const auto devices = names_of(c.devices, [](Device d) { return std::string(to_string(d)); });
+    const auto dtypes = names_of(c.dtypes, [](DType d) { return std::string(dtype_name(d)); });
+    if (json) {
+      j.push_back({{"name", e.name},
+                   {"description", e.description},
+                   {"devices", devices},
+                   {"dtypes", dtypes},
+                   {"precisions", c.precisions},
+                   {"build_mode", std::string(to_string(c.build_mode))},
+                   {"dynamic_shapes", c.dynamic_shapes},
+                   {"artifact",
+                    c.has_artifact ? nlohmann::json(c.artifact_format) : nlohmann::json(nullptr)}});
+      continue;
+    }
+    fmt::print("{}\n  {}\n", e.name, e.description);
+    fmt::print("  devices:        {}\n", join(devices));
+    fmt::print("  dtypes:         {}\n", join(dtypes));
+    fmt::print("  precisions:     {}\n", join(c.precisions));
+    fmt::print("  build mode:     {}\n", to_string(c.build_mode));
+    fmt::print("  dynamic shapes: {}\n", c.dynamic_shapes ? "yes" : "no");
+    fmt::print("  artifact:       {}\n", c.has_artifact ? c.artifact_format : "none");
+  }
+  if (json) fmt::print("{}\n", j.dump(2));
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_backends_command(CLI::App& root, std::vector<Command>& commands) {
+  auto json = std::make_shared<bool>(false);
+  CLI::App* sub =
+      root.add_subcommand("backends", "list the backends in this build and what they can do");
+  sub->add_flag("--json", *json, "machine-readable output");
+  commands.push_back({sub, [json] { return run_backends(*json); }});
+}
+
+}  // namespace hone::cli

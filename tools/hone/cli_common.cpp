@@ -1,0 +1,130 @@
+#include "cli_common.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <system_error>
+
+#include <fmt/core.h>
+
+#include "hone/thread_pool.h"
+
+namespace hone::cli {
+namespace {
+int g_requested_threads = -1;
+}  // namespace
+
+void set_requested_threads(int threads) {
+  g_requested_threads = threads;
+}
+
+void apply_requested_threads() {
+  if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
+}
+
+int report(const Error& error) {
+  fmt::print(stderr, "error: {}\n", error.to_string());
+  return kExitError;
+}
+
+int usage_error(const std::string& message) {
+  fmt::print(stderr, "error: {}\n", message);
+  return kExitUsage;
+}
+
+Result<void> write_file_atomic(const std::filesystem::path& path, const std::string& bytes) {
+  std::filesystem::path tmp = path;
+  tmp += ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return fail(ErrorCode::kIo, path.string() + ": cannot open for writing");
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) {
+      out.close();
+      std::error_code ec;
+      std::filesystem::remove(tmp, ec);
+      return fail(ErrorCode::kIo, path.string() + ": write failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::error_code ignore;
+    std::filesystem::remove(tmp, ignore);
+    return fail(ErrorCode::kIo, path.string() + ": cannot move into place: " + ec.message());
+  }
+  return {};
+}
+
+Result<void> parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& out) {
+  const size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    return fail(ErrorCode::kInvalidArgument,
+                "--dim '" + text + "' is not NAME=VALUE (for example --dim batch=8)");
+  const std::string name = text.substr(0, eq);
+  const std::string value = text.substr(eq + 1);
+  int64_t v = 0;
+  for (char c : value) {
+    if (c < '0' || c > '9')
+      return fail(ErrorCode::kInvalidArgument,
+                  "--dim " + text + ": '" + value + "' is not a non-negative integer");
+    if (v > (std::numeric_limits<int64_t>::max() - (c - '0')) / 10)
+      return fail(ErrorCode::kInvalidArgument, "--dim " + text + ": value is too large");
+    v = v * 10 + (c - '0');
+  }
+  if (out.count(name) != 0 && out[name] != v)
+    return fail(ErrorCode::kInvalidArgument,
+                "--dim " + name + " is given twice with different values");
+  out[name] = v;
+  return {};
+}
+
+std::string describe_value_type(const Value& v) {
+  const std::string elem(dtype_name(v.dtype));
+  const std::string shape = v.shape ? v.shape->to_string() : "[?...]";
+  switch (v.kind) {
+    case ValueKind::kTensor:
+      return elem + shape;
+    case ValueKind::kSequence:
+      return "seq<" + elem + ">";
+    case ValueKind::kOptional:
+      return "optional<" + elem + (v.shape ? shape : "") + ">";
+  }
+  return elem;
+}
+
+TensorStats tensor_stats(const Tensor& t, size_t head) {
+  TensorStats s;
+  if (!t.defined() || t.numel() == 0) return s;
+  double sum = 0;
+  bool first = true;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = tensor_element_as_double(t, i);
+    if (static_cast<size_t>(i) < head) s.head.push_back(v);
+    if (std::isnan(v)) {
+      ++s.nan_count;
+      continue;
+    }
+    if (first) {
+      s.min = s.max = v;
+      first = false;
+    }
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    sum += v;
+  }
+  const int64_t counted = t.numel() - s.nan_count;
+  s.mean = counted > 0 ? sum / static_cast<double>(counted) : std::nan("");
+  if (counted == 0) s.min = s.max = std::nan("");
+  return s;
+}
+
+std::string format_number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6g}", v);
+}
+
+}  // namespace hone::cli

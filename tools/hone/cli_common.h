@@ -1,0 +1,68 @@
+// Pieces the `hone` subcommands share: how a command registers itself, exit
+// codes, error printing, and small file and tensor helpers.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "hone/error.h"
+#include "hone/graph.h"
+#include "hone/tensor.h"
+
+namespace hone::cli {
+
+/// Exit codes: 0 success, 1 a failure the tool reports, 2 bad usage.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitError = 1;
+inline constexpr int kExitUsage = 2;
+
+/// A registered subcommand: the CLI11 node and what to run once parsed.
+struct Command {
+  CLI::App* app = nullptr;
+  std::function<int()> run;
+};
+
+void add_inspect_command(CLI::App& root, std::vector<Command>& commands);
+void add_run_command(CLI::App& root, std::vector<Command>& commands);
+void add_backends_command(CLI::App& root, std::vector<Command>& commands);
+void add_conformance_command(CLI::App& root, std::vector<Command>& commands);
+
+/// --threads as given (-1 when not given). Commands apply it with
+/// apply_requested_threads() when they start running kernels, so that
+/// `conformance` can create the pool inside each forked test process.
+void set_requested_threads(int threads);
+void apply_requested_threads();
+
+/// Prints "error: <to_string()>" to stderr and returns kExitError.
+int report(const Error& error);
+/// Prints "error: <message>" to stderr and returns kExitUsage.
+int usage_error(const std::string& message);
+
+/// Writes `bytes` to `path` through a temporary file renamed into place.
+[[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
+                                             const std::string& bytes);
+
+/// Parses "NAME=VALUE" (VALUE a non-negative integer) into `out`.
+[[nodiscard]] Result<void> parse_dim_binding(const std::string& text,
+                                             std::map<std::string, int64_t>& out);
+
+/// "f32[batch,3]", "seq<f32>", "optional<...>", "f32[?]" for a graph value.
+std::string describe_value_type(const Value& v);
+
+/// min / max / mean over a numeric tensor, and its first few values.
+struct TensorStats {
+  double min = 0, max = 0, mean = 0;
+  int64_t nan_count = 0;
+  std::vector<double> head;
+};
+TensorStats tensor_stats(const Tensor& t, size_t head = 6);
+/// A double printed compactly ("0.5", "-1.25e-07", "nan").
+std::string format_number(double v);
+
+}  // namespace hone::cli

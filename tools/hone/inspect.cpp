@@ -1,0 +1,160 @@
+// `hone inspect MODEL.onnx [--json]`: what a model takes, gives and holds.
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "hone/onnx.h"
+
+namespace hone::cli {
+namespace {
+
+struct InspectOptions {
+  std::string model;
+  bool json = false;
+};
+
+// Op counts over the graph and every subgraph (If/Loop/Scan bodies); ops from
+// other domains are keyed "domain::Op".
+void count_ops(const Graph& g, std::map<std::string, int64_t>& counts, int64_t& total) {
+  for (const Node& n : g.nodes()) {
+    ++counts[n.domain.empty() || n.domain == "ai.onnx" ? n.op_type : n.domain + "::" + n.op_type];
+    ++total;
+    for (const auto& [key, attr] : n.attrs) {
+      if (const auto* sub = std::get_if<std::shared_ptr<const Graph>>(&attr)) {
+        if (*sub) count_ops(**sub, counts, total);
+      } else if (const auto* subs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&attr)) {
+        for (const auto& s : *subs)
+          if (s) count_ops(*s, counts, total);
+      }
+    }
+  }
+}
+
+std::vector<std::pair<std::string, int64_t>> sorted_counts(
+    const std::map<std::string, int64_t>& m) {
+  std::vector<std::pair<std::string, int64_t>> v(m.begin(), m.end());
+  std::stable_sort(v.begin(), v.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
+}
+
+nlohmann::json value_json(const Value& v) {
+  nlohmann::json j;
+  j["name"] = v.name;
+  j["kind"] = v.kind == ValueKind::kTensor     ? "tensor"
+              : v.kind == ValueKind::kSequence ? "sequence"
+                                               : "optional";
+  j["dtype"] = std::string(dtype_name(v.dtype));
+  if (v.shape) {
+    nlohmann::json dims = nlohmann::json::array();
+    for (const Dim& d : v.shape->dims()) {
+      if (d.is_static())
+        dims.push_back(d.value());
+      else if (d.is_symbolic())
+        dims.push_back(d.symbol_name());
+      else
+        dims.push_back(nullptr);
+    }
+    j["shape"] = dims;
+  } else {
+    j["shape"] = nullptr;
+  }
+  return j;
+}
+
+std::string metadata_or(const Graph& g, std::initializer_list<const char*> keys,
+                        const std::string& fallback) {
+  for (const char* k : keys) {
+    auto it = g.metadata().find(k);
+    if (it != g.metadata().end() && !it->second.empty()) return it->second;
+  }
+  return fallback;
+}
+
+std::string human_bytes(int64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024 && u < 3) {
+    v /= 1024;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
+int run_inspect(const InspectOptions& o) {
+  auto loaded = hone::onnx::load_model(o.model);
+  if (!loaded) return report(loaded.error());
+  const Graph& g = *loaded;
+  std::map<std::string, int64_t> counts;
+  int64_t total = 0;
+  count_ops(g, counts, total);
+  const auto ops = sorted_counts(counts);
+  const std::string producer = metadata_or(g, {"onnx.producer_name", "producer_name"}, "");
+  const std::string producer_version = metadata_or(g, {"onnx.producer_version", "producer_version"}, "");
+  const std::string ir_version = metadata_or(g, {"onnx.ir_version", "ir_version"}, "");
+
+  if (o.json) {
+    nlohmann::json j;
+    j["model"] = o.model;
+    j["graph"] = g.name();
+    j["inputs"] = nlohmann::json::array();
+    for (ValueId id : g.inputs()) j["inputs"].push_back(value_json(g.value(id)));
+    j["outputs"] = nlohmann::json::array();
+    for (ValueId id : g.outputs()) j["outputs"].push_back(value_json(g.value(id)));
+    j["nodes"] = total;
+    j["ops"] = nlohmann::json::array();
+    for (const auto& [op, n] : ops) j["ops"].push_back({{"op", op}, {"count", n}});
+    j["parameters"] = {{"count", g.parameter_count()}, {"bytes", g.parameter_bytes()}};
+    j["opsets"] = nlohmann::json::object();
+    for (const auto& [domain, v] : g.opsets()) j["opsets"][domain.empty() ? "ai.onnx" : domain] = v;
+    j["producer"] = producer;
+    j["producer_version"] = producer_version;
+    j["ir_version"] = ir_version;
+    j["metadata"] = g.metadata();
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+
+  fmt::print("model    {}\n", o.model);
+  fmt::print("graph    {}\n", g.name());
+  if (!producer.empty())
+    fmt::print("producer {}{}\n", producer, producer_version.empty() ? "" : " " + producer_version);
+  if (!ir_version.empty()) fmt::print("ir       {}\n", ir_version);
+  std::string opsets;
+  for (const auto& [domain, v] : g.opsets())
+    opsets += (opsets.empty() ? "" : ", ") + (domain.empty() ? std::string("ai.onnx") : domain) +
+              " " + std::to_string(v);
+  fmt::print("opsets   {}\n", opsets.empty() ? "(none)" : opsets);
+  fmt::print("inputs   ({})\n", g.inputs().size());
+  for (ValueId id : g.inputs())
+    fmt::print("  {:<24} {}\n", g.value(id).name, describe_value_type(g.value(id)));
+  fmt::print("outputs  ({})\n", g.outputs().size());
+  for (ValueId id : g.outputs())
+    fmt::print("  {:<24} {}\n", g.value(id).name, describe_value_type(g.value(id)));
+  fmt::print("params   {} ({})\n", g.parameter_count(), human_bytes(g.parameter_bytes()));
+  fmt::print("nodes    {} ({} op types)\n", total, ops.size());
+  for (const auto& [op, n] : ops) fmt::print("  {:<24} {}\n", op, n);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_inspect_command(CLI::App& root, std::vector<Command>& commands) {
+  auto o = std::make_shared<InspectOptions>();
+  CLI::App* sub =
+      root.add_subcommand("inspect", "show a model's inputs, outputs, ops and parameters");
+  sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
+  sub->add_flag("--json", o->json, "machine-readable output");
+  commands.push_back({sub, [o] { return run_inspect(*o); }});
+}
+
+}  // namespace hone::cli

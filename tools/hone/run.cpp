@@ -1,0 +1,224 @@
+// `hone run MODEL.onnx`: one inference on a backend, with inputs from files
+// (input_<i>.pb or input_<i>.npy) or seeded random ones, and outputs written
+// as output_<i>.npy plus outputs.json.
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/reference/interpreter.h"
+#include "backends/reference/kernel_util.h"
+#include "cli_common.h"
+#include "hone/npy.h"
+#include "hone/onnx.h"
+#include "hone/registry.h"
+
+namespace hone::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunOptions {
+  std::string model;
+  std::string backend = "reference";
+  std::string inputs_dir;
+  std::optional<uint64_t> seed;
+  std::vector<std::string> dims;
+  std::string outputs_dir;
+};
+
+Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
+  const fs::path pb = dir / ("input_" + std::to_string(i) + ".pb");
+  const fs::path npy = dir / ("input_" + std::to_string(i) + ".npy");
+  std::error_code ec;
+  const std::string what = "while reading input " + std::to_string(i) + " '" + v.name + "'";
+  if (fs::exists(pb, ec)) {
+    auto dv = hone::onnx::load_data_file(pb, v.kind);
+    if (!dv) return fail(std::move(dv).error().add_context(what));
+    if (dv->kind != hone::onnx::DataValue::Kind::kTensor)
+      return fail(ErrorCode::kUnsupported,
+                  pb.string() + " holds a sequence or optional; `hone run` feeds tensors only");
+    return dv->tensor;
+  }
+  if (fs::exists(npy, ec)) {
+    auto t = load_npy(npy);
+    if (!t) return fail(std::move(t).error().add_context(what));
+    return *t;
+  }
+  return fail(ErrorCode::kNotFound, "input " + std::to_string(i) + " '" + v.name + "': neither " +
+                                        pb.string() + " nor " + npy.string() + " exists");
+}
+
+Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,
+                            std::mt19937_64& rng) {
+  if (v.kind != ValueKind::kTensor)
+    return fail(ErrorCode::kUnsupported,
+                "input '" + v.name + "' is a sequence or optional; random inputs are tensors only");
+  if (!v.shape)
+    return fail(ErrorCode::kInvalidArgument,
+                "input '" + v.name + "' has unknown rank; give it with --inputs DIR");
+  std::vector<int64_t> shape;
+  for (const Dim& d : v.shape->dims()) {
+    if (d.is_static())
+      shape.push_back(d.value());
+    else if (d.is_symbolic() && dims.count(d.symbol_name()))
+      shape.push_back(dims.at(d.symbol_name()));
+    else
+      shape.push_back(1);
+  }
+  const int64_t n = shape_numel(shape);
+  std::vector<double> values(static_cast<size_t>(n));
+  if (is_floating(v.dtype)) {
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (auto& x : values) x = u(rng);
+  } else if (is_integer(v.dtype)) {
+    std::uniform_int_distribution<int> u(0, 9);
+    for (auto& x : values) x = u(rng);
+  } else if (v.dtype == DType::kBool) {
+    std::bernoulli_distribution u(0.5);
+    for (auto& x : values) x = u(rng) ? 1.0 : 0.0;
+  } else {
+    return fail(ErrorCode::kUnsupported, "input '" + v.name + "' has dtype " +
+                                             std::string(dtype_name(v.dtype)) +
+                                             ", for which no random values are generated");
+  }
+  return reference::from_doubles(v.dtype, shape, values);
+}
+
+void print_summary(size_t i, const std::string& name, const Tensor& t) {
+  const TensorStats s = tensor_stats(t);
+  std::string head;
+  for (double v : s.head) head += (head.empty() ? "" : ", ") + format_number(v);
+  if (t.numel() > static_cast<int64_t>(s.head.size())) head += ", ...";
+  fmt::print("output {} '{}': {}", i, name, t.describe());
+  if (t.numel() > 0)
+    fmt::print("  min {} max {} mean {}{}  [{}]", format_number(s.min), format_number(s.max),
+               format_number(s.mean), s.nan_count ? fmt::format(" nan {}", s.nan_count) : "", head);
+  fmt::print("\n");
+}
+
+int run_run(const RunOptions& o) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& d : o.dims) {
+    auto r = parse_dim_binding(d, dims);
+    if (!r) return usage_error(r.error().message());
+  }
+  if (!o.inputs_dir.empty() && o.seed)
+    return usage_error("give either --inputs DIR or --random-inputs SEED, not both");
+
+  auto graph = hone::onnx::load_model(o.model);
+  if (!graph) return report(graph.error());
+  const Graph& g = *graph;
+
+  // Every --dim must name a symbolic dim of some input.
+  std::set<std::string> symbols;
+  for (ValueId id : g.inputs())
+    if (g.value(id).shape)
+      for (const Dim& d : g.value(id).shape->dims())
+        if (d.is_symbolic()) symbols.insert(d.symbol_name());
+  for (const auto& [name, value] : dims) {
+    if (symbols.count(name)) continue;
+    std::string known;
+    for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
+    return usage_error("--dim " + name + ": the model's inputs have no dimension named '" + name +
+                       "' (symbolic dims: " + (known.empty() ? "none" : known) + ")");
+  }
+
+  auto backend = default_registry().create(o.backend);
+  if (!backend) return report(backend.error());
+
+  if (o.inputs_dir.empty() && !o.seed && !g.inputs().empty())
+    return usage_error("the model has " + std::to_string(g.inputs().size()) +
+                       " input(s); give them with --inputs DIR or --random-inputs SEED");
+  std::vector<Tensor> inputs;
+  std::mt19937_64 rng(o.seed.value_or(0));
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const Value& v = g.value(g.inputs()[i]);
+    Result<Tensor> t = o.seed ? random_input(v, dims, rng) : read_input_file(o.inputs_dir, i, v);
+    if (!t) return report(t.error());
+    fmt::print("input {} '{}': {}\n", i, v.name, t->describe());
+    inputs.push_back(std::move(*t));
+  }
+
+  // Check the inputs against the declared types before the (possibly slow)
+  // build, so a wrong shape is reported as such whatever the backend.
+  {
+    std::vector<reference::RuntimeValue> values;
+    for (const Tensor& t : inputs) values.push_back(reference::RuntimeValue::of(t));
+    auto fits = reference::check_inputs(g, values);
+    if (!fits) return report(fits.error());
+  }
+  apply_requested_threads();
+  auto built = (*backend)->build(g);
+  if (!built)
+    return report(built.error().add_context("while building '" + o.model + "' on backend '" +
+                                            o.backend + "'"));
+  auto outputs = (*backend)->infer(inputs);
+  if (!outputs) return report(outputs.error());
+
+  std::vector<std::string> names;
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    names.push_back(i < g.outputs().size() ? g.value(g.outputs()[i]).name
+                                           : "output_" + std::to_string(i));
+    print_summary(i, names.back(), (*outputs)[i]);
+  }
+
+  if (!o.outputs_dir.empty()) {
+    // Serialize everything first so an unsavable output writes nothing.
+    std::vector<std::vector<uint8_t>> files;
+    nlohmann::json manifest = nlohmann::json::array();
+    for (size_t i = 0; i < outputs->size(); ++i) {
+      auto bytes = serialize_npy((*outputs)[i]);
+      if (!bytes)
+        return report(bytes.error().add_context("while saving output " + std::to_string(i) + " '" +
+                                                names[i] + "'"));
+      files.push_back(std::move(*bytes));
+      const Tensor& t = (*outputs)[i];
+      manifest.push_back({{"name", names[i]},
+                          {"dtype", std::string(dtype_name(t.dtype()))},
+                          {"shape", t.shape()},
+                          {"file", "output_" + std::to_string(i) + ".npy"}});
+    }
+    std::error_code ec;
+    fs::create_directories(o.outputs_dir, ec);
+    if (ec)
+      return report(
+          Error(ErrorCode::kIo, o.outputs_dir + ": cannot create directory: " + ec.message()));
+    for (size_t i = 0; i < files.size(); ++i) {
+      auto w = write_file_atomic(fs::path(o.outputs_dir) / ("output_" + std::to_string(i) + ".npy"),
+                                 std::string(files[i].begin(), files[i].end()));
+      if (!w) return report(w.error());
+    }
+    auto w = write_file_atomic(fs::path(o.outputs_dir) / "outputs.json", manifest.dump(2) + "\n");
+    if (!w) return report(w.error());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& root, std::vector<Command>& commands) {
+  auto o = std::make_shared<RunOptions>();
+  CLI::App* sub = root.add_subcommand("run", "run one inference and write the outputs");
+  sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
+  sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
+      ->capture_default_str();
+  sub->add_option("--inputs", o->inputs_dir, "folder with input_<i>.pb or input_<i>.npy")
+      ->type_name("DIR");
+  sub->add_option("--random-inputs", o->seed, "seeded random inputs instead of files")
+      ->type_name("SEED");
+  sub->add_option("--dim", o->dims, "value of a symbolic dim for random inputs (repeatable)")
+      ->type_name("NAME=VALUE");
+  sub->add_option("--outputs", o->outputs_dir, "write output_<i>.npy and outputs.json here")
+      ->type_name("DIR");
+  commands.push_back({sub, [o] { return run_run(*o); }});
+}
+
+}  // namespace hone::cli
