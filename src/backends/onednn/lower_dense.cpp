@@ -12,8 +12,12 @@ using dnnl::memory;
 using tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 
-md_t any_md(const dims_t& d) { return md_t(d, kF32, tag::any); }
-md_t strided_md(const dims_t& d, const dims_t& strides) { return md_t(d, kF32, strides); }
+md_t any_md(const dims_t& d) {
+  return md_t(d, kF32, tag::any);
+}
+md_t strided_md(const dims_t& d, const dims_t& strides) {
+  return md_t(d, kF32, strides);
+}
 
 /// The nodes after a dense op folded into its post-ops.
 struct Fusion {
@@ -108,9 +112,11 @@ auto with_fusion(PlanBuilder& b, ValueId from, const dims_t& dst, const Fusion& 
   return make(make_attr(seed, scale));
 }
 
-void finish(PlanBuilder& b, const Fusion& f, std::vector<std::pair<int, BufferRef>> args, std::string kind,
-            dnnl::primitive prim, const dnnl::primitive_desc_base& pd, PValue out) {
-  for (const auto& [idx, ref] : f.src1) args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, ref});
+void finish(PlanBuilder& b, const Fusion& f, std::vector<std::pair<int, BufferRef>> args,
+            std::string kind, dnnl::primitive prim, const dnnl::primitive_desc_base& pd,
+            PValue out) {
+  for (const auto& [idx, ref] : f.src1)
+    args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, ref});
   b.add_step(kind + f.kind, std::move(prim), pd, std::move(args));
   for (const Node* n : f.nodes) b.absorb(n);
   b.set(f.out, std::move(out));
@@ -126,15 +132,17 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   const dims_t& wd = w->shape();
   const size_t rank = x.dims.size();
   const int64_t group = n.attr_int("group", 1);
-  if (wd.size() != rank || rank < 3 || group < 1 || x.dims[1] != wd[1] * group || wd[0] % group != 0)
-    return fail(ErrorCode::kInvalidArgument, "Conv: input " + shape_to_string(x.dims) + " and weights " +
-                                                 shape_to_string(wd) + " do not fit group " +
-                                                 std::to_string(group));
+  if (wd.size() != rank || rank < 3 || group < 1 || x.dims[1] != wd[1] * group ||
+      wd[0] % group != 0)
+    return fail(ErrorCode::kInvalidArgument, "Conv: input " + shape_to_string(x.dims) +
+                                                 " and weights " + shape_to_string(wd) +
+                                                 " do not fit group " + std::to_string(group));
   const size_t sp = rank - 2;
   const dims_t kernel(wd.begin() + 2, wd.end());
   const dims_t strides = n.attr_ints("strides", dims_t(sp, 1));
   const dims_t dil = n.attr_ints("dilations", dims_t(sp, 1));
-  HONE_TRY(Window win, sliding_window(n, dims_t(x.dims.begin() + 2, x.dims.end()), kernel, strides, dil, false));
+  HONE_TRY(Window win, sliding_window(n, dims_t(x.dims.begin() + 2, x.dims.end()), kernel, strides,
+                                      dil, false));
   dims_t dst{x.dims[0], wd[0]};
   dst.insert(dst.end(), win.out.begin(), win.out.end());
   dims_t dil0;
@@ -146,11 +154,13 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   }
   const md_t bias_md = plain_md({wd[0]});
   auto make = [&](const dnnl::primitive_attr& attr) {
-    auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
-                                                    any_md(x.dims), any_md(wdims), bias_md, any_md(dst), strides,
+    auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                    algorithm::convolution_direct, any_md(x.dims),
+                                                    any_md(wdims), bias_md, any_md(dst), strides,
                                                     dil0, win.pad_l, win.pad_r)
-                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
-                                                    any_md(x.dims), any_md(wdims), any_md(dst), strides, dil0,
+                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                    algorithm::convolution_direct, any_md(x.dims),
+                                                    any_md(wdims), any_md(dst), strides, dil0,
                                                     win.pad_l, win.pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   };
@@ -159,7 +169,8 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef wei = b.pack(*w, plain_md(wdims), pd.weights_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-  std::vector<std::pair<int, BufferRef>> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
+  std::vector<std::pair<int, BufferRef>> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
   if (bias) args.push_back({DNNL_ARG_BIAS, BufferRef{b.new_constant(*bias), bias_md}});
   finish(b, used, std::move(args), "conv", dnnl::convolution_forward(pd), pd, PValue{dst, out});
   return {};
@@ -171,12 +182,13 @@ Result<void> lower_gemm(PlanBuilder& b, const Node& n) {
   const dims_t ad = b.value(n.inputs[0]).dims;
   const Tensor* bconst = b.constant(n.inputs[1]);
   const dims_t bd = bconst ? bconst->shape() : b.value(n.inputs[1]).dims;
-  if (ad.size() != 2 || bd.size() != 2) return fail(ErrorCode::kInvalidArgument, "Gemm needs 2-D A and B");
+  if (ad.size() != 2 || bd.size() != 2)
+    return fail(ErrorCode::kInvalidArgument, "Gemm needs 2-D A and B");
   const int64_t M = ta ? ad[1] : ad[0], K = ta ? ad[0] : ad[1];
   const int64_t N = tb ? bd[0] : bd[1], K2 = tb ? bd[1] : bd[0];
   if (K != K2)
-    return fail(ErrorCode::kInvalidArgument, "Gemm: A " + shape_to_string(ad) + " and B " + shape_to_string(bd) +
-                                                 " disagree on K");
+    return fail(ErrorCode::kInvalidArgument, "Gemm: A " + shape_to_string(ad) + " and B " +
+                                                 shape_to_string(bd) + " disagree on K");
   const dims_t dst{M, N};
   const md_t a_view = ta ? strided_md({M, K}, {1, M}) : strided_md({M, K}, {K, 1});
   const md_t b_view = tb ? strided_md({K, N}, {1, K}) : strided_md({K, N}, {N, 1});
@@ -186,18 +198,23 @@ Result<void> lower_gemm(PlanBuilder& b, const Node& n) {
     std::optional<BufferRef> operand;
     if (beta != 1.0f) {
       const Tensor* ct = b.constant(c);
-      if (ct == nullptr) return fail(ErrorCode::kUnsupported, "Gemm with beta != 1 needs a constant C");
+      if (ct == nullptr)
+        return fail(ErrorCode::kUnsupported, "Gemm with beta != 1 needs a constant C");
       Tensor scaled = ct->clone();
       for (float& v : scaled.span<float>()) v *= beta;
       const dims_t padded = pad_left(scaled.shape(), 2);
-      if (padded.size() == 2 && (padded[0] == 1 || padded[0] == M) && (padded[1] == 1 || padded[1] == N))
+      if (padded.size() == 2 && (padded[0] == 1 || padded[0] == M) &&
+          (padded[1] == 1 || padded[1] == N))
         operand = BufferRef{b.new_constant(scaled), plain_md(padded)};
     } else {
       operand = post_op_operand(b, c, dst);
     }
-    if (!operand) return fail(ErrorCode::kInvalidArgument, "Gemm: C does not broadcast to " + shape_to_string(dst));
+    if (!operand)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Gemm: C does not broadcast to " + shape_to_string(dst));
     seed.ops.append_binary(algorithm::binary_add, operand->md);
     seed.src1.push_back({seed.count++, *operand});
+    seed.kind = "+binary";
   }
   const md_t dst_md = plain_md(dst);
   auto make = [&](const dnnl::primitive_attr& attr) {
@@ -210,7 +227,8 @@ Result<void> lower_gemm(PlanBuilder& b, const Node& n) {
   BufferRef wei = bconst ? b.pack(*bconst, b_view, pd.weights_desc())
                          : BufferRef{b.plain(n.inputs[1]).buffer, b_view};
   BufferRef out{b.new_temp(dst_md), dst_md};
-  finish(b, used, {{DNNL_ARG_SRC, {a.buffer, a_view}}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}}, "gemm",
+  finish(b, used,
+         {{DNNL_ARG_SRC, {a.buffer, a_view}}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}}, "gemm",
          dnnl::matmul(pd), pd, PValue{dst, out});
   return {};
 }
@@ -227,13 +245,14 @@ Result<void> lower_matmul(PlanBuilder& b, const Node& n) {
   ad = pad_left(ad, r);
   bd = pad_left(bd, r);
   if (ad[r - 1] != bd[r - 2])
-    return fail(ErrorCode::kInvalidArgument, "MatMul: " + shape_to_string(ad) + " x " + shape_to_string(bd) +
-                                                 " disagree on K");
+    return fail(ErrorCode::kInvalidArgument,
+                "MatMul: " + shape_to_string(ad) + " x " + shape_to_string(bd) + " disagree on K");
   dims_t dst(r), logical;
   for (size_t i = 0; i + 2 < r; ++i) {
     if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
-      return fail(ErrorCode::kInvalidArgument, "MatMul: batch dims of " + shape_to_string(ad) + " and " +
-                                                   shape_to_string(bd) + " do not broadcast");
+      return fail(ErrorCode::kInvalidArgument, "MatMul: batch dims of " + shape_to_string(ad) +
+                                                   " and " + shape_to_string(bd) +
+                                                   " do not broadcast");
     dst[i] = std::max(ad[i], bd[i]);
     logical.push_back(dst[i]);
   }
@@ -255,27 +274,34 @@ Result<void> lower_matmul(PlanBuilder& b, const Node& n) {
     pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used);
   }
   BufferRef a = b.plain(n.inputs[0]);
-  BufferRef wei = bconst ? b.pack(*bconst, b_md, pd.weights_desc()) : BufferRef{b.plain(n.inputs[1]).buffer, b_md};
+  BufferRef wei = bconst ? b.pack(*bconst, b_md, pd.weights_desc())
+                         : BufferRef{b.plain(n.inputs[1]).buffer, b_md};
   const int out_buf = b.new_temp(dst_md);
-  finish(b, used, {{DNNL_ARG_SRC, {a.buffer, a_md}}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, {out_buf, dst_md}}},
+  finish(b, used,
+         {{DNNL_ARG_SRC, {a.buffer, a_md}},
+          {DNNL_ARG_WEIGHTS, wei},
+          {DNNL_ARG_DST, {out_buf, dst_md}}},
          "matmul", dnnl::matmul(pd), pd, PValue{logical, {out_buf, plain_md(logical)}});
   return {};
 }
 
 }  // namespace
 
-Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& kernel, const dims_t& strides,
-                              const dims_t& dilations, bool ceil_mode) {
+Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& kernel,
+                              const dims_t& strides, const dims_t& dilations, bool ceil_mode) {
   const size_t sp = in.size();
   if (kernel.size() != sp || strides.size() != sp || dilations.size() != sp)
-    return fail(ErrorCode::kInvalidArgument, "kernel, strides and dilations need " + std::to_string(sp) + " values");
+    return fail(ErrorCode::kInvalidArgument,
+                "kernel, strides and dilations need " + std::to_string(sp) + " values");
   const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
   dims_t pads = n.attr_ints("pads", dims_t(2 * sp, 0));
-  if (pads.size() != 2 * sp) return fail(ErrorCode::kInvalidArgument, "pads needs " + std::to_string(2 * sp) + " values");
+  if (pads.size() != 2 * sp)
+    return fail(ErrorCode::kInvalidArgument, "pads needs " + std::to_string(2 * sp) + " values");
   Window w;
   for (size_t i = 0; i < sp; ++i) {
     const int64_t eff = (kernel[i] - 1) * dilations[i] + 1, s = strides[i];
-    if (s < 1 || dilations[i] < 1) return fail(ErrorCode::kInvalidArgument, "strides and dilations must be >= 1");
+    if (s < 1 || dilations[i] < 1)
+      return fail(ErrorCode::kInvalidArgument, "strides and dilations must be >= 1");
     int64_t pl = pads[i], pr = pads[i + sp], out = 0;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out = (in[i] + s - 1) / s;
@@ -295,8 +321,8 @@ Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& ker
       return fail(ErrorCode::kUnsupported, "auto_pad '" + auto_pad + "'");
     }
     if (out < 1 || in[i] + pl + pr < eff)
-      return fail(ErrorCode::kInvalidArgument, "window of " + std::to_string(eff) + " does not fit input " +
-                                                   std::to_string(in[i]));
+      return fail(ErrorCode::kInvalidArgument, "window of " + std::to_string(eff) +
+                                                   " does not fit input " + std::to_string(in[i]));
     w.out.push_back(out);
     w.pad_l.push_back(pl);
     w.pad_r.push_back(pr);

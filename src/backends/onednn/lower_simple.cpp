@@ -20,20 +20,25 @@ dnnl::primitive_attr user_scratch() {
   return attr;
 }
 
-md_t any_md(const dims_t& d) { return md_t(d, memory::data_type::f32, memory::format_tag::any); }
+md_t any_md(const dims_t& d) {
+  return md_t(d, memory::data_type::f32, memory::format_tag::any);
+}
 
 Result<void> lower_eltwise(PlanBuilder& b, const Node& n, const EltwiseSpec& es) {
   const PValue x = b.value(n.inputs[0]);
-  dnnl::eltwise_forward::primitive_desc pd(dnnl::eltwise_forward::desc(kInfer, es.alg, x.ref.md, es.alpha, es.beta),
-                                           user_scratch(), cpu_engine());
+  dnnl::eltwise_forward::primitive_desc pd(
+      dnnl::eltwise_forward::desc(kInfer, es.alg, x.ref.md, es.alpha, es.beta), user_scratch(),
+      cpu_engine());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-  b.add_step("eltwise", dnnl::eltwise_forward(pd), pd, {{DNNL_ARG_SRC, x.ref}, {DNNL_ARG_DST, out}});
+  b.add_step("eltwise", dnnl::eltwise_forward(pd), pd,
+             {{DNNL_ARG_SRC, x.ref}, {DNNL_ARG_DST, out}});
   if (es.then_clip01) {
     dnnl::eltwise_forward::primitive_desc clip(
-        dnnl::eltwise_forward::desc(kInfer, algorithm::eltwise_clip, out.md, 0.0f, 1.0f), user_scratch(),
-        cpu_engine());
+        dnnl::eltwise_forward::desc(kInfer, algorithm::eltwise_clip, out.md, 0.0f, 1.0f),
+        user_scratch(), cpu_engine());
     BufferRef out2{b.new_temp(clip.dst_desc()), clip.dst_desc()};
-    b.add_step("eltwise", dnnl::eltwise_forward(clip), clip, {{DNNL_ARG_SRC, out}, {DNNL_ARG_DST, out2}});
+    b.add_step("eltwise", dnnl::eltwise_forward(clip), clip,
+               {{DNNL_ARG_SRC, out}, {DNNL_ARG_DST, out2}});
     out = out2;
   }
   b.set(n.outputs[0], PValue{x.dims, out});
@@ -46,8 +51,8 @@ Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {
   dims_t out(r);
   for (size_t i = 0; i < r; ++i) {
     if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1)
-      return fail(ErrorCode::kInvalidArgument,
-                  "shapes " + shape_to_string(a) + " and " + shape_to_string(b) + " do not broadcast");
+      return fail(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a) + " and " +
+                                                   shape_to_string(b) + " do not broadcast");
     out[i] = pa[i] == 1 ? pb[i] : pa[i];
   }
   return out;
@@ -60,9 +65,10 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
   const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul;
   if (pad_left(b.value(v0).dims, r) != out) {
     if (!commutative || pad_left(b.value(v1).dims, r) != out)
-      return fail(ErrorCode::kUnsupported, "oneDNN binary ops broadcast only their second operand (" +
-                                               shape_to_string(b.value(v0).dims) + " vs " +
-                                               shape_to_string(b.value(v1).dims) + ")");
+      return fail(ErrorCode::kUnsupported,
+                  "oneDNN binary ops broadcast only their second operand (" +
+                      shape_to_string(b.value(v0).dims) + " vs " +
+                      shape_to_string(b.value(v1).dims) + ")");
     std::swap(v0, v1);
   }
   auto attempt = [&](bool keep_layout) -> dnnl::binary::primitive_desc {
@@ -70,11 +76,12 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
     if (!keep_layout || b.value(v0).dims.size() != r) s0.md = plain_md(out);
     const bool same = pad_left(b.value(v1).dims, r) == out;
     const md_t m1 = same ? s0.md : plain_md(pad_left(b.value(v1).dims, r));
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0.md, m1, any_md(r ? out : dims_t{1})), user_scratch(),
-                                    cpu_engine());
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0.md, m1, any_md(r ? out : dims_t{1})),
+                                    user_scratch(), cpu_engine());
     BufferRef s1 = same ? b.ensure(v1, s0.md) : BufferRef{b.plain(v1).buffer, m1};
     BufferRef dst{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-    b.add_step("binary", dnnl::binary(pd), pd, {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, dst}});
+    b.add_step("binary", dnnl::binary(pd), pd,
+               {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, dst}});
     b.set(n.outputs[0], PValue{out, dst});
     return pd;
   };
@@ -88,7 +95,8 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
 
 Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
-  if (x.dims.size() < 3) return fail(ErrorCode::kInvalidArgument, "pooling needs N, C and spatial dims");
+  if (x.dims.size() < 3)
+    return fail(ErrorCode::kInvalidArgument, "pooling needs N, C and spatial dims");
   const size_t sp = x.dims.size() - 2;
   const dims_t in(x.dims.begin() + 2, x.dims.end());
   const bool global = n.op_type.starts_with("Global");
@@ -110,16 +118,20 @@ Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   dims_t dil0;
   for (int64_t d : dil) dil0.push_back(d - 1);
   dnnl::pooling_v2_forward::primitive_desc pd(
-      dnnl::pooling_v2_forward::desc(kInfer, alg, x.ref.md, any_md(dst), strides, kernel, dil0, win.pad_l, win.pad_r),
+      dnnl::pooling_v2_forward::desc(kInfer, alg, x.ref.md, any_md(dst), strides, kernel, dil0,
+                                     win.pad_l, win.pad_r),
       user_scratch(), cpu_engine());
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-  b.add_step("pooling", dnnl::pooling_v2_forward(pd), pd, {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, out}});
+  b.add_step("pooling", dnnl::pooling_v2_forward(pd), pd,
+             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, out}});
   b.set(n.outputs[0], PValue{dst, out});
   return {};
 }
 
-int64_t normalize_axis(int64_t axis, size_t rank) { return axis < 0 ? axis + static_cast<int64_t>(rank) : axis; }
+int64_t normalize_axis(int64_t axis, size_t rank) {
+  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
 
 dims_t split2(const dims_t& d, int64_t axis) {
   const auto mid = d.begin() + axis;
@@ -132,15 +144,18 @@ Result<void> lower_softmax(PlanBuilder& b, const Node& n) {
   const bool legacy = b.graph().opset("") < 13;
   const int64_t axis = normalize_axis(n.attr_int("axis", legacy ? 1 : -1), x.dims.size());
   if (axis < 0 || axis >= static_cast<int64_t>(std::max<size_t>(x.dims.size(), 1)))
-    return fail(ErrorCode::kInvalidArgument, "softmax axis out of range for " + shape_to_string(x.dims));
+    return fail(ErrorCode::kInvalidArgument,
+                "softmax axis out of range for " + shape_to_string(x.dims));
   BufferRef src = b.plain(n.inputs[0]);
   const md_t md = legacy ? plain_md(split2(x.dims, axis)) : plain_md(x.dims);
   const int a = legacy ? 1 : static_cast<int>(x.dims.empty() ? 0 : axis);
-  const algorithm alg = n.op_type == "LogSoftmax" ? algorithm::softmax_log : algorithm::softmax_accurate;
-  dnnl::softmax_v2_forward::primitive_desc pd(dnnl::softmax_v2_forward::desc(kInfer, alg, md, md, a), user_scratch(),
-                                              cpu_engine());
+  const algorithm alg =
+      n.op_type == "LogSoftmax" ? algorithm::softmax_log : algorithm::softmax_accurate;
+  dnnl::softmax_v2_forward::primitive_desc pd(
+      dnnl::softmax_v2_forward::desc(kInfer, alg, md, md, a), user_scratch(), cpu_engine());
   const int out = b.new_temp(md);
-  b.add_step("softmax", dnnl::softmax_v2_forward(pd), pd, {{DNNL_ARG_SRC, {src.buffer, md}}, {DNNL_ARG_DST, {out, md}}});
+  b.add_step("softmax", dnnl::softmax_v2_forward(pd), pd,
+             {{DNNL_ARG_SRC, {src.buffer, md}}, {DNNL_ARG_DST, {out, md}}});
   b.set(n.outputs[0], PValue{x.dims, {out, plain_md(x.dims)}});
   return {};
 }
@@ -152,14 +167,17 @@ BufferRef vector_constant(PlanBuilder& b, ValueId v) {
 
 Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
-  if (x.dims.size() < 2) return fail(ErrorCode::kInvalidArgument, "BatchNormalization needs N and C dims");
+  if (x.dims.size() < 2)
+    return fail(ErrorCode::kInvalidArgument, "BatchNormalization needs N and C dims");
   for (size_t i = 1; i < 5; ++i)
     if (b.constant(n.inputs[i]) == nullptr || b.constant(n.inputs[i])->numel() != x.dims[1])
-      return fail(ErrorCode::kUnsupported, "BatchNormalization parameters must be constants of C elements");
-  const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-                     dnnl::normalization_flags::use_shift;
+      return fail(ErrorCode::kUnsupported,
+                  "BatchNormalization parameters must be constants of C elements");
+  const auto flags = dnnl::normalization_flags::use_global_stats |
+                     dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
   dnnl::batch_normalization_forward::primitive_desc pd(
-      dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, n.attr_float("epsilon", 1e-5f), flags),
+      dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, n.attr_float("epsilon", 1e-5f),
+                                              flags),
       user_scratch(), cpu_engine());
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
@@ -178,18 +196,20 @@ Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
   const int64_t axis = normalize_axis(n.attr_int("axis", -1), x.dims.size());
   if (x.dims.empty() || axis < 0 || axis >= static_cast<int64_t>(x.dims.size()))
-    return fail(ErrorCode::kInvalidArgument, "LayerNormalization axis out of range for " + shape_to_string(x.dims));
+    return fail(ErrorCode::kInvalidArgument,
+                "LayerNormalization axis out of range for " + shape_to_string(x.dims));
   const dims_t flat = split2(x.dims, axis);
   const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   for (size_t i = 1; i < (has_bias ? 3u : 2u); ++i)
     if (b.constant(n.inputs[i]) == nullptr || b.constant(n.inputs[i])->numel() != flat[1])
-      return fail(ErrorCode::kUnsupported, "LayerNormalization scale and bias must be constants of the normalized size");
+      return fail(ErrorCode::kUnsupported,
+                  "LayerNormalization scale and bias must be constants of the normalized size");
   auto flags = dnnl::normalization_flags::use_scale;
   if (has_bias) flags = flags | dnnl::normalization_flags::use_shift;
   const md_t md = plain_md(flat);
   dnnl::layer_normalization_forward::primitive_desc pd(
-      dnnl::layer_normalization_forward::desc(kInfer, md, n.attr_float("epsilon", 1e-5f), flags), user_scratch(),
-      cpu_engine());
+      dnnl::layer_normalization_forward::desc(kInfer, md, n.attr_float("epsilon", 1e-5f), flags),
+      user_scratch(), cpu_engine());
   BufferRef src = b.plain(n.inputs[0]);
   const int out = b.new_temp(md);
   std::vector<std::pair<int, BufferRef>> args{{DNNL_ARG_SRC, {src.buffer, md}},
@@ -217,7 +237,8 @@ Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == 0 && !allowzero) {
-      if (i >= in.size()) return fail(ErrorCode::kInvalidArgument, "Reshape copies a dim the input lacks");
+      if (i >= in.size())
+        return fail(ErrorCode::kInvalidArgument, "Reshape copies a dim the input lacks");
       out[i] = in[i];
     }
     if (out[i] == -1) {
@@ -228,12 +249,14 @@ Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
   }
   const int64_t numel = shape_numel(in);
   if (infer >= 0) {
-    if (known == 0 || numel % known) return fail(ErrorCode::kInvalidArgument, "Reshape cannot infer the -1 dim");
+    if (known == 0 || numel % known)
+      return fail(ErrorCode::kInvalidArgument, "Reshape cannot infer the -1 dim");
     out[static_cast<size_t>(infer)] = numel / known;
   }
   if (shape_numel(out) != numel)
-    return fail(ErrorCode::kInvalidArgument,
-                "Reshape of " + shape_to_string(in) + " to " + shape_to_string(out) + " changes the element count");
+    return fail(ErrorCode::kInvalidArgument, "Reshape of " + shape_to_string(in) + " to " +
+                                                 shape_to_string(out) +
+                                                 " changes the element count");
   alias(b, n, out);
   return {};
 }
@@ -243,7 +266,8 @@ Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   dims_t perm = n.attr_ints("perm");
   if (perm.empty())
     for (size_t i = in.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  if (perm.size() != in.size()) return fail(ErrorCode::kInvalidArgument, "Transpose perm has the wrong length");
+  if (perm.size() != in.size())
+    return fail(ErrorCode::kInvalidArgument, "Transpose perm has the wrong length");
   if (in.empty()) {
     alias(b, n, in);
     return {};
@@ -253,7 +277,8 @@ Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   dims_t out(in.size()), view_strides(in.size());
   for (size_t i = 0; i < in.size(); ++i) {
     const auto p = static_cast<size_t>(perm[i]);
-    if (p >= in.size()) return fail(ErrorCode::kInvalidArgument, "Transpose perm value out of range");
+    if (p >= in.size())
+      return fail(ErrorCode::kInvalidArgument, "Transpose perm value out of range");
     out[i] = in[p];
     view_strides[i] = strides[p];
   }
@@ -261,7 +286,8 @@ Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   const md_t view(out, memory::data_type::f32, view_strides), dst = plain_md(out);
   dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
   const int buf = b.new_temp(dst);
-  b.add_step("reorder", dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, {buf, dst}}});
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, {buf, dst}}});
   b.set(n.outputs[0], PValue{out, {buf, dst}});
   return {};
 }
@@ -338,7 +364,8 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
     const dims_t in = b.value(n.inputs[0]).dims;
     const int64_t axis = normalize_axis(n.attr_int("axis", 1), in.size());
     if (axis < 0 || axis > static_cast<int64_t>(in.size()))
-      return fail(ErrorCode::kInvalidArgument, "Flatten axis out of range for " + shape_to_string(in));
+      return fail(ErrorCode::kInvalidArgument,
+                  "Flatten axis out of range for " + shape_to_string(in));
     alias(b, n, split2(in, axis));
     return {};
   }

@@ -77,12 +77,13 @@ class OnednnBlock final : public CompiledBlock {
     PlanBuilder builder(graph_);
     auto plan = builder.build(sig);
     if (!plan) {
-      HONE_LOG_DEBUG("onednn: block '{}' for {} runs on the reference: {}", graph_.name(), signature_text(sig),
-                     plan.error().to_string());
+      HONE_LOG_DEBUG("onednn: block '{}' for {} runs on the reference: {}", graph_.name(),
+                     signature_text(sig), plan.error().to_string());
       failed_.emplace(sig, plan.error());
       return fail(std::move(plan).error());
     }
-    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}", graph_.name(), signature_text(sig), (*plan)->describe());
+    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}", graph_.name(), signature_text(sig),
+                   (*plan)->describe());
     {
       std::lock_guard lock(stats_->mu);
       stats_->plans.push_back((*plan)->describe());
@@ -102,7 +103,13 @@ class OnednnBlock final : public CompiledBlock {
 
 }  // namespace
 
-OnednnBackend::OnednnBackend() = default;
+OnednnBackend::OnednnBackend() {
+  // A lone oneDNN Conv or MatMul already beats the reference; the base's
+  // default of 5 would send small islands (and one-node models) to the
+  // fallback for nothing.
+  mutable_config().declare("min_block_size", int64_t{1},
+                           "supported islands with fewer nodes fall back");
+}
 
 const BackendCapabilities& OnednnBackend::caps() {
   static const BackendCapabilities c = [] {
@@ -122,7 +129,9 @@ std::vector<std::string> OnednnBackend::plan_descriptions() const {
   return stats_->plans;
 }
 
-NodeSupport OnednnBackend::supports(const Graph& g, const Node& node) const { return supports_node(g, node); }
+NodeSupport OnednnBackend::supports(const Graph& g, const Node& node) const {
+  return supports_node(g, node);
+}
 
 Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block) {
   const int threads = static_cast<int>(config().get<int64_t>("threads", 0));
@@ -131,7 +140,8 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   bool all_static = true;
   for (ValueId v : block.inputs()) {
     const Value& val = block.value(v);
-    auto dims = val.shape ? val.shape->to_static() : Result<std::vector<int64_t>>(fail(ErrorCode::kInvalidArgument, ""));
+    auto dims = val.shape ? val.shape->to_static()
+                          : Result<std::vector<int64_t>>(fail(ErrorCode::kInvalidArgument, ""));
     if (!dims) {
       all_static = false;
       break;
@@ -149,10 +159,10 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
 namespace hone {
 
 void register_onednn(BackendRegistry& registry) {
-  auto r = registry.add({"onednn",
-                         "oneDNN primitives for f32 conv/matmul/eltwise/pooling/norm blocks, with post-op fusion",
-                         onednn::OnednnBackend::caps(),
-                         [] { return std::make_unique<onednn::OnednnBackend>(); }});
+  auto r = registry.add(
+      {"onednn",
+       "oneDNN primitives for f32 conv/matmul/eltwise/pooling/norm blocks, with post-op fusion",
+       onednn::OnednnBackend::caps(), [] { return std::make_unique<onednn::OnednnBackend>(); }});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

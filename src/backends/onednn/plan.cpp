@@ -18,7 +18,9 @@ md_t plain_md(const dims_t& dims) {
   return md_t(d, dnnl::memory::data_type::f32, strides);
 }
 
-bool is_plain(const md_t& md) { return md == plain_md(md.dims()); }
+bool is_plain(const md_t& md) {
+  return md == plain_md(md.dims());
+}
 
 dims_t pad_left(const dims_t& dims, size_t rank) {
   dims_t out(rank > dims.size() ? rank - dims.size() : 0, 1);
@@ -37,7 +39,9 @@ Arena make_arena(size_t bytes) {
   return Arena(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))));
 }
 
-size_t align64(size_t n) { return (n + 63) / 64 * 64; }
+size_t align64(size_t n) {
+  return (n + 63) / 64 * 64;
+}
 
 }  // namespace
 
@@ -60,9 +64,15 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
           // oneDNN takes void*; no step ever writes into an input buffer.
           ptr[i] = const_cast<void*>(inputs[static_cast<size_t>(b.index)].raw());
           break;
-        case Buffer::Kind::kConstant: ptr[i] = b.data; break;
-        case Buffer::Kind::kTemp: ptr[i] = arena.get() + b.offset; break;
-        case Buffer::Kind::kOutput: ptr[i] = outputs[static_cast<size_t>(b.index)].raw(); break;
+        case Buffer::Kind::kConstant:
+          ptr[i] = b.data;
+          break;
+        case Buffer::Kind::kTemp:
+          ptr[i] = arena.get() + b.offset;
+          break;
+        case Buffer::Kind::kOutput:
+          ptr[i] = outputs[static_cast<size_t>(b.index)].raw();
+          break;
       }
     }
     const dnnl::engine& eng = cpu_engine();
@@ -73,8 +83,8 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
         args.emplace(arg, dnnl::memory(ref.md, eng, ptr[static_cast<size_t>(ref.buffer)]));
       if (s.scratch_bytes > 0)
         args.emplace(DNNL_ARG_SCRATCHPAD,
-                     dnnl::memory(md_t({static_cast<int64_t>(s.scratch_bytes)}, dnnl::memory::data_type::u8,
-                                       dnnl::memory::format_tag::a),
+                     dnnl::memory(md_t({static_cast<int64_t>(s.scratch_bytes)},
+                                       dnnl::memory::data_type::u8, dnnl::memory::format_tag::a),
                                   eng, scratch.get()));
       s.prim.execute(stream, args);
       executions->fetch_add(1, std::memory_order_relaxed);
@@ -82,7 +92,8 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
     stream.wait();
     return outputs;
   } catch (const dnnl::error& e) {
-    return fail(ErrorCode::kInternal, std::string("oneDNN failed while running a block: ") + e.what());
+    return fail(ErrorCode::kInternal,
+                std::string("oneDNN failed while running a block: ") + e.what());
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kOutOfMemory, "out of memory while running a oneDNN block");
   }
@@ -139,7 +150,8 @@ int PlanBuilder::new_constant(Tensor t) {
   return static_cast<int>(plan_->buffers.size() - 1);
 }
 
-void PlanBuilder::add_step(std::string kind, dnnl::primitive prim, const dnnl::primitive_desc_base& pd,
+void PlanBuilder::add_step(std::string kind, dnnl::primitive prim,
+                           const dnnl::primitive_desc_base& pd,
                            std::vector<std::pair<int, BufferRef>> args) {
   Step s{std::move(kind), std::move(prim), std::move(args), pd.scratchpad_desc().get_size()};
   plan_->scratch_bytes = std::max(plan_->scratch_bytes, s.scratch_bytes);
@@ -171,7 +183,8 @@ BufferRef PlanBuilder::pack(const Tensor& t, const md_t& src_view, const md_t& w
 }
 
 const Node* PlanBuilder::sole_consumer(ValueId v) const {
-  if (v < 0 || is_output_[static_cast<size_t>(v)] || consumers_[static_cast<size_t>(v)] != 1) return nullptr;
+  if (v < 0 || is_output_[static_cast<size_t>(v)] || consumers_[static_cast<size_t>(v)] != 1)
+    return nullptr;
   return last_consumer_[static_cast<size_t>(v)];
 }
 
@@ -194,25 +207,30 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
 
   if (input_dims.size() != g_.inputs().size())
     return fail(ErrorCode::kInvalidArgument, "block expects " + std::to_string(g_.inputs().size()) +
-                                                 " inputs, got " + std::to_string(input_dims.size()));
+                                                 " inputs, got " +
+                                                 std::to_string(input_dims.size()));
   try {
     for (size_t i = 0; i < input_dims.size(); ++i) {
       for (int64_t d : input_dims[i])
         if (d == 0)
-          return fail(ErrorCode::kUnsupported, "input '" + g_.value(g_.inputs()[i]).name +
-                                                   "' has a zero-sized dim; oneDNN blocks need non-empty tensors");
+          return fail(ErrorCode::kUnsupported,
+                      "input '" + g_.value(g_.inputs()[i]).name +
+                          "' has a zero-sized dim; oneDNN blocks need non-empty tensors");
       Buffer b;
       b.kind = Buffer::Kind::kInput;
       b.index = static_cast<int>(i);
       plan_->buffers.push_back(b);
-      set(g_.inputs()[i], PValue{input_dims[i], {static_cast<int>(plan_->buffers.size() - 1), plain_md(input_dims[i])}});
+      set(g_.inputs()[i],
+          PValue{input_dims[i],
+                 {static_cast<int>(plan_->buffers.size() - 1), plain_md(input_dims[i])}});
     }
     for (size_t v = 0; v < nv; ++v) {
       const Value& val = g_.values()[v];
       if (!val.initializer || val.initializer->dtype() != DType::kF32) continue;
       if (val.initializer->numel() == 0) continue;
       set(static_cast<ValueId>(v),
-          PValue{val.initializer->shape(), {new_constant(*val.initializer), plain_md(val.initializer->shape())}});
+          PValue{val.initializer->shape(),
+                 {new_constant(*val.initializer), plain_md(val.initializer->shape())}});
     }
     HONE_CHECK_OK(lower_all());
     HONE_CHECK_OK(finish_outputs());
@@ -228,14 +246,13 @@ Result<void> PlanBuilder::lower_all() {
     if (absorbed_.count(id)) continue;
     const Node& n = g_.node(id);
     for (ValueId v : n.inputs)
-      if (v >= 0 && !has(v) && !constant(v))
-        return fail(ErrorCode::kInternal, "value '" + g_.value(v).name + "' read by node " + n.describe() +
-                                              " was not lowered");
+      if (v >= 0 && !has(v) && (!constant(v) || constant(v)->dtype() == DType::kF32))
+        return fail(ErrorCode::kInternal, "value '" + g_.value(v).name + "' read by node " +
+                                              n.describe() + " was not lowered");
     try {
       HONE_CHECK_OK_CTX(lower_node(*this, n), "while lowering node " + n.describe() + " to oneDNN");
     } catch (const dnnl::error& e) {
-      return fail(ErrorCode::kUnsupported,
-                  "oneDNN refused node " + n.describe() + ": " + e.what());
+      return fail(ErrorCode::kUnsupported, "oneDNN refused node " + n.describe() + ": " + e.what());
     }
   }
   return {};
@@ -245,7 +262,8 @@ Result<void> PlanBuilder::finish_outputs() {
   std::set<int> taken;
   for (size_t k = 0; k < g_.outputs().size(); ++k) {
     const ValueId v = g_.outputs()[k];
-    if (!has(v)) return fail(ErrorCode::kInternal, "block output '" + g_.value(v).name + "' was not lowered");
+    if (!has(v))
+      return fail(ErrorCode::kInternal, "block output '" + g_.value(v).name + "' was not lowered");
     const PValue pv = value(v);
     plan_->output_dims.push_back(pv.dims);
     const md_t want = plain_md(pv.dims);

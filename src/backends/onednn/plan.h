@@ -157,6 +157,7 @@ struct Window {
 };
 /// Reads auto_pad/pads from `n`; `in` are the spatial input dims.
 [[nodiscard]] Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& kernel,
-                                            const dims_t& strides, const dims_t& dilations, bool ceil_mode);
+                                            const dims_t& strides, const dims_t& dilations,
+                                            bool ceil_mode);
 
 }  // namespace hone::onednn

@@ -2,8 +2,8 @@
 // dynamic shapes, concurrent inference, threads and registration.
 #include <thread>
 
-#include "onednn_test_util.h"
 #include "hone/registry.h"
+#include "onednn_test_util.h"
 
 namespace hone::onednn {
 namespace {
@@ -18,13 +18,14 @@ using testing_util::uniform;
 Graph conv_block(std::mt19937& rng, Dim batch = Dim::symbol("batch")) {
   GraphBuilder b("convblock");
   ValueId x = b.input("x", DType::kF32, Shape{batch, 3, 8, 8});
-  ValueId c1 = b.relu(b.conv(x, b.constant("w1", uniform(rng, {8, 3, 3, 3})), b.constant("b1", uniform(rng, {8})),
-                             {.pads = {1, 1, 1, 1}}));
-  ValueId c2 = b.conv(c1, b.constant("w2", uniform(rng, {8, 8, 3, 3})), kNoValue, {.pads = {1, 1, 1, 1}});
+  ValueId c1 = b.relu(b.conv(x, b.constant("w1", uniform(rng, {8, 3, 3, 3})),
+                             b.constant("b1", uniform(rng, {8})), {.pads = {1, 1, 1, 1}}));
+  ValueId c2 =
+      b.conv(c1, b.constant("w2", uniform(rng, {8, 8, 3, 3})), kNoValue, {.pads = {1, 1, 1, 1}});
   ValueId r = b.relu(b.add(c2, c1));
   ValueId p = b.global_average_pool(b.max_pool(r, {2, 2}, {2, 2}, {0, 0, 0, 0}));
-  ValueId y = b.tanh(b.gemm(b.flatten(p), b.constant("wf", uniform(rng, {5, 8})), b.constant("bf", uniform(rng, {5})),
-                            {.trans_b = true}));
+  ValueId y = b.tanh(b.gemm(b.flatten(p), b.constant("wf", uniform(rng, {5, 8})),
+                            b.constant("bf", uniform(rng, {5})), {.trans_b = true}));
   b.output(y, "y");
   return *std::move(b).build();
 }
@@ -64,7 +65,8 @@ TEST(OnednnBackend, MatMulFusesBiasAndResidual) {
   std::mt19937 rng(2);
   GraphBuilder b("mm");
   ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4});
-  ValueId y = b.add(b.matmul(x, b.constant("w", uniform(rng, {4, 4}))), b.constant("bias", uniform(rng, {4})));
+  ValueId y = b.add(b.matmul(x, b.constant("w", uniform(rng, {4, 4}))),
+                    b.constant("bias", uniform(rng, {4})));
   b.output(b.sigmoid(b.add(y, x)), "out");
   Graph g = *std::move(b).build();
   expect_matches_reference(g, {uniform(rng, {2, 3, 4})});
@@ -76,16 +78,20 @@ TEST(OnednnBackend, RefusedOpFallsBackAndStillMatches) {
   std::mt19937 rng(3);
   GraphBuilder b("mixed");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 6});
-  ValueId h = b.relu(b.gemm(x, b.constant("w", uniform(rng, {6, 6})), b.constant("c", uniform(rng, {6}))));
+  ValueId h =
+      b.relu(b.gemm(x, b.constant("w", uniform(rng, {6, 6})), b.constant("c", uniform(rng, {6}))));
   ValueId e = b.op("Exp", {h});  // no oneDNN lowering
-  b.output(b.sigmoid(b.add(b.matmul(e, b.constant("w2", uniform(rng, {6, 3}))), b.scalar_f32("one", 1.0f))), "y");
+  b.output(b.sigmoid(b.add(b.matmul(e, b.constant("w2", uniform(rng, {6, 3}))),
+                           b.scalar_f32("one", 1.0f))),
+           "y");
   Graph g = *std::move(b).build();
   auto be = build_onednn(g);
   const Partition& p = be->partition();
   ASSERT_EQ(p.blocks.size(), 3u) << p.describe(g);
   EXPECT_FALSE(p.blocks[1].on_backend);
   ASSERT_EQ(p.fallbacks.size(), 1u);
-  EXPECT_NE(p.fallbacks[0].second.find("no oneDNN lowering for Exp"), std::string::npos) << p.fallbacks[0].second;
+  EXPECT_NE(p.fallbacks[0].second.find("no oneDNN lowering for Exp"), std::string::npos)
+      << p.fallbacks[0].second;
   std::vector<Tensor> in{uniform(rng, {3, 6})};
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();
@@ -99,8 +105,10 @@ TEST(OnednnBackend, UnsupportedAttributesAreRefusedWithReasons) {
   ValueId x = b.input("x", DType::kF32, Shape{1, 2, 4, 4});
   ValueId i = b.input("i", DType::kI64, Shape{3});
   b.output(b.op("BatchNormalization",
-                {x, b.constant("s", Tensor::from<float>({2}, {1, 1})), b.constant("b", Tensor::from<float>({2}, {0, 0})),
-                 b.constant("m", Tensor::from<float>({2}, {0, 0})), b.constant("v", Tensor::from<float>({2}, {1, 1}))},
+                {x, b.constant("s", Tensor::from<float>({2}, {1, 1})),
+                 b.constant("b", Tensor::from<float>({2}, {0, 0})),
+                 b.constant("m", Tensor::from<float>({2}, {0, 0})),
+                 b.constant("v", Tensor::from<float>({2}, {1, 1}))},
                 {{"training_mode", int64_t{1}}}),
            "bn");
   b.output(b.op("Relu", {i}), "r");
@@ -111,14 +119,16 @@ TEST(OnednnBackend, UnsupportedAttributesAreRefusedWithReasons) {
   ASSERT_EQ(votes.size(), 3u);
   EXPECT_NE(votes[0].reason.find("training_mode"), std::string::npos) << votes[0].reason;
   EXPECT_NE(votes[1].reason.find("i64"), std::string::npos) << votes[1].reason;
-  EXPECT_NE(votes[2].reason.find("weights are not a constant"), std::string::npos) << votes[2].reason;
+  EXPECT_NE(votes[2].reason.find("weights are not a constant"), std::string::npos)
+      << votes[2].reason;
 }
 
 TEST(OnednnBackend, DynamicBatchBuildsOnePlanPerShape) {
   std::mt19937 rng(4);
   Graph g = conv_block(rng);
   auto be = build_onednn(g);
-  EXPECT_TRUE(be->plan_descriptions().empty()) << "symbolic batch: nothing to build before the first call";
+  EXPECT_TRUE(be->plan_descriptions().empty())
+      << "symbolic batch: nothing to build before the first call";
   reference::Interpreter ref;
   for (int round = 0; round < 2; ++round)
     for (int64_t n = 1; n <= 8; ++n) {
@@ -127,7 +137,8 @@ TEST(OnednnBackend, DynamicBatchBuildsOnePlanPerShape) {
       ASSERT_TRUE(got) << got.error().to_string();
       EXPECT_TRUE(close((*got)[0], (*ref.run_tensors(g, in))[0])) << "batch " << n;
     }
-  EXPECT_EQ(be->plan_descriptions().size(), 8u) << "one plan per batch size, reused in the second round";
+  EXPECT_EQ(be->plan_descriptions().size(), 8u)
+      << "one plan per batch size, reused in the second round";
   EXPECT_EQ(be->fallback_runs(), 0u);
 }
 

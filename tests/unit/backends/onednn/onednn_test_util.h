@@ -16,7 +16,8 @@
 
 namespace hone::onednn::testing_util {
 
-inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f, float hi = 1.0f) {
+inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,
+                      float hi = 1.0f) {
   Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
   std::uniform_real_distribution<float> d(lo, hi);
   for (float& v : t.span<float>()) v = d(rng);
@@ -33,8 +34,10 @@ inline std::unique_ptr<OnednnBackend> build_onednn(const Graph& g, int64_t min_b
   return be;
 }
 
-inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4, double atol = 1e-5) {
-  if (a.shape() != e.shape()) return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
+inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4,
+                                        double atol = 1e-5) {
+  if (a.shape() != e.shape())
+    return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
   for (int64_t i = 0; i < e.numel(); ++i) {
     const double x = a.data<float>()[i], y = e.data<float>()[i];
     if (std::isnan(x) && std::isnan(y)) continue;
@@ -46,7 +49,8 @@ inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double
 
 /// Builds `g` on onednn, runs `inputs`, compares every output with the
 /// reference, and checks that oneDNN primitives ran with no fallback.
-inline void expect_matches_reference(const Graph& g, const std::vector<Tensor>& inputs, bool expect_all_nodes = true) {
+inline void expect_matches_reference(const Graph& g, const std::vector<Tensor>& inputs,
+                                     bool expect_all_nodes = true) {
   auto be = build_onednn(g);
   ASSERT_EQ(be->state(), BackendState::kActive);
   if (expect_all_nodes) {
@@ -58,7 +62,8 @@ inline void expect_matches_reference(const Graph& g, const std::vector<Tensor>& 
   auto got = be->infer(inputs);
   ASSERT_TRUE(got) << got.error().to_string();
   ASSERT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(close((*got)[i], (*want)[i])) << "output " << i;
+  for (size_t i = 0; i < want->size(); ++i)
+    EXPECT_TRUE(close((*got)[i], (*want)[i])) << "output " << i;
   EXPECT_GT(be->kernel_executions(), before) << "no oneDNN primitive ran";
   EXPECT_EQ(be->fallback_runs(), 0u) << "a block fell back to the reference";
 }

@@ -7,7 +7,8 @@ namespace {
 using testing_util::expect_matches_reference;
 using testing_util::uniform;
 
-Graph one_op(const std::string& op, const std::vector<int64_t>& shape, std::map<std::string, Attribute> attrs = {}) {
+Graph one_op(const std::string& op, const std::vector<int64_t>& shape,
+             std::map<std::string, Attribute> attrs = {}) {
   GraphBuilder b(op);
   ValueId x = b.input("x", DType::kF32, Shape::of(shape));
   b.output(b.op(op, {x}, std::move(attrs)), "y");
@@ -45,7 +46,8 @@ TEST(OnednnOps, ClipWithConstantBoundsAndGelu) {
   auto be = testing_util::build_onednn(g);
   const auto plans = be->plan_descriptions();
   ASSERT_EQ(plans.size(), 1u);
-  EXPECT_EQ(plans[0], "eltwise, eltwise") << "Clip and the 5-node GELU pattern as two eltwise primitives";
+  EXPECT_EQ(plans[0], "eltwise, eltwise")
+      << "Clip and the 5-node GELU pattern as two eltwise primitives";
 }
 
 TEST(OnednnOps, BinaryWithBroadcasting) {
@@ -101,18 +103,43 @@ TEST(OnednnOps, ConvVariants) {
   };
   const std::vector<Case> cases = {
       {"plain", 3, 4, 1, 3, {}, true},
-      {"strided_padded", 4, 6, 1, 3, {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 0, 1, 2}}}, true},
+      {"strided_padded",
+       4,
+       6,
+       1,
+       3,
+       {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 0, 1, 2}}},
+       true},
       {"dilated", 2, 3, 1, 3, {{"dilations", std::vector<int64_t>{2, 1}}}, false},
-      {"groups", 4, 6, 2, 3, {{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}, true},
-      {"depthwise", 4, 4, 4, 3, {{"group", int64_t{4}}, {"auto_pad", std::string("SAME_UPPER")}}, true},
-      {"same_lower_strided", 3, 2, 1, 2, {{"auto_pad", std::string("SAME_LOWER")}, {"strides", std::vector<int64_t>{2, 2}}}, false},
+      {"groups",
+       4,
+       6,
+       2,
+       3,
+       {{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
+       true},
+      {"depthwise",
+       4,
+       4,
+       4,
+       3,
+       {{"group", int64_t{4}}, {"auto_pad", std::string("SAME_UPPER")}},
+       true},
+      {"same_lower_strided",
+       3,
+       2,
+       1,
+       2,
+       {{"auto_pad", std::string("SAME_LOWER")}, {"strides", std::vector<int64_t>{2, 2}}},
+       false},
       {"valid", 3, 2, 1, 3, {{"auto_pad", std::string("VALID")}}, true},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     GraphBuilder b(c.name);
     ValueId x = b.input("x", DType::kF32, Shape{2, c.c_in, 7, 8});
-    std::vector<ValueId> ins{x, b.constant("w", uniform(rng, {c.c_out, c.c_in / c.group, c.k, c.k}))};
+    std::vector<ValueId> ins{x,
+                             b.constant("w", uniform(rng, {c.c_out, c.c_in / c.group, c.k, c.k}))};
     if (c.bias) ins.push_back(b.constant("b", uniform(rng, {c.c_out})));
     b.output(b.op("Conv", ins, c.attrs), "y");
     expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, c.c_in, 7, 8})});
@@ -138,20 +165,34 @@ TEST(OnednnOps, GemmAndMatMul) {
     ValueId k = b.input("k", DType::kF32, Shape{3, 6, 2});  // batched, broadcast over the first dim
     ValueId v = b.input("v", DType::kF32, Shape{2});        // 1-D second operand
     b.output(b.matmul(b.matmul(b.matmul(a, w), k), v), "out");
-    expect_matches_reference(*std::move(b).build(),
-                             {uniform(rng, {2, 3, 4, 5}), uniform(rng, {3, 6, 2}), uniform(rng, {2})});
+    expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 3, 4, 5}),
+                                                     uniform(rng, {3, 6, 2}), uniform(rng, {2})});
   }
 }
 
 TEST(OnednnOps, Pooling) {
   std::mt19937 rng(7);
   const std::vector<std::pair<std::string, std::map<std::string, Attribute>>> cases = {
-      {"MaxPool", {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"MaxPool", {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"ceil_mode", int64_t{1}}, {"strides", std::vector<int64_t>{2, 2}}}},
-      {"MaxPool", {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"dilations", std::vector<int64_t>{2, 2}}}},
-      {"AveragePool", {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"AveragePool", {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}, {"count_include_pad", int64_t{1}}}},
-      {"AveragePool", {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}, {"strides", std::vector<int64_t>{2, 2}}}},
+      {"MaxPool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      {"MaxPool",
+       {{"kernel_shape", std::vector<int64_t>{2, 2}},
+        {"ceil_mode", int64_t{1}},
+        {"strides", std::vector<int64_t>{2, 2}}}},
+      {"MaxPool",
+       {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"dilations", std::vector<int64_t>{2, 2}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"count_include_pad", int64_t{1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{2, 2}},
+        {"auto_pad", std::string("SAME_UPPER")},
+        {"strides", std::vector<int64_t>{2, 2}}}},
       {"GlobalAveragePool", {}},
       {"GlobalMaxPool", {}},
   };
@@ -166,7 +207,8 @@ TEST(OnednnOps, SoftmaxFamily) {
   for (const char* op : {"Softmax", "LogSoftmax"})
     for (int64_t axis : {-1, 1, 0}) {
       SCOPED_TRACE(std::string(op) + " axis " + std::to_string(axis));
-      expect_matches_reference(one_op(op, {2, 3, 4}, {{"axis", axis}}), {uniform(rng, {2, 3, 4}, -3.0f, 3.0f)});
+      expect_matches_reference(one_op(op, {2, 3, 4}, {{"axis", axis}}),
+                               {uniform(rng, {2, 3, 4}, -3.0f, 3.0f)});
       Graph legacy = one_op(op, {2, 3, 4}, {{"axis", axis}});
       legacy.opsets()[""] = 11;  // softmax over the flattened [:axis] x [axis:] view
       expect_matches_reference(legacy, {uniform(rng, {2, 3, 4}, -3.0f, 3.0f)});
@@ -178,17 +220,22 @@ TEST(OnednnOps, Normalizations) {
   {
     GraphBuilder b("bn");
     ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4, 5});
-    ValueId y = b.op("BatchNormalization", {x, b.constant("s", uniform(rng, {3})), b.constant("b", uniform(rng, {3})),
-                                            b.constant("m", uniform(rng, {3})), b.constant("v", uniform(rng, {3}, 0.5f, 2.0f))},
-                     {{"epsilon", 1e-3f}});
+    ValueId y =
+        b.op("BatchNormalization",
+             {x, b.constant("s", uniform(rng, {3})), b.constant("b", uniform(rng, {3})),
+              b.constant("m", uniform(rng, {3})), b.constant("v", uniform(rng, {3}, 0.5f, 2.0f))},
+             {{"epsilon", 1e-3f}});
     b.output(y, "y");
     expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 3, 4, 5})});
   }
   for (int64_t axis : {-1, 1}) {
     GraphBuilder b("ln");
     ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4});
-    const std::vector<int64_t> norm = axis == -1 ? std::vector<int64_t>{4} : std::vector<int64_t>{3, 4};
-    b.output(b.layer_norm(x, b.constant("s", uniform(rng, norm)), b.constant("b", uniform(rng, norm)), axis), "y");
+    const std::vector<int64_t> norm =
+        axis == -1 ? std::vector<int64_t>{4} : std::vector<int64_t>{3, 4};
+    b.output(b.layer_norm(x, b.constant("s", uniform(rng, norm)),
+                          b.constant("b", uniform(rng, norm)), axis),
+             "y");
     expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 3, 4}, -2.0f, 2.0f)});
   }
 }
