@@ -124,12 +124,11 @@ void finish(PlanBuilder& b, const Fusion& f, std::vector<std::pair<int, BufferRe
 
 Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
+  // Weights and bias are packed once when constant, reordered per run otherwise.
   const Tensor* w = b.constant(n.inputs[1]);
-  if (w == nullptr) return fail(ErrorCode::kUnsupported, "Conv weights must be a constant");
-  const Tensor* bias = n.inputs.size() > 2 && n.inputs[2] >= 0 ? b.constant(n.inputs[2]) : nullptr;
-  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && bias == nullptr)
-    return fail(ErrorCode::kUnsupported, "Conv bias must be a constant");
-  const dims_t& wd = w->shape();
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const Tensor* bias = has_bias ? b.constant(n.inputs[2]) : nullptr;
+  const dims_t wd = w ? w->shape() : b.value(n.inputs[1]).dims;
   const size_t rank = x.dims.size();
   const int64_t group = n.attr_int("group", 1);
   if (wd.size() != rank || rank < 3 || group < 1 || x.dims[1] != wd[1] * group ||
@@ -154,24 +153,28 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   }
   const md_t bias_md = plain_md({wd[0]});
   auto make = [&](const dnnl::primitive_attr& attr) {
-    auto d = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                    algorithm::convolution_direct, any_md(x.dims),
-                                                    any_md(wdims), bias_md, any_md(dst), strides,
-                                                    dil0, win.pad_l, win.pad_r)
-                  : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
-                                                    algorithm::convolution_direct, any_md(x.dims),
-                                                    any_md(wdims), any_md(dst), strides, dil0,
-                                                    win.pad_l, win.pad_r);
+    auto d =
+        has_bias
+            ? dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference, algorithm::convolution_direct, any_md(x.dims),
+                  any_md(wdims), bias_md, any_md(dst), strides, dil0, win.pad_l, win.pad_r)
+            : dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference, algorithm::convolution_direct, any_md(x.dims),
+                  any_md(wdims), any_md(dst), strides, dil0, win.pad_l, win.pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   };
   Fusion used;
   auto pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used);
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
-  BufferRef wei = b.pack(*w, plain_md(wdims), pd.weights_desc());
+  BufferRef wei =
+      w ? b.pack(*w, plain_md(wdims), pd.weights_desc())
+        : b.reorder_to(BufferRef{b.plain(n.inputs[1]).buffer, plain_md(wdims)}, pd.weights_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
   std::vector<std::pair<int, BufferRef>> args{
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
-  if (bias) args.push_back({DNNL_ARG_BIAS, BufferRef{b.new_constant(*bias), bias_md}});
+  if (has_bias)
+    args.push_back({DNNL_ARG_BIAS, bias ? BufferRef{b.new_constant(*bias), bias_md}
+                                        : BufferRef{b.plain(n.inputs[2]).buffer, bias_md}});
   finish(b, used, std::move(args), "conv", dnnl::convolution_forward(pd), pd, PValue{dst, out});
   return {};
 }

@@ -158,14 +158,20 @@ void PlanBuilder::add_step(std::string kind, dnnl::primitive prim,
   plan_->steps.push_back(std::move(s));
 }
 
+BufferRef PlanBuilder::reorder_to(const BufferRef& src, const md_t& want) {
+  if (src.md == want) return src;
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), src.md, cpu_engine(), want, attr);
+  BufferRef dst{new_temp(want), want};
+  add_step("reorder", dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  return dst;
+}
+
 BufferRef PlanBuilder::ensure(ValueId v, const md_t& want) {
   const PValue& pv = value(v);
   if (pv.ref.md == want) return pv.ref;
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  dnnl::reorder::primitive_desc pd(cpu_engine(), pv.ref.md, cpu_engine(), want, attr);
-  BufferRef dst{new_temp(want), want};
-  add_step("reorder", dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, pv.ref}, {DNNL_ARG_TO, dst}});
+  BufferRef dst = reorder_to(pv.ref, want);
   // Later readers wanting plain layout reuse the converted copy.
   if (is_plain(want)) set(v, PValue{pv.dims, dst});
   return dst;

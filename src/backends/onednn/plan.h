@@ -103,6 +103,8 @@ class PlanBuilder {
   int new_constant(Tensor t);
   /// `v` in layout `want` (a reorder step when it differs).
   BufferRef ensure(ValueId v, const md_t& want);
+  /// A reorder step from `src` into a fresh buffer of layout `want` (none when equal).
+  BufferRef reorder_to(const BufferRef& src, const md_t& want);
   /// `v` in plain row-major layout.
   BufferRef plain(ValueId v) { return ensure(v, plain_md(value(v).dims)); }
   /// A constant tensor reordered now into layout `want` (packed weights).

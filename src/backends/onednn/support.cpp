@@ -127,19 +127,19 @@ std::string why_not(const Graph& g, const Node& n) {
     return binary_shapes(g, n);
   }
   if (op == "Conv") {
-    if (!is_const(g, n, 1)) return "weights are not a constant (oneDNN packs them once at build)";
-    if (val(g, n, 2) && !is_const(g, n, 2)) return "bias is not a constant";
-    const int64_t wr = static_cast<int64_t>(g.value(n.inputs[1]).initializer->rank());
-    if (wr < 3 || wr > 5) return "weights rank " + std::to_string(wr) + " (needs 1-3 spatial dims)";
-    if (rank_of(val(g, n, 0)) >= 0 && rank_of(val(g, n, 0)) != wr)
+    // Constant weights are packed once at build; others are reordered per run.
+    const int64_t wr = rank_of(val(g, n, 1));
+    if (wr >= 0 && (wr < 3 || wr > 5))
+      return "weights rank " + std::to_string(wr) + " (needs 1-3 spatial dims)";
+    if (wr >= 0 && rank_of(val(g, n, 0)) >= 0 && rank_of(val(g, n, 0)) != wr)
       return "input and weights ranks differ";
-    if (n.has_attr("kernel_shape")) {
+    if (n.has_attr("kernel_shape") && is_const(g, n, 1)) {
       const auto ks = n.attr_ints("kernel_shape");
       const auto& wd = g.value(n.inputs[1]).initializer->shape();
       if (ks != std::vector<int64_t>(wd.begin() + 2, wd.end()))
         return "kernel_shape disagrees with the weights";
     }
-    return check_window_attrs(n, wr);
+    return check_window_attrs(n, wr >= 0 ? wr : rank_of(val(g, n, 0)));
   }
   if (op == "Gemm") {
     for (size_t i = 0; i < 2; ++i)

@@ -144,6 +144,14 @@ TEST(OnednnOps, ConvVariants) {
     b.output(b.op("Conv", ins, c.attrs), "y");
     expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, c.c_in, 7, 8})});
   }
+  // Weights and bias as graph inputs (as ONNX node tests have them): reordered per run.
+  GraphBuilder b("runtime_weights");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 4, 5, 5});
+  ValueId w = b.input("w", DType::kF32, Shape{6, 2, 3, 3});
+  ValueId bias = b.input("b", DType::kF32, Shape{6});
+  b.output(b.relu(b.conv(x, w, bias, {.pads = {1, 1, 1, 1}, .group = 2})), "y");
+  expect_matches_reference(*std::move(b).build(), {uniform(rng, {1, 4, 5, 5}),
+                                                   uniform(rng, {6, 2, 3, 3}), uniform(rng, {6})});
 }
 
 TEST(OnednnOps, GemmAndMatMul) {
