@@ -41,5 +41,6 @@ class BackendRegistry {
 const BackendRegistry& default_registry();
 
 void register_reference(BackendRegistry& registry);
+void register_onednn(BackendRegistry& registry);
 
 }  // namespace hone

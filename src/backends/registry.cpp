@@ -36,6 +36,7 @@ const BackendRegistry& default_registry() {
   static const BackendRegistry registry = [] {
     BackendRegistry r;
     register_reference(r);
+    register_onednn(r);
     return r;
   }();
   return registry;

@@ -1,0 +1,342 @@
+// Conv, Gemm and MatMul as oneDNN primitives, with the nodes that follow them
+// (bias/residual Add, activations, scaling) fused in as post-ops.
+#include <optional>
+
+#include "backends/onednn/plan.h"
+
+namespace hone::onednn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using tag = memory::format_tag;
+constexpr auto kF32 = memory::data_type::f32;
+
+md_t any_md(const dims_t& d) {
+  return md_t(d, kF32, tag::any);
+}
+md_t strided_md(const dims_t& d, const dims_t& strides) {
+  return md_t(d, kF32, strides);
+}
+
+/// The nodes after a dense op folded into its post-ops.
+struct Fusion {
+  dnnl::post_ops ops;
+  std::vector<std::pair<int, BufferRef>> src1;  // post-op index -> operand
+  std::vector<const Node*> nodes;
+  ValueId out = kNoValue;
+  std::string kind;
+  int count = 0;
+};
+
+std::optional<algorithm> binary_alg(const std::string& op) {
+  if (op == "Add") return algorithm::binary_add;
+  if (op == "Sub") return algorithm::binary_sub;
+  if (op == "Mul") return algorithm::binary_mul;
+  if (op == "Div") return algorithm::binary_div;
+  return std::nullopt;
+}
+
+/// An operand the dense op's result can be combined with as a post-op: it
+/// broadcasts into `dst` without enlarging it. Returns its plain view.
+std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const dims_t& dst) {
+  if (!b.has(other)) return std::nullopt;
+  const dims_t od = b.value(other).dims;
+  if (od.size() > dst.size()) return std::nullopt;
+  const dims_t padded = pad_left(od, dst.size());
+  for (size_t i = 0; i < dst.size(); ++i)
+    if (padded[i] != 1 && padded[i] != dst[i]) return std::nullopt;
+  BufferRef r = b.plain(other);
+  return BufferRef{r.buffer, plain_md(padded)};
+}
+
+/// Follows single-consumer chains of activations and binary ops from `from`.
+/// `seed` already holds post-ops the op itself needs (Gemm's C).
+Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed) {
+  Fusion f = std::move(seed);
+  f.out = from;
+  for (int depth = 0; depth < 6; ++depth) {
+    const Node* c = b.sole_consumer(f.out);
+    if (c == nullptr || c->outputs.size() != 1) break;
+    EltwiseSpec es;
+    if (eltwise_spec(b, *c, &es) && c->inputs[0] == f.out) {
+      f.ops.append_eltwise(1.0f, es.alg, es.alpha, es.beta);
+      ++f.count;
+      if (es.then_clip01) {
+        f.ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 1.0f);
+        ++f.count;
+      }
+      f.kind += "+eltwise";
+    } else if (auto alg = binary_alg(c->op_type); alg && c->inputs.size() == 2) {
+      if (c->inputs[0] == c->inputs[1]) break;
+      const bool first = c->inputs[0] == f.out;
+      if (!first && (*alg == algorithm::binary_sub || *alg == algorithm::binary_div)) break;
+      auto operand = post_op_operand(b, first ? c->inputs[1] : c->inputs[0], dst);
+      if (!operand) break;
+      f.ops.append_binary(*alg, operand->md);
+      f.src1.push_back({f.count++, *operand});
+      f.kind += "+binary";
+    } else {
+      break;
+    }
+    f.nodes.push_back(c);
+    f.out = c->outputs[0];
+  }
+  return f;
+}
+
+dnnl::primitive_attr make_attr(const Fusion& f, float scale) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (scale != 1.0f) attr.set_output_scales(0, {scale});
+  attr.set_post_ops(f.ops);
+  return attr;
+}
+
+/// Creates the pd with the fused chain; when oneDNN cannot fuse it, with the
+/// seed's post-ops only (the rest then lowers node by node).
+template <class MakePd>
+auto with_fusion(PlanBuilder& b, ValueId from, const dims_t& dst, const Fusion& seed, float scale,
+                 MakePd make, Fusion* used) {
+  Fusion full = collect(b, from, dst, seed);
+  if (!full.nodes.empty()) {
+    try {
+      auto pd = make(make_attr(full, scale));
+      *used = full;
+      return pd;
+    } catch (const dnnl::error&) {
+    }
+  }
+  *used = seed;
+  used->out = from;
+  return make(make_attr(seed, scale));
+}
+
+void finish(PlanBuilder& b, const Fusion& f, std::vector<std::pair<int, BufferRef>> args,
+            std::string kind, dnnl::primitive prim, const dnnl::primitive_desc_base& pd,
+            PValue out) {
+  for (const auto& [idx, ref] : f.src1)
+    args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, ref});
+  b.add_step(kind + f.kind, std::move(prim), pd, std::move(args));
+  for (const Node* n : f.nodes) b.absorb(n);
+  b.set(f.out, std::move(out));
+}
+
+Result<void> lower_conv(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  // Weights and bias are packed once when constant, reordered per run otherwise.
+  const Tensor* w = b.constant(n.inputs[1]);
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const Tensor* bias = has_bias ? b.constant(n.inputs[2]) : nullptr;
+  const dims_t wd = w ? w->shape() : b.value(n.inputs[1]).dims;
+  const size_t rank = x.dims.size();
+  const int64_t group = n.attr_int("group", 1);
+  if (wd.size() != rank || rank < 3 || group < 1 || x.dims[1] != wd[1] * group ||
+      wd[0] % group != 0)
+    return fail(ErrorCode::kInvalidArgument, "Conv: input " + shape_to_string(x.dims) +
+                                                 " and weights " + shape_to_string(wd) +
+                                                 " do not fit group " + std::to_string(group));
+  const size_t sp = rank - 2;
+  const dims_t kernel(wd.begin() + 2, wd.end());
+  const dims_t strides = n.attr_ints("strides", dims_t(sp, 1));
+  const dims_t dil = n.attr_ints("dilations", dims_t(sp, 1));
+  HONE_TRY(Window win, sliding_window(n, dims_t(x.dims.begin() + 2, x.dims.end()), kernel, strides,
+                                      dil, false));
+  dims_t dst{x.dims[0], wd[0]};
+  dst.insert(dst.end(), win.out.begin(), win.out.end());
+  dims_t dil0;
+  for (int64_t d : dil) dil0.push_back(d - 1);
+  dims_t wdims = wd;
+  if (group > 1) {
+    wdims = {group, wd[0] / group};
+    wdims.insert(wdims.end(), wd.begin() + 1, wd.end());
+  }
+  const md_t bias_md = plain_md({wd[0]});
+  auto make = [&](const dnnl::primitive_attr& attr) {
+    auto d =
+        has_bias
+            ? dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference, algorithm::convolution_direct, any_md(x.dims),
+                  any_md(wdims), bias_md, any_md(dst), strides, dil0, win.pad_l, win.pad_r)
+            : dnnl::convolution_forward::desc(
+                  dnnl::prop_kind::forward_inference, algorithm::convolution_direct, any_md(x.dims),
+                  any_md(wdims), any_md(dst), strides, dil0, win.pad_l, win.pad_r);
+    return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
+  };
+  Fusion used;
+  auto pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used);
+  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
+  BufferRef wei =
+      w ? b.pack(*w, plain_md(wdims), pd.weights_desc())
+        : b.reorder_to(BufferRef{b.plain(n.inputs[1]).buffer, plain_md(wdims)}, pd.weights_desc());
+  BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  std::vector<std::pair<int, BufferRef>> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
+  if (has_bias)
+    args.push_back({DNNL_ARG_BIAS, bias ? BufferRef{b.new_constant(*bias), bias_md}
+                                        : BufferRef{b.plain(n.inputs[2]).buffer, bias_md}});
+  finish(b, used, std::move(args), "conv", dnnl::convolution_forward(pd), pd, PValue{dst, out});
+  return {};
+}
+
+Result<void> lower_gemm(PlanBuilder& b, const Node& n) {
+  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const float alpha = n.attr_float("alpha", 1.0f), beta = n.attr_float("beta", 1.0f);
+  const dims_t ad = b.value(n.inputs[0]).dims;
+  const Tensor* bconst = b.constant(n.inputs[1]);
+  const dims_t bd = bconst ? bconst->shape() : b.value(n.inputs[1]).dims;
+  if (ad.size() != 2 || bd.size() != 2)
+    return fail(ErrorCode::kInvalidArgument, "Gemm needs 2-D A and B");
+  const int64_t M = ta ? ad[1] : ad[0], K = ta ? ad[0] : ad[1];
+  const int64_t N = tb ? bd[0] : bd[1], K2 = tb ? bd[1] : bd[0];
+  if (K != K2)
+    return fail(ErrorCode::kInvalidArgument, "Gemm: A " + shape_to_string(ad) + " and B " +
+                                                 shape_to_string(bd) + " disagree on K");
+  const dims_t dst{M, N};
+  const md_t a_view = ta ? strided_md({M, K}, {1, M}) : strided_md({M, K}, {K, 1});
+  const md_t b_view = tb ? strided_md({K, N}, {1, K}) : strided_md({K, N}, {N, 1});
+  Fusion seed;
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0 && beta != 0.0f) {
+    const ValueId c = n.inputs[2];
+    std::optional<BufferRef> operand;
+    if (beta != 1.0f) {
+      const Tensor* ct = b.constant(c);
+      if (ct == nullptr)
+        return fail(ErrorCode::kUnsupported, "Gemm with beta != 1 needs a constant C");
+      Tensor scaled = ct->clone();
+      for (float& v : scaled.span<float>()) v *= beta;
+      const dims_t padded = pad_left(scaled.shape(), 2);
+      if (padded.size() == 2 && (padded[0] == 1 || padded[0] == M) &&
+          (padded[1] == 1 || padded[1] == N))
+        operand = BufferRef{b.new_constant(scaled), plain_md(padded)};
+    } else {
+      operand = post_op_operand(b, c, dst);
+    }
+    if (!operand)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Gemm: C does not broadcast to " + shape_to_string(dst));
+    seed.ops.append_binary(algorithm::binary_add, operand->md);
+    seed.src1.push_back({seed.count++, *operand});
+    seed.kind = "+binary";
+  }
+  const md_t dst_md = plain_md(dst);
+  auto make = [&](const dnnl::primitive_attr& attr) {
+    dnnl::matmul::desc d(a_view, bconst ? any_md({K, N}) : b_view, dst_md);
+    return dnnl::matmul::primitive_desc(d, attr, cpu_engine());
+  };
+  Fusion used;
+  auto pd = with_fusion(b, n.outputs[0], dst, seed, alpha, make, &used);
+  BufferRef a = b.plain(n.inputs[0]);
+  BufferRef wei = bconst ? b.pack(*bconst, b_view, pd.weights_desc())
+                         : BufferRef{b.plain(n.inputs[1]).buffer, b_view};
+  BufferRef out{b.new_temp(dst_md), dst_md};
+  finish(b, used,
+         {{DNNL_ARG_SRC, {a.buffer, a_view}}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}}, "gemm",
+         dnnl::matmul(pd), pd, PValue{dst, out});
+  return {};
+}
+
+Result<void> lower_matmul(PlanBuilder& b, const Node& n) {
+  dims_t ad = b.value(n.inputs[0]).dims;
+  const Tensor* bconst = b.constant(n.inputs[1]);
+  dims_t bd = bconst ? bconst->shape() : b.value(n.inputs[1]).dims;
+  if (ad.empty() || bd.empty()) return fail(ErrorCode::kInvalidArgument, "MatMul of a scalar");
+  const bool squeeze_m = ad.size() == 1, squeeze_n = bd.size() == 1;
+  if (squeeze_m) ad.insert(ad.begin(), 1);
+  if (squeeze_n) bd.push_back(1);
+  const size_t r = std::max(ad.size(), bd.size());
+  ad = pad_left(ad, r);
+  bd = pad_left(bd, r);
+  if (ad[r - 1] != bd[r - 2])
+    return fail(ErrorCode::kInvalidArgument,
+                "MatMul: " + shape_to_string(ad) + " x " + shape_to_string(bd) + " disagree on K");
+  dims_t dst(r), logical;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
+      return fail(ErrorCode::kInvalidArgument, "MatMul: batch dims of " + shape_to_string(ad) +
+                                                   " and " + shape_to_string(bd) +
+                                                   " do not broadcast");
+    dst[i] = std::max(ad[i], bd[i]);
+    logical.push_back(dst[i]);
+  }
+  dst[r - 2] = ad[r - 2];
+  dst[r - 1] = bd[r - 1];
+  if (!squeeze_m) logical.push_back(dst[r - 2]);
+  if (!squeeze_n) logical.push_back(dst[r - 1]);
+  const md_t a_md = plain_md(ad), b_md = plain_md(bd), dst_md = plain_md(dst);
+  auto make = [&](const dnnl::primitive_attr& attr) {
+    dnnl::matmul::desc d(a_md, bconst ? any_md(bd) : b_md, dst_md);
+    return dnnl::matmul::primitive_desc(d, attr, cpu_engine());
+  };
+  Fusion used;
+  dnnl::matmul::primitive_desc pd;
+  if (squeeze_m || squeeze_n) {
+    used.out = n.outputs[0];
+    pd = make(make_attr(used, 1.0f));
+  } else {
+    pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used);
+  }
+  BufferRef a = b.plain(n.inputs[0]);
+  BufferRef wei = bconst ? b.pack(*bconst, b_md, pd.weights_desc())
+                         : BufferRef{b.plain(n.inputs[1]).buffer, b_md};
+  const int out_buf = b.new_temp(dst_md);
+  finish(b, used,
+         {{DNNL_ARG_SRC, {a.buffer, a_md}},
+          {DNNL_ARG_WEIGHTS, wei},
+          {DNNL_ARG_DST, {out_buf, dst_md}}},
+         "matmul", dnnl::matmul(pd), pd, PValue{logical, {out_buf, plain_md(logical)}});
+  return {};
+}
+
+}  // namespace
+
+Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& kernel,
+                              const dims_t& strides, const dims_t& dilations, bool ceil_mode) {
+  const size_t sp = in.size();
+  if (kernel.size() != sp || strides.size() != sp || dilations.size() != sp)
+    return fail(ErrorCode::kInvalidArgument,
+                "kernel, strides and dilations need " + std::to_string(sp) + " values");
+  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
+  dims_t pads = n.attr_ints("pads", dims_t(2 * sp, 0));
+  if (pads.size() != 2 * sp)
+    return fail(ErrorCode::kInvalidArgument, "pads needs " + std::to_string(2 * sp) + " values");
+  Window w;
+  for (size_t i = 0; i < sp; ++i) {
+    const int64_t eff = (kernel[i] - 1) * dilations[i] + 1, s = strides[i];
+    if (s < 1 || dilations[i] < 1)
+      return fail(ErrorCode::kInvalidArgument, "strides and dilations must be >= 1");
+    int64_t pl = pads[i], pr = pads[i + sp], out = 0;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out = (in[i] + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + eff - in[i]);
+      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pr = total - pl;
+    } else if (auto_pad == "VALID") {
+      pl = pr = 0;
+      out = (in[i] - eff) / s + 1;
+    } else if (auto_pad == "NOTSET" || auto_pad.empty()) {
+      const int64_t span = in[i] + pl + pr - eff;
+      out = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
+      // A last window that would start inside the right padding is dropped.
+      if (ceil_mode && (out - 1) * s >= in[i] + pl) --out;
+      if (ceil_mode) pr = std::max(pr, (out - 1) * s + eff - in[i] - pl);
+    } else {
+      return fail(ErrorCode::kUnsupported, "auto_pad '" + auto_pad + "'");
+    }
+    if (out < 1 || in[i] + pl + pr < eff)
+      return fail(ErrorCode::kInvalidArgument, "window of " + std::to_string(eff) +
+                                                   " does not fit input " + std::to_string(in[i]));
+    w.out.push_back(out);
+    w.pad_l.push_back(pl);
+    w.pad_r.push_back(pr);
+  }
+  return w;
+}
+
+Result<void> lower_dense(PlanBuilder& b, const Node& n) {
+  if (n.op_type == "Conv") return lower_conv(b, n);
+  if (n.op_type == "Gemm") return lower_gemm(b, n);
+  return lower_matmul(b, n);
+}
+
+}  // namespace hone::onednn

@@ -1,0 +1,375 @@
+// Element-wise, binary, pooling, softmax, normalization and layout ops as
+// oneDNN primitives (or, for reshapes, as metadata over the same buffer).
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include "backends/onednn/pattern.h"
+#include "backends/onednn/plan.h"
+
+namespace hone::onednn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+constexpr auto kInfer = dnnl::prop_kind::forward_inference;
+
+dnnl::primitive_attr user_scratch() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+md_t any_md(const dims_t& d) {
+  return md_t(d, memory::data_type::f32, memory::format_tag::any);
+}
+
+Result<void> lower_eltwise(PlanBuilder& b, const Node& n, const EltwiseSpec& es) {
+  const PValue x = b.value(n.inputs[0]);
+  dnnl::eltwise_forward::primitive_desc pd(
+      dnnl::eltwise_forward::desc(kInfer, es.alg, x.ref.md, es.alpha, es.beta), user_scratch(),
+      cpu_engine());
+  BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  b.add_step("eltwise", dnnl::eltwise_forward(pd), pd,
+             {{DNNL_ARG_SRC, x.ref}, {DNNL_ARG_DST, out}});
+  if (es.then_clip01) {
+    dnnl::eltwise_forward::primitive_desc clip(
+        dnnl::eltwise_forward::desc(kInfer, algorithm::eltwise_clip, out.md, 0.0f, 1.0f),
+        user_scratch(), cpu_engine());
+    BufferRef out2{b.new_temp(clip.dst_desc()), clip.dst_desc()};
+    b.add_step("eltwise", dnnl::eltwise_forward(clip), clip,
+               {{DNNL_ARG_SRC, out}, {DNNL_ARG_DST, out2}});
+    out = out2;
+  }
+  b.set(n.outputs[0], PValue{x.dims, out});
+  return {};
+}
+
+Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {
+  const size_t r = std::max(a.size(), b.size());
+  const dims_t pa = pad_left(a, r), pb = pad_left(b, r);
+  dims_t out(r);
+  for (size_t i = 0; i < r; ++i) {
+    if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1)
+      return fail(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a) + " and " +
+                                                   shape_to_string(b) + " do not broadcast");
+    out[i] = pa[i] == 1 ? pb[i] : pa[i];
+  }
+  return out;
+}
+
+Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
+  ValueId v0 = n.inputs[0], v1 = n.inputs[1];
+  HONE_TRY(dims_t out, broadcast(b.value(v0).dims, b.value(v1).dims));
+  const size_t r = out.size();
+  const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul;
+  if (pad_left(b.value(v0).dims, r) != out) {
+    if (!commutative || pad_left(b.value(v1).dims, r) != out)
+      return fail(ErrorCode::kUnsupported,
+                  "oneDNN binary ops broadcast only their second operand (" +
+                      shape_to_string(b.value(v0).dims) + " vs " +
+                      shape_to_string(b.value(v1).dims) + ")");
+    std::swap(v0, v1);
+  }
+  auto attempt = [&](bool keep_layout) -> dnnl::binary::primitive_desc {
+    BufferRef s0 = keep_layout && b.value(v0).dims.size() == r ? b.value(v0).ref : b.plain(v0);
+    if (!keep_layout || b.value(v0).dims.size() != r) s0.md = plain_md(out);
+    const bool same = pad_left(b.value(v1).dims, r) == out;
+    const md_t m1 = same ? s0.md : plain_md(pad_left(b.value(v1).dims, r));
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0.md, m1, any_md(r ? out : dims_t{1})),
+                                    user_scratch(), cpu_engine());
+    BufferRef s1 = same ? b.ensure(v1, s0.md) : BufferRef{b.plain(v1).buffer, m1};
+    BufferRef dst{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+    b.add_step("binary", dnnl::binary(pd), pd,
+               {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, dst}});
+    b.set(n.outputs[0], PValue{out, dst});
+    return pd;
+  };
+  try {
+    attempt(true);
+  } catch (const dnnl::error&) {
+    attempt(false);
+  }
+  return {};
+}
+
+Result<void> lower_pool(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  if (x.dims.size() < 3)
+    return fail(ErrorCode::kInvalidArgument, "pooling needs N, C and spatial dims");
+  const size_t sp = x.dims.size() - 2;
+  const dims_t in(x.dims.begin() + 2, x.dims.end());
+  const bool global = n.op_type.starts_with("Global");
+  const dims_t kernel = global ? in : n.attr_ints("kernel_shape");
+  const dims_t strides = global ? dims_t(sp, 1) : n.attr_ints("strides", dims_t(sp, 1));
+  const dims_t dil = global ? dims_t(sp, 1) : n.attr_ints("dilations", dims_t(sp, 1));
+  Window win;
+  if (global) {
+    win = Window{dims_t(sp, 1), dims_t(sp, 0), dims_t(sp, 0)};
+  } else {
+    HONE_TRY(win, sliding_window(n, in, kernel, strides, dil, n.attr_int("ceil_mode", 0) != 0));
+  }
+  algorithm alg = algorithm::pooling_max;
+  if (n.op_type.ends_with("AveragePool"))
+    alg = n.attr_int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding
+                                             : algorithm::pooling_avg_exclude_padding;
+  dims_t dst{x.dims[0], x.dims[1]};
+  dst.insert(dst.end(), win.out.begin(), win.out.end());
+  dims_t dil0;
+  for (int64_t d : dil) dil0.push_back(d - 1);
+  dnnl::pooling_v2_forward::primitive_desc pd(
+      dnnl::pooling_v2_forward::desc(kInfer, alg, x.ref.md, any_md(dst), strides, kernel, dil0,
+                                     win.pad_l, win.pad_r),
+      user_scratch(), cpu_engine());
+  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
+  BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  b.add_step("pooling", dnnl::pooling_v2_forward(pd), pd,
+             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, out}});
+  b.set(n.outputs[0], PValue{dst, out});
+  return {};
+}
+
+int64_t normalize_axis(int64_t axis, size_t rank) {
+  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+}
+
+dims_t split2(const dims_t& d, int64_t axis) {
+  const auto mid = d.begin() + axis;
+  return {std::accumulate(d.begin(), mid, int64_t{1}, std::multiplies<>()),
+          std::accumulate(mid, d.end(), int64_t{1}, std::multiplies<>())};
+}
+
+Result<void> lower_softmax(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  const bool legacy = b.graph().opset("") < 13;
+  const int64_t axis = normalize_axis(n.attr_int("axis", legacy ? 1 : -1), x.dims.size());
+  if (axis < 0 || axis >= static_cast<int64_t>(std::max<size_t>(x.dims.size(), 1)))
+    return fail(ErrorCode::kInvalidArgument,
+                "softmax axis out of range for " + shape_to_string(x.dims));
+  BufferRef src = b.plain(n.inputs[0]);
+  const md_t md = legacy ? plain_md(split2(x.dims, axis)) : plain_md(x.dims);
+  const int a = legacy ? 1 : static_cast<int>(x.dims.empty() ? 0 : axis);
+  const algorithm alg =
+      n.op_type == "LogSoftmax" ? algorithm::softmax_log : algorithm::softmax_accurate;
+  dnnl::softmax_v2_forward::primitive_desc pd(
+      dnnl::softmax_v2_forward::desc(kInfer, alg, md, md, a), user_scratch(), cpu_engine());
+  const int out = b.new_temp(md);
+  b.add_step("softmax", dnnl::softmax_v2_forward(pd), pd,
+             {{DNNL_ARG_SRC, {src.buffer, md}}, {DNNL_ARG_DST, {out, md}}});
+  b.set(n.outputs[0], PValue{x.dims, {out, plain_md(x.dims)}});
+  return {};
+}
+
+BufferRef vector_constant(PlanBuilder& b, ValueId v) {
+  const Tensor& t = *b.constant(v);
+  return BufferRef{b.new_constant(t), plain_md({t.numel()})};
+}
+
+Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  if (x.dims.size() < 2)
+    return fail(ErrorCode::kInvalidArgument, "BatchNormalization needs N and C dims");
+  for (size_t i = 1; i < 5; ++i)
+    if (b.constant(n.inputs[i]) == nullptr || b.constant(n.inputs[i])->numel() != x.dims[1])
+      return fail(ErrorCode::kUnsupported,
+                  "BatchNormalization parameters must be constants of C elements");
+  const auto flags = dnnl::normalization_flags::use_global_stats |
+                     dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  dnnl::batch_normalization_forward::primitive_desc pd(
+      dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, n.attr_float("epsilon", 1e-5f),
+                                              flags),
+      user_scratch(), cpu_engine());
+  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
+  BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  b.add_step("batchnorm", dnnl::batch_normalization_forward(pd), pd,
+             {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_SCALE, vector_constant(b, n.inputs[1])},
+              {DNNL_ARG_SHIFT, vector_constant(b, n.inputs[2])},
+              {DNNL_ARG_MEAN, vector_constant(b, n.inputs[3])},
+              {DNNL_ARG_VARIANCE, vector_constant(b, n.inputs[4])},
+              {DNNL_ARG_DST, out}});
+  b.set(n.outputs[0], PValue{x.dims, out});
+  return {};
+}
+
+Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  const int64_t axis = normalize_axis(n.attr_int("axis", -1), x.dims.size());
+  if (x.dims.empty() || axis < 0 || axis >= static_cast<int64_t>(x.dims.size()))
+    return fail(ErrorCode::kInvalidArgument,
+                "LayerNormalization axis out of range for " + shape_to_string(x.dims));
+  const dims_t flat = split2(x.dims, axis);
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  for (size_t i = 1; i < (has_bias ? 3u : 2u); ++i)
+    if (b.constant(n.inputs[i]) == nullptr || b.constant(n.inputs[i])->numel() != flat[1])
+      return fail(ErrorCode::kUnsupported,
+                  "LayerNormalization scale and bias must be constants of the normalized size");
+  auto flags = dnnl::normalization_flags::use_scale;
+  if (has_bias) flags = flags | dnnl::normalization_flags::use_shift;
+  const md_t md = plain_md(flat);
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      dnnl::layer_normalization_forward::desc(kInfer, md, n.attr_float("epsilon", 1e-5f), flags),
+      user_scratch(), cpu_engine());
+  BufferRef src = b.plain(n.inputs[0]);
+  const int out = b.new_temp(md);
+  std::vector<std::pair<int, BufferRef>> args{{DNNL_ARG_SRC, {src.buffer, md}},
+                                              {DNNL_ARG_SCALE, vector_constant(b, n.inputs[1])},
+                                              {DNNL_ARG_DST, {out, md}}};
+  if (has_bias) args.push_back({DNNL_ARG_SHIFT, vector_constant(b, n.inputs[2])});
+  b.add_step("layernorm", dnnl::layer_normalization_forward(pd), pd, std::move(args));
+  b.set(n.outputs[0], PValue{x.dims, {out, plain_md(x.dims)}});
+  return {};
+}
+
+/// Same bytes, new logical dims (needs the plain layout).
+void alias(PlanBuilder& b, const Node& n, dims_t dims) {
+  BufferRef src = b.plain(n.inputs[0]);
+  b.set(n.outputs[0], PValue{dims, {src.buffer, plain_md(dims)}});
+}
+
+Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  const Tensor* shape = b.constant(n.inputs[1]);
+  if (shape == nullptr || shape->dtype() != DType::kI64)
+    return fail(ErrorCode::kUnsupported, "Reshape needs a constant i64 shape");
+  const bool allowzero = n.attr_int("allowzero", 0) != 0;
+  dims_t out(shape->data<int64_t>(), shape->data<int64_t>() + shape->numel());
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !allowzero) {
+      if (i >= in.size())
+        return fail(ErrorCode::kInvalidArgument, "Reshape copies a dim the input lacks");
+      out[i] = in[i];
+    }
+    if (out[i] == -1) {
+      infer = static_cast<int64_t>(i);
+      continue;
+    }
+    known *= out[i];
+  }
+  const int64_t numel = shape_numel(in);
+  if (infer >= 0) {
+    if (known == 0 || numel % known)
+      return fail(ErrorCode::kInvalidArgument, "Reshape cannot infer the -1 dim");
+    out[static_cast<size_t>(infer)] = numel / known;
+  }
+  if (shape_numel(out) != numel)
+    return fail(ErrorCode::kInvalidArgument, "Reshape of " + shape_to_string(in) + " to " +
+                                                 shape_to_string(out) +
+                                                 " changes the element count");
+  alias(b, n, out);
+  return {};
+}
+
+Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  dims_t perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (size_t i = in.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  if (perm.size() != in.size())
+    return fail(ErrorCode::kInvalidArgument, "Transpose perm has the wrong length");
+  if (in.empty()) {
+    alias(b, n, in);
+    return {};
+  }
+  dims_t strides(in.size(), 1);
+  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  dims_t out(in.size()), view_strides(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const auto p = static_cast<size_t>(perm[i]);
+    if (p >= in.size())
+      return fail(ErrorCode::kInvalidArgument, "Transpose perm value out of range");
+    out[i] = in[p];
+    view_strides[i] = strides[p];
+  }
+  BufferRef src = b.plain(n.inputs[0]);
+  const md_t view(out, memory::data_type::f32, view_strides), dst = plain_md(out);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
+  const int buf = b.new_temp(dst);
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, {buf, dst}}});
+  b.set(n.outputs[0], PValue{out, {buf, dst}});
+  return {};
+}
+
+}  // namespace
+
+bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
+  const std::string& op = n.op_type;
+  EltwiseSpec s;
+  if (op == "Relu") {
+    s.alg = algorithm::eltwise_relu;
+  } else if (op == "LeakyRelu") {
+    s = {algorithm::eltwise_relu, n.attr_float("alpha", 0.01f), 0, false};
+  } else if (op == "Sigmoid") {
+    s.alg = algorithm::eltwise_logistic;
+  } else if (op == "Tanh") {
+    s.alg = algorithm::eltwise_tanh;
+  } else if (op == "Elu") {
+    s = {algorithm::eltwise_elu, n.attr_float("alpha", 1.0f), 0, false};
+  } else if (op == "HardSwish") {
+    s.alg = algorithm::eltwise_hardswish;
+  } else if (op == "HardSigmoid") {
+    s = {algorithm::eltwise_linear, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f), true};
+  } else if (op == "Clip") {
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (n.has_attr("min") || n.has_attr("max")) {
+      lo = n.attr_float("min", lo);
+      hi = n.attr_float("max", hi);
+    }
+    for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+      if (n.inputs[i] < 0) continue;
+      const Tensor* t = b.constant(n.inputs[i]);
+      if (t == nullptr || t->numel() != 1 || t->dtype() != DType::kF32) return false;
+      (i == 1 ? lo : hi) = t->data<float>()[0];
+    }
+    s = {algorithm::eltwise_clip, lo, hi, false};
+  } else {
+    return false;
+  }
+  *out = s;
+  return true;
+}
+
+Result<void> lower_simple(PlanBuilder& b, const Node& n) {
+  const std::string& op = n.op_type;
+  EltwiseSpec es;
+  if (eltwise_spec(b, n, &es)) return lower_eltwise(b, n, es);
+  if (op == "Div") {
+    std::vector<const Node*> rest;
+    if (match_gelu(b.graph(), n, &rest)) {
+      for (const Node* r : rest) b.absorb(r);
+      Node last = *rest.back();
+      Node as_gelu = n;
+      as_gelu.outputs = last.outputs;
+      return lower_eltwise(b, as_gelu, EltwiseSpec{algorithm::eltwise_gelu_erf, 0, 0, false});
+    }
+  }
+  if (op == "Add") return lower_binary(b, n, algorithm::binary_add);
+  if (op == "Sub") return lower_binary(b, n, algorithm::binary_sub);
+  if (op == "Mul") return lower_binary(b, n, algorithm::binary_mul);
+  if (op == "Div") return lower_binary(b, n, algorithm::binary_div);
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
+    return lower_pool(b, n);
+  if (op == "Softmax" || op == "LogSoftmax") return lower_softmax(b, n);
+  if (op == "BatchNormalization") return lower_batchnorm(b, n);
+  if (op == "LayerNormalization") return lower_layernorm(b, n);
+  if (op == "Reshape") return lower_reshape(b, n);
+  if (op == "Transpose") return lower_transpose(b, n);
+  if (op == "Identity") {
+    b.set(n.outputs[0], b.value(n.inputs[0]));
+    return {};
+  }
+  if (op == "Flatten") {
+    const dims_t in = b.value(n.inputs[0]).dims;
+    const int64_t axis = normalize_axis(n.attr_int("axis", 1), in.size());
+    if (axis < 0 || axis > static_cast<int64_t>(in.size()))
+      return fail(ErrorCode::kInvalidArgument,
+                  "Flatten axis out of range for " + shape_to_string(in));
+    alias(b, n, split2(in, axis));
+    return {};
+  }
+  return fail(ErrorCode::kUnsupported, "no oneDNN lowering for " + op);
+}
+
+}  // namespace hone::onednn

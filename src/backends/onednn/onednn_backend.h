@@ -1,0 +1,67 @@
+// The onednn backend: blocks of f32 Conv/Gemm/MatMul/activation/binary/
+// pooling/softmax/normalization/layout nodes run as oneDNN primitives, with
+// post-op fusion (bias, activation, residual Add) and blocked layouts inside
+// a block; everything else falls back to the reference through
+// CompilingBackend.
+//
+//   auto be = std::make_unique<onednn::OnednnBackend>();
+//   HONE_CHECK_OK(be->build(graph));
+//   HONE_TRY(auto y, be->infer({x}));  be->kernel_executions();  // > 0: oneDNN ran
+//
+// Shapes: a block whose inputs are all static gets its primitives at build
+// time; a block with symbolic dims builds them on first use per input-shape
+// signature (cached, under a mutex). A shape oneDNN cannot express for a
+// block runs that block on the reference instead, and counts a fallback run.
+// Threads: this libdnnl uses OpenMP; `threads` > 0 sets the OpenMP team size
+// for the calling thread around every build and run (0: OpenMP's default,
+// OMP_NUM_THREADS or all cores). infer() is thread-safe: each call has its own
+// stream, arena and scratchpad; primitives and packed weights are shared.
+// This header does not include dnnl.hpp.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/common/compiling_backend.h"
+
+namespace hone::onednn {
+
+/// Counters shared by the backend and its blocks.
+struct Stats {
+  std::atomic<uint64_t> primitive_executions{0};
+  std::atomic<uint64_t> fallback_runs{0};
+  mutable std::mutex mu;
+  std::vector<std::string> plans;  // describe() of every plan built, in order
+};
+
+class OnednnBackend final : public CompilingBackend {
+ public:
+  OnednnBackend();
+  static const BackendCapabilities& caps();
+
+  std::string_view name() const override { return "onednn"; }
+  const BackendCapabilities& capabilities() const override { return caps(); }
+
+  /// oneDNN primitives executed by this backend's blocks (reorders included).
+  uint64_t kernel_executions() const { return stats_->primitive_executions.load(); }
+  /// Block runs that went to the reference because no plan fit the shapes.
+  uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
+  /// One line per plan built ("conv+eltwise, pooling, reorder"), in build order.
+  std::vector<std::string> plan_descriptions() const;
+
+ protected:
+  NodeSupport supports(const Graph& g, const Node& node) const override;
+  Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
+
+ private:
+  std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
+};
+
+/// The per-node answer behind OnednnBackend::supports().
+NodeSupport supports_node(const Graph& g, const Node& node);
+
+}  // namespace hone::onednn

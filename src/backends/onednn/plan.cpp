@@ -1,0 +1,302 @@
+#include "backends/onednn/plan.h"
+
+#include <cstring>
+#include <new>
+#include <unordered_map>
+
+namespace hone::onednn {
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+md_t plain_md(const dims_t& dims) {
+  dims_t d = dims.empty() ? dims_t{1} : dims;
+  dims_t strides(d.size(), 1);
+  for (size_t i = d.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * d[i];
+  return md_t(d, dnnl::memory::data_type::f32, strides);
+}
+
+bool is_plain(const md_t& md) {
+  return md == plain_md(md.dims());
+}
+
+dims_t pad_left(const dims_t& dims, size_t rank) {
+  dims_t out(rank > dims.size() ? rank - dims.size() : 0, 1);
+  out.insert(out.end(), dims.begin(), dims.end());
+  return out;
+}
+
+namespace {
+
+struct AlignedFree {
+  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
+};
+using Arena = std::unique_ptr<std::byte[], AlignedFree>;
+Arena make_arena(size_t bytes) {
+  if (bytes == 0) return nullptr;
+  return Arena(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))));
+}
+
+size_t align64(size_t n) {
+  return (n + 63) / 64 * 64;
+}
+
+}  // namespace
+
+Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
+                                      std::atomic<uint64_t>* executions) const {
+  try {
+    Arena arena = make_arena(arena_bytes);
+    Arena scratch = make_arena(scratch_bytes);
+    std::vector<Tensor> outputs;
+    outputs.reserve(output_dims.size());
+    for (const dims_t& d : output_dims) {
+      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, d));
+      outputs.push_back(std::move(t));
+    }
+    std::vector<void*> ptr(buffers.size(), nullptr);
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      const Buffer& b = buffers[i];
+      switch (b.kind) {
+        case Buffer::Kind::kInput:
+          // oneDNN takes void*; no step ever writes into an input buffer.
+          ptr[i] = const_cast<void*>(inputs[static_cast<size_t>(b.index)].raw());
+          break;
+        case Buffer::Kind::kConstant:
+          ptr[i] = b.data;
+          break;
+        case Buffer::Kind::kTemp:
+          ptr[i] = arena.get() + b.offset;
+          break;
+        case Buffer::Kind::kOutput:
+          ptr[i] = outputs[static_cast<size_t>(b.index)].raw();
+          break;
+      }
+    }
+    const dnnl::engine& eng = cpu_engine();
+    dnnl::stream stream(eng);
+    for (const Step& s : steps) {
+      std::unordered_map<int, dnnl::memory> args;
+      for (const auto& [arg, ref] : s.args)
+        args.emplace(arg, dnnl::memory(ref.md, eng, ptr[static_cast<size_t>(ref.buffer)]));
+      if (s.scratch_bytes > 0)
+        args.emplace(DNNL_ARG_SCRATCHPAD,
+                     dnnl::memory(md_t({static_cast<int64_t>(s.scratch_bytes)},
+                                       dnnl::memory::data_type::u8, dnnl::memory::format_tag::a),
+                                  eng, scratch.get()));
+      s.prim.execute(stream, args);
+      executions->fetch_add(1, std::memory_order_relaxed);
+    }
+    stream.wait();
+    return outputs;
+  } catch (const dnnl::error& e) {
+    return fail(ErrorCode::kInternal,
+                std::string("oneDNN failed while running a block: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kOutOfMemory, "out of memory while running a oneDNN block");
+  }
+}
+
+std::string Plan::describe() const {
+  std::string out;
+  for (const Step& s : steps) out += (out.empty() ? "" : ", ") + s.kind;
+  return out;
+}
+
+size_t Plan::compute_steps() const {
+  size_t n = 0;
+  for (const Step& s : steps) n += s.kind != "reorder";
+  return n;
+}
+
+// --- PlanBuilder -----------------------------------------------------------
+
+PlanBuilder::PlanBuilder(const Graph& g) : g_(g) {}
+
+bool PlanBuilder::has(ValueId v) const {
+  return v >= 0 && static_cast<size_t>(v) < defined_.size() && defined_[static_cast<size_t>(v)];
+}
+
+void PlanBuilder::set(ValueId v, PValue pv) {
+  values_[static_cast<size_t>(v)] = std::move(pv);
+  defined_[static_cast<size_t>(v)] = true;
+}
+
+const Tensor* PlanBuilder::constant(ValueId v) const {
+  if (v < 0) return nullptr;
+  const Value& val = g_.value(v);
+  return val.initializer ? &*val.initializer : nullptr;
+}
+
+int PlanBuilder::new_temp(const md_t& md) {
+  Buffer b;
+  b.kind = Buffer::Kind::kTemp;
+  b.size = md.get_size();
+  b.offset = plan_->arena_bytes;
+  plan_->arena_bytes += align64(b.size);
+  plan_->buffers.push_back(std::move(b));
+  return static_cast<int>(plan_->buffers.size() - 1);
+}
+
+int PlanBuilder::new_constant(Tensor t) {
+  Buffer b;
+  b.kind = Buffer::Kind::kConstant;
+  b.data = const_cast<void*>(t.raw());
+  auto holder = std::make_shared<Tensor>(std::move(t));
+  b.owner = holder;
+  plan_->buffers.push_back(std::move(b));
+  return static_cast<int>(plan_->buffers.size() - 1);
+}
+
+void PlanBuilder::add_step(std::string kind, dnnl::primitive prim,
+                           const dnnl::primitive_desc_base& pd,
+                           std::vector<std::pair<int, BufferRef>> args) {
+  Step s{std::move(kind), std::move(prim), std::move(args), pd.scratchpad_desc().get_size()};
+  plan_->scratch_bytes = std::max(plan_->scratch_bytes, s.scratch_bytes);
+  plan_->steps.push_back(std::move(s));
+}
+
+BufferRef PlanBuilder::reorder_to(const BufferRef& src, const md_t& want) {
+  if (src.md == want) return src;
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), src.md, cpu_engine(), want, attr);
+  BufferRef dst{new_temp(want), want};
+  add_step("reorder", dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
+  return dst;
+}
+
+BufferRef PlanBuilder::ensure(ValueId v, const md_t& want) {
+  const PValue& pv = value(v);
+  if (pv.ref.md == want) return pv.ref;
+  BufferRef dst = reorder_to(pv.ref, want);
+  // Later readers wanting plain layout reuse the converted copy.
+  if (is_plain(want)) set(v, PValue{pv.dims, dst});
+  return dst;
+}
+
+BufferRef PlanBuilder::pack(const Tensor& t, const md_t& src_view, const md_t& want) {
+  const dnnl::engine& eng = cpu_engine();
+  Tensor packed = Tensor::zeros(DType::kU8, {static_cast<int64_t>(want.get_size())});
+  dnnl::memory src(src_view, eng, const_cast<void*>(t.raw()));
+  dnnl::memory dst(want, eng, packed.raw());
+  dnnl::stream s(eng);
+  dnnl::reorder(src, dst).execute(s, src, dst);
+  s.wait();
+  return BufferRef{new_constant(std::move(packed)), want};
+}
+
+const Node* PlanBuilder::sole_consumer(ValueId v) const {
+  if (v < 0 || is_output_[static_cast<size_t>(v)] || consumers_[static_cast<size_t>(v)] != 1)
+    return nullptr;
+  return last_consumer_[static_cast<size_t>(v)];
+}
+
+Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>& input_dims) {
+  const size_t nv = g_.values().size();
+  values_.assign(nv, PValue{});
+  defined_.assign(nv, false);
+  consumers_.assign(nv, 0);
+  last_consumer_.assign(nv, nullptr);
+  is_output_.assign(nv, false);
+  absorbed_.clear();
+  plan_ = std::make_shared<Plan>();
+  for (const Node& n : g_.nodes())
+    for (ValueId v : n.inputs)
+      if (v >= 0) {
+        ++consumers_[static_cast<size_t>(v)];
+        last_consumer_[static_cast<size_t>(v)] = &n;
+      }
+  for (ValueId v : g_.outputs()) is_output_[static_cast<size_t>(v)] = true;
+
+  if (input_dims.size() != g_.inputs().size())
+    return fail(ErrorCode::kInvalidArgument, "block expects " + std::to_string(g_.inputs().size()) +
+                                                 " inputs, got " +
+                                                 std::to_string(input_dims.size()));
+  try {
+    for (size_t i = 0; i < input_dims.size(); ++i) {
+      for (int64_t d : input_dims[i])
+        if (d == 0)
+          return fail(ErrorCode::kUnsupported,
+                      "input '" + g_.value(g_.inputs()[i]).name +
+                          "' has a zero-sized dim; oneDNN blocks need non-empty tensors");
+      Buffer b;
+      b.kind = Buffer::Kind::kInput;
+      b.index = static_cast<int>(i);
+      plan_->buffers.push_back(b);
+      set(g_.inputs()[i],
+          PValue{input_dims[i],
+                 {static_cast<int>(plan_->buffers.size() - 1), plain_md(input_dims[i])}});
+    }
+    for (size_t v = 0; v < nv; ++v) {
+      const Value& val = g_.values()[v];
+      if (!val.initializer || val.initializer->dtype() != DType::kF32) continue;
+      if (val.initializer->numel() == 0) continue;
+      set(static_cast<ValueId>(v),
+          PValue{val.initializer->shape(),
+                 {new_constant(*val.initializer), plain_md(val.initializer->shape())}});
+    }
+    HONE_CHECK_OK(lower_all());
+    HONE_CHECK_OK(finish_outputs());
+  } catch (const dnnl::error& e) {
+    return fail(ErrorCode::kUnsupported, std::string("oneDNN refused a primitive: ") + e.what());
+  }
+  return std::shared_ptr<const Plan>(std::move(plan_));
+}
+
+Result<void> PlanBuilder::lower_all() {
+  HONE_TRY(std::vector<NodeId> order, g_.topological_order());
+  for (NodeId id : order) {
+    if (absorbed_.count(id)) continue;
+    const Node& n = g_.node(id);
+    for (ValueId v : n.inputs)
+      if (v >= 0 && !has(v) && (!constant(v) || constant(v)->dtype() == DType::kF32))
+        return fail(ErrorCode::kInternal, "value '" + g_.value(v).name + "' read by node " +
+                                              n.describe() + " was not lowered");
+    try {
+      HONE_CHECK_OK_CTX(lower_node(*this, n), "while lowering node " + n.describe() + " to oneDNN");
+    } catch (const dnnl::error& e) {
+      return fail(ErrorCode::kUnsupported, "oneDNN refused node " + n.describe() + ": " + e.what());
+    }
+  }
+  return {};
+}
+
+Result<void> PlanBuilder::finish_outputs() {
+  std::set<int> taken;
+  for (size_t k = 0; k < g_.outputs().size(); ++k) {
+    const ValueId v = g_.outputs()[k];
+    if (!has(v))
+      return fail(ErrorCode::kInternal, "block output '" + g_.value(v).name + "' was not lowered");
+    const PValue pv = value(v);
+    plan_->output_dims.push_back(pv.dims);
+    const md_t want = plain_md(pv.dims);
+    Buffer& b = plan_->buffers[static_cast<size_t>(pv.ref.buffer)];
+    if (b.kind == Buffer::Kind::kTemp && pv.ref.md == want && !taken.count(pv.ref.buffer)) {
+      // The last writer of this value writes straight into the output tensor.
+      b.kind = Buffer::Kind::kOutput;
+      b.index = static_cast<int>(k);
+      taken.insert(pv.ref.buffer);
+      continue;
+    }
+    Buffer out;
+    out.kind = Buffer::Kind::kOutput;
+    out.index = static_cast<int>(k);
+    plan_->buffers.push_back(out);
+    BufferRef dst{static_cast<int>(plan_->buffers.size() - 1), want};
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::reorder::primitive_desc pd(cpu_engine(), pv.ref.md, cpu_engine(), want, attr);
+    add_step("reorder", dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, pv.ref}, {DNNL_ARG_TO, dst}});
+  }
+  return {};
+}
+
+Result<void> lower_node(PlanBuilder& b, const Node& n) {
+  if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
+  return lower_simple(b, n);
+}
+
+}  // namespace hone::onednn

@@ -1,0 +1,165 @@
+// Private to the onednn backend: a Plan is one block of the graph lowered to
+// oneDNN primitives for one set of concrete input shapes. This header pulls
+// in dnnl.hpp, so only the backend's own .cpp files include it.
+//
+//   PlanBuilder b(block_graph, engine(), stats);
+//   HONE_TRY(std::shared_ptr<const Plan> p, b.build({{2, 3, 16, 16}}));
+//   HONE_TRY(auto outs, p->run(inputs, &executions));   // thread-safe
+//
+// Buffers: block inputs and outputs are plain row-major f32 tensors; inside a
+// plan, values may live in whatever (blocked) layout a primitive prefers, and
+// a reorder is added only where a consumer needs another layout or at the
+// block's outputs. Temporaries live in one arena allocated per run() call, so
+// concurrent calls share nothing writable; constants (packed weights) are
+// built once and only read.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "hone/graph.h"
+#include "hone/tensor.h"
+
+namespace hone::onednn {
+
+using md_t = dnnl::memory::desc;
+using dims_t = std::vector<int64_t>;
+
+/// The process-wide CPU engine (engines are thread-safe).
+const dnnl::engine& cpu_engine();
+/// Plain row-major f32 descriptor; a scalar becomes {1}.
+md_t plain_md(const dims_t& dims);
+bool is_plain(const md_t& md);
+
+struct Buffer {
+  enum class Kind : uint8_t { kInput, kConstant, kTemp, kOutput };
+  Kind kind = Kind::kTemp;
+  int index = 0;                // kInput / kOutput: position
+  size_t size = 0;              // kTemp: bytes
+  size_t offset = 0;            // kTemp: offset in the arena
+  std::shared_ptr<void> owner;  // kConstant: keeps `data` alive
+  void* data = nullptr;         // kConstant
+};
+
+/// A view of a buffer with a layout.
+struct BufferRef {
+  int buffer = -1;
+  md_t md;
+};
+
+struct Step {
+  std::string kind;  // "conv", "matmul", "eltwise", "reorder", ... (+post-ops)
+  dnnl::primitive prim;
+  std::vector<std::pair<int, BufferRef>> args;  // DNNL_ARG_* -> buffer
+  size_t scratch_bytes = 0;
+};
+
+class Plan {
+ public:
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;
+  std::vector<dims_t> output_dims;
+  size_t arena_bytes = 0;
+  size_t scratch_bytes = 0;
+
+  /// Runs every step on a stream of its own; `executions` counts primitives run.
+  [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
+                                                std::atomic<uint64_t>* executions) const;
+  /// "conv+eltwise, pooling, reorder"
+  std::string describe() const;
+  /// Steps that are not reorders.
+  size_t compute_steps() const;
+};
+
+/// A value of the block while lowering: logical (ONNX) dims and where it lives.
+struct PValue {
+  dims_t dims;
+  BufferRef ref;
+};
+
+class PlanBuilder {
+ public:
+  explicit PlanBuilder(const Graph& g);
+
+  /// Lowers every node for these input dims; kUnsupported naming the node
+  /// when oneDNN cannot express it for these shapes.
+  [[nodiscard]] Result<std::shared_ptr<const Plan>> build(const std::vector<dims_t>& input_dims);
+
+  // --- for the lowerings ----------------------------------------------------
+  const Graph& graph() const { return g_; }
+  bool has(ValueId v) const;
+  const PValue& value(ValueId v) const { return values_[static_cast<size_t>(v)]; }
+  void set(ValueId v, PValue pv);
+  /// The initializer of `v`, or nullptr.
+  const Tensor* constant(ValueId v) const;
+
+  int new_temp(const md_t& md);
+  int new_constant(Tensor t);
+  /// `v` in layout `want` (a reorder step when it differs).
+  BufferRef ensure(ValueId v, const md_t& want);
+  /// A reorder step from `src` into a fresh buffer of layout `want` (none when equal).
+  BufferRef reorder_to(const BufferRef& src, const md_t& want);
+  /// `v` in plain row-major layout.
+  BufferRef plain(ValueId v) { return ensure(v, plain_md(value(v).dims)); }
+  /// A constant tensor reordered now into layout `want` (packed weights).
+  BufferRef pack(const Tensor& t, const md_t& src_view, const md_t& want);
+  void add_step(std::string kind, dnnl::primitive prim, const dnnl::primitive_desc_base& pd,
+                std::vector<std::pair<int, BufferRef>> args);
+
+  // --- fusion queries ---------------------------------------------------------
+  /// The one node reading `v`, when `v` is not a block output; else nullptr.
+  const Node* sole_consumer(ValueId v) const;
+  NodeId node_id(const Node* n) const { return static_cast<NodeId>(n - g_.nodes().data()); }
+  void absorb(const Node* n) { absorbed_.insert(node_id(n)); }
+
+ private:
+  Result<void> lower_all();
+  Result<void> finish_outputs();
+
+  const Graph& g_;
+  std::vector<PValue> values_;
+  std::vector<bool> defined_;
+  std::vector<int> consumers_;
+  std::vector<const Node*> last_consumer_;
+  std::vector<bool> is_output_;
+  std::set<NodeId> absorbed_;
+  std::shared_ptr<Plan> plan_;
+};
+
+/// One node (and whatever it fuses) into `b`. Defined in lower_*.cpp.
+[[nodiscard]] Result<void> lower_node(PlanBuilder& b, const Node& n);
+[[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);   // Conv, Gemm, MatMul
+[[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);  // everything else
+
+/// Maps an ONNX activation node to a oneDNN eltwise algorithm; false when it is not one.
+struct EltwiseSpec {
+  dnnl::algorithm alg = dnnl::algorithm::undef;
+  float alpha = 0, beta = 0;
+  // HardSigmoid needs a second stage (clip to [0, 1]).
+  bool then_clip01 = false;
+};
+bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out);
+
+/// Left-pads `dims` with ones to `rank`.
+dims_t pad_left(const dims_t& dims, size_t rank);
+
+}  // namespace hone::onednn
+
+namespace hone::onednn {
+
+/// Output size and oneDNN paddings of one sliding-window op (Conv, pools).
+struct Window {
+  dims_t out, pad_l, pad_r;
+};
+/// Reads auto_pad/pads from `n`; `in` are the spatial input dims.
+[[nodiscard]] Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& kernel,
+                                            const dims_t& strides, const dims_t& dilations,
+                                            bool ceil_mode);
+
+}  // namespace hone::onednn

@@ -1,0 +1,204 @@
+// What the onednn backend accepts, node by node, with the reason for every
+// refusal. Anything refused runs on the reference through CompilingBackend.
+#include <set>
+
+#include "backends/onednn/onednn_backend.h"
+#include "backends/onednn/pattern.h"
+
+namespace hone::onednn {
+namespace {
+
+const Value* val(const Graph& g, const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
+}
+
+bool is_const(const Graph& g, const Node& n, size_t i) {
+  const Value* v = val(g, n, i);
+  return v != nullptr && v->initializer.has_value();
+}
+
+/// Rank when the shape is known, else -1.
+int64_t rank_of(const Value* v) {
+  return v && v->shape ? static_cast<int64_t>(v->shape->rank()) : -1;
+}
+
+bool extra_outputs_used(const Node& n) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return true;
+  return false;
+}
+
+/// Refuses shapes where oneDNN would have to broadcast the first operand.
+std::string binary_shapes(const Graph& g, const Node& n) {
+  const Value* a = val(g, n, 0);
+  const Value* b = val(g, n, 1);
+  if (!a->shape || !b->shape) return {};
+  const size_t r = std::max(a->shape->rank(), b->shape->rank());
+  auto dim = [&](const Shape& s, size_t i) -> Dim {
+    return i + s.rank() < r ? Dim(1) : s[i + s.rank() - r];
+  };
+  bool a_bcast = false, b_bcast = false;
+  for (size_t i = 0; i < r; ++i) {
+    const Dim da = dim(*a->shape, i), db = dim(*b->shape, i);
+    if (da == db) continue;
+    if (da == Dim(1))
+      a_bcast = true;
+    else if (db == Dim(1))
+      b_bcast = true;
+    else if (da.is_static() && db.is_static())
+      return "shapes " + a->shape->to_string() + " and " + b->shape->to_string() +
+             " do not broadcast";
+  }
+  if (a->shape->rank() < r) a_bcast = true;
+  if (a_bcast && b_bcast)
+    return "both operands broadcast (" + a->shape->to_string() + " vs " + b->shape->to_string() +
+           "); oneDNN broadcasts only one";
+  if (a_bcast && (n.op_type == "Sub" || n.op_type == "Div"))
+    return "the first operand broadcasts (" + a->shape->to_string() + " vs " +
+           b->shape->to_string() + "); oneDNN broadcasts only the second";
+  return {};
+}
+
+std::string check_window_attrs(const Node& n, int64_t rank) {
+  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "SAME_UPPER" && ap != "SAME_LOWER" && ap != "VALID" && !ap.empty())
+    return "auto_pad '" + ap + "' is not an ONNX value";
+  if (rank >= 0 && (rank < 3 || rank > 5))
+    return "input rank " + std::to_string(rank) + " (needs 1-3 spatial dims)";
+  return {};
+}
+
+std::string why_not(const Graph& g, const Node& n) {
+  static const std::set<std::string> kEltwise = {"Relu", "LeakyRelu", "Sigmoid",     "Tanh",
+                                                 "Elu",  "HardSwish", "HardSigmoid", "Clip"};
+  static const std::set<std::string> kOps = {"Add",
+                                             "Sub",
+                                             "Mul",
+                                             "Div",
+                                             "Conv",
+                                             "Gemm",
+                                             "MatMul",
+                                             "MaxPool",
+                                             "AveragePool",
+                                             "GlobalAveragePool",
+                                             "GlobalMaxPool",
+                                             "Softmax",
+                                             "LogSoftmax",
+                                             "BatchNormalization",
+                                             "LayerNormalization",
+                                             "Flatten",
+                                             "Reshape",
+                                             "Transpose",
+                                             "Identity",
+                                             "Erf"};
+  if (!n.domain.empty() && n.domain != "ai.onnx")
+    return "domain '" + n.domain + "' is not ONNX's default";
+  if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
+    return "no oneDNN lowering for " + n.op_type;
+  // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
+  const size_t data_inputs = n.op_type == "Reshape" ? 1 : n.inputs.size();
+  for (size_t i = 0; i < data_inputs; ++i) {
+    const Value* v = val(g, n, i);
+    // kUndefined: a builder-made intermediate; run() checks the real dtypes.
+    if (v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
+             "; only f32 runs on oneDNN";
+    if (v != nullptr && v->kind != ValueKind::kTensor)
+      return "input " + std::to_string(i) + " is not a tensor";
+  }
+  if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
+  if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
+    return "output is " + std::string(dtype_name(t)) + "; only f32 runs on oneDNN";
+  const std::string& op = n.op_type;
+  if (op == "Erf")
+    return gelu_start_of_erf(g, n)
+               ? ""
+               : "Erf outside the GELU pattern Div(sqrt2)-Erf-Add(1)-Mul(x)-Mul(0.5)";
+  if (op == "Clip") {
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] >= 0 &&
+          (!is_const(g, n, i) || g.value(n.inputs[i]).initializer->numel() != 1))
+        return "Clip bounds must be constant scalars";
+    return {};
+  }
+  if (kEltwise.count(op)) return {};
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
+    if (n.inputs.size() != 2) return "needs two inputs";
+    return binary_shapes(g, n);
+  }
+  if (op == "Conv") {
+    // Constant weights are packed once at build; others are reordered per run.
+    const int64_t wr = rank_of(val(g, n, 1));
+    if (wr >= 0 && (wr < 3 || wr > 5))
+      return "weights rank " + std::to_string(wr) + " (needs 1-3 spatial dims)";
+    if (wr >= 0 && rank_of(val(g, n, 0)) >= 0 && rank_of(val(g, n, 0)) != wr)
+      return "input and weights ranks differ";
+    if (n.has_attr("kernel_shape") && is_const(g, n, 1)) {
+      const auto ks = n.attr_ints("kernel_shape");
+      const auto& wd = g.value(n.inputs[1]).initializer->shape();
+      if (ks != std::vector<int64_t>(wd.begin() + 2, wd.end()))
+        return "kernel_shape disagrees with the weights";
+    }
+    return check_window_attrs(n, wr >= 0 ? wr : rank_of(val(g, n, 0)));
+  }
+  if (op == "Gemm") {
+    for (size_t i = 0; i < 2; ++i)
+      if (rank_of(val(g, n, i)) >= 0 && rank_of(val(g, n, i)) != 2) return "A and B must be 2-D";
+    const float beta = n.attr_float("beta", 1.0f);
+    if (val(g, n, 2)) {
+      if (beta != 1.0f && beta != 0.0f && !is_const(g, n, 2))
+        return "beta != 1 with a non-constant C";
+      if (rank_of(val(g, n, 2)) > 2) return "C has rank > 2";
+    }
+    return {};
+  }
+  if (op == "MatMul") {
+    const int64_t ra = rank_of(val(g, n, 0)), rb = rank_of(val(g, n, 1));
+    if (ra == 0 || rb == 0) return "a scalar operand";
+    if (ra > 12 || rb > 12) return "rank above oneDNN's 12";
+    return {};
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    if (extra_outputs_used(n)) return "the Indices output is not supported";
+    if (!n.has_attr("kernel_shape")) return "kernel_shape is missing";
+    if (op == "AveragePool" && n.attr_int("ceil_mode", 0) && n.attr_int("count_include_pad", 0))
+      return "ceil_mode with count_include_pad";
+    return check_window_attrs(n, rank_of(val(g, n, 0)));
+  }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool")
+    return check_window_attrs(n, rank_of(val(g, n, 0)));
+  if (op == "Softmax" || op == "LogSoftmax")
+    return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
+  if (op == "BatchNormalization") {
+    if (n.attr_int("training_mode", 0) != 0) return "training_mode=1";
+    if (n.attr_int("spatial", 1) != 1) return "spatial=0";
+    if (extra_outputs_used(n)) return "running mean/var outputs are not supported";
+    for (size_t i = 1; i < 5; ++i)
+      if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
+    const int64_t r = rank_of(val(g, n, 0));
+    if (r >= 0 && (r < 2 || r > 5)) return "input rank " + std::to_string(r);
+    return {};
+  }
+  if (op == "LayerNormalization") {
+    if (extra_outputs_used(n)) return "Mean/InvStdDev outputs are not supported";
+    if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
+    if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
+      return "scale and bias must be constants";
+    return {};
+  }
+  if (op == "Reshape") {
+    if (!is_const(g, n, 1) || g.value(n.inputs[1]).dtype != DType::kI64)
+      return "shape is not a constant i64 tensor";
+    return {};
+  }
+  return {};  // Flatten, Transpose, Identity
+}
+
+}  // namespace
+
+NodeSupport supports_node(const Graph& g, const Node& node) {
+  std::string why = why_not(g, node);
+  return why.empty() ? NodeSupport::yes() : NodeSupport::no(std::move(why));
+}
+
+}  // namespace hone::onednn

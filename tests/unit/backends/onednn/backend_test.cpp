@@ -1,0 +1,192 @@
+// The onednn backend as a whole: partition fallback, post-op fusion, layouts,
+// dynamic shapes, concurrent inference, threads and registration.
+#include <thread>
+
+#include "hone/registry.h"
+#include "onednn_test_util.h"
+
+namespace hone::onednn {
+namespace {
+
+using testing_util::build_onednn;
+using testing_util::close;
+using testing_util::expect_matches_reference;
+using testing_util::uniform;
+
+/// x[batch,3,8,8] -> Conv(+bias) -> Relu -> Conv -> Add(residual) -> Relu -> MaxPool
+/// -> GlobalAveragePool -> Flatten -> Gemm(+bias) -> Tanh.
+Graph conv_block(std::mt19937& rng, Dim batch = Dim::symbol("batch")) {
+  GraphBuilder b("convblock");
+  ValueId x = b.input("x", DType::kF32, Shape{batch, 3, 8, 8});
+  ValueId c1 = b.relu(b.conv(x, b.constant("w1", uniform(rng, {8, 3, 3, 3})),
+                             b.constant("b1", uniform(rng, {8})), {.pads = {1, 1, 1, 1}}));
+  ValueId c2 =
+      b.conv(c1, b.constant("w2", uniform(rng, {8, 8, 3, 3})), kNoValue, {.pads = {1, 1, 1, 1}});
+  ValueId r = b.relu(b.add(c2, c1));
+  ValueId p = b.global_average_pool(b.max_pool(r, {2, 2}, {2, 2}, {0, 0, 0, 0}));
+  ValueId y = b.tanh(b.gemm(b.flatten(p), b.constant("wf", uniform(rng, {5, 8})),
+                            b.constant("bf", uniform(rng, {5})), {.trans_b = true}));
+  b.output(y, "y");
+  return *std::move(b).build();
+}
+
+TEST(OnednnBackend, RegisteredWithCapabilities) {
+  const auto* e = default_registry().find("onednn");
+  ASSERT_NE(e, nullptr);
+  EXPECT_EQ(e->capabilities.dtypes, std::vector<DType>{DType::kF32});
+  auto be = default_registry().create("onednn");
+  ASSERT_TRUE(be);
+  EXPECT_EQ((*be)->name(), "onednn");
+  EXPECT_TRUE((*be)->config().has("threads"));
+}
+
+TEST(OnednnBackend, PostOpsFuseIntoConvAndGemm) {
+  std::mt19937 rng(1);
+  Graph g = conv_block(rng, 2);
+  expect_matches_reference(g, {uniform(rng, {2, 3, 8, 8})});
+  auto be = build_onednn(g);
+  const auto plans = be->plan_descriptions();
+  ASSERT_EQ(plans.size(), 1u);  // static shapes: built once, at build time
+  // Conv+Relu, Conv+residual Add+Relu, Gemm+bias+Tanh each one primitive;
+  // the input stays plain, so reorders appear only at the block's edges.
+  EXPECT_NE(plans[0].find("conv+eltwise"), std::string::npos) << plans[0];
+  EXPECT_NE(plans[0].find("conv+binary+eltwise"), std::string::npos) << plans[0];
+  EXPECT_NE(plans[0].find("gemm+binary+eltwise"), std::string::npos) << plans[0];
+  size_t compute = 0;
+  for (size_t pos = 0; (pos = plans[0].find_first_not_of(", ", pos)) != std::string::npos;) {
+    const size_t end = plans[0].find(", ", pos);
+    compute += plans[0].substr(pos, end - pos) != "reorder";
+    pos = end == std::string::npos ? end : end + 2;
+  }
+  EXPECT_EQ(compute, 5u) << plans[0];  // conv, conv, maxpool, global pool, gemm
+}
+
+TEST(OnednnBackend, MatMulFusesBiasAndResidual) {
+  std::mt19937 rng(2);
+  GraphBuilder b("mm");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4});
+  ValueId y = b.add(b.matmul(x, b.constant("w", uniform(rng, {4, 4}))),
+                    b.constant("bias", uniform(rng, {4})));
+  b.output(b.sigmoid(b.add(y, x)), "out");
+  Graph g = *std::move(b).build();
+  expect_matches_reference(g, {uniform(rng, {2, 3, 4})});
+  auto be = build_onednn(g);
+  EXPECT_EQ(be->plan_descriptions(), std::vector<std::string>{"matmul+binary+binary+eltwise"});
+}
+
+TEST(OnednnBackend, RefusedOpFallsBackAndStillMatches) {
+  std::mt19937 rng(3);
+  GraphBuilder b("mixed");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 6});
+  ValueId h =
+      b.relu(b.gemm(x, b.constant("w", uniform(rng, {6, 6})), b.constant("c", uniform(rng, {6}))));
+  ValueId e = b.op("Exp", {h});  // no oneDNN lowering
+  b.output(b.sigmoid(b.add(b.matmul(e, b.constant("w2", uniform(rng, {6, 3}))),
+                           b.scalar_f32("one", 1.0f))),
+           "y");
+  Graph g = *std::move(b).build();
+  auto be = build_onednn(g);
+  const Partition& p = be->partition();
+  ASSERT_EQ(p.blocks.size(), 3u) << p.describe(g);
+  EXPECT_FALSE(p.blocks[1].on_backend);
+  ASSERT_EQ(p.fallbacks.size(), 1u);
+  EXPECT_NE(p.fallbacks[0].second.find("no oneDNN lowering for Exp"), std::string::npos)
+      << p.fallbacks[0].second;
+  std::vector<Tensor> in{uniform(rng, {3, 6})};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_GT(be->kernel_executions(), 0u);
+  EXPECT_EQ(be->fallback_runs(), 0u);
+}
+
+TEST(OnednnBackend, UnsupportedAttributesAreRefusedWithReasons) {
+  GraphBuilder b("refusals");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 2, 4, 4});
+  ValueId i = b.input("i", DType::kI64, Shape{3});
+  b.output(b.op("BatchNormalization",
+                {x, b.constant("s", Tensor::from<float>({2}, {1, 1})),
+                 b.constant("b", Tensor::from<float>({2}, {0, 0})),
+                 b.constant("m", Tensor::from<float>({2}, {0, 0})),
+                 b.constant("v", Tensor::from<float>({2}, {1, 1}))},
+                {{"training_mode", int64_t{1}}}),
+           "bn");
+  b.output(b.op("Relu", {i}), "r");
+  auto pool = b.op_n("MaxPool", {x}, 2, {{"kernel_shape", std::vector<int64_t>{2, 2}}});
+  b.output(pool[0], "p");
+  b.output(pool[1], "indices");
+  Graph g = *std::move(b).build();
+  auto votes = OnednnBackend().propose(g);
+  ASSERT_EQ(votes.size(), 3u);
+  EXPECT_NE(votes[0].reason.find("training_mode"), std::string::npos) << votes[0].reason;
+  EXPECT_NE(votes[1].reason.find("i64"), std::string::npos) << votes[1].reason;
+  EXPECT_NE(votes[2].reason.find("Indices"), std::string::npos) << votes[2].reason;
+}
+
+TEST(OnednnBackend, DynamicBatchBuildsOnePlanPerShape) {
+  std::mt19937 rng(4);
+  Graph g = conv_block(rng);
+  auto be = build_onednn(g);
+  EXPECT_TRUE(be->plan_descriptions().empty())
+      << "symbolic batch: nothing to build before the first call";
+  reference::Interpreter ref;
+  for (int round = 0; round < 2; ++round)
+    for (int64_t n = 1; n <= 8; ++n) {
+      std::vector<Tensor> in{uniform(rng, {n, 3, 8, 8})};
+      auto got = be->infer(in);
+      ASSERT_TRUE(got) << got.error().to_string();
+      EXPECT_TRUE(close((*got)[0], (*ref.run_tensors(g, in))[0])) << "batch " << n;
+    }
+  EXPECT_EQ(be->plan_descriptions().size(), 8u)
+      << "one plan per batch size, reused in the second round";
+  EXPECT_EQ(be->fallback_runs(), 0u);
+}
+
+TEST(OnednnBackend, ConcurrentInferIsBitwiseIdentical) {
+  std::mt19937 rng(5);
+  Graph g = conv_block(rng);
+  auto be = build_onednn(g, 1, 1);
+  std::vector<Tensor> in{uniform(rng, {2, 3, 8, 8})};
+  auto first = be->infer(in);
+  ASSERT_TRUE(first) << first.error().to_string();
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 5; ++i) {
+        auto y = be->infer(in);
+        if (!y || !(*y)[0].bitwise_equal((*first)[0])) ++mismatches;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_EQ(be->executions(), 21u);
+  EXPECT_EQ(be->plan_descriptions().size(), 1u);
+}
+
+TEST(OnednnBackend, ThreadCountDoesNotChangeResults) {
+  std::mt19937 rng(6);
+  Graph g = conv_block(rng, 3);
+  std::vector<Tensor> in{uniform(rng, {3, 3, 8, 8})};
+  auto one = build_onednn(g, 1, 1)->infer(in);
+  auto two = build_onednn(g, 1, 2)->infer(in);
+  ASSERT_TRUE(one && two);
+  EXPECT_TRUE(close((*one)[0], (*two)[0]));
+}
+
+TEST(OnednnBackend, ShapesOneDnnCannotTakeRunOnTheReference) {
+  // A zero-sized batch builds no plan; that call runs on the reference.
+  GraphBuilder b("empty");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 4});
+  b.output(b.relu(x), "y");
+  Graph g = *std::move(b).build();
+  auto be = build_onednn(g);
+  auto got = be->infer({Tensor::zeros(DType::kF32, {0, 4})});
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_EQ((*got)[0].shape(), (std::vector<int64_t>{0, 4}));
+  EXPECT_EQ(be->fallback_runs(), 1u);
+  EXPECT_EQ(be->kernel_executions(), 0u);
+}
+
+}  // namespace
+}  // namespace hone::onednn
