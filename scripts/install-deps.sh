@@ -6,7 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build ccache pkg-config
   libonnx-dev libonnx-testdata libprotobuf-dev protobuf-compiler
-  libdnnl-dev libopenblas-dev
+  libdnnl-dev ocl-icd-opencl-dev opencl-headers libopenblas-dev
   nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev
   libsqlite3-dev libzip-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
