@@ -13,12 +13,13 @@ DATA=/usr/share/libonnx-testdata/data/node
 JOBS="${JOBS:-2}"
 
 if ! command -v clang++-16 >/dev/null || [ ! -d /usr/lib/llvm-16/lib/clang/16/lib/linux ] ||
-   ! ls /usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then
+   ! ls /usr/lib/llvm-16/lib/clang/16/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 ||
+   [ ! -e /usr/lib/llvm-16/lib/libomp.so ]; then
   SUDO=""
   if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
-  echo "fuzz.sh: installing clang-16 libclang-rt-16-dev"
+  echo "fuzz.sh: installing clang-16 libclang-rt-16-dev libomp-16-dev"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang-16 libclang-rt-16-dev
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends clang-16 libclang-rt-16-dev libomp-16-dev
 fi
 
 # libstdc++ 12's <expected> is hidden from clang 16 unless __cpp_concepts says C++20 concepts.

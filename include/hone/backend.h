@@ -20,6 +20,7 @@
 #include "hone/dtype.h"
 #include "hone/error.h"
 #include "hone/graph.h"
+#include "hone/partition.h"
 #include "hone/tensor.h"
 
 namespace hone {
@@ -58,6 +59,11 @@ class Backend {
   /// needs. Fails with kFailedPrecondition when called twice, kUnsupported
   /// naming the first node it cannot run.
   [[nodiscard]] Result<void> build(const Graph& graph);
+  /// How build() would split `graph`: the blocks this backend runs and the
+  /// nodes it leaves to the fallback, each with its reason, under the current
+  /// config. Builds nothing; `hone inspect --backend` prints it. The default
+  /// is one block holding every node (a backend that runs whole graphs).
+  [[nodiscard]] virtual Result<Partition> plan(const Graph& graph) const;
   /// Runs one inference; safe to call from several threads at once on an
   /// active backend. Inputs are checked against the graph's declared dtypes
   /// and shapes; the error names the input and axis.

@@ -49,6 +49,11 @@ Result<void> Backend::build(const Graph& graph) {
   return {};
 }
 
+Result<Partition> Backend::plan(const Graph& graph) const {
+  return partition_graph(graph, std::vector<NodeSupport>(graph.nodes().size(), NodeSupport::yes()),
+                         {.min_block_size = 1, .require_full_compilation = false});
+}
+
 Result<std::vector<Tensor>> Backend::infer(const std::vector<Tensor>& inputs) const {
   if (state_ != BackendState::kActive)
     return fail(ErrorCode::kFailedPrecondition,

@@ -9,6 +9,7 @@
 #include <string>
 #include <system_error>
 
+#include "hone/file_io.h"
 #include "hone/shape.h"
 
 namespace hone {
@@ -373,29 +374,7 @@ Result<std::vector<uint8_t>> serialize_npy(const Tensor& tensor) {
 
 Result<void> save_npy(const Tensor& tensor, const std::filesystem::path& path) {
   HONE_TRY(std::vector<uint8_t> bytes, serialize_npy(tensor));
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(ErrorCode::kIo, path.string() + ": cannot open for writing");
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return fail(ErrorCode::kIo, path.string() + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ec2;
-    std::filesystem::remove(tmp, ec2);
-    return fail(ErrorCode::kIo, path.string() + ": cannot move into place: " + ec.message());
-  }
-  return {};
+  return write_file_atomic(path, std::span<const uint8_t>(bytes));
 }
 
 }  // namespace hone

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "core/log.h"
+#include "hone/file_io.h"
 #include "hone/onnx.h"
 #include "onnx/proto_tensor.h"
 #include "onnx/proto_types.h"
@@ -274,7 +275,7 @@ Result<void> save_model(const Graph& graph, const std::filesystem::path& file,
       add("length", std::to_string(t->raw_data().size()));
       t->clear_raw_data();
     }
-    HONE_CHECK_OK_CTX(detail::write_file_atomic(file.parent_path() / rel, weights),
+    HONE_CHECK_OK_CTX(hone::write_file_atomic(file.parent_path() / rel, weights),
                       "while saving the weights of '" + file.string() + "'");
   }
   HONE_CHECK_OK_CTX(detail::write_message_atomic(*model, file),

@@ -11,6 +11,7 @@
 #include <random>
 #include <system_error>
 
+#include "hone/file_io.h"
 #include "hone/onnx.h"
 
 namespace hone::onnx {
@@ -453,37 +454,6 @@ Result<std::vector<uint8_t>> read_file(const std::filesystem::path& file) {
   return bytes;
 }
 
-Result<void> write_file_atomic(const std::filesystem::path& file, std::span<const uint8_t> bytes) {
-  std::random_device rd;
-  const std::filesystem::path tmp =
-      file.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
-  {
-    File f(std::fopen(tmp.c_str(), "wb"));
-    if (!f) return fail(ErrorCode::kIo, "cannot create '" + tmp.string() + "': " + errno_text());
-    const bool ok =
-        (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size()) &&
-        std::fflush(f.get()) == 0 && ::fsync(::fileno(f.get())) == 0;
-    if (!ok) {
-      const std::string why = errno_text();
-      f.reset();
-      std::remove(tmp.c_str());
-      return fail(ErrorCode::kIo, "cannot write '" + tmp.string() + "': " + why);
-    }
-    if (std::fclose(f.release()) != 0) {
-      std::remove(tmp.c_str());
-      return fail(ErrorCode::kIo, "cannot close '" + tmp.string() + "': " + errno_text());
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, file, ec);
-  if (ec) {
-    std::remove(tmp.c_str());
-    return fail(ErrorCode::kIo,
-                "cannot rename '" + tmp.string() + "' to '" + file.string() + "': " + ec.message());
-  }
-  return {};
-}
-
 Result<void> write_message_atomic(const google::protobuf::MessageLite& msg,
                                   const std::filesystem::path& file) {
   const size_t size = msg.ByteSizeLong();
@@ -494,7 +464,7 @@ Result<void> write_message_atomic(const google::protobuf::MessageLite& msg,
   std::vector<uint8_t> bytes(size);
   if (!msg.SerializeToArray(bytes.data(), static_cast<int>(size)))
     return fail(ErrorCode::kInternal, "cannot serialize '" + file.string() + "'");
-  return write_file_atomic(file, bytes);
+  return hone::write_file_atomic(file, std::span<const uint8_t>(bytes));
 }
 
 }  // namespace detail

@@ -41,9 +41,7 @@ Result<void> tensor_to_proto(const Tensor& t, const std::string& name, ::onnx::T
 
 /// Reads a whole file (at most kMaxModelBytes). kNotFound when missing.
 Result<std::vector<uint8_t>> read_file(const std::filesystem::path& file);
-/// Writes `bytes` to a temporary file next to `file` and renames it over `file`.
-Result<void> write_file_atomic(const std::filesystem::path& file, std::span<const uint8_t> bytes);
-/// Serializes any message and writes it atomically.
+/// Serializes any message and writes it atomically (hone::write_file_atomic).
 Result<void> write_message_atomic(const ::google::protobuf::MessageLite& msg,
                                   const std::filesystem::path& file);
 

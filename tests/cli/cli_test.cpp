@@ -101,6 +101,32 @@ TEST_F(Cli, InspectShowsTheMlp) {
   EXPECT_EQ(m["nodes"], 4);
 }
 
+TEST_F(Cli, InspectShowsTheBackendsPartition) {
+  auto r = hone("inspect " + model("mlp.onnx") + " --backend onednn");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("partition on onednn: 4 of 4 nodes, 1 block"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Gemm x2"), std::string::npos) << r.out;
+
+  // Raising min_block_size above the graph's size sends every node back, with the reason.
+  auto j = hone("inspect --json " + model("mlp.onnx") + " --backend onednn --config min_block_size=10");
+  ASSERT_EQ(j.code, 0) << j.err;
+  auto m = nlohmann::json::parse(j.out);
+  EXPECT_EQ(m["partition"]["backend"], "onednn");
+  EXPECT_EQ(m["partition"]["nodes_on_backend"], 0);
+  ASSERT_EQ(m["partition"]["fallbacks"].size(), 4u);
+  EXPECT_NE(m["partition"]["fallbacks"][0]["reason"].get<std::string>().find("min_block_size"),
+            std::string::npos)
+      << j.out;
+  EXPECT_EQ(m["partition"]["blocks"][0]["runs_on"], "fallback");
+
+  auto bad = hone("inspect " + model("mlp.onnx") + " --backend nope");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("nope"), std::string::npos) << bad.err;
+  auto bad_field = hone("inspect " + model("mlp.onnx") + " --backend onednn --config warp=9");
+  EXPECT_NE(bad_field.code, 0);
+  EXPECT_NE(bad_field.err.find("warp"), std::string::npos) << bad_field.err;
+}
+
 TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {
   const fs::path out = dir_ / "out";
   auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=3 --outputs " +

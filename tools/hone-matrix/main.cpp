@@ -13,6 +13,7 @@
 #include <CLI/CLI.hpp>
 
 #include "hone-matrix/matrix_page.h"
+#include "hone/file_io.h"
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -34,20 +35,6 @@ hone::Result<json> read_json(const std::string& path) {
   return j;
 }
 
-hone::Result<void> write_atomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return hone::fail(hone::ErrorCode::kIo, "cannot write '" + tmp + "'");
-    out << text;
-    if (!out.flush()) return hone::fail(hone::ErrorCode::kIo, "cannot write '" + tmp + "'");
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) return hone::fail(hone::ErrorCode::kIo, "cannot rename '" + tmp + "' to '" + path + "': " + ec.message());
-  return {};
-}
-
 int report(const hone::Result<void>& r) {
   if (r) return 0;
   std::fprintf(stderr, "error: %s\n", r.error().to_string().c_str());
@@ -57,7 +44,7 @@ int report(const hone::Result<void>& r) {
 hone::Result<void> run_render(const std::string& features, const std::string& out) {
   HONE_TRY(json f, read_json(features));
   HONE_TRY(json data, hone::matrix::data_from_features(f));
-  return write_atomic(out, hone::matrix::render_page(data));
+  return hone::write_file_atomic(out, hone::matrix::render_page(data));
 }
 
 hone::Result<void> run_update(const std::string& base, const std::string& updates, const std::string& out) {
@@ -65,7 +52,7 @@ hone::Result<void> run_update(const std::string& base, const std::string& update
   HONE_TRY(json data, hone::matrix::extract_data(html));
   HONE_TRY(json u, read_json(updates));
   HONE_TRY(json merged, hone::matrix::merge_updates(data, u));
-  HONE_CHECK_OK(write_atomic(out, hone::matrix::render_page(merged)));
+  HONE_CHECK_OK(hone::write_file_atomic(out, hone::matrix::render_page(merged)));
   std::printf("%s\n", hone::matrix::summary(merged).c_str());
   return {};
 }

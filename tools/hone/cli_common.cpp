@@ -33,31 +33,6 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
-Result<void> write_file_atomic(const std::filesystem::path& path, const std::string& bytes) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fail(ErrorCode::kIo, path.string() + ": cannot open for writing");
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) {
-      out.close();
-      std::error_code ec;
-      std::filesystem::remove(tmp, ec);
-      return fail(ErrorCode::kIo, path.string() + ": write failed");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::error_code ignore;
-    std::filesystem::remove(tmp, ignore);
-    return fail(ErrorCode::kIo, path.string() + ": cannot move into place: " + ec.message());
-  }
-  return {};
-}
-
 Result<void> parse_dim_binding(const std::string& text, std::map<std::string, int64_t>& out) {
   const size_t eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())

@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "hone/error.h"
+#include "hone/file_io.h"  // write_file_atomic, used by every command that writes
 #include "hone/graph.h"
 #include "hone/tensor.h"
 
@@ -43,10 +44,6 @@ void apply_requested_threads();
 int report(const Error& error);
 /// Prints "error: <message>" to stderr and returns kExitUsage.
 int usage_error(const std::string& message);
-
-/// Writes `bytes` to `path` through a temporary file renamed into place.
-[[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
-                                             const std::string& bytes);
 
 /// Parses "NAME=VALUE" (VALUE a non-negative integer) into `out`.
 [[nodiscard]] Result<void> parse_dim_binding(const std::string& text,

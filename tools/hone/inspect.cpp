@@ -1,8 +1,10 @@
-// `hone inspect MODEL.onnx [--json]`: what a model takes, gives and holds.
+// `hone inspect MODEL.onnx [--backend NAME [--config F=V]] [--json]`: what a
+// model takes, gives and holds, and how a backend would partition it.
 #include <algorithm>
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,12 +14,15 @@
 
 #include "cli_common.h"
 #include "hone/onnx.h"
+#include "hone/registry.h"
 
 namespace hone::cli {
 namespace {
 
 struct InspectOptions {
   std::string model;
+  std::string backend;  // empty: no partition shown
+  std::vector<std::string> config;  // FIELD=VALUE for that backend
   bool json = false;
 };
 
@@ -90,10 +95,68 @@ std::string human_bytes(int64_t b) {
   return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
+/// "Conv x3, Relu x2" for the nodes of one block.
+std::string block_ops(const Graph& g, const Block& b) {
+  std::map<std::string, int64_t> counts;
+  for (NodeId id : b.nodes) ++counts[g.node(id).op_type];
+  std::string s;
+  for (const auto& [op, n] : sorted_counts(counts))
+    s += (s.empty() ? "" : ", ") + op + (n > 1 ? " x" + std::to_string(n) : "");
+  return s;
+}
+
+nlohmann::json partition_json(const Graph& g, const std::string& backend, const Partition& p) {
+  nlohmann::json j;
+  j["backend"] = backend;
+  j["nodes_on_backend"] = p.nodes_on_backend();
+  j["blocks"] = nlohmann::json::array();
+  for (const Block& b : p.blocks) {
+    nlohmann::json nodes = nlohmann::json::array();
+    for (NodeId id : b.nodes) nodes.push_back(g.node(id).name);
+    j["blocks"].push_back({{"runs_on", b.on_backend ? backend : std::string("fallback")},
+                           {"nodes", std::move(nodes)},
+                           {"ops", block_ops(g, b)}});
+  }
+  j["fallbacks"] = nlohmann::json::array();
+  for (const auto& [id, why] : p.fallbacks)
+    j["fallbacks"].push_back({{"node", g.node(id).name}, {"op", g.node(id).op_type}, {"reason", why}});
+  return j;
+}
+
+void print_partition(const Graph& g, const std::string& backend, const Partition& p) {
+  fmt::print("partition on {}: {} of {} nodes, {} block{}\n", backend, p.nodes_on_backend(),
+             g.nodes().size(), p.blocks.size(), p.blocks.size() == 1 ? "" : "s");
+  for (size_t i = 0; i < p.blocks.size(); ++i) {
+    const Block& b = p.blocks[i];
+    fmt::print("  [{}] {:<10} {:>4} node{}  {}\n", i, b.on_backend ? backend : "fallback",
+               b.nodes.size(), b.nodes.size() == 1 ? " " : "s", block_ops(g, b));
+  }
+  if (!p.fallbacks.empty()) fmt::print("fallbacks ({})\n", p.fallbacks.size());
+  for (const auto& [id, why] : p.fallbacks) fmt::print("  {}: {}\n", g.node(id).describe(), why);
+}
+
+/// The partition `o.backend` would build for `g`, under `o.config`.
+Result<Partition> plan_partition(const InspectOptions& o, const Graph& g) {
+  HONE_TRY(std::unique_ptr<Backend> be, default_registry().create(o.backend));
+  for (const std::string& kv : o.config) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail(ErrorCode::kInvalidArgument, "--config '" + kv + "': expected FIELD=VALUE");
+    HONE_CHECK_OK(be->configure(kv.substr(0, eq), kv.substr(eq + 1)));
+  }
+  return be->plan(g);
+}
+
 int run_inspect(const InspectOptions& o) {
   auto loaded = hone::onnx::load_model(o.model);
   if (!loaded) return report(loaded.error());
   const Graph& g = *loaded;
+  std::optional<Partition> partition;
+  if (!o.backend.empty()) {
+    auto p = plan_partition(o, g);
+    if (!p) return report(p.error());
+    partition = std::move(*p);
+  }
   std::map<std::string, int64_t> counts;
   int64_t total = 0;
   count_ops(g, counts, total);
@@ -120,6 +183,7 @@ int run_inspect(const InspectOptions& o) {
     j["producer_version"] = producer_version;
     j["ir_version"] = ir_version;
     j["metadata"] = g.metadata();
+    if (partition) j["partition"] = partition_json(g, o.backend, *partition);
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
@@ -143,6 +207,7 @@ int run_inspect(const InspectOptions& o) {
   fmt::print("params   {} ({})\n", g.parameter_count(), human_bytes(g.parameter_bytes()));
   fmt::print("nodes    {} ({} op types)\n", total, ops.size());
   for (const auto& [op, n] : ops) fmt::print("  {:<24} {}\n", op, n);
+  if (partition) print_partition(g, o.backend, *partition);
   return kExitOk;
 }
 
@@ -153,6 +218,11 @@ void add_inspect_command(CLI::App& root, std::vector<Command>& commands) {
   CLI::App* sub =
       root.add_subcommand("inspect", "show a model's inputs, outputs, ops and parameters");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
+  sub->add_option("--backend", o->backend,
+                  "also show how this backend would partition the graph (see `hone backends`)")
+      ->type_name("NAME");
+  sub->add_option("--config", o->config, "a backend config field for --backend (repeatable)")
+      ->type_name("FIELD=VALUE");
   sub->add_flag("--json", o->json, "machine-readable output");
   commands.push_back({sub, [o] { return run_inspect(*o); }});
 }

@@ -18,11 +18,15 @@ std::vector<NodeSupport> CompilingBackend::propose(const Graph& g) const {
   return out;
 }
 
-Result<void> CompilingBackend::do_build(const Graph& graph) {
+Result<Partition> CompilingBackend::plan(const Graph& g) const {
   PartitionOptions opts;
   opts.min_block_size = static_cast<int>(config().get<int64_t>("min_block_size", 5));
   opts.require_full_compilation = config().get<bool>("require_full_compilation", false);
-  HONE_TRY(partition_, partition_graph(graph, propose(graph), opts));
+  return partition_graph(g, propose(g), opts);
+}
+
+Result<void> CompilingBackend::do_build(const Graph& graph) {
+  HONE_TRY(partition_, plan(graph));
   HONE_LOG_DEBUG("{}: partition of '{}': {}", name(), graph.name(), partition_.describe(graph));
   graph_ = std::make_unique<Graph>(graph);
   stages_.clear();

@@ -35,6 +35,9 @@ class CompilingBackend : public Backend {
   const Partition& partition() const { return partition_; }
   /// Proposals for every node of `g`, with reasons, without building.
   std::vector<NodeSupport> propose(const Graph& g) const;
+  /// propose() grouped by partition_graph under min_block_size and
+  /// require_full_compilation; build() compiles exactly this.
+  Result<Partition> plan(const Graph& g) const override;
 
  protected:
   CompilingBackend();
