@@ -127,6 +127,28 @@ TEST_F(Cli, InspectShowsTheBackendsPartition) {
   EXPECT_NE(bad_field.err.find("warp"), std::string::npos) << bad_field.err;
 }
 
+// Figures are what was measured; only their consistency is asserted here.
+TEST_F(Cli, BenchReportsPercentilesInOrder) {
+  auto r = hone("bench " + model("mlp.onnx") + " --backend onednn --batch 4 --iters 20 --warmup 2 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["batch"], 4);
+  EXPECT_EQ(j["iters"], 20);
+  EXPECT_EQ(j["executions"], 22);  // warm-up and timed runs all ran on onednn's own path
+  EXPECT_GT(j["p50_ms"].get<double>(), 0.0);
+  EXPECT_LE(j["min_ms"].get<double>(), j["p50_ms"].get<double>());
+  EXPECT_LE(j["p50_ms"].get<double>(), j["p90_ms"].get<double>());
+  EXPECT_LE(j["p90_ms"].get<double>(), j["p99_ms"].get<double>());
+  EXPECT_LE(j["p99_ms"].get<double>(), j["max_ms"].get<double>());
+  EXPECT_GT(j["throughput_per_s"].get<double>(), 0.0);
+  auto text = hone("bench " + model("cnn.onnx") + " --iters 3");
+  ASSERT_EQ(text.code, 0) << text.err;
+  EXPECT_NE(text.out.find("latency  p50"), std::string::npos) << text.out;
+  auto bad = hone("bench " + model("mlp.onnx") + " --iters 0");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--iters"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {
   const fs::path out = dir_ / "out";
   auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=3 --outputs " +

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,7 @@ void add_inspect_command(CLI::App& root, std::vector<Command>& commands);
 void add_run_command(CLI::App& root, std::vector<Command>& commands);
 void add_backends_command(CLI::App& root, std::vector<Command>& commands);
 void add_conformance_command(CLI::App& root, std::vector<Command>& commands);
+void add_bench_command(CLI::App& root, std::vector<Command>& commands);
 
 /// --threads as given (-1 when not given). Commands apply it with
 /// apply_requested_threads() when they start running kernels, so that
@@ -48,6 +50,11 @@ int usage_error(const std::string& message);
 /// Parses "NAME=VALUE" (VALUE a non-negative integer) into `out`.
 [[nodiscard]] Result<void> parse_dim_binding(const std::string& text,
                                              std::map<std::string, int64_t>& out);
+
+/// Seeded random values for graph input `v`: floats uniform in [-1,1),
+/// integers in [0,9], bools 50/50; symbolic dims from `dims`, else 1.
+[[nodiscard]] Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,
+                                          std::mt19937_64& rng);
 
 /// "f32[batch,3]", "seq<f32>", "optional<...>", "f32[?]" for a graph value.
 std::string describe_value_type(const Value& v);

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add_run_command(app, commands);
   add_backends_command(app, commands);
   add_conformance_command(app, commands);
+  add_bench_command(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -56,42 +56,6 @@ Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
                                         pb.string() + " nor " + npy.string() + " exists");
 }
 
-Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,
-                            std::mt19937_64& rng) {
-  if (v.kind != ValueKind::kTensor)
-    return fail(ErrorCode::kUnsupported,
-                "input '" + v.name + "' is a sequence or optional; random inputs are tensors only");
-  if (!v.shape)
-    return fail(ErrorCode::kInvalidArgument,
-                "input '" + v.name + "' has unknown rank; give it with --inputs DIR");
-  std::vector<int64_t> shape;
-  for (const Dim& d : v.shape->dims()) {
-    if (d.is_static())
-      shape.push_back(d.value());
-    else if (d.is_symbolic() && dims.count(d.symbol_name()))
-      shape.push_back(dims.at(d.symbol_name()));
-    else
-      shape.push_back(1);
-  }
-  const int64_t n = shape_numel(shape);
-  std::vector<double> values(static_cast<size_t>(n));
-  if (is_floating(v.dtype)) {
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (auto& x : values) x = u(rng);
-  } else if (is_integer(v.dtype)) {
-    std::uniform_int_distribution<int> u(0, 9);
-    for (auto& x : values) x = u(rng);
-  } else if (v.dtype == DType::kBool) {
-    std::bernoulli_distribution u(0.5);
-    for (auto& x : values) x = u(rng) ? 1.0 : 0.0;
-  } else {
-    return fail(ErrorCode::kUnsupported, "input '" + v.name + "' has dtype " +
-                                             std::string(dtype_name(v.dtype)) +
-                                             ", for which no random values are generated");
-  }
-  return reference::from_doubles(v.dtype, shape, values);
-}
-
 void print_summary(size_t i, const std::string& name, const Tensor& t) {
   const TensorStats s = tensor_stats(t);
   std::string head;

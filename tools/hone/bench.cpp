@@ -1,0 +1,136 @@
+// `hone bench MODEL.onnx`: latency percentiles and throughput of one backend
+// on seeded random inputs, after warm-up. Speed figures belong here (and in
+// bench/), never in timed unit tests.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <fmt/core.h>
+#include <nlohmann/json.hpp>
+
+#include "cli_common.h"
+#include "hone/onnx.h"
+#include "hone/registry.h"
+#include "hone/thread_pool.h"
+
+namespace hone::cli {
+namespace {
+
+struct BenchOptions {
+  std::string model;
+  std::string backend = "reference";
+  int64_t batch = 1;
+  std::vector<std::string> dims;
+  int iters = 100;
+  int warmup = 10;
+  uint64_t seed = 1;
+  bool json = false;
+};
+
+/// Nearest-rank percentile of sorted `v` (q in [0,1]).
+double percentile(const std::vector<double>& v, double q) {
+  const size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+int run_bench(const BenchOptions& o) {
+  if (o.iters < 1) return usage_error("--iters must be at least 1");
+  if (o.warmup < 0) return usage_error("--warmup must not be negative");
+  if (o.batch < 1) return usage_error("--batch must be at least 1");
+  auto graph = hone::onnx::load_model(o.model);
+  if (!graph) return report(graph.error());
+  const Graph& g = *graph;
+
+  // --batch binds the symbolic leading dim of every input; --dim overrides.
+  std::map<std::string, int64_t> dims;
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic())
+      dims[v.shape->dims()[0].symbol_name()] = o.batch;
+  }
+  for (const std::string& d : o.dims) {
+    auto r = parse_dim_binding(d, dims);
+    if (!r) return usage_error(r.error().message());
+  }
+
+  std::mt19937_64 rng(o.seed);
+  std::vector<Tensor> inputs;
+  for (ValueId id : g.inputs()) {
+    auto t = random_input(g.value(id), dims, rng);
+    if (!t) return report(t.error());
+    inputs.push_back(std::move(*t));
+  }
+
+  apply_requested_threads();
+  auto backend = default_registry().create(o.backend);
+  if (!backend) return report(backend.error());
+  const auto t0 = std::chrono::steady_clock::now();
+  if (auto built = (*backend)->build(g); !built)
+    return report(built.error().add_context("while building '" + o.model + "' on backend '" +
+                                            o.backend + "'"));
+  const double build_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  for (int i = 0; i < o.warmup; ++i)
+    if (auto y = (*backend)->infer(inputs); !y) return report(y.error());
+  std::vector<double> ms;
+  ms.reserve(static_cast<size_t>(o.iters));
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < o.iters; ++i) {
+    const auto a = std::chrono::steady_clock::now();
+    auto y = (*backend)->infer(inputs);
+    const auto b = std::chrono::steady_clock::now();
+    if (!y) return report(y.error());
+    ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
+  }
+  const double total_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::sort(ms.begin(), ms.end());
+  const double p50 = percentile(ms, 0.50), p90 = percentile(ms, 0.90), p99 = percentile(ms, 0.99);
+  const double throughput = static_cast<double>(o.batch) * o.iters / total_s;
+  const int threads = ThreadPool::global().num_threads();
+
+  if (o.json) {
+    nlohmann::json j = {{"model", o.model},     {"backend", o.backend}, {"threads", threads},
+                        {"batch", o.batch},     {"iters", o.iters},     {"warmup", o.warmup},
+                        {"seed", o.seed},       {"build_ms", build_ms}, {"p50_ms", p50},
+                        {"p90_ms", p90},        {"p99_ms", p99},        {"min_ms", ms.front()},
+                        {"max_ms", ms.back()},  {"throughput_per_s", throughput},
+                        {"executions", (*backend)->executions()}};
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+  fmt::print("{} on {} ({} threads), batch {}: built in {:.1f} ms\n", o.model, o.backend, threads,
+             o.batch, build_ms);
+  fmt::print("latency  p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms  (min {:.3f}, max {:.3f}; {} runs after {} warm-up)\n",
+             p50, p90, p99, ms.front(), ms.back(), o.iters, o.warmup);
+  fmt::print("throughput {:.1f} samples/s\n", throughput);
+  return kExitOk;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
+  auto o = std::make_shared<BenchOptions>();
+  CLI::App* sub = root.add_subcommand(
+      "bench", "latency (p50/p90/p99) and throughput of a model on one backend");
+  sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
+  sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
+      ->capture_default_str();
+  sub->add_option("--batch", o->batch, "value of every input's symbolic leading dim")
+      ->capture_default_str();
+  sub->add_option("--dim", o->dims, "value of another symbolic dim (repeatable)")
+      ->type_name("NAME=VALUE");
+  sub->add_option("--iters", o->iters, "timed runs")->capture_default_str();
+  sub->add_option("--warmup", o->warmup, "untimed runs first")->capture_default_str();
+  sub->add_option("--seed", o->seed, "seed of the random inputs")->capture_default_str();
+  sub->add_flag("--json", o->json, "machine-readable output");
+  commands.push_back({sub, [o] { return run_bench(*o); }});
+}
+
+}  // namespace hone::cli
