@@ -1,0 +1,164 @@
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/reference/interpreter.h"
+#include "hone/passes.h"
+
+namespace hone {
+namespace {
+
+bool is_random(const Node& n) {
+  static const std::set<std::string> kRandom = {"RandomNormal",     "RandomUniform", "RandomNormalLike",
+                                                "RandomUniformLike", "Multinomial",  "Bernoulli"};
+  return kRandom.count(n.op_type) != 0;
+}
+
+bool has_subgraph(const Node& n) {
+  for (const auto& [key, attr] : n.attrs)
+    if (std::holds_alternative<std::shared_ptr<const Graph>>(attr) ||
+        std::holds_alternative<std::vector<std::shared_ptr<const Graph>>>(attr))
+      return true;
+  return false;
+}
+
+/// A copy of `g` keeping only nodes with keep[i], where values in `constants`
+/// become initializers. Values nothing kept reads or makes are dropped
+/// (graph inputs and outputs always stay).
+Result<Graph> rebuild(const Graph& g, const std::vector<bool>& keep,
+                      const std::map<ValueId, Tensor>& constants) {
+  std::vector<bool> needed(g.values().size(), false);
+  for (ValueId v : g.inputs()) needed[v] = true;
+  for (ValueId v : g.outputs()) needed[v] = true;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (!keep[i]) continue;
+    for (ValueId v : g.reads_of(static_cast<NodeId>(i))) needed[v] = true;
+    for (ValueId v : g.node(static_cast<NodeId>(i)).outputs)
+      if (v != kNoValue) needed[v] = true;
+  }
+  Graph out(g.name());
+  out.opsets() = g.opsets();
+  out.metadata() = g.metadata();
+  std::vector<ValueId> remap(g.values().size(), kNoValue);
+  for (size_t v = 0; v < g.values().size(); ++v) {
+    if (!needed[v]) continue;
+    Value copy = g.values()[v];
+    copy.producer = -1;
+    if (auto it = constants.find(static_cast<ValueId>(v)); it != constants.end()) {
+      copy.initializer = it->second;
+      copy.dtype = it->second.dtype();
+      copy.shape = Shape::of(it->second.shape());
+    }
+    remap[v] = out.add_value(std::move(copy));
+  }
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    if (!keep[i]) continue;
+    Node n = g.nodes()[i];
+    for (ValueId& v : n.inputs)
+      if (v != kNoValue) v = remap[v];
+    for (ValueId& v : n.outputs)
+      if (v != kNoValue) v = remap[v];
+    out.add_node_with_outputs(std::move(n));
+  }
+  std::vector<ValueId> ins, outs;
+  for (ValueId v : g.inputs()) ins.push_back(remap[v]);
+  for (ValueId v : g.outputs()) outs.push_back(remap[v]);
+  out.set_inputs(std::move(ins));
+  out.set_outputs(std::move(outs));
+  HONE_CHECK_OK_CTX(out.validate(), "after a graph pass on '" + g.name() + "'");
+  return out;
+}
+
+/// Runs node `n` of `g` alone on the reference interpreter, its inputs taken
+/// from `known`.
+Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n,
+                                     const std::map<ValueId, Tensor>& known) {
+  Graph one("fold");
+  one.opsets() = g.opsets();
+  Node copy = n;
+  for (ValueId& v : copy.inputs) {
+    if (v == kNoValue) continue;
+    const Value& src = g.value(v);
+    Value c;
+    c.name = src.name;
+    c.initializer = known.at(v);
+    c.dtype = c.initializer->dtype();
+    c.shape = Shape::of(c.initializer->shape());
+    v = one.add_value(std::move(c));
+  }
+  for (ValueId& v : copy.outputs) {
+    if (v == kNoValue) continue;
+    Value c = g.value(v);
+    c.producer = -1;
+    c.initializer.reset();
+    v = one.add_value(std::move(c));
+    one.add_output(v);
+  }
+  one.add_node_with_outputs(std::move(copy));
+  return reference::Interpreter().run_tensors(one, {});
+}
+
+}  // namespace
+
+Result<Graph> fold_constants(const Graph& g, PassStats* stats, size_t max_bytes) {
+  HONE_TRY(std::vector<NodeId> order, g.topological_order());
+  std::map<ValueId, Tensor> known;  // initializers and folded outputs
+  for (size_t v = 0; v < g.values().size(); ++v)
+    if (g.values()[v].initializer) known.emplace(static_cast<ValueId>(v), *g.values()[v].initializer);
+  std::vector<bool> keep(g.nodes().size(), true);
+  std::map<ValueId, Tensor> folded;
+  int count = 0;
+  for (NodeId id : order) {
+    const Node& n = g.node(id);
+    if (is_random(n) || has_subgraph(n) || !(n.domain.empty() || n.domain == "ai.onnx")) continue;
+    bool all_const = true;
+    for (ValueId v : g.reads_of(id)) all_const &= known.count(v) != 0;
+    if (!all_const || n.outputs.empty()) continue;
+    bool tensors = true;
+    for (ValueId v : n.outputs) tensors &= v == kNoValue || g.value(v).kind == ValueKind::kTensor;
+    if (!tensors) continue;
+    auto outs = evaluate(g, n, known);
+    if (!outs) continue;  // leave it to run time, where the error will be reported in context
+    size_t bytes = 0;
+    for (const Tensor& t : *outs) bytes += t.nbytes();
+    if (bytes > max_bytes) continue;
+    size_t k = 0;
+    for (ValueId v : n.outputs) {
+      if (v == kNoValue) continue;
+      known.emplace(v, (*outs)[k]);
+      folded.emplace(v, (*outs)[k]);
+      ++k;
+    }
+    keep[id] = false;
+    ++count;
+  }
+  if (count == 0) return g;
+  HONE_TRY(Graph out, rebuild(g, keep, folded));
+  if (stats) stats->folded += count;
+  // Initializers only the folded nodes read are dead now.
+  return eliminate_dead_code(out, stats);
+}
+
+Result<Graph> eliminate_dead_code(const Graph& g, PassStats* stats) {
+  std::vector<bool> live_value(g.values().size(), false);
+  for (ValueId v : g.outputs()) live_value[v] = true;
+  HONE_TRY(std::vector<NodeId> order, g.topological_order());
+  std::vector<bool> keep(g.nodes().size(), false);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const Node& n = g.node(*it);
+    bool live = false;
+    for (ValueId v : n.outputs) live |= v != kNoValue && live_value[v];
+    if (!live) continue;
+    keep[*it] = true;
+    for (ValueId v : g.reads_of(*it)) live_value[v] = true;
+  }
+  int removed = 0;
+  for (bool k : keep) removed += k ? 0 : 1;
+  // Rebuild even with nothing removed: unread initializers go too.
+  HONE_TRY(Graph out, rebuild(g, keep, {}));
+  if (stats) stats->removed += removed;
+  return out;
+}
+
+}  // namespace hone
