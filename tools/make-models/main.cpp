@@ -5,6 +5,11 @@
 //   mlp.onnx  x f32[batch,16] -> Gemm 32 -> Relu -> Gemm 8 -> Softmax -> probs f32[batch,8]
 //   cnn.onnx  image f32[batch,3,16,16] -> Conv 8 -> Relu -> MaxPool -> Conv 16 -> Relu
 //             -> GlobalAveragePool -> Flatten -> Gemm 10 -> Softmax -> probs f32[batch,10]
+//   resnet.onnx   image f32[batch,3,32,32] -> Conv 16 + BN + Relu -> 2 residual blocks
+//             (Conv+BN+Relu, Conv+BN, Add, Relu; the second strided to 32 channels with a
+//             1x1 projection) -> GlobalAveragePool -> Flatten -> Gemm 10 -> logits
+//   mobilenet.onnx image f32[batch,3,32,32] -> Conv 16 s2 + Relu -> 3 depthwise-separable
+//             blocks (3x3 depthwise Conv group=C + Relu, 1x1 Conv + Relu) -> GAP -> Gemm 10
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -72,6 +77,75 @@ hone::Result<hone::Graph> make_cnn() {
   return std::move(b).build();
 }
 
+/// BatchNormalization with seeded scale/bias/mean/var (var > 0) for `c` channels.
+hone::ValueId batch_norm(GraphBuilder& b, std::mt19937& rng, hone::ValueId x, int64_t c,
+                         const std::string& name) {
+  std::uniform_real_distribution<float> u(0.5f, 1.5f);
+  Tensor scale = Tensor::zeros(DType::kF32, {c}), var = Tensor::zeros(DType::kF32, {c});
+  for (float& v : scale.span<float>()) v = u(rng);
+  for (float& v : var.span<float>()) v = u(rng);
+  return b.op("BatchNormalization",
+              {x, b.constant(name + ".scale", scale), b.constant(name + ".bias", biases(rng, c)),
+               b.constant(name + ".mean", biases(rng, c)), b.constant(name + ".var", var)},
+              {{"epsilon", 1e-5f}});
+}
+
+hone::ValueId conv_k(GraphBuilder& b, std::mt19937& rng, hone::ValueId x, int64_t cin, int64_t cout,
+                     int64_t k, int64_t stride, int64_t group, const std::string& name) {
+  GraphBuilder::ConvOptions o;
+  const int64_t p = k / 2;
+  o.pads = {p, p, p, p};
+  o.strides = {stride, stride};
+  o.group = group;
+  const int64_t fan_in = cin / group * k * k;
+  return b.conv(x, b.constant(name + ".weight", weights(rng, {cout, cin / group, k, k}, fan_in)),
+                b.constant(name + ".bias", biases(rng, cout)), o);
+}
+
+hone::Result<hone::Graph> make_resnet() {
+  std::mt19937 rng(20240603);
+  GraphBuilder b("resnet");
+  auto x = b.input("image", DType::kF32, {Dim::symbol("batch"), 3, 32, 32});
+  auto h = b.relu(batch_norm(b, rng, conv_k(b, rng, x, 3, 16, 3, 1, 1, "stem"), 16, "stem.bn"));
+  // Block 1: identity skip.
+  auto a = b.relu(batch_norm(b, rng, conv_k(b, rng, h, 16, 16, 3, 1, 1, "b1.conv1"), 16, "b1.bn1"));
+  a = batch_norm(b, rng, conv_k(b, rng, a, 16, 16, 3, 1, 1, "b1.conv2"), 16, "b1.bn2");
+  h = b.relu(b.add(a, h));
+  // Block 2: stride 2, 32 channels, 1x1 projection skip.
+  a = b.relu(batch_norm(b, rng, conv_k(b, rng, h, 16, 32, 3, 2, 1, "b2.conv1"), 32, "b2.bn1"));
+  a = batch_norm(b, rng, conv_k(b, rng, a, 32, 32, 3, 1, 1, "b2.conv2"), 32, "b2.bn2");
+  auto skip = conv_k(b, rng, h, 16, 32, 1, 2, 1, "b2.proj");
+  h = b.relu(b.add(a, skip));
+  auto f = b.flatten(b.global_average_pool(h), 1);
+  b.output(b.gemm(f, b.constant("fc.weight", weights(rng, {10, 32}, 32)),
+                  b.constant("fc.bias", biases(rng, 10)), {.trans_b = true}),
+           "logits");
+  b.graph().metadata()["onnx.producer_name"] = "hone make-models";
+  return std::move(b).build();
+}
+
+hone::Result<hone::Graph> make_mobilenet() {
+  std::mt19937 rng(20240604);
+  GraphBuilder b("mobilenet");
+  auto x = b.input("image", DType::kF32, {Dim::symbol("batch"), 3, 32, 32});
+  auto h = b.relu(conv_k(b, rng, x, 3, 16, 3, 2, 1, "stem"));
+  int64_t c = 16;
+  const int64_t outs[] = {32, 64, 64};
+  const int64_t strides[] = {1, 2, 1};
+  for (int i = 0; i < 3; ++i) {
+    const std::string n = "dw" + std::to_string(i + 1);
+    h = b.relu(conv_k(b, rng, h, c, c, 3, strides[i], c, n + ".depthwise"));
+    h = b.relu(conv_k(b, rng, h, c, outs[i], 1, 1, 1, n + ".pointwise"));
+    c = outs[i];
+  }
+  auto f = b.flatten(b.global_average_pool(h), 1);
+  b.output(b.gemm(f, b.constant("fc.weight", weights(rng, {10, c}, c)),
+                  b.constant("fc.bias", biases(rng, 10)), {.trans_b = true}),
+           "logits");
+  b.graph().metadata()["onnx.producer_name"] = "hone make-models";
+  return std::move(b).build();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -86,7 +160,8 @@ int main(int argc, char** argv) {
     const char* file;
     hone::Result<hone::Graph> (*make)();
   };
-  for (const Item& item : {Item{"mlp.onnx", make_mlp}, Item{"cnn.onnx", make_cnn}}) {
+  for (const Item& item : {Item{"mlp.onnx", make_mlp}, Item{"cnn.onnx", make_cnn},
+                           Item{"resnet.onnx", make_resnet}, Item{"mobilenet.onnx", make_mobilenet}}) {
     auto g = item.make();
     if (!g) {
       fmt::print(stderr, "error: {}\n", g.error().to_string());
