@@ -4,9 +4,7 @@
 //
 //   node bench.js MODEL.onnx --inputs DIR [--threads N] [--iters K] [--warmup W]
 'use strict';
-const path = require('node:path');
-const ort = require('onnxruntime-node');
-const { readNpy } = require('./npy');
+const { ort, openSession, readFeeds } = require('./session');
 
 function arg(name, fallback) {
   const i = process.argv.indexOf(name);
@@ -28,14 +26,8 @@ function percentile(sorted, q) {
     console.error('usage: node bench.js MODEL.onnx --inputs DIR [--threads N] [--iters K] [--warmup W]');
     process.exit(2);
   }
-  const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
-  });
-  const feeds = {};
-  session.inputNames.forEach((name, i) => {
-    const a = readNpy(path.join(inDir, `input_${i}.npy`));
-    feeds[name] = new ort.Tensor(a.type, a.data, a.shape);
-  });
+  const session = await openSession(model, threads);
+  const feeds = readFeeds(session, inDir);
   for (let i = 0; i < warmup; ++i) await session.run(feeds);
   const ms = [];
   for (let i = 0; i < iters; ++i) {

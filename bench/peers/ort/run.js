@@ -6,8 +6,8 @@
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const ort = require('onnxruntime-node');
-const { readNpy, writeNpy } = require('./npy');
+const { ort, openSession, readFeeds } = require('./session');
+const { writeNpy } = require('./npy');
 
 function arg(name, fallback) {
   const i = process.argv.indexOf(name);
@@ -23,14 +23,8 @@ function arg(name, fallback) {
     console.error('usage: node run.js MODEL.onnx --inputs DIR --outputs DIR [--threads N]');
     process.exit(2);
   }
-  const session = await ort.InferenceSession.create(model, {
-    intraOpNumThreads: threads, interOpNumThreads: 1, graphOptimizationLevel: 'all',
-  });
-  const feeds = {};
-  session.inputNames.forEach((name, i) => {
-    const a = readNpy(path.join(inDir, `input_${i}.npy`));
-    feeds[name] = new ort.Tensor(a.type, a.data, a.shape);
-  });
+  const session = await openSession(model, threads);
+  const feeds = readFeeds(session, inDir);
   const results = await session.run(feeds);
   fs.mkdirSync(outDir, { recursive: true });
   session.outputNames.forEach((name, i) => {
