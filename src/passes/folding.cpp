@@ -70,6 +70,31 @@ Result<Graph> rebuild(const Graph& g, const std::vector<bool>& keep,
   return out;
 }
 
+/// The nodes among `candidate` that a graph output depends on: walks `order`
+/// backwards from the outputs, through candidates only (a folded node's
+/// outputs are constants, so what it read is not needed through it).
+std::vector<bool> live_nodes(const Graph& g, const std::vector<NodeId>& order,
+                             const std::vector<bool>& candidate) {
+  std::vector<bool> live_value(g.values().size(), false);
+  for (ValueId v : g.outputs()) live_value[v] = true;
+  std::vector<bool> live(g.nodes().size(), false);
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    if (!candidate[*it]) continue;
+    bool needed = false;
+    for (ValueId v : g.node(*it).outputs) needed |= v != kNoValue && live_value[v];
+    if (!needed) continue;
+    live[*it] = true;
+    for (ValueId v : g.reads_of(*it)) live_value[v] = true;
+  }
+  return live;
+}
+
+int count_dropped(const std::vector<bool>& candidate, const std::vector<bool>& live) {
+  int n = 0;
+  for (size_t i = 0; i < candidate.size(); ++i) n += candidate[i] && !live[i] ? 1 : 0;
+  return n;
+}
+
 /// Runs node `n` of `g` alone on the reference interpreter, its inputs taken
 /// from `known`.
 Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n,
@@ -134,30 +159,24 @@ Result<Graph> fold_constants(const Graph& g, PassStats* stats, size_t max_bytes)
     ++count;
   }
   if (count == 0) return g;
-  HONE_TRY(Graph out, rebuild(g, keep, folded));
-  if (stats) stats->folded += count;
-  // Initializers only the folded nodes read are dead now.
-  return eliminate_dead_code(out, stats);
+  // One rebuild: folded nodes go, and so do nodes and initializers that only
+  // fed them or fed nothing.
+  const std::vector<bool> live = live_nodes(g, order, keep);
+  HONE_TRY(Graph out, rebuild(g, live, folded));
+  if (stats) {
+    stats->folded += count;
+    stats->removed += count_dropped(keep, live);
+  }
+  return out;
 }
 
 Result<Graph> eliminate_dead_code(const Graph& g, PassStats* stats) {
-  std::vector<bool> live_value(g.values().size(), false);
-  for (ValueId v : g.outputs()) live_value[v] = true;
   HONE_TRY(std::vector<NodeId> order, g.topological_order());
-  std::vector<bool> keep(g.nodes().size(), false);
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    const Node& n = g.node(*it);
-    bool live = false;
-    for (ValueId v : n.outputs) live |= v != kNoValue && live_value[v];
-    if (!live) continue;
-    keep[*it] = true;
-    for (ValueId v : g.reads_of(*it)) live_value[v] = true;
-  }
-  int removed = 0;
-  for (bool k : keep) removed += k ? 0 : 1;
+  const std::vector<bool> all(g.nodes().size(), true);
+  const std::vector<bool> live = live_nodes(g, order, all);
   // Rebuild even with nothing removed: unread initializers go too.
-  HONE_TRY(Graph out, rebuild(g, keep, {}));
-  if (stats) stats->removed += removed;
+  HONE_TRY(Graph out, rebuild(g, live, {}));
+  if (stats) stats->removed += count_dropped(all, live);
   return out;
 }
 

@@ -147,6 +147,9 @@ TEST_F(Cli, BenchReportsPercentilesInOrder) {
   auto bad = hone("bench " + model("mlp.onnx") + " --iters 0");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--iters"), std::string::npos) << bad.err;
+  auto unknown = hone("bench " + model("mlp.onnx") + " --dim seq=4");
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("no dimension named 'seq'"), std::string::npos) << unknown.err;
 }
 
 TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {

@@ -29,7 +29,6 @@ class Onnx : public testing::TestWithParam<BackendCase> {
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  std::string dir_string() const { return dir_.string(); }
 
   /// Exports `g`, imports it again and checks the backend on the imported
   /// model against the reference on the original graph.

@@ -57,6 +57,7 @@ int run_bench(const BenchOptions& o) {
     auto r = parse_dim_binding(d, dims);
     if (!r) return usage_error(r.error().message());
   }
+  if (auto known = check_dim_bindings(g, dims); !known) return usage_error(known.error().message());
 
   std::mt19937_64 rng(o.seed);
   std::vector<Tensor> inputs;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <system_error>
 
 #include <fmt/core.h>
@@ -22,6 +23,23 @@ void set_requested_threads(int threads) {
 
 void apply_requested_threads() {
   if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
+}
+
+Result<void> check_dim_bindings(const Graph& g, const std::map<std::string, int64_t>& dims) {
+  std::set<std::string> symbols;
+  for (ValueId id : g.inputs())
+    if (g.value(id).shape)
+      for (const Dim& d : g.value(id).shape->dims())
+        if (d.is_symbolic()) symbols.insert(d.symbol_name());
+  for (const auto& [name, value] : dims) {
+    if (symbols.count(name)) continue;
+    std::string known;
+    for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
+    return fail(ErrorCode::kInvalidArgument,
+                "--dim " + name + ": the model's inputs have no dimension named '" + name +
+                    "' (symbolic dims: " + (known.empty() ? "none" : known) + ")");
+  }
+  return {};
 }
 
 Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,

@@ -51,6 +51,10 @@ int usage_error(const std::string& message);
 [[nodiscard]] Result<void> parse_dim_binding(const std::string& text,
                                              std::map<std::string, int64_t>& out);
 
+/// Every name bound in `dims` (from --dim) must be a symbolic dim of one of
+/// `g`'s inputs; the error lists the ones there are.
+[[nodiscard]] Result<void> check_dim_bindings(const Graph& g, const std::map<std::string, int64_t>& dims);
+
 /// Seeded random values for graph input `v`: floats uniform in [-1,1),
 /// integers in [0,9], bools 50/50; symbolic dims from `dims`, else 1.
 [[nodiscard]] Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,

@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <random>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -81,19 +80,7 @@ int run_run(const RunOptions& o) {
   if (!graph) return report(graph.error());
   const Graph& g = *graph;
 
-  // Every --dim must name a symbolic dim of some input.
-  std::set<std::string> symbols;
-  for (ValueId id : g.inputs())
-    if (g.value(id).shape)
-      for (const Dim& d : g.value(id).shape->dims())
-        if (d.is_symbolic()) symbols.insert(d.symbol_name());
-  for (const auto& [name, value] : dims) {
-    if (symbols.count(name)) continue;
-    std::string known;
-    for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
-    return usage_error("--dim " + name + ": the model's inputs have no dimension named '" + name +
-                       "' (symbolic dims: " + (known.empty() ? "none" : known) + ")");
-  }
+  if (auto known = check_dim_bindings(g, dims); !known) return usage_error(known.error().message());
 
   auto backend = default_registry().create(o.backend);
   if (!backend) return report(backend.error());
