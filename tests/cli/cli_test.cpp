@@ -147,6 +147,15 @@ TEST_F(Cli, BenchReportsPercentilesInOrder) {
   auto bad = hone("bench " + model("mlp.onnx") + " --iters 0");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--iters"), std::string::npos) << bad.err;
+  // A fixed-shape model cannot be batched: throughput would count samples it never ran.
+  ::hone::Graph fixed("fixed");
+  fixed.add_output(
+      fixed.add_node("Relu", {fixed.add_input("x", ::hone::DType::kF32, ::hone::Shape{2, 3})}, 1)[0]);
+  ASSERT_TRUE(::hone::onnx::save_model(fixed, dir_ / "fixed.onnx"));
+  auto unbatchable = hone("bench " + (dir_ / "fixed.onnx").string() + " --batch 4");
+  EXPECT_EQ(unbatchable.code, 2);
+  EXPECT_NE(unbatchable.err.find("no input of the model has a symbolic leading dim"), std::string::npos)
+      << unbatchable.err;
   auto unknown = hone("bench " + model("mlp.onnx") + " --dim seq=4");
   EXPECT_EQ(unknown.code, 2);
   EXPECT_NE(unknown.err.find("no dimension named 'seq'"), std::string::npos) << unknown.err;

@@ -53,6 +53,10 @@ int run_bench(const BenchOptions& o) {
     if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic())
       dims[v.shape->dims()[0].symbol_name()] = o.batch;
   }
+  // Throughput counts --batch samples per call, so a batch the model cannot take is an error.
+  if (dims.empty() && o.batch != 1)
+    return usage_error("--batch " + std::to_string(o.batch) +
+                       ": no input of the model has a symbolic leading dim to set");
   for (const std::string& d : o.dims) {
     auto r = parse_dim_binding(d, dims);
     if (!r) return usage_error(r.error().message());
