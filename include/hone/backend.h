@@ -7,11 +7,17 @@
 // A backend describes itself with BackendCapabilities (data, not code) and
 // counts the inferences its own kernels ran, so callers can prove which
 // backend really did the work. Lifecycle: created -> built -> active <->
-// inactive; build() runs at most once per object.
+// inactive; build() runs at most once per object. A built backend can save()
+// what it made into a folder; a fresh object load()s it (created -> loaded),
+// then activate()s it, without building again:
+//
+//   HONE_CHECK_OK(be->save(dir));                     // a package keeps dir
+//   HONE_CHECK_OK(fresh->load(graph, dir));  HONE_CHECK_OK(fresh->activate());
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +75,26 @@ class Backend {
   /// and shapes; the error names the input and axis.
   [[nodiscard]] Result<std::vector<Tensor>> infer(const std::vector<Tensor>& inputs) const;
 
+  /// Writes what this built (active or inactive) backend made and needs to
+  /// come back without building again (compiled libraries, kernel plans) into
+  /// `dir`, which exists and is empty. The graph and config are not part of
+  /// it: whoever saves (a package) keeps those and hands them to load().
+  [[nodiscard]] Result<void> save(const std::filesystem::path& dir) const;
+  /// created -> loaded: restores the state save() wrote to `dir` for
+  /// `graph` (the graph build() was given) under the current config. The
+  /// backend checks that what it finds fits; kCorrupt when not. Then activate().
+  [[nodiscard]] Result<void> load(const Graph& graph, const std::filesystem::path& dir);
+  /// What this built backend chose to run each part of the graph with, one
+  /// line per block or kernel ("conv+eltwise [conv2d.f32.onednn]"), for
+  /// reports and package manifests. Empty for a backend with no choices.
+  virtual std::vector<std::string> kernel_plan() const { return {}; }
+  /// Writes this built backend's deployable artifact (capabilities().
+  /// artifact_format, e.g. "native-so") into `dir`, which exists and is
+  /// empty; it must run without hone. kUnsupported for backends without a
+  /// native artifact (the "onnx" artifact is written by hone's exporter from
+  /// the graph, not by the backend).
+  [[nodiscard]] virtual Result<void> export_artifact(const std::filesystem::path& dir) const;
+
   [[nodiscard]] Result<void> activate();
   [[nodiscard]] Result<void> deactivate();
   BackendState state() const { return state_; }
@@ -81,6 +107,10 @@ class Backend {
   BackendConfig& mutable_config() { return config_; }
   [[nodiscard]] virtual Result<void> do_build(const Graph& graph) = 0;
   [[nodiscard]] virtual Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& inputs) const = 0;
+  /// Default: nothing to write (the backend rebuilds cheaply from the graph).
+  [[nodiscard]] virtual Result<void> do_save(const std::filesystem::path& dir) const;
+  /// Default: do_build(graph), for backends whose build is their load.
+  [[nodiscard]] virtual Result<void> do_load(const Graph& graph, const std::filesystem::path& dir);
 
  private:
   BackendConfig config_;

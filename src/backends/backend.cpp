@@ -49,6 +49,41 @@ Result<void> Backend::build(const Graph& graph) {
   return {};
 }
 
+Result<void> Backend::save(const std::filesystem::path& dir) const {
+  if (state_ != BackendState::kActive && state_ != BackendState::kInactive)
+    return fail(ErrorCode::kFailedPrecondition,
+                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
+                    "; only a built backend can be saved");
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    return fail(ErrorCode::kNotFound, "cannot save backend '" + std::string(name()) + "': '" +
+                                          dir.string() + "' is not a folder");
+  HONE_CHECK_OK_CTX(do_save(dir), "while saving backend '" + std::string(name()) + "'");
+  return {};
+}
+
+Result<void> Backend::load(const Graph& graph, const std::filesystem::path& dir) {
+  if (state_ != BackendState::kCreated)
+    return fail(ErrorCode::kFailedPrecondition,
+                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
+                    "; load() needs a created backend");
+  HONE_CHECK_OK_CTX(do_load(graph, dir), "while loading backend '" + std::string(name()) + "' from '" +
+                                             dir.string() + "'");
+  state_ = BackendState::kLoaded;
+  return {};
+}
+
+Result<void> Backend::do_save(const std::filesystem::path&) const { return {}; }
+
+Result<void> Backend::do_load(const Graph& graph, const std::filesystem::path&) {
+  return do_build(graph);
+}
+
+Result<void> Backend::export_artifact(const std::filesystem::path&) const {
+  return fail(ErrorCode::kUnsupported,
+              "backend '" + std::string(name()) + "' has no native artifact to export");
+}
+
 Result<Partition> Backend::plan(const Graph& graph) const {
   return partition_graph(graph, std::vector<NodeSupport>(graph.nodes().size(), NodeSupport::yes()),
                          {.min_block_size = 1, .require_full_compilation = false});

@@ -52,6 +52,7 @@ class OnednnBackend final : public CompilingBackend {
   uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
   /// One line per plan built ("conv+eltwise, pooling, reorder"), in build order.
   std::vector<std::string> plan_descriptions() const;
+  std::vector<std::string> kernel_plan() const override { return plan_descriptions(); }
 
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;
