@@ -13,48 +13,14 @@
 #include "backends/reference/interpreter.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
+#include "cli/cli_fixture.h"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-struct Ran {
-  int code = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("hone_cli_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Ran hone(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string cmd =
-        std::string(HONE_CLI_PATH) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int st = std::system(cmd.c_str());
-    Ran r;
-    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-  static std::string model(const std::string& name) {
-    return std::string(HONE_SOURCE_DIR) + "/models/" + name;
-  }
-  fs::path dir_;
-};
+using hone_cli_test::Cli;
+using hone_cli_test::Ran;
+using hone_cli_test::slurp;
 
 TEST_F(Cli, VersionAndUsage) {
   auto v = hone("--version");

@@ -84,7 +84,7 @@ void PrintTo(const BackendCase& c, std::ostream* os) { *os << c.key; }
 const std::vector<BackendCase>& backend_cases() {
   static const std::vector<BackendCase> cases = {
       {"reference", registry_factory("reference"), Tolerance{1e-5, 1e-6},
-       {"dynamic-shapes", "integer-io"}, ""},
+       {"dynamic-shapes", "integer-io", "export"}, "onnx"},
       {"onednn", registry_factory("onednn"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
   };
   return cases;

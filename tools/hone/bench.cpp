@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <map>
+#include <optional>
 #include <memory>
 #include <random>
 #include <string>
@@ -15,6 +17,7 @@
 
 #include "cli_common.h"
 #include "hone/onnx.h"
+#include "hone/package.h"
 #include "hone/registry.h"
 #include "hone/thread_pool.h"
 
@@ -42,9 +45,23 @@ int run_bench(const BenchOptions& o) {
   if (o.iters < 1) return usage_error("--iters must be at least 1");
   if (o.warmup < 0) return usage_error("--warmup must not be negative");
   if (o.batch < 1) return usage_error("--batch must be at least 1");
-  auto graph = hone::onnx::load_model(o.model);
-  if (!graph) return report(graph.error());
-  const Graph& g = *graph;
+  // A .hone package runs on the backend tuning chose; a model on --backend.
+  const bool is_package = std::filesystem::path(o.model).extension() == ".hone";
+  std::optional<TunedModel> tuned;
+  std::optional<Graph> model_graph;
+  if (is_package) {
+    apply_requested_threads();
+    LoadOptions lo;
+    lo.threads = requested_threads();
+    auto m = hone::load(o.model, lo);
+    if (!m) return report(m.error());
+    tuned.emplace(std::move(*m));
+  } else {
+    auto graph = hone::onnx::load_model(o.model);
+    if (!graph) return report(graph.error());
+    model_graph.emplace(std::move(*graph));
+  }
+  const Graph& g = is_package ? tuned->graph() : *model_graph;
 
   // --batch binds the symbolic leading dim of every input; --dim overrides.
   std::map<std::string, int64_t> dims;
@@ -72,23 +89,29 @@ int run_bench(const BenchOptions& o) {
   }
 
   apply_requested_threads();
-  auto backend = default_registry().create(o.backend);
-  if (!backend) return report(backend.error());
+  std::unique_ptr<Backend> owned;
   const auto t0 = std::chrono::steady_clock::now();
-  if (auto built = (*backend)->build(g); !built)
-    return report(built.error().add_context("while building '" + o.model + "' on backend '" +
-                                            o.backend + "'"));
+  if (!is_package) {
+    auto backend = default_registry().create(o.backend);
+    if (!backend) return report(backend.error());
+    if (auto built = (*backend)->build(g); !built)
+      return report(built.error().add_context("while building '" + o.model + "' on backend '" +
+                                              o.backend + "'"));
+    owned = std::move(*backend);
+  }
+  const Backend* backend = is_package ? &tuned->backend() : owned.get();
+  const std::string backend_name(backend->name());
   const double build_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
   for (int i = 0; i < o.warmup; ++i)
-    if (auto y = (*backend)->infer(inputs); !y) return report(y.error());
+    if (auto y = backend->infer(inputs); !y) return report(y.error());
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(o.iters));
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < o.iters; ++i) {
     const auto a = std::chrono::steady_clock::now();
-    auto y = (*backend)->infer(inputs);
+    auto y = backend->infer(inputs);
     const auto b = std::chrono::steady_clock::now();
     if (!y) return report(y.error());
     ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
@@ -101,17 +124,17 @@ int run_bench(const BenchOptions& o) {
   const int threads = ThreadPool::global().num_threads();
 
   if (o.json) {
-    nlohmann::json j = {{"model", o.model},     {"backend", o.backend}, {"threads", threads},
+    nlohmann::json j = {{"model", o.model},     {"backend", backend_name}, {"threads", threads},
                         {"batch", o.batch},     {"iters", o.iters},     {"warmup", o.warmup},
                         {"seed", o.seed},       {"build_ms", build_ms}, {"p50_ms", p50},
                         {"p90_ms", p90},        {"p99_ms", p99},        {"min_ms", ms.front()},
                         {"max_ms", ms.back()},  {"throughput_per_s", throughput},
-                        {"executions", (*backend)->executions()}};
+                        {"executions", backend->executions()}};
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
-  fmt::print("{} on {} ({} threads), batch {}: built in {:.1f} ms\n", o.model, o.backend, threads,
-             o.batch, build_ms);
+  fmt::print("{} on {} ({} threads), batch {}: {} in {:.1f} ms\n", o.model, backend_name, threads, o.batch,
+             is_package ? "loaded" : "built", build_ms);
   fmt::print("latency  p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms  (min {:.3f}, max {:.3f}; {} runs after {} warm-up)\n",
              p50, p90, p99, ms.front(), ms.back(), o.iters, o.warmup);
   fmt::print("throughput {:.1f} samples/s\n", throughput);
@@ -123,8 +146,10 @@ int run_bench(const BenchOptions& o) {
 void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = root.add_subcommand(
-      "bench", "latency (p50/p90/p99) and throughput of a model on one backend");
-  sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
+      "bench", "latency (p50/p90/p99) and throughput of a model on one backend, or of a .hone package");
+  sub->add_option("model", o->model, "the .onnx file, or a .hone package (runs its chosen backend)")
+      ->required()
+      ->type_name("MODEL.onnx|OUT.hone");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
   sub->add_option("--batch", o->batch, "value of every input's symbolic leading dim")

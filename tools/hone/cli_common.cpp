@@ -8,8 +8,10 @@
 #include <system_error>
 
 #include <fmt/core.h>
+#include <nlohmann/json.hpp>
 
 #include "backends/reference/kernel_util.h"
+#include "hone/npy.h"
 #include "hone/thread_pool.h"
 
 namespace hone::cli {
@@ -20,6 +22,8 @@ int g_requested_threads = -1;
 void set_requested_threads(int threads) {
   g_requested_threads = threads;
 }
+
+int requested_threads() { return g_requested_threads; }
 
 void apply_requested_threads() {
   if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
@@ -155,6 +159,43 @@ std::string format_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   return fmt::format("{:.6g}", v);
+}
+
+void print_output_summary(size_t i, const std::string& name, const Tensor& t) {
+  const TensorStats s = tensor_stats(t);
+  std::string head;
+  for (double v : s.head) head += (head.empty() ? "" : ", ") + format_number(v);
+  if (t.numel() > static_cast<int64_t>(s.head.size())) head += ", ...";
+  fmt::print("output {} '{}': {}", i, name, t.describe());
+  if (t.numel() > 0)
+    fmt::print("  min {} max {} mean {}{}  [{}]", format_number(s.min), format_number(s.max),
+               format_number(s.mean), s.nan_count ? fmt::format(" nan {}", s.nan_count) : "", head);
+  fmt::print("\n");
+}
+
+Result<void> write_outputs(const std::filesystem::path& dir, const std::vector<Tensor>& outputs,
+                           const std::vector<std::string>& names) {
+  // Serialize everything first so an unsavable output writes nothing.
+  std::vector<std::vector<uint8_t>> files;
+  nlohmann::json manifest = nlohmann::json::array();
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = i < names.size() ? names[i] : "output_" + std::to_string(i);
+    auto bytes = serialize_npy(outputs[i]);
+    if (!bytes) return fail(std::move(bytes).error().add_context("while saving output " + std::to_string(i) + " '" + name + "'"));
+    files.push_back(std::move(*bytes));
+    manifest.push_back({{"name", name},
+                        {"dtype", std::string(dtype_name(outputs[i].dtype()))},
+                        {"shape", outputs[i].shape()},
+                        {"file", "output_" + std::to_string(i) + ".npy"}});
+  }
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return fail(ErrorCode::kIo, dir.string() + ": cannot create directory: " + ec.message());
+  for (size_t i = 0; i < files.size(); ++i)
+    HONE_CHECK_OK(write_file_atomic(dir / ("output_" + std::to_string(i) + ".npy"),
+                                    std::span<const uint8_t>(files[i].data(), files[i].size())));
+  HONE_CHECK_OK(write_file_atomic(dir / "outputs.json", manifest.dump(2) + "\n"));
+  return {};
 }
 
 }  // namespace hone::cli

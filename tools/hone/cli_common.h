@@ -35,12 +35,18 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands);
 void add_backends_command(CLI::App& root, std::vector<Command>& commands);
 void add_conformance_command(CLI::App& root, std::vector<Command>& commands);
 void add_bench_command(CLI::App& root, std::vector<Command>& commands);
+void add_tune_command(CLI::App& root, std::vector<Command>& commands);
+void add_infer_command(CLI::App& root, std::vector<Command>& commands);
+void add_describe_command(CLI::App& root, std::vector<Command>& commands);
+void add_export_command(CLI::App& root, std::vector<Command>& commands);
 
 /// --threads as given (-1 when not given). Commands apply it with
 /// apply_requested_threads() when they start running kernels, so that
 /// `conformance` can create the pool inside each forked test process.
 void set_requested_threads(int threads);
 void apply_requested_threads();
+/// --threads as given, -1 when not given.
+int requested_threads();
 
 /// Prints "error: <to_string()>" to stderr and returns kExitError.
 int report(const Error& error);
@@ -70,6 +76,12 @@ struct TensorStats {
   std::vector<double> head;
 };
 TensorStats tensor_stats(const Tensor& t, size_t head = 6);
+/// "output 0 'probs': f32[2,8]  min .. max .. mean ..  [first values]" on stdout.
+void print_output_summary(size_t i, const std::string& name, const Tensor& t);
+/// Writes output_<i>.npy and outputs.json (names, dtypes, shapes) into `dir`,
+/// creating it; every output is serialized before anything is written.
+[[nodiscard]] Result<void> write_outputs(const std::filesystem::path& dir, const std::vector<Tensor>& outputs,
+                                         const std::vector<std::string>& names);
 /// A double printed compactly ("0.5", "-1.25e-07", "nan").
 std::string format_number(double v);
 

@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
   add_backends_command(app, commands);
   add_conformance_command(app, commands);
   add_bench_command(app, commands);
+  add_tune_command(app, commands);
+  add_infer_command(app, commands);
+  add_describe_command(app, commands);
+  add_export_command(app, commands);
 
   try {
     app.parse(argc, argv);

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include <fmt/core.h>
-#include <nlohmann/json.hpp>
 
 #include "backends/reference/interpreter.h"
 #include "backends/reference/kernel_util.h"
@@ -53,18 +52,6 @@ Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
   }
   return fail(ErrorCode::kNotFound, "input " + std::to_string(i) + " '" + v.name + "': neither " +
                                         pb.string() + " nor " + npy.string() + " exists");
-}
-
-void print_summary(size_t i, const std::string& name, const Tensor& t) {
-  const TensorStats s = tensor_stats(t);
-  std::string head;
-  for (double v : s.head) head += (head.empty() ? "" : ", ") + format_number(v);
-  if (t.numel() > static_cast<int64_t>(s.head.size())) head += ", ...";
-  fmt::print("output {} '{}': {}", i, name, t.describe());
-  if (t.numel() > 0)
-    fmt::print("  min {} max {} mean {}{}  [{}]", format_number(s.min), format_number(s.max),
-               format_number(s.mean), s.nan_count ? fmt::format(" nan {}", s.nan_count) : "", head);
-  fmt::print("\n");
 }
 
 int run_run(const RunOptions& o) {
@@ -118,38 +105,11 @@ int run_run(const RunOptions& o) {
   for (size_t i = 0; i < outputs->size(); ++i) {
     names.push_back(i < g.outputs().size() ? g.value(g.outputs()[i]).name
                                            : "output_" + std::to_string(i));
-    print_summary(i, names.back(), (*outputs)[i]);
+    print_output_summary(i, names.back(), (*outputs)[i]);
   }
 
-  if (!o.outputs_dir.empty()) {
-    // Serialize everything first so an unsavable output writes nothing.
-    std::vector<std::vector<uint8_t>> files;
-    nlohmann::json manifest = nlohmann::json::array();
-    for (size_t i = 0; i < outputs->size(); ++i) {
-      auto bytes = serialize_npy((*outputs)[i]);
-      if (!bytes)
-        return report(bytes.error().add_context("while saving output " + std::to_string(i) + " '" +
-                                                names[i] + "'"));
-      files.push_back(std::move(*bytes));
-      const Tensor& t = (*outputs)[i];
-      manifest.push_back({{"name", names[i]},
-                          {"dtype", std::string(dtype_name(t.dtype()))},
-                          {"shape", t.shape()},
-                          {"file", "output_" + std::to_string(i) + ".npy"}});
-    }
-    std::error_code ec;
-    fs::create_directories(o.outputs_dir, ec);
-    if (ec)
-      return report(
-          Error(ErrorCode::kIo, o.outputs_dir + ": cannot create directory: " + ec.message()));
-    for (size_t i = 0; i < files.size(); ++i) {
-      auto w = write_file_atomic(fs::path(o.outputs_dir) / ("output_" + std::to_string(i) + ".npy"),
-                                 std::string(files[i].begin(), files[i].end()));
-      if (!w) return report(w.error());
-    }
-    auto w = write_file_atomic(fs::path(o.outputs_dir) / "outputs.json", manifest.dump(2) + "\n");
-    if (!w) return report(w.error());
-  }
+  if (!o.outputs_dir.empty())
+    if (auto w = write_outputs(o.outputs_dir, *outputs, names); !w) return report(w.error());
   return kExitOk;
 }
 

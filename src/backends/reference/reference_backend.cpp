@@ -19,6 +19,9 @@ class ReferenceBackend final : public Backend {
       k.precisions = {"f32"};
       k.build_mode = BuildMode::kJustInTime;
       k.dynamic_shapes = true;
+      // Its partition is the plain ONNX graph, which hone's exporter writes.
+      k.has_artifact = true;
+      k.artifact_format = "onnx";
       return k;
     }();
     return c;

@@ -161,4 +161,39 @@ Graph dynamic_seq(Seeded& s) {
   return finish(std::move(b));
 }
 
+Graph nested_io(Seeded& s) {
+  GraphBuilder b("nested_io");
+  const Shape bx{Dim::symbol("batch"), 6};
+  ValueId image = b.input("image", DType::kF32, bx);
+  ValueId scale = b.input("meta.scale", DType::kF32, Shape{});
+  ValueId m0 = b.input("meta.masks[0]", DType::kF32, bx);
+  ValueId m1 = b.input("meta.masks[1]", DType::kF32, bx);
+  ValueId w = b.constant("w", s.uniform({6, 6}));
+  ValueId bias = b.constant("bias", s.uniform({6}));
+  ValueId p0 = b.gemm(b.mul(b.mul(image, scale), m0), w, bias);
+  ValueId p1 = b.relu(b.sub(image, m1));
+  ValueId score = b.op("ReduceSum", {b.add(p0, p1), b.constant("axes", i64s({1}))}, {{"keepdims", int64_t{0}}});
+  b.output(score, "result.score");
+  b.output(p0, "result.parts[0]");
+  b.output(p1, "result.parts[1]");
+  return finish(std::move(b));
+}
+
+Graph pipeline_encoder(Seeded& s) {
+  GraphBuilder b("encoder");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 12});
+  b.output(b.tanh(b.gemm(x, b.constant("we", s.uniform({12, 16}, -0.5f, 0.5f)), b.constant("be", s.uniform({16})))),
+           "features");
+  return finish(std::move(b));
+}
+
+Graph pipeline_head(Seeded& s) {
+  GraphBuilder b("head");
+  ValueId f = b.input("features", DType::kF32, Shape{Dim::symbol("batch"), 16});
+  ValueId h = b.relu(b.gemm(f, b.constant("w1", s.uniform({16, 24}, -0.5f, 0.5f)), b.constant("b1", s.uniform({24}))));
+  b.output(b.softmax(b.gemm(h, b.constant("w2", s.uniform({24, 5}, -0.5f, 0.5f)), b.constant("b2", s.uniform({5})))),
+           "probs");
+  return finish(std::move(b));
+}
+
 }  // namespace hone::functional

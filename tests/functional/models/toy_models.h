@@ -63,4 +63,17 @@ Graph integer_io(Seeded& s);
 /// x[batch,seq,8] -> MatMul 8x8 -> Tanh -> ReduceMean over seq -> y[batch,8].
 Graph dynamic_seq(Seeded& s);
 
+/// Nested inputs and outputs, named by their paths in the trees:
+///   {image[batch,6], meta: {scale: scalar, masks: [m0[batch,6], m1[batch,6]]}}
+///   -> {result: {score[batch], parts: [image*scale*m0 (Gemm'd), relu(image - m1)]}}
+/// Graph inputs "image", "meta.scale", "meta.masks[0]", "meta.masks[1]";
+/// outputs "result.score", "result.parts[0]", "result.parts[1]".
+Graph nested_io(Seeded& s);
+
+/// A two-model pipeline: an encoder x[batch,12] -> features[batch,16]
+/// (Gemm, Tanh) and a head features[batch,16] -> probs[batch,5] (Gemm,
+/// Relu, Gemm, Softmax). The head reads the encoder's output by name.
+Graph pipeline_encoder(Seeded& s);
+Graph pipeline_head(Seeded& s);
+
 }  // namespace hone::functional

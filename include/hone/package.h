@@ -1,0 +1,45 @@
+// .hone packages: a tuned model saved as one file that loads and runs
+// elsewhere without tuning again.
+//
+//   HONE_CHECK_OK(hone::save(tuned, "model.hone"));
+//   HONE_TRY(TunedModel m, hone::load("model.hone"));      // verified, no re-tuning
+//   HONE_TRY(std::string text, hone::describe_package("model.hone"));
+//
+// A package is a stored zip: manifest.json (format version, model hash,
+// GraphSpec, decision with backend, config key and fields, kernel plan,
+// measured figures, environment fingerprint), model.onnx, backend/ (what the
+// chosen backend saved), report.json, and checksums.json with the SHA-256 of
+// every entry. save() is atomic: a crash never leaves a half file nor
+// destroys the package that was there. load() verifies the sums, the format
+// version and the environment, and refuses entries that escape the package.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "hone/error.h"
+#include "hone/registry.h"
+#include "hone/tune.h"
+
+namespace hone {
+
+struct LoadOptions {
+  /// When the package was tuned on another machine (CPU, ISA features,
+  /// threads, library versions): false is an error saying what differs;
+  /// true logs a warning and rebuilds the backend from the graph instead of
+  /// restoring its saved state.
+  bool allow_env_mismatch = false;
+  /// Threads to run with; -1: the thread count the package was tuned with.
+  int threads = -1;
+  /// Where the backend comes from; null: default_registry().
+  const BackendRegistry* registry = nullptr;
+};
+
+[[nodiscard]] Result<void> save(const TunedModel& model, const std::filesystem::path& file);
+[[nodiscard]] Result<TunedModel> load(const std::filesystem::path& file, const LoadOptions& options = {});
+/// What the package holds and how it was chosen, for people (`hone describe`).
+[[nodiscard]] Result<std::string> describe_package(const std::filesystem::path& file);
+/// The verified manifest.json text, for machines (`hone describe --json`).
+[[nodiscard]] Result<std::string> package_manifest(const std::filesystem::path& file);
+
+}  // namespace hone

@@ -1,0 +1,95 @@
+// What tuning found: one CandidateResult per backend tried, the Decision,
+// and the TuneReport that holds them, as data and as JSON, a terminal table
+// and a self-contained HTML page with plots.
+//
+//   const TuneReport& r = tuned.report();
+//   std::puts(r.table().c_str());                      // one row per candidate and batch size
+//   HONE_CHECK_OK(write_file_atomic("r.html", r.html()));
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hone/correctness.h"
+#include "hone/error.h"
+#include "hone/profile.h"
+
+namespace hone {
+
+/// One candidate backend: how its build, check and measurements went.
+struct CandidateResult {
+  std::string backend;
+  std::string config_key;
+  std::string config;  // BackendConfig::describe(): the fields changed from defaults
+  bool built = false;
+  double build_ms = 0;
+  std::string partition;  // Partition::describe(), or "whole graph"
+  std::vector<std::string> kernel_plan;
+  std::optional<Error> error;  // build or infer failure
+  bool checked = false;        // the correctness check ran
+  CorrectnessResult correctness;
+  std::vector<LatencyFigures> figures;  // one per batch size measured, ascending
+  bool from_cache = false;              // figures came from the tuning cache
+  std::string lost_because;             // filled in for every candidate that was not chosen
+
+  /// Built, checked, correct and measured.
+  bool usable() const { return built && !error && checked && correctness.passed && !figures.empty(); }
+  /// Figures at `batch`, or nullptr.
+  const LatencyFigures* at_batch(int64_t batch) const;
+  /// The highest throughput over the measured batch sizes (0 when none).
+  double best_throughput() const;
+  /// p50 at the smallest batch measured (+inf when none).
+  double min_batch_p50_ms() const;
+};
+
+/// The outcome of a batch-size search on one backend.
+struct BatchSearchResult {
+  std::string backend;
+  std::vector<LatencyFigures> points;  // in the order measured (doubling)
+  int64_t best_batch = 0;              // highest throughput seen
+  std::string stopped_because;         // "throughput grew < 5% twice", "latency budget", "out of memory", "max batch"
+};
+
+struct Decision {
+  std::string backend;
+  std::string config_key;
+  std::vector<std::pair<std::string, std::string>> config_fields;  // every field, name -> value
+  std::string config;                                              // fields changed from defaults
+  std::vector<std::string> kernel_plan;
+  std::vector<LatencyFigures> figures;
+  std::string reason;                       // why it won
+  std::map<std::string, std::string> losers;  // backend -> why it lost
+  bool baseline_kept = false;               // the reference was kept by the baseline gate
+};
+
+struct TuneReport {
+  std::string model;       // graph name
+  std::string graph_hash;  // hex
+  std::string strategy;    // Strategy::describe()
+  std::string spec;        // GraphSpec::describe()
+  int threads = 0;
+  std::vector<int64_t> batch_sizes;
+  double baseline_gate_percent = 1.0;
+  CandidateResult baseline;                 // the reference
+  std::vector<CandidateResult> candidates;  // in the order tried (the reference too, if it was a candidate)
+  std::vector<BatchSearchResult> batch_searches;
+  Decision decision;
+  double total_ms = 0;
+  int cache_hits = 0, cache_misses = 0;
+  bool cache_used = false;
+
+  /// Deterministic JSON (sorted keys).
+  std::string json() const;
+  static Result<TuneReport> from_json(std::string_view text);
+  /// Fixed-width table for a terminal: candidate, status, build ms, per-batch p50 and throughput, verdict.
+  std::string table() const;
+  /// A self-contained page (inline CSS and SVG, no scripts from elsewhere):
+  /// decision, candidates, latency and throughput against batch size per backend.
+  std::string html() const;
+};
+
+}  // namespace hone

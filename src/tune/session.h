@@ -1,0 +1,86 @@
+// The TuneSession hone::tune hands to a strategy: builds, checks and
+// measures candidates on demand, each at most once, with the tuning cache.
+// Internal to src/tune/.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hone/tune.h"
+#include "tune/cache.h"
+
+namespace hone::tune_internal {
+
+class Session final : public TuneSession {
+ public:
+  /// Prepares inputs (profiling batches, checks at the bounds) and builds the
+  /// reference, whose outputs every candidate is checked against.
+  static Result<std::unique_ptr<Session>> create(const Graph& graph, const GraphSpec& spec,
+                                                 const std::vector<Sample>& samples,
+                                                 std::vector<int64_t> batch_sizes, const TuneOptions& options,
+                                                 const std::vector<std::string>& candidates);
+
+  const CandidateResult& baseline() override { return results_.at(kReference); }
+  const CandidateResult& evaluate(const std::string& backend) override;
+  Result<BatchSearchResult> search_batch(const std::string& backend) override;
+  const TuneOptions& options() const override { return options_; }
+  std::vector<std::string> registered() const override { return registry_->names(); }
+
+  /// The built backend for `name`, building it now when its figures came
+  /// from the cache (and checking it again). Moves it out of the session.
+  Result<std::unique_ptr<Backend>> take_built(const std::string& name);
+  /// Candidates in the order evaluated (the reference first).
+  std::vector<CandidateResult> results_in_order() const;
+  std::vector<BatchSearchResult> batch_searches() const { return searches_; }
+  const std::vector<int64_t>& batch_sizes() const { return batch_sizes_; }
+  int threads() const { return threads_; }
+  const std::string& graph_hash() const { return graph_hash_; }
+  int cache_hits() const { return cache_hits_; }
+  int cache_misses() const { return cache_misses_; }
+  bool cache_used() const { return cache_.has_value(); }
+
+  static constexpr const char* kReference = "reference";
+
+ private:
+  Session(const Graph& graph, const GraphSpec& spec, const TuneOptions& options)
+      : graph_(graph), spec_(spec), options_(options) {}
+  Result<std::unique_ptr<Backend>> create_backend(const std::string& name) const;
+  /// Builds and checks; fills `r`. Returns the built backend on success.
+  std::unique_ptr<Backend> build_and_check(const std::string& name, CandidateResult& r, int index);
+  void measure(const Backend& be, CandidateResult& r, int index);
+  /// Fills `r` from the cache when it holds this candidate; counts hits and misses.
+  bool lookup_cache(CandidateResult& r);
+  void store_cache(const CandidateResult& r);
+  std::optional<CacheKey> cache_key(const std::string& name, const std::string& config_key) const;
+  void emit(const std::string& name, const std::string& step, int index, double fraction) const;
+
+  const Graph& graph_;
+  const GraphSpec& spec_;
+  const TuneOptions& options_;
+  const BackendRegistry* registry_ = nullptr;
+  std::vector<std::string> candidates_;
+  std::vector<int64_t> batch_sizes_;
+  int threads_ = 1;
+  Sample base_sample_;
+  std::map<int64_t, std::vector<Tensor>> profile_inputs_;
+  std::vector<std::vector<Tensor>> check_inputs_;
+  std::vector<std::vector<Tensor>> check_expected_;
+  std::vector<std::string> output_names_;
+  std::string graph_hash_;
+  std::string fingerprint_key_;
+  std::optional<TuningCache> cache_;
+  std::map<std::string, CandidateResult> results_;
+  std::map<std::string, std::unique_ptr<Backend>> built_;
+  std::vector<std::string> order_;
+  std::vector<BatchSearchResult> searches_;
+  int cache_hits_ = 0, cache_misses_ = 0;
+};
+
+/// CandidateResult <-> JSON text (the cache's value; report.cpp has the writer).
+std::string candidate_to_json(const CandidateResult& c);
+Result<CandidateResult> candidate_from_json(std::string_view text);
+
+}  // namespace hone::tune_internal
