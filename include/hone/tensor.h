@@ -102,5 +102,8 @@ class Tensor {
 double tensor_element_as_double(const Tensor& t, int64_t i);
 /// Reads element `i` of an integer or bool tensor as int64.
 int64_t tensor_element_as_int64(const Tensor& t, int64_t i);
+/// Writes `v` to element `i`, converted like a C++ cast (NaN becomes 0 for
+/// integers, any non-zero is true for bool, 16-bit floats round to nearest).
+void tensor_set_element_from_double(Tensor& t, int64_t i, double v);
 
 }  // namespace hone

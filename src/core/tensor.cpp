@@ -1,5 +1,6 @@
 #include "hone/tensor.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -137,6 +138,32 @@ int64_t tensor_element_as_int64(const Tensor& t, int64_t i) {
     case DType::kU64: return static_cast<int64_t>(t.data<uint64_t>()[i]);
     case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
     default: return static_cast<int64_t>(tensor_element_as_double(t, i));
+  }
+}
+
+namespace {
+template <class T>
+T int_from_double(double v) {
+  return std::isnan(v) ? T{0} : static_cast<T>(v);
+}
+}  // namespace
+
+void tensor_set_element_from_double(Tensor& t, int64_t i, double v) {
+  switch (t.dtype()) {
+    case DType::kF32: t.data<float>()[i] = static_cast<float>(v); return;
+    case DType::kF64: t.data<double>()[i] = v; return;
+    case DType::kF16: t.data<Half>()[i] = Half::from_float(static_cast<float>(v)); return;
+    case DType::kBF16: t.data<BFloat16>()[i] = BFloat16::from_float(static_cast<float>(v)); return;
+    case DType::kI8: t.data<int8_t>()[i] = int_from_double<int8_t>(v); return;
+    case DType::kU8: t.data<uint8_t>()[i] = int_from_double<uint8_t>(v); return;
+    case DType::kI16: t.data<int16_t>()[i] = int_from_double<int16_t>(v); return;
+    case DType::kU16: t.data<uint16_t>()[i] = int_from_double<uint16_t>(v); return;
+    case DType::kI32: t.data<int32_t>()[i] = int_from_double<int32_t>(v); return;
+    case DType::kU32: t.data<uint32_t>()[i] = int_from_double<uint32_t>(v); return;
+    case DType::kI64: t.data<int64_t>()[i] = int_from_double<int64_t>(v); return;
+    case DType::kU64: t.data<uint64_t>()[i] = int_from_double<uint64_t>(v); return;
+    case DType::kBool: t.data<bool>()[i] = v != 0.0; return;
+    case DType::kUndefined: return;
   }
 }
 
