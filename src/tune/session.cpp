@@ -77,7 +77,7 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
       s->check_inputs_.push_back(std::move(flat));
     }
 
-  HONE_TRY(s->graph_hash_, graph_hash(graph));
+  HONE_TRY(s->graph_hash_, hone::graph_hash(graph));
   s->fingerprint_key_ = package::current_fingerprint(s->threads_).key();
   if (options.use_cache) {
     auto cache = TuningCache::open(options.cache_path.empty() ? TuningCache::default_path() : options.cache_path);

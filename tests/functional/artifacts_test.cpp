@@ -95,7 +95,7 @@ HONE_MATRIX_TEST_P(Artifacts, OnnxArtifactRunsInOnnxRuntime, "artifacts.onnx") {
   ASSERT_TRUE(ort) << ort.error().to_string();
   auto mine = tuned->infer_flat(x);
   ASSERT_TRUE(mine);
-  EXPECT_TRUE(Tolerance{1e-4, 1e-5}.assert_close(*ort, (*mine)[0]));
+  EXPECT_TRUE((Tolerance{1e-4, 1e-5}.assert_close(*ort, (*mine)[0])));
   // Exporting over a folder that has files is refused and changes nothing.
   auto again = export_artifact(*tuned, dir_ / "onnx", {.format = "onnx"});
   ASSERT_FALSE(again);
@@ -133,7 +133,7 @@ HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export", "a
   ASSERT_TRUE(got) << got.error().to_string();
   auto mine = tuned->infer_flat(x);
   ASSERT_TRUE(mine);
-  EXPECT_TRUE(Tolerance{1e-4, 1e-5}.assert_close(*got, (*mine)[0]));
+  EXPECT_TRUE((Tolerance{1e-4, 1e-5}.assert_close(*got, (*mine)[0])));
 }
 
 HONE_WITH_BACKENDS(Artifacts);
