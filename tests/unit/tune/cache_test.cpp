@@ -154,6 +154,41 @@ TEST(TuningCache, TruncatedDatabaseIsRebuilt) {
   expect_usable(*cache);
 }
 
+// Damage that appears while a handle is open (another program overwrote the
+// file): the query that meets it rebuilds the database and reports a miss.
+TEST(TuningCache, CorruptionFoundMidUseIsRebuiltNotAnError) {
+  const fs::path dir = fresh_dir();
+  const fs::path file = dir / "tuning.db";
+  // More rows than SQLite's default 2 MB page cache, so lookups go to the file.
+  constexpr int kRows = 12000;
+  {
+    auto cache = TuningCache::open(file);
+    ASSERT_TRUE(cache);
+    const std::string figures = R"({"samples": ")" + std::string(400, 's') + R"("})";
+    for (int i = 0; i < kRows; ++i) ASSERT_TRUE(cache->store(key(i), figures));
+  }
+  auto cache = TuningCache::open(file);
+  ASSERT_TRUE(cache);
+  ASSERT_TRUE(aside_files(dir).empty());
+  {
+    // Everything after the first two pages becomes noise.
+    std::fstream f(file, std::ios::binary | std::ios::in | std::ios::out);
+    std::mt19937 rng(3);
+    std::string noise(fs::file_size(file) - 8192, '\0');
+    for (char& c : noise) c = static_cast<char>(rng());
+    f.seekp(8192);
+    f.write(noise.data(), static_cast<std::streamsize>(noise.size()));
+  }
+  for (int i = 0; i < kRows; i += 97) {
+    auto r = cache->lookup(key(i));
+    ASSERT_TRUE(r) << "row " << i << ": " << r.error().to_string();
+    if (!aside_files(dir).empty()) break;
+  }
+  EXPECT_EQ(aside_files(dir).size(), 1u) << "no lookup met the damage";
+  expect_usable(*cache);
+  EXPECT_EQ(*cache->size(), 1);
+}
+
 TEST(TuningCache, ForeignDatabaseIsMovedAside) {
   const fs::path dir = fresh_dir();
   sqlite3* db = nullptr;
