@@ -40,6 +40,8 @@ class TuningCache {
   /// not a usable SQLite database, fails SQLite's quick_check, or has another
   /// schema is logged as a warning naming the file, moved aside to
   /// "<file>.corrupt-<time>" (with its -wal/-shm files), and recreated.
+  /// Opening takes an flock on "<file>.lock" (created next to it, left in
+  /// place) so that concurrent processes never rebuild the same file twice.
   /// Errors: kIo only when no database can be created at `file` (permission,
   /// missing disk space, a folder in the way).
   [[nodiscard]] static Result<TuningCache> open(const std::filesystem::path& file);

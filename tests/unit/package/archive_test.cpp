@@ -285,8 +285,7 @@ TEST(Archive, ZipWithoutHoneChecksumsIsNotAPackage) {
   auto dup = read_archive(dir / "dup.zip");
   ASSERT_FALSE(dup);
   EXPECT_EQ(dup.error().code(), ErrorCode::kCorrupt);
-  EXPECT_NE(dup.error().message().find("twice"), std::string::npos)
-      << dup.error().message();
+  EXPECT_NE(dup.error().message().find("twice"), std::string::npos) << dup.error().message();
 }
 
 // A writer that fails part-way (here: the file-size limit) leaves the old

@@ -152,6 +152,7 @@ TEST(TuningCache, TruncatedDatabaseIsRebuilt) {
   EXPECT_EQ(aside_files(dir).size(), 1u);
   EXPECT_EQ(*cache->size(), 0);
   expect_usable(*cache);
+  fs::remove_all(dir);
 }
 
 // Damage that appears while a handle is open (another program overwrote the
@@ -187,6 +188,7 @@ TEST(TuningCache, CorruptionFoundMidUseIsRebuiltNotAnError) {
   EXPECT_EQ(aside_files(dir).size(), 1u) << "no lookup met the damage";
   expect_usable(*cache);
   EXPECT_EQ(*cache->size(), 1);
+  fs::remove_all(dir);  // megabytes; the small tests leave theirs for inspection
 }
 
 TEST(TuningCache, ForeignDatabaseIsMovedAside) {
