@@ -65,6 +65,7 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
     HONE_TRY(auto flat, spec.flatten(smp));
     s->check_inputs_.push_back(std::move(flat));
   }
+  s->sample_count_ = samples.size();
   std::map<std::string, int64_t> lo, hi;
   for (const auto& [name, b] : spec.bounds) {
     lo[name] = b.min;

@@ -36,6 +36,10 @@ class Session final : public TuneSession {
   std::vector<CandidateResult> results_in_order() const;
   std::vector<BatchSearchResult> batch_searches() const { return searches_; }
   const std::vector<int64_t>& batch_sizes() const { return batch_sizes_; }
+  /// The reference's outputs for each sample, in order.
+  std::vector<std::vector<Tensor>> sample_outputs() const {
+    return {check_expected_.begin(), check_expected_.begin() + static_cast<std::ptrdiff_t>(sample_count_)};
+  }
   int threads() const { return threads_; }
   const std::string& graph_hash() const { return graph_hash_; }
   int cache_hits() const { return cache_hits_; }
@@ -69,6 +73,7 @@ class Session final : public TuneSession {
   std::vector<std::vector<Tensor>> check_inputs_;
   std::vector<std::vector<Tensor>> check_expected_;
   std::vector<std::string> output_names_;
+  size_t sample_count_ = 0;
   std::string graph_hash_;
   std::string fingerprint_key_;
   std::optional<TuningCache> cache_;

@@ -121,6 +121,10 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples, 
                 fmt::format("{}", fmt::join(batch_sizes, ",")));
   HONE_TRY(auto session, tune_internal::Session::create(graph, spec, samples, batch_sizes, options,
                                                         known_candidates(strategy, reg)));
+  // Name the output axes from what the reference returned for the samples
+  // (before any candidate is evaluated: the spec is part of the cache key).
+  HONE_CHECK_OK_CTX(spec.learn_outputs(samples, session->sample_outputs()),
+                    "while learning the output spec from the reference's outputs");
   HONE_TRY(Selection sel, strategy.select(*session));
   HONE_TRY(auto backend, session->take_built(sel.backend));
 
