@@ -242,7 +242,7 @@ class BlasBlock final : public CompiledBlock {
 /// reads: a unit runs at the position of its last node.
 Result<std::vector<Unit>> create_units(const Graph& g) {
   HONE_TRY(std::vector<NodeId> order, g.topological_order());
-  const BlockInfo info(g);
+  BlockInfo info(g);
   std::vector<size_t> pos(g.nodes().size());
   for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
   std::vector<bool> done(g.nodes().size(), false);
@@ -251,11 +251,13 @@ Result<std::vector<Unit>> create_units(const Graph& g) {
     if (done[static_cast<size_t>(id)]) continue;
     const Node& n = g.node(id);
     std::vector<NodeId> absorbed;
+    info.used[static_cast<size_t>(id)] = true;
     auto u = create_unit(info, n, &absorbed);
     if (!u) return fail(std::move(u).error().add_context("while creating node " + n.describe()));
     size_t at = pos[static_cast<size_t>(id)];
     for (NodeId a : absorbed) {
       done[static_cast<size_t>(a)] = true;
+      info.used[static_cast<size_t>(a)] = true;
       at = std::max(at, pos[static_cast<size_t>(a)]);
     }
     placed.emplace_back(at, std::move(*u));

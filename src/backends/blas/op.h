@@ -56,7 +56,11 @@ class Op {
 struct EwOperands {
   std::vector<int> input;
   std::vector<Tensor> own;
+  /// Own constants of C values applied along axis 1 whatever the rank
+  /// (BatchNormalization); empty means none.
+  std::vector<bool> per_channel;
   size_t size() const { return input.size(); }
+  bool is_per_channel(size_t k) const { return k < per_channel.size() && per_channel[k]; }
 };
 
 /// A unit: nodes fused into one Op, with the values it reads and writes.
@@ -73,8 +77,12 @@ struct BlockInfo {
   std::vector<int> consumers;    // per value: reading nodes
   std::vector<NodeId> consumer;  // per value: the last reading node
   std::vector<bool> is_output;   // per value: a block output
+  /// Per node: already part of a unit. Two dense ops can both end at one
+  /// Add (a residual join); the first unit created takes it.
+  std::vector<bool> used;
   explicit BlockInfo(const Graph& graph);
-  /// The one node reading `v` when `v` is no block output; else nullptr.
+  /// The one node reading `v` when `v` is no block output and that node is
+  /// in no unit yet; else nullptr.
   const Node* sole_consumer(ValueId v) const;
 };
 

@@ -32,27 +32,60 @@ std::string dims_str(const dims_t& d) {
   return s + "]";
 }
 
-/// Runs the epilogue over [begin, end) of the op's output `y`, in place.
+size_t round16(size_t n) {
+  return (n + 15) / 16 * 16;
+}
+
+/// The element-wise program after a dense op. It runs in place on each
+/// finished piece of the dense output, unless its operands broadcast the
+/// result larger than that output (known only per signature for graphs
+/// without shapes): then the dense op writes to workspace and the program
+/// runs as a separate pass into the real output.
 struct Epilogue {
-  const EwProgram* prog;
-  const EwOperands* ops;
+  const EwProgram* prog = nullptr;
+  const EwOperands* ops = nullptr;
   kernels::EwLayout layout;
-  bool empty() const { return prog->code.empty(); }
+  dims_t out;             // the unit's output dims
+  bool separate = false;  // see above
+  size_t dense_floats = 0;
+
+  /// The in-place callback for output `y`, or empty when there is nothing
+  /// to run in place.
   std::function<void(int64_t, int64_t)> bind(const RunArgs& a, float* y) const {
-    if (empty()) return {};
+    if (prog->code.empty() || separate) return {};
     return [this, y, operands = bind_operands(*ops, a, y)](int64_t b, int64_t e) {
       kernels::eltwise_run(*prog, layout, operands, y, b, e);
     };
   }
+  /// Where the dense op writes: the output, or workspace past `used` floats.
+  float* dense_target(const RunArgs& a, size_t used) const {
+    return separate ? a.workspace + used : a.outputs[0];
+  }
+  /// The separate pass, when there is one.
+  void finish(const RunArgs& a, const float* dense) const {
+    if (!separate) return;
+    kernels::eltwise_run_parallel(*a.pool, *prog, layout, bind_operands(*ops, a, dense),
+                                  a.outputs[0]);
+  }
 };
 
 Result<Epilogue> plan_epilogue(const EwProgram& prog, const EwOperands& ops,
-                               const std::vector<dims_t>& inputs, const dims_t& out) {
-  auto layout = plan_operands(ops, inputs, out, out);
-  if (!layout)
-    return fail(ErrorCode::kUnsupported, "a fused operand does not fit the output " +
-                                             dims_str(out) + ": " + layout.error().message());
-  return Epilogue{&prog, &ops, std::move(*layout)};
+                               const std::vector<dims_t>& inputs, const dims_t& dense) {
+  Epilogue ep;
+  ep.prog = &prog;
+  ep.ops = &ops;
+  ep.out = dense;
+  if (prog.code.empty()) return ep;
+  std::vector<dims_t> shapes{dense};
+  for (size_t k = 1; k < ops.size(); ++k)
+    if (!ops.is_per_channel(k))
+      shapes.push_back(ops.input[k] >= 0 ? inputs[static_cast<size_t>(ops.input[k])]
+                                         : ops.own[k].shape());
+  HONE_TRY(ep.out, kernels::broadcast_dims(shapes));
+  ep.separate = ep.out != dense;
+  if (ep.separate) ep.dense_floats = round16(static_cast<size_t>(numel(dense)));
+  HONE_TRY(ep.layout, plan_operands(ops, inputs, dense, ep.out));
+  return ep;
 }
 
 // --- Conv ---------------------------------------------------------------------
@@ -106,19 +139,22 @@ class ConvOp final : public Op {
     if (numel(out) == 0) return fail(ErrorCode::kUnsupported, "Conv output is empty");
     HONE_TRY(Epilogue ep, plan_epilogue(prog_, ops_, in, out));
     OpPlan p;
-    p.outputs = {out};
+    p.outputs = {ep.out};
     const bool dw = s.depthwise();
     p.kernel = dw ? "conv2d.f32.blas.depthwise"
                   : (s.pointwise() ? "conv2d.f32.blas.pointwise" : "conv2d.f32.blas.im2col");
     if (!prog_.code.empty()) p.kernel += " +" + prog_.describe();
-    p.workspace_floats = dw ? 0 : kernels::conv2d_im2col_workspace(s, pool.num_threads());
-    p.run = [this, s, dw, ep = std::move(ep)](const RunArgs& a) {
+    const size_t col = dw ? 0 : round16(kernels::conv2d_im2col_workspace(s, pool.num_threads()));
+    p.workspace_floats = col + ep.dense_floats;
+    p.run = [this, s, dw, col, ep = std::move(ep)](const RunArgs& a) {
       const float* w = w_input_ >= 0 ? a.inputs[static_cast<size_t>(w_input_)] : w_.data<float>();
-      const kernels::OutputDone done = ep.bind(a, a.outputs[0]);
+      float* y = ep.dense_target(a, col);
+      const kernels::OutputDone done = ep.bind(a, y);
       if (dw)
-        kernels::conv2d_depthwise(s, a.inputs[0], w, a.outputs[0], *a.pool, &done);
+        kernels::conv2d_depthwise(s, a.inputs[0], w, y, *a.pool, &done);
       else
-        kernels::conv2d_im2col(s, a.inputs[0], w, a.outputs[0], a.workspace, *a.pool, &done);
+        kernels::conv2d_im2col(s, a.inputs[0], w, y, a.workspace, *a.pool, &done);
+      ep.finish(a, y);
     };
     return p;
   }
@@ -269,14 +305,15 @@ class MatMulOp final : public Op {
     bool a_dense = !ta_;  // A's batches are consecutive m x k blocks
     for (size_t i = 0; i < r; ++i) a_dense = a_dense && (sa[i] != 0 || batch[i] == 1);
     OpPlan p;
-    p.outputs = {out};
+    p.outputs = {ep.out};
+    p.workspace_floats = ep.dense_floats;
     p.kernel = std::string(gemm_ ? "gemm" : "matmul") + ".f32.blas.sgemm";
     if (!prog_.code.empty()) p.kernel += " +" + prog_.describe();
     const bool tall = b_shared && (batches == 1 || a_dense);
     p.run = [=, this, ep = std::move(ep)](const RunArgs& args) {
       const float* pa = args.inputs[0];
       const float* pb = args.inputs[1];
-      float* y = args.outputs[0];
+      float* y = ep.dense_target(args, 0);
       const int64_t lda = ta_ ? m : k, ldb = tb_ ? k : n;
       const auto done = ep.bind(args, y);
       if (tall) {
@@ -285,6 +322,7 @@ class MatMulOp final : public Op {
         };
         kernels::sgemm_rows(*args.pool, ta_, tb_, batches * m, n, k, alpha_, pa, lda, pb, ldb, y, n,
                             &rows);
+        ep.finish(args, y);
         return;
       }
       auto offsets = [&](int64_t t, int64_t* oa, int64_t* ob) {
@@ -306,6 +344,7 @@ class MatMulOp final : public Op {
           if (done) done(t * m * n, (t + 1) * m * n);
         }
       });
+      ep.finish(args, y);
     };
     return p;
   }

@@ -30,10 +30,11 @@ bool known_dims(const Value& v, std::vector<Dim>* out) {
   return true;
 }
 
-/// For epilogues: `operand` broadcasts to `out` without growing it.
+/// For epilogues: `operand` may broadcast to `out` without growing it. With
+/// shapes unknown here (builder graphs), plan() decides per signature.
 bool fits_in(const Graph& g, ValueId operand, ValueId out) {
   std::vector<Dim> od, xd;
-  if (!known_dims(g.value(out), &od) || !known_dims(g.value(operand), &xd)) return false;
+  if (!known_dims(g.value(out), &od) || !known_dims(g.value(operand), &xd)) return true;
   if (xd.size() > od.size()) return false;
   for (size_t i = 0; i < xd.size(); ++i) {
     const Dim& o = od[od.size() - xd.size() + i];
@@ -63,8 +64,9 @@ class EltwiseOp final : public Op {
   Result<OpPlan> plan(const std::vector<dims_t>& inputs, ThreadPool&) const override {
     std::vector<dims_t> shapes;
     for (size_t k = 0; k < ops_.size(); ++k)
-      shapes.push_back(ops_.input[k] >= 0 ? inputs[static_cast<size_t>(ops_.input[k])]
-                                          : ops_.own[k].shape());
+      if (!ops_.is_per_channel(k))
+        shapes.push_back(ops_.input[k] >= 0 ? inputs[static_cast<size_t>(ops_.input[k])]
+                                            : ops_.own[k].shape());
     HONE_TRY(dims_t out, kernels::broadcast_dims(shapes));
     HONE_TRY(kernels::EwLayout layout, plan_operands(ops_, inputs, {}, out));
     OpPlan p;
@@ -202,15 +204,10 @@ Result<Unit> create_eltwise(const BlockInfo& b, const Node& n, std::vector<NodeI
     const Tensor& var = *g.value(n.inputs[4]).initializer;
     const double eps = n.attr_float("epsilon", 1e-5f);
     const int64_t c = scale.numel();
-    const auto& xs = g.value(n.inputs[0]).shape;
-    if (!xs || xs->rank() < 2)
-      return fail(ErrorCode::kUnsupported, "BatchNormalization needs an input of known rank >= 2");
     if (bias.numel() != c || mean.numel() != c || var.numel() != c)
       return fail(ErrorCode::kInvalidArgument,
                   "BatchNormalization scale, bias, mean and var must have the same length");
-    std::vector<int64_t> cdims(xs->rank() - 1, 1);
-    cdims[0] = c;
-    Tensor s = Tensor::zeros(DType::kF32, cdims), t = Tensor::zeros(DType::kF32, cdims);
+    Tensor s = Tensor::zeros(DType::kF32, {c}), t = Tensor::zeros(DType::kF32, {c});
     for (int64_t i = 0; i < c; ++i) {
       const double k = scale.data<float>()[i] / std::sqrt(var.data<float>()[i] + eps);
       s.data<float>()[i] = static_cast<float>(k);
@@ -219,6 +216,7 @@ Result<Unit> create_eltwise(const BlockInfo& b, const Node& n, std::vector<NodeI
     u.inputs.push_back(n.inputs[0]);
     ops.input = {0, -1, -1};
     ops.own = {Tensor(), s, t};
+    ops.per_channel = {false, true, true};
     prog.code = {{EwOp::kMul, 1, false, 0, 0}, {EwOp::kAdd, 2, false, 0, 0}};
   } else if (unary_instr(g, n, &in)) {
     operand_index(&ops, &u.inputs, n.inputs[0]);
@@ -246,6 +244,16 @@ Result<kernels::EwLayout> plan_operands(const EwOperands& ops,
   std::vector<dims_t> shapes;
   for (size_t k = 0; k < ops.size(); ++k) {
     const int src = ops.input[k];
+    if (ops.is_per_channel(k)) {
+      // [C] against [N, C, ...]: C on axis 1.
+      if (out.size() < 2 || out[1] != ops.own[k].numel())
+        return fail(ErrorCode::kInvalidArgument,
+                    std::to_string(ops.own[k].numel()) + " channels do not match the input");
+      dims_t d(out.size() - 1, 1);
+      d[0] = out[1];
+      shapes.push_back(std::move(d));
+      continue;
+    }
     shapes.push_back(src >= 0 ? unit_inputs[static_cast<size_t>(src)]
                               : (src == -2 ? first : ops.own[k].shape()));
   }

@@ -414,7 +414,8 @@ BlockInfo::BlockInfo(const Graph& graph)
     : g(graph),
       consumers(graph.values().size(), 0),
       consumer(graph.values().size(), -1),
-      is_output(graph.values().size(), false) {
+      is_output(graph.values().size(), false),
+      used(graph.nodes().size(), false) {
   for (size_t i = 0; i < graph.nodes().size(); ++i)
     for (ValueId v : graph.nodes()[i].inputs)
       if (v >= 0) {
@@ -426,7 +427,8 @@ BlockInfo::BlockInfo(const Graph& graph)
 
 const Node* BlockInfo::sole_consumer(ValueId v) const {
   const size_t i = static_cast<size_t>(v);
-  if (v < 0 || is_output[i] || consumers[i] != 1) return nullptr;
+  if (v < 0 || is_output[i] || consumers[i] != 1 || used[static_cast<size_t>(consumer[i])])
+    return nullptr;
   return &g.node(consumer[i]);
 }
 

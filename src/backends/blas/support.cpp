@@ -145,8 +145,7 @@ std::string why_not(const Graph& g, const Node& n) {
     for (size_t i = 1; i < 5; ++i)
       if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
     const int64_t r = rank_of(val(g, n, 0));
-    if (r < 2) return r < 0 ? "the input rank is unknown" : "input rank " + std::to_string(r);
-    return {};
+    return r >= 0 && r < 2 ? "input rank " + std::to_string(r) + " (needs N and C)" : "";
   }
   if (op == "LayerNormalization") {
     if (extra_outputs_used(n)) return "Mean/InvStdDev outputs are not supported";
