@@ -1,0 +1,122 @@
+// Private to the blas backend: the operator lifecycle every fused unit
+// follows (STYLE.md rule 10).
+//
+//   HONE_TRY(std::unique_ptr<Op> op, create_unit(graph, nodes));   // validate, pack weights
+//   HONE_TRY(OpPlan p, op->plan(input_dims, pool));      // shapes -> kernel, workspace
+//   p.run(RunArgs{inputs, outputs, workspace, &pool});   // bind pointers, run
+//
+// An Op is immutable after create and shared by every plan of its block; an
+// OpPlan belongs to one input-shape signature. run() may be called from
+// several threads at once with different RunArgs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/blas/kernels/eltwise.h"
+#include "hone/error.h"
+#include "hone/graph.h"
+#include "hone/tensor.h"
+#include "hone/thread_pool.h"
+
+namespace hone::blas {
+
+using dims_t = std::vector<int64_t>;
+
+/// Pointers for one run of one planned op.
+struct RunArgs {
+  std::vector<const float*> inputs;  // the unit's inputs, in order
+  std::vector<float*> outputs;
+  float* workspace = nullptr;
+  ThreadPool* pool = nullptr;
+};
+
+struct OpPlan {
+  std::vector<dims_t> outputs;
+  size_t workspace_floats = 0;
+  std::string kernel;  // self-describing kernel id, e.g. "conv2d.f32.blas.im2col"
+  std::function<void(const RunArgs&)> run;
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  /// kUnsupported when these shapes cannot run here (the block then runs on
+  /// the reference for this signature); kInvalidArgument for shapes the op rejects.
+  [[nodiscard]] virtual Result<OpPlan> plan(const std::vector<dims_t>& inputs,
+                                            ThreadPool& pool) const = 0;
+};
+
+/// Element-wise operands of a fused program: operand k is the unit's input
+/// `input[k]` (>= 0), a constant the op made (`own[k]`, input -1), or the
+/// output of the op it is the epilogue of (input -2, always operand 0).
+struct EwOperands {
+  std::vector<int> input;
+  std::vector<Tensor> own;
+  /// Own constants of C values applied along axis 1 whatever the rank
+  /// (BatchNormalization); empty means none.
+  std::vector<bool> per_channel;
+  size_t size() const { return input.size(); }
+  bool is_per_channel(size_t k) const { return k < per_channel.size() && per_channel[k]; }
+};
+
+/// A unit: nodes fused into one Op, with the values it reads and writes.
+struct Unit {
+  std::string label;            // "'conv1' (Conv) +BatchNormalization+Relu"
+  std::vector<ValueId> inputs;  // f32 values read at run time (constants included)
+  std::vector<ValueId> outputs;
+  std::unique_ptr<Op> op;
+};
+
+/// Who reads what inside one block graph.
+struct BlockInfo {
+  const Graph& g;
+  std::vector<int> consumers;    // per value: reading nodes
+  std::vector<NodeId> consumer;  // per value: the last reading node
+  std::vector<bool> is_output;   // per value: a block output
+  /// Per node: already part of a unit. Two dense ops can both end at one
+  /// Add (a residual join); the first unit created takes it.
+  std::vector<bool> used;
+  explicit BlockInfo(const Graph& graph);
+  /// The one node reading `v` when `v` is no block output and that node is
+  /// in no unit yet; else nullptr.
+  const Node* sole_consumer(ValueId v) const;
+};
+
+/// Extends an element-wise chain whose current value is `cur` with each
+/// sole consumer that is an element-wise op this backend runs, appending
+/// instructions to `prog`, operands to `ops`/`unit_inputs` and node ids to
+/// `absorbed`. `epilogue`: the chain runs in place on a dense op's output,
+/// so operands must not broadcast it larger. Returns the chain's last value.
+ValueId absorb_eltwise(const BlockInfo& b, ValueId cur, bool epilogue, kernels::EwProgram* prog,
+                       EwOperands* ops, std::vector<ValueId>* unit_inputs,
+                       std::vector<NodeId>* absorbed);
+
+/// The instruction for a unary element-wise node, or false when it is none.
+bool unary_instr(const Graph& g, const Node& n, kernels::EwInstr* out);
+/// The op of a binary element-wise node, or false when it is none.
+bool binary_op(const Node& n, kernels::EwOp* out);
+
+/// Creates the unit starting at node `n` (absorbing the followers it fuses).
+[[nodiscard]] Result<Unit> create_unit(const BlockInfo& b, const Node& n,
+                                       std::vector<NodeId>* absorbed);
+// Per family, in ops_dense.cpp, ops_eltwise.cpp and ops_simple.cpp.
+[[nodiscard]] Result<Unit> create_dense(const BlockInfo& b, const Node& n,
+                                        std::vector<NodeId>* absorbed);
+[[nodiscard]] Result<Unit> create_eltwise(const BlockInfo& b, const Node& n,
+                                          std::vector<NodeId>* absorbed);
+[[nodiscard]] Result<Unit> create_simple(const BlockInfo& b, const Node& n);
+
+/// The layout of a fused program over output `out`; operand dims come from
+/// the unit's inputs, the op's own constants, or `first` (input -2).
+[[nodiscard]] Result<kernels::EwLayout> plan_operands(const EwOperands& ops,
+                                                      const std::vector<dims_t>& unit_inputs,
+                                                      const dims_t& first, const dims_t& out);
+/// Operand pointers for one run; `first` stands for input -2.
+std::vector<const float*> bind_operands(const EwOperands& ops, const RunArgs& args,
+                                        const float* first);
+
+}  // namespace hone::blas

@@ -1,0 +1,435 @@
+// Single-node units: pools, Softmax, LayerNormalization, reductions and the
+// layout ops (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Transpose,
+// Concat). Each is created from its node (attributes validated, constants
+// read) and planned per input-shape signature.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+
+#include "backends/blas/kernels/layout.h"
+#include "backends/blas/kernels/norm.h"
+#include "backends/blas/kernels/pool.h"
+#include "backends/blas/op.h"
+#include "backends/reference/ops_nn_internal.h"
+
+namespace hone::blas {
+namespace {
+
+using PlanFn = std::function<Result<OpPlan>(const std::vector<dims_t>&, ThreadPool&)>;
+
+/// An op whose whole state is captured by its plan function.
+class FnOp final : public Op {
+ public:
+  explicit FnOp(PlanFn f) : f_(std::move(f)) {}
+  Result<OpPlan> plan(const std::vector<dims_t>& in, ThreadPool& pool) const override {
+    return f_(in, pool);
+  }
+
+ private:
+  PlanFn f_;
+};
+
+int64_t prod(const dims_t& d, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = from; i < std::min(to, d.size()); ++i) p *= d[i];
+  return p;
+}
+
+std::string dims_str(const dims_t& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+Result<size_t> norm_axis(int64_t axis, size_t rank, const Node& n) {
+  const int64_t r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= std::max<int64_t>(r, 1))
+    return fail(ErrorCode::kInvalidArgument, "axis " + std::to_string(axis) + " of node " +
+                                                 n.describe() + " is out of range for rank " +
+                                                 std::to_string(r));
+  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+}
+
+/// Integer list from attribute `key` (opset < `input_from`) or constant input 1.
+bool int_list(const Graph& g, const Node& n, const char* key, int64_t input_from,
+              std::vector<int64_t>* out, bool* present) {
+  *present = false;
+  if (g.opset() < input_from) {
+    *present = n.has_attr(key);
+    *out = n.attr_ints(key);
+    return true;
+  }
+  if (n.inputs.size() < 2 || n.inputs[1] < 0) return true;
+  const Value& v = g.value(n.inputs[1]);
+  if (!v.initializer || v.initializer->dtype() != DType::kI64) return false;
+  *present = true;
+  out->assign(v.initializer->data<int64_t>(),
+              v.initializer->data<int64_t>() + v.initializer->numel());
+  return true;
+}
+
+OpPlan copy_plan(dims_t out) {
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = "copy.f32.blas.memcpy";
+  const size_t bytes = static_cast<size_t>(prod(out)) * sizeof(float);
+  p.run = [bytes](const RunArgs& a) { std::memcpy(a.outputs[0], a.inputs[0], bytes); };
+  return p;
+}
+
+Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
+  const std::string op = n.op_type;
+  if (op == "Identity")
+    return PlanFn([](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+      return copy_plan(in[0]);
+    });
+  if (op == "Flatten") {
+    const int64_t axis = n.attr_int("axis", 1);
+    return PlanFn([axis, n](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+      const int64_t r = static_cast<int64_t>(in[0].size());
+      if (axis < -r || axis > r)
+        return fail(ErrorCode::kInvalidArgument, "Flatten axis out of range in " + n.describe());
+      const size_t a = static_cast<size_t>(axis < 0 ? axis + r : axis);
+      return copy_plan({prod(in[0], 0, a), prod(in[0], a)});
+    });
+  }
+  if (op == "Reshape") {
+    const Tensor& t = *g.value(n.inputs[1]).initializer;
+    const dims_t want(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+    const bool allowzero = n.attr_int("allowzero", 0) != 0;
+    return PlanFn([want, allowzero, n](const std::vector<dims_t>& in,
+                                       ThreadPool&) -> Result<OpPlan> {
+      dims_t out = want;
+      int64_t known = 1, infer = -1;
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (out[i] == 0 && !allowzero) {
+          if (i >= in[0].size())
+            return fail(ErrorCode::kInvalidArgument, "Reshape " + n.describe() + " copies dim " +
+                                                         std::to_string(i) + " the input lacks");
+          out[i] = in[0][i];
+        }
+        if (out[i] == -1) {
+          if (infer >= 0)
+            return fail(ErrorCode::kInvalidArgument,
+                        "Reshape " + n.describe() + " has two -1 dims");
+          infer = static_cast<int64_t>(i);
+        } else if (out[i] < 0) {
+          return fail(ErrorCode::kInvalidArgument,
+                      "Reshape " + n.describe() + " has a negative dim");
+        } else {
+          known *= out[i];
+        }
+      }
+      const int64_t total = prod(in[0]);
+      if (infer >= 0) {
+        if (known == 0 || total % known != 0)
+          return fail(ErrorCode::kInvalidArgument,
+                      "Reshape " + n.describe() + " cannot infer -1 for " + dims_str(in[0]));
+        out[static_cast<size_t>(infer)] = total / known;
+      }
+      if (prod(out) != total)
+        return fail(ErrorCode::kInvalidArgument, "Reshape " + n.describe() + " from " +
+                                                     dims_str(in[0]) + " to " + dims_str(out) +
+                                                     " changes the element count");
+      return copy_plan(out);
+    });
+  }
+  // Squeeze / Unsqueeze
+  std::vector<int64_t> axes;
+  bool present = false;
+  if (!int_list(g, n, "axes", 13, &axes, &present))
+    return fail(ErrorCode::kUnsupported, op + " axes must be a constant i64 tensor");
+  const bool unsq = op == "Unsqueeze";
+  return PlanFn([axes, present, unsq, n](const std::vector<dims_t>& in,
+                                         ThreadPool&) -> Result<OpPlan> {
+    const dims_t& x = in[0];
+    const int64_t r = static_cast<int64_t>(unsq ? x.size() + axes.size() : x.size());
+    std::vector<bool> flag(static_cast<size_t>(r), false);
+    for (int64_t a : axes) {
+      if (a < -r || a >= r)
+        return fail(ErrorCode::kInvalidArgument,
+                    "axis " + std::to_string(a) + " out of range in " + n.describe());
+      flag[static_cast<size_t>(a < 0 ? a + r : a)] = true;
+    }
+    dims_t out;
+    if (unsq) {
+      size_t j = 0;
+      for (int64_t i = 0; i < r; ++i) out.push_back(flag[static_cast<size_t>(i)] ? 1 : x[j++]);
+    } else {
+      for (size_t i = 0; i < x.size(); ++i) {
+        const bool drop = present ? flag[i] : x[i] == 1;
+        if (drop && x[i] != 1)
+          return fail(ErrorCode::kInvalidArgument,
+                      "Squeeze of a dim of size " + std::to_string(x[i]) + " in " + n.describe());
+        if (!drop) out.push_back(x[i]);
+      }
+    }
+    return copy_plan(out);
+  });
+}
+
+Result<PlanFn> make_pool(const Node& n) {
+  const std::string op = n.op_type;
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    const bool max = op == "GlobalMaxPool";
+    return PlanFn([max, op](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+      const dims_t& x = in[0];
+      if (x.size() < 3)
+        return fail(ErrorCode::kInvalidArgument, op + " input " + dims_str(x) + " needs rank >= 3");
+      dims_t out(x.size(), 1);
+      out[0] = x[0];
+      out[1] = x[1];
+      OpPlan p;
+      p.outputs = {out};
+      p.kernel = "globalpool.f32.blas.direct";
+      const int64_t planes = x[0] * x[1], hw = prod(x, 2);
+      p.run = [=](const RunArgs& a) {
+        kernels::global_pool(planes, hw, max, a.inputs[0], a.outputs[0], *a.pool);
+      };
+      return p;
+    });
+  }
+  const bool max = op == "MaxPool";
+  const dims_t kernel = n.attr_ints("kernel_shape");
+  const bool ceil = n.attr_int("ceil_mode", 0) != 0;
+  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    const dims_t& x = in[0];
+    if (x.size() < 3 || x.size() > 4)
+      return fail(ErrorCode::kUnsupported,
+                  op + " input " + dims_str(x) + ": only 1-D and 2-D pools");
+    const dims_t spatial(x.begin() + 2, x.end());
+    HONE_TRY(reference::nn::Window w, reference::nn::make_window(n, spatial, kernel, ceil, op));
+    const bool one = spatial.size() == 1;
+    const size_t wd = one ? 0 : 1;
+    kernels::Pool2dShape s;
+    s.planes = x[0] * x[1];
+    s.h = one ? 1 : spatial[0];
+    s.w = spatial[wd];
+    s.oh = one ? 1 : w.out[0];
+    s.ow = w.out[wd];
+    s.kh = one ? 1 : kernel[0];
+    s.kw = kernel[wd];
+    s.sh = one ? 1 : w.strides[0];
+    s.sw = w.strides[wd];
+    s.dh = one ? 1 : w.dilations[0];
+    s.dw = w.dilations[wd];
+    s.pt = one ? 0 : w.pad_begin[0];
+    s.pb = one ? 0 : w.pad_end[0];
+    s.pl = w.pad_begin[wd];
+    s.pr = w.pad_end[wd];
+    s.count_include_pad = include_pad;
+    dims_t out{x[0], x[1]};
+    out.insert(out.end(), w.out.begin(), w.out.end());
+    OpPlan p;
+    p.outputs = {out};
+    p.kernel = max ? "maxpool2d.f32.blas.direct" : "avgpool2d.f32.blas.direct";
+    p.run = [s, max](const RunArgs& a) {
+      if (max)
+        kernels::pool2d_max(s, a.inputs[0], a.outputs[0], *a.pool);
+      else
+        kernels::pool2d_average(s, a.inputs[0], a.outputs[0], *a.pool);
+    };
+    return p;
+  });
+}
+
+Result<PlanFn> make_norm(const Graph& g, const Node& n) {
+  const std::string op = n.op_type;
+  if (op == "Softmax" || op == "LogSoftmax") {
+    const bool legacy = g.opset() < 13;  // before 13: coerced to 2-D at axis
+    const int64_t axis = n.attr_int("axis", legacy ? 1 : -1);
+    const bool log = op == "LogSoftmax";
+    return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+      const dims_t& x = in[0];
+      HONE_TRY(size_t a, norm_axis(axis, x.size(), n));
+      OpPlan p;
+      p.outputs = {x};
+      p.kernel = log ? "logsoftmax.f32.blas.rows" : "softmax.f32.blas.rows";
+      const int64_t outer = prod(x, 0, a);
+      const int64_t len = legacy ? prod(x, a) : x[a];
+      const int64_t inner = legacy ? 1 : prod(x, a + 1);
+      p.run = [=](const RunArgs& r) {
+        kernels::softmax(outer, len, inner, log, r.inputs[0], r.outputs[0], *r.pool);
+      };
+      return p;
+    });
+  }
+  if (op == "LayerNormalization") {
+    const int64_t axis = n.attr_int("axis", -1);
+    const float eps = n.attr_float("epsilon", 1e-5f);
+    const Tensor scale = *g.value(n.inputs[1]).initializer;
+    const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+    const Tensor bias = has_bias ? *g.value(n.inputs[2]).initializer : Tensor();
+    return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+      const dims_t& x = in[0];
+      HONE_TRY(size_t a, norm_axis(axis, x.size(), n));
+      const int64_t rows = prod(x, 0, a), size = prod(x, a);
+      if (scale.numel() != size || (has_bias && bias.numel() != size))
+        return fail(ErrorCode::kUnsupported,
+                    "LayerNormalization scale/bias that broadcast over " + dims_str(x));
+      OpPlan p;
+      p.outputs = {x};
+      p.kernel = "layernorm.f32.blas.rows";
+      p.run = [=](const RunArgs& r) {
+        kernels::layer_norm(rows, size, eps, r.inputs[0], scale.data<float>(),
+                            has_bias ? bias.data<float>() : nullptr, r.outputs[0], *r.pool);
+      };
+      return p;
+    });
+  }
+  // ReduceMean / ReduceSum
+  std::vector<int64_t> axes;
+  bool present = false;
+  const int64_t input_from = op == "ReduceSum" ? 13 : 18;
+  if (!int_list(g, n, "axes", input_from, &axes, &present))
+    return fail(ErrorCode::kUnsupported, op + " axes must be a constant i64 tensor");
+  const bool keep = n.attr_int("keepdims", 1) != 0;
+  const bool noop = n.attr_int("noop_with_empty_axes", 0) != 0;
+  const bool mean = op == "ReduceMean";
+  return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    const dims_t& x = in[0];
+    if (axes.empty() && noop) return copy_plan(x);
+    std::vector<bool> red(x.size(), axes.empty());
+    for (int64_t ax : axes) {
+      HONE_TRY(size_t a, norm_axis(ax, x.size(), n));
+      red[a] = true;
+    }
+    dims_t out;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!red[i] || keep) out.push_back(red[i] ? 1 : x[i]);
+    OpPlan p;
+    p.outputs = {out};
+    p.kernel = "reduce.f32.blas.strided";
+    p.run = [=](const RunArgs& r) {
+      kernels::reduce(x, red, mean, r.inputs[0], r.outputs[0], *r.pool);
+    };
+    return p;
+  });
+}
+
+Result<PlanFn> make_layout(const Node& n) {
+  if (n.op_type == "Transpose") {
+    const std::vector<int64_t> perm_attr = n.attr_ints("perm");
+    return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+      const dims_t& x = in[0];
+      std::vector<int64_t> perm = perm_attr;
+      if (perm.empty())
+        for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+      std::vector<bool> seen(x.size(), false);
+      if (perm.size() != x.size())
+        return fail(ErrorCode::kInvalidArgument, "Transpose perm of " + n.describe() +
+                                                     " does not match rank " +
+                                                     std::to_string(x.size()));
+      dims_t out;
+      for (int64_t p : perm) {
+        if (p < 0 || p >= static_cast<int64_t>(x.size()) || seen[static_cast<size_t>(p)])
+          return fail(ErrorCode::kInvalidArgument,
+                      "Transpose perm of " + n.describe() + " is not a permutation");
+        seen[static_cast<size_t>(p)] = true;
+        out.push_back(x[static_cast<size_t>(p)]);
+      }
+      OpPlan p;
+      p.outputs = {out};
+      p.kernel = "transpose.f32.blas.strided";
+      p.run = [x, perm](const RunArgs& r) {
+        kernels::transpose(x, perm, r.inputs[0], r.outputs[0], *r.pool);
+      };
+      return p;
+    });
+  }
+  // Concat
+  const int64_t axis = n.attr_int("axis", 0);
+  return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    HONE_TRY(size_t a, norm_axis(axis, in[0].size(), n));
+    dims_t out = in[0];
+    out[a] = 0;
+    std::vector<int64_t> inner;
+    for (const dims_t& d : in) {
+      if (d.size() != out.size())
+        return fail(ErrorCode::kInvalidArgument,
+                    "Concat inputs of " + n.describe() + " differ in rank");
+      for (size_t i = 0; i < d.size(); ++i)
+        if (i != a && d[i] != out[i])
+          return fail(ErrorCode::kInvalidArgument,
+                      "Concat inputs of " + n.describe() + " differ in dim " + std::to_string(i));
+      out[a] += d[a];
+      inner.push_back(prod(d, a));
+    }
+    const int64_t outer = prod(out, 0, a);
+    OpPlan p;
+    p.outputs = {out};
+    p.kernel = "concat.f32.blas.copy";
+    p.run = [outer, inner](const RunArgs& r) {
+      kernels::concat(outer, inner, r.inputs, r.outputs[0], *r.pool);
+    };
+    return p;
+  });
+}
+
+}  // namespace
+
+Result<Unit> create_simple(const BlockInfo& b, const Node& n) {
+  const Graph& g = b.g;
+  const std::string& op = n.op_type;
+  Unit u;
+  u.label = n.describe();
+  u.outputs = {n.outputs[0]};
+  Result<PlanFn> f = fail(ErrorCode::kUnsupported, "no blas kernel for " + op);
+  if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+      op == "Identity") {
+    u.inputs = {n.inputs[0]};
+    f = make_shape_op(g, n);
+  } else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
+             op == "GlobalMaxPool") {
+    u.inputs = {n.inputs[0]};
+    f = make_pool(n);
+  } else if (op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" ||
+             op == "ReduceMean" || op == "ReduceSum") {
+    u.inputs = {n.inputs[0]};
+    f = make_norm(g, n);
+  } else if (op == "Transpose") {
+    u.inputs = {n.inputs[0]};
+    f = make_layout(n);
+  } else if (op == "Concat") {
+    u.inputs = n.inputs;
+    f = make_layout(n);
+  }
+  if (!f) return fail(std::move(f).error());
+  u.op = std::make_unique<FnOp>(std::move(*f));
+  return u;
+}
+
+Result<Unit> create_unit(const BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
+  const std::string& op = n.op_type;
+  if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
+  kernels::EwInstr in;
+  kernels::EwOp bop;
+  if (op == "BatchNormalization" || unary_instr(b.g, n, &in) || binary_op(n, &bop))
+    return create_eltwise(b, n, absorbed);
+  return create_simple(b, n);
+}
+
+BlockInfo::BlockInfo(const Graph& graph)
+    : g(graph),
+      consumers(graph.values().size(), 0),
+      consumer(graph.values().size(), -1),
+      is_output(graph.values().size(), false),
+      used(graph.nodes().size(), false) {
+  for (size_t i = 0; i < graph.nodes().size(); ++i)
+    for (ValueId v : graph.nodes()[i].inputs)
+      if (v >= 0) {
+        ++consumers[static_cast<size_t>(v)];
+        consumer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
+      }
+  for (ValueId v : graph.outputs()) is_output[static_cast<size_t>(v)] = true;
+}
+
+const Node* BlockInfo::sole_consumer(ValueId v) const {
+  const size_t i = static_cast<size_t>(v);
+  if (v < 0 || is_output[i] || consumers[i] != 1 || used[static_cast<size_t>(consumer[i])])
+    return nullptr;
+  return &g.node(consumer[i]);
+}
+
+}  // namespace hone::blas

@@ -1,0 +1,173 @@
+// What the blas backend accepts, node by node, with the reason for every
+// refusal. Anything refused runs on the reference through CompilingBackend.
+#include <set>
+
+#include "backends/blas/blas_backend.h"
+#include "backends/blas/op.h"
+
+namespace hone::blas {
+namespace {
+
+const Value* val(const Graph& g, const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
+}
+
+bool is_const(const Graph& g, const Node& n, size_t i) {
+  const Value* v = val(g, n, i);
+  return v != nullptr && v->initializer.has_value();
+}
+
+bool is_const_i64(const Graph& g, const Node& n, size_t i) {
+  return is_const(g, n, i) && g.value(n.inputs[i]).initializer->dtype() == DType::kI64;
+}
+
+/// Rank when the shape is known, else -1.
+int64_t rank_of(const Value* v) {
+  return v && v->shape ? static_cast<int64_t>(v->shape->rank()) : -1;
+}
+
+bool extra_outputs_used(const Node& n) {
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0) return true;
+  return false;
+}
+
+std::string check_window(const Node& n, int64_t rank) {
+  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  if (ap != "NOTSET" && ap != "SAME_UPPER" && ap != "SAME_LOWER" && ap != "VALID")
+    return "auto_pad '" + ap + "' is not an ONNX value";
+  if (rank >= 0 && rank != 3 && rank != 4)
+    return "input rank " + std::to_string(rank) + " (blas runs 1-D and 2-D windows)";
+  return {};
+}
+
+/// Inputs that carry shapes or axes (i64), not data.
+size_t data_inputs(const Node& n, int64_t opset) {
+  const std::string& op = n.op_type;
+  if (op == "Reshape") return 1;
+  if ((op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum") && opset >= 13) return 1;
+  if (op == "ReduceMean" && opset >= 18) return 1;
+  return n.inputs.size();
+}
+
+std::string why_not(const Graph& g, const Node& n) {
+  static const std::set<std::string> kOps = {"Conv",
+                                             "Gemm",
+                                             "MatMul",
+                                             "BatchNormalization",
+                                             "MaxPool",
+                                             "AveragePool",
+                                             "GlobalAveragePool",
+                                             "GlobalMaxPool",
+                                             "Softmax",
+                                             "LogSoftmax",
+                                             "LayerNormalization",
+                                             "ReduceMean",
+                                             "ReduceSum",
+                                             "Reshape",
+                                             "Flatten",
+                                             "Squeeze",
+                                             "Unsqueeze",
+                                             "Identity",
+                                             "Transpose",
+                                             "Concat"};
+  if (!n.domain.empty() && n.domain != "ai.onnx")
+    return "domain '" + n.domain + "' is not ONNX's default";
+  kernels::EwInstr instr;
+  kernels::EwOp bop;
+  const bool unary = unary_instr(g, n, &instr);
+  const bool binary = binary_op(n, &bop);
+  const std::string& op = n.op_type;
+  if (!unary && !binary && !kOps.count(op)) {
+    if (op == "Clip") return "Clip bounds must be constant f32 scalars";
+    if (op == "Gelu") return "Gelu approximate must be 'none' or 'tanh'";
+    return "no blas kernel for " + op;
+  }
+  const size_t data = data_inputs(n, g.opset());
+  for (size_t i = 0; i < data; ++i) {
+    const Value* v = val(g, n, i);
+    // kUndefined: a builder-made intermediate; run() checks the real dtypes.
+    if (v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
+             "; blas runs f32 only";
+    if (v != nullptr && v->kind != ValueKind::kTensor)
+      return "input " + std::to_string(i) + " is not a tensor";
+  }
+  if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
+  if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
+    return "output is " + std::string(dtype_name(t)) + "; blas runs f32 only";
+  if (unary) return extra_outputs_used(n) ? "more than one output" : "";
+  if (binary) {
+    if (n.inputs.size() != 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return "needs two inputs";
+    if (op == "PRelu" && g.opset() < 7) return "PRelu before opset 7 (per-channel slope)";
+    return {};
+  }
+  if (op == "Conv") {
+    const int64_t wr = rank_of(val(g, n, 1));
+    if (wr >= 0 && wr != 3 && wr != 4)
+      return "weights rank " + std::to_string(wr) + " (blas runs 1-D and 2-D convs)";
+    if (val(g, n, 2) && !is_const(g, n, 2)) return "the bias must be a constant";
+    if (n.has_attr("kernel_shape") && is_const(g, n, 1)) {
+      const auto ks = n.attr_ints("kernel_shape");
+      const auto& wd = g.value(n.inputs[1]).initializer->shape();
+      if (wd.size() < 2 || ks != std::vector<int64_t>(wd.begin() + 2, wd.end()))
+        return "kernel_shape disagrees with the weights";
+    }
+    return check_window(n, wr >= 0 ? wr : rank_of(val(g, n, 0)));
+  }
+  if (op == "Gemm") {
+    for (size_t i = 0; i < 2; ++i)
+      if (rank_of(val(g, n, i)) >= 0 && rank_of(val(g, n, i)) != 2) return "A and B must be 2-D";
+    const float beta = n.attr_float("beta", 1.0f);
+    if (val(g, n, 2) && beta != 1.0f && beta != 0.0f && !is_const(g, n, 2))
+      return "beta != 1 with a non-constant C";
+    if (rank_of(val(g, n, 2)) > 2) return "C has rank > 2";
+    return {};
+  }
+  if (op == "MatMul") {
+    if (rank_of(val(g, n, 0)) == 0 || rank_of(val(g, n, 1)) == 0) return "a scalar operand";
+    return {};
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    if (extra_outputs_used(n)) return "the Indices output is not supported";
+    if (!n.has_attr("kernel_shape")) return "kernel_shape is missing";
+    return check_window(n, rank_of(val(g, n, 0)));
+  }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    const int64_t r = rank_of(val(g, n, 0));
+    return r >= 0 && r < 3 ? "input rank " + std::to_string(r) + " (needs N, C and spatial dims)"
+                           : "";
+  }
+  if (op == "BatchNormalization") {
+    if (n.attr_int("training_mode", 0) != 0) return "training_mode=1";
+    if (n.attr_int("spatial", 1) != 1) return "spatial=0";
+    if (extra_outputs_used(n)) return "running mean/var outputs are not supported";
+    for (size_t i = 1; i < 5; ++i)
+      if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
+    const int64_t r = rank_of(val(g, n, 0));
+    return r >= 0 && r < 2 ? "input rank " + std::to_string(r) + " (needs N and C)" : "";
+  }
+  if (op == "LayerNormalization") {
+    if (extra_outputs_used(n)) return "Mean/InvStdDev outputs are not supported";
+    if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
+    if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
+      return "scale and bias must be constants";
+    return {};
+  }
+  if (op == "Reshape") return is_const_i64(g, n, 1) ? "" : "shape is not a constant i64 tensor";
+  if (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum" || op == "ReduceMean") {
+    if (data < n.inputs.size() && n.inputs.size() > 1 && n.inputs[1] >= 0 && !is_const_i64(g, n, 1))
+      return "axes must be a constant i64 tensor";
+    return {};
+  }
+  return {};  // Softmax, LogSoftmax, Flatten, Identity, Transpose, Concat
+}
+
+}  // namespace
+
+NodeSupport supports_node(const Graph& g, const Node& node) {
+  std::string why = why_not(g, node);
+  return why.empty() ? NodeSupport::yes() : NodeSupport::no(std::move(why));
+}
+
+}  // namespace hone::blas

@@ -1,0 +1,79 @@
+// Helpers for the blas backend tests: seeded inputs, a built backend with
+// small blocks allowed, and comparison against the reference interpreter.
+#pragma once
+
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/blas/blas_backend.h"
+#include "backends/reference/interpreter.h"
+#include "hone/graph_builder.h"
+
+namespace hone::blas::testing_util {
+
+inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,
+                      float hi = 1.0f) {
+  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (float& v : t.span<float>()) v = d(rng);
+  return t;
+}
+
+inline std::unique_ptr<BlasBackend> build_blas(const Graph& g, int64_t threads = 0) {
+  auto be = std::make_unique<BlasBackend>();
+  EXPECT_TRUE(be->configure("threads", std::to_string(threads)));
+  auto r = be->build(g);
+  EXPECT_TRUE(r) << r.error().to_string();
+  return be;
+}
+
+inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4,
+                                        double atol = 1e-5) {
+  if (a.shape() != e.shape())
+    return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
+  for (int64_t i = 0; i < e.numel(); ++i) {
+    const double x = a.data<float>()[i], y = e.data<float>()[i];
+    if (std::isnan(x) && std::isnan(y)) continue;
+    if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))
+      return ::testing::AssertionFailure() << "element " << i << ": " << x << " vs reference " << y;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// Builds `g` on blas (with `threads`), runs `inputs`, compares every output
+/// with the reference, and checks that every node ran on blas kernels with no
+/// fallback. Returns the backend for further checks.
+inline std::unique_ptr<BlasBackend> expect_matches_reference(const Graph& g,
+                                                             const std::vector<Tensor>& inputs,
+                                                             int64_t threads = 2) {
+  auto be = build_blas(g, threads);
+  EXPECT_EQ(be->state(), BackendState::kActive);
+  EXPECT_EQ(be->partition().nodes_on_backend(), g.nodes().size()) << be->partition().describe(g);
+  auto want = reference::Interpreter().run_tensors(g, inputs);
+  EXPECT_TRUE(want) << want.error().to_string();
+  if (!want) return be;
+  const uint64_t before = be->kernel_executions();
+  auto got = be->infer(inputs);
+  EXPECT_TRUE(got) << got.error().to_string();
+  if (!got) return be;
+  EXPECT_EQ(got->size(), want->size());
+  for (size_t i = 0; i < want->size() && i < got->size(); ++i)
+    EXPECT_TRUE(close((*got)[i], (*want)[i])) << "output " << i;
+  EXPECT_GT(be->kernel_executions(), before) << "no blas kernel ran";
+  EXPECT_EQ(be->fallback_runs(), 0u) << "a block fell back to the reference";
+  return be;
+}
+
+/// The kernel_plan() line mentioning `needle`, or "" (for messages: all lines).
+inline std::string plan_text(const BlasBackend& be) {
+  std::string s;
+  for (const std::string& l : be.kernel_plan()) s += l + "\n";
+  return s;
+}
+
+}  // namespace hone::blas::testing_util
