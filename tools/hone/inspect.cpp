@@ -105,10 +105,13 @@ std::string block_ops(const Graph& g, const Block& b) {
   return s;
 }
 
-nlohmann::json partition_json(const Graph& g, const std::string& backend, const Partition& p) {
+nlohmann::json partition_json(const Graph& given, const std::string& backend, const Partition& p) {
+  const Graph& g = p.graph ? *p.graph : given;  // node ids refer to the planned graph
   nlohmann::json j;
   j["backend"] = backend;
   j["nodes_on_backend"] = p.nodes_on_backend();
+  j["planned_nodes"] = g.nodes().size();
+  if (!p.notes.empty()) j["notes"] = p.notes;
   j["blocks"] = nlohmann::json::array();
   for (const Block& b : p.blocks) {
     nlohmann::json nodes = nlohmann::json::array();
@@ -123,7 +126,9 @@ nlohmann::json partition_json(const Graph& g, const std::string& backend, const 
   return j;
 }
 
-void print_partition(const Graph& g, const std::string& backend, const Partition& p) {
+void print_partition(const Graph& given, const std::string& backend, const Partition& p) {
+  const Graph& g = p.graph ? *p.graph : given;  // node ids refer to the planned graph
+  if (!p.notes.empty()) fmt::print("{}\n", p.notes);
   fmt::print("partition on {}: {} of {} nodes, {} block{}\n", backend, p.nodes_on_backend(),
              g.nodes().size(), p.blocks.size(), p.blocks.size() == 1 ? "" : "s");
   for (size_t i = 0; i < p.blocks.size(); ++i) {

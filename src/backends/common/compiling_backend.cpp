@@ -1,6 +1,7 @@
 #include "backends/common/compiling_backend.h"
 
 #include "core/log.h"
+#include "hone/optimize.h"
 
 namespace hone {
 
@@ -8,7 +9,9 @@ CompilingBackend::CompilingBackend() {
   mutable_config()
       .declare("min_block_size", int64_t{5}, "supported islands with fewer nodes fall back")
       .declare("require_full_compilation", false, "any node this backend cannot run is an error")
-      .declare("allow_reduced_precision", false, "bf16/f16 kernels for f32 models when the CPU has them");
+      .declare("allow_reduced_precision", false, "bf16/f16 kernels for f32 models when the CPU has them")
+      .declare("optimize", true,
+               "run the graph passes (folding, BN/bias/LayerNorm/GELU fusion, transposes) before partitioning");
 }
 
 std::vector<NodeSupport> CompilingBackend::propose(const Graph& g) const {
@@ -22,16 +25,23 @@ Result<Partition> CompilingBackend::plan(const Graph& g) const {
   PartitionOptions opts;
   opts.min_block_size = static_cast<int>(config().get<int64_t>("min_block_size", 5));
   opts.require_full_compilation = config().get<bool>("require_full_compilation", false);
-  return partition_graph(g, propose(g), opts);
+  if (!config().get<bool>("optimize", true)) return partition_graph(g, propose(g), opts);
+  auto optimized = std::make_shared<Graph>(g);
+  HONE_TRY(OptimizeReport report, optimize(*optimized));
+  HONE_TRY(Partition p, partition_graph(*optimized, propose(*optimized), opts));
+  p.notes = "optimize: " + report.describe();
+  p.graph = std::move(optimized);
+  return p;
 }
 
 Result<void> CompilingBackend::do_build(const Graph& graph) {
   HONE_TRY(partition_, plan(graph));
-  HONE_LOG_DEBUG("{}: partition of '{}': {}", name(), graph.name(), partition_.describe(graph));
-  graph_ = std::make_unique<Graph>(graph);
+  graph_ = partition_.graph ? partition_.graph : std::make_shared<const Graph>(graph);
+  if (!partition_.notes.empty()) HONE_LOG_DEBUG("{}: {}", name(), partition_.notes);
+  HONE_LOG_DEBUG("{}: partition of '{}': {}", name(), graph.name(), partition_.describe(*graph_));
   stages_.clear();
   for (const Block& b : partition_.blocks) {
-    HONE_TRY(Graph sub, extract_block(graph, b));
+    HONE_TRY(Graph sub, extract_block(*graph_, b));
     Stage st{b, std::move(sub), nullptr};
     if (b.on_backend) {
       HONE_TRY(st.compiled, compile(st.graph));
