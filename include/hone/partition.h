@@ -34,11 +34,11 @@ struct PartitionOptions {
 };
 
 struct Block {
-  bool on_backend = false;          // false: runs on the fallback
-  std::vector<NodeId> nodes;        // in execution order
-  std::vector<ValueId> inputs;      // values read but made elsewhere (graph inputs, other blocks)
-  std::vector<ValueId> outputs;     // values later blocks or the graph's outputs need
-  std::vector<ValueId> constants;   // initializers the block reads
+  bool on_backend = false;         // false: runs on the fallback
+  std::vector<NodeId> nodes;       // in execution order
+  std::vector<ValueId> inputs;     // values read but made elsewhere (graph inputs, other blocks)
+  std::vector<ValueId> outputs;    // values later blocks or the graph's outputs need
+  std::vector<ValueId> constants;  // initializers the block reads
 };
 
 struct Partition {
@@ -58,7 +58,8 @@ struct Partition {
 };
 
 /// `support` has one entry per node of `g` (same order as g.nodes()).
-[[nodiscard]] Result<Partition> partition_graph(const Graph& g, const std::vector<NodeSupport>& support,
+[[nodiscard]] Result<Partition> partition_graph(const Graph& g,
+                                                const std::vector<NodeSupport>& support,
                                                 const PartitionOptions& options);
 
 /// A standalone graph for one block: its inputs become graph inputs, its

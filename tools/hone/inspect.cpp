@@ -21,7 +21,7 @@ namespace {
 
 struct InspectOptions {
   std::string model;
-  std::string backend;  // empty: no partition shown
+  std::string backend;              // empty: no partition shown
   std::vector<std::string> config;  // FIELD=VALUE for that backend
   bool json = false;
 };
@@ -122,7 +122,8 @@ nlohmann::json partition_json(const Graph& given, const std::string& backend, co
   }
   j["fallbacks"] = nlohmann::json::array();
   for (const auto& [id, why] : p.fallbacks)
-    j["fallbacks"].push_back({{"node", g.node(id).name}, {"op", g.node(id).op_type}, {"reason", why}});
+    j["fallbacks"].push_back(
+        {{"node", g.node(id).name}, {"op", g.node(id).op_type}, {"reason", why}});
   return j;
 }
 
@@ -167,7 +168,8 @@ int run_inspect(const InspectOptions& o) {
   count_ops(g, counts, total);
   const auto ops = sorted_counts(counts);
   const std::string producer = metadata_or(g, {"onnx.producer_name", "producer_name"}, "");
-  const std::string producer_version = metadata_or(g, {"onnx.producer_version", "producer_version"}, "");
+  const std::string producer_version =
+      metadata_or(g, {"onnx.producer_version", "producer_version"}, "");
   const std::string ir_version = metadata_or(g, {"onnx.ir_version", "ir_version"}, "");
 
   if (o.json) {

@@ -9,9 +9,11 @@ CompilingBackend::CompilingBackend() {
   mutable_config()
       .declare("min_block_size", int64_t{5}, "supported islands with fewer nodes fall back")
       .declare("require_full_compilation", false, "any node this backend cannot run is an error")
-      .declare("allow_reduced_precision", false, "bf16/f16 kernels for f32 models when the CPU has them")
+      .declare("allow_reduced_precision", false,
+               "bf16/f16 kernels for f32 models when the CPU has them")
       .declare("optimize", true,
-               "run the graph passes (folding, BN/bias/LayerNorm/GELU fusion, transposes) before partitioning");
+               "run the graph passes (folding, BN/bias/LayerNorm/GELU fusion, transposes) before "
+               "partitioning");
 }
 
 std::vector<NodeSupport> CompilingBackend::propose(const Graph& g) const {
@@ -46,8 +48,9 @@ Result<void> CompilingBackend::do_build(const Graph& graph) {
     if (b.on_backend) {
       HONE_TRY(st.compiled, compile(st.graph));
     } else {
-      HONE_CHECK_OK_CTX(fallback_.check_supported(st.graph),
-                        "while preparing the fallback for nodes " + std::string(name()) + " cannot run");
+      HONE_CHECK_OK_CTX(
+          fallback_.check_supported(st.graph),
+          "while preparing the fallback for nodes " + std::string(name()) + " cannot run");
     }
     stages_.push_back(std::move(st));
   }
@@ -68,7 +71,8 @@ Result<std::vector<Tensor>> CompilingBackend::do_infer(const std::vector<Tensor>
     Result<std::vector<Tensor>> outs =
         st.compiled ? st.compiled->run(ins) : fallback_.run_tensors(st.graph, ins);
     if (!outs) return fail(std::move(outs).error());
-    for (size_t o = 0; o < st.block.outputs.size(); ++o) env[st.block.outputs[o]] = std::move((*outs)[o]);
+    for (size_t o = 0; o < st.block.outputs.size(); ++o)
+      env[st.block.outputs[o]] = std::move((*outs)[o]);
   }
   std::vector<Tensor> result;
   for (ValueId v : graph_->outputs()) {

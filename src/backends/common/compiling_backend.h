@@ -29,7 +29,8 @@ namespace hone {
 class CompiledBlock {
  public:
   virtual ~CompiledBlock() = default;
-  [[nodiscard]] virtual Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const = 0;
+  [[nodiscard]] virtual Result<std::vector<Tensor>> run(
+      const std::vector<Tensor>& inputs) const = 0;
 };
 
 class CompilingBackend : public Backend {

@@ -69,8 +69,8 @@ std::string check_window_attrs(const Node& n, int64_t rank) {
 }
 
 std::string why_not(const Graph& g, const Node& n) {
-  static const std::set<std::string> kEltwise = {"Relu", "LeakyRelu", "Sigmoid",     "Tanh", "Elu",
-                                                 "HardSwish", "HardSigmoid", "Clip", "Gelu"};
+  static const std::set<std::string> kEltwise = {
+      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "HardSigmoid", "Clip", "Gelu"};
   static const std::set<std::string> kOps = {"Add",
                                              "Sub",
                                              "Mul",
