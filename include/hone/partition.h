@@ -10,6 +10,7 @@
 // order is always valid: no block needs a value a later block makes.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,11 +34,11 @@ struct PartitionOptions {
 };
 
 struct Block {
-  bool on_backend = false;          // false: runs on the fallback
-  std::vector<NodeId> nodes;        // in execution order
-  std::vector<ValueId> inputs;      // values read but made elsewhere (graph inputs, other blocks)
-  std::vector<ValueId> outputs;     // values later blocks or the graph's outputs need
-  std::vector<ValueId> constants;   // initializers the block reads
+  bool on_backend = false;         // false: runs on the fallback
+  std::vector<NodeId> nodes;       // in execution order
+  std::vector<ValueId> inputs;     // values read but made elsewhere (graph inputs, other blocks)
+  std::vector<ValueId> outputs;    // values later blocks or the graph's outputs need
+  std::vector<ValueId> constants;  // initializers the block reads
 };
 
 struct Partition {
@@ -45,13 +46,20 @@ struct Partition {
   /// Every refused node with the backend's reason; also those of islands
   /// that fell back for being smaller than min_block_size.
   std::vector<std::pair<NodeId, std::string>> fallbacks;
+  /// The graph the node ids above refer to when the backend planned a
+  /// rewritten copy of the graph it was given (CompilingBackend's `optimize`
+  /// field); null when they refer to the given graph itself.
+  std::shared_ptr<const Graph> graph;
+  /// How `graph` came about ("optimize: 64 -> 31 nodes in 3 rounds: ..."); empty without one.
+  std::string notes;
   size_t nodes_on_backend() const;
   /// "3 blocks: backend [12 nodes], fallback [Foo 'f1': no kernel], backend [7 nodes]"
   std::string describe(const Graph& g) const;
 };
 
 /// `support` has one entry per node of `g` (same order as g.nodes()).
-[[nodiscard]] Result<Partition> partition_graph(const Graph& g, const std::vector<NodeSupport>& support,
+[[nodiscard]] Result<Partition> partition_graph(const Graph& g,
+                                                const std::vector<NodeSupport>& support,
                                                 const PartitionOptions& options);
 
 /// A standalone graph for one block: its inputs become graph inputs, its

@@ -1,25 +1,38 @@
 // Graph passes shared by backends. Each takes a graph and returns a new one
 // that computes the same outputs from the same inputs (names kept), so a pass
-// can be tested by running both on the reference backend.
+// can be tested by running both on the reference backend. Every rewrite
+// produces standard ONNX ops the reference interpreter runs; `optimize()`
+// (hone/optimize.h) runs them all to a fixed point.
 //
 //   PassStats st;
 //   HONE_TRY(Graph g2, hone::fold_constants(g, &st));   // st.folded nodes became initializers
-//   HONE_TRY(Graph g3, hone::eliminate_dead_code(g2, &st));
+//   HONE_TRY(Graph g3, hone::fold_batch_norm(g2, &st)); // st.rewritten patterns replaced
 //
-// Passes written so far: constant folding and dead-code elimination. Still
-// to come (issue 3): shape folding, BatchNormalization into Conv/Gemm,
-// bias/activation fusion, element-wise chains, transpose elimination.
+// The forms the passes leave for backends to recognise:
+//  - Conv/Gemm/MatMul followed by Relu/Sigmoid/Tanh/... and bias Adds stays a
+//    chain of standard ops whose intermediates have one reader each; a bias
+//    Add into a Conv becomes the Conv's B input and MatMul+Add on 2-D operands
+//    becomes Gemm with C, so a backend sees bias in the op itself.
+//  - GELU (erf and tanh spellings) becomes one `Gelu` node (ONNX opset 20's op,
+//    `approximate` = "none" or "tanh"), kept in the default domain whatever the
+//    model's opset: the optimized graph is internal to a backend.
+//  - LayerNorm written out (ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add)
+//    becomes LayerNormalization (opset 17).
+//  - Element-wise chains and attention blocks are found, not rewritten:
+//    find_elementwise_chains() and find_attention() list them for backends.
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 #include "hone/graph.h"
 
 namespace hone {
 
 struct PassStats {
-  int folded = 0;   // nodes replaced by the constants they compute
-  int removed = 0;  // nodes dropped because nothing needs their outputs
+  int folded = 0;     // nodes replaced by the constants they compute
+  int removed = 0;    // nodes dropped because nothing needs their outputs
+  int rewritten = 0;  // patterns replaced by fewer or simpler nodes
 };
 
 /// Evaluates, with the reference interpreter, every node whose inputs are all
@@ -33,5 +46,61 @@ struct PassStats {
 /// Drops nodes none of whose outputs reach a graph output, and initializers
 /// nothing reads. Graph inputs are kept even when unused: they are the interface.
 [[nodiscard]] Result<Graph> eliminate_dead_code(const Graph& g, PassStats* stats = nullptr);
+
+/// Shape, Size, and Gather/Slice of a Shape, become constants when the dims
+/// they read are static (symbolic dims stay symbolic, so a Shape of
+/// [batch,3] is kept while a Gather of its dim 1 becomes 3). Constant
+/// folding then folds what is built from them (Unsqueeze, Concat, ...).
+/// Counted in `folded`.
+[[nodiscard]] Result<Graph> fold_shapes(const Graph& g, PassStats* stats = nullptr);
+
+/// Inference BatchNormalization into the Conv before it (weights scaled per
+/// output channel, bias shifted) or into a Gemm with constant B over its
+/// output columns, when BN's parameters and the weights are constants and the
+/// Conv/Gemm output has no other reader.
+[[nodiscard]] Result<Graph> fold_batch_norm(const Graph& g, PassStats* stats = nullptr);
+
+/// Bias into dense ops: Conv (no bias) + Add of a per-channel constant becomes
+/// Conv with B; MatMul of 2-D operands + Add of a constant row (or scalar)
+/// becomes Gemm with C; Gemm without C + Add of such a constant takes it as C.
+[[nodiscard]] Result<Graph> fuse_bias(const Graph& g, PassStats* stats = nullptr);
+
+/// Transpose pairs that cancel go (a pair that does not cancel becomes one
+/// Transpose); a 2-D Transpose feeding a MatMul of 2-D operands becomes Gemm's
+/// transA/transB; Identity nodes whose output is not a graph output go.
+/// Transposes of constants are left to fold_constants.
+[[nodiscard]] Result<Graph> eliminate_transposes(const Graph& g, PassStats* stats = nullptr);
+
+/// The LayerNorm a PyTorch export writes out over the last axis,
+///   m = ReduceMean(x); d = x - m; v = ReduceMean(d^2); y = d / Sqrt(v + eps) [* scale] [+ bias]
+/// (d^2 as Pow(d, 2) or Mul(d, d)), becomes LayerNormalization(axis=-1).
+[[nodiscard]] Result<Graph> fuse_layer_norm(const Graph& g, PassStats* stats = nullptr);
+
+/// GELU spelled out becomes one Gelu node: the erf form
+///   x * 0.5 * (1 + Erf(x / sqrt 2))   (x * 0.7071 for the division; factors in any order)
+/// and the tanh form
+///   x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))   (x^3 as Pow or Mul).
+[[nodiscard]] Result<Graph> fuse_gelu(const Graph& g, PassStats* stats = nullptr);
+
+/// A maximal run of element-wise nodes (unary math, activations, binary ops
+/// whose other operand is a constant or broadcasts into the chain) where each
+/// node's output is read only by the next: one loop for a backend to compile.
+struct ElementwiseChain {
+  std::vector<NodeId> nodes;  // in order; at least two
+};
+std::vector<ElementwiseChain> find_elementwise_chains(const Graph& g);
+
+/// Scaled dot-product attention: MatMul(Q, K^T) -> Mul or Div by a constant
+/// scale (optional) -> [Add mask] -> Softmax(last axis) -> MatMul(., V), each
+/// intermediate read once.
+struct AttentionMatch {
+  NodeId qk = -1;     // MatMul(Q, K^T)
+  NodeId scale = -1;  // Mul/Div by the scale, -1 when absent
+  NodeId mask = -1;   // Add of a mask, -1 when absent
+  NodeId softmax = -1;
+  NodeId av = -1;            // MatMul(probabilities, V)
+  double scale_value = 1.0;  // what QK^T is multiplied by
+};
+std::vector<AttentionMatch> find_attention(const Graph& g);
 
 }  // namespace hone

@@ -10,8 +10,9 @@ namespace hone {
 namespace {
 
 bool is_random(const Node& n) {
-  static const std::set<std::string> kRandom = {"RandomNormal",     "RandomUniform", "RandomNormalLike",
-                                                "RandomUniformLike", "Multinomial",  "Bernoulli"};
+  static const std::set<std::string> kRandom = {"RandomNormal",     "RandomUniform",
+                                                "RandomNormalLike", "RandomUniformLike",
+                                                "Multinomial",      "Bernoulli"};
   return kRandom.count(n.op_type) != 0;
 }
 
@@ -130,7 +131,8 @@ Result<Graph> fold_constants(const Graph& g, PassStats* stats, size_t max_bytes)
   HONE_TRY(std::vector<NodeId> order, g.topological_order());
   std::map<ValueId, Tensor> known;  // initializers and folded outputs
   for (size_t v = 0; v < g.values().size(); ++v)
-    if (g.values()[v].initializer) known.emplace(static_cast<ValueId>(v), *g.values()[v].initializer);
+    if (g.values()[v].initializer)
+      known.emplace(static_cast<ValueId>(v), *g.values()[v].initializer);
   std::vector<bool> keep(g.nodes().size(), true);
   std::map<ValueId, Tensor> folded;
   int count = 0;

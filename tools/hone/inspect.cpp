@@ -21,7 +21,7 @@ namespace {
 
 struct InspectOptions {
   std::string model;
-  std::string backend;  // empty: no partition shown
+  std::string backend;              // empty: no partition shown
   std::vector<std::string> config;  // FIELD=VALUE for that backend
   bool json = false;
 };
@@ -105,10 +105,13 @@ std::string block_ops(const Graph& g, const Block& b) {
   return s;
 }
 
-nlohmann::json partition_json(const Graph& g, const std::string& backend, const Partition& p) {
+nlohmann::json partition_json(const Graph& given, const std::string& backend, const Partition& p) {
+  const Graph& g = p.graph ? *p.graph : given;  // node ids refer to the planned graph
   nlohmann::json j;
   j["backend"] = backend;
   j["nodes_on_backend"] = p.nodes_on_backend();
+  j["planned_nodes"] = g.nodes().size();
+  if (!p.notes.empty()) j["notes"] = p.notes;
   j["blocks"] = nlohmann::json::array();
   for (const Block& b : p.blocks) {
     nlohmann::json nodes = nlohmann::json::array();
@@ -119,11 +122,14 @@ nlohmann::json partition_json(const Graph& g, const std::string& backend, const 
   }
   j["fallbacks"] = nlohmann::json::array();
   for (const auto& [id, why] : p.fallbacks)
-    j["fallbacks"].push_back({{"node", g.node(id).name}, {"op", g.node(id).op_type}, {"reason", why}});
+    j["fallbacks"].push_back(
+        {{"node", g.node(id).name}, {"op", g.node(id).op_type}, {"reason", why}});
   return j;
 }
 
-void print_partition(const Graph& g, const std::string& backend, const Partition& p) {
+void print_partition(const Graph& given, const std::string& backend, const Partition& p) {
+  const Graph& g = p.graph ? *p.graph : given;  // node ids refer to the planned graph
+  if (!p.notes.empty()) fmt::print("{}\n", p.notes);
   fmt::print("partition on {}: {} of {} nodes, {} block{}\n", backend, p.nodes_on_backend(),
              g.nodes().size(), p.blocks.size(), p.blocks.size() == 1 ? "" : "s");
   for (size_t i = 0; i < p.blocks.size(); ++i) {
@@ -162,7 +168,8 @@ int run_inspect(const InspectOptions& o) {
   count_ops(g, counts, total);
   const auto ops = sorted_counts(counts);
   const std::string producer = metadata_or(g, {"onnx.producer_name", "producer_name"}, "");
-  const std::string producer_version = metadata_or(g, {"onnx.producer_version", "producer_version"}, "");
+  const std::string producer_version =
+      metadata_or(g, {"onnx.producer_version", "producer_version"}, "");
   const std::string ir_version = metadata_or(g, {"onnx.ir_version", "ir_version"}, "");
 
   if (o.json) {

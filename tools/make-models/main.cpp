@@ -10,6 +10,11 @@
 //             1x1 projection) -> GlobalAveragePool -> Flatten -> Gemm 10 -> logits
 //   mobilenet.onnx image f32[batch,3,32,32] -> Conv 16 s2 + Relu -> 3 depthwise-separable
 //             blocks (3x3 depthwise Conv group=C + Relu, 1x1 Conv + Relu) -> GAP -> Gemm 10
+//   transformer.onnx x f32[batch,seq,128] -> 2 post-LN encoder layers (4-head self-attention,
+//             FFN 512 with erf GELU), LayerNorm and GELU written out in the decomposed ops a
+//             PyTorch export produces (opset 17) -> y f32[batch,seq,128]
+//   lstm.onnx x f32[seq,batch,64] -> LSTM 128 -> LSTM 128 -> last hidden state -> Gemm 10
+//             -> logits f32[batch,10]
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -146,6 +151,89 @@ hone::Result<hone::Graph> make_mobilenet() {
   return std::move(b).build();
 }
 
+/// y = (x - mean) / sqrt(var + eps) * scale + bias over the last axis, spelled
+/// out as torch.onnx writes it at opset 17.
+hone::ValueId layer_norm(GraphBuilder& b, std::mt19937& rng, hone::ValueId x, int64_t d,
+                         const std::string& name) {
+  auto mean_last = [&](hone::ValueId v) {
+    return b.op("ReduceMean", {v}, {{"axes", std::vector<int64_t>{-1}}, {"keepdims", int64_t{1}}});
+  };
+  std::uniform_real_distribution<float> u(0.8f, 1.2f);
+  Tensor scale = Tensor::zeros(DType::kF32, {d});
+  for (float& v : scale.span<float>()) v = u(rng);
+  const hone::ValueId dev = b.sub(x, mean_last(x));
+  const hone::ValueId var = mean_last(b.op("Pow", {dev, b.scalar_f32(name + ".two", 2.0f)}));
+  const hone::ValueId std = b.op("Sqrt", {b.add(var, b.scalar_f32(name + ".eps", 1e-5f))});
+  return b.add(b.mul(b.div(dev, std), b.constant(name + ".weight", scale)),
+               b.constant(name + ".bias", biases(rng, d)));
+}
+
+/// x @ W + b for x [batch, seq, in].
+hone::ValueId linear(GraphBuilder& b, std::mt19937& rng, hone::ValueId x, int64_t in, int64_t out,
+                     const std::string& name) {
+  return b.add(b.matmul(x, b.constant(name + ".weight", weights(rng, {in, out}, in))),
+               b.constant(name + ".bias", biases(rng, out)));
+}
+
+hone::Result<hone::Graph> make_transformer() {
+  constexpr int64_t kModel = 128, kHeads = 4, kHead = kModel / kHeads, kFfn = 512;
+  std::mt19937 rng(20240605);
+  GraphBuilder b("transformer");
+  auto h = b.input("x", DType::kF32, {Dim::symbol("batch"), Dim::symbol("seq"), kModel});
+  const auto scale = b.scalar_f32("attn.scale", std::sqrt(static_cast<float>(kHead)));
+  for (int layer = 0; layer < 2; ++layer) {
+    const std::string p = "layer" + std::to_string(layer);
+    // [batch, seq, 128] -> [batch, seq, 4, 32] -> heads first.
+    auto heads = [&](hone::ValueId v, std::vector<int64_t> perm) {
+      return b.transpose(b.reshape(v, {0, 0, kHeads, kHead}), std::move(perm));
+    };
+    auto q = heads(linear(b, rng, h, kModel, kModel, p + ".attn.q"), {0, 2, 1, 3});
+    auto kt = heads(linear(b, rng, h, kModel, kModel, p + ".attn.k"), {0, 2, 3, 1});
+    auto v = heads(linear(b, rng, h, kModel, kModel, p + ".attn.v"), {0, 2, 1, 3});
+    auto probs = b.softmax(b.div(b.matmul(q, kt), scale), -1);
+    auto ctx = b.reshape(b.transpose(b.matmul(probs, v), {0, 2, 1, 3}), {0, 0, kModel});
+    auto attn = linear(b, rng, ctx, kModel, kModel, p + ".attn.out");
+    h = layer_norm(b, rng, b.add(h, attn), kModel, p + ".norm1");
+    auto ffn = linear(b, rng, b.gelu(linear(b, rng, h, kModel, kFfn, p + ".ffn.fc1")), kFfn, kModel,
+                      p + ".ffn.fc2");
+    h = layer_norm(b, rng, b.add(h, ffn), kModel, p + ".norm2");
+  }
+  b.output(h, "y");
+  b.graph().metadata()["onnx.producer_name"] = "hone make-models";
+  return std::move(b).build();
+}
+
+/// One ONNX LSTM layer (forward, layout 0) over x [seq, batch, in]: Y [seq, 1, batch, hidden]
+/// and Y_h [1, batch, hidden].
+std::vector<hone::ValueId> lstm_layer(GraphBuilder& b, std::mt19937& rng, hone::ValueId x,
+                                      int64_t in, int64_t hidden, const std::string& name) {
+  std::uniform_real_distribution<float> u(-0.1f, 0.1f);
+  Tensor bias = Tensor::zeros(DType::kF32, {1, 8 * hidden});
+  for (float& v : bias.span<float>()) v = u(rng);
+  return b.op_n("LSTM",
+                {x, b.constant(name + ".W", weights(rng, {1, 4 * hidden, in}, in)),
+                 b.constant(name + ".R", weights(rng, {1, 4 * hidden, hidden}, hidden)),
+                 b.constant(name + ".B", bias)},
+                2, {{"hidden_size", hidden}, {"direction", std::string("forward")}}, name);
+}
+
+hone::Result<hone::Graph> make_lstm() {
+  constexpr int64_t kIn = 64, kHidden = 128;
+  std::mt19937 rng(20240606);
+  GraphBuilder b("lstm");
+  auto x = b.input("x", DType::kF32, {Dim::symbol("seq"), Dim::symbol("batch"), kIn});
+  auto l1 = lstm_layer(b, rng, x, kIn, kHidden, "lstm1");
+  auto axis1 = b.constant("axis1", Tensor::from<int64_t>({1}, {1}));
+  auto l2 = lstm_layer(b, rng, b.op("Squeeze", {l1[0], axis1}), kHidden, kHidden, "lstm2");
+  auto axis0 = b.constant("axis0", Tensor::from<int64_t>({1}, {0}));
+  auto last = b.op("Squeeze", {l2[1], axis0});  // [batch, hidden]
+  b.output(b.gemm(last, b.constant("head.weight", weights(rng, {10, kHidden}, kHidden)),
+                  b.constant("head.bias", biases(rng, 10)), {.trans_b = true}),
+           "logits");
+  b.graph().metadata()["onnx.producer_name"] = "hone make-models";
+  return std::move(b).build();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -160,8 +248,10 @@ int main(int argc, char** argv) {
     const char* file;
     hone::Result<hone::Graph> (*make)();
   };
-  for (const Item& item : {Item{"mlp.onnx", make_mlp}, Item{"cnn.onnx", make_cnn},
-                           Item{"resnet.onnx", make_resnet}, Item{"mobilenet.onnx", make_mobilenet}}) {
+  for (const Item& item :
+       {Item{"mlp.onnx", make_mlp}, Item{"cnn.onnx", make_cnn}, Item{"resnet.onnx", make_resnet},
+        Item{"mobilenet.onnx", make_mobilenet}, Item{"transformer.onnx", make_transformer},
+        Item{"lstm.onnx", make_lstm}}) {
     auto g = item.make();
     if (!g) {
       fmt::print(stderr, "error: {}\n", g.error().to_string());

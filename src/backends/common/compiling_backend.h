@@ -10,7 +10,10 @@
 //   };
 //
 // Config fields it declares: min_block_size (5), require_full_compilation
-// (false), allow_reduced_precision (false).
+// (false), allow_reduced_precision (false), optimize (true): run hone's graph
+// passes (hone/optimize.h) first, so supports(), compile() and the partition
+// all see the optimized graph. The partition then carries that graph and what
+// the passes did (Partition::graph, Partition::notes).
 #pragma once
 
 #include <memory>
@@ -26,7 +29,8 @@ namespace hone {
 class CompiledBlock {
  public:
   virtual ~CompiledBlock() = default;
-  [[nodiscard]] virtual Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const = 0;
+  [[nodiscard]] virtual Result<std::vector<Tensor>> run(
+      const std::vector<Tensor>& inputs) const = 0;
 };
 
 class CompilingBackend : public Backend {
@@ -36,7 +40,8 @@ class CompilingBackend : public Backend {
   /// Proposals for every node of `g`, with reasons, without building.
   std::vector<NodeSupport> propose(const Graph& g) const;
   /// propose() grouped by partition_graph under min_block_size and
-  /// require_full_compilation; build() compiles exactly this.
+  /// require_full_compilation, on the optimized graph when `optimize` is on;
+  /// build() compiles exactly this.
   Result<Partition> plan(const Graph& g) const override;
 
  protected:
@@ -53,7 +58,7 @@ class CompilingBackend : public Backend {
     Graph graph;                              // the standalone block
     std::unique_ptr<CompiledBlock> compiled;  // null: runs on the fallback
   };
-  std::unique_ptr<const Graph> graph_;
+  std::shared_ptr<const Graph> graph_;  // the graph the stages run: optimized or as given
   Partition partition_;
   std::vector<Stage> stages_;
   reference::Interpreter fallback_;

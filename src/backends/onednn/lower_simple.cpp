@@ -309,6 +309,11 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
     s = {algorithm::eltwise_elu, n.attr_float("alpha", 1.0f), 0, false};
   } else if (op == "HardSwish") {
     s.alg = algorithm::eltwise_hardswish;
+  } else if (op == "Gelu") {
+    // What the graph passes turn the spelled-out erf and tanh forms into.
+    const std::string approx = n.attr_string("approximate", "none");
+    if (approx != "none" && approx != "tanh") return false;
+    s.alg = approx == "none" ? algorithm::eltwise_gelu_erf : algorithm::eltwise_gelu_tanh;
   } else if (op == "HardSigmoid") {
     s = {algorithm::eltwise_linear, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f), true};
   } else if (op == "Clip") {

@@ -69,8 +69,8 @@ std::string check_window_attrs(const Node& n, int64_t rank) {
 }
 
 std::string why_not(const Graph& g, const Node& n) {
-  static const std::set<std::string> kEltwise = {"Relu", "LeakyRelu", "Sigmoid",     "Tanh",
-                                                 "Elu",  "HardSwish", "HardSigmoid", "Clip"};
+  static const std::set<std::string> kEltwise = {
+      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "HardSigmoid", "Clip", "Gelu"};
   static const std::set<std::string> kOps = {"Add",
                                              "Sub",
                                              "Mul",
@@ -120,6 +120,10 @@ std::string why_not(const Graph& g, const Node& n) {
           (!is_const(g, n, i) || g.value(n.inputs[i]).initializer->numel() != 1))
         return "Clip bounds must be constant scalars";
     return {};
+  }
+  if (op == "Gelu") {
+    const std::string approx = n.attr_string("approximate", "none");
+    return approx == "none" || approx == "tanh" ? "" : "Gelu approximate '" + approx + "'";
   }
   if (kEltwise.count(op)) return {};
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {

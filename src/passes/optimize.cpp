@@ -1,0 +1,126 @@
+#include "hone/optimize.h"
+
+#include <functional>
+
+#include "core/log.h"
+#include "hone/passes.h"
+
+namespace hone {
+namespace {
+
+using PassFn = std::function<Result<Graph>(const Graph&, PassStats*, const OptimizeOptions&)>;
+
+struct Pass {
+  const char* name;
+  PassFn fn;
+};
+
+// Order matters within a round: shapes first so constant folding finishes
+// what they start, dead code out before the pattern matchers (they insist on
+// single readers), BN folded before bias fusion sees the Conv it made.
+const std::vector<Pass>& pipeline() {
+  static const std::vector<Pass> k = {
+      {"fold_shapes",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fold_shapes(g, s); }},
+      {"fold_constants",
+       [](const Graph& g, PassStats* s, const OptimizeOptions& o) {
+         return fold_constants(g, s, o.fold_max_bytes);
+       }},
+      {"eliminate_dead_code", [](const Graph& g, PassStats* s,
+                                 const OptimizeOptions&) { return eliminate_dead_code(g, s); }},
+      {"eliminate_transposes", [](const Graph& g, PassStats* s,
+                                  const OptimizeOptions&) { return eliminate_transposes(g, s); }},
+      {"fold_batch_norm",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fold_batch_norm(g, s); }},
+      {"fuse_bias",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fuse_bias(g, s); }},
+      {"fuse_layer_norm",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fuse_layer_norm(g, s); }},
+      {"fuse_gelu",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fuse_gelu(g, s); }},
+  };
+  return k;
+}
+
+int applied(const PassStats& s) {
+  return s.folded + s.removed + s.rewritten;
+}
+
+}  // namespace
+
+const std::vector<std::string>& optimize_pass_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n;
+    for (const Pass& p : pipeline()) n.push_back(p.name);
+    return n;
+  }();
+  return names;
+}
+
+std::string OptimizeReport::describe() const {
+  std::string s = std::to_string(nodes_before) + " -> " + std::to_string(nodes_after) +
+                  " nodes in " + std::to_string(rounds) + " round" + (rounds == 1 ? "" : "s");
+  std::string parts;
+  for (const PassReport& p : passes) {
+    if (p.applied == 0 && p.nodes_removed == 0) continue;
+    parts += (parts.empty() ? "" : ", ") + p.name + " " + std::to_string(p.applied) + " (" +
+             (p.nodes_removed >= 0 ? "-" : "+") + std::to_string(std::abs(p.nodes_removed)) + ")";
+  }
+  s += parts.empty() ? ": nothing to change" : ": " + parts;
+  s += "; " + std::to_string(elementwise_chains) + " element-wise chain" +
+       (elementwise_chains == 1 ? "" : "s") + ", " + std::to_string(attention_blocks) +
+       " attention block" + (attention_blocks == 1 ? "" : "s");
+  return s;
+}
+
+Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options) {
+  for (const std::string& name : options.disabled) {
+    bool known = false;
+    for (const Pass& p : pipeline()) known |= name == p.name;
+    if (!known) {
+      std::string all;
+      for (const Pass& p : pipeline()) all += (all.empty() ? "" : ", ") + std::string(p.name);
+      return fail(ErrorCode::kInvalidArgument,
+                  "unknown graph pass '" + name + "' to disable (passes: " + all + ")");
+    }
+  }
+  if (options.max_rounds < 1)
+    return fail(ErrorCode::kInvalidArgument, "optimize: max_rounds must be at least 1, got " +
+                                                 std::to_string(options.max_rounds));
+  OptimizeReport report;
+  report.nodes_before = g.nodes().size();
+  for (const Pass& p : pipeline()) report.passes.push_back({p.name, 0, 0});
+  Graph cur = g;
+  for (int round = 0; round < options.max_rounds; ++round) {
+    bool changed = false;
+    for (size_t i = 0; i < pipeline().size(); ++i) {
+      const Pass& p = pipeline()[i];
+      if (options.disabled.count(p.name)) continue;
+      PassStats st;
+      const size_t before = cur.nodes().size();
+      auto next = p.fn(cur, &st, options);
+      if (!next)
+        return fail(std::move(next).error().add_context(std::string("while running graph pass ") +
+                                                        p.name + " on '" + g.name() + "'"));
+      const int removed = static_cast<int>(before) - static_cast<int>(next->nodes().size());
+      report.passes[i].applied += applied(st);
+      report.passes[i].nodes_removed += removed;
+      if (applied(st) > 0 || removed != 0) {
+        HONE_LOG_DEBUG("optimize '{}' round {}: {} applied {} ({} -> {} nodes)", g.name(),
+                       round + 1, p.name, applied(st), before, next->nodes().size());
+        changed = true;
+      }
+      cur = std::move(*next);
+    }
+    report.rounds = round + 1;
+    if (!changed) break;
+  }
+  report.nodes_after = cur.nodes().size();
+  report.elementwise_chains = find_elementwise_chains(cur).size();
+  report.attention_blocks = find_attention(cur).size();
+  HONE_LOG_DEBUG("optimize '{}': {}", g.name(), report.describe());
+  g = std::move(cur);
+  return report;
+}
+
+}  // namespace hone

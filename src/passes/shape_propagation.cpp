@@ -1,0 +1,405 @@
+#include "passes/shape_propagation.h"
+
+#include <algorithm>
+#include <set>
+
+#include "passes/rewrite.h"
+
+namespace hone::passes {
+namespace {
+
+const std::set<std::string>& same_shape_ops() {
+  static const std::set<std::string> k = {"Relu",
+                                          "LeakyRelu",
+                                          "PRelu",
+                                          "Sigmoid",
+                                          "Tanh",
+                                          "Erf",
+                                          "Sqrt",
+                                          "Exp",
+                                          "Log",
+                                          "Neg",
+                                          "Abs",
+                                          "Gelu",
+                                          "Elu",
+                                          "Selu",
+                                          "Softmax",
+                                          "LogSoftmax",
+                                          "Identity",
+                                          "Clip",
+                                          "HardSwish",
+                                          "HardSigmoid",
+                                          "Reciprocal",
+                                          "Softplus",
+                                          "Mish",
+                                          "Sin",
+                                          "Cos",
+                                          "Floor",
+                                          "Ceil",
+                                          "Round",
+                                          "BatchNormalization",
+                                          "LayerNormalization",
+                                          "InstanceNormalization",
+                                          "Dropout",
+                                          "Not",
+                                          "Sign"};
+  return k;
+}
+
+const std::set<std::string>& broadcast_ops() {
+  static const std::set<std::string> k = {"Add",
+                                          "Sub",
+                                          "Mul",
+                                          "Div",
+                                          "Pow",
+                                          "Max",
+                                          "Min",
+                                          "Mod",
+                                          "Equal",
+                                          "Less",
+                                          "Greater",
+                                          "LessOrEqual",
+                                          "GreaterOrEqual",
+                                          "And",
+                                          "Or",
+                                          "Xor",
+                                          "Where",
+                                          "PRelu"};
+  return k;
+}
+
+bool is_compare(const std::string& op) {
+  return op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+         op == "GreaterOrEqual";
+}
+
+/// Numpy broadcasting over symbolic dims: equal dims, or 1 against anything.
+std::optional<Shape> broadcast(const std::vector<const Shape*>& shapes) {
+  size_t rank = 0;
+  for (const Shape* s : shapes) rank = std::max(rank, s->rank());
+  std::vector<Dim> out(rank, Dim(1));
+  for (const Shape* s : shapes) {
+    const size_t off = rank - s->rank();
+    for (size_t i = 0; i < s->rank(); ++i) {
+      const Dim& d = (*s)[i];
+      Dim& o = out[off + i];
+      if (d == Dim(1)) continue;
+      if (o == Dim(1) || o == d) {
+        o = d;
+      } else if (o.is_static() && d.is_static()) {
+        return std::nullopt;  // does not broadcast; leave it to run time to say so
+      } else {
+        o = Dim::unknown();
+      }
+    }
+  }
+  return Shape(std::move(out));
+}
+
+std::optional<int64_t> norm_axis(int64_t axis, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) return std::nullopt;
+  return axis < 0 ? axis + r : axis;
+}
+
+Dim product(const std::vector<Dim>& dims, size_t b, size_t e) {
+  int64_t p = 1;
+  for (size_t i = b; i < e; ++i) {
+    if (!dims[i].is_static()) return e - b == 1 ? dims[i] : Dim::unknown();
+    p *= dims[i].value();
+  }
+  return p;
+}
+
+std::optional<Shape> reshape(const Shape& in, const Tensor& spec, bool allowzero) {
+  std::vector<Dim> out;
+  int infer = -1;
+  for (int64_t i = 0; i < spec.numel(); ++i) {
+    const int64_t s = tensor_element_as_int64(spec, i);
+    if (s == 0 && !allowzero) {
+      if (static_cast<size_t>(i) >= in.rank()) return std::nullopt;
+      out.push_back(in[static_cast<size_t>(i)]);
+    } else if (s == -1) {
+      if (infer >= 0) return std::nullopt;
+      infer = static_cast<int>(out.size());
+      out.push_back(Dim::unknown());
+    } else if (s < 0) {
+      return std::nullopt;
+    } else {
+      out.push_back(s);
+    }
+  }
+  if (infer >= 0) {
+    const int64_t total = in.numel();
+    int64_t known = 1;
+    bool all = total >= 0;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int>(i) != infer) {
+        all = all && out[i].is_static();
+        if (out[i].is_static()) known *= out[i].value();
+      }
+    if (all && known > 0 && total % known == 0) {
+      out[static_cast<size_t>(infer)] = total / known;
+    }  // else it stays unknown: a symbolic total cannot be divided here
+  }
+  return Shape(std::move(out));
+}
+
+/// Conv and pooling: [N, C, spatial...] with each spatial dim worked out when
+/// it and the window attributes are static (auto_pad other than NOTSET: unknown).
+std::optional<Shape> windowed(const Node& n, const Shape& x, Dim channels,
+                              const std::vector<int64_t>& kernel) {
+  if (x.rank() < 3 || kernel.size() != x.rank() - 2) return std::nullopt;
+  const size_t sp = x.rank() - 2;
+  const std::vector<int64_t> strides = n.attr_ints("strides", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> dil = n.attr_ints("dilations", std::vector<int64_t>(sp, 1));
+  const std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
+  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  const bool ceil = n.attr_int("ceil_mode", 0) != 0;
+  std::vector<Dim> out{x[0], channels};
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim& d = x[2 + i];
+    if (!d.is_static() || (ap != "NOTSET" && !ap.empty()) || strides.size() != sp ||
+        dil.size() != sp || pads.size() != 2 * sp || strides[i] <= 0) {
+      out.push_back(Dim::unknown());
+      continue;
+    }
+    const int64_t span = d.value() + pads[i] + pads[sp + i] - dil[i] * (kernel[i] - 1) - 1;
+    if (span < 0) return std::nullopt;
+    out.push_back((ceil ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1);
+  }
+  return Shape(std::move(out));
+}
+
+std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DType* dtype) {
+  auto shape_of = [&](size_t i) -> const Shape* {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+    const Value& v = g.value(n.inputs[i]);
+    return v.shape ? &*v.shape : nullptr;
+  };
+  auto dtype_of = [&](size_t i) {
+    return i < n.inputs.size() && n.inputs[i] >= 0 ? g.value(n.inputs[i]).dtype : DType::kUndefined;
+  };
+  const std::string& op = n.op_type;
+  if (!n.domain.empty() && n.domain != "ai.onnx") return std::nullopt;
+  *dtype = dtype_of(0);
+  if (out_index != 0) return std::nullopt;
+  if (same_shape_ops().count(op)) {
+    const Shape* s = shape_of(0);
+    return s ? std::optional<Shape>(*s) : std::nullopt;
+  }
+  if (op == "Cast") {
+    *dtype = DType::kUndefined;  // the target type is ONNX's enum; the passes need only the shape
+    const Shape* s = shape_of(0);
+    return s ? std::optional<Shape>(*s) : std::nullopt;
+  }
+  if (broadcast_ops().count(op)) {
+    std::vector<const Shape*> shapes;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Shape* s = shape_of(i);
+      if (s == nullptr) return std::nullopt;
+      shapes.push_back(s);
+    }
+    if (op == "Where") *dtype = dtype_of(1);
+    if (is_compare(op)) *dtype = DType::kBool;
+    return broadcast(shapes);
+  }
+  if (op == "MatMul") {
+    const Shape* a = shape_of(0);
+    const Shape* b = shape_of(1);
+    if (!a || !b || a->rank() < 1 || b->rank() < 1) return std::nullopt;
+    Shape a2 = a->rank() == 1 ? Shape{1, (*a)[0]} : *a;
+    Shape b2 = b->rank() == 1 ? Shape{(*b)[0], 1} : *b;
+    Shape ab(std::vector<Dim>(a2.dims().begin(), a2.dims().end() - 2));
+    Shape bb(std::vector<Dim>(b2.dims().begin(), b2.dims().end() - 2));
+    auto batch = broadcast({&ab, &bb});
+    if (!batch) return std::nullopt;
+    std::vector<Dim> out = batch->dims();
+    if (a->rank() > 1) out.push_back(a2[a2.rank() - 2]);
+    if (b->rank() > 1) out.push_back(b2[b2.rank() - 1]);
+    return Shape(std::move(out));
+  }
+  if (op == "Conv") {
+    const Shape* x = shape_of(0);
+    const Shape* w = shape_of(1);
+    if (!x || !w || w->rank() != x->rank()) return std::nullopt;
+    std::vector<int64_t> kernel;
+    for (size_t i = 2; i < w->rank(); ++i)
+      kernel.push_back((*w)[i].is_static() ? (*w)[i].value() : -1);
+    if (std::find(kernel.begin(), kernel.end(), -1) != kernel.end()) {
+      std::vector<Dim> out{(*x)[0], (*w)[0]};
+      out.resize(x->rank(), Dim::unknown());
+      return Shape(std::move(out));
+    }
+    return windowed(n, *x, (*w)[0], n.attr_ints("kernel_shape", kernel));
+  }
+  if (op == "MaxPool" || op == "AveragePool") {
+    const Shape* x = shape_of(0);
+    if (!x || !n.has_attr("kernel_shape")) return std::nullopt;
+    return windowed(n, *x, (*x)[1], n.attr_ints("kernel_shape"));
+  }
+  if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    const Shape* x = shape_of(0);
+    if (!x || x->rank() < 2) return std::nullopt;
+    std::vector<Dim> out{(*x)[0], (*x)[1]};
+    out.resize(x->rank(), Dim(1));
+    return Shape(std::move(out));
+  }
+  if (op == "Gemm") {
+    const Shape* a = shape_of(0);
+    const Shape* b = shape_of(1);
+    if (!a || !b || a->rank() != 2 || b->rank() != 2) return std::nullopt;
+    const Dim m = n.attr_int("transA", 0) ? (*a)[1] : (*a)[0];
+    const Dim k = n.attr_int("transB", 0) ? (*b)[0] : (*b)[1];
+    return Shape{m, k};
+  }
+  if (op == "Transpose") {
+    const Shape* s = shape_of(0);
+    if (!s) return std::nullopt;
+    std::vector<int64_t> perm = n.attr_ints("perm");
+    if (perm.empty())
+      for (size_t i = s->rank(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    if (perm.size() != s->rank()) return std::nullopt;
+    std::vector<Dim> out;
+    for (int64_t p : perm) {
+      if (p < 0 || p >= static_cast<int64_t>(s->rank())) return std::nullopt;
+      out.push_back((*s)[static_cast<size_t>(p)]);
+    }
+    return Shape(std::move(out));
+  }
+  if (op == "Reshape") {
+    const Shape* s = shape_of(0);
+    const Tensor* spec = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
+    if (!s || !spec) return std::nullopt;
+    return reshape(*s, *spec, n.attr_int("allowzero", 0) != 0);
+  }
+  if (op == "Flatten") {
+    const Shape* s = shape_of(0);
+    if (!s) return std::nullopt;
+    const auto axis = n.attr_int("axis", 1);
+    const auto a = axis < 0 ? axis + static_cast<int64_t>(s->rank()) : axis;
+    if (a < 0 || a > static_cast<int64_t>(s->rank())) return std::nullopt;
+    return Shape{product(s->dims(), 0, static_cast<size_t>(a)),
+                 product(s->dims(), static_cast<size_t>(a), s->rank())};
+  }
+  if (op == "Shape") {
+    *dtype = DType::kI64;
+    const Shape* s = shape_of(0);
+    if (!s) return std::nullopt;
+    const auto r = static_cast<int64_t>(s->rank());
+    auto clampi = [&](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
+    const int64_t b = clampi(n.attr_int("start", 0)), e = clampi(n.attr_int("end", r));
+    return Shape{std::max<int64_t>(0, e - b)};
+  }
+  if (op == "Size") {
+    *dtype = DType::kI64;
+    return Shape{};
+  }
+  if (op == "Unsqueeze" || op == "Squeeze") {
+    const Shape* s = shape_of(0);
+    auto axes = int_list(g, n, "axes", 1);
+    if (!s || !axes) return std::nullopt;
+    std::vector<Dim> dims = s->dims();
+    if (op == "Unsqueeze") {
+      const size_t r = dims.size() + axes->size();
+      std::vector<bool> ins(r, false);
+      for (int64_t a : *axes) {
+        auto na = norm_axis(a, r);
+        if (!na) return std::nullopt;
+        ins[static_cast<size_t>(*na)] = true;
+      }
+      std::vector<Dim> out;
+      size_t k = 0;
+      for (size_t i = 0; i < r; ++i) out.push_back(ins[i] ? Dim(1) : dims[k++]);
+      return Shape(std::move(out));
+    }
+    std::vector<bool> drop(dims.size(), false);
+    for (int64_t a : *axes) {
+      auto na = norm_axis(a, dims.size());
+      if (!na) return std::nullopt;
+      drop[static_cast<size_t>(*na)] = true;
+    }
+    std::vector<Dim> out;
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (!drop[i]) out.push_back(dims[i]);
+    return Shape(std::move(out));
+  }
+  if (op == "Concat") {
+    const Shape* first = shape_of(0);
+    if (!first) return std::nullopt;
+    auto axis = norm_axis(n.attr_int("axis", 0), first->rank());
+    if (!axis) return std::nullopt;
+    std::vector<Dim> out = first->dims();
+    int64_t total = 0;
+    bool known = true;
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      const Shape* s = shape_of(i);
+      if (!s || s->rank() != first->rank()) return std::nullopt;
+      const Dim& d = (*s)[static_cast<size_t>(*axis)];
+      known = known && d.is_static();
+      if (d.is_static()) total += d.value();
+    }
+    out[static_cast<size_t>(*axis)] = known ? Dim(total) : Dim::unknown();
+    return Shape(std::move(out));
+  }
+  if (op == "Gather") {
+    const Shape* data = shape_of(0);
+    const Shape* idx = shape_of(1);
+    if (!data || !idx) return std::nullopt;
+    auto axis = norm_axis(n.attr_int("axis", 0), data->rank());
+    if (!axis) return std::nullopt;
+    std::vector<Dim> out(data->dims().begin(), data->dims().begin() + *axis);
+    out.insert(out.end(), idx->dims().begin(), idx->dims().end());
+    out.insert(out.end(), data->dims().begin() + *axis + 1, data->dims().end());
+    return Shape(std::move(out));
+  }
+  if (op.rfind("Reduce", 0) == 0) {
+    const Shape* s = shape_of(0);
+    if (!s) return std::nullopt;
+    auto axes = int_list(g, n, "axes", 1);
+    const bool keep = n.attr_int("keepdims", 1) != 0;
+    std::vector<bool> red(s->rank(), !axes || axes->empty());
+    if (axes && axes->empty() && n.attr_int("noop_with_empty_axes", 0)) return *s;
+    if (axes)
+      for (int64_t a : *axes) {
+        auto na = norm_axis(a, s->rank());
+        if (!na) return std::nullopt;
+        red[static_cast<size_t>(*na)] = true;
+      }
+    std::vector<Dim> out;
+    for (size_t i = 0; i < s->rank(); ++i) {
+      if (!red[i])
+        out.push_back((*s)[i]);
+      else if (keep)
+        out.push_back(1);
+    }
+    return Shape(std::move(out));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int propagate_shapes(Graph& g) {
+  auto order = g.topological_order();
+  if (!order) return 0;
+  int filled = 0;
+  for (NodeId id : *order) {
+    const Node& n = g.node(id);
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const ValueId o = n.outputs[k];
+      if (o < 0) continue;
+      DType dt = DType::kUndefined;
+      std::optional<Shape> s = infer(g, n, k, &dt);
+      Value& v = g.value(o);
+      if (v.dtype == DType::kUndefined) v.dtype = dt;
+      if (!v.shape && s) {
+        v.shape = std::move(s);
+        ++filled;
+      }
+    }
+  }
+  return filled;
+}
+
+}  // namespace hone::passes

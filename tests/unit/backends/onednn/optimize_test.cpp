@@ -1,0 +1,82 @@
+// The onednn backend builds from the optimized graph (CompilingBackend's
+// `optimize` field): rewritten forms still reach oneDNN's fusions.
+#include <filesystem>
+
+#include "hone/onnx.h"
+#include "onednn_test_util.h"
+
+namespace hone::onednn {
+namespace {
+
+using testing_util::close;
+using testing_util::expect_matches_reference;
+using testing_util::uniform;
+
+std::unique_ptr<OnednnBackend> build(const Graph& g, bool optimize) {
+  auto be = std::make_unique<OnednnBackend>();
+  EXPECT_TRUE(be->configure("optimize", optimize ? "true" : "false"));
+  auto r = be->build(g);
+  EXPECT_TRUE(r) << r.error().to_string();
+  return be;
+}
+
+bool has_step(const std::vector<std::string>& plans, const std::string& kind) {
+  for (const std::string& p : plans)
+    if (p.find(kind) != std::string::npos) return true;
+  return false;
+}
+
+TEST(OnednnOptimize, FoldedBatchNormStillFusesConvAndRelu) {
+  std::mt19937 rng(31);
+  GraphBuilder b("conv_bn_relu");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 8, 8});
+  ValueId c = b.conv(x, b.constant("w", uniform(rng, {8, 3, 3, 3})),
+                     b.constant("b", uniform(rng, {8})), {.pads = {1, 1, 1, 1}});
+  ValueId bn =
+      b.op("BatchNormalization",
+           {c, b.constant("s", uniform(rng, {8}, 0.5f, 1.5f)), b.constant("bb", uniform(rng, {8})),
+            b.constant("m", uniform(rng, {8})), b.constant("v", uniform(rng, {8}, 0.5f, 1.5f))});
+  b.output(b.relu(bn), "y");
+  Graph g = *std::move(b).build();
+  expect_matches_reference(g, {uniform(rng, {2, 3, 8, 8})});
+
+  auto plain = build(g, false);
+  EXPECT_TRUE(has_step(plain->plan_descriptions(), "batchnorm"));
+  EXPECT_TRUE(plain->partition().notes.empty());
+  auto opt = build(g, true);
+  const auto plans = opt->plan_descriptions();
+  EXPECT_FALSE(has_step(plans, "batchnorm"));
+  EXPECT_TRUE(has_step(plans, "conv+eltwise")) << plans[0];
+  ASSERT_NE(opt->partition().graph, nullptr);
+  EXPECT_EQ(opt->partition().graph->nodes().size(), 2u);  // Conv, Relu
+  EXPECT_NE(opt->partition().notes.find("fold_batch_norm 1"), std::string::npos)
+      << opt->partition().notes;
+}
+
+TEST(OnednnOptimize, TransformerRunsWholeOnOneDnnOnlyWhenOptimized) {
+  auto g =
+      hone::onnx::load_model(std::filesystem::path(HONE_SOURCE_DIR) / "models/transformer.onnx");
+  ASSERT_TRUE(g) << g.error().to_string();
+  // Unoptimized, the spelled-out LayerNorm (ReduceMean, Pow, Sqrt) splits the graph.
+  auto plain = build(*g, false);
+  EXPECT_FALSE(plain->partition().fallbacks.empty());
+  auto be = build(*g, true);
+  const Partition& p = be->partition();
+  ASSERT_NE(p.graph, nullptr);
+  EXPECT_TRUE(p.fallbacks.empty()) << p.describe(*p.graph);
+  EXPECT_EQ(p.blocks.size(), 1u) << p.describe(*p.graph);
+  std::mt19937 rng(32);
+  const std::vector<Tensor> in{uniform(rng, {2, 7, 128}, -2.0f, 2.0f)};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = reference::Interpreter().run_tensors(*g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-3, 1e-4));
+  EXPECT_EQ(be->fallback_runs(), 0u);
+  const auto plans = be->plan_descriptions();
+  EXPECT_TRUE(has_step(plans, "layernorm")) << plans[0];
+  EXPECT_TRUE(has_step(plans, "matmul+binary+eltwise")) << plans[0];  // fc1 + bias + GELU
+}
+
+}  // namespace
+}  // namespace hone::onednn

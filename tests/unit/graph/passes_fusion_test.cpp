@@ -1,0 +1,186 @@
+// BatchNormalization folding, bias fusion and transpose elimination: each
+// rewrite keeps the outputs on the reference, and near-misses stay as they are.
+#include <gtest/gtest.h>
+
+#include "hone/graph_builder.h"
+#include "hone/passes.h"
+#include "passes_test_util.h"
+
+namespace hone {
+namespace {
+
+using passes_test::count_op;
+using passes_test::same_outputs;
+using passes_test::uniform;
+
+ValueId batch_norm(GraphBuilder& b, std::mt19937& rng, ValueId x, int64_t c) {
+  return b.op("BatchNormalization",
+              {x, b.constant("", uniform(rng, {c}, 0.5f, 1.5f)), b.constant("", uniform(rng, {c})),
+               b.constant("", uniform(rng, {c})), b.constant("", uniform(rng, {c}, 0.5f, 1.5f))},
+              {{"epsilon", 1e-3f}});
+}
+
+TEST(PassesBatchNorm, FoldsIntoConvWithAndWithoutBias) {
+  std::mt19937 rng(1);
+  GraphBuilder b("conv_bn");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 3, 6, 6});
+  ValueId c1 = b.conv(x, b.constant("w1", uniform(rng, {4, 3, 3, 3})),
+                      b.constant("b1", uniform(rng, {4})), {.pads = {1, 1, 1, 1}});
+  ValueId h = b.relu(batch_norm(b, rng, c1, 4));
+  // Grouped (depthwise) and bias-less: weights are scaled per output channel all the same.
+  ValueId c2 = b.conv(h, b.constant("w2", uniform(rng, {4, 1, 3, 3})), kNoValue, {.group = 4});
+  b.output(batch_norm(b, rng, c2, 4), "y");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fold_batch_norm(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 2);
+  EXPECT_EQ(count_op(*out, "BatchNormalization"), 0u);
+  EXPECT_EQ(count_op(*out, "Conv"), 2u);
+  EXPECT_EQ(out->value(out->outputs()[0]).name, "y");
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3, 6, 6})}));
+}
+
+TEST(PassesBatchNorm, ConvOutputWithAnotherReaderIsNotFolded) {
+  std::mt19937 rng(2);
+  GraphBuilder b("conv_bn_shared");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 2, 4, 4});
+  ValueId c = b.conv(x, b.constant("w", uniform(rng, {2, 2, 1, 1})), kNoValue);
+  b.output(b.add(batch_norm(b, rng, c, 2), c), "y");  // c is also read by the Add
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fold_batch_norm(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 0);
+  EXPECT_EQ(count_op(*out, "BatchNormalization"), 1u);
+}
+
+TEST(PassesBatchNorm, FoldsIntoGemmButNotWithRuntimeWeights) {
+  std::mt19937 rng(3);
+  GraphBuilder b("gemm_bn");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 5});
+  ValueId w = b.input("w", DType::kF32, Shape{5, 3});
+  ValueId g1 = b.gemm(x, b.constant("wt", uniform(rng, {3, 5})), b.constant("c", uniform(rng, {3})),
+                      {.trans_b = true, .beta = 0.5f});
+  b.output(batch_norm(b, rng, g1, 3), "y1");
+  ValueId g2 = b.gemm(x, w, kNoValue);  // B is an input: nothing to fold into
+  b.output(batch_norm(b, rng, g2, 3), "y2");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fold_batch_norm(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 1);
+  EXPECT_EQ(count_op(*out, "BatchNormalization"), 1u);
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {4, 5}), uniform(rng, {5, 3})}));
+}
+
+TEST(PassesBias, ConvAddBecomesConvBiasAndFullSizeAddStays) {
+  std::mt19937 rng(4);
+  GraphBuilder b("conv_add");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 3, 5, 5});
+  ValueId c1 = b.conv(x, b.constant("w1", uniform(rng, {4, 3, 3, 3})), kNoValue);
+  ValueId y1 = b.add(b.constant("bias", uniform(rng, {1, 4, 1, 1})), c1);  // constant first
+  ValueId c2 =
+      b.conv(y1, b.constant("w2", uniform(rng, {4, 4, 1, 1})), b.constant("b2", uniform(rng, {4})));
+  ValueId y2 = b.add(c2, b.constant("more", uniform(rng, {4, 1, 1})));
+  // Near-miss: a constant as large as the output is no bias.
+  ValueId c3 = b.conv(y2, b.constant("w3", uniform(rng, {2, 4, 1, 1})), kNoValue);
+  b.output(b.add(c3, b.constant("full", uniform(rng, {1, 2, 3, 3}))), "y");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fuse_bias(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 2);
+  EXPECT_EQ(count_op(*out, "Add"), 1u);
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3, 5, 5})}));
+}
+
+TEST(PassesBias, MatMulAddOfMatricesBecomesGemmButBatchedMatMulStays) {
+  std::mt19937 rng(5);
+  GraphBuilder b("mm_add");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 6});
+  ValueId h = b.relu(b.add(b.matmul(x, b.constant("w", uniform(rng, {6, 4}))),
+                           b.constant("b", uniform(rng, {4}))));
+  b.output(h, "h");
+  ValueId s = b.input("s", DType::kF32, Shape{2, Dim::symbol("n"), 6});
+  b.output(b.add(b.matmul(s, b.constant("w3", uniform(rng, {6, 4}))),
+                 b.constant("b3", uniform(rng, {4}))),
+           "batched");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fuse_bias(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 1);
+  EXPECT_EQ(count_op(*out, "Gemm"), 1u);
+  EXPECT_EQ(count_op(*out, "MatMul"), 1u);
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {3, 6}), uniform(rng, {2, 3, 6})}));
+}
+
+TEST(PassesTranspose, CancellingPairsGoAndOthersMerge) {
+  std::mt19937 rng(6);
+  GraphBuilder b("transposes");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4});
+  ValueId t = b.transpose(b.transpose(x, {0, 2, 1}), {0, 2, 1});  // cancels, read by Relu
+  ValueId r = b.relu(t);
+  b.output(b.transpose(b.transpose(r, {1, 0, 2}), {1, 0, 2}),
+           "same");  // cancels into a graph output
+  b.output(b.transpose(b.transpose(r, {2, 0, 1}), {0, 2, 1}), "merged");  // one Transpose [2,1,0]
+  ValueId shared = b.transpose(x, {2, 1, 0});  // read twice: the pair stays
+  b.output(b.transpose(shared, {1, 0, 2}), "kept");
+  b.output(b.sigmoid(shared), "other");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = eliminate_transposes(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 3);
+  EXPECT_EQ(count_op(*out, "Transpose"), 3u);  // merged, and the kept pair
+  EXPECT_EQ(count_op(*out, "Identity"), 1u);   // keeps the name 'same'
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3, 4})}, 0.0, /*bitwise=*/true));
+}
+
+TEST(PassesTranspose, TransposedMatMulOperandsBecomeGemmFlags) {
+  std::mt19937 rng(7);
+  GraphBuilder b("mm_t");
+  ValueId a = b.input("a", DType::kF32, Shape{5, 3});
+  ValueId w = b.input("w", DType::kF32, Shape{4, 5});
+  b.output(b.matmul(b.transpose(a, {1, 0}), b.transpose(w, {1, 0})), "y");
+  // Near-miss: a batched operand (rank 3) is no Gemm.
+  ValueId s = b.input("s", DType::kF32, Shape{2, 5, 3});
+  b.output(b.matmul(b.transpose(s, {0, 2, 1}), a), "z");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = eliminate_transposes(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 1);
+  ASSERT_EQ(count_op(*out, "Gemm"), 1u);
+  for (const Node& n : out->nodes())
+    if (n.op_type == "Gemm") {
+      EXPECT_EQ(n.attr_int("transA", 0), 1);
+      EXPECT_EQ(n.attr_int("transB", 0), 1);
+    }
+  EXPECT_EQ(count_op(*out, "Transpose"), 1u);
+  EXPECT_TRUE(
+      same_outputs(g, *out, {uniform(rng, {5, 3}), uniform(rng, {4, 5}), uniform(rng, {2, 5, 3})}));
+}
+
+TEST(PassesTranspose, TransposedConstantWeightsFoldAndIdentitiesGo) {
+  std::mt19937 rng(8);
+  GraphBuilder b("w_t");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 4});
+  ValueId wt = b.transpose(b.constant("w", uniform(rng, {3, 4})), {1, 0});
+  b.output(b.matmul(b.op("Identity", {x}), wt), "y");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto folded = fold_constants(g, &st);
+  ASSERT_TRUE(folded) << folded.error().to_string();
+  auto out = eliminate_transposes(*folded, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.folded, 1);
+  EXPECT_EQ(st.rewritten, 1);
+  ASSERT_EQ(out->nodes().size(), 1u);
+  EXPECT_EQ(out->nodes()[0].op_type, "MatMul");
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 4})}, 0.0, /*bitwise=*/true));
+}
+
+}  // namespace
+}  // namespace hone

