@@ -24,6 +24,12 @@ class BackendRegistry {
     std::string description;
     BackendCapabilities capabilities;
     std::function<std::unique_ptr<Backend>()> factory;
+    /// Why this machine cannot run the backend now ("no CUDA device", "no C++
+    /// compiler"), or "" when it can; unset means always available. An
+    /// unavailable backend stays registered (so tables and reports list it)
+    /// but takes no part in tuning.
+    std::function<std::string()> unavailable_reason;
+    std::string unavailable() const { return unavailable_reason ? unavailable_reason() : std::string(); }
   };
 
   /// Adds a backend; a second entry with the same name is an error.

@@ -149,6 +149,12 @@ std::optional<CacheKey> Session::cache_key(const std::string& name, const std::s
 
 std::unique_ptr<Backend> Session::build_and_check(const std::string& name, CandidateResult& r, int index) {
   emit(name, "build", index, 0.05);
+  if (const auto* entry = registry_->find(name); entry != nullptr) {
+    if (std::string why = entry->unavailable(); !why.empty()) {
+      r.error = Error(ErrorCode::kUnsupportedHardware, "backend '" + name + "' cannot run on this machine: " + why);
+      return nullptr;
+    }
+  }
   auto be = create_backend(name);
   if (!be) {
     r.error = std::move(be).error();

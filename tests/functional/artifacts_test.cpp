@@ -21,9 +21,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Artifacts : public testing::TestWithParam<BackendCase> {
+class Artifacts : public BackendTest {
  protected:
   void SetUp() override {
+    BackendTest::SetUp();
+    if (IsSkipped()) return;
     std::string name = testing::UnitTest::GetInstance()->current_test_info()->name();
     for (char& ch : name)
       if (ch == '/') ch = '_';
@@ -31,7 +33,10 @@ class Artifacts : public testing::TestWithParam<BackendCase> {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
 
   /// Tunes the conv net pinned to the row's backend.
   std::optional<TunedModel> tuned_conv(const BackendCase& c, Graph* g) {

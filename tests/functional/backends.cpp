@@ -81,6 +81,15 @@ testing::AssertionResult Tolerance::assert_close(const Tensor& actual, const Ten
 
 void PrintTo(const BackendCase& c, std::ostream* os) { *os << c.key; }
 
+std::string BackendCase::unavailable() const {
+  const auto* entry = default_registry().find(key);
+  return entry != nullptr ? entry->unavailable() : "backend '" + key + "' is not registered";
+}
+
+void BackendTest::SetUp() {
+  if (const std::string why = GetParam().unavailable(); !why.empty()) GTEST_SKIP() << why;
+}
+
 const std::vector<BackendCase>& backend_cases() {
   static const std::vector<BackendCase> cases = {
       {"reference", registry_factory("reference"), Tolerance{1e-5, 1e-6},

@@ -39,6 +39,16 @@ struct BackendCase {
   std::set<std::string> capabilities;  // "dynamic-shapes", "tune", "save-load", "export", ...
   std::string artifact_format;         // required when capabilities has "export"
   bool has(const std::string& cap) const { return capabilities.count(cap) != 0; }
+  /// Why this machine cannot run the backend ("no CUDA device"), or "".
+  std::string unavailable() const;
+};
+
+/// The base of every test parameterized over BACKENDS rows: it skips, with
+/// the reason the feature matrix shows, when this machine cannot run the
+/// row's backend (BackendRegistry::Entry::unavailable_reason).
+class BackendTest : public testing::TestWithParam<BackendCase> {
+ protected:
+  void SetUp() override;
 };
 void PrintTo(const BackendCase& c, std::ostream* os);
 

@@ -13,7 +13,7 @@
 namespace hone::functional {
 namespace {
 
-class Lifecycle : public testing::TestWithParam<BackendCase> {};
+class Lifecycle : public BackendTest {};
 
 HONE_MATRIX_TEST_P(Lifecycle, BuildInferProveExecution, "lifecycle.build", "lifecycle.infer",
                    "lifecycle.execution-proof", "models.mlp", "io.single-tensor") {

@@ -10,8 +10,8 @@
 namespace hone::functional {
 namespace {
 
-class Shapes : public testing::TestWithParam<BackendCase> {};
-class Io : public testing::TestWithParam<BackendCase> {};
+class Shapes : public BackendTest {};
+class Io : public BackendTest {};
 
 HONE_MATRIX_TEST_P(Shapes, StaticShapeConvNet, "shapes.static", "models.conv-net") {
   const BackendCase& c = GetParam();

@@ -11,7 +11,7 @@
 namespace hone::functional {
 namespace {
 
-class Structure : public testing::TestWithParam<BackendCase> {};
+class Structure : public BackendTest {};
 
 Sample nested_sample(Seeded& s, int64_t batch, float scale) {
   SampleMap meta;

@@ -17,9 +17,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class Tuning : public testing::TestWithParam<BackendCase> {
+class Tuning : public BackendTest {
  protected:
   void SetUp() override {
+    BackendTest::SetUp();
+    if (IsSkipped()) return;
     std::string name = testing::UnitTest::GetInstance()->current_test_info()->name();
     for (char& ch : name)
       if (ch == '/') ch = '_';  // parameterized names carry a '/'
@@ -27,7 +29,10 @@ class Tuning : public testing::TestWithParam<BackendCase> {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    std::error_code ec;
+    if (!dir_.empty()) fs::remove_all(dir_, ec);
+  }
   fs::path dir_;
 };
 

@@ -42,7 +42,9 @@ int run_backends(bool json) {
                    {"build_mode", std::string(to_string(c.build_mode))},
                    {"dynamic_shapes", c.dynamic_shapes},
                    {"artifact",
-                    c.has_artifact ? nlohmann::json(c.artifact_format) : nlohmann::json(nullptr)}});
+                    c.has_artifact ? nlohmann::json(c.artifact_format) : nlohmann::json(nullptr)},
+                   {"available", e.unavailable().empty()},
+                   {"unavailable_reason", e.unavailable()}});
       continue;
     }
     fmt::print("{}\n  {}\n", e.name, e.description);
@@ -52,6 +54,8 @@ int run_backends(bool json) {
     fmt::print("  build mode:     {}\n", to_string(c.build_mode));
     fmt::print("  dynamic shapes: {}\n", c.dynamic_shapes ? "yes" : "no");
     fmt::print("  artifact:       {}\n", c.has_artifact ? c.artifact_format : "none");
+    const std::string why = e.unavailable();
+    fmt::print("  available:      {}\n", why.empty() ? "yes" : "no (" + why + ")");
   }
   if (json) fmt::print("{}\n", j.dump(2));
   return kExitOk;
