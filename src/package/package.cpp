@@ -196,7 +196,8 @@ Result<std::string> describe_package(const fs::path& file) {
     o += fmt::format("backend {} (config {}: {})\n", d.at("backend").get<std::string>(),
                      d.value("config_key", ""), d.value("config", ""));
     o += fmt::format("chosen  by {}: {}\n", m.value("strategy", "?"), d.value("reason", ""));
-    for (const auto& [loser, why] : d.value("losers", json::object()).items())
+    const json losers = d.value("losers", json::object());
+    for (const auto& [loser, why] : losers.items())
       o += fmt::format("  {} lost: {}\n", loser, why.get<std::string>());
     o += "figures (" + std::to_string(m.value("threads", 0)) + " threads):\n";
     for (const auto& f : d.value("figures", json::array()))

@@ -120,7 +120,8 @@ Decision decision_from(const json& j) {
   Decision d;
   d.backend = j.at("backend").get<std::string>();
   d.config_key = j.value("config_key", "");
-  for (const auto& [k, v] : j.value("config_fields", json::object()).items()) d.config_fields.emplace_back(k, v.get<std::string>());
+  const json fields = j.value("config_fields", json::object());
+  for (const auto& [k, v] : fields.items()) d.config_fields.emplace_back(k, v.get<std::string>());
   d.config = j.value("config", "");
   d.kernel_plan = j.value("kernel_plan", std::vector<std::string>{});
   for (const auto& f : j.value("figures", json::array())) d.figures.push_back(figures_from(f));
