@@ -207,6 +207,12 @@ Result<GraphSpec> GraphSpec::learn(const Graph& g, const std::vector<Sample>& sa
     for (size_t s = 0; s < samples.size(); ++s) {
       const SampleValue& leaf = *samples[s].find(t.path);
       const std::string in_sample = "in sample " + std::to_string(s);
+      if (leaf.is_tensor() && leaf.tensor().dtype() != t.dtype)
+        return fail(ErrorCode::kInvalidArgument,
+                    where(t) + " is " + leaf.tensor().describe() + " in sample " +
+                        std::to_string(s) + " but the model takes " +
+                        std::string(dtype_name(t.dtype)) +
+                        (v.shape ? v.shape->to_string() : std::string("[?...]")));
       auto x = tune::leaf_to_tensor(leaf, t);
       if (!x) return fail(std::move(x).error().add_context(in_sample));
       const std::vector<int64_t>& shape = x->shape();
