@@ -156,7 +156,8 @@ TEST(GraphSpecLearn, DeclaredBatchNamesADimThatDoesNotVary) {
   DimDeclaration lost{"B", DimSpec::Kind::kBatch, {1, 4, 8}, 0};
   auto none = GraphSpec::learn(seq_model(false), {seq_sample(2, 3), seq_sample(2, 5)}, {lost});
   ASSERT_FALSE(none);
-  EXPECT_TRUE(contains(none.error().message(), "declared batch dim 'B' matches no axis"))
+  EXPECT_TRUE(contains(none.error().message(),
+                       "declared batch dim 'B' matches no axis: the model's dims are dim0"))
       << none.error().message();
 }
 

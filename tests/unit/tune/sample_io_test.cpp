@@ -101,7 +101,7 @@ TEST(LoadSamples, BadFoldersAndFilesAreErrorsNamingTheFile) {
   EXPECT_TRUE(contains(missing.error().to_string(), "input 1 'mask'"));
 
   // A corrupt .npy.
-  write_text(dir / "s0/input_1.npy", "\x93NUMPY garbage");
+  write_text(dir / "s0/input_1.npy", "this is not a NumPy file");
   auto corrupt = load_samples(dir, g);
   ASSERT_FALSE(corrupt);
   EXPECT_EQ(corrupt.error().code(), ErrorCode::kCorrupt);

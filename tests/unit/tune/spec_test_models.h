@@ -12,6 +12,14 @@
 
 namespace hone::spec_test {
 
+/// GraphBuilder infers no types; models imported from ONNX carry them, so the
+/// test models declare their outputs' types as an importer would.
+inline void set_output_type(Graph& g, size_t i, Shape shape) {
+  Value& v = g.value(g.outputs()[i]);
+  v.dtype = DType::kF32;
+  v.shape = std::move(shape);
+}
+
 inline Tensor iota(std::vector<int64_t> shape, float start = 0) {
   Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
   float v = start;
@@ -35,6 +43,7 @@ inline Graph nested_model(const std::vector<std::string>& input_names = {
   b.output(b.add(image, m1), "logits");
   auto g = std::move(b).build();
   EXPECT_TRUE(g) << g.error().to_string();
+  for (size_t i = 0; i < 3; ++i) set_output_type(*g, i, bx);
   return std::move(*g);
 }
 
@@ -57,6 +66,8 @@ inline Graph seq_model(bool symbolic = true) {
   b.output(b.mul(mask, mask), "m");
   auto g = std::move(b).build();
   EXPECT_TRUE(g) << g.error().to_string();
+  set_output_type(*g, 0, Shape{batch, seq, 4});
+  set_output_type(*g, 1, Shape{batch, seq});
   return std::move(*g);
 }
 
