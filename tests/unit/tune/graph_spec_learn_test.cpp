@@ -34,6 +34,9 @@ TEST(GraphSpecLearn, NestedTreeBindsLeavesByName) {
   ASSERT_EQ(spec->outputs.size(), 3u);
   EXPECT_EQ(spec->outputs[0].path, "boxes.xy");
   EXPECT_EQ(spec->outputs[2].path, "logits");
+  // The outputs' symbol "batch" is the inputs' batch dim.
+  EXPECT_EQ(spec->outputs[1].dims, (std::vector<DimSpec>{kBatch, fixed(4)}));
+  EXPECT_EQ(spec->outputs[1].batch_axis, 0);
 }
 
 TEST(GraphSpecLearn, NestedTreeBindsPositionallyWhenNoNameMatches) {
