@@ -2,10 +2,9 @@
 // flat inputs and outputs, and which axes are the batch axis and other
 // dynamic axes, with their min/opt/max bounds.
 //
-//   HONE_TRY(GraphSpec spec, GraphSpec::learn(graph, samples,
-//   {*parse_dim_declaration("seq=1:16:64")})); HONE_TRY(std::vector<Tensor> flat,
-//   spec.flatten(spec.rebatch(samples[0], 8).value())); HONE_TRY(Sample outputs,
-//   spec.unflatten_outputs(backend->infer(flat).value()));
+//   HONE_TRY(GraphSpec spec, GraphSpec::learn(graph, samples, {seq_decl}));
+//   HONE_TRY(Sample s8, spec.rebatch(samples[0], 8));  HONE_TRY(auto flat, spec.flatten(s8));
+//   HONE_TRY(Sample out, spec.unflatten_outputs(*backend->infer(flat)));
 //
 // Binding leaves to graph inputs: a leaf binds to the graph input whose name
 // equals its path; when no leaf path equals any graph input name, leaves bind

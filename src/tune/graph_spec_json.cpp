@@ -53,7 +53,9 @@ struct Reader {
   std::string at;
 
   Result<const json*> field(const char* key, json::value_t type, const char* type_word) const {
-    if (!j.is_object()) return fail(ErrorCode::kCorrupt, at + " is not an object");
+    if (!j.is_object())
+      return fail(ErrorCode::kCorrupt,
+                  (at.empty() ? std::string("the document") : at) + " is not a JSON object");
     auto it = j.find(key);
     if (it == j.end())
       return fail(ErrorCode::kCorrupt, (at.empty() ? "" : at + ".") + key + " is missing");

@@ -41,8 +41,8 @@ std::string join(const std::vector<std::string>& xs) {
 // Which leaf of sample 0 feeds each graph input.
 Result<std::vector<size_t>> bind_leaves(const std::vector<std::string>& paths,
                                         const std::vector<std::string>& names) {
-  const std::string leaf_list = "leaves: " + join(paths);
-  const std::string input_list = "inputs: " + join(names);
+  const std::string leaf_list = join(paths);
+  const std::string input_list = join(names);
   if (paths.size() == 1 && paths[0].empty()) {
     if (names.size() != 1)
       return fail(ErrorCode::kInvalidArgument,
@@ -65,13 +65,13 @@ Result<std::vector<size_t>> bind_leaves(const std::vector<std::string>& paths,
   for (const auto& p : paths)
     if (std::find(names.begin(), names.end(), p) == names.end())
       return fail(ErrorCode::kInvalidArgument,
-                  "sample leaf '" + p + "' names no input of the model (" + input_list +
+                  "sample leaf '" + p + "' names no input of the model (inputs: " + input_list +
                       "); leaves bind by name because some leaf paths are input names");
   for (const auto& n : names) {
     auto it = std::find(paths.begin(), paths.end(), n);
     if (it == paths.end())
       return fail(ErrorCode::kInvalidArgument,
-                  "the sample has no leaf for input '" + n + "' (" + leaf_list + ")");
+                  "the sample has no leaf for input '" + n + "' (leaves: " + leaf_list + ")");
     out.push_back(static_cast<size_t>(it - paths.begin()));
   }
   return out;
@@ -207,6 +207,12 @@ Result<GraphSpec> GraphSpec::learn(const Graph& g, const std::vector<Sample>& sa
     for (size_t s = 0; s < samples.size(); ++s) {
       const SampleValue& leaf = *samples[s].find(t.path);
       const std::string in_sample = "in sample " + std::to_string(s);
+      if (leaf.is_tensor() && leaf.tensor().dtype() != t.dtype)
+        return fail(ErrorCode::kInvalidArgument,
+                    where(t) + " is " + leaf.tensor().describe() + " in sample " +
+                        std::to_string(s) + " but the model takes " +
+                        std::string(dtype_name(t.dtype)) +
+                        (v.shape ? v.shape->to_string() : std::string("[?...]")));
       auto x = tune::leaf_to_tensor(leaf, t);
       if (!x) return fail(std::move(x).error().add_context(in_sample));
       const std::vector<int64_t>& shape = x->shape();
@@ -339,6 +345,17 @@ Result<GraphSpec> GraphSpec::learn(const Graph& g, const std::vector<Sample>& sa
         best = false;
     if (best) batch = static_cast<int>(i);
   }
+  // Generated names: "batch" for the batch dim found so far, else dim0,
+  // dim1, ... (before declarations, so they can name a generated dim).
+  for (const auto& d : dims) taken.insert(d.name);
+  int next = 0;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (!dims[i].generated || !dims[i].name.empty()) continue;
+    std::string name = static_cast<int>(i) == batch ? "batch" : "";
+    while (name.empty() || taken.count(name)) name = "dim" + std::to_string(next++);
+    dims[i].name = name;
+    taken.insert(name);
+  }
   if (batch_decl) {
     NamedDim* named = find_dim(batch_decl->name);
     if (named) {
@@ -350,23 +367,12 @@ Result<GraphSpec> GraphSpec::learn(const Graph& g, const std::vector<Sample>& sa
       dims[static_cast<size_t>(batch)].name = batch_decl->name;
     } else if (batch < 0) {
       std::vector<std::string> known;
-      for (const auto& d : dims)
-        if (!d.generated) known.push_back(d.name);
+      for (const auto& d : dims) known.push_back(d.name);
       return fail(ErrorCode::kInvalidArgument,
                   "declared batch dim '" + batch_decl->name +
-                      "' matches no axis: the model's named dims are " + join(known) +
+                      "' matches no axis: the model's dims are " + join(known) +
                       ", and no axis varies at axis 0 across the samples");
     }
-  }
-  // Generated names: "batch" for the batch dim, else dim0, dim1, ...
-  for (const auto& d : dims) taken.insert(d.name);
-  int next = 0;
-  for (size_t i = 0; i < dims.size(); ++i) {
-    if (!dims[i].generated || !dims[i].name.empty()) continue;
-    std::string name = static_cast<int>(i) == batch ? "batch" : "";
-    while (name.empty() || taken.count(name)) name = "dim" + std::to_string(next++);
-    dims[i].name = name;
-    taken.insert(name);
   }
   if (batch >= 0) spec.batch_dim = dims[static_cast<size_t>(batch)].name;
 

@@ -10,8 +10,8 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/reference/kernel_util.h"
 #include "hone/npy.h"
+#include "hone/sample.h"
 #include "hone/thread_pool.h"
 
 namespace hone::cli {
@@ -63,23 +63,9 @@ Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>
     else
       shape.push_back(1);
   }
-  const int64_t n = shape_numel(shape);
-  std::vector<double> values(static_cast<size_t>(n));
-  if (is_floating(v.dtype)) {
-    std::uniform_real_distribution<double> u(-1.0, 1.0);
-    for (auto& x : values) x = u(rng);
-  } else if (is_integer(v.dtype)) {
-    std::uniform_int_distribution<int> u(0, 9);
-    for (auto& x : values) x = u(rng);
-  } else if (v.dtype == DType::kBool) {
-    std::bernoulli_distribution u(0.5);
-    for (auto& x : values) x = u(rng) ? 1.0 : 0.0;
-  } else {
-    return fail(ErrorCode::kUnsupported, "input '" + v.name + "' has dtype " +
-                                             std::string(dtype_name(v.dtype)) +
-                                             ", for which no random values are generated");
-  }
-  return reference::from_doubles(v.dtype, shape, values);
+  auto t = random_tensor(v.dtype, shape, rng);
+  if (!t) return fail(std::move(t).error().add_context("for input '" + v.name + "'"));
+  return t;
 }
 
 int report(const Error& error) {

@@ -17,6 +17,7 @@
 #include "hone/npy.h"
 #include "hone/onnx.h"
 #include "hone/registry.h"
+#include "hone/sample.h"
 
 namespace hone::cli {
 namespace {
@@ -33,25 +34,15 @@ struct RunOptions {
 };
 
 Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
-  const fs::path pb = dir / ("input_" + std::to_string(i) + ".pb");
-  const fs::path npy = dir / ("input_" + std::to_string(i) + ".npy");
-  std::error_code ec;
-  const std::string what = "while reading input " + std::to_string(i) + " '" + v.name + "'";
-  if (fs::exists(pb, ec)) {
-    auto dv = hone::onnx::load_data_file(pb, v.kind);
-    if (!dv) return fail(std::move(dv).error().add_context(what));
-    if (dv->kind != hone::onnx::DataValue::Kind::kTensor)
-      return fail(ErrorCode::kUnsupported,
-                  pb.string() + " holds a sequence or optional; `hone run` feeds tensors only");
-    return dv->tensor;
-  }
-  if (fs::exists(npy, ec)) {
-    auto t = load_npy(npy);
-    if (!t) return fail(std::move(t).error().add_context(what));
-    return *t;
-  }
-  return fail(ErrorCode::kNotFound, "input " + std::to_string(i) + " '" + v.name + "': neither " +
-                                        pb.string() + " nor " + npy.string() + " exists");
+  if (v.kind != ValueKind::kTensor)
+    return fail(ErrorCode::kUnsupported, "input " + std::to_string(i) + " '" + v.name +
+                                             "' is a sequence or optional; `hone run` feeds "
+                                             "tensors only");
+  auto t = load_input_file(dir, i);
+  if (!t)
+    return fail(std::move(t).error().add_context("while reading input " + std::to_string(i) + " '" +
+                                                 v.name + "'"));
+  return t;
 }
 
 int run_run(const RunOptions& o) {

@@ -69,5 +69,25 @@ TEST(Shape, SymbolicDimsBindAndPrint) {
   EXPECT_NE(missing.error().message().find("batch"), std::string::npos);
 }
 
+TEST(Tensor, SetElementFromDoubleConvertsLikeACast) {
+  Tensor f = Tensor::zeros(DType::kF16, {2});
+  tensor_set_element_from_double(f, 1, 1.5);
+  EXPECT_EQ(tensor_element_as_double(f, 1), 1.5);
+  Tensor i = Tensor::zeros(DType::kI32, {3});
+  tensor_set_element_from_double(i, 0, -7.9);
+  tensor_set_element_from_double(i, 1, std::nan(""));
+  tensor_set_element_from_double(i, 2, 42);
+  EXPECT_EQ(i.data<int32_t>()[0], -7);
+  EXPECT_EQ(i.data<int32_t>()[1], 0);
+  EXPECT_EQ(i.data<int32_t>()[2], 42);
+  Tensor b = Tensor::zeros(DType::kBool, {2});
+  tensor_set_element_from_double(b, 0, 0.25);
+  EXPECT_TRUE(b.data<bool>()[0]);
+  EXPECT_FALSE(b.data<bool>()[1]);
+  Tensor u = Tensor::zeros(DType::kU64, {1});
+  tensor_set_element_from_double(u, 0, 9007199254740992.0);
+  EXPECT_EQ(u.data<uint64_t>()[0], uint64_t{9007199254740992});
+}
+
 }  // namespace
 }  // namespace hone
