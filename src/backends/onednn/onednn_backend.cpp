@@ -8,16 +8,18 @@
 #include "backends/onednn/plan.h"
 #include "core/log.h"
 #include "hone/registry.h"
+#include "hone/thread_pool.h"
 
 namespace hone::onednn {
 namespace {
 
-/// OpenMP's team size on the calling thread, set for one scope.
+/// OpenMP's team size on the calling thread, set for one scope. `threads` is
+/// already resolved (> 0): oneDNN sizes its work split at primitive creation
+/// from the same team size, so build and run must agree.
 class ThreadScope {
  public:
   explicit ThreadScope(int threads) : saved_(omp_get_max_threads()) {
-    static const int kDefault = omp_get_max_threads();
-    omp_set_num_threads(threads > 0 ? threads : kDefault);
+    omp_set_num_threads(threads);
   }
   ~ThreadScope() { omp_set_num_threads(saved_); }
   ThreadScope(const ThreadScope&) = delete;
@@ -134,7 +136,16 @@ NodeSupport OnednnBackend::supports(const Graph& g, const Node& node) const {
 }
 
 Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block) {
-  const int threads = static_cast<int>(config().get<int64_t>("threads", 0));
+  const int64_t configured = config().get<int64_t>("threads", 0);
+  if (configured < 0)
+    return fail(ErrorCode::kInvalidArgument,
+                "onednn: threads must be >= 0, got " + std::to_string(configured));
+  // 0 means what every backend means by it: the global pool's size (the CLI's
+  // --threads). OpenMP's own default would be all cores whatever --threads said,
+  // which is how `hone --threads 1 bench` used to run oneDNN on two threads.
+  const int threads =
+      configured > 0 ? static_cast<int>(configured) : ThreadPool::global().num_threads();
+  HONE_LOG_DEBUG("onednn: block '{}' runs on {} OpenMP threads", block.name(), threads);
   auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads);
   Signature sig;
   bool all_static = true;

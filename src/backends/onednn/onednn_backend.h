@@ -12,11 +12,11 @@
 // time; a block with symbolic dims builds them on first use per input-shape
 // signature (cached, under a mutex). A shape oneDNN cannot express for a
 // block runs that block on the reference instead, and counts a fallback run.
-// Threads: this libdnnl uses OpenMP; `threads` > 0 sets the OpenMP team size
-// for the calling thread around every build and run (0: OpenMP's default,
-// OMP_NUM_THREADS or all cores). infer() is thread-safe: each call has its own
-// stream, arena and scratchpad; primitives and packed weights are shared.
-// This header does not include dnnl.hpp.
+// Threads: this libdnnl uses OpenMP; the OpenMP team size of the calling
+// thread is set around every build and run to `threads`, or, when that is 0,
+// to the global ThreadPool's size (as for every backend; the CLI's --threads). infer() is
+// thread-safe: each call has its own stream, arena and scratchpad; primitives and packed weights
+// are shared. This header does not include dnnl.hpp.
 #pragma once
 
 #include <atomic>
