@@ -56,7 +56,8 @@ std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const di
 /// add) ends the chain: a Conv given a plain full-size post-op operand falls
 /// to oneDNN 2.6's slow plain-layout path (measured: 5 ms instead of 0.3 ms for
 /// resnet.onnx's projection conv), so the Add runs as its own primitive.
-Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, bool full_size_binary) {
+Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed,
+               bool full_size_binary) {
   Fusion f = std::move(seed);
   f.out = from;
   for (int depth = 0; depth < 6; ++depth) {
@@ -76,7 +77,8 @@ Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, boo
       const bool first = c->inputs[0] == f.out;
       if (!first && (*alg == algorithm::binary_sub || *alg == algorithm::binary_div)) break;
       const ValueId other = first ? c->inputs[1] : c->inputs[0];
-      if (!full_size_binary && b.has(other) && pad_left(b.value(other).dims, dst.size()) == dst) break;
+      if (!full_size_binary && b.has(other) && pad_left(b.value(other).dims, dst.size()) == dst)
+        break;
       auto operand = post_op_operand(b, other, dst);
       if (!operand) break;
       f.ops.append_binary(*alg, operand->md);
@@ -170,7 +172,8 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   };
   Fusion used;
-  auto pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used, /*full_size_binary=*/false);
+  auto pd =
+      with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used, /*full_size_binary=*/false);
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef wei =
       w ? b.pack(*w, plain_md(wdims), pd.weights_desc())

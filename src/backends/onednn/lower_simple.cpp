@@ -261,6 +261,42 @@ Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// Squeeze and Unsqueeze: the same bytes under new dims.
+Result<void> lower_squeeze(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  dims_t axes = n.attr_ints("axes");
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const Tensor* t = b.constant(n.inputs[1]);
+    if (t == nullptr || t->dtype() != DType::kI64)
+      return fail(ErrorCode::kUnsupported, n.op_type + " needs constant i64 axes");
+    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
+  }
+  const bool squeeze = n.op_type == "Squeeze";
+  const int64_t rank = static_cast<int64_t>(in.size() + (squeeze ? 0 : axes.size()));
+  std::vector<bool> marked(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    const int64_t k = a < 0 ? a + rank : a;
+    if (k < 0 || k >= rank || marked[static_cast<size_t>(k)])
+      return fail(ErrorCode::kInvalidArgument, n.op_type + " axis " + std::to_string(a) +
+                                                   " is out of range or repeated for rank " +
+                                                   std::to_string(rank));
+    if (squeeze && in[static_cast<size_t>(k)] != 1)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Squeeze axis " + std::to_string(a) + " of " + shape_to_string(in) + " is not 1");
+    marked[static_cast<size_t>(k)] = true;
+  }
+  dims_t out;
+  if (squeeze) {
+    for (size_t i = 0; i < in.size(); ++i)
+      if (axes.empty() ? in[i] != 1 : !marked[i]) out.push_back(in[i]);
+  } else {
+    for (size_t i = 0, next = 0; i < static_cast<size_t>(rank); ++i)
+      out.push_back(marked[i] ? 1 : in[next++]);
+  }
+  alias(b, n, out);
+  return {};
+}
+
 Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   const dims_t in = b.value(n.inputs[0]).dims;
   dims_t perm = n.attr_ints("perm");
@@ -361,6 +397,7 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   if (op == "LayerNormalization") return lower_layernorm(b, n);
   if (op == "Reshape") return lower_reshape(b, n);
   if (op == "Transpose") return lower_transpose(b, n);
+  if (op == "Squeeze" || op == "Unsqueeze") return lower_squeeze(b, n);
   if (op == "Identity") {
     b.set(n.outputs[0], b.value(n.inputs[0]));
     return {};

@@ -52,6 +52,7 @@ class OnednnBlock final : public CompiledBlock {
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     ThreadScope scope(threads_);
+    stats_->openmp_threads.store(omp_get_max_threads(), std::memory_order_relaxed);
     Signature sig;
     sig.reserve(inputs.size());
     bool all_f32 = true;

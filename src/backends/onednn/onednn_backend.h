@@ -34,6 +34,7 @@ namespace hone::onednn {
 struct Stats {
   std::atomic<uint64_t> primitive_executions{0};
   std::atomic<uint64_t> fallback_runs{0};
+  std::atomic<int> openmp_threads{0};  // team size in force during the latest run
   mutable std::mutex mu;
   std::vector<std::string> plans;  // describe() of every plan built, in order
 };
@@ -50,6 +51,8 @@ class OnednnBackend final : public CompilingBackend {
   uint64_t kernel_executions() const { return stats_->primitive_executions.load(); }
   /// Block runs that went to the reference because no plan fit the shapes.
   uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
+  /// OpenMP team size oneDNN ran with in the latest infer (0 before the first).
+  int openmp_threads() const { return stats_->openmp_threads.load(); }
   /// One line per plan built ("conv+eltwise, pooling, reorder"), in build order.
   std::vector<std::string> plan_descriptions() const;
   std::vector<std::string> kernel_plan() const override { return plan_descriptions(); }

@@ -296,6 +296,7 @@ Result<void> PlanBuilder::finish_outputs() {
 
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
+  if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
   return lower_simple(b, n);
 }
 

@@ -136,6 +136,7 @@ class PlanBuilder {
 [[nodiscard]] Result<void> lower_node(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);   // Conv, Gemm, MatMul
 [[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);  // everything else
+[[nodiscard]] Result<void> lower_rnn(PlanBuilder& b, const Node& n);     // LSTM, GRU, RNN
 
 /// Maps an ONNX activation node to a oneDNN eltwise algorithm; false when it is not one.
 struct EltwiseSpec {

@@ -1,5 +1,6 @@
 // What the onednn backend accepts, node by node, with the reason for every
 // refusal. Anything refused runs on the reference through CompilingBackend.
+#include <cctype>
 #include <set>
 
 #include "backends/onednn/onednn_backend.h"
@@ -68,6 +69,60 @@ std::string check_window_attrs(const Node& n, int64_t rank) {
   return {};
 }
 
+std::string lowercase(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+/// LSTM, GRU and RNN: what oneDNN's recurrent primitives cannot compute.
+std::string rnn_why_not(const Graph& g, const Node& n) {
+  const std::string& op = n.op_type;
+  if (n.inputs.size() < 3) return "needs X, W and R";
+  for (size_t i : {size_t{0}, size_t{5}, size_t{6}, size_t{7}}) {
+    const Value* v = val(g, n, i);
+    if (v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
+             "; only f32 runs on oneDNN";
+  }
+  // Weights are permuted into oneDNN's gate order and packed once per plan.
+  for (size_t i : {size_t{1}, size_t{2}, size_t{3}, size_t{7}})
+    if (val(g, n, i) && (!is_const(g, n, i) || val(g, n, i)->dtype != DType::kF32))
+      return std::string(i == 1   ? "W"
+                         : i == 2 ? "R"
+                         : i == 3 ? "B"
+                                  : "P") +
+             " must be an f32 constant";
+  if (val(g, n, 4) && !is_const(g, n, 4))
+    return "sequence_lens is computed at run time; oneDNN runs whole sequences only";
+  if (n.attr_int("layout", 0) != 0) return "layout 1 (batch first)";
+  if (n.has_attr("clip")) return "clip is not supported by oneDNN";
+  if (n.attr_int("input_forget", 0) != 0) return "input_forget=1";
+  const std::string dir = n.attr_string("direction", "forward");
+  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
+    return "direction '" + dir + "'";
+  const std::vector<std::string> acts = n.attr_strings("activations");
+  if (acts.empty()) return {};
+  const size_t dirs = dir == "bidirectional" ? 2 : 1;
+  const std::vector<std::string> defaults =
+      op == "LSTM"  ? std::vector<std::string>{"sigmoid", "tanh", "tanh"}
+      : op == "GRU" ? std::vector<std::string>{"sigmoid", "tanh"}
+                    : std::vector<std::string>{};
+  if (op == "RNN") {
+    // One activation, the same in both directions, from those oneDNN has.
+    const std::string a = lowercase(acts[0]);
+    if (a != "tanh" && a != "relu" && a != "sigmoid") return "RNN activation '" + acts[0] + "'";
+    for (const std::string& other : acts)
+      if (lowercase(other) != a) return "RNN directions with different activations";
+    return {};
+  }
+  if (acts.size() != defaults.size() && acts.size() != defaults.size() * dirs)
+    return "activations list of the wrong length";
+  for (size_t i = 0; i < acts.size(); ++i)
+    if (lowercase(acts[i]) != defaults[i % defaults.size()])
+      return "activation '" + acts[i] + "' (oneDNN's " + op + " has the default ones only)";
+  return {};
+}
+
 std::string why_not(const Graph& g, const Node& n) {
   static const std::set<std::string> kEltwise = {
       "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "HardSigmoid", "Clip", "Gelu"};
@@ -88,15 +143,20 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "LayerNormalization",
                                              "Flatten",
                                              "Reshape",
+                                             "Squeeze",
+                                             "Unsqueeze",
                                              "Transpose",
                                              "Identity",
                                              "Erf"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
+  if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
-  const size_t data_inputs = n.op_type == "Reshape" ? 1 : n.inputs.size();
+  const bool shape_op =
+      n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze";
+  const size_t data_inputs = shape_op ? 1 : n.inputs.size();
   for (size_t i = 0; i < data_inputs; ++i) {
     const Value* v = val(g, n, i);
     // kUndefined: a builder-made intermediate; run() checks the real dtypes.
@@ -193,6 +253,13 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "Reshape") {
     if (!is_const(g, n, 1) || g.value(n.inputs[1]).dtype != DType::kI64)
       return "shape is not a constant i64 tensor";
+    return {};
+  }
+  if (op == "Squeeze" || op == "Unsqueeze") {
+    // Axes come from an attribute before opset 13, from a constant input after.
+    if (val(g, n, 1) && (!is_const(g, n, 1) || g.value(n.inputs[1]).dtype != DType::kI64))
+      return "axes is not a constant i64 tensor";
+    if (op == "Unsqueeze" && !val(g, n, 1) && !n.has_attr("axes")) return "axes is missing";
     return {};
   }
   return {};  // Flatten, Transpose, Identity

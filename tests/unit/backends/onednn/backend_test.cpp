@@ -1,6 +1,10 @@
 // The onednn backend as a whole: partition fallback, post-op fusion, layouts,
 // dynamic shapes, concurrent inference, threads and registration.
+#include <omp.h>
+
 #include <thread>
+
+#include "hone/thread_pool.h"
 
 #include "hone/registry.h"
 #include "onednn_test_util.h"
@@ -177,6 +181,35 @@ TEST(OnednnBackend, ThreadCountDoesNotChangeResults) {
   auto two = build_onednn(g, 1, 2)->infer(in);
   ASSERT_TRUE(one && two);
   EXPECT_TRUE(close((*one)[0], (*two)[0]));
+}
+
+TEST(OnednnBackend, ThreadsFollowConfigOrTheGlobalPool) {
+  // `hone --threads N bench` sizes only the global pool; threads=0 must follow
+  // it, or oneDNN runs on every core whatever N says.
+  std::mt19937 rng(7);
+  Graph g = conv_block(rng, 2);
+  std::vector<Tensor> in{uniform(rng, {2, 3, 8, 8})};
+  const int before = omp_get_max_threads();
+  struct Restore {
+    ~Restore() { ThreadPool::set_global_threads(0); }
+  } restore;
+  for (int pool : {1, 2}) {
+    ThreadPool::set_global_threads(pool);
+    auto be = build_onednn(g, 1, 0);
+    ASSERT_TRUE(be->infer(in));
+    EXPECT_EQ(be->openmp_threads(), pool);
+  }
+  ThreadPool::set_global_threads(1);
+  auto be = build_onednn(g, 1, 3);  // an explicit count wins over the pool
+  ASSERT_TRUE(be->infer(in));
+  EXPECT_EQ(be->openmp_threads(), 3);
+  EXPECT_EQ(omp_get_max_threads(), before) << "the caller's OpenMP setting is restored";
+  OnednnBackend bad;
+  ASSERT_TRUE(bad.configure("threads", "-2"));
+  auto built = bad.build(g);
+  ASSERT_FALSE(built);
+  EXPECT_NE(built.error().message().find("threads must be >= 0"), std::string::npos)
+      << built.error().to_string();
 }
 
 TEST(OnednnBackend, ShapesOneDnnCannotTakeRunOnTheReference) {
