@@ -1,5 +1,7 @@
 #include "backends/onednn/plan.h"
 
+#include "backends/onednn/host_eval.h"
+
 #include <cstring>
 #include <new>
 #include <unordered_map>
@@ -52,8 +54,12 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
     Arena scratch = make_arena(scratch_bytes);
     std::vector<Tensor> outputs;
     outputs.reserve(output_dims.size());
-    for (const dims_t& d : output_dims) {
-      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, d));
+    for (size_t k = 0; k < output_dims.size(); ++k) {
+      if (host_outputs[k]) {
+        outputs.push_back(host_outputs[k]->clone());
+        continue;
+      }
+      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, output_dims[k]));
       outputs.push_back(std::move(t));
     }
     std::vector<void*> ptr(buffers.size(), nullptr);
@@ -126,6 +132,7 @@ void PlanBuilder::set(ValueId v, PValue pv) {
 
 const Tensor* PlanBuilder::constant(ValueId v) const {
   if (v < 0) return nullptr;
+  if (host_[static_cast<size_t>(v)]) return &*host_[static_cast<size_t>(v)];
   const Value& val = g_.value(v);
   return val.initializer ? &*val.initializer : nullptr;
 }
@@ -198,6 +205,7 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
   const size_t nv = g_.values().size();
   values_.assign(nv, PValue{});
   defined_.assign(nv, false);
+  host_.assign(nv, std::nullopt);
   consumers_.assign(nv, 0);
   last_consumer_.assign(nv, nullptr);
   is_output_.assign(nv, false);
@@ -268,6 +276,12 @@ Result<void> PlanBuilder::finish_outputs() {
   std::set<int> taken;
   for (size_t k = 0; k < g_.outputs().size(); ++k) {
     const ValueId v = g_.outputs()[k];
+    if (!has(v) && host_[static_cast<size_t>(v)]) {
+      plan_->output_dims.push_back(host_[static_cast<size_t>(v)]->shape());
+      plan_->host_outputs.push_back(host_[static_cast<size_t>(v)]);
+      continue;
+    }
+    plan_->host_outputs.push_back(std::nullopt);
     if (!has(v))
       return fail(ErrorCode::kInternal, "block output '" + g_.value(v).name + "' was not lowered");
     const PValue pv = value(v);
@@ -295,6 +309,7 @@ Result<void> PlanBuilder::finish_outputs() {
 }
 
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
+  if (host_node(b.graph(), n)) return lower_host(b, n);
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
   return lower_simple(b, n);

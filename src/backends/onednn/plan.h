@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -65,6 +66,9 @@ class Plan {
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<dims_t> output_dims;
+  /// Per output: a tensor known when the plan was built (a host-computed
+  /// shape), handed out as a copy at run; nullopt for computed outputs.
+  std::vector<std::optional<Tensor>> host_outputs;
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;
 
@@ -96,8 +100,10 @@ class PlanBuilder {
   bool has(ValueId v) const;
   const PValue& value(ValueId v) const { return values_[static_cast<size_t>(v)]; }
   void set(ValueId v, PValue pv);
-  /// The initializer of `v`, or nullptr.
+  /// The initializer of `v`, or its value computed at plan time (host_eval.h), or nullptr.
   const Tensor* constant(ValueId v) const;
+  /// Records `v`'s plan-time value.
+  void set_host(ValueId v, Tensor t) { host_[static_cast<size_t>(v)] = std::move(t); }
 
   int new_temp(const md_t& md);
   int new_constant(Tensor t);
@@ -125,6 +131,7 @@ class PlanBuilder {
   const Graph& g_;
   std::vector<PValue> values_;
   std::vector<bool> defined_;
+  std::vector<std::optional<Tensor>> host_;
   std::vector<int> consumers_;
   std::vector<const Node*> last_consumer_;
   std::vector<bool> is_output_;

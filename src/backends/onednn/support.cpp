@@ -3,6 +3,7 @@
 #include <cctype>
 #include <set>
 
+#include "backends/onednn/host_eval.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/pattern.h"
 
@@ -67,6 +68,10 @@ std::string check_window_attrs(const Node& n, int64_t rank) {
   if (rank >= 0 && (rank < 3 || rank > 5))
     return "input rank " + std::to_string(rank) + " (needs 1-3 spatial dims)";
   return {};
+}
+
+bool i64_or_unknown(DType t) {
+  return t == DType::kI64 || t == DType::kUndefined;
 }
 
 std::string lowercase(std::string s) {
@@ -150,6 +155,8 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Erf"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
+  // Integer shape arithmetic is evaluated when a plan is built (host_eval.h).
+  if (host_node(g, n)) return {};
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
@@ -251,14 +258,15 @@ std::string why_not(const Graph& g, const Node& n) {
     return {};
   }
   if (op == "Reshape") {
-    if (!is_const(g, n, 1) || g.value(n.inputs[1]).dtype != DType::kI64)
-      return "shape is not a constant i64 tensor";
+    if (!val(g, n, 1) || !i64_or_unknown(g.value(n.inputs[1]).dtype) || !host_value(g, n.inputs[1]))
+      return "shape is neither a constant i64 tensor nor computed from dims and constants";
     return {};
   }
   if (op == "Squeeze" || op == "Unsqueeze") {
     // Axes come from an attribute before opset 13, from a constant input after.
-    if (val(g, n, 1) && (!is_const(g, n, 1) || g.value(n.inputs[1]).dtype != DType::kI64))
-      return "axes is not a constant i64 tensor";
+    if (val(g, n, 1) &&
+        (!i64_or_unknown(g.value(n.inputs[1]).dtype) || !host_value(g, n.inputs[1])))
+      return "axes is neither a constant i64 tensor nor computed from dims and constants";
     if (op == "Unsqueeze" && !val(g, n, 1) && !n.has_attr("axes")) return "axes is missing";
     return {};
   }
