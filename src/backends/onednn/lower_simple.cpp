@@ -1,5 +1,6 @@
 // Element-wise, binary, pooling, softmax, normalization and layout ops as
 // oneDNN primitives (or, for reshapes, as metadata over the same buffer).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -297,6 +298,105 @@ Result<void> lower_squeeze(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+Result<void> lower_concat(PlanBuilder& b, const Node& n) {
+  std::vector<ValueId> srcs;
+  for (ValueId v : n.inputs)
+    if (v >= 0) srcs.push_back(v);
+  if (srcs.empty()) return fail(ErrorCode::kInvalidArgument, "Concat without inputs");
+  const dims_t first = b.value(srcs[0]).dims;
+  const int64_t axis = normalize_axis(n.attr_int("axis", 0), first.size());
+  if (first.empty() || axis < 0 || axis >= static_cast<int64_t>(first.size()))
+    return fail(ErrorCode::kInvalidArgument,
+                "Concat axis out of range for " + shape_to_string(first));
+  dims_t out = first;
+  out[static_cast<size_t>(axis)] = 0;
+  std::vector<md_t> mds;
+  std::vector<std::pair<int, BufferRef>> args;
+  for (ValueId v : srcs) {
+    const dims_t d = b.value(v).dims;
+    for (size_t i = 0; i < d.size(); ++i)
+      if (d.size() != first.size() || (static_cast<int64_t>(i) != axis && d[i] != first[i]))
+        return fail(ErrorCode::kInvalidArgument, "Concat of " + shape_to_string(first) + " and " +
+                                                     shape_to_string(d) + " on axis " +
+                                                     std::to_string(axis));
+    // oneDNN refuses empty sources; they add nothing.
+    if (d[static_cast<size_t>(axis)] == 0) continue;
+    out[static_cast<size_t>(axis)] += d[static_cast<size_t>(axis)];
+    const BufferRef src = b.plain(v);
+    args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), src});
+    mds.push_back(src.md);
+  }
+  if (mds.empty()) return fail(ErrorCode::kUnsupported, "Concat of empty tensors only");
+  const md_t dst = plain_md(out);
+  dnnl::concat::primitive_desc pd(dst, static_cast<int>(axis), mds, cpu_engine(), user_scratch());
+  const BufferRef ref{b.new_temp(dst), dst};
+  args.push_back({DNNL_ARG_DST, ref});
+  b.add_step("concat", dnnl::concat(pd), pd, std::move(args));
+  b.set(n.outputs[0], PValue{out, ref});
+  return {};
+}
+
+/// Reads Slice's starts/ends/axes/steps (inputs from opset 10, attributes before).
+Result<std::vector<int64_t>> slice_param(PlanBuilder& b, const Node& n, size_t input,
+                                         const char* attr) {
+  if (b.graph().opset("") < 10) return n.attr_ints(attr);
+  if (input >= n.inputs.size() || n.inputs[input] < 0) return std::vector<int64_t>{};
+  const Tensor* t = b.constant(n.inputs[input]);
+  if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
+    return fail(ErrorCode::kUnsupported,
+                std::string("Slice ") + attr + " is not known when the plan is built");
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < t->numel(); ++i)
+    out.push_back(t->dtype() == DType::kI64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i]);
+  return out;
+}
+
+/// Slice with positive steps: a strided view of the input, copied by a reorder.
+Result<void> lower_slice(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  const auto rank = static_cast<int64_t>(in.size());
+  HONE_TRY(std::vector<int64_t> starts, slice_param(b, n, 1, "starts"));
+  HONE_TRY(std::vector<int64_t> ends, slice_param(b, n, 2, "ends"));
+  HONE_TRY(std::vector<int64_t> axes, slice_param(b, n, 3, "axes"));
+  HONE_TRY(std::vector<int64_t> steps, slice_param(b, n, 4, "steps"));
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return fail(ErrorCode::kInvalidArgument, "Slice starts, ends, axes and steps differ in length");
+  if (in.empty()) return fail(ErrorCode::kInvalidArgument, "Slice of a scalar");
+  dims_t strides(in.size(), 1);
+  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  dims_t out = in, view_strides = strides;
+  int64_t offset = 0;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
+    if (a < 0 || a >= rank)
+      return fail(ErrorCode::kInvalidArgument, "Slice axis " + std::to_string(axes[k]) +
+                                                   " out of range for " + shape_to_string(in));
+    if (steps[k] <= 0)
+      return fail(ErrorCode::kUnsupported, "Slice with a step of " + std::to_string(steps[k]));
+    const int64_t dim = in[static_cast<size_t>(a)];
+    auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + dim : i, 0, dim); };
+    const int64_t start = clamp(starts[k]), end = clamp(ends[k]);
+    const int64_t count = end > start ? (end - start + steps[k] - 1) / steps[k] : 0;
+    if (count == 0) return fail(ErrorCode::kUnsupported, "Slice with an empty result");
+    out[static_cast<size_t>(a)] = count;
+    view_strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a)] * steps[k];
+    offset += start * strides[static_cast<size_t>(a)];
+  }
+  const BufferRef src = b.plain(n.inputs[0]);
+  md_t view(out, memory::data_type::f32, view_strides);
+  view.data.offset0 = offset;  // the view starts at the first selected element
+  const md_t dst = plain_md(out);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
+  const BufferRef ref{b.new_temp(dst), dst};
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, ref}});
+  b.set(n.outputs[0], PValue{out, ref});
+  return {};
+}
+
 Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   const dims_t in = b.value(n.inputs[0]).dims;
   dims_t perm = n.attr_ints("perm");
@@ -398,6 +498,8 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   if (op == "Reshape") return lower_reshape(b, n);
   if (op == "Transpose") return lower_transpose(b, n);
   if (op == "Squeeze" || op == "Unsqueeze") return lower_squeeze(b, n);
+  if (op == "Concat") return lower_concat(b, n);
+  if (op == "Slice") return lower_slice(b, n);
   if (op == "Identity") {
     b.set(n.outputs[0], b.value(n.inputs[0]));
     return {};

@@ -149,6 +149,8 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Flatten",
                                              "Reshape",
                                              "Squeeze",
+                                             "Concat",
+                                             "Slice",
                                              "Unsqueeze",
                                              "Transpose",
                                              "Identity",
@@ -161,8 +163,8 @@ std::string why_not(const Graph& g, const Node& n) {
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
-  const bool shape_op =
-      n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze";
+  const bool shape_op = n.op_type == "Reshape" || n.op_type == "Squeeze" ||
+                        n.op_type == "Unsqueeze" || n.op_type == "Slice";
   const size_t data_inputs = shape_op ? 1 : n.inputs.size();
   for (size_t i = 0; i < data_inputs; ++i) {
     const Value* v = val(g, n, i);
@@ -262,6 +264,21 @@ std::string why_not(const Graph& g, const Node& n) {
       return "shape is neither a constant i64 tensor nor computed from dims and constants";
     return {};
   }
+  if (op == "Slice") {
+    // Positions must be known when the plan is built; steps must be positive.
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (val(g, n, i) && !host_value(g, n.inputs[i]))
+        return "starts, ends, axes and steps must be constants or computed from dims";
+    if (is_const(g, n, 4)) {
+      const Tensor& steps = *g.value(n.inputs[4]).initializer;
+      for (int64_t i = 0; i < steps.numel(); ++i)
+        if ((steps.dtype() == DType::kI64 ? steps.data<int64_t>()[i] : steps.data<int32_t>()[i]) <=
+            0)
+          return "a step that is not positive";
+    }
+    return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
+  }
+  if (op == "Concat" && n.inputs.empty()) return "no inputs";
   if (op == "Squeeze" || op == "Unsqueeze") {
     // Axes come from an attribute before opset 13, from a constant input after.
     if (val(g, n, 1) &&

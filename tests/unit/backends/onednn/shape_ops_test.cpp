@@ -96,6 +96,55 @@ TEST(OnednnShapeOps, ShapeArithmeticOnDataIsNotTakenForHostWork) {
   EXPECT_FALSE(votes[1].supported) << "a graph input's values are not known at plan time";
 }
 
+TEST(OnednnShapeOps, ConcatOnEveryAxis) {
+  std::mt19937 rng(4);
+  for (int64_t axis : {0, 1, -1}) {
+    SCOPED_TRACE("axis " + std::to_string(axis));
+    GraphBuilder b("concat");
+    const std::vector<int64_t> sa = {2, 3, 4};
+    std::vector<int64_t> sb = sa;
+    sb[static_cast<size_t>(axis < 0 ? axis + 3 : axis)] = 5;
+    ValueId x = b.input("x", DType::kF32, Shape::of(sa));
+    ValueId y = b.input("y", DType::kF32, Shape::of(sb));
+    ValueId c = b.op("Concat", {b.relu(x), y, x}, {{"axis", axis}});
+    b.output(b.sigmoid(c), "z");
+    expect_matches_reference(*std::move(b).build(), {uniform(rng, sa), uniform(rng, sb)});
+  }
+}
+
+TEST(OnednnShapeOps, SliceWithStepsNegativeIndicesAndClamping) {
+  std::mt19937 rng(5);
+  struct Case {
+    std::vector<int64_t> starts, ends, axes, steps;
+  };
+  const std::vector<Case> cases = {
+      {{1}, {3}, {1}, {}},                               // one axis, default step
+      {{0, -3}, {100, -1}, {0, 2}, {2, 1}},              // clamped end, negative indices, step 2
+      {{-100, 1, 0}, {2, 4, 5}, {-1, 1, 0}, {3, 2, 1}},  // every axis, negative axis
+  };
+  for (const Case& c : cases) {
+    GraphBuilder b("slice");
+    ValueId x = b.input("x", DType::kF32, Shape{3, 4, 5});
+    auto ints = [&](const char* name, const std::vector<int64_t>& v) {
+      return b.constant(name, Tensor::from<int64_t>({static_cast<int64_t>(v.size())}, v));
+    };
+    std::vector<ValueId> in{b.relu(x), ints("s", c.starts), ints("e", c.ends), ints("a", c.axes)};
+    if (!c.steps.empty()) in.push_back(ints("p", c.steps));
+    b.output(b.op("Slice", in), "y");
+    expect_matches_reference(*std::move(b).build(), {uniform(rng, {3, 4, 5})});
+  }
+  // A negative step is refused up front, with its reason.
+  GraphBuilder b("reverse");
+  ValueId x = b.input("x", DType::kF32, Shape{4});
+  auto one = [&](const char* name, int64_t v) {
+    return b.constant(name, Tensor::from<int64_t>({1}, {v}));
+  };
+  b.output(b.op("Slice", {x, one("s", -1), one("e", -5), one("a", 0), one("p", -1)}), "y");
+  auto votes = OnednnBackend().propose(*std::move(b).build());
+  ASSERT_EQ(votes.size(), 1u);
+  EXPECT_NE(votes[0].reason.find("not positive"), std::string::npos) << votes[0].reason;
+}
+
 TEST(OnednnShapeOps, PaddleOcrClassifierIsOneBlock) {
   const std::filesystem::path model =
       std::filesystem::path(HONE_SOURCE_DIR) /
