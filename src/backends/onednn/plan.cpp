@@ -47,11 +47,66 @@ size_t align64(size_t n) {
 
 }  // namespace
 
+struct RunContext {
+  Arena arena, scratch;
+  dnnl::stream stream;
+  std::vector<std::unordered_map<int, dnnl::memory>> args;  // per step
+  /// Memory objects over input or output buffers, rebound every run.
+  std::vector<std::pair<dnnl::memory*, int>> io;  // (memory, buffer index)
+};
+
+Plan::Plan() = default;
+Plan::~Plan() = default;
+
+std::unique_ptr<RunContext> Plan::acquire() const {
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!pool_.empty()) {
+      auto ctx = std::move(pool_.back());
+      pool_.pop_back();
+      return ctx;
+    }
+  }
+  auto ctx = std::make_unique<RunContext>();
+  const dnnl::engine& eng = cpu_engine();
+  ctx->arena = make_arena(arena_bytes);
+  ctx->scratch = make_arena(scratch_bytes);
+  ctx->stream = dnnl::stream(eng);
+  ctx->args.resize(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const Step& s = steps[i];
+    auto& args = ctx->args[i];
+    for (const auto& [arg, ref] : s.args) {
+      const Buffer& b = buffers[static_cast<size_t>(ref.buffer)];
+      void* ptr = b.kind == Buffer::Kind::kTemp       ? ctx->arena.get() + b.offset
+                  : b.kind == Buffer::Kind::kConstant ? b.data
+                                                      : nullptr;  // bound per run
+      args.emplace(arg, dnnl::memory(ref.md, eng, ptr));
+    }
+    if (s.scratch_bytes > 0)
+      args.emplace(DNNL_ARG_SCRATCHPAD,
+                   dnnl::memory(md_t({static_cast<int64_t>(s.scratch_bytes)},
+                                     dnnl::memory::data_type::u8, dnnl::memory::format_tag::a),
+                                eng, ctx->scratch.get()));
+  }
+  // Pointers into the maps stay valid: the maps are not touched again.
+  for (size_t i = 0; i < steps.size(); ++i)
+    for (const auto& [arg, ref] : steps[i].args) {
+      const Buffer::Kind k = buffers[static_cast<size_t>(ref.buffer)].kind;
+      if (k == Buffer::Kind::kInput || k == Buffer::Kind::kOutput)
+        ctx->io.push_back({&ctx->args[i].at(arg), ref.buffer});
+    }
+  return ctx;
+}
+
+void Plan::release(std::unique_ptr<RunContext> ctx) const {
+  std::lock_guard lock(pool_mu_);
+  pool_.push_back(std::move(ctx));
+}
+
 Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
                                       std::atomic<uint64_t>* executions) const {
   try {
-    Arena arena = make_arena(arena_bytes);
-    Arena scratch = make_arena(scratch_bytes);
     std::vector<Tensor> outputs;
     outputs.reserve(output_dims.size());
     for (size_t k = 0; k < output_dims.size(); ++k) {
@@ -62,40 +117,20 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
       HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, output_dims[k]));
       outputs.push_back(std::move(t));
     }
-    std::vector<void*> ptr(buffers.size(), nullptr);
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      const Buffer& b = buffers[i];
-      switch (b.kind) {
-        case Buffer::Kind::kInput:
-          // oneDNN takes void*; no step ever writes into an input buffer.
-          ptr[i] = const_cast<void*>(inputs[static_cast<size_t>(b.index)].raw());
-          break;
-        case Buffer::Kind::kConstant:
-          ptr[i] = b.data;
-          break;
-        case Buffer::Kind::kTemp:
-          ptr[i] = arena.get() + b.offset;
-          break;
-        case Buffer::Kind::kOutput:
-          ptr[i] = outputs[static_cast<size_t>(b.index)].raw();
-          break;
-      }
+    std::unique_ptr<RunContext> ctx = acquire();
+    for (auto& [mem, buffer] : ctx->io) {
+      const Buffer& b = buffers[static_cast<size_t>(buffer)];
+      // oneDNN takes void*; no step ever writes into an input buffer.
+      mem->set_data_handle(b.kind == Buffer::Kind::kInput
+                               ? const_cast<void*>(inputs[static_cast<size_t>(b.index)].raw())
+                               : outputs[static_cast<size_t>(b.index)].raw());
     }
-    const dnnl::engine& eng = cpu_engine();
-    dnnl::stream stream(eng);
-    for (const Step& s : steps) {
-      std::unordered_map<int, dnnl::memory> args;
-      for (const auto& [arg, ref] : s.args)
-        args.emplace(arg, dnnl::memory(ref.md, eng, ptr[static_cast<size_t>(ref.buffer)]));
-      if (s.scratch_bytes > 0)
-        args.emplace(DNNL_ARG_SCRATCHPAD,
-                     dnnl::memory(md_t({static_cast<int64_t>(s.scratch_bytes)},
-                                       dnnl::memory::data_type::u8, dnnl::memory::format_tag::a),
-                                  eng, scratch.get()));
-      s.prim.execute(stream, args);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      steps[i].prim.execute(ctx->stream, ctx->args[i]);
       executions->fetch_add(1, std::memory_order_relaxed);
     }
-    stream.wait();
+    ctx->stream.wait();
+    release(std::move(ctx));  // a context whose run threw is dropped, not reused
     return outputs;
   } catch (const dnnl::error& e) {
     return fail(ErrorCode::kInternal,

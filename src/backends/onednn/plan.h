@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -61,8 +62,18 @@ struct Step {
   size_t scratch_bytes = 0;
 };
 
+/// What one run needs besides the plan: the arena, the scratchpad, a stream
+/// and every step's oneDNN memory objects, made once and bound to the arena.
+/// Defined in plan.cpp.
+struct RunContext;
+
 class Plan {
  public:
+  Plan();
+  ~Plan();
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<dims_t> output_dims;
@@ -72,13 +83,23 @@ class Plan {
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;
 
-  /// Runs every step on a stream of its own; `executions` counts primitives run.
+  /// Runs every step; `executions` counts primitives run. Thread-safe: each
+  /// concurrent call takes a RunContext of its own from a pool (creating one
+  /// when all are busy), so a warm single caller allocates only its outputs
+  /// and rebinds only the input and output pointers.
   [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                                 std::atomic<uint64_t>* executions) const;
   /// "conv+eltwise, pooling, reorder"
   std::string describe() const;
   /// Steps that are not reorders.
   size_t compute_steps() const;
+
+ private:
+  std::unique_ptr<RunContext> acquire() const;
+  void release(std::unique_ptr<RunContext> ctx) const;
+
+  mutable std::mutex pool_mu_;
+  mutable std::vector<std::unique_ptr<RunContext>> pool_;
 };
 
 /// A value of the block while lowering: logical (ONNX) dims and where it lives.
