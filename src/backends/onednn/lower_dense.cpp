@@ -160,20 +160,64 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
     wdims.insert(wdims.end(), wd.begin() + 1, wd.end());
   }
   const md_t bias_md = plain_md({wd[0]});
+  md_t src_md = any_md(x.dims);
+  md_t dst_any = any_md(dst);
+  // The nChw16c variant of a plan (the block times both when it has
+  // depthwise convs): oneDNN 2.6's `any` picks nhwc, where depthwise runs
+  // brdgmm_dw, about 1.6x slower than jit_dw on nChw16c (mobilenet.onnx, 1
+  // thread: 12 / 6 / 8 us against 7 / 4 / 5 us); but on nChw16c some binary
+  // ops have only oneDNN's reference kernel (PaddleOCR's SE blocks), and
+  // resnet's convs were ~15% slower, so neither layout wins everywhere.
+  if (b.prefer_blocked16() && x.dims.size() == 4 && x.dims[1] % 16 == 0 && wd[0] % 16 == 0) {
+    src_md = md_t(x.dims, kF32, tag::nChw16c);
+    dst_any = md_t(dst, kF32, tag::nChw16c);
+  }
   auto make = [&](const dnnl::primitive_attr& attr) {
-    auto d =
-        has_bias
-            ? dnnl::convolution_forward::desc(
-                  dnnl::prop_kind::forward_inference, algorithm::convolution_direct, any_md(x.dims),
-                  any_md(wdims), bias_md, any_md(dst), strides, dil0, win.pad_l, win.pad_r)
-            : dnnl::convolution_forward::desc(
-                  dnnl::prop_kind::forward_inference, algorithm::convolution_direct, any_md(x.dims),
-                  any_md(wdims), any_md(dst), strides, dil0, win.pad_l, win.pad_r);
+    auto d = has_bias
+                 ? dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
+                       any_md(wdims), bias_md, dst_any, strides, dil0, win.pad_l, win.pad_r)
+                 : dnnl::convolution_forward::desc(
+                       dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
+                       any_md(wdims), dst_any, strides, dil0, win.pad_l, win.pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   };
   Fusion used;
-  auto pd =
-      with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used, /*full_size_binary=*/false);
+  dnnl::convolution_forward::primitive_desc pd;
+  try {
+    pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,
+                     /*full_size_binary=*/false);
+  } catch (const dnnl::error&) {
+    if (src_md == any_md(x.dims)) throw;
+    src_md = any_md(x.dims);  // no kernel for the forced layout: let oneDNN pick
+    dst_any = any_md(dst);
+    pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,
+                     /*full_size_binary=*/false);
+  }
+  // A first-layer conv (a few channels, input still plain NCHW) has a JIT
+  // kernel that reads NCHW directly, saving the reorder of the whole input;
+  // it writes a blocked layout of its own. That pays when the one reader of
+  // its output is another Conv, which then takes the output in one reorder
+  // (mobilenet.onnx, 1 thread: 10 us + 3 us for the reorder instead of 18 us
+  // + 6 us). With other readers (a residual Add) each would reorder, so
+  // `any` stays. A reference or gemm kernel is no gain either.
+  const Node* reader = b.sole_consumer(used.out);
+  if (x.dims[1] <= 4 && group == 1 && is_plain(x.ref.md) && !(pd.src_desc() == x.ref.md) &&
+      reader != nullptr && reader->op_type == "Conv") {
+    src_md = x.ref.md;
+    try {
+      Fusion direct_used;
+      auto direct = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &direct_used,
+                                /*full_size_binary=*/false);
+      const std::string impl = direct.impl_info_str();
+      if (direct_used.nodes.size() == used.nodes.size() && !impl.starts_with("ref") &&
+          impl.find("gemm") == std::string::npos) {
+        pd = direct;
+        used = direct_used;
+      }
+    } catch (const dnnl::error&) {
+    }
+  }
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef wei =
       w ? b.pack(*w, plain_md(wdims), pd.weights_desc())

@@ -1,8 +1,9 @@
-// The onednn backend: blocks of f32 Conv/Gemm/MatMul/activation/binary/
-// pooling/softmax/normalization/layout nodes run as oneDNN primitives, with
-// post-op fusion (bias, activation, residual Add) and blocked layouts inside
-// a block; everything else falls back to the reference through
-// CompilingBackend.
+// The onednn backend: blocks of f32 Conv/Gemm/MatMul/LSTM/GRU/RNN/activation/
+// binary/pooling/softmax/normalization/layout nodes run as oneDNN primitives,
+// with post-op fusion (bias, activation, residual Add) and blocked layouts
+// inside a block; integer shape arithmetic (Shape, Slice, Concat, ... of dims)
+// is evaluated when a block's plan is built; everything else falls back to
+// the reference through CompilingBackend.
 //
 //   auto be = std::make_unique<onednn::OnednnBackend>();
 //   HONE_CHECK_OK(be->build(graph));

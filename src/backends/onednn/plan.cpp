@@ -143,7 +143,7 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
 std::string Plan::describe() const {
   std::string out;
   for (const Step& s : steps) out += (out.empty() ? "" : ", ") + s.kind;
-  return out;
+  return blocked16 ? out + " (convs on nChw16c)" : out;
 }
 
 size_t Plan::compute_steps() const {
@@ -154,7 +154,15 @@ size_t Plan::compute_steps() const {
 
 // --- PlanBuilder -----------------------------------------------------------
 
-PlanBuilder::PlanBuilder(const Graph& g) : g_(g) {}
+PlanBuilder::PlanBuilder(const Graph& g) : g_(g) {
+  for (const Node& n : g_.nodes()) {
+    const int64_t group = n.op_type == "Conv" ? n.attr_int("group", 1) : 1;
+    const Value* w = n.inputs.size() > 1 && n.inputs[1] >= 0 ? &g_.value(n.inputs[1]) : nullptr;
+    if (group > 1 && w != nullptr && w->initializer && w->initializer->rank() == 4 &&
+        w->initializer->dim(1) == 1 && w->initializer->dim(0) == group)
+      has_depthwise_ = true;
+  }
+}
 
 bool PlanBuilder::has(ValueId v) const {
   return v >= 0 && static_cast<size_t>(v) < defined_.size() && defined_[static_cast<size_t>(v)];
@@ -269,6 +277,7 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
   is_output_.assign(nv, false);
   absorbed_.clear();
   plan_ = std::make_shared<Plan>();
+  plan_->blocked16 = prefer_blocked16_;
   for (const Node& n : g_.nodes())
     for (ValueId v : n.inputs)
       if (v >= 0) {

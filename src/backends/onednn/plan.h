@@ -82,6 +82,7 @@ class Plan {
   std::vector<std::optional<Tensor>> host_outputs;
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;
+  bool blocked16 = false;  // built with PlanBuilder::set_prefer_blocked16
 
   /// Runs every step; `executions` counts primitives run. Thread-safe: each
   /// concurrent call takes a RunContext of its own from a pool (creating one
@@ -123,6 +124,12 @@ class PlanBuilder {
   void set(ValueId v, PValue pv);
   /// The initializer of `v`, or its value computed at plan time (host_eval.h), or nullptr.
   const Tensor* constant(ValueId v) const;
+  /// The block has depthwise convs (grouped, one input channel per group).
+  bool has_depthwise() const { return has_depthwise_; }
+  /// 2-D convs whose channels split in 16s run on nChw16c instead of the
+  /// layout oneDNN picks (see lower_conv); set before build().
+  void set_prefer_blocked16(bool on) { prefer_blocked16_ = on; }
+  bool prefer_blocked16() const { return prefer_blocked16_; }
   /// Records `v`'s plan-time value.
   void set_host(ValueId v, Tensor t) { host_[static_cast<size_t>(v)] = std::move(t); }
 
@@ -157,6 +164,8 @@ class PlanBuilder {
   std::vector<const Node*> last_consumer_;
   std::vector<bool> is_output_;
   std::set<NodeId> absorbed_;
+  bool prefer_blocked16_ = false;
+  bool has_depthwise_ = false;
   std::shared_ptr<Plan> plan_;
 };
 

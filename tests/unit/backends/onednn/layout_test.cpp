@@ -1,0 +1,117 @@
+// Conv layouts on oneDNN: a first-layer conv reading NCHW directly, the
+// nChw16c variant a block with depthwise convs is also planned in (the
+// faster of the two is kept), and layouts that need no reorder.
+#include "backends/onednn/plan.h"
+#include "onednn_test_util.h"
+
+namespace hone::onednn {
+namespace {
+
+using testing_util::build_onednn;
+using testing_util::close;
+using testing_util::expect_matches_reference;
+using testing_util::uniform;
+
+/// x [batch, 3, 16, 16] -> Conv 3->16 s2 + Relu -> depthwise 3x3 + Relu -> Conv 1x1 16->32
+/// + Relu -> GlobalAveragePool -> Flatten -> Gemm: mobilenet in small.
+Graph depthwise_net(std::mt19937& rng, Dim batch) {
+  GraphBuilder b("dwnet");
+  ValueId x = b.input("x", DType::kF32, Shape{batch, 3, 16, 16});
+  ValueId c1 = b.relu(b.conv(x, b.constant("w1", uniform(rng, {16, 3, 3, 3})),
+                             b.constant("b1", uniform(rng, {16})),
+                             {.strides = {2, 2}, .pads = {1, 1, 1, 1}}));
+  ValueId dw = b.relu(b.op(
+      "Conv",
+      {c1, b.constant("wd", uniform(rng, {16, 1, 3, 3})), b.constant("bd", uniform(rng, {16}))},
+      {{"group", int64_t{16}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}));
+  ValueId pw = b.relu(b.conv(dw, b.constant("w2", uniform(rng, {32, 16, 1, 1})),
+                             b.constant("b2", uniform(rng, {32}))));
+  ValueId y = b.gemm(b.flatten(b.global_average_pool(pw)), b.constant("wf", uniform(rng, {5, 32})),
+                     b.constant("bf", uniform(rng, {5})), {.trans_b = true});
+  b.output(y, "y");
+  return *std::move(b).build();
+}
+
+TEST(OnednnLayout, BothConvLayoutsOfADepthwiseBlockMatchTheReference) {
+  std::mt19937 rng(1);
+  Graph g = depthwise_net(rng, 4);
+  std::vector<Tensor> in{uniform(rng, {4, 3, 16, 16})};
+  auto want = reference::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  for (bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "nChw16c" : "oneDNN's pick");
+    PlanBuilder builder(g);
+    EXPECT_TRUE(builder.has_depthwise());
+    builder.set_prefer_blocked16(blocked);
+    auto plan = builder.build({{4, 3, 16, 16}});
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    EXPECT_EQ((*plan)->describe().ends_with("(convs on nChw16c)"), blocked) << (*plan)->describe();
+    std::atomic<uint64_t> executions{0};
+    auto got = (*plan)->run(in, &executions);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(close((*got)[0], (*want)[0]));
+    EXPECT_GE(executions.load(), 5u);
+  }
+}
+
+TEST(OnednnLayout, DepthwiseBlockPicksOnePlanPerShapeAndMatches) {
+  std::mt19937 rng(2);
+  Graph g = depthwise_net(rng, Dim::symbol("batch"));
+  auto be = build_onednn(g);
+  reference::Interpreter ref;
+  for (int64_t n : {1, 3}) {
+    std::vector<Tensor> in{uniform(rng, {n, 3, 16, 16})};
+    auto got = be->infer(in);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(close((*got)[0], (*ref.run_tensors(g, in))[0])) << "batch " << n;
+  }
+  EXPECT_EQ(be->plan_descriptions().size(), 2u) << "the slower variant is not kept";
+  EXPECT_EQ(be->fallback_runs(), 0u);
+}
+
+TEST(OnednnLayout, FirstLayerConvFeedingAConvNeedsNoInputReorder) {
+  std::mt19937 rng(3);
+  Graph g = depthwise_net(rng, 2);
+  expect_matches_reference(g, {uniform(rng, {2, 3, 16, 16})});
+  PlanBuilder builder(g);
+  auto plan = builder.build({{2, 3, 16, 16}});
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  const std::string d = (*plan)->describe();
+  if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core)
+    GTEST_SKIP() << "the NCHW first-layer kernel is an AVX-512 one; plan: " << d;
+  // oneDNN's JIT first-layer kernel reads the plain input; only its
+  // (smaller) output is reordered for the depthwise conv.
+  EXPECT_TRUE(d.starts_with("conv+eltwise")) << d;
+}
+
+TEST(OnednnLayout, OneByOneTensorsChangeLayoutWithoutAReorder) {
+  // GlobalAveragePool on nhwc gives [N, C, 1, 1]: the same bytes as NCHW, so
+  // Flatten and the Gemm read it in place.
+  std::mt19937 rng(4);
+  GraphBuilder b("gap");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 24, 8, 8});
+  ValueId c = b.relu(
+      b.conv(x, b.constant("w", uniform(rng, {24, 24, 3, 3})), kNoValue, {.pads = {1, 1, 1, 1}}));
+  b.output(b.gemm(b.flatten(b.global_average_pool(c)), b.constant("wf", uniform(rng, {24, 3})),
+                  kNoValue),
+           "y");
+  Graph g = *std::move(b).build();
+  expect_matches_reference(g, {uniform(rng, {2, 24, 8, 8})});
+  PlanBuilder builder(g);
+  auto plan = builder.build({{2, 24, 8, 8}});
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  const auto& steps = (*plan)->steps;
+  size_t pool = steps.size();
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == "pooling") pool = i;
+  ASSERT_LT(pool + 1, steps.size()) << (*plan)->describe();
+  md_t pooled;
+  for (const auto& [arg, ref] : steps[pool].args)
+    if (arg == DNNL_ARG_DST) pooled = ref.md;
+  if (pooled.data.format_kind != dnnl_blocked || pooled.data.format_desc.blocking.inner_nblks != 0)
+    GTEST_SKIP() << "oneDNN picked a blocked layout here: " << (*plan)->describe();
+  EXPECT_NE(steps[pool + 1].kind, "reorder") << (*plan)->describe();
+}
+
+}  // namespace
+}  // namespace hone::onednn
