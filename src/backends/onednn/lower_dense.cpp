@@ -2,6 +2,7 @@
 // (bias/residual Add, activations, scaling) fused in as post-ops.
 #include <optional>
 
+#include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
 
 namespace hone::onednn {
@@ -61,6 +62,15 @@ Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed,
   Fusion f = std::move(seed);
   f.out = from;
   for (int depth = 0; depth < 6; ++depth) {
+    // HardSwish spelled out reads the value twice, so it has no sole consumer.
+    if (std::vector<const Node*> hs; match_hardswish(b.graph(), f.out, &hs)) {
+      f.ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);
+      ++f.count;
+      f.kind += "+eltwise";
+      f.nodes.insert(f.nodes.end(), hs.begin(), hs.end());
+      f.out = hs.back()->outputs[0];
+      continue;
+    }
     const Node* c = b.sole_consumer(f.out);
     if (c == nullptr || c->outputs.size() != 1) break;
     EltwiseSpec es;

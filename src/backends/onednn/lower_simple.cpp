@@ -486,7 +486,19 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
       return lower_eltwise(b, as_gelu, EltwiseSpec{algorithm::eltwise_gelu_erf, 0, 0, false});
     }
   }
-  if (op == "Add") return lower_binary(b, n, algorithm::binary_add);
+  if (op == "Add") {
+    std::vector<const Node*> hs;
+    for (ValueId y : n.inputs)
+      if (match_hardswish(b.graph(), y, &hs) && hs[0] == &n) {
+        for (size_t i = 1; i < hs.size(); ++i) b.absorb(hs[i]);
+        Node as_hardswish = n;
+        as_hardswish.inputs = {y};
+        as_hardswish.outputs = hs.back()->outputs;
+        return lower_eltwise(b, as_hardswish,
+                             EltwiseSpec{algorithm::eltwise_hardswish, 0, 0, false});
+      }
+    return lower_binary(b, n, algorithm::binary_add);
+  }
   if (op == "Sub") return lower_binary(b, n, algorithm::binary_sub);
   if (op == "Mul") return lower_binary(b, n, algorithm::binary_mul);
   if (op == "Div") return lower_binary(b, n, algorithm::binary_div);

@@ -38,7 +38,56 @@ bool binary_with(const Node& n, const char* op, ValueId from, Pred other) {
   return false;
 }
 
+/// Every node reading `v`, in graph order.
+std::vector<const Node*> readers(const Graph& g, ValueId v) {
+  std::vector<const Node*> out;
+  for (const Node& n : g.nodes())
+    for (ValueId in : n.inputs)
+      if (in == v) {
+        out.push_back(&n);
+        break;
+      }
+  return out;
+}
+
+/// Clip(x) with bounds lo and hi, from attributes (before opset 11) or constant inputs.
+bool clip_between(const Graph& g, const Node& clip, float lo, float hi) {
+  if (clip.op_type != "Clip" || clip.outputs.size() != 1 || !clip.domain.empty()) return false;
+  if (clip.inputs.size() == 1)
+    return clip.attr_float("min", -1.0f) == lo && clip.attr_float("max", -1.0f) == hi;
+  return clip.inputs.size() == 3 && is_scalar_const(g, clip.inputs[1], lo) &&
+         is_scalar_const(g, clip.inputs[2], hi);
+}
+
 }  // namespace
+
+bool match_hardswish(const Graph& g, ValueId y, std::vector<const Node*>* nodes) {
+  if (y < 0) return false;
+  for (ValueId o : g.outputs())
+    if (o == y) return false;
+  const std::vector<const Node*> r = readers(g, y);
+  if (r.size() != 2) return false;
+  for (int first = 0; first < 2; ++first) {
+    const Node* add = r[static_cast<size_t>(first)];
+    const Node* mul = r[static_cast<size_t>(1 - first)];
+    if (!binary_with(*add, "Add", y, [&](ValueId v) { return is_scalar_const(g, v, 3.0f); }))
+      continue;
+    const Node* clip = sole_reader(g, add->outputs[0]);
+    if (clip == nullptr || clip->inputs[0] != add->outputs[0] || !clip_between(g, *clip, 0, 6))
+      continue;
+    if (sole_reader(g, clip->outputs[0]) != mul ||
+        !binary_with(*mul, "Mul", y, [&](ValueId v) { return v == clip->outputs[0]; }))
+      continue;
+    const Node* div = sole_reader(g, mul->outputs[0]);
+    if (div == nullptr || div->op_type != "Div" || div->inputs.size() != 2 ||
+        div->outputs.size() != 1 || div->inputs[0] != mul->outputs[0] ||
+        !is_scalar_const(g, div->inputs[1], 6.0f))
+      continue;
+    if (nodes != nullptr) *nodes = {add, clip, mul, div};
+    return true;
+  }
+  return false;
+}
 
 bool match_gelu(const Graph& g, const Node& div, std::vector<const Node*>* rest) {
   if (div.op_type != "Div" || div.inputs.size() != 2 || div.outputs.size() != 1) return false;

@@ -13,6 +13,12 @@ namespace hone::onednn {
 /// four in order. Any other spelling does not match.
 bool match_gelu(const Graph& g, const Node& div, std::vector<const Node*>* rest);
 
+/// HardSwish as PaddlePaddle's exporter writes it: Add(y, 3) -> Clip(0, 6)
+/// -> Mul(y, .) -> Div(., 6), where `y` is read by exactly the Add and the
+/// Mul and each intermediate only by the next node. `nodes` gets the four in
+/// that order.
+bool match_hardswish(const Graph& g, ValueId y, std::vector<const Node*>* nodes);
+
 /// The Div that starts the GELU pattern `erf` belongs to, or nullptr.
 const Node* gelu_start_of_erf(const Graph& g, const Node& erf);
 

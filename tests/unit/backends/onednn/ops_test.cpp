@@ -262,3 +262,47 @@ TEST(OnednnOps, LayoutOps) {
 
 }  // namespace
 }  // namespace hone::onednn
+
+namespace hone::onednn {
+namespace {
+
+/// y -> Add(3) -> Clip(0, 6) -> Mul(y) -> Div(divisor): HardSwish as PaddlePaddle writes it
+/// (with divisor 6).
+ValueId paddle_hardswish(GraphBuilder& b, ValueId y, float divisor) {
+  ValueId c = b.op("Clip", {b.add(y, b.scalar_f32("three", 3.0f)), b.scalar_f32("lo", 0.0f),
+                            b.scalar_f32("hi", 6.0f)});
+  return b.div(b.mul(y, c), b.scalar_f32("six", divisor));
+}
+
+TEST(OnednnOps, SpelledOutHardSwishIsOneEltwiseOrAConvPostOp) {
+  std::mt19937 rng(11);
+  {
+    GraphBuilder b("conv_hs");
+    ValueId x = b.input("x", DType::kF32, Shape{2, 4, 6, 6});
+    ValueId y = b.conv(x, b.constant("w", uniform(rng, {8, 4, 3, 3})),
+                       b.constant("bias", uniform(rng, {8})), {.pads = {1, 1, 1, 1}});
+    b.output(paddle_hardswish(b, y, 6.0f), "out");
+    Graph g = *std::move(b).build();
+    expect_matches_reference(g, {uniform(rng, {2, 4, 6, 6}, -4.0f, 4.0f)});
+    auto be = testing_util::build_onednn(g);
+    const std::string plan = be->plan_descriptions().at(0);
+    EXPECT_NE(plan.find("conv+eltwise"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("binary"), std::string::npos)
+        << "Add, Clip, Mul, Div are one post-op: " << plan;
+  }
+  for (float divisor : {6.0f, 5.0f}) {
+    SCOPED_TRACE(divisor);
+    GraphBuilder b("hs");
+    ValueId x = b.input("x", DType::kF32, Shape{3, 7});
+    b.output(paddle_hardswish(b, x, divisor), "out");
+    Graph g = *std::move(b).build();
+    expect_matches_reference(g, {uniform(rng, {3, 7}, -5.0f, 5.0f)});
+    auto be = testing_util::build_onednn(g);
+    // Only the exact pattern collapses; Div by 5 runs node by node.
+    EXPECT_EQ(be->plan_descriptions().at(0) == "eltwise", divisor == 6.0f)
+        << be->plan_descriptions().at(0);
+  }
+}
+
+}  // namespace
+}  // namespace hone::onednn
