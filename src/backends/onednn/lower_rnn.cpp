@@ -167,8 +167,8 @@ Result<Rnn> read_rnn(PlanBuilder& b, const Node& n) {
       if (len != r.seq)
         return fail(ErrorCode::kUnsupported,
                     op + ": sequence_lens[" + std::to_string(i) + "] = " + std::to_string(len) +
-                        " is shorter than the sequence (" + std::to_string(r.seq) +
-                        "); oneDNN runs whole sequences only");
+                        " differs from the sequence length " + std::to_string(r.seq) +
+                        "; oneDNN runs whole sequences only");
     }
   }
   const dims_t state{r.dirs, r.batch, r.hidden};
