@@ -80,7 +80,7 @@ Result<Selection> pick_best(TuneSession& session, const std::vector<std::string>
   }
   for (const std::string& n : names) {
     if (n == best || sel.losers.count(n)) continue;
-    sel.losers[n] = fmt::format("{} {} < {} of {}", metric_name, show(metric(session.evaluate(n))),
+    sel.losers[n] = fmt::format("{} {}, worse than {} of {}", metric_name, show(metric(session.evaluate(n))),
                                 show(best_value), best);
   }
   if (best.empty()) return keep_reference(std::move(sel), "", "");
@@ -156,7 +156,7 @@ std::string OneBackend::describe() const {
 }
 
 Result<Selection> OneBackend::select(TuneSession& session) const {
-  const std::string& n = backends().front();
+  const std::string n = backends().front();
   const auto reg = session.registered();
   if (std::find(reg.begin(), reg.end(), n) == reg.end())
     return fail(ErrorCode::kNotFound, "one-backend: no backend named '" + n + "' (known: " + join(reg) + ")");
@@ -209,10 +209,15 @@ std::vector<std::string> MaxThroughput::dry_run(const std::vector<std::string>& 
 std::string MinLatency::describe() const { return "min-latency(" + list_or_all(backends()) + ")"; }
 
 Result<Selection> MinLatency::select(TuneSession& session) const {
+  // Higher is better in pick_best (and its gate), so the metric is calls per
+  // millisecond at the smallest batch; it is shown as the p50 it stands for.
   return pick_best(
       session, candidates(session.registered()),
-      [](const CandidateResult& c) { return -c.min_batch_p50_ms(); }, "p50 at the smallest batch",
-      [](double v) { return fmt::format("{:.3f} ms", -v); });
+      [](const CandidateResult& c) {
+        const double p50 = c.min_batch_p50_ms();
+        return std::isfinite(p50) && p50 > 0 ? 1.0 / p50 : 0.0;
+      },
+      "p50 at the smallest batch", [](double v) { return v > 0 ? fmt::format("{:.3f} ms", 1.0 / v) : "-"; });
 }
 
 std::string LatencyBudget::describe() const {

@@ -30,7 +30,7 @@ class Package : public ::testing::Test {
     o.profile.min_runs = 5;
     o.profile.window = 5;
     o.profile.max_runs = 10;
-    auto t = tune(tiny_mlp(), {sample_of(1), sample_of(4)}, OneBackend("onednn"), o);
+    auto t = tune(tiny_mlp(), {sample_of(1), sample_of(4)}, OneBackend("onednn", /*fallback_when_slower=*/false), o);
     ASSERT_TRUE(t) << t.error().to_string();
     tuned_.emplace(std::move(*t));
     file_ = dir_ / "tiny.hone";
