@@ -37,6 +37,7 @@ const BackendRegistry& default_registry() {
     BackendRegistry r;
     register_reference(r);
     register_onednn(r);
+    register_aot(r);
     return r;
   }();
   return registry;
