@@ -86,6 +86,7 @@ const std::vector<BackendCase>& backend_cases() {
       {"reference", registry_factory("reference"), Tolerance{1e-5, 1e-6},
        {"dynamic-shapes", "integer-io"}, ""},
       {"onednn", registry_factory("onednn"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
+      {"aot", registry_factory("aot"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "export"}, "native-so"},
   };
   return cases;
 }
