@@ -86,6 +86,7 @@ class AotBlock final : public CompiledBlock {
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     const Abi& abi = lib->abi();
+    static const int64_t kScalarShape[1] = {0};  // rank-0 tensors have no dims, but a pointer
     std::vector<const float*> in;
     std::vector<const int64_t*> shapes;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -94,15 +95,17 @@ class AotBlock final : public CompiledBlock {
                                                      std::string(dtype_name(inputs[i].dtype())) +
                                                      ", expected f32");
       in.push_back(inputs[i].data<float>());
-      shapes.push_back(inputs[i].shape().data());
+      shapes.push_back(inputs[i].rank() == 0 ? kScalarShape : inputs[i].shape().data());
     }
     std::vector<Tensor> outs;
     std::vector<float*> out_ptrs;
     const int n = abi.num_outputs(handle);
     for (int k = 0; k < n; ++k) {
-      std::vector<int64_t> dims(static_cast<size_t>(std::max(abi.output_rank(handle, k), 0)));
+      const int rank = std::max(abi.output_rank(handle, k), 0);
+      std::vector<int64_t> dims(static_cast<size_t>(rank) + 1);
       if (abi.output_shape(handle, shapes.data(), k, dims.data()) != 0)
         return fail(ErrorCode::kInvalidArgument, abi.last_error());
+      dims.resize(static_cast<size_t>(rank));
       HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, dims));
       out_ptrs.push_back(t.data<float>());
       outs.push_back(std::move(t));
@@ -179,6 +182,21 @@ class AotBlock final : public CompiledBlock {
   }
 };
 
+/// A block aot proposed but could not lower (a shape it cannot express, an
+/// input of unknown rank): it runs on the reference, and export refuses it.
+class ReferenceBlock final : public CompiledBlock {
+ public:
+  ReferenceBlock(Graph g, std::string why) : graph_(std::move(g)), why_(std::move(why)) {}
+  const std::string& why() const { return why_; }
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
+    return reference::Interpreter().run_tensors(graph_, inputs);
+  }
+
+ private:
+  Graph graph_;
+  std::string why_;
+};
+
 AotBackend::AotBackend() {
   // The artifact is one library for the whole graph, so even a lone
   // supported node is worth compiling rather than handing to the reference.
@@ -213,7 +231,20 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
   HONE_TRY(LowerOptions lo, lower_options(config()));
   auto b = std::make_unique<AotBlock>();
   b->graph = std::make_unique<Graph>(block);
-  HONE_TRY(b->program, lower(*b->graph, lo));
+  auto lowered = lower(*b->graph, lo);
+  if (!lowered && lowered.error().code() == ErrorCode::kUnsupported) {
+    // Decided from the graph and config alone, so load() reaches the same verdict.
+    std::string why = lowered.error().to_string();
+    for (char& ch : why)
+      if (ch == '\n') ch = ';';
+    HONE_LOG_DEBUG("aot: block '{}' runs on the reference: {}", block.name(), why);
+    HONE_CHECK_OK_CTX(reference::Interpreter().check_supported(block),
+                      "while preparing a block aot cannot lower");
+    fallbacks_.push_back(why);
+    return std::make_unique<ReferenceBlock>(block, std::move(why));
+  }
+  if (!lowered) return fail(std::move(lowered).error());
+  b->program = std::move(*lowered);
   b->blob = make_weights_blob(b->program.weights);
   b->executions = std::shared_ptr<std::atomic<uint64_t>>(shared_, &shared_->executions);
   const std::string banner =
@@ -273,6 +304,7 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
 
 Result<void> AotBackend::do_build(const Graph& graph) {
   blocks_.clear();
+  fallbacks_.clear();
   node_names_.clear();
   for (const Node& n : graph.nodes()) node_names_.push_back(n.describe());
   return CompilingBackend::do_build(graph);
@@ -341,19 +373,17 @@ Result<void> AotBackend::export_artifact(const fs::path& dir) const {
   if (!p.fallbacks.empty() || p.blocks.size() != 1 || !p.blocks[0].on_backend ||
       blocks_.size() != 1) {
     std::string why;
-    for (const auto& [node, reason] : p.fallbacks)
-      why +=
-          "\n  " +
-          (static_cast<size_t>(node) < node_names_.size() ? node_names_[static_cast<size_t>(node)]
-                                                          : "node " + std::to_string(node)) +
-          ": " + reason;
-    std::string names;
-    if (blocks_.empty() && p.fallbacks.empty()) names = " (nothing was compiled)";
+    for (const auto& [node, reason] : p.fallbacks) {
+      const auto i = static_cast<size_t>(node);
+      why += "\n  " + (i < node_names_.size() ? node_names_[i] : "node " + std::to_string(node)) +
+             ": " + reason;
+    }
+    for (const std::string& f : fallbacks_) why += "\n  a block aot could not lower: " + f;
     return fail(
         ErrorCode::kUnsupported,
         "aot cannot export a native-so artifact: it must run the whole graph without hone, but " +
-            std::to_string(p.fallbacks.size()) + " nodes fall back to the reference" + names + ":" +
-            why);
+            std::to_string(p.fallbacks.size()) + " nodes and " + std::to_string(fallbacks_.size()) +
+            " blocks fall back to the reference:" + why);
   }
   std::error_code ec;
   if (!fs::is_directory(dir, ec))

@@ -40,6 +40,8 @@ class AotBackend final : public CompilingBackend {
 
   /// Runs of compiled code (one per block per inference).
   uint64_t kernel_executions() const { return shared_->executions.load(); }
+  /// Blocks proposed but not lowered (each runs on the reference), with why.
+  const std::vector<std::string>& lowering_fallbacks() const { return fallbacks_; }
   /// One line per fused step of every block: "Conv+Relu [conv.f32.aot.im2col_sgemm]".
   std::vector<std::string> kernel_plan() const override;
   /// Per block: the compiler's log, and whether the library came from the cache.
@@ -65,6 +67,7 @@ class AotBackend final : public CompilingBackend {
   std::vector<const AotBlock*> blocks_;  // owned by CompilingBackend's stages
   std::filesystem::path load_dir_;       // set while do_load() runs
   std::vector<std::string> node_names_;  // describe() of every node, for export errors
+  std::vector<std::string> fallbacks_;   // why each block aot could not lower runs on the reference
 };
 
 /// The per-node answer behind AotBackend::supports().

@@ -244,3 +244,33 @@ TEST(AotBackend, ExportNeedsTheWholeGraphCompiled) {
 
 }  // namespace
 }  // namespace hone::aot
+
+namespace hone::aot {
+namespace {
+
+TEST(AotBackend, BlockItCannotLowerRunsOnTheReference) {
+  // (batch*6)/4 is not a division aot can prove exact, so the block falls back.
+  GraphBuilder b("unprovable");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 6});
+  b.output(b.relu(b.reshape(b.relu(x), {-1, 4})), "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g);
+  auto be = build_aot(*g);
+  ASSERT_TRUE(be);
+  ASSERT_EQ(be->lowering_fallbacks().size(), 1u);
+  std::mt19937 rng(4);
+  const std::vector<Tensor> in{uniform(rng, {2, 6})};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = reference::Interpreter().run_tensors(*g, in);
+  ASSERT_TRUE(want);
+  EXPECT_TRUE(close((*got)[0], (*want)[0]));
+  auto r = be->export_artifact(fresh_dir("artifact_unprovable"));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(r.error().message().find("could not lower"), std::string::npos)
+      << r.error().to_string();
+}
+
+}  // namespace
+}  // namespace hone::aot
