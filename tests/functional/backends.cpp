@@ -96,6 +96,7 @@ const std::vector<BackendCase>& backend_cases() {
        {"dynamic-shapes", "integer-io", "export"}, "onnx"},
       {"onednn", registry_factory("onednn"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
       {"blas", registry_factory("blas"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
+      {"aot", registry_factory("aot"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "export"}, "native-so"},
   };
   return cases;
 }
