@@ -31,6 +31,14 @@ std::string html_escape(const std::string& s) {
   return o;
 }
 
+/// 409000 -> "409k", 1.5e6 -> "1.5M", 0.334 -> "0.334": short tick labels.
+std::string short_number(double v) {
+  const double a = std::abs(v);
+  if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+  if (a >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
+  return fmt::format("{:.3g}", v);
+}
+
 const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
 /// One line chart: x = batch size (log2), y = value, one series per backend.
@@ -61,7 +69,8 @@ std::string svg_chart(const std::string& title, const std::string& unit,
   for (int i = 0; i <= 4; ++i) {
     const double y = ymax * i / 4;
     o << fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"grid\"/>", L, py(y), W - R, py(y));
-    o << fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{:.3g}</text>", L - 6, py(y) + 4, y);
+    o << fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>", L - 6, py(y) + 4,
+                     short_number(y));
   }
   for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(std::floor(xmax)); ++e) {
     const double x = std::pow(2.0, e);

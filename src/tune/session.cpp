@@ -40,6 +40,24 @@ auto guarded(const std::string& what, F&& f) -> decltype(f()) {
 
 }  // namespace
 
+std::vector<std::string> distinct_plan(const std::vector<std::string>& lines) {
+  // A backend with a plan per input-shape signature repeats identical lines.
+  std::vector<std::string> out;
+  std::vector<int> counts;
+  for (const auto& l : lines) {
+    auto it = std::find(out.begin(), out.end(), l);
+    if (it == out.end()) {
+      out.push_back(l);
+      counts.push_back(1);
+    } else {
+      ++counts[static_cast<size_t>(it - out.begin())];
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i)
+    if (counts[i] > 1) out[i] += fmt::format(" (x{} shape plans)", counts[i]);
+  return out;
+}
+
 Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const GraphSpec& spec,
                                                  const std::vector<Sample>& samples,
                                                  std::vector<int64_t> batch_sizes, const TuneOptions& options,
@@ -173,7 +191,7 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
   if (auto part = (*be)->plan(graph_); part) {
     r.partition = part->blocks.size() == 1 && part->blocks[0].on_backend ? "whole graph" : part->describe(graph_);
   }
-  r.kernel_plan = (*be)->kernel_plan();
+  r.kernel_plan = distinct_plan((*be)->kernel_plan());
   emit(name, "check", index, 0.2);
   const Tolerance tol = options_.tolerance;
   CorrectnessResult worst;

@@ -84,6 +84,9 @@ class Session final : public TuneSession {
   int cache_hits_ = 0, cache_misses_ = 0;
 };
 
+/// `lines` with repeats merged ("conv+eltwise (x3 shape plans)"), first-seen order.
+std::vector<std::string> distinct_plan(const std::vector<std::string>& lines);
+
 /// CandidateResult <-> JSON text (the cache's value; report.cpp has the writer).
 std::string candidate_to_json(const CandidateResult& c);
 Result<CandidateResult> candidate_from_json(std::string_view text);
