@@ -33,6 +33,13 @@
 
 namespace hone::blas {
 
+/// Activation memory of the largest arena any block planned, over every
+/// input-shape signature seen so far.
+struct MemoryFigures {
+  uint64_t peak_activation_bytes = 0;   // the arena one inference of that block takes
+  uint64_t naive_activation_bytes = 0;  // one buffer per temporary and workspace instead
+};
+
 /// Counters shared by the backend and its blocks.
 struct Stats {
   std::atomic<uint64_t> kernel_executions{0};
@@ -41,6 +48,7 @@ struct Stats {
   std::vector<std::string>
       kernel_lines;  // "'conv1' (Conv)+Relu [conv2d.f32.blas.im2col +add,relu]"
   std::set<std::string> seen;
+  MemoryFigures memory;  // under `mu`
 };
 
 class BlasBackend final : public CompilingBackend {
@@ -55,7 +63,12 @@ class BlasBackend final : public CompilingBackend {
   uint64_t kernel_executions() const { return stats_->kernel_executions.load(); }
   /// Block runs that went to the reference because no plan fit the shapes.
   uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
-  /// One line per distinct (unit, kernel) planned, in planning order.
+  /// Peak activation bytes of the largest planned arena (0 before any
+  /// plan; static blocks are planned at build). Thread-safe.
+  MemoryFigures memory_figures() const;
+  /// One line per distinct (unit, kernel) planned, in planning order, and one
+  /// "peak_activation_bytes N for block 'B' [dims]: arena ... (naive ...)"
+  /// line per planned block and signature.
   std::vector<std::string> kernel_plan() const override;
 
  protected:
