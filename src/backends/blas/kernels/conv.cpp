@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/blas/kernels/gemm.h"
+#include "backends/blas/kernels/vector_clones.h"
 
 namespace hone::blas::kernels {
 namespace {
@@ -22,8 +23,8 @@ void valid_range(int64_t k, int64_t s, int64_t d, int64_t p, int64_t w, int64_t 
 
 /// im2col of channels [c0, c0 + cg) of one image into col[cg*kh*kw, oh*ow],
 /// rows [r0, r1) only, each row `ld` floats after the previous one.
-void im2col_rows(const Conv2dShape& s, const float* img, int64_t c0, float* col, int64_t ld,
-                 int64_t r0, int64_t r1) {
+HONE_VECTOR_CLONES void im2col_rows(const Conv2dShape& s, const float* img, int64_t c0, float* col,
+                                    int64_t ld, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t kx = r % s.kw, ky = (r / s.kw) % s.kh, ch = c0 + r / (s.kw * s.kh);
     const float* src = img + ch * s.h * s.w;
@@ -81,6 +82,46 @@ struct PaddedPlane {
     return static_cast<size_t>(rows * s.sw * phase_cols);
   }
 };
+
+/// The zero-padded copy of input plane `src` in `buf`, stride phase `ph` of
+/// padded row r at buf[(r * sw + ph) * phase_cols]: padded column c is phase
+/// c % sw, position c / sw.
+HONE_VECTOR_CLONES void pad_plane(const Conv2dShape& s, const PaddedPlane& pp, const float* src,
+                                  float* buf) {
+  std::fill(buf, buf + pp.floats(s), 0.0f);
+  const int64_t c0 = s.pl, c1 = std::min(pp.cols, s.w + s.pl);  // columns inside the input
+  for (int64_t r = 0; r < pp.rows; ++r) {
+    const int64_t iy = r - s.pt;
+    if (iy < 0 || iy >= s.h) continue;
+    const float* row = src + iy * s.w;  // padded column c is row[c - pl]
+    for (int64_t ph = 0; ph < s.sw; ++ph) {
+      float* dst = buf + (r * s.sw + ph) * pp.phase_cols;
+      // positions j with c0 <= j * sw + ph < c1
+      const int64_t j0 = c0 > ph ? (c0 - ph + s.sw - 1) / s.sw : 0;
+      const int64_t j1 = c1 > ph ? (c1 - ph + s.sw - 1) / s.sw : 0;
+      for (int64_t j = j0; j < j1; ++j) dst[j] = row[j * s.sw + ph - s.pl];
+    }
+  }
+}
+
+/// One output plane of a depthwise conv from its padded input plane: every
+/// tap reads a contiguous run, so each row is `kh * kw` vector passes.
+HONE_VECTOR_CLONES void depthwise_plane(const Conv2dShape& s, const PaddedPlane& pp,
+                                        const float* buf, const float* wk, float bias, float* dst) {
+  for (int64_t oy = 0; oy < s.oh; ++oy) {
+    float* __restrict d = dst + oy * s.ow;
+    std::fill(d, d + s.ow, bias);
+    for (int64_t ky = 0; ky < s.kh; ++ky) {
+      const float* prow = buf + (oy * s.sh + ky * s.dh) * s.sw * pp.phase_cols;
+      for (int64_t kx = 0; kx < s.kw; ++kx) {
+        const int64_t c = kx * s.dw;
+        const float* __restrict src = prow + (c % s.sw) * pp.phase_cols + c / s.sw;
+        const float wv = wk[ky * s.kw + kx];
+        for (int64_t ox = 0; ox < s.ow; ++ox) d[ox] += wv * src[ox];
+      }
+    }
+  }
+}
 
 }  // namespace
 
@@ -209,39 +250,11 @@ void conv2d_depthwise(const Conv2dShape& s, const float* x, const float* w, cons
       for (int64_t p = p0; p < p1; ++p) {
         const int64_t img = p / s.m, oc = p % s.m, ic = oc / mult;
         if (img * s.c + ic != built) {
-          // Zero-padded copy of the input plane, split into stride phases.
           built = img * s.c + ic;
-          const float* src = x + built * s.h * s.w;
-          std::fill(buf, buf + pp.floats(s), 0.0f);
-          for (int64_t r = 0; r < pp.rows; ++r) {
-            const int64_t iy = r - s.pt;
-            if (iy < 0 || iy >= s.h) continue;
-            const float* row = src + iy * s.w;
-            float* dst = buf + r * s.sw * pp.phase_cols;
-            const int64_t c0 = std::max<int64_t>(0, s.pl), c1 = std::min(pp.cols, s.w + s.pl);
-            if (s.sw == 1)
-              for (int64_t c = c0; c < c1; ++c) dst[c] = row[c - s.pl];
-            else
-              for (int64_t c = c0; c < c1; ++c)
-                dst[(c % s.sw) * pp.phase_cols + c / s.sw] = row[c - s.pl];
-          }
+          pad_plane(s, pp, x + built * s.h * s.w, buf);
         }
-        const float* wk = w + oc * s.kh * s.kw;
-        const float b = bias != nullptr ? bias[oc] : 0.0f;
-        float* dst = y + p * plane;
-        for (int64_t oy = 0; oy < s.oh; ++oy) {
-          float* d = dst + oy * s.ow;
-          std::fill(d, d + s.ow, b);
-          for (int64_t ky = 0; ky < s.kh; ++ky) {
-            const float* prow = buf + (oy * s.sh + ky * s.dh) * s.sw * pp.phase_cols;
-            for (int64_t kx = 0; kx < s.kw; ++kx) {
-              const int64_t c = kx * s.dw;
-              const float* src = prow + (c % s.sw) * pp.phase_cols + c / s.sw;
-              const float wv = wk[ky * s.kw + kx];
-              for (int64_t ox = 0; ox < s.ow; ++ox) d[ox] += wv * src[ox];
-            }
-          }
-        }
+        depthwise_plane(s, pp, buf, w + oc * s.kh * s.kw, bias != nullptr ? bias[oc] : 0.0f,
+                        y + p * plane);
         if (done != nullptr && *done && (p + 1 - pending >= done_every || p + 1 == p1)) {
           (*done)(pending * plane, (p + 1) * plane);
           pending = p + 1;
