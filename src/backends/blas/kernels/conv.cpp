@@ -105,21 +105,56 @@ HONE_VECTOR_CLONES void pad_plane(const Conv2dShape& s, const PaddedPlane& pp, c
 }
 
 /// One output plane of a depthwise conv from its padded input plane: every
-/// tap reads a contiguous run, so each row is `kh * kw` vector passes.
+/// tap reads a contiguous run of `ow` floats. `kOw` > 0 fixes the row width
+/// at compile time: rows of mobile nets are 4 to 32 wide, and a loop of
+/// unknown length that short is all prologue and epilogue.
+template <int64_t kOw>
 HONE_VECTOR_CLONES void depthwise_plane(const Conv2dShape& s, const PaddedPlane& pp,
                                         const float* buf, const float* wk, float bias, float* dst) {
-  for (int64_t oy = 0; oy < s.oh; ++oy) {
-    float* __restrict d = dst + oy * s.ow;
-    std::fill(d, d + s.ow, bias);
-    for (int64_t ky = 0; ky < s.kh; ++ky) {
-      const float* prow = buf + (oy * s.sh + ky * s.dh) * s.sw * pp.phase_cols;
-      for (int64_t kx = 0; kx < s.kw; ++kx) {
-        const int64_t c = kx * s.dw;
-        const float* __restrict src = prow + (c % s.sw) * pp.phase_cols + c / s.sw;
-        const float wv = wk[ky * s.kw + kx];
-        for (int64_t ox = 0; ox < s.ow; ++ox) d[ox] += wv * src[ox];
-      }
+  const int64_t ow = kOw > 0 ? kOw : s.ow, taps = s.kh * s.kw;
+  // Where each tap starts in the padded plane, relative to the output row's first padded row.
+  int64_t off[64];
+  const bool small = taps <= 64;
+  if (small)
+    for (int64_t t = 0; t < taps; ++t) {
+      const int64_t ky = t / s.kw, c = (t % s.kw) * s.dw;
+      off[t] = ky * s.dh * s.sw * pp.phase_cols + (c % s.sw) * pp.phase_cols + c / s.sw;
     }
+  // A fixed-width row accumulates in registers; a variable one in place.
+  float acc_fixed[kOw > 0 ? kOw : 1];
+  for (int64_t oy = 0; oy < s.oh; ++oy) {
+    float* __restrict d = kOw > 0 ? acc_fixed : dst + oy * ow;
+    const float* row0 = buf + oy * s.sh * s.sw * pp.phase_cols;
+    for (int64_t ox = 0; ox < ow; ++ox) d[ox] = bias;
+    for (int64_t t = 0; t < taps; ++t) {
+      int64_t o;
+      if (small) {
+        o = off[t];
+      } else {
+        const int64_t ky = t / s.kw, c = (t % s.kw) * s.dw;
+        o = ky * s.dh * s.sw * pp.phase_cols + (c % s.sw) * pp.phase_cols + c / s.sw;
+      }
+      const float* __restrict src = row0 + o;
+      const float wv = wk[t];
+      for (int64_t ox = 0; ox < ow; ++ox) d[ox] += wv * src[ox];
+    }
+    if constexpr (kOw > 0) std::copy(acc_fixed, acc_fixed + kOw, dst + oy * kOw);
+  }
+}
+
+void depthwise_plane_any(const Conv2dShape& s, const PaddedPlane& pp, const float* buf,
+                         const float* wk, float bias, float* dst) {
+  switch (s.ow) {
+    case 4:
+      return depthwise_plane<4>(s, pp, buf, wk, bias, dst);
+    case 8:
+      return depthwise_plane<8>(s, pp, buf, wk, bias, dst);
+    case 16:
+      return depthwise_plane<16>(s, pp, buf, wk, bias, dst);
+    case 32:
+      return depthwise_plane<32>(s, pp, buf, wk, bias, dst);
+    default:
+      return depthwise_plane<0>(s, pp, buf, wk, bias, dst);
   }
 }
 
@@ -253,8 +288,8 @@ void conv2d_depthwise(const Conv2dShape& s, const float* x, const float* w, cons
           built = img * s.c + ic;
           pad_plane(s, pp, x + built * s.h * s.w, buf);
         }
-        depthwise_plane(s, pp, buf, w + oc * s.kh * s.kw, bias != nullptr ? bias[oc] : 0.0f,
-                        y + p * plane);
+        depthwise_plane_any(s, pp, buf, w + oc * s.kh * s.kw, bias != nullptr ? bias[oc] : 0.0f,
+                            y + p * plane);
         if (done != nullptr && *done && (p + 1 - pending >= done_every || p + 1 == p1)) {
           (*done)(pending * plane, (p + 1) * plane);
           pending = p + 1;
