@@ -12,9 +12,11 @@
 // Lifecycle per block: compile() creates one Op per fused unit (validates,
 // packs weights once); each input-shape signature gets a plan (kernel
 // choice, buffer offsets, workspace size), built at compile time for static
-// blocks and on first use otherwise, cached under a mutex; run() binds a
-// per-call arena and runs the plan. A signature no plan fits (empty tensors,
-// non-f32 inputs) runs on the reference and counts a fallback run.
+// blocks and on first use otherwise, cached under a mutex; the memory planner
+// (backends/common/memory_plan.h) lays every temporary and workspace out in
+// one arena per call, taken from a small pool of arenas, and run() binds it.
+// A signature no plan fits (empty tensors, non-f32 inputs) runs on the
+// reference and counts a fallback run.
 // Threads: `threads` > 0 gives the backend a pool of that size; 0 uses
 // hone::ThreadPool::global(). OpenBLAS itself stays single-threaded (see
 // kernels/gemm.h). infer() is thread-safe.
