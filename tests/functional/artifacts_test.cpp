@@ -61,6 +61,14 @@ class Artifacts : public BackendTest {
   fs::path dir_;
 };
 
+/// Runs `cmd` with its output in `log`; on failure the message holds the log.
+testing::AssertionResult ran(const std::string& cmd, const fs::path& log) {
+  const int st = std::system((cmd + " > " + log.string() + " 2>&1").c_str());
+  if (st == 0) return testing::AssertionSuccess();
+  std::ifstream in(log);
+  return testing::AssertionFailure() << cmd << "\nexited " << st << ":\n" << std::string(std::istreambuf_iterator<char>(in), {});
+}
+
 bool have_onnxruntime() {
   return fs::exists(fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/node_modules/onnxruntime-node") &&
          std::system("node --version > /dev/null 2>&1") == 0;
@@ -94,8 +102,8 @@ HONE_MATRIX_TEST_P(Artifacts, OnnxArtifactRunsInOnnxRuntime, "artifacts.onnx") {
   const fs::path in = write_inputs(x);
   const std::string cmd = "node " + (fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/run.js").string() + " " +
                           (dir_ / "onnx" / "model.onnx").string() + " --inputs " + in.string() + " --outputs " +
-                          (dir_ / "ort").string() + " > " + (dir_ / "ort.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+                          (dir_ / "ort").string();
+  ASSERT_TRUE(ran(cmd, dir_ / "ort.log"));
   auto ort = load_npy(dir_ / "ort" / "output_0.npy");
   ASSERT_TRUE(ort) << ort.error().to_string();
   auto mine = tuned->infer_flat(x);
@@ -132,8 +140,8 @@ HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export", "a
   } else {
     FAIL() << "no standalone runner known for artifact format '" << c.artifact_format << "'";
   }
-  cmd += " --inputs " + in.string() + " --outputs " + (dir_ / "out").string() + " > " + (dir_ / "run.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  cmd += " --inputs " + in.string() + " --outputs " + (dir_ / "out").string();
+  ASSERT_TRUE(ran(cmd, dir_ / "run.log"));
   auto got = load_npy(dir_ / "out" / "output_0.npy");
   ASSERT_TRUE(got) << got.error().to_string();
   auto mine = tuned->infer_flat(x);
