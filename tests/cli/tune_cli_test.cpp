@@ -16,7 +16,7 @@ constexpr const char* kQuick = " --backends onednn --no-cache";
 
 TEST_F(Cli, TuneWritesAPackageThatInferDescribeBenchAndExportUse) {
   const fs::path pkg = dir_ / "mlp.hone";
-  auto t = hone("--threads 1 tune + model("mlp.onnx") + " -o " + pkg.string() + kQuick + " --report " +
+  auto t = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick + " --report " +
                 (dir_ / "r.json").string() + " --html " + (dir_ / "r.html").string());
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("onednn"), std::string::npos) << t.out;
@@ -69,7 +69,7 @@ TEST_F(Cli, TuneWritesAPackageThatInferDescribeBenchAndExportUse) {
 }
 
 TEST_F(Cli, TuneDryRunBuildsNothingAndWritesNothing) {
-  auto r = hone("--threads 1 tune + model("cnn.onnx") + " --dry-run --strategy max-throughput+search" + kQuick);
+  auto r = hone("--threads 1 tune " + model("cnn.onnx") + " --dry-run --strategy max-throughput+search" + kQuick);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("candidate onednn"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nothing was built"), std::string::npos) << r.out;
@@ -77,14 +77,14 @@ TEST_F(Cli, TuneDryRunBuildsNothingAndWritesNothing) {
 }
 
 TEST_F(Cli, TuneAndInferRejectBadInput) {
-  EXPECT_EQ(hone("--threads 1 tune + model("mlp.onnx")).code, 2);  // no -o
-  auto strat = hone("--threads 1 tune + model("mlp.onnx") + " -o x.hone --strategy fastest");
+  EXPECT_EQ(hone("--threads 1 tune " + model("mlp.onnx")).code, 2);  // no -o
+  auto strat = hone("--threads 1 tune " + model("mlp.onnx") + " -o x.hone --strategy fastest");
   EXPECT_EQ(strat.code, 2);
   EXPECT_NE(strat.err.find("unknown strategy 'fastest'"), std::string::npos) << strat.err;
-  auto dim = hone("--threads 1 tune + model("mlp.onnx") + " -o x.hone --dim batch=9:1");
+  auto dim = hone("--threads 1 tune " + model("mlp.onnx") + " -o x.hone --dim batch=9:1");
   EXPECT_EQ(dim.code, 2);
   EXPECT_NE(dim.err.find("batch=9:1"), std::string::npos) << dim.err;
-  auto missing = hone("--threads 1 tune + (dir_ / "nope.onnx").string() + " -o x.hone");
+  auto missing = hone("--threads 1 tune " + (dir_ / "nope.onnx").string() + " -o x.hone");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("nope.onnx"), std::string::npos);
   // A package that is not one, and a truncated one.
@@ -93,7 +93,7 @@ TEST_F(Cli, TuneAndInferRejectBadInput) {
   EXPECT_EQ(junk.code, 1);
   EXPECT_NE(junk.err.find("junk.hone"), std::string::npos) << junk.err;
   const fs::path pkg = dir_ / "ok.hone";
-  ASSERT_EQ(hone("--threads 1 tune + model("mlp.onnx") + " -o " + pkg.string() + kQuick).code, 0);
+  ASSERT_EQ(hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick).code, 0);
   const std::string bytes = slurp(pkg);
   std::ofstream(dir_ / "cut.hone", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   auto cut = hone("describe " + (dir_ / "cut.hone").string());

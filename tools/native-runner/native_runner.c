@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
   void* (*create)(const char*, int);
@@ -100,6 +101,7 @@ int main(int argc, char** argv) {
   }
   if (!dir || !in_dir || !out_dir)
     return die("usage: native-runner ARTIFACT_DIR --inputs DIR --outputs DIR [--threads N]", NULL);
+  mkdir(out_dir, 0755); /* like `hone run --outputs`; an existing folder is fine, other errors show on write */
   char path[4096], err[4400];
   snprintf(path, sizeof path, "%s/model.so", dir);
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
