@@ -16,30 +16,36 @@ constexpr const char* kQuick = " --backends onednn --no-cache";
 
 TEST_F(Cli, TuneWritesAPackageThatInferDescribeBenchAndExportUse) {
   const fs::path pkg = dir_ / "mlp.hone";
-  auto t = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick + " --report " +
-                (dir_ / "r.json").string() + " --html " + (dir_ / "r.html").string());
+  auto t =
+      hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick + " --report " +
+           (dir_ / "r.json").string() + " --html " + (dir_ / "r.html").string());
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("onednn"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("chose "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("saved " + pkg.string()), std::string::npos) << t.out;
-  EXPECT_NE(t.err.find("[2/2] onednn: profile batch 8"), std::string::npos) << "plain progress lines off a terminal:\n" << t.err;
+  EXPECT_NE(t.err.find("[2/2] onednn: profile batch 8"), std::string::npos)
+      << "plain progress lines off a terminal:\n"
+      << t.err;
   ASSERT_TRUE(fs::exists(pkg));
   auto report = nlohmann::json::parse(slurp(dir_ / "r.json"), nullptr, false);
   ASSERT_FALSE(report.is_discarded());
   EXPECT_EQ(report["batch_sizes"], nlohmann::json({1, 8}));
   EXPECT_NE(slurp(dir_ / "r.html").find("<svg"), std::string::npos);
 
-  auto inf = hone("infer " + pkg.string() + " --random-inputs 3 --dim batch=2 --outputs " + (dir_ / "out").string());
+  auto inf = hone("infer " + pkg.string() + " --random-inputs 3 --dim batch=2 --outputs " +
+                  (dir_ / "out").string());
   ASSERT_EQ(inf.code, 0) << inf.err;
   EXPECT_NE(inf.out.find("output 0 'probs': f32[2,8]"), std::string::npos) << inf.out;
   EXPECT_TRUE(fs::exists(dir_ / "out" / "output_0.npy"));
   // The same inputs through `hone run` on the reference agree.
-  auto run = hone("run " + model("mlp.onnx") + " --random-inputs 3 --dim batch=2 --outputs " + (dir_ / "ref").string());
+  auto run = hone("run " + model("mlp.onnx") + " --random-inputs 3 --dim batch=2 --outputs " +
+                  (dir_ / "ref").string());
   ASSERT_EQ(run.code, 0) << run.err;
   auto a = hone::load_npy(dir_ / "out" / "output_0.npy");
   auto b = hone::load_npy(dir_ / "ref" / "output_0.npy");
   ASSERT_TRUE(a && b);
-  for (int64_t i = 0; i < a->numel(); ++i) EXPECT_NEAR(a->data<float>()[i], b->data<float>()[i], 1e-5);
+  for (int64_t i = 0; i < a->numel(); ++i)
+    EXPECT_NEAR(a->data<float>()[i], b->data<float>()[i], 1e-5);
 
   auto d = hone("describe " + pkg.string());
   ASSERT_EQ(d.code, 0) << d.err;
@@ -69,7 +75,8 @@ TEST_F(Cli, TuneWritesAPackageThatInferDescribeBenchAndExportUse) {
 }
 
 TEST_F(Cli, TuneDryRunBuildsNothingAndWritesNothing) {
-  auto r = hone("--threads 1 tune " + model("cnn.onnx") + " --dry-run --strategy max-throughput+search" + kQuick);
+  auto r = hone("--threads 1 tune " + model("cnn.onnx") +
+                " --dry-run --strategy max-throughput+search" + kQuick);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("candidate onednn"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nothing was built"), std::string::npos) << r.out;

@@ -23,7 +23,9 @@ void set_requested_threads(int threads) {
   g_requested_threads = threads;
 }
 
-int requested_threads() { return g_requested_threads; }
+int requested_threads() {
+  return g_requested_threads;
+}
 
 void apply_requested_threads() {
   if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
@@ -167,7 +169,9 @@ Result<void> write_outputs(const std::filesystem::path& dir, const std::vector<T
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = i < names.size() ? names[i] : "output_" + std::to_string(i);
     auto bytes = serialize_npy(outputs[i]);
-    if (!bytes) return fail(std::move(bytes).error().add_context("while saving output " + std::to_string(i) + " '" + name + "'"));
+    if (!bytes)
+      return fail(std::move(bytes).error().add_context("while saving output " + std::to_string(i) +
+                                                       " '" + name + "'"));
     files.push_back(std::move(*bytes));
     manifest.push_back({{"name", name},
                         {"dtype", std::string(dtype_name(outputs[i].dtype()))},
