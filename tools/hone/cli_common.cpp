@@ -27,6 +27,14 @@ int requested_threads() {
   return g_requested_threads;
 }
 
+void add_io_options(CLI::App& sub, IoOptions& io) {
+  sub.add_option("--inputs", io.inputs_dir, "folder with input_<i>.pb or input_<i>.npy")->type_name("DIR");
+  sub.add_option("--random-inputs", io.seed, "seeded random inputs instead of files")->type_name("SEED");
+  sub.add_option("--dim", io.dims, "value of a symbolic dim for random inputs (repeatable)")
+      ->type_name("NAME=VALUE");
+  sub.add_option("--outputs", io.outputs_dir, "write output_<i>.npy and outputs.json here")->type_name("DIR");
+}
+
 void apply_requested_threads() {
   if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
 }

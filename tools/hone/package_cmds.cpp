@@ -19,20 +19,17 @@ namespace {
 
 struct InferOptions {
   std::string package;
-  std::string inputs_dir;
-  std::optional<uint64_t> seed;
-  std::vector<std::string> dims;
-  std::string outputs_dir;
+  IoOptions io;
   bool allow_env_mismatch = false;
 };
 
 int run_infer(const InferOptions& o) {
   std::map<std::string, int64_t> dims;
-  for (const std::string& d : o.dims)
+  for (const std::string& d : o.io.dims)
     if (auto r = parse_dim_binding(d, dims); !r) return usage_error(r.error().message());
-  if (!o.inputs_dir.empty() && o.seed)
+  if (!o.io.inputs_dir.empty() && o.io.seed)
     return usage_error("give either --inputs DIR or --random-inputs SEED, not both");
-  if (o.inputs_dir.empty() && !o.seed)
+  if (o.io.inputs_dir.empty() && !o.io.seed)
     return usage_error("give the inputs with --inputs DIR or --random-inputs SEED");
   apply_requested_threads();
   LoadOptions lo;
@@ -43,21 +40,21 @@ int run_infer(const InferOptions& o) {
   const Graph& g = model->graph();
 
   std::vector<Tensor> inputs;
-  if (o.seed) {
+  if (o.io.seed) {
     if (auto known = check_dim_bindings(g, dims); !known)
       return usage_error(known.error().message());
-    std::mt19937_64 rng(*o.seed);
+    std::mt19937_64 rng(*o.io.seed);
     for (ValueId id : g.inputs()) {
       auto t = random_input(g.value(id), dims, rng);
       if (!t) return report(t.error());
       inputs.push_back(std::move(*t));
     }
   } else {
-    auto samples = load_samples(o.inputs_dir, g);
+    auto samples = load_samples(o.io.inputs_dir, g);
     if (!samples) return report(samples.error());
     if (samples->size() != 1)
       return usage_error(fmt::format("--inputs {} holds {} samples; `hone infer` runs one",
-                                     o.inputs_dir, samples->size()));
+                                     o.io.inputs_dir, samples->size()));
     auto flat = model->spec().flatten(samples->front());
     if (!flat) return report(flat.error());
     inputs = std::move(*flat);
@@ -73,8 +70,8 @@ int run_infer(const InferOptions& o) {
     print_output_summary(i, names.back(), (*outputs)[i]);
   }
   fmt::print("ran on {} (from {})\n", model->decision().backend, o.package);
-  if (!o.outputs_dir.empty())
-    if (auto w = write_outputs(o.outputs_dir, *outputs, names); !w) return report(w.error());
+  if (!o.io.outputs_dir.empty())
+    if (auto w = write_outputs(o.io.outputs_dir, *outputs, names); !w) return report(w.error());
   return kExitOk;
 }
 
@@ -137,14 +134,7 @@ void add_infer_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<InferOptions>();
   CLI::App* sub = root.add_subcommand("infer", "run a tuned .hone package on inputs");
   sub->add_option("package", o->package, "the .hone file")->required()->type_name("OUT.hone");
-  sub->add_option("--inputs", o->inputs_dir, "folder with input_<i>.pb or input_<i>.npy")
-      ->type_name("DIR");
-  sub->add_option("--random-inputs", o->seed, "seeded random inputs instead of files")
-      ->type_name("SEED");
-  sub->add_option("--dim", o->dims, "value of a symbolic dim for random inputs (repeatable)")
-      ->type_name("NAME=VALUE");
-  sub->add_option("--outputs", o->outputs_dir, "write output_<i>.npy and outputs.json here")
-      ->type_name("DIR");
+  add_io_options(*sub, o->io);
   sub->add_flag("--allow-env-mismatch", o->allow_env_mismatch,
                 "run a package tuned on another machine (rebuilds its backend here)");
   commands.push_back({sub, [o] { return run_infer(*o); }});
