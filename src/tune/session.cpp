@@ -206,7 +206,16 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
   }
   r.kernel_plan = distinct_plan((*be)->kernel_plan());
   emit(name, "check", index, 0.2);
-  const Tolerance tol = options_.tolerance;
+  // A backend allowed reduced precision is checked with the loosest declared
+  // tolerance of the reduced precisions it has.
+  Tolerance tol = options_.tolerance;
+  if ((*be)->config().get<bool>("allow_reduced_precision", false))
+    for (const std::string& p : (*be)->capabilities().precisions)
+      if (p != "f32") {
+        const Tolerance t = Tolerance::for_precision(p);
+        tol.rtol = std::max(tol.rtol, t.rtol);
+        tol.atol = std::max(tol.atol, t.atol);
+      }
   CorrectnessResult worst;
   for (size_t i = 0; i < check_inputs_.size(); ++i) {
     auto out = guarded(name + " infer", [&] { return (*be)->infer(check_inputs_[i]); });
