@@ -111,4 +111,31 @@ TEST_F(Cli, TuneAndInferRejectBadInput) {
   EXPECT_NE(wrong.err.find("batch"), std::string::npos) << wrong.err;
 }
 
+TEST_F(Cli, TuneLearnsBoundsFromASamplesFolder) {
+  // Two samples of the MLP's input, batch 1 and batch 3, as sample folders.
+  for (auto [name, batch] : {std::pair<const char*, int64_t>{"a", 1}, {"b", 3}}) {
+    fs::create_directories(dir_ / "samples" / name);
+    hone::Tensor x = hone::Tensor::zeros(hone::DType::kF32, {batch, 16});
+    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
+    ASSERT_TRUE(hone::save_npy(x, dir_ / "samples" / name / "input_0.npy"));
+  }
+  const fs::path pkg = dir_ / "s.hone";
+  auto t = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + " --samples " +
+                (dir_ / "samples").string() + kQuick);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("      3 "), std::string::npos) << "measured at batch 3:\n" << t.out;
+  auto d = hone("describe " + pkg.string());
+  ASSERT_EQ(d.code, 0) << d.err;
+  EXPECT_NE(d.out.find("min 1"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("max 3"), std::string::npos) << d.out;
+  // A sample folder with a file of the wrong shape is an error naming it.
+  fs::create_directories(dir_ / "bad" / "a");
+  ASSERT_TRUE(hone::save_npy(hone::Tensor::zeros(hone::DType::kF32, {2, 5}), dir_ / "bad" / "a" / "input_0.npy"));
+  auto bad = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + (dir_ / "x.hone").string() + " --samples " +
+                  (dir_ / "bad").string() + kQuick);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("axis 1"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.hone"));
+}
+
 }  // namespace
