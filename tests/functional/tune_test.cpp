@@ -9,6 +9,8 @@
 #include "functional/helpers.h"
 #include "functional/matrix.h"
 #include "functional/models/toy_models.h"
+#include <nlohmann/json.hpp>
+
 #include "hone/npy.h"
 #include "hone/package.h"
 
@@ -153,6 +155,28 @@ HONE_MATRIX_TEST_P(Tuning, DryRunAndBatchSizeSearch, "strategies.dry-run",
   EXPECT_GT(r.best_batch, 0);
   EXPECT_FALSE(r.stopped_because.empty());
   EXPECT_TRUE(selected_backend(*m, c.key, samples[0]));
+}
+
+HONE_MATRIX_TEST_P(Tuning, KernelPlanIsSavedInThePackage, "kernels.kernel-plan-saved") {
+  const BackendCase& c = GetParam();
+  Seeded s = seeded(45);
+  Graph g = conv_net(s);
+  auto tuned = tune(g, conv_samples(g), *pinned_strategy(c), quick_tune_options());
+  ASSERT_TRUE(tuned) << tuned.error().to_string();
+  if (tuned->backend().kernel_plan().empty())
+    HONE_SKIP("backend '" + c.key + "' makes no kernel choices (it has no kernel plan to save)");
+  ASSERT_FALSE(tuned->decision().kernel_plan.empty());
+  const fs::path file = dir_ / "plan.hone";
+  ASSERT_TRUE(save(*tuned, file));
+  auto manifest = package_manifest(file);
+  ASSERT_TRUE(manifest) << manifest.error().to_string();
+  auto j = nlohmann::json::parse(*manifest);
+  EXPECT_EQ(j["decision"]["kernel_plan"].get<std::vector<std::string>>(), tuned->decision().kernel_plan);
+  LoadOptions lo;
+  lo.registry = &case_registry();
+  auto loaded = load(file, lo);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->decision().kernel_plan, tuned->decision().kernel_plan);
 }
 
 HONE_WITH_BACKENDS(Tuning);
