@@ -116,7 +116,8 @@ TEST_F(Cli, TuneLearnsBoundsFromASamplesFolder) {
   for (auto [name, batch] : {std::pair<const char*, int64_t>{"a", 1}, {"b", 3}}) {
     fs::create_directories(dir_ / "samples" / name);
     hone::Tensor x = hone::Tensor::zeros(hone::DType::kF32, {batch, 16});
-    for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
     ASSERT_TRUE(hone::save_npy(x, dir_ / "samples" / name / "input_0.npy"));
   }
   const fs::path pkg = dir_ / "s.hone";
@@ -130,9 +131,10 @@ TEST_F(Cli, TuneLearnsBoundsFromASamplesFolder) {
   EXPECT_NE(d.out.find("max 3"), std::string::npos) << d.out;
   // A sample folder with a file of the wrong shape is an error naming it.
   fs::create_directories(dir_ / "bad" / "a");
-  ASSERT_TRUE(hone::save_npy(hone::Tensor::zeros(hone::DType::kF32, {2, 5}), dir_ / "bad" / "a" / "input_0.npy"));
-  auto bad = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + (dir_ / "x.hone").string() + " --samples " +
-                  (dir_ / "bad").string() + kQuick);
+  ASSERT_TRUE(hone::save_npy(hone::Tensor::zeros(hone::DType::kF32, {2, 5}),
+                             dir_ / "bad" / "a" / "input_0.npy"));
+  auto bad = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + (dir_ / "x.hone").string() +
+                  " --samples " + (dir_ / "bad").string() + kQuick);
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("axis 1"), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir_ / "x.hone"));

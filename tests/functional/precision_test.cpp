@@ -35,8 +35,12 @@ class Precision : public BackendTest {
   }
 };
 
-HONE_MATRIX_TEST_P(Precision, Bf16WithItsTolerance, "precision.bf16") { run_reduced("bf16"); }
-HONE_MATRIX_TEST_P(Precision, F16WithItsTolerance, "precision.f16") { run_reduced("f16"); }
+HONE_MATRIX_TEST_P(Precision, Bf16WithItsTolerance, "precision.bf16") {
+  run_reduced("bf16");
+}
+HONE_MATRIX_TEST_P(Precision, F16WithItsTolerance, "precision.f16") {
+  run_reduced("f16");
+}
 
 HONE_WITH_BACKENDS(Precision);
 

@@ -5,11 +5,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <nlohmann/json.hpp>
 #include "functional/backends.h"
 #include "functional/helpers.h"
 #include "functional/matrix.h"
 #include "functional/models/toy_models.h"
-#include <nlohmann/json.hpp>
 
 #include "hone/npy.h"
 #include "hone/package.h"
@@ -171,7 +171,8 @@ HONE_MATRIX_TEST_P(Tuning, KernelPlanIsSavedInThePackage, "kernels.kernel-plan-s
   auto manifest = package_manifest(file);
   ASSERT_TRUE(manifest) << manifest.error().to_string();
   auto j = nlohmann::json::parse(*manifest);
-  EXPECT_EQ(j["decision"]["kernel_plan"].get<std::vector<std::string>>(), tuned->decision().kernel_plan);
+  EXPECT_EQ(j["decision"]["kernel_plan"].get<std::vector<std::string>>(),
+            tuned->decision().kernel_plan);
   LoadOptions lo;
   lo.registry = &case_registry();
   auto loaded = load(file, lo);
