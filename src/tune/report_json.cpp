@@ -46,8 +46,14 @@ json error_json(const std::optional<Error>& e) {
 
 std::optional<Error> error_from(const json& j) {
   if (j.is_null()) return std::nullopt;
-  // The code is informational once stored; the text keeps the whole chain.
-  return Error(ErrorCode::kInternal, j.value("text", j.value("message", std::string("error"))));
+  // The text keeps the whole context chain; the code comes back by its name.
+  ErrorCode code = ErrorCode::kInternal;
+  const std::string name = j.value("code", "");
+  for (ErrorCode c : {ErrorCode::kInvalidArgument, ErrorCode::kUnsupported, ErrorCode::kUnsupportedHardware,
+                      ErrorCode::kNotFound, ErrorCode::kCorrupt, ErrorCode::kOutOfMemory,
+                      ErrorCode::kFailedPrecondition, ErrorCode::kIo, ErrorCode::kInternal})
+    if (to_string(c) == name) code = c;
+  return Error(code, j.value("text", j.value("message", std::string("error"))));
 }
 
 json correctness_json(const CorrectnessResult& c) {

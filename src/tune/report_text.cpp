@@ -13,6 +13,7 @@ namespace {
 
 std::string status_of(const CandidateResult& c, const Decision& d) {
   if (c.backend == d.backend) return "chosen";
+  if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware) return "n/a";  // this machine cannot run it
   if (c.error) return "failed";
   if (c.checked && !c.correctness.passed) return "wrong";
   if (!c.built && !c.from_cache) return "not run";
