@@ -144,6 +144,9 @@ class CudaBlock final : public CompiledBlock {
       sig.push_back(t.shape());
       all_f32 = all_f32 && t.dtype() == DType::kF32;
     }
+    // Planning looks up kernels in modules: the context must be current on
+    // this thread before that, not only for the launches.
+    HONE_CHECK_OK(d_.make_current());
     std::shared_ptr<const Plan> plan;
     if (all_f32) {
       std::lock_guard lock(mu_);
@@ -162,7 +165,6 @@ class CudaBlock final : public CompiledBlock {
 
  private:
   Result<std::vector<Tensor>> execute(const Plan& plan, const std::vector<Tensor>& inputs) const {
-    HONE_CHECK_OK(d_.make_current());
     HONE_TRY(std::unique_ptr<StreamPool::Exec> ex, pool_->take());
     if (ex->arena.bytes() < plan.arena_bytes) {
       ex->arena = DeviceBuffer();  // free first: the old and new need not fit together

@@ -7,7 +7,7 @@
 //   HONE_CHECK_OK(be->build(graph));              // uploads weights, compiles kernels
 //   HONE_TRY(auto y, be->infer({x}));  be->kernel_executions();  // > 0: GPU kernels ran
 //
-// Ops: Conv (im2col + SGEMM), Gemm/MatMul (SGEMM, batched), element-wise
+// Ops: Conv (im2col + SGEMM; a direct depthwise kernel), Gemm/MatMul (SGEMM, batched), element-wise
 // chains fused into one generated kernel each (the epilogue of dense ops),
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
 // Transpose, Concat, and views; everything else runs on the reference

@@ -58,20 +58,44 @@ extern "C" __global__ void hone_strided_copy(const float* x, float* y, HoneShape
   HONE_FOR(i, n) y[hone_offset(i, s.rank, s.dims, s.dst)] = x[hone_offset(i, s.rank, s.dims, s.src)];
 }
 
-// One image [C, H, W] to columns [C*KH*KW, OH*OW], rows in the weights' order.
-extern "C" __global__ void hone_im2col(const float* x, float* col, int C, int H, int W, int KH,
-                                       int KW, int SH, int SW, int PH, int PW, int DH, int DW,
-                                       int OH, int OW) {
-  const long long n = (long long)C * KH * KW * OH * OW;
-  HONE_FOR(i, n) {
+// Images [imgs, C, H, W] to columns [imgs, C*KH*KW, OH*OW], rows in the weights' order.
+extern "C" __global__ void hone_im2col(const float* x, float* col, long long imgs, int C, int H,
+                                       int W, int KH, int KW, int SH, int SW, int PH, int PW,
+                                       int DH, int DW, int OH, int OW) {
+  const long long per = (long long)C * KH * KW * OH * OW;
+  HONE_FOR(i, imgs * per) {
     long long t = i;
     const int ow = t % OW; t /= OW;
     const int oh = t % OH; t /= OH;
     const int kw = t % KW; t /= KW;
-    const int kh = t % KH;
-    const long long c = t / KH;
+    const int kh = t % KH; t /= KH;
+    const long long c = t % C, img = t / C;
     const int ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW;
-    col[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[(c * H + ih) * W + iw] : 0.0f;
+    col[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[((img * C + c) * H + ih) * W + iw] : 0.0f;
+  }
+}
+
+// Depthwise conv (group == C == M): one thread per output, bias may be null.
+extern "C" __global__ void hone_conv_dw(const float* x, const float* w, const float* b, float* y,
+                                        long long NC, int C, int H, int W, int KH, int KW, int SH,
+                                        int SW, int PH, int PW, int DH, int DW, int OH, int OW) {
+  HONE_FOR(i, NC * OH * OW) {
+    const int ow = i % OW;
+    const int oh = (i / OW) % OH;
+    const long long nc = i / ((long long)OW * OH);
+    const int c = nc % C;
+    const float* p = x + nc * H * W;
+    const float* k = w + (long long)c * KH * KW;
+    float acc = b ? b[c] : 0.0f;
+    for (int kh = 0; kh < KH; ++kh) {
+      const int ih = oh * SH - PH + kh * DH;
+      if (ih < 0 || ih >= H) continue;
+      for (int kw = 0; kw < KW; ++kw) {
+        const int iw = ow * SW - PW + kw * DW;
+        if (iw >= 0 && iw < W) acc += p[ih * W + iw] * k[kh * KW + kw];
+      }
+    }
+    y[i] = acc;
   }
 }
 

@@ -1,9 +1,11 @@
 // Dense ops on cuBLAS SGEMM. cuBLAS is column-major and hone row-major: a
 // row-major [r, c] matrix is the column-major [c, r] one, so Y = A·B is
 // computed as Yᵀ = Bᵀ·Aᵀ by swapping the operands (no data moves).
-// Conv: im2col (a kernel; skipped for 1x1 stride-1 unpadded convs) then one
-// strided-batched SGEMM over groups per image; the bias is broadcast into the
-// output first and the SGEMM accumulates onto it (beta = 1).
+// Conv: im2col of a chunk of images (a kernel; skipped for 1x1 stride-1
+// unpadded convs) then, per group, one strided-batched SGEMM over the chunk;
+// the bias is broadcast into the output first and the SGEMM accumulates onto
+// it (beta = 1). Depthwise convs (one channel per group) use a direct kernel:
+// as GEMMs they would be one launch per channel of 1-row products.
 #include <algorithm>
 
 #include "backends/cuda/op.h"
@@ -79,31 +81,54 @@ class ConvOp final : public Op {
       return fail(ErrorCode::kUnsupported, "Conv too large for 32-bit cuBLAS sizes");
     const bool direct = KH == 1 && KW == 1 && SH == 1 && SW == 1 && PH == 0 && PW == 0 &&
                         win.pad_end == dims_t(win.pad_end.size(), 0);
+    const bool depthwise = group > 1 && group == C && M == C;
+    // Columns of several images at once, so one strided-batched SGEMM per
+    // group covers them; capped so the workspace stays modest.
+    constexpr int64_t kMaxWorkspace = int64_t{256} << 20;
+    const int64_t per_image = C * KH * KW * P * int64_t{sizeof(float)};
+    const int64_t chunk =
+        direct || depthwise ? N : std::clamp<int64_t>(kMaxWorkspace / per_image, 1, N);
     OpPlan p;
     dims_t out = {N, M};
     out.insert(out.end(), win.out.begin(), win.out.end());
     p.outputs = {out};
-    p.workspace_bytes = direct ? 0 : static_cast<size_t>(C * KH * KW * P) * sizeof(float);
-    p.kernel = direct ? "conv2d.f32.cuda.sgemm" : "conv2d.f32.cuda.im2col+sgemm";
+    p.workspace_bytes = direct || depthwise ? 0 : static_cast<size_t>(chunk * per_image);
+    p.kernel = depthwise ? "conv2d.f32.cuda.depthwise"
+               : direct  ? "conv2d.f32.cuda.sgemm"
+                         : "conv2d.f32.cuda.im2col+sgemm";
     const bool bias = has_bias_;
+    int geo[] = {int(H),  int(W),  int(KH), int(KW), int(SH), int(SW),
+                 int(PH), int(PW), int(DH), int(DW), int(OH), int(OW)};
     p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
       const CUdeviceptr y = b.out[0];
+      int g[12];
+      std::copy(std::begin(geo), std::end(geo), g);
+      if (depthwise) {
+        HONE_TRY(CUfunction dw, c.fixed.function("hone_conv_dw"));
+        CUdeviceptr xi = b.in[0], wi = b.in[1], bi = bias ? b.in[2] : 0, yo = y;
+        long long nc = N * C;
+        int ch = int(C);
+        std::vector<void*> ptrs = {&xi, &wi, &bi, &yo, &nc, &ch};
+        for (int& v : g) ptrs.push_back(&v);
+        return launch_1d(c.d, dw, c.stream, N * C * P, ptrs);
+      }
       if (bias) HONE_CHECK_OK(strided_copy(c, b.in[2], y, {N, M, P}, {0, 1, 0}, {M * P, P, 1}));
       HONE_TRY(CUfunction im2col, c.fixed.function("hone_im2col"));
-      for (int64_t i = 0; i < N; ++i) {
-        CUdeviceptr img = b.in[0] + static_cast<CUdeviceptr>(i * C * H * W) * sizeof(float);
-        CUdeviceptr col = img;
+      auto f32 = [](int64_t n) { return static_cast<CUdeviceptr>(n) * sizeof(float); };
+      for (int64_t i0 = 0; i0 < N; i0 += chunk) {
+        long long imgs = std::min(chunk, N - i0);
+        CUdeviceptr img = b.in[0] + f32(i0 * C * H * W);
+        CUdeviceptr col = direct ? img : b.workspace;
         if (!direct) {
-          col = b.workspace;
-          int args[] = {int(C),  int(H),  int(W),  int(KH), int(KW), int(SH), int(SW),
-                        int(PH), int(PW), int(DH), int(DW), int(OH), int(OW)};
-          std::vector<void*> ptrs = {&img, &col};
-          for (int& v : args) ptrs.push_back(&v);
-          HONE_CHECK_OK(launch_1d(c.d, im2col, c.stream, C * KH * KW * P, ptrs));
+          int ch = int(C);
+          std::vector<void*> ptrs = {&img, &col, &imgs, &ch};
+          for (int& v : g) ptrs.push_back(&v);
+          HONE_CHECK_OK(launch_1d(c.d, im2col, c.stream, imgs * C * KH * KW * P, ptrs));
         }
-        const CUdeviceptr yi = y + static_cast<CUdeviceptr>(i * M * P) * sizeof(float);
-        HONE_CHECK_OK(gemm_rm(c, false, false, Mg, P, Kg, 1.0f, b.in[1], Mg * Kg, col, Kg * P,
-                              bias ? 1.0f : 0.0f, yi, Mg * P, group));
+        for (int64_t gi = 0; gi < group; ++gi)
+          HONE_CHECK_OK(gemm_rm(c, false, false, Mg, P, Kg, 1.0f, b.in[1] + f32(gi * Mg * Kg), 0,
+                                col + f32(gi * Kg * P), C * KH * KW * P, bias ? 1.0f : 0.0f,
+                                y + f32((i0 * M + gi * Mg) * P), M * P, imgs));
       }
       return {};
     };

@@ -241,7 +241,7 @@ Result<OpPlan> plan_concat(const Node& n, const std::vector<dims_t>& in) {
   out[axis] = 0;
   for (const dims_t& d : in) {
     dims_t a = d, o = out;
-    if (a.size() != o.size() || (a[axis] = 0, a != o))
+    if (a.size() != o.size() || (a[axis] = 0, o[axis] = 0, a != o))
       return fail(ErrorCode::kInvalidArgument,
                   "Concat inputs differ off axis " + std::to_string(axis));
     out[axis] += d[axis];
@@ -267,7 +267,14 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
   const dims_t& x = in[0];
   const std::string& op = n.op_type;
   if (op == "Flatten") {
-    HONE_TRY(int64_t axis, norm_axis(n.attr_int("axis", 1), x.size() + 1, "Flatten"));
+    // Flatten's axis may equal the rank (everything in the first dim).
+    int64_t axis = n.attr_int("axis", 1);
+    const auto r = static_cast<int64_t>(x.size());
+    if (axis < -r || axis > r)
+      return fail(ErrorCode::kInvalidArgument, "Flatten axis " + std::to_string(axis) +
+                                                   " is out of range for rank " +
+                                                   std::to_string(r));
+    if (axis < 0) axis += r;
     return view({prod(x, 0, axis), prod(x, axis, x.size())}, "flatten.view");
   }
   if (op == "Reshape") {
