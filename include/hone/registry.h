@@ -50,5 +50,6 @@ void register_reference(BackendRegistry& registry);
 void register_onednn(BackendRegistry& registry);
 void register_blas(BackendRegistry& registry);
 void register_aot(BackendRegistry& registry);
+void register_cuda(BackendRegistry& registry);
 
 }  // namespace hone

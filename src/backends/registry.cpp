@@ -39,6 +39,7 @@ const BackendRegistry& default_registry() {
     register_onednn(r);
     register_blas(r);
     register_aot(r);
+    register_cuda(r);
     return r;
   }();
   return registry;
