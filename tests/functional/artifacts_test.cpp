@@ -71,6 +71,12 @@ testing::AssertionResult ran(const std::string& cmd, const fs::path& log) {
                                      << std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+ExportOptions onnx_format() {
+  ExportOptions o;
+  o.format = "onnx";
+  return o;
+}
+
 bool have_onnxruntime() {
   return fs::exists(fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/node_modules/onnxruntime-node") &&
          std::system("node --version > /dev/null 2>&1") == 0;
@@ -101,7 +107,7 @@ HONE_MATRIX_TEST_P(Artifacts, OnnxArtifactRunsInOnnxRuntime, "artifacts.onnx") {
   Graph g;
   auto tuned = tuned_conv(c, &g);
   ASSERT_TRUE(tuned);
-  auto rec = export_artifact(*tuned, dir_ / "onnx", {.format = "onnx"});
+  auto rec = export_artifact(*tuned, dir_ / "onnx", onnx_format());
   ASSERT_TRUE(rec) << rec.error().to_string();
   EXPECT_TRUE(deploy_record_is_complete(dir_ / "onnx", "onnx"));
   Seeded s(8);
@@ -118,7 +124,7 @@ HONE_MATRIX_TEST_P(Artifacts, OnnxArtifactRunsInOnnxRuntime, "artifacts.onnx") {
   ASSERT_TRUE(mine);
   EXPECT_TRUE((Tolerance{1e-4, 1e-5}.assert_close(*ort, (*mine)[0])));
   // Exporting over a folder that has files is refused and changes nothing.
-  auto again = export_artifact(*tuned, dir_ / "onnx", {.format = "onnx"});
+  auto again = export_artifact(*tuned, dir_ / "onnx", onnx_format());
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message().find("already exists"), std::string::npos);
   EXPECT_TRUE(deploy_record_is_complete(dir_ / "onnx", "onnx"));

@@ -82,7 +82,8 @@ const BackendRegistry& case_registry() {
                    ++g_created;
                    auto be = factory();
                    return be ? std::move(*be) : std::unique_ptr<Backend>();
-                 }});
+                 },
+                 entry ? entry->unavailable_reason : std::function<std::string()>()});
       (void)added;
     }
     return r;

@@ -406,7 +406,12 @@ void register_aot(BackendRegistry& registry) {
       {"aot",
        "generated C (fused loops, OpenBLAS GEMM, one arena) compiled with the system compiler; "
        "exports a native-so artifact",
-       aot::AotBackend::caps(), [] { return std::make_unique<aot::AotBackend>(); }});
+       aot::AotBackend::caps(), [] { return std::make_unique<aot::AotBackend>(); },
+       // Without a compiler it cannot build anything: it sits out tuning.
+       [] {
+         auto tc = aot::find_toolchain(false);
+         return tc ? std::string() : tc.error().message();
+       }});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

@@ -445,7 +445,7 @@ void register_blas(BackendRegistry& registry) {
                          "hone's f32 CPU kernels around OpenBLAS SGEMM: im2col/depthwise conv, "
                          "fused epilogues and element-wise chains",
                          blas::BlasBackend::caps(),
-                         [] { return std::make_unique<blas::BlasBackend>(); }});
+                         [] { return std::make_unique<blas::BlasBackend>(); }, {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

@@ -162,7 +162,7 @@ void register_onednn(BackendRegistry& registry) {
   auto r = registry.add(
       {"onednn",
        "oneDNN primitives for f32 conv/matmul/eltwise/pooling/norm blocks, with post-op fusion",
-       onednn::OnednnBackend::caps(), [] { return std::make_unique<onednn::OnednnBackend>(); }});
+       onednn::OnednnBackend::caps(), [] { return std::make_unique<onednn::OnednnBackend>(); }, {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

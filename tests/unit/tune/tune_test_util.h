@@ -79,7 +79,8 @@ inline BackendRegistry sleep_registry(
     auto added = r.add({name, "test backend that sleeps", caps, [name, spec] {
                           auto inner = default_registry().create("reference");
                           return std::make_unique<SleepBackend>(name, spec, std::move(*inner));
-                        }});
+                        },
+                        {}});
     EXPECT_TRUE(added);
   }
   return r;
