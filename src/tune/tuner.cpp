@@ -187,6 +187,10 @@ Result<std::vector<std::string>> dry_run(const Graph& graph, const std::vector<S
   lines.push_back("model '" + graph.name() + "'");
   lines.push_back(spec.describe());
   for (auto& l : strategy.dry_run(reg.names(), batch_sizes)) lines.push_back(std::move(l));
+  for (const auto& name : known_candidates(strategy, reg))
+    if (const auto* e = reg.find(name); e != nullptr)
+      if (const std::string why = e->unavailable(); !why.empty())
+        lines.push_back("note: " + name + " cannot run on this machine (" + why + "); it would be skipped");
   lines.push_back(fmt::format("threads {}, baseline gate {}%, tuning cache {}", options.threads,
                               options.baseline_gate_percent, options.use_cache ? "on" : "off"));
   return lines;
