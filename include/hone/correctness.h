@@ -44,7 +44,8 @@ struct CorrectnessResult {
 
 /// Compares candidate outputs with the reference's. `names` labels outputs
 /// in messages (may be shorter than the outputs).
-CorrectnessResult check_outputs(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
+CorrectnessResult check_outputs(const std::vector<Tensor>& actual,
+                                const std::vector<Tensor>& expected,
                                 const std::vector<std::string>& names, const Tolerance& tolerance);
 
 /// The worse of two results (a failure beats a pass; then the larger excess).

@@ -2,7 +2,8 @@
 //
 //   HONE_TRY(ExportRecord r, hone::export_artifact(tuned, "deploy/", {.format = "onnx"}));
 //   // deploy/model.onnx (+ model.weights), deploy/deploy.json
-//   HONE_TRY(auto r2, hone::export_artifact(tuned, "native/", {.format = "native-so", .backend = "aot"}));
+//   HONE_TRY(auto r2, hone::export_artifact(tuned, "native/", {.format = "native-so", .backend =
+//   "aot"}));
 //
 // Formats: "onnx" (the tuned graph, plain ONNX, weights inline or in one
 // external file above a size threshold; ONNX Runtime runs it) and each
@@ -42,13 +43,14 @@ struct ExportOptions {
 
 struct ExportRecord {
   std::string format;
-  std::string backend;                                   // what produced it
+  std::string backend;                                     // what produced it
   std::vector<std::pair<std::string, std::string>> files;  // relative path, SHA-256 hex
   int64_t max_batch_measured = 0;
   std::string json;  // deploy.json as written
 };
 
-[[nodiscard]] Result<ExportRecord> export_artifact(const TunedModel& model, const std::filesystem::path& dir,
+[[nodiscard]] Result<ExportRecord> export_artifact(const TunedModel& model,
+                                                   const std::filesystem::path& dir,
                                                    const ExportOptions& options = {});
 
 }  // namespace hone

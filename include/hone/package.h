@@ -36,7 +36,8 @@ struct LoadOptions {
 };
 
 [[nodiscard]] Result<void> save(const TunedModel& model, const std::filesystem::path& file);
-[[nodiscard]] Result<TunedModel> load(const std::filesystem::path& file, const LoadOptions& options = {});
+[[nodiscard]] Result<TunedModel> load(const std::filesystem::path& file,
+                                      const LoadOptions& options = {});
 /// What the package holds and how it was chosen, for people (`hone describe`).
 [[nodiscard]] Result<std::string> describe_package(const std::filesystem::path& file);
 /// The verified manifest.json text, for machines (`hone describe --json`).

@@ -43,7 +43,8 @@ class Pipeline {
   [[nodiscard]] Result<TensorMap> run(const TensorMap& inputs) const;
   /// Runs `samples` through the pipeline, records what `stage` receives, and
   /// tunes that stage on the recorded inputs. Other stages are untouched.
-  [[nodiscard]] Result<void> tune_stage(const std::string& stage, const std::vector<TensorMap>& samples,
+  [[nodiscard]] Result<void> tune_stage(const std::string& stage,
+                                        const std::vector<TensorMap>& samples,
                                         const Strategy& strategy, const TuneOptions& options);
   /// (stage, backend that runs it) in order.
   std::vector<std::pair<std::string, std::string>> placement() const;

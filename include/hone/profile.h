@@ -37,8 +37,9 @@ struct LatencyFigures {
 
 /// Measures `backend` on `inputs` (one batch of `batch` samples). Errors: the
 /// backend's infer error, with context.
-[[nodiscard]] Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>& inputs,
-                                             int64_t batch, const ProfileOptions& options);
+[[nodiscard]] Result<LatencyFigures> profile(const Backend& backend,
+                                             const std::vector<Tensor>& inputs, int64_t batch,
+                                             const ProfileOptions& options);
 
 /// Nearest-rank percentile of sorted values (q in [0, 1]).
 double percentile_sorted(const std::vector<double>& sorted, double q);

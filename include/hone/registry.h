@@ -49,5 +49,7 @@ const BackendRegistry& default_registry();
 void register_reference(BackendRegistry& registry);
 void register_onednn(BackendRegistry& registry);
 void register_blas(BackendRegistry& registry);
+void register_aot(BackendRegistry& registry);
+void register_cuda(BackendRegistry& registry);
 
 }  // namespace hone

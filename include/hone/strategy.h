@@ -1,7 +1,7 @@
 // Strategies: how tuning chooses among candidate backends.
 //
-//   MaxThroughput s({"onednn", "blas"});            // or FirstWins, OneBackend, MinLatency, LatencyBudget
-//   HONE_TRY(TunedModel m, hone::tune(graph, samples, s, options));
+//   MaxThroughput s({"onednn", "blas"});            // or FirstWins, OneBackend, MinLatency,
+//   LatencyBudget HONE_TRY(TunedModel m, hone::tune(graph, samples, s, options));
 //   std::puts(s.describe().c_str());
 //
 // A strategy drives a TuneSession: it asks the session to evaluate
@@ -131,7 +131,7 @@ class LatencyBudget final : public Strategy {
 
 /// "first-wins", "one-backend" (needs exactly one backend), "max-throughput",
 /// "min-latency", "latency-budget:MS"; `backends` as given by --backends.
-[[nodiscard]] Result<std::unique_ptr<Strategy>> parse_strategy(const std::string& text,
-                                                               const std::vector<std::string>& backends);
+[[nodiscard]] Result<std::unique_ptr<Strategy>> parse_strategy(
+    const std::string& text, const std::vector<std::string>& backends);
 
 }  // namespace hone

@@ -37,7 +37,7 @@ namespace hone {
 struct BatchSearchOptions {
   int64_t start = 1;
   int64_t max_batch = 1024;
-  double min_gain = 0.05;       // a doubling that gains less counts as a stall
+  double min_gain = 0.05;  // a doubling that gains less counts as a stall
   int stalls_to_stop = 2;
   double latency_budget_ms = 0;  // 0: none
 };
@@ -109,8 +109,10 @@ class TunedModel {
 
 /// What tune() would do with these arguments, building and measuring nothing:
 /// the spec it learned, the candidates and steps, one line each.
-[[nodiscard]] Result<std::vector<std::string>> dry_run(const Graph& graph, const std::vector<Sample>& samples,
-                                                       const Strategy& strategy, const TuneOptions& options);
+[[nodiscard]] Result<std::vector<std::string>> dry_run(const Graph& graph,
+                                                       const std::vector<Sample>& samples,
+                                                       const Strategy& strategy,
+                                                       const TuneOptions& options);
 
 /// Hex SHA-256 of the graph's ONNX serialization: the model hash of caches and packages.
 [[nodiscard]] Result<std::string> graph_hash(const Graph& graph);

@@ -37,7 +37,9 @@ struct CandidateResult {
   std::string lost_because;             // filled in for every candidate that was not chosen
 
   /// Built, checked, correct and measured.
-  bool usable() const { return built && !error && checked && correctness.passed && !figures.empty(); }
+  bool usable() const {
+    return built && !error && checked && correctness.passed && !figures.empty();
+  }
   /// Figures at `batch`, or nullptr.
   const LatencyFigures* at_batch(int64_t batch) const;
   /// The highest throughput over the measured batch sizes (0 when none).
@@ -51,7 +53,8 @@ struct BatchSearchResult {
   std::string backend;
   std::vector<LatencyFigures> points;  // in the order measured (doubling)
   int64_t best_batch = 0;              // highest throughput seen
-  std::string stopped_because;         // "throughput grew < 5% twice", "latency budget", "out of memory", "max batch"
+  std::string stopped_because;  // "throughput grew < 5% twice", "latency budget", "out of memory",
+                                // "max batch"
 };
 
 struct Decision {
@@ -61,9 +64,9 @@ struct Decision {
   std::string config;                                              // fields changed from defaults
   std::vector<std::string> kernel_plan;
   std::vector<LatencyFigures> figures;
-  std::string reason;                       // why it won
+  std::string reason;                         // why it won
   std::map<std::string, std::string> losers;  // backend -> why it lost
-  bool baseline_kept = false;               // the reference was kept by the baseline gate
+  bool baseline_kept = false;                 // the reference was kept by the baseline gate
 };
 
 struct TuneReport {
@@ -74,8 +77,9 @@ struct TuneReport {
   int threads = 0;
   std::vector<int64_t> batch_sizes;
   double baseline_gate_percent = 1.0;
-  CandidateResult baseline;                 // the reference
-  std::vector<CandidateResult> candidates;  // in the order tried (the reference too, if it was a candidate)
+  CandidateResult baseline;  // the reference
+  std::vector<CandidateResult>
+      candidates;  // in the order tried (the reference too, if it was a candidate)
   std::vector<BatchSearchResult> batch_searches;
   Decision decision;
   double total_ms = 0;
@@ -85,7 +89,8 @@ struct TuneReport {
   /// Deterministic JSON (sorted keys).
   std::string json() const;
   static Result<TuneReport> from_json(std::string_view text);
-  /// Fixed-width table for a terminal: candidate, status, build ms, per-batch p50 and throughput, verdict.
+  /// Fixed-width table for a terminal: candidate, status, build ms, per-batch p50 and throughput,
+  /// verdict.
   std::string table() const;
   /// A self-contained page (inline CSS and SVG, no scripts from elsewhere):
   /// decision, candidates, latency and throughput against batch size per backend.

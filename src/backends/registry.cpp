@@ -38,6 +38,8 @@ const BackendRegistry& default_registry() {
     register_reference(r);
     register_onednn(r);
     register_blas(r);
+    register_aot(r);
+    register_cuda(r);
     return r;
   }();
   return registry;

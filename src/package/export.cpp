@@ -28,11 +28,12 @@ Result<std::string> read_file(const fs::path& p) {
 }
 
 /// Writes the artifact's files into `tmp`.
-Result<std::string> write_files(const TunedModel& model, const fs::path& tmp, const ExportOptions& o,
-                                const std::string& format) {
+Result<std::string> write_files(const TunedModel& model, const fs::path& tmp,
+                                const ExportOptions& o, const std::string& format) {
   if (format == "onnx") {
     onnx::SaveOptions so;
-    so.external_data = static_cast<size_t>(model.graph().parameter_bytes()) >= o.external_threshold_bytes;
+    so.external_data =
+        static_cast<size_t>(model.graph().parameter_bytes()) >= o.external_threshold_bytes;
     so.external_threshold_bytes = o.external_threshold_bytes;
     so.external_file = "model.weights";
     HONE_CHECK_OK(onnx::save_model(model.graph(), tmp / "model.onnx", so));
@@ -43,15 +44,18 @@ Result<std::string> write_files(const TunedModel& model, const fs::path& tmp, co
   if (!o.backend.empty() && o.backend != be->name()) {
     const BackendRegistry& reg = o.registry != nullptr ? *o.registry : default_registry();
     HONE_TRY(built, reg.create(o.backend));
-    HONE_CHECK_OK_CTX(built->build(model.graph()), "while building backend '" + o.backend + "' for the artifact");
+    HONE_CHECK_OK_CTX(built->build(model.graph()),
+                      "while building backend '" + o.backend + "' for the artifact");
     be = built.get();
   }
   const BackendCapabilities& caps = be->capabilities();
   if (!caps.has_artifact || caps.artifact_format != format)
-    return fail(ErrorCode::kUnsupported,
-                fmt::format("backend '{}' has no '{}' artifact{}; pass --backend with one that has (see `hone backends`)",
-                            be->name(), format,
-                            caps.has_artifact ? " (its format is '" + caps.artifact_format + "')" : ""));
+    return fail(
+        ErrorCode::kUnsupported,
+        fmt::format("backend '{}' has no '{}' artifact{}; pass --backend with one that has (see "
+                    "`hone backends`)",
+                    be->name(), format,
+                    caps.has_artifact ? " (its format is '" + caps.artifact_format + "')" : ""));
   HONE_CHECK_OK(be->export_artifact(tmp));
   return std::string(be->name());
 }
@@ -70,15 +74,19 @@ json tensor_specs(const std::vector<TensorSpec>& ts, const GraphSpec& spec) {
         dd.update({{"min", it->second.min}, {"opt", it->second.opt}, {"max", it->second.max}});
       dims.push_back(dd);
     }
-    out.push_back({{"name", t.name}, {"path", t.path}, {"dtype", std::string(dtype_name(t.dtype))},
-                   {"dims", dims}, {"batch_axis", t.batch_axis}});
+    out.push_back({{"name", t.name},
+                   {"path", t.path},
+                   {"dtype", std::string(dtype_name(t.dtype))},
+                   {"dims", dims},
+                   {"batch_axis", t.batch_axis}});
   }
   return out;
 }
 
 }  // namespace
 
-Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& dir, const ExportOptions& o) {
+Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& dir,
+                                     const ExportOptions& o) {
   const std::string where = "while exporting to '" + dir.string() + "'";
   std::string format = o.format;
   if (format.empty()) {
@@ -87,15 +95,20 @@ Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& di
   }
   std::error_code ec;
   if (fs::exists(dir, ec) && (!fs::is_directory(dir, ec) || !fs::is_empty(dir, ec)))
-    return fail(Error(ErrorCode::kFailedPrecondition, "'" + dir.string() + "' already exists and is not an empty folder; "
-                                                      "choose a new one (nothing was changed)")
-                    .add_context(where));
+    return fail(
+        Error(ErrorCode::kFailedPrecondition, "'" + dir.string() +
+                                                  "' already exists and is not an empty folder; "
+                                                  "choose a new one (nothing was changed)")
+            .add_context(where));
   const fs::path parent = dir.has_parent_path() ? dir.parent_path() : fs::path(".");
   if (!fs::is_directory(parent, ec))
-    return fail(Error(ErrorCode::kNotFound, "folder '" + parent.string() + "' does not exist").add_context(where));
+    return fail(Error(ErrorCode::kNotFound, "folder '" + parent.string() + "' does not exist")
+                    .add_context(where));
   std::string tmpl = (parent / ("." + dir.filename().string() + ".tmp-XXXXXX")).string();
   if (mkdtemp(tmpl.data()) == nullptr)
-    return fail(Error(ErrorCode::kIo, "cannot create a temporary folder in '" + parent.string() + "'").add_context(where));
+    return fail(
+        Error(ErrorCode::kIo, "cannot create a temporary folder in '" + parent.string() + "'")
+            .add_context(where));
   const fs::path tmp(tmpl);
   auto cleanup = [&] { fs::remove_all(tmp, ec); };
 
@@ -122,7 +135,8 @@ Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& di
     rec.files.emplace_back(rel, package::sha256_hex(*bytes));
     file_list[rel] = rec.files.back().second;
   }
-  for (const auto& f : model.decision().figures) rec.max_batch_measured = std::max(rec.max_batch_measured, f.batch);
+  for (const auto& f : model.decision().figures)
+    rec.max_batch_measured = std::max(rec.max_batch_measured, f.batch);
   json runtime = json::object();
   for (const auto& [k, v] : model.decision().config_fields) runtime[k] = v;
   json record = {{"format", format},
@@ -143,7 +157,8 @@ Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& di
   fs::rename(tmp, dir, ec);
   if (ec) {
     cleanup();
-    return fail(Error(ErrorCode::kIo, "cannot move the export into place: " + ec.message()).add_context(where));
+    return fail(Error(ErrorCode::kIo, "cannot move the export into place: " + ec.message())
+                    .add_context(where));
   }
   return rec;
 }

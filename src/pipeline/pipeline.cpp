@@ -22,7 +22,8 @@ Pipeline::~Pipeline() = default;
 
 Result<void> Pipeline::add_stage(std::string name, Graph graph) {
   for (const auto& s : stages_)
-    if (s->name == name) return fail(ErrorCode::kInvalidArgument, "the pipeline already has a stage '" + name + "'");
+    if (s->name == name)
+      return fail(ErrorCode::kInvalidArgument, "the pipeline already has a stage '" + name + "'");
   const std::string ctx = "while adding stage '" + name + "' to the pipeline";
   HONE_CHECK_OK_CTX(graph.validate(), ctx);
   HONE_TRY(auto ref, default_registry().create("reference"));
@@ -43,10 +44,12 @@ Result<std::vector<Tensor>> Pipeline::stage_inputs(const Stage& s, const TensorM
     if (it == env.end()) {
       std::string known;
       for (const auto& [k, v] : env) known += (known.empty() ? "" : ", ") + k;
-      return fail(ErrorCode::kInvalidArgument,
-                  fmt::format("stage '{}' needs input '{}', which neither the pipeline's inputs nor an earlier "
-                              "stage provides (available: {})",
-                              s.name, n, known.empty() ? "none" : known));
+      return fail(
+          ErrorCode::kInvalidArgument,
+          fmt::format(
+              "stage '{}' needs input '{}', which neither the pipeline's inputs nor an earlier "
+              "stage provides (available: {})",
+              s.name, n, known.empty() ? "none" : known));
     }
     ins.push_back(it->second);
   }
@@ -59,7 +62,9 @@ Result<TensorMap> Pipeline::run(const TensorMap& inputs) const {
   for (const auto& s : stages_) {
     HONE_TRY(auto ins, stage_inputs(*s, env));
     auto outs = s->runner().infer(ins);
-    if (!outs) return fail(std::move(outs).error().add_context("while running pipeline stage '" + s->name + "'"));
+    if (!outs)
+      return fail(
+          std::move(outs).error().add_context("while running pipeline stage '" + s->name + "'"));
     for (size_t i = 0; i < outs->size() && i < s->graph.outputs().size(); ++i) {
       const std::string& n = s->graph.value(s->graph.outputs()[i]).name;
       env[n] = (*outs)[i];
@@ -74,7 +79,8 @@ Result<void> Pipeline::tune_stage(const std::string& stage, const std::vector<Te
   Stage* target = nullptr;
   for (auto& s : stages_)
     if (s->name == stage) target = s.get();
-  if (target == nullptr) return fail(ErrorCode::kNotFound, "the pipeline has no stage '" + stage + "'");
+  if (target == nullptr)
+    return fail(ErrorCode::kNotFound, "the pipeline has no stage '" + stage + "'");
   // Record what the stage receives when the pipeline runs each sample.
   std::vector<Sample> recorded;
   for (size_t k = 0; k < samples.size(); ++k) {
@@ -83,7 +89,8 @@ Result<void> Pipeline::tune_stage(const std::string& stage, const std::vector<Te
       HONE_TRY(auto ins, stage_inputs(*s, env));
       if (s.get() == target) {
         SampleMap m;
-        for (size_t i = 0; i < ins.size(); ++i) m.emplace(s->graph.value(s->graph.inputs()[i]).name, ins[i]);
+        for (size_t i = 0; i < ins.size(); ++i)
+          m.emplace(s->graph.value(s->graph.inputs()[i]).name, ins[i]);
         recorded.emplace_back(std::move(m));
         break;
       }
@@ -91,12 +98,15 @@ Result<void> Pipeline::tune_stage(const std::string& stage, const std::vector<Te
       if (!outs)
         return fail(std::move(outs).error().add_context(
             fmt::format("while recording the inputs of stage '{}' from sample {}", stage, k)));
-      for (size_t i = 0; i < outs->size(); ++i) env[s->graph.value(s->graph.outputs()[i]).name] = (*outs)[i];
+      for (size_t i = 0; i < outs->size(); ++i)
+        env[s->graph.value(s->graph.outputs()[i]).name] = (*outs)[i];
     }
   }
   HONE_LOG_INFO("pipeline: tuning stage '{}' on {} recorded calls", stage, recorded.size());
   auto tuned = tune(target->graph, recorded, strategy, options);
-  if (!tuned) return fail(std::move(tuned).error().add_context("while tuning pipeline stage '" + stage + "'"));
+  if (!tuned)
+    return fail(
+        std::move(tuned).error().add_context("while tuning pipeline stage '" + stage + "'"));
   target->tuned = std::make_unique<TunedModel>(std::move(*tuned));
   return {};
 }

@@ -88,14 +88,17 @@ CorrectnessResult compare_one(const Tensor& a, const Tensor& e, const std::strin
 
 }  // namespace
 
-CorrectnessResult check_outputs(const std::vector<Tensor>& actual, const std::vector<Tensor>& expected,
+CorrectnessResult check_outputs(const std::vector<Tensor>& actual,
+                                const std::vector<Tensor>& expected,
                                 const std::vector<std::string>& names, const Tolerance& tolerance) {
   if (actual.size() != expected.size())
-    return failure("", fmt::format("{} outputs, the reference has {}", actual.size(), expected.size()));
+    return failure("",
+                   fmt::format("{} outputs, the reference has {}", actual.size(), expected.size()));
   CorrectnessResult worst;
   double worst_excess = -std::numeric_limits<double>::infinity();
   for (size_t i = 0; i < expected.size(); ++i) {
-    const std::string name = i < names.size() && !names[i].empty() ? names[i] : fmt::format("output {}", i);
+    const std::string name =
+        i < names.size() && !names[i].empty() ? names[i] : fmt::format("output {}", i);
     double excess = 0;
     CorrectnessResult r = compare_one(actual[i], expected[i], name, tolerance, &excess);
     if (!r.passed && r.worst_index < 0) return r;  // dtype or shape mismatch

@@ -28,8 +28,8 @@ double coefficient_of_variation(const std::vector<double>& v, size_t window) {
 
 }  // namespace
 
-Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>& inputs, int64_t batch,
-                               const ProfileOptions& o) {
+Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>& inputs,
+                               int64_t batch, const ProfileOptions& o) {
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < o.warmup; ++i) {
     auto y = backend.infer(inputs);

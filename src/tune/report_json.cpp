@@ -13,9 +13,10 @@ using nlohmann::json;
 namespace tune_internal {
 
 json figures_json(const LatencyFigures& f) {
-  return {{"batch", f.batch},   {"p50_ms", f.p50_ms}, {"p90_ms", f.p90_ms},         {"p99_ms", f.p99_ms},
-          {"mean_ms", f.mean_ms}, {"min_ms", f.min_ms}, {"max_ms", f.max_ms},       {"throughput", f.throughput},
-          {"runs", f.runs},     {"cv", f.cv},         {"converged", f.converged}};
+  return {{"batch", f.batch},   {"p50_ms", f.p50_ms},         {"p90_ms", f.p90_ms},
+          {"p99_ms", f.p99_ms}, {"mean_ms", f.mean_ms},       {"min_ms", f.min_ms},
+          {"max_ms", f.max_ms}, {"throughput", f.throughput}, {"runs", f.runs},
+          {"cv", f.cv},         {"converged", f.converged}};
 }
 
 LatencyFigures figures_from(const json& j) {
@@ -38,19 +39,27 @@ namespace {
 
 json error_json(const std::optional<Error>& e) {
   if (!e) return nullptr;
-  return {{"code", std::string(to_string(e->code()))}, {"message", e->message()}, {"text", e->to_string()}};
+  return {{"code", std::string(to_string(e->code()))},
+          {"message", e->message()},
+          {"text", e->to_string()}};
 }
 
 std::optional<Error> error_from(const json& j) {
   if (j.is_null()) return std::nullopt;
-  // The code is informational once stored; the text keeps the whole chain.
-  return Error(ErrorCode::kInternal, j.value("text", j.value("message", std::string("error"))));
+  // The text keeps the whole context chain; the code comes back by its name.
+  ErrorCode code = ErrorCode::kInternal;
+  const std::string name = j.value("code", "");
+  for (ErrorCode c : {ErrorCode::kInvalidArgument, ErrorCode::kUnsupported, ErrorCode::kUnsupportedHardware,
+                      ErrorCode::kNotFound, ErrorCode::kCorrupt, ErrorCode::kOutOfMemory,
+                      ErrorCode::kFailedPrecondition, ErrorCode::kIo, ErrorCode::kInternal})
+    if (to_string(c) == name) code = c;
+  return Error(code, j.value("text", j.value("message", std::string("error"))));
 }
 
 json correctness_json(const CorrectnessResult& c) {
-  return {{"passed", c.passed},        {"output", c.output},       {"worst_index", c.worst_index},
-          {"actual", c.actual},        {"expected", c.expected},   {"abs_error", c.abs_error},
-          {"rel_error", c.rel_error},  {"message", c.message}};
+  return {{"passed", c.passed},       {"output", c.output},     {"worst_index", c.worst_index},
+          {"actual", c.actual},       {"expected", c.expected}, {"abs_error", c.abs_error},
+          {"rel_error", c.rel_error}, {"message", c.message}};
 }
 
 CorrectnessResult correctness_from(const json& j) {
@@ -71,11 +80,19 @@ CorrectnessResult correctness_from(const json& j) {
 json candidate_json(const CandidateResult& c) {
   json figs = json::array();
   for (const auto& f : c.figures) figs.push_back(figures_json(f));
-  return {{"backend", c.backend},     {"config_key", c.config_key},   {"config", c.config},
-          {"built", c.built},         {"build_ms", c.build_ms},       {"partition", c.partition},
-          {"kernel_plan", c.kernel_plan}, {"error", error_json(c.error)}, {"checked", c.checked},
-          {"correctness", correctness_json(c.correctness)}, {"figures", figs},
-          {"from_cache", c.from_cache}, {"lost_because", c.lost_because}};
+  return {{"backend", c.backend},
+          {"config_key", c.config_key},
+          {"config", c.config},
+          {"built", c.built},
+          {"build_ms", c.build_ms},
+          {"partition", c.partition},
+          {"kernel_plan", c.kernel_plan},
+          {"error", error_json(c.error)},
+          {"checked", c.checked},
+          {"correctness", correctness_json(c.correctness)},
+          {"figures", figs},
+          {"from_cache", c.from_cache},
+          {"lost_because", c.lost_because}};
 }
 
 CandidateResult candidate_from(const json& j) {
@@ -96,7 +113,9 @@ CandidateResult candidate_from(const json& j) {
   return c;
 }
 
-std::string candidate_to_json(const CandidateResult& c) { return candidate_json(c).dump(); }
+std::string candidate_to_json(const CandidateResult& c) {
+  return candidate_json(c).dump();
+}
 
 Result<CandidateResult> candidate_from_json(std::string_view text) {
   try {
@@ -111,9 +130,10 @@ json decision_json(const Decision& d) {
   for (const auto& [k, v] : d.config_fields) fields[k] = v;
   json figs = json::array();
   for (const auto& f : d.figures) figs.push_back(figures_json(f));
-  return {{"backend", d.backend},       {"config_key", d.config_key}, {"config_fields", fields},
-          {"config", d.config},         {"kernel_plan", d.kernel_plan}, {"figures", figs},
-          {"reason", d.reason},         {"losers", d.losers},         {"baseline_kept", d.baseline_kept}};
+  return {
+      {"backend", d.backend}, {"config_key", d.config_key},   {"config_fields", fields},
+      {"config", d.config},   {"kernel_plan", d.kernel_plan}, {"figures", figs},
+      {"reason", d.reason},   {"losers", d.losers},           {"baseline_kept", d.baseline_kept}};
 }
 
 Decision decision_from(const json& j) {
@@ -142,22 +162,25 @@ std::string TuneReport::json() const {
   for (const auto& s : batch_searches) {
     nlohmann::json pts = nlohmann::json::array();
     for (const auto& p : s.points) pts.push_back(figures_json(p));
-    searches.push_back({{"backend", s.backend}, {"points", pts}, {"best_batch", s.best_batch},
+    searches.push_back({{"backend", s.backend},
+                        {"points", pts},
+                        {"best_batch", s.best_batch},
                         {"stopped_because", s.stopped_because}});
   }
-  nlohmann::json j = {{"model", model},
-                      {"graph_hash", graph_hash},
-                      {"strategy", strategy},
-                      {"spec", spec},
-                      {"threads", threads},
-                      {"batch_sizes", batch_sizes},
-                      {"baseline_gate_percent", baseline_gate_percent},
-                      {"baseline", candidate_json(baseline)},
-                      {"candidates", cands},
-                      {"batch_searches", searches},
-                      {"decision", decision_json(decision)},
-                      {"total_ms", total_ms},
-                      {"cache", {{"used", cache_used}, {"hits", cache_hits}, {"misses", cache_misses}}}};
+  nlohmann::json j = {
+      {"model", model},
+      {"graph_hash", graph_hash},
+      {"strategy", strategy},
+      {"spec", spec},
+      {"threads", threads},
+      {"batch_sizes", batch_sizes},
+      {"baseline_gate_percent", baseline_gate_percent},
+      {"baseline", candidate_json(baseline)},
+      {"candidates", cands},
+      {"batch_searches", searches},
+      {"decision", decision_json(decision)},
+      {"total_ms", total_ms},
+      {"cache", {{"used", cache_used}, {"hits", cache_hits}, {"misses", cache_misses}}}};
   return j.dump(2);
 }
 

@@ -13,6 +13,7 @@ namespace {
 
 std::string status_of(const CandidateResult& c, const Decision& d) {
   if (c.backend == d.backend) return "chosen";
+  if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware) return "n/a";  // this machine cannot run it
   if (c.error) return "failed";
   if (c.checked && !c.correctness.passed) return "wrong";
   if (!c.built && !c.from_cache) return "not run";
@@ -22,20 +23,39 @@ std::string status_of(const CandidateResult& c, const Decision& d) {
 std::string html_escape(const std::string& s) {
   std::string o;
   for (char ch : s) switch (ch) {
-      case '&': o += "&amp;"; break;
-      case '<': o += "&lt;"; break;
-      case '>': o += "&gt;"; break;
-      case '"': o += "&quot;"; break;
-      default: o += ch;
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      default:
+        o += ch;
     }
   return o;
 }
 
-const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
+/// 409000 -> "409k", 1.5e6 -> "1.5M", 0.334 -> "0.334": short tick labels.
+std::string short_number(double v) {
+  const double a = std::abs(v);
+  if (a >= 1e6) return fmt::format("{:.3g}M", v / 1e6);
+  if (a >= 1e4) return fmt::format("{:.3g}k", v / 1e3);
+  return fmt::format("{:.3g}", v);
+}
+
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                         "#ff7f0e", "#8c564b", "#e377c2", "#17becf"};
 
 /// One line chart: x = batch size (log2), y = value, one series per backend.
-std::string svg_chart(const std::string& title, const std::string& unit,
-                      const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& series) {
+std::string svg_chart(
+    const std::string& title, const std::string& unit,
+    const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& series) {
   const double W = 460, H = 280, L = 64, R = 16, T = 30, B = 44;
   double xmin = INFINITY, xmax = -INFINITY, ymax = 0;
   for (const auto& [name, pts] : series)
@@ -45,10 +65,13 @@ std::string svg_chart(const std::string& title, const std::string& unit,
       ymax = std::max(ymax, y);
     }
   std::ostringstream o;
-  o << fmt::format("<svg class=\"chart\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"{}\">", W, H, W, H,
-                   html_escape(title));
+  o << fmt::format(
+      "<svg class=\"chart\" viewBox=\"0 0 {} {}\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"{}\">",
+      W, H, W, H, html_escape(title));
   o << fmt::format("<text x=\"{}\" y=\"18\" class=\"ct\">{}</text>", L, html_escape(title));
-  if (!std::isfinite(xmin) || ymax <= 0) return o.str() + "<text x=\"80\" y=\"140\">no measurements</text></svg>";
+  if (!std::isfinite(xmin) || ymax <= 0)
+    return o.str() + "<text x=\"80\" y=\"140\">no measurements</text></svg>";
   if (xmax - xmin < 1e-9) {
     xmin -= 1;
     xmax += 1;
@@ -56,31 +79,45 @@ std::string svg_chart(const std::string& title, const std::string& unit,
   ymax *= 1.1;
   auto px = [&](double x) { return L + (std::log2(x) - xmin) / (xmax - xmin) * (W - L - R); };
   auto py = [&](double y) { return H - B - y / ymax * (H - T - B); };
-  o << fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"ax\"/>", L, H - B, W - R, H - B);
+  o << fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"ax\"/>", L, H - B, W - R,
+                   H - B);
   o << fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"ax\"/>", L, T, L, H - B);
   for (int i = 0; i <= 4; ++i) {
     const double y = ymax * i / 4;
-    o << fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"grid\"/>", L, py(y), W - R, py(y));
-    o << fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{:.3g}</text>", L - 6, py(y) + 4, y);
+    o << fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" class=\"grid\"/>", L,
+                     py(y), W - R, py(y));
+    o << fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"tick\" text-anchor=\"end\">{}</text>",
+                     L - 6, py(y) + 4, short_number(y));
   }
   for (int e = static_cast<int>(std::ceil(xmin)); e <= static_cast<int>(std::floor(xmax)); ++e) {
     const double x = std::pow(2.0, e);
-    o << fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>", px(x), H - B + 16, x);
+    o << fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">{}</text>",
+                     px(x), H - B + 16, x);
   }
-  o << fmt::format("<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">batch size</text>", (L + W - R) / 2, H - 8);
-  o << fmt::format("<text x=\"14\" y=\"{}\" class=\"tick\" transform=\"rotate(-90 14 {})\" text-anchor=\"middle\">{}</text>",
-                   (T + H - B) / 2, (T + H - B) / 2, html_escape(unit));
+  o << fmt::format(
+      "<text x=\"{}\" y=\"{}\" class=\"tick\" text-anchor=\"middle\">batch size</text>",
+      (L + W - R) / 2, H - 8);
+  o << fmt::format(
+      "<text x=\"14\" y=\"{}\" class=\"tick\" transform=\"rotate(-90 14 {})\" "
+      "text-anchor=\"middle\">{}</text>",
+      (T + H - B) / 2, (T + H - B) / 2, html_escape(unit));
   size_t k = 0;
   for (const auto& [name, pts] : series) {
     const char* color = kColors[k % std::size(kColors)];
     std::string path;
-    for (const auto& [x, y] : pts) path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
-    o << fmt::format("<path d=\"{}\" stroke=\"{}\" fill=\"none\" stroke-width=\"2\"/>", path, color);
     for (const auto& [x, y] : pts)
-      o << fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{} batch {}: {:.4g} {}</title></circle>",
-                       px(x), py(y), color, html_escape(name), x, y, html_escape(unit));
-    o << fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" class=\"tick\">{}</text>",
-                     W - R - 110, T + 4 + 16 * k, color, W - R - 95, T + 13 + 16 * k, html_escape(name));
+      path += fmt::format("{}{:.1f},{:.1f}", path.empty() ? "M" : " L", px(x), py(y));
+    o << fmt::format("<path d=\"{}\" stroke=\"{}\" fill=\"none\" stroke-width=\"2\"/>", path,
+                     color);
+    for (const auto& [x, y] : pts)
+      o << fmt::format(
+          "<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3.5\" fill=\"{}\"><title>{} batch {}: {:.4g} "
+          "{}</title></circle>",
+          px(x), py(y), color, html_escape(name), x, y, html_escape(unit));
+    o << fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/><text x=\"{}\" y=\"{}\" "
+        "class=\"tick\">{}</text>",
+        W - R - 110, T + 4 + 16 * k, color, W - R - 95, T + 13 + 16 * k, html_escape(name));
     ++k;
   }
   return o.str() + "</svg>";
@@ -90,22 +127,23 @@ std::string svg_chart(const std::string& title, const std::string& unit,
 
 std::string TuneReport::table() const {
   std::ostringstream o;
-  o << fmt::format("{:<12} {:<9} {:>9} {:>6} {:>10} {:>10} {:>12}  {}\n", "backend", "status", "build ms", "batch",
-                   "p50 ms", "p90 ms", "samples/s", "note");
+  o << fmt::format("{:<12} {:<9} {:>9} {:>6} {:>10} {:>10} {:>12}  {}\n", "backend", "status",
+                   "build ms", "batch", "p50 ms", "p90 ms", "samples/s", "note");
   for (const CandidateResult& c : candidates) {
     const std::string status = status_of(c, decision);
     std::string note = c.backend == decision.backend ? decision.reason : c.lost_because;
     if (c.from_cache) note = "(cached) " + note;
     const std::string build = c.built ? fmt::format("{:.1f}", c.build_ms) : "-";
     if (c.figures.empty()) {
-      o << fmt::format("{:<12} {:<9} {:>9} {:>6} {:>10} {:>10} {:>12}  {}\n", c.backend, status, build, "-", "-", "-", "-", note);
+      o << fmt::format("{:<12} {:<9} {:>9} {:>6} {:>10} {:>10} {:>12}  {}\n", c.backend, status,
+                       build, "-", "-", "-", "-", note);
       continue;
     }
     for (size_t i = 0; i < c.figures.size(); ++i) {
       const LatencyFigures& f = c.figures[i];
-      o << fmt::format("{:<12} {:<9} {:>9} {:>6} {:>10.3f} {:>10.3f} {:>12.1f}  {}\n", i == 0 ? c.backend : "",
-                       i == 0 ? status : "", i == 0 ? build : "", f.batch, f.p50_ms, f.p90_ms, f.throughput,
-                       i == 0 ? note : "");
+      o << fmt::format("{:<12} {:<9} {:>9} {:>6} {:>10.3f} {:>10.3f} {:>12.1f}  {}\n",
+                       i == 0 ? c.backend : "", i == 0 ? status : "", i == 0 ? build : "", f.batch,
+                       f.p50_ms, f.p90_ms, f.throughput, i == 0 ? note : "");
     }
   }
   o << fmt::format("chose {}: {}\n", decision.backend, decision.reason);
@@ -128,47 +166,63 @@ std::string TuneReport::html() const {
   o << "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>hone tuning report: "
     << html_escape(model) << "</title><style>"
     << "body{font:14px system-ui,sans-serif;margin:24px;color:#222;max-width:1000px}"
-    << "h1{font-size:20px}h2{font-size:16px;margin-top:28px}.decision{background:#eef6ee;border:1px solid #9c9;"
-    << "padding:12px 16px;border-radius:6px}table{border-collapse:collapse;margin-top:8px}td,th{border:1px solid #ccc;"
-    << "padding:4px 8px;text-align:left;vertical-align:top}th{background:#f4f4f4}.num{text-align:right;font-variant-numeric:tabular-nums}"
-    << ".chosen{background:#e4f4e4}.failed,.wrong{background:#fbe9e9}.charts{display:flex;flex-wrap:wrap;gap:16px}"
-    << ".chart{border:1px solid #ddd;border-radius:6px;background:#fff}.ct{font-weight:600;font-size:13px}"
-    << ".tick{font-size:11px;fill:#555}.ax{stroke:#444}.grid{stroke:#eee}code{font-size:12px}.muted{color:#666}"
+    << "h1{font-size:20px}h2{font-size:16px;margin-top:28px}.decision{background:#eef6ee;border:"
+       "1px solid #9c9;"
+    << "padding:12px "
+       "16px;border-radius:6px}table{border-collapse:collapse;margin-top:8px}td,th{border:1px "
+       "solid #ccc;"
+    << "padding:4px "
+       "8px;text-align:left;vertical-align:top}th{background:#f4f4f4}.num{text-align:right;font-"
+       "variant-numeric:tabular-nums}"
+    << ".chosen{background:#e4f4e4}.failed,.wrong{background:#fbe9e9}.charts{display:flex;flex-"
+       "wrap:wrap;gap:16px}"
+    << ".chart{border:1px solid "
+       "#ddd;border-radius:6px;background:#fff}.ct{font-weight:600;font-size:13px}"
+    << ".tick{font-size:11px;fill:#555}.ax{stroke:#444}.grid{stroke:#eee}code{font-size:12px}."
+       "muted{color:#666}"
     << "</style></head><body>";
   o << "<h1>hone tuning report: " << html_escape(model) << "</h1>";
   o << "<div class=\"decision\"><b>Chosen: " << html_escape(decision.backend) << "</b> &mdash; "
-    << html_escape(decision.reason) << "<br><span class=\"muted\">strategy " << html_escape(strategy) << ", "
-    << threads << " threads, baseline gate " << baseline_gate_percent << "%, tuned in "
-    << fmt::format("{:.1f}", total_ms / 1000.0) << " s"
-    << (cache_used ? fmt::format(", tuning cache {} hits / {} misses", cache_hits, cache_misses) : std::string(", no cache"))
+    << html_escape(decision.reason) << "<br><span class=\"muted\">strategy "
+    << html_escape(strategy) << ", " << threads << " threads, baseline gate "
+    << baseline_gate_percent << "%, tuned in " << fmt::format("{:.1f}", total_ms / 1000.0) << " s"
+    << (cache_used ? fmt::format(", tuning cache {} hits / {} misses", cache_hits, cache_misses)
+                   : std::string(", no cache"))
     << "</span></div>";
   o << "<h2>Latency and throughput against batch size</h2><div class=\"charts\">"
     << svg_chart("p50 latency", "ms", lat) << svg_chart("throughput", "samples/s", thr) << "</div>";
-  o << "<h2>Candidates</h2><table><tr><th>backend</th><th>status</th><th>build</th><th>partition</th>"
-    << "<th>check</th><th>batch</th><th>p50 ms</th><th>p90 ms</th><th>p99 ms</th><th>samples/s</th><th>why</th></tr>";
+  o << "<h2>Candidates</h2><table><tr><th>backend</th><th>status</th><th>build</th><th>partition</"
+       "th>"
+    << "<th>check</th><th>batch</th><th>p50 ms</th><th>p90 ms</th><th>p99 "
+       "ms</th><th>samples/s</th><th>why</th></tr>";
   for (const CandidateResult& c : candidates) {
     const std::string status = status_of(c, decision);
     const size_t rows = std::max<size_t>(1, c.figures.size());
-    std::string check = !c.checked ? "-" : c.correctness.passed ? fmt::format("passed (worst rel {:.2g})", c.correctness.rel_error)
-                                                                : c.correctness.message;
+    std::string check = !c.checked ? "-"
+                        : c.correctness.passed
+                            ? fmt::format("passed (worst rel {:.2g})", c.correctness.rel_error)
+                            : c.correctness.message;
     if (c.error) check = c.error->to_string();
     const std::string why = c.backend == decision.backend ? decision.reason : c.lost_because;
     for (size_t i = 0; i < rows; ++i) {
       o << "<tr class=\"" << status << "\">";
       if (i == 0) {
         const std::string span = fmt::format(" rowspan=\"{}\"", rows);
-        o << "<td" << span << "><b>" << html_escape(c.backend) << "</b>" << (c.from_cache ? " <span class=\"muted\">(cached)</span>" : "")
-          << "</td><td" << span << ">" << status << "</td><td" << span << " class=\"num\">"
-          << (c.built ? fmt::format("{:.1f} ms", c.build_ms) : "-") << "</td><td" << span << "><code>"
-          << html_escape(c.partition) << "</code></td><td" << span << ">" << html_escape(check) << "</td>";
+        o << "<td" << span << "><b>" << html_escape(c.backend) << "</b>"
+          << (c.from_cache ? " <span class=\"muted\">(cached)</span>" : "") << "</td><td" << span
+          << ">" << status << "</td><td" << span << " class=\"num\">"
+          << (c.built ? fmt::format("{:.1f} ms", c.build_ms) : "-") << "</td><td" << span
+          << "><code>" << html_escape(c.partition) << "</code></td><td" << span << ">"
+          << html_escape(check) << "</td>";
       }
       if (c.figures.empty()) {
         o << "<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>";
       } else {
         const LatencyFigures& f = c.figures[i];
-        o << fmt::format("<td class=\"num\">{}</td><td class=\"num\">{:.3f}</td><td class=\"num\">{:.3f}</td>"
-                         "<td class=\"num\">{:.3f}</td><td class=\"num\">{:.1f}</td>",
-                         f.batch, f.p50_ms, f.p90_ms, f.p99_ms, f.throughput);
+        o << fmt::format(
+            "<td class=\"num\">{}</td><td class=\"num\">{:.3f}</td><td class=\"num\">{:.3f}</td>"
+            "<td class=\"num\">{:.3f}</td><td class=\"num\">{:.1f}</td>",
+            f.batch, f.p50_ms, f.p90_ms, f.p99_ms, f.throughput);
       }
       if (i == 0) o << "<td rowspan=\"" << rows << "\">" << html_escape(why) << "</td>";
       o << "</tr>";
@@ -177,15 +231,16 @@ std::string TuneReport::html() const {
   o << "</table>";
   if (!decision.kernel_plan.empty()) {
     o << "<h2>Kernel plan of " << html_escape(decision.backend) << "</h2><ul>";
-    for (const auto& k : decision.kernel_plan) o << "<li><code>" << html_escape(k) << "</code></li>";
+    for (const auto& k : decision.kernel_plan)
+      o << "<li><code>" << html_escape(k) << "</code></li>";
     o << "</ul>";
   }
   for (const BatchSearchResult& s : batch_searches) {
-    o << "<h2>Batch-size search: " << html_escape(s.backend) << "</h2><p>best batch " << s.best_batch << "; stopped: "
-      << html_escape(s.stopped_because) << "</p>";
+    o << "<h2>Batch-size search: " << html_escape(s.backend) << "</h2><p>best batch "
+      << s.best_batch << "; stopped: " << html_escape(s.stopped_because) << "</p>";
   }
-  o << "<h2>Model</h2><p>" << html_escape(model) << " <code>" << html_escape(graph_hash.substr(0, 16))
-    << "</code></p><pre>" << html_escape(spec) << "</pre>";
+  o << "<h2>Model</h2><p>" << html_escape(model) << " <code>"
+    << html_escape(graph_hash.substr(0, 16)) << "</code></p><pre>" << html_escape(spec) << "</pre>";
   o << "</body></html>\n";
   return o.str();
 }

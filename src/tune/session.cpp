@@ -40,9 +40,28 @@ auto guarded(const std::string& what, F&& f) -> decltype(f()) {
 
 }  // namespace
 
+std::vector<std::string> distinct_plan(const std::vector<std::string>& lines) {
+  // A backend with a plan per input-shape signature repeats identical lines.
+  std::vector<std::string> out;
+  std::vector<int> counts;
+  for (const auto& l : lines) {
+    auto it = std::find(out.begin(), out.end(), l);
+    if (it == out.end()) {
+      out.push_back(l);
+      counts.push_back(1);
+    } else {
+      ++counts[static_cast<size_t>(it - out.begin())];
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i)
+    if (counts[i] > 1) out[i] += fmt::format(" (x{} shape plans)", counts[i]);
+  return out;
+}
+
 Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const GraphSpec& spec,
                                                  const std::vector<Sample>& samples,
-                                                 std::vector<int64_t> batch_sizes, const TuneOptions& options,
+                                                 std::vector<int64_t> batch_sizes,
+                                                 const TuneOptions& options,
                                                  const std::vector<std::string>& candidates) {
   std::unique_ptr<Session> s(new Session(graph, spec, options));
   s->registry_ = options.registry != nullptr ? options.registry : &default_registry();
@@ -55,7 +74,8 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
   // Profiling inputs: the first sample, sliced or repeated to each batch size.
   s->base_sample_ = samples.front();
   for (int64_t b : s->batch_sizes_) {
-    HONE_TRY(Sample rb, spec.batch_dim.empty() ? Result<Sample>(s->base_sample_) : spec.rebatch(s->base_sample_, b));
+    HONE_TRY(Sample rb, spec.batch_dim.empty() ? Result<Sample>(s->base_sample_)
+                                               : spec.rebatch(s->base_sample_, b));
     HONE_TRY(auto flat, spec.flatten(rb));
     s->profile_inputs_[b] = std::move(flat);
   }
@@ -81,11 +101,13 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
   HONE_TRY(s->graph_hash_, hone::graph_hash(graph));
   s->fingerprint_key_ = package::current_fingerprint(s->threads_).key();
   if (options.use_cache) {
-    auto cache = TuningCache::open(options.cache_path.empty() ? TuningCache::default_path() : options.cache_path);
+    auto cache = TuningCache::open(options.cache_path.empty() ? TuningCache::default_path()
+                                                              : options.cache_path);
     if (cache)
       s->cache_.emplace(std::move(*cache));
     else
-      HONE_LOG_WARN("tuning cache unavailable, measuring everything: {}", cache.error().to_string());
+      HONE_LOG_WARN("tuning cache unavailable, measuring everything: {}",
+                    cache.error().to_string());
   }
 
   // The reference: built, its outputs are the expected ones, then measured.
@@ -104,7 +126,9 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
   ref.config = ref_be->config().describe();
   for (const auto& in : s->check_inputs_) {
     auto out = guarded("reference infer", [&] { return ref_be->infer(in); });
-    if (!out) return fail(std::move(out).error().add_context("while running the reference on the check inputs"));
+    if (!out)
+      return fail(
+          std::move(out).error().add_context("while running the reference on the check inputs"));
     s->check_expected_.push_back(std::move(*out));
   }
   ref.checked = true;  // the reference is its own answer
@@ -125,7 +149,8 @@ Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name
   return be;
 }
 
-void Session::emit(const std::string& name, const std::string& step, int index, double fraction) const {
+void Session::emit(const std::string& name, const std::string& step, int index,
+                   double fraction) const {
   if (!options_.progress) return;
   TuneEvent e;
   e.candidate = name;
@@ -136,22 +161,27 @@ void Session::emit(const std::string& name, const std::string& step, int index, 
   options_.progress(e);
 }
 
-std::optional<CacheKey> Session::cache_key(const std::string& name, const std::string& config_key) const {
+std::optional<CacheKey> Session::cache_key(const std::string& name,
+                                           const std::string& config_key) const {
   if (!cache_) return std::nullopt;
   std::string shapes;
-  for (const auto& [b, ins] : profile_inputs_) shapes += fmt::format("[{}] {}; ", b, shapes_text(ins));
+  for (const auto& [b, ins] : profile_inputs_)
+    shapes += fmt::format("[{}] {}; ", b, shapes_text(ins));
   shapes += fmt::format("threads {}; checks {}", threads_, check_inputs_.size());
   const ProfileOptions& p = options_.profile;
-  shapes += fmt::format("; profile {} {} {} {} {}", p.warmup, p.window, p.cv_target, p.min_runs, p.max_runs);
+  shapes += fmt::format("; profile {} {} {} {} {}", p.warmup, p.window, p.cv_target, p.min_runs,
+                        p.max_runs);
   shapes += fmt::format("; tol {} {}", options_.tolerance.rtol, options_.tolerance.atol);
   return CacheKey{graph_hash_, name, config_key, shapes, spec_.key() + "/" + fingerprint_key_};
 }
 
-std::unique_ptr<Backend> Session::build_and_check(const std::string& name, CandidateResult& r, int index) {
+std::unique_ptr<Backend> Session::build_and_check(const std::string& name, CandidateResult& r,
+                                                  int index) {
   emit(name, "build", index, 0.05);
   if (const auto* entry = registry_->find(name); entry != nullptr) {
     if (std::string why = entry->unavailable(); !why.empty()) {
-      r.error = Error(ErrorCode::kUnsupportedHardware, "backend '" + name + "' cannot run on this machine: " + why);
+      r.error = Error(ErrorCode::kUnsupportedHardware,
+                      "backend '" + name + "' cannot run on this machine: " + why);
       return nullptr;
     }
   }
@@ -171,11 +201,21 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
   }
   r.built = true;
   if (auto part = (*be)->plan(graph_); part) {
-    r.partition = part->blocks.size() == 1 && part->blocks[0].on_backend ? "whole graph" : part->describe(graph_);
+    r.partition = part->blocks.size() == 1 && part->blocks[0].on_backend ? "whole graph"
+                                                                         : part->describe(graph_);
   }
-  r.kernel_plan = (*be)->kernel_plan();
+  r.kernel_plan = distinct_plan((*be)->kernel_plan());
   emit(name, "check", index, 0.2);
-  const Tolerance tol = options_.tolerance;
+  // A backend allowed reduced precision is checked with the loosest declared
+  // tolerance of the reduced precisions it has.
+  Tolerance tol = options_.tolerance;
+  if ((*be)->config().get<bool>("allow_reduced_precision", false))
+    for (const std::string& p : (*be)->capabilities().precisions)
+      if (p != "f32") {
+        const Tolerance t = Tolerance::for_precision(p);
+        tol.rtol = std::max(tol.rtol, t.rtol);
+        tol.atol = std::max(tol.atol, t.atol);
+      }
   CorrectnessResult worst;
   for (size_t i = 0; i < check_inputs_.size(); ++i) {
     auto out = guarded(name + " infer", [&] { return (*be)->infer(check_inputs_[i]); });
@@ -233,7 +273,8 @@ bool Session::lookup_cache(CandidateResult& r) {
   const auto key = cache_key(r.backend, (*probe)->config().key());
   auto hit = cache_->lookup(*key);
   if (!hit) {
-    HONE_LOG_WARN("tuning cache lookup failed, measuring {}: {}", r.backend, hit.error().to_string());
+    HONE_LOG_WARN("tuning cache lookup failed, measuring {}: {}", r.backend,
+                  hit.error().to_string());
     ++cache_misses_;
     return false;
   }
@@ -276,10 +317,13 @@ Result<std::unique_ptr<Backend>> Session::take_built(const std::string& name) {
   CandidateResult fresh;
   fresh.backend = name;
   auto be = build_and_check(name, fresh, static_cast<int>(order_.size()));
-  if (fresh.error) return fail(Error(*fresh.error).add_context("while building the chosen backend '" + name + "'"));
+  if (fresh.error)
+    return fail(
+        Error(*fresh.error).add_context("while building the chosen backend '" + name + "'"));
   if (!fresh.correctness.passed)
     return fail(ErrorCode::kFailedPrecondition,
-                "the chosen backend '" + name + "' (figures from the tuning cache) now gives wrong results: " +
+                "the chosen backend '" + name +
+                    "' (figures from the tuning cache) now gives wrong results: " +
                     fresh.correctness.message);
   CandidateResult& r = results_[name];
   r.kernel_plan = fresh.kernel_plan;
@@ -297,7 +341,8 @@ Result<BatchSearchResult> Session::search_batch(const std::string& name) {
     return res;
   }
   const CandidateResult& r = evaluate(name);
-  if (!r.usable()) return fail(ErrorCode::kFailedPrecondition, "batch search on '" + name + "': it is not usable");
+  if (!r.usable())
+    return fail(ErrorCode::kFailedPrecondition, "batch search on '" + name + "': it is not usable");
   Backend* be = nullptr;
   if (name == kReference) {
     be = built_.at(kReference).get();
@@ -328,12 +373,14 @@ Result<BatchSearchResult> Session::search_batch(const std::string& name) {
     }
     res.points.push_back(*point);
     if (o.latency_budget_ms > 0 && point->p50_ms > o.latency_budget_ms) {
-      res.stopped_because = fmt::format("latency budget {} ms crossed at batch {}", o.latency_budget_ms, b);
+      res.stopped_because =
+          fmt::format("latency budget {} ms crossed at batch {}", o.latency_budget_ms, b);
       break;
     }
     if (prev > 0 && point->throughput < prev * (1 + o.min_gain)) {
       if (++stalls >= o.stalls_to_stop) {
-        res.stopped_because = fmt::format("throughput grew less than {:.0f}% {} times in a row", o.min_gain * 100, stalls);
+        res.stopped_because = fmt::format("throughput grew less than {:.0f}% {} times in a row",
+                                          o.min_gain * 100, stalls);
         break;
       }
     } else {

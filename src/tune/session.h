@@ -20,7 +20,8 @@ class Session final : public TuneSession {
   /// reference, whose outputs every candidate is checked against.
   static Result<std::unique_ptr<Session>> create(const Graph& graph, const GraphSpec& spec,
                                                  const std::vector<Sample>& samples,
-                                                 std::vector<int64_t> batch_sizes, const TuneOptions& options,
+                                                 std::vector<int64_t> batch_sizes,
+                                                 const TuneOptions& options,
                                                  const std::vector<std::string>& candidates);
 
   const CandidateResult& baseline() override { return results_.at(kReference); }
@@ -38,7 +39,8 @@ class Session final : public TuneSession {
   const std::vector<int64_t>& batch_sizes() const { return batch_sizes_; }
   /// The reference's outputs for each sample, in order.
   std::vector<std::vector<Tensor>> sample_outputs() const {
-    return {check_expected_.begin(), check_expected_.begin() + static_cast<std::ptrdiff_t>(sample_count_)};
+    return {check_expected_.begin(),
+            check_expected_.begin() + static_cast<std::ptrdiff_t>(sample_count_)};
   }
   int threads() const { return threads_; }
   const std::string& graph_hash() const { return graph_hash_; }
@@ -83,6 +85,9 @@ class Session final : public TuneSession {
   std::vector<BatchSearchResult> searches_;
   int cache_hits_ = 0, cache_misses_ = 0;
 };
+
+/// `lines` with repeats merged ("conv+eltwise (x3 shape plans)"), first-seen order.
+std::vector<std::string> distinct_plan(const std::vector<std::string>& lines);
 
 /// CandidateResult <-> JSON text (the cache's value; report.cpp has the writer).
 std::string candidate_to_json(const CandidateResult& c);

@@ -19,7 +19,9 @@ std::string join(const std::vector<std::string>& xs) {
   return s;
 }
 
-std::string list_or_all(const std::vector<std::string>& xs) { return xs.empty() ? "all" : join(xs); }
+std::string list_or_all(const std::vector<std::string>& xs) {
+  return xs.empty() ? "all" : join(xs);
+}
 
 /// Geometric mean over the batch sizes both measured of baseline p50 / candidate p50.
 double speedup(const CandidateResult& c, const CandidateResult& base) {
@@ -43,7 +45,9 @@ std::string unusable_reason(const CandidateResult& c) {
   return "";
 }
 
-double gate_factor(const TuneSession& s) { return 1.0 + s.options().baseline_gate_percent / 100.0; }
+double gate_factor(const TuneSession& s) {
+  return 1.0 + s.options().baseline_gate_percent / 100.0;
+}
 
 /// The reference kept by the gate: the selection says what the best one reached.
 Selection keep_reference(Selection sel, const std::string& best, const std::string& what) {
@@ -80,22 +84,26 @@ Result<Selection> pick_best(TuneSession& session, const std::vector<std::string>
   }
   for (const std::string& n : names) {
     if (n == best || sel.losers.count(n)) continue;
-    sel.losers[n] = fmt::format("{} {} < {} of {}", metric_name, show(metric(session.evaluate(n))),
-                                show(best_value), best);
+    sel.losers[n] = fmt::format("{} {}, worse than {} of {}", metric_name,
+                                show(metric(session.evaluate(n))), show(best_value), best);
   }
   if (best.empty()) return keep_reference(std::move(sel), "", "");
   const double base_value = metric(base);
   if (best != kReference && !(best_value >= base_value * gate_factor(session))) {
-    return keep_reference(std::move(sel), best,
-                          fmt::format("{} {} vs reference {}, needs +{}%", metric_name, show(best_value),
-                                      show(base_value), session.options().baseline_gate_percent));
+    return keep_reference(
+        std::move(sel), best,
+        fmt::format("{} {} vs reference {}, needs +{}%", metric_name, show(best_value),
+                    show(base_value), session.options().baseline_gate_percent));
   }
   sel.backend = best;
-  sel.reason = fmt::format("highest {}: {} (reference {})", metric_name, show(best_value), show(base_value));
+  sel.reason =
+      fmt::format("highest {}: {} (reference {})", metric_name, show(best_value), show(base_value));
   return sel;
 }
 
-std::string per_s(double v) { return fmt::format("{:.1f}/s", v); }
+std::string per_s(double v) {
+  return fmt::format("{:.1f}/s", v);
+}
 
 }  // namespace
 
@@ -116,13 +124,18 @@ std::vector<std::string> Strategy::dry_run(const std::vector<std::string>& regis
   lines.push_back("baseline: build reference, measure at batch " + batches);
   for (const auto& n : candidates(registered)) {
     const bool known = std::find(registered.begin(), registered.end(), n) != registered.end();
-    lines.push_back(known ? "candidate " + n + ": build, check against the reference at the bounds, measure at batch " + batches
-                          : "candidate " + n + ": not registered in this build (would fail)");
+    lines.push_back(
+        known
+            ? "candidate " + n +
+                  ": build, check against the reference at the bounds, measure at batch " + batches
+            : "candidate " + n + ": not registered in this build (would fail)");
   }
   return lines;
 }
 
-std::string FirstWins::describe() const { return "first-wins(" + list_or_all(backends()) + ")"; }
+std::string FirstWins::describe() const {
+  return "first-wins(" + list_or_all(backends()) + ")";
+}
 
 Result<Selection> FirstWins::select(TuneSession& session) const {
   const CandidateResult& base = session.baseline();
@@ -144,8 +157,9 @@ Result<Selection> FirstWins::select(TuneSession& session) const {
       continue;
     }
     sel.backend = n;
-    sel.reason = n == kReference ? "the reference was listed and reached first"
-                                 : fmt::format("first candidate to pass and beat the reference: {:.2f}x", s);
+    sel.reason = n == kReference
+                     ? "the reference was listed and reached first"
+                     : fmt::format("first candidate to pass and beat the reference: {:.2f}x", s);
   }
   if (sel.backend.empty()) return keep_reference(std::move(sel), "", "");
   return sel;
@@ -156,10 +170,11 @@ std::string OneBackend::describe() const {
 }
 
 Result<Selection> OneBackend::select(TuneSession& session) const {
-  const std::string& n = backends().front();
+  const std::string n = backends().front();
   const auto reg = session.registered();
   if (std::find(reg.begin(), reg.end(), n) == reg.end())
-    return fail(ErrorCode::kNotFound, "one-backend: no backend named '" + n + "' (known: " + join(reg) + ")");
+    return fail(ErrorCode::kNotFound,
+                "one-backend: no backend named '" + n + "' (known: " + join(reg) + ")");
   const CandidateResult& c = session.evaluate(n);
   if (c.error) return fail(Error(*c.error).add_context("one-backend: backend '" + n + "' failed"));
   if (!c.correctness.passed)
@@ -178,7 +193,8 @@ Result<Selection> OneBackend::select(TuneSession& session) const {
     sel.losers[n] = fmt::format("slower than the reference ({:.2f}x its speed)", s);
     sel.backend = kReference;
     sel.baseline_kept = true;
-    sel.reason = fmt::format("{} was slower than the reference ({:.2f}x), so the reference is kept", n, s);
+    sel.reason =
+        fmt::format("{} was slower than the reference ({:.2f}x), so the reference is kept", n, s);
     return sel;
   }
   sel.backend = n;
@@ -187,7 +203,8 @@ Result<Selection> OneBackend::select(TuneSession& session) const {
 }
 
 std::string MaxThroughput::describe() const {
-  return "max-throughput(" + list_or_all(backends()) + (search_batch_ ? ", batch search" : "") + ")";
+  return "max-throughput(" + list_or_all(backends()) + (search_batch_ ? ", batch search" : "") +
+         ")";
 }
 
 Result<Selection> MaxThroughput::select(TuneSession& session) const {
@@ -195,24 +212,34 @@ Result<Selection> MaxThroughput::select(TuneSession& session) const {
   if (search_batch_)
     for (const auto& n : names)
       if (session.evaluate(n).usable()) HONE_CHECK_OK(session.search_batch(n));
-  return pick_best(session, names, [](const CandidateResult& c) { return c.best_throughput(); },
-                   "throughput", per_s);
+  return pick_best(
+      session, names, [](const CandidateResult& c) { return c.best_throughput(); }, "throughput",
+      per_s);
 }
 
 std::vector<std::string> MaxThroughput::dry_run(const std::vector<std::string>& registered,
                                                 const std::vector<int64_t>& batch_sizes) const {
   auto lines = Strategy::dry_run(registered, batch_sizes);
-  if (search_batch_) lines.push_back("then: batch-size search (doubling) on every candidate that passes");
+  if (search_batch_)
+    lines.push_back("then: batch-size search (doubling) on every candidate that passes");
   return lines;
 }
 
-std::string MinLatency::describe() const { return "min-latency(" + list_or_all(backends()) + ")"; }
+std::string MinLatency::describe() const {
+  return "min-latency(" + list_or_all(backends()) + ")";
+}
 
 Result<Selection> MinLatency::select(TuneSession& session) const {
+  // Higher is better in pick_best (and its gate), so the metric is calls per
+  // millisecond at the smallest batch; it is shown as the p50 it stands for.
   return pick_best(
       session, candidates(session.registered()),
-      [](const CandidateResult& c) { return -c.min_batch_p50_ms(); }, "p50 at the smallest batch",
-      [](double v) { return fmt::format("{:.3f} ms", -v); });
+      [](const CandidateResult& c) {
+        const double p50 = c.min_batch_p50_ms();
+        return std::isfinite(p50) && p50 > 0 ? 1.0 / p50 : 0.0;
+      },
+      "p50 at the smallest batch",
+      [](double v) { return v > 0 ? fmt::format("{:.3f} ms", 1.0 / v) : "-"; });
 }
 
 std::string LatencyBudget::describe() const {
@@ -229,7 +256,8 @@ Result<Selection> LatencyBudget::select(TuneSession& session) const {
   };
   auto names = candidates(session.registered());
   HONE_TRY(Selection sel, pick_best(session, names, within, "throughput within the budget", per_s));
-  const CandidateResult& chosen = sel.backend == kReference ? session.baseline() : session.evaluate(sel.backend);
+  const CandidateResult& chosen =
+      sel.backend == kReference ? session.baseline() : session.evaluate(sel.backend);
   if (within(chosen) > 0) return sel;
   // Nothing fits, the reference included: say what came closest.
   std::string fastest;
@@ -245,8 +273,8 @@ Result<Selection> LatencyBudget::select(TuneSession& session) const {
       }
   }
   return fail(ErrorCode::kFailedPrecondition,
-              fmt::format("latency-budget: no backend and batch size fits in {} ms (fastest: {})", budget,
-                          fastest.empty() ? "none measured" : fastest));
+              fmt::format("latency-budget: no backend and batch size fits in {} ms (fastest: {})",
+                          budget, fastest.empty() ? "none measured" : fastest));
 }
 
 Result<std::unique_ptr<Strategy>> parse_strategy(const std::string& text,
@@ -268,14 +296,17 @@ Result<std::unique_ptr<Strategy>> parse_strategy(const std::string& text,
     char* end = nullptr;
     const double v = std::strtod(ms.c_str(), &end);
     if (ms.empty() || end != ms.c_str() + ms.size() || !(v > 0) || !std::isfinite(v))
-      return fail(ErrorCode::kInvalidArgument,
-                  "latency-budget needs a positive number of milliseconds (latency-budget:MS), got '" + ms + "'");
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "latency-budget needs a positive number of milliseconds (latency-budget:MS), got '" + ms +
+              "'");
     return std::make_unique<LatencyBudget>(v, backends);
   }
-  return fail(ErrorCode::kInvalidArgument,
-              "unknown strategy '" + text +
-                  "' (known: first-wins, one-backend, max-throughput, max-throughput+search, min-latency, "
-                  "latency-budget:MS)");
+  return fail(
+      ErrorCode::kInvalidArgument,
+      "unknown strategy '" + text +
+          "' (known: first-wins, one-backend, max-throughput, max-throughput+search, min-latency, "
+          "latency-budget:MS)");
 }
 
 }  // namespace hone

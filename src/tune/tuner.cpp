@@ -16,7 +16,8 @@ namespace {
 
 /// Batch sizes to measure: as asked (each within the batch bounds), else the
 /// batch dim's min and max bounds; {1} for a model without a batch axis.
-Result<std::vector<int64_t>> batch_sizes_for(const GraphSpec& spec, const std::vector<int64_t>& asked) {
+Result<std::vector<int64_t>> batch_sizes_for(const GraphSpec& spec,
+                                             const std::vector<int64_t>& asked) {
   std::vector<int64_t> out;
   if (spec.batch_dim.empty()) {
     for (int64_t b : asked)
@@ -30,7 +31,9 @@ Result<std::vector<int64_t>> batch_sizes_for(const GraphSpec& spec, const std::v
     out = {bb.min, bb.max};
   } else {
     for (int64_t b : asked) {
-      if (b < 1) return fail(ErrorCode::kInvalidArgument, fmt::format("batch size {} must be at least 1", b));
+      if (b < 1)
+        return fail(ErrorCode::kInvalidArgument,
+                    fmt::format("batch size {} must be at least 1", b));
       out.push_back(b);
     }
   }
@@ -39,9 +42,11 @@ Result<std::vector<int64_t>> batch_sizes_for(const GraphSpec& spec, const std::v
   return out;
 }
 
-Result<GraphSpec> spec_for(const Graph& graph, const std::vector<Sample>& samples, const TuneOptions& options) {
+Result<GraphSpec> spec_for(const Graph& graph, const std::vector<Sample>& samples,
+                           const TuneOptions& options) {
   if (samples.empty())
-    return fail(ErrorCode::kInvalidArgument, "tuning needs at least one sample of the model's inputs");
+    return fail(ErrorCode::kInvalidArgument,
+                "tuning needs at least one sample of the model's inputs");
   HONE_TRY(GraphSpec spec, GraphSpec::learn(graph, samples, options.dims));
   if (!spec.batch_dim.empty()) {
     // Batch sizes asked for widen the batch bounds (they are what will be served).
@@ -67,7 +72,8 @@ std::vector<std::string> known_candidates(const Strategy& strategy, const Backen
 
 Result<std::string> graph_hash(const Graph& graph) {
   HONE_TRY(auto bytes, onnx::save_model_to_bytes(graph));
-  return package::sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return package::sha256_hex(
+      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 const LatencyFigures* CandidateResult::at_batch(int64_t batch) const {
@@ -84,12 +90,14 @@ double CandidateResult::best_throughput() const {
 
 double CandidateResult::min_batch_p50_ms() const {
   if (figures.empty()) return INFINITY;
-  return std::min_element(figures.begin(), figures.end(),
-                          [](const LatencyFigures& a, const LatencyFigures& b) { return a.batch < b.batch; })
+  return std::min_element(
+             figures.begin(), figures.end(),
+             [](const LatencyFigures& a, const LatencyFigures& b) { return a.batch < b.batch; })
       ->p50_ms;
 }
 
-TunedModel::TunedModel(Graph graph, GraphSpec spec, std::unique_ptr<Backend> backend, TuneReport report)
+TunedModel::TunedModel(Graph graph, GraphSpec spec, std::unique_ptr<Backend> backend,
+                       TuneReport report)
     : graph_(std::make_unique<Graph>(std::move(graph))),
       spec_(std::move(spec)),
       backend_(std::move(backend)),
@@ -110,8 +118,8 @@ Result<SampleValue> TunedModel::infer(const Sample& inputs) const {
   return spec_.unflatten_outputs(std::move(outs));
 }
 
-Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples, const Strategy& strategy,
-                        const TuneOptions& options) {
+Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
+                        const Strategy& strategy, const TuneOptions& options) {
   const auto t0 = std::chrono::steady_clock::now();
   HONE_CHECK_OK_CTX(graph.validate(), "while checking the model before tuning");
   HONE_TRY(GraphSpec spec, spec_for(graph, samples, options));
@@ -152,8 +160,9 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples, 
   d.backend = sel.backend;
   d.config_key = backend->config().key();
   d.config = backend->config().describe();
-  for (const auto& f : backend->config().fields()) d.config_fields.emplace_back(f.name, BackendConfig::to_string(f.value));
-  d.kernel_plan = backend->kernel_plan();
+  for (const auto& f : backend->config().fields())
+    d.config_fields.emplace_back(f.name, BackendConfig::to_string(f.value));
+  d.kernel_plan = tune_internal::distinct_plan(backend->kernel_plan());
   for (const auto& c : report.candidates)
     if (c.backend == sel.backend) d.figures = c.figures;
   d.reason = sel.reason;
@@ -162,7 +171,8 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples, 
   report.cache_used = session->cache_used();
   report.cache_hits = session->cache_hits();
   report.cache_misses = session->cache_misses();
-  report.total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  report.total_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   HONE_LOG_INFO("tune '{}': chose {} ({})", graph.name(), d.backend, d.reason);
   return TunedModel(graph, std::move(spec), std::move(backend), std::move(report));
 }
@@ -177,6 +187,10 @@ Result<std::vector<std::string>> dry_run(const Graph& graph, const std::vector<S
   lines.push_back("model '" + graph.name() + "'");
   lines.push_back(spec.describe());
   for (auto& l : strategy.dry_run(reg.names(), batch_sizes)) lines.push_back(std::move(l));
+  for (const auto& name : known_candidates(strategy, reg))
+    if (const auto* e = reg.find(name); e != nullptr)
+      if (const std::string why = e->unavailable(); !why.empty())
+        lines.push_back("note: " + name + " cannot run on this machine (" + why + "); it would be skipped");
   lines.push_back(fmt::format("threads {}, baseline gate {}%, tuning cache {}", options.threads,
                               options.baseline_gate_percent, options.use_cache ? "on" : "off"));
   return lines;

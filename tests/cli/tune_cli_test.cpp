@@ -11,34 +11,41 @@ namespace fs = std::filesystem;
 using hone_cli_test::Cli;
 using hone_cli_test::slurp;
 
-constexpr const char* kQuick = " --backends onednn --no-cache --threads 1";
+// --threads is a global option: it goes before the command.
+constexpr const char* kQuick = " --backends onednn --no-cache";
 
 TEST_F(Cli, TuneWritesAPackageThatInferDescribeBenchAndExportUse) {
   const fs::path pkg = dir_ / "mlp.hone";
-  auto t = hone("tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick + " --report " +
-                (dir_ / "r.json").string() + " --html " + (dir_ / "r.html").string());
+  auto t =
+      hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick + " --report " +
+           (dir_ / "r.json").string() + " --html " + (dir_ / "r.html").string());
   ASSERT_EQ(t.code, 0) << t.err;
   EXPECT_NE(t.out.find("onednn"), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("chose "), std::string::npos) << t.out;
   EXPECT_NE(t.out.find("saved " + pkg.string()), std::string::npos) << t.out;
-  EXPECT_NE(t.err.find("[2/2] onednn: profile batch 8"), std::string::npos) << "plain progress lines off a terminal:\n" << t.err;
+  EXPECT_NE(t.err.find("[2/2] onednn: profile batch 8"), std::string::npos)
+      << "plain progress lines off a terminal:\n"
+      << t.err;
   ASSERT_TRUE(fs::exists(pkg));
   auto report = nlohmann::json::parse(slurp(dir_ / "r.json"), nullptr, false);
   ASSERT_FALSE(report.is_discarded());
   EXPECT_EQ(report["batch_sizes"], nlohmann::json({1, 8}));
   EXPECT_NE(slurp(dir_ / "r.html").find("<svg"), std::string::npos);
 
-  auto inf = hone("infer " + pkg.string() + " --random-inputs 3 --dim batch=2 --outputs " + (dir_ / "out").string());
+  auto inf = hone("infer " + pkg.string() + " --random-inputs 3 --dim batch=2 --outputs " +
+                  (dir_ / "out").string());
   ASSERT_EQ(inf.code, 0) << inf.err;
   EXPECT_NE(inf.out.find("output 0 'probs': f32[2,8]"), std::string::npos) << inf.out;
   EXPECT_TRUE(fs::exists(dir_ / "out" / "output_0.npy"));
   // The same inputs through `hone run` on the reference agree.
-  auto run = hone("run " + model("mlp.onnx") + " --random-inputs 3 --dim batch=2 --outputs " + (dir_ / "ref").string());
+  auto run = hone("run " + model("mlp.onnx") + " --random-inputs 3 --dim batch=2 --outputs " +
+                  (dir_ / "ref").string());
   ASSERT_EQ(run.code, 0) << run.err;
   auto a = hone::load_npy(dir_ / "out" / "output_0.npy");
   auto b = hone::load_npy(dir_ / "ref" / "output_0.npy");
   ASSERT_TRUE(a && b);
-  for (int64_t i = 0; i < a->numel(); ++i) EXPECT_NEAR(a->data<float>()[i], b->data<float>()[i], 1e-5);
+  for (int64_t i = 0; i < a->numel(); ++i)
+    EXPECT_NEAR(a->data<float>()[i], b->data<float>()[i], 1e-5);
 
   auto d = hone("describe " + pkg.string());
   ASSERT_EQ(d.code, 0) << d.err;
@@ -68,7 +75,8 @@ TEST_F(Cli, TuneWritesAPackageThatInferDescribeBenchAndExportUse) {
 }
 
 TEST_F(Cli, TuneDryRunBuildsNothingAndWritesNothing) {
-  auto r = hone("tune " + model("cnn.onnx") + " --dry-run --strategy max-throughput+search" + kQuick);
+  auto r = hone("--threads 1 tune " + model("cnn.onnx") +
+                " --dry-run --strategy max-throughput+search" + kQuick);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_NE(r.out.find("candidate onednn"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nothing was built"), std::string::npos) << r.out;
@@ -76,14 +84,14 @@ TEST_F(Cli, TuneDryRunBuildsNothingAndWritesNothing) {
 }
 
 TEST_F(Cli, TuneAndInferRejectBadInput) {
-  EXPECT_EQ(hone("tune " + model("mlp.onnx")).code, 2);  // no -o
-  auto strat = hone("tune " + model("mlp.onnx") + " -o x.hone --strategy fastest");
+  EXPECT_EQ(hone("--threads 1 tune " + model("mlp.onnx")).code, 2);  // no -o
+  auto strat = hone("--threads 1 tune " + model("mlp.onnx") + " -o x.hone --strategy fastest");
   EXPECT_EQ(strat.code, 2);
   EXPECT_NE(strat.err.find("unknown strategy 'fastest'"), std::string::npos) << strat.err;
-  auto dim = hone("tune " + model("mlp.onnx") + " -o x.hone --dim batch=9:1");
+  auto dim = hone("--threads 1 tune " + model("mlp.onnx") + " -o x.hone --dim batch=9:1");
   EXPECT_EQ(dim.code, 2);
   EXPECT_NE(dim.err.find("batch=9:1"), std::string::npos) << dim.err;
-  auto missing = hone("tune " + (dir_ / "nope.onnx").string() + " -o x.hone");
+  auto missing = hone("--threads 1 tune " + (dir_ / "nope.onnx").string() + " -o x.hone");
   EXPECT_EQ(missing.code, 1);
   EXPECT_NE(missing.err.find("nope.onnx"), std::string::npos);
   // A package that is not one, and a truncated one.
@@ -92,7 +100,7 @@ TEST_F(Cli, TuneAndInferRejectBadInput) {
   EXPECT_EQ(junk.code, 1);
   EXPECT_NE(junk.err.find("junk.hone"), std::string::npos) << junk.err;
   const fs::path pkg = dir_ / "ok.hone";
-  ASSERT_EQ(hone("tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick).code, 0);
+  ASSERT_EQ(hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + kQuick).code, 0);
   const std::string bytes = slurp(pkg);
   std::ofstream(dir_ / "cut.hone", std::ios::binary) << bytes.substr(0, bytes.size() / 2);
   auto cut = hone("describe " + (dir_ / "cut.hone").string());
@@ -101,6 +109,35 @@ TEST_F(Cli, TuneAndInferRejectBadInput) {
   auto wrong = hone("infer " + pkg.string() + " --random-inputs 1 --dim batch=99");
   EXPECT_EQ(wrong.code, 1);
   EXPECT_NE(wrong.err.find("batch"), std::string::npos) << wrong.err;
+}
+
+TEST_F(Cli, TuneLearnsBoundsFromASamplesFolder) {
+  // Two samples of the MLP's input, batch 1 and batch 3, as sample folders.
+  for (auto [name, batch] : {std::pair<const char*, int64_t>{"a", 1}, {"b", 3}}) {
+    fs::create_directories(dir_ / "samples" / name);
+    hone::Tensor x = hone::Tensor::zeros(hone::DType::kF32, {batch, 16});
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.data<float>()[i] = 0.01f * static_cast<float>(i % 13) - 0.05f;
+    ASSERT_TRUE(hone::save_npy(x, dir_ / "samples" / name / "input_0.npy"));
+  }
+  const fs::path pkg = dir_ / "s.hone";
+  auto t = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() + " --samples " +
+                (dir_ / "samples").string() + kQuick);
+  ASSERT_EQ(t.code, 0) << t.err;
+  EXPECT_NE(t.out.find("      3 "), std::string::npos) << "measured at batch 3:\n" << t.out;
+  auto d = hone("describe " + pkg.string());
+  ASSERT_EQ(d.code, 0) << d.err;
+  EXPECT_NE(d.out.find("min 1"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("max 3"), std::string::npos) << d.out;
+  // A sample folder with a file of the wrong shape is an error naming it.
+  fs::create_directories(dir_ / "bad" / "a");
+  ASSERT_TRUE(hone::save_npy(hone::Tensor::zeros(hone::DType::kF32, {2, 5}),
+                             dir_ / "bad" / "a" / "input_0.npy"));
+  auto bad = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + (dir_ / "x.hone").string() +
+                  " --samples " + (dir_ / "bad").string() + kQuick);
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("axis 1"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.hone"));
 }
 
 }  // namespace

@@ -2,10 +2,10 @@
 // to a new folder and run it with its own runtime, not hone: the ONNX
 // artifact through ONNX Runtime (npm onnxruntime-node), a native shared
 // library through the standalone runner (tools/native-runner).
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -54,12 +54,28 @@ class Artifacts : public BackendTest {
   fs::path write_inputs(const std::vector<Tensor>& x) {
     const fs::path in = dir_ / "in";
     fs::create_directories(in);
-    for (size_t i = 0; i < x.size(); ++i) EXPECT_TRUE(save_npy(x[i], in / ("input_" + std::to_string(i) + ".npy")));
+    for (size_t i = 0; i < x.size(); ++i)
+      EXPECT_TRUE(save_npy(x[i], in / ("input_" + std::to_string(i) + ".npy")));
     return in;
   }
 
   fs::path dir_;
 };
+
+/// Runs `cmd` with its output in `log`; on failure the message holds the log.
+testing::AssertionResult ran(const std::string& cmd, const fs::path& log) {
+  const int st = std::system((cmd + " > " + log.string() + " 2>&1").c_str());
+  if (st == 0) return testing::AssertionSuccess();
+  std::ifstream in(log);
+  return testing::AssertionFailure() << cmd << "\nexited " << st << ":\n"
+                                     << std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+ExportOptions onnx_format() {
+  ExportOptions o;
+  o.format = "onnx";
+  return o;
+}
 
 bool have_onnxruntime() {
   return fs::exists(fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/node_modules/onnxruntime-node") &&
@@ -70,48 +86,56 @@ testing::AssertionResult deploy_record_is_complete(const fs::path& dir, const st
   std::ifstream in(dir / "deploy.json");
   auto j = nlohmann::json::parse(in, nullptr, false);
   if (j.is_discarded()) return testing::AssertionFailure() << "deploy.json is not JSON";
-  if (j.value("format", "") != format) return testing::AssertionFailure() << "format " << j.value("format", "");
-  if (!j.contains("files") || j["files"].empty()) return testing::AssertionFailure() << "no files listed";
+  if (j.value("format", "") != format)
+    return testing::AssertionFailure() << "format " << j.value("format", "");
+  if (!j.contains("files") || j["files"].empty())
+    return testing::AssertionFailure() << "no files listed";
   for (const auto& [file, sum] : j["files"].items())
     if (!fs::exists(dir / file) || sum.get<std::string>().size() != 64)
-      return testing::AssertionFailure() << "listed file " << file << " missing or without a SHA-256";
+      return testing::AssertionFailure()
+             << "listed file " << file << " missing or without a SHA-256";
   if (j.value("max_batch_measured", 0) < 1) return testing::AssertionFailure() << "no max batch";
-  if (!j.contains("inputs") || j["inputs"].empty()) return testing::AssertionFailure() << "no input specs";
+  if (!j.contains("inputs") || j["inputs"].empty())
+    return testing::AssertionFailure() << "no input specs";
   return testing::AssertionSuccess();
 }
 
 HONE_MATRIX_TEST_P(Artifacts, OnnxArtifactRunsInOnnxRuntime, "artifacts.onnx") {
   const BackendCase& c = GetParam();
-  if (!have_onnxruntime()) HONE_SKIP("onnxruntime-node is not installed (bench/peers/ort/install.sh)");
+  if (!have_onnxruntime())
+    HONE_SKIP("onnxruntime-node is not installed (bench/peers/ort/install.sh)");
   Graph g;
   auto tuned = tuned_conv(c, &g);
   ASSERT_TRUE(tuned);
-  auto rec = export_artifact(*tuned, dir_ / "onnx", {.format = "onnx"});
+  auto rec = export_artifact(*tuned, dir_ / "onnx", onnx_format());
   ASSERT_TRUE(rec) << rec.error().to_string();
   EXPECT_TRUE(deploy_record_is_complete(dir_ / "onnx", "onnx"));
   Seeded s(8);
   const auto x = s.inputs(g, {{"batch", 2}});
   const fs::path in = write_inputs(x);
-  const std::string cmd = "node " + (fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/run.js").string() + " " +
-                          (dir_ / "onnx" / "model.onnx").string() + " --inputs " + in.string() + " --outputs " +
-                          (dir_ / "ort").string() + " > " + (dir_ / "ort.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const std::string cmd = "node " +
+                          (fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/run.js").string() + " " +
+                          (dir_ / "onnx" / "model.onnx").string() + " --inputs " + in.string() +
+                          " --outputs " + (dir_ / "ort").string();
+  ASSERT_TRUE(ran(cmd, dir_ / "ort.log"));
   auto ort = load_npy(dir_ / "ort" / "output_0.npy");
   ASSERT_TRUE(ort) << ort.error().to_string();
   auto mine = tuned->infer_flat(x);
   ASSERT_TRUE(mine);
   EXPECT_TRUE((Tolerance{1e-4, 1e-5}.assert_close(*ort, (*mine)[0])));
   // Exporting over a folder that has files is refused and changes nothing.
-  auto again = export_artifact(*tuned, dir_ / "onnx", {.format = "onnx"});
+  auto again = export_artifact(*tuned, dir_ / "onnx", onnx_format());
   ASSERT_FALSE(again);
   EXPECT_NE(again.error().message().find("already exists"), std::string::npos);
   EXPECT_TRUE(deploy_record_is_complete(dir_ / "onnx", "onnx"));
 }
 
-HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export", "artifacts.run-standalone",
-                   "artifacts.native-so") {
+HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export",
+                   "artifacts.run-standalone", "artifacts.native-so") {
   const BackendCase& c = GetParam();
-  if (!c.has("export")) HONE_SKIP("backend '" + c.key + "' has no deployable artifact of its own (its packages export as ONNX)");
+  if (!c.has("export"))
+    HONE_SKIP("backend '" + c.key +
+              "' has no deployable artifact of its own (its packages export as ONNX)");
   Graph g;
   auto tuned = tuned_conv(c, &g);
   ASSERT_TRUE(tuned);
@@ -125,15 +149,17 @@ HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export", "a
   const fs::path in = write_inputs(x);
   std::string cmd;
   if (c.artifact_format == "onnx") {
-    if (!have_onnxruntime()) HONE_SKIP("onnxruntime-node is not installed (bench/peers/ort/install.sh)");
-    cmd = "node " + (fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/run.js").string() + " " + (out / "model.onnx").string();
+    if (!have_onnxruntime())
+      HONE_SKIP("onnxruntime-node is not installed (bench/peers/ort/install.sh)");
+    cmd = "node " + (fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/run.js").string() + " " +
+          (out / "model.onnx").string();
   } else if (c.artifact_format == "native-so") {
     cmd = std::string(HONE_NATIVE_RUNNER) + " " + out.string();
   } else {
     FAIL() << "no standalone runner known for artifact format '" << c.artifact_format << "'";
   }
-  cmd += " --inputs " + in.string() + " --outputs " + (dir_ / "out").string() + " > " + (dir_ / "run.log").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  cmd += " --inputs " + in.string() + " --outputs " + (dir_ / "out").string();
+  ASSERT_TRUE(ran(cmd, dir_ / "run.log"));
   auto got = load_npy(dir_ / "out" / "output_0.npy");
   ASSERT_TRUE(got) << got.error().to_string();
   auto mine = tuned->infer_flat(x);

@@ -96,6 +96,9 @@ const std::vector<BackendCase>& backend_cases() {
        {"dynamic-shapes", "integer-io", "export"}, "onnx"},
       {"onednn", registry_factory("onednn"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
       {"blas", registry_factory("blas"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
+      {"aot", registry_factory("aot"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "export"}, "native-so"},
+      // Skipped, with the registry's reason, where there is no CUDA device.
+      {"cuda", registry_factory("cuda"), Tolerance{1e-4, 1e-5}, {"gpu", "dynamic-shapes", "integer-io"}, ""},
   };
   return cases;
 }

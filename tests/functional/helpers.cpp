@@ -20,11 +20,14 @@ testing::AssertionResult matches_reference(const BackendCase& c, const Graph& g,
   if (!ref) return testing::AssertionFailure() << ref.error().to_string();
   if (auto r = (*ref)->build(g); !r) return testing::AssertionFailure() << r.error().to_string();
   auto expected = (*ref)->infer(inputs);
-  if (!expected) return testing::AssertionFailure() << "reference: " << expected.error().to_string();
+  if (!expected)
+    return testing::AssertionFailure() << "reference: " << expected.error().to_string();
   auto actual = be.infer(inputs);
-  if (!actual) return testing::AssertionFailure() << be.name() << ": " << actual.error().to_string();
+  if (!actual)
+    return testing::AssertionFailure() << be.name() << ": " << actual.error().to_string();
   if (actual->size() != expected->size())
-    return testing::AssertionFailure() << actual->size() << " outputs, reference has " << expected->size();
+    return testing::AssertionFailure()
+           << actual->size() << " outputs, reference has " << expected->size();
   for (size_t i = 0; i < expected->size(); ++i) {
     auto r = c.tolerance.assert_close((*actual)[i], (*expected)[i]);
     if (!r) return testing::AssertionFailure() << "output " << i << ": " << r.message();
@@ -55,7 +58,9 @@ testing::AssertionResult batch_consistent(const BackendCase& c, const Backend& b
     if (!part) return testing::AssertionFailure() << part.error().to_string();
     for (size_t o = 0; o < part->size(); ++o) {
       auto r = c.tolerance.assert_close((*part)[o], slice_batch((*whole)[o], i));
-      if (!r) return testing::AssertionFailure() << "sample " << i << " output " << o << ": " << r.message();
+      if (!r)
+        return testing::AssertionFailure()
+               << "sample " << i << " output " << o << ": " << r.message();
     }
   }
   return testing::AssertionSuccess();
@@ -71,12 +76,14 @@ const BackendRegistry& case_registry() {
     for (const BackendCase& c : backend_cases()) {
       const auto* entry = default_registry().find(c.key);
       // check_backend_table() at start-up guarantees every row is registered.
-      auto added = r.add({c.key, entry ? entry->description : c.key,
-                          entry ? entry->capabilities : BackendCapabilities{}, [factory = c.factory] {
-                            ++g_created;
-                            auto be = factory();
-                            return be ? std::move(*be) : std::unique_ptr<Backend>();
-                          }});
+      auto added =
+          r.add({c.key, entry ? entry->description : c.key,
+                 entry ? entry->capabilities : BackendCapabilities{}, [factory = c.factory] {
+                   ++g_created;
+                   auto be = factory();
+                   return be ? std::move(*be) : std::unique_ptr<Backend>();
+                 },
+                 entry ? entry->unavailable_reason : std::function<std::string()>()});
       (void)added;
     }
     return r;
@@ -84,7 +91,9 @@ const BackendRegistry& case_registry() {
   return reg;
 }
 
-int case_backends_created() { return g_created.load(); }
+int case_backends_created() {
+  return g_created.load();
+}
 
 std::unique_ptr<Strategy> pinned_strategy(const BackendCase& c) {
   return std::make_unique<OneBackend>(c.key, /*fallback_when_slower=*/false);
@@ -105,27 +114,32 @@ TuneOptions quick_tune_options() {
 
 Sample sample_from(const Graph& g, const std::vector<Tensor>& inputs) {
   std::vector<std::pair<std::string, SampleValue>> leaves;
-  for (size_t i = 0; i < inputs.size(); ++i) leaves.emplace_back(g.value(g.inputs()[i]).name, SampleValue(inputs[i]));
+  for (size_t i = 0; i < inputs.size(); ++i)
+    leaves.emplace_back(g.value(g.inputs()[i]).name, SampleValue(inputs[i]));
   auto s = sample_from_leaves(leaves);
   if (!s) throw std::runtime_error("sample_from: " + s.error().to_string());
   return *s;
 }
 
-testing::AssertionResult selected_backend(const TunedModel& tuned, const std::string& key, const Sample& probe) {
+testing::AssertionResult selected_backend(const TunedModel& tuned, const std::string& key,
+                                          const Sample& probe) {
   if (tuned.decision().backend != key)
-    return testing::AssertionFailure() << "tuning chose '" << tuned.decision().backend << "', not '" << key
-                                       << "': " << tuned.decision().reason;
+    return testing::AssertionFailure() << "tuning chose '" << tuned.decision().backend << "', not '"
+                                       << key << "': " << tuned.decision().reason;
   if (tuned.backend().name() != key)
-    return testing::AssertionFailure() << "the tuned model runs on '" << tuned.backend().name() << "'";
+    return testing::AssertionFailure()
+           << "the tuned model runs on '" << tuned.backend().name() << "'";
   const uint64_t before = tuned.backend().executions();
   auto y = tuned.infer(probe);
   if (!y) return testing::AssertionFailure() << y.error().to_string();
   if (tuned.backend().executions() != before + 1)
-    return testing::AssertionFailure() << "backend '" << key << "' did not count the inference: its kernels did not run";
+    return testing::AssertionFailure()
+           << "backend '" << key << "' did not count the inference: its kernels did not run";
   return testing::AssertionSuccess();
 }
 
-testing::AssertionResult assert_matches_reference(const TunedModel& tuned, const Graph& g, const Tolerance& tolerance,
+testing::AssertionResult assert_matches_reference(const TunedModel& tuned, const Graph& g,
+                                                  const Tolerance& tolerance,
                                                   const std::vector<int64_t>& batch_sizes,
                                                   const std::vector<uint64_t>& seeds,
                                                   const std::map<std::string, int64_t>& dims) {
@@ -141,11 +155,14 @@ testing::AssertionResult assert_matches_reference(const TunedModel& tuned, const
       auto expected = (*ref)->infer(x);
       auto actual = tuned.infer_flat(x);
       if (!expected || !actual)
-        return testing::AssertionFailure() << "batch " << batch << " seed " << seed << ": "
-                                           << (!expected ? expected.error() : actual.error()).to_string();
+        return testing::AssertionFailure()
+               << "batch " << batch << " seed " << seed << ": "
+               << (!expected ? expected.error() : actual.error()).to_string();
       for (size_t i = 0; i < expected->size(); ++i) {
         auto r = tolerance.assert_close((*actual)[i], (*expected)[i]);
-        if (!r) return testing::AssertionFailure() << "batch " << batch << " seed " << seed << " output " << i << ": " << r.message();
+        if (!r)
+          return testing::AssertionFailure()
+                 << "batch " << batch << " seed " << seed << " output " << i << ": " << r.message();
       }
     }
   return testing::AssertionSuccess();

@@ -41,10 +41,12 @@ TuneOptions quick_tune_options();
 Sample sample_from(const Graph& g, const std::vector<Tensor>& inputs);
 /// The tuned model really runs on `key`: the decision and the backend name it,
 /// and one inference of `probe` raises that backend's execution counter.
-testing::AssertionResult selected_backend(const TunedModel& tuned, const std::string& key, const Sample& probe);
+testing::AssertionResult selected_backend(const TunedModel& tuned, const std::string& key,
+                                          const Sample& probe);
 /// tuned vs the reference on seeded random inputs at every batch size given,
 /// with each seed; other symbolic dims at `dims`.
-testing::AssertionResult assert_matches_reference(const TunedModel& tuned, const Graph& g, const Tolerance& tolerance,
+testing::AssertionResult assert_matches_reference(const TunedModel& tuned, const Graph& g,
+                                                  const Tolerance& tolerance,
                                                   const std::vector<int64_t>& batch_sizes,
                                                   const std::vector<uint64_t>& seeds,
                                                   const std::map<std::string, int64_t>& dims = {});

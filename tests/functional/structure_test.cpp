@@ -16,15 +16,16 @@ class Structure : public BackendTest {};
 Sample nested_sample(Seeded& s, int64_t batch, float scale) {
   SampleMap meta;
   meta.emplace("scale", SampleValue(static_cast<double>(scale)));
-  meta.emplace("masks", SampleValue(SampleList{SampleValue(s.uniform({batch, 6})), SampleValue(s.uniform({batch, 6}))}));
+  meta.emplace("masks", SampleValue(SampleList{SampleValue(s.uniform({batch, 6})),
+                                               SampleValue(s.uniform({batch, 6}))}));
   SampleMap root;
   root.emplace("image", SampleValue(s.uniform({batch, 6})));
   root.emplace("meta", SampleValue(std::move(meta)));
   return Sample(std::move(root));
 }
 
-HONE_MATRIX_TEST_P(Structure, NestedInputsAndOutputsRoundTrip, "io.nested-inputs", "io.nested-outputs",
-                   "models.nested-io") {
+HONE_MATRIX_TEST_P(Structure, NestedInputsAndOutputsRoundTrip, "io.nested-inputs",
+                   "io.nested-outputs", "models.nested-io") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(51);
   Graph g = nested_io(s);
@@ -54,7 +55,8 @@ HONE_MATRIX_TEST_P(Structure, NestedInputsAndOutputsRoundTrip, "io.nested-inputs
   const Tensor& image = in.find("image")->tensor();
   const Tensor& m1 = in.find("meta.masks[1]")->tensor();
   for (int64_t i = 0; i < 12; ++i)
-    EXPECT_NEAR(p1->tensor().data<float>()[i], std::max(0.0f, image.data<float>()[i] - m1.data<float>()[i]), 1e-6);
+    EXPECT_NEAR(p1->tensor().data<float>()[i],
+                std::max(0.0f, image.data<float>()[i] - m1.data<float>()[i]), 1e-6);
   // A tree missing a leaf is an error that names its path.
   SampleMap partial;
   partial.emplace("image", SampleValue(s.uniform({2, 6})));
@@ -63,8 +65,8 @@ HONE_MATRIX_TEST_P(Structure, NestedInputsAndOutputsRoundTrip, "io.nested-inputs
   EXPECT_NE(bad.error().to_string().find("meta"), std::string::npos) << bad.error().to_string();
 }
 
-HONE_MATRIX_TEST_P(Structure, PipelineTunesOneModelAndLeavesTheOther, "topology.{backend}/single-device",
-                   "models.pipeline") {
+HONE_MATRIX_TEST_P(Structure, PipelineTunesOneModelAndLeavesTheOther,
+                   "topology.{backend}/single-device", "models.pipeline") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(52);
   Graph enc = pipeline_encoder(s), head = pipeline_head(s);
@@ -83,16 +85,19 @@ HONE_MATRIX_TEST_P(Structure, PipelineTunesOneModelAndLeavesTheOther, "topology.
   EXPECT_EQ(placement[1], (std::pair<std::string, std::string>{"head", c.key}));
   ASSERT_NE(p.tuned("head"), nullptr);
   EXPECT_EQ(p.tuned("encoder"), nullptr);
-  const uint64_t enc_before = p.backend("encoder")->executions(), head_before = p.backend("head")->executions();
+  const uint64_t enc_before = p.backend("encoder")->executions(),
+                 head_before = p.backend("head")->executions();
   const TensorMap x = {{"x", s.uniform({3, 12})}};
   auto y = p.run(x);
   auto expected = plain.run(x);
   ASSERT_TRUE(y) << y.error().to_string();
   ASSERT_TRUE(expected);
   EXPECT_EQ(p.backend("encoder")->executions(), enc_before + 1);
-  EXPECT_EQ(p.backend("head")->executions(), head_before + 1) << "the tuned head did not run on " << c.key;
+  EXPECT_EQ(p.backend("head")->executions(), head_before + 1)
+      << "the tuned head did not run on " << c.key;
   EXPECT_TRUE(c.tolerance.assert_close(y->at("probs"), expected->at("probs")));
-  EXPECT_TRUE(y->at("features").bitwise_equal(expected->at("features"))) << "the encoder must stay on the reference";
+  EXPECT_TRUE(y->at("features").bitwise_equal(expected->at("features")))
+      << "the encoder must stay on the reference";
   // A stage whose input nobody provides is an error naming it.
   auto missing = p.run({{"y", s.uniform({1, 12})}});
   ASSERT_FALSE(missing);

@@ -1,14 +1,16 @@
 // Tuning on every backend: tune with a pinned strategy, prove the backend's
 // own kernels ran, save, load into a fresh object and a fresh process, and
 // each strategy (dry run and batch-size search included) on each backend.
+#include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
-#include <unistd.h>
 
+#include <nlohmann/json.hpp>
 #include "functional/backends.h"
 #include "functional/helpers.h"
 #include "functional/matrix.h"
 #include "functional/models/toy_models.h"
+
 #include "hone/npy.h"
 #include "hone/package.h"
 
@@ -43,8 +45,8 @@ std::vector<Sample> conv_samples(const Graph& g) {
   return out;
 }
 
-HONE_MATRIX_TEST_P(Tuning, TuneSaveLoadAndRunInAFreshProcess, "lifecycle.tune", "lifecycle.save-load",
-                   "lifecycle.fresh-process", "precision.f32") {
+HONE_MATRIX_TEST_P(Tuning, TuneSaveLoadAndRunInAFreshProcess, "lifecycle.tune",
+                   "lifecycle.save-load", "lifecycle.fresh-process", "precision.f32") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(41);
   Graph g = conv_net(s);
@@ -67,14 +69,16 @@ HONE_MATRIX_TEST_P(Tuning, TuneSaveLoadAndRunInAFreshProcess, "lifecycle.tune", 
   auto a = tuned->infer_flat(x);
   auto b = loaded->infer_flat(x);
   ASSERT_TRUE(a && b);
-  EXPECT_TRUE((*b)[0].bitwise_equal((*a)[0])) << "a loaded package must give the saved model's exact outputs";
+  EXPECT_TRUE((*b)[0].bitwise_equal((*a)[0]))
+      << "a loaded package must give the saved model's exact outputs";
   EXPECT_TRUE(assert_matches_reference(*loaded, g, c.tolerance, {1, 4}, {3}));
 
   // A fresh process: the hone CLI loads the package and runs it.
   fs::create_directories(dir_ / "in");
   ASSERT_TRUE(save_npy(x[0], dir_ / "in" / "input_0.npy"));
-  const std::string cmd = std::string(HONE_CLI) + " infer " + file.string() + " --inputs " + (dir_ / "in").string() +
-                          " --outputs " + (dir_ / "out").string() + " > " + (dir_ / "log.txt").string() + " 2>&1";
+  const std::string cmd = std::string(HONE_CLI) + " infer " + file.string() + " --inputs " +
+                          (dir_ / "in").string() + " --outputs " + (dir_ / "out").string() + " > " +
+                          (dir_ / "log.txt").string() + " 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   auto fresh = load_npy(dir_ / "out" / "output_0.npy");
   ASSERT_TRUE(fresh) << fresh.error().to_string();
@@ -82,7 +86,8 @@ HONE_MATRIX_TEST_P(Tuning, TuneSaveLoadAndRunInAFreshProcess, "lifecycle.tune", 
     EXPECT_TRUE(fresh->bitwise_equal((*a)[0])) << "the fresh process computed other values";
 }
 
-HONE_MATRIX_TEST_P(Tuning, FirstWinsAndOneBackend, "strategies.first-wins", "strategies.one-backend") {
+HONE_MATRIX_TEST_P(Tuning, FirstWinsAndOneBackend, "strategies.first-wins",
+                   "strategies.one-backend") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(42);
   Graph g = mlp(s);
@@ -99,8 +104,8 @@ HONE_MATRIX_TEST_P(Tuning, FirstWinsAndOneBackend, "strategies.first-wins", "str
   EXPECT_TRUE(assert_matches_reference(*one, g, c.tolerance, {1, 5, 8}, {4}));
 }
 
-HONE_MATRIX_TEST_P(Tuning, MaxThroughputMinLatencyAndBudget, "strategies.max-throughput", "strategies.min-latency",
-                   "strategies.latency-budget") {
+HONE_MATRIX_TEST_P(Tuning, MaxThroughputMinLatencyAndBudget, "strategies.max-throughput",
+                   "strategies.min-latency", "strategies.latency-budget") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(43);
   Graph g = mlp(s);
@@ -124,7 +129,8 @@ HONE_MATRIX_TEST_P(Tuning, MaxThroughputMinLatencyAndBudget, "strategies.max-thr
   EXPECT_NE(none.error().message().find("fits"), std::string::npos) << none.error().message();
 }
 
-HONE_MATRIX_TEST_P(Tuning, DryRunAndBatchSizeSearch, "strategies.dry-run", "strategies.batch-size-search") {
+HONE_MATRIX_TEST_P(Tuning, DryRunAndBatchSizeSearch, "strategies.dry-run",
+                   "strategies.batch-size-search") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(44);
   Graph g = mlp(s);
@@ -149,6 +155,29 @@ HONE_MATRIX_TEST_P(Tuning, DryRunAndBatchSizeSearch, "strategies.dry-run", "stra
   EXPECT_GT(r.best_batch, 0);
   EXPECT_FALSE(r.stopped_because.empty());
   EXPECT_TRUE(selected_backend(*m, c.key, samples[0]));
+}
+
+HONE_MATRIX_TEST_P(Tuning, KernelPlanIsSavedInThePackage, "kernels.kernel-plan-saved") {
+  const BackendCase& c = GetParam();
+  Seeded s = seeded(45);
+  Graph g = conv_net(s);
+  auto tuned = tune(g, conv_samples(g), *pinned_strategy(c), quick_tune_options());
+  ASSERT_TRUE(tuned) << tuned.error().to_string();
+  if (tuned->backend().kernel_plan().empty())
+    HONE_SKIP("backend '" + c.key + "' makes no kernel choices (it has no kernel plan to save)");
+  ASSERT_FALSE(tuned->decision().kernel_plan.empty());
+  const fs::path file = dir_ / "plan.hone";
+  ASSERT_TRUE(save(*tuned, file));
+  auto manifest = package_manifest(file);
+  ASSERT_TRUE(manifest) << manifest.error().to_string();
+  auto j = nlohmann::json::parse(*manifest);
+  EXPECT_EQ(j["decision"]["kernel_plan"].get<std::vector<std::string>>(),
+            tuned->decision().kernel_plan);
+  LoadOptions lo;
+  lo.registry = &case_registry();
+  auto loaded = load(file, lo);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_EQ(loaded->decision().kernel_plan, tuned->decision().kernel_plan);
 }
 
 HONE_WITH_BACKENDS(Tuning);

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -124,19 +124,30 @@ int run_bench(const BenchOptions& o) {
   const int threads = ThreadPool::global().num_threads();
 
   if (o.json) {
-    nlohmann::json j = {{"model", o.model},     {"backend", backend_name}, {"threads", threads},
-                        {"batch", o.batch},     {"iters", o.iters},     {"warmup", o.warmup},
-                        {"seed", o.seed},       {"build_ms", build_ms}, {"p50_ms", p50},
-                        {"p90_ms", p90},        {"p99_ms", p99},        {"min_ms", ms.front()},
-                        {"max_ms", ms.back()},  {"throughput_per_s", throughput},
+    nlohmann::json j = {{"model", o.model},
+                        {"backend", backend_name},
+                        {"threads", threads},
+                        {"batch", o.batch},
+                        {"iters", o.iters},
+                        {"warmup", o.warmup},
+                        {"seed", o.seed},
+                        {"build_ms", build_ms},
+                        {"p50_ms", p50},
+                        {"p90_ms", p90},
+                        {"p99_ms", p99},
+                        {"min_ms", ms.front()},
+                        {"max_ms", ms.back()},
+                        {"throughput_per_s", throughput},
                         {"executions", backend->executions()}};
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
-  fmt::print("{} on {} ({} threads), batch {}: {} in {:.1f} ms\n", o.model, backend_name, threads, o.batch,
-             is_package ? "loaded" : "built", build_ms);
-  fmt::print("latency  p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms  (min {:.3f}, max {:.3f}; {} runs after {} warm-up)\n",
-             p50, p90, p99, ms.front(), ms.back(), o.iters, o.warmup);
+  fmt::print("{} on {} ({} threads), batch {}: {} in {:.1f} ms\n", o.model, backend_name, threads,
+             o.batch, is_package ? "loaded" : "built", build_ms);
+  fmt::print(
+      "latency  p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms  (min {:.3f}, max {:.3f}; {} runs "
+      "after {} warm-up)\n",
+      p50, p90, p99, ms.front(), ms.back(), o.iters, o.warmup);
   fmt::print("throughput {:.1f} samples/s\n", throughput);
   return kExitOk;
 }
@@ -146,7 +157,8 @@ int run_bench(const BenchOptions& o) {
 void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* sub = root.add_subcommand(
-      "bench", "latency (p50/p90/p99) and throughput of a model on one backend, or of a .hone package");
+      "bench",
+      "latency (p50/p90/p99) and throughput of a model on one backend, or of a .hone package");
   sub->add_option("model", o->model, "the .onnx file, or a .hone package (runs its chosen backend)")
       ->required()
       ->type_name("MODEL.onnx|OUT.hone");

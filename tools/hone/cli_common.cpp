@@ -23,7 +23,17 @@ void set_requested_threads(int threads) {
   g_requested_threads = threads;
 }
 
-int requested_threads() { return g_requested_threads; }
+int requested_threads() {
+  return g_requested_threads;
+}
+
+void add_io_options(CLI::App& sub, IoOptions& io) {
+  sub.add_option("--inputs", io.inputs_dir, "folder with input_<i>.pb or input_<i>.npy")->type_name("DIR");
+  sub.add_option("--random-inputs", io.seed, "seeded random inputs instead of files")->type_name("SEED");
+  sub.add_option("--dim", io.dims, "value of a symbolic dim for random inputs (repeatable)")
+      ->type_name("NAME=VALUE");
+  sub.add_option("--outputs", io.outputs_dir, "write output_<i>.npy and outputs.json here")->type_name("DIR");
+}
 
 void apply_requested_threads() {
   if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
@@ -167,7 +177,9 @@ Result<void> write_outputs(const std::filesystem::path& dir, const std::vector<T
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = i < names.size() ? names[i] : "output_" + std::to_string(i);
     auto bytes = serialize_npy(outputs[i]);
-    if (!bytes) return fail(std::move(bytes).error().add_context("while saving output " + std::to_string(i) + " '" + name + "'"));
+    if (!bytes)
+      return fail(std::move(bytes).error().add_context("while saving output " + std::to_string(i) +
+                                                       " '" + name + "'"));
     files.push_back(std::move(*bytes));
     manifest.push_back({{"name", name},
                         {"dtype", std::string(dtype_name(outputs[i].dtype()))},

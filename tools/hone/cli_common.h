@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,6 +48,16 @@ void set_requested_threads(int threads);
 void apply_requested_threads();
 /// --threads as given, -1 when not given.
 int requested_threads();
+
+/// Where a command's inputs come from and where its outputs go, with the
+/// options `run` and `infer` share: --inputs, --random-inputs, --dim, --outputs.
+struct IoOptions {
+  std::string inputs_dir;
+  std::optional<uint64_t> seed;
+  std::vector<std::string> dims;
+  std::string outputs_dir;
+};
+void add_io_options(CLI::App& sub, IoOptions& io);
 
 /// Prints "error: <to_string()>" to stderr and returns kExitError.
 int report(const Error& error);

@@ -19,19 +19,18 @@ namespace {
 
 struct InferOptions {
   std::string package;
-  std::string inputs_dir;
-  std::optional<uint64_t> seed;
-  std::vector<std::string> dims;
-  std::string outputs_dir;
+  IoOptions io;
   bool allow_env_mismatch = false;
 };
 
 int run_infer(const InferOptions& o) {
   std::map<std::string, int64_t> dims;
-  for (const std::string& d : o.dims)
+  for (const std::string& d : o.io.dims)
     if (auto r = parse_dim_binding(d, dims); !r) return usage_error(r.error().message());
-  if (!o.inputs_dir.empty() && o.seed) return usage_error("give either --inputs DIR or --random-inputs SEED, not both");
-  if (o.inputs_dir.empty() && !o.seed) return usage_error("give the inputs with --inputs DIR or --random-inputs SEED");
+  if (!o.io.inputs_dir.empty() && o.io.seed)
+    return usage_error("give either --inputs DIR or --random-inputs SEED, not both");
+  if (o.io.inputs_dir.empty() && !o.io.seed)
+    return usage_error("give the inputs with --inputs DIR or --random-inputs SEED");
   apply_requested_threads();
   LoadOptions lo;
   lo.allow_env_mismatch = o.allow_env_mismatch;
@@ -41,19 +40,21 @@ int run_infer(const InferOptions& o) {
   const Graph& g = model->graph();
 
   std::vector<Tensor> inputs;
-  if (o.seed) {
-    if (auto known = check_dim_bindings(g, dims); !known) return usage_error(known.error().message());
-    std::mt19937_64 rng(*o.seed);
+  if (o.io.seed) {
+    if (auto known = check_dim_bindings(g, dims); !known)
+      return usage_error(known.error().message());
+    std::mt19937_64 rng(*o.io.seed);
     for (ValueId id : g.inputs()) {
       auto t = random_input(g.value(id), dims, rng);
       if (!t) return report(t.error());
       inputs.push_back(std::move(*t));
     }
   } else {
-    auto samples = load_samples(o.inputs_dir, g);
+    auto samples = load_samples(o.io.inputs_dir, g);
     if (!samples) return report(samples.error());
     if (samples->size() != 1)
-      return usage_error(fmt::format("--inputs {} holds {} samples; `hone infer` runs one", o.inputs_dir, samples->size()));
+      return usage_error(fmt::format("--inputs {} holds {} samples; `hone infer` runs one",
+                                     o.io.inputs_dir, samples->size()));
     auto flat = model->spec().flatten(samples->front());
     if (!flat) return report(flat.error());
     inputs = std::move(*flat);
@@ -64,12 +65,13 @@ int run_infer(const InferOptions& o) {
   if (!outputs) return report(outputs.error());
   std::vector<std::string> names;
   for (size_t i = 0; i < outputs->size(); ++i) {
-    names.push_back(i < g.outputs().size() ? g.value(g.outputs()[i]).name : "output_" + std::to_string(i));
+    names.push_back(i < g.outputs().size() ? g.value(g.outputs()[i]).name
+                                           : "output_" + std::to_string(i));
     print_output_summary(i, names.back(), (*outputs)[i]);
   }
   fmt::print("ran on {} (from {})\n", model->decision().backend, o.package);
-  if (!o.outputs_dir.empty())
-    if (auto w = write_outputs(o.outputs_dir, *outputs, names); !w) return report(w.error());
+  if (!o.io.outputs_dir.empty())
+    if (auto w = write_outputs(o.io.outputs_dir, *outputs, names); !w) return report(w.error());
   return kExitOk;
 }
 
@@ -98,8 +100,10 @@ int run_export(const ExportCliOptions& o) {
   eo.backend = o.backend;
   auto rec = hone::export_artifact(*model, o.output, eo);
   if (!rec) return report(rec.error());
-  fmt::print("exported {} artifact of '{}' (by {}) to {}:\n", rec->format, model->graph().name(), rec->backend, o.output);
-  for (const auto& [file, sum] : rec->files) fmt::print("  {}  sha256 {}\n", file, sum.substr(0, 16));
+  fmt::print("exported {} artifact of '{}' (by {}) to {}:\n", rec->format, model->graph().name(),
+             rec->backend, o.output);
+  for (const auto& [file, sum] : rec->files)
+    fmt::print("  {}  sha256 {}\n", file, sum.substr(0, 16));
   fmt::print("  deploy.json (format, files, runtime config, tensor specs, max batch measured {})\n",
              rec->max_batch_measured);
   return kExitOk;
@@ -109,16 +113,20 @@ int run_export(const ExportCliOptions& o) {
 
 void add_export_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<ExportCliOptions>();
-  CLI::App* sub = root.add_subcommand("export", "write a package's deployable artifact (runs without hone)");
+  CLI::App* sub =
+      root.add_subcommand("export", "write a package's deployable artifact (runs without hone)");
   sub->add_option("package", o->package, "the .hone file")->required()->type_name("OUT.hone");
-  sub->add_option("--format", o->format, "onnx or native-so (default: the chosen backend's, else onnx)")
+  sub->add_option("--format", o->format,
+                  "onnx or native-so (default: the chosen backend's, else onnx)")
       ->type_name("FORMAT");
-  sub->add_option("--backend", o->backend, "build this backend for the artifact (e.g. aot for native-so)")
+  sub->add_option("--backend", o->backend,
+                  "build this backend for the artifact (e.g. aot for native-so)")
       ->type_name("NAME");
   sub->add_option("-o,--output", o->output, "the folder to create (must not exist or be empty)")
       ->required()
       ->type_name("DIR");
-  sub->add_flag("--allow-env-mismatch", o->allow_env_mismatch, "export a package tuned on another machine");
+  sub->add_flag("--allow-env-mismatch", o->allow_env_mismatch,
+                "export a package tuned on another machine");
   commands.push_back({sub, [o] { return run_export(*o); }});
 }
 
@@ -126,10 +134,7 @@ void add_infer_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<InferOptions>();
   CLI::App* sub = root.add_subcommand("infer", "run a tuned .hone package on inputs");
   sub->add_option("package", o->package, "the .hone file")->required()->type_name("OUT.hone");
-  sub->add_option("--inputs", o->inputs_dir, "folder with input_<i>.pb or input_<i>.npy")->type_name("DIR");
-  sub->add_option("--random-inputs", o->seed, "seeded random inputs instead of files")->type_name("SEED");
-  sub->add_option("--dim", o->dims, "value of a symbolic dim for random inputs (repeatable)")->type_name("NAME=VALUE");
-  sub->add_option("--outputs", o->outputs_dir, "write output_<i>.npy and outputs.json here")->type_name("DIR");
+  add_io_options(*sub, o->io);
   sub->add_flag("--allow-env-mismatch", o->allow_env_mismatch,
                 "run a package tuned on another machine (rebuilds its backend here)");
   commands.push_back({sub, [o] { return run_infer(*o); }});
@@ -138,7 +143,8 @@ void add_infer_command(CLI::App& root, std::vector<Command>& commands) {
 void add_describe_command(CLI::App& root, std::vector<Command>& commands) {
   auto package = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
-  CLI::App* sub = root.add_subcommand("describe", "what a .hone package holds and how it was chosen");
+  CLI::App* sub =
+      root.add_subcommand("describe", "what a .hone package holds and how it was chosen");
   sub->add_option("package", *package, "the .hone file")->required()->type_name("OUT.hone");
   sub->add_flag("--json", *json, "print the verified manifest.json");
   commands.push_back({sub, [package, json] { return run_describe(*package, *json); }});

@@ -27,10 +27,7 @@ namespace fs = std::filesystem;
 struct RunOptions {
   std::string model;
   std::string backend = "reference";
-  std::string inputs_dir;
-  std::optional<uint64_t> seed;
-  std::vector<std::string> dims;
-  std::string outputs_dir;
+  IoOptions io;
 };
 
 Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
@@ -47,11 +44,11 @@ Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
 
 int run_run(const RunOptions& o) {
   std::map<std::string, int64_t> dims;
-  for (const std::string& d : o.dims) {
+  for (const std::string& d : o.io.dims) {
     auto r = parse_dim_binding(d, dims);
     if (!r) return usage_error(r.error().message());
   }
-  if (!o.inputs_dir.empty() && o.seed)
+  if (!o.io.inputs_dir.empty() && o.io.seed)
     return usage_error("give either --inputs DIR or --random-inputs SEED, not both");
 
   auto graph = hone::onnx::load_model(o.model);
@@ -63,14 +60,14 @@ int run_run(const RunOptions& o) {
   auto backend = default_registry().create(o.backend);
   if (!backend) return report(backend.error());
 
-  if (o.inputs_dir.empty() && !o.seed && !g.inputs().empty())
+  if (o.io.inputs_dir.empty() && !o.io.seed && !g.inputs().empty())
     return usage_error("the model has " + std::to_string(g.inputs().size()) +
                        " input(s); give them with --inputs DIR or --random-inputs SEED");
   std::vector<Tensor> inputs;
-  std::mt19937_64 rng(o.seed.value_or(0));
+  std::mt19937_64 rng(o.io.seed.value_or(0));
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
-    Result<Tensor> t = o.seed ? random_input(v, dims, rng) : read_input_file(o.inputs_dir, i, v);
+    Result<Tensor> t = o.io.seed ? random_input(v, dims, rng) : read_input_file(o.io.inputs_dir, i, v);
     if (!t) return report(t.error());
     fmt::print("input {} '{}': {}\n", i, v.name, t->describe());
     inputs.push_back(std::move(*t));
@@ -99,8 +96,8 @@ int run_run(const RunOptions& o) {
     print_output_summary(i, names.back(), (*outputs)[i]);
   }
 
-  if (!o.outputs_dir.empty())
-    if (auto w = write_outputs(o.outputs_dir, *outputs, names); !w) return report(w.error());
+  if (!o.io.outputs_dir.empty())
+    if (auto w = write_outputs(o.io.outputs_dir, *outputs, names); !w) return report(w.error());
   return kExitOk;
 }
 
@@ -112,14 +109,7 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
-  sub->add_option("--inputs", o->inputs_dir, "folder with input_<i>.pb or input_<i>.npy")
-      ->type_name("DIR");
-  sub->add_option("--random-inputs", o->seed, "seeded random inputs instead of files")
-      ->type_name("SEED");
-  sub->add_option("--dim", o->dims, "value of a symbolic dim for random inputs (repeatable)")
-      ->type_name("NAME=VALUE");
-  sub->add_option("--outputs", o->outputs_dir, "write output_<i>.npy and outputs.json here")
-      ->type_name("DIR");
+  add_io_options(*sub, o->io);
   commands.push_back({sub, [o] { return run_run(*o); }});
 }
 

@@ -51,13 +51,15 @@ class Progress {
   ~Progress() { finish(); }
   void operator()(const TuneEvent& e) {
     if (!tty_) {
-      fmt::print(stderr, "tune: [{}/{}] {}: {}\n", e.candidate_index + 1, e.candidate_count, e.candidate, e.step);
+      fmt::print(stderr, "tune: [{}/{}] {}: {}\n", e.candidate_index + 1, e.candidate_count,
+                 e.candidate, e.step);
       return;
     }
     constexpr int kWidth = 24;
     const int filled = static_cast<int>(e.fraction * kWidth + 0.5);
-    fmt::print(stderr, "\r\033[K[{}/{}] {:<10} [{}{}] {}", e.candidate_index + 1, e.candidate_count, e.candidate,
-               std::string(static_cast<size_t>(filled), '#'), std::string(static_cast<size_t>(kWidth - filled), '.'), e.step);
+    fmt::print(stderr, "\r\033[K[{}/{}] {:<10} [{}{}] {}", e.candidate_index + 1, e.candidate_count,
+               e.candidate, std::string(static_cast<size_t>(filled), '#'),
+               std::string(static_cast<size_t>(kWidth - filled), '.'), e.step);
     open_ = true;
     if (e.step == "done" || e.step == "failed" || e.step == "cached") {
       fmt::print(stderr, "\n");
@@ -78,7 +80,8 @@ class Progress {
 std::string leading_symbol(const Graph& g) {
   for (ValueId id : g.inputs()) {
     const Value& v = g.value(id);
-    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic()) return v.shape->dims()[0].symbol_name();
+    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic())
+      return v.shape->dims()[0].symbol_name();
   }
   return "";
 }
@@ -88,12 +91,14 @@ std::string leading_symbol(const Graph& g) {
 Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
                                            std::vector<int64_t>& batch_sizes, uint64_t seed) {
   std::map<std::string, int64_t> dims;
-  for (const auto& d : decls) dims[d.name] = d.kind == DimSpec::Kind::kStatic ? d.size : d.bounds.opt;
+  for (const auto& d : decls)
+    dims[d.name] = d.kind == DimSpec::Kind::kStatic ? d.size : d.bounds.opt;
   const std::string batch = leading_symbol(g);
   if (batch_sizes.empty() && !batch.empty()) {
     batch_sizes = {1, 8};
     for (const auto& d : decls)
-      if (d.name == batch && d.kind != DimSpec::Kind::kStatic) batch_sizes = {d.bounds.min, d.bounds.max};
+      if (d.name == batch && d.kind != DimSpec::Kind::kStatic)
+        batch_sizes = {d.bounds.min, d.bounds.max};
   }
   std::vector<int64_t> sizes = batch.empty() ? std::vector<int64_t>{1} : batch_sizes;
   std::vector<Sample> samples;
@@ -111,7 +116,8 @@ Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<Dim
 }
 
 int run_tune(TuneCliOptions& o) {
-  if (o.output.empty() && !o.dry_run) return usage_error("give the package to write with -o OUT.hone (or --dry-run)");
+  if (o.output.empty() && !o.dry_run)
+    return usage_error("give the package to write with -o OUT.hone (or --dry-run)");
   TuneOptions opts;
   for (const std::string& d : o.dims) {
     auto decl = parse_dim_declaration(d);
@@ -163,9 +169,11 @@ int run_tune(TuneCliOptions& o) {
     if (auto w = write_file_atomic(o.report_html, r.html()); !w) return report(w.error());
   if (auto s = hone::save(*tuned, o.output); !s) return report(s.error());
   std::error_code ec;
-  fmt::print("saved {} ({} bytes; {} backend, tuned in {:.1f} s{})\n", o.output, fs::file_size(o.output, ec),
-             r.decision.backend, r.total_ms / 1000.0,
-             r.cache_used ? fmt::format(", tuning cache {} hits / {} misses", r.cache_hits, r.cache_misses) : "");
+  fmt::print("saved {} ({} bytes; {} backend, tuned in {:.1f} s{})\n", o.output,
+             fs::file_size(o.output, ec), r.decision.backend, r.total_ms / 1000.0,
+             r.cache_used
+                 ? fmt::format(", tuning cache {} hits / {} misses", r.cache_hits, r.cache_misses)
+                 : "");
   return kExitOk;
 }
 
@@ -174,31 +182,45 @@ int run_tune(TuneCliOptions& o) {
 void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<TuneCliOptions>();
   CLI::App* sub = root.add_subcommand(
-      "tune", "try backends, check each against the reference, measure, choose, save a .hone package");
+      "tune",
+      "try backends, check each against the reference, measure, choose, save a .hone package");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("-o,--output", o->output, "the package to write")->type_name("OUT.hone");
   sub->add_option("--backends", o->backends, "candidates, comma-separated (default: every backend)")
       ->delimiter(',')
       ->type_name("A,B");
   sub->add_option("--strategy", o->strategy,
-                  "first-wins, one-backend, max-throughput, max-throughput+search, min-latency, latency-budget:MS")
+                  "first-wins, one-backend, max-throughput, max-throughput+search, min-latency, "
+                  "latency-budget:MS")
       ->capture_default_str();
-  sub->add_option("--batch-sizes", o->batch_sizes, "batch sizes to measure (default: the batch bounds)")
+  sub->add_option("--batch-sizes", o->batch_sizes,
+                  "batch sizes to measure (default: the batch bounds)")
       ->delimiter(',')
       ->type_name("1,8");
-  sub->add_option("--samples", o->samples_dir, "sample folders with input_<i>.pb/.npy (default: random)")
+  sub->add_option("--samples", o->samples_dir,
+                  "sample folders with input_<i>.pb/.npy (default: random)")
       ->type_name("DIR");
-  sub->add_option("--dim", o->dims, "declare a dim: NAME=MIN:OPT:MAX (dynamic) or NAME=V (static); repeatable")
+  sub->add_option("--dim", o->dims,
+                  "declare a dim: NAME=MIN:OPT:MAX (dynamic) or NAME=V (static); repeatable")
       ->type_name("NAME=MIN:OPT:MAX");
-  sub->add_option("--config", o->configs, "a backend's config field (repeatable)")->type_name("BACKEND.FIELD=VALUE");
-  sub->add_option("--report", o->report_json, "write the tuning report as JSON")->type_name("FILE.json");
-  sub->add_option("--html", o->report_html, "write the tuning report as an HTML page with plots")->type_name("FILE.html");
+  sub->add_option("--config", o->configs, "a backend's config field (repeatable)")
+      ->type_name("BACKEND.FIELD=VALUE");
+  sub->add_option("--report", o->report_json, "write the tuning report as JSON")
+      ->type_name("FILE.json");
+  sub->add_option("--html", o->report_html, "write the tuning report as an HTML page with plots")
+      ->type_name("FILE.html");
   sub->add_flag("--dry-run", o->dry_run, "say what would be built and measured; build nothing");
-  sub->add_flag("--no-cache", o->no_cache, "measure everything, neither reading nor writing the tuning cache");
-  sub->add_option("--cache", o->cache, "the tuning cache database (default ~/.cache/hone/tuning.db)")->type_name("FILE");
-  sub->add_option("--gate", o->gate, "percent a choice must beat the reference by")->capture_default_str();
-  sub->add_option("--seed", o->seed, "seed of random samples and check inputs")->capture_default_str();
-  sub->add_option("--max-batch", o->max_batch, "largest batch the batch-size search tries")->capture_default_str();
+  sub->add_flag("--no-cache", o->no_cache,
+                "measure everything, neither reading nor writing the tuning cache");
+  sub->add_option("--cache", o->cache,
+                  "the tuning cache database (default ~/.cache/hone/tuning.db)")
+      ->type_name("FILE");
+  sub->add_option("--gate", o->gate, "percent a choice must beat the reference by")
+      ->capture_default_str();
+  sub->add_option("--seed", o->seed, "seed of random samples and check inputs")
+      ->capture_default_str();
+  sub->add_option("--max-batch", o->max_batch, "largest batch the batch-size search tries")
+      ->capture_default_str();
   commands.push_back({sub, [o] { return run_tune(*o); }});
 }
 

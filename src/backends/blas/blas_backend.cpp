@@ -6,6 +6,7 @@
 
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
+#include "backends/common/memory_plan.h"
 #include "core/log.h"
 #include "hone/registry.h"
 
@@ -34,12 +35,14 @@ struct Plan {
   struct Step {
     OpPlan op;
     std::vector<size_t> in, out;  // slots
+    size_t workspace = 0;         // floats into the arena
   };
   std::vector<Slot> slots;
   std::vector<Step> steps;
   std::vector<std::pair<size_t, size_t>> copies;  // (slot, output) for outputs no step writes
   std::vector<dims_t> output_dims;
-  size_t arena_floats = 0, workspace_floats = 0;
+  size_t arena_floats = 0;
+  MemoryPlan memory;  // how the arena was laid out
 };
 
 struct AlignedDelete {
@@ -52,9 +55,64 @@ Arena make_arena(size_t floats) {
   return Arena(static_cast<float*>(::operator new[](floats * sizeof(float), std::align_val_t(64))));
 }
 
-size_t round16(size_t n) {
-  return (n + 15) / 16 * 16;  // 64-byte alignment for every buffer
-}
+/// Arenas kept between calls: a call takes one (or makes one), runs, and
+/// gives it back, so concurrent calls never share one and a steady stream of
+/// calls allocates nothing (a fresh multi-megabyte block from malloc is fresh
+/// pages from the kernel, faulted in on every call).
+class ArenaPool {
+ public:
+  struct Lease {
+    ArenaPool* pool = nullptr;
+    Arena arena;
+    size_t floats = 0;
+    Lease() = default;
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    ~Lease() {
+      if (pool != nullptr && arena) pool->give_back(std::move(arena), floats);
+    }
+    float* get() const { return arena.get(); }
+  };
+
+  void take(size_t floats, Lease* out) {
+    out->pool = this;
+    {
+      std::lock_guard lock(mu_);
+      // The smallest kept arena that is large enough.
+      size_t best = free_.size();
+      for (size_t i = 0; i < free_.size(); ++i)
+        if (free_[i].second >= floats &&
+            (best == free_.size() || free_[i].second < free_[best].second))
+          best = i;
+      if (best < free_.size()) {
+        out->arena = std::move(free_[best].first);
+        out->floats = free_[best].second;
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+        return;
+      }
+    }
+    out->arena = make_arena(floats);
+    out->floats = floats;
+  }
+
+ private:
+  // More than this many concurrent calls allocate; the spare ones are freed.
+  static constexpr size_t kKeep = 4;
+  void give_back(Arena a, size_t floats) {
+    std::lock_guard lock(mu_);
+    if (free_.size() < kKeep) {
+      free_.emplace_back(std::move(a), floats);
+      return;
+    }
+    // Keep the largest: they serve every smaller signature too.
+    auto smallest = std::min_element(free_.begin(), free_.end(), [](const auto& x, const auto& y) {
+      return x.second < y.second;
+    });
+    if (smallest->second < floats) *smallest = {std::move(a), floats};
+  }
+  std::mutex mu_;
+  std::vector<std::pair<Arena, size_t>> free_;
+};
 
 class BlasBlock final : public CompiledBlock {
  public:
@@ -100,9 +158,9 @@ class BlasBlock final : public CompiledBlock {
         HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, d));
         outputs.push_back(std::move(t));
       }
-      // One arena per call: temporaries, then the largest workspace.
-      const size_t total = plan.arena_floats + plan.workspace_floats;
-      Arena arena = make_arena(total);
+      // One arena per call, laid out by the memory plan.
+      ArenaPool::Lease arena;
+      arenas_.take(plan.arena_floats, &arena);
       auto ptr = [&](size_t s) -> float* {
         const Plan::Slot& sl = plan.slots[s];
         switch (sl.kind) {
@@ -119,8 +177,8 @@ class BlasBlock final : public CompiledBlock {
       };
       RunArgs args;
       args.pool = pool_;
-      args.workspace = arena.get() + plan.arena_floats;
       for (const Plan::Step& st : plan.steps) {
+        args.workspace = arena.get() + st.workspace;
         args.inputs.clear();
         args.outputs.clear();
         for (size_t s : st.in) args.inputs.push_back(ptr(s));
@@ -129,7 +187,8 @@ class BlasBlock final : public CompiledBlock {
         stats_->kernel_executions.fetch_add(1, std::memory_order_relaxed);
       }
       for (const auto& [s, k] : plan.copies)
-        std::copy(ptr(s), ptr(s) + outputs[k].numel(), outputs[k].data<float>());
+        if (outputs[k].numel() > 0)
+          std::copy(ptr(s), ptr(s) + outputs[k].numel(), outputs[k].data<float>());
       return outputs;
     } catch (const std::bad_alloc&) {
       return fail(ErrorCode::kOutOfMemory, "out of memory while running a blas block");
@@ -150,6 +209,42 @@ class BlasBlock final : public CompiledBlock {
     }
     plans_.emplace(sig, *plan);
     return *plan;
+  }
+
+  /// Lays out the temporaries and workspaces of `plan` in one arena: each
+  /// step's workspace is scratch live only during that step; copies to the
+  /// block's outputs read their sources after the last step.
+  static Result<MemoryPlan> plan_arena(Plan* plan) {
+    MemoryProblem mp;
+    mp.alignment = 64;
+    for (const Plan::Slot& sl : plan->slots) {
+      size_t n = 1;
+      for (int64_t d : sl.dims) n *= static_cast<size_t>(d);
+      mp.values.push_back({n * sizeof(float), sl.kind != Plan::Slot::Kind::kTemp});
+    }
+    for (const Plan::Step& st : plan->steps) {
+      MemoryStep ms;
+      for (size_t s : st.in) ms.reads.push_back(static_cast<int>(s));
+      for (size_t s : st.out) ms.writes.push_back(static_cast<int>(s));
+      ms.scratch_bytes = st.op.workspace_floats * sizeof(float);
+      for (int k : st.op.in_place)
+        ms.in_place.emplace_back(static_cast<int>(st.in[static_cast<size_t>(k)]),
+                                 static_cast<int>(st.out[0]));
+      mp.steps.push_back(std::move(ms));
+    }
+    if (!plan->copies.empty()) {
+      MemoryStep tail;
+      for (const auto& [s, k] : plan->copies) tail.reads.push_back(static_cast<int>(s));
+      mp.steps.push_back(std::move(tail));
+    }
+    HONE_TRY(MemoryPlan m, plan_memory(mp));
+    for (size_t s = 0; s < plan->slots.size(); ++s)
+      if (plan->slots[s].kind == Plan::Slot::Kind::kTemp && m.offsets[s] != MemoryPlan::kNotPlaced)
+        plan->slots[s].offset = m.offsets[s] / sizeof(float);
+    for (size_t i = 0; i < plan->steps.size(); ++i)
+      if (m.scratch_offsets[i] != MemoryPlan::kNotPlaced)
+        plan->steps[i].workspace = m.scratch_offsets[i] / sizeof(float);
+    return m;
   }
 
   Result<std::shared_ptr<const Plan>> build_plan(const Signature& sig) const {
@@ -190,15 +285,10 @@ class BlasBlock final : public CompiledBlock {
       if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
       st.op = std::move(*op);
       for (size_t o = 0; o < u.outputs.size(); ++o) {
-        Plan::Slot s{Plan::Slot::Kind::kTemp, 0, plan->arena_floats, nullptr, st.op.outputs[o]};
-        size_t n = 1;
-        for (int64_t d : s.dims) n *= static_cast<size_t>(d);
-        plan->arena_floats += round16(n);
-        plan->slots.push_back(std::move(s));
+        plan->slots.push_back({Plan::Slot::Kind::kTemp, 0, 0, nullptr, st.op.outputs[o]});
         st.out.push_back(plan->slots.size() - 1);
         slot_of[u.outputs[o]] = plan->slots.size() - 1;
       }
-      plan->workspace_floats = std::max(plan->workspace_floats, st.op.workspace_floats);
       lines.push_back(u.label + " [" + st.op.kernel + "]");
       plan->steps.push_back(std::move(st));
     }
@@ -216,14 +306,23 @@ class BlasBlock final : public CompiledBlock {
         plan->copies.emplace_back(s, k);
       }
     }
+    HONE_TRY(plan->memory, plan_arena(plan.get()));
+    plan->arena_floats = plan->memory.arena_bytes / sizeof(float);
+    const std::string memory_line =
+        "peak_activation_bytes " + std::to_string(plan->memory.arena_bytes) + " for block '" +
+        graph_.name() + "' " + signature_text(sig) + ": " + plan->memory.describe();
     {
       std::lock_guard lock(stats_->mu);
       for (const std::string& l : lines)
         if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
+      if (stats_->seen.insert(memory_line).second) stats_->kernel_lines.push_back(memory_line);
+      if (plan->memory.arena_bytes >= stats_->memory.peak_activation_bytes) {
+        stats_->memory.peak_activation_bytes = plan->memory.arena_bytes;
+        stats_->memory.naive_activation_bytes = plan->memory.naive_bytes;
+      }
     }
-    HONE_LOG_DEBUG("blas: block '{}' for {}: {} steps, arena {} floats, workspace {} floats",
-                   graph_.name(), signature_text(sig), plan->steps.size(), plan->arena_floats,
-                   plan->workspace_floats);
+    HONE_LOG_DEBUG("blas: block '{}' for {}: {} steps, {}", graph_.name(), signature_text(sig),
+                   plan->steps.size(), plan->memory.describe());
     return std::shared_ptr<const Plan>(std::move(plan));
   }
 
@@ -236,6 +335,7 @@ class BlasBlock final : public CompiledBlock {
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
   mutable std::map<Signature, Error> failed_;
+  mutable ArenaPool arenas_;
 };
 
 /// Fused units of `g` in an order where each unit runs after everything it
@@ -292,6 +392,11 @@ const BackendCapabilities& BlasBackend::caps() {
   return c;
 }
 
+MemoryFigures BlasBackend::memory_figures() const {
+  std::lock_guard lock(stats_->mu);
+  return stats_->memory;
+}
+
 std::vector<std::string> BlasBackend::kernel_plan() const {
   std::lock_guard lock(stats_->mu);
   return stats_->kernel_lines;
@@ -340,7 +445,7 @@ void register_blas(BackendRegistry& registry) {
                          "hone's f32 CPU kernels around OpenBLAS SGEMM: im2col/depthwise conv, "
                          "fused epilogues and element-wise chains",
                          blas::BlasBackend::caps(),
-                         [] { return std::make_unique<blas::BlasBackend>(); }});
+                         [] { return std::make_unique<blas::BlasBackend>(); }, {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

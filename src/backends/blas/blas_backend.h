@@ -12,9 +12,11 @@
 // Lifecycle per block: compile() creates one Op per fused unit (validates,
 // packs weights once); each input-shape signature gets a plan (kernel
 // choice, buffer offsets, workspace size), built at compile time for static
-// blocks and on first use otherwise, cached under a mutex; run() binds a
-// per-call arena and runs the plan. A signature no plan fits (empty tensors,
-// non-f32 inputs) runs on the reference and counts a fallback run.
+// blocks and on first use otherwise, cached under a mutex; the memory planner
+// (backends/common/memory_plan.h) lays every temporary and workspace out in
+// one arena per call, taken from a small pool of arenas, and run() binds it.
+// A signature no plan fits (empty tensors, non-f32 inputs) runs on the
+// reference and counts a fallback run.
 // Threads: `threads` > 0 gives the backend a pool of that size; 0 uses
 // hone::ThreadPool::global(). OpenBLAS itself stays single-threaded (see
 // kernels/gemm.h). infer() is thread-safe.
@@ -33,6 +35,13 @@
 
 namespace hone::blas {
 
+/// Activation memory of the largest arena any block planned, over every
+/// input-shape signature seen so far.
+struct MemoryFigures {
+  uint64_t peak_activation_bytes = 0;   // the arena one inference of that block takes
+  uint64_t naive_activation_bytes = 0;  // one buffer per temporary and workspace instead
+};
+
 /// Counters shared by the backend and its blocks.
 struct Stats {
   std::atomic<uint64_t> kernel_executions{0};
@@ -41,6 +50,7 @@ struct Stats {
   std::vector<std::string>
       kernel_lines;  // "'conv1' (Conv)+Relu [conv2d.f32.blas.im2col +add,relu]"
   std::set<std::string> seen;
+  MemoryFigures memory;  // under `mu`
 };
 
 class BlasBackend final : public CompilingBackend {
@@ -55,7 +65,12 @@ class BlasBackend final : public CompilingBackend {
   uint64_t kernel_executions() const { return stats_->kernel_executions.load(); }
   /// Block runs that went to the reference because no plan fit the shapes.
   uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
-  /// One line per distinct (unit, kernel) planned, in planning order.
+  /// Peak activation bytes of the largest planned arena (0 before any
+  /// plan; static blocks are planned at build). Thread-safe.
+  MemoryFigures memory_figures() const;
+  /// One line per distinct (unit, kernel) planned, in planning order, and one
+  /// "peak_activation_bytes N for block 'B' [dims]: arena ... (naive ...)"
+  /// line per planned block and signature.
   std::vector<std::string> kernel_plan() const override;
 
  protected:

@@ -38,6 +38,10 @@ struct OpPlan {
   std::vector<dims_t> outputs;
   size_t workspace_floats = 0;
   std::string kernel;  // self-describing kernel id, e.g. "conv2d.f32.blas.im2col"
+  /// Unit inputs whose bytes output 0 may take over: run() is correct when
+  /// outputs[0] == inputs[k] (each element read before it is written). The
+  /// memory planner takes one only when that input dies here.
+  std::vector<int> in_place;
   std::function<void(const RunArgs&)> run;
 };
 

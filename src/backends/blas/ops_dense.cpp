@@ -92,10 +92,12 @@ Result<Epilogue> plan_epilogue(const EwProgram& prog, const EwOperands& ops,
 
 class ConvOp final : public Op {
  public:
-  ConvOp(Node node, Tensor packed_w, int w_input, EwProgram prog, EwOperands ops)
+  ConvOp(Node node, Tensor packed_w, int w_input, std::vector<float> bias, EwProgram prog,
+         EwOperands ops)
       : node_(std::move(node)),
         w_(std::move(packed_w)),
         w_input_(w_input),
+        bias_(std::move(bias)),
         prog_(std::move(prog)),
         ops_(std::move(ops)) {}
 
@@ -141,19 +143,30 @@ class ConvOp final : public Op {
     OpPlan p;
     p.outputs = {ep.out};
     const bool dw = s.depthwise();
+    if (!bias_.empty() && static_cast<int64_t>(bias_.size()) != s.m)
+      return fail(ErrorCode::kInvalidArgument, "Conv bias of " + std::to_string(bias_.size()) +
+                                                   " values for " + std::to_string(s.m) +
+                                                   " output channels");
+    const int threads = pool.num_threads();
     p.kernel = dw ? "conv2d.f32.blas.depthwise"
                   : (s.pointwise() ? "conv2d.f32.blas.pointwise" : "conv2d.f32.blas.im2col");
-    if (!prog_.code.empty()) p.kernel += " +" + prog_.describe();
-    const size_t col = dw ? 0 : round16(kernels::conv2d_im2col_workspace(s, pool.num_threads()));
+    if (!dw && kernels::conv2d_batched(s, threads)) p.kernel += ".batched";
+    // The bias is where the kernel starts each output, not an epilogue pass.
+    std::string epilogue = bias_.empty() ? "" : "bias";
+    if (!prog_.code.empty()) epilogue += (epilogue.empty() ? "" : ",") + prog_.describe();
+    if (!epilogue.empty()) p.kernel += " +" + epilogue;
+    const size_t col = round16(dw ? kernels::conv2d_depthwise_workspace(s, threads)
+                                  : kernels::conv2d_im2col_workspace(s, threads));
     p.workspace_floats = col + ep.dense_floats;
     p.run = [this, s, dw, col, ep = std::move(ep)](const RunArgs& a) {
       const float* w = w_input_ >= 0 ? a.inputs[static_cast<size_t>(w_input_)] : w_.data<float>();
+      const float* b = bias_.empty() ? nullptr : bias_.data();
       float* y = ep.dense_target(a, col);
       const kernels::OutputDone done = ep.bind(a, y);
       if (dw)
-        kernels::conv2d_depthwise(s, a.inputs[0], w, y, *a.pool, &done);
+        kernels::conv2d_depthwise(s, a.inputs[0], w, b, y, a.workspace, *a.pool, &done);
       else
-        kernels::conv2d_im2col(s, a.inputs[0], w, y, a.workspace, *a.pool, &done);
+        kernels::conv2d_im2col(s, a.inputs[0], w, b, y, a.workspace, *a.pool, &done);
       ep.finish(a, y);
     };
     return p;
@@ -161,8 +174,9 @@ class ConvOp final : public Op {
 
  private:
   Node node_;
-  Tensor w_;     // packed (BN-folded) constant weights; undefined when w_input_ >= 0
-  int w_input_;  // unit input holding runtime weights, or -1
+  Tensor w_;                 // packed (BN-folded) constant weights; undefined when w_input_ >= 0
+  int w_input_;              // unit input holding runtime weights, or -1
+  std::vector<float> bias_;  // per output channel (BN-folded); empty: none
   EwProgram prog_;
   EwOperands ops_;
 };
@@ -184,6 +198,12 @@ Result<Unit> create_conv(const BlockInfo& b, const Node& n, std::vector<NodeId>*
   if (w == nullptr) {
     u.inputs.push_back(n.inputs[1]);
     w_input = 1;
+    // Runtime weights: the bias is used as given (plan() checks its length).
+    if (bias) {
+      if (bias->dtype() != DType::kF32)
+        return fail(ErrorCode::kUnsupported, "Conv bias must be f32, got " + bias->describe());
+      bvec.assign(bias->data<float>(), bias->data<float>() + bias->numel());
+    }
   } else {
     if (w->rank() < 3)
       return fail(ErrorCode::kInvalidArgument, "Conv weights " + w->describe() + " need rank >= 3");
@@ -228,21 +248,14 @@ Result<Unit> create_conv(const BlockInfo& b, const Node& n, std::vector<NodeId>*
   EwOperands ops;
   ops.input.push_back(-2);
   ops.own.emplace_back();
-  const bool has_bias = bias != nullptr || folded;
-  if (has_bias) {
-    std::vector<int64_t> bd(w->rank() - 1, 1);
-    bd[0] = w->dim(0);
-    Tensor bt = Tensor::from<float>(bd, bvec);
-    ops.input.push_back(-1);
-    ops.own.push_back(std::move(bt));
-    prog.code.push_back({kernels::EwOp::kAdd, 1, false, 0, 0});
-  }
+  if (bias == nullptr && !folded) bvec.clear();
   const size_t before = absorbed->size();
   cur = absorb_eltwise(b, cur, true, &prog, &ops, &u.inputs, absorbed);
   for (size_t i = before; i < absorbed->size(); ++i)
     u.label += "+" + g.node((*absorbed)[i]).op_type;
   u.outputs = {cur};
-  u.op = std::make_unique<ConvOp>(n, std::move(packed), w_input, std::move(prog), std::move(ops));
+  u.op = std::make_unique<ConvOp>(n, std::move(packed), w_input, std::move(bvec), std::move(prog),
+                                  std::move(ops));
   return u;
 }
 
@@ -320,8 +333,8 @@ class MatMulOp final : public Op {
         const kernels::RowsDone rows = [&](int64_t r0, int64_t r1) {
           if (done) done(r0 * n, r1 * n);
         };
-        kernels::sgemm_rows(*args.pool, ta_, tb_, batches * m, n, k, alpha_, pa, lda, pb, ldb, y, n,
-                            &rows);
+        kernels::sgemm_rows(*args.pool, ta_, tb_, batches * m, n, k, alpha_, pa, lda, pb, ldb, 0.0f,
+                            y, n, &rows);
         ep.finish(args, y);
         return;
       }

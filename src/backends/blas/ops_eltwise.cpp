@@ -72,6 +72,11 @@ class EltwiseOp final : public Op {
     OpPlan p;
     p.outputs = {out};
     p.kernel = "eltwise.f32.blas.fused(" + prog_.describe() + ")";
+    // The program reads every operand's tile before writing that tile of the
+    // output, so the output may overwrite any operand of its own shape.
+    for (size_t k = 0; k < ops_.size(); ++k)
+      if (ops_.input[k] >= 0 && inputs[static_cast<size_t>(ops_.input[k])] == out)
+        p.in_place.push_back(ops_.input[k]);
     p.run = [this, layout = std::move(layout)](const RunArgs& a) {
       kernels::eltwise_run_parallel(*a.pool, prog_, layout, bind_operands(ops_, a, nullptr),
                                     a.outputs[0]);

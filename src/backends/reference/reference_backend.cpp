@@ -51,7 +51,7 @@ void register_reference(BackendRegistry& registry) {
   auto r = registry.add({"reference",
                          "plain op-by-op interpreter that defines the right answer",
                          ReferenceBackend::caps(),
-                         [] { return std::make_unique<ReferenceBackend>(); }});
+                         [] { return std::make_unique<ReferenceBackend>(); }, {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

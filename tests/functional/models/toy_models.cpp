@@ -36,9 +36,12 @@ std::vector<Tensor> Seeded::inputs(const Graph& g, const std::map<std::string, i
     std::vector<int64_t> shape;
     if (v.shape)
       for (const Dim& d : v.shape->dims()) {
-        if (d.is_static()) shape.push_back(d.value());
-        else if (d.is_symbolic() && dims.count(d.symbol_name())) shape.push_back(dims.at(d.symbol_name()));
-        else shape.push_back(1);
+        if (d.is_static())
+          shape.push_back(d.value());
+        else if (d.is_symbolic() && dims.count(d.symbol_name()))
+          shape.push_back(dims.at(d.symbol_name()));
+        else
+          shape.push_back(1);
       }
     Tensor t = Tensor::zeros(v.dtype, shape);
     if (v.dtype == DType::kF32) {
@@ -51,7 +54,8 @@ std::vector<Tensor> Seeded::inputs(const Graph& g, const std::map<std::string, i
       std::bernoulli_distribution d(0.5);
       for (bool& x : t.span<bool>()) x = d(rng_);
     } else {
-      throw std::runtime_error("Seeded::inputs: no generator for dtype " + std::string(dtype_name(v.dtype)));
+      throw std::runtime_error("Seeded::inputs: no generator for dtype " +
+                               std::string(dtype_name(v.dtype)));
     }
     out.push_back(std::move(t));
   }
@@ -120,7 +124,7 @@ Graph attention_block(Seeded& s) {
   ValueId k = heads(b.matmul(ln, b.constant("wk", s.uniform({kModel, kModel}, -0.3f, 0.3f))));
   ValueId v = heads(b.matmul(ln, b.constant("wv", s.uniform({kModel, kModel}, -0.3f, 0.3f))));
   ValueId scores = b.mul(b.matmul(q, b.transpose(k, {0, 1, 3, 2})), b.scalar_f32("scale", scale));
-  ValueId ctx = b.matmul(b.softmax(scores, -1), v);                     // [b,4,s,8]
+  ValueId ctx = b.matmul(b.softmax(scores, -1), v);  // [b,4,s,8]
   ValueId merged = b.reshape(b.transpose(ctx, {0, 2, 1, 3}), {0, 0, kModel});
   ValueId out = b.matmul(merged, b.constant("wo", s.uniform({kModel, kModel}, -0.3f, 0.3f)));
   b.output(b.add(x, out), "y");
@@ -142,12 +146,13 @@ Graph integer_io(Seeded& s) {
   ValueId ids = b.input("ids", DType::kI64, Shape{Dim::symbol("batch"), 3});
   ValueId mask = b.input("mask", DType::kBool, Shape{Dim::symbol("batch"), 3});
   ValueId table = b.constant("table", s.uniform({4, 4}));
-  ValueId emb = b.op("Gather", {table, ids}, {{"axis", int64_t{0}}});   // [b,3,4]
+  ValueId emb = b.op("Gather", {table, ids}, {{"axis", int64_t{0}}});    // [b,3,4]
   ValueId m = b.op("Unsqueeze", {mask, b.constant("axes", i64s({2}))});  // [b,3,1]
   ValueId zero = b.scalar_f32("zero", 0.0f);
   b.output(b.op("Where", {m, emb, zero}), "out");
-  ValueId count = b.op("ReduceSum", {b.op("Cast", {mask}, {{"to", int64_t{7}}}),  // 7 = INT64
-                                     b.constant("sum_axes", i64s({1}))},
+  ValueId count = b.op("ReduceSum",
+                       {b.op("Cast", {mask}, {{"to", int64_t{7}}}),  // 7 = INT64
+                        b.constant("sum_axes", i64s({1}))},
                        {{"keepdims", int64_t{0}}});
   b.output(count, "count");
   return finish(std::move(b));
@@ -157,7 +162,8 @@ Graph dynamic_seq(Seeded& s) {
   GraphBuilder b("dynamic_seq");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq"), 8});
   ValueId h = b.tanh(b.matmul(x, b.constant("w", s.uniform({8, 8}, -0.5f, 0.5f))));
-  b.output(b.op("ReduceMean", {h}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}), "y");
+  b.output(b.op("ReduceMean", {h}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}),
+           "y");
   return finish(std::move(b));
 }
 
@@ -172,7 +178,8 @@ Graph nested_io(Seeded& s) {
   ValueId bias = b.constant("bias", s.uniform({6}));
   ValueId p0 = b.gemm(b.mul(b.mul(image, scale), m0), w, bias);
   ValueId p1 = b.relu(b.sub(image, m1));
-  ValueId score = b.op("ReduceSum", {b.add(p0, p1), b.constant("axes", i64s({1}))}, {{"keepdims", int64_t{0}}});
+  ValueId score =
+      b.op("ReduceSum", {b.add(p0, p1), b.constant("axes", i64s({1}))}, {{"keepdims", int64_t{0}}});
   b.output(score, "result.score");
   b.output(p0, "result.parts[0]");
   b.output(p1, "result.parts[1]");
@@ -182,7 +189,8 @@ Graph nested_io(Seeded& s) {
 Graph pipeline_encoder(Seeded& s) {
   GraphBuilder b("encoder");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 12});
-  b.output(b.tanh(b.gemm(x, b.constant("we", s.uniform({12, 16}, -0.5f, 0.5f)), b.constant("be", s.uniform({16})))),
+  b.output(b.tanh(b.gemm(x, b.constant("we", s.uniform({12, 16}, -0.5f, 0.5f)),
+                         b.constant("be", s.uniform({16})))),
            "features");
   return finish(std::move(b));
 }
@@ -190,8 +198,10 @@ Graph pipeline_encoder(Seeded& s) {
 Graph pipeline_head(Seeded& s) {
   GraphBuilder b("head");
   ValueId f = b.input("features", DType::kF32, Shape{Dim::symbol("batch"), 16});
-  ValueId h = b.relu(b.gemm(f, b.constant("w1", s.uniform({16, 24}, -0.5f, 0.5f)), b.constant("b1", s.uniform({24}))));
-  b.output(b.softmax(b.gemm(h, b.constant("w2", s.uniform({24, 5}, -0.5f, 0.5f)), b.constant("b2", s.uniform({5})))),
+  ValueId h = b.relu(b.gemm(f, b.constant("w1", s.uniform({16, 24}, -0.5f, 0.5f)),
+                            b.constant("b1", s.uniform({24}))));
+  b.output(b.softmax(b.gemm(h, b.constant("w2", s.uniform({24, 5}, -0.5f, 0.5f)),
+                            b.constant("b2", s.uniform({5})))),
            "probs");
   return finish(std::move(b));
 }

@@ -1,8 +1,8 @@
 // hone::save / hone::load on tuned models: bitwise-identical outputs after a
 // round trip, and a clear error for tampered, truncated, foreign-machine and
 // missing packages.
-#include <fstream>
 #include <unistd.h>
+#include <fstream>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -30,7 +30,8 @@ class Package : public ::testing::Test {
     o.profile.min_runs = 5;
     o.profile.window = 5;
     o.profile.max_runs = 10;
-    auto t = tune(tiny_mlp(), {sample_of(1), sample_of(4)}, OneBackend("onednn"), o);
+    auto t = tune(tiny_mlp(), {sample_of(1), sample_of(4)},
+                  OneBackend("onednn", /*fallback_when_slower=*/false), o);
     ASSERT_TRUE(t) << t.error().to_string();
     tuned_.emplace(std::move(*t));
     file_ = dir_ / "tiny.hone";
@@ -110,7 +111,8 @@ TEST_F(Package, AnotherMachinesFingerprintIsAnErrorUnlessAllowed) {
   auto refused = load(foreign);
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), ErrorCode::kUnsupportedHardware);
-  EXPECT_NE(refused.error().message().find("Imaginary CPU 9000"), std::string::npos) << refused.error().message();
+  EXPECT_NE(refused.error().message().find("Imaginary CPU 9000"), std::string::npos)
+      << refused.error().message();
   EXPECT_NE(refused.error().message().find("--allow-env-mismatch"), std::string::npos);
   LoadOptions allow;
   allow.allow_env_mismatch = true;

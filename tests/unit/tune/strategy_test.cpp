@@ -12,8 +12,8 @@ namespace {
 
 using testing_tune::quick_options;
 using testing_tune::sample_of;
-using testing_tune::SleepSpec;
 using testing_tune::sleep_registry;
+using testing_tune::SleepSpec;
 using testing_tune::tiny_mlp;
 
 const std::vector<Sample> kSamples = {sample_of(1), sample_of(4, 0.1f)};
@@ -95,17 +95,20 @@ TEST(Strategy, OneBackendSurfacesItsBuildAndCorrectnessErrors) {
   auto reg = three_speeds();
   auto broken = tune_with(reg, OneBackend("broken"), quick_options(reg));
   ASSERT_FALSE(broken);
-  EXPECT_NE(broken.error().to_string().find("cannot build anything"), std::string::npos) << broken.error().to_string();
+  EXPECT_NE(broken.error().to_string().find("cannot build anything"), std::string::npos)
+      << broken.error().to_string();
   auto wrong = tune_with(reg, OneBackend("wrong"), quick_options(reg));
   ASSERT_FALSE(wrong);
-  EXPECT_NE(wrong.error().message().find("wrong results"), std::string::npos) << wrong.error().to_string();
+  EXPECT_NE(wrong.error().message().find("wrong results"), std::string::npos)
+      << wrong.error().to_string();
   auto unknown = tune_with(reg, OneBackend("nope"), quick_options(reg));
   ASSERT_FALSE(unknown);
   EXPECT_EQ(unknown.error().code(), ErrorCode::kNotFound);
 }
 
 TEST(Strategy, OneBackendFallsBackToTheReferenceOnlyWhenSlower) {
-  auto reg = sleep_registry({{"reference", {.base_us = 300}}, {"slow", {.base_us = 3000}}, {"fast", {.base_us = 30}}});
+  auto reg = sleep_registry(
+      {{"reference", {.base_us = 300}}, {"slow", {.base_us = 3000}}, {"fast", {.base_us = 30}}});
   auto slow = tune_with(reg, OneBackend("slow"), quick_options(reg));
   ASSERT_TRUE(slow) << slow.error().to_string();
   EXPECT_EQ(slow->decision().backend, "reference");
@@ -140,14 +143,17 @@ TEST(Strategy, LatencyBudgetPicksTheBestFitAndFailsWhenNothingFits) {
   auto none = tune_with(reg, LatencyBudget(0.05, {"lowlat", "bulk"}), quick_options(reg));
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code(), ErrorCode::kFailedPrecondition);
-  EXPECT_NE(none.error().message().find("fits in 0.05 ms"), std::string::npos) << none.error().message();
-  EXPECT_NE(none.error().message().find("lowlat at batch 1"), std::string::npos) << none.error().message();
+  EXPECT_NE(none.error().message().find("fits in 0.05 ms"), std::string::npos)
+      << none.error().message();
+  EXPECT_NE(none.error().message().find("lowlat at batch 1"), std::string::npos)
+      << none.error().message();
 }
 
 TEST(Strategy, DryRunBuildsNothing) {
   auto reg = three_speeds();
   const int before = testing_tune::sleep_builds().load();
-  auto lines = dry_run(tiny_mlp(), kSamples, MaxThroughput({"fast", "slow"}, true), quick_options(reg));
+  auto lines =
+      dry_run(tiny_mlp(), kSamples, MaxThroughput({"fast", "slow"}, true), quick_options(reg));
   ASSERT_TRUE(lines) << lines.error().to_string();
   EXPECT_EQ(testing_tune::sleep_builds().load(), before);
   std::string all;

@@ -1,7 +1,7 @@
 // hone::tune end to end on real backends: the check at the bounds, the
 // tuning cache, dynamic batch and sequence axes, reports.
-#include <filesystem>
 #include <unistd.h>
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
@@ -71,7 +71,8 @@ TEST(Tune, DynamicBatchAndSequenceRunAtEveryBatchBetweenTheBounds) {
   std::vector<float> wv(16);
   for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<float>(i) * 0.05f - 0.4f;
   ValueId h = b.op("Tanh", {b.matmul(x, b.constant("w", Tensor::from<float>({4, 4}, wv)))});
-  b.output(b.op("ReduceMean", {h}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}), "y");
+  b.output(b.op("ReduceMean", {h}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{0}}}),
+           "y");
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   auto make = [](int64_t batch, int64_t seq) {
@@ -81,7 +82,8 @@ TEST(Tune, DynamicBatchAndSequenceRunAtEveryBatchBetweenTheBounds) {
     m.emplace("x", Tensor::from<float>({batch, seq, 4}, v));
     return Sample(std::move(m));
   };
-  auto tuned = tune(*g, {make(1, 3), make(4, 9), make(2, 5)}, MaxThroughput({"onednn"}), real_options());
+  auto tuned =
+      tune(*g, {make(1, 3), make(4, 9), make(2, 5)}, MaxThroughput({"onednn"}), real_options());
   ASSERT_TRUE(tuned) << tuned.error().to_string();
   const GraphSpec& spec = tuned->spec();
   EXPECT_EQ(spec.batch_dim, "batch");
@@ -106,14 +108,17 @@ TEST(Tune, DynamicBatchAndSequenceRunAtEveryBatchBetweenTheBounds) {
   // Outside the bounds: a clear error naming the dim.
   auto too_big = tuned->infer(make(5, 3));
   ASSERT_FALSE(too_big);
-  EXPECT_NE(too_big.error().to_string().find("batch"), std::string::npos) << too_big.error().to_string();
+  EXPECT_NE(too_big.error().to_string().find("batch"), std::string::npos)
+      << too_big.error().to_string();
   auto too_long = tuned->infer(make(2, 12));
   ASSERT_FALSE(too_long);
-  EXPECT_NE(too_long.error().to_string().find("seq"), std::string::npos) << too_long.error().to_string();
+  EXPECT_NE(too_long.error().to_string().find("seq"), std::string::npos)
+      << too_long.error().to_string();
 }
 
 TEST(Tune, ReportsAsJsonTableAndHtml) {
-  auto tuned = tune(tiny_mlp(), {sample_of(1), sample_of(4)}, MaxThroughput({"onednn"}), real_options());
+  auto tuned =
+      tune(tiny_mlp(), {sample_of(1), sample_of(4)}, MaxThroughput({"onednn"}), real_options());
   ASSERT_TRUE(tuned) << tuned.error().to_string();
   const TuneReport& r = tuned->report();
   auto back = TuneReport::from_json(r.json());
@@ -145,7 +150,8 @@ TEST(Tune, BadSamplesAreClearErrors) {
   o.configs["onednn"]["no_such_field"] = "1";
   auto cfg = tune(tiny_mlp(), {sample_of(1), sample_of(2)}, OneBackend("onednn"), o);
   ASSERT_FALSE(cfg);
-  EXPECT_NE(cfg.error().to_string().find("no_such_field"), std::string::npos) << cfg.error().to_string();
+  EXPECT_NE(cfg.error().to_string().find("no_such_field"), std::string::npos)
+      << cfg.error().to_string();
 }
 
 }  // namespace

@@ -22,10 +22,10 @@
 namespace hone::testing_tune {
 
 struct SleepSpec {
-  int base_us = 0;       // per call
-  int per_sample_us = 0; // per sample of the batch (leading dim of input 0)
+  int base_us = 0;        // per call
+  int per_sample_us = 0;  // per sample of the batch (leading dim of input 0)
   bool fail_build = false;
-  bool wrong = false;    // adds 1 to every f32 output
+  bool wrong = false;  // adds 1 to every f32 output
 };
 
 /// Counts builds of every SleepBackend, so tests can prove a dry run built nothing.
@@ -44,12 +44,14 @@ class SleepBackend final : public Backend {
  protected:
   Result<void> do_build(const Graph& g) override {
     ++sleep_builds();
-    if (spec_.fail_build) return fail(ErrorCode::kUnsupported, name_ + " cannot build anything (test backend)");
+    if (spec_.fail_build)
+      return fail(ErrorCode::kUnsupported, name_ + " cannot build anything (test backend)");
     return inner_->build(g);
   }
   Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& in) const override {
     const int64_t batch = !in.empty() && in[0].rank() > 0 ? in[0].dim(0) : 1;
-    std::this_thread::sleep_for(std::chrono::microseconds(spec_.base_us + spec_.per_sample_us * batch));
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(spec_.base_us + spec_.per_sample_us * batch));
     HONE_TRY(auto out, inner_->infer(in));
     if (spec_.wrong)
       for (Tensor& t : out)
@@ -67,7 +69,8 @@ class SleepBackend final : public Backend {
 };
 
 /// A registry whose "reference" and other entries are SleepBackends over the real reference.
-inline BackendRegistry sleep_registry(const std::vector<std::pair<std::string, SleepSpec>>& backends) {
+inline BackendRegistry sleep_registry(
+    const std::vector<std::pair<std::string, SleepSpec>>& backends) {
   BackendRegistry real;
   register_reference(real);
   BackendRegistry r;
@@ -76,7 +79,8 @@ inline BackendRegistry sleep_registry(const std::vector<std::pair<std::string, S
     auto added = r.add({name, "test backend that sleeps", caps, [name, spec] {
                           auto inner = default_registry().create("reference");
                           return std::make_unique<SleepBackend>(name, spec, std::move(*inner));
-                        }});
+                        },
+                        {}});
     EXPECT_TRUE(added);
   }
   return r;
@@ -86,8 +90,8 @@ inline BackendRegistry sleep_registry(const std::vector<std::pair<std::string, S
 inline Graph tiny_mlp() {
   GraphBuilder b("tiny");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4});
-  ValueId w = b.constant("w", Tensor::from<float>({3, 4}, {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f, 0.7f, -0.8f,
-                                                          0.9f, 1.0f, -1.1f, 1.2f}));
+  ValueId w = b.constant("w", Tensor::from<float>({3, 4}, {0.1f, -0.2f, 0.3f, 0.4f, -0.5f, 0.6f,
+                                                           0.7f, -0.8f, 0.9f, 1.0f, -1.1f, 1.2f}));
   ValueId bias = b.constant("b", Tensor::from<float>({3}, {0.01f, 0.02f, -0.03f}));
   b.output(b.relu(b.gemm(x, w, bias, {.trans_b = true})), "y");
   auto g = std::move(b).build();

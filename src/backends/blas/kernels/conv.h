@@ -4,12 +4,19 @@
 //
 //   Conv2dShape s{...};                                   // geometry, validated by the caller
 //   size_t ws = conv2d_im2col_workspace(s, pool.num_threads());
-//   conv2d_im2col(s, x, w, y, workspace, pool, &epilogue);   // "conv2d.f32.blas.im2col"
-//   conv2d_depthwise(s, x, w, y, pool, &epilogue);           // "conv2d.f32.blas.depthwise"
+//   conv2d_im2col(s, x, w, bias, y, workspace, pool, &epilogue);  // "conv2d.f32.blas.im2col"
+//   conv2d_depthwise(s, x, w, bias, y, workspace, pool, &epilogue); // "conv2d.f32.blas.depthwise"
 //
 // Weights are [M, C/group, KH, KW] row-major (the ONNX layout, which is
-// already the SGEMM A matrix of each group). Thread-safe: kernels write only
-// `y` and `workspace`.
+// already the SGEMM A matrix of each group). The bias (may be null) is where
+// each output starts: SGEMM then accumulates onto it (beta = 1), which costs
+// nothing over the zero fill OpenBLAS does for beta = 0. Thread-safe:
+// kernels write only `y` and `workspace`.
+//
+// Images are batched into one SGEMM (output channels x images*H*W, each
+// thread taking a run of images) when the planes are small: one narrow GEMM
+// per image is where OpenBLAS is weakest. The price is copying the result
+// from workspace into NCHW order, which the epilogue then finds in cache.
 #pragma once
 
 #include <cstddef>
@@ -39,13 +46,20 @@ struct Conv2dShape {
 /// Called with a finished range [begin, end) of flat output elements.
 using OutputDone = std::function<void(int64_t begin, int64_t end)>;
 
+/// Whether conv2d_im2col batches the images of each group into one SGEMM.
+bool conv2d_batched(const Conv2dShape& s, int threads);
+
 /// Floats of workspace conv2d_im2col needs with `threads` threads.
 size_t conv2d_im2col_workspace(const Conv2dShape& s, int threads);
 
-void conv2d_im2col(const Conv2dShape& s, const float* x, const float* w, float* y, float* workspace,
-                   ThreadPool& pool, const OutputDone* done);
+void conv2d_im2col(const Conv2dShape& s, const float* x, const float* w, const float* bias,
+                   float* y, float* workspace, ThreadPool& pool, const OutputDone* done);
 
-void conv2d_depthwise(const Conv2dShape& s, const float* x, const float* w, float* y,
-                      ThreadPool& pool, const OutputDone* done);
+/// Floats of workspace conv2d_depthwise needs with `threads` threads (a
+/// zero-padded copy of one input plane per thread).
+size_t conv2d_depthwise_workspace(const Conv2dShape& s, int threads);
+
+void conv2d_depthwise(const Conv2dShape& s, const float* x, const float* w, const float* bias,
+                      float* y, float* workspace, ThreadPool& pool, const OutputDone* done);
 
 }  // namespace hone::blas::kernels

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numbers>
 
+#include "backends/blas/kernels/vector_clones.h"
+
 namespace hone::blas::kernels {
 namespace {
 
@@ -146,8 +148,9 @@ void binary(const EwInstr& in, float* acc, const float* x, int64_t n) {
 
 /// One contiguous stretch of `n` output elements starting at `out_off`,
 /// operand k starting at offs[k] with inner stride steps[k].
-void run_segment(const EwProgram& p, const std::vector<const float*>& ops, const int64_t* offs,
-                 const int64_t* steps, float* out, int64_t n) {
+HONE_VECTOR_CLONES void run_segment(const EwProgram& p, const std::vector<const float*>& ops,
+                                    const int64_t* offs, const int64_t* steps, float* out,
+                                    int64_t n) {
   alignas(64) float acc[kTile];
   for (int64_t t = 0; t < n; t += kTile) {
     const int64_t m = std::min(kTile, n - t);

@@ -70,8 +70,8 @@ int64_t gemm_row_blocks(int64_t m, int64_t n, int64_t k, int threads) {
 }
 
 void sgemm_rows(ThreadPool& pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                int64_t ldc, const RowsDone* done) {
+                float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                float* c, int64_t ldc, const RowsDone* done) {
   const int64_t blocks = gemm_row_blocks(m, n, k, pool.num_threads());
   const int64_t rows = (m + blocks - 1) / blocks;
   pool.parallel_for(blocks, [&](int64_t bb, int64_t be) {
@@ -80,7 +80,7 @@ void sgemm_rows(ThreadPool& pool, bool trans_a, bool trans_b, int64_t m, int64_t
       if (r0 >= r1) continue;
       // Row r of op(A) starts at a + r*lda untransposed, at a + r transposed.
       const float* a0 = trans_a ? a + r0 : a + r0 * lda;
-      sgemm(trans_a, trans_b, r1 - r0, n, k, alpha, a0, lda, b, ldb, 0.0f, c + r0 * ldc, ldc);
+      sgemm(trans_a, trans_b, r1 - r0, n, k, alpha, a0, lda, b, ldb, beta, c + r0 * ldc, ldc);
       if (done != nullptr && *done) (*done)(r0, r1);
     }
   });

@@ -1,7 +1,7 @@
 // SGEMM through OpenBLAS, with hone's thread pool supplying the parallelism.
 //
 //   kernels::sgemm(false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n);  // one thread
-//   kernels::sgemm_rows(pool, false, true, m, n, k, 1.0f, a, k, b, k, c, n, on_rows);
+//   kernels::sgemm_rows(pool, false, true, m, n, k, 1.0f, a, k, b, k, 0.0f, c, n, on_rows);
 //   kernels::openblas_variant();   // "pthreads", "openmp" or "sequential"
 //
 // OpenBLAS is kept at one thread on every thread that calls it: Debian's
@@ -35,12 +35,13 @@ void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float al
 /// Called with a finished range of rows [row_begin, row_end) of C.
 using RowsDone = std::function<void(int64_t row_begin, int64_t row_end)>;
 
-/// C = alpha * op(A) * op(B) split over row blocks of C on `pool` (one block
-/// when the product is too small to be worth splitting); `done` (may be
-/// null) runs on each finished block on the thread that computed it.
+/// C = alpha * op(A) * op(B) + beta * C split over row blocks of C on
+/// `pool` (one block when the product is too small to be worth splitting);
+/// `done` (may be null) runs on each finished block on the thread that
+/// computed it.
 void sgemm_rows(ThreadPool& pool, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
-                float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
-                int64_t ldc, const RowsDone* done);
+                float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                float* c, int64_t ldc, const RowsDone* done);
 
 /// Row blocks worth giving each thread for an m x n x k product.
 int64_t gemm_row_blocks(int64_t m, int64_t n, int64_t k, int threads);

@@ -24,9 +24,13 @@ inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = 
   return t;
 }
 
-inline std::unique_ptr<BlasBackend> build_blas(const Graph& g, int64_t threads = 0) {
+/// `optimize` false keeps the graph passes off, so tests see the backend's
+/// own fusions (a BatchNormalization folded into its Conv, a GELU chain).
+inline std::unique_ptr<BlasBackend> build_blas(const Graph& g, int64_t threads = 0,
+                                               bool optimize = true) {
   auto be = std::make_unique<BlasBackend>();
   EXPECT_TRUE(be->configure("threads", std::to_string(threads)));
+  EXPECT_TRUE(be->configure("optimize", optimize ? "true" : "false"));
   auto r = be->build(g);
   EXPECT_TRUE(r) << r.error().to_string();
   return be;
@@ -50,10 +54,13 @@ inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double
 /// fallback. Returns the backend for further checks.
 inline std::unique_ptr<BlasBackend> expect_matches_reference(const Graph& g,
                                                              const std::vector<Tensor>& inputs,
-                                                             int64_t threads = 2) {
-  auto be = build_blas(g, threads);
+                                                             int64_t threads = 2,
+                                                             bool optimize = true) {
+  auto be = build_blas(g, threads, optimize);
   EXPECT_EQ(be->state(), BackendState::kActive);
-  EXPECT_EQ(be->partition().nodes_on_backend(), g.nodes().size()) << be->partition().describe(g);
+  const Graph& ran = be->partition().graph ? *be->partition().graph : g;  // optimized or as given
+  EXPECT_EQ(be->partition().nodes_on_backend(), ran.nodes().size())
+      << be->partition().describe(ran);
   auto want = reference::Interpreter().run_tensors(g, inputs);
   EXPECT_TRUE(want) << want.error().to_string();
   if (!want) return be;
@@ -69,7 +76,15 @@ inline std::unique_ptr<BlasBackend> expect_matches_reference(const Graph& g,
   return be;
 }
 
-/// The kernel_plan() line mentioning `needle`, or "" (for messages: all lines).
+/// The kernel_plan() lines of units (the memory lines left out).
+inline std::vector<std::string> unit_lines(const BlasBackend& be) {
+  std::vector<std::string> out;
+  for (const std::string& l : be.kernel_plan())
+    if (l.rfind("peak_activation_bytes ", 0) != 0) out.push_back(l);
+  return out;
+}
+
+/// All kernel_plan() lines, one per line (for finds and messages).
 inline std::string plan_text(const BlasBackend& be) {
   std::string s;
   for (const std::string& l : be.kernel_plan()) s += l + "\n";

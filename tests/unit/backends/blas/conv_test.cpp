@@ -74,6 +74,19 @@ TEST(BlasConv, PointwiseReadsTheInputDirectly) {
   run_case({{3, 8, 5, 7}, {4, 8, 1, 1}, {}, true, "conv2d.f32.blas.pointwise"}, 6);
 }
 
+TEST(BlasConv, SmallPlanesBatchImagesIntoOneGemm) {
+  // 8 images of 5x5: each thread takes 4 images as one SGEMM per group.
+  run_case({{8, 6, 5, 5},
+            {4, 3, 3, 3},
+            {.pads = {1, 1, 1, 1}, .group = 2},
+            true,
+            "conv2d.f32.blas.im2col.batched +bias"},
+           13, 2);
+  // Uneven chunks (9 images over 2 and 3 threads), pointwise, no bias.
+  for (int64_t t : {2, 3})
+    run_case({{9, 8, 3, 3}, {5, 8, 1, 1}, {}, false, "conv2d.f32.blas.pointwise.batched]"}, 14, t);
+}
+
 TEST(BlasConv, SingleImageSplitsTheGemmAcrossThreads) {
   // One image, one group: the im2col and the SGEMM rows are split instead.
   run_case(

@@ -1,0 +1,418 @@
+#include "backends/aot/aot_backend.h"
+
+#include <nlohmann/json.hpp>
+
+#include <sstream>
+
+#include "backends/aot/program.h"
+#include "backends/aot/toolchain.h"
+#include "backends/aot/weights_blob.h"
+#include "core/log.h"
+#include "hone/file_io.h"
+#include "hone/registry.h"
+#include "hone/thread_pool.h"
+
+namespace hone::aot {
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+constexpr const char* kHoneVersion = "0.1.0";
+
+std::string hex(uint64_t v) {
+  char b[20];
+  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
+  return b;
+}
+std::string hash_of(const std::string& bytes) {
+  return hex(fnv1a64(bytes.data(), bytes.size()));
+}
+
+Result<LowerOptions> lower_options(const BackendConfig& c) {
+  LowerOptions o;
+  o.default_max = c.get<int64_t>("default_dim_max", 64);
+  if (o.default_max < 1)
+    return fail(ErrorCode::kInvalidArgument, "default_dim_max must be at least 1");
+  std::stringstream ss(c.get<std::string>("dim_bounds", ""));
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    char* end = nullptr;
+    const long long v = eq == std::string::npos ? 0 : std::strtoll(item.c_str() + eq + 1, &end, 10);
+    if (eq == std::string::npos || eq == 0 || end == nullptr || *end != '\0' || v < 1)
+      return fail(ErrorCode::kInvalidArgument,
+                  "dim_bounds entry '" + item +
+                      "' is not NAME=MAX with MAX >= 1 (e.g. 'batch=32,seq=128')");
+    o.bounds[item.substr(0, eq)] = v;
+  }
+  return o;
+}
+
+std::vector<uint8_t> to_bytes(const std::string& s) {
+  return {s.begin(), s.end()};
+}
+
+}  // namespace
+
+/// One compiled block: its library, weights and the generated source.
+class AotBlock final : public CompiledBlock {
+ public:
+  std::unique_ptr<Graph> graph;
+  Program program;
+  std::string source, log;
+  bool cache_hit = false;
+  std::vector<uint8_t> blob;
+  std::shared_ptr<Library> lib;
+  fs::path library_path;
+  json toolchain;  // compiler, flags, cpu_features, libraries
+  std::shared_ptr<std::atomic<uint64_t>> executions;
+  void* handle = nullptr;
+
+  ~AotBlock() override {
+    if (handle != nullptr) lib->abi().destroy(handle);
+  }
+
+  Result<void> create(int threads) {
+    handle = lib->abi().create_from_memory(blob.data(), blob.size(), threads);
+    if (handle == nullptr) {
+      const std::string why = lib->abi().last_error();
+      return fail(why.find("CPU lacks") != std::string::npos ? ErrorCode::kUnsupportedHardware
+                                                             : ErrorCode::kCorrupt,
+                  "the compiled block refused to start: " + why);
+    }
+    return {};
+  }
+
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
+    const Abi& abi = lib->abi();
+    static const int64_t kScalarShape[1] = {0};  // rank-0 tensors have no dims, but a pointer
+    std::vector<const float*> in;
+    std::vector<const int64_t*> shapes;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].dtype() != DType::kF32)
+        return fail(ErrorCode::kInvalidArgument, "aot block input " + std::to_string(i) + " is " +
+                                                     std::string(dtype_name(inputs[i].dtype())) +
+                                                     ", expected f32");
+      in.push_back(inputs[i].data<float>());
+      shapes.push_back(inputs[i].rank() == 0 ? kScalarShape : inputs[i].shape().data());
+    }
+    std::vector<Tensor> outs;
+    std::vector<float*> out_ptrs;
+    const int n = abi.num_outputs(handle);
+    for (int k = 0; k < n; ++k) {
+      const int rank = std::max(abi.output_rank(handle, k), 0);
+      std::vector<int64_t> dims(static_cast<size_t>(rank) + 1);
+      if (abi.output_shape(handle, shapes.data(), k, dims.data()) != 0)
+        return fail(ErrorCode::kInvalidArgument, abi.last_error());
+      dims.resize(static_cast<size_t>(rank));
+      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, dims));
+      out_ptrs.push_back(t.data<float>());
+      outs.push_back(std::move(t));
+    }
+    if (abi.run(handle, in.data(), shapes.data(), out_ptrs.data()) != 0)
+      return fail(ErrorCode::kInvalidArgument, abi.last_error());
+    executions->fetch_add(1, std::memory_order_relaxed);
+    return outs;
+  }
+
+  /// Writes library, weights, source, log and block.json into `dir`.
+  Result<void> write(const fs::path& dir, bool artifact) const {
+    HONE_TRY(std::string so, read_file(library_path));
+    HONE_CHECK_OK(write_file_atomic(dir / "model.so", to_bytes(so)));
+    HONE_CHECK_OK(write_file_atomic(dir / "weights.bin", blob));
+    HONE_CHECK_OK(write_file_atomic(dir / "model.c", source));
+    HONE_CHECK_OK(write_file_atomic(dir / "compile.log", log));
+    json j = toolchain;
+    j["hone_version"] = kHoneVersion;
+    j["sha"] = {{"model.so", hash_of(so)},
+                {"weights.bin", hex(fnv1a64(blob.data(), blob.size()))},
+                {"model.c", hash_of(source)}};
+    j["hash"] = "fnv1a64";
+    j["arena_bytes"] = program.arena_bytes;
+    j["weights_bytes"] = program.weights.size() * 4;
+    if (artifact) {
+      j["format"] = "native-so";
+      j["library"] = "model.so";
+      j["weights"] = "weights.bin";
+      j["source"] = "model.c";
+      j["abi"] = {{"version", 1},
+                  {"create", "void* hone_aot_create(const char* weights_path, int threads)"},
+                  {"run",
+                   "int hone_aot_run(void*, const float* const* in, const int64_t* const* "
+                   "in_shapes, float* const* out)"},
+                  {"output_shape",
+                   "int hone_aot_output_shape(const void*, const int64_t* const* in_shapes, int k, "
+                   "int64_t* dims)"},
+                  {"destroy", "void hone_aot_destroy(void*)"},
+                  {"last_error", "const char* hone_aot_last_error(void)"}};
+      std::map<std::string, int64_t> max;
+      for (size_t s = 0; s < program.symbols.size(); ++s)
+        max[program.symbols[s]] = program.symbol_max[s];
+      auto tensors = [&](const std::vector<ValueId>& vs) {
+        json arr = json::array();
+        for (ValueId v : vs) {
+          const ValueInfo& info = program.values[static_cast<size_t>(v)];
+          json shape = json::array(), bounds = json::object();
+          json batch_axis = nullptr;
+          for (size_t a = 0; a < info.dims.size(); ++a) {
+            const DimExpr& d = info.dims[a];
+            if (d.is_const()) {
+              shape.push_back(d.value());
+              continue;
+            }
+            shape.push_back(d.to_string());
+            if (max.count(d.to_string())) bounds[d.to_string()] = {1, max[d.to_string()]};
+            if (batch_axis.is_null() && (d.to_string() == "batch" || a == 0)) batch_axis = a;
+          }
+          arr.push_back({{"name", info.name},
+                         {"dtype", "f32"},
+                         {"shape", shape},
+                         {"bounds", bounds},
+                         {"batch_axis", batch_axis}});
+        }
+        return arr;
+      };
+      j["inputs"] = tensors(graph->inputs());
+      j["outputs"] = tensors(graph->outputs());
+    }
+    HONE_CHECK_OK(
+        write_file_atomic(dir / (artifact ? "model.json" : "block.json"), j.dump(2) + "\n"));
+    return {};
+  }
+};
+
+/// A block aot proposed but could not lower (a shape it cannot express, an
+/// input of unknown rank): it runs on the reference, and export refuses it.
+class ReferenceBlock final : public CompiledBlock {
+ public:
+  ReferenceBlock(Graph g, std::string why) : graph_(std::move(g)), why_(std::move(why)) {}
+  const std::string& why() const { return why_; }
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
+    return reference::Interpreter().run_tensors(graph_, inputs);
+  }
+
+ private:
+  Graph graph_;
+  std::string why_;
+};
+
+AotBackend::AotBackend() {
+  // The artifact is one library for the whole graph, so even a lone
+  // supported node is worth compiling rather than handing to the reference.
+  mutable_config()
+      .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
+      .declare("dim_bounds", std::string{},
+               "largest value per symbolic dim, e.g. 'batch=32,seq=128'")
+      .declare("default_dim_max", int64_t{64}, "bound of a symbolic dim dim_bounds does not name")
+      .declare("march_native", true, "compile for this CPU (its features are checked at load)");
+}
+
+const BackendCapabilities& AotBackend::caps() {
+  static const BackendCapabilities c = [] {
+    BackendCapabilities k;
+    k.devices = {Device::kCpu};
+    k.dtypes = {DType::kF32};
+    k.precisions = {"f32"};
+    k.build_mode = BuildMode::kAheadOfTime;
+    k.dynamic_shapes = true;
+    k.has_artifact = true;
+    k.artifact_format = "native-so";
+    return k;
+  }();
+  return c;
+}
+
+NodeSupport AotBackend::supports(const Graph& g, const Node& node) const {
+  return supports_node(g, node);
+}
+
+Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
+  HONE_TRY(LowerOptions lo, lower_options(config()));
+  auto b = std::make_unique<AotBlock>();
+  b->graph = std::make_unique<Graph>(block);
+  auto lowered = lower(*b->graph, lo);
+  if (!lowered && lowered.error().code() == ErrorCode::kUnsupported) {
+    // Decided from the graph and config alone, so load() reaches the same verdict.
+    std::string why = lowered.error().to_string();
+    for (char& ch : why)
+      if (ch == '\n') ch = ';';
+    HONE_LOG_DEBUG("aot: block '{}' runs on the reference: {}", block.name(), why);
+    HONE_CHECK_OK_CTX(reference::Interpreter().check_supported(block),
+                      "while preparing a block aot cannot lower");
+    fallbacks_.push_back(why);
+    return std::make_unique<ReferenceBlock>(block, std::move(why));
+  }
+  if (!lowered) return fail(std::move(lowered).error());
+  b->program = std::move(*lowered);
+  b->blob = make_weights_blob(b->program.weights);
+  b->executions = std::shared_ptr<std::atomic<uint64_t>>(shared_, &shared_->executions);
+  const std::string banner =
+      "Generated by hone " + std::string(kHoneVersion) + " (aot backend); do not edit.";
+  // 0 means hone's global pool size (--threads), so OpenMP loops and
+  // OpenBLAS use that many threads rather than every core of a shared machine.
+  int threads = static_cast<int>(config().get<int64_t>("threads", 0));
+  if (threads <= 0) threads = ThreadPool::global().num_threads();
+  if (!load_dir_.empty()) {
+    // Loading: the same graph and config must give the same source; then the
+    // saved library is checked and opened, and no compiler runs.
+    const fs::path dir = load_dir_ / ("block_" + std::to_string(blocks_.size()));
+    HONE_TRY(std::string meta_text, read_file(dir / "block.json"));
+    json meta = json::parse(meta_text, nullptr, false);
+    if (meta.is_discarded() || !meta.contains("sha") || !meta.contains("cpu_features"))
+      return fail(ErrorCode::kCorrupt,
+                  "'" + (dir / "block.json").string() + "' is not a saved aot block");
+    b->toolchain = {{"compiler", meta.value("compiler", "")},
+                    {"compiler_flags", meta.value("compiler_flags", json::array())},
+                    {"cpu_features", meta["cpu_features"]},
+                    {"libraries", meta.value("libraries", json::array())}};
+    b->source = emit_c(b->program, {meta["cpu_features"].get<std::vector<std::string>>(), banner});
+    if (hash_of(b->source) != meta["sha"].value("model.c", ""))
+      return fail(ErrorCode::kCorrupt,
+                  "the library saved in '" + dir.string() +
+                      "' was generated for another graph or config (source hash differs)");
+    b->library_path = dir / "model.so";
+    HONE_TRY(std::string so, read_file(b->library_path));
+    if (hash_of(so) != meta["sha"].value("model.so", ""))
+      return fail(ErrorCode::kCorrupt, "'" + b->library_path.string() +
+                                           "' is corrupt (checksum differs from block.json)");
+    HONE_TRY(std::string w, read_file(dir / "weights.bin"));
+    if (w.size() != b->blob.size() || std::memcmp(w.data(), b->blob.data(), w.size()) != 0)
+      return fail(ErrorCode::kCorrupt,
+                  "'" + (dir / "weights.bin").string() + "' does not hold this graph's weights");
+    auto log = read_file(dir / "compile.log");
+    b->log = log ? *log : "";
+    b->cache_hit = true;
+    HONE_TRY(b->lib, Library::open(b->library_path));
+  } else {
+    HONE_TRY(Toolchain tc, find_toolchain(config().get<bool>("march_native", true)));
+    b->toolchain = {{"compiler", tc.cxx + " (" + tc.version + ")"},
+                    {"compiler_flags", tc.flags},
+                    {"cpu_features", tc.cpu_features},
+                    {"libraries", tc.libraries}};
+    b->source = emit_c(b->program, {tc.cpu_features, banner});
+    HONE_TRY(CompileResult cr, compile_cached(tc, b->source));
+    HONE_LOG_DEBUG("aot: block '{}': {} steps, arena {} bytes, library {} ({})", block.name(),
+                   b->program.steps.size(), b->program.arena_bytes, cr.library.string(),
+                   cr.cache_hit ? "cache hit" : "compiled");
+    b->log = cr.log;
+    b->cache_hit = cr.cache_hit;
+    b->library_path = cr.library;
+    HONE_TRY(b->lib, Library::open(cr.library));
+  }
+  HONE_CHECK_OK(b->create(threads));
+  blocks_.push_back(b.get());
+  return b;
+}
+
+Result<void> AotBackend::do_build(const Graph& graph) {
+  blocks_.clear();
+  fallbacks_.clear();
+  node_names_.clear();
+  for (const Node& n : graph.nodes()) node_names_.push_back(n.describe());
+  return CompilingBackend::do_build(graph);
+}
+
+Result<void> AotBackend::do_save(const fs::path& dir) const {
+  json index = {{"format", "hone-aot-save"}, {"version", 1}, {"blocks", blocks_.size()}};
+  for (size_t i = 0; i < blocks_.size(); ++i) {
+    const fs::path sub = dir / ("block_" + std::to_string(i));
+    std::error_code ec;
+    fs::create_directory(sub, ec);
+    if (ec) return fail(ErrorCode::kIo, "cannot create '" + sub.string() + "': " + ec.message());
+    HONE_CHECK_OK(blocks_[i]->write(sub, false));
+  }
+  return write_file_atomic(dir / "aot.json", index.dump(2) + "\n");
+}
+
+Result<void> AotBackend::do_load(const Graph& graph, const fs::path& dir) {
+  HONE_TRY(std::string text, read_file(dir / "aot.json"));
+  json index = json::parse(text, nullptr, false);
+  if (index.is_discarded() || index.value("format", "") != "hone-aot-save")
+    return fail(ErrorCode::kCorrupt,
+                "'" + (dir / "aot.json").string() + "' is not an aot save index");
+  load_dir_ = dir;
+  auto r = do_build(graph);
+  load_dir_.clear();
+  if (!r) return r;
+  if (blocks_.size() != index.value("blocks", size_t{0}))
+    return fail(ErrorCode::kCorrupt,
+                "'" + dir.string() + "' holds " + std::to_string(index.value("blocks", 0)) +
+                    " blocks; this graph and config make " + std::to_string(blocks_.size()));
+  return {};
+}
+
+std::vector<std::string> AotBackend::kernel_plan() const {
+  std::vector<std::string> out;
+  for (const AotBlock* b : blocks_)
+    for (std::string& s : describe_steps(b->program)) out.push_back(std::move(s));
+  return out;
+}
+
+std::vector<std::string> AotBackend::compile_logs() const {
+  std::vector<std::string> out;
+  for (const AotBlock* b : blocks_) out.push_back(b->log);
+  return out;
+}
+
+std::vector<bool> AotBackend::cache_hits() const {
+  std::vector<bool> out;
+  for (const AotBlock* b : blocks_) out.push_back(b->cache_hit);
+  return out;
+}
+
+std::vector<std::string> AotBackend::sources() const {
+  std::vector<std::string> out;
+  for (const AotBlock* b : blocks_) out.push_back(b->source);
+  return out;
+}
+
+Result<void> AotBackend::export_artifact(const fs::path& dir) const {
+  if (state() != BackendState::kActive && state() != BackendState::kInactive &&
+      state() != BackendState::kLoaded)
+    return fail(ErrorCode::kFailedPrecondition,
+                "aot: only a built backend can export its artifact");
+  const Partition& p = partition();
+  if (!p.fallbacks.empty() || p.blocks.size() != 1 || !p.blocks[0].on_backend ||
+      blocks_.size() != 1) {
+    std::string why;
+    for (const auto& [node, reason] : p.fallbacks) {
+      const auto i = static_cast<size_t>(node);
+      why += "\n  " + (i < node_names_.size() ? node_names_[i] : "node " + std::to_string(node)) +
+             ": " + reason;
+    }
+    for (const std::string& f : fallbacks_) why += "\n  a block aot could not lower: " + f;
+    return fail(
+        ErrorCode::kUnsupported,
+        "aot cannot export a native-so artifact: it must run the whole graph without hone, but " +
+            std::to_string(p.fallbacks.size()) + " nodes and " + std::to_string(fallbacks_.size()) +
+            " blocks fall back to the reference:" + why);
+  }
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return fail(ErrorCode::kNotFound, "'" + dir.string() + "' is not a folder");
+  HONE_CHECK_OK_CTX(blocks_[0]->write(dir, true),
+                    "while exporting the aot artifact to '" + dir.string() + "'");
+  return {};
+}
+
+}  // namespace hone::aot
+
+namespace hone {
+
+void register_aot(BackendRegistry& registry) {
+  auto r = registry.add(
+      {"aot",
+       "generated C (fused loops, OpenBLAS GEMM, one arena) compiled with the system compiler; "
+       "exports a native-so artifact",
+       aot::AotBackend::caps(), [] { return std::make_unique<aot::AotBackend>(); },
+       // Without a compiler it cannot build anything: it sits out tuning.
+       [] {
+         auto tc = aot::find_toolchain(false);
+         return tc ? std::string() : tc.error().message();
+       }});
+  (void)r;  // only fails on a duplicate name, which the one list rules out
+}
+
+}  // namespace hone

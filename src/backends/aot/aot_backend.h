@@ -1,0 +1,76 @@
+// The aot backend: lowers blocks of the graph to C (fused element-wise loops,
+// OpenBLAS GEMM for Gemm/MatMul/Conv, one arena planned by liveness, weights
+// in a blob), compiles them with the system compiler into shared libraries
+// (cached by source hash) and runs them through their C ABI. Refused nodes
+// run on the reference through CompilingBackend; a build that covers the
+// whole graph exports as a `native-so` folder that runs without hone.
+//
+//   auto be = std::make_unique<aot::AotBackend>();
+//   HONE_CHECK_OK(be->build(graph));                  // generates, compiles, dlopens
+//   HONE_CHECK_OK(be->export_artifact("out/model"));  // model.so, weights.bin, model.json
+//
+// Config: dim_bounds ("batch=32,seq=128": the largest value of each symbolic
+// dim the arena is planned for), default_dim_max (64, for symbols without a
+// bound; larger inputs are a clear error at run time), march_native (true:
+// compile for this CPU and check its features when the library is created).
+// No compiler (HONE_CXX unset and none on PATH, or HONE_CXX not executable):
+// build() fails with kUnsupportedHardware. infer() is thread-safe.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "backends/common/compiling_backend.h"
+
+namespace hone::aot {
+
+class AotBlock;
+
+class AotBackend final : public CompilingBackend {
+ public:
+  AotBackend();
+  static const BackendCapabilities& caps();
+
+  std::string_view name() const override { return "aot"; }
+  const BackendCapabilities& capabilities() const override { return caps(); }
+
+  /// Runs of compiled code (one per block per inference).
+  uint64_t kernel_executions() const { return shared_->executions.load(); }
+  /// Blocks proposed but not lowered (each runs on the reference), with why.
+  const std::vector<std::string>& lowering_fallbacks() const { return fallbacks_; }
+  /// One line per fused step of every block: "Conv+Relu [conv.f32.aot.im2col_sgemm]".
+  std::vector<std::string> kernel_plan() const override;
+  /// Per block: the compiler's log, and whether the library came from the cache.
+  std::vector<std::string> compile_logs() const;
+  std::vector<bool> cache_hits() const;
+  /// Per block: the generated C source.
+  std::vector<std::string> sources() const;
+
+  Result<void> export_artifact(const std::filesystem::path& dir) const override;
+
+ protected:
+  NodeSupport supports(const Graph& g, const Node& node) const override;
+  Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
+  Result<void> do_build(const Graph& graph) override;
+  Result<void> do_save(const std::filesystem::path& dir) const override;
+  Result<void> do_load(const Graph& graph, const std::filesystem::path& dir) override;
+
+ private:
+  struct Shared {
+    std::atomic<uint64_t> executions{0};
+  };
+  std::shared_ptr<Shared> shared_ = std::make_shared<Shared>();
+  std::vector<const AotBlock*> blocks_;  // owned by CompilingBackend's stages
+  std::filesystem::path load_dir_;       // set while do_load() runs
+  std::vector<std::string> node_names_;  // describe() of every node, for export errors
+  std::vector<std::string> fallbacks_;   // why each block aot could not lower runs on the reference
+};
+
+/// The per-node answer behind AotBackend::supports().
+NodeSupport supports_node(const Graph& g, const Node& node);
+
+}  // namespace hone::aot

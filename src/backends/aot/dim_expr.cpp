@@ -1,0 +1,171 @@
+#include "backends/aot/dim_expr.h"
+
+#include <algorithm>
+
+namespace hone::aot {
+
+struct DimExpr::Node {
+  char op = 's';  // 's' symbol, or '+', '-', '*', '/'
+  std::string name;
+  DimExpr a, b;
+  std::string text;  // canonical, computed once
+};
+
+namespace {
+
+std::shared_ptr<const DimExpr::Node> make(char op, DimExpr a, DimExpr b) {
+  auto n = std::make_shared<DimExpr::Node>();
+  // Commutative operands in a fixed order, so "256*batch" == "batch*256".
+  if ((op == '+' || op == '*') && a.to_string() > b.to_string()) std::swap(a, b);
+  n->op = op;
+  n->text = "(" + a.to_string() + op + b.to_string() + ")";
+  n->a = std::move(a);
+  n->b = std::move(b);
+  return n;
+}
+
+/// `e` as coef * f1 * f2 * ... when it is a pure product (constants, symbols
+/// and other non-product terms as opaque factors).
+void flatten_product(const DimExpr& e, int64_t& coef, std::vector<DimExpr>& factors) {
+  if (e.is_const()) {
+    coef *= e.value();
+    return;
+  }
+  if (const DimExpr::Node* n = e.node(); n->op == '*') {
+    flatten_product(n->a, coef, factors);
+    flatten_product(n->b, coef, factors);
+    return;
+  }
+  factors.push_back(e);
+}
+
+}  // namespace
+
+DimExpr::DimExpr(int64_t value) : value_(value) {}
+
+DimExpr DimExpr::symbol(std::string name) {
+  auto n = std::make_shared<Node>();
+  n->op = 's';
+  n->text = name;
+  n->name = std::move(name);
+  DimExpr d;
+  d.node_ = std::move(n);
+  return d;
+}
+
+int64_t DimExpr::eval(const std::map<std::string, int64_t>& bindings) const {
+  if (!node_) return value_;
+  if (node_->op == 's') {
+    auto it = bindings.find(node_->name);
+    return it == bindings.end() ? 0 : it->second;
+  }
+  const int64_t a = node_->a.eval(bindings), b = node_->b.eval(bindings);
+  switch (node_->op) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    default:
+      return b == 0 ? 0 : a / b;
+  }
+}
+
+std::string DimExpr::to_c(const std::function<std::string(const std::string&)>& symbol_c) const {
+  if (!node_) return std::to_string(value_);
+  if (node_->op == 's') return symbol_c(node_->name);
+  return "(" + node_->a.to_c(symbol_c) + node_->op + node_->b.to_c(symbol_c) + ")";
+}
+
+std::string DimExpr::to_string() const {
+  return node_ ? node_->text : std::to_string(value_);
+}
+
+DimExpr operator+(const DimExpr& a, const DimExpr& b) {
+  if (a.is_const() && b.is_const()) return a.value() + b.value();
+  if (a.is_const() && a.value() == 0) return b;
+  if (b.is_const() && b.value() == 0) return a;
+  DimExpr d;
+  d.node_ = make('+', a, b);
+  return d;
+}
+
+DimExpr operator-(const DimExpr& a, const DimExpr& b) {
+  if (a.is_const() && b.is_const()) return a.value() - b.value();
+  if (b.is_const() && b.value() == 0) return a;
+  if (a == b) return 0;
+  DimExpr d;
+  d.node_ = make('-', a, b);
+  return d;
+}
+
+DimExpr operator*(const DimExpr& a, const DimExpr& b) {
+  if (a.is_const() && b.is_const()) return a.value() * b.value();
+  // Products are kept as sorted factors times a trailing constant, so equal
+  // products print (and compare) equal however they were associated.
+  int64_t coef = 1;
+  std::vector<DimExpr> f;
+  flatten_product(a, coef, f);
+  flatten_product(b, coef, f);
+  if (coef == 0) return 0;
+  std::sort(f.begin(), f.end(),
+            [](const DimExpr& x, const DimExpr& y) { return x.to_string() < y.to_string(); });
+  if (coef != 1) f.push_back(coef);
+  DimExpr r = f[0];
+  for (size_t i = 1; i < f.size(); ++i) {
+    DimExpr d;
+    d.node_ = make('*', r, f[i]);
+    r = d;
+  }
+  return r;
+}
+
+DimExpr operator/(const DimExpr& a, const DimExpr& b) {
+  if (a.is_const() && b.is_const()) return b.value() == 0 ? 0 : a.value() / b.value();
+  if (b.is_const() && b.value() == 1) return a;
+  if (a == b) return 1;
+  // Cancel common factors of two products: a reshape's -1 divides the
+  // element count by the dims it knows.
+  int64_t ca = 1, cb = 1;
+  std::vector<DimExpr> fa, fb;
+  flatten_product(a, ca, fa);
+  flatten_product(b, cb, fb);
+  bool exact = cb != 0 && ca % cb == 0;
+  for (const DimExpr& f : fb) {
+    auto it = std::find(fa.begin(), fa.end(), f);
+    if (it == fa.end()) {
+      exact = false;
+      break;
+    }
+    fa.erase(it);
+  }
+  if (exact) {
+    DimExpr q = ca / cb;
+    for (const DimExpr& f : fa) q = q * f;
+    return q;
+  }
+  DimExpr d;
+  d.node_ = make('/', a, b);
+  return d;
+}
+
+DimExpr product(const DimExprs& dims, size_t from, size_t to) {
+  DimExpr p = 1;
+  for (size_t i = from; i < to && i < dims.size(); ++i) p = p * dims[i];
+  return p;
+}
+
+std::string to_string(const DimExprs& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + dims[i].to_string();
+  return s + "]";
+}
+
+bool all_const(const DimExprs& dims) {
+  for (const DimExpr& d : dims)
+    if (!d.is_const()) return false;
+  return true;
+}
+
+}  // namespace hone::aot

@@ -1,0 +1,62 @@
+// Private to the aot backend: a tensor dim as an integer expression over the
+// graph's symbolic dims ("batch", "seq"), so generated code keeps dynamic
+// dims symbolic (loops read them at run time) while the memory plan sizes
+// buffers by evaluating the same expression at the dims' upper bounds.
+//
+//   DimExpr n = DimExpr::symbol("batch") * 256;
+//   n.eval({{"batch", 8}});          // 2048
+//   n.to_c(index_of);                // "(d[0]*256)"
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace hone::aot {
+
+class DimExpr {
+ public:
+  DimExpr(int64_t value = 0);  // NOLINT: numbers convert implicitly
+  static DimExpr symbol(std::string name);
+
+  bool is_const() const { return node_ == nullptr; }
+  /// The number when is_const().
+  int64_t value() const { return value_; }
+  /// Value with every symbol bound; symbols missing from `bindings` count as 0.
+  int64_t eval(const std::map<std::string, int64_t>& bindings) const;
+  /// A C expression; `symbol_c` spells a symbol ("d[0]").
+  std::string to_c(const std::function<std::string(const std::string&)>& symbol_c) const;
+  /// Readable and canonical: equal text means equal expressions.
+  std::string to_string() const;
+  bool operator==(const DimExpr& o) const { return to_string() == o.to_string(); }
+
+  friend DimExpr operator+(const DimExpr& a, const DimExpr& b);
+  friend DimExpr operator-(const DimExpr& a, const DimExpr& b);
+  friend DimExpr operator*(const DimExpr& a, const DimExpr& b);
+  /// Floor division of non-negative values (dims are never negative).
+  friend DimExpr operator/(const DimExpr& a, const DimExpr& b);
+
+  struct Node;
+  /// The expression tree; null for a constant.
+  const Node* node() const { return node_.get(); }
+
+ private:
+  int64_t value_ = 0;
+  std::shared_ptr<const Node> node_;  // null: a constant
+};
+
+using DimExprs = std::vector<DimExpr>;
+
+/// Product of `dims[from, to)`.
+DimExpr product(const DimExprs& dims, size_t from, size_t to);
+inline DimExpr product(const DimExprs& dims) {
+  return product(dims, 0, dims.size());
+}
+/// "[batch,3,32,32]".
+std::string to_string(const DimExprs& dims);
+bool all_const(const DimExprs& dims);
+
+}  // namespace hone::aot

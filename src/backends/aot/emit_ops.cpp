@@ -1,0 +1,430 @@
+// The anchor ops of a step: convolution and matrix products through OpenBLAS
+// (im2col for general convolutions, a direct loop for depthwise ones),
+// pools, softmax, layer norm, reductions, transpose and concat as loops.
+#include <algorithm>
+
+#include "backends/aot/emitter.h"
+#include "backends/aot/shape_rules.h"
+
+namespace hone::aot {
+namespace {
+
+std::string s(int64_t v) {
+  return std::to_string(v);
+}
+bool is_one(const DimExpr& d) {
+  return d.is_const() && d.value() == 1;
+}
+
+}  // namespace
+
+std::string Emitter::omp_if(const std::string& work) const {
+  return " if((" + work + ") > 32768)";
+}
+
+void Emitter::emit_step(const Step& st) {
+  if (st.anchor >= 0) {
+    // With a chain, the anchor writes the step's result buffer and the chain
+    // then runs over it in place.
+    const Node& n = p_.node(st.anchor);
+    open("");
+    emit_anchor(st, st.anchor, st.chain.empty() ? ptr(n.outputs[0]) : ptr(st.result));
+    close();
+  }
+  if (!st.chain.empty()) emit_chain(st);
+}
+
+void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
+  const Node& n = p_.node(id);
+  const std::string& op = n.op_type;
+  if (op == "Conv") return emit_conv(n, id, y, st);
+  if (op == "Gemm") return emit_gemm(n, id, y);
+  if (op == "MatMul") return emit_matmul(n, id, y);
+  if (op == "Softmax" || op == "LogSoftmax") return emit_softmax(n, id, y);
+  if (op == "LayerNormalization") return emit_layer_norm(n, id, y);
+  if (op.rfind("Reduce", 0) == 0) return emit_reduce(n, id, y);
+  if (op == "Transpose") return emit_transpose(n, id, y);
+  if (op == "Concat") return emit_concat(n, id, y);
+  return emit_pool(n, id, y);
+}
+
+void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const Step& st) {
+  const auto& ops = p_.operands.at(id);
+  const DimExprs& x = dims(ops[0]);
+  const DimExprs& w = dims(ops[1]);
+  std::vector<int64_t> k;
+  for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
+  const Window2d win = *window_of(n, x, k, false);
+  const int64_t g = n.attr_int("group", 1), m = w[0].value(), cg = w[1].value();
+  const int64_t c = cg * g, mg = m / g, in_plane = win.ih * win.iw, out_plane = win.oh * win.ow;
+  const int64_t ck = cg * win.kh * win.kw;
+  line("const float* X = " + ptr(ops[0]) + ";");
+  line("const float* Wt = " + ptr(ops[1]) + ";");
+  line("const float* B = " + (ops.size() > 2 ? ptr(ops[2]) : std::string("NULL")) + ";");
+  line("float* Y = " + y + ";");
+  const std::string nb = dim(x[0]);
+  if (g == c && m == g) {
+    line("/* depthwise " + s(win.kh) + "x" + s(win.kw) + ", stride " + s(win.sh) + "x" + s(win.sw) +
+         ": a direct loop per plane */");
+    line("#pragma omp parallel for num_threads(c->nt)" +
+         omp_if(nb + " * " + s(c * out_plane * win.kh * win.kw)));
+    open("for (int64_t pl = 0; pl < " + nb + " * " + s(c) + "; ++pl)");
+    line("const int64_t ch = pl % " + s(c) + ";");
+    line("const float* xp = X + pl * " + s(in_plane) + ";");
+    line("const float* wp = Wt + ch * " + s(win.kh * win.kw) + ";");
+    line("float* yp = Y + pl * " + s(out_plane) + ";");
+    line("const float b = B ? B[ch] : 0.0f;");
+    open("for (int64_t oh = 0; oh < " + s(win.oh) + "; ++oh)");
+    line("const int64_t h0 = oh * " + s(win.sh) + " - " + s(win.pt) + ";");
+    open("for (int64_t ow = 0; ow < " + s(win.ow) + "; ++ow)");
+    line("const int64_t w0 = ow * " + s(win.sw) + " - " + s(win.pl) + ";");
+    line("float acc = b;");
+    open("for (int64_t kh = 0; kh < " + s(win.kh) + "; ++kh)");
+    line("const int64_t ih = h0 + kh * " + s(win.dh) + ";");
+    line("if (ih < 0 || ih >= " + s(win.ih) + ") continue;");
+    open("for (int64_t kw = 0; kw < " + s(win.kw) + "; ++kw)");
+    line("const int64_t iw = w0 + kw * " + s(win.dw) + ";");
+    line("if (iw >= 0 && iw < " + s(win.iw) + ") acc += xp[ih * " + s(win.iw) +
+         " + iw] * wp[kh * " + s(win.kw) + " + kw];");
+    close();
+    close();
+    line("yp[oh * " + s(win.ow) + " + ow] = acc;");
+    close();
+    close();
+    close();
+    return;
+  }
+  const bool pointwise = st.scratch_floats.is_const() && st.scratch_floats.value() == 0;
+  if (!pointwise) line("float* col = (float*)(c->A + " + s(st.scratch_offset) + ");");
+  open("for (int64_t b = 0; b < " + nb + "; ++b)");
+  open("for (int64_t g = 0; g < " + s(g) + "; ++g)");
+  line("const float* xg = X + (b * " + s(c) + " + g * " + s(cg) + ") * " + s(in_plane) + ";");
+  line("float* yg = Y + (b * " + s(m) + " + g * " + s(mg) + ") * " + s(out_plane) + ";");
+  if (!pointwise) {
+    line("/* im2col: [" + s(ck) + " x " + s(out_plane) + "] */");
+    line("#pragma omp parallel for num_threads(c->nt)" + omp_if(s(ck * out_plane)));
+    open("for (int64_t r = 0; r < " + s(ck) + "; ++r)");
+    line("const int64_t ci = r / " + s(win.kh * win.kw) + ", kh = (r / " + s(win.kw) + ") % " +
+         s(win.kh) + ", kw = r % " + s(win.kw) + ";");
+    line("float* dst = col + r * " + s(out_plane) + ";");
+    open("for (int64_t oh = 0; oh < " + s(win.oh) + "; ++oh)");
+    line("const int64_t ih = oh * " + s(win.sh) + " - " + s(win.pt) + " + kh * " + s(win.dh) + ";");
+    line("float* d = dst + oh * " + s(win.ow) + ";");
+    open("if (ih < 0 || ih >= " + s(win.ih) + ")");
+    line("memset(d, 0, " + s(win.ow * 4) + ");");
+    line("continue;");
+    close();
+    line("const float* src = xg + (ci * " + s(win.ih) + " + ih) * " + s(win.iw) + ";");
+    open("for (int64_t ow = 0; ow < " + s(win.ow) + "; ++ow)");
+    line("const int64_t iw = ow * " + s(win.sw) + " - " + s(win.pl) + " + kw * " + s(win.dw) + ";");
+    line("d[ow] = (iw >= 0 && iw < " + s(win.iw) + ") ? src[iw] : 0.0f;");
+    close();
+    close();
+    close();
+  }
+  open("if (B)");
+  line("for (int64_t o = 0; o < " + s(mg) + "; ++o)");
+  line("  for (int64_t i = 0; i < " + s(out_plane) + "; ++i) yg[o * " + s(out_plane) +
+       " + i] = B[g * " + s(mg) + " + o];");
+  close();
+  line("cblas_sgemm(101, 111, 111, " + s(mg) + ", " + s(out_plane) + ", " + s(ck) +
+       ", 1.0f, Wt + g * " + s(mg * ck) + ", " + s(ck) + ", " + (pointwise ? "xg" : "col") + ", " +
+       s(out_plane) + ", B ? 1.0f : 0.0f, yg, " + s(out_plane) + ");");
+  close();
+  close();
+}
+
+void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y) {
+  const auto& ops = p_.operands.at(id);
+  const DimExprs& a = dims(ops[0]);
+  const DimExprs& b = dims(ops[1]);
+  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const std::string M = dim(ta ? a[1] : a[0]), K = dim(ta ? a[0] : a[1]), N = dim(tb ? b[0] : b[1]);
+  const float alpha = n.attr_float("alpha", 1.0f), beta = n.attr_float("beta", 1.0f);
+  const bool has_c = ops.size() > 2 && beta != 0.0f;
+  line("const float* A = " + ptr(ops[0]) + ";");
+  line("const float* Bm = " + ptr(ops[1]) + ";");
+  line("float* Y = " + y + ";");
+  line("const int64_t M = " + M + ", N = " + N + ", K = " + K + ";");
+  if (has_c) {
+    const DimExprs& cd = dims(ops[2]);
+    // C broadcasts to [M, N]: its row and column strides are 0 where it is 1 wide.
+    const bool rows = cd.size() == 2 && !is_one(cd[0]);
+    const bool cols = !cd.empty() && !is_one(cd.back());
+    line("const float* C = " + ptr(ops[2]) + ";");
+    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("M * N"));
+    line("for (int64_t i = 0; i < M; ++i)");
+    line("  for (int64_t j = 0; j < N; ++j) Y[i * N + j] = " + float_literal(beta) + " * C[" +
+         (rows ? std::string(cols ? "i * N + j" : "i") : std::string(cols ? "j" : "0")) + "];");
+  }
+  line("cblas_sgemm(101, " + std::string(ta ? "112" : "111") + ", " + (tb ? "112" : "111") +
+       ", (int)M, (int)N, (int)K, " + float_literal(alpha) + ", A, (int)" + dim(a[1]) +
+       ", Bm, (int)" + dim(b[1]) + ", " + (has_c ? "1.0f" : "0.0f") + ", Y, (int)N);");
+}
+
+void Emitter::emit_matmul(const Node& n, NodeId id, const std::string& y) {
+  const auto& ops = p_.operands.at(id);
+  DimExprs a = dims(ops[0]), b = dims(ops[1]);
+  if (a.size() == 1) a.insert(a.begin(), DimExpr(1));
+  if (b.size() == 1) b.push_back(1);
+  const DimExpr M = a[a.size() - 2], K = a.back(), N = b.back();
+  line("const float* A = " + ptr(ops[0]) + ";");
+  line("const float* Bm = " + ptr(ops[1]) + ";");
+  line("float* Y = " + y + ";");
+  line("const int64_t M = " + dim(M) + ", N = " + dim(N) + ", K = " + dim(K) + ";");
+  const DimExprs ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
+  bool b_shared = true;
+  for (const DimExpr& d : bb) b_shared = b_shared && is_one(d);
+  if (b_shared) {
+    // One B for every batch: fold A's batch dims into M, one GEMM.
+    line("const int64_t rows = " + dim(product(ab)) + " * M;");
+    line(
+        "cblas_sgemm(101, 111, 111, (int)rows, (int)N, (int)K, 1.0f, A, (int)K, Bm, (int)N, 0.0f, "
+        "Y, (int)N);");
+    return;
+  }
+  const DimExprs out_b = *([&]() -> Result<DimExprs> {
+    const size_t r = std::max(ab.size(), bb.size());
+    DimExprs o(r);
+    for (size_t i = 0; i < r; ++i) {
+      const DimExpr da = i + ab.size() < r ? DimExpr(1) : ab[i + ab.size() - r];
+      const DimExpr db = i + bb.size() < r ? DimExpr(1) : bb[i + bb.size() - r];
+      o[i] = is_one(da) ? db : da;
+    }
+    return o;
+  })();
+  line("#pragma omp parallel for num_threads(c->nt) if(M * N * K < 65536 && " +
+       dim(product(out_b)) + " > 1)");
+  open("for (int64_t bi = 0; bi < " + dim(product(out_b)) + "; ++bi)");
+  line("const float* a = A + (" + broadcast_offset(*this, out_b, out_b.size(), ab, "bi") +
+       ") * M * K;");
+  line("const float* bm = Bm + (" + broadcast_offset(*this, out_b, out_b.size(), bb, "bi") +
+       ") * K * N;");
+  line(
+      "cblas_sgemm(101, 111, 111, (int)M, (int)N, (int)K, 1.0f, a, (int)K, bm, (int)N, 0.0f, Y + "
+      "bi * M * N, (int)N);");
+  close();
+}
+
+void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
+  const ValueId xv = p_.operands.at(id)[0];
+  const DimExprs& x = dims(xv);
+  line("const float* X = " + ptr(xv) + ";");
+  line("float* Y = " + y + ";");
+  const std::string planes = dim(x[0] * x[1]);
+  const bool is_max = n.op_type.find("Max") != std::string::npos;
+  if (n.op_type.rfind("Global", 0) == 0) {
+    const std::string sz = dim(product(x, 2, x.size()));
+    line("#pragma omp parallel for num_threads(c->nt)" + omp_if(planes + " * " + sz));
+    open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
+    line("const float* xp = X + pl * " + sz + ";");
+    line(std::string("float acc = ") + (is_max ? "xp[0]" : "0.0f") + ";");
+    line(std::string("for (int64_t i = 0; i < ") + sz + "; ++i) " +
+         (is_max ? "acc = xp[i] > acc ? xp[i] : acc;" : "acc += xp[i];"));
+    line(std::string("Y[pl] = ") + (is_max ? "acc;" : "acc / (float)" + sz + ";"));
+    close();
+    return;
+  }
+  const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
+  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  line("#pragma omp parallel for num_threads(c->nt)" +
+       omp_if(planes + " * " + s(w.oh * w.ow * w.kh * w.kw)));
+  open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
+  line("const float* xp = X + pl * " + s(w.ih * w.iw) + ";");
+  line("float* yp = Y + pl * " + s(w.oh * w.ow) + ";");
+  open("for (int64_t oh = 0; oh < " + s(w.oh) + "; ++oh)");
+  line("const int64_t h0 = oh * " + s(w.sh) + " - " + s(w.pt) + ";");
+  open("for (int64_t ow = 0; ow < " + s(w.ow) + "; ++ow)");
+  line("const int64_t w0 = ow * " + s(w.sw) + " - " + s(w.pl) + ";");
+  line("float acc = 0.0f;");
+  line("int64_t cnt = 0, padded_h = 0, padded_w = 0;");
+  open("for (int64_t kh = 0; kh < " + s(w.kh) + "; ++kh)");
+  line("const int64_t ih = h0 + kh * " + s(w.dh) + ";");
+  line("padded_h += ih >= -" + s(w.pt) + " && ih < " + s(w.ih + w.pb) + ";");
+  line("if (ih < 0 || ih >= " + s(w.ih) + ") continue;");
+  open("for (int64_t kw = 0; kw < " + s(w.kw) + "; ++kw)");
+  line("const int64_t iw = w0 + kw * " + s(w.dw) + ";");
+  line("if (iw < 0 || iw >= " + s(w.iw) + ") continue;");
+  line("const float v = xp[ih * " + s(w.iw) + " + iw];");
+  line(is_max ? "if (cnt == 0 || v > acc) acc = v;" : "acc += v;");
+  line("++cnt;");
+  close();
+  close();
+  if (is_max) {
+    line("yp[oh * " + s(w.ow) + " + ow] = acc;");
+  } else {
+    if (include_pad) {
+      open("for (int64_t kw = 0; kw < " + s(w.kw) + "; ++kw)");
+      line("const int64_t iw = w0 + kw * " + s(w.dw) + ";");
+      line("padded_w += iw >= -" + s(w.pl) + " && iw < " + s(w.iw + w.pr) + ";");
+      close();
+    }
+    line("yp[oh * " + s(w.ow) + " + ow] = acc / (float)" +
+         (include_pad ? std::string("(padded_h * padded_w)") : std::string("cnt")) + ";");
+  }
+  close();
+  close();
+  close();
+}
+
+void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
+  const ValueId xv = p_.operands.at(id)[0];
+  const DimExprs& x = dims(xv);
+  const auto [a, b] = *softmax_range(p_, n);
+  const std::string outer = dim(product(x, 0, static_cast<size_t>(a)));
+  const std::string len = dim(product(x, static_cast<size_t>(a), static_cast<size_t>(b)));
+  const std::string inner = dim(product(x, static_cast<size_t>(b), x.size()));
+  line("const float* X = " + ptr(xv) + ";");
+  line("float* Y = " + y + ";");
+  line("const int64_t outer = " + outer + ", len = " + len + ", inner = " + inner + ";");
+  line("#pragma omp parallel for collapse(2) num_threads(c->nt)" + omp_if("outer * len * inner"));
+  open("for (int64_t o = 0; o < outer; ++o)");
+  open("for (int64_t in = 0; in < inner; ++in)");
+  line("const float* x = X + o * len * inner + in;");
+  line("float* yv = Y + o * len * inner + in;");
+  line("float mx = x[0];");
+  line("for (int64_t j = 1; j < len; ++j) mx = x[j * inner] > mx ? x[j * inner] : mx;");
+  line("float sum = 0.0f;");
+  if (n.op_type == "Softmax") {
+    line(
+        "for (int64_t j = 0; j < len; ++j) { const float e = expf(x[j * inner] - mx); yv[j * "
+        "inner] = e; sum += e; }");
+    line("for (int64_t j = 0; j < len; ++j) yv[j * inner] /= sum;");
+  } else {
+    line("for (int64_t j = 0; j < len; ++j) sum += expf(x[j * inner] - mx);");
+    line("const float l = logf(sum);");
+    line("for (int64_t j = 0; j < len; ++j) yv[j * inner] = x[j * inner] - mx - l;");
+  }
+  close();
+  close();
+}
+
+void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
+  const auto& ops = p_.operands.at(id);
+  const DimExprs& x = dims(ops[0]);
+  const int64_t r = static_cast<int64_t>(x.size());
+  int64_t axis = n.attr_int("axis", -1);
+  if (axis < 0) axis += r;
+  const std::string rows = dim(product(x, 0, static_cast<size_t>(axis)));
+  const int64_t cols = product(x, static_cast<size_t>(axis), x.size()).value();
+  line("const float* X = " + ptr(ops[0]) + ";");
+  line("const float* S = " + ptr(ops[1]) + ";");
+  line("const float* Bv = " + (ops.size() > 2 ? ptr(ops[2]) : std::string("NULL")) + ";");
+  line("float* Y = " + y + ";");
+  line("#pragma omp parallel for num_threads(c->nt)" + omp_if(rows + " * " + s(cols)));
+  open("for (int64_t r = 0; r < " + rows + "; ++r)");
+  line("const float* x = X + r * " + s(cols) + ";");
+  line("float* yr = Y + r * " + s(cols) + ";");
+  line("float mean = 0.0f, var = 0.0f;");
+  line("for (int64_t j = 0; j < " + s(cols) + "; ++j) mean += x[j];");
+  line("mean /= " + s(cols) + ".0f;");
+  line("for (int64_t j = 0; j < " + s(cols) + "; ++j) var += (x[j] - mean) * (x[j] - mean);");
+  line("const float inv = 1.0f / sqrtf(var / " + s(cols) + ".0f + " +
+       float_literal(n.attr_float("epsilon", 1e-5f)) + ");");
+  line("for (int64_t j = 0; j < " + s(cols) +
+       "; ++j) yr[j] = (x[j] - mean) * inv * S[j] + (Bv ? Bv[j] : 0.0f);");
+  close();
+}
+
+void Emitter::emit_reduce(const Node& n, NodeId id, const std::string& y) {
+  const ValueId xv = p_.operands.at(id)[0];
+  const DimExprs& x = dims(xv);
+  const std::vector<int64_t> axes = *reduce_axes(p_, n);
+  line("const float* X = " + ptr(xv) + ";");
+  line("float* Y = " + y + ";");
+  if (axes.empty()) {
+    line("memcpy(Y, X, sizeof(float) * " + dim(product(x)) + ");");
+    return;
+  }
+  // Kept dims index the output; reduced dims are walked per output element.
+  DimExprs kept, red;
+  std::vector<DimExpr> kept_stride, red_stride;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool r = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
+    (r ? red : kept).push_back(x[i]);
+    (r ? red_stride : kept_stride).push_back(product(x, i + 1, x.size()));
+  }
+  auto offset = [&](const DimExprs& d, const std::vector<DimExpr>& st, const std::string& idx) {
+    std::string sum = "0";
+    for (size_t i = 0; i < d.size(); ++i) {
+      std::string t = "(" + idx + " / " + dim(product(d, i + 1, d.size())) + ")";
+      if (i > 0) t = "(" + t + " % " + dim(d[i]) + ")";
+      sum += " + " + t + " * " + dim(st[i]);
+    }
+    return sum;
+  };
+  const std::string& op = n.op_type;
+  line("const int64_t nout = " + dim(product(kept)) + ", nred = " + dim(product(red)) + ";");
+  line("#pragma omp parallel for num_threads(c->nt)" + omp_if("nout * nred"));
+  open("for (int64_t o = 0; o < nout; ++o)");
+  line("const float* xb = X + " + offset(kept, kept_stride, "o") + ";");
+  line(std::string("float acc = ") + (op == "ReduceMax" || op == "ReduceMin" ? "xb[0]" : "0.0f") +
+       ";");
+  open("for (int64_t j = 0; j < nred; ++j)");
+  line("const float v = xb[" + offset(red, red_stride, "j") + "];");
+  if (op == "ReduceMax")
+    line("acc = v > acc ? v : acc;");
+  else if (op == "ReduceMin")
+    line("acc = v < acc ? v : acc;");
+  else
+    line("acc += v;");
+  close();
+  line(op == "ReduceMean" ? "Y[o] = acc / (float)nred;" : "Y[o] = acc;");
+  close();
+}
+
+void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
+  const ValueId xv = p_.operands.at(id)[0];
+  const DimExprs& x = dims(xv);
+  const DimExprs& o = dims(n.outputs[0]);
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  line("const float* X = " + ptr(xv) + ";");
+  line("float* Y = " + y + ";");
+  if (o.empty()) {
+    line("Y[0] = X[0];");
+    return;
+  }
+  const size_t r = o.size();
+  std::string base = "0";
+  for (size_t i = 0; i + 1 < r; ++i) {
+    std::string t = "(o / " + dim(product(o, i + 1, r - 1)) + ")";
+    if (i > 0) t = "(" + t + " % " + dim(o[i]) + ")";
+    base += " + " + t + " * " + dim(product(x, static_cast<size_t>(perm[i]) + 1, x.size()));
+  }
+  const std::string last = dim(o[r - 1]);
+  const std::string step = dim(product(x, static_cast<size_t>(perm[r - 1]) + 1, x.size()));
+  line("#pragma omp parallel for num_threads(c->nt)" + omp_if(dim(product(o))));
+  open("for (int64_t o = 0; o < " + dim(product(o, 0, r - 1)) + "; ++o)");
+  line("const float* xb = X + " + base + ";");
+  line("float* yb = Y + o * " + last + ";");
+  line("for (int64_t i = 0; i < " + last + "; ++i) yb[i] = xb[i * " + step + "];");
+  close();
+}
+
+void Emitter::emit_concat(const Node& n, NodeId id, const std::string& y) {
+  const auto& ops = p_.operands.at(id);
+  const DimExprs& o = dims(n.outputs[0]);
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < 0) axis += static_cast<int64_t>(o.size());
+  const size_t a = static_cast<size_t>(axis);
+  const std::string inner = dim(product(o, a + 1, o.size()));
+  line("float* Y = " + y + ";");
+  line("const int64_t outer = " + dim(product(o, 0, a)) + ", row = " + dim(o[a]) + " * " + inner +
+       ";");
+  line("int64_t at = 0;");
+  for (ValueId v : ops) {
+    const std::string chunk = dim(dims(v)[a]) + " * " + inner;
+    open("");
+    line("const float* X = " + ptr(v) + ";");
+    line("const int64_t chunk = " + chunk + ";");
+    line(
+        "for (int64_t r = 0; r < outer; ++r) memcpy(Y + r * row + at, X + r * chunk, sizeof(float) "
+        "* chunk);");
+    line("at += chunk;");
+    close();
+  }
+}
+
+}  // namespace hone::aot

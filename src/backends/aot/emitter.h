@@ -1,0 +1,61 @@
+// Private to the aot backend: the state emit_c() writes C source with, shared
+// by the step emitters (emit_ops.cpp) and the ABI scaffolding (emit.cpp).
+#pragma once
+
+#include <string>
+
+#include "backends/aot/program.h"
+
+namespace hone::aot {
+
+class Emitter {
+ public:
+  explicit Emitter(const Program& p) : p_(p) {}
+
+  const Program& program() const { return p_; }
+  std::string& text() { return out_; }
+  /// Appends one line at the current indent.
+  void line(const std::string& s) {
+    out_ += std::string(static_cast<size_t>(indent_) * 2, ' ') + s + "\n";
+  }
+  void open(const std::string& s) { line(s + " {"), ++indent_; }
+  void close(const std::string& tail = "") { --indent_, line("}" + tail); }
+
+  /// A C pointer expression to the storage of `v` (views followed).
+  std::string ptr(ValueId v) const;
+  /// The C expression of a dim ("d[0]", "(d[0]*256)", "16").
+  std::string dim(const DimExpr& e) const { return p_.c(e); }
+  const DimExprs& dims(ValueId v) const { return p_.values[static_cast<size_t>(v)].dims; }
+  std::string numel(ValueId v) const { return dim(product(dims(v))); }
+  /// An OpenMP clause pair that parallelizes only loops worth it.
+  std::string omp_if(const std::string& work) const;
+
+  /// Writes the body of one step (inside its function).
+  void emit_step(const Step& s);
+
+ private:
+  void emit_anchor(const Step& s, NodeId id, const std::string& y);
+  void emit_chain(const Step& s);
+  void emit_conv(const Node& n, NodeId id, const std::string& y, const Step& s);
+  void emit_gemm(const Node& n, NodeId id, const std::string& y);
+  void emit_matmul(const Node& n, NodeId id, const std::string& y);
+  void emit_pool(const Node& n, NodeId id, const std::string& y);
+  void emit_softmax(const Node& n, NodeId id, const std::string& y);
+  void emit_layer_norm(const Node& n, NodeId id, const std::string& y);
+  void emit_reduce(const Node& n, NodeId id, const std::string& y);
+  void emit_transpose(const Node& n, NodeId id, const std::string& y);
+  void emit_concat(const Node& n, NodeId id, const std::string& y);
+
+  const Program& p_;
+  std::string out_;
+  int indent_ = 0;
+};
+
+/// "1.5f", "(-INFINITY)": a float as a C literal that reads back exactly.
+std::string float_literal(float v);
+/// The C offset into an operand of dims `op` (right-aligned, broadcast) for
+/// flat index `idx` over `out[0, k)` (the operand's own strides).
+std::string broadcast_offset(const Emitter& e, const DimExprs& out, size_t k, const DimExprs& op,
+                             const std::string& idx);
+
+}  // namespace hone::aot

@@ -1,0 +1,289 @@
+// lower(): dims of every value, fused steps, weights blob and arena plan.
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "backends/aot/program.h"
+#include "backends/aot/shape_rules.h"
+
+namespace hone::aot {
+namespace {
+
+/// Byte alignment of every arena buffer and (in floats) of every weight.
+constexpr int64_t kAlign = 64;
+
+int64_t align_up(int64_t n, int64_t a) {
+  return (n + a - 1) / a * a;
+}
+
+/// Consumers of every value: node ids, in node order.
+std::vector<std::vector<NodeId>> consumers_of(const Graph& g) {
+  std::vector<std::vector<NodeId>> c(g.values().size());
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (ValueId v : g.nodes()[i].inputs)
+      if (v >= 0) c[static_cast<size_t>(v)].push_back(static_cast<NodeId>(i));
+  return c;
+}
+
+class Lowering {
+ public:
+  Lowering(const Graph& g, const LowerOptions& o) : g_(g), opts_(o), consumers_(consumers_of(g)) {
+    p_.graph = &g;
+    p_.values.resize(g.values().size());
+    for (size_t i = 0; i < g.values().size(); ++i) p_.values[i].name = g.values()[i].name;
+  }
+
+  Result<Program> run() {
+    HONE_CHECK_OK(bind_inputs());
+    HONE_CHECK_OK(bind_constants());
+    for (size_t i = 0; i < g_.nodes().size(); ++i) {
+      const NodeId id = static_cast<NodeId>(i);
+      const Node& n = g_.node(id);
+      HONE_CHECK_OK_CTX(infer_node(p_, id), "while lowering node " + n.describe());
+      group(id);
+    }
+    place_values();
+    plan_arena();
+    return std::move(p_);
+  }
+
+ private:
+  Result<void> bind_inputs() {
+    std::set<std::string> seen;
+    for (size_t i = 0; i < g_.inputs().size(); ++i) {
+      const ValueId v = g_.inputs()[i];
+      const Value& val = g_.value(v);
+      ValueInfo& info = p_.values[static_cast<size_t>(v)];
+      if (val.dtype != DType::kF32 || val.kind != ValueKind::kTensor)
+        return fail(ErrorCode::kUnsupported, "input '" + val.name + "' is " +
+                                                 std::string(dtype_name(val.dtype)) +
+                                                 "; aot runs f32 tensors only");
+      if (!val.shape)
+        return fail(ErrorCode::kUnsupported,
+                    "input '" + val.name + "' has no known rank; aot needs ranked inputs");
+      info.place = Place::kInput;
+      info.index = static_cast<int64_t>(i);
+      for (size_t a = 0; a < val.shape->rank(); ++a) {
+        const Dim& d = (*val.shape)[a];
+        if (d.is_static()) {
+          info.dims.push_back(d.value());
+          continue;
+        }
+        // An unnamed dim gets a name of its own, so it still binds at run time.
+        const std::string name =
+            d.is_symbolic() ? d.symbol_name() : val.name + ":" + std::to_string(a);
+        info.dims.push_back(DimExpr::symbol(name));
+        if (seen.insert(name).second) {
+          p_.symbols.push_back(name);
+          auto it = opts_.bounds.find(name);
+          p_.symbol_max.push_back(it != opts_.bounds.end() ? it->second : opts_.default_max);
+        }
+      }
+    }
+    return {};
+  }
+
+  Result<void> bind_constants() {
+    for (size_t i = 0; i < g_.values().size(); ++i) {
+      const Value& val = g_.values()[i];
+      if (!val.initializer) continue;
+      ValueInfo& info = p_.values[i];
+      info.constant = &*val.initializer;
+      info.f32 = val.initializer->dtype() == DType::kF32;
+      for (int64_t d : val.initializer->shape()) info.dims.push_back(d);
+      info.place = Place::kWeight;
+      info.offset = -1;  // assigned when code first points at it
+    }
+    return {};
+  }
+
+  /// Adds `id` to the last step as an epilogue, or starts a step.
+  void group(NodeId id) {
+    const Node& n = g_.node(id);
+    if (is_view_op(n.op_type)) return;
+    const ValueId out = n.outputs[0];
+    if (is_elementwise_op(n.op_type) && !p_.steps.empty()) {
+      Step& s = p_.steps.back();
+      const ValueId r = s.result;
+      const auto& ops = p_.operands[id];
+      const bool reads_result = std::find(ops.begin(), ops.end(), r) != ops.end();
+      const bool same_dims =
+          p_.values[static_cast<size_t>(r)].dims == p_.values[static_cast<size_t>(out)].dims;
+      // An anchor's result is not stored when a chain follows it, so it may
+      // feed nothing but the chain's first node.
+      const bool anchor_only =
+          !s.chain.empty() ||
+          (consumers_[static_cast<size_t>(r)].size() == 1 && !is_graph_output(r));
+      // The anchor and every chain member must stay addressable by one loop
+      // index, which a broadcast of the running value would break.
+      if (reads_result && same_dims && anchor_only && no_broadcast_of_locals(s, id)) {
+        s.chain.push_back(id);
+        s.result = out;
+        s.label += "+" + n.op_type;
+        return;
+      }
+    }
+    Step s;
+    if (is_elementwise_op(n.op_type))
+      s.chain.push_back(id);
+    else
+      s.anchor = id;
+    s.result = out;
+    s.label = n.op_type;
+    s.scratch_floats = scratch_floats(p_, id);
+    p_.steps.push_back(std::move(s));
+  }
+
+  /// Values made inside step `s` and read by `id` must have `id`'s output dims.
+  bool no_broadcast_of_locals(const Step& s, NodeId id) const {
+    const DimExprs& out = p_.values[static_cast<size_t>(g_.node(id).outputs[0])].dims;
+    for (ValueId v : p_.operands.at(id)) {
+      bool made_here = false;
+      for (NodeId m : s.chain) made_here |= g_.node(m).outputs[0] == v;
+      if (s.anchor >= 0) made_here |= g_.node(s.anchor).outputs[0] == v;
+      if (made_here && !(p_.values[static_cast<size_t>(v)].dims == out)) return false;
+    }
+    return true;
+  }
+
+  bool is_graph_output(ValueId v) const {
+    return std::find(g_.outputs().begin(), g_.outputs().end(), v) != g_.outputs().end();
+  }
+
+  void place_values() {
+    for (size_t k = 0; k < g_.outputs().size(); ++k) {
+      ValueInfo& info = p_.values[static_cast<size_t>(g_.outputs()[k])];
+      const Value& val = g_.value(g_.outputs()[k]);
+      // The first mention of a value made by a step writes the caller's
+      // buffer directly; inputs, weights, views and repeats are copied at the end.
+      if (val.producer >= 0 && !is_view_op(g_.node(val.producer).op_type) &&
+          info.place == Place::kNone) {
+        info.place = Place::kOutput;
+        info.index = static_cast<int64_t>(k);
+      }
+    }
+    for (size_t si = 0; si < p_.steps.size(); ++si) {
+      const Step& s = p_.steps[si];
+      std::set<NodeId> members(s.chain.begin(), s.chain.end());
+      auto place = [&](ValueId v, bool anchor_with_chain) {
+        ValueInfo& info = p_.values[static_cast<size_t>(v)];
+        info.def_step = static_cast<int>(si);
+        if (info.place == Place::kOutput) return;
+        if (anchor_with_chain) return;  // kNone: written into the result's buffer
+        bool local = v != s.result;
+        for (NodeId c : consumers_[static_cast<size_t>(v)]) local &= members.count(c) != 0;
+        info.place = local ? Place::kLocal : Place::kArena;
+      };
+      if (s.anchor >= 0) place(g_.node(s.anchor).outputs[0], !s.chain.empty());
+      for (NodeId m : s.chain) place(g_.node(m).outputs[0], false);
+    }
+    for (const Node& n : g_.nodes())
+      if (is_view_op(n.op_type) &&
+          p_.values[static_cast<size_t>(n.outputs[0])].place == Place::kNone) {
+        ValueInfo& info = p_.values[static_cast<size_t>(n.outputs[0])];
+        info.place = Place::kView;
+        info.view_of = n.inputs[0];
+      }
+    // Every weight the code points at (literals are inlined instead).
+    for (const Step& s : p_.steps) {
+      std::vector<NodeId> nodes = s.chain;
+      if (s.anchor >= 0) nodes.insert(nodes.begin(), s.anchor);
+      for (NodeId id : nodes)
+        for (ValueId v : p_.operands[id])
+          if (id == s.anchor || !p_.values[static_cast<size_t>(v)].literal) use_weight(v);
+    }
+    for (ValueId v : g_.outputs()) use_weight(root(v));
+  }
+
+  ValueId root(ValueId v) const {
+    while (p_.values[static_cast<size_t>(v)].place == Place::kView)
+      v = p_.values[static_cast<size_t>(v)].view_of;
+    return v;
+  }
+
+  void use_weight(ValueId v) {
+    ValueInfo& info = p_.values[static_cast<size_t>(v)];
+    if (info.place != Place::kWeight || info.offset >= 0) return;
+    const Tensor& t = *info.constant;
+    info.offset = static_cast<int64_t>(p_.weights.size());
+    p_.weights.resize(static_cast<size_t>(align_up(info.offset + t.numel(), kAlign / 4)), 0.0f);
+    std::copy_n(t.data<float>(), t.numel(), p_.weights.begin() + info.offset);
+  }
+
+  void plan_arena() {
+    const int end = static_cast<int>(p_.steps.size());
+    for (size_t si = 0; si < p_.steps.size(); ++si) {
+      const Step& s = p_.steps[si];
+      std::vector<NodeId> nodes = s.chain;
+      if (s.anchor >= 0) nodes.insert(nodes.begin(), s.anchor);
+      for (NodeId id : nodes)
+        for (ValueId v : p_.operands[id]) {
+          ValueInfo& r = p_.values[static_cast<size_t>(root(v))];
+          r.last_use = std::max(r.last_use, static_cast<int>(si));
+        }
+    }
+    for (ValueId v : g_.outputs()) {
+      ValueInfo& r = p_.values[static_cast<size_t>(root(v))];
+      r.last_use = std::max(r.last_use, end);
+    }
+    struct Interval {
+      int64_t bytes;
+      int begin, end;
+      int64_t* offset;
+    };
+    std::vector<Interval> iv;
+    for (ValueInfo& v : p_.values)
+      if (v.place == Place::kArena)
+        iv.push_back({align_up(std::max<int64_t>(1, p_.at_bounds(product(v.dims))) * 4, kAlign),
+                      v.def_step, std::max(v.def_step, v.last_use), &v.offset});
+    for (size_t si = 0; si < p_.steps.size(); ++si)
+      if (Step& s = p_.steps[si]; !(s.scratch_floats.is_const() && s.scratch_floats.value() == 0))
+        iv.push_back({align_up(p_.at_bounds(s.scratch_floats) * 4, kAlign), static_cast<int>(si),
+                      static_cast<int>(si), &s.scratch_offset});
+    // Largest first, each at the lowest offset clear of every placed buffer
+    // whose lifetime overlaps its own.
+    std::stable_sort(iv.begin(), iv.end(),
+                     [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
+    std::vector<const Interval*> placed;
+    for (Interval& x : iv) {
+      std::vector<std::pair<int64_t, int64_t>> busy;
+      for (const Interval* y : placed)
+        if (y->begin <= x.end && x.begin <= y->end)
+          busy.emplace_back(*y->offset, *y->offset + y->bytes);
+      std::sort(busy.begin(), busy.end());
+      int64_t at = 0;
+      for (const auto& [b, e] : busy) {
+        if (at + x.bytes <= b) break;
+        at = std::max(at, e);
+      }
+      *x.offset = at;
+      p_.arena_bytes = std::max(p_.arena_bytes, at + x.bytes);
+      placed.push_back(&x);
+    }
+  }
+
+  const Graph& g_;
+  const LowerOptions& opts_;
+  std::vector<std::vector<NodeId>> consumers_;
+  Program p_;
+};
+
+}  // namespace
+
+std::string Program::sym_c(const std::string& s) const {
+  for (size_t i = 0; i < symbols.size(); ++i)
+    if (symbols[i] == s) return "d[" + std::to_string(i) + "]";
+  return "0";
+}
+
+int64_t Program::at_bounds(const DimExpr& e) const {
+  std::map<std::string, int64_t> b;
+  for (size_t i = 0; i < symbols.size(); ++i) b[symbols[i]] = symbol_max[i];
+  return e.eval(b);
+}
+
+Result<Program> lower(const Graph& block, const LowerOptions& options) {
+  return Lowering(block, options).run();
+}
+
+}  // namespace hone::aot

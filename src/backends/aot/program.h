@@ -1,0 +1,100 @@
+// Private to the aot backend: a block lowered for code generation. lower()
+// infers every value's dims as expressions over the block's symbolic dims,
+// groups nodes into fused steps (an optional anchor op such as Conv or
+// Softmax, then a chain of element-wise ops run in one loop), lays the
+// weights out in one blob and plans one arena by liveness, with buffer sizes
+// taken at the dims' upper bounds. emit_c() turns the result into C source.
+//
+//   HONE_TRY(Program p, lower(block, {.bounds = {{"batch", 64}}}));
+//   std::string src = emit_c(p, {.cpu_features = {"avx2", "fma"}});
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backends/aot/dim_expr.h"
+#include "hone/graph.h"
+
+namespace hone::aot {
+
+/// Where a value lives while the generated run() executes.
+enum class Place : uint8_t {
+  kNone,    // not computed (an anchor's result written straight into its chain's buffer)
+  kInput,   // the caller's input buffer `index`
+  kOutput,  // the caller's output buffer `index`
+  kWeight,  // the weights blob at float offset `offset`
+  kArena,   // the arena at byte offset `offset`
+  kLocal,   // a register inside a fused loop
+  kView,    // the storage of `view_of` (Reshape, Flatten, ...)
+};
+
+struct ValueInfo {
+  std::string name;
+  DimExprs dims;
+  bool f32 = true;
+  const Tensor* constant = nullptr;  // initializers; also synthetic weights
+  std::optional<float> literal;      // f32 scalars inlined into the code
+  Place place = Place::kNone;
+  int64_t index = 0;   // input or output index
+  int64_t offset = 0;  // weight float offset or arena byte offset
+  ValueId view_of = kNoValue;
+  int def_step = -1;
+  int last_use = -1;
+};
+
+struct Step {
+  std::string label;           // "Conv+Relu", shown in the kernel plan and the source
+  NodeId anchor = -1;          // the non-element-wise node, or -1
+  std::vector<NodeId> chain;   // element-wise nodes after it, in order
+  ValueId result = kNoValue;   // the last value the step makes
+  DimExpr scratch_floats = 0;  // workspace (im2col), in floats
+  int64_t scratch_offset = 0;  // its arena byte offset
+};
+
+struct LowerOptions {
+  /// Upper bound per symbolic dim; a symbol without one gets default_max.
+  std::map<std::string, int64_t> bounds;
+  int64_t default_max = 64;
+};
+
+struct Program {
+  const Graph* graph = nullptr;
+  std::vector<ValueInfo> values;  // by ValueId; synthetic weights after the graph's
+  /// Operands each node reads in the generated code (BatchNormalization reads
+  /// its folded scale and shift, scalars become literals but stay listed).
+  std::map<NodeId, std::vector<ValueId>> operands;
+  std::vector<std::string> symbols;  // in first-seen order over the inputs
+  std::vector<int64_t> symbol_max;
+  std::vector<Step> steps;
+  std::vector<float> weights;  // the blob's payload
+  int64_t arena_bytes = 0;
+  std::deque<Tensor> synthetic;  // folded constants (a deque: ValueInfo points into it)
+
+  const Node& node(NodeId n) const { return graph->node(n); }
+  std::string sym_c(const std::string& s) const;  // "d[0]"
+  std::string c(const DimExpr& e) const {
+    return e.to_c([this](const std::string& s) { return sym_c(s); });
+  }
+  int64_t at_bounds(const DimExpr& e) const;
+};
+
+/// The node families lower() knows.
+bool is_elementwise_op(const std::string& op);
+bool is_view_op(const std::string& op);
+
+[[nodiscard]] Result<Program> lower(const Graph& block, const LowerOptions& options);
+
+struct EmitOptions {
+  std::vector<std::string> cpu_features;  // checked at create ("avx2")
+  std::string banner;                     // first comment line
+};
+std::string emit_c(const Program& p, const EmitOptions& options);
+
+/// One line per step for kernel_plan(): "Conv+Relu [conv2d.f32.aot.im2col_sgemm]".
+std::vector<std::string> describe_steps(const Program& p);
+
+}  // namespace hone::aot

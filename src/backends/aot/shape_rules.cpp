@@ -1,0 +1,618 @@
+// Dims inference for every op aot claims. Anything outside what the emitter
+// handles is kUnsupported here, so build() fails before writing any code.
+#include "backends/aot/shape_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace hone::aot {
+namespace {
+
+const std::set<std::string>& unary_ops() {
+  static const std::set<std::string> s = {
+      "Relu",     "LeakyRelu", "Elu",   "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
+      "Tanh",     "Erf",       "Sqrt",  "Exp",  "Log",  "Abs",     "Neg",         "Reciprocal",
+      "Softplus", "Softsign",  "Floor", "Ceil", "Sin",  "Cos",     "Gelu"};
+  return s;
+}
+const std::set<std::string>& binary_ops() {
+  static const std::set<std::string> s = {"Add", "Sub", "Mul", "Div", "Pow"};
+  return s;
+}
+
+Error unsupported(std::string what) {
+  return Error(ErrorCode::kUnsupported, std::move(what));
+}
+
+ValueInfo& info(Program& p, ValueId v) {
+  return p.values[static_cast<size_t>(v)];
+}
+
+bool has_input(const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] >= 0;
+}
+
+Result<ValueId> data_input(const Program& p, const Node& n, size_t i) {
+  if (!has_input(n, i))
+    return fail(ErrorCode::kInvalidArgument, n.op_type + " is missing input " + std::to_string(i));
+  const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
+  if (!v.f32)
+    return fail(unsupported("input " + std::to_string(i) + " '" + v.name + "' is not f32"));
+  return n.inputs[i];
+}
+
+/// Numpy broadcasting of two dim lists.
+Result<DimExprs> broadcast(const DimExprs& a, const DimExprs& b) {
+  const size_t r = std::max(a.size(), b.size());
+  DimExprs out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const DimExpr da = i + a.size() < r ? DimExpr(1) : a[i + a.size() - r];
+    const DimExpr db = i + b.size() < r ? DimExpr(1) : b[i + b.size() - r];
+    if (da == db || (db.is_const() && db.value() == 1))
+      out[i] = da;
+    else if (da.is_const() && da.value() == 1)
+      out[i] = db;
+    else
+      return fail(unsupported("dims " + to_string(a) + " and " + to_string(b) +
+                              " do not broadcast (or differ in symbols aot cannot compare)"));
+  }
+  return out;
+}
+
+int64_t norm_axis(int64_t a, int64_t rank) {
+  return a < 0 ? a + rank : a;
+}
+
+Result<void> check_static(const DimExprs& d, size_t from, const std::string& what) {
+  for (size_t i = from; i < d.size(); ++i)
+    if (!d[i].is_const())
+      return fail(unsupported(what + " dims " + to_string(d) + " must be static from axis " +
+                              std::to_string(from)));
+  return {};
+}
+
+void mark_literal(Program& p, ValueId v) {
+  ValueInfo& i = info(p, v);
+  if (i.constant && i.f32 && i.constant->numel() == 1) i.literal = i.constant->data<float>()[0];
+}
+
+ValueId add_synthetic(Program& p, const std::string& name, Tensor t) {
+  p.synthetic.push_back(std::move(t));
+  ValueInfo v;
+  v.name = name;
+  v.constant = &p.synthetic.back();
+  for (int64_t d : v.constant->shape()) v.dims.push_back(d);
+  v.place = Place::kWeight;
+  v.offset = -1;
+  p.values.push_back(std::move(v));
+  return static_cast<ValueId>(p.values.size() - 1);
+}
+
+Result<std::vector<float>> const_floats(const Program& p, const Node& n, size_t i, int64_t count,
+                                        const std::string& what) {
+  const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
+  if (!v.constant || !v.f32) return fail(unsupported(what + " must be a constant f32 tensor"));
+  if (count >= 0 && v.constant->numel() != count)
+    return fail(ErrorCode::kInvalidArgument, what + " has " + std::to_string(v.constant->numel()) +
+                                                 " values, expected " + std::to_string(count));
+  const float* d = v.constant->data<float>();
+  return std::vector<float>(d, d + v.constant->numel());
+}
+
+Result<void> batch_norm(Program& p, NodeId id, const Node& n, const DimExprs& x) {
+  if (x.size() < 2 || !x[1].is_const())
+    return fail(unsupported("BatchNormalization needs a static channel dim, got " + to_string(x)));
+  const int64_t c = x[1].value();
+  HONE_TRY(auto scale, const_floats(p, n, 1, c, "scale"));
+  HONE_TRY(auto bias, const_floats(p, n, 2, c, "B"));
+  HONE_TRY(auto mean, const_floats(p, n, 3, c, "input_mean"));
+  HONE_TRY(auto var, const_floats(p, n, 4, c, "input_var"));
+  const double eps = n.attr_float("epsilon", 1e-5f);
+  // y = x * s + t with s = scale / sqrt(var + eps), t = B - mean * s, folded in double.
+  std::vector<int64_t> shape{c};
+  for (size_t i = 2; i < x.size(); ++i) shape.push_back(1);
+  Tensor s = Tensor::zeros(DType::kF32, shape), t = Tensor::zeros(DType::kF32, shape);
+  for (int64_t i = 0; i < c; ++i) {
+    const double k = scale[i] / std::sqrt(static_cast<double>(var[i]) + eps);
+    s.data<float>()[i] = static_cast<float>(k);
+    t.data<float>()[i] = static_cast<float>(bias[i] - mean[i] * k);
+  }
+  const ValueId sv = add_synthetic(p, n.name + ".scale_folded", std::move(s));
+  const ValueId tv = add_synthetic(p, n.name + ".shift_folded", std::move(t));
+  p.operands[id] = {n.inputs[0], sv, tv};
+  return {};
+}
+
+Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  HONE_TRY(ValueId wv, data_input(p, n, 1));
+  const DimExprs x = dims_of(p, xv), w = dims_of(p, wv);
+  if (x.size() != 3 && x.size() != 4)
+    return fail(unsupported("Conv input " + to_string(x) + ": aot runs 1-D and 2-D convolutions"));
+  if (w.size() != x.size()) return fail(unsupported("Conv weights rank differs from the input's"));
+  HONE_CHECK_OK(check_static(w, 0, "Conv weight"));
+  HONE_CHECK_OK(check_static(x, 1, "Conv input"));
+  const int64_t group = n.attr_int("group", 1);
+  const int64_t m = w[0].value(), cg = w[1].value();
+  if (group <= 0 || m % group != 0 || x[1].value() != cg * group)
+    return fail(ErrorCode::kInvalidArgument, "Conv group " + std::to_string(group) +
+                                                 " does not fit input " + to_string(x) +
+                                                 " and weights " + to_string(w));
+  std::vector<int64_t> k;
+  for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
+  if (n.has_attr("kernel_shape") && n.attr_ints("kernel_shape") != k)
+    return fail(ErrorCode::kInvalidArgument, "Conv kernel_shape disagrees with the weights");
+  HONE_TRY(Window2d win, window_of(n, x, k, false));
+  p.operands[id] = {xv, wv};
+  if (has_input(n, 2)) {
+    HONE_TRY(ValueId bv, data_input(p, n, 2));
+    if (!(dims_of(p, bv) == DimExprs{m}))
+      return fail(ErrorCode::kInvalidArgument,
+                  "Conv bias must have shape [" + std::to_string(m) + "]");
+    p.operands[id].push_back(bv);
+  }
+  DimExprs out{x[0], m};
+  if (x.size() == 4) out.push_back(win.oh);
+  out.push_back(win.ow);
+  return out;
+}
+
+Result<DimExprs> gemm(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId av, data_input(p, n, 0));
+  HONE_TRY(ValueId bv, data_input(p, n, 1));
+  const DimExprs a = dims_of(p, av), b = dims_of(p, bv);
+  if (a.size() != 2 || b.size() != 2) return fail(unsupported("Gemm A and B must be 2-D"));
+  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const DimExpr m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1];
+  const DimExpr kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
+  if (!(ka == kb))
+    return fail(
+        unsupported("Gemm K dims " + ka.to_string() + " and " + kb.to_string() + " differ"));
+  p.operands[id] = {av, bv};
+  DimExprs out{m, nn};
+  if (has_input(n, 2)) {
+    HONE_TRY(ValueId cv, data_input(p, n, 2));
+    const DimExprs c = dims_of(p, cv);
+    HONE_TRY(DimExprs bc, broadcast(out, c));
+    if (!(bc == out) || c.size() > 2)
+      return fail(
+          unsupported("Gemm C " + to_string(c) + " does not broadcast to " + to_string(out)));
+    p.operands[id].push_back(cv);
+  }
+  return out;
+}
+
+Result<DimExprs> matmul(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId av, data_input(p, n, 0));
+  HONE_TRY(ValueId bv, data_input(p, n, 1));
+  DimExprs a = dims_of(p, av), b = dims_of(p, bv);
+  if (a.empty() || b.empty()) return fail(unsupported("MatMul of a scalar"));
+  const bool a1 = a.size() == 1, b1 = b.size() == 1;
+  if (a1) a.insert(a.begin(), DimExpr(1));
+  if (b1) b.push_back(1);
+  if (!(a.back() == b[b.size() - 2]))
+    return fail(unsupported("MatMul K dims " + a.back().to_string() + " and " +
+                            b[b.size() - 2].to_string() + " differ"));
+  HONE_TRY(DimExprs batch,
+           broadcast(DimExprs(a.begin(), a.end() - 2), DimExprs(b.begin(), b.end() - 2)));
+  p.operands[id] = {av, bv};
+  DimExprs out = batch;
+  if (!a1) out.push_back(a[a.size() - 2]);
+  if (!b1) out.push_back(b.back());
+  return out;
+}
+
+Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  p.operands[id] = {xv};
+  if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
+    if (x.size() < 3) return fail(unsupported("input " + to_string(x) + " has no spatial dims"));
+    DimExprs out{x[0], x[1]};
+    out.resize(x.size(), 1);
+    return out;
+  }
+  if (x.size() != 3 && x.size() != 4)
+    return fail(unsupported(n.op_type + " input " + to_string(x) + ": aot runs 1-D and 2-D pools"));
+  HONE_CHECK_OK(check_static(x, 2, n.op_type + " input"));
+  const std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  if (k.size() + 2 != x.size())
+    return fail(ErrorCode::kInvalidArgument,
+                n.op_type + " kernel_shape does not match the input rank");
+  HONE_TRY(Window2d win, window_of(n, x, k, n.attr_int("ceil_mode", 0) != 0));
+  DimExprs out{x[0], x[1]};
+  if (x.size() == 4) out.push_back(win.oh);
+  out.push_back(win.ow);
+  return out;
+}
+
+Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  const int64_t axis = norm_axis(n.attr_int("axis", -1), static_cast<int64_t>(x.size()));
+  if (axis < 0 || axis >= static_cast<int64_t>(x.size()))
+    return fail(ErrorCode::kInvalidArgument,
+                "LayerNormalization axis out of range for " + to_string(x));
+  HONE_CHECK_OK(check_static(x, static_cast<size_t>(axis), "LayerNormalization normalized"));
+  std::vector<int64_t> norm;
+  for (size_t i = static_cast<size_t>(axis); i < x.size(); ++i) norm.push_back(x[i].value());
+  const int64_t cols = shape_numel(norm);
+  p.operands[id] = {xv};
+  for (size_t i = 1; i < 3; ++i) {
+    if (!has_input(n, i)) continue;
+    const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
+    if (!v.constant || !v.f32)
+      return fail(unsupported("LayerNormalization scale and bias must be f32 constants"));
+    // Expanded to one value per normalized element, so the loop reads it by column.
+    const auto& s = v.constant->shape();
+    if (s.size() > norm.size())
+      return fail(ErrorCode::kInvalidArgument, "LayerNormalization parameter " +
+                                                   v.constant->describe() +
+                                                   " has more dims than the normalized part");
+    Tensor e = Tensor::zeros(DType::kF32, {cols});
+    for (int64_t j = 0; j < cols; ++j) {
+      int64_t rem = j, off = 0, stride = 1;
+      for (size_t d = norm.size(); d-- > 0;) {
+        const int64_t c = rem % norm[d];
+        rem /= norm[d];
+        const size_t sd = d + s.size() - norm.size();
+        if (d + s.size() < norm.size()) continue;
+        if (s[sd] != 1 && s[sd] != norm[d])
+          return fail(ErrorCode::kInvalidArgument,
+                      "LayerNormalization parameter " + v.constant->describe() +
+                          " does not broadcast to " + shape_to_string(norm));
+        off += (s[sd] == 1 ? 0 : c) * stride;
+        stride *= s[sd];
+      }
+      e.data<float>()[j] = v.constant->data<float>()[off];
+    }
+    p.operands[id].push_back(
+        add_synthetic(p, n.name + (i == 1 ? ".scale_expanded" : ".bias_expanded"), std::move(e)));
+  }
+  if (p.operands[id].size() < 2)
+    return fail(ErrorCode::kInvalidArgument, "LayerNormalization needs Scale");
+  return x;
+}
+
+Result<DimExprs> reduce(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  p.operands[id] = {xv};
+  HONE_TRY(auto axes, reduce_axes(p, n));
+  const bool keep = n.attr_int("keepdims", 1) != 0;
+  DimExprs out;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const bool r = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
+    if (!r)
+      out.push_back(x[i]);
+    else if (keep)
+      out.push_back(1);
+  }
+  return out;
+}
+
+Result<DimExprs> transpose(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (perm.empty())
+    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  std::vector<int64_t> sorted = perm;
+  std::sort(sorted.begin(), sorted.end());
+  for (size_t i = 0; i < sorted.size(); ++i)
+    if (sorted.size() != x.size() || sorted[i] != static_cast<int64_t>(i))
+      return fail(ErrorCode::kInvalidArgument,
+                  "Transpose perm is not a permutation of the input's axes");
+  p.operands[id] = {xv};
+  DimExprs out;
+  for (int64_t a : perm) out.push_back(x[static_cast<size_t>(a)]);
+  return out;
+}
+
+Result<DimExprs> concat(Program& p, NodeId id, const Node& n) {
+  p.operands[id].clear();
+  DimExprs out;
+  int64_t axis = 0;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    HONE_TRY(ValueId v, data_input(p, n, i));
+    const DimExprs d = dims_of(p, v);
+    if (i == 0) {
+      out = d;
+      axis = norm_axis(n.attr_int("axis", 0), static_cast<int64_t>(d.size()));
+      if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
+        return fail(ErrorCode::kInvalidArgument, "Concat axis out of range for " + to_string(d));
+    } else {
+      if (d.size() != out.size())
+        return fail(ErrorCode::kInvalidArgument, "Concat inputs differ in rank");
+      for (size_t a = 0; a < d.size(); ++a)
+        if (static_cast<int64_t>(a) != axis && !(d[a] == out[a]))
+          return fail(unsupported("Concat inputs " + to_string(out) + " and " + to_string(d) +
+                                  " differ off the axis"));
+      out[static_cast<size_t>(axis)] =
+          out[static_cast<size_t>(axis)] + d[static_cast<size_t>(axis)];
+    }
+    p.operands[id].push_back(v);
+  }
+  return out;
+}
+
+Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  const int64_t r = static_cast<int64_t>(x.size());
+  p.operands[id] = {xv};
+  if (n.op_type == "Identity") return x;
+  if (n.op_type == "Flatten") {
+    const int64_t a = norm_axis(n.attr_int("axis", 1), r);
+    if (a < 0 || a > r) return fail(ErrorCode::kInvalidArgument, "Flatten axis out of range");
+    return DimExprs{product(x, 0, static_cast<size_t>(a)),
+                    product(x, static_cast<size_t>(a), x.size())};
+  }
+  if (n.op_type == "Reshape") {
+    HONE_TRY(auto shape, const_ints(p, n, 1));
+    const bool allowzero = n.attr_int("allowzero", 0) != 0;
+    DimExprs out;
+    int infer = -1;
+    DimExpr known = 1;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      if (shape[i] == -1) {
+        if (infer >= 0) return fail(ErrorCode::kInvalidArgument, "Reshape shape has two -1 dims");
+        infer = static_cast<int>(i);
+        out.push_back(0);
+        continue;
+      }
+      if (shape[i] == 0 && !allowzero) {
+        if (i >= x.size())
+          return fail(ErrorCode::kInvalidArgument, "Reshape copies a dim the input lacks");
+        out.push_back(x[i]);
+      } else if (shape[i] < 0) {
+        return fail(ErrorCode::kInvalidArgument, "Reshape shape has a negative dim");
+      } else {
+        out.push_back(shape[i]);
+      }
+      known = known * out.back();
+    }
+    const DimExpr total = product(x);
+    if (infer >= 0) {
+      out[static_cast<size_t>(infer)] = total / known;
+      if (!(out[static_cast<size_t>(infer)] * known == total))
+        return fail(unsupported("Reshape -1 of " + to_string(x) + " by " + known.to_string() +
+                                " is not an exact division aot can prove"));
+    } else if (total.is_const() && known.is_const() && total.value() != known.value()) {
+      return fail(ErrorCode::kInvalidArgument, "Reshape " + to_string(x) + " to " + to_string(out) +
+                                                   " changes the element count");
+    }
+    return out;
+  }
+  std::vector<int64_t> axes;
+  if (n.attr_ints("axes").size() || !has_input(n, 1)) {
+    axes = n.attr_ints("axes");
+  } else {
+    HONE_TRY(axes, const_ints(p, n, 1));
+  }
+  if (n.op_type == "Unsqueeze") {
+    const int64_t outr = r + static_cast<int64_t>(axes.size());
+    for (int64_t& a : axes) a = norm_axis(a, outr);
+    std::sort(axes.begin(), axes.end());
+    DimExprs out;
+    size_t src = 0;
+    for (int64_t i = 0; i < outr; ++i)
+      out.push_back(std::binary_search(axes.begin(), axes.end(), i) ? DimExpr(1) : x[src++]);
+    if (src != x.size())
+      return fail(ErrorCode::kInvalidArgument, "Unsqueeze axes are out of range");
+    return out;
+  }
+  // Squeeze
+  for (int64_t& a : axes) a = norm_axis(a, r);
+  DimExprs out;
+  for (int64_t i = 0; i < r; ++i) {
+    const bool listed = std::find(axes.begin(), axes.end(), i) != axes.end();
+    const DimExpr& d = x[static_cast<size_t>(i)];
+    const bool one = d.is_const() && d.value() == 1;
+    if (axes.empty() && !d.is_const())
+      return fail(unsupported("Squeeze without axes over symbolic dims " + to_string(x)));
+    if (listed && !one) return fail(ErrorCode::kInvalidArgument, "Squeeze of a dim that is not 1");
+    if (!(listed || (axes.empty() && one))) out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace
+
+bool is_elementwise_op(const std::string& op) {
+  return unary_ops().count(op) || binary_ops().count(op) || op == "PRelu" || op == "Clip" ||
+         op == "BatchNormalization";
+}
+
+bool is_view_op(const std::string& op) {
+  return op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+         op == "Identity";
+}
+
+const DimExprs& dims_of(const Program& p, ValueId v) {
+  return p.values[static_cast<size_t>(v)].dims;
+}
+
+Result<std::vector<int64_t>> const_ints(const Program& p, const Node& n, size_t i) {
+  if (!has_input(n, i))
+    return fail(ErrorCode::kInvalidArgument, "input " + std::to_string(i) + " is missing");
+  const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
+  if (!v.constant || (v.constant->dtype() != DType::kI64 && v.constant->dtype() != DType::kI32))
+    return fail(unsupported("input " + std::to_string(i) + " '" + v.name +
+                            "' must be a constant integer tensor"));
+  std::vector<int64_t> out;
+  for (int64_t k = 0; k < v.constant->numel(); ++k)
+    out.push_back(tensor_element_as_int64(*v.constant, k));
+  return out;
+}
+
+Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<int64_t>& k,
+                           bool ceil_mode) {
+  const size_t r = k.size();
+  if (r + 2 != x.size() || (r != 1 && r != 2))
+    return fail(ErrorCode::kInvalidArgument,
+                "kernel rank does not match the input " + to_string(x));
+  auto per_dim = [&](const char* name, int64_t dflt) -> Result<std::vector<int64_t>> {
+    std::vector<int64_t> v = n.attr_ints(name);
+    if (v.empty()) v.assign(r, dflt);
+    if (v.size() != r)
+      return fail(ErrorCode::kInvalidArgument, std::string(name) + " has the wrong length");
+    for (int64_t e : v)
+      if (e <= 0) return fail(ErrorCode::kInvalidArgument, std::string(name) + " must be positive");
+    return v;
+  };
+  HONE_TRY(auto strides, per_dim("strides", 1));
+  HONE_TRY(auto dil, per_dim("dilations", 1));
+  std::vector<int64_t> in, pb(r, 0), pe(r, 0), out(r, 0);
+  for (size_t d = 0; d < r; ++d) {
+    if (!x[d + 2].is_const())
+      return fail(unsupported("spatial dims " + to_string(x) + " must be static"));
+    in.push_back(x[d + 2].value());
+    if (k[d] <= 0) return fail(ErrorCode::kInvalidArgument, "kernel_shape must be positive");
+  }
+  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t span_k = (k[d] - 1) * dil[d] + 1;
+    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
+      out[d] = (in[d] + strides[d] - 1) / strides[d];
+      const int64_t total = std::max<int64_t>(0, (out[d] - 1) * strides[d] + span_k - in[d]);
+      pb[d] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pe[d] = total - pb[d];
+      continue;
+    }
+    if (ap == "NOTSET" || ap.empty()) {
+      const auto pads = n.attr_ints("pads");
+      if (!pads.empty() && pads.size() != 2 * r)
+        return fail(ErrorCode::kInvalidArgument, "pads has the wrong length");
+      if (!pads.empty()) pb[d] = pads[d], pe[d] = pads[d + r];
+      if (pb[d] < 0 || pe[d] < 0)
+        return fail(ErrorCode::kInvalidArgument, "pads must be non-negative");
+    } else if (ap != "VALID") {
+      return fail(ErrorCode::kInvalidArgument, "auto_pad '" + ap + "' is not an ONNX value");
+    }
+    const int64_t span = in[d] + pb[d] + pe[d] - span_k;
+    if (span < 0)
+      return fail(ErrorCode::kInvalidArgument, "the window is larger than the padded input");
+    out[d] = (ceil_mode ? (span + strides[d] - 1) / strides[d] : span / strides[d]) + 1;
+    if (ceil_mode && (out[d] - 1) * strides[d] >= in[d] + pb[d]) --out[d];
+  }
+  Window2d w;
+  const size_t h = r == 2 ? 0 : r, wd = r - 1;  // h == r: no height dim
+  if (h < r)
+    w.ih = in[h], w.kh = k[h], w.sh = strides[h], w.dh = dil[h], w.pt = pb[h], w.pb = pe[h],
+    w.oh = out[h];
+  w.iw = in[wd], w.kw = k[wd], w.sw = strides[wd], w.dw = dil[wd], w.pl = pb[wd], w.pr = pe[wd],
+  w.ow = out[wd];
+  return w;
+}
+
+Result<std::vector<int64_t>> reduce_axes(const Program& p, const Node& n) {
+  const int64_t r = static_cast<int64_t>(dims_of(p, n.inputs[0]).size());
+  std::vector<int64_t> axes = n.attr_ints("axes");
+  if (axes.empty() && has_input(n, 1)) {
+    HONE_TRY(axes, const_ints(p, n, 1));
+  }
+  if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) == 0)
+    for (int64_t i = 0; i < r; ++i) axes.push_back(i);
+  for (int64_t& a : axes) {
+    a = norm_axis(a, r);
+    if (a < 0 || a >= r) return fail(ErrorCode::kInvalidArgument, "reduce axis out of range");
+  }
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  return axes;
+}
+
+Result<std::pair<int64_t, int64_t>> softmax_range(const Program& p, const Node& n) {
+  const int64_t r = static_cast<int64_t>(dims_of(p, n.inputs[0]).size());
+  const bool legacy = p.graph->opset() < 13;
+  const int64_t a = norm_axis(n.attr_int("axis", legacy ? 1 : -1), r);
+  if (a < 0 || a > r || (!legacy && a == r))
+    return fail(ErrorCode::kInvalidArgument, "axis out of range for rank " + std::to_string(r));
+  return std::pair<int64_t, int64_t>{a, legacy ? r : a + 1};
+}
+
+DimExpr scratch_floats(const Program& p, NodeId id) {
+  const Node& n = p.node(id);
+  if (n.op_type != "Conv") return 0;
+  const DimExprs& w = dims_of(p, n.inputs[1]);
+  const DimExprs& x = dims_of(p, n.inputs[0]);
+  const int64_t group = n.attr_int("group", 1);
+  if (group == x[1].value() && w[0].value() == group) return 0;  // depthwise: direct loop
+  std::vector<int64_t> k;
+  for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
+  auto win = window_of(n, x, k, false);
+  if (!win) return 0;
+  const bool pointwise = win->kh == 1 && win->kw == 1 && win->sh == 1 && win->sw == 1 &&
+                         win->pt + win->pl + win->pb + win->pr == 0;
+  if (pointwise) return 0;
+  return w[1].value() * win->kh * win->kw * win->oh * win->ow;
+}
+
+Result<void> infer_node(Program& p, NodeId id) {
+  const Node& n = p.node(id);
+  if (!n.domain.empty() && n.domain != "ai.onnx")
+    return fail(unsupported("domain '" + n.domain + "' is not ONNX's default"));
+  if (n.outputs.empty() || n.outputs[0] < 0)
+    return fail(ErrorCode::kInvalidArgument, "node has no output");
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0 && !p.graph->value(n.outputs[i]).name.empty())
+      return fail(unsupported(n.op_type + " output " + std::to_string(i) + " is not supported"));
+  const std::string& op = n.op_type;
+  Result<DimExprs> out = fail(unsupported("aot has no code generator for " + op));
+  if (unary_ops().count(op) || op == "Clip") {
+    HONE_TRY(ValueId xv, data_input(p, n, 0));
+    p.operands[id] = {xv};
+    if (op == "Clip")
+      for (size_t i = 1; i < 3; ++i)
+        if (has_input(n, i) && !(p.values[static_cast<size_t>(n.inputs[i])].constant &&
+                                 p.values[static_cast<size_t>(n.inputs[i])].constant->numel() == 1))
+          return fail(unsupported("Clip bounds must be constant scalars"));
+    out = dims_of(p, xv);
+  } else if (binary_ops().count(op) || op == "PRelu") {
+    HONE_TRY(ValueId av, data_input(p, n, 0));
+    HONE_TRY(ValueId bv, data_input(p, n, 1));
+    p.operands[id] = {av, bv};
+    mark_literal(p, av);
+    mark_literal(p, bv);
+    out = broadcast(dims_of(p, av), dims_of(p, bv));
+    if (out && op == "PRelu" && !(*out == dims_of(p, av)))
+      return fail(unsupported("PRelu slope does not broadcast to the input"));
+  } else if (op == "BatchNormalization") {
+    HONE_TRY(ValueId xv, data_input(p, n, 0));
+    HONE_CHECK_OK(batch_norm(p, id, n, dims_of(p, xv)));
+    out = dims_of(p, xv);
+  } else if (op == "Conv") {
+    out = conv(p, id, n);
+  } else if (op == "Gemm") {
+    out = gemm(p, id, n);
+  } else if (op == "MatMul") {
+    out = matmul(p, id, n);
+  } else if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" ||
+             op == "GlobalMaxPool") {
+    out = pool(p, id, n);
+  } else if (op == "Softmax" || op == "LogSoftmax") {
+    HONE_TRY(ValueId xv, data_input(p, n, 0));
+    p.operands[id] = {xv};
+    HONE_CHECK_OK(softmax_range(p, n));
+    out = dims_of(p, xv);
+  } else if (op == "LayerNormalization") {
+    out = layer_norm(p, id, n);
+  } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
+    out = reduce(p, id, n);
+  } else if (op == "Transpose") {
+    out = transpose(p, id, n);
+  } else if (op == "Concat") {
+    out = concat(p, id, n);
+  } else if (is_view_op(op)) {
+    out = view(p, id, n);
+  }
+  if (!out) return fail(std::move(out).error());
+  ValueInfo& o = info(p, n.outputs[0]);
+  o.dims = std::move(*out);
+  o.f32 = true;
+  return {};
+}
+
+}  // namespace hone::aot

@@ -1,0 +1,39 @@
+// Private to the aot backend: what lower() knows about each op: output dims
+// (as expressions), the operands the generated code reads, workspace sizes,
+// and the window and axis arithmetic emit shares with it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/aot/program.h"
+
+namespace hone::aot {
+
+/// Sets the dims of `id`'s outputs and p.operands[id]; kUnsupported names
+/// what aot cannot express (symbolic spatial dims, non-constant weights, ...).
+[[nodiscard]] Result<void> infer_node(Program& p, NodeId id);
+/// Workspace the node needs (im2col columns), in floats.
+DimExpr scratch_floats(const Program& p, NodeId id);
+
+/// A 2-D window (1-D ops use height 1).
+struct Window2d {
+  int64_t ih = 1, iw = 1, kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0, oh = 1, ow = 1;
+};
+/// The window of a Conv or pool over input dims `x` ([N, C, spatial...]) with
+/// kernel `k` (spatial sizes); the same rules as the reference's make_window.
+[[nodiscard]] Result<Window2d> window_of(const Node& n, const DimExprs& x,
+                                         const std::vector<int64_t>& k, bool ceil_mode);
+/// Sorted, non-negative reduce axes of a Reduce* node; empty means "identity"
+/// only when noop_with_empty_axes is set (otherwise every axis is listed).
+[[nodiscard]] Result<std::vector<int64_t>> reduce_axes(const Program& p, const Node& n);
+/// Softmax/LogSoftmax reduce dims [begin, end) of the input (opset < 13 coerces to 2-D).
+[[nodiscard]] Result<std::pair<int64_t, int64_t>> softmax_range(const Program& p, const Node& n);
+
+/// The i64 values of a constant input, or kUnsupported.
+[[nodiscard]] Result<std::vector<int64_t>> const_ints(const Program& p, const Node& n,
+                                                      size_t input);
+const DimExprs& dims_of(const Program& p, ValueId v);
+
+}  // namespace hone::aot

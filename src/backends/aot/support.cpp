@@ -1,0 +1,99 @@
+// What the aot backend accepts, node by node, with the reason for every
+// refusal. Shape-dependent limits (symbolic spatial dims, broadcasts aot
+// cannot prove) are checked again when the block is lowered.
+#include <set>
+
+#include "backends/aot/aot_backend.h"
+#include "backends/aot/program.h"
+
+namespace hone::aot {
+namespace {
+
+const Value* val(const Graph& g, const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
+}
+bool is_const(const Graph& g, const Node& n, size_t i) {
+  const Value* v = val(g, n, i);
+  return v != nullptr && v->initializer.has_value();
+}
+int64_t rank_of(const Value* v) {
+  return v && v->shape ? static_cast<int64_t>(v->shape->rank()) : -1;
+}
+
+/// Inputs that carry shapes or axes (constant integers) rather than data.
+size_t data_inputs(const Node& n) {
+  const std::string& op = n.op_type;
+  if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
+      op == "Clip")
+    return 1;
+  return n.inputs.size();
+}
+
+std::string why_not(const Graph& g, const Node& n) {
+  static const std::set<std::string> kAnchors = {"Conv",          "Gemm",
+                                                 "MatMul",        "MaxPool",
+                                                 "AveragePool",   "GlobalAveragePool",
+                                                 "GlobalMaxPool", "Softmax",
+                                                 "LogSoftmax",    "LayerNormalization",
+                                                 "ReduceMean",    "ReduceSum",
+                                                 "ReduceMax",     "ReduceMin",
+                                                 "Transpose",     "Concat"};
+  const std::string& op = n.op_type;
+  if (!n.domain.empty() && n.domain != "ai.onnx")
+    return "domain '" + n.domain + "' is not ONNX's default";
+  if (!is_elementwise_op(op) && !is_view_op(op) && !kAnchors.count(op))
+    return "aot has no code generator for " + op;
+  for (size_t i = 0; i < data_inputs(n); ++i) {
+    const Value* v = val(g, n, i);
+    if (v == nullptr) continue;
+    if (v->kind != ValueKind::kTensor) return "input " + std::to_string(i) + " is not a tensor";
+    // kUndefined: a builder-made intermediate; lowering checks the real types.
+    if (v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
+             "; aot runs f32 only";
+  }
+  if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
+  if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
+    return "output is " + std::string(dtype_name(t)) + "; aot runs f32 only";
+  for (size_t i = 1; i < n.outputs.size(); ++i)
+    if (n.outputs[i] >= 0 && !g.value(n.outputs[i]).name.empty())
+      return "output " + std::to_string(i) + " (training or index outputs) is not supported";
+  for (size_t i = data_inputs(n); i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !is_const(g, n, i))
+      return "input " + std::to_string(i) + " (shape, axes or bounds) must be a constant";
+  if (op == "BatchNormalization") {
+    if (n.attr_int("training_mode", 0) != 0) return "training_mode=1";
+    if (n.attr_int("spatial", 1) != 1) return "spatial=0";
+    for (size_t i = 1; i < 5; ++i)
+      if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
+  }
+  if (op == "LayerNormalization") {
+    if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
+    if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
+      return "scale and bias must be constants";
+  }
+  if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
+    const int64_t r = std::max(rank_of(val(g, n, 0)), op == "Conv" ? rank_of(val(g, n, 1)) : -1);
+    if (r >= 0 && r != 3 && r != 4)
+      return "rank " + std::to_string(r) + ": aot runs 1-D and 2-D windows";
+    if (op != "Conv" && !n.has_attr("kernel_shape")) return "kernel_shape is missing";
+  }
+  if (op == "Gemm")
+    for (size_t i = 0; i < 2; ++i)
+      if (rank_of(val(g, n, i)) >= 0 && rank_of(val(g, n, i)) != 2) return "A and B must be 2-D";
+  if (op == "MatMul" && (rank_of(val(g, n, 0)) == 0 || rank_of(val(g, n, 1)) == 0))
+    return "a scalar operand";
+  if (op == "Gelu" && n.attr_string("approximate", "none") != "none" &&
+      n.attr_string("approximate", "none") != "tanh")
+    return "approximate must be 'none' or 'tanh'";
+  return {};
+}
+
+}  // namespace
+
+NodeSupport supports_node(const Graph& g, const Node& node) {
+  std::string why = why_not(g, node);
+  return why.empty() ? NodeSupport::yes() : NodeSupport::no(std::move(why));
+}
+
+}  // namespace hone::aot

@@ -1,0 +1,281 @@
+#include "backends/cuda/cuda_api.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <memory>
+#include <mutex>
+
+#include "core/log.h"
+
+namespace hone::cuda {
+namespace {
+
+constexpr int kAttrMultiprocessors = 16;  // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+constexpr int kAttrCcMajor = 75;          // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+constexpr int kAttrCcMinor = 76;          // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+
+/// The first of `names` that dlopen finds, or why none was.
+Result<void*> open_first(const std::vector<std::string>& names, const std::string& prefix) {
+  std::string tried, last_error;
+  for (const std::string& n : names) {
+    if (void* h = dlopen(n.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      HONE_LOG_DEBUG("cuda: loaded {}", n);
+      return h;
+    }
+    const char* e = dlerror();
+    last_error = e != nullptr ? e : "unknown dlopen error";
+    tried += (tried.empty() ? "" : ", ") + n;
+  }
+  return fail(ErrorCode::kUnsupportedHardware,
+              prefix +
+                  (names.size() == 1 ? names[0] + " not found" : "none of " + tried + " found") +
+                  " (" + last_error + ")");
+}
+
+/// Resolves `fn` from `lib` under the first name in `symbols` that exists.
+template <class Fn>
+Result<void> bind(void* lib, Fn& fn, std::initializer_list<const char*> symbols,
+                  const std::string& libname) {
+  for (const char* s : symbols)
+    if (void* p = dlsym(lib, s)) {
+      fn = reinterpret_cast<Fn>(p);
+      return {};
+    }
+  return fail(ErrorCode::kUnsupportedHardware,
+              libname + " lacks " + std::string(*symbols.begin()) + "; is it too old?");
+}
+
+Result<void> bind_driver(void* h, Api& a) {
+  const std::string lib = "libcuda.so.1";
+  HONE_CHECK_OK(bind(h, a.cuInit, {"cuInit"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuDeviceGetCount, {"cuDeviceGetCount"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuDeviceGet, {"cuDeviceGet"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuDeviceGetName, {"cuDeviceGetName"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuDeviceGetAttribute, {"cuDeviceGetAttribute"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuDevicePrimaryCtxRetain, {"cuDevicePrimaryCtxRetain"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuCtxSetCurrent, {"cuCtxSetCurrent"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemAlloc, {"cuMemAlloc_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemFree, {"cuMemFree_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemcpyHtoDAsync, {"cuMemcpyHtoDAsync_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemcpyDtoHAsync, {"cuMemcpyDtoHAsync_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemcpyDtoDAsync, {"cuMemcpyDtoDAsync_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemcpyHtoD, {"cuMemcpyHtoD_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuStreamCreate, {"cuStreamCreate"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuStreamDestroy, {"cuStreamDestroy_v2", "cuStreamDestroy"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuStreamSynchronize, {"cuStreamSynchronize"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuModuleLoadData, {"cuModuleLoadData"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuModuleUnload, {"cuModuleUnload"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuModuleGetFunction, {"cuModuleGetFunction"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuLaunchKernel, {"cuLaunchKernel"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuGetErrorName, {"cuGetErrorName"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuGetErrorString, {"cuGetErrorString"}, lib));
+  return {};
+}
+
+Result<void> bind_cublas(void* h, Api& a) {
+  const std::string lib = "libcublas";
+  HONE_CHECK_OK(bind(h, a.cublasCreate, {"cublasCreate_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cublasDestroy, {"cublasDestroy_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cublasSetStream, {"cublasSetStream_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cublasSgemm, {"cublasSgemm_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cublasSgemmStridedBatched, {"cublasSgemmStridedBatched"}, lib));
+  return {};
+}
+
+Result<void> bind_nvrtc(void* h, Api& a) {
+  const std::string lib = "libnvrtc";
+  HONE_CHECK_OK(bind(h, a.nvrtcCreateProgram, {"nvrtcCreateProgram"}, lib));
+  HONE_CHECK_OK(bind(h, a.nvrtcCompileProgram, {"nvrtcCompileProgram"}, lib));
+  HONE_CHECK_OK(bind(h, a.nvrtcGetPTXSize, {"nvrtcGetPTXSize"}, lib));
+  HONE_CHECK_OK(bind(h, a.nvrtcGetPTX, {"nvrtcGetPTX"}, lib));
+  HONE_CHECK_OK(bind(h, a.nvrtcGetProgramLogSize, {"nvrtcGetProgramLogSize"}, lib));
+  HONE_CHECK_OK(bind(h, a.nvrtcGetProgramLog, {"nvrtcGetProgramLog"}, lib));
+  HONE_CHECK_OK(bind(h, a.nvrtcDestroyProgram, {"nvrtcDestroyProgram"}, lib));
+  HONE_CHECK_OK(bind(h, a.nvrtcGetErrorString, {"nvrtcGetErrorString"}, lib));
+  return {};
+}
+
+std::string error_name(const Api& a, CUresult r) {
+  const char* name = nullptr;
+  const char* text = nullptr;
+  if (a.cuGetErrorName) a.cuGetErrorName(r, &name);
+  if (a.cuGetErrorString) a.cuGetErrorString(r, &text);
+  std::string s = name != nullptr ? name : "CUDA error " + std::to_string(r);
+  if (text != nullptr) s += std::string(" (") + text + ")";
+  return s;
+}
+
+}  // namespace
+
+Result<const Driver*> Driver::probe(const LibraryNames& names) {
+  // Released (leaked on purpose) only on success: a driver lives as long as the process.
+  std::unique_ptr<Driver> owner(new Driver());
+  Driver* d = owner.get();
+  Api& a = d->api_;
+  HONE_TRY(void* drv, open_first(names.driver, "no CUDA device: "));
+  if (auto r = bind_driver(drv, a); !r)
+    return fail(ErrorCode::kUnsupportedHardware, "no CUDA device: " + r.error().message());
+  if (CUresult r = a.cuInit(0); r != 0)
+    return fail(ErrorCode::kUnsupportedHardware,
+                "no CUDA device: cuInit failed: " + error_name(a, r));
+  int count = 0;
+  if (CUresult r = a.cuDeviceGetCount(&count); r != 0)
+    return fail(ErrorCode::kUnsupportedHardware,
+                "no CUDA device: cuDeviceGetCount failed: " + error_name(a, r));
+  if (count == 0)
+    return fail(ErrorCode::kUnsupportedHardware, "no CUDA device: the driver reports 0 devices");
+  HONE_CHECK_OK(d->check(a.cuDeviceGet(&d->device_, 0), "cuDeviceGet"));
+  char name[256] = {};
+  HONE_CHECK_OK(d->check(a.cuDeviceGetName(name, sizeof(name) - 1, d->device_), "cuDeviceGetName"));
+  HONE_CHECK_OK(d->check(a.cuDeviceGetAttribute(&d->cc_major_, kAttrCcMajor, d->device_),
+                         "cuDeviceGetAttribute"));
+  HONE_CHECK_OK(d->check(a.cuDeviceGetAttribute(&d->cc_minor_, kAttrCcMinor, d->device_),
+                         "cuDeviceGetAttribute"));
+  HONE_CHECK_OK(d->check(a.cuDeviceGetAttribute(&d->sms_, kAttrMultiprocessors, d->device_),
+                         "cuDeviceGetAttribute"));
+  d->description_ = std::string(name) + " (sm_" + std::to_string(d->cc_major_) +
+                    std::to_string(d->cc_minor_) + ")";
+  const std::string found = "CUDA device " + d->description_ + " found but ";
+  auto blas = open_first(names.cublas, found);
+  if (!blas) return fail(std::move(blas).error());
+  HONE_CHECK_OK(bind_cublas(*blas, a));
+  auto rtc = open_first(names.nvrtc, found);
+  if (!rtc) return fail(std::move(rtc).error());
+  HONE_CHECK_OK(bind_nvrtc(*rtc, a));
+  HONE_CHECK_OK(
+      d->check(a.cuDevicePrimaryCtxRetain(&d->ctx_, d->device_), "cuDevicePrimaryCtxRetain"));
+  HONE_LOG_DEBUG("cuda: using {}", d->description_);
+  return owner.release();
+}
+
+Result<const Driver*> Driver::get() {
+  static const Result<const Driver*> driver = probe(LibraryNames{});
+  return driver;
+}
+
+Result<void> Driver::make_current() const {
+  return check(api_.cuCtxSetCurrent(ctx_), "cuCtxSetCurrent");
+}
+
+Result<void> Driver::check(CUresult r, const char* what) const {
+  if (r == 0) return {};
+  constexpr CUresult kOutOfMemory = 2;  // CUDA_ERROR_OUT_OF_MEMORY
+  return fail(r == kOutOfMemory ? ErrorCode::kOutOfMemory : ErrorCode::kInternal,
+              std::string(what) + ": " + error_name(api_, r));
+}
+
+Result<void> Driver::check_blas(int status, const char* what) const {
+  if (status == 0) return {};
+  constexpr int kAllocFailed = 3;  // CUBLAS_STATUS_ALLOC_FAILED
+  return fail(status == kAllocFailed ? ErrorCode::kOutOfMemory : ErrorCode::kInternal,
+              std::string(what) + " failed with cuBLAS status " + std::to_string(status));
+}
+
+Result<DeviceBuffer> DeviceBuffer::allocate(const Driver& d, size_t bytes) {
+  DeviceBuffer b;
+  b.d_ = &d;
+  b.bytes_ = bytes;
+  if (bytes == 0) return b;
+  HONE_CHECK_OK_CTX(d.check(d.api().cuMemAlloc(&b.ptr_, bytes), "cuMemAlloc"),
+                    "while allocating " + std::to_string(bytes) + " bytes of device memory");
+  return b;
+}
+
+DeviceBuffer::~DeviceBuffer() {
+  // Errors here (a context torn down at process exit) leave nothing to free.
+  if (ptr_ != 0) {
+    (void)d_->make_current();  // a thread that never ran CUDA may drop the last owner
+    (void)d_->api().cuMemFree(ptr_);
+  }
+}
+
+Result<Module> Module::compile(const Driver& d, const std::string& source,
+                               const std::string& name) {
+  const Api& a = d.api();
+  nvrtcProgram prog = nullptr;
+  if (int r =
+          a.nvrtcCreateProgram(&prog, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr);
+      r != 0)
+    return fail(ErrorCode::kInternal,
+                "nvrtcCreateProgram: " + std::string(a.nvrtcGetErrorString(r)));
+  struct Guard {
+    const Api& a;
+    nvrtcProgram* p;
+    ~Guard() { a.nvrtcDestroyProgram(p); }
+  } guard{a, &prog};
+  // PTX for the device's own virtual architecture: the driver compiles it to
+  // machine code at load, so one build serves whatever GPU is present.
+  const std::string arch =
+      "--gpu-architecture=compute_" + std::to_string(d.cc_major()) + std::to_string(d.cc_minor());
+  const char* opts[] = {arch.c_str(), "--std=c++17"};
+  const int r = a.nvrtcCompileProgram(prog, 2, opts);
+  if (r != 0) {
+    size_t n = 0;
+    a.nvrtcGetProgramLogSize(prog, &n);
+    std::string log(n, '\0');
+    if (n > 0) a.nvrtcGetProgramLog(prog, log.data());
+    return fail(ErrorCode::kInternal,
+                "NVRTC could not compile '" + name + "': " + a.nvrtcGetErrorString(r) + "\n" + log);
+  }
+  size_t n = 0;
+  a.nvrtcGetPTXSize(prog, &n);
+  std::string ptx(n, '\0');
+  a.nvrtcGetPTX(prog, ptx.data());
+  Module m;
+  m.d_ = &d;
+  HONE_CHECK_OK_CTX(d.check(a.cuModuleLoadData(&m.mod_, ptx.c_str()), "cuModuleLoadData"),
+                    "while loading the kernels of '" + name + "'");
+  HONE_LOG_DEBUG("cuda: compiled module '{}' ({} bytes of PTX) for {}", name, n, arch);
+  return m;
+}
+
+Module::~Module() {
+  if (mod_ != nullptr) {
+    (void)d_->make_current();
+    (void)d_->api().cuModuleUnload(mod_);
+  }
+}
+
+Result<CUfunction> Module::function(const std::string& name) const {
+  CUfunction f = nullptr;
+  HONE_CHECK_OK(d_->check(d_->api().cuModuleGetFunction(&f, mod_, name.c_str()),
+                          ("cuModuleGetFunction '" + name + "'").c_str()));
+  return f;
+}
+
+Result<Stream> Stream::create(const Driver& d) {
+  Stream s;
+  s.d_ = &d;
+  constexpr unsigned kNonBlocking = 1;  // CU_STREAM_NON_BLOCKING: no sync with stream 0
+  HONE_CHECK_OK(d.check(d.api().cuStreamCreate(&s.stream_, kNonBlocking), "cuStreamCreate"));
+  HONE_CHECK_OK(d.check_blas(d.api().cublasCreate(&s.blas_), "cublasCreate"));
+  HONE_CHECK_OK(d.check_blas(d.api().cublasSetStream(s.blas_, s.stream_), "cublasSetStream"));
+  return s;
+}
+
+Stream::~Stream() {
+  if (d_ != nullptr) (void)d_->make_current();
+  if (blas_ != nullptr) (void)d_->api().cublasDestroy(blas_);
+  if (stream_ != nullptr) (void)d_->api().cuStreamDestroy(stream_);
+}
+
+Result<void> launch(const Driver& d, CUfunction f, CUstream s, unsigned blocks, unsigned threads,
+                    std::vector<void*> args) {
+  if (blocks == 0) return {};
+  return d.check(d.api().cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, s, args.data(), nullptr),
+                 "cuLaunchKernel");
+}
+
+Result<void> launch_1d(const Driver& d, CUfunction f, CUstream s, long long n,
+                       std::vector<void*> args) {
+  if (n <= 0) return {};
+  constexpr long long kThreads = 256;
+  // Grid-stride kernels: enough blocks to fill the device, no more.
+  const long long cap = std::max(1, d.multiprocessors()) * 32LL;
+  const long long blocks = std::min((n + kThreads - 1) / kThreads, cap);
+  return launch(d, f, s, static_cast<unsigned>(blocks), static_cast<unsigned>(kThreads),
+                std::move(args));
+}
+
+}  // namespace hone::cuda

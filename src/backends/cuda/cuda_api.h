@@ -1,0 +1,211 @@
+// Private to the cuda backend: the CUDA driver API, cuBLAS and NVRTC,
+// loaded at run time with dlopen, so hone builds and runs on machines with
+// no CUDA toolkit, headers or driver. We declare the few C types and
+// functions we call ourselves; their C ABI is stable across CUDA releases.
+//
+//   HONE_TRY(const cuda::Driver* d, cuda::Driver::get());   // kUnsupportedHardware: why not
+//   HONE_CHECK_OK(d->make_current());                        // on every thread that calls CUDA
+//   HONE_TRY(cuda::DeviceBuffer buf, cuda::DeviceBuffer::allocate(*d, bytes));
+//
+// Driver::get() loads everything once per process and keeps it for the
+// process's life (never dlclose'd: CUDA objects may still be released from
+// static destructors). Every wrapper below is RAII and movable; device
+// memory comes from cuMemAlloc (never managed memory).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hone/error.h"
+
+namespace hone::cuda {
+
+// --- the C ABI we use (names and values from the CUDA documentation) --------
+using CUresult = int;
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+struct CUctx_st;
+struct CUstream_st;
+struct CUmod_st;
+struct CUfunc_st;
+using CUcontext = CUctx_st*;
+using CUstream = CUstream_st*;
+using CUmodule = CUmod_st*;
+using CUfunction = CUfunc_st*;
+struct cublasContext;
+using cublasHandle_t = cublasContext*;
+struct _nvrtcProgram;
+using nvrtcProgram = _nvrtcProgram*;
+
+inline constexpr int kCublasOpN = 0;  // CUBLAS_OP_N
+inline constexpr int kCublasOpT = 1;  // CUBLAS_OP_T
+
+/// Function pointers, filled by Driver::get().
+struct Api {
+  // driver (libcuda.so.1)
+  CUresult (*cuInit)(unsigned) = nullptr;
+  CUresult (*cuDeviceGetCount)(int*) = nullptr;
+  CUresult (*cuDeviceGet)(CUdevice*, int) = nullptr;
+  CUresult (*cuDeviceGetName)(char*, int, CUdevice) = nullptr;
+  CUresult (*cuDeviceGetAttribute)(int*, int, CUdevice) = nullptr;
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice) = nullptr;
+  CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
+  CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
+  CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;
+  CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream) = nullptr;
+  CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
+  CUresult (*cuMemcpyHtoD)(CUdeviceptr, const void*, size_t) = nullptr;
+  CUresult (*cuStreamCreate)(CUstream*, unsigned) = nullptr;
+  CUresult (*cuStreamDestroy)(CUstream) = nullptr;
+  CUresult (*cuStreamSynchronize)(CUstream) = nullptr;
+  CUresult (*cuModuleLoadData)(CUmodule*, const void*) = nullptr;
+  CUresult (*cuModuleUnload)(CUmodule) = nullptr;
+  CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
+  CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
+  // cuBLAS (libcublas.so.N)
+  int (*cublasCreate)(cublasHandle_t*) = nullptr;
+  int (*cublasDestroy)(cublasHandle_t) = nullptr;
+  int (*cublasSetStream)(cublasHandle_t, CUstream) = nullptr;
+  int (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float*, const float*, int,
+                     const float*, int, const float*, float*, int) = nullptr;
+  int (*cublasSgemmStridedBatched)(cublasHandle_t, int, int, int, int, int, const float*,
+                                   const float*, int, long long, const float*, int, long long,
+                                   const float*, float*, int, long long, int) = nullptr;
+  // NVRTC (libnvrtc.so.N)
+  int (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+                            const char* const*) = nullptr;
+  int (*nvrtcCompileProgram)(nvrtcProgram, int, const char* const*) = nullptr;
+  int (*nvrtcGetPTXSize)(nvrtcProgram, size_t*) = nullptr;
+  int (*nvrtcGetPTX)(nvrtcProgram, char*) = nullptr;
+  int (*nvrtcGetProgramLogSize)(nvrtcProgram, size_t*) = nullptr;
+  int (*nvrtcGetProgramLog)(nvrtcProgram, char*) = nullptr;
+  int (*nvrtcDestroyProgram)(nvrtcProgram*) = nullptr;
+  const char* (*nvrtcGetErrorString)(int) = nullptr;
+};
+
+/// Library names tried, in order, for each of the three libraries.
+struct LibraryNames {
+  std::vector<std::string> driver{"libcuda.so.1"};
+  std::vector<std::string> cublas{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11",
+                                  "libcublas.so"};
+  std::vector<std::string> nvrtc{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
+                                 "libnvrtc.so"};
+};
+
+class Driver {
+ public:
+  /// The process-wide driver on device 0, loaded on first use. Fails with
+  /// kUnsupportedHardware and a reason starting "no CUDA device: " when the
+  /// driver library is missing or sees no device, or naming the missing
+  /// cuBLAS/NVRTC library. Thread-safe; the answer never changes.
+  [[nodiscard]] static Result<const Driver*> get();
+  /// Loads from `names` without touching the process-wide driver: the same
+  /// checks, for tests that need the failure path on any machine. The
+  /// returned driver is leaked on purpose (see the header comment).
+  [[nodiscard]] static Result<const Driver*> probe(const LibraryNames& names);
+
+  const Api& api() const { return api_; }
+  /// Makes the device's primary context current on the calling thread.
+  [[nodiscard]] Result<void> make_current() const;
+  /// "NVIDIA H200 (sm_90)".
+  const std::string& description() const { return description_; }
+  int cc_major() const { return cc_major_; }
+  int cc_minor() const { return cc_minor_; }
+  int multiprocessors() const { return sms_; }
+
+  /// A driver-API result as an Error ("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY
+  /// (out of memory)"), or success.
+  Result<void> check(CUresult r, const char* what) const;
+  Result<void> check_blas(int status, const char* what) const;
+
+ private:
+  Driver() = default;
+  Api api_;
+  CUcontext ctx_ = nullptr;
+  CUdevice device_ = 0;
+  int cc_major_ = 0, cc_minor_ = 0, sms_ = 0;
+  std::string description_;
+};
+
+/// Device memory; freed on destruction.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  [[nodiscard]] static Result<DeviceBuffer> allocate(const Driver& d, size_t bytes);
+  DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    DeviceBuffer t(std::move(o));
+    swap(t);
+    return *this;
+  }
+  ~DeviceBuffer();
+  CUdeviceptr ptr() const { return ptr_; }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void swap(DeviceBuffer& o) noexcept {
+    std::swap(d_, o.d_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
+  const Driver* d_ = nullptr;
+  CUdeviceptr ptr_ = 0;
+  size_t bytes_ = 0;
+};
+
+/// A loaded module of kernels compiled from CUDA C++ source by NVRTC.
+class Module {
+ public:
+  /// Compiles `source` for this device (PTX, JIT-compiled by the driver) and
+  /// loads it. kInternal with NVRTC's log on a compile error.
+  [[nodiscard]] static Result<Module> compile(const Driver& d, const std::string& source,
+                                              const std::string& name);
+  Module() = default;
+  Module(Module&& o) noexcept : d_(o.d_), mod_(o.mod_) { o.mod_ = nullptr; }
+  Module& operator=(Module&& o) noexcept {
+    std::swap(d_, o.d_);
+    std::swap(mod_, o.mod_);
+    return *this;
+  }
+  ~Module();
+  [[nodiscard]] Result<CUfunction> function(const std::string& name) const;
+
+ private:
+  const Driver* d_ = nullptr;
+  CUmodule mod_ = nullptr;
+};
+
+/// A stream and a cuBLAS handle bound to it: what one inference at a time uses.
+class Stream {
+ public:
+  [[nodiscard]] static Result<Stream> create(const Driver& d);
+  Stream() = default;
+  Stream(Stream&& o) noexcept : d_(o.d_), stream_(o.stream_), blas_(o.blas_) {
+    o.stream_ = nullptr;
+    o.blas_ = nullptr;
+  }
+  Stream& operator=(Stream&&) = delete;
+  ~Stream();
+  CUstream get() const { return stream_; }
+  cublasHandle_t blas() const { return blas_; }
+
+ private:
+  const Driver* d_ = nullptr;
+  CUstream stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+};
+
+/// Launches `f` on a 1-D grid covering `n` work items (grid-stride kernels).
+[[nodiscard]] Result<void> launch_1d(const Driver& d, CUfunction f, CUstream s, long long n,
+                                     std::vector<void*> args);
+/// Launches `f` with `blocks` blocks of `threads` threads.
+[[nodiscard]] Result<void> launch(const Driver& d, CUfunction f, CUstream s, unsigned blocks,
+                                  unsigned threads, std::vector<void*> args);
+
+}  // namespace hone::cuda

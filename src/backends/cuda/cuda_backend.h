@@ -1,0 +1,78 @@
+// The cuda backend: f32 inference on an NVIDIA GPU through the CUDA driver
+// API, cuBLAS and NVRTC, all loaded at run time (cuda_api.h), so hone builds
+// and runs where CUDA is absent; there the registry marks it unavailable
+// ("no CUDA device: ...") and build() fails with kUnsupportedHardware.
+//
+//   auto be = std::make_unique<cuda::CudaBackend>();
+//   HONE_CHECK_OK(be->build(graph));              // uploads weights, compiles kernels
+//   HONE_TRY(auto y, be->infer({x}));  be->kernel_executions();  // > 0: GPU kernels ran
+//
+// Ops: Conv (im2col + SGEMM; a direct depthwise kernel), Gemm/MatMul (SGEMM, batched), element-wise
+// chains fused into one generated kernel each (the epilogue of dense ops),
+// pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
+// Transpose, Concat, and views; everything else runs on the reference
+// through CompilingBackend, with copies to and from the device at block edges.
+// Lifecycle per block: compile() uploads the block's f32 constants once and
+// compiles its chains into one module; each input-shape signature gets a plan
+// (kernels, device offsets), cached under a mutex. infer() is thread-safe:
+// each call takes its own stream, cuBLAS handle and device arena from a pool
+// (made on demand, reused after), so concurrent calls do not share buffers.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "backends/common/compiling_backend.h"
+
+namespace hone::cuda {
+
+struct StreamPool;
+
+/// Counters shared by the backend and its blocks.
+struct Stats {
+  std::atomic<uint64_t> kernel_executions{0};
+  std::atomic<uint64_t> fallback_runs{0};
+  mutable std::mutex mu;
+  std::vector<std::string> kernel_lines;
+  std::set<std::string> seen;
+};
+
+class CudaBackend final : public CompilingBackend {
+ public:
+  CudaBackend();
+  ~CudaBackend() override;
+  static const BackendCapabilities& caps();
+  /// Why this machine cannot run the backend ("no CUDA device: libcuda.so.1
+  /// not found (...)"), or "" when it can. Loads the CUDA libraries once.
+  static std::string unavailable_reason();
+
+  std::string_view name() const override { return "cuda"; }
+  const BackendCapabilities& capabilities() const override { return caps(); }
+
+  /// Units run by this backend's GPU kernels (one per unit per inference;
+  /// views, which launch nothing, are not counted).
+  uint64_t kernel_executions() const { return stats_->kernel_executions.load(); }
+  /// Block runs that went to the reference because no plan fit the shapes.
+  uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
+  /// One line per distinct (unit, kernel) planned, in planning order.
+  std::vector<std::string> kernel_plan() const override;
+
+ protected:
+  NodeSupport supports(const Graph& g, const Node& node) const override;
+  Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
+  Result<void> do_build(const Graph& graph) override;
+
+ private:
+  std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
+  std::shared_ptr<StreamPool> streams_;
+};
+
+/// The per-node answer behind CudaBackend::supports().
+NodeSupport supports_node(const Graph& g, const Node& node);
+
+}  // namespace hone::cuda

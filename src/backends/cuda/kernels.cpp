@@ -1,0 +1,235 @@
+#include "backends/cuda/kernels.h"
+
+#include <memory>
+#include <mutex>
+
+namespace hone::cuda {
+namespace {
+
+// Everything runs in f32 with IEEE division and libdevice's accurate
+// functions (no --use_fast_math): results must match the reference interpreter.
+const char* const kPrelude = R"CUDA(
+#define HONE_MAX_RANK 6
+#define HONE_EW_MAX 8
+struct HoneShape {
+  int rank;
+  long long dims[HONE_MAX_RANK];
+  long long src[HONE_MAX_RANK];
+  long long dst[HONE_MAX_RANK];
+};
+struct HoneEw {
+  const float* in[HONE_EW_MAX];
+  long long st[HONE_EW_MAX][HONE_MAX_RANK];
+  long long dims[HONE_MAX_RANK];
+  int rank;
+  int flat[HONE_EW_MAX];
+};
+#define HONE_FOR(i, n) \
+  for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < (n); \
+       i += (long long)gridDim.x * blockDim.x)
+__device__ __forceinline__ long long hone_offset(long long i, int rank, const long long* dims,
+                                                 const long long* st) {
+  long long off = 0;
+  for (int d = rank - 1; d >= 0; --d) {
+    const long long c = i % dims[d];
+    i /= dims[d];
+    off += c * st[d];
+  }
+  return off;
+}
+__device__ __forceinline__ float hone_ld(const HoneEw& p, int k, long long i) {
+  return p.flat[k] ? p.in[k][i] : p.in[k][hone_offset(i, p.rank, p.dims, p.st[k])];
+}
+__device__ __forceinline__ float hone_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+__device__ __forceinline__ float hone_gelu(float x) {
+  return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
+}
+__device__ __forceinline__ float hone_gelu_tanh(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+}
+__device__ __forceinline__ float hone_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+)CUDA";
+
+const char* const kFixed = R"CUDA(
+#define HONE_INF __int_as_float(0x7f800000)
+
+// y[dst] = x[src] over dims: Transpose, Concat slices, bias broadcasts.
+extern "C" __global__ void hone_strided_copy(const float* x, float* y, HoneShape s, long long n) {
+  HONE_FOR(i, n) y[hone_offset(i, s.rank, s.dims, s.dst)] = x[hone_offset(i, s.rank, s.dims, s.src)];
+}
+
+// Images [imgs, C, H, W] to columns [imgs, C*KH*KW, OH*OW], rows in the weights' order.
+extern "C" __global__ void hone_im2col(const float* x, float* col, long long imgs, int C, int H,
+                                       int W, int KH, int KW, int SH, int SW, int PH, int PW,
+                                       int DH, int DW, int OH, int OW) {
+  const long long per = (long long)C * KH * KW * OH * OW;
+  HONE_FOR(i, imgs * per) {
+    long long t = i;
+    const int ow = t % OW; t /= OW;
+    const int oh = t % OH; t /= OH;
+    const int kw = t % KW; t /= KW;
+    const int kh = t % KH; t /= KH;
+    const long long c = t % C, img = t / C;
+    const int ih = oh * SH - PH + kh * DH, iw = ow * SW - PW + kw * DW;
+    col[i] = (ih >= 0 && ih < H && iw >= 0 && iw < W) ? x[((img * C + c) * H + ih) * W + iw] : 0.0f;
+  }
+}
+
+// Depthwise conv (group == C == M): one thread per output, bias may be null.
+extern "C" __global__ void hone_conv_dw(const float* x, const float* w, const float* b, float* y,
+                                        long long NC, int C, int H, int W, int KH, int KW, int SH,
+                                        int SW, int PH, int PW, int DH, int DW, int OH, int OW) {
+  HONE_FOR(i, NC * OH * OW) {
+    const int ow = i % OW;
+    const int oh = (i / OW) % OH;
+    const long long nc = i / ((long long)OW * OH);
+    const int c = nc % C;
+    const float* p = x + nc * H * W;
+    const float* k = w + (long long)c * KH * KW;
+    float acc = b ? b[c] : 0.0f;
+    for (int kh = 0; kh < KH; ++kh) {
+      const int ih = oh * SH - PH + kh * DH;
+      if (ih < 0 || ih >= H) continue;
+      for (int kw = 0; kw < KW; ++kw) {
+        const int iw = ow * SW - PW + kw * DW;
+        if (iw >= 0 && iw < W) acc += p[ih * W + iw] * k[kh * KW + kw];
+      }
+    }
+    y[i] = acc;
+  }
+}
+
+// Max or average pooling over [NC, H, W]; PHE/PWE are the end pads.
+extern "C" __global__ void hone_pool2d(const float* x, float* y, long long NC, int H, int W,
+                                       int OH, int OW, int KH, int KW, int SH, int SW, int PH,
+                                       int PW, int PHE, int PWE, int DH, int DW, int is_max,
+                                       int include_pad) {
+  HONE_FOR(i, NC * OH * OW) {
+    const int ow = i % OW;
+    const int oh = (i / OW) % OH;
+    const float* p = x + (i / ((long long)OW * OH)) * H * W;
+    const int hs = oh * SH - PH, ws = ow * SW - PW;
+    float acc = is_max ? -HONE_INF : 0.0f;
+    int count = 0;
+    for (int kh = 0; kh < KH; ++kh) {
+      const int ih = hs + kh * DH;
+      if (ih < 0 || ih >= H) continue;
+      for (int kw = 0; kw < KW; ++kw) {
+        const int iw = ws + kw * DW;
+        if (iw < 0 || iw >= W) continue;
+        const float v = p[ih * W + iw];
+        acc = is_max ? (v > acc || v != v ? v : acc) : acc + v;
+        ++count;
+      }
+    }
+    if (!is_max) {
+      if (include_pad) {
+        const int he = min(hs + KH, H + PHE), we = min(ws + KW, W + PWE);
+        count = (he - hs) * (we - ws);
+      }
+      acc = acc / (float)count;
+    }
+    y[i] = acc;
+  }
+}
+
+// Sum or max over a block of 256 threads; every thread gets the result.
+__device__ float hone_block_reduce(float v, bool is_max) {
+  __shared__ float part[32];
+  __shared__ float result;
+  for (int o = 16; o > 0; o >>= 1) {
+    const float u = __shfl_down_sync(0xffffffffu, v, o);
+    v = is_max ? fmaxf(v, u) : v + u;
+  }
+  if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    v = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : (is_max ? -HONE_INF : 0.0f);
+    for (int o = 16; o > 0; o >>= 1) {
+      const float u = __shfl_down_sync(0xffffffffu, v, o);
+      v = is_max ? fmaxf(v, u) : v + u;
+    }
+    if (threadIdx.x == 0) result = v;
+  }
+  __syncthreads();
+  v = result;
+  __syncthreads();  // part and result may be reused by the next call
+  return v;
+}
+
+// x viewed as [outer, r, inner]; y[outer, inner] = sum, mean or max over r.
+// One block per output: the loop bounds are uniform across the block.
+extern "C" __global__ void hone_reduce(const float* x, float* y, long long outer, long long r,
+                                       long long inner, int op) {
+  for (long long o = blockIdx.x; o < outer * inner; o += gridDim.x) {
+    const float* p = x + (o / inner) * r * inner + o % inner;
+    float v = op == 2 ? -HONE_INF : 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      const float u = p[k * inner];
+      v = op == 2 ? fmaxf(v, u) : v + u;
+    }
+    v = hone_block_reduce(v, op == 2);
+    if (threadIdx.x == 0) y[o] = op == 1 ? v / (float)r : v;
+  }
+}
+
+// Softmax (or LogSoftmax) of x viewed as [outer, r, inner] along r.
+extern "C" __global__ void hone_softmax(const float* x, float* y, long long outer, long long r,
+                                        long long inner, int log_softmax) {
+  for (long long o = blockIdx.x; o < outer * inner; o += gridDim.x) {
+    const long long base = (o / inner) * r * inner + o % inner;
+    const float* p = x + base;
+    float* q = y + base;
+    float m = -HONE_INF;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) m = fmaxf(m, p[k * inner]);
+    m = hone_block_reduce(m, true);
+    float s = 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) s += expf(p[k * inner] - m);
+    s = hone_block_reduce(s, false);
+    const float ls = logf(s);
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      const float v = p[k * inner] - m;
+      q[k * inner] = log_softmax ? v - ls : expf(v) / s;
+    }
+  }
+}
+
+// LayerNormalization of rows of length r; scale and bias (may be null) have r values.
+extern "C" __global__ void hone_layernorm(const float* x, const float* scale, const float* bias,
+                                          float* y, long long rows, long long r, float eps) {
+  for (long long o = blockIdx.x; o < rows; o += gridDim.x) {
+    const float* p = x + o * r;
+    float* q = y + o * r;
+    float s = 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) s += p[k];
+    const float mean = hone_block_reduce(s, false) / (float)r;
+    float v = 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) v += (p[k] - mean) * (p[k] - mean);
+    const float inv = 1.0f / sqrtf(hone_block_reduce(v, false) / (float)r + eps);
+    for (long long k = threadIdx.x; k < r; k += blockDim.x)
+      q[k] = (p[k] - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f);
+  }
+}
+)CUDA";
+
+}  // namespace
+
+const std::string& ew_prelude() {
+  static const std::string s = kPrelude;
+  return s;
+}
+
+Result<const Module*> fixed_module(const Driver& d) {
+  // Compiled once: NVRTC takes a fraction of a second, and every block of
+  // every backend object in the process shares these kernels.
+  static std::mutex mu;
+  static std::unique_ptr<Module> module;
+  std::lock_guard lock(mu);
+  if (!module) {
+    HONE_TRY(Module m, Module::compile(d, ew_prelude() + kFixed, "hone_fixed"));
+    module = std::make_unique<Module>(std::move(m));
+  }
+  return module.get();
+}
+
+}  // namespace hone::cuda

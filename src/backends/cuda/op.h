@@ -1,0 +1,115 @@
+// Private to the cuda backend: the operator lifecycle every unit follows
+// (STYLE.md rule 10), on the device.
+//
+//   HONE_TRY(Unit u, create_unit(info, node, &absorbed));   // validate, generate chain source
+//   HONE_TRY(OpPlan p, u.op->plan(input_dims));             // shapes -> kernel, workspace
+//   HONE_CHECK_OK(p.run(ctx, Bind{ins, outs, workspace}));  // launch on ctx.stream
+//
+// An Op is immutable after its block's module is compiled and is shared by
+// every plan of its block; run() only enqueues work on the given stream, so
+// several threads may run one plan at once with different streams and buffers.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/cuda_api.h"
+#include "hone/graph.h"
+
+namespace hone::cuda {
+
+using dims_t = std::vector<int64_t>;
+
+/// What a step runs with: one stream, its cuBLAS handle, the shared kernels.
+struct ExecCtx {
+  const Driver& d;
+  const Module& fixed;
+  CUstream stream;
+  cublasHandle_t blas;
+};
+
+/// Device pointers for one run of one planned op.
+struct Bind {
+  std::vector<CUdeviceptr> in;  // the unit's inputs, in order
+  std::vector<CUdeviceptr> out;
+  CUdeviceptr workspace = 0;
+};
+
+struct OpPlan {
+  std::vector<dims_t> outputs;
+  size_t workspace_bytes = 0;
+  std::string kernel;  // self-describing kernel id, e.g. "conv2d.f32.cuda.im2col+sgemm"
+  /// Per output: the input it is a view of (same bytes, new dims; no launch),
+  /// or -1 for its own buffer. Empty: every output has its own buffer.
+  std::vector<int> alias;
+  /// Enqueues the work; null for ops that are only views.
+  std::function<Result<void>(const ExecCtx&, const Bind&)> run;
+};
+
+class Op {
+ public:
+  virtual ~Op() = default;
+  /// kUnsupported when these shapes cannot run here (the block then runs on
+  /// the reference for this signature); kInvalidArgument for shapes the op rejects.
+  [[nodiscard]] virtual Result<OpPlan> plan(const std::vector<dims_t>& inputs) const = 0;
+};
+
+/// NVRTC source shared by a block's element-wise chains; compiled into one
+/// module after every unit is created, then looked up by name at plan time.
+struct ChainModule {
+  std::string source;
+  std::unique_ptr<Module> module;
+  int next_id = 0;
+};
+
+/// A unit: nodes fused into one Op, with the values it reads and writes.
+struct Unit {
+  std::string label;            // "'act1' (Relu) +Add+Sigmoid"
+  std::vector<ValueId> inputs;  // f32 values read at run time (constants included)
+  std::vector<ValueId> outputs;
+  std::unique_ptr<Op> op;
+};
+
+/// Who reads what inside one block graph.
+struct BlockInfo {
+  const Graph& g;
+  std::vector<int> consumers;    // per value: reading nodes
+  std::vector<NodeId> consumer;  // per value: the last reading node
+  std::vector<bool> is_output;   // per value: a block output
+  std::vector<bool> used;        // per node: already part of a unit
+  std::shared_ptr<ChainModule> chains;
+  explicit BlockInfo(const Graph& graph);
+  /// The one node reading `v` when `v` is no block output and that node is
+  /// in no unit yet; else -1.
+  NodeId sole_consumer(ValueId v) const;
+};
+
+/// The CUDA expression of an element-wise node over operand expressions
+/// `args`, or "" when this backend has none for it (or its attributes).
+std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::string>& args);
+/// Inputs of an element-wise node that its expression reads (Clip's bounds are baked in).
+size_t eltwise_arity(const Node& n);
+
+/// Creates the unit starting at node `n` (absorbing the followers it fuses).
+[[nodiscard]] Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
+// Per family, in ops_dense.cpp, ops_eltwise.cpp and ops_misc.cpp.
+[[nodiscard]] Result<Unit> create_dense(const BlockInfo& b, const Node& n);
+[[nodiscard]] Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
+[[nodiscard]] Result<Unit> create_misc(const BlockInfo& b, const Node& n);
+
+/// Row-major strides of `d`.
+dims_t strides_of(const dims_t& d);
+int64_t numel_of(const dims_t& d);
+/// Multidirectional (numpy) broadcast of `a` and `b`; kInvalidArgument when they clash.
+[[nodiscard]] Result<dims_t> broadcast(const dims_t& a, const dims_t& b);
+/// Strides reading `in` as if broadcast to `out` (0 along broadcast dims),
+/// right-aligned to out's rank.
+dims_t broadcast_strides(const dims_t& in, const dims_t& out);
+/// Enqueues y[dst] = x[src] over `dims` with the fixed hone_strided_copy kernel.
+[[nodiscard]] Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y,
+                                        const dims_t& dims, const dims_t& src, const dims_t& dst);
+
+}  // namespace hone::cuda

@@ -1,0 +1,290 @@
+// Element-wise chains: a run of element-wise nodes, each the sole reader of
+// the one before, becomes one generated CUDA kernel (NVRTC) that reads its
+// operands with broadcasting and writes only the chain's last value. Dense
+// ops' activations, bias adds and residual adds run this way, as their epilogue.
+#include <bit>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/op.h"
+
+namespace hone::cuda {
+namespace {
+
+/// An exact float literal, NaN and infinities included.
+std::string literal(float v) {
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "__int_as_float(0x%08x)", std::bit_cast<uint32_t>(v));
+  return buf;
+}
+
+/// A constant f32 input holding one value, or nullptr.
+const Tensor* scalar_const(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.initializer || v.initializer->dtype() != DType::kF32 || v.initializer->numel() != 1)
+    return nullptr;
+  return &*v.initializer;
+}
+
+class ChainOp final : public Op {
+ public:
+  ChainOp(std::shared_ptr<ChainModule> m, std::string fn, std::string kernel,
+          std::vector<dims_t> literal_dims)
+      : module_(std::move(m)),
+        fn_(std::move(fn)),
+        kernel_(std::move(kernel)),
+        literal_dims_(std::move(literal_dims)) {}
+
+  Result<OpPlan> plan(const std::vector<dims_t>& in) const override {
+    if (in.size() > static_cast<size_t>(kMaxOperands))
+      return fail(ErrorCode::kInternal, "element-wise chain with more than 8 operands");
+    dims_t out;
+    std::vector<dims_t> all = literal_dims_;
+    all.insert(all.end(), in.begin(), in.end());
+    for (const dims_t& d : all) {
+      HONE_TRY(out, broadcast(out, d));
+    }
+    if (out.size() > static_cast<size_t>(kMaxRank))
+      return fail(ErrorCode::kUnsupported, "rank " + std::to_string(out.size()) +
+                                               " (cuda element-wise kernels index up to 6 dims)");
+    if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
+    HONE_TRY(CUfunction f, module_->module->function(fn_));
+    EwArgs args;
+    args.rank = static_cast<int32_t>(out.size());
+    std::copy(out.begin(), out.end(), args.dims);
+    for (size_t k = 0; k < in.size(); ++k) {
+      const dims_t st = broadcast_strides(in[k], out);
+      std::copy(st.begin(), st.end(), args.st[k]);
+      args.flat[k] = in[k] == out ? 1 : 0;
+    }
+    const long long n = numel_of(out);
+    OpPlan p;
+    p.outputs = {out};
+    p.kernel = kernel_;
+    p.run = [f, args, n](const ExecCtx& c, const Bind& b) -> Result<void> {
+      EwArgs a = args;
+      for (size_t k = 0; k < b.in.size(); ++k) a.in[k] = b.in[k];
+      CUdeviceptr y = b.out[0];
+      long long count = n;
+      return launch_1d(c.d, f, c.stream, n, {&y, &a, &count});
+    };
+    return p;
+  }
+
+ private:
+  std::shared_ptr<ChainModule> module_;
+  std::string fn_, kernel_;
+  std::vector<dims_t> literal_dims_;
+};
+
+}  // namespace
+
+size_t eltwise_arity(const Node& n) {
+  return n.op_type == "Clip" ? 1 : n.inputs.size();
+}
+
+std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::string>& a) {
+  const std::string& op = n.op_type;
+  if (a.size() == 1) {
+    const std::string& x = a[0];
+    static const std::map<std::string, std::string> kCalls = {{"Sigmoid", "hone_sigmoid"},
+                                                              {"Tanh", "tanhf"},
+                                                              {"Exp", "expf"},
+                                                              {"Log", "logf"},
+                                                              {"Sqrt", "sqrtf"},
+                                                              {"Abs", "fabsf"},
+                                                              {"Erf", "erff"},
+                                                              {"Floor", "floorf"},
+                                                              {"Ceil", "ceilf"},
+                                                              {"Sin", "sinf"},
+                                                              {"Cos", "cosf"},
+                                                              {"Softplus", "hone_softplus"}};
+    if (auto it = kCalls.find(op); it != kCalls.end()) return it->second + "(" + x + ")";
+    if (op == "Relu") return "(" + x + " < 0.0f ? 0.0f : " + x + ")";  // NaN stays NaN
+    if (op == "Neg") return "(-" + x + ")";
+    if (op == "Identity") return x;
+    if (op == "Reciprocal") return "(1.0f / " + x + ")";
+    if (op == "Softsign") return "(" + x + " / (1.0f + fabsf(" + x + ")))";
+    if (op == "LeakyRelu")
+      return "(" + x + " < 0.0f ? " + literal(n.attr_float("alpha", 0.01f)) + " * " + x + " : " +
+             x + ")";
+    if (op == "Elu")
+      return "(" + x + " < 0.0f ? " + literal(n.attr_float("alpha", 1.0f)) + " * (expf(" + x +
+             ") - 1.0f) : " + x + ")";
+    if (op == "Selu") {
+      const std::string al = literal(n.attr_float("alpha", 1.67326319217681884765625f));
+      const std::string ga = literal(n.attr_float("gamma", 1.05070102214813232421875f));
+      return "(" + x + " > 0.0f ? " + ga + " * " + x + " : " + ga + " * (" + al + " * expf(" + x +
+             ") - " + al + "))";
+    }
+    if (op == "HardSigmoid" || op == "HardSwish") {
+      const float al = op == "HardSwish" ? 1.0f / 6.0f : n.attr_float("alpha", 0.2f);
+      const float be = op == "HardSwish" ? 0.5f : n.attr_float("beta", 0.5f);
+      const std::string h =
+          "fminf(fmaxf(" + literal(al) + " * " + x + " + " + literal(be) + ", 0.0f), 1.0f)";
+      return op == "HardSwish" ? "(" + x + " * " + h + ")" : h;
+    }
+    if (op == "Gelu") {
+      const std::string approx = n.attr_string("approximate", "none");
+      if (approx == "none") return "hone_gelu(" + x + ")";
+      if (approx == "tanh") return "hone_gelu_tanh(" + x + ")";
+      return "";
+    }
+    if (op == "Clip") {
+      float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
+      if (g.opset() < 11) {
+        lo = n.attr_float("min", lo);
+        hi = n.attr_float("max", hi);
+      } else {
+        for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
+          if (n.inputs[i] < 0) continue;
+          const Tensor* t = scalar_const(g, n, i);
+          if (t == nullptr) return "";
+          (i == 1 ? lo : hi) = t->data<float>()[0];
+        }
+      }
+      return "(" + x + " < " + literal(lo) + " ? " + literal(lo) + " : (" + x + " > " +
+             literal(hi) + " ? " + literal(hi) + " : " + x + "))";
+    }
+    return "";
+  }
+  if (a.size() == 2) {
+    const std::string &x = a[0], &y = a[1];
+    if (op == "Add") return "(" + x + " + " + y + ")";
+    if (op == "Sub") return "(" + x + " - " + y + ")";
+    if (op == "Mul") return "(" + x + " * " + y + ")";
+    if (op == "Div") return "(" + x + " / " + y + ")";
+    if (op == "Pow") return "powf(" + x + ", " + y + ")";
+    if (op == "Max") return "fmaxf(" + x + ", " + y + ")";
+    if (op == "Min") return "fminf(" + x + ", " + y + ")";
+    if (op == "PRelu") return "(" + x + " < 0.0f ? " + y + " * " + x + " : " + x + ")";
+  }
+  return "";
+}
+
+Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
+  const Graph& g = b.g;
+  Unit u;
+  std::map<ValueId, std::string> name_of;
+  std::vector<dims_t> literal_dims;
+  std::string loads, body, ops;
+  int temps = 0;
+  // Names the value `v` has inside the kernel: a temporary of the chain, an
+  // inlined one-value constant, or operand k (loaded with broadcasting).
+  auto operand = [&](ValueId v) -> std::string {
+    if (auto it = name_of.find(v); it != name_of.end()) return it->second;
+    const Value& val = g.value(v);
+    std::string name;
+    if (val.initializer && val.initializer->dtype() == DType::kF32 &&
+        val.initializer->numel() == 1) {
+      name = literal(val.initializer->data<float>()[0]);
+      literal_dims.push_back(val.initializer->shape());  // it still takes part in broadcasting
+    } else {
+      name = "a" + std::to_string(u.inputs.size());
+      loads += "    const float " + name + " = hone_ld(p, " + std::to_string(u.inputs.size()) +
+               ", i);\n";
+      u.inputs.push_back(v);
+    }
+    name_of[v] = name;
+    return name;
+  };
+  auto new_operands = [&](const Node& m) {
+    size_t k = 0;
+    for (size_t i = 0; i < eltwise_arity(m); ++i)
+      if (!name_of.count(m.inputs[i]) && !scalar_const(g, m, i)) ++k;
+    return k;
+  };
+  auto emit = [&](const Node& m) -> Result<void> {
+    std::vector<std::string> args;
+    for (size_t i = 0; i < eltwise_arity(m); ++i) args.push_back(operand(m.inputs[i]));
+    const std::string e = eltwise_expr(g, m, args);
+    if (e.empty()) return fail(ErrorCode::kInternal, "no CUDA expression for " + m.describe());
+    const std::string t = "t" + std::to_string(temps++);
+    body += "    const float " + t + " = " + e + ";\n";
+    name_of[m.outputs[0]] = t;
+    std::string lower = m.op_type;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    ops += (ops.empty() ? "" : ",") + lower;
+    return {};
+  };
+  HONE_CHECK_OK(emit(n));
+  u.label = n.describe();
+  ValueId cur = n.outputs[0];
+  for (NodeId c = b.sole_consumer(cur); c >= 0; c = b.sole_consumer(cur)) {
+    const Node& m = g.node(c);
+    std::vector<std::string> probe(eltwise_arity(m), "x");
+    if (m.outputs.empty() || eltwise_expr(g, m, probe).empty()) break;
+    if (u.inputs.size() + new_operands(m) > static_cast<size_t>(kMaxOperands)) break;
+    HONE_CHECK_OK(emit(m));
+    b.used[static_cast<size_t>(c)] = true;
+    absorbed->push_back(c);
+    u.label += "+" + m.op_type;
+    cur = m.outputs[0];
+  }
+  u.outputs = {cur};
+  ChainModule& cm = *b.chains;
+  const std::string fn = "hone_chain_" + std::to_string(cm.next_id++);
+  cm.source += "extern \"C\" __global__ void " + fn +
+               "(float* out, HoneEw p, long long n) {\n  HONE_FOR(i, n) {\n" + loads + body +
+               "    out[i] = " + name_of[cur] + ";\n  }\n}\n";
+  u.op = std::make_unique<ChainOp>(b.chains, fn, "eltwise.f32.cuda.nvrtc[" + ops + "]",
+                                   std::move(literal_dims));
+  return u;
+}
+
+// --- shape helpers ---------------------------------------------------------
+
+dims_t strides_of(const dims_t& d) {
+  dims_t s(d.size(), 1);
+  for (size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
+  return s;
+}
+
+int64_t numel_of(const dims_t& d) {
+  int64_t n = 1;
+  for (int64_t x : d) n *= x;
+  return n;
+}
+
+Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {
+  dims_t out(std::max(a.size(), b.size()), 1);
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
+    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
+    if (x != y && x != 1 && y != 1)
+      return fail(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a) + " and " +
+                                                   shape_to_string(b) + " do not broadcast");
+    out[out.size() - 1 - i] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+dims_t broadcast_strides(const dims_t& in, const dims_t& out) {
+  const dims_t s = strides_of(in);
+  dims_t st(out.size(), 0);
+  for (size_t i = 0; i < in.size() && i < out.size(); ++i) {
+    const size_t di = in.size() - 1 - i, dout = out.size() - 1 - i;
+    st[dout] = in[di] == 1 ? 0 : s[di];
+  }
+  return st;
+}
+
+Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const dims_t& dims,
+                          const dims_t& src, const dims_t& dst) {
+  if (dims.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "strided copy of rank " + std::to_string(dims.size()));
+  CopyShape s;
+  s.rank = static_cast<int32_t>(dims.size());
+  std::copy(dims.begin(), dims.end(), s.dims);
+  std::copy(src.begin(), src.end(), s.src);
+  std::copy(dst.begin(), dst.end(), s.dst);
+  long long n = numel_of(dims);
+  HONE_TRY(CUfunction f, c.fixed.function("hone_strided_copy"));
+  return launch_1d(c.d, f, c.stream, n, {&x, &y, &s, &n});
+}
+
+}  // namespace hone::cuda

@@ -1,0 +1,375 @@
+// The cuda backend's other ops: pools, reductions, Softmax/LogSoftmax,
+// LayerNormalization (one fixed NVRTC kernel each), Transpose and Concat
+// (strided copies), and views (Reshape, Flatten, Squeeze, Unsqueeze), which
+// alias their input's device memory and launch nothing.
+#include <algorithm>
+#include <numeric>
+#include <optional>
+
+#include "backends/cuda/op.h"
+#include "backends/reference/ops_nn_internal.h"
+
+namespace hone::cuda {
+namespace {
+
+using Planner = std::function<Result<OpPlan>(const std::vector<dims_t>&)>;
+
+/// An Op whose plan is a function (the ops here hold little state).
+class FnOp final : public Op {
+ public:
+  explicit FnOp(Planner p) : plan_(std::move(p)) {}
+  Result<OpPlan> plan(const std::vector<dims_t>& in) const override { return plan_(in); }
+
+ private:
+  Planner plan_;
+};
+
+Result<int64_t> norm_axis(int64_t axis, size_t rank, const std::string& what) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r)
+    return fail(ErrorCode::kInvalidArgument, what + " axis " + std::to_string(axis) +
+                                                 " is out of range for rank " + std::to_string(r));
+  return axis < 0 ? axis + r : axis;
+}
+
+int64_t prod(const dims_t& d, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+  return p;
+}
+
+/// Axes from attribute `axes` or, when `from_input`, constant input 1; nullopt when absent.
+std::optional<std::vector<int64_t>> axes_of(const Graph& g, const Node& n, bool from_input) {
+  if (!from_input) return n.has_attr("axes") ? std::optional(n.attr_ints("axes")) : std::nullopt;
+  if (n.inputs.size() < 2 || n.inputs[1] < 0) return std::nullopt;
+  const Tensor& t = *g.value(n.inputs[1]).initializer;  // supports() checked: a constant i64
+  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
+
+Result<CUfunction> fn(const ExecCtx& c, const char* name) {
+  return c.fixed.function(name);
+}
+
+OpPlan view(dims_t out, const char* kernel) {
+  OpPlan p;
+  p.outputs = {std::move(out)};
+  p.alias = {0};
+  p.kernel = kernel;
+  return p;
+}
+
+Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
+  const dims_t& x = in[0];
+  if (x.size() != 3 && x.size() != 4)
+    return fail(ErrorCode::kUnsupported, n.op_type + " input rank " + std::to_string(x.size()));
+  const bool global = n.op_type.starts_with("Global");
+  const bool is_max = n.op_type.find("Max") != std::string::npos;
+  const int64_t NC = x[0] * x[1];
+  const dims_t spatial(x.begin() + 2, x.end());
+  OpPlan p;
+  if (global) {
+    dims_t out = {x[0], x[1]};
+    out.resize(x.size(), 1);
+    p.outputs = {out};
+    p.kernel = is_max ? "globalmaxpool.f32.cuda.reduce" : "globalavgpool.f32.cuda.reduce";
+    const long long outer = NC, r = numel_of(spatial);
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      HONE_TRY(CUfunction f, fn(c, "hone_reduce"));
+      CUdeviceptr xi = b.in[0], yo = b.out[0];
+      long long o = outer, rr = r, inner = 1;
+      int op = is_max ? 2 : 1;
+      return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(outer, 65535)), 256,
+                    {&xi, &yo, &o, &rr, &inner, &op});
+    };
+    return p;
+  }
+  const dims_t kernel = n.attr_ints("kernel_shape");
+  HONE_TRY(
+      reference::nn::Window w,
+      reference::nn::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
+  if (!is_max && w.dilations != dims_t(w.rank(), 1))
+    return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
+  const bool one_d = x.size() == 3;
+  auto at = [&](const dims_t& v, int d, int64_t one) -> int {
+    return int(one_d ? (d == 0 ? one : v[0]) : v[d]);
+  };
+  int args[] = {at(spatial, 0, 1),     at(spatial, 1, 1),
+                at(w.out, 0, 1),       at(w.out, 1, 1),
+                at(kernel, 0, 1),      at(kernel, 1, 1),
+                at(w.strides, 0, 1),   at(w.strides, 1, 1),
+                at(w.pad_begin, 0, 0), at(w.pad_begin, 1, 0),
+                at(w.pad_end, 0, 0),   at(w.pad_end, 1, 0),
+                at(w.dilations, 0, 1), at(w.dilations, 1, 1),
+                is_max ? 1 : 0,        int(n.attr_int("count_include_pad", 0))};
+  dims_t out = {x[0], x[1]};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  p.outputs = {out};
+  p.kernel = is_max ? "maxpool.f32.cuda.direct" : "avgpool.f32.cuda.direct";
+  const long long total = NC * numel_of(w.out);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    HONE_TRY(CUfunction f, fn(c, "hone_pool2d"));
+    CUdeviceptr xi = b.in[0], yo = b.out[0];
+    long long nc = NC;
+    int a[16];
+    std::copy(std::begin(args), std::end(args), a);
+    std::vector<void*> ptrs = {&xi, &yo, &nc};
+    for (int& v : a) ptrs.push_back(&v);
+    return launch_1d(c.d, f, c.stream, total, ptrs);
+  };
+  return p;
+}
+
+/// Launches a [outer, r, inner] row kernel (hone_reduce, hone_softmax) with a trailing int.
+Result<void> rows_kernel(const ExecCtx& c, const char* name, CUdeviceptr x, CUdeviceptr y,
+                         long long outer, long long r, long long inner, int flag) {
+  HONE_TRY(CUfunction f, fn(c, name));
+  return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(outer * inner, 65535)),
+                256, {&x, &y, &outer, &r, &inner, &flag});
+}
+
+Result<OpPlan> plan_softmax(const Graph& g, const Node& n, const std::vector<dims_t>& in) {
+  const dims_t& x = in[0];
+  const bool v13 = g.opset() >= 13;
+  HONE_TRY(int64_t axis,
+           norm_axis(n.attr_int("axis", v13 ? -1 : 1), std::max<size_t>(x.size(), 1), n.op_type));
+  const long long outer = prod(x, 0, axis),
+                  r = v13 ? prod(x, axis, axis + 1) : prod(x, axis, x.size());
+  const long long inner = v13 ? prod(x, axis + 1, x.size()) : 1;
+  const int log = n.op_type == "LogSoftmax" ? 1 : 0;
+  OpPlan p;
+  p.outputs = {x};
+  p.kernel = log ? "logsoftmax.f32.cuda.rows" : "softmax.f32.cuda.rows";
+  p.run = [=](const ExecCtx& c, const Bind& b) {
+    return rows_kernel(c, "hone_softmax", b.in[0], b.out[0], outer, r, inner, log);
+  };
+  return p;
+}
+
+Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims_t>& in) {
+  const dims_t& x = in[0];
+  const bool from_input = g.opset() >= (n.op_type == "ReduceSum" ? 13 : 18);
+  std::optional<std::vector<int64_t>> axes = axes_of(g, n, from_input);
+  if ((!axes || axes->empty()) && n.attr_int("noop_with_empty_axes", 0) != 0)
+    return view(x, "reduce.f32.cuda.noop");
+  std::vector<int64_t> ax;
+  if (!axes || axes->empty()) {
+    ax.resize(x.size());
+    std::iota(ax.begin(), ax.end(), 0);
+  } else {
+    for (int64_t a : *axes) {
+      HONE_TRY(int64_t d, norm_axis(a, x.size(), n.op_type));
+      ax.push_back(d);
+    }
+  }
+  std::sort(ax.begin(), ax.end());
+  ax.erase(std::unique(ax.begin(), ax.end()), ax.end());
+  if (!ax.empty() && ax.back() - ax.front() + 1 != static_cast<int64_t>(ax.size()))
+    return fail(ErrorCode::kUnsupported, n.op_type + " over non-adjacent axes");
+  const bool keep = n.attr_int("keepdims", 1) != 0;
+  dims_t out;
+  for (size_t d = 0; d < x.size(); ++d) {
+    const bool reduced = std::binary_search(ax.begin(), ax.end(), static_cast<int64_t>(d));
+    if (!reduced)
+      out.push_back(x[d]);
+    else if (keep)
+      out.push_back(1);
+  }
+  const size_t lo = ax.empty() ? 0 : ax.front(), hi = ax.empty() ? 0 : ax.back() + 1;
+  const long long outer = prod(x, 0, lo), r = prod(x, lo, hi), inner = prod(x, hi, x.size());
+  const int op = n.op_type == "ReduceSum" ? 0 : n.op_type == "ReduceMean" ? 1 : 2;
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = "reduce.f32.cuda.rows";
+  p.run = [=](const ExecCtx& c, const Bind& b) {
+    return rows_kernel(c, "hone_reduce", b.in[0], b.out[0], outer, r, inner, op);
+  };
+  return p;
+}
+
+Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in) {
+  const dims_t& x = in[0];
+  HONE_TRY(int64_t axis, norm_axis(n.attr_int("axis", -1), x.size(), "LayerNormalization"));
+  const long long rows = prod(x, 0, axis), r = prod(x, axis, x.size());
+  const bool has_bias = in.size() > 2;
+  if (numel_of(in[1]) != r || (has_bias && numel_of(in[2]) != r))
+    return fail(ErrorCode::kUnsupported, "LayerNormalization scale/bias that broadcast");
+  const float eps = n.attr_float("epsilon", 1e-5f);
+  OpPlan p;
+  p.outputs = {x};
+  p.kernel = "layernorm.f32.cuda.rows";
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    HONE_TRY(CUfunction f, fn(c, "hone_layernorm"));
+    CUdeviceptr xi = b.in[0], s = b.in[1], bi = has_bias ? b.in[2] : 0, y = b.out[0];
+    long long ro = rows, rr = r;
+    float e = eps;
+    return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(rows, 65535)), 256,
+                  {&xi, &s, &bi, &y, &ro, &rr, &e});
+  };
+  return p;
+}
+
+Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in) {
+  const dims_t& x = in[0];
+  dims_t perm = n.attr_ints("perm");
+  if (perm.empty()) {
+    perm.resize(x.size());
+    std::iota(perm.rbegin(), perm.rend(), 0);
+  }
+  if (perm.size() != x.size())
+    return fail(ErrorCode::kInvalidArgument, "Transpose perm has " + std::to_string(perm.size()) +
+                                                 " entries for rank " + std::to_string(x.size()));
+  const dims_t xs = strides_of(x);
+  dims_t out, src;
+  for (int64_t a : perm) {
+    HONE_TRY(int64_t d, norm_axis(a, x.size(), "Transpose"));
+    out.push_back(x[d]);
+    src.push_back(xs[d]);
+  }
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = "transpose.f32.cuda.strided_copy";
+  const dims_t dst = strides_of(out);
+  p.run = [=](const ExecCtx& c, const Bind& b) {
+    return strided_copy(c, b.in[0], b.out[0], out, src, dst);
+  };
+  return p;
+}
+
+Result<OpPlan> plan_concat(const Node& n, const std::vector<dims_t>& in) {
+  HONE_TRY(int64_t axis, norm_axis(n.attr_int("axis", 0), in[0].size(), "Concat"));
+  dims_t out = in[0];
+  out[axis] = 0;
+  for (const dims_t& d : in) {
+    dims_t a = d, o = out;
+    if (a.size() != o.size() || (a[axis] = 0, o[axis] = 0, a != o))
+      return fail(ErrorCode::kInvalidArgument,
+                  "Concat inputs differ off axis " + std::to_string(axis));
+    out[axis] += d[axis];
+  }
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = "concat.f32.cuda.strided_copy";
+  const dims_t dst = strides_of(out);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    int64_t offset = 0;
+    for (size_t k = 0; k < in.size(); ++k) {
+      HONE_CHECK_OK(strided_copy(c, b.in[k],
+                                 b.out[0] + static_cast<CUdeviceptr>(offset) * sizeof(float), in[k],
+                                 strides_of(in[k]), dst));
+      offset += in[k][axis] * dst[axis];
+    }
+    return {};
+  };
+  return p;
+}
+
+Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t>& in) {
+  const dims_t& x = in[0];
+  const std::string& op = n.op_type;
+  if (op == "Flatten") {
+    // Flatten's axis may equal the rank (everything in the first dim).
+    int64_t axis = n.attr_int("axis", 1);
+    const auto r = static_cast<int64_t>(x.size());
+    if (axis < -r || axis > r)
+      return fail(ErrorCode::kInvalidArgument, "Flatten axis " + std::to_string(axis) +
+                                                   " is out of range for rank " +
+                                                   std::to_string(r));
+    if (axis < 0) axis += r;
+    return view({prod(x, 0, axis), prod(x, axis, x.size())}, "flatten.view");
+  }
+  if (op == "Reshape") {
+    const Tensor& t = *g.value(n.inputs[1]).initializer;
+    dims_t out(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+    const bool allowzero = n.attr_int("allowzero", 0) != 0;
+    int64_t known = 1, infer = -1;
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] == 0 && !allowzero) {
+        if (i >= x.size()) return fail(ErrorCode::kInvalidArgument, "Reshape copies a missing dim");
+        out[i] = x[i];
+      }
+      if (out[i] == -1) {
+        if (infer >= 0) return fail(ErrorCode::kInvalidArgument, "Reshape has two -1 dims");
+        infer = static_cast<int64_t>(i);
+      } else {
+        known *= out[i];
+      }
+    }
+    if (infer >= 0) {
+      if (known == 0 || numel_of(x) % known != 0)
+        return fail(ErrorCode::kInvalidArgument,
+                    "Reshape cannot infer the -1 dim of " + shape_to_string(out));
+      out[infer] = numel_of(x) / known;
+    }
+    if (numel_of(out) != numel_of(x))
+      return fail(ErrorCode::kInvalidArgument, "Reshape of " + shape_to_string(x) + " to " +
+                                                   shape_to_string(out) + " changes the size");
+    return view(out, "reshape.view");
+  }
+  const bool squeeze = op == "Squeeze";
+  std::optional<std::vector<int64_t>> axes = axes_of(g, n, g.opset() >= 13);
+  if (squeeze) {
+    std::vector<bool> drop(x.size(), false);
+    if (!axes)
+      for (size_t d = 0; d < x.size(); ++d) drop[d] = x[d] == 1;
+    else
+      for (int64_t a : *axes) {
+        HONE_TRY(int64_t d, norm_axis(a, x.size(), "Squeeze"));
+        if (x[d] != 1) return fail(ErrorCode::kInvalidArgument, "Squeeze of a dim that is not 1");
+        drop[d] = true;
+      }
+    dims_t out;
+    for (size_t d = 0; d < x.size(); ++d)
+      if (!drop[d]) out.push_back(x[d]);
+    return view(out, "squeeze.view");
+  }
+  if (!axes) return fail(ErrorCode::kInvalidArgument, "Unsqueeze without axes");
+  const size_t rank = x.size() + axes->size();
+  std::vector<bool> ins(rank, false);
+  for (int64_t a : *axes) {
+    HONE_TRY(int64_t d, norm_axis(a, rank, "Unsqueeze"));
+    ins[d] = true;
+  }
+  dims_t out;
+  size_t k = 0;
+  for (size_t d = 0; d < rank; ++d) out.push_back(ins[d] ? 1 : x[k++]);
+  return view(out, "unsqueeze.view");
+}
+
+}  // namespace
+
+Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
+  const Graph& g = b.g;
+  Unit u;
+  u.label = n.describe();
+  u.outputs = {n.outputs[0]};
+  const std::string& op = n.op_type;
+  const Node node = n;  // the planners keep their own copy
+  Planner p;
+  if (op == "Concat") {
+    u.inputs = n.inputs;
+    p = [node](const std::vector<dims_t>& in) { return plan_concat(node, in); };
+  } else {
+    u.inputs = {n.inputs[0]};
+    if (op == "LayerNormalization") {
+      u.inputs.push_back(n.inputs[1]);
+      if (n.inputs.size() > 2 && n.inputs[2] >= 0) u.inputs.push_back(n.inputs[2]);
+      p = [node](const std::vector<dims_t>& in) { return plan_layernorm(node, in); };
+    } else if (op.find("Pool") != std::string::npos) {
+      p = [node](const std::vector<dims_t>& in) { return plan_pool(node, in); };
+    } else if (op == "Softmax" || op == "LogSoftmax") {
+      p = [&g, node](const std::vector<dims_t>& in) { return plan_softmax(g, node, in); };
+    } else if (op.starts_with("Reduce")) {
+      p = [&g, node](const std::vector<dims_t>& in) { return plan_reduce(g, node, in); };
+    } else if (op == "Transpose") {
+      p = [node](const std::vector<dims_t>& in) { return plan_transpose(node, in); };
+    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
+      p = [&g, node](const std::vector<dims_t>& in) { return plan_view(g, node, in); };
+    } else {
+      return fail(ErrorCode::kInternal, "cuda: no unit for " + n.describe());
+    }
+  }
+  u.op = std::make_unique<FnOp>(std::move(p));
+  return u;
+}
+
+}  // namespace hone::cuda

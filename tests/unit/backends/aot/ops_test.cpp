@@ -1,0 +1,144 @@
+// Each op family aot generates code for, against the reference: random data,
+// odd sizes and broadcasting. Ops share graphs to keep compile time down.
+#include "aot_test_util.h"
+
+namespace hone::aot {
+namespace {
+
+using testing_util::expect_matches_reference;
+using testing_util::uniform;
+
+TEST(AotOps, ElementwiseChainWithBroadcasting) {
+  std::mt19937 rng(1);
+  GraphBuilder b("eltwise");
+  const ValueId x = b.input("x", DType::kF32, Shape{3, 5, 7});
+  const ValueId row = b.input("row", DType::kF32, Shape{5, 1});
+  const ValueId col = b.constant("col", uniform(rng, {7}));
+  const ValueId scalar = b.scalar_f32("two", 2.0f);
+  ValueId h = b.add(x, row);     // [3,5,7] + [5,1]
+  h = b.mul(h, col);             // * [7]
+  h = b.op("Pow", {h, scalar});  // squared, literal exponent
+  h = b.op("Sqrt", {b.op("Add", {h, b.scalar_f32("one", 1.0f)})});
+  h = b.sub(b.op("Tanh", {h}), b.sigmoid(x));
+  h = b.op("LeakyRelu", {h}, {{"alpha", 0.1f}});
+  h = b.div(h, b.op("Exp", {row}));  // a broadcast operand made by a loop of its own
+  const ValueId e = b.op("Erf", {h});
+  b.output(b.op("Clip", {e, b.scalar_f32("lo", -0.5f), b.scalar_f32("hi", 0.25f)}), "clipped");
+  b.output(b.op("HardSwish", {h}), "hs");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {3, 5, 7}), uniform(rng, {5, 1})}});
+}
+
+TEST(AotOps, ConvolutionsPoolsAndBatchNorm) {
+  std::mt19937 rng(2);
+  GraphBuilder b("convs");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4, 9, 11});
+  // Padded, strided 3x3; grouped; depthwise; pointwise; then BN, pools.
+  ValueId h =
+      b.conv(x, b.constant("w1", uniform(rng, {6, 4, 3, 3})), b.constant("b1", uniform(rng, {6})),
+             {.strides = {2, 1}, .pads = {1, 0, 1, 2}, .dilations = {1, 1}, .group = 1});
+  h = b.relu(h);
+  h = b.conv(h, b.constant("w2", uniform(rng, {6, 3, 2, 2})), kNoValue,
+             {.strides = {1, 1}, .pads = {0, 0, 0, 0}, .dilations = {1, 2}, .group = 2});
+  h = b.conv(h, b.constant("w3", uniform(rng, {6, 1, 3, 3})), b.constant("b3", uniform(rng, {6})),
+             {.strides = {1, 1}, .pads = {1, 1, 1, 1}, .dilations = {1, 1}, .group = 6});
+  h = b.conv(h, b.constant("w4", uniform(rng, {5, 6, 1, 1})), b.constant("b4", uniform(rng, {5})));
+  h = b.op("BatchNormalization",
+           {h, b.constant("s", uniform(rng, {5}, 0.5f, 1.5f)), b.constant("t", uniform(rng, {5})),
+            b.constant("m", uniform(rng, {5})), b.constant("v", uniform(rng, {5}, 0.5f, 2.0f))});
+  const ValueId mp = b.op("MaxPool", {h},
+                          {{"kernel_shape", std::vector<int64_t>{3, 2}},
+                           {"strides", std::vector<int64_t>{2, 2}},
+                           {"pads", std::vector<int64_t>{1, 0, 1, 1}},
+                           {"ceil_mode", int64_t{1}}});
+  const ValueId ap = b.op("AveragePool", {h},
+                          {{"kernel_shape", std::vector<int64_t>{2, 3}},
+                           {"pads", std::vector<int64_t>{1, 1, 0, 1}},
+                           {"count_include_pad", int64_t{1}}});
+  b.output(mp, "max");
+  b.output(ap, "avg");
+  b.output(b.global_average_pool(h), "gap");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {1, 4, 9, 11})}, {uniform(rng, {3, 4, 9, 11})}});
+}
+
+TEST(AotOps, OneDimensionalConvAndPool) {
+  std::mt19937 rng(3);
+  GraphBuilder b("conv1d");
+  const ValueId x = b.input("x", DType::kF32, Shape{2, 3, 13});
+  ValueId h = b.op(
+      "Conv", {x, b.constant("w", uniform(rng, {4, 3, 3})), b.constant("bias", uniform(rng, {4}))},
+      {{"pads", std::vector<int64_t>{1, 1}}, {"strides", std::vector<int64_t>{2}}});
+  h = b.op("AveragePool", {h}, {{"kernel_shape", std::vector<int64_t>{2}}});
+  b.output(h, "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {2, 3, 13})}});
+}
+
+TEST(AotOps, GemmAndMatMul) {
+  std::mt19937 rng(4);
+  GraphBuilder b("linalg");
+  const ValueId a = b.input("a", DType::kF32, Shape{Dim::symbol("batch"), 7});
+  const ValueId y1 =
+      b.gemm(a, b.constant("w", uniform(rng, {5, 7})), b.constant("c", uniform(rng, {5})),
+             {.trans_a = false, .trans_b = true, .alpha = 0.5f, .beta = 2.0f});
+  const ValueId y2 =
+      b.gemm(b.transpose(a, {1, 0}), b.constant("w2", uniform(rng, {7, 6})),
+             b.constant("c2", uniform(rng, {1, 6})), {.trans_a = true, .trans_b = false});
+  b.output(b.relu(y1), "gemm_relu");
+  b.output(y2, "gemm_ta");
+  const ValueId p = b.input("p", DType::kF32, Shape{2, 1, 3, 4});
+  const ValueId q = b.input("q", DType::kF32, Shape{3, 4, 5});
+  b.output(b.matmul(p, q), "batched");                                       // [2,3,3,5]
+  b.output(b.matmul(q, b.constant("k", uniform(rng, {5, 2}))), "shared_b");  // [3,4,2]
+  b.output(b.matmul(b.constant("v", uniform(rng, {4})), q), "vec_mat");      // [3,5]
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(
+      *g, {{uniform(rng, {3, 7}), uniform(rng, {2, 1, 3, 4}), uniform(rng, {3, 4, 5})}});
+}
+
+TEST(AotOps, NormalizationsAndReductions) {
+  std::mt19937 rng(5);
+  GraphBuilder b("norms", 18);
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 3, 6});
+  b.output(b.softmax(x, -1), "softmax_last");
+  b.output(b.op("Softmax", {x}, {{"axis", int64_t{1}}}), "softmax_mid");
+  b.output(b.op("LogSoftmax", {x}, {{"axis", int64_t{-1}}}), "logsoftmax");
+  b.output(b.layer_norm(x, b.constant("g", uniform(rng, {6})), b.constant("be", uniform(rng, {6}))),
+           "ln");
+  b.output(b.op("ReduceMean", {x, b.constant("ax", Tensor::from<int64_t>({1}, {-1}))}),
+           "mean_last");
+  b.output(b.op("ReduceSum", {x, b.constant("ax2", Tensor::from<int64_t>({2}, {0, 2}))},
+                {{"keepdims", int64_t{0}}}),
+           "sum_outer");
+  b.output(b.op("ReduceMax", {x, b.constant("ax3", Tensor::from<int64_t>({1}, {1}))}), "max_mid");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {2, 3, 6})}, {uniform(rng, {5, 3, 6})}});
+}
+
+TEST(AotOps, LayoutOps) {
+  std::mt19937 rng(6);
+  GraphBuilder b("layout");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 2, 3, 4});
+  const ValueId t = b.transpose(x, {0, 3, 1, 2});                   // [b,4,2,3]
+  const ValueId f = b.flatten(t, 2);                                // [b*4, 6]
+  const ValueId r = b.reshape(x, {0, -1, 4});                       // [b, 6, 4]
+  const ValueId c = b.concat({r, b.relu(r), b.op("Neg", {r})}, 1);  // [b, 18, 4]
+  const ValueId u = b.op("Unsqueeze", {c, b.constant("ua", Tensor::from<int64_t>({1}, {1}))});
+  const ValueId s = b.op("Squeeze", {u, b.constant("sa", Tensor::from<int64_t>({1}, {1}))});
+  b.output(f, "flat");
+  b.output(b.transpose(s, {2, 1, 0}), "back");
+  b.output(x, "passthrough");
+  b.output(r, "view_out");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {3, 2, 3, 4})}});
+}
+
+}  // namespace
+}  // namespace hone::aot
