@@ -137,6 +137,7 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
     if (ref.error) return fail(Error(*ref.error).add_context("while measuring the reference"));
     s->store_cache(ref);
   }
+  s->emit(kReference, ref.from_cache ? "cached" : "done", 0, 1.0);
   s->built_[kReference] = std::move(ref_be);
   return s;
 }
