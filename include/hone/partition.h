@@ -54,6 +54,7 @@ struct Partition {
   std::string notes;
   size_t nodes_on_backend() const;
   /// "3 blocks: backend [12 nodes], fallback [Foo 'f1': no kernel], backend [7 nodes]"
+  /// `g` is the graph given to plan(); fallback names come from `graph` when set.
   std::string describe(const Graph& g) const;
 };
 

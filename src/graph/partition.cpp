@@ -18,7 +18,9 @@ std::string Partition::describe(const Graph& g) const {
     s += b.on_backend ? " backend[" : " fallback[";
     s += std::to_string(b.nodes.size()) + (b.nodes.size() == 1 ? " node]" : " nodes]");
   }
-  for (const auto& [node, why] : fallbacks) s += "\n  fallback " + g.node(node).describe() + ": " + why;
+  // Node ids refer to the planned (rewritten) graph when the backend made one.
+  const Graph& planned = graph ? *graph : g;
+  for (const auto& [node, why] : fallbacks) s += "\n  fallback " + planned.node(node).describe() + ": " + why;
   return s;
 }
 
