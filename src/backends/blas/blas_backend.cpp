@@ -7,6 +7,7 @@
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
 #include "backends/common/memory_plan.h"
+#include "backends/common/static_dims.h"
 #include "core/log.h"
 #include "hone/registry.h"
 
@@ -418,21 +419,9 @@ Result<std::unique_ptr<CompiledBlock>> BlasBackend::compile(const Graph& block) 
                  kernels::openblas_variant(), pool->num_threads());
   HONE_TRY(std::vector<Unit> units, create_units(block));
   auto compiled = std::make_unique<BlasBlock>(block, std::move(units), stats_, pool, own_pool_);
-  Signature sig;
-  bool all_static = true;
-  for (ValueId v : block.inputs()) {
-    const Value& val = block.value(v);
-    auto dims = val.shape ? val.shape->to_static()
-                          : Result<std::vector<int64_t>>(fail(ErrorCode::kInvalidArgument, ""));
-    if (!dims) {
-      all_static = false;
-      break;
-    }
-    sig.push_back(*dims);
-  }
   // Static blocks are planned now; a failure is not fatal: that signature
   // runs on the reference (and the reason is logged).
-  if (all_static) (void)compiled->prepare(sig);
+  if (auto sig = static_input_dims(block)) (void)compiled->prepare(*sig);
   return compiled;
 }
 
@@ -445,7 +434,8 @@ void register_blas(BackendRegistry& registry) {
                          "hone's f32 CPU kernels around OpenBLAS SGEMM: im2col/depthwise conv, "
                          "fused epilogues and element-wise chains",
                          blas::BlasBackend::caps(),
-                         [] { return std::make_unique<blas::BlasBackend>(); }, {}});
+                         [] { return std::make_unique<blas::BlasBackend>(); },
+                         {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "backends/common/static_dims.h"
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
@@ -405,15 +406,8 @@ Result<std::unique_ptr<CompiledBlock>> CudaBackend::compile(const Graph& block) 
                                               stats_, streams_);
   HONE_CHECK_OK_CTX(compiled->init(), "while compiling a cuda block of " +
                                           std::to_string(block.nodes().size()) + " nodes");
-  Signature sig;
-  for (ValueId v : block.inputs()) {
-    const Value& val = block.value(v);
-    auto dims = val.shape ? val.shape->to_static()
-                          : Result<std::vector<int64_t>>(fail(ErrorCode::kInvalidArgument, ""));
-    if (!dims) return compiled;  // dynamic: planned on first use
-    sig.push_back(*dims);
-  }
-  compiled->prepare(sig);
+  // Dynamic blocks are planned on first use.
+  if (auto sig = static_input_dims(block)) compiled->prepare(*sig);
   return compiled;
 }
 
