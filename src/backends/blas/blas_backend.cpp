@@ -6,6 +6,7 @@
 
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
+#include "backends/common/capabilities.h"
 #include "backends/common/memory_plan.h"
 #include "backends/common/static_dims.h"
 #include "core/log.h"
@@ -381,15 +382,7 @@ BlasBackend::BlasBackend() {
 }
 
 const BackendCapabilities& BlasBackend::caps() {
-  static const BackendCapabilities c = [] {
-    BackendCapabilities k;
-    k.devices = {Device::kCpu};
-    k.dtypes = {DType::kF32};
-    k.precisions = {"f32"};
-    k.build_mode = BuildMode::kAheadOfTime;
-    k.dynamic_shapes = true;
-    return k;
-  }();
+  static const BackendCapabilities c = f32_capabilities(Device::kCpu, BuildMode::kAheadOfTime);
   return c;
 }
 

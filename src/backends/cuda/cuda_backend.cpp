@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "backends/common/capabilities.h"
 #include "backends/common/static_dims.h"
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/kernels.h"
@@ -362,15 +363,8 @@ CudaBackend::CudaBackend() {
 CudaBackend::~CudaBackend() = default;
 
 const BackendCapabilities& CudaBackend::caps() {
-  static const BackendCapabilities c = [] {
-    BackendCapabilities k;
-    k.devices = {Device::kCuda};
-    k.dtypes = {DType::kF32};
-    k.precisions = {"f32"};
-    k.build_mode = BuildMode::kJustInTime;  // kernels are compiled by NVRTC at build
-    k.dynamic_shapes = true;
-    return k;
-  }();
+  // Just in time: kernels are compiled by NVRTC at build.
+  static const BackendCapabilities c = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
   return c;
 }
 
