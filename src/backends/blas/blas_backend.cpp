@@ -343,32 +343,15 @@ class BlasBlock final : public CompiledBlock {
 /// Fused units of `g` in an order where each unit runs after everything it
 /// reads: a unit runs at the position of its last node.
 Result<std::vector<Unit>> create_units(const Graph& g) {
-  HONE_TRY(std::vector<NodeId> order, g.topological_order());
   BlockInfo info(g);
-  std::vector<size_t> pos(g.nodes().size());
-  for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
-  std::vector<bool> done(g.nodes().size(), false);
-  std::vector<std::pair<size_t, Unit>> placed;
-  for (NodeId id : order) {
-    if (done[static_cast<size_t>(id)]) continue;
-    const Node& n = g.node(id);
-    std::vector<NodeId> absorbed;
+  return place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
     info.used[static_cast<size_t>(id)] = true;
-    auto u = create_unit(info, n, &absorbed);
-    if (!u) return fail(std::move(u).error().add_context("while creating node " + n.describe()));
-    size_t at = pos[static_cast<size_t>(id)];
-    for (NodeId a : absorbed) {
-      done[static_cast<size_t>(a)] = true;
-      info.used[static_cast<size_t>(a)] = true;
-      at = std::max(at, pos[static_cast<size_t>(a)]);
-    }
-    placed.emplace_back(at, std::move(*u));
-  }
-  std::stable_sort(placed.begin(), placed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Unit> units;
-  for (auto& [at, u] : placed) units.push_back(std::move(u));
-  return units;
+    auto u = create_unit(info, n, absorbed);
+    // Absorbed nodes are taken: a later dense op's epilogue must not claim them.
+    if (u)
+      for (NodeId a : *absorbed) info.used[static_cast<size_t>(a)] = true;
+    return u;
+  });
 }
 
 }  // namespace

@@ -86,31 +86,13 @@ class CudaBlock final : public CompiledBlock {
   /// Creates the units, compiles the block's chains, uploads its constants.
   Result<void> init() {
     const Graph& g = *graph_;
-    HONE_TRY(std::vector<NodeId> order, g.topological_order());
     BlockInfo info(g);
     info.chains = std::make_shared<ChainModule>();
-    std::vector<size_t> pos(g.nodes().size());
-    for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
-    std::vector<bool> done(g.nodes().size(), false);
-    std::vector<std::pair<size_t, Unit>> placed;
-    for (NodeId id : order) {
-      if (done[static_cast<size_t>(id)]) continue;
-      const Node& n = g.node(id);
-      std::vector<NodeId> absorbed;
-      info.used[static_cast<size_t>(id)] = true;
-      auto u = create_unit(info, n, &absorbed);
-      if (!u) return fail(std::move(u).error().add_context("while creating node " + n.describe()));
-      // A unit runs where its last node was: everything it reads is made by then.
-      size_t at = pos[static_cast<size_t>(id)];
-      for (NodeId a : absorbed) {
-        done[static_cast<size_t>(a)] = true;
-        at = std::max(at, pos[static_cast<size_t>(a)]);
-      }
-      placed.emplace_back(at, std::move(*u));
-    }
-    std::stable_sort(placed.begin(), placed.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [at, u] : placed) units_.push_back(std::move(u));
+    HONE_TRY(units_,
+             place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
+               info.used[static_cast<size_t>(id)] = true;
+               return create_unit(info, n, absorbed);
+             }));
     if (!info.chains->source.empty()) {
       HONE_TRY(Module m, Module::compile(d_, ew_prelude() + info.chains->source, "hone_chains"));
       info.chains->module = std::make_unique<Module>(std::move(m));
