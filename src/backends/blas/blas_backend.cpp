@@ -15,13 +15,7 @@
 namespace hone::blas {
 namespace {
 
-using Signature = std::vector<dims_t>;
-
-std::string signature_text(const Signature& s) {
-  std::string out;
-  for (const dims_t& d : s) out += (out.empty() ? "" : " ") + shape_to_string(d);
-  return out;
-}
+using Signature = ShapeSignature;
 
 /// One block for one input-shape signature: where every value lives and
 /// the planned op of every unit.
@@ -133,14 +127,9 @@ class BlasBlock final : public CompiledBlock {
   }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
-    Signature sig;
-    bool all_f32 = true;
-    for (const Tensor& t : inputs) {
-      sig.push_back(t.shape());
-      all_f32 = all_f32 && t.dtype() == DType::kF32;
-    }
+    const Signature sig = signature_of(inputs);
     std::shared_ptr<const Plan> plan;
-    if (all_f32) {
+    if (all_f32(inputs)) {
       std::lock_guard lock(mu_);
       auto p = plan_locked(sig);
       if (p) plan = *p;

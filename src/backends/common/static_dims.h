@@ -9,14 +9,26 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hone/graph.h"
+#include "hone/tensor.h"
 
 namespace hone {
 
+/// The dims of a block's inputs, in block.inputs() order: the key of a plan.
+using ShapeSignature = std::vector<std::vector<int64_t>>;
+
 /// Dims of every input of `block`, in block.inputs() order; nullopt when
 /// any input has no shape or a symbolic dim.
-std::optional<std::vector<std::vector<int64_t>>> static_input_dims(const Graph& block);
+std::optional<ShapeSignature> static_input_dims(const Graph& block);
+
+/// The signature of the tensors one run was given.
+ShapeSignature signature_of(const std::vector<Tensor>& inputs);
+/// Every tensor is f32 (what a plan of an f32-only backend can take).
+bool all_f32(const std::vector<Tensor>& inputs);
+/// "[1, 3, 8, 8] [3]": the signature for logs and kernel plans.
+std::string signature_text(const ShapeSignature& s);
 
 }  // namespace hone

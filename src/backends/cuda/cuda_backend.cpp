@@ -44,13 +44,7 @@ struct StreamPool {
 
 namespace {
 
-using Signature = std::vector<dims_t>;
-
-std::string signature_text(const Signature& s) {
-  std::string out;
-  for (const dims_t& d : s) out += (out.empty() ? "" : " ") + shape_to_string(d);
-  return out;
-}
+using Signature = ShapeSignature;
 
 size_t round256(size_t bytes) {
   return (bytes + 255) / 256 * 256;
@@ -122,17 +116,12 @@ class CudaBlock final : public CompiledBlock {
   }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
-    Signature sig;
-    bool all_f32 = true;
-    for (const Tensor& t : inputs) {
-      sig.push_back(t.shape());
-      all_f32 = all_f32 && t.dtype() == DType::kF32;
-    }
+    const Signature sig = signature_of(inputs);
     // Planning looks up kernels in modules: the context must be current on
     // this thread before that, not only for the launches.
     HONE_CHECK_OK(d_.make_current());
     std::shared_ptr<const Plan> plan;
-    if (all_f32) {
+    if (all_f32(inputs)) {
       std::lock_guard lock(mu_);
       if (auto p = plan_locked(sig)) plan = *p;
     }
