@@ -7,6 +7,7 @@
 #include "backends/aot/program.h"
 #include "backends/aot/toolchain.h"
 #include "backends/aot/weights_blob.h"
+#include "backends/common/capabilities.h"
 #include "core/log.h"
 #include "hone/file_io.h"
 #include "hone/registry.h"
@@ -211,12 +212,7 @@ AotBackend::AotBackend() {
 
 const BackendCapabilities& AotBackend::caps() {
   static const BackendCapabilities c = [] {
-    BackendCapabilities k;
-    k.devices = {Device::kCpu};
-    k.dtypes = {DType::kF32};
-    k.precisions = {"f32"};
-    k.build_mode = BuildMode::kAheadOfTime;
-    k.dynamic_shapes = true;
+    BackendCapabilities k = f32_capabilities(Device::kCpu, BuildMode::kAheadOfTime);
     k.has_artifact = true;
     k.artifact_format = "native-so";
     return k;

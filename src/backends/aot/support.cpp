@@ -5,20 +5,14 @@
 
 #include "backends/aot/aot_backend.h"
 #include "backends/aot/program.h"
+#include "backends/common/node_query.h"
 
 namespace hone::aot {
 namespace {
 
-const Value* val(const Graph& g, const Node& n, size_t i) {
-  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
-}
-bool is_const(const Graph& g, const Node& n, size_t i) {
-  const Value* v = val(g, n, i);
-  return v != nullptr && v->initializer.has_value();
-}
-int64_t rank_of(const Value* v) {
-  return v && v->shape ? static_cast<int64_t>(v->shape->rank()) : -1;
-}
+using node_query::is_const;
+using node_query::rank_of;
+using node_query::val;
 
 /// Inputs that carry shapes or axes (constant integers) rather than data.
 size_t data_inputs(const Node& n) {
@@ -92,8 +86,7 @@ std::string why_not(const Graph& g, const Node& n) {
 }  // namespace
 
 NodeSupport supports_node(const Graph& g, const Node& node) {
-  std::string why = why_not(g, node);
-  return why.empty() ? NodeSupport::yes() : NodeSupport::no(std::move(why));
+  return node_query::support_from(why_not(g, node));
 }
 
 }  // namespace hone::aot

@@ -6,20 +6,16 @@
 
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
+#include "backends/common/capabilities.h"
 #include "backends/common/memory_plan.h"
+#include "backends/common/static_dims.h"
 #include "core/log.h"
 #include "hone/registry.h"
 
 namespace hone::blas {
 namespace {
 
-using Signature = std::vector<dims_t>;
-
-std::string signature_text(const Signature& s) {
-  std::string out;
-  for (const dims_t& d : s) out += (out.empty() ? "" : " ") + shape_to_string(d);
-  return out;
-}
+using Signature = ShapeSignature;
 
 /// One block for one input-shape signature: where every value lives and
 /// the planned op of every unit.
@@ -131,14 +127,9 @@ class BlasBlock final : public CompiledBlock {
   }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
-    Signature sig;
-    bool all_f32 = true;
-    for (const Tensor& t : inputs) {
-      sig.push_back(t.shape());
-      all_f32 = all_f32 && t.dtype() == DType::kF32;
-    }
+    const Signature sig = signature_of(inputs);
     std::shared_ptr<const Plan> plan;
-    if (all_f32) {
+    if (all_f32(inputs)) {
       std::lock_guard lock(mu_);
       auto p = plan_locked(sig);
       if (p) plan = *p;
@@ -341,32 +332,15 @@ class BlasBlock final : public CompiledBlock {
 /// Fused units of `g` in an order where each unit runs after everything it
 /// reads: a unit runs at the position of its last node.
 Result<std::vector<Unit>> create_units(const Graph& g) {
-  HONE_TRY(std::vector<NodeId> order, g.topological_order());
   BlockInfo info(g);
-  std::vector<size_t> pos(g.nodes().size());
-  for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
-  std::vector<bool> done(g.nodes().size(), false);
-  std::vector<std::pair<size_t, Unit>> placed;
-  for (NodeId id : order) {
-    if (done[static_cast<size_t>(id)]) continue;
-    const Node& n = g.node(id);
-    std::vector<NodeId> absorbed;
+  return place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
     info.used[static_cast<size_t>(id)] = true;
-    auto u = create_unit(info, n, &absorbed);
-    if (!u) return fail(std::move(u).error().add_context("while creating node " + n.describe()));
-    size_t at = pos[static_cast<size_t>(id)];
-    for (NodeId a : absorbed) {
-      done[static_cast<size_t>(a)] = true;
-      info.used[static_cast<size_t>(a)] = true;
-      at = std::max(at, pos[static_cast<size_t>(a)]);
-    }
-    placed.emplace_back(at, std::move(*u));
-  }
-  std::stable_sort(placed.begin(), placed.end(),
-                   [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<Unit> units;
-  for (auto& [at, u] : placed) units.push_back(std::move(u));
-  return units;
+    auto u = create_unit(info, n, absorbed);
+    // Absorbed nodes are taken: a later dense op's epilogue must not claim them.
+    if (u)
+      for (NodeId a : *absorbed) info.used[static_cast<size_t>(a)] = true;
+    return u;
+  });
 }
 
 }  // namespace
@@ -380,15 +354,7 @@ BlasBackend::BlasBackend() {
 }
 
 const BackendCapabilities& BlasBackend::caps() {
-  static const BackendCapabilities c = [] {
-    BackendCapabilities k;
-    k.devices = {Device::kCpu};
-    k.dtypes = {DType::kF32};
-    k.precisions = {"f32"};
-    k.build_mode = BuildMode::kAheadOfTime;
-    k.dynamic_shapes = true;
-    return k;
-  }();
+  static const BackendCapabilities c = f32_capabilities(Device::kCpu, BuildMode::kAheadOfTime);
   return c;
 }
 
@@ -418,21 +384,9 @@ Result<std::unique_ptr<CompiledBlock>> BlasBackend::compile(const Graph& block) 
                  kernels::openblas_variant(), pool->num_threads());
   HONE_TRY(std::vector<Unit> units, create_units(block));
   auto compiled = std::make_unique<BlasBlock>(block, std::move(units), stats_, pool, own_pool_);
-  Signature sig;
-  bool all_static = true;
-  for (ValueId v : block.inputs()) {
-    const Value& val = block.value(v);
-    auto dims = val.shape ? val.shape->to_static()
-                          : Result<std::vector<int64_t>>(fail(ErrorCode::kInvalidArgument, ""));
-    if (!dims) {
-      all_static = false;
-      break;
-    }
-    sig.push_back(*dims);
-  }
   // Static blocks are planned now; a failure is not fatal: that signature
   // runs on the reference (and the reason is logged).
-  if (all_static) (void)compiled->prepare(sig);
+  if (auto sig = static_input_dims(block)) (void)compiled->prepare(*sig);
   return compiled;
 }
 
@@ -445,7 +399,8 @@ void register_blas(BackendRegistry& registry) {
                          "hone's f32 CPU kernels around OpenBLAS SGEMM: im2col/depthwise conv, "
                          "fused epilogues and element-wise chains",
                          blas::BlasBackend::caps(),
-                         [] { return std::make_unique<blas::BlasBackend>(); }, {}});
+                         [] { return std::make_unique<blas::BlasBackend>(); },
+                         {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

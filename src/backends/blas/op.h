@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/blas/kernels/eltwise.h"
+#include "backends/common/fused_units.h"
 #include "hone/error.h"
 #include "hone/graph.h"
 #include "hone/tensor.h"
@@ -67,13 +68,7 @@ struct EwOperands {
   bool is_per_channel(size_t k) const { return k < per_channel.size() && per_channel[k]; }
 };
 
-/// A unit: nodes fused into one Op, with the values it reads and writes.
-struct Unit {
-  std::string label;            // "'conv1' (Conv) +BatchNormalization+Relu"
-  std::vector<ValueId> inputs;  // f32 values read at run time (constants included)
-  std::vector<ValueId> outputs;
-  std::unique_ptr<Op> op;
-};
+using Unit = FusedUnit<Op>;
 
 /// Who reads what inside one block graph.
 struct BlockInfo {

@@ -4,38 +4,22 @@
 
 #include "backends/blas/blas_backend.h"
 #include "backends/blas/op.h"
+#include "backends/common/node_query.h"
 
 namespace hone::blas {
 namespace {
 
-const Value* val(const Graph& g, const Node& n, size_t i) {
-  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
-}
-
-bool is_const(const Graph& g, const Node& n, size_t i) {
-  const Value* v = val(g, n, i);
-  return v != nullptr && v->initializer.has_value();
-}
-
-bool is_const_i64(const Graph& g, const Node& n, size_t i) {
-  return is_const(g, n, i) && g.value(n.inputs[i]).initializer->dtype() == DType::kI64;
-}
-
-/// Rank when the shape is known, else -1.
-int64_t rank_of(const Value* v) {
-  return v && v->shape ? static_cast<int64_t>(v->shape->rank()) : -1;
-}
-
-bool extra_outputs_used(const Node& n) {
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0) return true;
-  return false;
-}
+using node_query::check_f32_io;
+using node_query::extra_outputs_used;
+using node_query::is_const;
+using node_query::is_const_i64;
+using node_query::is_onnx_auto_pad;
+using node_query::rank_of;
+using node_query::val;
 
 std::string check_window(const Node& n, int64_t rank) {
   const std::string ap = n.attr_string("auto_pad", "NOTSET");
-  if (ap != "NOTSET" && ap != "SAME_UPPER" && ap != "SAME_LOWER" && ap != "VALID")
-    return "auto_pad '" + ap + "' is not an ONNX value";
+  if (!is_onnx_auto_pad(ap)) return "auto_pad '" + ap + "' is not an ONNX value";
   if (rank >= 0 && rank != 3 && rank != 4)
     return "input rank " + std::to_string(rank) + " (blas runs 1-D and 2-D windows)";
   return {};
@@ -84,18 +68,7 @@ std::string why_not(const Graph& g, const Node& n) {
     return "no blas kernel for " + op;
   }
   const size_t data = data_inputs(n, g.opset());
-  for (size_t i = 0; i < data; ++i) {
-    const Value* v = val(g, n, i);
-    // kUndefined: a builder-made intermediate; run() checks the real dtypes.
-    if (v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
-      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
-             "; blas runs f32 only";
-    if (v != nullptr && v->kind != ValueKind::kTensor)
-      return "input " + std::to_string(i) + " is not a tensor";
-  }
-  if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
-  if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
-    return "output is " + std::string(dtype_name(t)) + "; blas runs f32 only";
+  if (std::string io = check_f32_io(g, n, data, "blas runs f32 only"); !io.empty()) return io;
   if (unary) return extra_outputs_used(n) ? "more than one output" : "";
   if (binary) {
     if (n.inputs.size() != 2 || n.inputs[0] < 0 || n.inputs[1] < 0) return "needs two inputs";
@@ -166,8 +139,7 @@ std::string why_not(const Graph& g, const Node& n) {
 }  // namespace
 
 NodeSupport supports_node(const Graph& g, const Node& node) {
-  std::string why = why_not(g, node);
-  return why.empty() ? NodeSupport::yes() : NodeSupport::no(std::move(why));
+  return node_query::support_from(why_not(g, node));
 }
 
 }  // namespace hone::blas

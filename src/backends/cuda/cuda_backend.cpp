@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "backends/common/capabilities.h"
+#include "backends/common/static_dims.h"
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
@@ -42,13 +44,7 @@ struct StreamPool {
 
 namespace {
 
-using Signature = std::vector<dims_t>;
-
-std::string signature_text(const Signature& s) {
-  std::string out;
-  for (const dims_t& d : s) out += (out.empty() ? "" : " ") + shape_to_string(d);
-  return out;
-}
+using Signature = ShapeSignature;
 
 size_t round256(size_t bytes) {
   return (bytes + 255) / 256 * 256;
@@ -84,31 +80,13 @@ class CudaBlock final : public CompiledBlock {
   /// Creates the units, compiles the block's chains, uploads its constants.
   Result<void> init() {
     const Graph& g = *graph_;
-    HONE_TRY(std::vector<NodeId> order, g.topological_order());
     BlockInfo info(g);
     info.chains = std::make_shared<ChainModule>();
-    std::vector<size_t> pos(g.nodes().size());
-    for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
-    std::vector<bool> done(g.nodes().size(), false);
-    std::vector<std::pair<size_t, Unit>> placed;
-    for (NodeId id : order) {
-      if (done[static_cast<size_t>(id)]) continue;
-      const Node& n = g.node(id);
-      std::vector<NodeId> absorbed;
-      info.used[static_cast<size_t>(id)] = true;
-      auto u = create_unit(info, n, &absorbed);
-      if (!u) return fail(std::move(u).error().add_context("while creating node " + n.describe()));
-      // A unit runs where its last node was: everything it reads is made by then.
-      size_t at = pos[static_cast<size_t>(id)];
-      for (NodeId a : absorbed) {
-        done[static_cast<size_t>(a)] = true;
-        at = std::max(at, pos[static_cast<size_t>(a)]);
-      }
-      placed.emplace_back(at, std::move(*u));
-    }
-    std::stable_sort(placed.begin(), placed.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [at, u] : placed) units_.push_back(std::move(u));
+    HONE_TRY(units_,
+             place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
+               info.used[static_cast<size_t>(id)] = true;
+               return create_unit(info, n, absorbed);
+             }));
     if (!info.chains->source.empty()) {
       HONE_TRY(Module m, Module::compile(d_, ew_prelude() + info.chains->source, "hone_chains"));
       info.chains->module = std::make_unique<Module>(std::move(m));
@@ -138,17 +116,12 @@ class CudaBlock final : public CompiledBlock {
   }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
-    Signature sig;
-    bool all_f32 = true;
-    for (const Tensor& t : inputs) {
-      sig.push_back(t.shape());
-      all_f32 = all_f32 && t.dtype() == DType::kF32;
-    }
+    const Signature sig = signature_of(inputs);
     // Planning looks up kernels in modules: the context must be current on
     // this thread before that, not only for the launches.
     HONE_CHECK_OK(d_.make_current());
     std::shared_ptr<const Plan> plan;
-    if (all_f32) {
+    if (all_f32(inputs)) {
       std::lock_guard lock(mu_);
       if (auto p = plan_locked(sig)) plan = *p;
     }
@@ -361,15 +334,8 @@ CudaBackend::CudaBackend() {
 CudaBackend::~CudaBackend() = default;
 
 const BackendCapabilities& CudaBackend::caps() {
-  static const BackendCapabilities c = [] {
-    BackendCapabilities k;
-    k.devices = {Device::kCuda};
-    k.dtypes = {DType::kF32};
-    k.precisions = {"f32"};
-    k.build_mode = BuildMode::kJustInTime;  // kernels are compiled by NVRTC at build
-    k.dynamic_shapes = true;
-    return k;
-  }();
+  // Just in time: kernels are compiled by NVRTC at build.
+  static const BackendCapabilities c = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
   return c;
 }
 
@@ -405,15 +371,8 @@ Result<std::unique_ptr<CompiledBlock>> CudaBackend::compile(const Graph& block) 
                                               stats_, streams_);
   HONE_CHECK_OK_CTX(compiled->init(), "while compiling a cuda block of " +
                                           std::to_string(block.nodes().size()) + " nodes");
-  Signature sig;
-  for (ValueId v : block.inputs()) {
-    const Value& val = block.value(v);
-    auto dims = val.shape ? val.shape->to_static()
-                          : Result<std::vector<int64_t>>(fail(ErrorCode::kInvalidArgument, ""));
-    if (!dims) return compiled;  // dynamic: planned on first use
-    sig.push_back(*dims);
-  }
-  compiled->prepare(sig);
+  // Dynamic blocks are planned on first use.
+  if (auto sig = static_input_dims(block)) compiled->prepare(*sig);
   return compiled;
 }
 

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/fused_units.h"
 #include "backends/cuda/cuda_api.h"
 #include "hone/graph.h"
 
@@ -65,13 +66,7 @@ struct ChainModule {
   int next_id = 0;
 };
 
-/// A unit: nodes fused into one Op, with the values it reads and writes.
-struct Unit {
-  std::string label;            // "'act1' (Relu) +Add+Sigmoid"
-  std::vector<ValueId> inputs;  // f32 values read at run time (constants included)
-  std::vector<ValueId> outputs;
-  std::unique_ptr<Op> op;
-};
+using Unit = FusedUnit<Op>;  // label e.g. "'act1' (Relu) +Add+Sigmoid"
 
 /// Who reads what inside one block graph.
 struct BlockInfo {

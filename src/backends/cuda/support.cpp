@@ -2,34 +2,19 @@
 // refusal. Anything refused runs on the reference through CompilingBackend.
 #include <set>
 
+#include "backends/common/node_query.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/op.h"
 
 namespace hone::cuda {
 namespace {
 
-const Value* val(const Graph& g, const Node& n, size_t i) {
-  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
-}
-
-bool is_const(const Graph& g, const Node& n, size_t i) {
-  const Value* v = val(g, n, i);
-  return v != nullptr && v->initializer.has_value();
-}
-
-bool is_const_i64(const Graph& g, const Node& n, size_t i) {
-  return is_const(g, n, i) && g.value(n.inputs[i]).initializer->dtype() == DType::kI64;
-}
-
-int64_t rank_of(const Value* v) {
-  return v && v->shape ? static_cast<int64_t>(v->shape->rank()) : -1;
-}
-
-bool extra_outputs_used(const Node& n) {
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0) return true;
-  return false;
-}
+using node_query::check_f32_io;
+using node_query::extra_outputs_used;
+using node_query::is_const;
+using node_query::is_const_i64;
+using node_query::rank_of;
+using node_query::val;
 
 /// Inputs that carry data (f32), not shapes or axes (i64).
 size_t data_inputs(const Graph& g, const Node& n) {
@@ -62,17 +47,8 @@ std::string why_not(const Graph& g, const Node& n) {
     if (op == "Max" || op == "Min") return op + " with other than two inputs";
     return "no cuda kernel for " + op;
   }
-  for (size_t i = 0; i < data_inputs(g, n); ++i) {
-    const Value* v = val(g, n, i);
-    if (v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
-      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
-             "; cuda runs f32 only";
-    if (v != nullptr && v->kind != ValueKind::kTensor)
-      return "input " + std::to_string(i) + " is not a tensor";
-  }
-  if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
-  if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
-    return "output is " + std::string(dtype_name(t)) + "; cuda runs f32 only";
+  if (std::string io = check_f32_io(g, n, data_inputs(g, n), "cuda runs f32 only"); !io.empty())
+    return io;
   if (extra_outputs_used(n)) return "more than one output";
   if (eltwise) {
     for (size_t i = 0; i < eltwise_arity(n); ++i)
@@ -115,8 +91,7 @@ std::string why_not(const Graph& g, const Node& n) {
 }  // namespace
 
 NodeSupport supports_node(const Graph& g, const Node& node) {
-  std::string why = why_not(g, node);
-  return why.empty() ? NodeSupport::yes() : NodeSupport::no(std::move(why));
+  return node_query::support_from(why_not(g, node));
 }
 
 }  // namespace hone::cuda

@@ -9,18 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/backend_test_util.h"
 #include "backends/reference/interpreter.h"
 #include "hone/graph.h"
 
 namespace hone::passes_test {
 
-inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,
-                      float hi = 1.0f) {
-  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float& v : t.span<float>()) v = d(rng);
-  return t;
-}
+using backend_test::uniform;
 
 inline size_t count_op(const Graph& g, const std::string& op) {
   size_t n = 0;

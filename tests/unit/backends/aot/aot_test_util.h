@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/aot/aot_backend.h"
+#include "backends/backend_test_util.h"
 #include "backends/reference/interpreter.h"
 #include "hone/graph_builder.h"
 
@@ -27,13 +28,8 @@ inline void use_test_cache() {
   (void)done;
 }
 
-inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,
-                      float hi = 1.0f) {
-  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float& v : t.span<float>()) v = d(rng);
-  return t;
-}
+using backend_test::close;
+using backend_test::uniform;
 
 inline std::unique_ptr<AotBackend> build_aot(
     const Graph& g, std::vector<std::pair<std::string, std::string>> config = {}) {
@@ -46,20 +42,6 @@ inline std::unique_ptr<AotBackend> build_aot(
   return be;
 }
 
-inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4,
-                                        double atol = 1e-5) {
-  if (a.shape() != e.shape())
-    return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.data<float>()[i], y = e.data<float>()[i];
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))
-      return ::testing::AssertionFailure()
-             << "element " << i << " of " << e.describe() << ": " << x << " vs reference " << y;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 /// Builds `g` on aot, runs each input set, compares every output with the
 /// reference, and checks that compiled code ran for every node.
 inline void expect_matches_reference(const Graph& g,
@@ -67,10 +49,8 @@ inline void expect_matches_reference(const Graph& g,
                                      std::vector<std::pair<std::string, std::string>> config = {}) {
   auto be = build_aot(g, std::move(config));
   ASSERT_TRUE(be);
-  // The partition is of the graph the backend planned (the optimized copy
-  // when the passes rewrote it): every node of that graph runs compiled.
-  const Graph& planned = be->partition().graph ? *be->partition().graph : g;
-  EXPECT_EQ(be->partition().nodes_on_backend(), planned.nodes().size()) << be->partition().describe(planned);
+  // Every node of the graph the backend planned runs compiled.
+  EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
   for (const auto& inputs : input_sets) {
     auto want = reference::Interpreter().run_tensors(g, inputs);
     ASSERT_TRUE(want) << want.error().to_string();

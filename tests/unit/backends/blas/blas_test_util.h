@@ -10,19 +10,16 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/backend_test_util.h"
 #include "backends/blas/blas_backend.h"
 #include "backends/reference/interpreter.h"
 #include "hone/graph_builder.h"
 
 namespace hone::blas::testing_util {
 
-inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,
-                      float hi = 1.0f) {
-  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float& v : t.span<float>()) v = d(rng);
-  return t;
-}
+using backend_test::close;
+using backend_test::plan_text;
+using backend_test::uniform;
 
 /// `optimize` false keeps the graph passes off, so tests see the backend's
 /// own fusions (a BatchNormalization folded into its Conv, a GELU chain).
@@ -36,19 +33,6 @@ inline std::unique_ptr<BlasBackend> build_blas(const Graph& g, int64_t threads =
   return be;
 }
 
-inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4,
-                                        double atol = 1e-5) {
-  if (a.shape() != e.shape())
-    return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.data<float>()[i], y = e.data<float>()[i];
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))
-      return ::testing::AssertionFailure() << "element " << i << ": " << x << " vs reference " << y;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 /// Builds `g` on blas (with `threads`), runs `inputs`, compares every output
 /// with the reference, and checks that every node ran on blas kernels with no
 /// fallback. Returns the backend for further checks.
@@ -58,9 +42,7 @@ inline std::unique_ptr<BlasBackend> expect_matches_reference(const Graph& g,
                                                              bool optimize = true) {
   auto be = build_blas(g, threads, optimize);
   EXPECT_EQ(be->state(), BackendState::kActive);
-  const Graph& ran = be->partition().graph ? *be->partition().graph : g;  // optimized or as given
-  EXPECT_EQ(be->partition().nodes_on_backend(), ran.nodes().size())
-      << be->partition().describe(ran);
+  EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
   auto want = reference::Interpreter().run_tensors(g, inputs);
   EXPECT_TRUE(want) << want.error().to_string();
   if (!want) return be;
@@ -82,13 +64,6 @@ inline std::vector<std::string> unit_lines(const BlasBackend& be) {
   for (const std::string& l : be.kernel_plan())
     if (l.rfind("peak_activation_bytes ", 0) != 0) out.push_back(l);
   return out;
-}
-
-/// All kernel_plan() lines, one per line (for finds and messages).
-inline std::string plan_text(const BlasBackend& be) {
-  std::string s;
-  for (const std::string& l : be.kernel_plan()) s += l + "\n";
-  return s;
 }
 
 }  // namespace hone::blas::testing_util

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/backend_test_util.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/reference/interpreter.h"
 #include "hone/graph_builder.h"
@@ -23,32 +24,9 @@
 
 namespace hone::cuda::testing_util {
 
-inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,
-                      float hi = 1.0f) {
-  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float& v : t.span<float>()) v = d(rng);
-  return t;
-}
-
-inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4,
-                                        double atol = 1e-5) {
-  if (a.shape() != e.shape())
-    return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.data<float>()[i], y = e.data<float>()[i];
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))
-      return ::testing::AssertionFailure() << "element " << i << ": " << x << " vs reference " << y;
-  }
-  return ::testing::AssertionSuccess();
-}
-
-inline std::string plan_text(const CudaBackend& be) {
-  std::string s;
-  for (const std::string& l : be.kernel_plan()) s += l + "\n";
-  return s;
-}
+using backend_test::close;
+using backend_test::plan_text;
+using backend_test::uniform;
 
 /// Builds `g` on cuda, runs `inputs`, compares every output with the
 /// reference, and checks that every node was on the backend, that GPU
@@ -61,9 +39,7 @@ inline std::unique_ptr<CudaBackend> expect_matches_reference(const Graph& g,
   auto built = be->build(g);
   EXPECT_TRUE(built) << built.error().to_string();
   if (!built) return be;
-  EXPECT_EQ(be->partition().nodes_on_backend(),
-            be->partition().graph ? be->partition().graph->nodes().size() : g.nodes().size())
-      << be->partition().describe(be->partition().graph ? *be->partition().graph : g);
+  EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
   auto want = reference::Interpreter().run_tensors(g, inputs);
   EXPECT_TRUE(want) << want.error().to_string();
   if (!want) return be;

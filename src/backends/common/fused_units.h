@@ -1,0 +1,63 @@
+// Fused units of a compiled block: nodes merged into one op (a Conv with its
+// element-wise epilogue, a chain of element-wise ops), with the values the
+// unit reads and writes, placed so each runs after everything it reads.
+//
+//   using Unit = FusedUnit<Op>;
+//   HONE_TRY(std::vector<Unit> units, place_units<Unit>(block, [&](NodeId id, const Node& n,
+//            std::vector<NodeId>* absorbed) { return create_unit(info, n, absorbed); }));
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hone/error.h"
+#include "hone/graph.h"
+
+namespace hone {
+
+/// A unit: nodes fused into one `Op`, with the values it reads and writes.
+template <class Op>
+struct FusedUnit {
+  std::string label;            // "'conv1' (Conv) +BatchNormalization+Relu"
+  std::vector<ValueId> inputs;  // f32 values read at run time (constants included)
+  std::vector<ValueId> outputs;
+  std::unique_ptr<Op> op;
+};
+
+/// Creates a unit for each node of `g` in topological order that no earlier
+/// unit absorbed, with `create(id, node, &absorbed)` -> Result<Unit>, which
+/// lists the further nodes it fused. A unit runs at the position of its last
+/// node, so everything it reads is made by then. A failure names the node.
+template <class Unit, class Create>
+[[nodiscard]] Result<std::vector<Unit>> place_units(const Graph& g, Create&& create) {
+  HONE_TRY(std::vector<NodeId> order, g.topological_order());
+  std::vector<size_t> pos(g.nodes().size());
+  for (size_t i = 0; i < order.size(); ++i) pos[static_cast<size_t>(order[i])] = i;
+  std::vector<bool> done(g.nodes().size(), false);
+  std::vector<std::pair<size_t, Unit>> placed;
+  for (NodeId id : order) {
+    if (done[static_cast<size_t>(id)]) continue;
+    const Node& n = g.node(id);
+    std::vector<NodeId> absorbed;
+    Result<Unit> u = create(id, n, &absorbed);
+    if (!u) return fail(std::move(u).error().add_context("while creating node " + n.describe()));
+    size_t at = pos[static_cast<size_t>(id)];
+    for (NodeId a : absorbed) {
+      done[static_cast<size_t>(a)] = true;
+      at = std::max(at, pos[static_cast<size_t>(a)]);
+    }
+    placed.emplace_back(at, std::move(*u));
+  }
+  std::stable_sort(placed.begin(), placed.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<Unit> units;
+  units.reserve(placed.size());
+  for (auto& [at, u] : placed) units.push_back(std::move(u));
+  return units;
+}
+
+}  // namespace hone
