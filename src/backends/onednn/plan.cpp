@@ -379,6 +379,7 @@ Result<void> lower_node(PlanBuilder& b, const Node& n) {
   if (host_node(b.graph(), n)) return lower_host(b, n);
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
+  if (n.op_type == "Resize" || n.op_type == "ConvTranspose") return lower_resample(b, n);
   return lower_simple(b, n);
 }
 
