@@ -327,7 +327,9 @@ Result<void> PlanBuilder::lower_all() {
     if (absorbed_.count(id)) continue;
     const Node& n = g_.node(id);
     for (ValueId v : n.inputs)
-      if (v >= 0 && !has(v) && (!constant(v) || constant(v)->dtype() == DType::kF32))
+      // Empty f32 constants (Resize's absent roi or scales) are read as constants only.
+      if (v >= 0 && !has(v) &&
+          (!constant(v) || (constant(v)->dtype() == DType::kF32 && constant(v)->numel() > 0)))
         return fail(ErrorCode::kInternal, "value '" + g_.value(v).name + "' read by node " +
                                               n.describe() + " was not lowered");
     try {
