@@ -190,13 +190,26 @@ Result<void> lower_deconv(PlanBuilder& b, const Node& n) {
   const md_t w_view(dims_t{group, ocg, icg, kernel[0], kernel[1]}, memory::data_type::f32,
                     dims_t{icg * ocg * khw, khw, ocg * khw, kernel[1], 1});
   const md_t bias_md = plain_md({oc});
-  auto d = has_bias ? dnnl::deconvolution_forward::desc(
-                          kInfer, algorithm::deconvolution_direct, any_md(x.dims),
-                          any_md(w_view.dims()), bias_md, any_md(dst), strides, dil0, pad_l, pad_r)
-                    : dnnl::deconvolution_forward::desc(kInfer, algorithm::deconvolution_direct,
-                                                        any_md(x.dims), any_md(w_view.dims()),
-                                                        any_md(dst), strides, dil0, pad_l, pad_r);
-  dnnl::deconvolution_forward::primitive_desc pd(d, user_scratch(), cpu_engine());
+  // With `any`, oneDNN 2.6 puts a deconvolution with few output channels
+  // (PaddleOCR's head: 24 -> 6 -> 1) on channel-padded nChw16c, where the
+  // Add and activation after it have only reference kernels (about 1.7 ms of
+  // a 5 ms run). nhwc keeps them on JIT kernels; `any` is the fallback.
+  auto make = [&](const md_t& src_md, const md_t& dst_md) {
+    auto d = has_bias ? dnnl::deconvolution_forward::desc(kInfer, algorithm::deconvolution_direct,
+                                                          src_md, any_md(w_view.dims()), bias_md,
+                                                          dst_md, strides, dil0, pad_l, pad_r)
+                      : dnnl::deconvolution_forward::desc(kInfer, algorithm::deconvolution_direct,
+                                                          src_md, any_md(w_view.dims()), dst_md,
+                                                          strides, dil0, pad_l, pad_r);
+    return dnnl::deconvolution_forward::primitive_desc(d, user_scratch(), cpu_engine());
+  };
+  dnnl::deconvolution_forward::primitive_desc pd;
+  try {
+    pd = make(md_t(x.dims, memory::data_type::f32, memory::format_tag::nhwc),
+              md_t(dst, memory::data_type::f32, memory::format_tag::nhwc));
+  } catch (const dnnl::error&) {
+    pd = make(any_md(x.dims), any_md(dst));
+  }
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef wei = b.pack(*w, w_view, pd.weights_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
