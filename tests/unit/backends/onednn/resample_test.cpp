@@ -169,6 +169,7 @@ TEST(OnednnResample, ConvTransposeRunsOnOnednn) {
       {{1, 6, 3, 4},
        {6, 1, 3, 3},
        {{"group", int64_t{6}}, {"strides", V{2, 2}}, {"auto_pad", std::string("VALID")}}},
+      {{1, 3, 4, 5}, {3, 2, 3, 3}, {{"strides", V{2, 3}}, {"output_padding", V{1, 2}}}},
       {{1, 2, 4, 3}, {2, 3, 1, 1}, {}}};
   for (const DeconvCase& c : cases) {
     SCOPED_TRACE(shape_to_string(c.in) + " w " + shape_to_string(c.w));
