@@ -102,6 +102,29 @@ TEST(OnednnResample, ScalesOnednnCannotMatchFallBackAndStillMatch) {
   }
 }
 
+TEST(OnednnResample, NearestNonIntegerRatiosLowerOnlyWhereIndicesAgree) {
+  std::mt19937 rng(16);
+  // 3 -> 5 and 5 -> 8 rows: half-pixel rounding picks the same rows in ONNX
+  // and oneDNN (no coordinate near a tie), so the plan is built.
+  for (const std::string nm : {"round_prefer_floor", "round_prefer_ceil"}) {
+    SCOPED_TRACE(nm);
+    ResizeCase c{"nearest", "half_pixel", nm, {1, 2, 3, 5}, {}, {1, 2, 5, 8}};
+    expect_matches_reference(resize_graph(c), {uniform(rng, c.in)});
+  }
+  // asymmetric floor reads row 1 for output 3 (floor(3 * 3 / 5)); oneDNN
+  // reads row 2, so the plan is refused and the reference runs it.
+  ResizeCase c{"nearest", "asymmetric", "floor", {1, 2, 3, 5}, {}, {1, 2, 5, 5}};
+  Graph g = resize_graph(c);
+  EXPECT_EQ(refusal(g), "");
+  auto be = build_onednn(g);
+  std::vector<Tensor> in{uniform(rng, c.in)};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_EQ(be->kernel_executions(), 0u);
+  EXPECT_EQ(be->fallback_runs(), 1u);
+}
+
 TEST(OnednnResample, ResizeRefusalsNameTheMode) {
   const std::vector<int64_t> in{1, 2, 4, 4};
   const std::vector<float> x2{1, 1, 2, 2};
