@@ -327,7 +327,9 @@ Result<void> PlanBuilder::lower_all() {
     if (absorbed_.count(id)) continue;
     const Node& n = g_.node(id);
     for (ValueId v : n.inputs)
-      if (v >= 0 && !has(v) && (!constant(v) || constant(v)->dtype() == DType::kF32))
+      // Empty f32 constants (Resize's absent roi or scales) are read as constants only.
+      if (v >= 0 && !has(v) &&
+          (!constant(v) || (constant(v)->dtype() == DType::kF32 && constant(v)->numel() > 0)))
         return fail(ErrorCode::kInternal, "value '" + g_.value(v).name + "' read by node " +
                                               n.describe() + " was not lowered");
     try {
@@ -379,6 +381,7 @@ Result<void> lower_node(PlanBuilder& b, const Node& n) {
   if (host_node(b.graph(), n)) return lower_host(b, n);
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
+  if (n.op_type == "Resize" || n.op_type == "ConvTranspose") return lower_resample(b, n);
   return lower_simple(b, n);
 }
 

@@ -171,9 +171,10 @@ class PlanBuilder {
 
 /// One node (and whatever it fuses) into `b`. Defined in lower_*.cpp.
 [[nodiscard]] Result<void> lower_node(PlanBuilder& b, const Node& n);
-[[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);   // Conv, Gemm, MatMul
-[[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);  // everything else
-[[nodiscard]] Result<void> lower_rnn(PlanBuilder& b, const Node& n);     // LSTM, GRU, RNN
+[[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);     // Conv, Gemm, MatMul
+[[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);    // everything else
+[[nodiscard]] Result<void> lower_rnn(PlanBuilder& b, const Node& n);       // LSTM, GRU, RNN
+[[nodiscard]] Result<void> lower_resample(PlanBuilder& b, const Node& n);  // Resize, ConvTranspose
 
 /// Maps an ONNX activation node to a oneDNN eltwise algorithm; false when it is not one.
 struct EltwiseSpec {

@@ -128,6 +128,75 @@ std::string rnn_why_not(const Graph& g, const Node& n) {
   return {};
 }
 
+/// Resize: only what oneDNN's resampling can compute exactly as ONNX does.
+/// The per-index check for the concrete dims happens in lower_resize.cpp.
+std::string resize_why_not(const Graph& g, const Node& n) {
+  if (g.opset() < 11 || n.inputs.size() < 3)
+    return "opset-10 Resize (floor or ceil by direction, no coordinate transformation)";
+  const std::string mode = n.attr_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear")
+    return "mode '" + mode + "' (oneDNN resamples nearest and linear only)";
+  if (n.attr_int("antialias", 0) != 0 && mode != "nearest")
+    return "antialias (oneDNN's linear filter is not stretched when downsampling)";
+  if (n.attr_int("exclude_outside", 0) != 0)
+    return "exclude_outside (oneDNN clamps to the edge instead of renormalizing)";
+  if (n.has_attr("axes")) return "the axes attribute";
+  if (n.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+    return "keep_aspect_ratio_policy other than stretch";
+  const std::string ctm = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  if (ctm == "align_corners" || ctm == "tf_crop_and_resize" || ctm == "tf_half_pixel_for_nn" ||
+      ctm == "half_pixel_symmetric")
+    return "coordinate_transformation_mode '" + ctm +
+           "' (oneDNN maps half-pixel centres by out/in only)";
+  if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "asymmetric")
+    return "coordinate_transformation_mode '" + ctm + "' is not an ONNX value";
+  if (mode == "linear" && ctm == "asymmetric")
+    return "linear with asymmetric coordinates (oneDNN samples at half-pixel centres)";
+  const std::string nm = n.attr_string("nearest_mode", "round_prefer_floor");
+  if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
+    return "nearest_mode '" + nm + "' is not an ONNX value";
+  if (mode == "nearest" && ctm == "asymmetric" && nm != "floor")
+    return "nearest asymmetric with nearest_mode '" + nm +
+           "' (oneDNN's rounding matches it only with floor)";
+  if (mode == "nearest" && ctm != "asymmetric" && (nm == "floor" || nm == "ceil"))
+    return "nearest " + ctm + " with nearest_mode '" + nm + "' (oneDNN rounds to nearest)";
+  const Value* scales = val(g, n, 2);
+  const Value* sizes = val(g, n, 3);
+  const bool scales_known = scales && is_const(g, n, 2);
+  const bool sizes_known = sizes && (is_const(g, n, 3) || host_value(g, n.inputs[3]));
+  if (!scales_known && !sizes_known)
+    return "scales or sizes are neither constants nor computed from dims";
+  if (scales && !scales_known && !(is_const(g, n, 3) || host_value(g, n.inputs[3])))
+    return "scales are computed at run time";
+  const int64_t r = rank_of(val(g, n, 0));
+  if (r >= 0 && (r < 3 || r > 5))
+    return "input rank " + std::to_string(r) + " (oneDNN resamples 1-3 spatial dims)";
+  return {};
+}
+
+/// ConvTranspose: 2-D with constant weights as a oneDNN deconvolution.
+std::string conv_transpose_why_not(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2 || !is_const(g, n, 1)) return "weights must be a constant";
+  if (val(g, n, 2) && !is_const(g, n, 2)) return "bias must be a constant";
+  if (g.value(n.inputs[1]).initializer->rank() != 4)
+    return "weights rank " + std::to_string(g.value(n.inputs[1]).initializer->rank()) +
+           " (only 2-D ConvTranspose is lowered)";
+  const int64_t r = rank_of(val(g, n, 0));
+  if (r >= 0 && r != 4) return "input rank " + std::to_string(r) + " (only 2-D)";
+  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  if (ap == "SAME_UPPER" || ap == "SAME_LOWER")
+    return "auto_pad " + ap + " (the pad split is not lowered)";
+  if (ap != "NOTSET" && ap != "VALID" && !ap.empty())
+    return "auto_pad '" + ap + "' is not an ONNX value";
+  if (n.has_attr("output_shape")) return "the output_shape attribute";
+  if (n.has_attr("kernel_shape")) {
+    const auto& wd = g.value(n.inputs[1]).initializer->shape();
+    if (n.attr_ints("kernel_shape") != std::vector<int64_t>(wd.begin() + 2, wd.end()))
+      return "kernel_shape disagrees with the weights";
+  }
+  return {};
+}
+
 std::string why_not(const Graph& g, const Node& n) {
   static const std::set<std::string> kEltwise = {
       "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "HardSigmoid", "Clip", "Gelu"};
@@ -154,7 +223,9 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Unsqueeze",
                                              "Transpose",
                                              "Identity",
-                                             "Erf"};
+                                             "Erf",
+                                             "Resize",
+                                             "ConvTranspose"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
   // Integer shape arithmetic is evaluated when a plan is built (host_eval.h).
@@ -164,7 +235,7 @@ std::string why_not(const Graph& g, const Node& n) {
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
   const bool shape_op = n.op_type == "Reshape" || n.op_type == "Squeeze" ||
-                        n.op_type == "Unsqueeze" || n.op_type == "Slice";
+                        n.op_type == "Unsqueeze" || n.op_type == "Slice" || n.op_type == "Resize";
   const size_t data_inputs = shape_op ? 1 : n.inputs.size();
   for (size_t i = 0; i < data_inputs; ++i) {
     const Value* v = val(g, n, i);
@@ -278,6 +349,8 @@ std::string why_not(const Graph& g, const Node& n) {
     }
     return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
   }
+  if (op == "Resize") return resize_why_not(g, n);
+  if (op == "ConvTranspose") return conv_transpose_why_not(g, n);
   if (op == "Concat" && n.inputs.empty()) return "no inputs";
   if (op == "Squeeze" || op == "Unsqueeze") {
     // Axes come from an attribute before opset 13, from a constant input after.

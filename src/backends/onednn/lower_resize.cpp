@@ -1,0 +1,230 @@
+// Resize as oneDNN resampling and ConvTranspose as oneDNN deconvolution.
+//
+// oneDNN's resampling knows one coordinate mapping, the half-pixel one with
+// the factor OH/IH taken from the dims, and rounds it to nearest for the
+// nearest mode. ONNX has several mappings and rounding modes and uses the
+// scale as given. support.cpp refuses the modes that never agree; here, with
+// the concrete dims, every output index of every axis is mapped both ways and
+// the plan is refused (the block then runs on the reference) unless the two
+// agree everywhere.
+#include <algorithm>
+#include <cmath>
+
+#include "backends/onednn/plan.h"
+
+namespace hone::onednn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+constexpr auto kInfer = dnnl::prop_kind::forward_inference;
+
+md_t any_md(const dims_t& d) {
+  return md_t(d, memory::data_type::f32, memory::format_tag::any);
+}
+
+dnnl::primitive_attr user_scratch() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+/// ONNX's input coordinate of output index `o` (the reference's formula).
+double onnx_coord(const std::string& ctm, int64_t o, double scale, int64_t out) {
+  const double x = static_cast<double>(o);
+  if (ctm == "asymmetric") return x / scale;
+  if (ctm == "pytorch_half_pixel" && out <= 1) return 0.0;
+  return (x + 0.5) / scale - 0.5;  // half_pixel, pytorch_half_pixel
+}
+
+int64_t onnx_nearest(const std::string& mode, double x) {
+  if (mode == "floor") return static_cast<int64_t>(std::floor(x));
+  if (mode == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (mode == "round_prefer_ceil") return static_cast<int64_t>(std::floor(x + 0.5));
+  return static_cast<int64_t>(std::ceil(x - 0.5));  // round_prefer_floor
+}
+
+/// oneDNN's mapping: (o + 0.5) * in / out - 0.5, computed in float.
+float onednn_coord(int64_t o, int64_t in, int64_t out) {
+  return (static_cast<float>(o) + 0.5f) * static_cast<float>(in) / static_cast<float>(out) - 0.5f;
+}
+
+/// Empty when oneDNN computes axis `axis` exactly as ONNX does, else why not.
+std::string axis_mismatch(bool nearest, const std::string& ctm, const std::string& nearest_mode,
+                          int64_t in, int64_t out, double scale, size_t axis) {
+  const std::string where = "axis " + std::to_string(axis) + " (" + std::to_string(in) + " -> " +
+                            std::to_string(out) + ")";
+  for (int64_t o = 0; o < out; ++o) {
+    const double xo = onnx_coord(ctm, o, scale, out);
+    const float xd = onednn_coord(o, in, out);
+    if (nearest) {
+      // A coordinate near a rounding tie could round either way in oneDNN's kernels.
+      const double frac = static_cast<double>(xd) - std::floor(static_cast<double>(xd));
+      if (std::abs(frac - 0.5) < 1e-3)
+        return where + ": output " + std::to_string(o) + " falls on a rounding tie of oneDNN's map";
+      const int64_t io = std::clamp<int64_t>(onnx_nearest(nearest_mode, xo), 0, in - 1);
+      const int64_t id = std::clamp<int64_t>(std::lround(xd), 0, in - 1);
+      if (io != id)
+        return where + ": output " + std::to_string(o) + " reads input " + std::to_string(io) +
+               " in ONNX (" + ctm + ", " + nearest_mode + ") but " + std::to_string(id) +
+               " in oneDNN";
+    } else if (std::abs(xo - static_cast<double>(xd)) > 1e-5 * std::max(1.0, std::abs(xo))) {
+      return where + ": output " + std::to_string(o) + " samples " + std::to_string(xo) +
+             " in ONNX (" + ctm + ") but " + std::to_string(xd) + " in oneDNN";
+    }
+  }
+  return {};
+}
+
+Result<void> lower_resize(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  const size_t rank = x.dims.size();
+  if (rank < 3 || rank > 5)
+    return fail(ErrorCode::kUnsupported,
+                "Resize of rank " + std::to_string(rank) + " (oneDNN resamples 1-3 spatial dims)");
+  std::vector<double> scales(rank, 1.0);
+  dims_t out = x.dims;
+  const Tensor* st = n.inputs.size() > 2 && n.inputs[2] >= 0 ? b.constant(n.inputs[2]) : nullptr;
+  const Tensor* zt = n.inputs.size() > 3 && n.inputs[3] >= 0 ? b.constant(n.inputs[3]) : nullptr;
+  if (st && st->numel() > 0) {
+    if (st->dtype() != DType::kF32 || st->numel() != static_cast<int64_t>(rank))
+      return fail(ErrorCode::kInvalidArgument, "Resize scales must be " + std::to_string(rank) +
+                                                   " f32 values, got " + st->describe());
+    for (size_t i = 0; i < rank; ++i) {
+      scales[i] = st->data<float>()[i];
+      if (!(scales[i] > 0.0))
+        return fail(ErrorCode::kInvalidArgument,
+                    "Resize scale of axis " + std::to_string(i) + " is not positive");
+      out[i] = static_cast<int64_t>(std::floor(static_cast<double>(x.dims[i]) * scales[i]));
+    }
+  } else if (zt && zt->numel() > 0) {
+    if (zt->dtype() != DType::kI64 || zt->numel() != static_cast<int64_t>(rank))
+      return fail(ErrorCode::kInvalidArgument, "Resize sizes must be " + std::to_string(rank) +
+                                                   " i64 values, got " + zt->describe());
+    for (size_t i = 0; i < rank; ++i) {
+      out[i] = zt->data<int64_t>()[i];
+      scales[i] = static_cast<double>(out[i]) / static_cast<double>(x.dims[i]);
+    }
+  } else {
+    return fail(ErrorCode::kUnsupported,
+                "Resize needs scales or sizes known when the plan is built");
+  }
+  for (size_t i = 0; i < rank; ++i)
+    if (out[i] < 1)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Resize output " + shape_to_string(out) + " has an empty axis");
+  if (out[0] != x.dims[0] || out[1] != x.dims[1])
+    return fail(ErrorCode::kUnsupported, "Resize of the batch or channel axis (" +
+                                             shape_to_string(x.dims) + " -> " +
+                                             shape_to_string(out) +
+                                             "); oneDNN resamples spatial "
+                                             "axes only");
+  const bool nearest = n.attr_string("mode", "nearest") == "nearest";
+  const std::string ctm = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string nmode = n.attr_string("nearest_mode", "round_prefer_floor");
+  std::vector<float> factors;
+  for (size_t i = 2; i < rank; ++i) {
+    if (std::string why = axis_mismatch(nearest, ctm, nmode, x.dims[i], out[i], scales[i], i);
+        !why.empty())
+      return fail(ErrorCode::kUnsupported, "Resize: oneDNN differs from ONNX on " + why);
+    factors.push_back(static_cast<float>(out[i]) / static_cast<float>(x.dims[i]));
+  }
+  const algorithm alg = nearest ? algorithm::resampling_nearest : algorithm::resampling_linear;
+  dnnl::resampling_forward::primitive_desc pd(
+      dnnl::resampling_forward::desc(kInfer, alg, factors, x.ref.md, any_md(out)), user_scratch(),
+      cpu_engine());
+  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
+  BufferRef dst{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  b.add_step("resampling", dnnl::resampling_forward(pd), pd,
+             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst});
+  return {};
+}
+
+Result<void> lower_deconv(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  const Tensor* w = b.constant(n.inputs[1]);
+  if (w == nullptr) return fail(ErrorCode::kUnsupported, "ConvTranspose weights must be constant");
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const Tensor* bias = has_bias ? b.constant(n.inputs[2]) : nullptr;
+  if (has_bias && bias == nullptr)
+    return fail(ErrorCode::kUnsupported, "ConvTranspose bias must be constant");
+  // ONNX weights are (C_in, C_out / group, k...).
+  const dims_t& wd = w->shape();
+  const size_t rank = x.dims.size();
+  const int64_t group = n.attr_int("group", 1);
+  if (rank != 4 || wd.size() != 4 || group < 1 || x.dims[1] != wd[0] || wd[0] % group != 0)
+    return fail(ErrorCode::kInvalidArgument, "ConvTranspose: input " + shape_to_string(x.dims) +
+                                                 " and weights " + shape_to_string(wd) +
+                                                 " do not fit a 2-D deconvolution of group " +
+                                                 std::to_string(group));
+  const int64_t ic = wd[0], ocg = wd[1], icg = ic / group, oc = ocg * group;
+  const dims_t kernel{wd[2], wd[3]};
+  const dims_t strides = n.attr_ints("strides", {1, 1});
+  const dims_t dil = n.attr_ints("dilations", {1, 1});
+  const dims_t opad = n.attr_ints("output_padding", {0, 0});
+  dims_t pads = n.attr_ints("pads", {0, 0, 0, 0});
+  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  if (strides.size() != 2 || dil.size() != 2 || opad.size() != 2 || pads.size() != 4)
+    return fail(ErrorCode::kInvalidArgument,
+                "ConvTranspose strides, dilations, output_padding need 2 values and pads 4");
+  if (ap == "VALID") pads = {0, 0, 0, 0};
+  dims_t dst{x.dims[0], oc}, pad_l, pad_r, dil0;
+  for (size_t i = 0; i < 2; ++i) {
+    if (strides[i] < 1 || dil[i] < 1 || opad[i] < 0 || opad[i] >= std::max(strides[i], dil[i]))
+      return fail(ErrorCode::kInvalidArgument,
+                  "ConvTranspose: strides/dilations must be >= 1 and output_padding below them");
+    const int64_t eff = (kernel[i] - 1) * dil[i] + 1;
+    const int64_t o = strides[i] * (x.dims[2 + i] - 1) + opad[i] + eff - pads[i] - pads[i + 2];
+    if (o < 1)
+      return fail(ErrorCode::kInvalidArgument,
+                  "ConvTranspose output of axis " + std::to_string(2 + i) + " would be empty");
+    dst.push_back(o);
+    pad_l.push_back(pads[i]);
+    // output_padding adds rows at the end: oneDNN sees it as less right padding.
+    pad_r.push_back(pads[i + 2] - opad[i]);
+    dil0.push_back(dil[i] - 1);
+  }
+  // The ONNX weights viewed as oneDNN's (g, oc/g, ic/g, kh, kw) by strides.
+  const int64_t khw = kernel[0] * kernel[1];
+  const md_t w_view(dims_t{group, ocg, icg, kernel[0], kernel[1]}, memory::data_type::f32,
+                    dims_t{icg * ocg * khw, khw, ocg * khw, kernel[1], 1});
+  const md_t bias_md = plain_md({oc});
+  // With `any`, oneDNN 2.6 puts a deconvolution with few output channels
+  // (PaddleOCR's head: 24 -> 6 -> 1) on channel-padded nChw16c, where the
+  // Add and activation after it have only reference kernels (about 1.7 ms of
+  // a 5 ms run). nhwc keeps them on JIT kernels; `any` is the fallback.
+  auto make = [&](const md_t& src_md, const md_t& dst_md) {
+    auto d = has_bias ? dnnl::deconvolution_forward::desc(kInfer, algorithm::deconvolution_direct,
+                                                          src_md, any_md(w_view.dims()), bias_md,
+                                                          dst_md, strides, dil0, pad_l, pad_r)
+                      : dnnl::deconvolution_forward::desc(kInfer, algorithm::deconvolution_direct,
+                                                          src_md, any_md(w_view.dims()), dst_md,
+                                                          strides, dil0, pad_l, pad_r);
+    return dnnl::deconvolution_forward::primitive_desc(d, user_scratch(), cpu_engine());
+  };
+  dnnl::deconvolution_forward::primitive_desc pd;
+  try {
+    pd = make(md_t(x.dims, memory::data_type::f32, memory::format_tag::nhwc),
+              md_t(dst, memory::data_type::f32, memory::format_tag::nhwc));
+  } catch (const dnnl::error&) {
+    pd = make(any_md(x.dims), any_md(dst));
+  }
+  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
+  BufferRef wei = b.pack(*w, w_view, pd.weights_desc());
+  BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  std::vector<std::pair<int, BufferRef>> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
+  if (has_bias) args.push_back({DNNL_ARG_BIAS, BufferRef{b.new_constant(*bias), bias_md}});
+  b.add_step("deconv", dnnl::deconvolution_forward(pd), pd, std::move(args));
+  b.set(n.outputs[0], PValue{dst, out});
+  return {};
+}
+
+}  // namespace
+
+Result<void> lower_resample(PlanBuilder& b, const Node& n) {
+  return n.op_type == "Resize" ? lower_resize(b, n) : lower_deconv(b, n);
+}
+
+}  // namespace hone::onednn

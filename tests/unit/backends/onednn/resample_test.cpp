@@ -1,0 +1,222 @@
+// Resize (oneDNN resampling) and ConvTranspose (oneDNN deconvolution) against
+// the reference interpreter, and the modes refused with their reasons.
+#include "onednn_test_util.h"
+
+namespace hone::onednn {
+namespace {
+
+using testing_util::build_onednn;
+using testing_util::close;
+using testing_util::expect_matches_reference;
+using testing_util::uniform;
+
+struct ResizeCase {
+  std::string mode, ctm, nearest_mode;
+  std::vector<int64_t> in;
+  std::vector<float> scales;   // empty: sizes
+  std::vector<int64_t> sizes;  // empty: scales
+};
+
+Graph resize_graph(const ResizeCase& c, std::map<std::string, Attribute> extra = {}) {
+  GraphBuilder b("resize");
+  ValueId x = b.input("x", DType::kF32, Shape::of(c.in));
+  std::map<std::string, Attribute> attrs{{"mode", c.mode},
+                                         {"coordinate_transformation_mode", c.ctm}};
+  if (!c.nearest_mode.empty()) attrs["nearest_mode"] = c.nearest_mode;
+  for (auto& [k, v] : extra) attrs[k] = v;
+  ValueId roi = b.constant("roi", Tensor::zeros(DType::kF32, {0}));
+  ValueId scales = b.constant(
+      "scales", c.scales.empty()
+                    ? Tensor::zeros(DType::kF32, {0})
+                    : Tensor::from<float>({static_cast<int64_t>(c.scales.size())}, c.scales));
+  std::vector<ValueId> ins{x, roi, scales};
+  if (!c.sizes.empty())
+    ins.push_back(b.constant(
+        "sizes", Tensor::from<int64_t>({static_cast<int64_t>(c.sizes.size())}, c.sizes)));
+  b.output(b.op("Resize", ins, attrs), "y");
+  Graph g = *std::move(b).build();
+  g.opsets()[""] = 13;
+  return g;
+}
+
+std::string refusal(const Graph& g) {
+  for (const Node& n : g.nodes())
+    if (n.op_type == "Resize" || n.op_type == "ConvTranspose") return supports_node(g, n).reason;
+  return "no node";
+}
+
+TEST(OnednnResample, NearestIntegerFactorsRunOnOnednn) {
+  std::mt19937 rng(11);
+  // Integer upsampling: every accepted coordinate mode / rounding pairing.
+  const std::vector<std::pair<std::string, std::string>> modes = {
+      {"asymmetric", "floor"},
+      {"half_pixel", "round_prefer_floor"},
+      {"half_pixel", "round_prefer_ceil"},
+      {"pytorch_half_pixel", "round_prefer_floor"},
+      {"pytorch_half_pixel", "round_prefer_ceil"}};
+  const std::vector<ResizeCase> shapes = {
+      {"", "", "", {1, 3, 5, 7}, {1, 1, 2, 2}, {}},  // PaddleOCR's x2 (odd sizes)
+      {"", "", "", {2, 2, 3, 5}, {1, 1, 3, 1}, {}},
+      {"", "", "", {1, 2, 3, 3}, {}, {1, 2, 12, 9}},        // sizes: x4 and x3
+      {"", "", "", {1, 4, 5}, {1, 1, 3}, {}},               // 1 spatial dim
+      {"", "", "", {1, 2, 3, 2, 3}, {1, 1, 2, 2, 2}, {}}};  // 3 spatial dims
+  for (const auto& [ctm, nm] : modes)
+    for (ResizeCase c : shapes) {
+      c.mode = "nearest";
+      c.ctm = ctm;
+      c.nearest_mode = nm;
+      SCOPED_TRACE(ctm + " " + nm + " " + shape_to_string(c.in));
+      expect_matches_reference(resize_graph(c), {uniform(rng, c.in)});
+    }
+}
+
+TEST(OnednnResample, LinearHalfPixelRunsOnOnednn) {
+  std::mt19937 rng(12);
+  const std::vector<ResizeCase> cases = {
+      {"linear", "half_pixel", "", {1, 3, 5, 7}, {1, 1, 2, 2}, {}},
+      {"linear", "half_pixel", "", {2, 2, 8, 6}, {1, 1, 0.5f, 0.5f}, {}},  // downsampling
+      {"linear", "half_pixel", "", {1, 2, 5, 7}, {}, {1, 2, 8, 11}},       // non-integer ratios
+      {"linear", "pytorch_half_pixel", "", {1, 3, 4, 5}, {1, 1, 3, 2}, {}},
+      {"linear", "half_pixel", "", {1, 2, 6}, {1, 1, 2.5f}, {}}};  // 6 * 2.5 is whole
+  for (const ResizeCase& c : cases) {
+    SCOPED_TRACE(c.ctm + " " + shape_to_string(c.in));
+    expect_matches_reference(resize_graph(c), {uniform(rng, c.in)});
+  }
+}
+
+TEST(OnednnResample, ScalesOnednnCannotMatchFallBackAndStillMatch) {
+  std::mt19937 rng(13);
+  // 5 * 1.7 = 8.5 -> 8 rows: ONNX maps with 1.7, oneDNN with 8/5, so the
+  // plan is refused for these dims and the block runs on the reference.
+  for (const std::string mode : {"nearest", "linear"}) {
+    SCOPED_TRACE(mode);
+    ResizeCase c{mode, "half_pixel", "", {1, 2, 5, 6}, {1, 1, 1.7f, 1.7f}, {}};
+    Graph g = resize_graph(c);
+    EXPECT_EQ(refusal(g), "");
+    auto be = build_onednn(g);
+    std::vector<Tensor> in{uniform(rng, c.in)};
+    auto got = be->infer(in);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+    EXPECT_EQ(be->kernel_executions(), 0u) << "oneDNN would map 1.7 as 1.6";
+  }
+}
+
+TEST(OnednnResample, NearestNonIntegerRatiosLowerOnlyWhereIndicesAgree) {
+  std::mt19937 rng(16);
+  // 3 -> 5 and 5 -> 8 rows: half-pixel rounding picks the same rows in ONNX
+  // and oneDNN (no coordinate near a tie), so the plan is built.
+  for (const std::string nm : {"round_prefer_floor", "round_prefer_ceil"}) {
+    SCOPED_TRACE(nm);
+    ResizeCase c{"nearest", "half_pixel", nm, {1, 2, 3, 5}, {}, {1, 2, 5, 8}};
+    expect_matches_reference(resize_graph(c), {uniform(rng, c.in)});
+  }
+  // asymmetric floor reads row 1 for output 3 (floor(3 * 3 / 5)); oneDNN
+  // reads row 2, so the plan is refused and the reference runs it.
+  ResizeCase c{"nearest", "asymmetric", "floor", {1, 2, 3, 5}, {}, {1, 2, 5, 5}};
+  Graph g = resize_graph(c);
+  EXPECT_EQ(refusal(g), "");
+  auto be = build_onednn(g);
+  std::vector<Tensor> in{uniform(rng, c.in)};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_EQ(be->kernel_executions(), 0u);
+  EXPECT_EQ(be->fallback_runs(), 1u);
+}
+
+TEST(OnednnResample, ResizeRefusalsNameTheMode) {
+  const std::vector<int64_t> in{1, 2, 4, 4};
+  const std::vector<float> x2{1, 1, 2, 2};
+  const std::vector<std::pair<ResizeCase, std::string>> cases = {
+      {{"cubic", "half_pixel", "", in, x2, {}}, "mode 'cubic'"},
+      {{"linear", "align_corners", "", in, x2, {}}, "'align_corners'"},
+      {{"nearest", "tf_crop_and_resize", "", in, x2, {}}, "'tf_crop_and_resize'"},
+      {{"nearest", "tf_half_pixel_for_nn", "", in, x2, {}}, "'tf_half_pixel_for_nn'"},
+      {{"linear", "asymmetric", "", in, x2, {}}, "linear with asymmetric"},
+      {{"nearest", "asymmetric", "round_prefer_floor", in, x2, {}}, "only with floor"},
+      {{"nearest", "half_pixel", "floor", in, x2, {}}, "rounds to nearest"},
+      {{"nearest", "half_pixel", "ceil", in, x2, {}}, "rounds to nearest"},
+  };
+  for (const auto& [c, why] : cases) {
+    SCOPED_TRACE(c.mode + " " + c.ctm + " " + c.nearest_mode);
+    EXPECT_NE(refusal(resize_graph(c)).find(why), std::string::npos) << refusal(resize_graph(c));
+  }
+  const ResizeCase lin{"linear", "half_pixel", "", in, x2, {}};
+  EXPECT_NE(refusal(resize_graph(lin, {{"antialias", int64_t{1}}})).find("antialias"),
+            std::string::npos);
+  EXPECT_NE(refusal(resize_graph(lin, {{"exclude_outside", int64_t{1}}})).find("exclude_outside"),
+            std::string::npos);
+  EXPECT_NE(refusal(resize_graph(lin, {{"axes", std::vector<int64_t>{2, 3}}})).find("axes"),
+            std::string::npos);
+  Graph opset10 = resize_graph(lin);
+  opset10.opsets()[""] = 10;
+  EXPECT_NE(refusal(opset10).find("opset-10"), std::string::npos);
+}
+
+struct DeconvCase {
+  std::vector<int64_t> in, w;  // w: (C_in, C_out / group, kh, kw)
+  std::map<std::string, Attribute> attrs;
+  bool bias = true;
+};
+
+Graph deconv_graph(std::mt19937& rng, const DeconvCase& c, bool const_w = true) {
+  GraphBuilder b("deconv");
+  ValueId x = b.input("x", DType::kF32, Shape::of(c.in));
+  ValueId w =
+      const_w ? b.constant("w", uniform(rng, c.w)) : b.input("w", DType::kF32, Shape::of(c.w));
+  std::vector<ValueId> ins{x, w};
+  const int64_t group = c.attrs.count("group") ? std::get<int64_t>(c.attrs.at("group")) : 1;
+  if (c.bias) ins.push_back(b.constant("b", uniform(rng, {c.w[1] * group})));
+  b.output(b.op("ConvTranspose", ins, c.attrs), "y");
+  Graph g = *std::move(b).build();
+  g.opsets()[""] = 13;
+  return g;
+}
+
+TEST(OnednnResample, ConvTransposeRunsOnOnednn) {
+  std::mt19937 rng(14);
+  using V = std::vector<int64_t>;
+  const std::vector<DeconvCase> cases = {
+      {{1, 8, 5, 7}, {8, 4, 2, 2}, {{"strides", V{2, 2}}}},  // PaddleOCR's head
+      {{2, 3, 6, 5},
+       {3, 5, 3, 3},
+       {{"strides", V{2, 2}}, {"pads", V{1, 1, 1, 1}}, {"output_padding", V{1, 1}}}},
+      {{1, 4, 5, 5},
+       {4, 3, 3, 2},
+       {{"group", int64_t{2}},
+        {"dilations", V{2, 1}},
+        {"strides", V{1, 3}},
+        {"pads", V{0, 1, 2, 0}}},
+       false},
+      {{1, 6, 3, 4},
+       {6, 1, 3, 3},
+       {{"group", int64_t{6}}, {"strides", V{2, 2}}, {"auto_pad", std::string("VALID")}}},
+      {{1, 3, 4, 5}, {3, 2, 3, 3}, {{"strides", V{2, 3}}, {"output_padding", V{1, 2}}}},
+      {{1, 2, 4, 3}, {2, 3, 1, 1}, {}}};
+  for (const DeconvCase& c : cases) {
+    SCOPED_TRACE(shape_to_string(c.in) + " w " + shape_to_string(c.w));
+    expect_matches_reference(deconv_graph(rng, c), {uniform(rng, c.in)});
+  }
+}
+
+TEST(OnednnResample, ConvTransposeRefusalsNameTheReason) {
+  std::mt19937 rng(15);
+  using V = std::vector<int64_t>;
+  EXPECT_NE(refusal(deconv_graph(rng, {{1, 2, 4, 4}, {2, 2, 3, 3}, {}}, false))
+                .find("weights must be a constant"),
+            std::string::npos);
+  EXPECT_NE(refusal(deconv_graph(rng, {{1, 2, 4}, {2, 2, 3}, {}})).find("only 2-D"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal(deconv_graph(rng,
+                           {{1, 2, 4, 4}, {2, 2, 3, 3}, {{"auto_pad", std::string("SAME_UPPER")}}}))
+          .find("SAME_UPPER"),
+      std::string::npos);
+  EXPECT_NE(refusal(deconv_graph(rng, {{1, 2, 4, 4}, {2, 2, 3, 3}, {{"output_shape", V{9, 9}}}}))
+                .find("output_shape"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace hone::onednn
