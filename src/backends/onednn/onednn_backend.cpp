@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "backends/common/static_dims.h"
 #include "backends/onednn/plan.h"
 #include "core/log.h"
 #include "hone/registry.h"
@@ -31,7 +32,7 @@ class ThreadScope {
   int saved_;
 };
 
-using Signature = std::vector<dims_t>;
+using Signature = ShapeSignature;  // dims_t is std::vector<int64_t>: the shared signature type
 
 /// Fastest of a few runs of `plan` on zeros, in microseconds (infinity when
 /// it fails). The minimum, as other processes share the machine.
@@ -48,12 +49,6 @@ double time_plan(const Plan& plan, const Signature& sig) {
     if (i >= 2) best = std::min(best, us);  // the first runs warm caches and the context pool
   }
   return best;
-}
-
-std::string signature_text(const Signature& s) {
-  std::string out;
-  for (const dims_t& d : s) out += (out.empty() ? "" : " ") + shape_to_string(d);
-  return out;
 }
 
 class OnednnBlock final : public CompiledBlock {
@@ -180,21 +175,9 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
       configured > 0 ? static_cast<int>(configured) : ThreadPool::global().num_threads();
   HONE_LOG_DEBUG("onednn: block '{}' runs on {} OpenMP threads", block.name(), threads);
   auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads);
-  Signature sig;
-  bool all_static = true;
-  for (ValueId v : block.inputs()) {
-    const Value& val = block.value(v);
-    auto dims = val.shape ? val.shape->to_static()
-                          : Result<std::vector<int64_t>>(fail(ErrorCode::kInvalidArgument, ""));
-    if (!dims) {
-      all_static = false;
-      break;
-    }
-    sig.push_back(*dims);
-  }
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
-  if (all_static) (void)compiled->prepare(sig);
+  if (auto sig = static_input_dims(block)) (void)compiled->prepare(*sig);
   return compiled;
 }
 

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <set>
 
+#include "backends/common/node_query.h"
 #include "backends/onednn/host_eval.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/pattern.h"
@@ -10,25 +11,10 @@
 namespace hone::onednn {
 namespace {
 
-const Value* val(const Graph& g, const Node& n, size_t i) {
-  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
-}
-
-bool is_const(const Graph& g, const Node& n, size_t i) {
-  const Value* v = val(g, n, i);
-  return v != nullptr && v->initializer.has_value();
-}
-
-/// Rank when the shape is known, else -1.
-int64_t rank_of(const Value* v) {
-  return v && v->shape ? static_cast<int64_t>(v->shape->rank()) : -1;
-}
-
-bool extra_outputs_used(const Node& n) {
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0) return true;
-  return false;
-}
+using node_query::extra_outputs_used;
+using node_query::is_const;
+using node_query::rank_of;
+using node_query::val;
 
 /// Refuses shapes where oneDNN would have to broadcast the first operand.
 std::string binary_shapes(const Graph& g, const Node& n) {

@@ -10,19 +10,15 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/backend_test_util.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/reference/interpreter.h"
 #include "hone/graph_builder.h"
 
 namespace hone::onednn::testing_util {
 
-inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,
-                      float hi = 1.0f) {
-  Tensor t = Tensor::zeros(DType::kF32, std::move(shape));
-  std::uniform_real_distribution<float> d(lo, hi);
-  for (float& v : t.span<float>()) v = d(rng);
-  return t;
-}
+using backend_test::close;
+using backend_test::uniform;
 
 inline std::unique_ptr<OnednnBackend> build_onednn(const Graph& g, int64_t min_block_size = 1,
                                                    int64_t threads = 0) {
@@ -34,31 +30,13 @@ inline std::unique_ptr<OnednnBackend> build_onednn(const Graph& g, int64_t min_b
   return be;
 }
 
-inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4,
-                                        double atol = 1e-5) {
-  if (a.shape() != e.shape())
-    return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
-  for (int64_t i = 0; i < e.numel(); ++i) {
-    const double x = a.data<float>()[i], y = e.data<float>()[i];
-    if (std::isnan(x) && std::isnan(y)) continue;
-    if (!(std::abs(x - y) <= atol + rtol * std::abs(y)))
-      return ::testing::AssertionFailure() << "element " << i << ": " << x << " vs reference " << y;
-  }
-  return ::testing::AssertionSuccess();
-}
-
 /// Builds `g` on onednn, runs `inputs`, compares every output with the
 /// reference, and checks that oneDNN primitives ran with no fallback.
 inline void expect_matches_reference(const Graph& g, const std::vector<Tensor>& inputs,
                                      bool expect_all_nodes = true) {
   auto be = build_onednn(g);
   ASSERT_EQ(be->state(), BackendState::kActive);
-  if (expect_all_nodes) {
-    // The partition is of the graph the backend planned (optimized unless configured not to).
-    const Graph& planned = be->partition().graph ? *be->partition().graph : g;
-    EXPECT_EQ(be->partition().nodes_on_backend(), planned.nodes().size())
-        << be->partition().describe(planned);
-  }
+  if (expect_all_nodes) EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
   auto want = reference::Interpreter().run_tensors(g, inputs);
   ASSERT_TRUE(want) << want.error().to_string();
   const uint64_t before = be->kernel_executions();
