@@ -81,6 +81,10 @@ TEST_F(Cli, TuneDryRunBuildsNothingAndWritesNothing) {
   EXPECT_NE(r.out.find("candidate onednn"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("nothing was built"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::is_empty(dir_) || !fs::exists(dir_ / "out.hone"));
+  // Global options may follow the command too.
+  auto after = hone("tune " + model("mlp.onnx") + " --dry-run --threads 1");
+  ASSERT_EQ(after.code, 0) << after.err;
+  EXPECT_NE(after.out.find("threads 1,"), std::string::npos) << after.out;
 }
 
 TEST_F(Cli, TuneAndInferRejectBadInput) {

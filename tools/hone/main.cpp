@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
   app.set_version_flag("--version", std::string("hone ") + kHoneVersion);
   app.require_subcommand(1);
+  // Global options (--threads, --log-level) may also follow the command:
+  // `hone tune m.onnx -o m.hone --threads 2`.
+  app.fallthrough();
   std::string log_level;
   int threads = -1;
   app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error or off")
