@@ -15,6 +15,7 @@
 #include "functional/models/toy_models.h"
 #include "hone/export.h"
 #include "hone/npy.h"
+#include "hone/package.h"
 
 namespace hone::functional {
 namespace {
@@ -144,6 +145,16 @@ HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export",
   ASSERT_TRUE(rec) << rec.error().to_string();
   EXPECT_EQ(rec->format, c.artifact_format);
   EXPECT_TRUE(deploy_record_is_complete(out, c.artifact_format));
+  // A package loaded elsewhere exports the same artifact (its saved state is
+  // all it has: the folder it was loaded from is gone by then).
+  ASSERT_TRUE(save(*tuned, dir_ / "m.hone"));
+  LoadOptions lo;
+  lo.registry = &case_registry();
+  auto loaded = load(dir_ / "m.hone", lo);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  auto again = export_artifact(*loaded, dir_ / "artifact2", {});
+  ASSERT_TRUE(again) << again.error().to_string();
+  EXPECT_EQ(again->files, rec->files) << "the loaded package's artifact differs from the tuned model's";
   Seeded s(9);
   const auto x = s.inputs(g, {{"batch", 2}});
   const fs::path in = write_inputs(x);

@@ -67,6 +67,9 @@ class AotBlock final : public CompiledBlock {
   std::vector<uint8_t> blob;
   std::shared_ptr<Library> lib;
   fs::path library_path;
+  // The library's bytes, kept so save and export still work after the folder
+  // it was loaded from is gone (a package is loaded from a temporary folder).
+  std::string library_bytes;
   json toolchain;  // compiler, flags, cpu_features, libraries
   std::shared_ptr<std::atomic<uint64_t>> executions;
   void* handle = nullptr;
@@ -120,7 +123,7 @@ class AotBlock final : public CompiledBlock {
 
   /// Writes library, weights, source, log and block.json into `dir`.
   Result<void> write(const fs::path& dir, bool artifact) const {
-    HONE_TRY(std::string so, read_file(library_path));
+    const std::string& so = library_bytes;
     HONE_CHECK_OK(write_file_atomic(dir / "model.so", to_bytes(so)));
     HONE_CHECK_OK(write_file_atomic(dir / "weights.bin", blob));
     HONE_CHECK_OK(write_file_atomic(dir / "model.c", source));
@@ -280,6 +283,7 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
     auto log = read_file(dir / "compile.log");
     b->log = log ? *log : "";
     b->cache_hit = true;
+    b->library_bytes = std::move(so);
     HONE_TRY(b->lib, Library::open(b->library_path));
   } else {
     HONE_TRY(Toolchain tc, find_toolchain(config().get<bool>("march_native", true)));
@@ -295,6 +299,7 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
     b->log = cr.log;
     b->cache_hit = cr.cache_hit;
     b->library_path = cr.library;
+    HONE_TRY(b->library_bytes, read_file(cr.library));
     HONE_TRY(b->lib, Library::open(cr.library));
   }
   HONE_CHECK_OK(b->create(threads));
