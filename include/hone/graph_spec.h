@@ -136,6 +136,9 @@ class GraphSpec {
   [[nodiscard]] static Result<GraphSpec> from_json(std::string_view text);
   /// Stable 16-hex-digit hash (FNV-1a 64) of to_json(), for cache keys.
   std::string key() const;
+  /// "batch=16,seq=32": each named dim's max bound, sorted by name, for
+  /// backends that size their buffers by bounds (aot's `dim_bounds` field).
+  std::string max_bounds_text() const;
   /// Multi-line human description for `hone describe` and reports.
   std::string describe() const;
 

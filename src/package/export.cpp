@@ -27,8 +27,15 @@ Result<std::string> read_file(const fs::path& p) {
   return ss.str();
 }
 
+/// What wrote the artifact: a backend's name and its config fields, or hone's
+/// ONNX exporter (with the tuned backend's config, which the graph runs under).
+struct Producer {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> config;
+};
+
 /// Writes the artifact's files into `tmp`.
-Result<std::string> write_files(const TunedModel& model, const fs::path& tmp,
+Result<Producer> write_files(const TunedModel& model, const fs::path& tmp,
                                 const ExportOptions& o, const std::string& format) {
   if (format == "onnx") {
     onnx::SaveOptions so;
@@ -37,13 +44,16 @@ Result<std::string> write_files(const TunedModel& model, const fs::path& tmp,
     so.external_threshold_bytes = o.external_threshold_bytes;
     so.external_file = "model.weights";
     HONE_CHECK_OK(onnx::save_model(model.graph(), tmp / "model.onnx", so));
-    return std::string("onnx exporter");
+    return Producer{"onnx exporter", model.decision().config_fields};
   }
   const Backend* be = &model.backend();
   std::unique_ptr<Backend> built;
   if (!o.backend.empty() && o.backend != be->name()) {
     const BackendRegistry& reg = o.registry != nullptr ? *o.registry : default_registry();
     HONE_TRY(built, reg.create(o.backend));
+    // As in tuning: a backend that sizes its buffers by the dims' bounds gets the spec's.
+    if (built->config().has("dim_bounds") && !model.spec().bounds.empty())
+      HONE_CHECK_OK(built->configure("dim_bounds", model.spec().max_bounds_text()));
     HONE_CHECK_OK_CTX(built->build(model.graph()),
                       "while building backend '" + o.backend + "' for the artifact");
     be = built.get();
@@ -57,7 +67,9 @@ Result<std::string> write_files(const TunedModel& model, const fs::path& tmp,
                     be->name(), format,
                     caps.has_artifact ? " (its format is '" + caps.artifact_format + "')" : ""));
   HONE_CHECK_OK(be->export_artifact(tmp));
-  return std::string(be->name());
+  Producer p{std::string(be->name()), {}};
+  for (const auto& f : be->config().fields()) p.config.emplace_back(f.name, BackendConfig::to_string(f.value));
+  return p;
 }
 
 json tensor_specs(const std::vector<TensorSpec>& ts, const GraphSpec& spec) {
@@ -119,7 +131,7 @@ Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& di
   }
   ExportRecord rec;
   rec.format = format;
-  rec.backend = *producer;
+  rec.backend = producer->name;
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(tmp))
     if (e.is_regular_file()) files.push_back(e.path());
@@ -138,7 +150,7 @@ Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& di
   for (const auto& f : model.decision().figures)
     rec.max_batch_measured = std::max(rec.max_batch_measured, f.batch);
   json runtime = json::object();
-  for (const auto& [k, v] : model.decision().config_fields) runtime[k] = v;
+  for (const auto& [k, v] : producer->config) runtime[k] = v;
   json record = {{"format", format},
                  {"produced_by", rec.backend},
                  {"tuned_backend", model.decision().backend},

@@ -338,4 +338,10 @@ Result<Sample> GraphSpec::random_sample(const std::map<std::string, int64_t>& di
   return sample_from_leaves(leaves);
 }
 
+std::string GraphSpec::max_bounds_text() const {
+  std::string out;
+  for (const auto& [name, b] : bounds) out += (out.empty() ? "" : ",") + name + "=" + std::to_string(b.max);
+  return out;
+}
+
 }  // namespace hone

@@ -145,6 +145,10 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
 Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name) const {
   HONE_TRY(auto be, registry_->create(name));
   HONE_CHECK_OK(be->configure("threads", std::to_string(threads_)));
+  // A backend that sizes its buffers by the dims' bounds gets the spec's
+  // (the user's --config wins).
+  if (be->config().has("dim_bounds") && !spec_.bounds.empty())
+    HONE_CHECK_OK(be->configure("dim_bounds", spec_.max_bounds_text()));
   if (auto it = options_.configs.find(name); it != options_.configs.end())
     for (const auto& [field, value] : it->second) HONE_CHECK_OK(be->configure(field, value));
   return be;
