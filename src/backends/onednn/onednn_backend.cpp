@@ -207,7 +207,7 @@ void register_onednn(BackendRegistry& registry) {
   auto r = registry.add(
       {"onednn",
        "oneDNN primitives for f32 conv/matmul/RNN/eltwise/pooling/norm blocks, with post-op "
-       "fusion",
+       "fusion (bf16 conv/matmul with allow_reduced_precision where the CPU has AVX-512 BF16)",
        onednn::OnednnBackend::caps(), [] { return std::make_unique<onednn::OnednnBackend>(); },
        /*unavailable_reason=*/{}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
