@@ -12,12 +12,34 @@ using dnnl::algorithm;
 using dnnl::memory;
 using tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
+constexpr auto kBf16 = memory::data_type::bf16;
 
 md_t any_md(const dims_t& d) {
   return md_t(d, kF32, tag::any);
 }
 md_t strided_md(const dims_t& d, const dims_t& strides) {
   return md_t(d, kF32, strides);
+}
+
+/// The step name: "conv", or "conv[bf16]" when it reads bf16.
+std::string dense_kind(const char* op, memory::data_type dt) {
+  return dt == kBf16 ? std::string(op) + "[bf16]" : std::string(op);
+}
+
+/// Runs `create(dt)` with bf16 inputs when the builder allows it, and with
+/// f32 when oneDNN has no bf16 kernel for this op (it throws dnnl::error).
+/// `create` must not add steps before its primitive_desc exists.
+template <class Create>
+auto with_input_type(const PlanBuilder& b, Create create, memory::data_type* dt) {
+  if (b.bf16()) {
+    try {
+      *dt = kBf16;
+      return create(kBf16);
+    } catch (const dnnl::error&) {
+    }
+  }
+  *dt = kF32;
+  return create(kF32);
 }
 
 /// The nodes after a dense op folded into its post-ops.
@@ -170,6 +192,9 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
     wdims.insert(wdims.end(), wd.begin() + 1, wd.end());
   }
   const md_t bias_md = plain_md({wd[0]});
+  // bf16 reads (src, weights) accumulate into an f32 dst: with f32 outputs
+  // every post-op and consumer stays as it is.
+  memory::data_type in_dt = kF32;
   md_t src_md = any_md(x.dims);
   md_t dst_any = any_md(dst);
   // The nChw16c variant of a plan (the block times both when it has
@@ -178,32 +203,35 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   // thread: 12 / 6 / 8 us against 7 / 4 / 5 us); but on nChw16c some binary
   // ops have only oneDNN's reference kernel (PaddleOCR's SE blocks), and
   // resnet's convs were ~15% slower, so neither layout wins everywhere.
-  if (b.prefer_blocked16() && x.dims.size() == 4 && x.dims[1] % 16 == 0 && wd[0] % 16 == 0) {
-    src_md = md_t(x.dims, kF32, tag::nChw16c);
-    dst_any = md_t(dst, kF32, tag::nChw16c);
-  }
+  const bool blocked16 =
+      b.prefer_blocked16() && x.dims.size() == 4 && x.dims[1] % 16 == 0 && wd[0] % 16 == 0;
   auto make = [&](const dnnl::primitive_attr& attr) {
-    auto d = has_bias
-                 ? dnnl::convolution_forward::desc(
-                       dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
-                       any_md(wdims), bias_md, dst_any, strides, dil0, win.pad_l, win.pad_r)
-                 : dnnl::convolution_forward::desc(
-                       dnnl::prop_kind::forward_inference, algorithm::convolution_direct, src_md,
-                       any_md(wdims), dst_any, strides, dil0, win.pad_l, win.pad_r);
+    const md_t wei_any(wdims, in_dt, tag::any);
+    auto d = has_bias ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                            src_md, wei_any, bias_md, dst_any, strides, dil0, win.pad_l, win.pad_r)
+                      : dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, algorithm::convolution_direct,
+                            src_md, wei_any, dst_any, strides, dil0, win.pad_l, win.pad_r);
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   };
   Fusion used;
-  dnnl::convolution_forward::primitive_desc pd;
-  try {
-    pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,
-                     /*full_size_binary=*/false);
-  } catch (const dnnl::error&) {
-    if (src_md == any_md(x.dims)) throw;
-    src_md = any_md(x.dims);  // no kernel for the forced layout: let oneDNN pick
-    dst_any = any_md(dst);
-    pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,
-                     /*full_size_binary=*/false);
-  }
+  auto create = [&](memory::data_type dt) {
+    in_dt = dt;
+    src_md = md_t(x.dims, dt, blocked16 ? tag::nChw16c : tag::any);
+    dst_any = md_t(dst, kF32, blocked16 ? tag::nChw16c : tag::any);
+    try {
+      return with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,
+                         /*full_size_binary=*/false);
+    } catch (const dnnl::error&) {
+      if (!blocked16) throw;
+      src_md = md_t(x.dims, dt, tag::any);  // no kernel for the forced layout: let oneDNN pick
+      dst_any = any_md(dst);
+      return with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,
+                         /*full_size_binary=*/false);
+    }
+  };
+  dnnl::convolution_forward::primitive_desc pd = with_input_type(b, create, &in_dt);
   // A first-layer conv (a few channels, input still plain NCHW) has a JIT
   // kernel that reads NCHW directly, saving the reorder of the whole input;
   // it writes a blocked layout of its own. That pays when the one reader of
@@ -212,8 +240,9 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   // + 6 us). With other readers (a residual Add) each would reorder, so
   // `any` stays. A reference or gemm kernel is no gain either.
   const Node* reader = b.sole_consumer(used.out);
-  if (x.dims[1] <= 4 && group == 1 && is_plain(x.ref.md) && !(pd.src_desc() == x.ref.md) &&
-      reader != nullptr && reader->op_type == "Conv") {
+  // (f32 only: the block's input is f32, so a bf16 conv needs a reorder anyway.)
+  if (in_dt == kF32 && x.dims[1] <= 4 && group == 1 && is_plain(x.ref.md) &&
+      !(pd.src_desc() == x.ref.md) && reader != nullptr && reader->op_type == "Conv") {
     src_md = x.ref.md;
     try {
       Fusion direct_used;
@@ -238,7 +267,8 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   if (has_bias)
     args.push_back({DNNL_ARG_BIAS, bias ? BufferRef{b.new_constant(*bias), bias_md}
                                         : BufferRef{b.plain(n.inputs[2]).buffer, bias_md}});
-  finish(b, used, std::move(args), "conv", dnnl::convolution_forward(pd), pd, PValue{dst, out});
+  finish(b, used, std::move(args), dense_kind("conv", in_dt), dnnl::convolution_forward(pd), pd,
+         PValue{dst, out});
   return {};
 }
 
@@ -283,19 +313,27 @@ Result<void> lower_gemm(PlanBuilder& b, const Node& n) {
     seed.kind = "+binary";
   }
   const md_t dst_md = plain_md(dst);
-  auto make = [&](const dnnl::primitive_attr& attr) {
-    dnnl::matmul::desc d(a_view, bconst ? any_md({K, N}) : b_view, dst_md);
-    return dnnl::matmul::primitive_desc(d, attr, cpu_engine());
+  // bf16: A (and a non-constant B) are converted to plain bf16 each run.
+  memory::data_type in_dt = kF32;
+  auto src_of = [&](memory::data_type dt) { return dt == kF32 ? a_view : plain_md({M, K}, dt); };
+  auto wei_of = [&](memory::data_type dt) {
+    return bconst ? md_t({K, N}, dt, tag::any) : dt == kF32 ? b_view : plain_md({K, N}, dt);
   };
   Fusion used;
-  auto pd = with_fusion(b, n.outputs[0], dst, seed, alpha, make, &used);
-  BufferRef a = b.plain(n.inputs[0]);
+  auto create = [&](memory::data_type dt) {
+    auto make = [&](const dnnl::primitive_attr& attr) {
+      dnnl::matmul::desc d(src_of(dt), wei_of(dt), dst_md);
+      return dnnl::matmul::primitive_desc(d, attr, cpu_engine());
+    };
+    return with_fusion(b, n.outputs[0], dst, seed, alpha, make, &used);
+  };
+  auto pd = with_input_type(b, create, &in_dt);
+  BufferRef a = b.reorder_to({b.plain(n.inputs[0]).buffer, a_view}, src_of(in_dt));
   BufferRef wei = bconst ? b.pack(*bconst, b_view, pd.weights_desc())
-                         : BufferRef{b.plain(n.inputs[1]).buffer, b_view};
+                         : b.reorder_to({b.plain(n.inputs[1]).buffer, b_view}, wei_of(in_dt));
   BufferRef out{b.new_temp(dst_md), dst_md};
-  finish(b, used,
-         {{DNNL_ARG_SRC, {a.buffer, a_view}}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}}, "gemm",
-         dnnl::matmul(pd), pd, PValue{dst, out});
+  finish(b, used, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}},
+         dense_kind("gemm", in_dt), dnnl::matmul(pd), pd, PValue{dst, out});
   return {};
 }
 
@@ -327,27 +365,31 @@ Result<void> lower_matmul(PlanBuilder& b, const Node& n) {
   if (!squeeze_m) logical.push_back(dst[r - 2]);
   if (!squeeze_n) logical.push_back(dst[r - 1]);
   const md_t a_md = plain_md(ad), b_md = plain_md(bd), dst_md = plain_md(dst);
-  auto make = [&](const dnnl::primitive_attr& attr) {
-    dnnl::matmul::desc d(a_md, bconst ? any_md(bd) : b_md, dst_md);
-    return dnnl::matmul::primitive_desc(d, attr, cpu_engine());
+  memory::data_type in_dt = kF32;
+  auto wei_of = [&](memory::data_type dt) {
+    return bconst ? md_t(bd, dt, tag::any) : plain_md(bd, dt);
   };
   Fusion used;
-  dnnl::matmul::primitive_desc pd;
-  if (squeeze_m || squeeze_n) {
-    used.out = n.outputs[0];
-    pd = make(make_attr(used, 1.0f));
-  } else {
-    pd = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used);
-  }
-  BufferRef a = b.plain(n.inputs[0]);
+  auto create = [&](memory::data_type dt) {
+    auto make = [&](const dnnl::primitive_attr& attr) {
+      dnnl::matmul::desc d(plain_md(ad, dt), wei_of(dt), dst_md);
+      return dnnl::matmul::primitive_desc(d, attr, cpu_engine());
+    };
+    if (squeeze_m || squeeze_n) {
+      used = Fusion{};
+      used.out = n.outputs[0];
+      return make(make_attr(used, 1.0f));
+    }
+    return with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used);
+  };
+  dnnl::matmul::primitive_desc pd = with_input_type(b, create, &in_dt);
+  BufferRef a = b.reorder_to({b.plain(n.inputs[0]).buffer, a_md}, plain_md(ad, in_dt));
   BufferRef wei = bconst ? b.pack(*bconst, b_md, pd.weights_desc())
-                         : BufferRef{b.plain(n.inputs[1]).buffer, b_md};
+                         : b.reorder_to({b.plain(n.inputs[1]).buffer, b_md}, wei_of(in_dt));
   const int out_buf = b.new_temp(dst_md);
-  finish(b, used,
-         {{DNNL_ARG_SRC, {a.buffer, a_md}},
-          {DNNL_ARG_WEIGHTS, wei},
-          {DNNL_ARG_DST, {out_buf, dst_md}}},
-         "matmul", dnnl::matmul(pd), pd, PValue{logical, {out_buf, plain_md(logical)}});
+  finish(b, used, {{DNNL_ARG_SRC, a}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, {out_buf, dst_md}}},
+         dense_kind("matmul", in_dt), dnnl::matmul(pd), pd,
+         PValue{logical, {out_buf, plain_md(logical)}});
   return {};
 }
 

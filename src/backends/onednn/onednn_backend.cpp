@@ -53,8 +53,8 @@ double time_plan(const Plan& plan, const Signature& sig) {
 
 class OnednnBlock final : public CompiledBlock {
  public:
-  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads)
-      : graph_(std::move(g)), stats_(std::move(stats)), threads_(threads) {}
+  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16)
+      : graph_(std::move(g)), stats_(std::move(stats)), threads_(threads), bf16_(bf16) {}
 
   /// Builds the plan for `sig` now (used at compile time for static blocks).
   Result<void> prepare(const Signature& sig) {
@@ -92,12 +92,14 @@ class OnednnBlock final : public CompiledBlock {
     if (auto it = plans_.find(sig); it != plans_.end()) return it->second;
     if (auto it = failed_.find(sig); it != failed_.end()) return fail(it->second);
     PlanBuilder builder(graph_);
+    builder.set_bf16(bf16_);
     auto plan = builder.build(sig);
     if (plan && builder.has_depthwise()) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept.
       PlanBuilder blocked(graph_);
       blocked.set_prefer_blocked16(true);
+      blocked.set_bf16(bf16_);
       if (auto alt = blocked.build(sig)) {
         const double t_any = time_plan(**plan, sig), t_blocked = time_plan(**alt, sig);
         HONE_LOG_DEBUG(
@@ -125,6 +127,7 @@ class OnednnBlock final : public CompiledBlock {
   Graph graph_;
   std::shared_ptr<Stats> stats_;
   int threads_;
+  bool bf16_;
   reference::Interpreter fallback_;
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
@@ -132,6 +135,17 @@ class OnednnBlock final : public CompiledBlock {
 };
 
 }  // namespace
+
+bool cpu_has_bf16() {
+  // cpu_isa values are bit sets in oneDNN 2.6: newer ISAs (AMX) contain
+  // avx512_core_bf16's bits, so test the bits rather than compare.
+  static const bool has = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    const auto want = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+    return (isa & want) == want;
+  }();
+  return has;
+}
 
 OnednnBackend::OnednnBackend() {
   // A lone oneDNN Conv or MatMul already beats the reference; the base's
@@ -147,6 +161,7 @@ const BackendCapabilities& OnednnBackend::caps() {
     k.devices = {Device::kCpu};
     k.dtypes = {DType::kF32};
     k.precisions = {"f32"};
+    if (cpu_has_bf16()) k.precisions.push_back("bf16");
     k.build_mode = BuildMode::kAheadOfTime;
     k.dynamic_shapes = true;
     return k;
@@ -174,7 +189,10 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   const int threads =
       configured > 0 ? static_cast<int>(configured) : ThreadPool::global().num_threads();
   HONE_LOG_DEBUG("onednn: block '{}' runs on {} OpenMP threads", block.name(), threads);
-  auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads);
+  // Reduced precision is a permission, not an order: without native bf16
+  // (oneDNN would emulate it, slower than f32) the blocks stay f32.
+  const bool bf16 = config().get<bool>("allow_reduced_precision", false) && cpu_has_bf16();
+  auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16);
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
   if (auto sig = static_input_dims(block)) (void)compiled->prepare(*sig);
@@ -189,7 +207,7 @@ void register_onednn(BackendRegistry& registry) {
   auto r = registry.add(
       {"onednn",
        "oneDNN primitives for f32 conv/matmul/RNN/eltwise/pooling/norm blocks, with post-op "
-       "fusion",
+       "fusion (bf16 conv/matmul with allow_reduced_precision where the CPU has AVX-512 BF16)",
        onednn::OnednnBackend::caps(), [] { return std::make_unique<onednn::OnednnBackend>(); },
        /*unavailable_reason=*/{}});
   (void)r;  // only fails on a duplicate name, which the one list rules out

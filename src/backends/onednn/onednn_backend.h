@@ -3,7 +3,10 @@
 // with post-op fusion (bias, activation, residual Add) and blocked layouts
 // inside a block; integer shape arithmetic (Shape, Slice, Concat, ... of dims)
 // is evaluated when a block's plan is built; everything else falls back to
-// the reference through CompilingBackend.
+// the reference through CompilingBackend. With allow_reduced_precision on a
+// CPU with native bf16 (cpu_has_bf16()), Conv/Gemm/MatMul read bf16 source and
+// weights and accumulate into f32 ("conv[bf16]" in kernel_plan()); block
+// inputs and outputs stay f32 either way.
 //
 //   auto be = std::make_unique<onednn::OnednnBackend>();
 //   HONE_CHECK_OK(be->build(graph));
@@ -65,6 +68,10 @@ class OnednnBackend final : public CompilingBackend {
  private:
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
 };
+
+/// Whether this CPU runs oneDNN's native bf16 kernels (AVX-512 BF16 or
+/// newer), asked of oneDNN once. allow_reduced_precision has effect only here.
+bool cpu_has_bf16();
 
 /// The per-node answer behind OnednnBackend::supports().
 NodeSupport supports_node(const Graph& g, const Node& node);

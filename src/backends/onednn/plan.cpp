@@ -13,11 +13,11 @@ const dnnl::engine& cpu_engine() {
   return e;
 }
 
-md_t plain_md(const dims_t& dims) {
+md_t plain_md(const dims_t& dims, dnnl::memory::data_type dt) {
   dims_t d = dims.empty() ? dims_t{1} : dims;
   dims_t strides(d.size(), 1);
   for (size_t i = d.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * d[i];
-  return md_t(d, dnnl::memory::data_type::f32, strides);
+  return md_t(d, dt, strides);
 }
 
 bool is_plain(const md_t& md) {

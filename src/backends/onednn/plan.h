@@ -9,9 +9,10 @@
 // Buffers: block inputs and outputs are plain row-major f32 tensors; inside a
 // plan, values may live in whatever (blocked) layout a primitive prefers, and
 // a reorder is added only where a consumer needs another layout or at the
-// block's outputs. Temporaries live in one arena allocated per run() call, so
-// concurrent calls share nothing writable; constants (packed weights) are
-// built once and only read.
+// block's outputs. With set_bf16, Conv/Gemm/MatMul take bf16 copies of their
+// source (a reorder step) and weights (packed once) and write f32. Temporaries live in one arena
+// allocated per run() call, so concurrent calls share nothing writable; constants (packed weights)
+// are built once and only read.
 #pragma once
 
 #include <atomic>
@@ -35,8 +36,8 @@ using dims_t = std::vector<int64_t>;
 
 /// The process-wide CPU engine (engines are thread-safe).
 const dnnl::engine& cpu_engine();
-/// Plain row-major f32 descriptor; a scalar becomes {1}.
-md_t plain_md(const dims_t& dims);
+/// Plain row-major descriptor (f32 unless said); a scalar becomes {1}.
+md_t plain_md(const dims_t& dims, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 bool is_plain(const md_t& md);
 
 struct Buffer {
@@ -130,6 +131,11 @@ class PlanBuilder {
   /// layout oneDNN picks (see lower_conv); set before build().
   void set_prefer_blocked16(bool on) { prefer_blocked16_ = on; }
   bool prefer_blocked16() const { return prefer_blocked16_; }
+  /// Conv, Gemm and MatMul read bf16 source and weights (f32 accumulation
+  /// and destination) where oneDNN has such a kernel; set before build(),
+  /// only where the CPU has native bf16 (cpu_has_bf16()).
+  void set_bf16(bool on) { bf16_ = on; }
+  bool bf16() const { return bf16_; }
   /// Records `v`'s plan-time value.
   void set_host(ValueId v, Tensor t) { host_[static_cast<size_t>(v)] = std::move(t); }
 
@@ -165,6 +171,7 @@ class PlanBuilder {
   std::vector<bool> is_output_;
   std::set<NodeId> absorbed_;
   bool prefer_blocked16_ = false;
+  bool bf16_ = false;
   bool has_depthwise_ = false;
   std::shared_ptr<Plan> plan_;
 };
