@@ -36,7 +36,9 @@ inline void expect_matches_reference(const Graph& g, const std::vector<Tensor>& 
                                      bool expect_all_nodes = true) {
   auto be = build_onednn(g);
   ASSERT_EQ(be->state(), BackendState::kActive);
-  if (expect_all_nodes) EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
+  if (expect_all_nodes) {
+    EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
+  }
   auto want = reference::Interpreter().run_tensors(g, inputs);
   ASSERT_TRUE(want) << want.error().to_string();
   const uint64_t before = be->kernel_executions();
