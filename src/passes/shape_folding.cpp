@@ -13,16 +13,6 @@ namespace {
 using passes::constant_of;
 using passes::int_list;
 
-/// dims [b, e) of `s`, when every one of them is static.
-std::optional<std::vector<int64_t>> static_dims(const Shape& s, int64_t b, int64_t e) {
-  std::vector<int64_t> out;
-  for (int64_t i = b; i < e; ++i) {
-    const Dim& d = s[static_cast<size_t>(i)];
-    if (!d.is_static()) return std::nullopt;
-    out.push_back(d.value());
-  }
-  return out;
-}
 
 /// The dims a Shape node reports (start/end attributes of opset 15 applied),
 /// as optional per entry: nothing where the dim is not static.

@@ -41,14 +41,14 @@ TEST(MatrixHarness, WorstResultWins) {
 
 TEST(MatrixHarness, TableMustMatchRegistry) {
   BackendRegistry reg;
-  ASSERT_TRUE(reg.add({"alpha", "", {}, nullptr}));
+  ASSERT_TRUE(reg.add({"alpha", "", {}, nullptr, {}}));
   std::vector<BackendCase> rows = {{"alpha", nullptr, {}, {"export"}, ""}, {"ghost", nullptr, {}, {}, ""}};
   auto problems = check_backend_table(reg, rows, {"alpha", "ghost"});
   std::string all;
   for (const auto& p : problems) all += p + "\n";
   EXPECT_NE(all.find("'ghost' has no registered backend"), std::string::npos) << all;
   EXPECT_NE(all.find("'alpha' declares 'export' without an artifact_format"), std::string::npos) << all;
-  ASSERT_TRUE(reg.add({"beta", "", {}, nullptr}));
+  ASSERT_TRUE(reg.add({"beta", "", {}, nullptr, {}}));
   problems = check_backend_table(reg, {{"alpha", nullptr, {}, {}, ""}}, {"alpha"});
   ASSERT_EQ(problems.size(), 1u);
   EXPECT_NE(problems[0].find("'beta' has no BACKENDS row"), std::string::npos);
