@@ -113,6 +113,8 @@ class Backend {
   [[nodiscard]] virtual Result<void> do_load(const Graph& graph, const std::filesystem::path& dir);
 
  private:
+  [[nodiscard]] Result<void> check_threads() const;
+
   BackendConfig config_;
   BackendState state_ = BackendState::kCreated;
   mutable std::atomic<uint64_t> executions_{0};

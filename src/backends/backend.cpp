@@ -4,8 +4,10 @@ namespace hone {
 
 std::string_view to_string(Device d) {
   switch (d) {
-    case Device::kCpu: return "cpu";
-    case Device::kCuda: return "cuda";
+    case Device::kCpu:
+      return "cpu";
+    case Device::kCuda:
+      return "cuda";
   }
   return "?";
 }
@@ -16,11 +18,16 @@ std::string_view to_string(BuildMode m) {
 
 std::string_view to_string(BackendState s) {
   switch (s) {
-    case BackendState::kCreated: return "created";
-    case BackendState::kBuilt: return "built";
-    case BackendState::kActive: return "active";
-    case BackendState::kInactive: return "inactive";
-    case BackendState::kLoaded: return "loaded";
+    case BackendState::kCreated:
+      return "created";
+    case BackendState::kBuilt:
+      return "built";
+    case BackendState::kActive:
+      return "active";
+    case BackendState::kInactive:
+      return "inactive";
+    case BackendState::kLoaded:
+      return "loaded";
   }
   return "?";
 }
@@ -31,9 +38,9 @@ Backend::Backend() {
 
 Result<void> Backend::configure(const std::string& field, const std::string& value) {
   if (state_ != BackendState::kCreated)
-    return fail(ErrorCode::kFailedPrecondition,
-                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
-                    "; its config can only change before build()");
+    return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
+                                                    std::string(to_string(state_)) +
+                                                    "; its config can only change before build()");
   HONE_CHECK_OK_CTX(config_.set_from_string(field, value),
                     "while configuring backend '" + std::string(name()) + "'");
   return {};
@@ -41,19 +48,29 @@ Result<void> Backend::configure(const std::string& field, const std::string& val
 
 Result<void> Backend::build(const Graph& graph) {
   if (state_ != BackendState::kCreated)
-    return fail(ErrorCode::kFailedPrecondition,
-                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
-                    "; build() runs once, on a created backend");
+    return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
+                                                    std::string(to_string(state_)) +
+                                                    "; build() runs once, on a created backend");
+  HONE_CHECK_OK(check_threads());
   HONE_CHECK_OK_CTX(do_build(graph), "while building backend '" + std::string(name()) + "'");
   state_ = BackendState::kActive;
   return {};
 }
 
+// `threads` is every backend's field, so build() and load() check it here,
+// once for all backends.
+Result<void> Backend::check_threads() const {
+  if (const int64_t t = config_.get<int64_t>("threads", 0); t < 0)
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(name()) + ": threads must be >= 0, got " + std::to_string(t));
+  return {};
+}
+
 Result<void> Backend::save(const std::filesystem::path& dir) const {
   if (state_ != BackendState::kActive && state_ != BackendState::kInactive)
-    return fail(ErrorCode::kFailedPrecondition,
-                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
-                    "; only a built backend can be saved");
+    return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
+                                                    std::string(to_string(state_)) +
+                                                    "; only a built backend can be saved");
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec))
     return fail(ErrorCode::kNotFound, "cannot save backend '" + std::string(name()) + "': '" +
@@ -64,16 +81,19 @@ Result<void> Backend::save(const std::filesystem::path& dir) const {
 
 Result<void> Backend::load(const Graph& graph, const std::filesystem::path& dir) {
   if (state_ != BackendState::kCreated)
-    return fail(ErrorCode::kFailedPrecondition,
-                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
-                    "; load() needs a created backend");
-  HONE_CHECK_OK_CTX(do_load(graph, dir), "while loading backend '" + std::string(name()) + "' from '" +
-                                             dir.string() + "'");
+    return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
+                                                    std::string(to_string(state_)) +
+                                                    "; load() needs a created backend");
+  HONE_CHECK_OK(check_threads());
+  HONE_CHECK_OK_CTX(do_load(graph, dir), "while loading backend '" + std::string(name()) +
+                                             "' from '" + dir.string() + "'");
   state_ = BackendState::kLoaded;
   return {};
 }
 
-Result<void> Backend::do_save(const std::filesystem::path&) const { return {}; }
+Result<void> Backend::do_save(const std::filesystem::path&) const {
+  return {};
+}
 
 Result<void> Backend::do_load(const Graph& graph, const std::filesystem::path&) {
   return do_build(graph);
@@ -91,9 +111,9 @@ Result<Partition> Backend::plan(const Graph& graph) const {
 
 Result<std::vector<Tensor>> Backend::infer(const std::vector<Tensor>& inputs) const {
   if (state_ != BackendState::kActive)
-    return fail(ErrorCode::kFailedPrecondition,
-                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
-                    "; infer() needs an active backend");
+    return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
+                                                    std::string(to_string(state_)) +
+                                                    "; infer() needs an active backend");
   auto out = do_infer(inputs);
   if (out) executions_.fetch_add(1, std::memory_order_relaxed);
   return out;
@@ -112,9 +132,9 @@ Result<void> Backend::activate() {
 
 Result<void> Backend::deactivate() {
   if (state_ != BackendState::kActive)
-    return fail(ErrorCode::kFailedPrecondition,
-                "backend '" + std::string(name()) + "' is " + std::string(to_string(state_)) +
-                    "; only an active backend can be deactivated");
+    return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
+                                                    std::string(to_string(state_)) +
+                                                    "; only an active backend can be deactivated");
   state_ = BackendState::kInactive;
   return {};
 }

@@ -373,10 +373,7 @@ NodeSupport BlasBackend::supports(const Graph& g, const Node& node) const {
 }
 
 Result<std::unique_ptr<CompiledBlock>> BlasBackend::compile(const Graph& block) {
-  const int64_t threads = config().get<int64_t>("threads", 0);
-  if (threads < 0)
-    return fail(ErrorCode::kInvalidArgument,
-                "blas: threads must be >= 0, got " + std::to_string(threads));
+  const int64_t threads = config().get<int64_t>("threads", 0);  // >= 0: Backend::build checked
   if (threads > 0 && !own_pool_)
     own_pool_ = std::make_shared<ThreadPool>(static_cast<int>(threads));
   ThreadPool* pool = own_pool_ ? own_pool_.get() : &ThreadPool::global();

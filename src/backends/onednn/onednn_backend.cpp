@@ -179,10 +179,7 @@ NodeSupport OnednnBackend::supports(const Graph& g, const Node& node) const {
 }
 
 Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block) {
-  const int64_t configured = config().get<int64_t>("threads", 0);
-  if (configured < 0)
-    return fail(ErrorCode::kInvalidArgument,
-                "onednn: threads must be >= 0, got " + std::to_string(configured));
+  const int64_t configured = config().get<int64_t>("threads", 0);  // >= 0: Backend::build checked
   // 0 means what every backend means by it: the global pool's size (the CLI's
   // --threads). OpenMP's own default would be all cores whatever --threads said,
   // which is how `hone --threads 1 bench` used to run oneDNN on two threads.
