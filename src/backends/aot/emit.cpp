@@ -52,10 +52,20 @@ const char* kPrelude = R"C(#include <math.h>
 
 #define HONE_EXPORT __attribute__((visibility("default")))
 
-/* OpenBLAS (libopenblas.so.0), declared here so no BLAS header is needed. */
-void cblas_sgemm(int order, int trans_a, int trans_b, int m, int n, int k, float alpha,
-                 const float* a, int lda, const float* b, int ldb, float beta, float* c, int ldc);
-void openblas_set_num_threads(int n);
+/* oneDNN's row-major SGEMM (libdnnl.so.2), declared here so no oneDNN header is
+ * needed. It threads with OpenMP (libgomp), the runtime of the loops below, so
+ * one thread team serves both. */
+int dnnl_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+#define SGEMM(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) \
+  dnnl_sgemm((ta) ? 'T' : 'N', (tb) ? 'T' : 'N', (m), (n), (k), (alpha), (a), (lda), (b), (ldb), (beta), (c), (ldc))
+
+/* glibc's vector math (libmvec): with these, loops that call them vectorize. */
+float expf(float) __attribute__((simd("notinbranch")));
+float logf(float) __attribute__((simd("notinbranch")));
+float erff(float) __attribute__((simd("notinbranch")));
+float tanhf(float) __attribute__((simd("notinbranch")));
+float powf(float, float) __attribute__((simd("notinbranch")));
 
 typedef struct hone_model {
   const float* w;  /* the weights payload */
@@ -120,7 +130,7 @@ std::vector<std::string> describe_steps(const Program& p) {
                                                                   : "conv.f32.aot.pointwise_sgemm")
                      : "conv.f32.aot.im2col_sgemm";
       else if (op == "Gemm" || op == "MatMul")
-        kernel = "gemm.f32.aot.openblas";
+        kernel = "gemm.f32.aot.dnnl_sgemm";
       else
         kernel = "loop.f32.aot." + op;
     }
@@ -286,7 +296,7 @@ static void output_dims(const int64_t* d, int k, int64_t* dims) {
       own_arena = 1;
     }
   }
-  if (m->threads > 0) openblas_set_num_threads(m->threads);
+  omp_set_num_threads(m->nt);
   const ctx_t ctx = {m->w, d, A, in, out, m->nt};
   const ctx_t* c = &ctx;
 )C";

@@ -127,7 +127,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   line("  for (int64_t i = 0; i < " + s(out_plane) + "; ++i) yg[o * " + s(out_plane) +
        " + i] = B[g * " + s(mg) + " + o];");
   close();
-  line("cblas_sgemm(101, 111, 111, " + s(mg) + ", " + s(out_plane) + ", " + s(ck) +
+  line("SGEMM(0, 0, " + s(mg) + ", " + s(out_plane) + ", " + s(ck) +
        ", 1.0f, Wt + g * " + s(mg * ck) + ", " + s(ck) + ", " + (pointwise ? "xg" : "col") + ", " +
        s(out_plane) + ", B ? 1.0f : 0.0f, yg, " + s(out_plane) + ");");
   close();
@@ -157,7 +157,7 @@ void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y) {
     line("  for (int64_t j = 0; j < N; ++j) Y[i * N + j] = " + float_literal(beta) + " * C[" +
          (rows ? std::string(cols ? "i * N + j" : "i") : std::string(cols ? "j" : "0")) + "];");
   }
-  line("cblas_sgemm(101, " + std::string(ta ? "112" : "111") + ", " + (tb ? "112" : "111") +
+  line("SGEMM(" + std::string(ta ? "1" : "0") + ", " + (tb ? "1" : "0") +
        ", (int)M, (int)N, (int)K, " + float_literal(alpha) + ", A, (int)" + dim(a[1]) +
        ", Bm, (int)" + dim(b[1]) + ", " + (has_c ? "1.0f" : "0.0f") + ", Y, (int)N);");
 }
@@ -179,7 +179,7 @@ void Emitter::emit_matmul(const Node& n, NodeId id, const std::string& y) {
     // One B for every batch: fold A's batch dims into M, one GEMM.
     line("const int64_t rows = " + dim(product(ab)) + " * M;");
     line(
-        "cblas_sgemm(101, 111, 111, (int)rows, (int)N, (int)K, 1.0f, A, (int)K, Bm, (int)N, 0.0f, "
+        "SGEMM(0, 0, (int)rows, (int)N, (int)K, 1.0f, A, (int)K, Bm, (int)N, 0.0f, "
         "Y, (int)N);");
     return;
   }
@@ -201,7 +201,7 @@ void Emitter::emit_matmul(const Node& n, NodeId id, const std::string& y) {
   line("const float* bm = Bm + (" + broadcast_offset(*this, out_b, out_b.size(), bb, "bi") +
        ") * K * N;");
   line(
-      "cblas_sgemm(101, 111, 111, (int)M, (int)N, (int)K, 1.0f, a, (int)K, bm, (int)N, 0.0f, Y + "
+      "SGEMM(0, 0, (int)M, (int)N, (int)K, 1.0f, a, (int)K, bm, (int)N, 0.0f, Y + "
       "bi * M * N, (int)N);");
   close();
 }

@@ -147,7 +147,7 @@ Result<Toolchain> find_toolchain(bool march_native) {
       if (macros.find("#define " + macro + " ") != std::string::npos)
         tc.cpu_features.push_back(name);
   }
-  tc.libraries = {"libopenblas.so.0", "libgomp.so.1", "libm.so.6", "libc.so.6"};
+  tc.libraries = {"libdnnl.so.2", "libgomp.so.1", "libm.so.6", "libmvec.so.1", "libc.so.6"};
   HONE_LOG_DEBUG("aot: compiler {} ({}), cpu features [{}]", tc.cxx, tc.version,
                  tc.cpu_features.size());
   memo[{cxx, march_native}] = tc;
@@ -195,7 +195,7 @@ Result<CompileResult> compile_cached(const Toolchain& tc, const std::string& sou
   const fs::path tmp_log = scratch_file((dir / r.key).string() + ".log");
   std::vector<std::string> argv = {tc.cxx};
   argv.insert(argv.end(), tc.flags.begin(), tc.flags.end());
-  argv.insert(argv.end(), {"-o", tmp_lib.string(), src.string(), "-lopenblas", "-lm"});
+  argv.insert(argv.end(), {"-o", tmp_lib.string(), src.string(), "-ldnnl", "-lm"});
   g_compiler_runs.fetch_add(1);
   const int rc = run_process(argv, tmp_log);
   auto text = read_file(tmp_log);

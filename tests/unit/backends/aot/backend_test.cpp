@@ -115,7 +115,7 @@ TEST(AotBackend, GeneratedSourceIsReadableAndCached) {
   ASSERT_TRUE(first);
   const std::string src = first->sources().at(0);
   for (const char* needle :
-       {"ARENA_BYTES", "static void step0_conv_relu(const ctx_t* c)", "hone_aot_run", "cblas_sgemm",
+       {"ARENA_BYTES", "static void step0_conv_relu(const ctx_t* c)", "hone_aot_run", "dnnl_sgemm",
         "#pragma omp parallel for", "d[0] = 'batch', at most 64"})
     EXPECT_NE(src.find(needle), std::string::npos) << needle << "\n" << src.substr(0, 1500);
   const auto plan = first->kernel_plan();
@@ -206,7 +206,7 @@ TEST(AotBackend, ExportedArtifactRunsInTheStandaloneRunner) {
   std::ifstream mj(art / "model.json");
   const std::string meta((std::istreambuf_iterator<char>(mj)), std::istreambuf_iterator<char>());
   for (const char* needle : {"\"format\": \"native-so\"", "\"batch_axis\": 0", "\"cpu_features\"",
-                             "\"compiler\"", "libopenblas.so.0", "\"batch\""})
+                             "\"compiler\"", "libdnnl.so.2", "\"batch\""})
     EXPECT_NE(meta.find(needle), std::string::npos) << needle;
   const fs::path io = fresh_dir("artifact_mobilenet_io");
   const auto in = inputs_for(g, 3, 11);
