@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "backends/aot/emitter.h"
+#include "backends/aot/nhwc.h"
 #include "backends/aot/weights_blob.h"
 
 namespace hone::aot {
@@ -74,6 +75,8 @@ typedef struct hone_model {
   int nt;          /* OpenMP team size of every loop */
   char* arena;     /* used by one run at a time; others allocate their own */
   int arena_busy;
+  void* dn;                /* oneDNN state of channels-last convs, or NULL */
+  void (*free_dn)(void*);
 } hone_model;
 
 typedef struct {
@@ -83,6 +86,9 @@ typedef struct {
   const float* const* in;
   float* const* out;
   int nt;
+  hone_model* m;
+  int exclusive; /* this run holds the model's arena (and its cached oneDNN objects) */
+  int* status;   /* a step that fails sets it, after set_error() */
 } ctx_t;
 
 static __thread char last_error[1024];
@@ -121,6 +127,10 @@ std::string Emitter::ptr(ValueId v) const {
 std::vector<std::string> describe_steps(const Program& p) {
   std::vector<std::string> out;
   for (const Step& s : p.steps) {
+    if (auto k = describe_nhwc(p, s)) {
+      out.push_back(s.label + " [" + *k + "]");
+      continue;
+    }
     std::string kernel = "loop";
     if (s.anchor >= 0) {
       const std::string& op = p.node(s.anchor).op_type;
@@ -156,6 +166,7 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
     t += " * step " + std::to_string(i) + ": " + comment(lines[i]) + "\n";
   t += " */\n";
   t += kPrelude;
+  if (uses_dnnl_conv(p)) t += dnnl_conv_runtime(p);
 
   // --- I/O tables ---------------------------------------------------------
   const size_t nin = g.inputs().size(), nout = g.outputs().size();
@@ -297,10 +308,12 @@ static void output_dims(const int64_t* d, int k, int64_t* dims) {
     }
   }
   omp_set_num_threads(m->nt);
-  const ctx_t ctx = {m->w, d, A, in, out, m->nt};
+  int status = 0;
+  const ctx_t ctx = {m->w, d, A, in, out, m->nt, m, A != NULL && !own_arena, &status};
   const ctx_t* c = &ctx;
 )C";
-  for (size_t i = 0; i < p.steps.size(); ++i) t += "  " + step_fn(i, p.steps[i]) + "(c);\n";
+  for (size_t i = 0; i < p.steps.size(); ++i)
+    t += "  " + step_fn(i, p.steps[i]) + "(c);\n  if (status) goto done;\n";
   // Outputs the steps did not write in place: inputs, weights, views, repeats.
   for (size_t k = 0; k < nout; ++k) {
     const ValueId v = g.outputs()[k];
@@ -309,9 +322,10 @@ static void output_dims(const int64_t* d, int k, int64_t* dims) {
     t += "  memcpy(c->out[" + std::to_string(k) + "], " + e.ptr(v) + ", sizeof(float) * " +
          e.numel(v) + ");  /* " + comment(info.name) + " */\n";
   }
+  if (!p.steps.empty()) t += "done:\n";
   t += R"C(  if (own_arena) free(A);
   else if (A) __atomic_store_n(&m->arena_busy, 0, __ATOMIC_RELEASE);
-  return 0;
+  return status;
 }
 
 HONE_EXPORT int hone_aot_output_shape(const void* handle, const int64_t* const* in_shapes, int k, int64_t* dims) {
@@ -388,9 +402,12 @@ static hone_model* init(const unsigned char* blob, uint64_t bytes, void* owned, 
   m->owned = owned;
   m->threads = threads > 0 ? threads : 0;
   m->nt = threads > 0 ? threads : omp_get_max_threads();
+#ifdef HONE_USES_DNNL
+  if (dn_init(m) != 0) { free(owned); free(m); return NULL; }
+#endif
   if (ARENA_BYTES > 0) {
     m->arena = (char*)aligned_alloc(64, (ARENA_BYTES + 63) / 64 * 64);
-    if (!m->arena) { set_error("out of memory for a %llu-byte arena", (unsigned long long)ARENA_BYTES); free(owned); free(m); return NULL; }
+    if (!m->arena) { set_error("out of memory for a %llu-byte arena", (unsigned long long)ARENA_BYTES); if (m->free_dn) m->free_dn(m->dn); free(owned); free(m); return NULL; }
   }
   return m;
 }
@@ -420,6 +437,7 @@ HONE_EXPORT void* hone_aot_create(const char* weights_path, int threads) {
 HONE_EXPORT void hone_aot_destroy(void* handle) {
   hone_model* m = (hone_model*)handle;
   if (!m) return;
+  if (m->free_dn) m->free_dn(m->dn);
   free(m->arena);
   free(m->owned);
   free(m);

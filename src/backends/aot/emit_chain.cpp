@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/aot/emitter.h"
+#include "backends/aot/nhwc.h"
 #include "backends/aot/shape_rules.h"
 
 namespace hone::aot {
@@ -136,7 +137,9 @@ std::string broadcast_offset(const Emitter& e, const DimExprs& out, size_t k, co
 void Emitter::emit_chain(const Step& s) {
   const Program& p = p_;
   const ValueId result = s.result;
-  const DimExprs& out = dims(result);
+  // A channels-last step walks N, H, W, C (per-channel operands broadcast innermost).
+  auto dims = [&](ValueId v) { return s.nhwc ? nhwc_dims(Emitter::dims(v)) : Emitter::dims(v); };
+  const DimExprs out = dims(result);
   const size_t r = out.size();
   std::set<ValueId> made;
   if (s.anchor >= 0) made.insert(p.node(s.anchor).outputs[0]);

@@ -31,12 +31,13 @@ void Emitter::emit_step(const Step& st) {
     emit_anchor(st, st.anchor, st.chain.empty() ? ptr(n.outputs[0]) : ptr(st.result));
     close();
   }
-  if (!st.chain.empty()) emit_chain(st);
+  if (!st.chain.empty() && !st.post_ops) emit_chain(st);
 }
 
 void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   const Node& n = p_.node(id);
   const std::string& op = n.op_type;
+  if (st.nhwc) return emit_anchor_nhwc(st, id, y);
   if (op == "Conv") return emit_conv(n, id, y, st);
   if (op == "Gemm") return emit_gemm(n, id, y);
   if (op == "MatMul") return emit_matmul(n, id, y);

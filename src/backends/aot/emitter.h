@@ -45,12 +45,20 @@ class Emitter {
   void emit_reduce(const Node& n, NodeId id, const std::string& y);
   void emit_transpose(const Node& n, NodeId id, const std::string& y);
   void emit_concat(const Node& n, NodeId id, const std::string& y);
+  // Channels-last steps (emit_nhwc.cpp).
+  void emit_anchor_nhwc(const Step& s, NodeId id, const std::string& y);
+  void emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, const Step& s);
+  void emit_pool_nhwc(const Node& n, NodeId id, const std::string& y);
 
   const Program& p_;
   std::string out_;
   int indent_ = 0;
 };
 
+/// Whether some step runs a conv through oneDNN, and the C runtime it then
+/// needs after the prelude (emit_nhwc.cpp).
+bool uses_dnnl_conv(const Program& p);
+std::string dnnl_conv_runtime(const Program& p);
 /// "1.5f", "(-INFINITY)": a float as a C literal that reads back exactly.
 std::string float_literal(float v);
 /// The C offset into an operand of dims `op` (right-aligned, broadcast) for

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "backends/aot/nhwc.h"
 #include "backends/aot/program.h"
 #include "backends/aot/shape_rules.h"
 
@@ -43,6 +44,7 @@ class Lowering {
       group(id);
     }
     place_values();
+    choose_layouts(p_);
     plan_arena();
     return std::move(p_);
   }

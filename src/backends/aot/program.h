@@ -44,6 +44,7 @@ struct ValueInfo {
   ValueId view_of = kNoValue;
   int def_step = -1;
   int last_use = -1;
+  bool nhwc = false;  // a 4-D value stored channels-last (nhwc.cpp)
 };
 
 struct Step {
@@ -53,6 +54,8 @@ struct Step {
   ValueId result = kNoValue;   // the last value the step makes
   DimExpr scratch_floats = 0;  // workspace (im2col), in floats
   int64_t scratch_offset = 0;  // its arena byte offset
+  bool nhwc = false;           // 4-D activations read and written channels-last (nhwc.cpp)
+  bool post_ops = false;       // the chain runs as oneDNN post-ops of the conv anchor
 };
 
 struct LowerOptions {

@@ -120,7 +120,8 @@ TEST(AotBackend, GeneratedSourceIsReadableAndCached) {
     EXPECT_NE(src.find(needle), std::string::npos) << needle << "\n" << src.substr(0, 1500);
   const auto plan = first->kernel_plan();
   ASSERT_FALSE(plan.empty());
-  EXPECT_EQ(plan[0], "Conv+Relu [conv.f32.aot.im2col_sgemm+fused_eltwise]");
+  // The graph input arrives NCHW: the first conv copies it channels-last.
+  EXPECT_EQ(plan[0], "Conv+Relu [layout.f32.aot.nchw_to_nhwc+conv.f32.aot.dnnl_nhwc+post_ops]");
   // The same graph again: the library comes from the cache, the compiler does not run.
   const uint64_t runs = compiler_runs();
   auto second = build_aot(g);
