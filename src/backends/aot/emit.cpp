@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "backends/aot/emitter.h"
+#include "backends/aot/lstm.h"
 #include "backends/aot/weights_blob.h"
 
 namespace hone::aot {
@@ -129,6 +130,8 @@ std::vector<std::string> describe_steps(const Program& p) {
                      ? (p.node(s.anchor).attr_int("group", 1) > 1 ? "conv.f32.aot.depthwise_direct"
                                                                   : "conv.f32.aot.pointwise_sgemm")
                      : "conv.f32.aot.im2col_sgemm";
+      else if (op == "LSTM")
+        kernel = "lstm.f32.aot.sgemm_fused_cell";
       else if (op == "Gemm" || op == "MatMul")
         kernel = "gemm.f32.aot.dnnl_sgemm";
       else
@@ -156,6 +159,7 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
     t += " * step " + std::to_string(i) + ": " + comment(lines[i]) + "\n";
   t += " */\n";
   t += kPrelude;
+  t += lstm_prelude(p);
 
   // --- I/O tables ---------------------------------------------------------
   const size_t nin = g.inputs().size(), nout = g.outputs().size();
