@@ -8,6 +8,7 @@
 
 #include "backends/aot/emitter.h"
 #include "backends/aot/nhwc.h"
+#include "backends/aot/lstm.h"
 #include "backends/aot/weights_blob.h"
 
 namespace hone::aot {
@@ -139,6 +140,8 @@ std::vector<std::string> describe_steps(const Program& p) {
                      ? (p.node(s.anchor).attr_int("group", 1) > 1 ? "conv.f32.aot.depthwise_direct"
                                                                   : "conv.f32.aot.pointwise_sgemm")
                      : "conv.f32.aot.im2col_sgemm";
+      else if (op == "LSTM")
+        kernel = "lstm.f32.aot.sgemm_fused_cell";
       else if (op == "Gemm" || op == "MatMul")
         kernel = "gemm.f32.aot.dnnl_sgemm";
       else
@@ -167,6 +170,7 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
   t += " */\n";
   t += kPrelude;
   if (uses_dnnl_conv(p)) t += dnnl_conv_runtime(p);
+  t += lstm_prelude(p);
 
   // --- I/O tables ---------------------------------------------------------
   const size_t nin = g.inputs().size(), nout = g.outputs().size();

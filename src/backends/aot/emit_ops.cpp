@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/aot/emitter.h"
+#include "backends/aot/lstm.h"
 #include "backends/aot/shape_rules.h"
 
 namespace hone::aot {
@@ -28,7 +29,9 @@ void Emitter::emit_step(const Step& st) {
     // then runs over it in place.
     const Node& n = p_.node(st.anchor);
     open("");
-    emit_anchor(st, st.anchor, st.chain.empty() ? ptr(n.outputs[0]) : ptr(st.result));
+    emit_anchor(st, st.anchor,
+                st.chain.empty() ? (n.outputs[0] >= 0 ? ptr(n.outputs[0]) : "NULL")
+                                 : ptr(st.result));
     close();
   }
   if (!st.chain.empty() && !st.post_ops) emit_chain(st);
@@ -37,6 +40,7 @@ void Emitter::emit_step(const Step& st) {
 void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   const Node& n = p_.node(id);
   const std::string& op = n.op_type;
+  if (op == "LSTM") return emit_lstm(*this, n, id, y, st);
   if (st.nhwc) return emit_anchor_nhwc(st, id, y);
   if (op == "Conv") return emit_conv(n, id, y, st);
   if (op == "Gemm") return emit_gemm(n, id, y);

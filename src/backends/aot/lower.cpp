@@ -103,8 +103,10 @@ class Lowering {
   void group(NodeId id) {
     const Node& n = g_.node(id);
     if (is_view_op(n.op_type)) return;
-    const ValueId out = n.outputs[0];
-    if (is_elementwise_op(n.op_type) && !p_.steps.empty()) {
+    ValueId out = n.outputs[0];
+    // LSTM may omit Y and return only Y_h or Y_c: the step's result is its first output.
+    for (size_t k = 1; out < 0 && k < n.outputs.size(); ++k) out = n.outputs[k];
+    if (is_elementwise_op(n.op_type) && !p_.steps.empty() && !is_lstm(p_.steps.back().anchor)) {
       Step& s = p_.steps.back();
       const ValueId r = s.result;
       const auto& ops = p_.operands[id];
@@ -134,6 +136,21 @@ class Lowering {
     s.label = n.op_type;
     s.scratch_floats = scratch_floats(p_, id);
     p_.steps.push_back(std::move(s));
+  }
+
+  /// LSTM writes several outputs with its own strides, so no chain follows it.
+  bool is_lstm(NodeId id) const { return id >= 0 && g_.node(id).op_type == "LSTM"; }
+
+  /// Y, Y_h and Y_c of an LSTM step: a buffer for each one used, none for the rest.
+  void place_lstm_outputs(const Node& n, size_t si) {
+    for (ValueId v : n.outputs) {
+      if (v < 0) continue;
+      ValueInfo& info = p_.values[static_cast<size_t>(v)];
+      info.def_step = static_cast<int>(si);
+      if (info.place == Place::kOutput) continue;
+      const bool used = !consumers_[static_cast<size_t>(v)].empty() || is_graph_output(v);
+      info.place = used ? Place::kArena : Place::kNone;
+    }
   }
 
   /// Values made inside step `s` and read by `id` must have `id`'s output dims.
@@ -176,7 +193,10 @@ class Lowering {
         for (NodeId c : consumers_[static_cast<size_t>(v)]) local &= members.count(c) != 0;
         info.place = local ? Place::kLocal : Place::kArena;
       };
-      if (s.anchor >= 0) place(g_.node(s.anchor).outputs[0], !s.chain.empty());
+      if (is_lstm(s.anchor))
+        place_lstm_outputs(g_.node(s.anchor), si);
+      else if (s.anchor >= 0)
+        place(g_.node(s.anchor).outputs[0], !s.chain.empty());
       for (NodeId m : s.chain) place(g_.node(m).outputs[0], false);
     }
     for (const Node& n : g_.nodes())

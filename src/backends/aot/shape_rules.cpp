@@ -6,6 +6,8 @@
 #include <cmath>
 #include <set>
 
+#include "backends/aot/lstm.h"
+
 namespace hone::aot {
 namespace {
 
@@ -535,6 +537,7 @@ Result<std::pair<int64_t, int64_t>> softmax_range(const Program& p, const Node& 
 
 DimExpr scratch_floats(const Program& p, NodeId id) {
   const Node& n = p.node(id);
+  if (n.op_type == "LSTM") return lstm_scratch_floats(p, id);
   if (n.op_type != "Conv") return 0;
   const DimExprs& w = dims_of(p, n.inputs[1]);
   const DimExprs& x = dims_of(p, n.inputs[0]);
@@ -554,6 +557,7 @@ Result<void> infer_node(Program& p, NodeId id) {
   const Node& n = p.node(id);
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return fail(unsupported("domain '" + n.domain + "' is not ONNX's default"));
+  if (n.op_type == "LSTM") return infer_lstm(p, id);  // several outputs, any may be omitted
   if (n.outputs.empty() || n.outputs[0] < 0)
     return fail(ErrorCode::kInvalidArgument, "node has no output");
   for (size_t i = 1; i < n.outputs.size(); ++i)

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "backends/aot/aot_backend.h"
+#include "backends/aot/lstm.h"
 #include "backends/aot/program.h"
 #include "backends/common/node_query.h"
 
@@ -35,6 +36,7 @@ std::string why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
+  if (op == "LSTM") return why_not_lstm(g, n);
   if (!is_elementwise_op(op) && !is_view_op(op) && !kAnchors.count(op))
     return "aot has no code generator for " + op;
   for (size_t i = 0; i < data_inputs(n); ++i) {
