@@ -40,6 +40,7 @@ typedef struct {
   int64_t c, ih, iw, m, kh, kw, oh, ow, sh, sw, dh, dw, pt, pl, pb, pr, groups;
   int has_bias, n_post;
   dn_post_desc post[8];
+  int src_nchw; /* reads NCHW, writes nChw16c scratch, reorders that to NHWC */
 } dn_conv_desc;
 
 #define DN_MAX_ARGS 16
@@ -50,6 +51,9 @@ typedef struct dn_conv_entry {
   int64_t nb;
   dnnl_primitive_t prim;
   dnnl_memory_desc_t src_md, wei_md, bias_md, dst_md, scratch_md;
+  dnnl_memory_desc_t conv_dst_md; /* dst_md, or nChw16c when src_nchw */
+  dnnl_primitive_t reo;           /* conv_dst_md -> dst_md, when src_nchw */
+  dnnl_exec_arg_t rargs[2];
   void* wei;  /* weights in the primitive's format, or NULL: the blob's own are */
   size_t scratch_bytes;
   void* scratch;                       /* for the run holding the model's arena */
@@ -71,7 +75,9 @@ static void dn_free_args(dnnl_exec_arg_t* args, int n) {
 
 static void dn_free_entry(dn_conv_entry* e) {
   if (e->prim) dnnl_primitive_destroy(e->prim);
+  if (e->reo) dnnl_primitive_destroy(e->reo);
   dn_free_args(e->args, e->nargs);
+  dn_free_args(e->rargs, 2);
   free(e->wei);
   free(e->scratch);
   free(e);
@@ -133,7 +139,7 @@ static int dn_make_args(dnnl_engine_t eng, const dn_conv_entry* e, const dn_conv
   } while (0)
   DN_ARG(DNNL_ARG_SRC, &e->src_md);
   DN_ARG(DNNL_ARG_WEIGHTS, &e->wei_md);
-  DN_ARG(DNNL_ARG_DST, &e->dst_md);
+  DN_ARG(DNNL_ARG_DST, &e->conv_dst_md);
   if (k->has_bias) DN_ARG(DNNL_ARG_BIAS, &e->bias_md);
   if (e->scratch_bytes) DN_ARG(DNNL_ARG_SCRATCHPAD, &e->scratch_md);
   for (int i = 0; i < k->n_post; ++i)
@@ -159,8 +165,13 @@ static dn_conv_entry* dn_conv_create(dn_state* s, const dn_conv_desc* k, int64_t
   dnnl_memory_desc_t user_wei, any_wei;
   {
     dnnl_dims_t sd = {nb, k->c, k->ih, k->iw}, dd = {nb, k->m, k->oh, k->ow}, bd = {k->m};
-    DN_CHECK(dnnl_memory_desc_init_by_tag(&e->src_md, 4, sd, dnnl_f32, dnnl_nhwc), "source descriptor");
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&e->src_md, 4, sd, dnnl_f32, k->src_nchw ? dnnl_nchw : dnnl_nhwc),
+             "source descriptor");
     DN_CHECK(dnnl_memory_desc_init_by_tag(&e->dst_md, 4, dd, dnnl_f32, dnnl_nhwc), "destination descriptor");
+    e->conv_dst_md = e->dst_md;
+    if (k->src_nchw)
+      DN_CHECK(dnnl_memory_desc_init_by_tag(&e->conv_dst_md, 4, dd, dnnl_f32, dnnl_nChw16c),
+               "destination descriptor");
     DN_CHECK(dnnl_memory_desc_init_by_tag(&e->bias_md, 1, bd, dnnl_f32, dnnl_a), "bias descriptor");
   }
   if (k->groups > 1) {
@@ -178,7 +189,7 @@ static dn_conv_entry* dn_conv_create(dn_state* s, const dn_conv_desc* k, int64_t
                 pr = {k->pb, k->pr};
     DN_CHECK(dnnl_dilated_convolution_forward_desc_init(&cd, dnnl_forward_inference, dnnl_convolution_direct,
                                                          &e->src_md, &any_wei, k->has_bias ? &e->bias_md : NULL,
-                                                         &e->dst_md, strides, dil, pl, pr),
+                                                         &e->conv_dst_md, strides, dil, pl, pr),
              "convolution descriptor");
     DN_CHECK(dnnl_primitive_attr_create(&attr), "attributes");
     DN_CHECK(dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user), "scratchpad mode");
@@ -221,6 +232,17 @@ static dn_conv_entry* dn_conv_create(dn_state* s, const dn_conv_desc* k, int64_t
     DN_CHECK(dnnl_primitive_execute(reorder, stream, 2, ra), "weights reorder");
     DN_CHECK(dnnl_stream_wait(stream), "weights reorder");
   }
+  if (k->src_nchw) {
+    if (rpd) dnnl_primitive_desc_destroy(rpd);
+    rpd = NULL;
+    DN_CHECK(dnnl_reorder_primitive_desc_create(&rpd, &e->conv_dst_md, s->eng, &e->dst_md, s->eng, NULL),
+             "nChw16c to nhwc reorder descriptor");
+    DN_CHECK(dnnl_primitive_create(&e->reo, rpd), "nChw16c to nhwc reorder");
+    e->rargs[0].arg = DNNL_ARG_FROM;
+    e->rargs[1].arg = DNNL_ARG_TO;
+    DN_CHECK(dnnl_memory_create(&e->rargs[0].memory, &e->conv_dst_md, s->eng, DNNL_MEMORY_NONE), "memory");
+    DN_CHECK(dnnl_memory_create(&e->rargs[1].memory, &e->dst_md, s->eng, DNNL_MEMORY_NONE), "memory");
+  }
   if (dn_make_args(s->eng, e, k, nb, e->args, &e->nargs) != 0) goto fail;
   if (0) {
   fail:
@@ -238,9 +260,10 @@ static dn_conv_entry* dn_conv_create(dn_state* s, const dn_conv_desc* k, int64_t
   return e;
 }
 
-/* Runs the conv of step `slot` at batch nb: y = post_ops(conv(x, w) + b). */
+/* Runs the conv of step `slot` at batch nb: y = post_ops(conv(x, w) + b). With
+ * src_nchw, `tmp` holds the conv's nChw16c result before its reorder into y. */
 static int dn_conv_run(const ctx_t* c, int slot, const dn_conv_desc* k, int64_t nb, const float* x,
-                       const float* w, const float* b, float* y, const float* const* post_src) {
+                       const float* w, const float* b, float* y, float* tmp, const float* const* post_src) {
   dn_state* s = (dn_state*)c->m->dn;
   pthread_mutex_lock(&s->mu);
   dn_conv_entry* e = s->conv[slot];
@@ -251,8 +274,9 @@ static int dn_conv_run(const ctx_t* c, int slot, const dn_conv_desc* k, int64_t 
   }
   pthread_mutex_unlock(&s->mu);
   if (!e) return -1;
-  dnnl_exec_arg_t own[DN_MAX_ARGS];
+  dnnl_exec_arg_t own[DN_MAX_ARGS], rown[2] = {{DNNL_ARG_FROM, NULL}, {DNNL_ARG_TO, NULL}};
   dnnl_exec_arg_t* args = e->args;
+  dnnl_exec_arg_t* rargs = e->rargs;
   int nargs = e->nargs, rc = -1;
   dnnl_stream_t stream = s->stream;
   void* scratch = e->scratch;
@@ -267,6 +291,11 @@ static int dn_conv_run(const ctx_t* c, int slot, const dn_conv_desc* k, int64_t 
       goto fail;
     }
     if (dn_make_args(s->eng, e, k, nb, own, &nargs) != 0) goto fail;
+    if (e->reo) {
+      rargs = rown;
+      DN_CHECK(dnnl_memory_create(&rown[0].memory, &e->conv_dst_md, s->eng, DNNL_MEMORY_NONE), "memory");
+      DN_CHECK(dnnl_memory_create(&rown[1].memory, &e->dst_md, s->eng, DNNL_MEMORY_NONE), "memory");
+    }
   }
   {
     int post = 0;
@@ -275,7 +304,7 @@ static int dn_conv_run(const ctx_t* c, int slot, const dn_conv_desc* k, int64_t 
       switch (args[i].arg) {
         case DNNL_ARG_SRC: h = (void*)x; break;
         case DNNL_ARG_WEIGHTS: h = e->wei ? e->wei : (void*)w; break;
-        case DNNL_ARG_DST: h = y; break;
+        case DNNL_ARG_DST: h = e->reo ? (void*)tmp : (void*)y; break;
         case DNNL_ARG_BIAS: h = (void*)b; break;
         case DNNL_ARG_SCRATCHPAD: h = scratch; break;
         default: h = (void*)post_src[post++]; break;
@@ -284,11 +313,17 @@ static int dn_conv_run(const ctx_t* c, int slot, const dn_conv_desc* k, int64_t 
     }
   }
   DN_CHECK(dnnl_primitive_execute(e->prim, stream, nargs, args), "execution");
+  if (e->reo) {
+    DN_CHECK(dnnl_memory_set_data_handle(rargs[0].memory, tmp), "binding memory");
+    DN_CHECK(dnnl_memory_set_data_handle(rargs[1].memory, y), "binding memory");
+    DN_CHECK(dnnl_primitive_execute(e->reo, stream, 2, rargs), "reorder to nhwc");
+  }
   DN_CHECK(dnnl_stream_wait(stream), "execution");
   rc = 0;
 fail:
   if (!c->exclusive) {
     dn_free_args(own, nargs);
+    dn_free_args(rown, 2);
     if (scratch) free(scratch);
     if (stream) dnnl_stream_destroy(stream);
   }
@@ -334,14 +369,16 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
   for (const PostOp& po : post)
     desc += "{" + std::string(po.src1 != kNoValue ? "1" : "0") + ", " + po.alg + ", " +
             float_literal(po.alpha) + ", " + float_literal(po.beta) + "}, ";
-  desc += "}};";
+  desc += "}, " + std::string(st.nchw_src_blocked ? "1" : "0") + "};";
   line(desc);
   line("const float* X = " + ptr(ops[0]) + ";");
   line("const float* Wt = " + ptr(ops[1]) + ";");
   line("const float* B = " + (ops.size() > 2 ? ptr(ops[2]) : std::string("NULL")) + ";");
   line("float* Y = " + y + ";");
   line("const int64_t nb = " + dim(x[0]) + ";");
-  if (!(st.scratch_floats.is_const() && st.scratch_floats.value() == 0)) {
+  line(std::string("float* tmp = ") +
+       (st.nchw_src_blocked ? "(float*)(c->A + " + s(st.scratch_offset) + ")" : "NULL") + ";");
+  if (!st.nchw_src_blocked && !(st.scratch_floats.is_const() && st.scratch_floats.value() == 0)) {
     // An NCHW input (a graph input, or a producer kept NCHW): one channels-last copy.
     const int64_t hw = win.ih * win.iw;
     line("float* xc = (float*)(c->A + " + s(st.scratch_offset) + ");");
@@ -360,7 +397,7 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
     if (po.src1 != kNoValue) srcs += ptr(po.src1) + ", ";
   line("const float* const post_src[] = {" + srcs + "NULL};");
   line("if (dn_conv_run(c, " + s(slot) +
-       ", &k, nb, X, Wt, B, Y, post_src) != 0) { *c->status = -1; return; }");
+       ", &k, nb, X, Wt, B, Y, tmp, post_src) != 0) { *c->status = -1; return; }");
 }
 
 void Emitter::emit_pool_nhwc(const Node& n, NodeId id, const std::string& y) {

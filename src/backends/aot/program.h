@@ -56,6 +56,9 @@ struct Step {
   int64_t scratch_offset = 0;  // its arena byte offset
   bool nhwc = false;           // 4-D activations read and written channels-last (nhwc.cpp)
   bool post_ops = false;       // the chain runs as oneDNN post-ops of the conv anchor
+  /// A channels-last conv whose input is NCHW with few channels (a graph's
+  /// image): oneDNN reads it as is into nChw16c scratch, then reorders to NHWC.
+  bool nchw_src_blocked = false;
 };
 
 struct LowerOptions {

@@ -57,6 +57,34 @@ TEST(AotNhwc, ResidualAddIsAPostOpAndDepthwiseStridesAndPads) {
                                 {uniform(rng, {8, 3, 12, 10})}});
 }
 
+TEST(AotNhwc, ImageConvReadsNchwThroughABlockedResult) {
+  // 3 input channels and 16 output channels: oneDNN reads the NCHW input in
+  // place into nChw16c scratch, then reorders it channels-last for the next
+  // conv. 8 output channels (not a multiple of 16) keep the channels-last copy.
+  std::mt19937 rng(7);
+  for (const int64_t oc : {16, 8}) {
+    GraphBuilder b("image");
+    const ValueId x = b.input("x", DType::kF32, Shape{kBatch, 3, 11, 9});
+    const ValueId a = b.relu(b.conv(x, b.constant("w1", uniform(rng, {oc, 3, 3, 3})),
+                                    b.constant("b1", uniform(rng, {oc})), pad1(2)));
+    const ValueId c2 = b.relu(b.conv(a, b.constant("w2", uniform(rng, {16, oc, 3, 3})),
+                                     b.constant("b2", uniform(rng, {16})), pad1()));
+    b.output(b.flatten(b.global_average_pool(c2)), "y");
+    auto g = std::move(b).build();
+    ASSERT_TRUE(g) << g.error().to_string();
+    auto be = build_aot(*g);
+    ASSERT_TRUE(be);
+    const std::string first =
+        oc == 16 ? "Conv+Relu "
+                   "[conv.f32.aot.dnnl_nchw_to_nChw16c+post_ops+reorder.f32.aot.nChw16c_to_nhwc]"
+                 : "Conv+Relu [layout.f32.aot.nchw_to_nhwc+conv.f32.aot.dnnl_nhwc+post_ops]";
+    EXPECT_TRUE(plan_has(*be, first)) << plan_text(*be);
+    expect_matches_reference(*g, {{uniform(rng, {1, 3, 11, 9})},
+                                  {uniform(rng, {5, 3, 11, 9})},
+                                  {uniform(rng, {2, 3, 11, 9})}});
+  }
+}
+
 TEST(AotNhwc, NchwReadersKeepTheirProducerNchw) {
   std::mt19937 rng(4);
   GraphBuilder b("readers");
