@@ -5,6 +5,7 @@
 #include <set>
 
 #include "backends/aot/emitter.h"
+#include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/shape_rules.h"
 
@@ -193,8 +194,17 @@ void Emitter::emit_chain(const Step& s) {
     for (size_t o = 0; o < ext.size(); ++o)
       names[static_cast<size_t>(ext[o])] =
           suffix[o] == 2 ? "b" + std::to_string(o) : "q" + std::to_string(o) + "[" + i + "]";
-    for (NodeId m : s.chain) {
+    const size_t absorbed = gemm_scale(p, s).absorbed;
+    for (size_t ci = 0; ci < s.chain.size(); ++ci) {
+      const NodeId m = s.chain[ci];
       const Node& n = p.node(m);
+      if (ci < absorbed) {  // done by the GEMM: the anchor's value already
+        const ValueId a = p.node(s.anchor).outputs[0];
+        line("const float " + v(n.outputs[0]) + " = " + v(a) + ";  /* " + n.op_type + " '" +
+             n.name + "' folded into the GEMM */");
+        names[static_cast<size_t>(n.outputs[0])] = v(n.outputs[0]);
+        continue;
+      }
       std::vector<std::string> args;
       for (ValueId o : p.operands.at(m)) {
         const ValueInfo& info = p.values[static_cast<size_t>(o)];

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/aot/emitter.h"
+#include "backends/aot/gemm_fold.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/shape_rules.h"
 
@@ -34,7 +35,9 @@ void Emitter::emit_step(const Step& st) {
                                  : ptr(st.result));
     close();
   }
-  if (!st.chain.empty() && !st.post_ops) emit_chain(st);
+  // Chain nodes the GEMM absorbed (a scale, a Transpose) need no loop.
+  if (!st.chain.empty() && !st.post_ops && st.chain.size() > gemm_scale(p_, st).absorbed)
+    emit_chain(st);
 }
 
 void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
@@ -43,8 +46,8 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op == "LSTM") return emit_lstm(*this, n, id, y, st);
   if (st.nhwc) return emit_anchor_nhwc(st, id, y);
   if (op == "Conv") return emit_conv(n, id, y, st);
-  if (op == "Gemm") return emit_gemm(n, id, y);
-  if (op == "MatMul") return emit_matmul(n, id, y);
+  if (op == "Gemm") return emit_gemm(n, id, y, gemm_scale(p_, st).alpha);
+  if (op == "MatMul") return emit_matmul(st, id, y);
   if (op == "Softmax" || op == "LogSoftmax") return emit_softmax(n, id, y);
   if (op == "LayerNormalization") return emit_layer_norm(n, id, y);
   if (op.rfind("Reduce", 0) == 0) return emit_reduce(n, id, y);
@@ -139,13 +142,14 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   close();
 }
 
-void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y) {
+void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y, float scale) {
   const auto& ops = p_.operands.at(id);
   const DimExprs& a = dims(ops[0]);
   const DimExprs& b = dims(ops[1]);
   const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
   const std::string M = dim(ta ? a[1] : a[0]), K = dim(ta ? a[0] : a[1]), N = dim(tb ? b[0] : b[1]);
-  const float alpha = n.attr_float("alpha", 1.0f), beta = n.attr_float("beta", 1.0f);
+  // A scalar Mul/Div after the Gemm scales both terms (gemm_fold.h).
+  const float alpha = n.attr_float("alpha", 1.0f) * scale, beta = n.attr_float("beta", 1.0f) * scale;
   const bool has_c = ops.size() > 2 && beta != 0.0f;
   line("const float* A = " + ptr(ops[0]) + ";");
   line("const float* Bm = " + ptr(ops[1]) + ";");
@@ -165,50 +169,6 @@ void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y) {
   line("SGEMM(" + std::string(ta ? "1" : "0") + ", " + (tb ? "1" : "0") +
        ", (int)M, (int)N, (int)K, " + float_literal(alpha) + ", A, (int)" + dim(a[1]) +
        ", Bm, (int)" + dim(b[1]) + ", " + (has_c ? "1.0f" : "0.0f") + ", Y, (int)N);");
-}
-
-void Emitter::emit_matmul(const Node& n, NodeId id, const std::string& y) {
-  const auto& ops = p_.operands.at(id);
-  DimExprs a = dims(ops[0]), b = dims(ops[1]);
-  if (a.size() == 1) a.insert(a.begin(), DimExpr(1));
-  if (b.size() == 1) b.push_back(1);
-  const DimExpr M = a[a.size() - 2], K = a.back(), N = b.back();
-  line("const float* A = " + ptr(ops[0]) + ";");
-  line("const float* Bm = " + ptr(ops[1]) + ";");
-  line("float* Y = " + y + ";");
-  line("const int64_t M = " + dim(M) + ", N = " + dim(N) + ", K = " + dim(K) + ";");
-  const DimExprs ab(a.begin(), a.end() - 2), bb(b.begin(), b.end() - 2);
-  bool b_shared = true;
-  for (const DimExpr& d : bb) b_shared = b_shared && is_one(d);
-  if (b_shared) {
-    // One B for every batch: fold A's batch dims into M, one GEMM.
-    line("const int64_t rows = " + dim(product(ab)) + " * M;");
-    line(
-        "SGEMM(0, 0, (int)rows, (int)N, (int)K, 1.0f, A, (int)K, Bm, (int)N, 0.0f, "
-        "Y, (int)N);");
-    return;
-  }
-  const DimExprs out_b = *([&]() -> Result<DimExprs> {
-    const size_t r = std::max(ab.size(), bb.size());
-    DimExprs o(r);
-    for (size_t i = 0; i < r; ++i) {
-      const DimExpr da = i + ab.size() < r ? DimExpr(1) : ab[i + ab.size() - r];
-      const DimExpr db = i + bb.size() < r ? DimExpr(1) : bb[i + bb.size() - r];
-      o[i] = is_one(da) ? db : da;
-    }
-    return o;
-  })();
-  line("#pragma omp parallel for num_threads(c->nt) if(M * N * K < 65536 && " +
-       dim(product(out_b)) + " > 1)");
-  open("for (int64_t bi = 0; bi < " + dim(product(out_b)) + "; ++bi)");
-  line("const float* a = A + (" + broadcast_offset(*this, out_b, out_b.size(), ab, "bi") +
-       ") * M * K;");
-  line("const float* bm = Bm + (" + broadcast_offset(*this, out_b, out_b.size(), bb, "bi") +
-       ") * K * N;");
-  line(
-      "SGEMM(0, 0, (int)M, (int)N, (int)K, 1.0f, a, (int)K, bm, (int)N, 0.0f, Y + "
-      "bi * M * N, (int)N);");
-  close();
 }
 
 void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
@@ -282,6 +242,30 @@ void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
   line("const float* X = " + ptr(xv) + ";");
   line("float* Y = " + y + ";");
   line("const int64_t outer = " + outer + ", len = " + len + ", inner = " + inner + ";");
+  if (inner == "1") {
+    // Rows are contiguous: each pass is one vectorized loop (expf through libmvec).
+    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("outer * len"));
+    open("for (int64_t o = 0; o < outer; ++o)");
+    line("const float* x = X + o * len;");
+    line("float* yv = Y + o * len;");
+    line("float mx = x[0];");
+    line("#pragma omp simd reduction(max:mx)");
+    line("for (int64_t j = 1; j < len; ++j) mx = x[j] > mx ? x[j] : mx;");
+    line("float sum = 0.0f;");
+    line("#pragma omp simd reduction(+:sum)");
+    if (n.op_type == "Softmax") {
+      line("for (int64_t j = 0; j < len; ++j) { const float e = expf(x[j] - mx); yv[j] = e; sum += e; }");
+      line("#pragma omp simd");
+      line("for (int64_t j = 0; j < len; ++j) yv[j] /= sum;");
+    } else {
+      line("for (int64_t j = 0; j < len; ++j) sum += expf(x[j] - mx);");
+      line("const float l = logf(sum);");
+      line("#pragma omp simd");
+      line("for (int64_t j = 0; j < len; ++j) yv[j] = x[j] - mx - l;");
+    }
+    close();
+    return;
+  }
   line("#pragma omp parallel for collapse(2) num_threads(c->nt)" + omp_if("outer * len * inner"));
   open("for (int64_t o = 0; o < outer; ++o)");
   open("for (int64_t in = 0; in < inner; ++in)");
@@ -320,14 +304,18 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   open("for (int64_t r = 0; r < " + rows + "; ++r)");
   line("const float* x = X + r * " + s(cols) + ";");
   line("float* yr = Y + r * " + s(cols) + ";");
+  // The reductions say they may reorder (omp simd), so every pass vectorizes.
   line("float mean = 0.0f, var = 0.0f;");
+  line("#pragma omp simd reduction(+:mean)");
   line("for (int64_t j = 0; j < " + s(cols) + "; ++j) mean += x[j];");
   line("mean /= " + s(cols) + ".0f;");
+  line("#pragma omp simd reduction(+:var)");
   line("for (int64_t j = 0; j < " + s(cols) + "; ++j) var += (x[j] - mean) * (x[j] - mean);");
   line("const float inv = 1.0f / sqrtf(var / " + s(cols) + ".0f + " +
        float_literal(n.attr_float("epsilon", 1e-5f)) + ");");
-  line("for (int64_t j = 0; j < " + s(cols) +
-       "; ++j) yr[j] = (x[j] - mean) * inv * S[j] + (Bv ? Bv[j] : 0.0f);");
+  line("#pragma omp simd");
+  line("for (int64_t j = 0; j < " + s(cols) + "; ++j) yr[j] = (x[j] - mean) * inv * S[j]" +
+       (ops.size() > 2 ? " + Bv[j];" : ";"));
   close();
 }
 

@@ -37,8 +37,8 @@ class Emitter {
   void emit_anchor(const Step& s, NodeId id, const std::string& y);
   void emit_chain(const Step& s);
   void emit_conv(const Node& n, NodeId id, const std::string& y, const Step& s);
-  void emit_gemm(const Node& n, NodeId id, const std::string& y);
-  void emit_matmul(const Node& n, NodeId id, const std::string& y);
+  void emit_gemm(const Node& n, NodeId id, const std::string& y, float scale);
+  void emit_matmul(const Step& s, NodeId id, const std::string& y);  // emit_matmul.cpp
   void emit_pool(const Node& n, NodeId id, const std::string& y);
   void emit_softmax(const Node& n, NodeId id, const std::string& y);
   void emit_layer_norm(const Node& n, NodeId id, const std::string& y);

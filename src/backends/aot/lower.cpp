@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/program.h"
 #include "backends/aot/shape_rules.h"
@@ -103,6 +104,18 @@ class Lowering {
   void group(NodeId id) {
     const Node& n = g_.node(id);
     if (is_view_op(n.op_type)) return;
+    // Transposes around MatMuls become strides of the GEMM (gemm_fold.h).
+    if (folds_into_matmul_operand(p_, consumers_, id)) {
+      strided_views_.insert(id);
+      return;
+    }
+    if (!p_.steps.empty() && folds_into_matmul_result(p_, consumers_, p_.steps.back(), id)) {
+      Step& s = p_.steps.back();
+      s.chain.push_back(id);
+      s.result = n.outputs[0];
+      s.label += "+Transpose";
+      return;
+    }
     ValueId out = n.outputs[0];
     // LSTM may omit Y and return only Y_h or Y_c: the step's result is its first output.
     for (size_t k = 1; out < 0 && k < n.outputs.size(); ++k) out = n.outputs[k];
@@ -206,13 +219,19 @@ class Lowering {
         info.place = Place::kView;
         info.view_of = n.inputs[0];
       }
+    // The MatMuls reading these know the strides; the storage is the input's.
+    for (NodeId t : strided_views_) {
+      ValueInfo& info = p_.values[static_cast<size_t>(g_.node(t).outputs[0])];
+      info.place = Place::kView;
+      info.view_of = g_.node(t).inputs[0];
+    }
     // Every weight the code points at (literals are inlined instead).
     for (const Step& s : p_.steps) {
       std::vector<NodeId> nodes = s.chain;
       if (s.anchor >= 0) nodes.insert(nodes.begin(), s.anchor);
       for (NodeId id : nodes)
         for (ValueId v : p_.operands[id])
-          if (id == s.anchor || !p_.values[static_cast<size_t>(v)].literal) use_weight(v);
+          if (id == s.anchor || !p_.values[static_cast<size_t>(v)].literal) use_weight(root(v));
     }
     for (ValueId v : g_.outputs()) use_weight(root(v));
   }
@@ -287,6 +306,7 @@ class Lowering {
   const Graph& g_;
   const LowerOptions& opts_;
   std::vector<std::vector<NodeId>> consumers_;
+  std::set<NodeId> strided_views_;  // Transposes MatMuls read through strides
   Program p_;
 };
 
