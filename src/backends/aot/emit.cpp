@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "backends/aot/emitter.h"
+#include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/weights_blob.h"
@@ -147,7 +148,8 @@ std::vector<std::string> describe_steps(const Program& p) {
       else
         kernel = "loop.f32.aot." + op;
     }
-    if (!s.chain.empty()) kernel += (s.anchor >= 0 ? "+" : "") + std::string("fused_eltwise");
+    if (s.chain.size() > gemm_scale(p, s).absorbed)
+      kernel += (s.anchor >= 0 ? "+" : "") + std::string("fused_eltwise");
     out.push_back(s.label + " [" + kernel + "]");
   }
   return out;
