@@ -71,6 +71,11 @@ TEST(AotGemmFold, HeadTransposesFoldIntoStridedBatchedMatMul) {
   // Written straight into [b,s,h,6], then an element-wise op over that layout.
   const ValueId merged = b.transpose(ctx, {0, 2, 1, 3});
   b.output(b.relu(merged), "out");
+  b.output(merged, "merged");  // the folded result is also a graph output
+  // A vector times a transposed matrix: B read transposed, one GEMM.
+  const ValueId vec = b.input("vec", DType::kF32, Shape{4});
+  const ValueId mat = b.input("mat", DType::kF32, Shape{Dim::symbol("batch"), 4});
+  b.output(b.matmul(vec, b.transpose(mat, {1, 0})), "vec_mat_t");
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   auto be = build_aot(*g);
@@ -82,8 +87,8 @@ TEST(AotGemmFold, HeadTransposesFoldIntoStridedBatchedMatMul) {
   std::vector<std::vector<Tensor>> sets;
   for (int64_t n : {1, 3})
     for (int64_t sq : {1, 7})
-      sets.push_back(
-          {uniform(rng, {n, sq, 3, 4}), uniform(rng, {n, 5, 3, 4}), uniform(rng, {n, 5, 3, 6})});
+      sets.push_back({uniform(rng, {n, sq, 3, 4}), uniform(rng, {n, 5, 3, 4}),
+                      uniform(rng, {n, 5, 3, 6}), uniform(rng, {4}), uniform(rng, {n, 4})});
   expect_matches_reference(*g, sets);
 }
 
