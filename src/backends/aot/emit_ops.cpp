@@ -149,7 +149,8 @@ void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y, float sc
   const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
   const std::string M = dim(ta ? a[1] : a[0]), K = dim(ta ? a[0] : a[1]), N = dim(tb ? b[0] : b[1]);
   // A scalar Mul/Div after the Gemm scales both terms (gemm_fold.h).
-  const float alpha = n.attr_float("alpha", 1.0f) * scale, beta = n.attr_float("beta", 1.0f) * scale;
+  const float alpha = n.attr_float("alpha", 1.0f) * scale,
+              beta = n.attr_float("beta", 1.0f) * scale;
   const bool has_c = ops.size() > 2 && beta != 0.0f;
   line("const float* A = " + ptr(ops[0]) + ";");
   line("const float* Bm = " + ptr(ops[1]) + ";");
@@ -242,11 +243,15 @@ void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
   line("const float* X = " + ptr(xv) + ";");
   line("float* Y = " + y + ";");
   line("const int64_t outer = " + outer + ", len = " + len + ", inner = " + inner + ";");
-  if (inner == "1") {
-    // Rows are contiguous: each pass is one vectorized loop (expf through libmvec).
-    // Three passes and an exp per element: worth a team at a quarter of a
-    // plain loop's size.
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("outer * len * 4"));
+  if (inner == "1" && n.op_type == "Softmax") {
+    // Rows are contiguous. The exps run as one flat loop over every row, so
+    // short rows (attention at seq 8) still call libmvec 16 lanes at a time
+    // instead of scalar expf; max/shift and sum/divide stay per row. Three
+    // passes and an exp per element: worth a team at a quarter of a plain
+    // loop's size.
+    line("#pragma omp parallel num_threads(c->nt)" + omp_if("outer * len * 4"));
+    open("");
+    line("#pragma omp for");
     open("for (int64_t o = 0; o < outer; ++o)");
     line("const float* x = X + o * len;");
     line("float* yv = Y + o * len;");
@@ -255,18 +260,38 @@ void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
     // the vector width, where from 1 it leaves a 15-element scalar tail.
     line("#pragma omp simd reduction(max:mx)");
     line("for (int64_t j = 0; j < len; ++j) mx = x[j] > mx ? x[j] : mx;");
+    line("#pragma omp simd");
+    line("for (int64_t j = 0; j < len; ++j) yv[j] = x[j] - mx;");
+    close();
+    line("#pragma omp for simd");
+    line("for (int64_t i = 0; i < outer * len; ++i) Y[i] = expf(Y[i]);");
+    line("#pragma omp for");
+    open("for (int64_t o = 0; o < outer; ++o)");
+    line("float* yv = Y + o * len;");
     line("float sum = 0.0f;");
     line("#pragma omp simd reduction(+:sum)");
-    if (n.op_type == "Softmax") {
-      line("for (int64_t j = 0; j < len; ++j) { const float e = expf(x[j] - mx); yv[j] = e; sum += e; }");
-      line("#pragma omp simd");
-      line("for (int64_t j = 0; j < len; ++j) yv[j] /= sum;");
-    } else {
-      line("for (int64_t j = 0; j < len; ++j) sum += expf(x[j] - mx);");
-      line("const float l = logf(sum);");
-      line("#pragma omp simd");
-      line("for (int64_t j = 0; j < len; ++j) yv[j] = x[j] - mx - l;");
-    }
+    line("for (int64_t j = 0; j < len; ++j) sum += yv[j];");
+    line("#pragma omp simd");
+    line("for (int64_t j = 0; j < len; ++j) yv[j] /= sum;");
+    close();
+    close();
+    return;
+  }
+  if (inner == "1") {
+    // LogSoftmax over contiguous rows: each pass one vectorized loop.
+    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("outer * len * 4"));
+    open("for (int64_t o = 0; o < outer; ++o)");
+    line("const float* x = X + o * len;");
+    line("float* yv = Y + o * len;");
+    line("float mx = x[0];");
+    line("#pragma omp simd reduction(max:mx)");
+    line("for (int64_t j = 0; j < len; ++j) mx = x[j] > mx ? x[j] : mx;");
+    line("float sum = 0.0f;");
+    line("#pragma omp simd reduction(+:sum)");
+    line("for (int64_t j = 0; j < len; ++j) sum += expf(x[j] - mx);");
+    line("const float l = logf(sum);");
+    line("#pragma omp simd");
+    line("for (int64_t j = 0; j < len; ++j) yv[j] = x[j] - mx - l;");
     close();
     return;
   }
@@ -304,7 +329,8 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   line("const float* S = " + ptr(ops[1]) + ";");
   line("const float* Bv = " + (ops.size() > 2 ? ptr(ops[2]) : std::string("NULL")) + ";");
   line("float* Y = " + y + ";");
-  line("#pragma omp parallel for num_threads(c->nt)" + omp_if(rows + " * " + s(cols * 4)));  // 3 passes
+  line("#pragma omp parallel for num_threads(c->nt)" +
+       omp_if(rows + " * " + s(cols * 4)));  // 3 passes
   open("for (int64_t r = 0; r < " + rows + "; ++r)");
   line("const float* x = X + r * " + s(cols) + ";");
   line("float* yr = Y + r * " + s(cols) + ";");
