@@ -72,7 +72,7 @@ std::string expr(const Program& p, const Node& n, const std::vector<std::string>
     if (n.attr_string("approximate", "none") == "tanh")
       return "(0.5f * " + x + " * (1.0f + tanhf(0.7978845608028654f * (" + x + " + 0.044715f * " +
              x + " * " + x + " * " + x + "))))";
-    return "(0.5f * " + x + " * (1.0f + erff(" + x + " * 0.7071067811865476f)))";
+    return "(0.5f * " + x + " * (1.0f + hone_erf(" + x + " * 0.7071067811865476f)))";
   }
   if (op == "Add") return "(" + x + " + " + a[1] + ")";
   if (op == "Sub") return "(" + x + " - " + a[1] + ")";
