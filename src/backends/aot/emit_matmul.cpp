@@ -64,14 +64,19 @@ void Emitter::emit_matmul(const Step& st, NodeId id, const std::string& y) {
   line("float* Y = " + y + ";");
   line("const int64_t M = " + dim(M) + ", N = " + dim(N) + ", K = " + dim(K) + ";");
   const std::string alpha = float_literal(scale.alpha);
+  const bool bias = scale.bias != kNoValue;
+  const std::string beta = bias ? "1.0f" : "0.0f";
+  if (bias) line("const float* Bias = " + ptr(scale.bias) + ";");
   const std::string flags = std::string(la.trans ? "1" : "0") + ", " + (lb.trans ? "1" : "0");
   bool b_shared = true;
   for (size_t i = 0; i + 2 < rb; ++i) b_shared = b_shared && is_one(b.dims[i]);
   if (b_shared && contiguous(a) && contiguous(o)) {
     // One B for every batch: fold A's batch dims into M, one GEMM.
     line("const int64_t rows = " + dim(product(a.dims, 0, ra - 2)) + " * M;");
+    if (bias)
+      line("for (int64_t r = 0; r < rows; ++r) memcpy(Y + r * N, Bias, sizeof(float) * N);");
     line("SGEMM(0, " + std::string(lb.trans ? "1" : "0") + ", (int)rows, (int)N, (int)K, " + alpha +
-         ", A, (int)K, Bm, (int)" + dim(lb.ld) + ", 0.0f, Y, (int)N);");
+         ", A, (int)K, Bm, (int)" + dim(lb.ld) + ", " + beta + ", Y, (int)N);");
     return;
   }
   // Offset of batch `bi` in an operand: its strides along the product's batch
@@ -96,9 +101,13 @@ void Emitter::emit_matmul(const Step& st, NodeId id, const std::string& y) {
   const std::string nb = dim(product(ob));
   line("#pragma omp parallel for num_threads(c->nt) if(M * N * K < 65536 && " + nb + " > 1)");
   open("for (int64_t bi = 0; bi < " + nb + "; ++bi)");
+  line("float* y = Y + " + offset(o, true) + ";");
+  if (bias)
+    line("for (int64_t r = 0; r < M; ++r) memcpy(y + r * " + dim(ldc) +
+         ", Bias, sizeof(float) * N);");
   line("SGEMM(" + flags + ", (int)M, (int)N, (int)K, " + alpha + ", A + " + offset(a, false) +
-       ", (int)" + dim(la.ld) + ", Bm + " + offset(b, false) + ", (int)" + dim(lb.ld) +
-       ", 0.0f, Y + " + offset(o, true) + ", (int)" + dim(ldc) + ");");
+       ", (int)" + dim(la.ld) + ", Bm + " + offset(b, false) + ", (int)" + dim(lb.ld) + ", " +
+       beta + ", y, (int)" + dim(ldc) + ");");
   close();
 }
 

@@ -37,6 +37,16 @@ const Node* folded_transpose_of(const Program& p, ValueId v) {
   return &p.node(prod);
 }
 
+/// A constant f32 vector along the last dim of `out` ([N], or [1, ..., 1, N]).
+bool is_bias(const Program& p, ValueId v, const DimExprs& out) {
+  const ValueInfo& info = p.values[static_cast<size_t>(v)];
+  if (!info.constant || !info.f32 || info.dims.empty() || out.empty()) return false;
+  if (info.dims.size() > out.size() || !(info.dims.back() == out.back())) return false;
+  for (size_t i = 0; i + 1 < info.dims.size(); ++i)
+    if (!(info.dims[i].is_const() && info.dims[i].value() == 1)) return false;
+  return true;
+}
+
 }  // namespace
 
 bool folds_into_matmul_operand(const Program& p, const std::vector<std::vector<NodeId>>& consumers,
@@ -128,7 +138,13 @@ GemmScale gemm_scale(const Program& p, const Step& s) {
   size_t i = 0;
   if (op == "MatMul" && !s.chain.empty() && p.node(s.chain[0]).op_type == "Transpose") ++i;
   ValueId cur = i == 0 ? p.node(s.anchor).outputs[0] : p.node(s.chain[0]).outputs[0];
-  for (; i < s.chain.size(); ++i) {
+  // Absorbing a node changes what the anchor stores, so only past values no
+  // one keeps (a stored one, e.g. a graph output, must stay as it was).
+  auto kept = [&](ValueId v) {
+    const Place pl = p.values[static_cast<size_t>(v)].place;
+    return pl == Place::kArena || pl == Place::kOutput;
+  };
+  for (; i < s.chain.size() && !kept(cur); ++i) {
     const Node& m = p.node(s.chain[i]);
     const auto& ops = p.operands.at(s.chain[i]);
     if (ops.size() != 2 || (m.op_type != "Mul" && m.op_type != "Div")) break;
@@ -144,6 +160,19 @@ GemmScale gemm_scale(const Program& p, const Step& s) {
     if (!lit || *lit == 0.0f || !std::isfinite(*lit)) break;
     g.alpha = m.op_type == "Mul" ? g.alpha * *lit : g.alpha / *lit;
     cur = m.outputs[0];
+  }
+  // Then a MatMul's bias: the rows start as the bias and SGEMM adds to them
+  // (beta 1), which saves the chain's pass over the output.
+  if (op == "MatMul" && i < s.chain.size() && !kept(cur) && p.node(s.chain[i]).op_type == "Add") {
+    const auto& ops = p.operands.at(s.chain[i]);
+    const ValueId other = ops.size() == 2 && ops[0] == cur   ? ops[1]
+                          : ops.size() == 2 && ops[1] == cur ? ops[0]
+                                                             : kNoValue;
+    const DimExprs& out = dims(p, cur);
+    if (other != kNoValue && other != cur && is_bias(p, other, out)) {
+      g.bias = other;
+      ++i;
+    }
   }
   g.absorbed = i;
   return g;

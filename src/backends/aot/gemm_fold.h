@@ -44,11 +44,13 @@ Strided matmul_operand(const Program& p, ValueId v, bool b_side);
 /// result buffer, or through the folded output Transpose's strides.
 Strided matmul_result(const Program& p, const Step& s, const DimExprs& out);
 
-/// The scale a GEMM anchor applies through alpha, and how many of the step's
-/// leading chain nodes the anchor absorbs (a scalar Mul or Div, a folded
-/// output Transpose); those nodes' values equal the anchor's.
+/// The scale a GEMM anchor applies through alpha, its bias, and how many of
+/// the step's leading chain nodes the anchor absorbs (a folded output
+/// Transpose, scalar Muls and Divs, then a MatMul's bias Add); those nodes'
+/// values equal what the anchor stores.
 struct GemmScale {
   float alpha = 1.0f;
+  ValueId bias = kNoValue;  // a MatMul's bias row the output starts from (beta 1)
   size_t absorbed = 0;
 };
 GemmScale gemm_scale(const Program& p, const Step& s);

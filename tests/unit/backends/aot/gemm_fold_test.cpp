@@ -1,5 +1,6 @@
 // What GEMM steps absorb (gemm_fold.h), against the reference: Transposes of
-// MatMul operands and results become strides, scalar Mul/Div become alpha;
+// MatMul operands and results become strides, scalar Mul/Div become alpha,
+// a bias Add the rows SGEMM accumulates into;
 // Transposes that cannot fold still run as steps. The kernel plan shows which
 // nodes folded, so each test also checks the fold happened (or did not).
 #include <algorithm>
@@ -39,6 +40,8 @@ TEST(AotGemmFold, TransformerMatchesReferenceAtSymbolicBatchAndSeq) {
   EXPECT_EQ(count_steps(plan, "Transpose"), 0u) << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Transpose"), 2u) << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Div [gemm.f32.aot.dnnl_sgemm]"), 2u) << joined(plan);
+  // Q, K and V: the bias rows are SGEMM's C (beta 1), no loop after.
+  EXPECT_EQ(count_steps(plan, "MatMul+Add [gemm.f32.aot.dnnl_sgemm]"), 6u) << joined(plan);
   std::mt19937 rng(11);
   for (int64_t batch : {1, 3})
     for (int64_t seq : {1, 7, 32}) {
@@ -70,7 +73,8 @@ TEST(AotGemmFold, HeadTransposesFoldIntoStridedBatchedMatMul) {
   const ValueId ctx = b.matmul(s, b.transpose(v, {0, 2, 1, 3}));  // [b,h,s,6]
   // Written straight into [b,s,h,6], then an element-wise op over that layout.
   const ValueId merged = b.transpose(ctx, {0, 2, 1, 3});
-  b.output(b.relu(merged), "out");
+  // The bias cannot start the rows: `merged` is kept as it is.
+  b.output(b.relu(b.add(merged, b.constant("bias", uniform(rng, {6})))), "out");
   b.output(merged, "merged");  // the folded result is also a graph output
   // A vector times a transposed matrix: B read transposed, one GEMM.
   const ValueId vec = b.input("vec", DType::kF32, Shape{4});
@@ -83,7 +87,9 @@ TEST(AotGemmFold, HeadTransposesFoldIntoStridedBatchedMatMul) {
   const auto plan = be->kernel_plan();
   EXPECT_EQ(count_steps(plan, "Transpose"), 0u) << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Mul+Div [gemm.f32.aot.dnnl_sgemm]"), 1u) << joined(plan);
-  EXPECT_EQ(count_steps(plan, "MatMul+Transpose+Relu"), 1u) << joined(plan);
+  EXPECT_EQ(count_steps(plan, "MatMul+Transpose+Add+Relu [gemm.f32.aot.dnnl_sgemm+fused_eltwise]"),
+            1u)
+      << joined(plan);
   std::vector<std::vector<Tensor>> sets;
   for (int64_t n : {1, 3})
     for (int64_t sq : {1, 7})
@@ -143,6 +149,10 @@ TEST(AotGemmFold, ScalarMulAndDivBecomeAlpha) {
   b.output(b.div(b.scalar_f32("num", 2.0f), b.matmul(a, w)), "scalar_over_mm");
   b.output(b.mul(b.matmul(a, w), b.scalar_f32("zero", 0.0f)), "mm_zero");
   b.output(b.div(b.matmul(a, w), b.scalar_f32("d2", 8.0f)), "mm_div");
+  // A scale, then a bias ([1, N]) the rows start from.
+  b.output(b.add(b.div(b.matmul(a, w), b.scalar_f32("d3", 3.0f)),
+                 b.constant("bias", uniform(rng, {1, 5}))),
+           "mm_div_bias");
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   auto be = build_aot(*g);
@@ -151,6 +161,7 @@ TEST(AotGemmFold, ScalarMulAndDivBecomeAlpha) {
   EXPECT_EQ(count_steps(plan, "Gemm+Div+Add [gemm.f32.aot.dnnl_sgemm+fused_eltwise]"), 1u)
       << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Div [gemm.f32.aot.dnnl_sgemm]"), 1u) << joined(plan);
+  EXPECT_EQ(count_steps(plan, "MatMul+Div+Add [gemm.f32.aot.dnnl_sgemm]"), 1u) << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Mul+Tanh [gemm.f32.aot.dnnl_sgemm+fused_eltwise]"), 1u)
       << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Mul [gemm.f32.aot.dnnl_sgemm+fused_eltwise]"), 2u)
