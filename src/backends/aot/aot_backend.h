@@ -1,6 +1,9 @@
-// The aot backend: lowers blocks of the graph to C (fused element-wise loops,
-// OpenBLAS GEMM for Gemm/MatMul/Conv, one arena planned by liveness, weights
-// in a blob), compiles them with the system compiler into shared libraries
+// The aot backend: lowers blocks of the graph to C (fused element-wise loops;
+// GEMMs through oneDNN's dnnl_sgemm with Transposes and scalar/bias epilogues
+// folded into its strides, alpha and C; convs as oneDNN convolution primitives
+// on channels-last or nChw16c activations (nhwc.h), created by the generated
+// code through oneDNN's C API; LSTM as a register-blocked cell kernel
+// (lstm.h); one arena planned by liveness, weights in a blob), compiles them with the system compiler into shared libraries
 // (cached by source hash) and runs them through their C ABI. Refused nodes
 // run on the reference through CompilingBackend; a build that covers the
 // whole graph exports as a `native-so` folder that runs without hone.
@@ -42,7 +45,7 @@ class AotBackend final : public CompilingBackend {
   uint64_t kernel_executions() const { return shared_->executions.load(); }
   /// Blocks proposed but not lowered (each runs on the reference), with why.
   const std::vector<std::string>& lowering_fallbacks() const { return fallbacks_; }
-  /// One line per fused step of every block: "Conv+Relu [conv.f32.aot.im2col_sgemm]".
+  /// One line per fused step of every block: "Conv+Relu [conv.f32.aot.dnnl_nhwc+post_ops]".
   std::vector<std::string> kernel_plan() const override;
   /// Per block: the compiler's log, and whether the library came from the cache.
   std::vector<std::string> compile_logs() const;
