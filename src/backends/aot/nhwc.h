@@ -17,7 +17,9 @@
 // 8.2 / 5.5, 1x1 16->32 16x16 10 / 9.5, 1x1 64->64 8x8 17.5 / 18.2, but dense
 // 3x3 16->16 32x32 190 / 213: nets without depthwise convs (resnet) stay NHWC.
 // Blocked convs read an NCHW image of < 16 channels directly (dst nChw16c, no
-// reorder); other NCHW inputs get a copy into nChw16c scratch.
+// reorder); other NCHW inputs get a copy into nChw16c scratch. models/mobilenet
+// at batch 8, 1 thread, p50 ms (aot NHWC / aot blocked / onednn, same
+// minute): 0.104 / 0.081 / 0.082.
 //
 //   lower(): place_values(); choose_layouts(p); plan_arena();
 //   emit:    if (step.nhwc) emit_anchor_nhwc(...); chain loops use nhwc_dims()

@@ -57,7 +57,8 @@ struct Step {
   bool nhwc = false;           // 4-D activations channels-last or blocked (nhwc.cpp)
   bool post_ops = false;       // the chain runs as oneDNN post-ops of the conv anchor
   /// A channels-last conv whose input is NCHW with few channels (a graph's
-  /// image): oneDNN reads it as is into nChw16c scratch, then reorders to NHWC.
+  /// image): oneDNN reads it as is into nChw16c scratch, then reorders to NHWC
+  /// (in a blocked program straight into its nChw16c result).
   bool nchw_src_blocked = false;
 };
 
