@@ -138,8 +138,12 @@ std::string broadcast_offset(const Emitter& e, const DimExprs& out, size_t k, co
 void Emitter::emit_chain(const Step& s) {
   const Program& p = p_;
   const ValueId result = s.result;
-  // A channels-last step walks N, H, W, C (per-channel operands broadcast innermost).
-  auto dims = [&](ValueId v) { return s.nhwc ? nhwc_dims(Emitter::dims(v)) : Emitter::dims(v); };
+  // A channels-last step walks N, H, W, C (per-channel operands broadcast innermost),
+  // or N, C/16, H, W, 16 when blocked.
+  auto dims = [&](ValueId v) {
+    if (!s.nhwc) return Emitter::dims(v);
+    return p.blocked ? blocked_dims(Emitter::dims(v)) : nhwc_dims(Emitter::dims(v));
+  };
   const DimExprs out = dims(result);
   const size_t r = out.size();
   std::set<ValueId> made;

@@ -41,6 +41,7 @@ typedef struct {
   int has_bias, n_post;
   dn_post_desc post[8];
   int src_nchw; /* reads NCHW, writes nChw16c scratch, reorders that to NHWC */
+  int blocked;  /* src and dst nChw16c (src_nchw: reads NCHW, writes nChw16c, no reorder) */
 } dn_conv_desc;
 
 #define DN_MAX_ARGS 16
@@ -165,11 +166,12 @@ static dn_conv_entry* dn_conv_create(dn_state* s, const dn_conv_desc* k, int64_t
   dnnl_memory_desc_t user_wei, any_wei;
   {
     dnnl_dims_t sd = {nb, k->c, k->ih, k->iw}, dd = {nb, k->m, k->oh, k->ow}, bd = {k->m};
-    DN_CHECK(dnnl_memory_desc_init_by_tag(&e->src_md, 4, sd, dnnl_f32, k->src_nchw ? dnnl_nchw : dnnl_nhwc),
+    const dnnl_format_tag_t act = k->blocked ? dnnl_nChw16c : dnnl_nhwc;
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&e->src_md, 4, sd, dnnl_f32, k->src_nchw ? dnnl_nchw : act),
              "source descriptor");
-    DN_CHECK(dnnl_memory_desc_init_by_tag(&e->dst_md, 4, dd, dnnl_f32, dnnl_nhwc), "destination descriptor");
+    DN_CHECK(dnnl_memory_desc_init_by_tag(&e->dst_md, 4, dd, dnnl_f32, act), "destination descriptor");
     e->conv_dst_md = e->dst_md;
-    if (k->src_nchw)
+    if (k->src_nchw && !k->blocked)
       DN_CHECK(dnnl_memory_desc_init_by_tag(&e->conv_dst_md, 4, dd, dnnl_f32, dnnl_nChw16c),
                "destination descriptor");
     DN_CHECK(dnnl_memory_desc_init_by_tag(&e->bias_md, 1, bd, dnnl_f32, dnnl_a), "bias descriptor");
@@ -232,7 +234,7 @@ static dn_conv_entry* dn_conv_create(dn_state* s, const dn_conv_desc* k, int64_t
     DN_CHECK(dnnl_primitive_execute(reorder, stream, 2, ra), "weights reorder");
     DN_CHECK(dnnl_stream_wait(stream), "weights reorder");
   }
-  if (k->src_nchw) {
+  if (k->src_nchw && !k->blocked) {
     if (rpd) dnnl_primitive_desc_destroy(rpd);
     rpd = NULL;
     DN_CHECK(dnnl_reorder_primitive_desc_create(&rpd, &e->conv_dst_md, s->eng, &e->dst_md, s->eng, NULL),
@@ -347,6 +349,7 @@ std::string dnnl_conv_runtime(const Program& p) {
 void Emitter::emit_anchor_nhwc(const Step& st, NodeId id, const std::string& y) {
   const Node& n = p_.node(id);
   if (n.op_type == "Conv") return emit_conv_dnnl(n, id, y, st);
+  if (p_.blocked) return emit_pool_blocked(n, id, y);
   return emit_pool_nhwc(n, id, y);
 }
 
@@ -369,7 +372,8 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
   for (const PostOp& po : post)
     desc += "{" + std::string(po.src1 != kNoValue ? "1" : "0") + ", " + po.alg + ", " +
             float_literal(po.alpha) + ", " + float_literal(po.beta) + "}, ";
-  desc += "}, " + std::string(st.nchw_src_blocked ? "1" : "0") + "};";
+  desc +=
+      "}, " + std::string(st.nchw_src_blocked ? "1" : "0") + ", " + (p_.blocked ? "1" : "0") + "};";
   line(desc);
   line("const float* X = " + ptr(ops[0]) + ";");
   line("const float* Wt = " + ptr(ops[1]) + ";");
@@ -377,7 +381,9 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
   line("float* Y = " + y + ";");
   line("const int64_t nb = " + dim(x[0]) + ";");
   line(std::string("float* tmp = ") +
-       (st.nchw_src_blocked ? "(float*)(c->A + " + s(st.scratch_offset) + ")" : "NULL") + ";");
+       (st.nchw_src_blocked && !p_.blocked ? "(float*)(c->A + " + s(st.scratch_offset) + ")"
+                                           : "NULL") +
+       ";");
   if (!st.nchw_src_blocked && !(st.scratch_floats.is_const() && st.scratch_floats.value() == 0)) {
     // An NCHW input (a graph input, or a producer kept NCHW): one channels-last copy.
     const int64_t hw = win.ih * win.iw;
@@ -386,9 +392,16 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
     open("for (int64_t b = 0; b < nb; ++b)");
     line("const float* xs = X + b * " + s(c * hw) + ";");
     line("float* xd = xc + b * " + s(c * hw) + ";");
-    line("for (int64_t i = 0; i < " + s(hw) + "; ++i)");
-    line("  for (int64_t ch = 0; ch < " + s(c) + "; ++ch) xd[i * " + s(c) + " + ch] = xs[ch * " +
-         s(hw) + " + i];");
+    if (p_.blocked) {  // into nChw16c: [C/16][H*W][16]
+      line("for (int64_t cb = 0; cb < " + s(c / 16) + "; ++cb)");
+      line("  for (int64_t i = 0; i < " + s(hw) + "; ++i)");
+      line("    for (int64_t l = 0; l < 16; ++l) xd[(cb * " + s(hw) +
+           " + i) * 16 + l] = xs[(cb * 16 + l) * " + s(hw) + " + i];");
+    } else {
+      line("for (int64_t i = 0; i < " + s(hw) + "; ++i)");
+      line("  for (int64_t ch = 0; ch < " + s(c) + "; ++ch) xd[i * " + s(c) + " + ch] = xs[ch * " +
+           s(hw) + " + i];");
+    }
     close();
     line("X = xc;");
   }

@@ -49,6 +49,7 @@ class Emitter {
   void emit_anchor_nhwc(const Step& s, NodeId id, const std::string& y);
   void emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, const Step& s);
   void emit_pool_nhwc(const Node& n, NodeId id, const std::string& y);
+  void emit_pool_blocked(const Node& n, NodeId id, const std::string& y);  // emit_blocked.cpp
 
   const Program& p_;
   std::string out_;

@@ -74,13 +74,18 @@ class Layouts {
         info.nhwc = info.dims.size() == 4 && !same_bytes_either_layout(info.dims);
       }
     }
+    p_.blocked = blocked_fits(p_);
     for (Step& s : p_.steps) {
       if (!s.nhwc || s.anchor < 0 || p_.node(s.anchor).op_type != "Conv") continue;
+      s.post_ops = !s.chain.empty() && conv_post_ops(p_, s).has_value();
+      if (p_.blocked) {
+        set_blocked_conv(p_, s);
+        continue;
+      }
       // No im2col: oneDNN reads the input in place, or a channels-last copy of it.
       const ValueId x = p_.operands.at(s.anchor)[0];
       s.scratch_floats =
           stored_nhwc_compatible(x) ? DimExpr(0) : product(p_.values[static_cast<size_t>(x)].dims);
-      s.post_ops = !s.chain.empty() && conv_post_ops(p_, s).has_value();
       // oneDNN 2.6 has no fast kernel from NCHW to NHWC, and its NHWC one is
       // slow for a 3-channel input (brgconv 19 us against 11 us for mobilenet's
       // first conv at batch 8); from NCHW to nChw16c it has a JIT kernel for
@@ -231,6 +236,7 @@ std::optional<std::vector<PostOp>> conv_post_ops(const Program& p, const Step& s
 
 std::optional<std::string> describe_nhwc(const Program& p, const Step& s) {
   if (!s.nhwc) return std::nullopt;
+  if (p.blocked) return describe_blocked(p, s);
   std::string k;
   if (s.anchor >= 0 && p.node(s.anchor).op_type == "Conv") {
     if (s.nchw_src_blocked)

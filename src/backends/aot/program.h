@@ -44,7 +44,7 @@ struct ValueInfo {
   ValueId view_of = kNoValue;
   int def_step = -1;
   int last_use = -1;
-  bool nhwc = false;  // a 4-D value stored channels-last (nhwc.cpp)
+  bool nhwc = false;  // a 4-D value stored channels-last, or nChw16c if Program::blocked (nhwc.cpp)
 };
 
 struct Step {
@@ -54,10 +54,11 @@ struct Step {
   ValueId result = kNoValue;   // the last value the step makes
   DimExpr scratch_floats = 0;  // workspace (im2col), in floats
   int64_t scratch_offset = 0;  // its arena byte offset
-  bool nhwc = false;           // 4-D activations read and written channels-last (nhwc.cpp)
+  bool nhwc = false;           // 4-D activations channels-last or blocked (nhwc.cpp)
   bool post_ops = false;       // the chain runs as oneDNN post-ops of the conv anchor
   /// A channels-last conv whose input is NCHW with few channels (a graph's
-  /// image): oneDNN reads it as is into nChw16c scratch, then reorders to NHWC.
+  /// image): oneDNN reads it as is into nChw16c scratch, then reorders to NHWC
+  /// (in a blocked program straight into its nChw16c result).
   bool nchw_src_blocked = false;
 };
 
@@ -78,6 +79,8 @@ struct Program {
   std::vector<Step> steps;
   std::vector<float> weights;  // the blob's payload
   int64_t arena_bytes = 0;
+  /// The channels-last steps (Step::nhwc) store nChw16c instead of NHWC (nhwc.h).
+  bool blocked = false;
   std::deque<Tensor> synthetic;  // folded constants (a deque: ValueInfo points into it)
 
   const Node& node(NodeId n) const { return graph->node(n); }
