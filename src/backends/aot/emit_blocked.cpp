@@ -13,6 +13,25 @@ std::string s(int64_t v) {
 
 }  // namespace
 
+// The taps of a pool window inside the image, as ranges [k0, k1) computed up
+// front (and p: the taps over the padded image, for count_include_pad): GCC 12
+// at -O3 with AVX-512 miscompiles a vectorized window sum whose tap loops
+// skip out-of-image taps with `continue` (a standalone harness showed wrong
+// sums at -O3 -mavx512f, right ones at -O2 or -fno-tree-loop-vectorize).
+void Emitter::tap_range(const std::string& a, const std::string& o, int64_t stride, int64_t pad,
+                        int64_t dil, int64_t k, int64_t in, int64_t pad_end) {
+  line("const int64_t " + a + "0 = " + o + " * " + s(stride) + " - " + s(pad) + ";");
+  line("const int64_t " + a + "k0 = " + a + "0 < 0 ? (-" + a + "0 + " + s(dil - 1) + ") / " +
+       s(dil) + " : 0;");
+  line("int64_t " + a + "k1 = (" + s(in) + " - " + a + "0 + " + s(dil - 1) + ") / " + s(dil) + ";");
+  line(a + "k1 = " + a + "k1 > " + s(k) + " ? " + s(k) + " : " + a + "k1 < " + a + "k0 ? " + a +
+       "k0 : " + a + "k1;");
+  // Taps over the padded image: the window never starts before it.
+  line("int64_t " + a + "p = (" + s(in + pad_end) + " - " + a + "0 + " + s(dil - 1) + ") / " +
+       s(dil) + ";");
+  line(a + "p = " + a + "p > " + s(k) + " ? " + s(k) + " : " + a + "p < 0 ? 0 : " + a + "p;");
+}
+
 void Emitter::emit_pool_blocked(const Node& n, NodeId id, const std::string& y) {
   const ValueId xv = p_.operands.at(id)[0];
   const DimExprs& x = dims(xv);
@@ -41,32 +60,15 @@ void Emitter::emit_pool_blocked(const Node& n, NodeId id, const std::string& y) 
   }
   const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
-  // The taps inside the image are ranges [k0, k1) computed up front: GCC 12
-  // at -O3 with AVX-512 miscompiles the 16-lane sum when the tap loops skip
-  // out-of-image taps with `continue` and the count is not kept live.
-  auto range = [&](const std::string& a, const std::string& o, int64_t stride, int64_t pad,
-                   int64_t dil, int64_t k, int64_t in, int64_t pad_end) {
-    line("const int64_t " + a + "0 = " + o + " * " + s(stride) + " - " + s(pad) + ";");
-    line("const int64_t " + a + "k0 = " + a + "0 < 0 ? (-" + a + "0 + " + s(dil - 1) + ") / " +
-         s(dil) + " : 0;");
-    line("int64_t " + a + "k1 = (" + s(in) + " - " + a + "0 + " + s(dil - 1) + ") / " + s(dil) +
-         ";");
-    line(a + "k1 = " + a + "k1 > " + s(k) + " ? " + s(k) + " : " + a + "k1 < " + a + "k0 ? " + a +
-         "k0 : " + a + "k1;");
-    // Taps over the padded image: the window never starts before it.
-    line("int64_t " + a + "p = (" + s(in + pad_end) + " - " + a + "0 + " + s(dil - 1) + ") / " +
-         s(dil) + ";");
-    line(a + "p = " + a + "p > " + s(k) + " ? " + s(k) + " : " + a + "p < 0 ? 0 : " + a + "p;");
-  };
   line("#pragma omp parallel for num_threads(c->nt)" +
        omp_if("nb * " + s(cb * 16 * w.oh * w.ow * w.kh * w.kw)));
   // r walks (image, channel block, output row); each block's planes are contiguous.
   open("for (int64_t r = 0; r < nb * " + s(cb * w.oh) + "; ++r)");
   line("const int64_t plane = r / " + s(w.oh) + ", oh = r % " + s(w.oh) + ";");
   line("const float* xb = X + plane * " + s(ih * iw * 16) + ";");
-  range("h", "oh", w.sh, w.pt, w.dh, w.kh, ih, w.pb);
+  tap_range("h", "oh", w.sh, w.pt, w.dh, w.kh, ih, w.pb);
   open("for (int64_t ow = 0; ow < " + s(w.ow) + "; ++ow)");
-  range("w", "ow", w.sw, w.pl, w.dw, w.kw, iw, w.pr);
+  tap_range("w", "ow", w.sw, w.pl, w.dw, w.kw, iw, w.pr);
   line("float* yp = Y + (r * " + s(w.ow) + " + ow) * 16;");
   line("float acc[16];");
   line(lanes + "acc[l] = " + (is_max ? "(-INFINITY);" : "0.0f;"));

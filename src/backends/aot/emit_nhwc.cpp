@@ -445,38 +445,26 @@ void Emitter::emit_pool_nhwc(const Node& n, NodeId id, const std::string& y) {
        omp_if("nb * " + s(w.oh * w.ow * w.kh * w.kw * c)));
   open("for (int64_t r = 0; r < nb * " + s(w.oh) + "; ++r)");
   line("const int64_t b = r / " + s(w.oh) + ", oh = r % " + s(w.oh) + ";");
-  line("const int64_t h0 = oh * " + s(w.sh) + " - " + s(w.pt) + ";");
+  tap_range("h", "oh", w.sh, w.pt, w.dh, w.kh, ih, w.pb);
   open("for (int64_t ow = 0; ow < " + s(w.ow) + "; ++ow)");
-  line("const int64_t w0 = ow * " + s(w.sw) + " - " + s(w.pl) + ";");
+  tap_range("w", "ow", w.sw, w.pl, w.dw, w.kw, iw, w.pr);
   line("float* yp = Y + (r * " + s(w.ow) + " + ow) * " + s(c) + ";");
   line("for (int64_t ch = 0; ch < " + s(c) +
        "; ++ch) yp[ch] = " + (is_max ? "(-INFINITY);" : "0.0f;"));
-  line("int64_t cnt = 0, padded_h = 0, padded_w = 0;");
-  open("for (int64_t kh = 0; kh < " + s(w.kh) + "; ++kh)");
-  line("const int64_t ih = h0 + kh * " + s(w.dh) + ";");
-  line("padded_h += ih >= -" + s(w.pt) + " && ih < " + s(w.ih + w.pb) + ";");
-  line("if (ih < 0 || ih >= " + s(ih) + ") continue;");
-  open("for (int64_t kw = 0; kw < " + s(w.kw) + "; ++kw)");
-  line("const int64_t iw = w0 + kw * " + s(w.dw) + ";");
-  line("if (iw < 0 || iw >= " + s(iw) + ") continue;");
-  line("const float* xp = X + ((b * " + s(ih) + " + ih) * " + s(iw) + " + iw) * " + s(c) + ";");
+  open("for (int64_t kh = hk0; kh < hk1; ++kh)");
+  open("for (int64_t kw = wk0; kw < wk1; ++kw)");
+  line("const float* xp = X + ((b * " + s(ih) + " + h0 + kh * " + s(w.dh) + ") * " + s(iw) +
+       " + w0 + kw * " + s(w.dw) + ") * " + s(c) + ";");
   line(std::string("for (int64_t ch = 0; ch < ") + s(c) + "; ++ch) " +
        (is_max ? "yp[ch] = xp[ch] > yp[ch] ? xp[ch] : yp[ch];" : "yp[ch] += xp[ch];"));
-  line("++cnt;");
   close();
   close();
+  line("const int64_t cnt = (hk1 - hk0) * (wk1 - wk0);");
   if (is_max) {
     // A window wholly in the padding reads nothing: 0, as the NCHW loop gives.
     line("if (cnt == 0) for (int64_t ch = 0; ch < " + s(c) + "; ++ch) yp[ch] = 0.0f;");
   } else {
-    if (include_pad) {
-      open("for (int64_t kw = 0; kw < " + s(w.kw) + "; ++kw)");
-      line("const int64_t iw = w0 + kw * " + s(w.dw) + ";");
-      line("padded_w += iw >= -" + s(w.pl) + " && iw < " + s(w.iw + w.pr) + ";");
-      close();
-    }
-    line("const float den = (float)" +
-         (include_pad ? std::string("(padded_h * padded_w)") : std::string("cnt")) + ";");
+    line("const float den = (float)" + std::string(include_pad ? "(hp * wp)" : "cnt") + ";");
     line("for (int64_t ch = 0; ch < " + s(c) + "; ++ch) yp[ch] /= den;");
   }
   close();

@@ -50,6 +50,9 @@ class Emitter {
   void emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, const Step& s);
   void emit_pool_nhwc(const Node& n, NodeId id, const std::string& y);
   void emit_pool_blocked(const Node& n, NodeId id, const std::string& y);  // emit_blocked.cpp
+  /// Declares {a}0, {a}k0, {a}k1 and {a}p for one window axis (emit_blocked.cpp).
+  void tap_range(const std::string& a, const std::string& o, int64_t stride, int64_t pad,
+                 int64_t dil, int64_t k, int64_t in, int64_t pad_end);
 
   const Program& p_;
   std::string out_;

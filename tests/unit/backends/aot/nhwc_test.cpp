@@ -183,5 +183,54 @@ TEST(AotNhwc, DepthwiseThenPointwiseWideChannels) {
   expect_matches_reference(*g, {{uniform(rng, {1, 3, 32, 32})}, {uniform(rng, {3, 3, 32, 32})}});
 }
 
+TEST(AotNhwc, PoolsWithPaddingStridesAndCeilMode) {
+  // The window's in-image taps are computed as ranges up front (tap_range):
+  // the same windows as the blocked pools, here channels-last at 16 and 24
+  // channels (a dense net: no depthwise conv, so the program stays NHWC).
+  std::mt19937 rng(21);
+  using Attrs = std::map<std::string, Attribute>;
+  const std::vector<std::pair<std::string, Attrs>> pools = {
+      {"MaxPool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      {"MaxPool",
+       {{"kernel_shape", std::vector<int64_t>{2, 2}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"ceil_mode", int64_t{1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"count_include_pad", int64_t{1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"count_include_pad", int64_t{1}}}},
+  };
+  for (const int64_t ch : {16, 24}) {
+    for (size_t i = 0; i < pools.size(); ++i) {
+      const auto& [op, attrs] = pools[i];
+      SCOPED_TRACE(op + " #" + std::to_string(i) + " at " + std::to_string(ch) + " channels");
+      GraphBuilder b("pools");
+      const ValueId x = b.input("x", DType::kF32, Shape{kBatch, 3, 11, 11});
+      ValueId h =
+          b.relu(b.conv(x, b.constant("w1", uniform(rng, {ch, 3, 3, 3})), kNoValue, pad1()));
+      h = b.op(op, {h}, attrs);
+      h = b.relu(b.conv(h, b.constant("w2", uniform(rng, {16, ch, 3, 3})), kNoValue, pad1()));
+      b.output(b.flatten(b.global_average_pool(h)), "y");
+      auto g = std::move(b).build();
+      ASSERT_TRUE(g) << g.error().to_string();
+      auto be = build_aot(*g);
+      ASSERT_TRUE(be);
+      EXPECT_TRUE(plan_has(*be, op + " [pool.f32.aot." + op + "_nhwc]")) << plan_text(*be);
+      expect_matches_reference(*g,
+                               {{uniform(rng, {1, 3, 11, 11})}, {uniform(rng, {5, 3, 11, 11})}});
+    }
+  }
+}
+
 }  // namespace
 }  // namespace hone::aot
