@@ -70,7 +70,8 @@ TEST_P(AotModels, MatchReferenceAtSeveralBatchSizes) {
   // The partition is of the graph the backend planned (the optimized copy
   // when the passes rewrote it): every node of that graph runs compiled.
   const Graph& planned = be->partition().graph ? *be->partition().graph : g;
-  EXPECT_EQ(be->partition().nodes_on_backend(), planned.nodes().size()) << be->partition().describe(planned);
+  EXPECT_EQ(be->partition().nodes_on_backend(), planned.nodes().size())
+      << be->partition().describe(planned);
   for (int64_t batch : {1, 3}) {
     const auto in = inputs_for(g, batch, static_cast<uint32_t>(batch));
     auto want = reference::Interpreter().run_tensors(g, in);
@@ -128,6 +129,27 @@ TEST(AotBackend, GeneratedSourceIsReadableAndCached) {
   ASSERT_TRUE(second);
   EXPECT_EQ(compiler_runs(), runs);
   EXPECT_TRUE(second->cache_hits().at(0));
+}
+
+TEST(AotBackend, ParallelRegionsHaveASerialTwinAndBothAgree) {
+  // Every conditional OpenMP region runs as a plain loop when it would get one
+  // thread (libgomp's team of one costs a futex wake per region); with two
+  // threads and enough work the parallel copy runs. Both match the reference.
+  const Graph g = load("transformer");
+  for (const char* threads : {"1", "2"}) {
+    SCOPED_TRACE(std::string("threads ") + threads);
+    auto be = build_aot(g, {{"threads", threads}});
+    ASSERT_TRUE(be);
+    const std::string src = be->sources().at(0);
+    EXPECT_NE(src.find("if (c->nt > 1 && ("), std::string::npos);
+    EXPECT_NE(src.find("} else {"), std::string::npos);
+    const auto in = inputs_for(g, 8, 5);  // batch 8, seq 8: large enough to fork
+    auto want = reference::Interpreter().run_tensors(g, in);
+    ASSERT_TRUE(want) << want.error().to_string();
+    auto got = be->infer(in);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-4, 1e-5));
+  }
 }
 
 TEST(AotBackend, SaveLoadWithoutCompilerGivesIdenticalOutputs) {
