@@ -36,18 +36,6 @@ bool weights_constant(const Graph& g, const Node& n) {
   return true;
 }
 
-ValueId add_weight(Program& p, const std::string& name, Tensor t) {
-  p.synthetic.push_back(std::move(t));
-  ValueInfo v;
-  v.name = name;
-  v.constant = &p.synthetic.back();
-  for (int64_t d : v.constant->shape()) v.dims.push_back(d);
-  v.place = Place::kWeight;
-  v.offset = -1;
-  p.values.push_back(std::move(v));
-  return static_cast<ValueId>(p.values.size() - 1);
-}
-
 Result<const float*> const_data(const Program& p, ValueId v, int64_t count, const char* what) {
   const ValueInfo& i = p.values[static_cast<size_t>(v)];
   if (!i.constant || !i.f32 || i.constant->numel() != count)
@@ -191,16 +179,16 @@ Result<void> infer_lstm(Program& p, NodeId id) {
             bd[d * 4 * Hp + g * Hp + u] =
                 B[d * 8 * H + g * H + u] + B[d * 8 * H + 4 * H + g * H + u];
     }
-    ops.push_back(add_weight(p, base + ":lstm.W", std::move(wp)));
-    ops.push_back(add_weight(p, base + ":lstm.R", std::move(rp)));
-    ops.push_back(add_weight(p, base + ":lstm.B", std::move(bp)));
+    ops.push_back(add_synthetic(p, base + ":lstm.W", std::move(wp)));
+    ops.push_back(add_synthetic(p, base + ":lstm.R", std::move(rp)));
+    ops.push_back(add_synthetic(p, base + ":lstm.B", std::move(bp)));
     if (has(n, 7)) {
       HONE_TRY(const float* P, const_data(p, n.inputs[7], dirs * 3 * H, "P"));
       Tensor pp = Tensor::zeros(DType::kF32, {dirs, 3 * Hp});
       for (int64_t d = 0; d < dirs; ++d)
         for (int64_t q = 0; q < 3; ++q)
           std::copy_n(P + d * 3 * H + q * H, H, pp.data<float>() + d * 3 * Hp + q * Hp);
-      ops.push_back(add_weight(p, base + ":lstm.P", std::move(pp)));
+      ops.push_back(add_synthetic(p, base + ":lstm.P", std::move(pp)));
     }
   } else {
     for (size_t i : {1, 2, 3, 7})

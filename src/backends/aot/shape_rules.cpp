@@ -79,18 +79,6 @@ void mark_literal(Program& p, ValueId v) {
   if (i.constant && i.f32 && i.constant->numel() == 1) i.literal = i.constant->data<float>()[0];
 }
 
-ValueId add_synthetic(Program& p, const std::string& name, Tensor t) {
-  p.synthetic.push_back(std::move(t));
-  ValueInfo v;
-  v.name = name;
-  v.constant = &p.synthetic.back();
-  for (int64_t d : v.constant->shape()) v.dims.push_back(d);
-  v.place = Place::kWeight;
-  v.offset = -1;
-  p.values.push_back(std::move(v));
-  return static_cast<ValueId>(p.values.size() - 1);
-}
-
 Result<std::vector<float>> const_floats(const Program& p, const Node& n, size_t i, int64_t count,
                                         const std::string& what) {
   const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
@@ -421,6 +409,18 @@ Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
 }
 
 }  // namespace
+
+ValueId add_synthetic(Program& p, const std::string& name, Tensor t) {
+  p.synthetic.push_back(std::move(t));
+  ValueInfo v;
+  v.name = name;
+  v.constant = &p.synthetic.back();
+  for (int64_t d : v.constant->shape()) v.dims.push_back(d);
+  v.place = Place::kWeight;
+  v.offset = -1;
+  p.values.push_back(std::move(v));
+  return static_cast<ValueId>(p.values.size() - 1);
+}
 
 bool is_elementwise_op(const std::string& op) {
   return unary_ops().count(op) || binary_ops().count(op) || op == "PRelu" || op == "Clip" ||

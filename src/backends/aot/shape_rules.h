@@ -35,5 +35,8 @@ struct Window2d {
 [[nodiscard]] Result<std::vector<int64_t>> const_ints(const Program& p, const Node& n,
                                                       size_t input);
 const DimExprs& dims_of(const Program& p, ValueId v);
+/// A constant made at lowering (folded BatchNorm, packed LSTM weights) as a
+/// weight value of the program; its blob offset is assigned with the others.
+ValueId add_synthetic(Program& p, const std::string& name, Tensor t);
 
 }  // namespace hone::aot

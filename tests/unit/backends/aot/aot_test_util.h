@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -62,6 +63,41 @@ inline void expect_matches_reference(const Graph& g,
       EXPECT_TRUE(close((*got)[i], (*want)[i])) << "output " << i;
     EXPECT_GT(be->kernel_executions(), before) << "no compiled code ran";
   }
+}
+
+/// Pool windows the channels-last and blocked pool loops must get right:
+/// padding, strides, ceil_mode, count_include_pad, and a global pool.
+inline std::vector<std::pair<std::string, std::map<std::string, Attribute>>> pool_windows() {
+  return {
+      {"MaxPool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      {"MaxPool",
+       {{"kernel_shape", std::vector<int64_t>{2, 2}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"ceil_mode", int64_t{1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"count_include_pad", int64_t{1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
+        {"count_include_pad", int64_t{1}}}},
+      {"AveragePool",
+       {{"kernel_shape", std::vector<int64_t>{3, 3}},
+        {"strides", std::vector<int64_t>{2, 2}},
+        {"count_include_pad", int64_t{1}}}},
+      {"GlobalMaxPool", {}},
+  };
 }
 
 }  // namespace hone::aot::testing_util

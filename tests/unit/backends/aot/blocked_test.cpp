@@ -149,37 +149,7 @@ TEST(AotBlocked, ResidualAddChainsAndBroadcastOperands) {
 
 TEST(AotBlocked, MaxAndAveragePoolsOverBlockedValues) {
   std::mt19937 rng(15);
-  using Attrs = std::map<std::string, Attribute>;
-  const std::vector<std::pair<std::string, Attrs>> pools = {
-      {"MaxPool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"MaxPool",
-       {{"kernel_shape", std::vector<int64_t>{2, 2}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"ceil_mode", int64_t{1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-        {"count_include_pad", int64_t{1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-        {"count_include_pad", int64_t{1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"count_include_pad", int64_t{1}}}},
-      {"GlobalMaxPool", {}},
-  };
+  const auto pools = testing_util::pool_windows();
   for (size_t i = 0; i < pools.size(); ++i) {
     const auto& [op, attrs] = pools[i];
     SCOPED_TRACE(op + " #" + std::to_string(i));

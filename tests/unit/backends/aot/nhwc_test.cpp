@@ -188,28 +188,7 @@ TEST(AotNhwc, PoolsWithPaddingStridesAndCeilMode) {
   // the same windows as the blocked pools, here channels-last at 16 and 24
   // channels (a dense net: no depthwise conv, so the program stays NHWC).
   std::mt19937 rng(21);
-  using Attrs = std::map<std::string, Attribute>;
-  const std::vector<std::pair<std::string, Attrs>> pools = {
-      {"MaxPool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"MaxPool",
-       {{"kernel_shape", std::vector<int64_t>{2, 2}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"ceil_mode", int64_t{1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-        {"count_include_pad", int64_t{1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-        {"count_include_pad", int64_t{1}}}},
-  };
+  const auto pools = testing_util::pool_windows();
   for (const int64_t ch : {16, 24}) {
     for (size_t i = 0; i < pools.size(); ++i) {
       const auto& [op, attrs] = pools[i];
