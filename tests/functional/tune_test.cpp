@@ -4,6 +4,8 @@
 #include <unistd.h>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 #include "functional/backends.h"
@@ -18,6 +20,12 @@ namespace hone::functional {
 namespace {
 
 namespace fs = std::filesystem;
+
+/// A file's text, for failure messages ("" when it cannot be read).
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
 
 class Tuning : public BackendTest {
  protected:
@@ -79,7 +87,7 @@ HONE_MATRIX_TEST_P(Tuning, TuneSaveLoadAndRunInAFreshProcess, "lifecycle.tune",
   const std::string cmd = std::string(HONE_CLI) + " infer " + file.string() + " --inputs " +
                           (dir_ / "in").string() + " --outputs " + (dir_ / "out").string() + " > " +
                           (dir_ / "log.txt").string() + " 2>&1";
-  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd << "\n" << read_text(dir_ / "log.txt");
   auto fresh = load_npy(dir_ / "out" / "output_0.npy");
   ASSERT_TRUE(fresh) << fresh.error().to_string();
   // The fresh process uses the real registry, so a test-only broken backend
