@@ -1,9 +1,8 @@
-// LSTM for the aot backend, the code generation half. Per direction: one
-// SGEMM projects every time step's input (X · W^T, gates padded to Hp), then
-// the time loop runs hone_lstm_tile over tiles of 16 hidden units: it starts
-// its accumulators from the projection plus the summed biases, adds h · R^T
-// with R packed [tile][k][gate][16] (four vectors per k, the same for every
-// batch row), and does the gate math in registers, writing c in place and h
+// LSTM for the aot backend, the code generation half. Per direction, the
+// time loop runs hone_lstm_tile over tiles of 16 hidden units: it starts its
+// accumulators from the summed biases, adds x_t · W^T and h · R^T with W and
+// R packed [tile][k][gate][16] (four vectors per k, the same for every batch
+// row), and does the gate math in registers, writing c in place and h
 // to the next step's buffer and to Y. With several threads the tiles of one
 // step are split between them, with one barrier per step.
 #include "backends/aot/lstm.h"
@@ -96,30 +95,19 @@ static inline hv16 hv_sigmoid(hv16 x) {
 static inline hv16 hv_tanh(hv16 x) { return 2.0f * hv_sigmoid(x * 2.0f) - 1.0f; }
 static inline hv16 hv_clip(hv16 x, float c) { return c > 0.0f ? hv_min(hv_max(x, hv_set(-c)), hv_set(c)) : x; }
 
-/* MB batch rows (at most 4) of one tile of 16 hidden units, with KS partial
- * sums over k (few rows keep 16 accumulators in flight). hp: h_{t-1} rows
- * (stride hs); hn, cs: the tile's h_t and c rows; pj: the rows' projections at
- * the tile (stride ps, gates gs apart); y: Y rows (stride ys) or NULL; nv:
- * valid lanes of the tile; peep: P at the tile or NULL. Inlined with constant
- * MB and KS, the loops unroll and acc lives in registers. */
-static inline __attribute__((always_inline)) void hone_lstm_tile(
-    const int MB, const int KS, const int64_t K, const float* restrict rt, const float* restrict hp,
-    const int64_t hs, float* restrict hn, float* restrict cs, const float* restrict pj, const int64_t ps,
-    const float* restrict bias, const int64_t gs, float* restrict y, const int64_t ys, const int nv,
-    const float* restrict peep, const float clip, const int input_forget) {
-  hv16 acc[4][4][4];
-  for (int r = 0; r < MB; ++r)
-    for (int g = 0; g < 4; ++g) {
-      acc[0][r][g] = hv_ld(pj + r * ps + g * gs) + hv_ld(bias + g * gs);
-      for (int s = 1; s < KS; ++s) acc[s][r][g] = hv_set(0.0f);
-    }
+/* acc[s][r][g] += a[r] · w over K, for MB rows a (stride as) and w packed
+ * [k][gate][16], with KS partial sums over k (few rows keep 16 accumulators in
+ * flight). The kernel runs it twice: x_t · W^T and h_{t-1} · R^T. */
+static inline __attribute__((always_inline)) void hone_lstm_dot(
+    const int MB, const int KS, const int64_t K, const float* restrict wt, const float* restrict a,
+    const int64_t as, hv16 acc[4][4][4]) {
   int64_t k = 0;
   for (; k + KS <= K; k += KS)
     for (int s = 0; s < KS; ++s) {
-      const float* w = rt + (k + s) * 64;
+      const float* w = wt + (k + s) * 64;
       const hv16 w0 = hv_ld_reg(w), w1 = hv_ld_reg(w + 16), w2 = hv_ld_reg(w + 32), w3 = hv_ld_reg(w + 48);
       for (int r = 0; r < MB; ++r) {
-        const hv16 h = hv_set(hp[r * hs + k + s]);
+        const hv16 h = hv_set(a[r * as + k + s]);
         acc[s][r][0] += h * w0;
         acc[s][r][1] += h * w1;
         acc[s][r][2] += h * w2;
@@ -127,16 +115,40 @@ static inline __attribute__((always_inline)) void hone_lstm_tile(
       }
     }
   for (; k < K; ++k) {
-    const float* w = rt + k * 64;
+    const float* w = wt + k * 64;
     const hv16 w0 = hv_ld(w), w1 = hv_ld(w + 16), w2 = hv_ld(w + 32), w3 = hv_ld(w + 48);
     for (int r = 0; r < MB; ++r) {
-      const hv16 h = hv_set(hp[r * hs + k]);
+      const hv16 h = hv_set(a[r * as + k]);
       acc[0][r][0] += h * w0;
       acc[0][r][1] += h * w1;
       acc[0][r][2] += h * w2;
       acc[0][r][3] += h * w3;
     }
   }
+}
+
+/* MB batch rows (at most 4) of one tile of 16 hidden units. The input
+ * projection is part of the kernel rather than one SGEMM up front: it runs at
+ * the same FMA rate as the recurrence, needs no [seq][batch][4Hp] buffer, and
+ * reads x_t while the step's h rows are hot. wt: W at the tile, KI inputs;
+ * xp: x_t rows (stride xs); hp: h_{t-1} rows (stride hs); hn, cs: the tile's
+ * h_t and c rows; bias: summed biases (gates gs apart); y: Y rows (stride ys)
+ * or NULL; nv: valid lanes of the tile; peep: P at the tile or NULL. Inlined
+ * with constant MB and KS, the loops unroll and acc lives in registers. */
+static inline __attribute__((always_inline)) void hone_lstm_tile(
+    const int MB, const int KS, const int64_t K, const float* restrict rt, const float* restrict hp,
+    const int64_t hs, float* restrict hn, float* restrict cs, const int64_t KI,
+    const float* restrict wt, const float* restrict xp, const int64_t xs,
+    const float* restrict bias, const int64_t gs, float* restrict y, const int64_t ys, const int nv,
+    const float* restrict peep, const float clip, const int input_forget) {
+  hv16 acc[4][4][4];
+  for (int r = 0; r < MB; ++r)
+    for (int g = 0; g < 4; ++g) {
+      acc[0][r][g] = hv_ld(bias + g * gs);
+      for (int s = 1; s < KS; ++s) acc[s][r][g] = hv_set(0.0f);
+    }
+  hone_lstm_dot(MB, KS, KI, wt, xp, xs, acc);
+  hone_lstm_dot(MB, KS, K, rt, hp, hs, acc);
   for (int s = 1; s < KS; ++s)
     for (int r = 0; r < MB; ++r)
       for (int g = 0; g < 4; ++g) acc[0][r][g] += acc[s][r][g];
@@ -215,8 +227,8 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
     e.open("for (int64_t g = 0; g < 4; ++g)");
     e.open("for (int64_t u = 0; u < " + s(H) + "; ++u)");
     e.line("const int64_t row = d * " + s(4 * H) + " + g * " + s(H) + " + u;");
-    e.line("memcpy(Wp + (d * " + s(4 * Hp) + " + g * " + s(Hp) + " + u) * " + s(I) +
-           ", Wr + row * " + s(I) + ", sizeof(float) * " + s(I) + ");");
+    e.line("for (int64_t k = 0; k < " + s(I) + "; ++k) Wp[(((d * " + s(T) + " + u / 16) * " + s(I) +
+           " + k) * 4 + g) * 16 + u % 16] = Wr[row * " + s(I) + " + k];");
     e.line("for (int64_t k = 0; k < " + s(H) + "; ++k) Rp[(((d * " + s(T) + " + u / 16) * " + s(H) +
            " + k) * 4 + g) * 16 + u % 16] = Rr[row * " + s(H) + " + k];");
     e.line("if (Br) Bp[d * " + s(4 * Hp) + " + g * " + s(Hp) + " + u] = Br[d * " + s(8 * H) +
@@ -229,10 +241,9 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
     e.close();
     if (L.p < 0) e.line("Pp = NULL;");
   }
-  e.line("float* proj = ws + " + s(pack) + ";");
-  e.line("float* hb = proj + S * B * " + s(4 * Hp) + ";");
+  e.line("float* hb = ws + " + s(pack) + ";");
   e.line("float* cb = hb + 2 * B * " + s(Hp) + ";");
-  // Row strides of the projection, Y and the states, by layout.
+  // Row strides of X, Y and the states, by layout.
   const std::string pt = L.batch_major ? "1" : "B", pb = L.batch_major ? "S" : "1";
   const std::string yt = L.batch_major ? s(D * H) : "B * " + s(D * H);
   const std::string yb = L.batch_major ? "S * " + s(D * H) : s(H);
@@ -245,8 +256,7 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("const float* Bd = Bp + d * " + s(4 * Hp) + ";");
   e.line("const float* Pd = Pp ? Pp + d * " + s(3 * Hp) + " : NULL;");
   e.line("(void)rev, (void)Pd;");
-  e.line("SGEMM(0, 1, S * B, " + s(4 * Hp) + ", " + s(I) + ", 1.0f, X, " + s(I) + ", Wp + d * " +
-         s(4 * Hp * I) + ", " + s(I) + ", 0.0f, proj, " + s(4 * Hp) + ");");
+  e.line("const float* Wd = Wp + d * " + s(Hp * I * 4) + ";");
   e.line("memset(hb, 0, sizeof(float) * 3 * B * " + s(Hp) + ");");
   e.open("for (int64_t b = 0; b < B; ++b)");
   e.line("if (H0) memcpy(hb + b * " + s(Hp) + ", H0 + d * " + sd + " + b * " + sb +
@@ -261,9 +271,9 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
                                : "Y + t * " + yt + " + d * " + yd + " + b0 * " + yb + " + j * 16";
   e.line("#define HONE_LSTM_TILE(MB, KS) hone_lstm_tile(MB, KS, " + s(H) + ", rt, hp + b0 * " +
          s(Hp) + ", " + s(Hp) + ", hn + b0 * " + s(Hp) + " + j * 16, cb + b0 * " + s(Hp) +
-         " + j * 16, proj + (t * " + pt + " + b0 * " + pb + ") * " + s(4 * Hp) + " + j * 16, " +
-         pb + " * " + s(4 * Hp) + ", Bd + j * 16, " + s(Hp) + ", " + yarg + ", " + yb + ", nv, " +
-         peep + ", " + clip + ", " + (L.input_forget ? "1" : "0") + ")");
+         " + j * 16, " + s(I) + ", wt, X + (t * " + pt + " + b0 * " + pb + ") * " + s(I) + ", " +
+         pb + " * " + s(I) + ", Bd + j * 16, " + s(Hp) + ", " + yarg + ", " + yb + ", nv, " + peep +
+         ", " + clip + ", " + (L.input_forget ? "1" : "0") + ")");
   e.line("#pragma omp parallel num_threads(c->nt) if(c->nt > 1)");
   e.open("for (int64_t st = 0; st < S; ++st)");
   e.line("const int64_t t = rev ? S - 1 - st : st;");
@@ -272,6 +282,7 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("#pragma omp for schedule(static)");
   e.open("for (int64_t j = 0; j < " + s(T) + "; ++j)");
   e.line("const float* rt = Rd + j * " + s(H * 64) + ";");
+  e.line("const float* wt = Wd + j * " + s(I * 64) + ";");
   e.line("const int nv = " + s(H) + " - j * 16 < 16 ? (int)(" + s(H) + " - j * 16) : 16;");
   e.line("int64_t b0 = 0;");
   e.line("for (; b0 + 4 <= B; b0 += 4) HONE_LSTM_TILE(4, 1);");
