@@ -15,10 +15,11 @@ std::string s(int64_t v) {
 }
 
 // GCC vector extensions compile on any target (AVX-512 here: one zmm per
-// hidden tile and gate). The exp is Cody-Waite reduction to |r| <= ln2/2 and a
-// degree-6 Taylor polynomial (error ~1e-7 relative), scaled by 2^n with
-// vscalefps on AVX-512 and through the exponent bits elsewhere: tanh and
-// sigmoid stay well within the 1e-4 the reference comparison allows.
+// hidden tile and gate). The exp is a reduction to |r| <= ln2/2 and a
+// polynomial (error ~2e-7 relative; degree 5 on AVX-512, folded into the
+// sigmoid, degree 6 elsewhere), scaled by 2^n with vscalefps on AVX-512 and
+// through the exponent bits elsewhere: tanh and sigmoid stay well within the
+// 1e-4 the reference comparison allows.
 const char* kHelpers = R"C(
 /* --- LSTM: vector helpers and the cell kernel ------------------------------- */
 /* Below AVX-512 these 64-byte vectors are passed in memory between the (all
@@ -47,23 +48,29 @@ static inline hv16 hv_set(float x) { return (hv16){x, x, x, x, x, x, x, x, x, x,
 #include <immintrin.h>
 static inline hv16 hv_min(hv16 a, hv16 b) { return (hv16)_mm512_min_ps((__m512)a, (__m512)b); }
 static inline hv16 hv_max(hv16 a, hv16 b) { return (hv16)_mm512_max_ps((__m512)a, (__m512)b); }
-static inline hv16 hv_exp_poly(hv16 r) {
-  hv16 q = r * 1.38888888888888889e-3f + 8.33333333333333333e-3f;
-  q = q * r + 4.16666666666666667e-2f;
-  q = q * r + 1.66666666666666667e-1f;
-  q = q * r + 0.5f;
-  q = q * r + 1.0f;
-  return q * r + 1.0f;
-}
-static inline hv16 hv_exp(hv16 x) {
-  const hv16 n = (hv16)_mm512_roundscale_ps((__m512)(x * 1.44269504088896341f), 0);
-  hv16 r = x - n * 0.693145751953125f;
-  r = r - n * 1.428606765330187045e-6f;
-  return (hv16)_mm512_scalef_ps((__m512)hv_exp_poly(r), (__m512)n);
-}
 static inline hv16 hv_rcp(hv16 d) {
   const hv16 r = (hv16)_mm512_rcp14_ps((__m512)d);
   return r + r * (1.0f - d * r);
+}
+/* sigmoid(k x) for a constant k (1 for the gates, 2 for tanh), with the
+ * scaling and the negation folded into constants: e^-kx = 2^n e^-ks with
+ * n = round(-k x log2 e) and s = x + n ln2 / k (one FMA; ln2 in f32 is off by
+ * ~2e-9, so |n| <= 127 costs < 3e-7), and e^-ks a degree-5 polynomial in s
+ * (Chebyshev interpolation of e^r on |r| <= ln2/2, relative error < 2e-7,
+ * the coefficients times (-k)^j, exact powers of two folded at compile time).
+ * Both clamps stay: x >= -88/k keeps 1 + e^-kx finite, x <= 88/k keeps s
+ * small for huge x (else the polynomial overflows before the 2^n). */
+static inline hv16 hv_sigmoid_k(hv16 x, const float k) {
+  x = hv_min(hv_max(x, hv_set(-88.0f / k)), hv_set(88.0f / k));
+  const float m = -k;
+  const hv16 n = (hv16)_mm512_roundscale_ps((__m512)(x * (m * 1.44269504088896341f)), 0);
+  const hv16 r = x + n * (0.693147182464599609f / k);
+  hv16 q = r * (8.369148708879948e-3f * (m * m * m * m * m)) + 4.1917506605386734e-2f * (m * m * m * m);
+  q = q * r + 1.6666504740715027e-1f * (m * m * m);
+  q = q * r + 4.9998870491981506e-1f * (m * m);
+  q = q * r + m;
+  q = q * r + 1.0000001192092896f;
+  return hv_rcp(1.0f + (hv16)_mm512_scalef_ps((__m512)q, (__m512)n));
 }
 #else
 static inline hv16 hv_min(hv16 a, hv16 b) { const hv16i m = a < b; return (hv16)((m & (hv16i)a) | (~m & (hv16i)b)); }
@@ -85,14 +92,14 @@ static inline hv16 hv_exp(hv16 x) {
   return q * (hv16)e;
 }
 static inline hv16 hv_rcp(hv16 d) { return 1.0f / d; }
-#endif
-/* The argument is clamped so 1 + e^-x stays finite (the reciprocal's Newton
- * step would turn an infinity into a NaN); sigmoid(+-88) is 1 and ~0 in f32. */
-static inline hv16 hv_sigmoid(hv16 x) {
-  x = hv_min(hv_max(x, hv_set(-88.0f)), hv_set(88.0f));
+/* The argument is clamped so 1 + e^-x stays finite; sigmoid(+-88) is 1 and ~0 in f32. */
+static inline hv16 hv_sigmoid_k(hv16 x, const float k) {
+  x = hv_min(hv_max(x * k, hv_set(-88.0f)), hv_set(88.0f));
   return hv_rcp(1.0f + hv_exp(-x));
 }
-static inline hv16 hv_tanh(hv16 x) { return 2.0f * hv_sigmoid(x * 2.0f) - 1.0f; }
+#endif
+static inline hv16 hv_sigmoid(hv16 x) { return hv_sigmoid_k(x, 1.0f); }
+static inline hv16 hv_tanh(hv16 x) { return 2.0f * hv_sigmoid_k(x, 2.0f) - 1.0f; }
 static inline hv16 hv_clip(hv16 x, float c) { return c > 0.0f ? hv_min(hv_max(x, hv_set(-c)), hv_set(c)) : x; }
 
 /* acc[s][r][g] += a[r] · w over K, for MB rows a (stride as) and w packed
