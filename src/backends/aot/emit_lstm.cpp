@@ -140,18 +140,22 @@ static inline __attribute__((always_inline)) void hone_lstm_dot(
  * reads x_t while the step's h rows are hot. wt: W at the tile, KI inputs;
  * xp: x_t rows (stride xs); hp: h_{t-1} rows (stride hs); hn, cs: the tile's
  * h_t and c rows; bias: summed biases (gates gs apart); y: Y rows (stride ys)
- * or NULL; nv: valid lanes of the tile; peep: P at the tile or NULL. Inlined
+ * or NULL; nv: valid lanes of the tile; peep: P at the tile or NULL; pj:
+ * NULL, or the rows' projections at the tile (stride ps, gates 16 apart,
+ * with KI 0: below 4 rows W streams from L2 for too few FMAs, so small
+ * batches project every step up front with SGEMMs instead). Inlined
  * with constant MB and KS, the loops unroll and acc lives in registers. */
 static inline __attribute__((always_inline)) void hone_lstm_tile(
     const int MB, const int KS, const int64_t K, const float* restrict rt, const float* restrict hp,
     const int64_t hs, float* restrict hn, float* restrict cs, const int64_t KI,
     const float* restrict wt, const float* restrict xp, const int64_t xs,
-    const float* restrict bias, const int64_t gs, float* restrict y, const int64_t ys, const int nv,
+    const float* restrict bias, const float* restrict pj, const int64_t ps, const int64_t gs, float* restrict y, const int64_t ys, const int nv,
     const float* restrict peep, const float clip, const int input_forget) {
   hv16 acc[4][4][4];
   for (int r = 0; r < MB; ++r)
     for (int g = 0; g < 4; ++g) {
       acc[0][r][g] = hv_ld(bias + g * gs);
+      if (pj) acc[0][r][g] += hv_ld(pj + r * ps + g * 16);
       for (int s = 1; s < KS; ++s) acc[s][r][g] = hv_set(0.0f);
     }
   hone_lstm_dot(MB, KS, KI, wt, xp, xs, acc);
@@ -264,6 +268,12 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("const float* Pd = Pp ? Pp + d * " + s(3 * Hp) + " : NULL;");
   e.line("(void)rev, (void)Pd;");
   e.line("const float* Wd = Wp + d * " + s(Hp * I * 4) + ";");
+  e.line("const int usep = B < 4;");
+  e.line("float* proj = cb + B * " + s(Hp) + ";");
+  e.line("if (usep)");
+  e.line("  for (int64_t j = 0; j < " + s(T) + "; ++j)");
+  e.line("    SGEMM(0, 0, S * B, 64, " + s(I) + ", 1.0f, X, " + s(I) + ", Wd + j * " + s(I * 64) +
+         ", 64, 0.0f, proj + j * 64, " + s(4 * Hp) + ");");
   e.line("memset(hb, 0, sizeof(float) * 3 * B * " + s(Hp) + ");");
   e.open("for (int64_t b = 0; b < B; ++b)");
   e.line("if (H0) memcpy(hb + b * " + s(Hp) + ", H0 + d * " + sd + " + b * " + sb +
@@ -278,9 +288,11 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
                                : "Y + t * " + yt + " + d * " + yd + " + b0 * " + yb + " + j * 16";
   e.line("#define HONE_LSTM_TILE(MB, KS) hone_lstm_tile(MB, KS, " + s(H) + ", rt, hp + b0 * " +
          s(Hp) + ", " + s(Hp) + ", hn + b0 * " + s(Hp) + " + j * 16, cb + b0 * " + s(Hp) +
-         " + j * 16, " + s(I) + ", wt, X + (t * " + pt + " + b0 * " + pb + ") * " + s(I) + ", " +
-         pb + " * " + s(I) + ", Bd + j * 16, " + s(Hp) + ", " + yarg + ", " + yb + ", nv, " + peep +
-         ", " + clip + ", " + (L.input_forget ? "1" : "0") + ")");
+         " + j * 16, usep ? 0 : " + s(I) + ", wt, X + (t * " + pt + " + b0 * " + pb + ") * " +
+         s(I) + ", " + pb + " * " + s(I) + ", Bd + j * 16, usep ? proj + (t * " + pt + " + b0 * " +
+         pb + ") * " + s(4 * Hp) + " + j * 64 : NULL, " + pb + " * " + s(4 * Hp) + ", " + s(Hp) +
+         ", " + yarg + ", " + yb + ", nv, " + peep + ", " + clip + ", " +
+         (L.input_forget ? "1" : "0") + ")");
   e.line("#pragma omp parallel num_threads(c->nt) if(c->nt > 1)");
   e.open("for (int64_t st = 0; st < S; ++st)");
   e.line("const int64_t t = rev ? S - 1 - st : st;");

@@ -224,8 +224,9 @@ Result<void> infer_lstm(Program& p, NodeId id) {
 DimExpr lstm_scratch_floats(const Program& p, NodeId id) {
   const LstmInfo L = lstm_info(p, id);
   const int64_t Hp = L.hidden_pad, H = L.hidden, I = L.input;
-  // h double buffer [2][batch][Hp], c [batch][Hp].
-  DimExpr n = L.batch * (3 * Hp);
+  // h double buffer [2][batch][Hp], c [batch][Hp], and for batches below 4
+  // the projections [seq][batch][tile][gate][16].
+  DimExpr n = L.batch * (3 * Hp) + L.seq * (3 * 4 * Hp);
   if (!L.packed) n = n + L.dirs * (4 * Hp * I + Hp * H * 4 + 4 * Hp + 3 * Hp);
   return n;
 }
