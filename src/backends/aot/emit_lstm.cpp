@@ -1,6 +1,7 @@
 // LSTM for the aot backend, the code generation half. Per direction, the
 // time loop runs hone_lstm_tile over tiles of 16 hidden units: it starts its
-// accumulators from the summed biases, adds x_t · W^T and h · R^T with W and
+// accumulators from the summed biases, adds x_t · W^T (batches below 4: a
+// projection made by SGEMMs up front) and h · R^T with W and
 // R packed [tile][k][gate][16] (four vectors per k, the same for every batch
 // row), and does the gate math in registers, writing c in place and h
 // to the next step's buffer and to Y. With several threads the tiles of one

@@ -2,8 +2,9 @@
 // the weights once (W and R padded per gate to a multiple of 16 hidden units
 // and tiled so that one 64-float row holds the i, o, f, c gates of 16 hidden
 // units, both biases summed); the generated code runs each step, input
-// projection included, as a register-blocked kernel that does the gate math
-// in registers and writes h and c directly.
+// projection included (batches below 4: SGEMMs up front), as a
+// register-blocked kernel that does the gate math in registers and writes h
+// and c directly.
 //
 //   if (std::string why = why_not_lstm(g, n); !why.empty()) refuse(why);
 //   HONE_CHECK_OK(infer_lstm(p, id));          // dims of Y, Y_h and Y_c, packed operands
