@@ -255,7 +255,7 @@ std::vector<std::string> describe_steps(const Program& p) {
                                                                   : "conv.f32.aot.pointwise_sgemm")
                      : "conv.f32.aot.im2col_sgemm";
       else if (op == "LSTM")
-        kernel = "lstm.f32.aot.sgemm_fused_cell";
+        kernel = "lstm.f32.aot.fused_cell";
       else if (op == "Gemm" || op == "MatMul")
         kernel = "gemm.f32.aot.dnnl_sgemm";
       else

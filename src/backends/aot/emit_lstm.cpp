@@ -1,9 +1,9 @@
-// LSTM for the aot backend, the code generation half. Per direction: one
-// SGEMM projects every time step's input (X · W^T, gates padded to Hp), then
-// the time loop runs hone_lstm_tile over tiles of 16 hidden units: it starts
-// its accumulators from the projection plus the summed biases, adds h · R^T
-// with R packed [tile][k][gate][16] (four vectors per k, the same for every
-// batch row), and does the gate math in registers, writing c in place and h
+// LSTM for the aot backend, the code generation half. Per direction, the
+// time loop runs hone_lstm_tile over tiles of 16 hidden units: it starts its
+// accumulators from the summed biases, adds x_t · W^T (batches below 4: a
+// projection made by SGEMMs up front) and h · R^T with W and
+// R packed [tile][k][gate][16] (four vectors per k, the same for every batch
+// row), and does the gate math in registers, writing c in place and h
 // to the next step's buffer and to Y. With several threads the tiles of one
 // step are split between them, with one barrier per step.
 #include "backends/aot/lstm.h"
@@ -16,10 +16,11 @@ std::string s(int64_t v) {
 }
 
 // GCC vector extensions compile on any target (AVX-512 here: one zmm per
-// hidden tile and gate). The exp is Cody-Waite reduction to |r| <= ln2/2 and a
-// degree-6 Taylor polynomial (error ~1e-7 relative), scaled by 2^n with
-// vscalefps on AVX-512 and through the exponent bits elsewhere: tanh and
-// sigmoid stay well within the 1e-4 the reference comparison allows.
+// hidden tile and gate). The exp is a reduction to |r| <= ln2/2 and a
+// polynomial (error ~2e-7 relative; degree 5 on AVX-512, folded into the
+// sigmoid, degree 6 elsewhere), scaled by 2^n with vscalefps on AVX-512 and
+// through the exponent bits elsewhere: tanh and sigmoid stay well within the
+// 1e-4 the reference comparison allows.
 const char* kHelpers = R"C(
 /* --- LSTM: vector helpers and the cell kernel ------------------------------- */
 /* Below AVX-512 these 64-byte vectors are passed in memory between the (all
@@ -48,23 +49,29 @@ static inline hv16 hv_set(float x) { return (hv16){x, x, x, x, x, x, x, x, x, x,
 #include <immintrin.h>
 static inline hv16 hv_min(hv16 a, hv16 b) { return (hv16)_mm512_min_ps((__m512)a, (__m512)b); }
 static inline hv16 hv_max(hv16 a, hv16 b) { return (hv16)_mm512_max_ps((__m512)a, (__m512)b); }
-static inline hv16 hv_exp_poly(hv16 r) {
-  hv16 q = r * 1.38888888888888889e-3f + 8.33333333333333333e-3f;
-  q = q * r + 4.16666666666666667e-2f;
-  q = q * r + 1.66666666666666667e-1f;
-  q = q * r + 0.5f;
-  q = q * r + 1.0f;
-  return q * r + 1.0f;
-}
-static inline hv16 hv_exp(hv16 x) {
-  const hv16 n = (hv16)_mm512_roundscale_ps((__m512)(x * 1.44269504088896341f), 0);
-  hv16 r = x - n * 0.693145751953125f;
-  r = r - n * 1.428606765330187045e-6f;
-  return (hv16)_mm512_scalef_ps((__m512)hv_exp_poly(r), (__m512)n);
-}
 static inline hv16 hv_rcp(hv16 d) {
   const hv16 r = (hv16)_mm512_rcp14_ps((__m512)d);
   return r + r * (1.0f - d * r);
+}
+/* sigmoid(k x) for a constant k (1 for the gates, 2 for tanh), with the
+ * scaling and the negation folded into constants: e^-kx = 2^n e^-ks with
+ * n = round(-k x log2 e) and s = x + n ln2 / k (one FMA; ln2 in f32 is off by
+ * ~2e-9, so |n| <= 127 costs < 3e-7), and e^-ks a degree-5 polynomial in s
+ * (Chebyshev interpolation of e^r on |r| <= ln2/2, relative error < 2e-7,
+ * the coefficients times (-k)^j, exact powers of two folded at compile time).
+ * Both clamps stay: x >= -88/k keeps 1 + e^-kx finite, x <= 88/k keeps s
+ * small for huge x (else the polynomial overflows before the 2^n). */
+static inline hv16 hv_sigmoid_k(hv16 x, const float k) {
+  x = hv_min(hv_max(x, hv_set(-88.0f / k)), hv_set(88.0f / k));
+  const float m = -k;
+  const hv16 n = (hv16)_mm512_roundscale_ps((__m512)(x * (m * 1.44269504088896341f)), 0);
+  const hv16 r = x + n * (0.693147182464599609f / k);
+  hv16 q = r * (8.369148708879948e-3f * (m * m * m * m * m)) + 4.1917506605386734e-2f * (m * m * m * m);
+  q = q * r + 1.6666504740715027e-1f * (m * m * m);
+  q = q * r + 4.9998870491981506e-1f * (m * m);
+  q = q * r + m;
+  q = q * r + 1.0000001192092896f;
+  return hv_rcp(1.0f + (hv16)_mm512_scalef_ps((__m512)q, (__m512)n));
 }
 #else
 static inline hv16 hv_min(hv16 a, hv16 b) { const hv16i m = a < b; return (hv16)((m & (hv16i)a) | (~m & (hv16i)b)); }
@@ -86,40 +93,29 @@ static inline hv16 hv_exp(hv16 x) {
   return q * (hv16)e;
 }
 static inline hv16 hv_rcp(hv16 d) { return 1.0f / d; }
-#endif
-/* The argument is clamped so 1 + e^-x stays finite (the reciprocal's Newton
- * step would turn an infinity into a NaN); sigmoid(+-88) is 1 and ~0 in f32. */
-static inline hv16 hv_sigmoid(hv16 x) {
-  x = hv_min(hv_max(x, hv_set(-88.0f)), hv_set(88.0f));
+/* The argument is clamped so 1 + e^-x stays finite; sigmoid(+-88) is 1 and ~0 in f32. */
+static inline hv16 hv_sigmoid_k(hv16 x, const float k) {
+  x = hv_min(hv_max(x * k, hv_set(-88.0f)), hv_set(88.0f));
   return hv_rcp(1.0f + hv_exp(-x));
 }
-static inline hv16 hv_tanh(hv16 x) { return 2.0f * hv_sigmoid(x * 2.0f) - 1.0f; }
+#endif
+static inline hv16 hv_sigmoid(hv16 x) { return hv_sigmoid_k(x, 1.0f); }
+static inline hv16 hv_tanh(hv16 x) { return 2.0f * hv_sigmoid_k(x, 2.0f) - 1.0f; }
 static inline hv16 hv_clip(hv16 x, float c) { return c > 0.0f ? hv_min(hv_max(x, hv_set(-c)), hv_set(c)) : x; }
 
-/* MB batch rows (at most 4) of one tile of 16 hidden units, with KS partial
- * sums over k (few rows keep 16 accumulators in flight). hp: h_{t-1} rows
- * (stride hs); hn, cs: the tile's h_t and c rows; pj: the rows' projections at
- * the tile (stride ps, gates gs apart); y: Y rows (stride ys) or NULL; nv:
- * valid lanes of the tile; peep: P at the tile or NULL. Inlined with constant
- * MB and KS, the loops unroll and acc lives in registers. */
-static inline __attribute__((always_inline)) void hone_lstm_tile(
-    const int MB, const int KS, const int64_t K, const float* restrict rt, const float* restrict hp,
-    const int64_t hs, float* restrict hn, float* restrict cs, const float* restrict pj, const int64_t ps,
-    const float* restrict bias, const int64_t gs, float* restrict y, const int64_t ys, const int nv,
-    const float* restrict peep, const float clip, const int input_forget) {
-  hv16 acc[4][4][4];
-  for (int r = 0; r < MB; ++r)
-    for (int g = 0; g < 4; ++g) {
-      acc[0][r][g] = hv_ld(pj + r * ps + g * gs) + hv_ld(bias + g * gs);
-      for (int s = 1; s < KS; ++s) acc[s][r][g] = hv_set(0.0f);
-    }
+/* acc[s][r][g] += a[r] · w over K, for MB rows a (stride as) and w packed
+ * [k][gate][16], with KS partial sums over k (few rows keep 16 accumulators in
+ * flight). The kernel runs it twice: x_t · W^T and h_{t-1} · R^T. */
+static inline __attribute__((always_inline)) void hone_lstm_dot(
+    const int MB, const int KS, const int64_t K, const float* restrict wt, const float* restrict a,
+    const int64_t as, hv16 acc[4][4][4]) {
   int64_t k = 0;
   for (; k + KS <= K; k += KS)
     for (int s = 0; s < KS; ++s) {
-      const float* w = rt + (k + s) * 64;
+      const float* w = wt + (k + s) * 64;
       const hv16 w0 = hv_ld_reg(w), w1 = hv_ld_reg(w + 16), w2 = hv_ld_reg(w + 32), w3 = hv_ld_reg(w + 48);
       for (int r = 0; r < MB; ++r) {
-        const hv16 h = hv_set(hp[r * hs + k + s]);
+        const hv16 h = hv_set(a[r * as + k + s]);
         acc[s][r][0] += h * w0;
         acc[s][r][1] += h * w1;
         acc[s][r][2] += h * w2;
@@ -127,16 +123,44 @@ static inline __attribute__((always_inline)) void hone_lstm_tile(
       }
     }
   for (; k < K; ++k) {
-    const float* w = rt + k * 64;
+    const float* w = wt + k * 64;
     const hv16 w0 = hv_ld(w), w1 = hv_ld(w + 16), w2 = hv_ld(w + 32), w3 = hv_ld(w + 48);
     for (int r = 0; r < MB; ++r) {
-      const hv16 h = hv_set(hp[r * hs + k]);
+      const hv16 h = hv_set(a[r * as + k]);
       acc[0][r][0] += h * w0;
       acc[0][r][1] += h * w1;
       acc[0][r][2] += h * w2;
       acc[0][r][3] += h * w3;
     }
   }
+}
+
+/* MB batch rows (at most 4) of one tile of 16 hidden units. The input
+ * projection is part of the kernel rather than one SGEMM up front: it runs at
+ * the same FMA rate as the recurrence, needs no [seq][batch][4Hp] buffer, and
+ * reads x_t while the step's h rows are hot. wt: W at the tile, KI inputs;
+ * xp: x_t rows (stride xs); hp: h_{t-1} rows (stride hs); hn, cs: the tile's
+ * h_t and c rows; bias: summed biases (gates gs apart); y: Y rows (stride ys)
+ * or NULL; nv: valid lanes of the tile; peep: P at the tile or NULL; pj:
+ * NULL, or the rows' projections at the tile (stride ps, gates 16 apart,
+ * with KI 0: below 4 rows W streams from L2 for too few FMAs, so small
+ * batches project every step up front with SGEMMs instead). Inlined
+ * with constant MB and KS, the loops unroll and acc lives in registers. */
+static inline __attribute__((always_inline)) void hone_lstm_tile(
+    const int MB, const int KS, const int64_t K, const float* restrict rt, const float* restrict hp,
+    const int64_t hs, float* restrict hn, float* restrict cs, const int64_t KI,
+    const float* restrict wt, const float* restrict xp, const int64_t xs,
+    const float* restrict bias, const float* restrict pj, const int64_t ps, const int64_t gs, float* restrict y, const int64_t ys, const int nv,
+    const float* restrict peep, const float clip, const int input_forget) {
+  hv16 acc[4][4][4];
+  for (int r = 0; r < MB; ++r)
+    for (int g = 0; g < 4; ++g) {
+      acc[0][r][g] = hv_ld(bias + g * gs);
+      if (pj) acc[0][r][g] += hv_ld(pj + r * ps + g * 16);
+      for (int s = 1; s < KS; ++s) acc[s][r][g] = hv_set(0.0f);
+    }
+  hone_lstm_dot(MB, KS, KI, wt, xp, xs, acc);
+  hone_lstm_dot(MB, KS, K, rt, hp, hs, acc);
   for (int s = 1; s < KS; ++s)
     for (int r = 0; r < MB; ++r)
       for (int g = 0; g < 4; ++g) acc[0][r][g] += acc[s][r][g];
@@ -215,8 +239,8 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
     e.open("for (int64_t g = 0; g < 4; ++g)");
     e.open("for (int64_t u = 0; u < " + s(H) + "; ++u)");
     e.line("const int64_t row = d * " + s(4 * H) + " + g * " + s(H) + " + u;");
-    e.line("memcpy(Wp + (d * " + s(4 * Hp) + " + g * " + s(Hp) + " + u) * " + s(I) +
-           ", Wr + row * " + s(I) + ", sizeof(float) * " + s(I) + ");");
+    e.line("for (int64_t k = 0; k < " + s(I) + "; ++k) Wp[(((d * " + s(T) + " + u / 16) * " + s(I) +
+           " + k) * 4 + g) * 16 + u % 16] = Wr[row * " + s(I) + " + k];");
     e.line("for (int64_t k = 0; k < " + s(H) + "; ++k) Rp[(((d * " + s(T) + " + u / 16) * " + s(H) +
            " + k) * 4 + g) * 16 + u % 16] = Rr[row * " + s(H) + " + k];");
     e.line("if (Br) Bp[d * " + s(4 * Hp) + " + g * " + s(Hp) + " + u] = Br[d * " + s(8 * H) +
@@ -229,10 +253,9 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
     e.close();
     if (L.p < 0) e.line("Pp = NULL;");
   }
-  e.line("float* proj = ws + " + s(pack) + ";");
-  e.line("float* hb = proj + S * B * " + s(4 * Hp) + ";");
+  e.line("float* hb = ws + " + s(pack) + ";");
   e.line("float* cb = hb + 2 * B * " + s(Hp) + ";");
-  // Row strides of the projection, Y and the states, by layout.
+  // Row strides of X, Y and the states, by layout.
   const std::string pt = L.batch_major ? "1" : "B", pb = L.batch_major ? "S" : "1";
   const std::string yt = L.batch_major ? s(D * H) : "B * " + s(D * H);
   const std::string yb = L.batch_major ? "S * " + s(D * H) : s(H);
@@ -245,8 +268,13 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("const float* Bd = Bp + d * " + s(4 * Hp) + ";");
   e.line("const float* Pd = Pp ? Pp + d * " + s(3 * Hp) + " : NULL;");
   e.line("(void)rev, (void)Pd;");
-  e.line("SGEMM(0, 1, S * B, " + s(4 * Hp) + ", " + s(I) + ", 1.0f, X, " + s(I) + ", Wp + d * " +
-         s(4 * Hp * I) + ", " + s(I) + ", 0.0f, proj, " + s(4 * Hp) + ");");
+  e.line("const float* Wd = Wp + d * " + s(Hp * I * 4) + ";");
+  e.line("const int usep = B < 4;");
+  e.line("float* proj = cb + B * " + s(Hp) + ";");
+  e.line("if (usep)");
+  e.line("  for (int64_t j = 0; j < " + s(T) + "; ++j)");
+  e.line("    SGEMM(0, 0, S * B, 64, " + s(I) + ", 1.0f, X, " + s(I) + ", Wd + j * " + s(I * 64) +
+         ", 64, 0.0f, proj + j * 64, " + s(4 * Hp) + ");");
   e.line("memset(hb, 0, sizeof(float) * 3 * B * " + s(Hp) + ");");
   e.open("for (int64_t b = 0; b < B; ++b)");
   e.line("if (H0) memcpy(hb + b * " + s(Hp) + ", H0 + d * " + sd + " + b * " + sb +
@@ -261,9 +289,11 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
                                : "Y + t * " + yt + " + d * " + yd + " + b0 * " + yb + " + j * 16";
   e.line("#define HONE_LSTM_TILE(MB, KS) hone_lstm_tile(MB, KS, " + s(H) + ", rt, hp + b0 * " +
          s(Hp) + ", " + s(Hp) + ", hn + b0 * " + s(Hp) + " + j * 16, cb + b0 * " + s(Hp) +
-         " + j * 16, proj + (t * " + pt + " + b0 * " + pb + ") * " + s(4 * Hp) + " + j * 16, " +
-         pb + " * " + s(4 * Hp) + ", Bd + j * 16, " + s(Hp) + ", " + yarg + ", " + yb + ", nv, " +
-         peep + ", " + clip + ", " + (L.input_forget ? "1" : "0") + ")");
+         " + j * 16, usep ? 0 : " + s(I) + ", wt, X + (t * " + pt + " + b0 * " + pb + ") * " +
+         s(I) + ", " + pb + " * " + s(I) + ", Bd + j * 16, usep ? proj + (t * " + pt + " + b0 * " +
+         pb + ") * " + s(4 * Hp) + " + j * 64 : NULL, " + pb + " * " + s(4 * Hp) + ", " + s(Hp) +
+         ", " + yarg + ", " + yb + ", nv, " + peep + ", " + clip + ", " +
+         (L.input_forget ? "1" : "0") + ")");
   e.line("#pragma omp parallel num_threads(c->nt) if(c->nt > 1)");
   e.open("for (int64_t st = 0; st < S; ++st)");
   e.line("const int64_t t = rev ? S - 1 - st : st;");
@@ -272,6 +302,7 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("#pragma omp for schedule(static)");
   e.open("for (int64_t j = 0; j < " + s(T) + "; ++j)");
   e.line("const float* rt = Rd + j * " + s(H * 64) + ";");
+  e.line("const float* wt = Wd + j * " + s(I * 64) + ";");
   e.line("const int nv = " + s(H) + " - j * 16 < 16 ? (int)(" + s(H) + " - j * 16) : 16;");
   e.line("int64_t b0 = 0;");
   e.line("for (; b0 + 4 <= B; b0 += 4) HONE_LSTM_TILE(4, 1);");

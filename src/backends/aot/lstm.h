@@ -1,9 +1,10 @@
 // Private to the aot backend: ONNX LSTM as one anchor step. Lowering packs
-// the weights once (W padded per gate to a multiple of 16 hidden units, R
-// tiled so that one 64-float row holds the i, o, f, c gates of 16 hidden
-// units, both biases summed); the generated code runs the input projection
-// of every time step as one SGEMM and the recurrence as a register-blocked
-// kernel that does the gate math in registers and writes h and c directly.
+// the weights once (W and R padded per gate to a multiple of 16 hidden units
+// and tiled so that one 64-float row holds the i, o, f, c gates of 16 hidden
+// units, both biases summed); the generated code runs each step, input
+// projection included (batches below 4: SGEMMs up front), as a
+// register-blocked kernel that does the gate math in registers and writes h
+// and c directly.
 //
 //   if (std::string why = why_not_lstm(g, n); !why.empty()) refuse(why);
 //   HONE_CHECK_OK(infer_lstm(p, id));          // dims of Y, Y_h and Y_c, packed operands

@@ -154,10 +154,11 @@ Result<void> infer_lstm(Program& p, NodeId id) {
       p.values[static_cast<size_t>(n.outputs[0] >= 0 ? n.outputs[0] : n.inputs[0])].name;
   if (weights_constant(*p.graph, n)) {
     // W rows per gate padded to Hp (zero rows compute zero gates in the
-    // padding lanes, which then stay zero); R tiled [dir][tile][k][gate][16].
+    // padding lanes, which then stay zero); W and R tiled
+    // [dir][tile][k][gate][16], so the kernel runs x · W^T and h · R^T alike.
     HONE_TRY(const float* W, const_data(p, n.inputs[1], dirs * 4 * H * I, "W"));
     HONE_TRY(const float* R, const_data(p, n.inputs[2], dirs * 4 * H * H, "R"));
-    Tensor wp = Tensor::zeros(DType::kF32, {dirs, 4 * Hp, I});
+    Tensor wp = Tensor::zeros(DType::kF32, {dirs, T, I, 4 * kLanes});
     Tensor rp = Tensor::zeros(DType::kF32, {dirs, T, H, 4 * kLanes});
     Tensor bp = Tensor::zeros(DType::kF32, {dirs, 4 * Hp});
     float* wd = wp.data<float>();
@@ -167,7 +168,8 @@ Result<void> infer_lstm(Program& p, NodeId id) {
       for (int64_t g = 0; g < 4; ++g)
         for (int64_t u = 0; u < H; ++u) {
           const int64_t row = d * 4 * H + g * H + u;
-          std::copy_n(W + row * I, I, wd + (d * 4 * Hp + g * Hp + u) * I);
+          for (int64_t k = 0; k < I; ++k)
+            wd[(((d * T + u / kLanes) * I + k) * 4 + g) * kLanes + u % kLanes] = W[row * I + k];
           for (int64_t k = 0; k < H; ++k)
             rd[(((d * T + u / kLanes) * H + k) * 4 + g) * kLanes + u % kLanes] = R[row * H + k];
         }
@@ -210,8 +212,9 @@ Result<void> infer_lstm(Program& p, NodeId id) {
 DimExpr lstm_scratch_floats(const Program& p, NodeId id) {
   const LstmInfo L = lstm_info(p, id);
   const int64_t Hp = L.hidden_pad, H = L.hidden, I = L.input;
-  // proj [seq*batch][4Hp], h double buffer [2][batch][Hp], c [batch][Hp].
-  DimExpr n = L.seq * L.batch * (4 * Hp) + L.batch * (3 * Hp);
+  // h double buffer [2][batch][Hp], c [batch][Hp], and for batches below 4
+  // the projections [seq][batch][tile][gate][16].
+  DimExpr n = L.batch * (3 * Hp) + L.seq * (3 * 4 * Hp);
   if (!L.packed) n = n + L.dirs * (4 * Hp * I + Hp * H * 4 + 4 * Hp + 3 * Hp);
   return n;
 }
