@@ -100,4 +100,24 @@ inline std::vector<std::pair<std::string, std::map<std::string, Attribute>>> poo
   };
 }
 
+/// 3x3 convs with one pixel of padding (depthwise when `group` is the channels).
+inline GraphBuilder::ConvOptions pad1(int64_t stride = 1, int64_t group = 1) {
+  return {.strides = {stride, stride}, .pads = {1, 1, 1, 1}, .dilations = {1, 1}, .group = group};
+}
+
+/// How many lines of the kernel plan are exactly `want`.
+inline int count_lines(const AotBackend& be, const std::string& want) {
+  int n = 0;
+  for (const std::string& l : be.kernel_plan()) n += l == want;
+  return n;
+}
+inline bool plan_has(const AotBackend& be, const std::string& want) {
+  return count_lines(be, want) > 0;
+}
+inline std::string plan_text(const AotBackend& be) {
+  std::string s;
+  for (const std::string& l : be.kernel_plan()) s += l + "\n";
+  return s;
+}
+
 }  // namespace hone::aot::testing_util

@@ -7,29 +7,17 @@ namespace hone::aot {
 namespace {
 
 using testing_util::build_aot;
+using testing_util::count_lines;
 using testing_util::expect_matches_reference;
+using testing_util::pad1;
+using testing_util::plan_has;
+using testing_util::plan_text;
 using testing_util::uniform;
 
 const Dim kBatch = Dim::symbol("batch");
 
-GraphBuilder::ConvOptions pad1(int64_t stride = 1, int64_t group = 1) {
-  return {.strides = {stride, stride}, .pads = {1, 1, 1, 1}, .dilations = {1, 1}, .group = group};
-}
-
 GraphBuilder::ConvOptions pointwise() {
   return {.strides = {1, 1}, .pads = {0, 0, 0, 0}, .dilations = {1, 1}, .group = 1};
-}
-
-std::string plan_text(const AotBackend& be) {
-  std::string s;
-  for (const std::string& l : be.kernel_plan()) s += l + "\n";
-  return s;
-}
-
-int count_lines(const AotBackend& be, const std::string& want) {
-  int n = 0;
-  for (const std::string& l : be.kernel_plan()) n += l == want;
-  return n;
 }
 
 /// relu(conv(h)) with `c_out` channels: depthwise when `dw` (3x3), else 1x1.

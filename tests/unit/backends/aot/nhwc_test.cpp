@@ -7,27 +7,14 @@ namespace hone::aot {
 namespace {
 
 using testing_util::build_aot;
+using testing_util::count_lines;
 using testing_util::expect_matches_reference;
+using testing_util::pad1;
+using testing_util::plan_has;
+using testing_util::plan_text;
 using testing_util::uniform;
 
 const Dim kBatch = Dim::symbol("batch");
-
-GraphBuilder::ConvOptions pad1(int64_t stride = 1, int64_t group = 1) {
-  return {.strides = {stride, stride}, .pads = {1, 1, 1, 1}, .dilations = {1, 1}, .group = group};
-}
-
-/// Whether some line of the kernel plan is exactly `want`.
-bool plan_has(const AotBackend& be, const std::string& want) {
-  for (const std::string& l : be.kernel_plan())
-    if (l == want) return true;
-  return false;
-}
-
-std::string plan_text(const AotBackend& be) {
-  std::string s;
-  for (const std::string& l : be.kernel_plan()) s += l + "\n";
-  return s;
-}
 
 TEST(AotNhwc, ResidualAddIsAPostOpAndDepthwiseStridesAndPads) {
   std::mt19937 rng(3);
