@@ -51,10 +51,7 @@ std::string why_not_lstm(const Graph& g, const Node& n) {
   for (size_t i : {0, 1, 2, 3, 5, 6, 7}) {
     const Value* v = val(g, n, i);
     if (v == nullptr) continue;
-    if (v->kind != ValueKind::kTensor) return "input " + std::to_string(i) + " is not a tensor";
-    if (v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
-      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
-             "; aot runs f32 only";
+    if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
   }
   if (has(n, 4)) return "sequence_lens (rows of different lengths) is not supported";
   for (size_t i = 1; i < 3; ++i) {

@@ -94,6 +94,9 @@ struct Program {
 /// The node families lower() knows.
 bool is_elementwise_op(const std::string& op);
 bool is_view_op(const std::string& op);
+/// Why graph value `v`, input `i` of a node, cannot be an aot operand (not a
+/// tensor, or not f32), or "" when it can (support.cpp).
+std::string f32_tensor_problem(const Value& v, size_t i);
 
 [[nodiscard]] Result<Program> lower(const Graph& block, const LowerOptions& options);
 

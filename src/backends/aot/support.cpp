@@ -9,6 +9,16 @@
 #include "backends/common/node_query.h"
 
 namespace hone::aot {
+
+std::string f32_tensor_problem(const Value& v, size_t i) {
+  if (v.kind != ValueKind::kTensor) return "input " + std::to_string(i) + " is not a tensor";
+  // kUndefined: a builder-made intermediate; lowering checks the real types.
+  if (v.dtype != DType::kF32 && v.dtype != DType::kUndefined)
+    return "input " + std::to_string(i) + " is " + std::string(dtype_name(v.dtype)) +
+           "; aot runs f32 only";
+  return "";
+}
+
 namespace {
 
 using node_query::is_const;
@@ -42,11 +52,7 @@ std::string why_not(const Graph& g, const Node& n) {
   for (size_t i = 0; i < data_inputs(n); ++i) {
     const Value* v = val(g, n, i);
     if (v == nullptr) continue;
-    if (v->kind != ValueKind::kTensor) return "input " + std::to_string(i) + " is not a tensor";
-    // kUndefined: a builder-made intermediate; lowering checks the real types.
-    if (v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
-      return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
-             "; aot runs f32 only";
+    if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
   }
   if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
   if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
