@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -16,6 +17,7 @@
 #include "backends/backend_test_util.h"
 #include "backends/reference/interpreter.h"
 #include "hone/graph_builder.h"
+#include "hone/onnx.h"
 
 namespace hone::aot::testing_util {
 
@@ -118,6 +120,26 @@ inline std::string plan_text(const AotBackend& be) {
   std::string s;
   for (const std::string& l : be.kernel_plan()) s += l + "\n";
   return s;
+}
+
+/// models/NAME.onnx, one of the example models (an empty graph, after a
+/// failed expectation, when it cannot be read).
+inline Graph load_example(const std::string& name) {
+  auto g = onnx::load_model(std::filesystem::path(HONE_SOURCE_DIR) / "models" / (name + ".onnx"));
+  EXPECT_TRUE(g) << g.error().to_string();
+  return g ? std::move(*g) : Graph();
+}
+
+/// Seeded inputs for `g` with every symbolic dim (batch, seq, ...) set to `n`.
+inline std::vector<Tensor> inputs_for(const Graph& g, int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<Tensor> in;
+  for (ValueId v : g.inputs()) {
+    std::vector<int64_t> dims;
+    for (const Dim& d : g.value(v).shape->dims()) dims.push_back(d.is_static() ? d.value() : n);
+    in.push_back(uniform(rng, dims));
+  }
+  return in;
 }
 
 }  // namespace hone::aot::testing_util

@@ -10,7 +10,6 @@
 
 #include "aot_test_util.h"
 #include "hone/npy.h"
-#include "hone/onnx.h"
 
 namespace hone::aot {
 namespace {
@@ -18,15 +17,13 @@ namespace {
 namespace fs = std::filesystem;
 using testing_util::build_aot;
 using testing_util::close;
-using testing_util::uniform;
 
 class AotArtifactModels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AotArtifactModels, RunnerMatchesTheReference) {
   const std::string name = GetParam();
-  auto g = onnx::load_model(fs::path(HONE_SOURCE_DIR) / "models" / (name + ".onnx"));
-  ASSERT_TRUE(g) << g.error().to_string();
-  auto be = build_aot(*g);
+  const Graph g = testing_util::load_example(name);
+  auto be = build_aot(g);
   ASSERT_TRUE(be);
   const fs::path root = fs::path(HONE_BINARY_DIR) / "aot-test-tmp" / ("artifact_models_" + name);
   fs::remove_all(root);
@@ -38,20 +35,14 @@ TEST_P(AotArtifactModels, RunnerMatchesTheReference) {
   for (const int64_t n : {1, 5}) {
     const fs::path io = root / ("io_" + std::to_string(n));
     fs::create_directories(io);
-    std::mt19937 rng(static_cast<uint32_t>(n));
-    std::vector<Tensor> in;
-    for (size_t i = 0; i < g->inputs().size(); ++i) {
-      std::vector<int64_t> dims;
-      for (const Dim& d : g->value(g->inputs()[i]).shape->dims())
-        dims.push_back(d.is_static() ? d.value() : n);
-      in.push_back(uniform(rng, dims));
-      ASSERT_TRUE(save_npy(in.back(), io / ("input_" + std::to_string(i) + ".npy")));
-    }
+    const std::vector<Tensor> in = testing_util::inputs_for(g, n, static_cast<uint32_t>(n));
+    for (size_t i = 0; i < in.size(); ++i)
+      ASSERT_TRUE(save_npy(in[i], io / ("input_" + std::to_string(i) + ".npy")));
     const std::string cmd = std::string(HONE_NATIVE_RUNNER) + " " + art.string() + " --inputs " +
                             io.string() + " --outputs " + io.string() + " --threads 1 > " +
                             (io / "runner.log").string() + " 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    auto want = reference::Interpreter().run_tensors(*g, in);
+    auto want = reference::Interpreter().run_tensors(g, in);
     ASSERT_TRUE(want) << want.error().to_string();
     for (size_t k = 0; k < want->size(); ++k) {
       auto got = load_npy(io / ("output_" + std::to_string(k) + ".npy"));

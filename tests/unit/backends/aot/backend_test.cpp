@@ -20,25 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing_util::build_aot;
 using testing_util::close;
+using testing_util::inputs_for;
+using testing_util::load_example;
 using testing_util::uniform;
-
-Graph load(const std::string& name) {
-  auto g = onnx::load_model(fs::path(HONE_SOURCE_DIR) / "models" / (name + ".onnx"));
-  EXPECT_TRUE(g) << g.error().to_string();
-  return g ? std::move(*g) : Graph();
-}
-
-/// Inputs for `g` with every symbolic dim set to `batch`.
-std::vector<Tensor> inputs_for(const Graph& g, int64_t batch, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<Tensor> in;
-  for (ValueId v : g.inputs()) {
-    std::vector<int64_t> dims;
-    for (const Dim& d : g.value(v).shape->dims()) dims.push_back(d.is_static() ? d.value() : batch);
-    in.push_back(uniform(rng, dims));
-  }
-  return in;
-}
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::path(HONE_BINARY_DIR) / "aot-test-tmp" / name;
@@ -64,7 +48,7 @@ class ScopedEnv {
 class AotModels : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(AotModels, MatchReferenceAtSeveralBatchSizes) {
-  const Graph g = load(GetParam());
+  const Graph g = load_example(GetParam());
   auto be = build_aot(g);
   ASSERT_TRUE(be);
   // The partition is of the graph the backend planned (the optimized copy
@@ -88,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(Examples, AotModels,
                          ::testing::Values("mlp", "cnn", "resnet", "mobilenet"));
 
 TEST(AotBackend, DynamicBatchBoundsAndWrongShapes) {
-  const Graph g = load("mlp");
+  const Graph g = load_example("mlp");
   auto be = build_aot(g, {{"dim_bounds", "batch=8"}});
   ASSERT_TRUE(be);
   for (int64_t batch = 1; batch <= 8; ++batch)
@@ -111,7 +95,7 @@ TEST(AotBackend, DynamicBatchBoundsAndWrongShapes) {
 }
 
 TEST(AotBackend, GeneratedSourceIsReadableAndCached) {
-  const Graph g = load("cnn");
+  const Graph g = load_example("cnn");
   auto first = build_aot(g);
   ASSERT_TRUE(first);
   const std::string src = first->sources().at(0);
@@ -135,7 +119,7 @@ TEST(AotBackend, ParallelRegionsHaveASerialTwinAndBothAgree) {
   // Every conditional OpenMP region runs as a plain loop when it would get one
   // thread (libgomp's team of one costs a futex wake per region); with two
   // threads and enough work the parallel copy runs. Both match the reference.
-  const Graph g = load("transformer");
+  const Graph g = load_example("transformer");
   for (const char* threads : {"1", "2"}) {
     SCOPED_TRACE(std::string("threads ") + threads);
     auto be = build_aot(g, {{"threads", threads}});
@@ -153,7 +137,7 @@ TEST(AotBackend, ParallelRegionsHaveASerialTwinAndBothAgree) {
 }
 
 TEST(AotBackend, SaveLoadWithoutCompilerGivesIdenticalOutputs) {
-  const Graph g = load("resnet");
+  const Graph g = load_example("resnet");
   auto be = build_aot(g);
   ASSERT_TRUE(be);
   const fs::path dir = fresh_dir("save_resnet");
@@ -175,7 +159,7 @@ TEST(AotBackend, SaveLoadWithoutCompilerGivesIdenticalOutputs) {
 }
 
 TEST(AotBackend, CorruptSavesAreRejected) {
-  const Graph g = load("mlp");
+  const Graph g = load_example("mlp");
   auto be = build_aot(g);
   ASSERT_TRUE(be);
   const fs::path dir = fresh_dir("save_corrupt");
@@ -190,7 +174,7 @@ TEST(AotBackend, CorruptSavesAreRejected) {
   EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt) << r.error().to_string();
   // A save of another graph does not load for this one.
   const fs::path other = fresh_dir("save_other");
-  auto cnn = build_aot(load("cnn"));
+  auto cnn = build_aot(load_example("cnn"));
   ASSERT_TRUE(cnn);
   ASSERT_TRUE(cnn->save(other));
   AotBackend b;
@@ -200,7 +184,7 @@ TEST(AotBackend, CorruptSavesAreRejected) {
 }
 
 TEST(AotBackend, MissingCompilerIsUnsupportedHardwareAndOthersStillWork) {
-  const Graph g = load("cnn");
+  const Graph g = load_example("cnn");
   {
     ScopedEnv no_cxx("HONE_CXX", "/nonexistent");
     auto be = default_registry().create("aot");
@@ -218,7 +202,7 @@ TEST(AotBackend, MissingCompilerIsUnsupportedHardwareAndOthersStillWork) {
 }
 
 TEST(AotBackend, ExportedArtifactRunsInTheStandaloneRunner) {
-  const Graph g = load("mobilenet");
+  const Graph g = load_example("mobilenet");
   auto be = build_aot(g);
   ASSERT_TRUE(be);
   const fs::path art = fresh_dir("artifact_mobilenet");
