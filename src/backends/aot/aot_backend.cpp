@@ -403,16 +403,17 @@ Result<void> AotBackend::export_artifact(const fs::path& dir) const {
 namespace hone {
 
 void register_aot(BackendRegistry& registry) {
-  auto r = registry.add(
-      {"aot",
-       "generated C (fused loops, oneDNN GEMM and convs, one arena) compiled with the system compiler; "
-       "exports a native-so artifact",
-       aot::AotBackend::caps(), [] { return std::make_unique<aot::AotBackend>(); },
-       // Without a compiler it cannot build anything: it sits out tuning.
-       [] {
-         auto tc = aot::find_toolchain(false);
-         return tc ? std::string() : tc.error().message();
-       }});
+  auto r =
+      registry.add({"aot",
+                    "generated C (fused loops, oneDNN GEMM and convs, one arena) compiled with the "
+                    "system compiler; "
+                    "exports a native-so artifact",
+                    aot::AotBackend::caps(), [] { return std::make_unique<aot::AotBackend>(); },
+                    // Without a compiler it cannot build anything: it sits out tuning.
+                    [] {
+                      auto tc = aot::find_toolchain(false);
+                      return tc ? std::string() : tc.error().message();
+                    }});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

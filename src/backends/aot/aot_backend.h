@@ -3,10 +3,10 @@
 // folded into its strides, alpha and C; convs as oneDNN convolution primitives
 // on channels-last or nChw16c activations (nhwc.h), created by the generated
 // code through oneDNN's C API; LSTM as a register-blocked cell kernel
-// (lstm.h); one arena planned by liveness, weights in a blob), compiles them with the system compiler into shared libraries
-// (cached by source hash) and runs them through their C ABI. Refused nodes
-// run on the reference through CompilingBackend; a build that covers the
-// whole graph exports as a `native-so` folder that runs without hone.
+// (lstm.h); one arena planned by liveness, weights in a blob), compiles them with the system
+// compiler into shared libraries (cached by source hash) and runs them through their C ABI. Refused
+// nodes run on the reference through CompilingBackend; a build that covers the whole graph exports
+// as a `native-so` folder that runs without hone.
 //
 //   auto be = std::make_unique<aot::AotBackend>();
 //   HONE_CHECK_OK(be->build(graph));                  // generates, compiles, dlopens

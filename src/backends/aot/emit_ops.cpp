@@ -30,9 +30,9 @@ void Emitter::emit_step(const Step& st) {
     // then runs over it in place.
     const Node& n = p_.node(st.anchor);
     open("");
-    emit_anchor(st, st.anchor,
-                st.chain.empty() ? (n.outputs[0] >= 0 ? ptr(n.outputs[0]) : "NULL")
-                                 : ptr(st.result));
+    emit_anchor(
+        st, st.anchor,
+        st.chain.empty() ? (n.outputs[0] >= 0 ? ptr(n.outputs[0]) : "NULL") : ptr(st.result));
     close();
   }
   // Chain nodes the GEMM absorbed (a scale, a Transpose) need no loop.
@@ -135,9 +135,9 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   line("  for (int64_t i = 0; i < " + s(out_plane) + "; ++i) yg[o * " + s(out_plane) +
        " + i] = B[g * " + s(mg) + " + o];");
   close();
-  line("SGEMM(0, 0, " + s(mg) + ", " + s(out_plane) + ", " + s(ck) +
-       ", 1.0f, Wt + g * " + s(mg * ck) + ", " + s(ck) + ", " + (pointwise ? "xg" : "col") + ", " +
-       s(out_plane) + ", B ? 1.0f : 0.0f, yg, " + s(out_plane) + ");");
+  line("SGEMM(0, 0, " + s(mg) + ", " + s(out_plane) + ", " + s(ck) + ", 1.0f, Wt + g * " +
+       s(mg * ck) + ", " + s(ck) + ", " + (pointwise ? "xg" : "col") + ", " + s(out_plane) +
+       ", B ? 1.0f : 0.0f, yg, " + s(out_plane) + ");");
   close();
   close();
 }
