@@ -54,8 +54,10 @@ struct Plan {
   struct Slot {
     bool constant = false;
     size_t offset = 0;     // into the arena, unless constant
-    CUdeviceptr cptr = 0;  // constant
+    CUdeviceptr cptr = 0;  // constant (an initializer, or a host value uploaded for this plan)
     dims_t dims;
+    DType dtype = DType::kF32;
+    std::shared_ptr<const Tensor> host;  // a value computed on the host at plan time
   };
   struct Step {
     OpPlan op;
@@ -65,6 +67,7 @@ struct Plan {
   std::vector<size_t> input_slots, output_slots;
   std::vector<Step> steps;
   size_t arena_bytes = 0, workspace_offset = 0;
+  std::vector<DeviceBuffer> uploads;  // host values device ops read, copied once per plan
 };
 
 class CudaBlock final : public CompiledBlock {
@@ -94,9 +97,8 @@ class CudaBlock final : public CompiledBlock {
     // Weights and other constants go to the device once, here.
     auto upload = [&](ValueId v) -> Result<void> {
       const Value& val = g.value(v);
+      // Any dtype: i64 Gather indices travel as they are.
       if (!val.initializer || constants_.count(v)) return {};
-      if (val.initializer->dtype() != DType::kF32)
-        return fail(ErrorCode::kInternal, "constant '" + val.name + "' is not f32");
       HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, val.initializer->nbytes()));
       if (buf.bytes() > 0)
         HONE_CHECK_OK(d_.check(
@@ -170,7 +172,11 @@ class CudaBlock final : public CompiledBlock {
     }
     std::vector<Tensor> outputs;
     for (size_t slot : plan.output_slots) {
-      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, plan.slots[slot].dims));
+      if (plan.slots[slot].host) {  // computed on the host when planned: no copy
+        outputs.push_back(plan.slots[slot].host->clone());
+        continue;
+      }
+      HONE_TRY(Tensor t, Tensor::allocate(plan.slots[slot].dtype, plan.slots[slot].dims));
       if (t.nbytes() > 0)
         HONE_CHECK_OK(
             d_.check(a.cuMemcpyDtoHAsync(t.raw(), ptr(slot), t.nbytes(), s), "cuMemcpyDtoHAsync"));
@@ -206,7 +212,7 @@ class CudaBlock final : public CompiledBlock {
     auto plan = std::make_shared<Plan>();
     std::map<ValueId, size_t> slot_of;
     auto new_slot = [&](const dims_t& dims) {
-      plan->slots.push_back({false, plan->arena_bytes, 0, dims});
+      plan->slots.push_back({false, plan->arena_bytes, 0, dims, DType::kF32, nullptr});
       plan->arena_bytes += round256(static_cast<size_t>(numel_of(dims)) * sizeof(float));
       return plan->slots.size() - 1;
     };
@@ -217,13 +223,40 @@ class CudaBlock final : public CompiledBlock {
       plan->input_slots.push_back(new_slot(sig[i]));
       slot_of[g.inputs()[i]] = plan->input_slots.back();
     }
+    // What host nodes and the ops' planners read: dims of every value made so
+    // far, contents of constants and host values.
+    PlanEnv env;
+    env.dims = [&](ValueId v) -> const dims_t* {
+      if (auto it = slot_of.find(v); it != slot_of.end()) return &plan->slots[it->second].dims;
+      const Value& val = g.value(v);
+      return val.initializer ? &val.initializer->shape() : nullptr;
+    };
+    env.value = [&](ValueId v) -> const Tensor* {
+      if (auto it = slot_of.find(v); it != slot_of.end()) return plan->slots[it->second].host.get();
+      const Value& val = g.value(v);
+      return val.initializer ? &*val.initializer : nullptr;
+    };
+    // The slot a device op reads `v` from; a host value gets its device copy here.
     auto slot_for = [&](ValueId v) -> Result<size_t> {
-      if (auto it = slot_of.find(v); it != slot_of.end()) return it->second;
+      if (auto it = slot_of.find(v); it != slot_of.end()) {
+        Plan::Slot& sl = plan->slots[it->second];
+        if (sl.host && !sl.constant) {
+          HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, sl.host->nbytes()));
+          if (buf.bytes() > 0)
+            HONE_CHECK_OK(d_.check(
+                d_.api().cuMemcpyHtoD(buf.ptr(), sl.host->raw(), buf.bytes()), "cuMemcpyHtoD"));
+          sl.constant = true;
+          sl.cptr = buf.ptr();
+          plan->uploads.push_back(std::move(buf));
+        }
+        return it->second;
+      }
       auto c = constants_.find(v);
       if (c == constants_.end())
         return fail(ErrorCode::kInternal,
                     "value '" + g.value(v).name + "' is read before it is made");
-      plan->slots.push_back({true, 0, c->second.ptr(), g.value(v).initializer->shape()});
+      const Tensor& t = *g.value(v).initializer;
+      plan->slots.push_back({true, 0, c->second.ptr(), t.shape(), t.dtype(), nullptr});
       return slot_of[v] = plan->slots.size() - 1;
     };
     std::vector<std::string> lines;
@@ -236,17 +269,28 @@ class CudaBlock final : public CompiledBlock {
         st.in.push_back(s);
         dims.push_back(plan->slots[s].dims);
       }
-      auto op = u.op->plan(dims);
+      auto op = u.op->plan(dims, env);
       if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
       st.op = std::move(*op);
       for (size_t o = 0; o < u.outputs.size(); ++o) {
         const dims_t& od = st.op.outputs[o];
-        if (numel_of(od) == 0)
-          return fail(ErrorCode::kUnsupported, u.label + " makes an empty tensor");
         size_t s;
-        if (o < st.op.alias.size() && st.op.alias[o] >= 0) {
+        if (o < st.op.host.size() && st.op.host[o]) {
+          // A host value: no device memory until a device op reads it.
+          plan->slots.push_back({false, 0, 0, od, st.op.host[o]->dtype(), st.op.host[o]});
+          s = plan->slots.size() - 1;
+        } else if (numel_of(od) == 0) {
+          return fail(ErrorCode::kUnsupported, u.label + " makes an empty tensor");
+        } else if (o < st.op.alias.size() && st.op.alias[o] >= 0) {
           Plan::Slot view = plan->slots[st.in[static_cast<size_t>(st.op.alias[o])]];
+          const int64_t off = o < st.op.alias_offset.size() ? st.op.alias_offset[o] : 0;
+          const size_t bytes = static_cast<size_t>(off) * dtype_size(view.dtype);
+          if (view.constant)
+            view.cptr += bytes;
+          else
+            view.offset += bytes;
           view.dims = od;
+          view.host = nullptr;
           plan->slots.push_back(view);
           s = plan->slots.size() - 1;
         } else {
@@ -256,13 +300,17 @@ class CudaBlock final : public CompiledBlock {
         slot_of[u.outputs[o]] = s;
       }
       workspace = std::max(workspace, st.op.workspace_bytes);
-      lines.push_back(u.label + " [" + st.op.kernel + "]");
+      if (st.op.run || !st.op.kernel.empty()) lines.push_back(u.label + " [" + st.op.kernel + "]");
       plan->steps.push_back(std::move(st));
     }
     // Steps run one after another on one stream, so they share one workspace.
     plan->workspace_offset = plan->arena_bytes;
     plan->arena_bytes += round256(workspace);
     for (ValueId v : g.outputs()) {
+      if (auto it = slot_of.find(v); it != slot_of.end()) {
+        plan->output_slots.push_back(it->second);
+        continue;
+      }
       HONE_TRY(size_t s, slot_for(v));
       plan->output_slots.push_back(s);
     }
@@ -271,8 +319,10 @@ class CudaBlock final : public CompiledBlock {
       for (const std::string& l : lines)
         if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
     }
-    HONE_LOG_DEBUG("cuda: block '{}' for {}: {} steps, {} bytes of device arena", g.name(),
-                   signature_text(sig), plan->steps.size(), plan->arena_bytes);
+    HONE_LOG_DEBUG("cuda: block '{}' for {}: {} steps, {} bytes of device arena, {} host values "
+                   "uploaded",
+                   g.name(), signature_text(sig), plan->steps.size(), plan->arena_bytes,
+                   plan->uploads.size());
     return std::shared_ptr<const Plan>(std::move(plan));
   }
 
@@ -318,7 +368,9 @@ NodeId BlockInfo::sole_consumer(ValueId v) const {
 
 Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
+  if (host_eval::host_node(b.g, n, host_eval::Policy::kAnyDtype)) return create_host(b, n);
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n);
+  if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
   if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
     return create_chain(b, n, absorbed);
   return create_misc(b, n);
