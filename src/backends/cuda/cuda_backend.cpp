@@ -1,7 +1,9 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <set>
 
 #include "backends/common/capabilities.h"
 #include "backends/common/static_dims.h"
@@ -19,8 +21,15 @@ struct StreamPool {
   struct Exec {
     Stream stream;
     DeviceBuffer arena;
+    // CUDA graphs of the plans this stream ran, keyed by plan (plans live as
+    // long as their block, and a build makes a new pool); captured on a
+    // plan's second run here, dropped when the arena moves.
+    std::map<const void*, GraphExec> graphs;
+    std::set<const void*> ran;
   };
   const Driver* d = nullptr;
+  int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
+  bool graphs = true;                  // the cuda_graphs setting
   std::mutex mu;
   std::vector<std::unique_ptr<Exec>> idle;
 
@@ -33,8 +42,8 @@ struct StreamPool {
         return e;
       }
     }
-    HONE_TRY(Stream s, Stream::create(*d));
-    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer()});
+    HONE_TRY(Stream s, Stream::create(*d, math_mode));
+    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);
@@ -68,6 +77,8 @@ struct Plan {
   std::vector<Step> steps;
   size_t arena_bytes = 0, workspace_offset = 0;
   std::vector<DeviceBuffer> uploads;  // host values device ops read, copied once per plan
+  size_t launches = 0;                // steps that enqueue work
+  mutable std::atomic<bool> no_graph{false};  // a capture failed: run its steps one by one
 };
 
 class CudaBlock final : public CompiledBlock {
@@ -142,6 +153,8 @@ class CudaBlock final : public CompiledBlock {
   Result<std::vector<Tensor>> execute(const Plan& plan, const std::vector<Tensor>& inputs) const {
     HONE_TRY(std::unique_ptr<StreamPool::Exec> ex, pool_->take());
     if (ex->arena.bytes() < plan.arena_bytes) {
+      ex->graphs.clear();  // they point into the old arena
+      ex->ran.clear();
       ex->arena = DeviceBuffer();  // free first: the old and new need not fit together
       HONE_TRY(ex->arena, DeviceBuffer::allocate(d_, plan.arena_bytes));
     }
@@ -158,18 +171,43 @@ class CudaBlock final : public CompiledBlock {
             a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), inputs[i].raw(), inputs[i].nbytes(), s),
             "cuMemcpyHtoDAsync"));
     const ExecCtx ctx{d_, fixed_, s, ex->stream.blas()};
-    uint64_t launched = 0;
-    for (size_t k = 0; k < plan.steps.size(); ++k) {
-      const Plan::Step& st = plan.steps[k];
-      if (!st.op.run) continue;
-      Bind b;
-      for (size_t in : st.in) b.in.push_back(ptr(in));
-      for (size_t out : st.out) b.out.push_back(ptr(out));
-      b.workspace = base + plan.workspace_offset;
-      HONE_CHECK_OK_CTX(st.op.run(ctx, b),
-                        "while running " + units_[k].label + " [" + st.op.kernel + "]");
-      ++launched;
+    auto run_steps = [&]() -> Result<void> {
+      for (size_t k = 0; k < plan.steps.size(); ++k) {
+        const Plan::Step& st = plan.steps[k];
+        if (!st.op.run) continue;
+        Bind b;
+        for (size_t in : st.in) b.in.push_back(ptr(in));
+        for (size_t out : st.out) b.out.push_back(ptr(out));
+        b.workspace = base + plan.workspace_offset;
+        HONE_CHECK_OK_CTX(st.op.run(ctx, b),
+                          "while running " + units_[k].label + " [" + st.op.kernel + "]");
+      }
+      return {};
+    };
+    bool replayed = false;
+    if (pool_->graphs && !plan.no_graph.load(std::memory_order_relaxed)) {
+      auto it = ex->graphs.find(&plan);
+      if (it == ex->graphs.end() && !ex->ran.insert(&plan).second) {
+        // The second run of this signature on this stream: capture it (the
+        // first ran plainly, keeping cuBLAS's lazy set-up out of the graph).
+        HONE_CHECK_OK(GraphExec::begin(d_, s));
+        auto captured = run_steps();
+        auto graph = GraphExec::end(d_, s);  // ends the capture even after a failed step
+        if (captured && graph) {
+          it = ex->graphs.emplace(&plan, std::move(*graph)).first;
+        } else {
+          plan.no_graph.store(true, std::memory_order_relaxed);
+          HONE_LOG_DEBUG("cuda: block '{}' runs without a CUDA graph: {}", graph_->name(),
+                         (captured ? graph.error() : captured.error()).to_string());
+        }
+      }
+      if (it != ex->graphs.end()) {
+        HONE_CHECK_OK(it->second.launch(s));
+        replayed = true;
+      }
     }
+    if (!replayed) HONE_CHECK_OK(run_steps());
+    const uint64_t launched = plan.launches;
     std::vector<Tensor> outputs;
     for (size_t slot : plan.output_slots) {
       if (plan.slots[slot].host) {  // computed on the host when planned: no copy
@@ -300,6 +338,7 @@ class CudaBlock final : public CompiledBlock {
         slot_of[u.outputs[o]] = s;
       }
       workspace = std::max(workspace, st.op.workspace_bytes);
+      plan->launches += st.op.run ? 1 : 0;
       if (st.op.run || !st.op.kernel.empty()) lines.push_back(u.label + " [" + st.op.kernel + "]");
       plan->steps.push_back(std::move(st));
     }
@@ -379,15 +418,25 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
 CudaBackend::CudaBackend() {
   // A lone Conv or MatMul is worth a block; the base's default of 5 would
   // send single-node models (conformance tests) to the fallback.
-  mutable_config().declare("min_block_size", int64_t{1},
-                           "supported islands with fewer nodes fall back");
+  mutable_config()
+      .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
+      .declare("precision", std::string("fp32"),
+               "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS on TF32 tensor cores, "
+               "accumulating in f32 (also chosen by allow_reduced_precision)")
+      .declare("cuda_graphs", true,
+               "replay each shape signature's launches as one CUDA graph (captured on its second "
+               "run on a stream)");
 }
 
 CudaBackend::~CudaBackend() = default;
 
 const BackendCapabilities& CudaBackend::caps() {
   // Just in time: kernels are compiled by NVRTC at build.
-  static const BackendCapabilities c = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
+  static const BackendCapabilities c = [] {
+    BackendCapabilities k = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
+    k.precisions = {"f32", "tf32"};  // tf32: cuBLAS's TF32 tensor-op math mode
+    return k;
+  }();
   return c;
 }
 
@@ -407,11 +456,20 @@ NodeSupport CudaBackend::supports(const Graph& g, const Node& node) const {
 
 Result<void> CudaBackend::do_build(const Graph& graph) {
   // No device, no build: fail before partitioning, with the machine's reason.
+  const std::string precision = config().get<std::string>("precision", "fp32");
+  if (precision != "fp32" && precision != "tf32")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda precision '" + precision + "': expected fp32 or tf32");
   HONE_TRY(const Driver* d, Driver::get());
-  if (!streams_) {
-    streams_ = std::make_shared<StreamPool>();
-    streams_->d = d;
-  }
+  const bool tf32 = precision == "tf32" || config().get<bool>("allow_reduced_precision", false);
+  const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
+  // Handles take their math mode when made, and graphs are keyed by plans of
+  // the blocks being replaced: each build gets a new pool.
+  streams_ = std::make_shared<StreamPool>();
+  streams_->d = d;
+  streams_->math_mode = math;
+  streams_->graphs = config().get<bool>("cuda_graphs", true);
+  HONE_LOG_DEBUG("cuda: matrix products in {}", tf32 ? "tf32 (f32 accumulation)" : "strict fp32");
   return CompilingBackend::do_build(graph);
 }
 
