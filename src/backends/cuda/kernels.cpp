@@ -30,6 +30,21 @@ struct HoneEw {
 __device__ __forceinline__ long long hone_offset(long long i, int rank, const long long* dims,
                                                  const long long* st) {
   long long off = 0;
+  if (i <= 0x7fffffffLL) {
+    // Index below 2^31, so every coordinate is too: 32-bit division is several
+    // times cheaper than 64-bit, and transposes and broadcasts pay it per element.
+    unsigned t = (unsigned)i;
+#pragma unroll
+    for (int d = HONE_MAX_RANK - 1; d >= 0; --d) {
+      if (d < rank) {
+        const unsigned n = (unsigned)dims[d];
+        const unsigned c = t % n;
+        t /= n;
+        off += (long long)c * st[d];
+      }
+    }
+    return off;
+  }
   for (int d = rank - 1; d >= 0; --d) {
     const long long c = i % dims[d];
     i /= dims[d];
