@@ -37,7 +37,8 @@ __device__ __forceinline__ long long hone_offset(long long i, int rank, const lo
 #pragma unroll
     for (int d = HONE_MAX_RANK - 1; d >= 0; --d) {
       if (d < rank) {
-        const unsigned n = (unsigned)dims[d];
+        // t < 2^31: a larger dim holds all of t, as 2^31 does.
+        const unsigned n = dims[d] > 0x7fffffffLL ? 0x80000000u : (unsigned)dims[d];
         const unsigned c = t % n;
         t /= n;
         off += (long long)c * st[d];
