@@ -210,6 +210,31 @@ extern "C" __global__ void hone_softmax(const float* x, float* y, long long oute
   }
 }
 
+// Softmax (or LogSoftmax) of contiguous rows of length r, one warp per row:
+// attention rows (r of 100-2000, tens of thousands of them) finish without a
+// block barrier, which the block-per-row kernel above pays six times a row.
+extern "C" __global__ void hone_softmax_warp(const float* x, float* y, long long rows, long long r,
+                                             int log_softmax) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {
+    const float* p = x + row * r;
+    float* q = y + row * r;
+    float m = -HONE_INF;
+    for (long long k = lane; k < r; k += 32) m = fmaxf(m, p[k]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float s = 0.0f;
+    for (long long k = lane; k < r; k += 32) s += expf(p[k] - m);
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    const float ls = logf(s);
+    for (long long k = lane; k < r; k += 32) {
+      const float v = p[k] - m;
+      q[k] = log_softmax ? v - ls : expf(v) / s;
+    }
+  }
+}
+
 // LayerNormalization of rows of length r; scale and bias (may be null) have r values.
 extern "C" __global__ void hone_layernorm(const float* x, const float* scale, const float* bias,
                                           float* y, long long rows, long long r, float eps) {

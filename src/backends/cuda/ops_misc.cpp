@@ -121,6 +121,20 @@ Result<OpPlan> plan_softmax(const Graph& g, const Node& n, const std::vector<dim
   const int log = n.op_type == "LogSoftmax" ? 1 : 0;
   OpPlan p;
   p.outputs = {x};
+  if (inner == 1 && r <= 2048) {
+    // Contiguous rows short enough for one warp each (attention scores).
+    p.kernel = log ? "logsoftmax.f32.cuda.warp_rows" : "softmax.f32.cuda.warp_rows";
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      HONE_TRY(CUfunction f, fn(c, "hone_softmax_warp"));
+      CUdeviceptr xi = b.in[0], yo = b.out[0];
+      long long rows = outer, rr = r;
+      int flag = log;
+      const long long blocks = std::min<long long>((rows + 7) / 8, 65535);  // 8 warps a block
+      return launch(c.d, f, c.stream, static_cast<unsigned>(blocks), 256,
+                    {&xi, &yo, &rows, &rr, &flag});
+    };
+    return p;
+  }
   p.kernel = log ? "logsoftmax.f32.cuda.rows" : "softmax.f32.cuda.rows";
   p.run = [=](const ExecCtx& c, const Bind& b) {
     return rows_kernel(c, "hone_softmax", b.in[0], b.out[0], outer, r, inner, log);
