@@ -23,10 +23,31 @@ const std::set<std::string>& integer_ops() {
 const std::set<std::string>& any_dtype_ops() {
   static const std::set<std::string> k = [] {
     std::set<std::string> s = integer_ops();
-    for (const char* op :
-         {"Mod", "Neg", "Abs", "Min", "Max", "Floor", "Ceil", "Sqrt", "Reciprocal", "Pow", "Equal",
-          "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "Not", "And", "Or", "Where", "Expand",
-          "ConstantOfShape", "Range", "GatherElements", "Tile", "Transpose"})
+    for (const char* op : {"Mod",
+                           "Neg",
+                           "Abs",
+                           "Min",
+                           "Max",
+                           "Floor",
+                           "Ceil",
+                           "Sqrt",
+                           "Reciprocal",
+                           "Pow",
+                           "Equal",
+                           "Less",
+                           "LessOrEqual",
+                           "Greater",
+                           "GreaterOrEqual",
+                           "Not",
+                           "And",
+                           "Or",
+                           "Where",
+                           "Expand",
+                           "ConstantOfShape",
+                           "Range",
+                           "GatherElements",
+                           "Tile",
+                           "Transpose"})
       s.insert(op);
     return s;
   }();
@@ -104,8 +125,9 @@ Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& e
   if (n.op_type == "Shape" || n.op_type == "Size") {
     const std::vector<int64_t>* dims = env.dims ? env.dims(n.inputs[0]) : nullptr;
     if (dims == nullptr)
-      return fail(ErrorCode::kInternal, "the dims of '" + g.value(n.inputs[0]).name + "', read by " +
-                                            n.describe() + ", are not known at plan time");
+      return fail(ErrorCode::kInternal, "the dims of '" + g.value(n.inputs[0]).name +
+                                            "', read by " + n.describe() +
+                                            ", are not known at plan time");
     std::vector<Tensor> out;
     out.push_back(shape_of(n, *dims));
     return out;
@@ -137,8 +159,9 @@ Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& e
   }
   one.add_node_with_outputs(std::move(copy));
   auto outs = reference::Interpreter().run_tensors(one, {});
-  if (!outs) return fail(std::move(outs).error().add_context("while evaluating " + n.describe() +
-                                                              " at plan time"));
+  if (!outs)
+    return fail(
+        std::move(outs).error().add_context("while evaluating " + n.describe() + " at plan time"));
   return std::move(*outs);
 }
 

@@ -258,8 +258,7 @@ Result<Stream> Stream::create(const Driver& d, int math_mode) {
   HONE_CHECK_OK(d.check(d.api().cuStreamCreate(&s.stream_, kNonBlocking), "cuStreamCreate"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasCreate(&s.blas_), "cublasCreate"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasSetStream(s.blas_, s.stream_), "cublasSetStream"));
-  HONE_CHECK_OK(
-      d.check_blas(d.api().cublasSetMathMode(s.blas_, math_mode), "cublasSetMathMode"));
+  HONE_CHECK_OK(d.check_blas(d.api().cublasSetMathMode(s.blas_, math_mode), "cublasSetMathMode"));
   return s;
 }
 

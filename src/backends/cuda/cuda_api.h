@@ -44,8 +44,8 @@ using cublasHandle_t = cublasContext*;
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
 
-inline constexpr int kCublasOpN = 0;  // CUBLAS_OP_N
-inline constexpr int kCublasOpT = 1;  // CUBLAS_OP_T
+inline constexpr int kCublasOpN = 0;          // CUBLAS_OP_N
+inline constexpr int kCublasOpT = 1;          // CUBLAS_OP_T
 inline constexpr int kCublasDefaultMath = 0;  // CUBLAS_DEFAULT_MATH: f32 stays f32 (no TF32)
 inline constexpr int kCublasTf32Math = 3;     // CUBLAS_TF32_TENSOR_OP_MATH
 

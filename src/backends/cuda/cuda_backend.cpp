@@ -76,8 +76,8 @@ struct Plan {
   std::vector<size_t> input_slots, output_slots;
   std::vector<Step> steps;
   size_t arena_bytes = 0, workspace_offset = 0;
-  std::vector<DeviceBuffer> uploads;  // host values device ops read, copied once per plan
-  size_t launches = 0;                // steps that enqueue work
+  std::vector<DeviceBuffer> uploads;          // host values device ops read, copied once per plan
+  size_t launches = 0;                        // steps that enqueue work
   mutable std::atomic<bool> no_graph{false};  // a capture failed: run its steps one by one
 };
 
@@ -281,8 +281,8 @@ class CudaBlock final : public CompiledBlock {
         if (sl.host && !sl.constant) {
           HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, sl.host->nbytes()));
           if (buf.bytes() > 0)
-            HONE_CHECK_OK(d_.check(
-                d_.api().cuMemcpyHtoD(buf.ptr(), sl.host->raw(), buf.bytes()), "cuMemcpyHtoD"));
+            HONE_CHECK_OK(d_.check(d_.api().cuMemcpyHtoD(buf.ptr(), sl.host->raw(), buf.bytes()),
+                                   "cuMemcpyHtoD"));
           sl.constant = true;
           sl.cptr = buf.ptr();
           plan->uploads.push_back(std::move(buf));
@@ -358,10 +358,10 @@ class CudaBlock final : public CompiledBlock {
       for (const std::string& l : lines)
         if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
     }
-    HONE_LOG_DEBUG("cuda: block '{}' for {}: {} steps, {} bytes of device arena, {} host values "
-                   "uploaded",
-                   g.name(), signature_text(sig), plan->steps.size(), plan->arena_bytes,
-                   plan->uploads.size());
+    HONE_LOG_DEBUG(
+        "cuda: block '{}' for {}: {} steps, {} bytes of device arena, {} host values "
+        "uploaded",
+        g.name(), signature_text(sig), plan->steps.size(), plan->arena_bytes, plan->uploads.size());
     return std::shared_ptr<const Plan>(std::move(plan));
   }
 

@@ -55,9 +55,9 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   HONE_TRY(std::vector<int64_t> idx, known_ints(n, 1, env, "Gather indices"));
   for (int64_t& i : idx) {
     if (i < -x[a] || i >= x[a])
-      return fail(ErrorCode::kInvalidArgument, "Gather index " + std::to_string(i) +
-                                                   " is out of range for dim " +
-                                                   std::to_string(x[a]));
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "Gather index " + std::to_string(i) + " is out of range for dim " + std::to_string(x[a]));
     if (i < 0) i += x[a];
   }
   dims_t out(x.begin(), x.begin() + axis);
@@ -79,8 +79,8 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
     for (int64_t j = 0; j < count; ++j)
       HONE_CHECK_OK(strided_copy(c, b.in[0] + static_cast<CUdeviceptr>(idx[j] * inner) * 4,
-                                 b.out[0] + static_cast<CUdeviceptr>(j * inner) * 4,
-                                 {outer, inner}, {dim * inner, 1}, {count * inner, 1}));
+                                 b.out[0] + static_cast<CUdeviceptr>(j * inner) * 4, {outer, inner},
+                                 {dim * inner, 1}, {count * inner, 1}));
     return {};
   };
   return p;

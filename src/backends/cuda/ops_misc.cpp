@@ -30,8 +30,7 @@ int64_t prod(const dims_t& d, size_t from, size_t to) {
 /// host value: supports() checked); nullopt when absent.
 Result<std::optional<std::vector<int64_t>>> axes_of(const Node& n, bool from_input,
                                                     const PlanEnv& env) {
-  if (!from_input)
-    return n.has_attr("axes") ? std::optional(n.attr_ints("axes")) : std::nullopt;
+  if (!from_input) return n.has_attr("axes") ? std::optional(n.attr_ints("axes")) : std::nullopt;
   if (n.inputs.size() < 2 || n.inputs[1] < 0) return std::optional<std::vector<int64_t>>();
   HONE_TRY(std::vector<int64_t> axes, known_ints(n, 1, env, "axes"));
   return std::optional(std::move(axes));
@@ -341,11 +340,13 @@ Result<std::vector<int64_t>> known_ints(const Node& n, size_t i, const PlanEnv& 
   if (t == nullptr)
     return fail(ErrorCode::kInternal,
                 n.describe() + ": " + what + " is not known when the plan is built");
-  if (t->dtype() == DType::kI64) return std::vector<int64_t>(t->span<int64_t>().begin(), t->span<int64_t>().end());
-  if (t->dtype() == DType::kI32) return std::vector<int64_t>(t->span<int32_t>().begin(), t->span<int32_t>().end());
-  return fail(ErrorCode::kInvalidArgument,
-              n.describe() + ": " + what + " is " + std::string(dtype_name(t->dtype())) +
-                  ", not an integer tensor");
+  if (t->dtype() == DType::kI64)
+    return std::vector<int64_t>(t->span<int64_t>().begin(), t->span<int64_t>().end());
+  if (t->dtype() == DType::kI32)
+    return std::vector<int64_t>(t->span<int32_t>().begin(), t->span<int32_t>().end());
+  return fail(ErrorCode::kInvalidArgument, n.describe() + ": " + what + " is " +
+                                               std::string(dtype_name(t->dtype())) +
+                                               ", not an integer tensor");
 }
 
 OpPlan view(dims_t out, const char* kernel, int64_t offset) {

@@ -3,8 +3,8 @@
 #include <cctype>
 #include <set>
 
-#include "backends/common/node_query.h"
 #include "backends/common/host_eval.h"
+#include "backends/common/node_query.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/pattern.h"
 

@@ -335,7 +335,8 @@ Result<SliceWindow> slice_window(const std::vector<int64_t>& shape, std::vector<
     }
     w.out[static_cast<size_t>(a)] = len;
     if (len > 0) w.base += s * w.strides[static_cast<size_t>(a)];
-    w.strides[static_cast<size_t>(a)] *= len > 1 ? step : 1;  // one element needs no step (no overflow)
+    w.strides[static_cast<size_t>(a)] *=
+        len > 1 ? step : 1;  // one element needs no step (no overflow)
   }
   return w;
 }

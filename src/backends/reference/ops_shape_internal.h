@@ -74,7 +74,6 @@ struct SliceWindow {
 void copy_elements(const void* src, int64_t src_off, void* dst, int64_t dst_off, int64_t count,
                    size_t es);
 
-
 /// Output index i as wanted: sets it only if the node connects it.
 inline void set_if_wanted(KernelContext& ctx, size_t i, Tensor t) {
   if (ctx.wants_output(i)) ctx.set_output(i, std::move(t));

@@ -154,14 +154,12 @@ TEST(HostEval, ShapeRangeAndUnknownDimsAreReported) {
   env.value = [](ValueId) -> const Tensor* { return nullptr; };
   auto out = evaluate(g, n, env);
   ASSERT_TRUE(out) << out.error().to_string();
-  EXPECT_EQ(Ints((*out)[0].span<int64_t>().begin(), (*out)[0].span<int64_t>().end()),
-            (Ints{3, 4}));
+  EXPECT_EQ(Ints((*out)[0].span<int64_t>().begin(), (*out)[0].span<int64_t>().end()), (Ints{3, 4}));
   env.dims = [](ValueId) -> const Ints* { return nullptr; };
   auto missing = evaluate(g, n, env);
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code(), ErrorCode::kInternal);
-  EXPECT_NE(missing.error().message().find("'x'"), std::string::npos)
-      << missing.error().message();
+  EXPECT_NE(missing.error().message().find("'x'"), std::string::npos) << missing.error().message();
 }
 
 }  // namespace

@@ -74,8 +74,8 @@ TEST(CudaShapes, AttentionBlockIsOneCudaBlockWithoutADevice) {
 TEST(CudaShapes, ShapesComputedFromDataAreRefusedWithTheReason) {
   GraphBuilder b("data_shape");
   ValueId x = b.input("x", DType::kF32, Shape{2, 3});
-  ValueId target = b.op("Cast", {b.op("ReduceMax", {x}, {{"keepdims", int64_t{0}}})},
-                        {{"to", int64_t{7}}});
+  ValueId target =
+      b.op("Cast", {b.op("ReduceMax", {x}, {{"keepdims", int64_t{0}}})}, {{"to", int64_t{7}}});
   b.output(b.op("Reshape", {b.relu(x), unsq(b, target)}), "y");
   const Graph g = *std::move(b).build();
   CudaBackend be;
@@ -114,17 +114,16 @@ TEST(CudaShapes, GatherSliceExpandOnTheDevice) {
   // (Constants stay unnamed: an output renamed to a constant's name would clash.)
   // Indices along a middle axis (copies), a negative one, and a 2-D index tensor.
   b.output(b.op("Gather", {r, b.constant("", i64s({3, -1, 0}))}, {{"axis", int64_t{1}}}), "g1");
-  b.output(b.op("Gather", {r, b.constant("", Tensor::from<int64_t>({2, 2}, {0, 2, 3, 1}))}),
-           "g2");
+  b.output(b.op("Gather", {r, b.constant("", Tensor::from<int64_t>({2, 2}, {0, 2, 3, 1}))}), "g2");
   // Steps, negative steps, clamped ends.
   b.output(b.op("Slice", {r, b.constant("", i64s({0, 5})), b.constant("", i64s({100, 0})),
                           b.constant("", i64s({2, 1})), b.constant("", i64s({2, -2}))}),
            "s1");
   b.output(b.op("Slice", {r, b.constant("", i64s({1})), b.constant("", i64s({3}))}), "s2");
-  b.output(b.op("Expand", {b.sigmoid(b.op("Slice", {r, b.constant("", i64s({0})),
-                                                    b.constant("", i64s({1})),
-                                                    b.constant("", i64s({1}))})),
-                           b.constant("", i64s({2, 4, 5, 6}))}),
+  b.output(b.op("Expand",
+                {b.sigmoid(b.op("Slice", {r, b.constant("", i64s({0})), b.constant("", i64s({1})),
+                                          b.constant("", i64s({1}))})),
+                 b.constant("", i64s({2, 4, 5, 6}))}),
            "e");
   const Graph g = *std::move(b).build();
   expect_matches_reference(g, {uniform(rng, {4, 5, 6}, -1.0f, 1.0f)});
@@ -162,8 +161,8 @@ TEST(CudaShapes, Tf32ChangesTheMathModeAndStaysWithinItsTolerance) {
   }
   EXPECT_LT(err[0], 1e-5) << "strict fp32";
   EXPECT_LT(err[1], 2e-3) << "tf32";
-  EXPECT_GT(err[1], 4 * err[0]) << "tf32 (" << err[1] << ") should round more than fp32 ("
-                                 << err[0] << ")";
+  EXPECT_GT(err[1], 4 * err[0]) << "tf32 (" << err[1] << ") should round more than fp32 (" << err[0]
+                                << ")";
 }
 
 }  // namespace
