@@ -32,7 +32,6 @@
 // may be called from any number of threads at once.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <filesystem>
 #include <functional>

@@ -10,7 +10,9 @@
 namespace hone_cli_test {
 namespace {
 
-nlohmann::json read_json(const fs::path& p) { return nlohmann::json::parse(slurp(p)); }
+nlohmann::json read_json(const fs::path& p) {
+  return nlohmann::json::parse(slurp(p));
+}
 
 TEST_F(Cli, InspectRunOverAModelWithSampleFolders) {
   // Two sample folders of batch 2 and 5: the page shows both shapes and axis 0 varying.
@@ -59,21 +61,35 @@ TEST_F(Cli, InspectRunRejectsBadDescriptionsAndOptions) {
   };
   const std::vector<Case> cases = {
       {"--pipeline " + write("a.json", "{\"stages\": []}") + out, "non-empty list", 1},
-      {"--pipeline " + write("b.json", "{\"stages\": [{\"name\": \"s\", \"model\": \"m.onnx\", "
-                                       "\"mdoe\": \"eager\"}]}") + out,
-       "unknown key 'mdoe'", 1},
-      {"--pipeline " + write("c.json", "{\"stages\": [{\"name\": \"s\", \"model\": \"m.onnx\", "
-                                       "\"mode\": \"lazy\"}]}") + out,
-       "mode 'lazy'", 1},
-      {"--pipeline " + write("d.json", "{\"stages\": [{\"name\": \"s\", \"model\": \"none.onnx\"}]}") +
+      {"--pipeline " +
+           write("b.json",
+                 "{\"stages\": [{\"name\": \"s\", \"model\": \"m.onnx\", "
+                 "\"mdoe\": \"eager\"}]}") +
            out,
+       "unknown key 'mdoe'", 1},
+      {"--pipeline " +
+           write("c.json",
+                 "{\"stages\": [{\"name\": \"s\", \"model\": \"m.onnx\", "
+                 "\"mode\": \"lazy\"}]}") +
+           out,
+       "mode 'lazy'", 1},
+      {"--pipeline " +
+           write("d.json", "{\"stages\": [{\"name\": \"s\", \"model\": \"none.onnx\"}]}") + out,
        "stage 's'", 1},
       {"--pipeline " + write("e.json", "not json") + out, "not JSON", 1},
+      {"--pipeline " +
+           write("f.json",
+                 "{\"dims\": {\"seq\": [2]}, \"stages\": [{\"name\": \"m\", "
+                 "\"model\": \"" +
+                     model("mlp.onnx") + "\"}]}") +
+           out,
+       "dim 'seq': the pipeline's inputs have no dimension of that name (batch)", 2},
       {"--pipeline " + (dir_ / "missing.json").string() + out, "cannot open", 1},
       {model("mlp.onnx") + " --mode lazy" + out, "unknown JIT mode 'lazy'", 2},
       {model("mlp.onnx") + " --dim batch=1,x" + out, "'x' is not a non-negative integer", 2},
       {model("mlp.onnx") + " --dim seq=2" + out, "no dimension named 'seq'", 2},
-      {model("mlp.onnx") + " -o " + (dir_ / "run.json").string(), "the JSON is written beside it", 2},
+      {model("mlp.onnx") + " -o " + (dir_ / "run.json").string(), "the JSON is written beside it",
+       2},
       {"-o " + (dir_ / "run.html").string(), "either MODEL.onnx or --pipeline", 2},
   };
   for (const auto& c : cases) {

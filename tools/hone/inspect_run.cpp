@@ -198,6 +198,21 @@ int run_pipeline(const InspectRunOptions& o, DimValues dims) {
       for (ValueId id : g.outputs()) given.insert(g.value(id).name);
     }
   }
+  // Every dim named (on the command line or in the description) must be one
+  // of the pipeline inputs' symbolic dims.
+  std::set<std::string> symbols;
+  for (const Value* v : needed)
+    if (v->shape)
+      for (const Dim& dim : v->shape->dims())
+        if (dim.is_symbolic()) symbols.insert(dim.symbol_name());
+  for (const auto& [name, values] : dims)
+    if (!symbols.count(name)) {
+      std::string known;
+      for (const auto& s : symbols) known += (known.empty() ? "" : ", ") + s;
+      return usage_error("dim '" + name +
+                         "': the pipeline's inputs have no dimension of that name (" +
+                         (known.empty() ? "none" : known) + ")");
+    }
   std::mt19937_64 rng(o.seed.value_or(d->seed.value_or(1)));
   TensorMap first;
   for (size_t k = 0; k < calls; ++k) {
