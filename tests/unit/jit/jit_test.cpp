@@ -18,6 +18,7 @@
 #include "hone/inspection.h"
 #include "jit/call_stats.h"
 #include "jit/sample_spill.h"
+#include "tune/tune_test_util.h"
 
 namespace hone {
 namespace {
@@ -155,6 +156,34 @@ TEST(JitTune, TheTunersCancelHookStopsTheTune) {
   auto t = tune(small_graph(), {batch_of(1), batch_of(2)}, *on_reference(), o);
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().message().find("cancelled"), std::string::npos) << t.error().to_string();
+}
+
+TEST(JitTune, ATuneLimitedToABackendThatCannotBuildKeepsTheReference) {
+  using namespace testing_tune;
+  const BackendRegistry reg = sleep_registry({{"reference", {}}, {"broken", {.fail_build = true}}});
+  JitOptions o = reference_only(JitMode::kTuneEager, 2);
+  o.tune = quick_options(reg);
+  JitModel jit(tiny_mlp(), std::make_shared<OneBackend>("broken", false), o);
+  const int builds = sleep_builds();
+  ASSERT_TRUE(jit.infer(sample_of(1)));
+  ASSERT_TRUE(jit.infer(sample_of(3)));
+  jit.wait();
+  ASSERT_EQ(jit.state(), JitState::kFailed);
+  EXPECT_GT(sleep_builds(), builds) << "the broken backend was never tried";
+  EXPECT_NE(jit.tuning_error()->to_string().find("cannot build anything"), std::string::npos)
+      << jit.tuning_error()->to_string();
+  // Later calls keep running, on the reference, with its answers.
+  auto ref = default_registry().create("reference");
+  ASSERT_TRUE(ref && (*ref)->build(tiny_mlp()));
+  for (int64_t b : {1, 2, 5}) {
+    JitCall info;
+    auto y = jit.infer(sample_of(b), &info);
+    ASSERT_TRUE(y) << y.error().to_string();
+    EXPECT_EQ(info.backend, "reference");
+    auto e = (*ref)->infer({sample_of(b).find("x")->tensor()});
+    ASSERT_TRUE(e);
+    EXPECT_TRUE(y->tensor().bitwise_equal((*e)[0])) << "batch " << b;
+  }
 }
 
 TEST(JitTune, BeforeTuneCanLeaveTheModelAlone) {
