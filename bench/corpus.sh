@@ -5,7 +5,8 @@
 # sample, `--inputs`), then ROUNDS rounds that alternate `hone bench PKG` and
 # ORT's bench.js on the same inputs at the same thread count; each side's
 # figure is the median over rounds of the round's p50. Prints a Markdown table
-# (model, threads, chosen backend, tune seconds, both p50s, hone/ORT) and the
+# (model, threads, chosen backend, tune seconds, the reference interpreter's
+# p50 over 3 runs, both p50s, hone/ORT) and the
 # geometric mean of the ratios per thread count.
 #
 #   bench/corpus.sh [THREADS="1 2"] [ROUNDS=5]
@@ -34,12 +35,12 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2)? a[(
 
 echo "commit $(git -C "$root" rev-parse --short HEAD), $(date -u +%FT%TZ), rounds $rounds, $(nproc) cores, load $(cut -d' ' -f1 /proc/loadavg)"
 echo
-echo "| model | threads | chosen backend | tune (s) | hone p50 (ms) | ORT p50 (ms) | hone / ORT |"
-echo "|---|---|---|---|---|---|---|"
+echo "| model | threads | chosen backend | tune (s) | reference p50 (ms) | hone p50 (ms) | ORT p50 (ms) | hone / ORT |"
+echo "|---|---|---|---|---|---|---|---|"
 declare -A logsum count
 for name in "${names[@]}"; do
   model="$models_dir/$name.onnx"
-  [ -f "$model" ] || { echo "| $name | | not installed | | | | |"; continue; }
+  [ -f "$model" ] || { echo "| $name | | not installed | | | | | |"; continue; }
   in="$work/$name/in"
   node "$corpus" inputs "$name" "$in"
   for t in "${threads_list[@]}"; do
@@ -48,11 +49,12 @@ for name in "${names[@]}"; do
     if ! timeout "${HONE_TUNE_TIMEOUT:-300}" "$hone" --threads "$t" tune "$model" -o "$pkg" --inputs "$in" \
         > "$work/$name/tune$t.log" 2>&1; then
       why=$(grep -m1 '^error:' "$work/$name/tune$t.log" || echo "timed out")
-      echo "| $name | $t | tune failed: ${why//|/\\|} | | | | |"
+      echo "| $name | $t | tune failed: ${why//|/\\|} | | | | | |"
       continue
     fi
     tune_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
     backend=$(sed -n 's/.*; \([a-z0-9_-]*\) backend, tuned in.*/\1/p' "$work/$name/tune$t.log")
+    ref=$("$hone" --threads "$t" bench "$model" --backend reference --inputs "$in" --iters 3 --warmup 1 --json | p50)
     est=$(node "$peer/bench.js" "$model" --inputs "$in" --threads "$t" --iters 5 --warmup 2 | p50)
     iters=$(awk -v m="$est" 'BEGIN {i = int(1000 / (m > 0 ? m : 1)); print (i < 5 ? 5 : (i > 200 ? 200 : i))}')
     h=() o=()
@@ -62,7 +64,7 @@ for name in "${names[@]}"; do
     done
     hm=$(median "${h[@]}") om=$(median "${o[@]}")
     ratio=$(awk -v a="$hm" -v b="$om" 'BEGIN {printf "%.2f", a / b}')
-    printf '| %s | %s | %s | %s | %.4f | %.4f | %s |\n' "$name" "$t" "$backend" "$tune_s" "$hm" "$om" "$ratio"
+    printf '| %s | %s | %s | %s | %.3f | %.4f | %.4f | %s |\n' "$name" "$t" "$backend" "$tune_s" "$ref" "$hm" "$om" "$ratio"
     logsum[$t]=$(awk -v s="${logsum[$t]:-0}" -v r="$ratio" 'BEGIN {print s + log(r)}')
     count[$t]=$(( ${count[$t]:-0} + 1 ))
   done

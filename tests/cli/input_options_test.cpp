@@ -148,5 +148,20 @@ TEST_F(CliInputs, TuneTakesOneSampleFromInputFiles) {
   EXPECT_EQ(both.code, 2);
 }
 
+TEST_F(CliInputs, BenchOfAPackageRunsOnTheSampleItWasTunedWith) {
+  const std::string t = node_test("test_relu");
+  const std::string pkg = (dir_ / "relu.hone").string();
+  const Ran tuned = hone("tune " + t + "/model.onnx -o " + pkg + " --inputs " + t +
+                         "/test_data_set_0 --backends reference --no-cache");
+  ASSERT_EQ(tuned.code, 0) << tuned.err;
+  const Ran r = hone("bench " + pkg + " --iters 2 --warmup 0 --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["inputs"], "package sample");
+  // Described inputs win over the stored sample.
+  const Ran f = hone("bench " + pkg + " --fill x=1 --iters 2 --warmup 0 --json");
+  ASSERT_EQ(f.code, 0) << f.err;
+  EXPECT_EQ(nlohmann::json::parse(f.out)["inputs"], "random");
+}
+
 }  // namespace
 }  // namespace hone_cli_test

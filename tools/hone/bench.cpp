@@ -44,6 +44,17 @@ double percentile(const std::vector<double>& v, double q) {
   return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
+/// The batch of inputs that were not generated: the leading dim of the first
+/// input whose declared leading dim is symbolic.
+std::optional<int64_t> input_batch(const Graph& g, const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size() && i < g.inputs().size(); ++i) {
+    const Value& v = g.value(g.inputs()[i]);
+    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic() && inputs[i].rank() > 0)
+      return inputs[i].shape()[0];
+  }
+  return std::nullopt;
+}
+
 int run_bench(const BenchOptions& o) {
   if (o.iters < 1) return usage_error("--iters must be at least 1");
   if (o.warmup < 0) return usage_error("--warmup must not be negative");
@@ -98,25 +109,33 @@ int run_bench(const BenchOptions& o) {
     return usage_error("--batch " + std::to_string(*o.batch) +
                        ": no input of the model has a symbolic leading dim to set");
 
+  // Inputs: files; else the sample a package stores, unless the inputs are
+  // described (--batch, --dim, --shape, --fill, --range); else random.
   std::vector<Tensor> inputs;
+  std::string inputs_from = "random";
   if (!o.inputs_dir.empty()) {
     auto read = read_input_files(o.inputs_dir, g);
     if (!read) return report(read.error());
     inputs = std::move(*read);
-    leading.reset();
-    for (size_t i = 0; i < inputs.size() && !leading; ++i) {
-      const Value& v = g.value(g.inputs()[i]);
-      if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic() &&
-          inputs[i].rank() > 0)
-        leading = inputs[i].shape()[0];
+    inputs_from = o.inputs_dir;
+  } else if (is_package && !o.values.any() && !o.batch && o.dims.empty()) {
+    auto stored = load_package_samples(o.model);
+    if (stored) {
+      inputs = std::move(*stored);
+      inputs_from = "package sample";
+    } else if (stored.error().code() != ErrorCode::kNotFound) {
+      return report(stored.error());
     }
-  } else {
+  }
+  if (inputs_from == "random") {
     std::mt19937_64 rng(o.seed);
     for (ValueId id : g.inputs()) {
       auto t = make_input(g.value(id), *plan, dims, rng);
       if (!t) return report(t.error());
       inputs.push_back(std::move(*t));
     }
+  } else {
+    leading = input_batch(g, inputs);
   }
   const int64_t batch = leading.value_or(1);
 
@@ -160,7 +179,7 @@ int run_bench(const BenchOptions& o) {
                         {"backend", backend_name},
                         {"threads", threads},
                         {"batch", batch},
-                        {"inputs", o.inputs_dir.empty() ? "random" : o.inputs_dir},
+                        {"inputs", inputs_from},
                         {"iters", o.iters},
                         {"warmup", o.warmup},
                         {"seed", o.seed},
@@ -175,8 +194,8 @@ int run_bench(const BenchOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
-  fmt::print("{} on {} ({} threads), batch {}: {} in {:.1f} ms\n", o.model, backend_name, threads,
-             batch, is_package ? "loaded" : "built", build_ms);
+  fmt::print("{} on {} ({} threads), batch {}, {} inputs: {} in {:.1f} ms\n", o.model, backend_name,
+             threads, batch, inputs_from, is_package ? "loaded" : "built", build_ms);
   fmt::print(
       "latency  p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms  (min {:.3f}, max {:.3f}; {} runs "
       "after {} warm-up)\n",

@@ -193,7 +193,11 @@ int run_tune(TuneCliOptions& o) {
     if (auto w = write_file_atomic(o.report_json, r.json() + "\n"); !w) return report(w.error());
   if (!o.report_html.empty())
     if (auto w = write_file_atomic(o.report_html, r.html()); !w) return report(w.error());
-  if (auto s = hone::save(*tuned, o.output); !s) return report(s.error());
+  // The first sample goes into the package, so `hone bench PKG` runs on it.
+  SaveOptions save_options;
+  if (auto flat = tuned->spec().flatten((*samples)[0]))
+    save_options.sample_inputs = std::move(*flat);
+  if (auto s = hone::save(*tuned, o.output, save_options); !s) return report(s.error());
   std::error_code ec;
   fmt::print("saved {} ({} bytes; {} backend, tuned in {:.1f} s{})\n", o.output,
              fs::file_size(o.output, ec), r.decision.backend, r.total_ms / 1000.0,
