@@ -82,10 +82,10 @@ done
 node -e '
   const [file, name, ...rest] = process.argv.slice(1);
   const when = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const out = { cells: {} };  // no "run": the functional suite's run stays the page's
+  const out = { cells: {} };  // no "run" entry: the page keeps the run of the functional suite
   for (let i = 0; i < rest.length; i += 3)
     out.cells[`models.corpus-${name}/${rest[i]}`] = {
       status: rest[i + 1], reason: rest[i + 2], tests: [`corpus_${name}`], updated: when };
   require("fs").writeFileSync(file, JSON.stringify(out, null, 1) + "\n");' \
-  "$results/$name.json" "$name" "${cells[@]}"
+  "$results/$name.json" "$name" "${cells[@]}" || { echo "FAIL: could not write $results/$name.json"; exit 1; }
 exit $unexpected
