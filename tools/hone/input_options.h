@@ -20,6 +20,7 @@
 
 #include "hone/error.h"
 #include "hone/graph.h"
+#include "hone/sample.h"
 #include "hone/tensor.h"
 
 namespace hone::cli {
@@ -60,5 +61,10 @@ struct InputPlan {
 /// Every input of `g` from DIR/input_<i>.pb or .npy, in graph order; an error
 /// names the input and the file.
 [[nodiscard]] Result<std::vector<Tensor>> read_input_files(const std::string& dir, const Graph& g);
+
+/// One sample of `g`'s inputs (`inputs` in graph order): a map keyed by input
+/// name, or, when a name cannot be a sample path key ("x.1", "input:0"), a
+/// list, which binds to the inputs by position.
+Sample sample_in_graph_order(const Graph& g, std::vector<Tensor> inputs);
 
 }  // namespace hone::cli

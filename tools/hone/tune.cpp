@@ -111,12 +111,12 @@ Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<Dim
   std::mt19937_64 rng(seed);
   for (int64_t b : sizes) {
     if (!batch.empty()) dims[batch] = b;
-    SampleMap m;
+    std::vector<Tensor> inputs;
     for (ValueId id : g.inputs()) {
       HONE_TRY(Tensor t, make_input(g.value(id), plan, dims, rng));
-      m.emplace(g.value(id).name, std::move(t));
+      inputs.push_back(std::move(t));
     }
-    samples.emplace_back(std::move(m));
+    samples.push_back(sample_in_graph_order(g, std::move(inputs)));
   }
   return samples;
 }
@@ -124,11 +124,8 @@ Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<Dim
 /// One sample from DIR/input_<i>.npy or .pb (the layout `hone run --inputs` reads).
 Result<std::vector<Sample>> one_sample(const std::string& dir, const Graph& g) {
   HONE_TRY(std::vector<Tensor> inputs, read_input_files(dir, g));
-  SampleMap m;
-  for (size_t i = 0; i < inputs.size(); ++i)
-    m.emplace(g.value(g.inputs()[i]).name, std::move(inputs[i]));
   std::vector<Sample> samples;
-  samples.emplace_back(std::move(m));
+  samples.push_back(sample_in_graph_order(g, std::move(inputs)));
   return samples;
 }
 
