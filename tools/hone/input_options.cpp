@@ -134,7 +134,7 @@ Result<InputPlan> parse_input_plan(const InputValueOptions& o, const Graph& g,
     HONE_TRY(std::vector<int64_t> shape, parse_shape(name, value));
     if (plan.shapes.count(name))
       return fail(ErrorCode::kInvalidArgument, "--shape " + name + " is given twice");
-    if (v->shape && v->shape->rank() != static_cast<int64_t>(shape.size()))
+    if (v->shape && v->shape->rank() != shape.size())
       return fail(ErrorCode::kInvalidArgument,
                   fmt::format("--shape {}={}: input '{}' has rank {} ({}), not {}", name, value,
                               name, v->shape->rank(), describe_value_type(*v), shape.size()));

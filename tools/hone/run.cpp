@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 struct RunOptions {
   std::string model;
   std::string backend = "reference";
+  std::vector<std::string> configs;  // FIELD=VALUE for that backend
   IoOptions io;
   InputValueOptions values;
 };
@@ -49,6 +50,7 @@ int run_run(const RunOptions& o) {
 
   auto backend = default_registry().create(o.backend);
   if (!backend) return report(backend.error());
+  if (auto c = apply_configs(**backend, o.configs); !c) return report(c.error());
 
   // --shape/--fill/--range describe random inputs: they imply them (seed 0
   // unless --random-inputs gives one) and cannot be mixed with files.
@@ -112,6 +114,8 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
+  sub->add_option("--config", o->configs, "a backend config field for --backend (repeatable)")
+      ->type_name("FIELD=VALUE");
   add_io_options(*sub, o->io);
   add_input_value_options(*sub, o->values);
   commands.push_back({sub, [o] { return run_run(*o); }});
