@@ -16,7 +16,7 @@ scripts/install-deps.sh
 if [ "${HONE_SKIP_NPM:-0}" != "1" ]; then
   # The peers only feed tests that skip without them, so a failed npm install
   # (no network) is a warning, not a setup failure.
-  for peer in bench/peers/ort/install.sh tests/functional/browser/install.sh; do
+  for peer in bench/peers/ort/install.sh tests/functional/browser/install.sh scripts/install-corpus.sh; do
     if [ -x "$peer" ]; then
       "$peer" || echo "setup: warning: $peer failed; the tests that need it will be skipped"
     fi

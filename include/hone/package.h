@@ -8,7 +8,8 @@
 // A package is a stored zip: manifest.json (format version, model hash,
 // GraphSpec, decision with backend, config key and fields, kernel plan,
 // measured figures, environment fingerprint), model.onnx, backend/ (what the
-// chosen backend saved), report.json, and checksums.json with the SHA-256 of
+// chosen backend saved), report.json, optionally samples/input_<i>.npy (one
+// input sample), and checksums.json with the SHA-256 of
 // every entry. save() is atomic: a crash never leaves a half file nor
 // destroys the package that was there. load() verifies the sums, the format
 // version and the environment, and refuses entries that escape the package.
@@ -16,9 +17,11 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "hone/error.h"
 #include "hone/registry.h"
+#include "hone/tensor.h"
 #include "hone/tune.h"
 
 namespace hone {
@@ -35,7 +38,18 @@ struct LoadOptions {
   const BackendRegistry* registry = nullptr;
 };
 
-[[nodiscard]] Result<void> save(const TunedModel& model, const std::filesystem::path& file);
+struct SaveOptions {
+  /// One input sample in graph input order (e.g. the smallest tuning sample),
+  /// stored as samples/input_<i>.npy so that `hone bench PKG` can run the
+  /// package on the inputs it was tuned with. Empty: no samples stored.
+  std::vector<Tensor> sample_inputs;
+};
+
+[[nodiscard]] Result<void> save(const TunedModel& model, const std::filesystem::path& file,
+                                const SaveOptions& options = {});
+/// The sample save() stored (graph input order), verified like every entry.
+/// kNotFound when the package stores none.
+[[nodiscard]] Result<std::vector<Tensor>> load_package_samples(const std::filesystem::path& file);
 [[nodiscard]] Result<TunedModel> load(const std::filesystem::path& file,
                                       const LoadOptions& options = {});
 /// What the package holds and how it was chosen, for people (`hone describe`).

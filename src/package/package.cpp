@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.h"
+#include "hone/npy.h"
 #include "hone/onnx.h"
 #include "hone/thread_pool.h"
 #include "package/archive.h"
@@ -90,7 +91,7 @@ Result<Opened> open_package(const fs::path& file) {
 
 }  // namespace
 
-Result<void> save(const TunedModel& model, const fs::path& file) {
+Result<void> save(const TunedModel& model, const fs::path& file, const SaveOptions& options) {
   const std::string where = "while saving package '" + file.string() + "'";
   std::vector<package::Entry> entries;
   HONE_TRY(auto onnx_bytes, onnx::save_model_to_bytes(model.graph()));
@@ -105,6 +106,18 @@ Result<void> save(const TunedModel& model, const fs::path& file) {
 
   const TuneReport& r = model.report();
   entries.push_back({"report.json", r.json() + "\n"});
+  json samples = json::array();
+  for (size_t i = 0; i < options.sample_inputs.size(); ++i) {
+    auto bytes = serialize_npy(options.sample_inputs[i]);
+    if (!bytes)
+      return fail(std::move(bytes)
+                      .error()
+                      .add_context("while storing sample input " + std::to_string(i))
+                      .add_context(where));
+    const std::string path = "samples/input_" + std::to_string(i) + ".npy";
+    entries.push_back({path, std::string(bytes->begin(), bytes->end())});
+    samples.push_back(path);
+  }
   json manifest = {
       {"format", kFormat},
       {"format_version", kManifestVersion},
@@ -117,6 +130,7 @@ Result<void> save(const TunedModel& model, const fs::path& file) {
       {"batch_sizes", r.batch_sizes},
       {"fingerprint", json::parse(package::current_fingerprint(r.threads).to_json())},
   };
+  if (!samples.empty()) manifest["samples"] = samples;
   entries.push_back({"manifest.json", manifest.dump(2) + "\n"});
   HONE_CHECK_OK_CTX(package::write_archive(file, std::move(entries)), where);
   return {};
@@ -202,6 +216,32 @@ Result<TunedModel> load(const fs::path& file, const LoadOptions& options) {
                       std::string("manifest.json lacks a field or has a wrong type: ") + e.what())
                     .add_context(where));
   }
+}
+
+Result<std::vector<Tensor>> load_package_samples(const fs::path& file) {
+  const std::string where = "while reading the samples of package '" + file.string() + "'";
+  HONE_TRY(Opened pkg, open_package(file));
+  const json samples = pkg.manifest.value("samples", json::array());
+  if (!samples.is_array() || samples.empty())
+    return fail(
+        Error(ErrorCode::kNotFound, "the package stores no input sample").add_context(where));
+  std::vector<Tensor> out;
+  for (const json& p : samples) {
+    if (!p.is_string())
+      return fail(Error(ErrorCode::kCorrupt, "manifest.json 'samples' holds a non-string")
+                      .add_context(where));
+    const package::Entry* e = find_entry(pkg.entries, p.get<std::string>());
+    if (e == nullptr)
+      return fail(Error(ErrorCode::kCorrupt, "manifest.json lists '" + p.get<std::string>() +
+                                                 "', which the package does not hold")
+                      .add_context(where));
+    auto t = parse_npy(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(e->bytes.data()),
+                                                e->bytes.size()),
+                       e->path);
+    if (!t) return fail(std::move(t).error().add_context(where));
+    out.push_back(std::move(*t));
+  }
+  return out;
 }
 
 Result<std::string> package_manifest(const fs::path& file) {

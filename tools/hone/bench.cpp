@@ -20,6 +20,7 @@
 #include "hone/package.h"
 #include "hone/registry.h"
 #include "hone/thread_pool.h"
+#include "input_options.h"
 
 namespace hone::cli {
 namespace {
@@ -28,8 +29,10 @@ struct BenchOptions {
   std::string model;
   std::string backend = "reference";
   std::vector<std::string> configs;  // FIELD=VALUE for that backend
-  int64_t batch = 1;
+  std::optional<int64_t> batch;      // 1 unless given
   std::vector<std::string> dims;
+  std::string inputs_dir;
+  InputValueOptions values;
   int iters = 100;
   int warmup = 10;
   uint64_t seed = 1;
@@ -42,10 +45,25 @@ double percentile(const std::vector<double>& v, double q) {
   return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
+/// The batch of inputs that were not generated: the leading dim of the first
+/// input whose declared leading dim is symbolic.
+std::optional<int64_t> input_batch(const Graph& g, const std::vector<Tensor>& inputs) {
+  for (size_t i = 0; i < inputs.size() && i < g.inputs().size(); ++i) {
+    const Value& v = g.value(g.inputs()[i]);
+    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic() && inputs[i].rank() > 0)
+      return inputs[i].shape()[0];
+  }
+  return std::nullopt;
+}
+
 int run_bench(const BenchOptions& o) {
   if (o.iters < 1) return usage_error("--iters must be at least 1");
   if (o.warmup < 0) return usage_error("--warmup must not be negative");
-  if (o.batch < 1) return usage_error("--batch must be at least 1");
+  if (o.batch && *o.batch < 1) return usage_error("--batch must be at least 1");
+  if (!o.inputs_dir.empty() && (o.values.any() || o.batch || !o.dims.empty()))
+    return usage_error(
+        "--inputs DIR gives every input; --batch, --dim, --shape, --fill and --range "
+        "describe random ones");
   // A .hone package runs on the backend tuning chose; a model on --backend.
   const bool is_package = std::filesystem::path(o.model).extension() == ".hone";
   std::optional<TunedModel> tuned;
@@ -66,30 +84,63 @@ int run_bench(const BenchOptions& o) {
   }
   const Graph& g = is_package ? tuned->graph() : *model_graph;
 
-  // --batch binds the symbolic leading dim of every input; --dim overrides.
+  // Symbolic dims: --dim, then --shape; --batch binds the symbolic leading
+  // dim of every input not bound already (and must agree with one that is).
   std::map<std::string, int64_t> dims;
-  for (ValueId id : g.inputs()) {
-    const Value& v = g.value(id);
-    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic())
-      dims[v.shape->dims()[0].symbol_name()] = o.batch;
-  }
-  // Throughput counts --batch samples per call, so a batch the model cannot take is an error.
-  if (dims.empty() && o.batch != 1)
-    return usage_error("--batch " + std::to_string(o.batch) +
-                       ": no input of the model has a symbolic leading dim to set");
   for (const std::string& d : o.dims) {
     auto r = parse_dim_binding(d, dims);
     if (!r) return usage_error(r.error().message());
   }
   if (auto known = check_dim_bindings(g, dims); !known) return usage_error(known.error().message());
-
-  std::mt19937_64 rng(o.seed);
-  std::vector<Tensor> inputs;
+  auto plan = parse_input_plan(o.values, g, dims);
+  if (!plan) return usage_error(plan.error().message());
+  std::optional<int64_t> leading;  // the batch the inputs really have
   for (ValueId id : g.inputs()) {
-    auto t = random_input(g.value(id), dims, rng);
-    if (!t) return report(t.error());
-    inputs.push_back(std::move(*t));
+    const Value& v = g.value(id);
+    if (!v.shape || v.shape->rank() == 0 || !v.shape->dims()[0].is_symbolic()) continue;
+    const std::string& sym = v.shape->dims()[0].symbol_name();
+    auto it = dims.find(sym);
+    if (it == dims.end()) it = dims.emplace(sym, o.batch.value_or(1)).first;
+    if (o.batch && it->second != *o.batch)
+      return usage_error(
+          fmt::format("--batch {}: input '{}' has its leading dim '{}' set to {} already", *o.batch,
+                      v.name, sym, it->second));
+    leading = it->second;
   }
+  // Throughput counts --batch samples per call, so a batch the model cannot take is an error.
+  if (!leading && o.batch && *o.batch != 1)
+    return usage_error("--batch " + std::to_string(*o.batch) +
+                       ": no input of the model has a symbolic leading dim to set");
+
+  // Inputs: files; else the sample a package stores, unless the inputs are
+  // described (--batch, --dim, --shape, --fill, --range); else random.
+  std::vector<Tensor> inputs;
+  std::string inputs_from = "random";
+  if (!o.inputs_dir.empty()) {
+    auto read = read_input_files(o.inputs_dir, g);
+    if (!read) return report(read.error());
+    inputs = std::move(*read);
+    inputs_from = o.inputs_dir;
+  } else if (is_package && !o.values.any() && !o.batch && o.dims.empty()) {
+    auto stored = load_package_samples(o.model);
+    if (stored) {
+      inputs = std::move(*stored);
+      inputs_from = "package sample";
+    } else if (stored.error().code() != ErrorCode::kNotFound) {
+      return report(stored.error());
+    }
+  }
+  if (inputs_from == "random") {
+    std::mt19937_64 rng(o.seed);
+    for (ValueId id : g.inputs()) {
+      auto t = make_input(g.value(id), *plan, dims, rng);
+      if (!t) return report(t.error());
+      inputs.push_back(std::move(*t));
+    }
+  } else {
+    leading = input_batch(g, inputs);
+  }
+  const int64_t batch = leading.value_or(1);
 
   apply_requested_threads();
   std::unique_ptr<Backend> owned;
@@ -124,14 +175,15 @@ int run_bench(const BenchOptions& o) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::sort(ms.begin(), ms.end());
   const double p50 = percentile(ms, 0.50), p90 = percentile(ms, 0.90), p99 = percentile(ms, 0.99);
-  const double throughput = static_cast<double>(o.batch) * o.iters / total_s;
+  const double throughput = static_cast<double>(batch) * o.iters / total_s;
   const int threads = ThreadPool::global().num_threads();
 
   if (o.json) {
     nlohmann::json j = {{"model", o.model},
                         {"backend", backend_name},
                         {"threads", threads},
-                        {"batch", o.batch},
+                        {"batch", batch},
+                        {"inputs", inputs_from},
                         {"iters", o.iters},
                         {"warmup", o.warmup},
                         {"seed", o.seed},
@@ -146,8 +198,8 @@ int run_bench(const BenchOptions& o) {
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
-  fmt::print("{} on {} ({} threads), batch {}: {} in {:.1f} ms\n", o.model, backend_name, threads,
-             o.batch, is_package ? "loaded" : "built", build_ms);
+  fmt::print("{} on {} ({} threads), batch {}, {} inputs: {} in {:.1f} ms\n", o.model, backend_name,
+             threads, batch, inputs_from, is_package ? "loaded" : "built", build_ms);
   fmt::print(
       "latency  p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms  (min {:.3f}, max {:.3f}; {} runs "
       "after {} warm-up)\n",
@@ -170,13 +222,16 @@ void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
       ->capture_default_str();
   sub->add_option("--config", o->configs, "a backend config field for --backend (repeatable)")
       ->type_name("FIELD=VALUE");
-  sub->add_option("--batch", o->batch, "value of every input's symbolic leading dim")
-      ->capture_default_str();
+  sub->add_option("--batch", o->batch, "value of every input's symbolic leading dim (default 1)");
   sub->add_option("--dim", o->dims, "value of another symbolic dim (repeatable)")
       ->type_name("NAME=VALUE");
   sub->add_option("--iters", o->iters, "timed runs")->capture_default_str();
   sub->add_option("--warmup", o->warmup, "untimed runs first")->capture_default_str();
   sub->add_option("--seed", o->seed, "seed of the random inputs")->capture_default_str();
+  sub->add_option("--inputs", o->inputs_dir,
+                  "inputs from DIR/input_<i>.npy or .pb instead of random")
+      ->type_name("DIR");
+  add_input_value_options(*sub, o->values);
   sub->add_flag("--json", o->json, "machine-readable output");
   commands.push_back({sub, [o] { return run_bench(*o); }});
 }

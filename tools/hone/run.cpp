@@ -18,6 +18,7 @@
 #include "hone/onnx.h"
 #include "hone/registry.h"
 #include "hone/sample.h"
+#include "input_options.h"
 
 namespace hone::cli {
 namespace {
@@ -29,19 +30,8 @@ struct RunOptions {
   std::string backend = "reference";
   std::vector<std::string> configs;  // FIELD=VALUE for that backend
   IoOptions io;
+  InputValueOptions values;
 };
-
-Result<Tensor> read_input_file(const fs::path& dir, size_t i, const Value& v) {
-  if (v.kind != ValueKind::kTensor)
-    return fail(ErrorCode::kUnsupported, "input " + std::to_string(i) + " '" + v.name +
-                                             "' is a sequence or optional; `hone run` feeds "
-                                             "tensors only");
-  auto t = load_input_file(dir, i);
-  if (!t)
-    return fail(std::move(t).error().add_context("while reading input " + std::to_string(i) + " '" +
-                                                 v.name + "'"));
-  return t;
-}
 
 int run_run(const RunOptions& o) {
   std::map<std::string, int64_t> dims;
@@ -62,18 +52,31 @@ int run_run(const RunOptions& o) {
   if (!backend) return report(backend.error());
   if (auto c = apply_configs(**backend, o.configs); !c) return report(c.error());
 
-  if (o.io.inputs_dir.empty() && !o.io.seed && !g.inputs().empty())
+  // --shape/--fill/--range describe random inputs: they imply them (seed 0
+  // unless --random-inputs gives one) and cannot be mixed with files.
+  if (!o.io.inputs_dir.empty() && o.values.any())
+    return usage_error("--shape, --fill and --range describe random inputs; not with --inputs DIR");
+  const bool random = o.io.seed.has_value() || o.values.any();
+  if (o.io.inputs_dir.empty() && !random && !g.inputs().empty())
     return usage_error("the model has " + std::to_string(g.inputs().size()) +
                        " input(s); give them with --inputs DIR or --random-inputs SEED");
+  auto plan = parse_input_plan(o.values, g, dims);
+  if (!plan) return usage_error(plan.error().message());
   std::vector<Tensor> inputs;
-  std::mt19937_64 rng(o.io.seed.value_or(0));
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    const Value& v = g.value(g.inputs()[i]);
-    Result<Tensor> t = o.io.seed ? random_input(v, dims, rng) : read_input_file(o.io.inputs_dir, i, v);
-    if (!t) return report(t.error());
-    fmt::print("input {} '{}': {}\n", i, v.name, t->describe());
-    inputs.push_back(std::move(*t));
+  if (random) {
+    std::mt19937_64 rng(o.io.seed.value_or(0));
+    for (ValueId id : g.inputs()) {
+      auto t = make_input(g.value(id), *plan, dims, rng);
+      if (!t) return report(t.error());
+      inputs.push_back(std::move(*t));
+    }
+  } else if (!g.inputs().empty()) {
+    auto read = read_input_files(o.io.inputs_dir, g);
+    if (!read) return report(read.error());
+    inputs = std::move(*read);
   }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    fmt::print("input {} '{}': {}\n", i, g.value(g.inputs()[i]).name, inputs[i].describe());
 
   // Check the inputs against the declared types before the (possibly slow)
   // build, so a wrong shape is reported as such whatever the backend.
@@ -128,6 +131,7 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("--config", o->configs, "a backend config field for --backend (repeatable)")
       ->type_name("FIELD=VALUE");
   add_io_options(*sub, o->io);
+  add_input_value_options(*sub, o->values);
   commands.push_back({sub, [o] { return run_run(*o); }});
 }
 

@@ -18,6 +18,7 @@
 #include "hone/onnx.h"
 #include "hone/package.h"
 #include "hone/tune.h"
+#include "input_options.h"
 
 namespace hone::cli {
 namespace {
@@ -31,6 +32,8 @@ struct TuneCliOptions {
   std::string strategy = "max-throughput";
   std::vector<int64_t> batch_sizes;
   std::string samples_dir;
+  std::string inputs_dir;
+  InputValueOptions values;
   std::vector<std::string> dims;
   std::vector<std::string> configs;
   std::string report_json;
@@ -89,10 +92,13 @@ std::string leading_symbol(const Graph& g) {
 /// Random samples when no --samples: one per batch size (so the batch axis can
 /// be learned), other symbolic dims at their declared opt, else 1.
 Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
+                                           const InputValueOptions& values,
                                            std::vector<int64_t>& batch_sizes, uint64_t seed) {
   std::map<std::string, int64_t> dims;
   for (const auto& d : decls)
     dims[d.name] = d.kind == DimSpec::Kind::kStatic ? d.size : d.bounds.opt;
+  // --shape binds the symbolic dims it names; the batch dim still varies per sample.
+  HONE_TRY(InputPlan plan, parse_input_plan(values, g, dims));
   const std::string batch = leading_symbol(g);
   if (batch_sizes.empty() && !batch.empty()) {
     batch_sizes = {1, 8};
@@ -105,13 +111,21 @@ Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<Dim
   std::mt19937_64 rng(seed);
   for (int64_t b : sizes) {
     if (!batch.empty()) dims[batch] = b;
-    SampleMap m;
+    std::vector<Tensor> inputs;
     for (ValueId id : g.inputs()) {
-      HONE_TRY(Tensor t, random_input(g.value(id), dims, rng));
-      m.emplace(g.value(id).name, std::move(t));
+      HONE_TRY(Tensor t, make_input(g.value(id), plan, dims, rng));
+      inputs.push_back(std::move(t));
     }
-    samples.emplace_back(std::move(m));
+    samples.push_back(sample_in_graph_order(g, std::move(inputs)));
   }
+  return samples;
+}
+
+/// One sample from DIR/input_<i>.npy or .pb (the layout `hone run --inputs` reads).
+Result<std::vector<Sample>> one_sample(const std::string& dir, const Graph& g) {
+  HONE_TRY(std::vector<Tensor> inputs, read_input_files(dir, g));
+  std::vector<Sample> samples;
+  samples.push_back(sample_in_graph_order(g, std::move(inputs)));
   return samples;
 }
 
@@ -136,10 +150,19 @@ int run_tune(TuneCliOptions& o) {
   if (!graph) return report(graph.error());
 
   std::vector<int64_t> batch_sizes = o.batch_sizes;
-  Result<std::vector<Sample>> samples = o.samples_dir.empty()
-                                            ? random_samples(*graph, opts.dims, batch_sizes, o.seed)
-                                            : load_samples(o.samples_dir, *graph);
-  if (!samples) return report(samples.error());
+  const int sources = !o.samples_dir.empty() + !o.inputs_dir.empty() + o.values.any();
+  if (sources > 1)
+    return usage_error(
+        "give one of --samples DIR, --inputs DIR, or --shape/--fill/--range for random samples");
+  Result<std::vector<Sample>> samples =
+      !o.samples_dir.empty()  ? load_samples(o.samples_dir, *graph)
+      : !o.inputs_dir.empty() ? one_sample(o.inputs_dir, *graph)
+                              : random_samples(*graph, opts.dims, o.values, batch_sizes, o.seed);
+  if (!samples) {
+    if (samples.error().code() == ErrorCode::kInvalidArgument && o.values.any())
+      return usage_error(samples.error().message());
+    return report(samples.error());
+  }
   opts.batch_sizes = batch_sizes;
   apply_requested_threads();
   opts.threads = requested_threads() < 0 ? 0 : requested_threads();
@@ -167,7 +190,11 @@ int run_tune(TuneCliOptions& o) {
     if (auto w = write_file_atomic(o.report_json, r.json() + "\n"); !w) return report(w.error());
   if (!o.report_html.empty())
     if (auto w = write_file_atomic(o.report_html, r.html()); !w) return report(w.error());
-  if (auto s = hone::save(*tuned, o.output); !s) return report(s.error());
+  // The first sample goes into the package, so `hone bench PKG` runs on it.
+  SaveOptions save_options;
+  if (auto flat = tuned->spec().flatten((*samples)[0]))
+    save_options.sample_inputs = std::move(*flat);
+  if (auto s = hone::save(*tuned, o.output, save_options); !s) return report(s.error());
   std::error_code ec;
   fmt::print("saved {} ({} bytes; {} backend, tuned in {:.1f} s{})\n", o.output,
              fs::file_size(o.output, ec), r.decision.backend, r.total_ms / 1000.0,
@@ -200,6 +227,9 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("--samples", o->samples_dir,
                   "sample folders with input_<i>.pb/.npy (default: random)")
       ->type_name("DIR");
+  sub->add_option("--inputs", o->inputs_dir, "one sample from DIR/input_<i>.npy or .pb")
+      ->type_name("DIR");
+  add_input_value_options(*sub, o->values);
   sub->add_option("--dim", o->dims,
                   "declare a dim: NAME=MIN:OPT:MAX (dynamic) or NAME=V (static); repeatable")
       ->type_name("NAME=MIN:OPT:MAX");

@@ -152,5 +152,27 @@ TEST_F(Package, AFailedSaveLeavesTheOldPackageIntact) {
   EXPECT_EQ(files, 1u) << "no temporary files left behind";
 }
 
+TEST_F(Package, StoresOneSampleThatLoadsBackEqual) {
+  EXPECT_EQ(load_package_samples(file_).error().code(), ErrorCode::kNotFound);
+  auto flat = tuned_->spec().flatten(sample_of(4));
+  ASSERT_TRUE(flat) << flat.error().to_string();
+  SaveOptions options;
+  options.sample_inputs = *flat;
+  const fs::path with = dir_ / "with-sample.hone";
+  ASSERT_TRUE(save(*tuned_, with, options));
+  auto back = load_package_samples(with);
+  ASSERT_TRUE(back) << back.error().to_string();
+  ASSERT_EQ(back->size(), flat->size());
+  for (size_t i = 0; i < flat->size(); ++i) {
+    EXPECT_EQ((*back)[i].shape(), (*flat)[i].shape());
+    for (int64_t k = 0; k < (*flat)[i].numel(); ++k)
+      EXPECT_EQ(tensor_element_as_double((*back)[i], k), tensor_element_as_double((*flat)[i], k));
+  }
+  // The stored sample runs through the loaded package.
+  auto loaded = load(with);
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  EXPECT_TRUE(loaded->infer_flat(*back));
+}
+
 }  // namespace
 }  // namespace hone
