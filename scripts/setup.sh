@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets hone up from a fresh checkout: Debian packages (scripts/install-deps.sh),
 # the npm peers the cross-check and browser tests use, then configures build/
-# with Ninja (ccache is picked up when installed) and builds everything.
+# with Ninja (ccache is picked up when installed) and builds what the README's
+# first command needs: the `hone` CLI (the library and every backend). The
+# tests and benchmarks are built by scripts/test.sh.
 # Idempotent: a second run only rebuilds what changed.
 #
 #   scripts/setup.sh                       # RelWithDebInfo in build/
@@ -26,5 +28,5 @@ fi
 build_type="${HONE_BUILD_TYPE:-RelWithDebInfo}"
 jobs="${HONE_JOBS:-$(nproc)}"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type"
-cmake --build build -j "$jobs"
+cmake --build build -j "$jobs" --target hone_cli
 echo "setup: built hone in build/ ($build_type); try ./build/hone --help"
