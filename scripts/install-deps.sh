@@ -10,6 +10,7 @@ PACKAGES=(
   nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev
   libsqlite3-dev libzip-dev libssl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  python3-dev python3-pybind11 python3-numpy python3-pytest
   nodejs npm
   chromium
 )

@@ -2,8 +2,9 @@
 # Sets hone up from a fresh checkout: Debian packages (scripts/install-deps.sh),
 # the npm peers the cross-check and browser tests use, then configures build/
 # with Ninja (ccache is picked up when installed) and builds what the README's
-# first command needs: the `hone` CLI (the library and every backend). The
-# tests and benchmarks are built by scripts/test.sh.
+# first command needs: the `hone` CLI (the library and every backend), and the
+# Python module (build/python). The tests and benchmarks are built by
+# scripts/test.sh.
 # Idempotent: a second run only rebuilds what changed.
 #
 #   scripts/setup.sh                       # RelWithDebInfo in build/
@@ -28,5 +29,5 @@ fi
 build_type="${HONE_BUILD_TYPE:-RelWithDebInfo}"
 jobs="${HONE_JOBS:-$(nproc)}"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE="$build_type"
-cmake --build build -j "$jobs" --target hone_cli
+cmake --build build -j "$jobs" --target hone_cli hone_python
 echo "setup: built hone in build/ ($build_type); try ./build/hone --help"

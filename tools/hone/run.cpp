@@ -67,7 +67,8 @@ int run_run(const RunOptions& o) {
   std::mt19937_64 rng(o.io.seed.value_or(0));
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
-    Result<Tensor> t = o.io.seed ? random_input(v, dims, rng) : read_input_file(o.io.inputs_dir, i, v);
+    Result<Tensor> t =
+        o.io.seed ? random_input(v, dims, rng) : read_input_file(o.io.inputs_dir, i, v);
     if (!t) return report(t.error());
     fmt::print("input {} '{}': {}\n", i, v.name, t->describe());
     inputs.push_back(std::move(*t));
@@ -106,6 +107,10 @@ int run_run(const RunOptions& o) {
 void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = root.add_subcommand("run", "run one inference and write the outputs");
+  sub->footer(
+      "Examples:\n"
+      "  hone run models/cnn.onnx --random-inputs 7 --dim batch=4 --outputs out/\n"
+      "  hone run model.onnx --backend onednn --inputs test_data_set_0/");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
