@@ -44,6 +44,20 @@ TEST_F(Cli, TuneWritesItsHtmlReportNextToThePackage) {
   EXPECT_EQ(q.out.find("report:"), std::string::npos) << q.out;
 }
 
+TEST_F(Cli, TuneDrawsAProgressBarWithAnEstimateOnATerminal) {
+  // script(1) (util-linux) gives the command a terminal.
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "no script(1)";
+  const std::string cmd = std::string(HONE_CLI_PATH) + " --threads 1 tune " + model("mlp.onnx") +
+                          " -o " + (dir_ / "t.hone").string() +
+                          " --backends reference,onednn --no-cache --no-html";
+  auto r = hone_shell("script -qec '" + cmd + "' /dev/null");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("\r\033[K[2/"), std::string::npos) << "redrawn in place:\n" << r.out;
+  EXPECT_NE(r.out.find("########"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" s left "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("tune: [1/"), std::string::npos) << "no plain lines on a terminal";
+}
+
 TEST_F(Cli, ExportTritonAddsAModelAndNeverOverwritesOne) {
   const fs::path pkg = dir_ / "mlp.hone";
   ASSERT_EQ(hone("--threads 1 tune " + model("mlp.onnx") + " -o " + pkg.string() +

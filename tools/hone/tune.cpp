@@ -71,9 +71,10 @@ class Progress {
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     // Candidates differ in cost, so this is a rough guess; shown once a tenth is done.
-    const std::string eta = overall >= 0.1 && overall < 1.0
-                                ? fmt::format(" ~{:.0f} s left", elapsed * (1 - overall) / overall)
-                                : "";
+    const double left = overall > 0 ? elapsed * (1 - overall) / overall : 0;
+    const std::string eta = overall < 0.1 || overall >= 1.0 ? ""
+                            : left < 1                      ? " <1 s left"
+                                                            : fmt::format(" ~{:.0f} s left", left);
     fmt::print(stderr, "\r\033[K[{}/{}] [{}{}]{} {}: {}", e.candidate_index + 1, e.candidate_count,
                std::string(static_cast<size_t>(filled), '#'),
                std::string(static_cast<size_t>(kWidth - filled), '.'), eta, e.candidate, e.step);
