@@ -15,7 +15,7 @@ TEST_F(Cli, EveryHelpGivesAnExample) {
   EXPECT_NE(top.out.find("Examples:"), std::string::npos) << top.out;
   EXPECT_NE(top.out.find("hone tune models/mlp.onnx"), std::string::npos) << top.out;
   for (const char* cmd : {"inspect", "run", "backends", "conformance", "bench", "tune", "infer",
-                          "describe", "export"}) {
+                          "describe", "export", "inspect-run"}) {
     auto r = hone(std::string(cmd) + " --help");
     EXPECT_EQ(r.code, 0) << cmd;
     EXPECT_NE(r.out.find("Examples:\n  hone " + std::string(cmd)), std::string::npos)
