@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "hone/backend.h"
 #include "hone/error.h"
 #include "hone/file_io.h"  // write_file_atomic, used by every command that writes
 #include "hone/graph.h"
@@ -50,6 +51,10 @@ void set_requested_threads(int threads);
 void apply_requested_threads();
 /// --threads as given, -1 when not given.
 int requested_threads();
+
+/// Applies --config FIELD=VALUE settings (inspect, run, bench) to `be`;
+/// kInvalidArgument naming a setting that is not FIELD=VALUE.
+[[nodiscard]] Result<void> apply_configs(Backend& be, const std::vector<std::string>& configs);
 
 /// Where a command's inputs come from and where its outputs go, with the
 /// options `run` and `infer` share: --inputs, --random-inputs, --dim, --outputs.

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 struct RunOptions {
   std::string model;
   std::string backend = "reference";
+  std::vector<std::string> configs;  // FIELD=VALUE for that backend
   IoOptions io;
 };
 
@@ -59,6 +60,7 @@ int run_run(const RunOptions& o) {
 
   auto backend = default_registry().create(o.backend);
   if (!backend) return report(backend.error());
+  if (auto c = apply_configs(**backend, o.configs); !c) return report(c.error());
 
   if (o.io.inputs_dir.empty() && !o.io.seed && !g.inputs().empty())
     return usage_error("the model has " + std::to_string(g.inputs().size()) +
@@ -114,6 +116,8 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
+  sub->add_option("--config", o->configs, "a backend config field for --backend (repeatable)")
+      ->type_name("FIELD=VALUE");
   add_io_options(*sub, o->io);
   commands.push_back({sub, [o] { return run_run(*o); }});
 }
