@@ -13,7 +13,8 @@ namespace {
 
 std::string status_of(const CandidateResult& c, const Decision& d) {
   if (c.backend == d.backend) return "chosen";
-  if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware) return "n/a";  // this machine cannot run it
+  if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware)
+    return "n/a";  // this machine cannot run it
   if (c.error) return "failed";
   if (c.checked && !c.correctness.passed) return "wrong";
   if (!c.built && !c.from_cache) return "not run";
@@ -200,7 +201,13 @@ std::string TuneReport::html() const {
     const size_t rows = std::max<size_t>(1, c.figures.size());
     std::string check = !c.checked ? "-"
                         : c.correctness.passed
-                            ? fmt::format("passed (worst rel {:.2g})", c.correctness.rel_error)
+                            ? (c.correctness.worst_index < 0
+                                   ? std::string("passed")
+                                   : fmt::format("passed: worst element {}[{}] {:.6g} vs reference "
+                                                 "{:.6g}, abs error {:.2g}, rel {:.2g}",
+                                                 c.correctness.output, c.correctness.worst_index,
+                                                 c.correctness.actual, c.correctness.expected,
+                                                 c.correctness.abs_error, c.correctness.rel_error))
                             : c.correctness.message;
     if (c.error) check = c.error->to_string();
     const std::string why = c.backend == decision.backend ? decision.reason : c.lost_because;

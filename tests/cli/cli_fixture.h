@@ -47,6 +47,15 @@ class Cli : public ::testing::Test {
     r.err = slurp(err);
     return r;
   }
+  /// Runs a whole shell command line (not the hone binary), stdout and stderr together.
+  Ran hone_shell(const std::string& line) {
+    const fs::path out = dir_ / "shell.txt";
+    const int st = std::system((line + " >" + out.string() + " 2>&1").c_str());
+    Ran r;
+    r.code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    r.out = slurp(out);
+    return r;
+  }
   static std::string model(const std::string& name) {
     return std::string(HONE_SOURCE_DIR) + "/models/" + name;
   }

@@ -67,6 +67,7 @@ void add_backends_command(CLI::App& root, std::vector<Command>& commands) {
   auto json = std::make_shared<bool>(false);
   CLI::App* sub =
       root.add_subcommand("backends", "list the backends in this build and what they can do");
+  sub->footer("Examples:\n  hone backends\n  hone backends --json");
   sub->add_flag("--json", *json, "machine-readable output");
   commands.push_back({sub, [json] { return run_backends(*json); }});
 }

@@ -215,6 +215,10 @@ void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
   CLI::App* sub = root.add_subcommand(
       "bench",
       "latency (p50/p90/p99) and throughput of a model on one backend, or of a .hone package");
+  sub->footer(
+      "Examples:\n"
+      "  hone bench models/cnn.onnx --backend onednn --batch 8 --iters 200 --threads 1\n"
+      "  hone bench cnn.hone --batch 8 --json");
   sub->add_option("model", o->model, "the .onnx file, or a .hone package (runs its chosen backend)")
       ->required()
       ->type_name("MODEL.onnx|OUT.hone");

@@ -28,11 +28,14 @@ int requested_threads() {
 }
 
 void add_io_options(CLI::App& sub, IoOptions& io) {
-  sub.add_option("--inputs", io.inputs_dir, "folder with input_<i>.pb or input_<i>.npy")->type_name("DIR");
-  sub.add_option("--random-inputs", io.seed, "seeded random inputs instead of files")->type_name("SEED");
+  sub.add_option("--inputs", io.inputs_dir, "folder with input_<i>.pb or input_<i>.npy")
+      ->type_name("DIR");
+  sub.add_option("--random-inputs", io.seed, "seeded random inputs instead of files")
+      ->type_name("SEED");
   sub.add_option("--dim", io.dims, "value of a symbolic dim for random inputs (repeatable)")
       ->type_name("NAME=VALUE");
-  sub.add_option("--outputs", io.outputs_dir, "write output_<i>.npy and outputs.json here")->type_name("DIR");
+  sub.add_option("--outputs", io.outputs_dir, "write output_<i>.npy and outputs.json here")
+      ->type_name("DIR");
 }
 
 Result<void> apply_configs(Backend& be, const std::vector<std::string>& configs) {
@@ -64,28 +67,6 @@ Result<void> check_dim_bindings(const Graph& g, const std::map<std::string, int6
                     "' (symbolic dims: " + (known.empty() ? "none" : known) + ")");
   }
   return {};
-}
-
-Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,
-                            std::mt19937_64& rng) {
-  if (v.kind != ValueKind::kTensor)
-    return fail(ErrorCode::kUnsupported,
-                "input '" + v.name + "' is a sequence or optional; random inputs are tensors only");
-  if (!v.shape)
-    return fail(ErrorCode::kInvalidArgument,
-                "input '" + v.name + "' has unknown rank; give it with --inputs DIR");
-  std::vector<int64_t> shape;
-  for (const Dim& d : v.shape->dims()) {
-    if (d.is_static())
-      shape.push_back(d.value());
-    else if (d.is_symbolic() && dims.count(d.symbol_name()))
-      shape.push_back(dims.at(d.symbol_name()));
-    else
-      shape.push_back(1);
-  }
-  auto t = random_tensor(v.dtype, shape, rng);
-  if (!t) return fail(std::move(t).error().add_context("for input '" + v.name + "'"));
-  return t;
 }
 
 int report(const Error& error) {

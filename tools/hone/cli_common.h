@@ -17,6 +17,7 @@
 #include "hone/error.h"
 #include "hone/file_io.h"  // write_file_atomic, used by every command that writes
 #include "hone/graph.h"
+#include "hone/random_samples.h"
 #include "hone/tensor.h"
 
 namespace hone::cli {
@@ -76,12 +77,12 @@ int usage_error(const std::string& message);
 
 /// Every name bound in `dims` (from --dim) must be a symbolic dim of one of
 /// `g`'s inputs; the error lists the ones there are.
-[[nodiscard]] Result<void> check_dim_bindings(const Graph& g, const std::map<std::string, int64_t>& dims);
+[[nodiscard]] Result<void> check_dim_bindings(const Graph& g,
+                                              const std::map<std::string, int64_t>& dims);
 
-/// Seeded random values for graph input `v`: floats uniform in [-1,1),
-/// integers in [0,9], bools 50/50; symbolic dims from `dims`, else 1.
-[[nodiscard]] Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,
-                                          std::mt19937_64& rng);
+/// Seeded random values for graph input `v` (the library's, shared with
+/// the C API and Python so all tune on the same inputs).
+using hone::random_input;
 
 /// "f32[batch,3]", "seq<f32>", "optional<...>", "f32[?]" for a graph value.
 std::string describe_value_type(const Value& v);
@@ -97,7 +98,8 @@ TensorStats tensor_stats(const Tensor& t, size_t head = 6);
 void print_output_summary(size_t i, const std::string& name, const Tensor& t);
 /// Writes output_<i>.npy and outputs.json (names, dtypes, shapes) into `dir`,
 /// creating it; every output is serialized before anything is written.
-[[nodiscard]] Result<void> write_outputs(const std::filesystem::path& dir, const std::vector<Tensor>& outputs,
+[[nodiscard]] Result<void> write_outputs(const std::filesystem::path& dir,
+                                         const std::vector<Tensor>& outputs,
                                          const std::vector<std::string>& names);
 /// A double printed compactly ("0.5", "-1.25e-07", "nan").
 std::string format_number(double v);

@@ -426,6 +426,10 @@ int run_conformance(const ConformanceOptions& o) {
 void add_conformance_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<ConformanceOptions>();
   CLI::App* sub = root.add_subcommand("conformance", "run the ONNX backend tests found under DIR");
+  sub->footer(
+      "Examples:\n"
+      "  hone conformance /usr/share/libonnx-testdata/data --filter conv --tsv conv.tsv\n"
+      "  hone conformance /usr/share/libonnx-testdata/data --backend onednn --jobs 2");
   sub->add_option("dir", o->dir, "a test folder, a folder of them, or a folder of such folders")
       ->required()
       ->type_name("DIR");

@@ -219,6 +219,11 @@ void add_inspect_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<InspectOptions>();
   CLI::App* sub =
       root.add_subcommand("inspect", "show a model's inputs, outputs, ops and parameters");
+  sub->footer(
+      "Examples:\n"
+      "  hone inspect models/cnn.onnx\n"
+      "  hone inspect models/cnn.onnx --backend onednn --config min_block_size=5\n"
+      "  hone inspect models/mlp.onnx --json");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend,
                   "also show how this backend would partition the graph (see `hone backends`)")

@@ -266,6 +266,11 @@ void add_inspect_run_command(CLI::App& root, std::vector<Command>& commands) {
   CLI::App* sub = root.add_subcommand(
       "inspect-run",
       "run a model or a pipeline just in time and write the inspection page (and its JSON)");
+  sub->footer(
+      "Examples:\n"
+      "  hone inspect-run models/mlp.onnx --dim batch=1,4,2 --calls 6 -o run.html\n"
+      "  hone inspect-run models/mlp.onnx --mode eager --backend onednn -o run.html\n"
+      "  hone inspect-run --pipeline two_stage.json -o run.html");
   sub->add_option("model", o->model, "the .onnx file")->type_name("MODEL.onnx");
   sub->add_option("--pipeline", o->pipeline, "a pipeline description (JSON)")
       ->type_name("DESCRIPTION.json");

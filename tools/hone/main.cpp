@@ -23,6 +23,12 @@ int main(int argc, char** argv) {
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
   app.set_version_flag("--version", std::string("hone ") + kHoneVersion);
   app.require_subcommand(1);
+  app.footer(
+      "Examples:\n"
+      "  hone tune models/mlp.onnx -o mlp.hone          # try every backend, keep the best\n"
+      "  hone infer mlp.hone --random-inputs 1 --dim batch=2\n"
+      "  hone export mlp.hone --format triton -o model_repository/\n"
+      "`hone COMMAND --help` explains each command, with examples.");
   // Global options (--threads, --log-level) may also follow the command:
   // `hone tune m.onnx -o m.hone --threads 2`.
   app.fallthrough();

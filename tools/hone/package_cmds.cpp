@@ -13,6 +13,7 @@
 #include "cli_common.h"
 #include "hone/export.h"
 #include "hone/package.h"
+#include "hone/triton.h"
 
 namespace hone::cli {
 namespace {
@@ -87,14 +88,35 @@ struct ExportCliOptions {
   std::string format;
   std::string backend;
   std::string output;
+  std::string name;
   bool allow_env_mismatch = false;
 };
+
+/// `--format triton`: a model folder inside the Triton repository `o.output`.
+int run_export_triton(const TunedModel& model, const ExportCliOptions& o) {
+  if (!o.backend.empty())
+    return usage_error("--format triton exports the ONNX graph; --backend does not apply");
+  TritonOptions to;
+  // The package's file name names the model unless --name does.
+  to.name = o.name.empty() ? std::filesystem::path(o.package).stem().string() : o.name;
+  auto rec = hone::export_triton(model, o.output, to);
+  if (!rec) return report(rec.error());
+  fmt::print(
+      "exported '{}' to the Triton model repository {}:\n  {}/config.pbtxt\n  {}/1/model.onnx\n",
+      rec->name, o.output, rec->model_dir.string(), rec->model_dir.string());
+  fmt::print(
+      "  max_batch_size {}{}\n", rec->max_batch_size,
+      rec->max_batch_size > 0 ? ", dynamic batching on" : " (the model is not batched by Triton)");
+  return kExitOk;
+}
 
 int run_export(const ExportCliOptions& o) {
   LoadOptions lo;
   lo.allow_env_mismatch = o.allow_env_mismatch;
   auto model = hone::load(o.package, lo);
   if (!model) return report(model.error());
+  if (o.format == "triton") return run_export_triton(*model, o);
+  if (!o.name.empty()) return usage_error("--name applies to --format triton only");
   ExportOptions eo;
   eo.format = o.format;
   eo.backend = o.backend;
@@ -115,16 +137,26 @@ void add_export_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<ExportCliOptions>();
   CLI::App* sub =
       root.add_subcommand("export", "write a package's deployable artifact (runs without hone)");
+  sub->footer(
+      "Examples:\n"
+      "  hone export mlp.hone --format onnx -o mlp-onnx/\n"
+      "  hone export mlp.hone --format native-so --backend aot -o mlp-native/\n"
+      "  hone export mlp.hone --format triton -o model_repository/   # adds model_repository/mlp/");
   sub->add_option("package", o->package, "the .hone file")->required()->type_name("OUT.hone");
   sub->add_option("--format", o->format,
-                  "onnx or native-so (default: the chosen backend's, else onnx)")
+                  "onnx, native-so or triton (default: the chosen backend's, else onnx)")
       ->type_name("FORMAT");
   sub->add_option("--backend", o->backend,
                   "build this backend for the artifact (e.g. aot for native-so)")
       ->type_name("NAME");
-  sub->add_option("-o,--output", o->output, "the folder to create (must not exist or be empty)")
+  sub->add_option("-o,--output", o->output,
+                  "the folder to create (must not exist or be empty); for triton the model "
+                  "repository, which may exist")
       ->required()
       ->type_name("DIR");
+  sub->add_option("--name", o->name,
+                  "the model's name in the Triton repository (default: the package's file name)")
+      ->type_name("NAME");
   sub->add_flag("--allow-env-mismatch", o->allow_env_mismatch,
                 "export a package tuned on another machine");
   commands.push_back({sub, [o] { return run_export(*o); }});
@@ -133,6 +165,10 @@ void add_export_command(CLI::App& root, std::vector<Command>& commands) {
 void add_infer_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<InferOptions>();
   CLI::App* sub = root.add_subcommand("infer", "run a tuned .hone package on inputs");
+  sub->footer(
+      "Examples:\n"
+      "  hone infer mlp.hone --random-inputs 1 --dim batch=2\n"
+      "  hone infer mlp.hone --inputs sample/ --outputs out/   # input_<i>.npy -> output_<i>.npy");
   sub->add_option("package", o->package, "the .hone file")->required()->type_name("OUT.hone");
   add_io_options(*sub, o->io);
   sub->add_flag("--allow-env-mismatch", o->allow_env_mismatch,
@@ -145,6 +181,7 @@ void add_describe_command(CLI::App& root, std::vector<Command>& commands) {
   auto json = std::make_shared<bool>(false);
   CLI::App* sub =
       root.add_subcommand("describe", "what a .hone package holds and how it was chosen");
+  sub->footer("Examples:\n  hone describe mlp.hone\n  hone describe mlp.hone --json");
   sub->add_option("package", *package, "the .hone file")->required()->type_name("OUT.hone");
   sub->add_flag("--json", *json, "print the verified manifest.json");
   commands.push_back({sub, [package, json] { return run_describe(*package, *json); }});

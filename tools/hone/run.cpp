@@ -125,6 +125,10 @@ int run_run(const RunOptions& o) {
 void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   auto o = std::make_shared<RunOptions>();
   CLI::App* sub = root.add_subcommand("run", "run one inference and write the outputs");
+  sub->footer(
+      "Examples:\n"
+      "  hone run models/cnn.onnx --random-inputs 7 --dim batch=4 --outputs out/\n"
+      "  hone run model.onnx --backend onednn --inputs test_data_set_0/");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();

@@ -1,9 +1,12 @@
 // `hone tune MODEL.onnx -o OUT.hone`: hone's main job. Tries the backends a
 // strategy offers, checks each against the reference, measures it, picks
-// one and saves the pick as a .hone package; prints the comparison table and
-// can write the report as JSON and as an HTML page with plots.
+// one and saves the pick as a .hone package; prints the comparison table,
+// writes the report as an HTML page with plots next to the package (unless
+// --no-html) and as JSON with --report.
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -17,6 +20,7 @@
 #include "cli_common.h"
 #include "hone/onnx.h"
 #include "hone/package.h"
+#include "hone/random_samples.h"
 #include "hone/tune.h"
 #include "input_options.h"
 
@@ -38,6 +42,7 @@ struct TuneCliOptions {
   std::vector<std::string> configs;
   std::string report_json;
   std::string report_html;
+  bool no_html = false;
   bool dry_run = false;
   bool no_cache = false;
   std::string cache;
@@ -47,10 +52,11 @@ struct TuneCliOptions {
 };
 
 /// A progress line per candidate and step: redrawn in place on a terminal,
-/// one plain line per step otherwise (logs, CI).
+/// with a bar over the whole run and an estimate of the time left; one plain
+/// line per step otherwise (logs, CI), where redrawing would leave garbage.
 class Progress {
  public:
-  Progress() : tty_(isatty(STDERR_FILENO) == 1) {}
+  Progress() : tty_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
   ~Progress() { finish(); }
   void operator()(const TuneEvent& e) {
     if (!tty_) {
@@ -59,10 +65,22 @@ class Progress {
       return;
     }
     constexpr int kWidth = 24;
-    const int filled = static_cast<int>(e.fraction * kWidth + 0.5);
-    fmt::print(stderr, "\r\033[K[{}/{}] {:<10} [{}{}] {}", e.candidate_index + 1, e.candidate_count,
-               e.candidate, std::string(static_cast<size_t>(filled), '#'),
-               std::string(static_cast<size_t>(kWidth - filled), '.'), e.step);
+    // The whole run's share done: candidates before this one, plus this one's.
+    const double overall =
+        e.candidate_count > 0
+            ? (e.candidate_index + std::clamp(e.fraction, 0.0, 1.0)) / e.candidate_count
+            : 0.0;
+    const int filled = static_cast<int>(overall * kWidth + 0.5);
+    const double elapsed =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    // Candidates differ in cost, so this is a rough guess; shown once a tenth is done.
+    const double left = overall > 0 ? elapsed * (1 - overall) / overall : 0;
+    const std::string eta = overall < 0.1 || overall >= 1.0 ? ""
+                            : left < 1                      ? " <1 s left"
+                                                            : fmt::format(" ~{:.0f} s left", left);
+    fmt::print(stderr, "\r\033[K[{}/{}] [{}{}]{} {}: {}", e.candidate_index + 1, e.candidate_count,
+               std::string(static_cast<size_t>(filled), '#'),
+               std::string(static_cast<size_t>(kWidth - filled), '.'), eta, e.candidate, e.step);
     open_ = true;
     if (e.step == "done" || e.step == "failed" || e.step == "cached") {
       fmt::print(stderr, "\n");
@@ -76,21 +94,13 @@ class Progress {
 
  private:
   bool tty_;
+  std::chrono::steady_clock::time_point start_;
   bool open_ = false;
 };
 
-/// The graph's batch dim name: the symbolic leading dim of its first input that has one.
-std::string leading_symbol(const Graph& g) {
-  for (ValueId id : g.inputs()) {
-    const Value& v = g.value(id);
-    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic())
-      return v.shape->dims()[0].symbol_name();
-  }
-  return "";
-}
-
-/// Random samples when no --samples: one per batch size (so the batch axis can
-/// be learned), other symbolic dims at their declared opt, else 1.
+/// Random samples when no --samples, as hone::random_samples() makes them
+/// (one per batch size, other symbolic dims at their declared opt, else 1),
+/// with the values --shape, --fill and --range ask for.
 Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
                                            const InputValueOptions& values,
                                            std::vector<int64_t>& batch_sizes, uint64_t seed) {
@@ -188,8 +198,12 @@ int run_tune(TuneCliOptions& o) {
   fmt::print("{}", r.table());
   if (!o.report_json.empty())
     if (auto w = write_file_atomic(o.report_json, r.json() + "\n"); !w) return report(w.error());
-  if (!o.report_html.empty())
-    if (auto w = write_file_atomic(o.report_html, r.html()); !w) return report(w.error());
+  // The HTML report goes next to the package unless told otherwise.
+  std::string html = o.report_html;
+  if (html.empty() && !o.no_html)
+    html = fs::path(o.output).replace_extension(".report.html").string();
+  if (!html.empty())
+    if (auto w = write_file_atomic(html, r.html()); !w) return report(w.error());
   // The first sample goes into the package, so `hone bench PKG` runs on it.
   SaveOptions save_options;
   if (auto flat = tuned->spec().flatten((*samples)[0]))
@@ -201,6 +215,8 @@ int run_tune(TuneCliOptions& o) {
              r.cache_used
                  ? fmt::format(", tuning cache {} hits / {} misses", r.cache_hits, r.cache_misses)
                  : "");
+  if (!html.empty())
+    fmt::print("report: {} (plots per backend and batch size, why each lost)\n", html);
   return kExitOk;
 }
 
@@ -211,6 +227,13 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
   CLI::App* sub = root.add_subcommand(
       "tune",
       "try backends, check each against the reference, measure, choose, save a .hone package");
+  sub->footer(
+      "Examples:\n"
+      "  hone tune models/mlp.onnx -o mlp.hone               # writes mlp.report.html too\n"
+      "  hone tune models/cnn.onnx -o cnn.hone --batch-sizes 1,8 --backends onednn,blas\n"
+      "  hone tune model.onnx -o m.hone --samples samples/ --dim seq=1:16:64\n"
+      "  hone tune models/cnn.onnx -o cnn.hone --strategy latency-budget:2\n"
+      "  hone tune models/cnn.onnx --dry-run");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("-o,--output", o->output, "the package to write")->type_name("OUT.hone");
   sub->add_option("--backends", o->backends, "candidates, comma-separated (default: every backend)")
@@ -237,8 +260,10 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       ->type_name("BACKEND.FIELD=VALUE");
   sub->add_option("--report", o->report_json, "write the tuning report as JSON")
       ->type_name("FILE.json");
-  sub->add_option("--html", o->report_html, "write the tuning report as an HTML page with plots")
+  sub->add_option("--html", o->report_html,
+                  "where to write the HTML report with plots (default: OUT.report.html)")
       ->type_name("FILE.html");
+  sub->add_flag("--no-html", o->no_html, "write no HTML report");
   sub->add_flag("--dry-run", o->dry_run, "say what would be built and measured; build nothing");
   sub->add_flag("--no-cache", o->no_cache,
                 "measure everything, neither reading nor writing the tuning cache");

@@ -1,0 +1,45 @@
+// Seeded random samples for tuning without real data: what `hone tune`
+// without --samples, the C API's hone_tune and Python's hone.tune(path)
+// without samples all use, so the three tune on the same inputs.
+//
+//   std::vector<int64_t> batches;                       // empty: chosen here
+//   HONE_TRY(auto samples, hone::random_samples(graph, dims, batches, /*seed=*/1));
+//   HONE_TRY(TunedModel m, hone::tune(graph, samples, MaxThroughput(), {.batch_sizes = batches}));
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "hone/error.h"
+#include "hone/graph.h"
+#include "hone/graph_spec.h"
+#include "hone/sample.h"
+#include "hone/tensor.h"
+
+namespace hone {
+
+/// Seeded random values for graph input `v`: floats uniform in [-1,1),
+/// integers in [0,9], bools 50/50; symbolic dims from `dims`, else 1.
+/// kUnsupported for sequence/optional inputs, kInvalidArgument for an input
+/// of unknown rank.
+[[nodiscard]] Result<Tensor> random_input(const Value& v,
+                                          const std::map<std::string, int64_t>& dims,
+                                          std::mt19937_64& rng);
+
+/// The name of `g`'s batch dim as its inputs spell it: the symbolic leading
+/// dim of the first input that has one ("" when none does).
+std::string leading_symbol(const Graph& g);
+
+/// One random sample per batch size, so tuning can learn the batch axis.
+/// When `batch_sizes` is empty and the graph has a batch dim it becomes the
+/// declared batch bounds' {min, max}, else {1, 8}; it is left as chosen, for
+/// TuneOptions::batch_sizes. Other symbolic dims take their declared opt, else 1.
+[[nodiscard]] Result<std::vector<Sample>> random_samples(const Graph& g,
+                                                         const std::vector<DimDeclaration>& dims,
+                                                         std::vector<int64_t>& batch_sizes,
+                                                         uint64_t seed);
+
+}  // namespace hone

@@ -1,0 +1,172 @@
+#include "model.h"
+
+#include <pybind11/stl.h>
+#include <nlohmann/json.hpp>
+
+#include "convert.h"
+#include "hone/export.h"
+#include "hone/package.h"
+#include "hone/triton.h"
+
+namespace hone::python {
+
+namespace {
+
+py::list tensor_specs(const std::vector<TensorSpec>& specs, const GraphSpec& spec) {
+  py::list out;
+  for (const TensorSpec& t : specs) {
+    py::dict d;
+    d["name"] = t.name;
+    d["path"] = t.path;
+    d["dtype"] = std::string(dtype_name(t.dtype));
+    d["shape"] = spec_shape(t);
+    d["batch_axis"] = t.batch_axis;
+    py::dict bounds;
+    for (const DimSpec& dim : t.dims)
+      if (auto it = spec.bounds.find(dim.name); !dim.name.empty() && it != spec.bounds.end())
+        bounds[py::str(dim.name)] = py::make_tuple(it->second.min, it->second.opt, it->second.max);
+    d["bounds"] = bounds;
+    out.append(d);
+  }
+  return out;
+}
+
+/// model(x), model(x, y), model(x=..., y=...): graph inputs by position or
+/// name; one output comes back as an array, several as a tuple.
+py::object call(const Model& self, py::args args, py::kwargs kwargs) {
+  const TunedModel& m = *self.tuned;
+  const auto& specs = m.spec().inputs;
+  const Graph& g = m.graph();
+  if (args.size() + kwargs.size() != g.inputs().size())
+    throw py::type_error("the model takes " + std::to_string(g.inputs().size()) +
+                         " input(s), got " + std::to_string(args.size() + kwargs.size()));
+  Keep keep;
+  std::vector<Tensor> inputs(g.inputs().size());
+  std::vector<bool> given(inputs.size(), false);
+  auto set = [&](size_t i, py::handle obj) {
+    const Value& v = g.value(g.inputs()[i]);
+    const std::optional<DType> want = i < specs.size() ? specs[i].dtype : v.dtype;
+    inputs[i] = to_tensor(obj, want, "input '" + v.name + "'", keep);
+    given[i] = true;
+  };
+  for (size_t i = 0; i < args.size(); ++i) set(i, args[i]);
+  for (auto [k, v] : kwargs) {
+    const std::string name = k.cast<std::string>();
+    size_t i = 0;
+    while (i < g.inputs().size() && g.value(g.inputs()[i]).name != name) ++i;
+    if (i == g.inputs().size()) throw py::type_error("the model has no input named '" + name + "'");
+    if (given[i]) throw py::type_error("input '" + name + "' given twice");
+    set(i, v);
+  }
+  Result<std::vector<Tensor>> out = [&] {
+    py::gil_scoped_release release;
+    return m.infer_flat(inputs);
+  }();
+  std::vector<Tensor> outputs = unwrap(std::move(out));
+  if (outputs.size() == 1) return to_numpy(outputs[0]);
+  py::tuple t(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) t[i] = to_numpy(outputs[i]);
+  return t;
+}
+
+/// model.infer({...}): an input tree in, the output tree out.
+py::object infer(const Model& self, py::handle sample) {
+  const TunedModel& m = *self.tuned;
+  Keep keep;
+  SampleValue in = to_sample(sample, input_dtypes(m.spec()), keep);
+  Result<SampleValue> out = [&] {
+    py::gil_scoped_release release;
+    return m.infer(in);
+  }();
+  return from_sample(unwrap(std::move(out)));
+}
+
+py::dict export_model(const Model& self, const std::string& dir, const std::string& format,
+                      const std::string& backend, const std::string& name) {
+  py::dict d;
+  if (format == "triton") {
+    if (!backend.empty())
+      throw py::value_error("format 'triton' exports the ONNX graph; backend does not apply");
+    TritonOptions o;
+    o.name = name;
+    Result<TritonRecord> result = [&] {
+      py::gil_scoped_release release;
+      return export_triton(*self.tuned, dir, o);
+    }();
+    TritonRecord r = unwrap(std::move(result));
+    d["format"] = "triton";
+    d["name"] = r.name;
+    d["path"] = r.model_dir.string();
+    d["max_batch_size"] = r.max_batch_size;
+    d["config"] = r.config;
+    return d;
+  }
+  if (!name.empty()) throw py::value_error("name applies to format 'triton' only");
+  ExportOptions o;
+  o.format = format;
+  o.backend = backend;
+  Result<ExportRecord> r = [&] {
+    py::gil_scoped_release release;
+    return export_artifact(*self.tuned, dir, o);
+  }();
+  ExportRecord rec = unwrap(std::move(r));
+  d["format"] = rec.format;
+  d["path"] = dir;
+  d["produced_by"] = rec.backend;
+  py::list files;
+  for (const auto& [f, sum] : rec.files) files.append(py::make_tuple(f, sum));
+  d["files"] = files;
+  d["max_batch_measured"] = rec.max_batch_measured;
+  return d;
+}
+
+}  // namespace
+
+void bind_model(py::module_& m) {
+  py::class_<Model>(m, "Model",
+                    "A tuned model: the chosen backend, built. Call it on numpy arrays (graph "
+                    "inputs by position or name) or use infer() with an input tree. Thread-safe; "
+                    "inference releases the GIL.")
+      .def("__call__", &call)
+      .def("infer", &infer, py::arg("sample"),
+           "Runs one call: a dict (tree) of inputs to the tree of outputs.")
+      .def(
+          "save",
+          [](const Model& self, const std::string& path) {
+            Result<void> r = [&] {
+              py::gil_scoped_release release;
+              return save(*self.tuned, path);
+            }();
+            unwrap(std::move(r));
+          },
+          py::arg("path"), "Saves the model as a .hone package (atomically).")
+      .def("export", &export_model, py::arg("dir"), py::arg("format") = "", py::arg("backend") = "",
+           py::arg("name") = "",
+           "Writes a deployable artifact: format 'onnx', 'native-so' (with backend='aot') or "
+           "'triton' (a model folder named `name` in the Triton repository `dir`); returns "
+           "what was written.")
+      .def_property_readonly("backend",
+                             [](const Model& self) { return self.tuned->decision().backend; })
+      .def_property_readonly("inputs",
+                             [](const Model& self) {
+                               return tensor_specs(self.tuned->spec().inputs, self.tuned->spec());
+                             })
+      .def_property_readonly("outputs",
+                             [](const Model& self) {
+                               return tensor_specs(self.tuned->spec().outputs, self.tuned->spec());
+                             })
+      .def_property_readonly(
+          "report",
+          [](const Model& self) {
+            return py::module_::import("json").attr("loads")(self.tuned->report().json());
+          })
+      .def(
+          "report_html", [](const Model& self) { return self.tuned->report().html(); },
+          "The tuning report as a self-contained HTML page with plots.")
+      .def("__repr__", [](const Model& self) {
+        return "<hone.Model '" + self.tuned->graph().name() + "' on " +
+               self.tuned->decision().backend + ">";
+      });
+}
+
+}  // namespace hone::python

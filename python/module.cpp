@@ -1,0 +1,241 @@
+// The `hone` Python module: tune, load, inspect and list backends from
+// Python, on numpy arrays. Mirrors AITune's flow:
+//
+//   import hone, numpy as np
+//   samples = [{"x": np.random.rand(b, 16).astype(np.float32)} for b in (1, 8)]
+//   m = hone.tune("mlp.onnx", samples)          # try every backend, keep the best
+//   m.save("mlp.hone"); y = hone.load("mlp.hone")(samples[0]["x"])
+//
+// Errors are hone.Error (a RuntimeError) with hone's message and context;
+// wrong Python types are TypeError.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "convert.h"
+#include "hone/onnx.h"
+#include "hone/package.h"
+#include "hone/random_samples.h"
+#include "hone/registry.h"
+#include "hone/strategy.h"
+#include "hone/tune.h"
+#include "model.h"
+
+namespace hone::python {
+namespace {
+
+Graph load_graph(py::handle model) {
+  if (py::isinstance<py::bytes>(model)) {
+    const std::string bytes = model.cast<std::string>();
+    const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
+    // External data, if any, is looked up in the working directory.
+    return unwrap(onnx::load_model_from_bytes(std::span<const uint8_t>(p, bytes.size()), "."));
+  }
+  // str or os.PathLike
+  const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
+  return unwrap(onnx::load_model(path));
+}
+
+std::vector<std::string> string_list(py::handle obj, const char* what) {
+  std::vector<std::string> out;
+  if (obj.is_none()) return out;
+  if (py::isinstance<py::str>(obj)) {
+    std::string s = obj.cast<std::string>(), cur;
+    for (char c : s + ",") {
+      if (c == ',') {
+        if (!cur.empty()) out.push_back(cur);
+        cur.clear();
+      } else {
+        cur += c;
+      }
+    }
+    return out;
+  }
+  for (py::handle item : obj) {
+    if (!py::isinstance<py::str>(item)) throw py::type_error(std::string(what) + " are strings");
+    out.push_back(item.cast<std::string>());
+  }
+  return out;
+}
+
+/// dims={"batch": (1, 8, 32), "seq": 16} or ["batch=1:8:32", "seq=16"].
+std::vector<DimDeclaration> dim_declarations(py::handle dims) {
+  std::vector<std::string> texts;
+  if (dims.is_none()) return {};
+  if (py::isinstance<py::dict>(dims)) {
+    for (auto [k, v] : py::reinterpret_borrow<py::dict>(dims)) {
+      std::string text = k.cast<std::string>() + "=";
+      if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
+        std::string sep;
+        for (py::handle b : v) {
+          text += sep + std::to_string(b.cast<int64_t>());
+          sep = ":";
+        }
+      } else {
+        text += py::str(v).cast<std::string>();
+      }
+      texts.push_back(text);
+    }
+  } else {
+    texts = string_list(dims, "dims");
+  }
+  std::vector<DimDeclaration> out;
+  for (const std::string& t : texts) out.push_back(unwrap(parse_dim_declaration(t)));
+  return out;
+}
+
+/// One sample as the tree tune() wants: a dict is the tree itself; an array
+/// is the only input; a tuple (or list of arrays) gives the inputs in order.
+Sample sample_of(py::handle obj, const Graph& g, Keep& keep) {
+  std::map<std::string, DType> wants;
+  for (ValueId id : g.inputs()) wants[g.value(id).name] = g.value(id).dtype;
+  if (py::isinstance<py::dict>(obj)) return to_sample(obj, wants, keep);
+  py::list items;
+  if (py::isinstance<py::tuple>(obj) || py::isinstance<py::list>(obj)) {
+    for (py::handle item : obj) items.append(item);
+  } else {
+    items.append(obj);
+  }
+  if (items.size() != g.inputs().size())
+    throw py::value_error("a sample gives " + std::to_string(items.size()) +
+                          " input(s); the model takes " + std::to_string(g.inputs().size()) +
+                          " (or give a dict of inputs by name)");
+  py::dict d;
+  for (size_t i = 0; i < items.size(); ++i) d[py::str(g.value(g.inputs()[i]).name)] = items[i];
+  return to_sample(d, wants, keep);
+}
+
+Model tune_model(py::handle model, py::handle samples, const std::string& strategy,
+                 py::handle backends, py::handle dims, std::vector<int64_t> batch_sizes,
+                 int threads, bool cache, uint64_t seed,
+                 std::map<std::string, std::map<std::string, std::string>> configs) {
+  Graph graph = load_graph(model);
+  TuneOptions o;
+  o.dims = dim_declarations(dims);
+  o.threads = threads;
+  o.use_cache = cache;
+  o.seed = seed;
+  o.configs = std::move(configs);
+  auto strat = unwrap(parse_strategy(strategy, string_list(backends, "backends")));
+  Keep keep;
+  std::vector<Sample> list;
+  if (samples.is_none()) {
+    list = unwrap(random_samples(graph, o.dims, batch_sizes, seed));
+  } else {
+    for (py::handle s : samples) list.push_back(sample_of(s, graph, keep));
+  }
+  o.batch_sizes = batch_sizes;
+  Result<TunedModel> tuned = [&] {
+    py::gil_scoped_release release;
+    return tune(graph, list, *strat, o);
+  }();
+  return Model{std::make_shared<const TunedModel>(unwrap(std::move(tuned)))};
+}
+
+py::dict value_info(const Value& v) {
+  py::dict d;
+  d["name"] = v.name;
+  d["dtype"] = std::string(dtype_name(v.dtype));
+  if (v.shape) {
+    py::list dims;
+    for (const Dim& dim : v.shape->dims()) {
+      if (dim.is_static())
+        dims.append(dim.value());
+      else if (dim.is_symbolic())
+        dims.append(dim.symbol_name());
+      else
+        dims.append(py::none());
+    }
+    d["shape"] = dims;
+  } else {
+    d["shape"] = py::none();
+  }
+  return d;
+}
+
+py::dict inspect(py::handle model) {
+  Graph g = load_graph(model);
+  py::dict d;
+  d["name"] = g.name();
+  py::list inputs, outputs;
+  for (ValueId id : g.inputs()) inputs.append(value_info(g.value(id)));
+  for (ValueId id : g.outputs()) outputs.append(value_info(g.value(id)));
+  d["inputs"] = inputs;
+  d["outputs"] = outputs;
+  std::map<std::string, int64_t> ops;
+  for (const Node& n : g.nodes()) ++ops[n.op_type];
+  d["ops"] = ops;
+  d["nodes"] = g.nodes().size();
+  d["parameter_bytes"] = g.parameter_bytes();
+  d["opsets"] = g.opsets();
+  return d;
+}
+
+py::list backends() {
+  py::list out;
+  for (const BackendRegistry::Entry& e : default_registry().entries()) {
+    py::dict d;
+    d["name"] = e.name;
+    d["description"] = e.description;
+    const std::string why = e.unavailable();
+    d["available"] = why.empty();
+    d["unavailable_reason"] = why;
+    py::list devices, dtypes;
+    for (Device dev : e.capabilities.devices) devices.append(std::string(to_string(dev)));
+    for (DType t : e.capabilities.dtypes) dtypes.append(std::string(dtype_name(t)));
+    d["devices"] = devices;
+    d["dtypes"] = dtypes;
+    d["precisions"] = e.capabilities.precisions;
+    d["build_mode"] = std::string(to_string(e.capabilities.build_mode));
+    d["artifact_format"] = e.capabilities.artifact_format;
+    out.append(d);
+  }
+  return out;
+}
+
+}  // namespace
+}  // namespace hone::python
+
+PYBIND11_MODULE(hone, m) {
+  namespace hp = hone::python;
+  m.doc() =
+      "hone: tune a model for this machine (try every backend, check, measure, keep the best), "
+      "save it, load it, run it on numpy arrays.";
+  hp::register_error(m);
+  hp::bind_model(m);
+  m.def("tune", &hp::tune_model, pybind11::arg("model"),
+        pybind11::arg("samples") = pybind11::none(), pybind11::arg("strategy") = "max-throughput",
+        pybind11::arg("backends") = pybind11::none(), pybind11::arg("dims") = pybind11::none(),
+        pybind11::arg("batch_sizes") = std::vector<int64_t>{}, pybind11::arg("threads") = 0,
+        pybind11::arg("cache") = true, pybind11::arg("seed") = 1,
+        pybind11::arg("configs") = std::map<std::string, std::map<std::string, std::string>>{},
+        "Tunes an ONNX model (a path or its bytes) on samples: a list of dicts of numpy arrays "
+        "(or arrays, or tuples of arrays in input order), at two or more batch sizes; None: "
+        "random samples. strategy: 'max-throughput', 'min-latency', 'first-wins', "
+        "'one-backend', 'latency-budget:MS'. backends: candidates (list or 'a,b'). dims: "
+        "{'batch': (1, 8, 32)} or ['seq=16']. Returns a hone.Model; raises hone.Error.");
+  m.def(
+      "load",
+      [](const std::string& path, bool allow_env_mismatch, int threads) {
+        hone::LoadOptions o;
+        o.allow_env_mismatch = allow_env_mismatch;
+        o.threads = threads;
+        hone::Result<hone::TunedModel> r = [&] {
+          pybind11::gil_scoped_release release;
+          return hone::load(path, o);
+        }();
+        return hp::Model{std::make_shared<const hone::TunedModel>(hp::unwrap(std::move(r)))};
+      },
+      pybind11::arg("path"), pybind11::arg("allow_env_mismatch") = false,
+      pybind11::arg("threads") = -1,
+      "Loads a .hone package (verified, not tuned again) as a hone.Model.");
+  m.def("inspect", &hp::inspect, pybind11::arg("model"),
+        "What an ONNX model (path or bytes) takes, gives and holds, as a dict.");
+  m.def("backends", &hp::backends,
+        "The backends in this build: name, capabilities, whether this machine can run them.");
+  m.attr("__version__") = HONE_VERSION_STRING;
+}

@@ -1,0 +1,65 @@
+#include "hone/random_samples.h"
+
+#include <utility>
+
+namespace hone {
+
+Result<Tensor> random_input(const Value& v, const std::map<std::string, int64_t>& dims,
+                            std::mt19937_64& rng) {
+  if (v.kind != ValueKind::kTensor)
+    return fail(ErrorCode::kUnsupported,
+                "input '" + v.name + "' is a sequence or optional; random inputs are tensors only");
+  if (!v.shape)
+    return fail(ErrorCode::kInvalidArgument,
+                "input '" + v.name + "' has unknown rank; give it with --inputs DIR");
+  std::vector<int64_t> shape;
+  for (const Dim& d : v.shape->dims()) {
+    if (d.is_static())
+      shape.push_back(d.value());
+    else if (d.is_symbolic() && dims.count(d.symbol_name()))
+      shape.push_back(dims.at(d.symbol_name()));
+    else
+      shape.push_back(1);
+  }
+  auto t = random_tensor(v.dtype, shape, rng);
+  if (!t) return fail(std::move(t).error().add_context("for input '" + v.name + "'"));
+  return t;
+}
+
+std::string leading_symbol(const Graph& g) {
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    if (v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic())
+      return v.shape->dims()[0].symbol_name();
+  }
+  return "";
+}
+
+Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
+                                           std::vector<int64_t>& batch_sizes, uint64_t seed) {
+  std::map<std::string, int64_t> dims;
+  for (const auto& d : decls)
+    dims[d.name] = d.kind == DimSpec::Kind::kStatic ? d.size : d.bounds.opt;
+  const std::string batch = leading_symbol(g);
+  if (batch_sizes.empty() && !batch.empty()) {
+    batch_sizes = {1, 8};
+    for (const auto& d : decls)
+      if (d.name == batch && d.kind != DimSpec::Kind::kStatic)
+        batch_sizes = {d.bounds.min, d.bounds.max};
+  }
+  std::vector<int64_t> sizes = batch.empty() ? std::vector<int64_t>{1} : batch_sizes;
+  std::vector<Sample> samples;
+  std::mt19937_64 rng(seed);
+  for (int64_t b : sizes) {
+    if (!batch.empty()) dims[batch] = b;
+    SampleMap m;
+    for (ValueId id : g.inputs()) {
+      HONE_TRY(Tensor t, random_input(g.value(id), dims, rng));
+      m.emplace(g.value(id).name, std::move(t));
+    }
+    samples.emplace_back(std::move(m));
+  }
+  return samples;
+}
+
+}  // namespace hone
