@@ -18,6 +18,7 @@
 #include "hone/onnx.h"
 #include "hone/registry.h"
 #include "hone/sample.h"
+#include "hone/sample_folder.h"
 
 namespace hone::cli {
 namespace {
@@ -63,6 +64,9 @@ int run_run(const RunOptions& o) {
   if (o.io.inputs_dir.empty() && !o.io.seed && !g.inputs().empty())
     return usage_error("the model has " + std::to_string(g.inputs().size()) +
                        " input(s); give them with --inputs DIR or --random-inputs SEED");
+  if (!o.io.inputs_dir.empty())
+    if (auto files = check_input_folder(o.io.inputs_dir, g.inputs().size()); !files)
+      return report(files.error());
   std::vector<Tensor> inputs;
   std::mt19937_64 rng(o.io.seed.value_or(0));
   for (size_t i = 0; i < g.inputs().size(); ++i) {
