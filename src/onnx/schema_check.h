@@ -4,13 +4,15 @@
 //
 //   HONE_CHECK_OK(detail::check_model_schemas(model));   // before convert_model
 //
-// Checked: the IR version is one hone reads; the model imports an opset for
-// the default domain; every imported opset is in the range libonnx knows for
-// its domain (no opset 0, no opset 999); every node of every (sub)graph names
-// an operator that exists at the imported opset and is not deprecated there;
-// its attributes are ones the schema declares, of the declared type, with
-// every required one present; its input and output counts fit the schema.
-// Each error names the node and the graph.
+// Checked: the IR version is one hone reads; the model imports at least one
+// opset, each domain once, each in the range libonnx knows for its domain
+// (no opset 0, no opset 999); every node of every (sub)graph in a domain
+// libonnx knows names an operator that exists at the imported opset and is
+// not deprecated there; its attributes are ones the schema declares, of the
+// declared type, with every required one present; its input and output
+// counts fit the schema. Each error names the node and the graph. As in
+// ONNX's own checker, nodes of other (custom) domains are left to the
+// backends, which refuse what they cannot run.
 #pragma once
 
 #include <onnx/onnx_pb.h>

@@ -10,6 +10,7 @@
 #include "backends/common/capabilities.h"
 #include "core/log.h"
 #include "hone/file_io.h"
+#include "hone/limits.h"
 #include "hone/registry.h"
 #include "hone/sha256.h"
 #include "hone/thread_pool.h"
@@ -298,6 +299,11 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
   }
   if (!lowered) return fail(std::move(lowered).error());
   b->program = std::move(*lowered);
+  // The generated library allocates its arena and holds the weights: both
+  // count against the budget before anything is compiled or loaded.
+  HONE_CHECK_OK(check_allocation(
+      static_cast<uint64_t>(b->program.arena_bytes) + b->program.weights.size() * 4,
+      "the arena and weights of aot block '" + block.name() + "'"));
   b->blob = make_weights_blob(b->program.weights);
   b->executions = std::shared_ptr<std::atomic<uint64_t>>(shared_, &shared_->executions);
   const std::string banner =
