@@ -256,6 +256,10 @@ const CandidateResult& Session::evaluate(const std::string& name) {
   CandidateResult& r = results_[name];
   r.backend = name;
   order_.push_back(name);
+  if (options_.cancelled && options_.cancelled()) {
+    r.error = Error(ErrorCode::kFailedPrecondition, "tuning was cancelled before this candidate");
+    return r;
+  }
   // Cached figures (with the check result) skip building and measuring; the
   // winner is built and checked again before it is handed out.
   if (lookup_cache(r)) {
