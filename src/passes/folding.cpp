@@ -5,6 +5,7 @@
 
 #include "backends/reference/interpreter.h"
 #include "hone/passes.h"
+#include "passes/rewrite.h"
 
 namespace hone {
 namespace {
@@ -96,9 +97,9 @@ int count_dropped(const std::vector<bool>& candidate, const std::vector<bool>& l
   return n;
 }
 
-/// Runs node `n` of `g` alone on the reference interpreter, its inputs taken
-/// from `known`.
-Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n,
+}  // namespace
+
+Result<std::vector<Tensor>> passes::evaluate_node(const Graph& g, const Node& n,
                                      const std::map<ValueId, Tensor>& known) {
   Graph one("fold");
   one.opsets() = g.opsets();
@@ -125,8 +126,6 @@ Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n,
   return reference::Interpreter().run_tensors(one, {});
 }
 
-}  // namespace
-
 Result<Graph> fold_constants(const Graph& g, PassStats* stats, size_t max_bytes) {
   HONE_TRY(std::vector<NodeId> order, g.topological_order());
   std::map<ValueId, Tensor> known;  // initializers and folded outputs
@@ -145,7 +144,7 @@ Result<Graph> fold_constants(const Graph& g, PassStats* stats, size_t max_bytes)
     bool tensors = true;
     for (ValueId v : n.outputs) tensors &= v == kNoValue || g.value(v).kind == ValueKind::kTensor;
     if (!tensors) continue;
-    auto outs = evaluate(g, n, known);
+    auto outs = passes::evaluate_node(g, n, known);
     if (!outs) continue;  // leave it to run time, where the error will be reported in context
     size_t bytes = 0;
     for (const Tensor& t : *outs) bytes += t.nbytes();

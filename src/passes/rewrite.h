@@ -94,4 +94,9 @@ class Rewriter {
   std::set<std::string> names_;
 };
 
+/// Runs node `n` of `g` alone on the reference interpreter, its inputs taken
+/// from `known` (every input the node reads must be there).
+[[nodiscard]] Result<std::vector<Tensor>> evaluate_node(const Graph& g, const Node& n,
+                                                        const std::map<ValueId, Tensor>& known);
+
 }  // namespace hone::passes

@@ -93,6 +93,24 @@ TEST_F(Cli, InspectShowsTheBackendsPartition) {
   EXPECT_NE(bad_field.err.find("warp"), std::string::npos) << bad_field.err;
 }
 
+TEST_F(Cli, RunAndBenchTakeBackendConfig) {
+  // A field the backend declares changes what runs: optimize=false leaves the graph as imported.
+  auto ok = hone("bench " + model("mlp.onnx") +
+                 " --backend onednn --config optimize=false --batch 2 --iters 3 --warmup 1 --json");
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  auto r = hone("run " + model("mlp.onnx") +
+                " --backend onednn --config min_block_size=1 --random-inputs 3 --dim batch=2");
+  EXPECT_EQ(r.code, 0) << r.err;
+  // Unknown fields and malformed settings are named.
+  auto bad_field = hone("bench " + model("mlp.onnx") + " --backend onednn --config warp=9");
+  EXPECT_NE(bad_field.code, 0);
+  EXPECT_NE(bad_field.err.find("warp"), std::string::npos) << bad_field.err;
+  auto malformed =
+      hone("run " + model("mlp.onnx") + " --backend onednn --config warp --random-inputs 1");
+  EXPECT_NE(malformed.code, 0);
+  EXPECT_NE(malformed.err.find("expected FIELD=VALUE"), std::string::npos) << malformed.err;
+}
+
 // Figures are what was measured; only their consistency is asserted here.
 TEST_F(Cli, BenchReportsPercentilesInOrder) {
   auto r = hone("bench " + model("mlp.onnx") + " --backend onednn --batch 4 --iters 20 --warmup 2 --json");

@@ -27,6 +27,7 @@ namespace {
 struct BenchOptions {
   std::string model;
   std::string backend = "reference";
+  std::vector<std::string> configs;  // FIELD=VALUE for that backend
   int64_t batch = 1;
   std::vector<std::string> dims;
   int iters = 100;
@@ -49,6 +50,8 @@ int run_bench(const BenchOptions& o) {
   const bool is_package = std::filesystem::path(o.model).extension() == ".hone";
   std::optional<TunedModel> tuned;
   std::optional<Graph> model_graph;
+  if (is_package && !o.configs.empty())
+    return usage_error("--config sets a backend's fields for a model; a package keeps its own");
   if (is_package) {
     apply_requested_threads();
     LoadOptions lo;
@@ -97,6 +100,7 @@ int run_bench(const BenchOptions& o) {
   if (!is_package) {
     auto backend = default_registry().create(o.backend);
     if (!backend) return report(backend.error());
+    if (auto c = apply_configs(**backend, o.configs); !c) return report(c.error());
     if (auto built = (*backend)->build(g); !built)
       return report(built.error().add_context("while building '" + o.model + "' on backend '" +
                                               o.backend + "'"));
@@ -167,6 +171,8 @@ void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
       ->type_name("MODEL.onnx|OUT.hone");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
+  sub->add_option("--config", o->configs, "a backend config field for --backend (repeatable)")
+      ->type_name("FIELD=VALUE");
   sub->add_option("--batch", o->batch, "value of every input's symbolic leading dim")
       ->capture_default_str();
   sub->add_option("--dim", o->dims, "value of another symbolic dim (repeatable)")

@@ -40,6 +40,16 @@ void add_io_options(CLI::App& sub, IoOptions& io) {
   sub.add_option("--outputs", io.outputs_dir, "write output_<i>.npy and outputs.json here")->type_name("DIR");
 }
 
+Result<void> apply_configs(Backend& be, const std::vector<std::string>& configs) {
+  for (const std::string& kv : configs) {
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return fail(ErrorCode::kInvalidArgument, "--config '" + kv + "': expected FIELD=VALUE");
+    HONE_CHECK_OK(be.configure(kv.substr(0, eq), kv.substr(eq + 1)));
+  }
+  return {};
+}
+
 void apply_requested_threads() {
   if (g_requested_threads >= 0) ThreadPool::set_global_threads(g_requested_threads);
 }

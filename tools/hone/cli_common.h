@@ -13,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "hone/backend.h"
 #include "hone/error.h"
 #include "hone/file_io.h"  // write_file_atomic, used by every command that writes
 #include "hone/graph.h"
@@ -58,6 +59,10 @@ struct TrustOptions {
   bool allow_unsigned_native = false;
 };
 TrustOptions& trust_options();
+
+/// Applies --config FIELD=VALUE settings (inspect, run, bench) to `be`;
+/// kInvalidArgument naming a setting that is not FIELD=VALUE.
+[[nodiscard]] Result<void> apply_configs(Backend& be, const std::vector<std::string>& configs);
 
 /// Where a command's inputs come from and where its outputs go, with the
 /// options `run` and `infer` share: --inputs, --random-inputs, --dim, --outputs.

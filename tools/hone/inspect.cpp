@@ -145,12 +145,7 @@ void print_partition(const Graph& given, const std::string& backend, const Parti
 /// The partition `o.backend` would build for `g`, under `o.config`.
 Result<Partition> plan_partition(const InspectOptions& o, const Graph& g) {
   HONE_TRY(std::unique_ptr<Backend> be, default_registry().create(o.backend));
-  for (const std::string& kv : o.config) {
-    const size_t eq = kv.find('=');
-    if (eq == std::string::npos || eq == 0)
-      return fail(ErrorCode::kInvalidArgument, "--config '" + kv + "': expected FIELD=VALUE");
-    HONE_CHECK_OK(be->configure(kv.substr(0, eq), kv.substr(eq + 1)));
-  }
+  HONE_CHECK_OK(apply_configs(*be, o.config));
   return be->plan(g);
 }
 

@@ -28,6 +28,7 @@ namespace fs = std::filesystem;
 struct RunOptions {
   std::string model;
   std::string backend = "reference";
+  std::vector<std::string> configs;  // FIELD=VALUE for that backend
   IoOptions io;
 };
 
@@ -60,6 +61,7 @@ int run_run(const RunOptions& o) {
 
   auto backend = default_registry().create(o.backend);
   if (!backend) return report(backend.error());
+  if (auto c = apply_configs(**backend, o.configs); !c) return report(c.error());
 
   if (o.io.inputs_dir.empty() && !o.io.seed && !g.inputs().empty())
     return usage_error("the model has " + std::to_string(g.inputs().size()) +
@@ -84,6 +86,20 @@ int run_run(const RunOptions& o) {
     for (const Tensor& t : inputs) values.push_back(reference::RuntimeValue::of(t));
     auto fits = reference::check_inputs(g, values);
     if (!fits) return report(fits.error());
+  }
+  // A backend that sizes its buffers by bounds (aot) gets this run's dims as
+  // the bounds of the input symbols; it derives the inner dims from them.
+  if ((*backend)->config().has("dim_bounds")) {
+    std::map<std::string, int64_t> bounds;
+    for (size_t i = 0; i < g.inputs().size(); ++i)
+      if (const auto& shape = g.value(g.inputs()[i]).shape)
+        for (size_t a = 0; a < shape->rank() && a < inputs[i].shape().size(); ++a)
+          if ((*shape)[a].is_symbolic())
+            bounds[(*shape)[a].symbol_name()] = std::max<int64_t>(1, inputs[i].shape()[a]);
+    std::string text;
+    for (const auto& [name, value] : bounds)
+      text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
+    if (auto c = (*backend)->configure("dim_bounds", text); !c) return report(c.error());
   }
   apply_requested_threads();
   auto built = (*backend)->build(g);
@@ -113,6 +129,8 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
+  sub->add_option("--config", o->configs, "a backend config field for --backend (repeatable)")
+      ->type_name("FIELD=VALUE");
   add_io_options(*sub, o->io);
   commands.push_back({sub, [o] { return run_run(*o); }});
 }

@@ -68,6 +68,12 @@ Result<void> bind_driver(void* h, Api& a) {
   HONE_CHECK_OK(bind(h, a.cuModuleUnload, {"cuModuleUnload"}, lib));
   HONE_CHECK_OK(bind(h, a.cuModuleGetFunction, {"cuModuleGetFunction"}, lib));
   HONE_CHECK_OK(bind(h, a.cuLaunchKernel, {"cuLaunchKernel"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuStreamBeginCapture, {"cuStreamBeginCapture_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuStreamEndCapture, {"cuStreamEndCapture"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuGraphInstantiateWithFlags, {"cuGraphInstantiateWithFlags"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuGraphLaunch, {"cuGraphLaunch"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuGraphDestroy, {"cuGraphDestroy"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorName, {"cuGetErrorName"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorString, {"cuGetErrorString"}, lib));
   return {};
@@ -78,6 +84,7 @@ Result<void> bind_cublas(void* h, Api& a) {
   HONE_CHECK_OK(bind(h, a.cublasCreate, {"cublasCreate_v2"}, lib));
   HONE_CHECK_OK(bind(h, a.cublasDestroy, {"cublasDestroy_v2"}, lib));
   HONE_CHECK_OK(bind(h, a.cublasSetStream, {"cublasSetStream_v2"}, lib));
+  HONE_CHECK_OK(bind(h, a.cublasSetMathMode, {"cublasSetMathMode"}, lib));
   HONE_CHECK_OK(bind(h, a.cublasSgemm, {"cublasSgemm_v2"}, lib));
   HONE_CHECK_OK(bind(h, a.cublasSgemmStridedBatched, {"cublasSgemmStridedBatched"}, lib));
   return {};
@@ -244,13 +251,14 @@ Result<CUfunction> Module::function(const std::string& name) const {
   return f;
 }
 
-Result<Stream> Stream::create(const Driver& d) {
+Result<Stream> Stream::create(const Driver& d, int math_mode) {
   Stream s;
   s.d_ = &d;
   constexpr unsigned kNonBlocking = 1;  // CU_STREAM_NON_BLOCKING: no sync with stream 0
   HONE_CHECK_OK(d.check(d.api().cuStreamCreate(&s.stream_, kNonBlocking), "cuStreamCreate"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasCreate(&s.blas_), "cublasCreate"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasSetStream(s.blas_, s.stream_), "cublasSetStream"));
+  HONE_CHECK_OK(d.check_blas(d.api().cublasSetMathMode(s.blas_, math_mode), "cublasSetMathMode"));
   return s;
 }
 
@@ -258,6 +266,34 @@ Stream::~Stream() {
   if (d_ != nullptr) (void)d_->make_current();
   if (blas_ != nullptr) (void)d_->api().cublasDestroy(blas_);
   if (stream_ != nullptr) (void)d_->api().cuStreamDestroy(stream_);
+}
+
+Result<void> GraphExec::begin(const Driver& d, CUstream s) {
+  constexpr int kThreadLocal = 1;  // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+  return d.check(d.api().cuStreamBeginCapture(s, kThreadLocal), "cuStreamBeginCapture");
+}
+
+Result<GraphExec> GraphExec::end(const Driver& d, CUstream s) {
+  const Api& a = d.api();
+  CUgraph graph = nullptr;
+  HONE_CHECK_OK(d.check(a.cuStreamEndCapture(s, &graph), "cuStreamEndCapture"));
+  GraphExec g;
+  g.d_ = &d;
+  const CUresult r = a.cuGraphInstantiateWithFlags(&g.exec_, graph, 0);
+  (void)a.cuGraphDestroy(graph);  // the executable keeps what it needs
+  HONE_CHECK_OK(d.check(r, "cuGraphInstantiateWithFlags"));
+  return g;
+}
+
+GraphExec::~GraphExec() {
+  if (exec_ != nullptr) {
+    (void)d_->make_current();
+    (void)d_->api().cuGraphExecDestroy(exec_);
+  }
+}
+
+Result<void> GraphExec::launch(CUstream s) const {
+  return d_->check(d_->api().cuGraphLaunch(exec_, s), "cuGraphLaunch");
 }
 
 Result<void> launch(const Driver& d, CUfunction f, CUstream s, unsigned blocks, unsigned threads,

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hone/error.h"
@@ -30,17 +31,23 @@ struct CUctx_st;
 struct CUstream_st;
 struct CUmod_st;
 struct CUfunc_st;
+struct CUgraph_st;
+struct CUgraphExec_st;
 using CUcontext = CUctx_st*;
 using CUstream = CUstream_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
+using CUgraph = CUgraph_st*;
+using CUgraphExec = CUgraphExec_st*;
 struct cublasContext;
 using cublasHandle_t = cublasContext*;
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
 
-inline constexpr int kCublasOpN = 0;  // CUBLAS_OP_N
-inline constexpr int kCublasOpT = 1;  // CUBLAS_OP_T
+inline constexpr int kCublasOpN = 0;          // CUBLAS_OP_N
+inline constexpr int kCublasOpT = 1;          // CUBLAS_OP_T
+inline constexpr int kCublasDefaultMath = 0;  // CUBLAS_DEFAULT_MATH: f32 stays f32 (no TF32)
+inline constexpr int kCublasTf32Math = 3;     // CUBLAS_TF32_TENSOR_OP_MATH
 
 /// Function pointers, filled by Driver::get().
 struct Api {
@@ -66,12 +73,19 @@ struct Api {
   CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*) = nullptr;
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                              unsigned, CUstream, void**, void**) = nullptr;
+  CUresult (*cuStreamBeginCapture)(CUstream, int) = nullptr;
+  CUresult (*cuStreamEndCapture)(CUstream, CUgraph*) = nullptr;
+  CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long) = nullptr;
+  CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
+  CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
+  CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
   CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
   // cuBLAS (libcublas.so.N)
   int (*cublasCreate)(cublasHandle_t*) = nullptr;
   int (*cublasDestroy)(cublasHandle_t) = nullptr;
   int (*cublasSetStream)(cublasHandle_t, CUstream) = nullptr;
+  int (*cublasSetMathMode)(cublasHandle_t, int) = nullptr;
   int (*cublasSgemm)(cublasHandle_t, int, int, int, int, int, const float*, const float*, int,
                      const float*, int, const float*, float*, int) = nullptr;
   int (*cublasSgemmStridedBatched)(cublasHandle_t, int, int, int, int, int, const float*,
@@ -184,7 +198,8 @@ class Module {
 /// A stream and a cuBLAS handle bound to it: what one inference at a time uses.
 class Stream {
  public:
-  [[nodiscard]] static Result<Stream> create(const Driver& d);
+  /// `math_mode`: kCublasDefaultMath (strict f32) or kCublasTf32Math.
+  [[nodiscard]] static Result<Stream> create(const Driver& d, int math_mode = kCublasDefaultMath);
   Stream() = default;
   Stream(Stream&& o) noexcept : d_(o.d_), stream_(o.stream_), blas_(o.blas_) {
     o.stream_ = nullptr;
@@ -199,6 +214,31 @@ class Stream {
   const Driver* d_ = nullptr;
   CUstream stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+};
+
+/// The work one stream enqueued between begin() and end(), replayed as one
+/// CUDA graph: a signature's hundreds of launches cost one launch.
+class GraphExec {
+ public:
+  /// Starts capturing `s` (this thread's calls only). Every enqueue on `s`
+  /// until end() is recorded, not run.
+  [[nodiscard]] static Result<void> begin(const Driver& d, CUstream s);
+  /// Ends the capture begun on `s` and instantiates it; on failure the
+  /// capture is ended and dropped, and the stream is usable again.
+  [[nodiscard]] static Result<GraphExec> end(const Driver& d, CUstream s);
+  GraphExec() = default;
+  GraphExec(GraphExec&& o) noexcept : d_(o.d_), exec_(o.exec_) { o.exec_ = nullptr; }
+  GraphExec& operator=(GraphExec&& o) noexcept {
+    std::swap(d_, o.d_);
+    std::swap(exec_, o.exec_);
+    return *this;
+  }
+  ~GraphExec();
+  [[nodiscard]] Result<void> launch(CUstream s) const;
+
+ private:
+  const Driver* d_ = nullptr;
+  CUgraphExec exec_ = nullptr;
 };
 
 /// Launches `f` on a 1-D grid covering `n` work items (grid-stride kernels).

@@ -1,7 +1,9 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
+#include <set>
 
 #include "backends/common/capabilities.h"
 #include "backends/common/static_dims.h"
@@ -19,8 +21,15 @@ struct StreamPool {
   struct Exec {
     Stream stream;
     DeviceBuffer arena;
+    // CUDA graphs of the plans this stream ran, keyed by plan (plans live as
+    // long as their block, and a build makes a new pool); captured on a
+    // plan's second run here, dropped when the arena moves.
+    std::map<const void*, GraphExec> graphs;
+    std::set<const void*> ran;
   };
   const Driver* d = nullptr;
+  int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
+  bool graphs = true;                  // the cuda_graphs setting
   std::mutex mu;
   std::vector<std::unique_ptr<Exec>> idle;
 
@@ -33,8 +42,8 @@ struct StreamPool {
         return e;
       }
     }
-    HONE_TRY(Stream s, Stream::create(*d));
-    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer()});
+    HONE_TRY(Stream s, Stream::create(*d, math_mode));
+    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);
@@ -54,8 +63,10 @@ struct Plan {
   struct Slot {
     bool constant = false;
     size_t offset = 0;     // into the arena, unless constant
-    CUdeviceptr cptr = 0;  // constant
+    CUdeviceptr cptr = 0;  // constant (an initializer, or a host value uploaded for this plan)
     dims_t dims;
+    DType dtype = DType::kF32;
+    std::shared_ptr<const Tensor> host;  // a value computed on the host at plan time
   };
   struct Step {
     OpPlan op;
@@ -65,6 +76,9 @@ struct Plan {
   std::vector<size_t> input_slots, output_slots;
   std::vector<Step> steps;
   size_t arena_bytes = 0, workspace_offset = 0;
+  std::vector<DeviceBuffer> uploads;          // host values device ops read, copied once per plan
+  size_t launches = 0;                        // steps that enqueue work
+  mutable std::atomic<bool> no_graph{false};  // a capture failed: run its steps one by one
 };
 
 class CudaBlock final : public CompiledBlock {
@@ -94,9 +108,8 @@ class CudaBlock final : public CompiledBlock {
     // Weights and other constants go to the device once, here.
     auto upload = [&](ValueId v) -> Result<void> {
       const Value& val = g.value(v);
+      // Any dtype: i64 Gather indices travel as they are.
       if (!val.initializer || constants_.count(v)) return {};
-      if (val.initializer->dtype() != DType::kF32)
-        return fail(ErrorCode::kInternal, "constant '" + val.name + "' is not f32");
       HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, val.initializer->nbytes()));
       if (buf.bytes() > 0)
         HONE_CHECK_OK(d_.check(
@@ -140,6 +153,8 @@ class CudaBlock final : public CompiledBlock {
   Result<std::vector<Tensor>> execute(const Plan& plan, const std::vector<Tensor>& inputs) const {
     HONE_TRY(std::unique_ptr<StreamPool::Exec> ex, pool_->take());
     if (ex->arena.bytes() < plan.arena_bytes) {
+      ex->graphs.clear();  // they point into the old arena
+      ex->ran.clear();
       ex->arena = DeviceBuffer();  // free first: the old and new need not fit together
       HONE_TRY(ex->arena, DeviceBuffer::allocate(d_, plan.arena_bytes));
     }
@@ -156,21 +171,50 @@ class CudaBlock final : public CompiledBlock {
             a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), inputs[i].raw(), inputs[i].nbytes(), s),
             "cuMemcpyHtoDAsync"));
     const ExecCtx ctx{d_, fixed_, s, ex->stream.blas()};
-    uint64_t launched = 0;
-    for (size_t k = 0; k < plan.steps.size(); ++k) {
-      const Plan::Step& st = plan.steps[k];
-      if (!st.op.run) continue;
-      Bind b;
-      for (size_t in : st.in) b.in.push_back(ptr(in));
-      for (size_t out : st.out) b.out.push_back(ptr(out));
-      b.workspace = base + plan.workspace_offset;
-      HONE_CHECK_OK_CTX(st.op.run(ctx, b),
-                        "while running " + units_[k].label + " [" + st.op.kernel + "]");
-      ++launched;
+    auto run_steps = [&]() -> Result<void> {
+      for (size_t k = 0; k < plan.steps.size(); ++k) {
+        const Plan::Step& st = plan.steps[k];
+        if (!st.op.run) continue;
+        Bind b;
+        for (size_t in : st.in) b.in.push_back(ptr(in));
+        for (size_t out : st.out) b.out.push_back(ptr(out));
+        b.workspace = base + plan.workspace_offset;
+        HONE_CHECK_OK_CTX(st.op.run(ctx, b),
+                          "while running " + units_[k].label + " [" + st.op.kernel + "]");
+      }
+      return {};
+    };
+    bool replayed = false;
+    if (pool_->graphs && !plan.no_graph.load(std::memory_order_relaxed)) {
+      auto it = ex->graphs.find(&plan);
+      if (it == ex->graphs.end() && !ex->ran.insert(&plan).second) {
+        // The second run of this signature on this stream: capture it (the
+        // first ran plainly, keeping cuBLAS's lazy set-up out of the graph).
+        HONE_CHECK_OK(GraphExec::begin(d_, s));
+        auto captured = run_steps();
+        auto graph = GraphExec::end(d_, s);  // ends the capture even after a failed step
+        if (captured && graph) {
+          it = ex->graphs.emplace(&plan, std::move(*graph)).first;
+        } else {
+          plan.no_graph.store(true, std::memory_order_relaxed);
+          HONE_LOG_DEBUG("cuda: block '{}' runs without a CUDA graph: {}", graph_->name(),
+                         (captured ? graph.error() : captured.error()).to_string());
+        }
+      }
+      if (it != ex->graphs.end()) {
+        HONE_CHECK_OK(it->second.launch(s));
+        replayed = true;
+      }
     }
+    if (!replayed) HONE_CHECK_OK(run_steps());
+    const uint64_t launched = plan.launches;
     std::vector<Tensor> outputs;
     for (size_t slot : plan.output_slots) {
-      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, plan.slots[slot].dims));
+      if (plan.slots[slot].host) {  // computed on the host when planned: no copy
+        outputs.push_back(plan.slots[slot].host->clone());
+        continue;
+      }
+      HONE_TRY(Tensor t, Tensor::allocate(plan.slots[slot].dtype, plan.slots[slot].dims));
       if (t.nbytes() > 0)
         HONE_CHECK_OK(
             d_.check(a.cuMemcpyDtoHAsync(t.raw(), ptr(slot), t.nbytes(), s), "cuMemcpyDtoHAsync"));
@@ -206,7 +250,7 @@ class CudaBlock final : public CompiledBlock {
     auto plan = std::make_shared<Plan>();
     std::map<ValueId, size_t> slot_of;
     auto new_slot = [&](const dims_t& dims) {
-      plan->slots.push_back({false, plan->arena_bytes, 0, dims});
+      plan->slots.push_back({false, plan->arena_bytes, 0, dims, DType::kF32, nullptr});
       plan->arena_bytes += round256(static_cast<size_t>(numel_of(dims)) * sizeof(float));
       return plan->slots.size() - 1;
     };
@@ -217,13 +261,40 @@ class CudaBlock final : public CompiledBlock {
       plan->input_slots.push_back(new_slot(sig[i]));
       slot_of[g.inputs()[i]] = plan->input_slots.back();
     }
+    // What host nodes and the ops' planners read: dims of every value made so
+    // far, contents of constants and host values.
+    PlanEnv env;
+    env.dims = [&](ValueId v) -> const dims_t* {
+      if (auto it = slot_of.find(v); it != slot_of.end()) return &plan->slots[it->second].dims;
+      const Value& val = g.value(v);
+      return val.initializer ? &val.initializer->shape() : nullptr;
+    };
+    env.value = [&](ValueId v) -> const Tensor* {
+      if (auto it = slot_of.find(v); it != slot_of.end()) return plan->slots[it->second].host.get();
+      const Value& val = g.value(v);
+      return val.initializer ? &*val.initializer : nullptr;
+    };
+    // The slot a device op reads `v` from; a host value gets its device copy here.
     auto slot_for = [&](ValueId v) -> Result<size_t> {
-      if (auto it = slot_of.find(v); it != slot_of.end()) return it->second;
+      if (auto it = slot_of.find(v); it != slot_of.end()) {
+        Plan::Slot& sl = plan->slots[it->second];
+        if (sl.host && !sl.constant) {
+          HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, sl.host->nbytes()));
+          if (buf.bytes() > 0)
+            HONE_CHECK_OK(d_.check(d_.api().cuMemcpyHtoD(buf.ptr(), sl.host->raw(), buf.bytes()),
+                                   "cuMemcpyHtoD"));
+          sl.constant = true;
+          sl.cptr = buf.ptr();
+          plan->uploads.push_back(std::move(buf));
+        }
+        return it->second;
+      }
       auto c = constants_.find(v);
       if (c == constants_.end())
         return fail(ErrorCode::kInternal,
                     "value '" + g.value(v).name + "' is read before it is made");
-      plan->slots.push_back({true, 0, c->second.ptr(), g.value(v).initializer->shape()});
+      const Tensor& t = *g.value(v).initializer;
+      plan->slots.push_back({true, 0, c->second.ptr(), t.shape(), t.dtype(), nullptr});
       return slot_of[v] = plan->slots.size() - 1;
     };
     std::vector<std::string> lines;
@@ -236,17 +307,28 @@ class CudaBlock final : public CompiledBlock {
         st.in.push_back(s);
         dims.push_back(plan->slots[s].dims);
       }
-      auto op = u.op->plan(dims);
+      auto op = u.op->plan(dims, env);
       if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
       st.op = std::move(*op);
       for (size_t o = 0; o < u.outputs.size(); ++o) {
         const dims_t& od = st.op.outputs[o];
-        if (numel_of(od) == 0)
-          return fail(ErrorCode::kUnsupported, u.label + " makes an empty tensor");
         size_t s;
-        if (o < st.op.alias.size() && st.op.alias[o] >= 0) {
+        if (o < st.op.host.size() && st.op.host[o]) {
+          // A host value: no device memory until a device op reads it.
+          plan->slots.push_back({false, 0, 0, od, st.op.host[o]->dtype(), st.op.host[o]});
+          s = plan->slots.size() - 1;
+        } else if (numel_of(od) == 0) {
+          return fail(ErrorCode::kUnsupported, u.label + " makes an empty tensor");
+        } else if (o < st.op.alias.size() && st.op.alias[o] >= 0) {
           Plan::Slot view = plan->slots[st.in[static_cast<size_t>(st.op.alias[o])]];
+          const int64_t off = o < st.op.alias_offset.size() ? st.op.alias_offset[o] : 0;
+          const size_t bytes = static_cast<size_t>(off) * dtype_size(view.dtype);
+          if (view.constant)
+            view.cptr += bytes;
+          else
+            view.offset += bytes;
           view.dims = od;
+          view.host = nullptr;
           plan->slots.push_back(view);
           s = plan->slots.size() - 1;
         } else {
@@ -256,13 +338,18 @@ class CudaBlock final : public CompiledBlock {
         slot_of[u.outputs[o]] = s;
       }
       workspace = std::max(workspace, st.op.workspace_bytes);
-      lines.push_back(u.label + " [" + st.op.kernel + "]");
+      plan->launches += st.op.run ? 1 : 0;
+      if (st.op.run || !st.op.kernel.empty()) lines.push_back(u.label + " [" + st.op.kernel + "]");
       plan->steps.push_back(std::move(st));
     }
     // Steps run one after another on one stream, so they share one workspace.
     plan->workspace_offset = plan->arena_bytes;
     plan->arena_bytes += round256(workspace);
     for (ValueId v : g.outputs()) {
+      if (auto it = slot_of.find(v); it != slot_of.end()) {
+        plan->output_slots.push_back(it->second);
+        continue;
+      }
       HONE_TRY(size_t s, slot_for(v));
       plan->output_slots.push_back(s);
     }
@@ -271,8 +358,10 @@ class CudaBlock final : public CompiledBlock {
       for (const std::string& l : lines)
         if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
     }
-    HONE_LOG_DEBUG("cuda: block '{}' for {}: {} steps, {} bytes of device arena", g.name(),
-                   signature_text(sig), plan->steps.size(), plan->arena_bytes);
+    HONE_LOG_DEBUG(
+        "cuda: block '{}' for {}: {} steps, {} bytes of device arena, {} host values "
+        "uploaded",
+        g.name(), signature_text(sig), plan->steps.size(), plan->arena_bytes, plan->uploads.size());
     return std::shared_ptr<const Plan>(std::move(plan));
   }
 
@@ -318,7 +407,9 @@ NodeId BlockInfo::sole_consumer(ValueId v) const {
 
 Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
+  if (host_eval::host_node(b.g, n, host_eval::Policy::kAnyDtype)) return create_host(b, n);
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n);
+  if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
   if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
     return create_chain(b, n, absorbed);
   return create_misc(b, n);
@@ -327,15 +418,25 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
 CudaBackend::CudaBackend() {
   // A lone Conv or MatMul is worth a block; the base's default of 5 would
   // send single-node models (conformance tests) to the fallback.
-  mutable_config().declare("min_block_size", int64_t{1},
-                           "supported islands with fewer nodes fall back");
+  mutable_config()
+      .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
+      .declare("precision", std::string("fp32"),
+               "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS on TF32 tensor cores, "
+               "accumulating in f32 (also chosen by allow_reduced_precision)")
+      .declare("cuda_graphs", true,
+               "replay each shape signature's launches as one CUDA graph (captured on its second "
+               "run on a stream)");
 }
 
 CudaBackend::~CudaBackend() = default;
 
 const BackendCapabilities& CudaBackend::caps() {
   // Just in time: kernels are compiled by NVRTC at build.
-  static const BackendCapabilities c = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
+  static const BackendCapabilities c = [] {
+    BackendCapabilities k = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
+    k.precisions = {"f32", "tf32"};  // tf32: cuBLAS's TF32 tensor-op math mode
+    return k;
+  }();
   return c;
 }
 
@@ -355,11 +456,20 @@ NodeSupport CudaBackend::supports(const Graph& g, const Node& node) const {
 
 Result<void> CudaBackend::do_build(const Graph& graph) {
   // No device, no build: fail before partitioning, with the machine's reason.
+  const std::string precision = config().get<std::string>("precision", "fp32");
+  if (precision != "fp32" && precision != "tf32")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda precision '" + precision + "': expected fp32 or tf32");
   HONE_TRY(const Driver* d, Driver::get());
-  if (!streams_) {
-    streams_ = std::make_shared<StreamPool>();
-    streams_->d = d;
-  }
+  const bool tf32 = precision == "tf32" || config().get<bool>("allow_reduced_precision", false);
+  const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
+  // Handles take their math mode when made, and graphs are keyed by plans of
+  // the blocks being replaced: each build gets a new pool.
+  streams_ = std::make_shared<StreamPool>();
+  streams_->d = d;
+  streams_->math_mode = math;
+  streams_->graphs = config().get<bool>("cuda_graphs", true);
+  HONE_LOG_DEBUG("cuda: matrix products in {}", tf32 ? "tf32 (f32 accumulation)" : "strict fp32");
   return CompilingBackend::do_build(graph);
 }
 

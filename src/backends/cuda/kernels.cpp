@@ -30,6 +30,22 @@ struct HoneEw {
 __device__ __forceinline__ long long hone_offset(long long i, int rank, const long long* dims,
                                                  const long long* st) {
   long long off = 0;
+  if (i <= 0x7fffffffLL) {
+    // Index below 2^31, so every coordinate is too: 32-bit division is several
+    // times cheaper than 64-bit, and transposes and broadcasts pay it per element.
+    unsigned t = (unsigned)i;
+#pragma unroll
+    for (int d = HONE_MAX_RANK - 1; d >= 0; --d) {
+      if (d < rank) {
+        // t < 2^31: a larger dim holds all of t, as 2^31 does.
+        const unsigned n = dims[d] > 0x7fffffffLL ? 0x80000000u : (unsigned)dims[d];
+        const unsigned c = t % n;
+        t /= n;
+        off += (long long)c * st[d];
+      }
+    }
+    return off;
+  }
   for (int d = rank - 1; d >= 0; --d) {
     const long long c = i % dims[d];
     i /= dims[d];
@@ -190,6 +206,31 @@ extern "C" __global__ void hone_softmax(const float* x, float* y, long long oute
     for (long long k = threadIdx.x; k < r; k += blockDim.x) {
       const float v = p[k * inner] - m;
       q[k * inner] = log_softmax ? v - ls : expf(v) / s;
+    }
+  }
+}
+
+// Softmax (or LogSoftmax) of contiguous rows of length r, one warp per row:
+// attention rows (r of 100-2000, tens of thousands of them) finish without a
+// block barrier, which the block-per-row kernel above pays six times a row.
+extern "C" __global__ void hone_softmax_warp(const float* x, float* y, long long rows, long long r,
+                                             int log_softmax) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {
+    const float* p = x + row * r;
+    float* q = y + row * r;
+    float m = -HONE_INF;
+    for (long long k = lane; k < r; k += 32) m = fmaxf(m, p[k]);
+    for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    float s = 0.0f;
+    for (long long k = lane; k < r; k += 32) s += expf(p[k] - m);
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    const float ls = logf(s);
+    for (long long k = lane; k < r; k += 32) {
+      const float v = p[k] - m;
+      q[k] = log_softmax ? v - ls : expf(v) / s;
     }
   }
 }

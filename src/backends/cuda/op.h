@@ -2,7 +2,7 @@
 // (STYLE.md rule 10), on the device.
 //
 //   HONE_TRY(Unit u, create_unit(info, node, &absorbed));   // validate, generate chain source
-//   HONE_TRY(OpPlan p, u.op->plan(input_dims));             // shapes -> kernel, workspace
+//   HONE_TRY(OpPlan p, u.op->plan(input_dims, env));        // shapes -> kernel, workspace
 //   HONE_CHECK_OK(p.run(ctx, Bind{ins, outs, workspace}));  // launch on ctx.stream
 //
 // An Op is immutable after its block's module is compiled and is shared by
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/common/fused_units.h"
+#include "backends/common/host_eval.h"
 #include "backends/cuda/cuda_api.h"
 #include "hone/graph.h"
 
@@ -39,6 +40,11 @@ struct Bind {
   CUdeviceptr workspace = 0;
 };
 
+/// What planning knows beyond a unit's input dims: any block value's dims,
+/// and the contents of constants and of values evaluated on the host
+/// (common/host_eval.h), such as a Reshape's computed target shape.
+using PlanEnv = host_eval::Env;
+
 struct OpPlan {
   std::vector<dims_t> outputs;
   size_t workspace_bytes = 0;
@@ -46,6 +52,13 @@ struct OpPlan {
   /// Per output: the input it is a view of (same bytes, new dims; no launch),
   /// or -1 for its own buffer. Empty: every output has its own buffer.
   std::vector<int> alias;
+  /// Per aliased output: where the view starts in its input, in elements
+  /// (a Gather of one index along the outermost axis, a Slice of it). Empty: 0.
+  std::vector<int64_t> alias_offset;
+  /// Per output: its value, computed on the host now (a host node: Shape and
+  /// what is computed from it); such outputs take no device memory unless a
+  /// device op reads them, and then are uploaded once per plan. Empty: none.
+  std::vector<std::shared_ptr<const Tensor>> host;
   /// Enqueues the work; null for ops that are only views.
   std::function<Result<void>(const ExecCtx&, const Bind&)> run;
 };
@@ -55,8 +68,29 @@ class Op {
   virtual ~Op() = default;
   /// kUnsupported when these shapes cannot run here (the block then runs on
   /// the reference for this signature); kInvalidArgument for shapes the op rejects.
-  [[nodiscard]] virtual Result<OpPlan> plan(const std::vector<dims_t>& inputs) const = 0;
+  [[nodiscard]] virtual Result<OpPlan> plan(const std::vector<dims_t>& inputs,
+                                            const PlanEnv& env) const = 0;
 };
+
+/// The planner behind an Op that holds little state.
+using Planner = std::function<Result<OpPlan>(const std::vector<dims_t>&, const PlanEnv&)>;
+class FnOp final : public Op {
+ public:
+  explicit FnOp(Planner p) : plan_(std::move(p)) {}
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
+    return plan_(in, env);
+  }
+
+ private:
+  Planner plan_;
+};
+
+/// The integer contents of input `i` of `n`, known when the plan is built (a
+/// constant or host value; supports() checked); `what` names it in errors.
+[[nodiscard]] Result<std::vector<int64_t>> known_ints(const Node& n, size_t i, const PlanEnv& env,
+                                                      const std::string& what);
+/// A plan whose one output views input 0 (no launch) from element `offset` on.
+OpPlan view(dims_t out, const char* kernel, int64_t offset = 0);
 
 /// NVRTC source shared by a block's element-wise chains; compiled into one
 /// module after every unit is created, then looked up by name at plan time.
@@ -94,6 +128,10 @@ size_t eltwise_arity(const Node& n);
 [[nodiscard]] Result<Unit> create_dense(const BlockInfo& b, const Node& n);
 [[nodiscard]] Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 [[nodiscard]] Result<Unit> create_misc(const BlockInfo& b, const Node& n);
+/// Gather, Slice, Expand (ops_index.cpp).
+[[nodiscard]] Result<Unit> create_index(const BlockInfo& b, const Node& n);
+/// A host node (common/host_eval.h, kAnyDtype): evaluated when a plan is built.
+[[nodiscard]] Result<Unit> create_host(const BlockInfo& b, const Node& n);
 
 /// Row-major strides of `d`.
 dims_t strides_of(const dims_t& d);

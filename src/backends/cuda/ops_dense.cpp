@@ -46,7 +46,7 @@ class ConvOp final : public Op {
  public:
   ConvOp(Node n, bool has_bias) : node_(std::move(n)), has_bias_(has_bias) {}
 
-  Result<OpPlan> plan(const std::vector<dims_t>& in) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     const dims_t &x = in[0], &w = in[1];
     if (x.size() != 3 && x.size() != 4)
       return fail(ErrorCode::kUnsupported, "Conv input rank " + std::to_string(x.size()));
@@ -149,7 +149,7 @@ class GemmOp final : public Op {
         beta_(n.attr_float("beta", 1.0f)),
         has_c_(has_c) {}
 
-  Result<OpPlan> plan(const std::vector<dims_t>& in) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     const dims_t &a = in[0], &b = in[1];
     if (a.size() != 2 || b.size() != 2)
       return fail(ErrorCode::kInvalidArgument, "Gemm needs 2-D A and B, got " + shape_to_string(a) +
@@ -190,7 +190,7 @@ class GemmOp final : public Op {
 
 class MatMulOp final : public Op {
  public:
-  Result<OpPlan> plan(const std::vector<dims_t>& in) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     dims_t a = in[0], b = in[1];
     if (a.empty() || b.empty()) return fail(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     const bool va = a.size() == 1, vb = b.size() == 1;

@@ -39,7 +39,7 @@ class ChainOp final : public Op {
         kernel_(std::move(kernel)),
         literal_dims_(std::move(literal_dims)) {}
 
-  Result<OpPlan> plan(const std::vector<dims_t>& in) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     if (in.size() > static_cast<size_t>(kMaxOperands))
       return fail(ErrorCode::kInternal, "element-wise chain with more than 8 operands");
     dims_t out;

@@ -12,18 +12,6 @@
 namespace hone::cuda {
 namespace {
 
-using Planner = std::function<Result<OpPlan>(const std::vector<dims_t>&)>;
-
-/// An Op whose plan is a function (the ops here hold little state).
-class FnOp final : public Op {
- public:
-  explicit FnOp(Planner p) : plan_(std::move(p)) {}
-  Result<OpPlan> plan(const std::vector<dims_t>& in) const override { return plan_(in); }
-
- private:
-  Planner plan_;
-};
-
 Result<int64_t> norm_axis(int64_t axis, size_t rank, const std::string& what) {
   const auto r = static_cast<int64_t>(rank);
   if (axis < -r || axis >= r)
@@ -38,24 +26,18 @@ int64_t prod(const dims_t& d, size_t from, size_t to) {
   return p;
 }
 
-/// Axes from attribute `axes` or, when `from_input`, constant input 1; nullopt when absent.
-std::optional<std::vector<int64_t>> axes_of(const Graph& g, const Node& n, bool from_input) {
+/// Axes from attribute `axes` or, when `from_input`, input 1 (a constant or
+/// host value: supports() checked); nullopt when absent.
+Result<std::optional<std::vector<int64_t>>> axes_of(const Node& n, bool from_input,
+                                                    const PlanEnv& env) {
   if (!from_input) return n.has_attr("axes") ? std::optional(n.attr_ints("axes")) : std::nullopt;
-  if (n.inputs.size() < 2 || n.inputs[1] < 0) return std::nullopt;
-  const Tensor& t = *g.value(n.inputs[1]).initializer;  // supports() checked: a constant i64
-  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+  if (n.inputs.size() < 2 || n.inputs[1] < 0) return std::optional<std::vector<int64_t>>();
+  HONE_TRY(std::vector<int64_t> axes, known_ints(n, 1, env, "axes"));
+  return std::optional(std::move(axes));
 }
 
 Result<CUfunction> fn(const ExecCtx& c, const char* name) {
   return c.fixed.function(name);
-}
-
-OpPlan view(dims_t out, const char* kernel) {
-  OpPlan p;
-  p.outputs = {std::move(out)};
-  p.alias = {0};
-  p.kernel = kernel;
-  return p;
 }
 
 Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
@@ -138,6 +120,20 @@ Result<OpPlan> plan_softmax(const Graph& g, const Node& n, const std::vector<dim
   const int log = n.op_type == "LogSoftmax" ? 1 : 0;
   OpPlan p;
   p.outputs = {x};
+  if (inner == 1 && r <= 2048) {
+    // Contiguous rows short enough for one warp each (attention scores).
+    p.kernel = log ? "logsoftmax.f32.cuda.warp_rows" : "softmax.f32.cuda.warp_rows";
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      HONE_TRY(CUfunction f, fn(c, "hone_softmax_warp"));
+      CUdeviceptr xi = b.in[0], yo = b.out[0];
+      long long rows = outer, rr = r;
+      int flag = log;
+      const long long blocks = std::min<long long>((rows + 7) / 8, 65535);  // 8 warps a block
+      return launch(c.d, f, c.stream, static_cast<unsigned>(blocks), 256,
+                    {&xi, &yo, &rows, &rr, &flag});
+    };
+    return p;
+  }
   p.kernel = log ? "logsoftmax.f32.cuda.rows" : "softmax.f32.cuda.rows";
   p.run = [=](const ExecCtx& c, const Bind& b) {
     return rows_kernel(c, "hone_softmax", b.in[0], b.out[0], outer, r, inner, log);
@@ -145,10 +141,11 @@ Result<OpPlan> plan_softmax(const Graph& g, const Node& n, const std::vector<dim
   return p;
 }
 
-Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims_t>& in) {
+Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims_t>& in,
+                           const PlanEnv& env) {
   const dims_t& x = in[0];
   const bool from_input = g.opset() >= (n.op_type == "ReduceSum" ? 13 : 18);
-  std::optional<std::vector<int64_t>> axes = axes_of(g, n, from_input);
+  HONE_TRY(std::optional<std::vector<int64_t>> axes, axes_of(n, from_input, env));
   if ((!axes || axes->empty()) && n.attr_int("noop_with_empty_axes", 0) != 0)
     return view(x, "reduce.f32.cuda.noop");
   std::vector<int64_t> ax;
@@ -263,7 +260,8 @@ Result<OpPlan> plan_concat(const Node& n, const std::vector<dims_t>& in) {
   return p;
 }
 
-Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t>& in) {
+Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t>& in,
+                         const PlanEnv& env) {
   const dims_t& x = in[0];
   const std::string& op = n.op_type;
   if (op == "Flatten") {
@@ -278,8 +276,7 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
     return view({prod(x, 0, axis), prod(x, axis, x.size())}, "flatten.view");
   }
   if (op == "Reshape") {
-    const Tensor& t = *g.value(n.inputs[1]).initializer;
-    dims_t out(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+    HONE_TRY(dims_t out, known_ints(n, 1, env, "Reshape shape"));
     const bool allowzero = n.attr_int("allowzero", 0) != 0;
     int64_t known = 1, infer = -1;
     for (size_t i = 0; i < out.size(); ++i) {
@@ -306,7 +303,7 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
     return view(out, "reshape.view");
   }
   const bool squeeze = op == "Squeeze";
-  std::optional<std::vector<int64_t>> axes = axes_of(g, n, g.opset() >= 13);
+  HONE_TRY(std::optional<std::vector<int64_t>> axes, axes_of(n, g.opset() >= 13, env));
   if (squeeze) {
     std::vector<bool> drop(x.size(), false);
     if (!axes)
@@ -337,6 +334,30 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
 
 }  // namespace
 
+Result<std::vector<int64_t>> known_ints(const Node& n, size_t i, const PlanEnv& env,
+                                        const std::string& what) {
+  const Tensor* t = i < n.inputs.size() && n.inputs[i] >= 0 ? env.value(n.inputs[i]) : nullptr;
+  if (t == nullptr)
+    return fail(ErrorCode::kInternal,
+                n.describe() + ": " + what + " is not known when the plan is built");
+  if (t->dtype() == DType::kI64)
+    return std::vector<int64_t>(t->span<int64_t>().begin(), t->span<int64_t>().end());
+  if (t->dtype() == DType::kI32)
+    return std::vector<int64_t>(t->span<int32_t>().begin(), t->span<int32_t>().end());
+  return fail(ErrorCode::kInvalidArgument, n.describe() + ": " + what + " is " +
+                                               std::string(dtype_name(t->dtype())) +
+                                               ", not an integer tensor");
+}
+
+OpPlan view(dims_t out, const char* kernel, int64_t offset) {
+  OpPlan p;
+  p.outputs = {std::move(out)};
+  p.alias = {0};
+  p.alias_offset = {offset};
+  p.kernel = kernel;
+  return p;
+}
+
 Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
   const Graph& g = b.g;
   Unit u;
@@ -347,23 +368,33 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
   Planner p;
   if (op == "Concat") {
     u.inputs = n.inputs;
-    p = [node](const std::vector<dims_t>& in) { return plan_concat(node, in); };
+    p = [node](const std::vector<dims_t>& in, const PlanEnv&) { return plan_concat(node, in); };
   } else {
     u.inputs = {n.inputs[0]};
     if (op == "LayerNormalization") {
       u.inputs.push_back(n.inputs[1]);
       if (n.inputs.size() > 2 && n.inputs[2] >= 0) u.inputs.push_back(n.inputs[2]);
-      p = [node](const std::vector<dims_t>& in) { return plan_layernorm(node, in); };
+      p = [node](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_layernorm(node, in);
+      };
     } else if (op.find("Pool") != std::string::npos) {
-      p = [node](const std::vector<dims_t>& in) { return plan_pool(node, in); };
+      p = [node](const std::vector<dims_t>& in, const PlanEnv&) { return plan_pool(node, in); };
     } else if (op == "Softmax" || op == "LogSoftmax") {
-      p = [&g, node](const std::vector<dims_t>& in) { return plan_softmax(g, node, in); };
+      p = [&g, node](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_softmax(g, node, in);
+      };
     } else if (op.starts_with("Reduce")) {
-      p = [&g, node](const std::vector<dims_t>& in) { return plan_reduce(g, node, in); };
+      p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {
+        return plan_reduce(g, node, in, env);
+      };
     } else if (op == "Transpose") {
-      p = [node](const std::vector<dims_t>& in) { return plan_transpose(node, in); };
+      p = [node](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_transpose(node, in);
+      };
     } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
-      p = [&g, node](const std::vector<dims_t>& in) { return plan_view(g, node, in); };
+      p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {
+        return plan_view(g, node, in, env);
+      };
     } else {
       return fail(ErrorCode::kInternal, "cuda: no unit for " + n.describe());
     }

@@ -1,7 +1,10 @@
 // What the cuda backend accepts, node by node, with the reason for every
 // refusal. Anything refused runs on the reference through CompilingBackend.
+// Shape subgraphs (common/host_eval.h) are accepted as host nodes: they run
+// when a plan is built, so the block around them stays on the device.
 #include <set>
 
+#include "backends/common/host_eval.h"
 #include "backends/common/node_query.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/op.h"
@@ -12,18 +15,25 @@ namespace {
 using node_query::check_f32_io;
 using node_query::extra_outputs_used;
 using node_query::is_const;
-using node_query::is_const_i64;
 using node_query::rank_of;
 using node_query::val;
 
-/// Inputs that carry data (f32), not shapes or axes (i64).
+/// Inputs that carry data (f32), not shapes, indices or axes (read when planning).
 size_t data_inputs(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
-  if (op == "Reshape") return 1;
+  if (op == "Reshape" || op == "Gather" || op == "Slice" || op == "Expand") return 1;
   if ((op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum") && g.opset() >= 13) return 1;
   if ((op == "ReduceMean" || op == "ReduceMax") && g.opset() >= 18) return 1;
   if (op == "Clip") return 1;
   return n.inputs.size();
+}
+
+/// What input `i` of a data op holds, for refusal messages.
+std::string param_name(const std::string& op, size_t i) {
+  if (op == "Reshape" || op == "Expand") return "shape";
+  if (op == "Gather") return "indices";
+  if (op == "Slice") return i == 1 ? "starts" : i == 2 ? "ends" : i == 3 ? "axes" : "steps";
+  return "axes";
 }
 
 std::string why_not(const Graph& g, const Node& n) {
@@ -36,9 +46,11 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "ReduceMax",     "Reshape",
                                              "Flatten",       "Squeeze",
                                              "Unsqueeze",     "Transpose",
-                                             "Concat"};
+                                             "Concat",        "Gather",
+                                             "Slice",         "Expand"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
+  if (host_eval::host_node(g, n, host_eval::Policy::kAnyDtype)) return {};
   const std::string& op = n.op_type;
   const bool eltwise = !eltwise_expr(g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty();
   if (!eltwise && !kOps.count(op)) {
@@ -82,9 +94,18 @@ std::string why_not(const Graph& g, const Node& n) {
     if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
     return {};
   }
-  if (op == "Reshape") return is_const_i64(g, n, 1) ? "" : "shape is not a constant i64 tensor";
-  if (data_inputs(g, n) == 1 && n.inputs.size() > 1 && n.inputs[1] >= 0 && !is_const_i64(g, n, 1))
-    return "axes must be a constant i64 tensor";
+  // Shapes, indices, bounds and axes are read when the plan is built.
+  for (size_t i = data_inputs(g, n); i < n.inputs.size(); ++i) {
+    const ValueId v = n.inputs[i];
+    if (v < 0) continue;
+    if (!host_eval::host_value(g, v, host_eval::Policy::kAnyDtype))
+      return "input " + std::to_string(i) + " (" + param_name(op, i) +
+             ") is neither a constant nor computed from shapes";
+    const DType t = g.value(v).dtype;
+    if (t != DType::kI64 && t != DType::kI32 && t != DType::kUndefined)
+      return "input " + std::to_string(i) + " (" + param_name(op, i) + ") is " +
+             std::string(dtype_name(t)) + ", not an integer tensor";
+  }
   return {};
 }
 

@@ -1,11 +1,11 @@
 #include "backends/onednn/plan.h"
 
-#include "backends/onednn/host_eval.h"
-#include "hone/limits.h"
-
 #include <cstring>
 #include <new>
 #include <unordered_map>
+
+#include "backends/common/host_eval.h"
+#include "hone/limits.h"
 
 namespace hone::onednn {
 
@@ -381,8 +381,37 @@ Result<void> PlanBuilder::finish_outputs() {
   return {};
 }
 
+namespace {
+
+/// Integer shape arithmetic (common/host_eval.h): evaluated now, its outputs
+/// become plan constants that PlanBuilder::constant() returns.
+Result<void> lower_host(PlanBuilder& b, const Node& n) {
+  const Graph& g = b.graph();
+  host_eval::Env env;
+  env.dims = [&](ValueId v) -> const std::vector<int64_t>* {
+    if (b.has(v)) return &b.value(v).dims;
+    const Tensor* t = b.constant(v);  // the Shape of a constant or of a host value
+    return t != nullptr ? &t->shape() : nullptr;
+  };
+  env.value = [&](ValueId v) { return b.constant(v); };
+  HONE_TRY(std::vector<Tensor> outs, host_eval::evaluate(g, n, env));
+  size_t k = 0;
+  for (ValueId v : n.outputs) {
+    if (v < 0) continue;
+    const DType t = outs[k].dtype();
+    if (t != DType::kI64 && t != DType::kI32)
+      return fail(ErrorCode::kUnsupported, "host node " + n.describe() + " produced " +
+                                               std::string(dtype_name(t)) +
+                                               ", not an integer tensor");
+    b.set_host(v, std::move(outs[k++]));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
-  if (host_node(b.graph(), n)) return lower_host(b, n);
+  if (host_eval::host_node(b.graph(), n)) return lower_host(b, n);
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
   if (n.op_type == "Resize" || n.op_type == "ConvTranspose") return lower_resample(b, n);

@@ -123,7 +123,7 @@ class PlanBuilder {
   bool has(ValueId v) const;
   const PValue& value(ValueId v) const { return values_[static_cast<size_t>(v)]; }
   void set(ValueId v, PValue pv);
-  /// The initializer of `v`, or its value computed at plan time (host_eval.h), or nullptr.
+  /// The initializer of `v`, or its value computed at plan time (common/host_eval.h), or nullptr.
   const Tensor* constant(ValueId v) const;
   /// The block has depthwise convs (grouped, one input channel per group).
   bool has_depthwise() const { return has_depthwise_; }

@@ -3,14 +3,16 @@
 #include <cctype>
 #include <set>
 
+#include "backends/common/host_eval.h"
 #include "backends/common/node_query.h"
-#include "backends/onednn/host_eval.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/pattern.h"
 
 namespace hone::onednn {
 namespace {
 
+using host_eval::host_node;
+using host_eval::host_value;
 using node_query::extra_outputs_used;
 using node_query::is_const;
 using node_query::rank_of;
@@ -214,7 +216,7 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "ConvTranspose"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
-  // Integer shape arithmetic is evaluated when a plan is built (host_eval.h).
+  // Integer shape arithmetic is evaluated when a plan is built (common/host_eval.h).
   if (host_node(g, n)) return {};
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))

@@ -54,10 +54,25 @@ std::string ints_to_string(const std::vector<int64_t>& v);
 void strided_copy(const Tensor& in, int64_t base, const std::vector<int64_t>& in_strides,
                   Tensor& out);
 
+/// Where Slice reads `shape`: the output dims, and the element offset and
+/// per-dim strides (in elements of the input, negative for a reversed axis)
+/// of the first output element. The one reading of ONNX's clamping rules,
+/// shared by the reference kernel and backends that plan Slice themselves.
+struct SliceWindow {
+  std::vector<int64_t> out;
+  int64_t base = 0;
+  std::vector<int64_t> strides;
+};
+/// `axes` and `steps` may be null (their defaults: 0..n-1 and ones).
+[[nodiscard]] Result<SliceWindow> slice_window(const std::vector<int64_t>& shape,
+                                               std::vector<int64_t> starts,
+                                               std::vector<int64_t> ends,
+                                               const std::vector<int64_t>* axes,
+                                               const std::vector<int64_t>* steps);
+
 /// Copies `count` elements (of size es) from src[src_off] to dst[dst_off].
 void copy_elements(const void* src, int64_t src_off, void* dst, int64_t dst_off, int64_t count,
                    size_t es);
-
 
 /// Output index i as wanted: sets it only if the node connects it.
 inline void set_if_wanted(KernelContext& ctx, size_t i, Tensor t) {

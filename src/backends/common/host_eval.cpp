@@ -1,0 +1,168 @@
+#include "backends/common/host_eval.h"
+
+#include <algorithm>
+#include <set>
+#include <string>
+
+#include "backends/reference/interpreter.h"
+
+namespace hone::host_eval {
+namespace {
+
+// Ops that, given integer inputs, stay in the world of shapes and indices.
+const std::set<std::string>& integer_ops() {
+  static const std::set<std::string> k = {"Cast",     "Slice",      "Concat", "Gather", "Unsqueeze",
+                                          "Squeeze",  "Add",        "Sub",    "Mul",    "Div",
+                                          "Identity", "ReduceProd", "Reshape"};
+  return k;
+}
+
+// kAnyDtype adds what exporters build masks, scales and broadcast shapes
+// with: -1 placeholders (ConstantOfShape, Equal, Where), position ranges
+// (Range, comparisons), the 1/sqrt(head dim) of scaled dot-product attention.
+const std::set<std::string>& any_dtype_ops() {
+  static const std::set<std::string> k = [] {
+    std::set<std::string> s = integer_ops();
+    for (const char* op : {"Mod",
+                           "Neg",
+                           "Abs",
+                           "Min",
+                           "Max",
+                           "Floor",
+                           "Ceil",
+                           "Sqrt",
+                           "Reciprocal",
+                           "Pow",
+                           "Equal",
+                           "Less",
+                           "LessOrEqual",
+                           "Greater",
+                           "GreaterOrEqual",
+                           "Not",
+                           "And",
+                           "Or",
+                           "Where",
+                           "Expand",
+                           "ConstantOfShape",
+                           "Range",
+                           "GatherElements",
+                           "Tile",
+                           "Transpose"})
+      s.insert(op);
+    return s;
+  }();
+  return k;
+}
+
+bool integer_dtype(DType t) {
+  return t == DType::kI64 || t == DType::kI32;
+}
+
+bool allowed_dtype(DType t, Policy p) {
+  return p == Policy::kAnyDtype || integer_dtype(t);
+}
+
+bool host_node_depth(const Graph& g, const Node& n, int depth, Policy p);
+
+bool host_value_depth(const Graph& g, ValueId v, int depth, Policy p) {
+  if (v < 0) return true;  // an omitted optional input
+  const Value& val = g.value(v);
+  if (val.initializer) return allowed_dtype(val.initializer->dtype(), p);
+  if (val.producer < 0 || (val.dtype != DType::kUndefined && !allowed_dtype(val.dtype, p)))
+    return false;
+  return host_node_depth(g, g.node(val.producer), depth + 1, p);
+}
+
+bool host_node_depth(const Graph& g, const Node& n, int depth, Policy p) {
+  // Shape chains are short (an attention scale is six ops deep, a mask about
+  // twelve); the bound keeps a pathological graph cheap.
+  if (depth > 24 || (!n.domain.empty() && n.domain != "ai.onnx")) return false;
+  if (n.op_type == "Shape" || n.op_type == "Size")
+    return !n.inputs.empty() && n.inputs[0] >= 0 && n.outputs.size() == 1;
+  if (!(p == Policy::kAnyDtype ? any_dtype_ops() : integer_ops()).count(n.op_type)) return false;
+  // Builders leave intermediates' dtypes undefined; these ops keep their
+  // inputs' integer type, except Cast, whose target is checked instead.
+  for (ValueId out : n.outputs)
+    if (out >= 0 && g.value(out).dtype != DType::kUndefined &&
+        !allowed_dtype(g.value(out).dtype, p))
+      return false;
+  if (p == Policy::kIntegers && n.op_type == "Cast" && n.attr_int("to", 0) != 6 &&
+      n.attr_int("to", 0) != 7)
+    return false;  // ONNX TensorProto: 6 = INT32, 7 = INT64
+  for (ValueId in : n.inputs)
+    if (!host_value_depth(g, in, depth, p)) return false;
+  return true;
+}
+
+Tensor shape_of(const Node& n, const std::vector<int64_t>& dims) {
+  if (n.op_type == "Size") {
+    int64_t numel = 1;
+    for (int64_t d : dims) numel *= d;
+    return Tensor::from<int64_t>({}, {numel});
+  }
+  // Opset 15's start/end select a range of dims, clamped as the spec says.
+  const auto rank = static_cast<int64_t>(dims.size());
+  auto clamp = [&](int64_t i) {
+    if (i < 0) i += rank;
+    return std::clamp<int64_t>(i, 0, rank);
+  };
+  const int64_t start = clamp(n.attr_int("start", 0)), end = clamp(n.attr_int("end", rank));
+  const std::vector<int64_t> part(dims.begin() + start, dims.begin() + std::max(start, end));
+  return Tensor::from<int64_t>({static_cast<int64_t>(part.size())}, part);
+}
+
+}  // namespace
+
+bool host_node(const Graph& g, const Node& n, Policy policy) {
+  return host_node_depth(g, n, 0, policy);
+}
+
+bool host_value(const Graph& g, ValueId v, Policy policy) {
+  return host_value_depth(g, v, 0, policy);
+}
+
+Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& env) {
+  if (n.op_type == "Shape" || n.op_type == "Size") {
+    const std::vector<int64_t>* dims = env.dims ? env.dims(n.inputs[0]) : nullptr;
+    if (dims == nullptr)
+      return fail(ErrorCode::kInternal, "the dims of '" + g.value(n.inputs[0]).name +
+                                            "', read by " + n.describe() +
+                                            ", are not known at plan time");
+    std::vector<Tensor> out;
+    out.push_back(shape_of(n, *dims));
+    return out;
+  }
+  // Everything else: the node alone, on the reference, with its inputs as initializers.
+  Graph one("host");
+  one.opsets() = g.opsets();
+  Node copy = n;
+  for (ValueId& v : copy.inputs) {
+    if (v < 0) continue;
+    const Tensor* t = env.value ? env.value(v) : nullptr;
+    if (t == nullptr)
+      return fail(ErrorCode::kInternal, "input '" + g.value(v).name + "' of host node " +
+                                            n.describe() + " is not known at plan time");
+    Value c;
+    c.name = g.value(v).name;
+    c.initializer = *t;
+    c.dtype = t->dtype();
+    c.shape = Shape::of(t->shape());
+    v = one.add_value(std::move(c));
+  }
+  for (ValueId& v : copy.outputs) {
+    if (v < 0) continue;
+    Value c;
+    c.name = g.value(v).name;
+    c.dtype = g.value(v).dtype;
+    v = one.add_value(std::move(c));
+    one.add_output(v);
+  }
+  one.add_node_with_outputs(std::move(copy));
+  auto outs = reference::Interpreter().run_tensors(one, {});
+  if (!outs)
+    return fail(
+        std::move(outs).error().add_context("while evaluating " + n.describe() + " at plan time"));
+  return std::move(*outs);
+}
+
+}  // namespace hone::host_eval

@@ -1,0 +1,52 @@
+// Host evaluation of shape subgraphs, shared by every compiling backend:
+// nodes whose inputs are only dims (Shape, Size) and constants (Cast, Slice,
+// Concat, Gather, Unsqueeze, ... of them) are computed on the host once per
+// input-shape signature, when a backend builds its plan, never on the device
+// and never per inference. A Reshape whose target an exporter computes from
+// Shape at run time (every attention block: Shape -> Gather -> Unsqueeze ->
+// Concat -> Reshape) is then a constant of the plan, and its block stays whole.
+//
+//   if (host_eval::host_node(g, n, policy)) ...            // support: decided on the graph
+//   HONE_TRY(auto outs, host_eval::evaluate(g, n, env));   // plan: on the reference
+//
+// Two policies: kIntegers (only integer results, the shape arithmetic a
+// backend with plan constants of integer type can consume: onednn) and
+// kAnyDtype (also f32 and bool results that depend only on shapes and
+// constants, such as an attention scale 1/sqrt(dim) or a mask made with
+// Range and Where: cuda uploads those once per plan).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "hone/error.h"
+#include "hone/graph.h"
+
+namespace hone::host_eval {
+
+enum class Policy {
+  kIntegers,  // i64/i32 results of a short list of shape ops
+  kAnyDtype,  // any dtype, a longer list (comparisons, Where, Range, Expand, ...)
+};
+
+/// `n` computes its outputs from dims and constants only (Shape and Size read
+/// nothing but their input's dims), within `policy`, so it can be evaluated
+/// when a plan is built. Decided on the graph; a pure function of it.
+bool host_node(const Graph& g, const Node& n, Policy policy = Policy::kIntegers);
+/// `v` is a constant allowed by `policy` or the output of a host node.
+bool host_value(const Graph& g, ValueId v, Policy policy = Policy::kIntegers);
+
+/// What evaluation reads from the plan being built. Either may return
+/// nullptr for a value it does not know; evaluate() then fails with kInternal.
+struct Env {
+  std::function<const std::vector<int64_t>*(ValueId)> dims;  // any value's dims (Shape, Size)
+  std::function<const Tensor*(ValueId)> value;               // a constant or host value
+};
+
+/// Evaluates host node `n` (Shape and Size directly, every other op alone on
+/// the reference interpreter with its inputs as initializers). One tensor per
+/// wired output, in order of n.outputs (omitted outputs are skipped).
+[[nodiscard]] Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& env);
+
+}  // namespace hone::host_eval

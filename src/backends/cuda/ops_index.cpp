@@ -1,0 +1,188 @@
+// The cuda backend's indexing ops and host nodes. Gather, Slice and Expand
+// read their indices, bounds and target shape when the plan is built (each is
+// a constant or a host value: supports() checked), so on the device they are
+// views (one index or a contiguous range of the outermost non-trivial axis),
+// strided copies, or one gather kernel. Host nodes (common/host_eval.h) are
+// evaluated here too, once per shape signature, and launch nothing.
+#include <algorithm>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/op.h"
+#include "backends/reference/ops_shape_internal.h"
+
+namespace hone::cuda {
+namespace {
+
+/// A host node: its outputs are computed on the reference when planned.
+class HostOp final : public Op {
+ public:
+  HostOp(const Graph& g, Node n) : g_(g), node_(std::move(n)) {}
+
+  Result<OpPlan> plan(const std::vector<dims_t>&, const PlanEnv& env) const override {
+    HONE_TRY(std::vector<Tensor> outs, host_eval::evaluate(g_, node_, env));
+    OpPlan p;
+    for (Tensor& t : outs) {
+      p.outputs.push_back(t.shape());
+      p.host.push_back(std::make_shared<const Tensor>(std::move(t)));
+    }
+    return p;
+  }
+
+ private:
+  const Graph& g_;
+  Node node_;
+};
+
+/// Elements of `d` from axis `from` (inclusive) to `to` (exclusive).
+int64_t span_of(const dims_t& d, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
+  return p;
+}
+
+Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
+  const dims_t& x = in[0];
+  const auto rank = static_cast<int64_t>(x.size());
+  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Gather of a scalar");
+  int64_t axis = n.attr_int("axis", 0);
+  if (axis < -rank || axis >= rank)
+    return fail(ErrorCode::kInvalidArgument, "Gather axis " + std::to_string(axis) +
+                                                 " is out of range for rank " +
+                                                 std::to_string(rank));
+  if (axis < 0) axis += rank;
+  const auto a = static_cast<size_t>(axis);
+  const Tensor* idx_t = env.value(n.inputs[1]);
+  HONE_TRY(std::vector<int64_t> idx, known_ints(n, 1, env, "Gather indices"));
+  for (int64_t& i : idx) {
+    if (i < -x[a] || i >= x[a])
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "Gather index " + std::to_string(i) + " is out of range for dim " + std::to_string(x[a]));
+    if (i < 0) i += x[a];
+  }
+  dims_t out(x.begin(), x.begin() + axis);
+  out.insert(out.end(), idx_t->shape().begin(), idx_t->shape().end());
+  out.insert(out.end(), x.begin() + axis + 1, x.end());
+  const int64_t outer = span_of(x, 0, a), inner = span_of(x, a + 1, x.size());
+  // One index with nothing outside it (q = qkv[0]): the same bytes.
+  if (idx.size() == 1 && outer == 1) return view(out, "gather.f32.cuda.view", idx[0] * inner);
+  const auto count = static_cast<int64_t>(idx.size());
+  if (count > 64)
+    return fail(ErrorCode::kUnsupported,
+                "Gather of " + std::to_string(count) + " indices (cuda copies at most 64)");
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = "gather.f32.cuda.copy";
+  const int64_t dim = x[a];
+  // Each index is one strided copy of [outer, inner] (few indices here: the
+  // indices that exporters gather data with are a handful of constants).
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    for (int64_t j = 0; j < count; ++j)
+      HONE_CHECK_OK(strided_copy(c, b.in[0] + static_cast<CUdeviceptr>(idx[j] * inner) * 4,
+                                 b.out[0] + static_cast<CUdeviceptr>(j * inner) * 4, {outer, inner},
+                                 {dim * inner, 1}, {count * inner, 1}));
+    return {};
+  };
+  return p;
+}
+
+/// Strides of `w` (Slice's window) read as one contiguous run of its output.
+bool contiguous(const dims_t& out, const dims_t& strides) {
+  const dims_t want = strides_of(out);
+  for (size_t d = 0; d < out.size(); ++d)
+    if (out[d] > 1 && strides[d] != want[d]) return false;
+  return true;
+}
+
+Result<OpPlan> plan_slice(const Graph& g, const Node& n, const std::vector<dims_t>& in,
+                          const PlanEnv& env) {
+  const dims_t& x = in[0];
+  std::vector<int64_t> starts, ends, axes, steps;
+  const bool attrs = g.opset() < 10;
+  if (attrs) {
+    starts = n.attr_ints("starts");
+    ends = n.attr_ints("ends");
+    axes = n.attr_ints("axes");
+  } else {
+    HONE_TRY(starts, known_ints(n, 1, env, "Slice starts"));
+    HONE_TRY(ends, known_ints(n, 2, env, "Slice ends"));
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
+      HONE_TRY(axes, known_ints(n, 3, env, "Slice axes"));
+    }
+    if (n.inputs.size() > 4 && n.inputs[4] >= 0) {
+      HONE_TRY(steps, known_ints(n, 4, env, "Slice steps"));
+    }
+  }
+  const bool has_axes = attrs ? n.has_attr("axes") : n.inputs.size() > 3 && n.inputs[3] >= 0;
+  const bool has_steps = !attrs && n.inputs.size() > 4 && n.inputs[4] >= 0;
+  HONE_TRY(reference::shape_detail::SliceWindow w,
+           reference::shape_detail::slice_window(x, starts, ends, has_axes ? &axes : nullptr,
+                                                 has_steps ? &steps : nullptr));
+  if (contiguous(w.out, w.strides)) return view(w.out, "slice.f32.cuda.view", w.base);
+  if (w.out.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "Slice of rank " + std::to_string(w.out.size()));
+  OpPlan p;
+  p.outputs = {w.out};
+  p.kernel = "slice.f32.cuda.strided_copy";
+  const dims_t out = w.out, src = w.strides, dst = strides_of(w.out);
+  const int64_t base = w.base;
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    return strided_copy(c, b.in[0] + static_cast<CUdeviceptr>(base * 4), b.out[0], out, src, dst);
+  };
+  return p;
+}
+
+Result<OpPlan> plan_expand(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
+  HONE_TRY(dims_t shape, known_ints(n, 1, env, "Expand shape"));
+  HONE_TRY(dims_t out, broadcast(in[0], shape));
+  if (out.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "Expand to rank " + std::to_string(out.size()));
+  if (out == in[0]) return view(out, "expand.view");
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = "expand.f32.cuda.strided_copy";
+  const dims_t src = broadcast_strides(in[0], out), dst = strides_of(out);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    return strided_copy(c, b.in[0], b.out[0], out, src, dst);
+  };
+  return p;
+}
+
+}  // namespace
+
+Result<Unit> create_host(const BlockInfo& b, const Node& n) {
+  Unit u;
+  u.label = n.describe();
+  for (ValueId v : n.outputs)
+    if (v >= 0) u.outputs.push_back(v);
+  u.op = std::make_unique<HostOp>(b.g, n);
+  return u;
+}
+
+Result<Unit> create_index(const BlockInfo& b, const Node& n) {
+  const Graph& g = b.g;
+  Unit u;
+  u.label = n.describe();
+  u.inputs = {n.inputs[0]};  // the data; the rest is read when planning
+  u.outputs = {n.outputs[0]};
+  const Node node = n;
+  Planner p;
+  if (n.op_type == "Gather")
+    p = [node](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_gather(node, in, env);
+    };
+  else if (n.op_type == "Slice")
+    p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_slice(g, node, in, env);
+    };
+  else if (n.op_type == "Expand")
+    p = [node](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_expand(node, in, env);
+    };
+  else
+    return fail(ErrorCode::kInternal, "cuda: no indexing unit for " + n.describe());
+  u.op = std::make_unique<FnOp>(std::move(p));
+  return u;
+}
+
+}  // namespace hone::cuda

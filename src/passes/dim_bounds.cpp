@@ -1,0 +1,135 @@
+#include "passes/dim_bounds.h"
+
+#include <algorithm>
+#include <set>
+#include <variant>
+
+#include "hone/passes.h"
+#include "passes/rewrite.h"
+#include "passes/shape_propagation.h"
+
+namespace hone::passes {
+namespace {
+
+/// `g` with its inputs' symbolic dims replaced by their bounds and every
+/// other computed value's shape forgotten (those hold the importer's names,
+/// and propagation keeps a shape it finds already there).
+Graph specialise(const Graph& g, const std::map<std::string, int64_t>& input_bounds) {
+  Graph s = g;
+  std::vector<bool> is_input(s.values().size(), false);
+  for (ValueId v : s.inputs()) is_input[static_cast<size_t>(v)] = true;
+  for (size_t i = 0; i < s.values().size(); ++i) {
+    Value& v = s.value(static_cast<ValueId>(i));
+    if (v.initializer || !v.shape) continue;
+    if (!is_input[i]) {
+      if (v.producer >= 0) v.shape.reset();
+      continue;
+    }
+    for (Dim& d : v.shape->dims())
+      if (d.is_symbolic())
+        if (auto it = input_bounds.find(d.symbol_name()); it != input_bounds.end()) d = Dim(it->second);
+  }
+  return s;
+}
+
+/// Ops whose output shapes depend on input values that are not shapes (or
+/// that run subgraphs or draw random numbers): a stand-in input says nothing.
+bool shape_depends_on_data(const Node& n) {
+  static const std::set<std::string> k = {
+      "NonZero", "Unique", "Compress", "NonMaxSuppression", "Loop", "If", "Scan",
+      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
+      "Bernoulli", "StringNormalizer", "TfIdfVectorizer", "SequenceConstruct", "SplitToSequence",
+      "ConcatFromSequence", "SequenceAt", "SequenceInsert", "SequenceErase", "SequenceEmpty"};
+  if (k.contains(n.op_type)) return true;
+  for (const auto& [name, a] : n.attrs)
+    if (std::holds_alternative<std::shared_ptr<const Graph>>(a) ||
+        std::holds_alternative<std::vector<std::shared_ptr<const Graph>>>(a))
+      return true;
+  return false;
+}
+
+/// The ops the shape pass has no rule for (Resize, ConvTranspose, Pad,
+/// Split, ...): each node whose outputs have no shape yet, whose float inputs
+/// have static shapes and whose other inputs (shapes, sizes, pads, scales)
+/// are constants, runs once on the interpreter with zeros standing in for the
+/// float inputs, and its outputs take the shapes it gives. Returns how many
+/// values got a shape.
+int shapes_by_evaluation(Graph& s) {
+  auto order = s.topological_order();
+  if (!order) return 0;
+  int filled = 0;
+  for (NodeId id : *order) {
+    const Node& n = s.node(id);
+    bool missing = false;
+    for (ValueId o : n.outputs) missing |= o >= 0 && !s.value(o).shape;
+    if (!missing || shape_depends_on_data(n)) continue;
+    std::map<ValueId, Tensor> known;
+    bool ok = true;
+    for (size_t i = 0; i < n.inputs.size() && ok; ++i) {
+      const ValueId v = n.inputs[i];
+      if (v < 0) continue;
+      const Value& val = s.value(v);
+      if (val.initializer) {
+        known.emplace(v, *val.initializer);
+      } else if (i == 0 && val.kind == ValueKind::kTensor && is_floating(val.dtype) && val.shape &&
+                 val.shape->is_static()) {
+        // Only the first input may be data: the others of these ops are
+        // shapes, scales, pads or weights, and must be known.
+        std::vector<int64_t> dims;
+        for (const Dim& d : val.shape->dims()) dims.push_back(d.value());
+        known.emplace(v, Tensor::zeros(val.dtype, std::move(dims)));
+      } else {
+        ok = false;
+      }
+    }
+    if (!ok) continue;
+    auto outs = evaluate_node(s, n, known);
+    if (!outs || outs->size() != n.outputs.size()) continue;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const ValueId o = n.outputs[k];
+      if (o < 0 || s.value(o).shape) continue;
+      s.value(o).shape = Shape::of((*outs)[k].shape());
+      if (s.value(o).dtype == DType::kUndefined) s.value(o).dtype = (*outs)[k].dtype();
+      ++filled;
+    }
+  }
+  return filled;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> derive_dim_bounds(const Graph& g,
+                                                 const std::map<std::string, int64_t>& input_bounds) {
+  std::map<std::string, int64_t> out;
+  // Shapes become constants, constants fold, and what they feed gets a static
+  // shape; each round can open the next (a Reshape's shape needs the Concat
+  // folded before the Shape after it folds), so go until nothing changes.
+  Graph s = specialise(g, input_bounds);
+  propagate_shapes(s);
+  for (int round = 0; round < 64; ++round) {
+    PassStats st;
+    auto shapes = fold_shapes(s, &st);
+    if (!shapes) break;
+    auto consts = fold_constants(*shapes, &st);
+    if (!consts) break;
+    s = std::move(*consts);
+    int filled = 0;
+    for (int f = 1; f > 0; filled += f) f = propagate_shapes(s) + shapes_by_evaluation(s);
+    if (st.folded == 0 && filled == 0) break;
+  }
+  auto note = [&](const Dim& sym, const Dim& d) {
+    if (!sym.is_symbolic() || !d.is_static()) return;
+    int64_t& b = out.try_emplace(sym.symbol_name(), d.value()).first->second;
+    b = std::max(b, d.value());
+  };
+  for (const Value& v : g.values()) {
+    if (!v.shape) continue;
+    const ValueId w = s.find_value(v.name);
+    if (w == kNoValue || !s.value(w).shape || s.value(w).shape->rank() != v.shape->rank()) continue;
+    for (size_t i = 0; i < v.shape->rank(); ++i) note((*v.shape)[i], (*s.value(w).shape)[i]);
+  }
+  for (const auto& [name, bound] : input_bounds) out.try_emplace(name, bound);
+  return out;
+}
+
+}  // namespace hone::passes

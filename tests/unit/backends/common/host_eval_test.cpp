@@ -1,0 +1,166 @@
+// The host evaluation of shape subgraphs every compiling backend shares
+// (common/host_eval.h): which nodes are host nodes under each policy, and
+// what evaluating them gives from dims and constants alone.
+#include "backends/common/host_eval.h"
+
+#include <cmath>
+#include <map>
+
+#include <gtest/gtest.h>
+
+#include "hone/graph_builder.h"
+
+namespace hone::host_eval {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+Tensor i64s(Ints v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return Tensor::from<int64_t>({n}, v);
+}
+
+const Node& producer(const Graph& g, ValueId v) {
+  return g.node(g.value(v).producer);
+}
+
+/// Evaluates every host node of `g` in order, as a backend's plan does, with
+/// `dims` as the dims of the graph's inputs; returns what each value became.
+std::map<ValueId, Tensor> evaluate_all(const Graph& g, Policy p, const std::vector<Ints>& dims) {
+  std::map<ValueId, Tensor> known;
+  std::map<ValueId, Ints> dims_of;
+  for (size_t i = 0; i < dims.size(); ++i) dims_of[g.inputs()[i]] = dims[i];
+  Env env;
+  env.dims = [&](ValueId v) -> const Ints* {
+    auto it = dims_of.find(v);
+    return it == dims_of.end() ? nullptr : &it->second;
+  };
+  env.value = [&](ValueId v) -> const Tensor* {
+    if (auto it = known.find(v); it != known.end()) return &it->second;
+    return g.value(v).initializer ? &*g.value(v).initializer : nullptr;
+  };
+  for (const Node& n : g.nodes()) {
+    if (!host_node(g, n, p)) continue;
+    auto outs = evaluate(g, n, env);
+    EXPECT_TRUE(outs) << outs.error().to_string();
+    if (!outs) break;
+    known[n.outputs[0]] = (*outs)[0];
+    dims_of[n.outputs[0]] = (*outs)[0].shape();
+  }
+  return known;
+}
+
+TEST(HostEval, AttentionReshapeChainIsEvaluatedFromDims) {
+  // x [batch, seq, 24] -> Reshape(x, Concat(Unsqueeze(Gather(Shape(x), 0)), [-1, 2, 12])):
+  // the head split an exporter writes when the batch is symbolic.
+  GraphBuilder b("heads");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq"), 24});
+  ValueId h = b.relu(x);
+  ValueId shape = b.op("Shape", {x});
+  ValueId batch = b.op("Gather", {shape, b.constant("zero", Tensor::scalar<int64_t>(0))});
+  ValueId u = b.op("Unsqueeze", {batch, b.constant("ax", i64s({0}))});
+  ValueId target = b.concat({u, b.constant("rest", i64s({-1, 2, 12}))}, 0);
+  ValueId r = b.op("Reshape", {h, target});
+  b.output(r, "y");
+  Graph g = *std::move(b).build();
+  for (Policy p : {Policy::kIntegers, Policy::kAnyDtype}) {
+    EXPECT_TRUE(host_node(g, producer(g, shape), p));
+    EXPECT_TRUE(host_node(g, producer(g, target), p));
+    EXPECT_TRUE(host_value(g, target, p));
+    EXPECT_FALSE(host_node(g, producer(g, h), p)) << "Relu reads data";
+    EXPECT_FALSE(host_node(g, producer(g, r), p)) << "Reshape's input 0 is data";
+  }
+  auto known = evaluate_all(g, Policy::kIntegers, {{5, 7, 24}});
+  ASSERT_TRUE(known.count(target));
+  EXPECT_EQ(known[target].span<int64_t>().size(), 4u);
+  EXPECT_EQ(Ints(known[target].span<int64_t>().begin(), known[target].span<int64_t>().end()),
+            (Ints{5, -1, 2, 12}));
+  // Another signature, other values: nothing is cached across signatures.
+  known = evaluate_all(g, Policy::kIntegers, {{2, 3, 24}});
+  EXPECT_EQ(known[target].span<int64_t>()[0], 2);
+}
+
+TEST(HostEval, AttentionScaleIsAHostValueOnlyUnderAnyDtype) {
+  // 1 / sqrt(head dim): Shape -> Slice(-1:) -> Cast(f32) -> Sqrt -> Div(1, .), as the
+  // scaled-dot-product-attention export writes it.
+  GraphBuilder b("scale");
+  ValueId q = b.input("q", DType::kF32, Shape{Dim::symbol("batch"), 4, 10, 16});
+  ValueId shape = b.op("Shape", {q});
+  ValueId last = b.op("Slice", {shape, b.constant("s", i64s({-1})),
+                                b.constant("e", i64s({std::numeric_limits<int64_t>::max()}))});
+  ValueId f = b.op("Cast", {last}, {{"to", int64_t{1}}});
+  ValueId scale = b.div(b.constant("one", Tensor::scalar<float>(1.0f)), b.op("Sqrt", {f}));
+  b.output(b.mul(q, scale), "y");
+  Graph g = *std::move(b).build();
+  EXPECT_TRUE(host_node(g, producer(g, last), Policy::kIntegers));
+  EXPECT_FALSE(host_node(g, producer(g, f), Policy::kIntegers)) << "a cast to f32";
+  EXPECT_FALSE(host_value(g, scale, Policy::kIntegers));
+  EXPECT_TRUE(host_value(g, scale, Policy::kAnyDtype));
+  auto known = evaluate_all(g, Policy::kAnyDtype, {{3, 4, 10, 16}});
+  ASSERT_TRUE(known.count(scale));
+  ASSERT_EQ(known[scale].dtype(), DType::kF32);
+  EXPECT_FLOAT_EQ(known[scale].data<float>()[0], 0.25f);
+}
+
+TEST(HostEval, MaskFromRangeAndWhereUnderAnyDtype) {
+  // A causal-style mask [seq, seq] built from the sequence length alone.
+  GraphBuilder b("mask");
+  ValueId x = b.input("x", DType::kF32, Shape{1, Dim::symbol("seq"), 8});
+  ValueId seq = b.op("Gather", {b.op("Shape", {x}), b.constant("one", Tensor::scalar<int64_t>(1))});
+  ValueId r = b.op("Range", {b.constant("zero", Tensor::scalar<int64_t>(0)), seq,
+                             b.constant("step", Tensor::scalar<int64_t>(1))});
+  ValueId rows = b.op("Unsqueeze", {r, b.constant("ax", i64s({1}))});
+  ValueId ge = b.op("GreaterOrEqual", {rows, r});
+  ValueId mask = b.op("Where", {ge, b.constant("z", Tensor::scalar<float>(0.0f)),
+                                b.constant("m", Tensor::scalar<float>(-1e9f))});
+  b.output(b.add(x, b.op("ReduceSum", {mask, b.constant("ra", i64s({1}))})), "y");
+  Graph g = *std::move(b).build();
+  EXPECT_FALSE(host_node(g, producer(g, ge), Policy::kIntegers)) << "a bool result";
+  EXPECT_TRUE(host_value(g, mask, Policy::kAnyDtype));
+  auto known = evaluate_all(g, Policy::kAnyDtype, {{1, 3, 8}});
+  ASSERT_TRUE(known.count(mask));
+  const Tensor& m = known[mask];
+  ASSERT_EQ(m.shape(), (Ints{3, 3}));
+  EXPECT_FLOAT_EQ(m.data<float>()[0 * 3 + 1], -1e9f);  // row 0 < column 1
+  EXPECT_FLOAT_EQ(m.data<float>()[2 * 3 + 1], 0.0f);
+}
+
+TEST(HostEval, ValuesComputedFromDataAreNotHostValues) {
+  GraphBuilder b("data");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3});
+  ValueId idx = b.op("Cast", {x}, {{"to", int64_t{7}}});  // data turned into integers
+  ValueId flat = b.op("Reshape", {idx, b.constant("s", i64s({-1}))});
+  b.output(b.op("Shape", {flat}), "shape");
+  b.output(flat, "flat");
+  Graph g = *std::move(b).build();
+  for (Policy p : {Policy::kIntegers, Policy::kAnyDtype}) {
+    EXPECT_FALSE(host_value(g, idx, p));
+    EXPECT_FALSE(host_value(g, flat, p));
+    // Shape reads only dims: it is a host node whatever its input holds.
+    EXPECT_TRUE(host_node(g, g.nodes().back(), p));
+  }
+}
+
+TEST(HostEval, ShapeRangeAndUnknownDimsAreReported) {
+  GraphBuilder b("shape15", 15);
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4, 5});
+  ValueId s = b.op("Shape", {x}, {{"start", int64_t{1}}, {"end", int64_t{-1}}});
+  b.output(s, "s");
+  Graph g = *std::move(b).build();
+  const Node& n = producer(g, s);
+  const Ints dims = {2, 3, 4, 5};
+  Env env;
+  env.dims = [&](ValueId) { return &dims; };
+  env.value = [](ValueId) -> const Tensor* { return nullptr; };
+  auto out = evaluate(g, n, env);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(Ints((*out)[0].span<int64_t>().begin(), (*out)[0].span<int64_t>().end()), (Ints{3, 4}));
+  env.dims = [](ValueId) -> const Ints* { return nullptr; };
+  auto missing = evaluate(g, n, env);
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code(), ErrorCode::kInternal);
+  EXPECT_NE(missing.error().message().find("'x'"), std::string::npos) << missing.error().message();
+}
+
+}  // namespace
+}  // namespace hone::host_eval

@@ -1,0 +1,169 @@
+// Transformers on cuda: shape subgraphs evaluated on the host once per shape
+// signature (common/host_eval.h) keep an attention block whole on the device;
+// Gather, Slice and Expand run there; precision selects cuBLAS's math mode.
+// The partition and configuration checks need no device; the rest skip
+// without one, naming why.
+#include <cmath>
+#include <limits>
+
+#include "cuda_test_util.h"
+
+namespace hone::cuda {
+namespace {
+
+using testing_util::expect_matches_reference;
+using testing_util::uniform;
+using Ints = std::vector<int64_t>;
+
+Tensor i64s(Ints v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return Tensor::from<int64_t>({n}, v);
+}
+
+ValueId unsq(GraphBuilder& b, ValueId v) {
+  return b.op("Unsqueeze", {v, b.constant("", i64s({0}))});
+}
+
+/// One attention block as the torchscript exporter writes it for a symbolic
+/// batch: head split and merge by Reshapes of Shape-derived targets, q/k/v by
+/// Gather, the 1/sqrt(head dim) scale from Shape, a class token Expand-ed to
+/// the batch and Concat-ed in front, and a Slice of the result.
+Graph attention(std::mt19937& rng) {
+  GraphBuilder b("attention");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 6, 16});
+  ValueId qkv = b.matmul(x, b.constant("w", uniform(rng, {16, 48}, -0.5f, 0.5f)));
+  ValueId shape = b.op("Shape", {x});
+  ValueId n = unsq(b, b.op("Gather", {shape, b.constant("", Tensor::scalar<int64_t>(0))}));
+  ValueId s = unsq(b, b.op("Gather", {shape, b.constant("", Tensor::scalar<int64_t>(1))}));
+  ValueId split = b.concat({n, s, b.constant("", i64s({3, 2, 8}))}, 0);
+  ValueId t = b.transpose(b.op("Reshape", {qkv, split}), {2, 0, 3, 1, 4});  // [3, n, 2, 6, 8]
+  auto pick = [&](int64_t i) {
+    return b.op("Gather", {t, b.constant("", Tensor::scalar<int64_t>(i))});
+  };
+  ValueId q = pick(0), k = pick(1), v = pick(2);
+  ValueId last = b.op("Slice", {b.op("Shape", {q}), b.constant("", i64s({-1})),
+                                b.constant("", i64s({std::numeric_limits<int64_t>::max()}))});
+  ValueId scale = b.div(b.constant("", Tensor::scalar<float>(1.0f)),
+                        b.op("Sqrt", {b.op("Cast", {last}, {{"to", int64_t{1}}})}));
+  ValueId p = b.softmax(b.matmul(b.mul(q, scale), b.transpose(k, {0, 1, 3, 2})));
+  ValueId o = b.transpose(b.matmul(p, v), {0, 2, 1, 3});  // [n, 6, 2, 8]
+  ValueId merged = b.op("Reshape", {o, b.concat({n, s, b.constant("", i64s({-1}))}, 0)});
+  ValueId cls = b.op("Expand", {b.constant("cls", uniform(rng, {1, 1, 16})),
+                                b.concat({n, b.constant("", i64s({1, 16}))}, 0)});
+  ValueId seq = b.concat({cls, merged}, 1);  // [n, 7, 16]
+  b.output(seq, "y");
+  b.output(b.op("Slice", {seq, b.constant("", i64s({1})), b.constant("", i64s({-1})),
+                          b.constant("", i64s({1}))}),
+           "body");
+  return *std::move(b).build();
+}
+
+TEST(CudaShapes, AttentionBlockIsOneCudaBlockWithoutADevice) {
+  std::mt19937 rng(1);
+  const Graph g = attention(rng);
+  CudaBackend be;
+  auto part = be.plan(g);
+  ASSERT_TRUE(part) << part.error().to_string();
+  std::string why;
+  for (const auto& [id, reason] : part->fallbacks) why += reason + "\n";
+  EXPECT_TRUE(part->fallbacks.empty()) << why;
+  ASSERT_EQ(part->blocks.size(), 1u) << part->describe(g);
+  EXPECT_TRUE(part->blocks[0].on_backend);
+}
+
+TEST(CudaShapes, ShapesComputedFromDataAreRefusedWithTheReason) {
+  GraphBuilder b("data_shape");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3});
+  ValueId target =
+      b.op("Cast", {b.op("ReduceMax", {x}, {{"keepdims", int64_t{0}}})}, {{"to", int64_t{7}}});
+  b.output(b.op("Reshape", {b.relu(x), unsq(b, target)}), "y");
+  const Graph g = *std::move(b).build();
+  CudaBackend be;
+  const std::vector<NodeSupport> p = be.propose(g);
+  ASSERT_EQ(p.size(), 5u);  // ReduceMax, Cast, Unsqueeze, Relu, Reshape
+  EXPECT_FALSE(p[4].supported);
+  EXPECT_NE(p[4].reason.find("input 1 (shape) is neither a constant nor computed from shapes"),
+            std::string::npos)
+      << p[4].reason;
+}
+
+TEST(CudaShapes, UnknownPrecisionIsRefusedBeforeTheDevice) {
+  std::mt19937 rng(2);
+  CudaBackend be;
+  ASSERT_TRUE(be.configure("precision", "fp8"));
+  auto r = be.build(attention(rng));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("expected fp32 or tf32"), std::string::npos)
+      << r.error().message();
+}
+
+TEST(CudaShapes, AttentionBlockMatchesTheReferenceAtEveryBatch) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(3);
+  const Graph g = attention(rng);
+  for (int64_t n : {1, 3}) expect_matches_reference(g, {uniform(rng, {n, 6, 16})}, 1e-4, 1e-5);
+}
+
+TEST(CudaShapes, GatherSliceExpandOnTheDevice) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(4);
+  GraphBuilder b("index");
+  ValueId x = b.input("x", DType::kF32, Shape{4, 5, 6});
+  ValueId r = b.relu(x);
+  // (Constants stay unnamed: an output renamed to a constant's name would clash.)
+  // Indices along a middle axis (copies), a negative one, and a 2-D index tensor.
+  b.output(b.op("Gather", {r, b.constant("", i64s({3, -1, 0}))}, {{"axis", int64_t{1}}}), "g1");
+  b.output(b.op("Gather", {r, b.constant("", Tensor::from<int64_t>({2, 2}, {0, 2, 3, 1}))}), "g2");
+  // Steps, negative steps, clamped ends.
+  b.output(b.op("Slice", {r, b.constant("", i64s({0, 5})), b.constant("", i64s({100, 0})),
+                          b.constant("", i64s({2, 1})), b.constant("", i64s({2, -2}))}),
+           "s1");
+  b.output(b.op("Slice", {r, b.constant("", i64s({1})), b.constant("", i64s({3}))}), "s2");
+  b.output(b.op("Expand",
+                {b.sigmoid(b.op("Slice", {r, b.constant("", i64s({0})), b.constant("", i64s({1})),
+                                          b.constant("", i64s({1}))})),
+                 b.constant("", i64s({2, 4, 5, 6}))}),
+           "e");
+  const Graph g = *std::move(b).build();
+  expect_matches_reference(g, {uniform(rng, {4, 5, 6}, -1.0f, 1.0f)});
+}
+
+/// ‖a − b‖ / ‖b‖.
+double rel_l2(const Tensor& a, const Tensor& b) {
+  double num = 0, den = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    const double d = double(a.data<float>()[i]) - double(b.data<float>()[i]);
+    num += d * d;
+    den += double(b.data<float>()[i]) * double(b.data<float>()[i]);
+  }
+  return std::sqrt(num / den);
+}
+
+TEST(CudaShapes, Tf32ChangesTheMathModeAndStaysWithinItsTolerance) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(5);
+  GraphBuilder b("mm");
+  ValueId x = b.input("x", DType::kF32, Shape{256, 1024});
+  b.output(b.matmul(x, b.constant("w", uniform(rng, {1024, 256}))), "y");
+  const Graph g = *std::move(b).build();
+  const Tensor in = uniform(rng, {256, 1024});
+  auto want = reference::Interpreter().run_tensors(g, {in});
+  ASSERT_TRUE(want) << want.error().to_string();
+  double err[2] = {};
+  for (int k = 0; k < 2; ++k) {
+    CudaBackend be;
+    ASSERT_TRUE(be.configure("precision", k == 0 ? "fp32" : "tf32"));
+    ASSERT_TRUE(be.build(g));
+    auto got = be.infer({in});
+    ASSERT_TRUE(got) << got.error().to_string();
+    err[k] = rel_l2((*got)[0], (*want)[0]);
+  }
+  EXPECT_LT(err[0], 1e-5) << "strict fp32";
+  EXPECT_LT(err[1], 2e-3) << "tf32";
+  EXPECT_GT(err[1], 4 * err[0]) << "tf32 (" << err[1] << ") should round more than fp32 (" << err[0]
+                                << ")";
+}
+
+}  // namespace
+}  // namespace hone::cuda
