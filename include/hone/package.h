@@ -12,7 +12,8 @@
 // input sample), and checksums.json with the SHA-256 of
 // every entry. save() is atomic: a crash never leaves a half file nor
 // destroys the package that was there. load() verifies the sums, the format
-// version and the environment, and refuses entries that escape the package.
+// version and the environment, and refuses entries that escape the package;
+// it loads the package's native code only when a trusted key signed it.
 #pragma once
 
 #include <filesystem>
@@ -36,6 +37,13 @@ struct LoadOptions {
   int threads = -1;
   /// Where the backend comes from; null: default_registry().
   const BackendRegistry* registry = nullptr;
+  /// Public-key files trusted to sign native code (signing.h); the keys
+  /// folder's keys are added to them.
+  std::vector<std::filesystem::path> trusted_keys;
+  /// Native code (an ELF library, such as aot's model.so) in a package that
+  /// no trusted key signed is withheld from the backend, which rebuilds it
+  /// from source; true loads it all the same (with a warning).
+  bool allow_unsigned_native = false;
 };
 
 struct SaveOptions {

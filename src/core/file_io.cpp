@@ -10,6 +10,8 @@
 #include <string>
 #include <system_error>
 
+#include "hone/temp_paths.h"
+
 namespace hone {
 namespace {
 
@@ -28,6 +30,7 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::span<cons
   std::random_device rd;
   const std::filesystem::path tmp =
       path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
+  const TempPathGuard guard(tmp);  // removed on SIGINT/SIGTERM too
   {
     File f(std::fopen(tmp.c_str(), "wb"));
     if (!f) return fail(ErrorCode::kIo, "cannot create '" + tmp.string() + "': " + errno_text());

@@ -10,6 +10,8 @@
 #include <system_error>
 
 #include "hone/file_io.h"
+#include "hone/limits.h"
+#include "hone/read_file.h"
 #include "hone/shape.h"
 
 namespace hone {
@@ -266,28 +268,56 @@ std::string_view npy_descr(DType dtype) {
   return {};
 }
 
-Result<Tensor> parse_npy(std::span<const uint8_t> bytes, std::string_view origin) {
-  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
+namespace {
+
+// Largest header we read: NumPy writes a few hundred bytes; version 2.0 and
+// 3.0 allow up to 4 GiB, which no real array needs.
+constexpr uint64_t kMaxHeaderBytes = uint64_t{1} << 20;
+
+/// What the header says: where the data starts and what it holds.
+struct NpyLayout {
+  ParsedDescr descr;
+  std::string descr_text;
+  bool fortran_order = false;
+  std::vector<int64_t> shape;
+  uint64_t data_offset = 0;
+  uint64_t data_bytes = 0;  // what the shape and dtype need
+};
+
+/// The length of magic + version + header-length field, or an error.
+Result<size_t> npy_prefix_size(std::span<const uint8_t> head, std::string_view origin) {
+  if (head.size() < 10 || std::memcmp(head.data(), kMagic, 6) != 0)
     return corrupt(origin, "not a .npy file (missing the \\x93NUMPY magic)");
-  const uint8_t major = bytes[6], minor = bytes[7];
+  const uint8_t major = head[6], minor = head[7];
   if (major < 1 || major > 3)
     return fail(ErrorCode::kUnsupported, std::string(origin) + ": .npy format version " +
                                              std::to_string(major) + "." + std::to_string(minor) +
                                              " is not supported (1.0, 2.0, 3.0 are)");
-  const size_t len_bytes = major == 1 ? 2 : 4;
-  const size_t prefix = 8 + len_bytes;
-  if (bytes.size() < prefix) return corrupt(origin, "truncated .npy header");
-  const size_t header_len = read_le(bytes.data() + 8, static_cast<int>(len_bytes));
-  if (bytes.size() - prefix < header_len)
+  return major == 1 ? size_t{10} : size_t{12};
+}
+
+/// Parses the header in `head` (which holds at least the prefix and the
+/// header) of a file of `file_size` bytes; checks the data size exactly.
+Result<NpyLayout> parse_layout(std::span<const uint8_t> head, uint64_t file_size,
+                               std::string_view origin) {
+  HONE_TRY(size_t prefix, npy_prefix_size(head, origin));
+  if (head.size() < prefix) return corrupt(origin, "truncated .npy header");
+  const uint64_t header_len = read_le(head.data() + 8, static_cast<int>(prefix - 8));
+  if (header_len > kMaxHeaderBytes)
+    return corrupt(origin, "the .npy header declares " + std::to_string(header_len) +
+                               " bytes; more than " + std::to_string(kMaxHeaderBytes) +
+                               " is not a real array header");
+  if (head.size() - prefix < header_len)
     return corrupt(origin, "truncated .npy header: it declares " + std::to_string(header_len) +
-                               " bytes but the file has " + std::to_string(bytes.size() - prefix));
-  const std::string_view text(reinterpret_cast<const char*>(bytes.data() + prefix), header_len);
+                               " bytes but the file has " + std::to_string(head.size() - prefix));
+  const std::string_view text(reinterpret_cast<const char*>(head.data() + prefix), header_len);
   HONE_TRY(auto header, HeaderParser(text, origin).parse());
   HONE_TRY(ParsedDescr d, parse_descr(header.descr, origin));
 
-  // Check the payload size before allocating, with overflow guards.
+  // The payload size, with overflow guards, before anything is allocated.
   const size_t es = dtype_size(d.dtype);
-  const size_t available = bytes.size() - prefix - header_len;
+  const uint64_t data_offset = prefix + header_len;
+  const uint64_t available = file_size - data_offset;
   uint64_t need = es;
   for (int64_t dim : header.shape) {
     if (dim != 0 && need > std::numeric_limits<uint64_t>::max() / 2 / static_cast<uint64_t>(dim)) {
@@ -307,30 +337,52 @@ Result<Tensor> parse_npy(std::span<const uint8_t> bytes, std::string_view origin
     return corrupt(origin, std::to_string(available - need) +
                                " unexpected bytes after the data of shape " +
                                shape_to_string(header.shape));
+  return NpyLayout{d, header.descr, header.fortran_order, header.shape, data_offset, need};
+}
 
-  HONE_TRY(Tensor t, Tensor::allocate(d.dtype, header.shape));
-  if (need > 0) std::memcpy(t.raw(), bytes.data() + prefix + header_len, need);
-  if (d.big_endian) byteswap_inplace(t);
-  if (d.dtype == DType::kBool) {
+/// Byte order, bool check and Fortran order, once the data is in `t`.
+Result<Tensor> finish(Tensor t, const NpyLayout& l, std::string_view origin) {
+  if (l.descr.big_endian) byteswap_inplace(t);
+  if (l.descr.dtype == DType::kBool) {
     auto* p = static_cast<uint8_t*>(t.raw());
     for (int64_t i = 0; i < t.numel(); ++i)
       if (p[i] > 1)
         return corrupt(origin, "bool element " + std::to_string(i) + " is neither 0 nor 1");
   }
-  if (header.fortran_order) t = fortran_to_c(t);
+  if (l.fortran_order) t = fortran_to_c(t);
   return t;
 }
 
+}  // namespace
+
+Result<Tensor> parse_npy(std::span<const uint8_t> bytes, std::string_view origin) {
+  HONE_TRY(NpyLayout l, parse_layout(bytes, bytes.size(), origin));
+  auto t = Tensor::allocate(l.descr.dtype, l.shape);
+  if (!t) return fail(std::move(t).error().add_context("while reading " + std::string(origin)));
+  if (l.data_bytes > 0) std::memcpy(t->raw(), bytes.data() + l.data_offset, l.data_bytes);
+  return finish(std::move(*t), l, origin);
+}
+
 Result<Tensor> load_npy(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec))
-    return fail(ErrorCode::kNotFound, path.string() + ": no such file");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(ErrorCode::kIo, path.string() + ": cannot open for reading");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-  if (in.bad()) return fail(ErrorCode::kIo, path.string() + ": read error");
-  return parse_npy(bytes, path.string());
+  // Only a regular file, never a FIFO or a device: /dev/zero would read forever.
+  HONE_TRY(RegularFile f, RegularFile::open(path));
+  const std::string origin = path.string();
+  // The prefix says how long the header is; the header says how many data
+  // bytes there must be, and the file must have exactly those.
+  std::vector<uint8_t> head(static_cast<size_t>(std::min<uint64_t>(f.size(), 12)));
+  HONE_CHECK_OK(f.read_at(0, head.data(), head.size()));
+  HONE_TRY(size_t prefix, npy_prefix_size(head, origin));
+  if (head.size() < prefix) return corrupt(origin, "truncated .npy header");
+  const uint64_t header_len = read_le(head.data() + 8, static_cast<int>(prefix - 8));
+  const uint64_t head_size =
+      std::min<uint64_t>(f.size(), prefix + std::min(header_len, kMaxHeaderBytes));
+  head.resize(static_cast<size_t>(head_size));
+  HONE_CHECK_OK(f.read_at(0, head.data(), head.size()));
+  HONE_TRY(NpyLayout l, parse_layout(head, f.size(), origin));
+  auto t = Tensor::allocate(l.descr.dtype, l.shape);
+  if (!t) return fail(std::move(t).error().add_context("while reading " + origin));
+  if (l.data_bytes > 0) HONE_CHECK_OK(f.read_at(l.data_offset, t->raw(), l.data_bytes));
+  return finish(std::move(*t), l, origin);
 }
 
 Result<std::vector<uint8_t>> serialize_npy(const Tensor& tensor) {

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "hone/half.h"
+#include "hone/limits.h"
 #include "hone/shape.h"
 
 namespace hone {
@@ -46,6 +47,8 @@ Result<size_t> checked_bytes(DType dtype, const std::vector<int64_t>& shape, int
 Result<Tensor> Tensor::allocate(DType dtype, std::vector<int64_t> shape) {
   int64_t numel = 0;
   HONE_TRY(size_t bytes, checked_bytes(dtype, shape, &numel));
+  HONE_CHECK_OK(check_allocation(
+      bytes, "a tensor of shape " + shape_to_string(shape) + " " + std::string(dtype_name(dtype))));
   const size_t padded = ((bytes + kAlignment - 1) / kAlignment) * kAlignment;
   void* p = std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
   if (p == nullptr)

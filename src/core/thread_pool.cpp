@@ -1,8 +1,11 @@
 #include "hone/thread_pool.h"
 
+#include "hone/limits.h"
+
 #include <algorithm>
 #include <exception>
 #include <memory>
+#include <system_error>
 
 namespace hone {
 namespace {
@@ -23,7 +26,16 @@ int ThreadPool::hardware_threads() {
 
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads <= 0) num_threads = hardware_threads();
-  for (int i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
+  num_threads = std::min(num_threads, kMaxThreads);
+  for (int i = 1; i < num_threads; ++i) {
+    // std::thread throws std::system_error when the system has no thread to
+    // give (ulimit -u, memory); a smaller pool is still a correct pool.
+    try {
+      workers_.emplace_back([this, i] { worker_loop(i); });
+    } catch (const std::system_error&) {
+      break;
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {

@@ -1,6 +1,8 @@
 // ONNX ModelProto -> hone::Graph.
 #include "hone/onnx.h"
 
+#include "hone/onnx_load_options.h"
+
 #include <onnx/onnx_pb.h>
 
 #include <climits>
@@ -12,6 +14,7 @@
 #include "core/log.h"
 #include "onnx/proto_tensor.h"
 #include "onnx/proto_types.h"
+#include "onnx/schema_check.h"
 #include "onnx/shape_infer.h"
 
 namespace hone::onnx {
@@ -406,6 +409,9 @@ void run_shape_inference(ModelProto& model, ImportContext& ctx) {
 
 Result<Graph> convert_model(ModelProto& model, ImportContext& ctx) {
   if (!model.has_graph()) return fail(ErrorCode::kCorrupt, "the model has no graph");
+  // As strict as ONNX Runtime's load: IR and opset ranges, operators,
+  // attribute names and types, required attributes, arity.
+  HONE_CHECK_OK(detail::check_model_schemas(model));
   auto graph = convert_graph(model.graph(), ctx, nullptr);
   if (!graph) return fail(std::move(graph).error());
   Graph g = std::move(*graph);
@@ -431,8 +437,10 @@ Result<Graph> convert_model(ModelProto& model, ImportContext& ctx) {
 
 }  // namespace
 
-Result<Graph> load_model_from_bytes(std::span<const uint8_t> bytes,
-                                    const std::filesystem::path& base_dir) {
+namespace {
+
+Result<Graph> load_from_bytes(std::span<const uint8_t> bytes, const std::filesystem::path& base_dir,
+                              const LoadModelOptions& options) {
   if (bytes.size() > detail::kMaxModelBytes)
     return fail(ErrorCode::kUnsupported, "the model is " + std::to_string(bytes.size()) +
                                              " bytes; protobuf models are limited to 2 GiB");
@@ -443,12 +451,27 @@ Result<Graph> load_model_from_bytes(std::span<const uint8_t> bytes,
                     ") do not parse as a ModelProto (truncated, or not protobuf)");
   ImportContext ctx;
   ctx.ext.base_dir = base_dir;
+  // No folder, no external data (a package's model, bytes from memory).
+  ctx.ext.allowed = !base_dir.empty();
+  ctx.ext.read = options.read_external_data;
   return convert_model(model, ctx);
 }
 
+}  // namespace
+
+Result<Graph> load_model_from_bytes(std::span<const uint8_t> bytes,
+                                    const std::filesystem::path& base_dir) {
+  return load_from_bytes(bytes, base_dir, {});
+}
+
 Result<Graph> load_model(const std::filesystem::path& file) {
+  return load_model(file, LoadModelOptions{});
+}
+
+Result<Graph> load_model(const std::filesystem::path& file, const LoadModelOptions& options) {
   HONE_TRY(auto bytes, detail::read_file(file));
-  auto g = load_model_from_bytes(bytes, file.parent_path());
+  const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
+  auto g = load_from_bytes(bytes, dir, options);
   if (!g) return fail(std::move(g).error().add_context("while loading '" + file.string() + "'"));
   return g;
 }

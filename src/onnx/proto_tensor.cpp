@@ -12,7 +12,9 @@
 #include <system_error>
 
 #include "hone/file_io.h"
+#include "hone/limits.h"
 #include "hone/onnx.h"
+#include "hone/read_file.h"
 
 namespace hone::onnx {
 
@@ -305,6 +307,8 @@ Result<Tensor> read_external(const TensorProto& t, DType dtype, int64_t numel,
     return fail(ErrorCode::kCorrupt, describe_tensor(t) + " has " + std::to_string(len) +
                                          " bytes of external data but its dims and dtype need " +
                                          std::to_string(want));
+  if (!ext.read) return Tensor::borrow(dtype, dims_of(t), nullptr);
+  HONE_CHECK_OK(check_allocation(len, describe_tensor(t) + " (external data '" + location + "')"));
   HONE_TRY(Tensor out, Tensor::allocate(dtype, dims_of(t)));
   File f(std::fopen(path.c_str(), "rb"));
   if (!f) return fail(ErrorCode::kIo, "cannot open '" + path.string() + "': " + errno_text());
@@ -353,6 +357,7 @@ Result<Tensor> tensor_from_proto(const TensorProto& t, const ExternalDataPolicy&
                   describe_tensor(t) + " has " + std::to_string(t.raw_data().size()) +
                       " bytes of raw_data but dims " + shape_to_string(dims_of(t)) + " of " +
                       std::string(dtype_name(dtype)) + " need " + std::to_string(want_bytes));
+    HONE_CHECK_OK(check_allocation(want_bytes, describe_tensor(t)));
     HONE_TRY(Tensor out, Tensor::allocate(dtype, dims_of(t)));
     if (want_bytes != 0) std::memcpy(out.raw(), t.raw_data().data(), want_bytes);
     return out;
@@ -366,6 +371,7 @@ Result<Tensor> tensor_from_proto(const TensorProto& t, const ExternalDataPolicy&
     return fail(ErrorCode::kCorrupt, describe_tensor(t) + " has " + std::to_string(have) +
                                          " values but dims " + shape_to_string(dims_of(t)) +
                                          " need " + std::to_string(numel));
+  HONE_CHECK_OK(check_allocation(want_bytes, describe_tensor(t)));
   HONE_TRY(Tensor out, Tensor::allocate(dtype, dims_of(t)));
   fill_typed(t, dtype, out);
   return out;
@@ -440,17 +446,12 @@ Result<std::vector<uint8_t>> read_file(const std::filesystem::path& file) {
     return fail(ErrorCode::kNotFound, "file '" + file.string() + "' not found");
   if (std::filesystem::is_directory(file, ec))
     return fail(ErrorCode::kInvalidArgument, "'" + file.string() + "' is a folder, not a file");
-  const uint64_t size = std::filesystem::file_size(file, ec);
-  if (ec) return fail(ErrorCode::kIo, "cannot stat '" + file.string() + "': " + ec.message());
-  if (size > kMaxModelBytes)
-    return fail(ErrorCode::kUnsupported, "'" + file.string() + "' is " + std::to_string(size) +
-                                             " bytes; protobuf files are limited to 2 GiB "
+  // A regular file only (never a FIFO or a device), at most 2 GiB.
+  auto bytes = read_regular_file(file, kMaxModelBytes);
+  if (!bytes && bytes.error().code() == ErrorCode::kUnsupported)
+    return fail(ErrorCode::kUnsupported, bytes.error().message() +
+                                             "; protobuf files are limited to 2 GiB "
                                              "(store large weights as external data)");
-  File f(std::fopen(file.c_str(), "rb"));
-  if (!f) return fail(ErrorCode::kIo, "cannot open '" + file.string() + "': " + errno_text());
-  std::vector<uint8_t> bytes(size);
-  if (size != 0 && std::fread(bytes.data(), 1, size, f.get()) != size)
-    return fail(ErrorCode::kIo, "cannot read '" + file.string() + "'");
   return bytes;
 }
 

@@ -25,6 +25,9 @@ inline constexpr uint64_t kMaxSparseDenseBytes = uint64_t{1} << 30;
 struct ExternalDataPolicy {
   std::filesystem::path base_dir;
   bool allowed = true;
+  /// false: external tensors are checked (location, sizes) but not read;
+  /// they get their dtype and shape with no data (see LoadModelOptions).
+  bool read = true;
 };
 
 /// "tensor 'w'" or "unnamed tensor" for messages.

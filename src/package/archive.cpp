@@ -17,6 +17,8 @@
 #include <system_error>
 
 #include "core/log.h"
+#include "hone/sha256.h"
+#include "hone/temp_paths.h"
 #include "package/zip_handles.h"
 
 namespace hone::package {
@@ -79,7 +81,8 @@ class TempFile {
       return fail(ErrorCode::kIo, "cannot create " + quoted(path) + ": " + errno_text(errno));
     return TempFile(std::move(path), fd);
   }
-  TempFile(TempFile&& o) noexcept : path_(std::move(o.path_)), fd_(std::exchange(o.fd_, -1)) {
+  TempFile(TempFile&& o) noexcept
+      : path_(std::move(o.path_)), fd_(std::exchange(o.fd_, -1)), guard_(std::move(o.guard_)) {
     o.path_.clear();
   }
   TempFile& operator=(TempFile&&) = delete;
@@ -125,9 +128,10 @@ class TempFile {
   }
 
  private:
-  TempFile(fs::path path, int fd) : path_(std::move(path)), fd_(fd) {}
+  TempFile(fs::path path, int fd) : path_(std::move(path)), fd_(fd), guard_(path_) {}
   fs::path path_;
   int fd_;
+  TempPathGuard guard_;  // removed on SIGINT/SIGTERM too
 };
 
 /// The writer pid in "<target>.hone-tmp-<pid>-<hex>", or 0.
@@ -284,12 +288,6 @@ Result<std::string> read_entry(zip_t* za, zip_uint64_t index, const std::string&
   return bytes;
 }
 
-bool is_sha256_hex(const std::string& s) {
-  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
-           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
-         });
-}
-
 /// Parses checksums.json into path -> hex, checking format and version.
 Result<std::map<std::string, std::string>> parse_checksums(const std::string& text,
                                                            const fs::path& file) {
@@ -321,7 +319,7 @@ Result<std::map<std::string, std::string>> parse_checksums(const std::string& te
     return fail(ErrorCode::kCorrupt, where + " has no \"sha256\" object");
   std::map<std::string, std::string> out;
   for (const auto& [path, hex] : sums->items()) {
-    if (!hex.is_string() || !is_sha256_hex(hex.get<std::string>())) {
+    if (!hex.is_string() || !hone::is_sha256_hex(hex.get<std::string>())) {
       return fail(ErrorCode::kCorrupt,
                   where + ": the sum for '" + path + "' is not a SHA-256 hex string");
     }
@@ -348,24 +346,7 @@ Result<void> check_prefix(const std::string& prefix) {
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EvpMdCtx ctx(EVP_MD_CTX_new());
-  // EVP fails only when out of memory or with a broken OpenSSL build; an
-  // empty string then never matches a real sum, so verification still fails
-  // closed.
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), digest, &len) != 1) {
-    return {};
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * len, '\0');
-  for (unsigned int i = 0; i < len; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0xf];
-  }
-  return out;
+  return hone::sha256_hex(bytes);
 }
 
 std::string entry_path_problem(std::string_view path) {
@@ -389,7 +370,14 @@ std::string entry_path_problem(std::string_view path) {
   return {};
 }
 
-Result<void> write_archive(const fs::path& file, std::vector<Entry> entries) {
+std::string checksums_text(std::vector<Entry> entries) {
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  return checksums_json(entries);
+}
+
+Result<void> write_archive(const fs::path& file, std::vector<Entry> entries,
+                           std::optional<std::string> signature) {
   const std::string ctx = "while writing package " + quoted(file);
   for (const Entry& e : entries) {
     const std::string problem = entry_path_problem(e.path);
@@ -397,7 +385,7 @@ Result<void> write_archive(const fs::path& file, std::vector<Entry> entries) {
       return fail(Error(ErrorCode::kInvalidArgument, "entry path '" + e.path + "' " + problem)
                       .add_context(ctx));
     }
-    if (e.path == kChecksumsEntry) {
+    if (e.path == kChecksumsEntry || e.path == kSignatureEntry) {
       return fail(Error(ErrorCode::kInvalidArgument,
                         "entry path '" + e.path + "' is reserved: write_archive adds it")
                       .add_context(ctx));
@@ -412,10 +400,13 @@ Result<void> write_archive(const fs::path& file, std::vector<Entry> entries) {
               .add_context(ctx));
     }
   }
+  const auto by_path = [](const Entry& a, const Entry& b) { return a.path < b.path; };
   Entry sums{std::string(kChecksumsEntry), checksums_json(entries)};
-  entries.insert(std::upper_bound(entries.begin(), entries.end(), sums,
-                                  [](const Entry& a, const Entry& b) { return a.path < b.path; }),
-                 std::move(sums));
+  entries.insert(std::upper_bound(entries.begin(), entries.end(), sums, by_path), std::move(sums));
+  if (signature) {
+    Entry sig{std::string(kSignatureEntry), std::move(*signature)};
+    entries.insert(std::upper_bound(entries.begin(), entries.end(), sig, by_path), std::move(sig));
+  }
 
   const fs::path dir = file.has_parent_path() ? file.parent_path() : fs::path(".");
   std::error_code ec;
@@ -436,6 +427,11 @@ Result<void> write_archive(const fs::path& file, std::vector<Entry> entries) {
 }
 
 Result<std::vector<Entry>> read_archive(const fs::path& file) {
+  HONE_TRY(ArchiveContents c, read_archive_contents(file));
+  return std::move(c.entries);
+}
+
+Result<ArchiveContents> read_archive_contents(const fs::path& file) {
   std::error_code ec;
   const auto status = fs::status(file, ec);
   if (status.type() == fs::file_type::not_found)
@@ -470,7 +466,7 @@ Result<std::vector<Entry>> read_archive(const fs::path& file) {
   const uint64_t limit = kMaxExpansion * file_size + (uint64_t{1} << 20);
   std::vector<Entry> entries;
   std::set<std::string> seen;
-  std::optional<std::string> checksums;
+  std::optional<std::string> checksums, signature;
   for (zip_int64_t i = 0; i < count; ++i) {
     const char* raw = zip_get_name(za.get(), static_cast<zip_uint64_t>(i), 0);
     if (raw == nullptr) {
@@ -489,6 +485,8 @@ Result<std::vector<Entry>> read_archive(const fs::path& file) {
              read_entry(za.get(), static_cast<zip_uint64_t>(i), name, file, limit));
     if (name == kChecksumsEntry) {
       checksums = std::move(bytes);
+    } else if (name == kSignatureEntry) {
+      signature = std::move(bytes);
     } else {
       entries.push_back({std::move(name), std::move(bytes)});
     }
@@ -520,7 +518,7 @@ Result<std::vector<Entry>> read_archive(const fs::path& file) {
                                          "' listed in " + std::string(kChecksumsEntry) +
                                          " is missing");
   }
-  return entries;
+  return ArchiveContents{std::move(entries), std::move(*checksums), std::move(signature)};
 }
 
 Result<void> extract_entries(const std::vector<Entry>& entries, std::string_view prefix,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,9 @@ struct Entry {
 inline constexpr int kFormatVersion = 1;
 /// The name of the entry write_archive adds and read_archive consumes.
 inline constexpr std::string_view kChecksumsEntry = "checksums.json";
+/// The optional entry holding a signature over checksums.json (see
+/// signing.h); like checksums.json it is not listed in checksums.json.
+inline constexpr std::string_view kSignatureEntry = "signature.json";
 /// Infix of the temporary files write_archive creates next to its target
 /// ("model.hone.hone-tmp-<pid>-<random>"); they never end in ".hone".
 inline constexpr std::string_view kTempInfix = ".hone-tmp-";
@@ -50,8 +54,24 @@ inline constexpr std::string_view kTempInfix = ".hone-tmp-";
 /// or "." segments, backslashes, empty segments, control characters, is
 /// "checksums.json", or is a duplicate (the message names it); kIo when the
 /// folder is missing or a write fails.
+/// `signature`, when given, is stored as signature.json (outside the sums).
 [[nodiscard]] Result<void> write_archive(const std::filesystem::path& file,
-                                         std::vector<Entry> entries);
+                                         std::vector<Entry> entries,
+                                         std::optional<std::string> signature = std::nullopt);
+
+/// The checksums.json text write_archive stores for `entries` (without
+/// checksums.json and signature.json): what a signature signs.
+std::string checksums_text(std::vector<Entry> entries);
+
+/// A verified package with what read_archive drops: the checksums.json text
+/// (verified against every entry) and signature.json, if there is one
+/// (not verified here: see signing.h).
+struct ArchiveContents {
+  std::vector<Entry> entries;
+  std::string checksums;
+  std::optional<std::string> signature;
+};
+[[nodiscard]] Result<ArchiveContents> read_archive_contents(const std::filesystem::path& file);
 
 /// Opens and verifies a package. Errors, each naming the file and, where one
 /// is at fault, the entry: kNotFound when the file is missing; kCorrupt when it

@@ -11,6 +11,7 @@
 
 #include "hone/file_io.h"
 #include "hone/onnx.h"
+#include "hone/temp_paths.h"
 #include "package/archive.h"
 
 namespace hone {
@@ -122,6 +123,7 @@ Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& di
         Error(ErrorCode::kIo, "cannot create a temporary folder in '" + parent.string() + "'")
             .add_context(where));
   const fs::path tmp(tmpl);
+  const TempPathGuard guard(tmp);  // removed on SIGINT/SIGTERM too
   auto cleanup = [&] { fs::remove_all(tmp, ec); };
 
   auto producer = write_files(model, tmp, o, format);

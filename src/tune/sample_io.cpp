@@ -2,12 +2,14 @@
 #include "hone/sample.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <system_error>
 
 #include "hone/graph_spec.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
+#include "hone/sample_folder.h"
 #include "tune/sample_path.h"
 
 namespace hone {
@@ -63,18 +65,17 @@ int64_t input_file_index(const fs::path& file) {
   return std::stoll(digits);
 }
 
-Result<Sample> load_one_sample(const fs::path& dir, const Graph& g) {
-  const size_t n = g.inputs().size();
+Result<void> check_files(const fs::path& dir, size_t n) {
   std::map<int64_t, std::vector<fs::path>> files;
   std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    const int64_t i = input_file_index(entry.path());
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const int64_t i = input_file_index(it->path());
     if (i < 0) continue;
     if (static_cast<size_t>(i) >= n)
       return fail(ErrorCode::kInvalidArgument,
-                  entry.path().string() + ": the model has only " + std::to_string(n) +
+                  it->path().string() + ": the model has only " + std::to_string(n) +
                       " input(s), so there is no input " + std::to_string(i));
-    files[i].push_back(entry.path());
+    files[i].push_back(it->path());
   }
   if (ec) return fail(ErrorCode::kIo, dir.string() + ": cannot list: " + ec.message());
   for (const auto& [i, paths] : files)
@@ -82,6 +83,12 @@ Result<Sample> load_one_sample(const fs::path& dir, const Graph& g) {
       return fail(ErrorCode::kInvalidArgument, dir.string() + ": input " + std::to_string(i) +
                                                    " is given twice (input_" + std::to_string(i) +
                                                    ".pb and .npy)");
+  return {};
+}
+
+Result<Sample> load_one_sample(const fs::path& dir, const Graph& g) {
+  const size_t n = g.inputs().size();
+  HONE_CHECK_OK(check_files(dir, n));
 
   // Keyed by input name when every name can be a path key; else a list,
   // which binds positionally all the same.
@@ -106,6 +113,13 @@ Result<Sample> load_one_sample(const fs::path& dir, const Graph& g) {
 }
 
 }  // namespace
+
+Result<void> check_input_folder(const fs::path& dir, size_t num_inputs) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec))
+    return fail(ErrorCode::kNotFound, dir.string() + ": no such input folder");
+  return check_files(dir, num_inputs);
+}
 
 Result<std::vector<Sample>> load_samples(const fs::path& dir, const Graph& g) {
   std::error_code ec;

@@ -73,6 +73,9 @@ int run_bench(const BenchOptions& o) {
   if (is_package) {
     apply_requested_threads();
     LoadOptions lo;
+    lo.trusted_keys.assign(trust_options().trusted_keys.begin(),
+                           trust_options().trusted_keys.end());
+    lo.allow_unsigned_native = trust_options().allow_unsigned_native;
     lo.threads = requested_threads();
     auto m = hone::load(o.model, lo);
     if (!m) return report(m.error());

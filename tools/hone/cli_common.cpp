@@ -27,6 +27,11 @@ int requested_threads() {
   return g_requested_threads;
 }
 
+TrustOptions& trust_options() {
+  static TrustOptions options;
+  return options;
+}
+
 void add_io_options(CLI::App& sub, IoOptions& io) {
   sub.add_option("--inputs", io.inputs_dir, "folder with input_<i>.pb or input_<i>.npy")
       ->type_name("DIR");

@@ -43,6 +43,7 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands);
 void add_infer_command(CLI::App& root, std::vector<Command>& commands);
 void add_describe_command(CLI::App& root, std::vector<Command>& commands);
 void add_export_command(CLI::App& root, std::vector<Command>& commands);
+void add_signing_commands(CLI::App& root, std::vector<Command>& commands);
 
 /// --threads as given (-1 when not given). Commands apply it with
 /// apply_requested_threads() when they start running kernels, so that
@@ -51,6 +52,14 @@ void set_requested_threads(int threads);
 void apply_requested_threads();
 /// --threads as given, -1 when not given.
 int requested_threads();
+
+/// --trust-key FILE (repeatable) and --allow-unsigned-native, global
+/// options every command that loads a package applies to its LoadOptions.
+struct TrustOptions {
+  std::vector<std::string> trusted_keys;
+  bool allow_unsigned_native = false;
+};
+TrustOptions& trust_options();
 
 /// Applies --config FIELD=VALUE settings (inspect, run, bench) to `be`;
 /// kInvalidArgument naming a setting that is not FIELD=VALUE.

@@ -14,6 +14,7 @@
 
 #include "cli_common.h"
 #include "hone/onnx.h"
+#include "hone/onnx_load_options.h"
 #include "hone/registry.h"
 
 namespace hone::cli {
@@ -149,7 +150,11 @@ Result<Partition> plan_partition(const InspectOptions& o, const Graph& g) {
 }
 
 int run_inspect(const InspectOptions& o) {
-  auto loaded = hone::onnx::load_model(o.model);
+  // Without a backend nothing reads the weights: external data is checked
+  // but not loaded (a 20 GB initializer costs nothing).
+  hone::onnx::LoadModelOptions lo;
+  lo.read_external_data = !o.backend.empty();
+  auto loaded = hone::onnx::load_model(o.model, lo);
   if (!loaded) return report(loaded.error());
   const Graph& g = *loaded;
   std::optional<Partition> partition;

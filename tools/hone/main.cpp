@@ -2,6 +2,8 @@
 // (inspect.cpp, run.cpp, backends.cpp, conformance.cpp) and registers itself
 // through cli_common.h; this file holds the global options.
 #include <cstdio>
+#include <exception>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -9,7 +11,10 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_common.h"
+#include "hone/limits.h"
 #include "hone/logging.h"
+#include "hone/temp_paths.h"
+#include "hone/thread_pool.h"
 
 namespace {
 
@@ -18,7 +23,7 @@ constexpr const char* kHoneVersion = "0.1.0";
 
 }  // namespace
 
-int main(int argc, char** argv) {
+static int run_main(int argc, char** argv) {
   using namespace hone::cli;
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
   app.set_version_flag("--version", std::string("hone ") + kHoneVersion);
@@ -36,9 +41,21 @@ int main(int argc, char** argv) {
   int threads = -1;
   app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error or off")
       ->type_name("LEVEL");
+  std::string max_memory;
   app.add_option("--threads", threads, "worker threads for kernels (0 = all hardware threads)")
       ->type_name("N")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0, hone::kMaxThreads));
+  app.add_option("--max-memory", max_memory,
+                 "largest tensor, weight or arena hone allocates (e.g. 8G; default: 3/4 of RAM)")
+      ->type_name("SIZE");
+
+  app.add_option(
+         "--trust-key", trust_options().trusted_keys,
+         "public key (.pub from `hone keygen`) trusted to sign packages' native code "
+         "(repeatable; also every *.pub in $HONE_TRUSTED_KEYS or ~/.config/hone/trusted-keys)")
+      ->type_name("FILE");
+  app.add_flag("--allow-unsigned-native", trust_options().allow_unsigned_native,
+               "load a package's native code (aot's model.so) even when no trusted key signed it");
 
   std::vector<Command> commands;
   add_inspect_command(app, commands);
@@ -51,6 +68,7 @@ int main(int argc, char** argv) {
   add_infer_command(app, commands);
   add_describe_command(app, commands);
   add_export_command(app, commands);
+  add_signing_commands(app, commands);
 
   try {
     app.parse(argc, argv);
@@ -61,8 +79,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    app.exit(e);
-    return kExitUsage;
+    // One "error:" line like every other failure (CLI11's own text follows it).
+    return usage_error(std::string(e.what()) + " (see hone --help)");
   }
 
   hone::set_log_level_from_env();
@@ -71,9 +89,34 @@ int main(int argc, char** argv) {
     if (!level) return usage_error("--log-level: " + level.error().message());
     hone::set_log_level(*level);
   }
+  if (!max_memory.empty()) {
+    auto bytes = hone::parse_byte_size(max_memory);
+    if (!bytes) return usage_error("--max-memory: " + bytes.error().message());
+    hone::set_memory_budget(*bytes);
+  }
   set_requested_threads(threads);
 
   for (const Command& c : commands)
     if (c.app->parsed()) return c.run();
   return usage_error("no command given (try --help)");
+}
+
+int main(int argc, char** argv) {
+  // Staging folders and temporaries go on SIGINT/SIGTERM too.
+  hone::install_cleanup_handlers();
+  // Library code reports through Result; an exception reaching here is a
+  // hone bug or an allocation the budget did not foresee, and still ends as
+  // one error line, with the temporaries removed by their owners' destructors.
+  try {
+    return run_main(argc, argv);
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr,
+                 "error: out of memory (lower --max-memory to fail earlier, with the "
+                 "tensor named)\n");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: internal error: %s\n", e.what());
+  } catch (...) {
+    std::fprintf(stderr, "error: internal error: an unknown exception\n");
+  }
+  return hone::cli::kExitError;
 }

@@ -34,6 +34,8 @@ int run_infer(const InferOptions& o) {
     return usage_error("give the inputs with --inputs DIR or --random-inputs SEED");
   apply_requested_threads();
   LoadOptions lo;
+  lo.trusted_keys.assign(trust_options().trusted_keys.begin(), trust_options().trusted_keys.end());
+  lo.allow_unsigned_native = trust_options().allow_unsigned_native;
   lo.allow_env_mismatch = o.allow_env_mismatch;
   lo.threads = requested_threads();
   auto model = hone::load(o.package, lo);
@@ -112,6 +114,8 @@ int run_export_triton(const TunedModel& model, const ExportCliOptions& o) {
 
 int run_export(const ExportCliOptions& o) {
   LoadOptions lo;
+  lo.trusted_keys.assign(trust_options().trusted_keys.begin(), trust_options().trusted_keys.end());
+  lo.allow_unsigned_native = trust_options().allow_unsigned_native;
   lo.allow_env_mismatch = o.allow_env_mismatch;
   auto model = hone::load(o.package, lo);
   if (!model) return report(model.error());

@@ -19,6 +19,7 @@
 #include "hone/registry.h"
 #include "hone/sample.h"
 #include "input_options.h"
+#include "hone/sample_folder.h"
 
 namespace hone::cli {
 namespace {
@@ -62,6 +63,9 @@ int run_run(const RunOptions& o) {
                        " input(s); give them with --inputs DIR or --random-inputs SEED");
   auto plan = parse_input_plan(o.values, g, dims);
   if (!plan) return usage_error(plan.error().message());
+  if (!o.io.inputs_dir.empty())
+    if (auto files = check_input_folder(o.io.inputs_dir, g.inputs().size()); !files)
+      return report(files.error());
   std::vector<Tensor> inputs;
   if (random) {
     std::mt19937_64 rng(o.io.seed.value_or(0));

@@ -11,7 +11,9 @@
 #include "passes/dim_bounds.h"
 #include "core/log.h"
 #include "hone/file_io.h"
+#include "hone/limits.h"
 #include "hone/registry.h"
+#include "hone/sha256.h"
 #include "hone/thread_pool.h"
 
 namespace hone::aot {
@@ -22,13 +24,66 @@ namespace {
 
 constexpr const char* kHoneVersion = "0.1.0";
 
-std::string hex(uint64_t v) {
-  char b[20];
-  std::snprintf(b, sizeof b, "%016llx", static_cast<unsigned long long>(v));
-  return b;
-}
 std::string hash_of(const std::string& bytes) {
-  return hex(fnv1a64(bytes.data(), bytes.size()));
+  return sha256_hex(bytes);
+}
+std::string hash_of(const std::vector<uint8_t>& bytes) {
+  return sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+/// A saved block's block.json, every field hone reads checked first, so a
+/// hostile package's file is an error naming the field, never an exception.
+struct BlockMeta {
+  std::vector<std::string> cpu_features;
+  std::string sha_library, sha_weights, sha_source;
+  json toolchain;
+};
+
+Result<BlockMeta> parse_block_meta(const std::string& text, const fs::path& file) {
+  const std::string where = "'" + file.string() + "'";
+  const json meta = json::parse(text, nullptr, false);
+  if (meta.is_discarded() || !meta.is_object())
+    return fail(ErrorCode::kCorrupt, where + " is not a saved aot block (not a JSON object)");
+  auto bad = [&](const std::string& field, const std::string& what) {
+    return fail(ErrorCode::kCorrupt, where + ": field '" + field + "' " + what);
+  };
+  auto strings = [&](const char* key, bool required) -> Result<std::vector<std::string>> {
+    const auto it = meta.find(key);
+    if (it == meta.end()) {
+      if (required) return bad(key, "is missing");
+      return std::vector<std::string>{};
+    }
+    if (!it->is_array()) return bad(key, "must be an array of strings");
+    std::vector<std::string> out;
+    for (const json& v : *it) {
+      if (!v.is_string()) return bad(key, "must be an array of strings");
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  };
+  BlockMeta m;
+  if (meta.value("hash", json()) != "sha256")
+    return bad("hash", "must be \"sha256\" (a package saved by an older hone: tune it again)");
+  const auto sha = meta.find("sha");
+  if (sha == meta.end() || !sha->is_object()) return bad("sha", "must be an object");
+  for (auto [key, out] :
+       {std::pair{"model.so", &m.sha_library}, std::pair{"weights.bin", &m.sha_weights},
+        std::pair{"model.c", &m.sha_source}}) {
+    const auto it = sha->find(key);
+    if (it == sha->end() || !it->is_string() || !is_sha256_hex(it->get<std::string>()))
+      return bad(std::string("sha.") + key, "must be a SHA-256 in hex");
+    *out = it->get<std::string>();
+  }
+  HONE_TRY(m.cpu_features, strings("cpu_features", true));
+  HONE_TRY(auto flags, strings("compiler_flags", false));
+  HONE_TRY(auto libraries, strings("libraries", false));
+  const auto compiler = meta.find("compiler");
+  if (compiler != meta.end() && !compiler->is_string()) return bad("compiler", "must be a string");
+  m.toolchain = {{"compiler", compiler != meta.end() ? compiler->get<std::string>() : ""},
+                 {"compiler_flags", flags},
+                 {"cpu_features", m.cpu_features},
+                 {"libraries", libraries}};
+  return m;
 }
 
 Result<LowerOptions> lower_options(const BackendConfig& c) {
@@ -131,10 +186,9 @@ class AotBlock final : public CompiledBlock {
     HONE_CHECK_OK(write_file_atomic(dir / "compile.log", log));
     json j = toolchain;
     j["hone_version"] = kHoneVersion;
-    j["sha"] = {{"model.so", hash_of(so)},
-                {"weights.bin", hex(fnv1a64(blob.data(), blob.size()))},
-                {"model.c", hash_of(source)}};
-    j["hash"] = "fnv1a64";
+    j["sha"] = {
+        {"model.so", hash_of(so)}, {"weights.bin", hash_of(blob)}, {"model.c", hash_of(source)}};
+    j["hash"] = "sha256";
     j["arena_bytes"] = program.arena_bytes;
     j["weights_bytes"] = program.weights.size() * 4;
     if (artifact) {
@@ -247,6 +301,11 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
   }
   if (!lowered) return fail(std::move(lowered).error());
   b->program = std::move(*lowered);
+  // The generated library allocates its arena and holds the weights: both
+  // count against the budget before anything is compiled or loaded.
+  HONE_CHECK_OK(check_allocation(
+      static_cast<uint64_t>(b->program.arena_bytes) + b->program.weights.size() * 4,
+      "the arena and weights of aot block '" + block.name() + "'"));
   b->blob = make_weights_blob(b->program.weights);
   b->executions = std::shared_ptr<std::atomic<uint64_t>>(shared_, &shared_->executions);
   const std::string banner =
@@ -260,33 +319,42 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
     // saved library is checked and opened, and no compiler runs.
     const fs::path dir = load_dir_ / ("block_" + std::to_string(blocks_.size()));
     HONE_TRY(std::string meta_text, read_file(dir / "block.json"));
-    json meta = json::parse(meta_text, nullptr, false);
-    if (meta.is_discarded() || !meta.contains("sha") || !meta.contains("cpu_features"))
-      return fail(ErrorCode::kCorrupt,
-                  "'" + (dir / "block.json").string() + "' is not a saved aot block");
-    b->toolchain = {{"compiler", meta.value("compiler", "")},
-                    {"compiler_flags", meta.value("compiler_flags", json::array())},
-                    {"cpu_features", meta["cpu_features"]},
-                    {"libraries", meta.value("libraries", json::array())}};
-    b->source = emit_c(b->program, {meta["cpu_features"].get<std::vector<std::string>>(), banner});
-    if (hash_of(b->source) != meta["sha"].value("model.c", ""))
+    HONE_TRY(BlockMeta meta, parse_block_meta(meta_text, dir / "block.json"));
+    b->toolchain = meta.toolchain;
+    b->source = emit_c(b->program, {meta.cpu_features, banner});
+    if (hash_of(b->source) != meta.sha_source)
       return fail(ErrorCode::kCorrupt,
                   "the library saved in '" + dir.string() +
                       "' was generated for another graph or config (source hash differs)");
-    b->library_path = dir / "model.so";
-    HONE_TRY(std::string so, read_file(b->library_path));
-    if (hash_of(so) != meta["sha"].value("model.so", ""))
-      return fail(ErrorCode::kCorrupt, "'" + b->library_path.string() +
-                                           "' is corrupt (checksum differs from block.json)");
     HONE_TRY(std::string w, read_file(dir / "weights.bin"));
     if (w.size() != b->blob.size() || std::memcmp(w.data(), b->blob.data(), w.size()) != 0)
       return fail(ErrorCode::kCorrupt,
                   "'" + (dir / "weights.bin").string() + "' does not hold this graph's weights");
     auto log = read_file(dir / "compile.log");
     b->log = log ? *log : "";
-    b->cache_hit = true;
-    b->library_bytes = std::move(so);
-    HONE_TRY(b->lib, Library::open(b->library_path));
+    b->library_path = dir / "model.so";
+    std::error_code ec;
+    if (fs::exists(b->library_path, ec)) {
+      HONE_TRY(std::string so, read_file(b->library_path));
+      if (hash_of(so) != meta.sha_library)
+        return fail(ErrorCode::kCorrupt, "'" + b->library_path.string() +
+                                             "' is corrupt (checksum differs from block.json)");
+      b->cache_hit = true;
+      b->library_bytes = std::move(so);
+      HONE_TRY(b->lib, Library::open(b->library_path));
+    } else {
+      // The package's library was withheld (an unsigned package: its native
+      // code is not trusted), so the source, regenerated from the graph and
+      // equal to the saved model.c by hash, is compiled here instead.
+      HONE_TRY(Toolchain tc, find_toolchain(config().get<bool>("march_native", true)));
+      HONE_TRY(CompileResult cr, compile_cached(tc, b->source));
+      HONE_LOG_INFO("aot: block '{}' rebuilt from its C source ({})", block.name(),
+                    cr.cache_hit ? "compile cache hit" : "compiled");
+      b->cache_hit = cr.cache_hit;
+      b->library_path = cr.library;
+      HONE_TRY(b->library_bytes, read_file(cr.library));
+      HONE_TRY(b->lib, Library::open(cr.library));
+    }
   } else {
     HONE_TRY(Toolchain tc, find_toolchain(config().get<bool>("march_native", true)));
     b->toolchain = {{"compiler", tc.cxx + " (" + tc.version + ")"},

@@ -21,6 +21,9 @@
 #include "backends/aot/weights_blob.h"
 #include "core/log.h"
 #include "hone/file_io.h"
+#include "hone/limits.h"
+#include "hone/read_file.h"
+#include "hone/sha256.h"
 
 extern char** environ;
 
@@ -97,12 +100,15 @@ const std::vector<std::pair<std::string, std::string>>& feature_macros() {
 }  // namespace
 
 Result<std::string> read_file(const fs::path& p) {
-  std::error_code ec;
-  if (!fs::exists(p, ec)) return fail(ErrorCode::kNotFound, "'" + p.string() + "' does not exist");
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return fail(ErrorCode::kIo, "cannot read '" + p.string() + "'");
-  std::string s((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return s;
+  // Regular files only (a package's files are extracted by hone, but the
+  // cache folder is the user's), at most the memory budget.
+  auto bytes = read_regular_file(p, memory_budget());
+  if (!bytes) {
+    if (bytes.error().code() == ErrorCode::kNotFound)
+      return fail(ErrorCode::kNotFound, "'" + p.string() + "' does not exist");
+    return fail(std::move(bytes).error());
+  }
+  return std::string(bytes->begin(), bytes->end());
 }
 
 Result<Toolchain> find_toolchain(bool march_native) {
@@ -169,10 +175,10 @@ uint64_t compiler_runs() {
 Result<CompileResult> compile_cached(const Toolchain& tc, const std::string& source) {
   std::string keyed = source + "\n" + tc.cxx + "\n" + tc.version;
   for (const std::string& f : tc.flags) keyed += "\n" + f;
-  char key[20];
-  std::snprintf(key, sizeof key, "%016" PRIx64, fnv1a64(keyed.data(), keyed.size()));
+  // The key names the library that will be loaded for this source: a
+  // collision would load the wrong code, so it is a SHA-256 (32 hex digits kept).
   CompileResult r;
-  r.key = key;
+  r.key = sha256_hex(keyed).substr(0, 32);
   const fs::path dir = cache_dir();
   std::error_code ec;
   fs::create_directories(dir, ec);

@@ -35,7 +35,7 @@ std::filesystem::path cache_dir();
 
 struct CompileResult {
   std::filesystem::path library;  // in the cache
-  std::string key;                // 16 hex digits of the source + toolchain hash
+  std::string key;                // 32 hex digits of the source + toolchain SHA-256
   std::string log;                // the compiler's output (kept from the first compile on a hit)
   bool cache_hit = false;
 };

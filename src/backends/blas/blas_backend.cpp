@@ -10,6 +10,7 @@
 #include "backends/common/memory_plan.h"
 #include "backends/common/static_dims.h"
 #include "core/log.h"
+#include "hone/limits.h"
 #include "hone/registry.h"
 
 namespace hone::blas {
@@ -298,6 +299,8 @@ class BlasBlock final : public CompiledBlock {
       }
     }
     HONE_TRY(plan->memory, plan_arena(plan.get()));
+    HONE_CHECK_OK(check_allocation(plan->memory.arena_bytes,
+                                   "the activation arena of block '" + graph_.name() + "'"));
     plan->arena_floats = plan->memory.arena_bytes / sizeof(float);
     const std::string memory_line =
         "peak_activation_bytes " + std::to_string(plan->memory.arena_bytes) + " for block '" +

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "backends/common/host_eval.h"
+#include "hone/limits.h"
 
 namespace hone::onednn {
 
@@ -318,6 +319,9 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
   } catch (const dnnl::error& e) {
     return fail(ErrorCode::kUnsupported, std::string("oneDNN refused a primitive: ") + e.what());
   }
+  // Each run context allocates both; a hostile shape fails here, named.
+  HONE_CHECK_OK(check_allocation(plan_->arena_bytes + plan_->scratch_bytes,
+                                 "the oneDNN arena of block '" + g_.name() + "'"));
   return std::shared_ptr<const Plan>(std::move(plan_));
 }
 

@@ -1,0 +1,191 @@
+#include "onnx/schema_check.h"
+
+#include <onnx/defs/schema.h>
+
+#include <exception>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+namespace hone::onnx::detail {
+namespace {
+
+using ::onnx::AttributeProto;
+using ::onnx::GraphProto;
+using ::onnx::NodeProto;
+using ::onnx::OpSchema;
+using ::onnx::OpSchemaRegistry;
+
+/// Operators hone itself writes that libonnx 1.12's registry does not know
+/// at the opset the graph imports, as (domain, op_type). Kept explicit and
+/// short: each one needs a reason.
+const std::set<std::pair<std::string, std::string>>& hone_allowed_ops() {
+  static const std::set<std::pair<std::string, std::string>> ops = {
+      // ONNX opset 20's Gelu: hone's GELU recognition pass writes it into
+      // tuned graphs (and packages) whatever opset the model imports.
+      {"", "Gelu"},
+  };
+  return ops;
+}
+
+std::string domain_label(const std::string& d) {
+  return d.empty() ? std::string("ai.onnx") : d;
+}
+
+std::string node_label(const NodeProto& n, int index, const std::string& graph) {
+  const std::string who =
+      n.name().empty() ? "node #" + std::to_string(index) : "node '" + n.name() + "'";
+  return who + " (" + n.op_type() + ") of graph '" + graph + "'";
+}
+
+AttributeProto::AttributeType held_type(const AttributeProto& a) {
+  if (a.type() != AttributeProto::UNDEFINED) return a.type();
+  if (a.has_f()) return AttributeProto::FLOAT;
+  if (a.has_i()) return AttributeProto::INT;
+  if (a.has_s()) return AttributeProto::STRING;
+  if (a.has_t()) return AttributeProto::TENSOR;
+  if (a.has_g()) return AttributeProto::GRAPH;
+  if (a.has_sparse_tensor()) return AttributeProto::SPARSE_TENSOR;
+  if (a.has_tp()) return AttributeProto::TYPE_PROTO;
+  if (a.floats_size() > 0) return AttributeProto::FLOATS;
+  if (a.ints_size() > 0) return AttributeProto::INTS;
+  if (a.strings_size() > 0) return AttributeProto::STRINGS;
+  if (a.tensors_size() > 0) return AttributeProto::TENSORS;
+  if (a.graphs_size() > 0) return AttributeProto::GRAPHS;
+  if (a.sparse_tensors_size() > 0) return AttributeProto::SPARSE_TENSORS;
+  if (a.type_protos_size() > 0) return AttributeProto::TYPE_PROTOS;
+  return AttributeProto::UNDEFINED;
+}
+
+std::string type_name(AttributeProto::AttributeType t) {
+  const std::string& n = AttributeProto::AttributeType_Name(t);
+  return n.empty() ? "type " + std::to_string(static_cast<int>(t)) : n;
+}
+
+struct Checker {
+  std::map<std::string, int64_t> opsets;  // normalized domain -> version
+  std::set<std::pair<std::string, std::string>> local_functions;
+  std::set<std::string> known_domains;  // those libonnx has schemas for
+
+  Result<void> check_node(const NodeProto& n, int index, const std::string& graph) const {
+    const std::string label = node_label(n, index, graph);
+    auto bad = [&](const std::string& what) {
+      return fail(ErrorCode::kInvalidArgument, label + " " + what);
+    };
+    if (n.op_type().empty()) return bad("has no op_type");
+    const std::string domain = n.domain() == "ai.onnx" ? std::string() : n.domain();
+    if (local_functions.count({n.domain(), n.op_type()})) return {};
+    // Like ONNX's checker: operators of domains libonnx has no schemas for
+    // (custom ops) are left to the backends, which refuse what they cannot run.
+    if (!known_domains.count(domain)) return check_subgraphs(n, label);
+    const auto opset = opsets.find(domain);
+    if (opset == opsets.end())
+      return bad("uses domain '" + domain_label(domain) +
+                 "', which the model does not import (no opset_import entry for it)");
+    const OpSchema* schema =
+        OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
+    if (schema == nullptr) {
+      if (hone_allowed_ops().count({domain, n.op_type()})) return {};
+      return bad("is not an operator of domain '" + domain_label(domain) + "' at opset " +
+                 std::to_string(opset->second));
+    }
+    if (schema->Deprecated())
+      return bad("uses " + n.op_type() + ", deprecated since opset " +
+                 std::to_string(schema->SinceVersion()) + " of domain '" + domain_label(domain) +
+                 "'");
+    const auto& declared = schema->attributes();
+    std::set<std::string> seen;
+    bool refers_to_function = false;
+    for (const AttributeProto& a : n.attribute()) {
+      if (!seen.insert(a.name()).second) return bad("has attribute '" + a.name() + "' twice");
+      // A reference to an enclosing function's attribute: the importer
+      // refuses those (no ONNX functions), naming it.
+      if (!a.ref_attr_name().empty()) {
+        refers_to_function = true;
+        continue;
+      }
+      const auto it = declared.find(a.name());
+      if (it == declared.end()) {
+        std::string known;
+        for (const auto& [name, attr] : declared) known += (known.empty() ? "" : ", ") + name;
+        return bad("has attribute '" + a.name() + "', which " + n.op_type() + " (opset " +
+                   std::to_string(schema->SinceVersion()) +
+                   ") does not take (it takes: " + (known.empty() ? "none" : known) + ")");
+      }
+      const AttributeProto::AttributeType held = held_type(a);
+      if (held != it->second.type)
+        return bad("has attribute '" + a.name() + "' of type " + type_name(held) + "; " +
+                   n.op_type() + " takes " + type_name(it->second.type));
+    }
+    if (refers_to_function) return {};
+    for (const auto& [name, attr] : declared)
+      if (attr.required && !seen.count(name))
+        return bad("lacks the required attribute '" + name + "'");
+    // Input and output counts, and whatever else the schema verifies.
+    try {
+      schema->Verify(n);
+    } catch (const std::exception& e) {
+      return bad("does not fit its schema: " + std::string(e.what()));
+    }
+    return check_subgraphs(n, label);
+  }
+
+  Result<void> check_subgraphs(const NodeProto& n, const std::string& label) const {
+    for (const AttributeProto& a : n.attribute()) {
+      if (a.has_g()) HONE_CHECK_OK(check_graph(a.g(), label + " attribute '" + a.name() + "'"));
+      for (int g = 0; g < a.graphs_size(); ++g)
+        HONE_CHECK_OK(check_graph(a.graphs(g), label + " attribute '" + a.name() + "'"));
+    }
+    return {};
+  }
+
+  Result<void> check_graph(const GraphProto& g, const std::string& where) const {
+    const std::string name = g.name().empty() ? where : g.name();
+    for (int i = 0; i < g.node_size(); ++i) HONE_CHECK_OK(check_node(g.node(i), i, name));
+    return {};
+  }
+};
+
+}  // namespace
+
+Result<void> check_model_schemas(const ::onnx::ModelProto& model) {
+  if (!model.has_ir_version())
+    return fail(ErrorCode::kInvalidArgument, "the model has no ir_version");
+  if (model.ir_version() < kMinIrVersion || model.ir_version() > kMaxIrVersion)
+    return fail(ErrorCode::kUnsupported,
+                "the model's IR version " + std::to_string(model.ir_version()) +
+                    " is not one hone reads (" + std::to_string(kMinIrVersion) + " to " +
+                    std::to_string(kMaxIrVersion) + ")");
+  if (model.opset_import_size() == 0)
+    return fail(ErrorCode::kInvalidArgument,
+                "the model imports no opset (opset_import is empty); every model must import "
+                "one for the ai.onnx domain");
+  Checker c;
+  const auto& ranges = OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  for (const auto& [domain, range] : ranges)
+    c.known_domains.insert(domain == "ai.onnx" ? "" : domain);
+  for (const auto& op : model.opset_import()) {
+    const std::string domain = op.domain() == "ai.onnx" ? std::string() : op.domain();
+    if (c.opsets.count(domain))
+      return fail(ErrorCode::kInvalidArgument,
+                  "the model imports domain '" + domain_label(domain) + "' twice");
+    const auto range = ranges.find(domain);
+    if (op.version() < 1)
+      return fail(ErrorCode::kInvalidArgument, "the model imports opset " +
+                                                   std::to_string(op.version()) + " of domain '" +
+                                                   domain_label(domain) + "'; opsets start at 1");
+    if (range != ranges.end() &&
+        (op.version() < range->second.first || op.version() > range->second.second))
+      return fail(ErrorCode::kUnsupported, "the model imports opset " +
+                                               std::to_string(op.version()) + " of domain '" +
+                                               domain_label(domain) + "'; hone reads " +
+                                               std::to_string(range->second.first) + " to " +
+                                               std::to_string(range->second.second));
+    c.opsets[domain] = op.version();
+  }
+  for (const auto& f : model.functions()) c.local_functions.insert({f.domain(), f.name()});
+  return c.check_graph(model.graph(), "main");
+}
+
+}  // namespace hone::onnx::detail

@@ -1,0 +1,31 @@
+// Internal to src/onnx: a model checked against ONNX's own operator schemas
+// (libonnx's OpSchemaRegistry) before import, at least as strictly as ONNX
+// Runtime checks a model it loads.
+//
+//   HONE_CHECK_OK(detail::check_model_schemas(model));   // before convert_model
+//
+// Checked: the IR version is one hone reads; the model imports at least one
+// opset, each domain once, each in the range libonnx knows for its domain
+// (no opset 0, no opset 999); every node of every (sub)graph in a domain
+// libonnx knows names an operator that exists at the imported opset and is
+// not deprecated there; its attributes are ones the schema declares, of the
+// declared type, with every required one present; its input and output
+// counts fit the schema. Each error names the node and the graph. As in
+// ONNX's own checker, nodes of other (custom) domains are left to the
+// backends, which refuse what they cannot run.
+#pragma once
+
+#include <onnx/onnx_pb.h>
+
+#include "hone/error.h"
+
+namespace hone::onnx::detail {
+
+/// Oldest and newest IR version accepted (ONNX Runtime 1.16 reads up to 9;
+/// the format only grows by fields older readers may ignore).
+inline constexpr int64_t kMinIrVersion = 3;
+inline constexpr int64_t kMaxIrVersion = 10;
+
+[[nodiscard]] Result<void> check_model_schemas(const ::onnx::ModelProto& model);
+
+}  // namespace hone::onnx::detail

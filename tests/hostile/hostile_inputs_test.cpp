@@ -1,0 +1,292 @@
+// Hostile models, input files and options: each is refused with one clear
+// error line, in time, leaving nothing behind.
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "hostile_fixture.h"
+
+namespace hone_hostile_test {
+namespace {
+
+// --- models ONNX Runtime refuses at load ------------------------------------------
+
+struct ModelCase {
+  const char* name;
+  void (*mutate)(::onnx::ModelProto&);
+  std::vector<std::string> needles;
+};
+
+class HostileModel : public Hostile {
+ protected:
+  // Both `inspect` and `run` must refuse it.
+  void refuse(const ::onnx::ModelProto& m, std::initializer_list<std::string> needles) {
+    save_model(m, dir_ / "m.onnx");
+    expect_clean_error(hone("inspect m.onnx"), 1, needles);
+    expect_clean_error(hone("run m.onnx --random-inputs 1"), 1, needles);
+  }
+};
+
+TEST_F(HostileModel, IrVersion999) {
+  auto m = one_node_model("Relu");
+  m.set_ir_version(999);
+  refuse(m, {"IR version 999"});
+}
+
+TEST_F(HostileModel, NoIrVersion) {
+  auto m = one_node_model("Relu");
+  m.clear_ir_version();
+  refuse(m, {"ir_version"});
+}
+
+TEST_F(HostileModel, Opset999) {
+  auto m = one_node_model("Relu");
+  m.mutable_opset_import(0)->set_version(999);
+  refuse(m, {"opset 999", "ai.onnx"});
+}
+
+TEST_F(HostileModel, Opset0) {
+  auto m = one_node_model("Relu");
+  m.mutable_opset_import(0)->set_version(0);
+  refuse(m, {"opset 0"});
+}
+
+TEST_F(HostileModel, NoOpsetImport) {
+  auto m = one_node_model("Relu");
+  m.clear_opset_import();
+  refuse(m, {"imports no opset"});
+}
+
+TEST_F(HostileModel, DomainImportedTwice) {
+  auto m = one_node_model("Relu");
+  m.add_opset_import()->set_version(12);
+  refuse(m, {"twice"});
+}
+
+// As in ONNX's checker, a custom domain's operators are the backends' to
+// refuse: `inspect` describes the model, `run` says what no backend can run.
+TEST_F(HostileModel, CustomDomainOperator) {
+  auto m = one_node_model("Relu");
+  m.mutable_graph()->mutable_node(0)->set_domain("evil.domain");
+  save_model(m, dir_ / "m.onnx");
+  const Ran inspect = hone("inspect m.onnx");
+  EXPECT_EQ(inspect.code, 0) << inspect.err;
+  expect_clean_error(hone("run m.onnx --random-inputs 1"), 1, {"evil.domain"});
+}
+
+TEST_F(HostileModel, UnknownOperator) {
+  refuse(one_node_model("Frobnicate"), {"node 'n0'", "Frobnicate", "not an operator"});
+}
+
+TEST_F(HostileModel, ConvStridesOfTypeFloat) {
+  auto m = one_node_model("Conv", true, {1, 1, 4, 4}, {1, 1, 1, 1});
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("strides");
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(2.0f);
+  refuse(m, {"node 'n0'", "strides", "FLOAT", "INTS"});
+}
+
+TEST_F(HostileModel, UnknownAttributeOnMatMul) {
+  auto m = one_node_model("MatMul", true);
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("alpha");
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(2.0f);
+  refuse(m, {"node 'n0'", "attribute 'alpha'", "does not take"});
+}
+
+TEST_F(HostileModel, MissingRequiredAttribute) {
+  refuse(one_node_model("Cast"), {"node 'n0'", "required attribute 'to'"});
+}
+
+TEST_F(HostileModel, AttributeDeclaredOneTypeHoldingAnother) {
+  auto m = one_node_model("LeakyRelu");
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("alpha");
+  a->set_type(::onnx::AttributeProto::INTS);
+  a->set_f(0.5f);
+  refuse(m, {"alpha"});
+}
+
+TEST_F(HostileModel, WrongInputCount) {
+  auto m = one_node_model("Relu");
+  m.mutable_graph()->mutable_node(0)->add_input("x");
+  refuse(m, {"node 'n0'"});
+}
+
+TEST_F(HostileModel, TruncatedAndGarbage) {
+  const std::string bytes = one_node_model("Relu").SerializeAsString();
+  spit(dir_ / "m.onnx", bytes.substr(0, bytes.size() / 2));
+  expect_clean_error(hone("inspect m.onnx"), 1, {"m.onnx"});
+  spit(dir_ / "m.onnx", std::string(4096, '\xff'));
+  expect_clean_error(hone("run m.onnx --random-inputs 1"), 1, {"do not parse"});
+}
+
+TEST_F(HostileModel, ModelIsAFifoOrFolder) {
+  ASSERT_EQ(::mkfifo((dir_ / "fifo.onnx").c_str(), 0600), 0);
+  expect_clean_error(hone("inspect fifo.onnx"), 1, {"FIFO"});
+  fs::create_directory(dir_ / "dir.onnx");
+  expect_clean_error(hone("run dir.onnx --random-inputs 1"), 1, {"folder"});
+}
+
+// --- external data --------------------------------------------------------------------
+
+TEST_F(HostileModel, ExternalDataAbsolutePath) {
+  auto m = one_node_model("MatMul", true);
+  make_external(m, "/etc/passwd");
+  refuse(m, {"tensor 'w'", "absolute"});
+}
+
+TEST_F(HostileModel, ExternalDataDotDot) {
+  fs::create_directories(dir_ / "model");
+  spit(dir_ / "secret.bin", std::string(32, '\0'));
+  auto m = one_node_model("MatMul", true);
+  make_external(m, "../secret.bin");
+  save_model(m, dir_ / "model" / "m.onnx");
+  expect_clean_error(hone("run model/m.onnx --random-inputs 1"), 1, {"outside the model's folder"});
+}
+
+TEST_F(HostileModel, ExternalDataSymlinkLeavingTheFolder) {
+  fs::create_directories(dir_ / "model");
+  spit(dir_ / "secret.bin", std::string(32, '\0'));
+  fs::create_symlink(dir_ / "secret.bin", dir_ / "model" / "w.bin");
+  auto m = one_node_model("MatMul", true);
+  make_external(m, "w.bin");
+  save_model(m, dir_ / "model" / "m.onnx");
+  expect_clean_error(hone("run model/m.onnx --random-inputs 1"), 1, {"outside the model's folder"});
+}
+
+TEST_F(HostileModel, ExternalDataIsADevice) {
+  fs::create_directories(dir_ / "model");
+  fs::create_symlink("/dev/zero", dir_ / "model" / "w.bin");
+  auto m = one_node_model("MatMul", true);
+  make_external(m, "w.bin");
+  save_model(m, dir_ / "model" / "m.onnx");
+  expect_clean_error(hone("run model/m.onnx --random-inputs 1"), 1, {"tensor 'w'"});
+}
+
+// A 20 GiB initializer in a sparse file: `inspect` never reads it, `run`
+// refuses it against the memory budget, naming it, before reading a byte.
+TEST_F(HostileModel, TwentyGigabyteExternalInitializer) {
+  const int64_t n = int64_t{5} << 30;  // floats: 20 GiB
+  {
+    const int fd = ::open((dir_ / "big.bin").c_str(), O_WRONLY | O_CREAT, 0600);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::ftruncate(fd, n * 4), 0);
+    ::close(fd);
+  }
+  auto m = one_node_model("MatMul", true, {1, n}, {n, 1});
+  make_external(m, "big.bin");
+  save_model(m, dir_ / "m.onnx");
+  const Ran inspect = hone("inspect m.onnx");
+  EXPECT_EQ(inspect.code, 0) << inspect.err;
+  EXPECT_NE(inspect.out.find("5368709120"), std::string::npos) << inspect.out;
+  expect_no_leftovers();
+  expect_clean_error(hone("--max-memory 1G run m.onnx --random-inputs 1"), 1,
+                     {"tensor 'w'", "memory budget"});
+}
+
+// --- input files -------------------------------------------------------------------------
+
+class HostileInput : public Hostile {
+ protected:
+  void SetUp() override {
+    Hostile::SetUp();
+    save_model(one_node_model("Relu"), dir_ / "m.onnx");
+    fs::create_directories(dir_ / "in");
+  }
+};
+
+TEST_F(HostileInput, InputIsAFolder) {
+  fs::create_directory(dir_ / "in" / "input_0.npy");
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.npy", "folder"});
+}
+
+TEST_F(HostileInput, InputIsAFifo) {
+  ASSERT_EQ(::mkfifo((dir_ / "in" / "input_0.npy").c_str(), 0600), 0);
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.npy", "FIFO"});
+}
+
+TEST_F(HostileInput, InputIsDevZero) {
+  fs::create_symlink("/dev/zero", dir_ / "in" / "input_0.npy");
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.npy", "device"});
+  fs::remove(dir_ / "in" / "input_0.npy");
+  fs::create_symlink("/dev/zero", dir_ / "in" / "input_0.pb");
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.pb", "device"});
+}
+
+TEST_F(HostileInput, ExtraInputFileIsRefused) {
+  const std::string data(16, '\0');
+  spit(dir_ / "in" / "input_0.npy",
+       npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }", data));
+  spit(dir_ / "in" / "input_1.npy",
+       npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }", data));
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_1.npy", "only 1 input"});
+}
+
+TEST_F(HostileInput, NpyHeadersThatLie) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      // A shape of 2^40 elements with 16 bytes of data.
+      {npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1099511627776,), }",
+                 std::string(16, '\0')),
+       "truncated .npy data"},
+      // Dims whose product overflows.
+      {npy_bytes(
+           "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 16), }",
+           std::string(16, '\0')),
+       "truncated .npy data"},
+      {npy_bytes("{'descr': '<f4', 'fortran_order': False, 'shape': (1, 4), }",
+                 std::string(17, '\0')),
+       "unexpected bytes"},
+      {npy_bytes("{'descr': '<c8', 'fortran_order': False, 'shape': (1, 4), }",
+                 std::string(32, '\0')),
+       "complex"},
+      {npy_bytes("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (1,), }", "abcd"),
+       "structured"},
+      {npy_bytes("{'descr': '<f4', 'fortran_order': Maybe, 'shape': (1, 4), }",
+                 std::string(16, '\0')),
+       "fortran_order"},
+      {npy_bytes("{'descr': '<f4', 'shape': (1, 4), }", std::string(16, '\0')), "fortran_order"},
+      {std::string("\x93NUMPY\x01\x00\xff\xff", 10), "truncated .npy header"},
+      {std::string("\x93NUMPY\x02\x00\xff\xff\xff\x7f", 12), "header declares"},
+      {std::string("\x93NUMPY\x09\x00\x10\x00", 10), "format version 9.0"},
+      {"not an npy file at all", "magic"},
+  };
+  for (const auto& [bytes, needle] : cases) {
+    SCOPED_TRACE(needle);
+    spit(dir_ / "in" / "input_0.npy", bytes);
+    expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.npy", needle});
+  }
+}
+
+TEST_F(HostileInput, TensorProtoFieldsThatLie) {
+  ::onnx::TensorProto t;
+  t.set_data_type(::onnx::TensorProto::FLOAT);
+  t.add_dims(1);
+  t.add_dims(int64_t{1} << 40);
+  t.set_raw_data(std::string(16, '\0'));
+  spit(dir_ / "in" / "input_0.pb", t.SerializeAsString());
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.pb", "raw_data"});
+  t.set_dims(1, -4);
+  spit(dir_ / "in" / "input_0.pb", t.SerializeAsString());
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.pb", "negative dim"});
+  t.set_dims(1, 4);
+  t.set_data_location(::onnx::TensorProto::EXTERNAL);
+  spit(dir_ / "in" / "input_0.pb", t.SerializeAsString());
+  expect_clean_error(hone("run m.onnx --inputs in"), 1, {"input_0.pb", "external data"});
+}
+
+// --- options -----------------------------------------------------------------------------
+
+TEST_F(HostileInput, AbsurdThreadCountsAndMemory) {
+  expect_clean_error(hone("--threads 1000000 run m.onnx --random-inputs 1"), 2, {"--threads"});
+  expect_clean_error(hone("run m.onnx --random-inputs 1 --threads -3"), 2, {"--threads"});
+  expect_clean_error(hone("--max-memory lots run m.onnx --random-inputs 1"), 2, {"--max-memory"});
+  expect_clean_error(hone("--max-memory 1K run m.onnx --random-inputs 1 --dim batch=1"), 2,
+                     {"--dim batch"});
+  // A budget below the input's size names the tensor that did not fit.
+  expect_clean_error(hone("--max-memory 8 run m.onnx --random-inputs 1"), 1, {"memory budget"});
+}
+
+}  // namespace
+}  // namespace hone_hostile_test
