@@ -184,9 +184,9 @@ Result<void> Session::run_reference(const Backend& ref) {
   CandidateResult& r = results_.at(kReference);
   for (const auto& [b, ins] : profile_inputs_) {
     const std::string want = shapes_text(ins);
-    double t = -1;
-    for (size_t i = 0; i < check_inputs_.size() && t < 0; ++i)
-      if (shapes_text(check_inputs_[i]) == want) t = ms[i];
+    double t = -1;  // the fastest of the runs of that shape (a sample and a bound often match)
+    for (size_t i = 0; i < check_inputs_.size(); ++i)
+      if (shapes_text(check_inputs_[i]) == want && (t < 0 || ms[i] < t)) t = ms[i];
     if (t < 0) {
       const auto t0 = clock_type::now();
       auto out = guarded("reference infer", [&] { return ref.infer(ins); });
@@ -199,7 +199,7 @@ Result<void> Session::run_reference(const Backend& ref) {
     f.batch = b;
     f.p50_ms = f.p90_ms = f.p99_ms = f.mean_ms = f.min_ms = f.max_ms = t;
     f.throughput = t > 0 ? static_cast<double>(b) * 1000.0 / t : 0;
-    f.runs = 1;
+    f.runs = 1;  // each run was one inference; the fastest is kept
     r.figures.push_back(f);
   }
   return {};
@@ -348,15 +348,20 @@ void Session::measure(const Backend& be, CandidateResult& r, int index) {
   for (const auto& [b, ins] : profile_inputs_) {
     emit(r.backend, fmt::format("profile batch {}", b), index,
          0.3 + 0.7 * static_cast<double>(done) / static_cast<double>(profile_inputs_.size()));
-    // What is left of the candidate's budget, shared by the batches left
-    // (and of the whole tune's, when it has one).
+    // What is left of the candidate's budget, shared by the batches left;
+    // with a budget for the whole tune, also its fair share of what is left
+    // of that, shared with the candidates not yet tried.
     ProfileOptions po = options_.profile;
     const double spent = std::chrono::duration<double>(clock_type::now() - t0).count();
     const double batches_left = static_cast<double>(profile_inputs_.size() - done);
     if (budget > 0) po.max_seconds = std::min(po.max_seconds, (budget - spent) / batches_left);
-    if (options_.time_budget_s > 0)
+    if (options_.time_budget_s > 0) {
+      const double candidates_left = std::max(
+          1.0, static_cast<double>(candidates_.size()) + 2.0 - static_cast<double>(order_.size()));
       po.max_seconds =
-          std::min(po.max_seconds, (options_.time_budget_s - elapsed_s()) / batches_left);
+          std::min(po.max_seconds, (options_.time_budget_s - elapsed_s()) /
+                                       (candidates_left * batches_left));
+    }
     po.max_seconds = std::max(po.max_seconds, 0.0);
     po.stop_if_slower_ms = best_p50(b);
     ++done;
