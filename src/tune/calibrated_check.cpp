@@ -25,8 +25,8 @@ Result<GateTolerance> GateTolerance::parse(std::string_view text) {
   size_t field = 0, start = 0;
   while (true) {
     const size_t colon = text.find(':', start);
-    const std::string part(text.substr(start, colon == std::string_view::npos ? text.npos
-                                                                               : colon - start));
+    const std::string part(
+        text.substr(start, colon == std::string_view::npos ? text.npos : colon - start));
     if (field >= std::size(fields))
       return fail(ErrorCode::kInvalidArgument,
                   fmt::format("tolerance '{}' has more than 3 parts (FACTOR[:FLOOR_REL_L2[:"
@@ -123,8 +123,8 @@ CorrectnessResult calibrated_check(const std::vector<Tensor>& candidate,
                                    const std::vector<std::string>& names,
                                    const GateTolerance& tol) {
   if (candidate.size() != reference.size() || truth.size() != reference.size())
-    return failure("", fmt::format("{} outputs, the reference has {}", candidate.size(),
-                                   reference.size()));
+    return failure(
+        "", fmt::format("{} outputs, the reference has {}", candidate.size(), reference.size()));
   CorrectnessResult r;
   r.tolerance = tol.describe();
   double worst_excess = -1;
@@ -180,15 +180,15 @@ CorrectnessResult calibrated_check(const std::vector<Tensor>& candidate,
             "(first: element {}, {} vs {}; integers must be equal)",
             name, o.mismatches, worst, av, ev);
       else if (!std::isfinite(o.rel_l2) || !std::isfinite(o.max_err))
-        r.message = fmt::format("output '{}' element {} is {} where the truth has {}", name, worst,
-                                av, ev);
+        r.message =
+            fmt::format("output '{}' element {} is {} where the truth has {}", name, worst, av, ev);
       else
         r.message = fmt::format(
             "output '{}': relative L2 error {:.3g} (bound {:.3g}), max|diff|/RMS {:.3g} (bound "
             "{:.3g}); the f32 reference's are {:.3g} and {:.3g}; worst element {}: {:.9g} vs "
             "{:.9g}",
-            name, o.rel_l2, o.bound_rel_l2, o.max_err, o.bound_max_err, o.ref_rel_l2,
-            o.ref_max_err, worst, av, ev);
+            name, o.rel_l2, o.bound_rel_l2, o.max_err, o.bound_max_err, o.ref_rel_l2, o.ref_max_err,
+            worst, av, ev);
     }
     r.outputs.push_back(std::move(o));
   }

@@ -16,10 +16,18 @@ using nlohmann::json;
 namespace tune_internal {
 
 json figures_json(const LatencyFigures& f) {
-  return {{"batch", f.batch},   {"p50_ms", f.p50_ms},         {"p90_ms", f.p90_ms},
-          {"p99_ms", f.p99_ms}, {"mean_ms", f.mean_ms},       {"min_ms", f.min_ms},
-          {"max_ms", f.max_ms}, {"throughput", f.throughput}, {"runs", f.runs},
-          {"cv", f.cv},         {"converged", f.converged}, {"dominated", f.dominated},
+  return {{"batch", f.batch},
+          {"p50_ms", f.p50_ms},
+          {"p90_ms", f.p90_ms},
+          {"p99_ms", f.p99_ms},
+          {"mean_ms", f.mean_ms},
+          {"min_ms", f.min_ms},
+          {"max_ms", f.max_ms},
+          {"throughput", f.throughput},
+          {"runs", f.runs},
+          {"cv", f.cv},
+          {"converged", f.converged},
+          {"dominated", f.dominated},
           {"out_of_time", f.out_of_time}};
 }
 
@@ -55,9 +63,10 @@ std::optional<Error> error_from(const json& j) {
   // The text keeps the whole context chain; the code comes back by its name.
   ErrorCode code = ErrorCode::kInternal;
   const std::string name = j.value("code", "");
-  for (ErrorCode c : {ErrorCode::kInvalidArgument, ErrorCode::kUnsupported, ErrorCode::kUnsupportedHardware,
-                      ErrorCode::kNotFound, ErrorCode::kCorrupt, ErrorCode::kOutOfMemory,
-                      ErrorCode::kFailedPrecondition, ErrorCode::kIo, ErrorCode::kInternal})
+  for (ErrorCode c :
+       {ErrorCode::kInvalidArgument, ErrorCode::kUnsupported, ErrorCode::kUnsupportedHardware,
+        ErrorCode::kNotFound, ErrorCode::kCorrupt, ErrorCode::kOutOfMemory,
+        ErrorCode::kFailedPrecondition, ErrorCode::kIo, ErrorCode::kInternal})
     if (to_string(c) == name) code = c;
   return Error(code, j.value("text", j.value("message", std::string("error"))));
 }

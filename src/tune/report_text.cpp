@@ -14,7 +14,8 @@ namespace {
 std::string status_of(const CandidateResult& c, const Decision& d) {
   if (c.backend == d.backend) return "chosen";
   if (!c.skipped.empty()) return "skipped";
-  if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware) return "n/a";  // this machine cannot run it
+  if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware)
+    return "n/a";  // this machine cannot run it
   if (c.error) return "failed";
   if (c.checked && !c.correctness.passed) return "wrong";
   if (!c.built && !c.from_cache) return "not run";
@@ -153,8 +154,8 @@ std::vector<std::vector<std::string>> check_rows(const std::vector<CandidateResu
   return rows;
 }
 
-const char* kCheckHeader[] = {"candidate", "output",         "rel L2", "ref rel L2",
-                              "bound",     "max|diff|/RMS", "ref",    "bound", "verdict"};
+const char* kCheckHeader[] = {"candidate",     "output", "rel L2", "ref rel L2", "bound",
+                              "max|diff|/RMS", "ref",    "bound",  "verdict"};
 
 /// The truth and tolerance the checks used (the first candidate that has them).
 std::string check_basis(const std::vector<CandidateResult>& cands) {
@@ -274,9 +275,9 @@ std::string TuneReport::html() const {
             "<td class=\"num\">{}</td><td class=\"num\">{:.3f}</td><td class=\"num\">{:.3f}</td>"
             "<td class=\"num\">{:.3f}</td><td class=\"num\">{:.1f}{}</td>",
             f.batch, f.p50_ms, f.p90_ms, f.p99_ms, f.throughput,
-            figures_note(f).empty() ? ""
-                                    : " <span class=\"muted\">(" + html_escape(figures_note(f)) +
-                                          ")</span>");
+            figures_note(f).empty()
+                ? ""
+                : " <span class=\"muted\">(" + html_escape(figures_note(f)) + ")</span>");
       }
       if (i == 0) o << "<td rowspan=\"" << rows << "\">" << html_escape(why) << "</td>";
       o << "</tr>";

@@ -358,9 +358,8 @@ void Session::measure(const Backend& be, CandidateResult& r, int index) {
     if (options_.time_budget_s > 0) {
       const double candidates_left = std::max(
           1.0, static_cast<double>(candidates_.size()) + 2.0 - static_cast<double>(order_.size()));
-      po.max_seconds =
-          std::min(po.max_seconds, (options_.time_budget_s - elapsed_s()) /
-                                       (candidates_left * batches_left));
+      po.max_seconds = std::min(po.max_seconds, (options_.time_budget_s - elapsed_s()) /
+                                                    (candidates_left * batches_left));
     }
     po.max_seconds = std::max(po.max_seconds, 0.0);
     po.stop_if_slower_ms = best_p50(b);
@@ -398,8 +397,7 @@ const CandidateResult& Session::evaluate(const std::string& name) {
   }
   std::unique_ptr<Backend> be = build_and_check(name, r, index);
   if (be) measure(*be, r, index);
-  candidate_seconds_.push_back(
-      std::chrono::duration<double>(clock_type::now() - started).count());
+  candidate_seconds_.push_back(std::chrono::duration<double>(clock_type::now() - started).count());
   emit(name, r.error || !r.correctness.passed ? "failed" : "done", index, 1.0);
   if (r.error) HONE_LOG_INFO("tune: {} failed: {}", name, r.error->to_string());
   if (r.usable()) store_cache(r);

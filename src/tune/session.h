@@ -90,7 +90,7 @@ class Session final : public TuneSession {
   std::vector<std::vector<Tensor>> check_truth_;     // the f64 reference's (or the f32's)
   std::string truth_;                                // what check_truth_ is
   std::chrono::steady_clock::time_point start_;
-  double reference_s_ = 0;                // the reference's share of the time
+  double reference_s_ = 0;                 // the reference's share of the time
   std::vector<double> candidate_seconds_;  // each evaluated (not cached) candidate's time
   std::vector<std::string> output_names_;
   size_t sample_count_ = 0;

@@ -25,8 +25,8 @@ Result<const Tensor*> KernelContext::tensor(size_t i) const {
     return fail(ErrorCode::kInvalidArgument,
                 node_.op_type + " requires input " + std::to_string(i) + ", which is missing");
   if (!inputs_[i]->is_tensor())
-    return fail(ErrorCode::kInvalidArgument,
-                node_.op_type + " input " + std::to_string(i) + " must be a tensor, got a sequence");
+    return fail(ErrorCode::kInvalidArgument, node_.op_type + " input " + std::to_string(i) +
+                                                 " must be a tensor, got a sequence");
   return &inputs_[i]->tensor;
 }
 
@@ -35,8 +35,8 @@ bool KernelContext::wants_output(size_t i) const {
          !graph_.value(node_.outputs[i]).name.empty();
 }
 
-Result<std::vector<RuntimeValue>> KernelContext::run_subgraph(const Graph& g,
-                                                              std::vector<RuntimeValue> inputs) const {
+Result<std::vector<RuntimeValue>> KernelContext::run_subgraph(
+    const Graph& g, std::vector<RuntimeValue> inputs) const {
   return interpreter_->run(g, std::move(inputs), scope_);
 }
 
@@ -51,7 +51,8 @@ const KernelFn* OpRegistry::find(const std::string& op_type, const std::string& 
 
 std::vector<std::string> OpRegistry::op_types() const {
   std::vector<std::string> out;
-  for (const auto& [key, fn] : kernels_) out.push_back(key.first.empty() ? key.second : key.first + "." + key.second);
+  for (const auto& [key, fn] : kernels_)
+    out.push_back(key.first.empty() ? key.second : key.first + "." + key.second);
   return out;
 }
 
@@ -86,9 +87,9 @@ Result<void> Interpreter::check_supported(const Graph& graph) const {
 
 Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& inputs) {
   if (inputs.size() != graph.inputs().size())
-    return fail(ErrorCode::kInvalidArgument,
-                "graph '" + graph.name() + "' takes " + std::to_string(graph.inputs().size()) +
-                    " inputs, got " + std::to_string(inputs.size()));
+    return fail(ErrorCode::kInvalidArgument, "graph '" + graph.name() + "' takes " +
+                                                 std::to_string(graph.inputs().size()) +
+                                                 " inputs, got " + std::to_string(inputs.size()));
   std::map<std::string, int64_t> symbols;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Value& decl = graph.value(graph.inputs()[i]);
@@ -96,7 +97,8 @@ Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& i
     if (!got.is_tensor()) continue;  // sequences/optionals: checked by the ops that read them
     const Tensor& t = got.tensor;
     const std::string where = "input " + std::to_string(i) + " '" + decl.name + "'";
-    if (decl.dtype != DType::kUndefined && decl.kind == ValueKind::kTensor && t.dtype() != decl.dtype)
+    if (decl.dtype != DType::kUndefined && decl.kind == ValueKind::kTensor &&
+        t.dtype() != decl.dtype)
       return fail(ErrorCode::kInvalidArgument, where + " must be " +
                                                    std::string(dtype_name(decl.dtype)) + ", got " +
                                                    std::string(dtype_name(t.dtype())));
@@ -109,9 +111,10 @@ Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& i
     for (size_t a = 0; a < s.rank(); ++a) {
       const Dim& d = s[a];
       if (d.is_static() && d.value() != t.dim(a))
-        return fail(ErrorCode::kInvalidArgument,
-                    where + " axis " + std::to_string(a) + " must be " + std::to_string(d.value()) +
-                        " (declared " + s.to_string() + "), got shape " + shape_to_string(t.shape()));
+        return fail(ErrorCode::kInvalidArgument, where + " axis " + std::to_string(a) +
+                                                     " must be " + std::to_string(d.value()) +
+                                                     " (declared " + s.to_string() +
+                                                     "), got shape " + shape_to_string(t.shape()));
       if (d.is_symbolic()) {
         auto [it, inserted] = symbols.emplace(d.symbol_name(), t.dim(a));
         if (!inserted && it->second != t.dim(a))
@@ -173,18 +176,18 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
     const KernelFn* fn = ops_->find(node.op_type, node.domain);
     const std::string ctx_line = "while running node " + node.describe();
     if (fn == nullptr)
-      return fail(Error(ErrorCode::kUnsupported,
-                        "no reference kernel for op '" + node.op_type + "'")
-                      .add_context(ctx_line));
+      return fail(
+          Error(ErrorCode::kUnsupported, "no reference kernel for op '" + node.op_type + "'")
+              .add_context(ctx_line));
     Result<void> r = run_kernel(*fn, node, graph, std::move(ins), outs, &scope);
     if (!r) return fail(std::move(r).error().add_context(ctx_line));
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const ValueId v = node.outputs[o];
       if (v == kNoValue || graph.value(v).name.empty()) continue;
       if (outs[o].is_none() && !outs[o].optional)
-        return fail(Error(ErrorCode::kInternal,
-                          "kernel did not produce output " + std::to_string(o) + " '" +
-                              graph.value(v).name + "'")
+        return fail(Error(ErrorCode::kInternal, "kernel did not produce output " +
+                                                    std::to_string(o) + " '" + graph.value(v).name +
+                                                    "'")
                         .add_context(ctx_line));
       env[v] = std::move(outs[o]);
     }

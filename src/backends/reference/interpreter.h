@@ -68,6 +68,7 @@ class Interpreter {
 [[nodiscard]] Graph widen_to_f64(const Graph& graph);
 
 /// Checks that `inputs` fit the graph's declared inputs; error names the input and axis.
-[[nodiscard]] Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& inputs);
+[[nodiscard]] Result<void> check_inputs(const Graph& graph,
+                                        const std::vector<RuntimeValue>& inputs);
 
 }  // namespace hone::reference

@@ -14,9 +14,9 @@ class ReferenceBackend final : public Backend {
     static const BackendCapabilities c = [] {
       BackendCapabilities k;
       k.devices = {Device::kCpu};
-      k.dtypes = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8,
-                  DType::kI16, DType::kU16, DType::kI32, DType::kU32, DType::kI64, DType::kU64,
-                  DType::kBool};
+      k.dtypes = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
+                  DType::kU8,  DType::kI16, DType::kU16, DType::kI32,  DType::kU32,
+                  DType::kI64, DType::kU64, DType::kBool};
       k.precisions = {"f32"};
       k.build_mode = BuildMode::kJustInTime;
       k.dynamic_shapes = true;
@@ -45,9 +45,9 @@ class ReferenceBackend final : public Backend {
       return fail(ErrorCode::kInvalidArgument,
                   "reference precision '" + precision + "' is not f32 or f64");
     f64_ = precision == "f64";
-    interpreter_ = reference::Interpreter(
-        reference::OpRegistry::reference(),
-        f64_ ? reference::Precision::kF64 : reference::Precision::kF32);
+    interpreter_ =
+        reference::Interpreter(reference::OpRegistry::reference(),
+                               f64_ ? reference::Precision::kF64 : reference::Precision::kF32);
     HONE_CHECK_OK(interpreter_.check_supported(graph));
     graph_ = std::make_unique<Graph>(f64_ ? reference::widen_to_f64(graph) : graph);
     return {};
@@ -73,7 +73,8 @@ void register_reference(BackendRegistry& registry) {
   auto r = registry.add({"reference",
                          "plain op-by-op interpreter that defines the right answer",
                          ReferenceBackend::caps(),
-                         [] { return std::make_unique<ReferenceBackend>(); }, {}});
+                         [] { return std::make_unique<ReferenceBackend>(); },
+                         {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

@@ -64,9 +64,8 @@ TEST(Budget, RealReferenceIsTheF64Truth) {
 TEST(Budget, DominatedCandidateStopsEarly) {
   // "slow" sleeps 10x longer than "fast", which is measured first: after 5
   // runs slow is surely slower and stops, though min_runs asks for 15.
-  auto reg = sleep_registry({{"reference", {.base_us = 20000}},
-                             {"fast", {.base_us = 300}},
-                             {"slow", {.base_us = 3000}}});
+  auto reg = sleep_registry(
+      {{"reference", {.base_us = 20000}}, {"fast", {.base_us = 300}}, {"slow", {.base_us = 3000}}});
   TuneOptions o = quick_options(reg);
   o.profile.min_runs = 15;
   o.profile.max_runs = 15;
@@ -124,7 +123,8 @@ TEST(Budget, TimeBudgetSkipsCandidatesItDoesNotReach) {
 }
 
 TEST(Budget, ProfileKeepsToItsSecondsAndProgressHasAnEstimate) {
-  auto reg = sleep_registry({{"reference", {.base_us = 1000}}, {"slowish", {.base_us = 20000}},
+  auto reg = sleep_registry({{"reference", {.base_us = 1000}},
+                             {"slowish", {.base_us = 20000}},
                              {"quick", {.base_us = 500}}});
   auto be = reg.create("slowish");
   ASSERT_TRUE(be);

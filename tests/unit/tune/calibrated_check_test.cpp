@@ -36,16 +36,16 @@ const GateTolerance kF32 = GateTolerance::for_precision("f32");
 TEST(CalibratedCheck, BitExactReferenceGetsTheFloorNotAZeroBound) {
   const auto t = truth_values();
   const Tensor ref = f32_off_by(t, 0);  // f32 rounding only (~3e-8 relative)
-  const CorrectnessResult close = calibrated_check({f32_off_by(t, 2e-6)}, {ref}, {f64_tensor(t)},
-                                                   {"y"}, kF32);
+  const CorrectnessResult close =
+      calibrated_check({f32_off_by(t, 2e-6)}, {ref}, {f64_tensor(t)}, {"y"}, kF32);
   EXPECT_TRUE(close.passed) << close.message;
   ASSERT_EQ(close.outputs.size(), 1u);
   EXPECT_EQ(close.outputs[0].bound_rel_l2, kF32.floor_rel_l2);  // 100 x ~3e-8 is under the floor
   EXPECT_NEAR(close.outputs[0].rel_l2, 2e-6, 2e-7);
   EXPECT_LT(close.outputs[0].ref_rel_l2, 1e-7);
   // 1% off: far past the floor, and the message names the output and the figures.
-  const CorrectnessResult off = calibrated_check({f32_off_by(t, 1e-2)}, {ref}, {f64_tensor(t)},
-                                                 {"y"}, kF32);
+  const CorrectnessResult off =
+      calibrated_check({f32_off_by(t, 1e-2)}, {ref}, {f64_tensor(t)}, {"y"}, kF32);
   EXPECT_FALSE(off.passed);
   EXPECT_NE(off.message.find("output 'y'"), std::string::npos) << off.message;
   EXPECT_NE(off.message.find("bound"), std::string::npos) << off.message;
@@ -95,8 +95,8 @@ TEST(CalibratedCheck, NonFiniteValuesMustSitWhereTheTruthHasThem) {
 TEST(CalibratedCheck, DtypeAndShapeMismatchesAreNamed) {
   const auto t = truth_values();
   const Tensor ref = f32_off_by(t, 0);
-  const auto shape = calibrated_check({Tensor::zeros(DType::kF32, {2, 32})}, {ref},
-                                      {f64_tensor(t)}, {"y"}, kF32);
+  const auto shape =
+      calibrated_check({Tensor::zeros(DType::kF32, {2, 32})}, {ref}, {f64_tensor(t)}, {"y"}, kF32);
   EXPECT_FALSE(shape.passed);
   EXPECT_NE(shape.message.find("shape"), std::string::npos) << shape.message;
   const auto dtype = calibrated_check({f64_tensor(t)}, {ref}, {f64_tensor(t)}, {"y"}, kF32);

@@ -1,5 +1,6 @@
 // The calibrated gate on real models: on every model of a list (models/*.onnx,
-// plus the paths in $HONE_GATE_MODELS, colon-separated), the correct
+// plus the entries of $HONE_GATE_MODELS, colon-separated, each PATH or
+// PATH@DIM=V,DIM=V to fix symbolic dims the model needs), the correct
 // backends (onednn, blas, aot) pass, and a backend whose one op's result is
 // off by 1% is rejected wherever that op sits (first, middle and last heavy
 // op of the graph).
@@ -8,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <random>
 #include <set>
 
@@ -71,9 +73,8 @@ class OnePercentOff final : public Backend {
       g.node(target_).outputs[o] = r;
       g.value(r).producer = target_;
       g.value(y).producer = -1;  // the Add below produces it now
-      const ValueId s = g.add_node("Sign", {g.add_node("Sin", {g.add_node("Mul", {r, k}, 1)[0]},
-                                                        1)[0]},
-                                   1)[0];
+      const ValueId s =
+          g.add_node("Sign", {g.add_node("Sin", {g.add_node("Mul", {r, k}, 1)[0]}, 1)[0]}, 1)[0];
       const ValueId d = g.add_node("Mul", {r, g.add_node("Mul", {s, c}, 1)[0]}, 1)[0];
       Node add;
       add.name = "__gate_perturb_" + std::to_string(o);
@@ -93,15 +94,34 @@ class OnePercentOff final : public Backend {
   std::unique_ptr<Backend> inner_;
 };
 
+/// PATH@DIM=V,DIM=V split into the path and the dims.
+std::pair<std::string, std::map<std::string, int64_t>> parse_entry(const std::string& entry) {
+  const size_t at = entry.find('@');
+  std::map<std::string, int64_t> dims;
+  if (at == std::string::npos) return {entry, dims};
+  std::string rest = entry.substr(at + 1);
+  for (size_t i = 0; i <= rest.size();) {
+    const size_t comma = std::min(rest.find(',', i), rest.size());
+    const std::string kv = rest.substr(i, comma - i);
+    if (const size_t eq = kv.find('='); eq != std::string::npos)
+      dims[kv.substr(0, eq)] = std::stoll(kv.substr(eq + 1));
+    i = comma + 1;
+  }
+  return {entry.substr(0, at), dims};
+}
+
 /// Random samples: floats in [-1, 1), integers in [0, 9]; the leading
-/// symbolic dim of the first input is the batch (1 and 2), other symbols 5.
-std::vector<Sample> samples_for(const Graph& g) {
+/// symbolic dim of the first input is the batch (1 and 2, unless `dims`
+/// fixes it), other symbols as `dims` says, else 5.
+std::vector<Sample> samples_for(const Graph& g, const std::map<std::string, int64_t>& dims) {
   std::string batch;
   for (ValueId id : g.inputs())
-    if (const Value& v = g.value(id); v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic()) {
+    if (const Value& v = g.value(id);
+        v.shape && v.shape->rank() > 0 && v.shape->dims()[0].is_symbolic()) {
       batch = v.shape->dims()[0].symbol_name();
       break;
     }
+  if (dims.count(batch)) batch.clear();
   std::mt19937_64 rng(7);
   std::vector<Sample> out;
   for (int64_t b : batch.empty() ? std::vector<int64_t>{1} : std::vector<int64_t>{1, 2}) {
@@ -109,8 +129,13 @@ std::vector<Sample> samples_for(const Graph& g) {
     for (ValueId id : g.inputs()) {
       const Value& v = g.value(id);
       std::vector<int64_t> shape;
-      for (const Dim& d : v.shape->dims())
-        shape.push_back(d.is_static() ? d.value() : d.symbol_name() == batch ? b : 5);
+      for (const Dim& d : v.shape->dims()) {
+        const auto it = d.is_static() ? dims.end() : dims.find(d.symbol_name());
+        shape.push_back(d.is_static()                 ? d.value()
+                        : it != dims.end()            ? it->second
+                        : d.symbol_name() == batch    ? b
+                                                      : 5);
+      }
       Tensor t = Tensor::zeros(v.dtype, shape);
       for (int64_t i = 0; i < t.numel(); ++i) {
         if (v.dtype == DType::kF32)
@@ -142,20 +167,22 @@ TuneOptions quick(const BackendRegistry* reg) {
 std::string figures(const CorrectnessResult& c) {
   std::string s = c.truth;
   for (const OutputCheck& o : c.outputs)
-    s += fmt::format("; {}: rel L2 {:.2e} (ref {:.2e}, bound {:.2e}), max {:.2e} (ref {:.2e}, "
-                     "bound {:.2e})",
-                     o.output, o.rel_l2, o.ref_rel_l2, o.bound_rel_l2, o.max_err, o.ref_max_err,
-                     o.bound_max_err);
+    s += fmt::format(
+        "; {}: rel L2 {:.2e} (ref {:.2e}, bound {:.2e}), max {:.2e} (ref {:.2e}, "
+        "bound {:.2e})",
+        o.output, o.rel_l2, o.ref_rel_l2, o.bound_rel_l2, o.max_err, o.ref_max_err,
+        o.bound_max_err);
   return s;
 }
 
 class GateOnModel : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(GateOnModel, CorrectBackendsPassAndOneOpOffByOnePercentFails) {
-  if (!fs::exists(GetParam())) GTEST_SKIP() << GetParam() << " is not installed";
-  auto g = onnx::load_model(GetParam());
+  const auto [path, dims] = parse_entry(GetParam());
+  if (!fs::exists(path)) GTEST_SKIP() << path << " is not installed";
+  auto g = onnx::load_model(path);
   ASSERT_TRUE(g) << g.error().to_string();
-  const auto samples = samples_for(*g);
+  const auto samples = samples_for(*g, dims);
 
   for (const char* name : {"onednn", "blas", "aot"}) {
     const auto* entry = default_registry().find(name);
@@ -166,7 +193,7 @@ TEST_P(GateOnModel, CorrectBackendsPassAndOneOpOffByOnePercentFails) {
       if (c.backend == name) {
         EXPECT_TRUE(c.correctness.passed) << name << ": " << c.correctness.message;
         EXPECT_EQ(c.correctness.truth, "f64 reference");
-        std::printf("[gate] %s %s pass: %s\n", fs::path(GetParam()).filename().c_str(), name,
+        std::printf("[gate] %s %s pass: %s\n", fs::path(path).filename().c_str(), name,
                     figures(c.correctness).c_str());
       }
   }
@@ -180,7 +207,8 @@ TEST_P(GateOnModel, CorrectBackendsPassAndOneOpOffByOnePercentFails) {
   for (NodeId target : {heavy.front(), heavy[heavy.size() / 2], heavy.back()}) {
     BackendRegistry reg;
     register_reference(reg);
-    ASSERT_TRUE(reg.add({"one-percent-off", "the reference with one op off by 1% (test)",
+    ASSERT_TRUE(reg.add({"one-percent-off",
+                         "the reference with one op off by 1% (test)",
                          reg.find("reference")->capabilities,
                          [target] { return std::make_unique<OnePercentOff>(target); },
                          {}}));
@@ -189,14 +217,14 @@ TEST_P(GateOnModel, CorrectBackendsPassAndOneOpOffByOnePercentFails) {
     EXPECT_EQ(m.error().code(), ErrorCode::kFailedPrecondition) << m.error().to_string();
     EXPECT_NE(m.error().message().find("wrong results"), std::string::npos)
         << m.error().to_string();
-    std::printf("[gate] %s node %s off by 1%%: %s\n", fs::path(GetParam()).filename().c_str(),
+    std::printf("[gate] %s node %s off by 1%%: %s\n", fs::path(path).filename().c_str(),
                 g->node(target).describe().c_str(), m.error().message().c_str());
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, GateOnModel, ::testing::ValuesIn(gate_models()),
                          [](const ::testing::TestParamInfo<std::string>& p) {
-                           std::string n = fs::path(p.param).stem().string();
+                           std::string n = fs::path(parse_entry(p.param).first).stem().string();
                            for (char& ch : n)
                              if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
                            return n + "_" + std::to_string(p.index);

@@ -78,7 +78,10 @@ inline BackendRegistry sleep_registry(
   BackendRegistry r;
   for (const auto& [name, spec] : backends) {
     auto caps = real.find("reference")->capabilities;
-    auto added = r.add({name, "test backend that sleeps", caps, [name, spec] {
+    auto added = r.add({name,
+                        "test backend that sleeps",
+                        caps,
+                        [name, spec] {
                           auto inner = default_registry().create("reference");
                           return std::make_unique<SleepBackend>(name, spec, std::move(*inner));
                         },
