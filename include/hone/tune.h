@@ -89,6 +89,11 @@ struct TuneOptions {
   /// Seed of the random inputs used for the check at the bounds.
   uint64_t seed = 1;
   std::function<void(const TuneEvent&)> progress;
+  /// Asked before each candidate is built; when it returns true the remaining
+  /// candidates are skipped and tune() fails with kFailedPrecondition
+  /// ("tuning was cancelled"). Lets a just-in-time tune stop between
+  /// candidates when its owner is destroyed.
+  std::function<bool()> cancelled;
 };
 
 /// A tuned model: the chosen backend, built, with the spec to flatten sample

@@ -382,6 +382,10 @@ const CandidateResult& Session::evaluate(const std::string& name) {
   CandidateResult& r = results_[name];
   r.backend = name;
   order_.push_back(name);
+  if (options_.cancelled && options_.cancelled()) {
+    r.error = Error(ErrorCode::kFailedPrecondition, "tuning was cancelled before this candidate");
+    return r;
+  }
   if (options_.time_budget_s > 0 && elapsed_s() >= options_.time_budget_s) {
     r.skipped = fmt::format("the time budget of {:g} s was spent before it was reached",
                             options_.time_budget_s);

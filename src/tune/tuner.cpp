@@ -133,7 +133,11 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   // (before any candidate is evaluated: the spec is part of the cache key).
   HONE_CHECK_OK_CTX(spec.learn_outputs(samples, session->sample_outputs()),
                     "while learning the output spec from the reference's outputs");
-  HONE_TRY(Selection sel, strategy.select(*session));
+  auto selected = strategy.select(*session);
+  // A cancelled tune says so, whatever the strategy made of the skipped candidates.
+  if (options.cancelled && options.cancelled())
+    return fail(ErrorCode::kFailedPrecondition, "tuning '" + graph.name() + "' was cancelled");
+  HONE_TRY(Selection sel, std::move(selected));
   HONE_TRY(auto backend, session->take_built(sel.backend));
 
   TuneReport report;

@@ -32,6 +32,7 @@ struct Command {
 };
 
 void add_inspect_command(CLI::App& root, std::vector<Command>& commands);
+void add_inspect_run_command(CLI::App& root, std::vector<Command>& commands);
 void add_run_command(CLI::App& root, std::vector<Command>& commands);
 void add_backends_command(CLI::App& root, std::vector<Command>& commands);
 void add_conformance_command(CLI::App& root, std::vector<Command>& commands);

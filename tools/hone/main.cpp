@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands;
   add_inspect_command(app, commands);
+  add_inspect_run_command(app, commands);
   add_run_command(app, commands);
   add_backends_command(app, commands);
   add_conformance_command(app, commands);
