@@ -35,7 +35,9 @@ TEST(Budget, ReferenceRunsOncePerCheckInputAndIsNeverProfiled) {
   EXPECT_EQ(m->decision().backend, "fast");
   // The sleep registry's reference has no f64 mode: the truth is the f32 reference, said so.
   for (const auto& c : m->report().candidates)
-    if (c.backend == "fast") EXPECT_NE(c.correctness.truth.find("no f64"), std::string::npos);
+    if (c.backend == "fast") {
+      EXPECT_NE(c.correctness.truth.find("no f64"), std::string::npos);
+    }
 }
 
 TEST(Budget, RealReferenceIsTheF64Truth) {
@@ -73,13 +75,15 @@ TEST(Budget, DominatedCandidateStopsEarly) {
   auto m = tune(tiny_mlp(), kSamples, MaxThroughput({"fast", "slow"}), o);
   ASSERT_TRUE(m) << m.error().to_string();
   for (const auto& c : m->report().candidates) {
-    if (c.backend == "slow")
+    if (c.backend == "slow") {
       for (const LatencyFigures& f : c.figures) {
         EXPECT_TRUE(f.dominated) << "batch " << f.batch;
         EXPECT_EQ(f.runs, 5) << "batch " << f.batch;
       }
-    if (c.backend == "fast")
+    }
+    if (c.backend == "fast") {
       for (const LatencyFigures& f : c.figures) EXPECT_FALSE(f.dominated);
+    }
   }
   EXPECT_EQ(m->decision().backend, "fast");
   EXPECT_NE(m->report().table().find("slower than the best so far"), std::string::npos);
@@ -103,8 +107,9 @@ TEST(Budget, TimeBudgetSkipsCandidatesItDoesNotReach) {
   EXPECT_LT(s, 1.5);
   EXPECT_EQ(m->decision().backend, "first");
   for (const auto& c : m->report().candidates)
-    if (c.backend == "first")
+    if (c.backend == "first") {
       for (const LatencyFigures& f : c.figures) EXPECT_LE(f.runs, 4) << "batch " << f.batch;
+    }
   bool saw_skip = false;
   for (const auto& c : m->report().candidates)
     if (c.backend == "second") {

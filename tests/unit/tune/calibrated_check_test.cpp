@@ -131,7 +131,9 @@ TEST(CalibratedCheck, ToleranceParsesAndNamesWhatIsWrong) {
   for (const char* bad : {"", "x", "-1", "10:", "1:2:3:4", "0"}) {
     auto r = GateTolerance::parse(bad);
     EXPECT_FALSE(r) << bad;
-    if (!r) EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+    if (!r) {
+      EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+    }
   }
   EXPECT_NE(GateTolerance::parse("10:abc").error().message().find("relative L2 floor"),
             std::string::npos);
