@@ -6,8 +6,13 @@
 //
 // After warm-up it runs until the coefficient of variation of the last
 // `window` latencies falls under `cv_target` (at least `min_runs`, at most
-// `max_runs`, and it stops early once `max_seconds` have passed after
-// `min_runs`). Inputs are the caller's real (seeded) inputs, never zeros.
+// `max_runs`). `max_seconds` bounds the whole measurement, warm-up included:
+// once spent it stops after at least 3 timed runs (1 warm-up), whatever
+// `min_runs` says. With `stop_if_slower_ms` set it also stops, from the 5th
+// run on, once the lower end of the p50's 95% confidence interval (an order
+// statistic of the runs so far) is above that latency: the candidate is
+// already slower than the best one seen, and `dominated` says so. Inputs are
+// the caller's real (seeded) inputs, never zeros.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,8 @@ struct ProfileOptions {
   int min_runs = 20;
   int max_runs = 200;
   double max_seconds = 20.0;
+  /// 0: none; else stop once this is surely faster than what is being measured.
+  double stop_if_slower_ms = 0;
 };
 
 struct LatencyFigures {
@@ -33,6 +40,10 @@ struct LatencyFigures {
   int runs = 0;
   double cv = 0;           // coefficient of variation of the last window
   bool converged = false;  // cv fell under the target
+  /// Stopped early: slower than stop_if_slower_ms with 95% confidence.
+  bool dominated = false;
+  /// Stopped by max_seconds before converging.
+  bool out_of_time = false;
 };
 
 /// Measures `backend` on `inputs` (one batch of `batch` samples). Errors: the

@@ -6,12 +6,19 @@
 //   HONE_TRY(TunedModel m, hone::tune(graph, samples, MaxThroughput(), TuneOptions{}));
 //   HONE_TRY(Sample out, m.infer(samples[0]));
 //
+// First the reference runs once per check input (the samples, and random
+// inputs with every dynamic dim at its smallest and at its largest bound),
+// in f32 and in f64: the f64 outputs are the ground truth, the f32 ones
+// calibrate the gate (hone/correctness.h), and the f32 run's latency is the
+// baseline the strategies compare against; the reference is never profiled.
 // Per candidate: create from the registry, apply its config, build (errors
-// become a failed candidate, never a crash), check against the reference at
-// the smallest and largest bounds of every dynamic axis, profile at each
-// batch size. Measured figures are kept in the tuning cache (SQLite), keyed
-// by graph hash, config key, shapes and machine fingerprint, so tuning the
-// same model again skips measuring.
+// become a failed candidate, never a crash), check on the check inputs,
+// profile at each batch size within `candidate_budget_s`, stopping a batch
+// early once the candidate is surely slower than the best so far there.
+// `time_budget_s` bounds the whole tune: candidates not reached are skipped,
+// and the report says so. Measured figures are kept in the tuning cache
+// (SQLite), keyed by graph hash, config key, shapes and machine fingerprint,
+// so tuning the same model again skips measuring.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +57,7 @@ struct TuneEvent {
   int candidate_index = 0;
   int candidate_count = 0;
   double fraction = 0;  // of this candidate's steps
+  double eta_s = -1;    // estimate of the seconds the whole tune has left; < 0: unknown
 };
 
 struct TuneOptions {
@@ -60,9 +69,16 @@ struct TuneOptions {
   int threads = 0;
   /// A choice must beat the reference by this much on the strategy's metric.
   double baseline_gate_percent = 1.0;
-  /// Tolerance of f32 candidates; reduced-precision ones get their precision's.
-  Tolerance tolerance;
+  /// The calibrated gate's tolerance for every candidate (--tolerance); unset:
+  /// GateTolerance::for_precision of the loosest precision a candidate allows.
+  std::optional<GateTolerance> tolerance;
   ProfileOptions profile;
+  /// Seconds of profiling per candidate, shared by its batch sizes (each also
+  /// bounded by profile.max_seconds).
+  double candidate_budget_s = 3.0;
+  /// Seconds for the whole tune (--time-budget); 0: no limit. Candidates not
+  /// started when it is spent are skipped; the reference always runs.
+  double time_budget_s = 0;
   BatchSearchOptions batch_search;
   bool use_cache = true;
   std::filesystem::path cache_path;  // empty: TuningCache::default_path()

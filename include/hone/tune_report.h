@@ -34,11 +34,12 @@ struct CandidateResult {
   CorrectnessResult correctness;
   std::vector<LatencyFigures> figures;  // one per batch size measured, ascending
   bool from_cache = false;              // figures came from the tuning cache
+  std::string skipped;                  // why it was not tried ("time budget ... spent")
   std::string lost_because;             // filled in for every candidate that was not chosen
 
   /// Built, checked, correct and measured.
   bool usable() const {
-    return built && !error && checked && correctness.passed && !figures.empty();
+    return skipped.empty() && built && !error && checked && correctness.passed && !figures.empty();
   }
   /// Figures at `batch`, or nullptr.
   const LatencyFigures* at_batch(int64_t batch) const;
@@ -77,7 +78,10 @@ struct TuneReport {
   int threads = 0;
   std::vector<int64_t> batch_sizes;
   double baseline_gate_percent = 1.0;
-  CandidateResult baseline;  // the reference
+  double time_budget_s = 0;  // 0: none
+  /// The reference: built, run once per check input (its figures are those
+  /// one-shot runs, runs == 1), never profiled.
+  CandidateResult baseline;
   std::vector<CandidateResult>
       candidates;  // in the order tried (the reference too, if it was a candidate)
   std::vector<BatchSearchResult> batch_searches;

@@ -26,18 +26,34 @@ double coefficient_of_variation(const std::vector<double>& v, size_t window) {
   return mean > 0 ? std::sqrt(var) / mean : INFINITY;
 }
 
+/// The lower end of a 95% confidence interval of the median of `v`: the
+/// order statistic at rank n/2 - 1.96 sqrt(n)/2 (binomial, normal approximation).
+double median_lower_bound(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const double n = static_cast<double>(v.size());
+  const double rank = std::floor(n / 2.0 - 0.98 * std::sqrt(n));
+  return v[static_cast<size_t>(std::clamp(rank, 0.0, n - 1))];
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
 }  // namespace
 
 Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>& inputs,
                                int64_t batch, const ProfileOptions& o) {
   using clock = std::chrono::steady_clock;
+  const auto start = clock::now();
+  // A slow model spends at most a quarter of the budget warming up (one run at least).
   for (int i = 0; i < o.warmup; ++i) {
     auto y = backend.infer(inputs);
     if (!y) return fail(std::move(y).error().add_context("while warming up for profiling"));
+    if (seconds_since(start) > o.max_seconds / 4) break;
   }
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(std::max(o.max_runs, 1)));
-  const auto start = clock::now();
+  constexpr int kRunsInBudget = 3, kRunsBeforeDominance = 5;
   LatencyFigures f;
   f.batch = batch;
   const int max_runs = std::max(o.max_runs, 1);
@@ -49,13 +65,22 @@ Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>
     const auto b = clock::now();
     if (!y) return fail(std::move(y).error().add_context("while profiling"));
     ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
-    if (static_cast<int>(ms.size()) < min_runs) continue;
+    const int n = static_cast<int>(ms.size());
+    if (o.stop_if_slower_ms > 0 && n >= kRunsBeforeDominance &&
+        median_lower_bound(ms) > o.stop_if_slower_ms) {
+      f.dominated = true;
+      break;
+    }
+    if (n >= kRunsInBudget && seconds_since(start) > o.max_seconds) {
+      f.out_of_time = n < min_runs || coefficient_of_variation(ms, window) >= o.cv_target;
+      break;
+    }
+    if (n < min_runs) continue;
     f.cv = coefficient_of_variation(ms, window);
     if (ms.size() >= window && f.cv < o.cv_target) {
       f.converged = true;
       break;
     }
-    if (std::chrono::duration<double>(clock::now() - start).count() > o.max_seconds) break;
   }
   f.runs = static_cast<int>(ms.size());
   if (!f.converged) f.cv = coefficient_of_variation(ms, window);

@@ -1,5 +1,8 @@
 // TuneReport and CandidateResult as JSON (the report file, the tuning cache
 // and package manifests use these).
+#include <cmath>
+#include <limits>
+
 #include <nlohmann/json.hpp>
 
 #include "hone/tune_report.h"
@@ -13,10 +16,19 @@ using nlohmann::json;
 namespace tune_internal {
 
 json figures_json(const LatencyFigures& f) {
-  return {{"batch", f.batch},   {"p50_ms", f.p50_ms},         {"p90_ms", f.p90_ms},
-          {"p99_ms", f.p99_ms}, {"mean_ms", f.mean_ms},       {"min_ms", f.min_ms},
-          {"max_ms", f.max_ms}, {"throughput", f.throughput}, {"runs", f.runs},
-          {"cv", f.cv},         {"converged", f.converged}};
+  return {{"batch", f.batch},
+          {"p50_ms", f.p50_ms},
+          {"p90_ms", f.p90_ms},
+          {"p99_ms", f.p99_ms},
+          {"mean_ms", f.mean_ms},
+          {"min_ms", f.min_ms},
+          {"max_ms", f.max_ms},
+          {"throughput", f.throughput},
+          {"runs", f.runs},
+          {"cv", f.cv},
+          {"converged", f.converged},
+          {"dominated", f.dominated},
+          {"out_of_time", f.out_of_time}};
 }
 
 LatencyFigures figures_from(const json& j) {
@@ -32,6 +44,8 @@ LatencyFigures figures_from(const json& j) {
   f.runs = j.value("runs", 0);
   f.cv = j.value("cv", 0.0);
   f.converged = j.value("converged", false);
+  f.dominated = j.value("dominated", false);
+  f.out_of_time = j.value("out_of_time", false);
   return f;
 }
 
@@ -49,17 +63,67 @@ std::optional<Error> error_from(const json& j) {
   // The text keeps the whole context chain; the code comes back by its name.
   ErrorCode code = ErrorCode::kInternal;
   const std::string name = j.value("code", "");
-  for (ErrorCode c : {ErrorCode::kInvalidArgument, ErrorCode::kUnsupported, ErrorCode::kUnsupportedHardware,
-                      ErrorCode::kNotFound, ErrorCode::kCorrupt, ErrorCode::kOutOfMemory,
-                      ErrorCode::kFailedPrecondition, ErrorCode::kIo, ErrorCode::kInternal})
+  for (ErrorCode c :
+       {ErrorCode::kInvalidArgument, ErrorCode::kUnsupported, ErrorCode::kUnsupportedHardware,
+        ErrorCode::kNotFound, ErrorCode::kCorrupt, ErrorCode::kOutOfMemory,
+        ErrorCode::kFailedPrecondition, ErrorCode::kIo, ErrorCode::kInternal})
     if (to_string(c) == name) code = c;
   return Error(code, j.value("text", j.value("message", std::string("error"))));
 }
 
+/// JSON has no infinity: a non-finite error is written as null and read back as +inf.
+json number(double v) {
+  return std::isfinite(v) ? json(v) : json(nullptr);
+}
+
+double number_from(const json& j, const char* key) {
+  if (!j.contains(key)) return 0.0;
+  const json& v = j.at(key);
+  return v.is_null() ? std::numeric_limits<double>::infinity() : v.get<double>();
+}
+
+json output_check_json(const OutputCheck& o) {
+  return {{"output", o.output},
+          {"exact", o.exact},
+          {"passed", o.passed},
+          {"rel_l2", number(o.rel_l2)},
+          {"max_err", number(o.max_err)},
+          {"ref_rel_l2", number(o.ref_rel_l2)},
+          {"ref_max_err", number(o.ref_max_err)},
+          {"bound_rel_l2", number(o.bound_rel_l2)},
+          {"bound_max_err", number(o.bound_max_err)},
+          {"mismatches", o.mismatches}};
+}
+
+OutputCheck output_check_from(const json& j) {
+  OutputCheck o;
+  o.output = j.value("output", "");
+  o.exact = j.value("exact", false);
+  o.passed = j.value("passed", true);
+  o.rel_l2 = number_from(j, "rel_l2");
+  o.max_err = number_from(j, "max_err");
+  o.ref_rel_l2 = number_from(j, "ref_rel_l2");
+  o.ref_max_err = number_from(j, "ref_max_err");
+  o.bound_rel_l2 = number_from(j, "bound_rel_l2");
+  o.bound_max_err = number_from(j, "bound_max_err");
+  o.mismatches = j.value("mismatches", int64_t{0});
+  return o;
+}
+
 json correctness_json(const CorrectnessResult& c) {
-  return {{"passed", c.passed},       {"output", c.output},     {"worst_index", c.worst_index},
-          {"actual", c.actual},       {"expected", c.expected}, {"abs_error", c.abs_error},
-          {"rel_error", c.rel_error}, {"message", c.message}};
+  json outs = json::array();
+  for (const auto& o : c.outputs) outs.push_back(output_check_json(o));
+  return {{"passed", c.passed},
+          {"output", c.output},
+          {"worst_index", c.worst_index},
+          {"actual", number(c.actual)},
+          {"expected", number(c.expected)},
+          {"abs_error", number(c.abs_error)},
+          {"rel_error", number(c.rel_error)},
+          {"message", c.message},
+          {"outputs", outs},
+          {"truth", c.truth},
+          {"tolerance", c.tolerance}};
 }
 
 CorrectnessResult correctness_from(const json& j) {
@@ -67,11 +131,14 @@ CorrectnessResult correctness_from(const json& j) {
   c.passed = j.at("passed").get<bool>();
   c.output = j.value("output", "");
   c.worst_index = j.value("worst_index", int64_t{-1});
-  c.actual = j.value("actual", 0.0);
-  c.expected = j.value("expected", 0.0);
-  c.abs_error = j.value("abs_error", 0.0);
-  c.rel_error = j.value("rel_error", 0.0);
+  c.actual = number_from(j, "actual");
+  c.expected = number_from(j, "expected");
+  c.abs_error = number_from(j, "abs_error");
+  c.rel_error = number_from(j, "rel_error");
   c.message = j.value("message", "");
+  for (const auto& o : j.value("outputs", json::array())) c.outputs.push_back(output_check_from(o));
+  c.truth = j.value("truth", "");
+  c.tolerance = j.value("tolerance", "");
   return c;
 }
 
@@ -92,6 +159,7 @@ json candidate_json(const CandidateResult& c) {
           {"correctness", correctness_json(c.correctness)},
           {"figures", figs},
           {"from_cache", c.from_cache},
+          {"skipped", c.skipped},
           {"lost_because", c.lost_because}};
 }
 
@@ -109,6 +177,7 @@ CandidateResult candidate_from(const json& j) {
   if (j.contains("correctness")) c.correctness = correctness_from(j.at("correctness"));
   for (const auto& f : j.value("figures", json::array())) c.figures.push_back(figures_from(f));
   c.from_cache = j.value("from_cache", false);
+  c.skipped = j.value("skipped", "");
   c.lost_because = j.value("lost_because", "");
   return c;
 }
@@ -175,6 +244,7 @@ std::string TuneReport::json() const {
       {"threads", threads},
       {"batch_sizes", batch_sizes},
       {"baseline_gate_percent", baseline_gate_percent},
+      {"time_budget_s", time_budget_s},
       {"baseline", candidate_json(baseline)},
       {"candidates", cands},
       {"batch_searches", searches},
@@ -195,6 +265,7 @@ Result<TuneReport> TuneReport::from_json(std::string_view text) {
     r.threads = j.value("threads", 0);
     r.batch_sizes = j.value("batch_sizes", std::vector<int64_t>{});
     r.baseline_gate_percent = j.value("baseline_gate_percent", 1.0);
+    r.time_budget_s = j.value("time_budget_s", 0.0);
     r.baseline = candidate_from(j.at("baseline"));
     for (const auto& c : j.at("candidates")) r.candidates.push_back(candidate_from(c));
     for (const auto& s : j.value("batch_searches", nlohmann::json::array())) {

@@ -13,6 +13,7 @@ namespace {
 
 std::string status_of(const CandidateResult& c, const Decision& d) {
   if (c.backend == d.backend) return "chosen";
+  if (!c.skipped.empty()) return "skipped";
   if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware)
     return "n/a";  // this machine cannot run it
   if (c.error) return "failed";
@@ -124,6 +125,46 @@ std::string svg_chart(
   return o.str() + "</svg>";
 }
 
+/// What is special about one measurement, for the table and the page.
+std::string figures_note(const LatencyFigures& f) {
+  if (f.dominated) return fmt::format("stopped after {} runs: slower than the best so far", f.runs);
+  if (f.runs == 1) return "one run";
+  if (f.out_of_time) return fmt::format("{} runs in the time budget", f.runs);
+  return "";
+}
+
+std::string sci(double v) {
+  return std::isfinite(v) ? fmt::format("{:.2e}", v) : "inf";
+}
+
+/// One line per candidate output: its errors, the f32 reference's and the bound.
+std::vector<std::vector<std::string>> check_rows(const std::vector<CandidateResult>& cands) {
+  std::vector<std::vector<std::string>> rows;
+  for (const CandidateResult& c : cands)
+    for (const OutputCheck& o : c.correctness.outputs) {
+      if (o.exact) {
+        rows.push_back({c.backend, o.output, "exact", "", "", "", "", "",
+                        o.passed ? "pass" : fmt::format("FAIL ({} differ)", o.mismatches)});
+        continue;
+      }
+      rows.push_back({c.backend, o.output, sci(o.rel_l2), sci(o.ref_rel_l2), sci(o.bound_rel_l2),
+                      sci(o.max_err), sci(o.ref_max_err), sci(o.bound_max_err),
+                      o.passed ? "pass" : "FAIL"});
+    }
+  return rows;
+}
+
+const char* kCheckHeader[] = {"candidate",     "output", "rel L2", "ref rel L2", "bound",
+                              "max|diff|/RMS", "ref",    "bound",  "verdict"};
+
+/// The truth and tolerance the checks used (the first candidate that has them).
+std::string check_basis(const std::vector<CandidateResult>& cands) {
+  for (const CandidateResult& c : cands)
+    if (!c.correctness.outputs.empty())
+      return "truth: " + c.correctness.truth + "; " + c.correctness.tolerance;
+  return "";
+}
+
 }  // namespace
 
 std::string TuneReport::table() const {
@@ -142,10 +183,22 @@ std::string TuneReport::table() const {
     }
     for (size_t i = 0; i < c.figures.size(); ++i) {
       const LatencyFigures& f = c.figures[i];
+      std::string line_note = i == 0 ? note : "";
+      if (const std::string fn = figures_note(f); !fn.empty())
+        line_note += (line_note.empty() ? "" : "; ") + fn;
       o << fmt::format("{:<12} {:<9} {:>9} {:>6} {:>10.3f} {:>10.3f} {:>12.1f}  {}\n",
                        i == 0 ? c.backend : "", i == 0 ? status : "", i == 0 ? build : "", f.batch,
-                       f.p50_ms, f.p90_ms, f.throughput, i == 0 ? note : "");
+                       f.p50_ms, f.p90_ms, f.throughput, line_note);
     }
+  }
+  if (const auto rows = check_rows(candidates); !rows.empty()) {
+    o << "correctness (" << check_basis(candidates) << "):\n";
+    auto line = [&](const auto& r) {
+      o << fmt::format("  {:<12} {:<16} {:>9} {:>10} {:>9} {:>13} {:>9} {:>9}  {}\n", r[0], r[1],
+                       r[2], r[3], r[4], r[5], r[6], r[7], r[8]);
+    };
+    line(kCheckHeader);
+    for (const auto& r : rows) line(r);
   }
   o << fmt::format("chose {}: {}\n", decision.backend, decision.reason);
   return o.str();
@@ -199,17 +252,9 @@ std::string TuneReport::html() const {
   for (const CandidateResult& c : candidates) {
     const std::string status = status_of(c, decision);
     const size_t rows = std::max<size_t>(1, c.figures.size());
-    std::string check = !c.checked ? "-"
-                        : c.correctness.passed
-                            ? (c.correctness.worst_index < 0
-                                   ? std::string("passed")
-                                   : fmt::format("passed: worst element {}[{}] {:.6g} vs reference "
-                                                 "{:.6g}, abs error {:.2g}, rel {:.2g}",
-                                                 c.correctness.output, c.correctness.worst_index,
-                                                 c.correctness.actual, c.correctness.expected,
-                                                 c.correctness.abs_error, c.correctness.rel_error))
-                            : c.correctness.message;
+    std::string check = !c.checked ? "-" : c.correctness.passed ? "passed" : c.correctness.message;
     if (c.error) check = c.error->to_string();
+    if (!c.skipped.empty()) check = "skipped: " + c.skipped;
     const std::string why = c.backend == decision.backend ? decision.reason : c.lost_because;
     for (size_t i = 0; i < rows; ++i) {
       o << "<tr class=\"" << status << "\">";
@@ -228,14 +273,32 @@ std::string TuneReport::html() const {
         const LatencyFigures& f = c.figures[i];
         o << fmt::format(
             "<td class=\"num\">{}</td><td class=\"num\">{:.3f}</td><td class=\"num\">{:.3f}</td>"
-            "<td class=\"num\">{:.3f}</td><td class=\"num\">{:.1f}</td>",
-            f.batch, f.p50_ms, f.p90_ms, f.p99_ms, f.throughput);
+            "<td class=\"num\">{:.3f}</td><td class=\"num\">{:.1f}{}</td>",
+            f.batch, f.p50_ms, f.p90_ms, f.p99_ms, f.throughput,
+            figures_note(f).empty()
+                ? ""
+                : " <span class=\"muted\">(" + html_escape(figures_note(f)) + ")</span>");
       }
       if (i == 0) o << "<td rowspan=\"" << rows << "\">" << html_escape(why) << "</td>";
       o << "</tr>";
     }
   }
   o << "</table>";
+  if (const auto rows = check_rows(candidates); !rows.empty()) {
+    o << "<h2>Correctness</h2><p class=\"muted\">" << html_escape(check_basis(candidates))
+      << ". Errors are per output: relative L2 and max|diff| over the output's RMS, of the "
+         "candidate and of the f32 reference against the truth; the bound is the larger of "
+         "factor &times; the reference's and the floor.</p><table><tr>";
+    for (const char* h : kCheckHeader) o << "<th>" << html_escape(h) << "</th>";
+    o << "</tr>";
+    for (const auto& r : rows) {
+      o << "<tr class=\"" << (r[8] == "pass" ? "" : "wrong") << "\">";
+      for (size_t i = 0; i < r.size(); ++i)
+        o << (i >= 2 && i <= 7 ? "<td class=\"num\">" : "<td>") << html_escape(r[i]) << "</td>";
+      o << "</tr>";
+    }
+    o << "</table>";
+  }
   if (!decision.kernel_plan.empty()) {
     o << "<h2>Kernel plan of " << html_escape(decision.backend) << "</h2><ul>";
     for (const auto& k : decision.kernel_plan)

@@ -64,6 +64,7 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
                                                  const TuneOptions& options,
                                                  const std::vector<std::string>& candidates) {
   std::unique_ptr<Session> s(new Session(graph, spec, options));
+  s->start_ = clock_type::now();
   s->registry_ = options.registry != nullptr ? options.registry : &default_registry();
   s->candidates_ = candidates;
   s->batch_sizes_ = std::move(batch_sizes);
@@ -110,7 +111,7 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
                     cache.error().to_string());
   }
 
-  // The reference: built, its outputs are the expected ones, then measured.
+  // The reference: built, run once per check input in f32 and f64; never profiled.
   CandidateResult& ref = s->results_[kReference];
   ref.backend = kReference;
   s->order_.push_back(kReference);
@@ -124,22 +125,130 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
   ref.partition = "whole graph";
   ref.config_key = ref_be->config().key();
   ref.config = ref_be->config().describe();
-  for (const auto& in : s->check_inputs_) {
-    auto out = guarded("reference infer", [&] { return ref_be->infer(in); });
+  s->emit(kReference, "check inputs", 0, 0.1);
+  HONE_CHECK_OK(s->run_reference(*ref_be));
+  ref.checked = true;  // the reference is its own answer
+  ref.correctness.truth = s->truth_;
+  s->reference_s_ = s->elapsed_s();
+  s->emit(kReference, "done", 0, 1.0);
+  s->built_[kReference] = std::move(ref_be);
+  return s;
+}
+
+Result<void> Session::run_reference(const Backend& ref) {
+  // The truth: the same interpreter in f64. A registry whose reference has no
+  // f64 mode (a test's), or a model the f64 run cannot take, falls back to
+  // the f32 reference as the truth: then only the floors bound the errors.
+  std::unique_ptr<Backend> wide;
+  std::string no_f64;
+  if (auto w = create_backend(kReference); !w) {
+    no_f64 = w.error().message();
+  } else if (!(*w)->config().has("precision")) {
+    no_f64 = "this registry's reference has no f64 mode";
+  } else if (auto st = (*w)->configure("precision", "f64"); !st) {
+    no_f64 = st.error().message();
+  } else if (auto b = guarded("f64 reference build", [&] { return (*w)->build(graph_); }); !b) {
+    no_f64 = b.error().message();
+  } else {
+    wide = std::move(*w);
+  }
+  std::vector<double> ms;
+  for (size_t i = 0; i < check_inputs_.size(); ++i) {
+    if (wide) {
+      auto truth = guarded("f64 reference infer", [&] { return wide->infer(check_inputs_[i]); });
+      if (truth) {
+        check_truth_.push_back(std::move(*truth));
+      } else {
+        no_f64 = truth.error().message();
+        wide.reset();
+      }
+    }
+    const auto t0 = clock_type::now();
+    auto out = guarded("reference infer", [&] { return ref.infer(check_inputs_[i]); });
+    ms.push_back(ms_since(t0));
     if (!out)
       return fail(
           std::move(out).error().add_context("while running the reference on the check inputs"));
-    s->check_expected_.push_back(std::move(*out));
+    check_expected_.push_back(std::move(*out));
   }
-  ref.checked = true;  // the reference is its own answer
-  if (!s->lookup_cache(ref)) {
-    s->measure(*ref_be, ref, 0);
-    if (ref.error) return fail(Error(*ref.error).add_context("while measuring the reference"));
-    s->store_cache(ref);
+  if (!wide) {
+    HONE_LOG_WARN("tune: no f64 reference ({}); candidates are judged against the f32 reference",
+                  no_f64);
+    check_truth_ = check_expected_;
+    truth_ = "f32 reference (no f64 run: " + no_f64 + ")";
+  } else {
+    truth_ = "f64 reference";
   }
-  s->emit(kReference, ref.from_cache ? "cached" : "done", 0, 1.0);
-  s->built_[kReference] = std::move(ref_be);
-  return s;
+  // The baseline's figures: the one-shot f32 run on a check input of the same
+  // shapes as the batch's profiling input, else one run on that input.
+  CandidateResult& r = results_.at(kReference);
+  for (const auto& [b, ins] : profile_inputs_) {
+    const std::string want = shapes_text(ins);
+    double t = -1;  // the fastest of the runs of that shape (a sample and a bound often match)
+    for (size_t i = 0; i < check_inputs_.size(); ++i)
+      if (shapes_text(check_inputs_[i]) == want && (t < 0 || ms[i] < t)) t = ms[i];
+    if (t < 0) {
+      const auto t0 = clock_type::now();
+      auto out = guarded("reference infer", [&] { return ref.infer(ins); });
+      if (!out)
+        return fail(std::move(out).error().add_context(
+            fmt::format("while timing the reference at batch {}", b)));
+      t = ms_since(t0);
+    }
+    LatencyFigures f;
+    f.batch = b;
+    f.p50_ms = f.p90_ms = f.p99_ms = f.mean_ms = f.min_ms = f.max_ms = t;
+    f.throughput = t > 0 ? static_cast<double>(b) * 1000.0 / t : 0;
+    f.runs = 1;  // each run was one inference; the fastest is kept
+    r.figures.push_back(f);
+  }
+  return {};
+}
+
+double Session::elapsed_s() const {
+  return std::chrono::duration<double>(clock_type::now() - start_).count();
+}
+
+double Session::eta_s(int index, double fraction) const {
+  const int count = static_cast<int>(candidates_.size()) + 1;
+  const double left = std::max(0.0, static_cast<double>(count - index) - fraction);
+  double per = options_.candidate_budget_s;  // before any candidate finished: the budget
+  if (!candidate_seconds_.empty()) {
+    per = 0;
+    for (double x : candidate_seconds_) per += x;
+    per /= static_cast<double>(candidate_seconds_.size());
+  }
+  if (index == 0) return -1;  // the reference's check inputs: nothing to go by yet
+  double eta = left * per;
+  if (options_.time_budget_s > 0)
+    eta = std::min(eta, std::max(0.0, options_.time_budget_s - elapsed_s()));
+  return eta;
+}
+
+GateTolerance Session::tolerance_for(const Backend& be) const {
+  if (options_.tolerance) return *options_.tolerance;
+  // A backend allowed reduced precision is judged by the loosest declared
+  // tolerance of the reduced precisions it has.
+  GateTolerance tol = GateTolerance::for_precision("f32");
+  if (be.config().get<bool>("allow_reduced_precision", false))
+    for (const std::string& p : be.capabilities().precisions)
+      if (p != "f32") {
+        const GateTolerance t = GateTolerance::for_precision(p);
+        tol.factor = std::max(tol.factor, t.factor);
+        tol.floor_rel_l2 = std::max(tol.floor_rel_l2, t.floor_rel_l2);
+        tol.floor_max = std::max(tol.floor_max, t.floor_max);
+      }
+  return tol;
+}
+
+double Session::best_p50(int64_t batch) const {
+  double best = 0;
+  for (const auto& [name, r] : results_) {
+    if (name != kReference && !r.usable()) continue;
+    if (const LatencyFigures* f = r.at_batch(batch); f != nullptr && f->p50_ms > 0)
+      best = best == 0 ? f->p50_ms : std::min(best, f->p50_ms);
+  }
+  return best;
 }
 
 Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name) const {
@@ -163,6 +272,7 @@ void Session::emit(const std::string& name, const std::string& step, int index,
   e.candidate_index = index;
   e.candidate_count = static_cast<int>(candidates_.size()) + 1;
   e.fraction = fraction;
+  e.eta_s = eta_s(index, fraction);
   options_.progress(e);
 }
 
@@ -176,7 +286,9 @@ std::optional<CacheKey> Session::cache_key(const std::string& name,
   const ProfileOptions& p = options_.profile;
   shapes += fmt::format("; profile {} {} {} {} {}", p.warmup, p.window, p.cv_target, p.min_runs,
                         p.max_runs);
-  shapes += fmt::format("; tol {} {}", options_.tolerance.rtol, options_.tolerance.atol);
+  shapes += "; gate " + (options_.tolerance ? options_.tolerance->describe() : "per precision") +
+            "; truth " + truth_;
+  shapes += fmt::format("; budget {}", options_.candidate_budget_s);
   return CacheKey{graph_hash_, name, config_key, shapes, spec_.key() + "/" + fingerprint_key_};
 }
 
@@ -211,16 +323,7 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
   }
   r.kernel_plan = distinct_plan((*be)->kernel_plan());
   emit(name, "check", index, 0.2);
-  // A backend allowed reduced precision is checked with the loosest declared
-  // tolerance of the reduced precisions it has.
-  Tolerance tol = options_.tolerance;
-  if ((*be)->config().get<bool>("allow_reduced_precision", false))
-    for (const std::string& p : (*be)->capabilities().precisions)
-      if (p != "f32") {
-        const Tolerance t = Tolerance::for_precision(p);
-        tol.rtol = std::max(tol.rtol, t.rtol);
-        tol.atol = std::max(tol.atol, t.atol);
-      }
+  const GateTolerance tol = tolerance_for(**be);
   CorrectnessResult worst;
   for (size_t i = 0; i < check_inputs_.size(); ++i) {
     auto out = guarded(name + " infer", [&] { return (*be)->infer(check_inputs_[i]); });
@@ -228,8 +331,10 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
       r.error = std::move(out).error().add_context("while checking against the reference");
       return nullptr;
     }
-    worst = worse_of(worst, check_outputs(*out, check_expected_[i], output_names_, tol));
+    worst = merge_checks(std::move(worst), calibrated_check(*out, check_expected_[i],
+                                                            check_truth_[i], output_names_, tol));
   }
+  worst.truth = truth_;
   r.checked = true;
   r.correctness = worst;
   if (!worst.passed) return nullptr;
@@ -237,15 +342,36 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
 }
 
 void Session::measure(const Backend& be, CandidateResult& r, int index) {
+  const auto t0 = clock_type::now();
+  const double budget = options_.candidate_budget_s;
   size_t done = 0;
   for (const auto& [b, ins] : profile_inputs_) {
     emit(r.backend, fmt::format("profile batch {}", b), index,
-         0.3 + 0.7 * static_cast<double>(done++) / static_cast<double>(profile_inputs_.size()));
-    auto f = guarded(r.backend + " profile", [&] { return profile(be, ins, b, options_.profile); });
+         0.3 + 0.7 * static_cast<double>(done) / static_cast<double>(profile_inputs_.size()));
+    // What is left of the candidate's budget, shared by the batches left;
+    // with a budget for the whole tune, also its fair share of what is left
+    // of that, shared with the candidates not yet tried.
+    ProfileOptions po = options_.profile;
+    const double spent = std::chrono::duration<double>(clock_type::now() - t0).count();
+    const double batches_left = static_cast<double>(profile_inputs_.size() - done);
+    if (budget > 0) po.max_seconds = std::min(po.max_seconds, (budget - spent) / batches_left);
+    if (options_.time_budget_s > 0) {
+      const double candidates_left = std::max(
+          1.0, static_cast<double>(candidates_.size()) + 2.0 - static_cast<double>(order_.size()));
+      po.max_seconds = std::min(po.max_seconds, (options_.time_budget_s - elapsed_s()) /
+                                                    (candidates_left * batches_left));
+    }
+    po.max_seconds = std::max(po.max_seconds, 0.0);
+    po.stop_if_slower_ms = best_p50(b);
+    ++done;
+    auto f = guarded(r.backend + " profile", [&] { return profile(be, ins, b, po); });
     if (!f) {
       r.error = std::move(f).error().add_context(fmt::format("while profiling at batch {}", b));
       return;
     }
+    if (f->dominated)
+      HONE_LOG_DEBUG("tune: {} at batch {}: stopped after {} runs, slower than the best p50 {} ms",
+                     r.backend, b, f->runs, po.stop_if_slower_ms);
     r.figures.push_back(*f);
   }
 }
@@ -260,6 +386,13 @@ const CandidateResult& Session::evaluate(const std::string& name) {
     r.error = Error(ErrorCode::kFailedPrecondition, "tuning was cancelled before this candidate");
     return r;
   }
+  if (options_.time_budget_s > 0 && elapsed_s() >= options_.time_budget_s) {
+    r.skipped = fmt::format("the time budget of {:g} s was spent before it was reached",
+                            options_.time_budget_s);
+    emit(name, "skipped (time budget)", index, 1.0);
+    return r;
+  }
+  const auto started = clock_type::now();
   // Cached figures (with the check result) skip building and measuring; the
   // winner is built and checked again before it is handed out.
   if (lookup_cache(r)) {
@@ -268,6 +401,7 @@ const CandidateResult& Session::evaluate(const std::string& name) {
   }
   std::unique_ptr<Backend> be = build_and_check(name, r, index);
   if (be) measure(*be, r, index);
+  candidate_seconds_.push_back(std::chrono::duration<double>(clock_type::now() - started).count());
   emit(name, r.error || !r.correctness.passed ? "failed" : "done", index, 1.0);
   if (r.error) HONE_LOG_INFO("tune: {} failed: {}", name, r.error->to_string());
   if (r.usable()) store_cache(r);
@@ -299,16 +433,9 @@ bool Session::lookup_cache(CandidateResult& r) {
     return false;
   }
   const std::string name = r.backend;
-  const bool keep_check = name == kReference;
-  CandidateResult fresh_check = r;
   r = std::move(*cached);
   r.backend = name;
   r.from_cache = true;
-  if (keep_check) {  // the reference was built and run just now: keep what is true of this run
-    r.built = fresh_check.built;
-    r.build_ms = fresh_check.build_ms;
-    r.checked = fresh_check.checked;
-  }
   ++cache_hits_;
   HONE_LOG_DEBUG("tune: {}: figures from the tuning cache", name);
   return true;

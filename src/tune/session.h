@@ -3,6 +3,7 @@
 // Internal to src/tune/.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,8 +17,10 @@ namespace hone::tune_internal {
 
 class Session final : public TuneSession {
  public:
-  /// Prepares inputs (profiling batches, checks at the bounds) and builds the
-  /// reference, whose outputs every candidate is checked against.
+  /// Prepares inputs (profiling batches, checks at the bounds), builds the
+  /// reference in f32 and f64 and runs each once per check input: the f64
+  /// outputs are the truth, the f32 ones calibrate the gate and their
+  /// latency is the baseline's.
   static Result<std::unique_ptr<Session>> create(const Graph& graph, const GraphSpec& spec,
                                                  const std::vector<Sample>& samples,
                                                  std::vector<int64_t> batch_sizes,
@@ -54,6 +57,16 @@ class Session final : public TuneSession {
   Session(const Graph& graph, const GraphSpec& spec, const TuneOptions& options)
       : graph_(graph), spec_(spec), options_(options) {}
   Result<std::unique_ptr<Backend>> create_backend(const std::string& name) const;
+  /// Runs the reference (f32, timed, and f64) on every check input and fills
+  /// the baseline's one-shot figures.
+  Result<void> run_reference(const Backend& ref);
+  /// The gate's tolerance for a built candidate.
+  GateTolerance tolerance_for(const Backend& be) const;
+  /// The best p50 so far at `batch` among usable candidates and the baseline (0: none).
+  double best_p50(int64_t batch) const;
+  double elapsed_s() const;
+  /// Seconds the tune has left by the average candidate so far (and the budget); < 0 unknown.
+  double eta_s(int index, double fraction) const;
   /// Builds and checks; fills `r`. Returns the built backend on success.
   std::unique_ptr<Backend> build_and_check(const std::string& name, CandidateResult& r, int index);
   void measure(const Backend& be, CandidateResult& r, int index);
@@ -73,7 +86,12 @@ class Session final : public TuneSession {
   Sample base_sample_;
   std::map<int64_t, std::vector<Tensor>> profile_inputs_;
   std::vector<std::vector<Tensor>> check_inputs_;
-  std::vector<std::vector<Tensor>> check_expected_;
+  std::vector<std::vector<Tensor>> check_expected_;  // the f32 reference's outputs
+  std::vector<std::vector<Tensor>> check_truth_;     // the f64 reference's (or the f32's)
+  std::string truth_;                                // what check_truth_ is
+  std::chrono::steady_clock::time_point start_;
+  double reference_s_ = 0;                 // the reference's share of the time
+  std::vector<double> candidate_seconds_;  // each evaluated (not cached) candidate's time
   std::vector<std::string> output_names_;
   size_t sample_count_ = 0;
   std::string graph_hash_;

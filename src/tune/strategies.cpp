@@ -37,6 +37,7 @@ double speedup(const CandidateResult& c, const CandidateResult& base) {
 
 /// Why a candidate cannot be chosen, or "" when it can.
 std::string unusable_reason(const CandidateResult& c) {
+  if (!c.skipped.empty()) return "skipped: " + c.skipped;
   if (c.error) return "failed: " + c.error->message();
   if (!c.built) return "not built";
   if (!c.checked) return "not checked";
@@ -121,14 +122,17 @@ std::vector<std::string> Strategy::dry_run(const std::vector<std::string>& regis
   for (int64_t b : batch_sizes) batches += (batches.empty() ? "" : ", ") + std::to_string(b);
   std::vector<std::string> lines;
   lines.push_back("strategy " + describe());
-  lines.push_back("baseline: build reference, measure at batch " + batches);
+  lines.push_back(
+      "baseline: build reference, run it once per check input in f32 and f64 (the f64 outputs "
+      "are the truth; the f32 run's latency at batch " +
+      batches + " is the baseline)");
   for (const auto& n : candidates(registered)) {
     const bool known = std::find(registered.begin(), registered.end(), n) != registered.end();
-    lines.push_back(
-        known
-            ? "candidate " + n +
-                  ": build, check against the reference at the bounds, measure at batch " + batches
-            : "candidate " + n + ": not registered in this build (would fail)");
+    lines.push_back(known ? "candidate " + n +
+                                ": build, check against the f64 truth at the samples and the "
+                                "bounds, measure at batch " +
+                                batches + " (stopping early once surely slower than the best)"
+                          : "candidate " + n + ": not registered in this build (would fail)");
   }
   return lines;
 }
@@ -176,6 +180,9 @@ Result<Selection> OneBackend::select(TuneSession& session) const {
     return fail(ErrorCode::kNotFound,
                 "one-backend: no backend named '" + n + "' (known: " + join(reg) + ")");
   const CandidateResult& c = session.evaluate(n);
+  if (!c.skipped.empty())
+    return fail(ErrorCode::kFailedPrecondition,
+                "one-backend: backend '" + n + "' was skipped: " + c.skipped);
   if (c.error) return fail(Error(*c.error).add_context("one-backend: backend '" + n + "' failed"));
   if (!c.correctness.passed)
     return fail(ErrorCode::kFailedPrecondition,

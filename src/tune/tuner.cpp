@@ -148,6 +148,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   report.threads = session->threads();
   report.batch_sizes = batch_sizes;
   report.baseline_gate_percent = options.baseline_gate_percent;
+  report.time_budget_s = options.time_budget_s;
   report.baseline = session->baseline();
   for (auto& c : session->results_in_order()) {
     if (c.backend == sel.backend) {
@@ -194,9 +195,18 @@ Result<std::vector<std::string>> dry_run(const Graph& graph, const std::vector<S
   for (const auto& name : known_candidates(strategy, reg))
     if (const auto* e = reg.find(name); e != nullptr)
       if (const std::string why = e->unavailable(); !why.empty())
-        lines.push_back("note: " + name + " cannot run on this machine (" + why + "); it would be skipped");
+        lines.push_back("note: " + name + " cannot run on this machine (" + why +
+                        "); it would be skipped");
   lines.push_back(fmt::format("threads {}, baseline gate {}%, tuning cache {}", options.threads,
                               options.baseline_gate_percent, options.use_cache ? "on" : "off"));
+  lines.push_back(fmt::format(
+      "correctness: {}; profiling {:g} s per candidate{}",
+      options.tolerance
+          ? "tolerance " + options.tolerance->describe()
+          : "tolerance per precision (f32: " + GateTolerance::for_precision("f32").describe() + ")",
+      options.candidate_budget_s,
+      options.time_budget_s > 0 ? fmt::format(", {:g} s for the whole tune", options.time_budget_s)
+                                : std::string()));
   return lines;
 }
 

@@ -49,6 +49,9 @@ struct TuneCliOptions {
   double gate = 1.0;
   uint64_t seed = 1;
   int64_t max_batch = 256;
+  std::string tolerance;
+  double time_budget = 0;
+  double candidate_budget = 3.0;
 };
 
 /// A progress line per candidate and step: redrawn in place on a terminal,
@@ -59,9 +62,10 @@ class Progress {
   Progress() : tty_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
   ~Progress() { finish(); }
   void operator()(const TuneEvent& e) {
+    const std::string eta = e.eta_s < 0 ? "" : fmt::format(" (about {:.0f} s left)", e.eta_s);
     if (!tty_) {
-      fmt::print(stderr, "tune: [{}/{}] {}: {}\n", e.candidate_index + 1, e.candidate_count,
-                 e.candidate, e.step);
+      fmt::print(stderr, "tune: [{}/{}] {}: {}{}\n", e.candidate_index + 1, e.candidate_count,
+                 e.candidate, e.step, eta);
       return;
     }
     constexpr int kWidth = 24;
@@ -71,18 +75,22 @@ class Progress {
             ? (e.candidate_index + std::clamp(e.fraction, 0.0, 1.0)) / e.candidate_count
             : 0.0;
     const int filled = static_cast<int>(overall * kWidth + 0.5);
+    // The tuner's estimate (its budgets) when it gives one; else the elapsed
+    // time scaled by the share done, shown once a tenth is done.
     const double elapsed =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    // Candidates differ in cost, so this is a rough guess; shown once a tenth is done.
-    const double left = overall > 0 ? elapsed * (1 - overall) / overall : 0;
-    const std::string eta = overall < 0.1 || overall >= 1.0 ? ""
-                            : left < 1                      ? " <1 s left"
-                                                            : fmt::format(" ~{:.0f} s left", left);
+    const double left = e.eta_s >= 0  ? e.eta_s
+                        : overall > 0 ? elapsed * (1 - overall) / overall
+                                      : -1;
+    const std::string bar_eta = left < 0 || (e.eta_s < 0 && (overall < 0.1 || overall >= 1.0)) ? ""
+                                : left < 1 ? " <1 s left"
+                                           : fmt::format(" ~{:.0f} s left", left);
     fmt::print(stderr, "\r\033[K[{}/{}] [{}{}]{} {}: {}", e.candidate_index + 1, e.candidate_count,
                std::string(static_cast<size_t>(filled), '#'),
-               std::string(static_cast<size_t>(kWidth - filled), '.'), eta, e.candidate, e.step);
+               std::string(static_cast<size_t>(kWidth - filled), '.'), bar_eta, e.candidate, e.step);
     open_ = true;
-    if (e.step == "done" || e.step == "failed" || e.step == "cached") {
+    if (e.step == "done" || e.step == "failed" || e.step == "cached" ||
+        e.step.starts_with("skipped")) {
       fmt::print(stderr, "\n");
       open_ = false;
     }
@@ -181,6 +189,15 @@ int run_tune(TuneCliOptions& o) {
   opts.cache_path = o.cache;
   opts.seed = o.seed;
   opts.batch_search.max_batch = o.max_batch;
+  if (!o.tolerance.empty()) {
+    auto tol = GateTolerance::parse(o.tolerance);
+    if (!tol) return usage_error("--tolerance: " + tol.error().message());
+    opts.tolerance = *tol;
+  }
+  if (!(o.time_budget >= 0) || !(o.candidate_budget > 0))
+    return usage_error("--time-budget must be >= 0 and --candidate-budget > 0 seconds");
+  opts.time_budget_s = o.time_budget;
+  opts.candidate_budget_s = o.candidate_budget;
 
   if (o.dry_run) {
     auto lines = hone::dry_run(*graph, *samples, **strategy, opts);
@@ -276,6 +293,19 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       ->capture_default_str();
   sub->add_option("--max-batch", o->max_batch, "largest batch the batch-size search tries")
       ->capture_default_str();
+  sub->add_option("--tolerance", o->tolerance,
+                  "correctness gate for every candidate: an output's error vs the f64 truth may "
+                  "be FACTOR x the f32 reference's, or the floors (default per precision; f32: "
+                  "100:1e-5:1e-4)")
+      ->type_name("FACTOR[:FLOOR_REL_L2[:FLOOR_MAX]]");
+  sub->add_option("--time-budget", o->time_budget,
+                  "seconds for the whole tune; candidates not reached are skipped (0: no limit)")
+      ->capture_default_str()
+      ->type_name("SECONDS");
+  sub->add_option("--candidate-budget", o->candidate_budget,
+                  "seconds of profiling per candidate, shared by its batch sizes")
+      ->capture_default_str()
+      ->type_name("SECONDS");
   commands.push_back({sub, [o] { return run_tune(*o); }});
 }
 

@@ -7,6 +7,12 @@
 //
 // Thread-safety: run() is const and keeps its state on the stack, so one
 // Interpreter may run from many threads at once.
+//
+// In f64 mode (Precision::kF64) every f32 tensor a kernel produces is widened
+// to f64, and a kernel that refuses f64 inputs (kUnsupported) runs on them
+// narrowed to f32, its outputs widened again; the graph handed to run() is
+// expected to be widened already (widen_to_f64). That is the ground truth the
+// tuner measures candidates against.
 #pragma once
 
 #include <string>
@@ -25,9 +31,13 @@ struct Scope {
   const RuntimeValue* lookup(const std::string& name) const;
 };
 
+enum class Precision : uint8_t { kF32, kF64 };
+
 class Interpreter {
  public:
-  explicit Interpreter(const OpRegistry& ops = OpRegistry::reference()) : ops_(ops) {}
+  explicit Interpreter(const OpRegistry& ops = OpRegistry::reference(),
+                       Precision precision = Precision::kF32)
+      : ops_(&ops), precision_(precision) {}
 
   /// Every node (and every node of every subgraph) has a kernel; otherwise
   /// kUnsupported naming the first node without one.
@@ -43,10 +53,22 @@ class Interpreter {
                                                         const std::vector<Tensor>& inputs) const;
 
  private:
-  const OpRegistry& ops_;
+  /// Runs one kernel; in f64 mode widens its f32 outputs (and retries a
+  /// kernel that refuses f64 on inputs narrowed to f32).
+  [[nodiscard]] Result<void> run_kernel(const KernelFn& fn, const Node& node, const Graph& graph,
+                                        std::vector<const RuntimeValue*> ins,
+                                        std::vector<RuntimeValue>& outs, const Scope* scope) const;
+
+  const OpRegistry* ops_;
+  Precision precision_;
 };
 
+/// A copy of `graph` (subgraphs included) whose f32 values and initializers
+/// are f64, for an Interpreter in f64 mode. f16/bf16 values stay as they are.
+[[nodiscard]] Graph widen_to_f64(const Graph& graph);
+
 /// Checks that `inputs` fit the graph's declared inputs; error names the input and axis.
-[[nodiscard]] Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& inputs);
+[[nodiscard]] Result<void> check_inputs(const Graph& graph,
+                                        const std::vector<RuntimeValue>& inputs);
 
 }  // namespace hone::reference

@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "backends/reference/interpreter.h"
+#include "backends/reference/kernel_util.h"
 #include "hone/registry.h"
 
 namespace hone {
@@ -13,9 +14,9 @@ class ReferenceBackend final : public Backend {
     static const BackendCapabilities c = [] {
       BackendCapabilities k;
       k.devices = {Device::kCpu};
-      k.dtypes = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8, DType::kU8,
-                  DType::kI16, DType::kU16, DType::kI32, DType::kU32, DType::kI64, DType::kU64,
-                  DType::kBool};
+      k.dtypes = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
+                  DType::kU8,  DType::kI16, DType::kU16, DType::kI32,  DType::kU32,
+                  DType::kI64, DType::kU64, DType::kBool};
       k.precisions = {"f32"};
       k.build_mode = BuildMode::kJustInTime;
       k.dynamic_shapes = true;
@@ -27,20 +28,41 @@ class ReferenceBackend final : public Backend {
     return c;
   }
 
+  ReferenceBackend() {
+    mutable_config().declare(
+        "precision", std::string("f32"),
+        "f32: the answer in the model's own types; f64: every f32 value, weight and input "
+        "widened to f64 and f64 outputs (the ground truth tuning measures candidates against)");
+  }
+
   std::string_view name() const override { return "reference"; }
   const BackendCapabilities& capabilities() const override { return caps(); }
 
  protected:
   Result<void> do_build(const Graph& graph) override {
+    const std::string precision = config().get<std::string>("precision", "f32");
+    if (precision != "f32" && precision != "f64")
+      return fail(ErrorCode::kInvalidArgument,
+                  "reference precision '" + precision + "' is not f32 or f64");
+    f64_ = precision == "f64";
+    interpreter_ =
+        reference::Interpreter(reference::OpRegistry::reference(),
+                               f64_ ? reference::Precision::kF64 : reference::Precision::kF32);
     HONE_CHECK_OK(interpreter_.check_supported(graph));
-    graph_ = std::make_unique<Graph>(graph);
+    graph_ = std::make_unique<Graph>(f64_ ? reference::widen_to_f64(graph) : graph);
     return {};
   }
   Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& inputs) const override {
-    return interpreter_.run_tensors(*graph_, inputs);
+    if (!f64_) return interpreter_.run_tensors(*graph_, inputs);
+    std::vector<Tensor> wide;
+    wide.reserve(inputs.size());
+    for (const Tensor& t : inputs)
+      wide.push_back(t.dtype() == DType::kF32 ? reference::cast_tensor(t, DType::kF64) : t);
+    return interpreter_.run_tensors(*graph_, wide);
   }
 
  private:
+  bool f64_ = false;
   reference::Interpreter interpreter_;
   std::unique_ptr<const Graph> graph_;
 };
@@ -51,7 +73,8 @@ void register_reference(BackendRegistry& registry) {
   auto r = registry.add({"reference",
                          "plain op-by-op interpreter that defines the right answer",
                          ReferenceBackend::caps(),
-                         [] { return std::make_unique<ReferenceBackend>(); }, {}});
+                         [] { return std::make_unique<ReferenceBackend>(); },
+                         {}});
   (void)r;  // only fails on a duplicate name, which the one list rules out
 }
 

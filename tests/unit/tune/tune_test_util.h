@@ -25,6 +25,7 @@ struct SleepSpec {
   int base_us = 0;        // per call
   int per_sample_us = 0;  // per sample of the batch (leading dim of input 0)
   bool fail_build = false;
+  int build_ms = 0;    // build() sleeps this long
   bool wrong = false;  // adds 1 to every f32 output
 };
 
@@ -44,6 +45,7 @@ class SleepBackend final : public Backend {
  protected:
   Result<void> do_build(const Graph& g) override {
     ++sleep_builds();
+    std::this_thread::sleep_for(std::chrono::milliseconds(spec_.build_ms));
     if (spec_.fail_build)
       return fail(ErrorCode::kUnsupported, name_ + " cannot build anything (test backend)");
     return inner_->build(g);
@@ -76,7 +78,10 @@ inline BackendRegistry sleep_registry(
   BackendRegistry r;
   for (const auto& [name, spec] : backends) {
     auto caps = real.find("reference")->capabilities;
-    auto added = r.add({name, "test backend that sleeps", caps, [name, spec] {
+    auto added = r.add({name,
+                        "test backend that sleeps",
+                        caps,
+                        [name, spec] {
                           auto inner = default_registry().create("reference");
                           return std::make_unique<SleepBackend>(name, spec, std::move(*inner));
                         },
