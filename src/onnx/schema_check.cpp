@@ -1,6 +1,7 @@
 #include "onnx/schema_check.h"
 
 #include <onnx/defs/schema.h>
+#include <algorithm>
 
 #include <exception>
 #include <map>
@@ -67,6 +68,9 @@ struct Checker {
   std::map<std::string, int64_t> opsets;  // normalized domain -> version
   std::set<std::pair<std::string, std::string>> local_functions;
   std::set<std::string> known_domains;  // those libonnx has schemas for
+  /// Domains imported at an opset newer than libonnx's schemas go (within
+  /// what the interpreter implements): their nodes are left to the backends.
+  std::set<std::string> beyond_schemas;
 
   Result<void> check_node(const NodeProto& n, int index, const std::string& graph) const {
     const std::string label = node_label(n, index, graph);
@@ -78,7 +82,8 @@ struct Checker {
     if (local_functions.count({n.domain(), n.op_type()})) return {};
     // Like ONNX's checker: operators of domains libonnx has no schemas for
     // (custom ops) are left to the backends, which refuse what they cannot run.
-    if (!known_domains.count(domain)) return check_subgraphs(n, label);
+    if (!known_domains.count(domain) || beyond_schemas.count(domain))
+      return check_subgraphs(n, label);
     const auto opset = opsets.find(domain);
     if (opset == opsets.end())
       return bad("uses domain '" + domain_label(domain) +
@@ -175,13 +180,19 @@ Result<void> check_model_schemas(const ::onnx::ModelProto& model) {
       return fail(ErrorCode::kInvalidArgument, "the model imports opset " +
                                                    std::to_string(op.version()) + " of domain '" +
                                                    domain_label(domain) + "'; opsets start at 1");
-    if (range != ranges.end() &&
-        (op.version() < range->second.first || op.version() > range->second.second))
-      return fail(ErrorCode::kUnsupported, "the model imports opset " +
-                                               std::to_string(op.version()) + " of domain '" +
-                                               domain_label(domain) + "'; hone reads " +
-                                               std::to_string(range->second.first) + " to " +
-                                               std::to_string(range->second.second));
+    if (range != ranges.end()) {
+      // The interpreter implements ai.onnx up to kNewestOnnxOpset, which can be
+      // newer than the libonnx it is built with (Debian 12's 1.12 stops at 17).
+      const int64_t newest = domain.empty()
+                                 ? std::max<int64_t>(range->second.second, kNewestOnnxOpset)
+                                 : range->second.second;
+      if (op.version() < range->second.first || op.version() > newest)
+        return fail(ErrorCode::kUnsupported,
+                    "the model imports opset " + std::to_string(op.version()) + " of domain '" +
+                        domain_label(domain) + "'; hone reads " +
+                        std::to_string(range->second.first) + " to " + std::to_string(newest));
+      if (op.version() > range->second.second) c.beyond_schemas.insert(domain);
+    }
     c.opsets[domain] = op.version();
   }
   for (const auto& f : model.functions()) c.local_functions.insert({f.domain(), f.name()});

@@ -6,13 +6,12 @@
 //
 // Checked: the IR version is one hone reads; the model imports at least one
 // opset, each domain once, each in the range libonnx knows for its domain
-// (no opset 0, no opset 999); every node of every (sub)graph in a domain
-// libonnx knows names an operator that exists at the imported opset and is
-// not deprecated there; its attributes are ones the schema declares, of the
-// declared type, with every required one present; its input and output
-// counts fit the schema. Each error names the node and the graph. As in
-// ONNX's own checker, nodes of other (custom) domains are left to the
-// backends, which refuse what they cannot run.
+// (ai.onnx: up to kNewestOnnxOpset; no opset 0, no opset 999); every node of every (sub)graph in a
+// domain libonnx knows names an operator that exists at the imported opset and is not deprecated
+// there; its attributes are ones the schema declares, of the declared type, with every required one
+// present; its input and output counts fit the schema. Each error names the node and the graph. As
+// in ONNX's own checker, nodes of other (custom) domains are left to the backends, which refuse
+// what they cannot run.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -25,6 +24,11 @@ namespace hone::onnx::detail {
 /// the format only grows by fields older readers may ignore).
 inline constexpr int64_t kMinIrVersion = 3;
 inline constexpr int64_t kMaxIrVersion = 10;
+/// The newest ai.onnx opset the interpreter implements (18: Reduce* axes as
+/// an input, Split's num_outputs, Resize's antialias and axes). A model at an
+/// opset newer than libonnx's schemas but not than this is imported; its
+/// nodes of that domain are then left to the backends, as custom ops are.
+inline constexpr int64_t kNewestOnnxOpset = 18;
 
 [[nodiscard]] Result<void> check_model_schemas(const ::onnx::ModelProto& model);
 

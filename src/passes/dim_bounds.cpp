@@ -27,7 +27,8 @@ Graph specialise(const Graph& g, const std::map<std::string, int64_t>& input_bou
     }
     for (Dim& d : v.shape->dims())
       if (d.is_symbolic())
-        if (auto it = input_bounds.find(d.symbol_name()); it != input_bounds.end()) d = Dim(it->second);
+        if (auto it = input_bounds.find(d.symbol_name()); it != input_bounds.end())
+          d = Dim(it->second);
   }
   return s;
 }
@@ -35,11 +36,28 @@ Graph specialise(const Graph& g, const std::map<std::string, int64_t>& input_bou
 /// Ops whose output shapes depend on input values that are not shapes (or
 /// that run subgraphs or draw random numbers): a stand-in input says nothing.
 bool shape_depends_on_data(const Node& n) {
-  static const std::set<std::string> k = {
-      "NonZero", "Unique", "Compress", "NonMaxSuppression", "Loop", "If", "Scan",
-      "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial",
-      "Bernoulli", "StringNormalizer", "TfIdfVectorizer", "SequenceConstruct", "SplitToSequence",
-      "ConcatFromSequence", "SequenceAt", "SequenceInsert", "SequenceErase", "SequenceEmpty"};
+  static const std::set<std::string> k = {"NonZero",
+                                          "Unique",
+                                          "Compress",
+                                          "NonMaxSuppression",
+                                          "Loop",
+                                          "If",
+                                          "Scan",
+                                          "RandomNormal",
+                                          "RandomUniform",
+                                          "RandomNormalLike",
+                                          "RandomUniformLike",
+                                          "Multinomial",
+                                          "Bernoulli",
+                                          "StringNormalizer",
+                                          "TfIdfVectorizer",
+                                          "SequenceConstruct",
+                                          "SplitToSequence",
+                                          "ConcatFromSequence",
+                                          "SequenceAt",
+                                          "SequenceInsert",
+                                          "SequenceErase",
+                                          "SequenceEmpty"};
   if (k.contains(n.op_type)) return true;
   for (const auto& [name, a] : n.attrs)
     if (std::holds_alternative<std::shared_ptr<const Graph>>(a) ||
@@ -98,8 +116,8 @@ int shapes_by_evaluation(Graph& s) {
 
 }  // namespace
 
-std::map<std::string, int64_t> derive_dim_bounds(const Graph& g,
-                                                 const std::map<std::string, int64_t>& input_bounds) {
+std::map<std::string, int64_t> derive_dim_bounds(
+    const Graph& g, const std::map<std::string, int64_t>& input_bounds) {
   std::map<std::string, int64_t> out;
   // Shapes become constants, constants fold, and what they feed gets a static
   // shape; each round can open the next (a Reshape's shape needs the Concat

@@ -27,7 +27,7 @@ namespace hone::passes {
 /// data (NonZero, TopK of a computed k) or on ops the shape pass does not
 /// know are absent: the caller decides what to do without them. Never fails;
 /// a graph the passes cannot fold gives what propagation alone found.
-std::map<std::string, int64_t> derive_dim_bounds(const Graph& g,
-                                                 const std::map<std::string, int64_t>& input_bounds);
+std::map<std::string, int64_t> derive_dim_bounds(
+    const Graph& g, const std::map<std::string, int64_t>& input_bounds);
 
 }  // namespace hone::passes

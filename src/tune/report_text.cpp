@@ -137,6 +137,21 @@ std::string sci(double v) {
   return std::isfinite(v) ? fmt::format("{:.2e}", v) : "inf";
 }
 
+/// "passed", with the output closest to its bound: "passed: worst output 'y'
+/// rel L2 3.1e-07 (bound 1e-05)".
+std::string passed_text(const CandidateResult& c) {
+  const OutputCheck* worst = nullptr;
+  double worst_ratio = -1;
+  for (const OutputCheck& o : c.correctness.outputs) {
+    if (o.exact || o.bound_rel_l2 <= 0) continue;
+    const double r = o.rel_l2 / o.bound_rel_l2;
+    if (r > worst_ratio) worst_ratio = r, worst = &o;
+  }
+  if (worst == nullptr) return "passed";
+  return fmt::format("passed: worst output '{}' rel L2 {} (bound {})", worst->output,
+                     sci(worst->rel_l2), sci(worst->bound_rel_l2));
+}
+
 /// One line per candidate output: its errors, the f32 reference's and the bound.
 std::vector<std::vector<std::string>> check_rows(const std::vector<CandidateResult>& cands) {
   std::vector<std::vector<std::string>> rows;
@@ -252,7 +267,9 @@ std::string TuneReport::html() const {
   for (const CandidateResult& c : candidates) {
     const std::string status = status_of(c, decision);
     const size_t rows = std::max<size_t>(1, c.figures.size());
-    std::string check = !c.checked ? "-" : c.correctness.passed ? "passed" : c.correctness.message;
+    std::string check = !c.checked             ? "-"
+                        : c.correctness.passed ? passed_text(c)
+                                               : c.correctness.message;
     if (c.error) check = c.error->to_string();
     if (!c.skipped.empty()) check = "skipped: " + c.skipped;
     const std::string why = c.backend == decision.backend ? decision.reason : c.lost_because;

@@ -18,8 +18,8 @@
 #include "hone/onnx.h"
 #include "hone/registry.h"
 #include "hone/sample.h"
-#include "input_options.h"
 #include "hone/sample_folder.h"
+#include "input_options.h"
 
 namespace hone::cli {
 namespace {

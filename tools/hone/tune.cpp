@@ -87,7 +87,8 @@ class Progress {
                                            : fmt::format(" ~{:.0f} s left", left);
     fmt::print(stderr, "\r\033[K[{}/{}] [{}{}]{} {}: {}", e.candidate_index + 1, e.candidate_count,
                std::string(static_cast<size_t>(filled), '#'),
-               std::string(static_cast<size_t>(kWidth - filled), '.'), bar_eta, e.candidate, e.step);
+               std::string(static_cast<size_t>(kWidth - filled), '.'), bar_eta, e.candidate,
+               e.step);
     open_ = true;
     if (e.step == "done" || e.step == "failed" || e.step == "cached" ||
         e.step.starts_with("skipped")) {

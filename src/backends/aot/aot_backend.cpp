@@ -8,13 +8,13 @@
 #include "backends/aot/toolchain.h"
 #include "backends/aot/weights_blob.h"
 #include "backends/common/capabilities.h"
-#include "passes/dim_bounds.h"
 #include "core/log.h"
 #include "hone/file_io.h"
 #include "hone/limits.h"
 #include "hone/registry.h"
 #include "hone/sha256.h"
 #include "hone/thread_pool.h"
+#include "passes/dim_bounds.h"
 
 namespace hone::aot {
 namespace fs = std::filesystem;
@@ -287,7 +287,18 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
   for (const auto& [name, bound] : derived_bounds_) lo.bounds.try_emplace(name, bound);
   auto b = std::make_unique<AotBlock>();
   b->graph = std::make_unique<Graph>(block);
-  auto lowered = lower(*b->graph, lo);
+  // A block reading a value whose dim has no bound (neither configured nor
+  // derivable from the inputs': the output of an If, a NonZero) cannot size
+  // its arena; it runs on the reference instead of failing at run time.
+  std::string unbounded;
+  for (ValueId v : block.inputs())
+    if (const auto& shape = block.value(v).shape)
+      for (const Dim& d : shape->dims())
+        if (d.is_symbolic() && !lo.bounds.contains(d.symbol_name()) && unbounded.empty())
+          unbounded = "input '" + block.value(v).name + "' has dim '" + d.symbol_name() +
+                      "', whose bound does not follow from the model inputs' bounds";
+  auto lowered = unbounded.empty() ? lower(*b->graph, lo)
+                                   : Result<Program>(fail(ErrorCode::kUnsupported, unbounded));
   if (!lowered && lowered.error().code() == ErrorCode::kUnsupported) {
     // Decided from the graph and config alone, so load() reaches the same verdict.
     std::string why = lowered.error().to_string();
