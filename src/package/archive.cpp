@@ -16,6 +16,7 @@
 #include <set>
 #include <system_error>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "package/zip_handles.h"
 
@@ -23,7 +24,6 @@ namespace hone::package {
 namespace {
 
 namespace fs = std::filesystem;
-using detail::EvpMdCtx;
 using detail::ZipArchive;
 using detail::ZipError;
 using detail::ZipFile;
@@ -346,27 +346,6 @@ Result<void> check_prefix(const std::string& prefix) {
 }
 
 }  // namespace
-
-std::string sha256_hex(std::string_view bytes) {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  EvpMdCtx ctx(EVP_MD_CTX_new());
-  // EVP fails only when out of memory or with a broken OpenSSL build; an
-  // empty string then never matches a real sum, so verification still fails
-  // closed.
-  if (!ctx || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1 ||
-      EVP_DigestUpdate(ctx.get(), bytes.data(), bytes.size()) != 1 ||
-      EVP_DigestFinal_ex(ctx.get(), digest, &len) != 1) {
-    return {};
-  }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(2 * len, '\0');
-  for (unsigned int i = 0; i < len; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 0xf];
-  }
-  return out;
-}
 
 std::string entry_path_problem(std::string_view path) {
   if (path.empty()) return "is empty";

@@ -6,11 +6,13 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "hone/onnx.h"
 #include "hone/thread_pool.h"
+#include "hone/version.h"
 #include "package/archive.h"
-#include "package/fingerprint.h"
+#include "tune/machine.h"
 #include "tune/report_json.h"
 
 namespace hone {
@@ -21,7 +23,6 @@ using nlohmann::json;
 
 constexpr const char* kFormat = "hone";
 constexpr int kManifestVersion = 1;
-constexpr const char* kHoneVersion = "0.1.0";  // kept in step with project(hone VERSION ...)
 
 /// A private temporary folder, removed with everything in it when it goes.
 class TempDir {
@@ -95,7 +96,7 @@ Result<void> save(const TunedModel& model, const fs::path& file) {
   std::vector<package::Entry> entries;
   HONE_TRY(auto onnx_bytes, onnx::save_model_to_bytes(model.graph()));
   std::string model_bytes(onnx_bytes.begin(), onnx_bytes.end());
-  const std::string model_hash = package::sha256_hex(model_bytes);
+  const std::string model_hash = sha256_hex(model_bytes);
   entries.push_back({"model.onnx", std::move(model_bytes)});
 
   HONE_TRY(TempDir tmp, TempDir::create());
@@ -108,14 +109,14 @@ Result<void> save(const TunedModel& model, const fs::path& file) {
   json manifest = {
       {"format", kFormat},
       {"format_version", kManifestVersion},
-      {"hone_version", kHoneVersion},
+      {"hone_version", kVersion},
       {"model", {{"name", model.graph().name()}, {"sha256", model_hash}, {"file", "model.onnx"}}},
       {"spec", json::parse(model.spec().to_json())},
       {"decision", tune_internal::decision_json(r.decision)},
       {"strategy", r.strategy},
       {"threads", r.threads},
       {"batch_sizes", r.batch_sizes},
-      {"fingerprint", json::parse(package::current_fingerprint(r.threads).to_json())},
+      {"fingerprint", json::parse(tune::machine_fingerprint(r.threads).to_json())},
   };
   entries.push_back({"manifest.json", manifest.dump(2) + "\n"});
   HONE_CHECK_OK_CTX(package::write_archive(file, std::move(entries)), where);
@@ -130,7 +131,7 @@ Result<TunedModel> load(const fs::path& file, const LoadOptions& options) {
     const package::Entry* model_entry = find_entry(pkg.entries, "model.onnx");
     if (model_entry == nullptr)
       return fail(Error(ErrorCode::kCorrupt, "the package has no model.onnx").add_context(where));
-    if (package::sha256_hex(model_entry->bytes) != m.at("model").at("sha256").get<std::string>())
+    if (sha256_hex(model_entry->bytes) != m.at("model").at("sha256").get<std::string>())
       return fail(
           Error(ErrorCode::kCorrupt, "model.onnx does not match the model hash in manifest.json")
               .add_context(where));
@@ -155,14 +156,14 @@ Result<TunedModel> load(const fs::path& file, const LoadOptions& options) {
 
     const int tuned_threads = m.at("threads").get<int>();
     const int threads = options.threads >= 0 ? options.threads : tuned_threads;
-    auto pkg_fp = package::Fingerprint::from_json(m.at("fingerprint").dump());
+    auto pkg_fp = Fingerprint::from_json(m.at("fingerprint").dump());
     if (!pkg_fp)
       return fail(std::move(pkg_fp)
                       .error()
                       .add_context("while reading the fingerprint")
                       .add_context(where));
-    const auto here = package::current_fingerprint(threads);
-    const auto diffs = package::fingerprint_differences(*pkg_fp, here);
+    const auto here = tune::machine_fingerprint(threads);
+    const auto diffs = fingerprint_differences(*pkg_fp, here);
     std::string diff_text;
     for (const auto& d : diffs) diff_text += (diff_text.empty() ? "" : "; ") + d;
     if (!diffs.empty() && !options.allow_env_mismatch)
@@ -238,13 +239,13 @@ Result<std::string> describe_package(const fs::path& file) {
     }
     auto spec = GraphSpec::from_json(m.at("spec").dump());
     if (spec) o += spec->describe() + (spec->describe().ends_with('\n') ? "" : "\n");
-    auto fp = package::Fingerprint::from_json(m.at("fingerprint").dump());
+    auto fp = Fingerprint::from_json(m.at("fingerprint").dump());
     if (fp) {
       std::string isa;
       for (const auto& f : fp->isa) isa += (isa.empty() ? "" : " ") + f;
       o += fmt::format("tuned on {} ({}), {} threads\n", fp->cpu_model, isa, fp->threads);
       const auto diffs =
-          package::fingerprint_differences(*fp, package::current_fingerprint(fp->threads));
+          fingerprint_differences(*fp, tune::machine_fingerprint(fp->threads));
       o += diffs.empty() ? "this machine matches the fingerprint\n" : "this machine differs:\n";
       for (const auto& x : diffs) o += "  " + x + "\n";
     }

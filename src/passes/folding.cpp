@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/passes.h"
 
 namespace hone {
@@ -122,7 +122,7 @@ Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n,
     one.add_output(v);
   }
   one.add_node_with_outputs(std::move(copy));
-  return reference::Interpreter().run_tensors(one, {});
+  return eval::Interpreter().run_tensors(one, {});
 }
 
 }  // namespace

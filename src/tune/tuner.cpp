@@ -5,10 +5,10 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "core/hash.h"
 #include "core/log.h"
 #include "hone/onnx.h"
 #include "hone/tune.h"
-#include "package/archive.h"
 #include "tune/session.h"
 
 namespace hone {
@@ -72,7 +72,7 @@ std::vector<std::string> known_candidates(const Strategy& strategy, const Backen
 
 Result<std::string> graph_hash(const Graph& graph) {
   HONE_TRY(auto bytes, onnx::save_model_to_bytes(graph));
-  return package::sha256_hex(
+  return sha256_hex(
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 

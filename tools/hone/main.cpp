@@ -10,18 +10,18 @@
 
 #include "cli_common.h"
 #include "hone/logging.h"
+#include "hone/version.h"
 
 namespace {
 
 // Kept in step with project(hone VERSION ...) in the top-level CMakeLists.txt.
-constexpr const char* kHoneVersion = "0.1.0";
 
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace hone::cli;
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
-  app.set_version_flag("--version", std::string("hone ") + kHoneVersion);
+  app.set_version_flag("--version", std::string("hone ") + hone::kVersion);
   app.require_subcommand(1);
   // Global options (--threads, --log-level) may also follow the command:
   // `hone tune m.onnx -o m.hone --threads 2`.

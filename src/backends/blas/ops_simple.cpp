@@ -10,7 +10,8 @@
 #include "backends/blas/kernels/norm.h"
 #include "backends/blas/kernels/pool.h"
 #include "backends/blas/op.h"
-#include "backends/reference/ops_nn_internal.h"
+#include "eval/ops_nn_internal.h"
+#include "ops/axis.h"
 
 namespace hone::blas {
 namespace {
@@ -42,12 +43,13 @@ std::string dims_str(const dims_t& d) {
 }
 
 Result<size_t> norm_axis(int64_t axis, size_t rank, const Node& n) {
-  const int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= std::max<int64_t>(r, 1))
+  // A scalar's one axis is 0.
+  const auto a = ops::try_normalize_axis(axis, std::max<int64_t>(static_cast<int64_t>(rank), 1));
+  if (!a)
     return fail(ErrorCode::kInvalidArgument, "axis " + std::to_string(axis) + " of node " +
                                                  n.describe() + " is out of range for rank " +
-                                                 std::to_string(r));
-  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+                                                 std::to_string(rank));
+  return static_cast<size_t>(*a);
 }
 
 /// Integer list from attribute `key` (opset < `input_from`) or constant input 1.
@@ -202,7 +204,7 @@ Result<PlanFn> make_pool(const Node& n) {
       return fail(ErrorCode::kUnsupported,
                   op + " input " + dims_str(x) + ": only 1-D and 2-D pools");
     const dims_t spatial(x.begin() + 2, x.end());
-    HONE_TRY(reference::nn::Window w, reference::nn::make_window(n, spatial, kernel, ceil, op));
+    HONE_TRY(eval::nn::Window w, eval::nn::make_window(n, spatial, kernel, ceil, op));
     const bool one = spatial.size() == 1;
     const size_t wd = one ? 0 : 1;
     kernels::Pool2dShape s;

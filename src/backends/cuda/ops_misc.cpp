@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "backends/cuda/op.h"
-#include "backends/reference/ops_nn_internal.h"
+#include "eval/ops_nn_internal.h"
 
 namespace hone::cuda {
 namespace {
@@ -85,8 +85,8 @@ Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
   }
   const dims_t kernel = n.attr_ints("kernel_shape");
   HONE_TRY(
-      reference::nn::Window w,
-      reference::nn::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
+      eval::nn::Window w,
+      eval::nn::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
   if (!is_max && w.dilations != dims_t(w.rank(), 1))
     return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
   const bool one_d = x.size() == 3;

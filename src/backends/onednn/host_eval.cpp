@@ -3,7 +3,7 @@
 #include <set>
 
 #include "backends/onednn/plan.h"
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 
 namespace hone::onednn {
 namespace {
@@ -104,7 +104,7 @@ Result<void> lower_host(PlanBuilder& b, const Node& n) {
     one.add_output(v);
   }
   one.add_node_with_outputs(std::move(copy));
-  HONE_TRY(std::vector<Tensor> outs, reference::Interpreter().run_tensors(one, {}));
+  HONE_TRY(std::vector<Tensor> outs, eval::Interpreter().run_tensors(one, {}));
   size_t k = 0;
   for (ValueId v : n.outputs) {
     if (v < 0) continue;

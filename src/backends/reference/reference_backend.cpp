@@ -1,7 +1,7 @@
 // The reference backend: the plain interpreter behind the Backend interface.
 #include <memory>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/registry.h"
 
 namespace hone {
@@ -41,7 +41,7 @@ class ReferenceBackend final : public Backend {
   }
 
  private:
-  reference::Interpreter interpreter_;
+  eval::Interpreter interpreter_;
   std::unique_ptr<const Graph> graph_;
 };
 
