@@ -116,7 +116,7 @@ Result<void> save(const TunedModel& model, const fs::path& file) {
       {"strategy", r.strategy},
       {"threads", r.threads},
       {"batch_sizes", r.batch_sizes},
-      {"fingerprint", json::parse(tune::machine_fingerprint(r.threads).to_json())},
+      {"fingerprint", json::parse(machine_fingerprint(r.threads).to_json())},
   };
   entries.push_back({"manifest.json", manifest.dump(2) + "\n"});
   HONE_CHECK_OK_CTX(package::write_archive(file, std::move(entries)), where);
@@ -162,7 +162,7 @@ Result<TunedModel> load(const fs::path& file, const LoadOptions& options) {
                       .error()
                       .add_context("while reading the fingerprint")
                       .add_context(where));
-    const auto here = tune::machine_fingerprint(threads);
+    const auto here = machine_fingerprint(threads);
     const auto diffs = fingerprint_differences(*pkg_fp, here);
     std::string diff_text;
     for (const auto& d : diffs) diff_text += (diff_text.empty() ? "" : "; ") + d;
@@ -245,7 +245,7 @@ Result<std::string> describe_package(const fs::path& file) {
       for (const auto& f : fp->isa) isa += (isa.empty() ? "" : " ") + f;
       o += fmt::format("tuned on {} ({}), {} threads\n", fp->cpu_model, isa, fp->threads);
       const auto diffs =
-          fingerprint_differences(*fp, tune::machine_fingerprint(fp->threads));
+          fingerprint_differences(*fp, machine_fingerprint(fp->threads));
       o += diffs.empty() ? "this machine matches the fingerprint\n" : "this machine differs:\n";
       for (const auto& x : diffs) o += "  " + x + "\n";
     }

@@ -3,9 +3,9 @@
 #include "hone/registry.h"
 #include "onnx/library.h"
 
-namespace hone::tune {
+namespace hone {
 
-std::map<std::string, std::string> library_versions() {
+std::map<std::string, std::string> machine_library_versions() {
   std::map<std::string, std::string> out;
   for (const auto& e : default_registry().entries())
     for (const auto& [name, version] : e.capabilities.libraries) out.emplace(name, version);
@@ -13,6 +13,6 @@ std::map<std::string, std::string> library_versions() {
   return out;
 }
 
-Fingerprint machine_fingerprint(int threads) { return current_fingerprint(threads, library_versions()); }
+Fingerprint machine_fingerprint(int threads) { return current_fingerprint(threads, machine_library_versions()); }
 
-}  // namespace hone::tune
+}  // namespace hone

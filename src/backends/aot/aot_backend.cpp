@@ -10,6 +10,7 @@
 #include "backends/aot/toolchain.h"
 #include "backends/aot/weights_blob.h"
 #include "backends/common/capabilities.h"
+#include "passes/dim_bounds.h"
 #include "core/log.h"
 #include "hone/file_io.h"
 #include "hone/registry.h"
@@ -234,6 +235,7 @@ NodeSupport AotBackend::supports(const Graph& g, const Node& node) const {
 
 Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
   HONE_TRY(LowerOptions lo, lower_options(config()));
+  for (const auto& [name, bound] : derived_bounds_) lo.bounds.try_emplace(name, bound);
   auto b = std::make_unique<AotBlock>();
   b->graph = std::make_unique<Graph>(block);
   auto lowered = lower(*b->graph, lo);
@@ -317,6 +319,21 @@ Result<void> AotBackend::do_build(const Graph& graph) {
   fallbacks_.clear();
   node_names_.clear();
   for (const Node& n : graph.nodes()) node_names_.push_back(n.describe());
+  // Blocks start at values inside the graph, whose dims the importer may have
+  // named ("unk__116"); their bounds follow from the inputs' bounds.
+  HONE_TRY(LowerOptions lo, lower_options(config()));
+  std::map<std::string, int64_t> input_bounds;
+  for (ValueId v : graph.inputs())
+    if (const auto& shape = graph.value(v).shape)
+      for (const Dim& d : shape->dims())
+        if (d.is_symbolic()) {
+          auto it = lo.bounds.find(d.symbol_name());
+          input_bounds[d.symbol_name()] = it != lo.bounds.end() ? it->second : lo.default_max;
+        }
+  derived_bounds_ = passes::derive_dim_bounds(graph, input_bounds);
+  for (const auto& [name, bound] : derived_bounds_)
+    if (!input_bounds.contains(name))
+      HONE_LOG_DEBUG("aot: dim '{}' is at most {} (derived from the input bounds)", name, bound);
   return CompilingBackend::do_build(graph);
 }
 

@@ -13,8 +13,10 @@
 //   HONE_CHECK_OK(be->export_artifact("out/model"));  // model.so, weights.bin, model.json
 //
 // Config: dim_bounds ("batch=32,seq=128": the largest value of each symbolic
-// dim the arena is planned for), default_dim_max (64, for symbols without a
-// bound; larger inputs are a clear error at run time), march_native (true:
+// dim the arena is planned for), default_dim_max (64, for input symbols
+// without a bound; larger inputs are a clear error at run time). The dims
+// inside the graph (the importer's "unk__N") are bounded by what they are
+// with the inputs at their bounds (passes/dim_bounds.h). march_native (true:
 // compile for this CPU and check its features when the library is created).
 // No compiler (HONE_CXX unset and none on PATH, or HONE_CXX not executable):
 // build() fails with kUnsupportedHardware. infer() is thread-safe.
@@ -22,6 +24,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -71,6 +74,9 @@ class AotBackend final : public CompilingBackend {
   std::filesystem::path load_dir_;       // set while do_load() runs
   std::vector<std::string> node_names_;  // describe() of every node, for export errors
   std::vector<std::string> fallbacks_;   // why each block aot could not lower runs on the reference
+  /// Bounds of the graph's inner symbolic dims, derived from the inputs'
+  /// (passes/dim_bounds.h) when build() starts; dim_bounds still wins.
+  std::map<std::string, int64_t> derived_bounds_;
 };
 
 /// The per-node answer behind AotBackend::supports().

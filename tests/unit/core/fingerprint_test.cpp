@@ -116,10 +116,10 @@ TEST(Fingerprint, RecordsTheLibrariesItIsGivenWithHoneAndTheCompiler) {
   EXPECT_EQ(fp.libraries.size(), 3u);
 }
 
-// tune::machine_fingerprint() takes the libraries from the backends'
+// machine_fingerprint() takes the libraries from the backends'
 // capabilities: onednn from onednn and aot, openblas from blas.
 TEST(Fingerprint, CurrentMachineIsFilledIn) {
-  const Fingerprint fp = tune::machine_fingerprint(3);
+  const Fingerprint fp = machine_fingerprint(3);
   EXPECT_EQ(fp.threads, 3);
   EXPECT_FALSE(fp.cpu_model.empty());
   EXPECT_TRUE(std::is_sorted(fp.isa.begin(), fp.isa.end()));
@@ -128,8 +128,8 @@ TEST(Fingerprint, CurrentMachineIsFilledIn) {
   EXPECT_EQ(fp.libraries.count("onnx"), 1u);
   EXPECT_EQ(fp.libraries.count("openblas"), 1u);
   EXPECT_NE(fp.os.find(' '), std::string::npos) << fp.os;
-  EXPECT_TRUE(fingerprint_differences(fp, tune::machine_fingerprint(3)).empty());
-  EXPECT_EQ(fingerprint_differences(fp, tune::machine_fingerprint(1)),
+  EXPECT_TRUE(fingerprint_differences(fp, machine_fingerprint(3)).empty());
+  EXPECT_EQ(fingerprint_differences(fp, machine_fingerprint(1)),
             (std::vector<std::string>{"threads 3 != 1"}));
 }
 

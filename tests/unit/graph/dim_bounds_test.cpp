@@ -1,0 +1,57 @@
+#include "passes/dim_bounds.h"
+
+#include <gtest/gtest.h>
+
+namespace hone::passes {
+namespace {
+
+/// x: [batch, 8] reshaped to [2 * batch, 4] through Shape → Gather → Mul →
+/// Concat, the way exporters write it; the importer named the result's first
+/// dim "unk__1", as ONNX shape inference does when it cannot work a dim out.
+Graph reshape_by_shape_subgraph() {
+  Graph g("g");
+  const ValueId x = g.add_input("x", DType::kF32, Shape{Dim::symbol("batch"), 8});
+  const ValueId shape = g.add_node("Shape", {x}, 1, {}, "shape")[0];
+  const ValueId zero = g.add_initializer("zero", Tensor::from<int64_t>({1}, {0}));
+  const ValueId b = g.add_node("Gather", {shape, zero}, 1, {{"axis", int64_t{0}}}, "gather")[0];
+  const ValueId two = g.add_initializer("two", Tensor::from<int64_t>({1}, {2}));
+  const ValueId rows = g.add_node("Mul", {b, two}, 1, {}, "rows")[0];
+  const ValueId four = g.add_initializer("four", Tensor::from<int64_t>({1}, {4}));
+  const ValueId target = g.add_node("Concat", {rows, four}, 1, {{"axis", int64_t{0}}}, "cat")[0];
+  const ValueId y = g.add_node("Reshape", {x, target}, 1, {}, "reshape")[0];
+  g.value(y).dtype = DType::kF32;
+  g.value(y).shape = Shape{Dim::symbol("unk__1"), 4};
+  const ValueId z = g.add_node("Relu", {y}, 1, {}, "relu")[0];
+  g.value(z).dtype = DType::kF32;
+  g.value(z).shape = Shape{Dim::symbol("unk__1"), 4};
+  g.add_output(z);
+  return g;
+}
+
+TEST(DimBounds, InnerDimsFollowFromTheInputBounds) {
+  const Graph g = reshape_by_shape_subgraph();
+  const auto b = derive_dim_bounds(g, {{"batch", 5}});
+  EXPECT_EQ(b.at("batch"), 5);
+  ASSERT_TRUE(b.contains("unk__1"));
+  EXPECT_EQ(b.at("unk__1"), 10);
+  // Larger inputs, larger bounds: nothing is a fixed default.
+  EXPECT_EQ(derive_dim_bounds(g, {{"batch", 300}}).at("unk__1"), 600);
+}
+
+TEST(DimBounds, AnInputSymbolWithoutABoundLeavesWhatDependsOnItAbsent) {
+  const Graph g = reshape_by_shape_subgraph();
+  const auto b = derive_dim_bounds(g, {});
+  EXPECT_FALSE(b.contains("unk__1"));
+  EXPECT_FALSE(b.contains("batch"));
+}
+
+TEST(DimBounds, TheGraphIsLeftAsItWas) {
+  const Graph g = reshape_by_shape_subgraph();
+  (void)derive_dim_bounds(g, {{"batch", 5}});
+  const Value& y = g.value(g.find_value("reshape_out0"));
+  ASSERT_TRUE(y.shape.has_value());
+  EXPECT_EQ((*y.shape)[0], Dim::symbol("unk__1"));
+}
+
+}  // namespace
+}  // namespace hone::passes
