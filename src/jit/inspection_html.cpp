@@ -7,35 +7,11 @@
 
 #include "hone/inspection.h"
 
+#include "core/html.h"
+
 namespace hone {
 
 namespace {
-
-std::string escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    switch (c) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      case '\'':
-        o += "&#39;";
-        break;
-      default:
-        o += c;
-    }
-  }
-  return o;
-}
 
 std::string shape_text(const std::vector<int64_t>& s) {
   std::string t = "[";
@@ -46,8 +22,9 @@ std::string shape_text(const std::vector<int64_t>& s) {
 std::string leaves_html(const std::vector<LeafSeen>& leaves) {
   std::string o;
   for (const auto& l : leaves) {
-    o += "<div class=\"leaf\"><span class=\"path\">" + escape(l.path.empty() ? "(root)" : l.path) +
-         "</span>: <span class=\"dtype\">" + escape(l.dtype) + "</span>";
+    o += "<div class=\"leaf\"><span class=\"path\">" +
+         html_escape(l.path.empty() ? "(root)" : l.path) + "</span>: <span class=\"dtype\">" +
+         html_escape(l.dtype) + "</span>";
     for (const auto& s : l.shapes) o += " <span class=\"shape\">" + shape_text(s) + "</span>";
     if (l.more_shapes) o += fmt::format(" <span class=\"more\">+{} more</span>", l.more_shapes);
     if (l.rank_varied) o += " <span class=\"varied\">rank varied</span>";
@@ -67,15 +44,16 @@ void rows(const InspectionNode& n, const std::string& parent, int depth, std::st
   out += fmt::format(
       "<tr class=\"node\" data-id=\"{}\" data-parent=\"{}\" data-depth=\"{}\" data-state=\"{}\">"
       "<td class=\"name\" style=\"padding-left:{}em\">",
-      escape(id), escape(parent), depth, escape(n.state), 0.4 + 1.4 * depth);
+      html_escape(id), html_escape(parent), depth, html_escape(n.state), 0.4 + 1.4 * depth);
   if (!n.children.empty())
     out += "<button class=\"toggle\" aria-expanded=\"true\" title=\"fold\">&#9662;</button>";
   out += fmt::format("<span class=\"label\">{}</span> <span class=\"kind\">{}{}</span></td>",
-                     escape(n.name), escape(n.kind), n.mode.empty() ? "" : ", " + escape(n.mode));
-  out += fmt::format("<td class=\"state s-{}\">{}", escape(n.state), escape(state));
-  if (!n.reason.empty()) out += "<div class=\"reason\">" + escape(n.reason) + "</div>";
+                     html_escape(n.name), html_escape(n.kind),
+                     n.mode.empty() ? "" : ", " + html_escape(n.mode));
+  out += fmt::format("<td class=\"state s-{}\">{}", html_escape(n.state), html_escape(state));
+  if (!n.reason.empty()) out += "<div class=\"reason\">" + html_escape(n.reason) + "</div>";
   out += "</td>";
-  out += fmt::format("<td class=\"backend\">{}</td>", escape(n.backend));
+  out += fmt::format("<td class=\"backend\">{}</td>", html_escape(n.backend));
   out += fmt::format("<td class=\"num calls\">{}</td>", n.calls);
   out += fmt::format("<td class=\"num total\">{:.3f}</td>", n.total_ms);
   out += fmt::format("<td class=\"num self\">{:.3f}</td>", n.self_ms);
@@ -156,9 +134,9 @@ std::string inspection_html(const InspectionNode& root) {
   std::string body;
   rows(root, "", 0, body);
   std::string out = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
-  out += "<title>hone inspection: " + escape(root.name) + "</title>\n<style>" + kStyle +
+  out += "<title>hone inspection: " + html_escape(root.name) + "</title>\n<style>" + kStyle +
          "</style></head>\n<body>\n";
-  out += "<h1>hone inspection: " + escape(root.name) + "</h1>\n";
+  out += "<h1>hone inspection: " + html_escape(root.name) + "</h1>\n";
   out += fmt::format(
       "<p class=\"summary\">{} calls, {:.3f} ms in all; self is the part of a row's time no "
       "row below it accounts for; share is of the top row's total.</p>\n",

@@ -87,31 +87,13 @@ void apply_value_info(const GraphProto& gp, Graph& g) {
   }
 }
 
-AttributeProto::AttributeType infer_attribute_type(const AttributeProto& a) {
-  if (a.has_f()) return AttributeProto::FLOAT;
-  if (a.has_i()) return AttributeProto::INT;
-  if (a.has_s()) return AttributeProto::STRING;
-  if (a.has_t()) return AttributeProto::TENSOR;
-  if (a.has_g()) return AttributeProto::GRAPH;
-  if (a.has_sparse_tensor()) return AttributeProto::SPARSE_TENSOR;
-  if (a.has_tp()) return AttributeProto::TYPE_PROTO;
-  if (a.floats_size() > 0) return AttributeProto::FLOATS;
-  if (a.ints_size() > 0) return AttributeProto::INTS;
-  if (a.strings_size() > 0) return AttributeProto::STRINGS;
-  if (a.tensors_size() > 0) return AttributeProto::TENSORS;
-  if (a.graphs_size() > 0) return AttributeProto::GRAPHS;
-  if (a.sparse_tensors_size() > 0) return AttributeProto::SPARSE_TENSORS;
-  if (a.type_protos_size() > 0) return AttributeProto::TYPE_PROTOS;
-  return AttributeProto::UNDEFINED;
-}
-
 Result<Attribute> convert_attribute(const AttributeProto& a, ImportContext& ctx,
                                     const OuterScope* scope) {
   if (!a.ref_attr_name().empty())
     return fail(ErrorCode::kUnsupported,
                 "attribute '" + a.name() + "' refers to function attribute '" + a.ref_attr_name() +
                     "'; ONNX functions are not supported");
-  const AttributeProto::AttributeType held = infer_attribute_type(a);
+  const AttributeProto::AttributeType held = detail::held_attribute_type(a);
   AttributeProto::AttributeType type = a.type();
   if (type == AttributeProto::UNDEFINED) type = held;
   if (held != AttributeProto::UNDEFINED && held != type)

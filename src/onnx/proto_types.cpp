@@ -206,4 +206,23 @@ bool value_type_to_proto(const Value& value, TypeProto* type) {
   return true;
 }
 
+::onnx::AttributeProto::AttributeType held_attribute_type(const ::onnx::AttributeProto& a) {
+  using ::onnx::AttributeProto;
+  if (a.has_f()) return AttributeProto::FLOAT;
+  if (a.has_i()) return AttributeProto::INT;
+  if (a.has_s()) return AttributeProto::STRING;
+  if (a.has_t()) return AttributeProto::TENSOR;
+  if (a.has_g()) return AttributeProto::GRAPH;
+  if (a.has_sparse_tensor()) return AttributeProto::SPARSE_TENSOR;
+  if (a.has_tp()) return AttributeProto::TYPE_PROTO;
+  if (a.floats_size() > 0) return AttributeProto::FLOATS;
+  if (a.ints_size() > 0) return AttributeProto::INTS;
+  if (a.strings_size() > 0) return AttributeProto::STRINGS;
+  if (a.tensors_size() > 0) return AttributeProto::TENSORS;
+  if (a.graphs_size() > 0) return AttributeProto::GRAPHS;
+  if (a.sparse_tensors_size() > 0) return AttributeProto::SPARSE_TENSORS;
+  if (a.type_protos_size() > 0) return AttributeProto::TYPE_PROTOS;
+  return AttributeProto::UNDEFINED;
+}
+
 }  // namespace hone::onnx::detail

@@ -1,5 +1,6 @@
-// Internal to src/onnx: ONNX TypeProto <-> hone Value types, and the
-// "tensor(float)" / "seq(tensor(float))" spelling of TYPE_PROTO attributes.
+// Internal to src/onnx: ONNX TypeProto <-> hone Value types, the
+// "tensor(float)" / "seq(tensor(float))" spelling of TYPE_PROTO attributes,
+// and the type an attribute holds.
 #pragma once
 
 #include <onnx/onnx_pb.h>
@@ -23,5 +24,9 @@ Result<void> type_proto_from_string(std::string_view text, ::onnx::TypeProto* ty
 Result<void> apply_type_proto(const ::onnx::TypeProto& type, const std::string& what, Value& value);
 /// Writes kind, dtype and shape of `value` into `type`; false when nothing is known.
 bool value_type_to_proto(const Value& value, ::onnx::TypeProto* type);
+
+/// The type an attribute's fields hold (the first one set, as ONNX's checker
+/// reads them), whatever its `type` field says; UNDEFINED when none is set.
+::onnx::AttributeProto::AttributeType held_attribute_type(const ::onnx::AttributeProto& a);
 
 }  // namespace hone::onnx::detail

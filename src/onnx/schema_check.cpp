@@ -1,5 +1,7 @@
 #include "onnx/schema_check.h"
 
+#include "onnx/proto_types.h"
+
 #include <onnx/defs/schema.h>
 #include <algorithm>
 
@@ -40,23 +42,9 @@ std::string node_label(const NodeProto& n, int index, const std::string& graph) 
   return who + " (" + n.op_type() + ") of graph '" + graph + "'";
 }
 
+/// The declared type, else the one its fields hold.
 AttributeProto::AttributeType held_type(const AttributeProto& a) {
-  if (a.type() != AttributeProto::UNDEFINED) return a.type();
-  if (a.has_f()) return AttributeProto::FLOAT;
-  if (a.has_i()) return AttributeProto::INT;
-  if (a.has_s()) return AttributeProto::STRING;
-  if (a.has_t()) return AttributeProto::TENSOR;
-  if (a.has_g()) return AttributeProto::GRAPH;
-  if (a.has_sparse_tensor()) return AttributeProto::SPARSE_TENSOR;
-  if (a.has_tp()) return AttributeProto::TYPE_PROTO;
-  if (a.floats_size() > 0) return AttributeProto::FLOATS;
-  if (a.ints_size() > 0) return AttributeProto::INTS;
-  if (a.strings_size() > 0) return AttributeProto::STRINGS;
-  if (a.tensors_size() > 0) return AttributeProto::TENSORS;
-  if (a.graphs_size() > 0) return AttributeProto::GRAPHS;
-  if (a.sparse_tensors_size() > 0) return AttributeProto::SPARSE_TENSORS;
-  if (a.type_protos_size() > 0) return AttributeProto::TYPE_PROTOS;
-  return AttributeProto::UNDEFINED;
+  return a.type() != AttributeProto::UNDEFINED ? a.type() : held_attribute_type(a);
 }
 
 std::string type_name(AttributeProto::AttributeType t) {

@@ -8,6 +8,8 @@
 
 #include "hone/tune_report.h"
 
+#include "core/html.h"
+
 namespace hone {
 namespace {
 
@@ -20,27 +22,6 @@ std::string status_of(const CandidateResult& c, const Decision& d) {
   if (c.checked && !c.correctness.passed) return "wrong";
   if (!c.built && !c.from_cache) return "not run";
   return c.backend == "reference" ? "baseline" : "lost";
-}
-
-std::string html_escape(const std::string& s) {
-  std::string o;
-  for (char ch : s) switch (ch) {
-      case '&':
-        o += "&amp;";
-        break;
-      case '<':
-        o += "&lt;";
-        break;
-      case '>':
-        o += "&gt;";
-        break;
-      case '"':
-        o += "&quot;";
-        break;
-      default:
-        o += ch;
-    }
-  return o;
 }
 
 /// 409000 -> "409k", 1.5e6 -> "1.5M", 0.334 -> "0.334": short tick labels.
