@@ -52,6 +52,11 @@ Result<void> Backend::build(const Graph& graph) {
                                                     std::string(to_string(state_)) +
                                                     "; build() runs once, on a created backend");
   HONE_CHECK_OK(check_threads());
+  // A graph made in C++ need not have passed GraphBuilder::build(): one with
+  // two values of one name, or a cycle, must be an error here, not a crash in
+  // a backend.
+  HONE_CHECK_OK_CTX(graph.validate(),
+                    "while checking graph '" + graph.name() + "' before building");
   HONE_CHECK_OK_CTX(do_build(graph), "while building backend '" + std::string(name()) + "'");
   state_ = BackendState::kActive;
   return {};
