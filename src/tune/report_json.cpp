@@ -224,6 +224,14 @@ Decision decision_from(const json& j) {
 
 using namespace tune_internal;
 
+std::string CandidateResult::json() const {
+  return candidate_json(*this).dump();
+}
+
+Result<CandidateResult> CandidateResult::from_json(std::string_view text) {
+  return candidate_from_json(text);
+}
+
 std::string TuneReport::json() const {
   nlohmann::json cands = nlohmann::json::array();
   for (const auto& c : candidates) cands.push_back(candidate_json(c));
