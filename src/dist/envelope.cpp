@@ -31,13 +31,19 @@ Result<std::vector<std::string>> open_all(std::string_view step,
     msgs.push_back(std::move(j));
   }
   // The lowest failing rank's error first: it is what every rank reports.
+  // When every rank failed alike (an error they agreed on), no rank is named.
+  bool alike = true;
+  for (const json& j : msgs)
+    alike = alike && !j.value("ok", false) && j.value("message", "") == msgs[0].value("message", "") &&
+            j.value("context", json::array()) == msgs[0].value("context", json::array());
   for (size_t r = 0; r < msgs.size(); ++r) {
     const json& j = msgs[r];
     if (j.value("ok", false)) continue;
     const int code = j.value("code", static_cast<int>(ErrorCode::kInternal));
     const bool known = code >= 0 && code <= static_cast<int>(ErrorCode::kInternal);
+    const std::string message = j.value("message", std::string("failed"));
     Error e(known ? static_cast<ErrorCode>(code) : ErrorCode::kInternal,
-            fmt::format("rank {}: {}", r, j.value("message", std::string("failed"))));
+            alike && msgs.size() > 1 ? message : fmt::format("rank {}: {}", r, message));
     for (const auto& c : j.value("context", std::vector<std::string>{})) e.add_context(c);
     return fail(std::move(e));
   }

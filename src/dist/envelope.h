@@ -20,7 +20,8 @@ namespace hone::dist {
 std::string seal(std::string_view step, const Result<std::string>& mine);
 
 /// Every rank's data (index = rank), or the error of the lowest rank that
-/// failed, its message starting "rank R: "; an error naming both steps when
+/// failed, its message starting "rank R: " (unless every rank failed with the
+/// same error: then that error as it is); an error naming both steps when
 /// the ranks are out of step, and one naming the rank whose message is
 /// unreadable.
 Result<std::vector<std::string>> open_all(std::string_view step,
