@@ -34,7 +34,8 @@ Result<std::vector<std::string>> open_all(std::string_view step,
   // When every rank failed alike (an error they agreed on), no rank is named.
   bool alike = true;
   for (const json& j : msgs)
-    alike = alike && !j.value("ok", false) && j.value("message", "") == msgs[0].value("message", "") &&
+    alike = alike && !j.value("ok", false) &&
+            j.value("message", "") == msgs[0].value("message", "") &&
             j.value("context", json::array()) == msgs[0].value("context", json::array());
   for (size_t r = 0; r < msgs.size(); ++r) {
     const json& j = msgs[r];

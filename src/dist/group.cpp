@@ -76,7 +76,7 @@ Result<void> Group::agree_batch_search(BatchSearchResult& s) {
     s = std::move(out);
   } catch (const json::exception& e) {
     return all_fail(Error(ErrorCode::kCorrupt,
-                                 std::string("rank 0 sent an unreadable batch search: ") + e.what()));
+                          std::string("rank 0 sent an unreadable batch search: ") + e.what()));
   }
   return {};
 }
@@ -91,7 +91,7 @@ Result<std::vector<CandidateResult>> Group::share_candidates(
     const json j = json::parse(all[r], nullptr, false);
     if (j.is_discarded() || !j.is_array())
       return all_fail(Error(ErrorCode::kCorrupt,
-                                   fmt::format("rank {} sent an unreadable share of candidates", r)));
+                            fmt::format("rank {} sent an unreadable share of candidates", r)));
     for (const auto& c : j) {
       auto parsed = CandidateResult::from_json(c.dump());
       if (!parsed)
@@ -117,12 +117,13 @@ Result<void> Group::agree_report(TuneReport& r) {
   for (size_t i = 1; i < per_rank.size(); ++i)
     if (per_rank[i].value("decision", "") != h0) {
       // Every rank sees the same messages, so every rank fails alike here.
-      return all_fail(Error(ErrorCode::kInternal,
-                       fmt::format("the ranks disagree: rank 0 chose {} (decision {}), rank {} "
-                                   "chose {} (decision {})",
-                                   per_rank[0].value("backend", ""), h0.substr(0, 12), i,
-                                   per_rank[i].value("backend", ""),
-                                   per_rank[i].value("decision", "").substr(0, 12))));
+      return all_fail(
+          Error(ErrorCode::kInternal,
+                fmt::format("the ranks disagree: rank 0 chose {} (decision {}), rank {} "
+                            "chose {} (decision {})",
+                            per_rank[0].value("backend", ""), h0.substr(0, 12), i,
+                            per_rank[i].value("backend", ""),
+                            per_rank[i].value("decision", "").substr(0, 12))));
     }
   auto report = TuneReport::from_json(per_rank[0].value("report", ""));
   if (!report) {

@@ -20,9 +20,9 @@ Result<int> number(const std::map<std::string, std::string>& env, const char* na
   const char* e = b + it->second.size();
   auto [p, ec] = std::from_chars(b, e, v);
   if (ec != std::errc() || p != e || v < 0)
-    return fail(ErrorCode::kInvalidArgument,
-                fmt::format("{}='{}' is not a rank number (set by an MPI launcher?)", name,
-                            it->second));
+    return fail(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}='{}' is not a rank number (set by an MPI launcher?)", name, it->second));
   return v;
 }
 
@@ -33,10 +33,10 @@ Result<Launch> detect_launch(const std::map<std::string, std::string>& env) {
   struct Scheme {
     const char *size, *rank, *local;
   };
-  for (const Scheme& s : {Scheme{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-                                 "OMPI_COMM_WORLD_LOCAL_RANK"},
-                          Scheme{"PMIX_SIZE", "PMIX_RANK", "PMIX_LOCAL_RANK"},
-                          Scheme{"PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"}}) {
+  for (const Scheme& s :
+       {Scheme{"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_LOCAL_RANK"},
+        Scheme{"PMIX_SIZE", "PMIX_RANK", "PMIX_LOCAL_RANK"},
+        Scheme{"PMI_SIZE", "PMI_RANK", "MPI_LOCALRANKID"}}) {
     if (!env.contains(s.rank) && !env.contains(s.size)) continue;
     l.by_mpirun = true;
     HONE_TRY(l.size, number(env, s.size, 1));
@@ -45,9 +45,9 @@ Result<Launch> detect_launch(const std::map<std::string, std::string>& env) {
     l.evidence = fmt::format("{}={}", env.contains(s.size) ? s.size : s.rank,
                              env.at(env.contains(s.size) ? s.size : s.rank));
     if (l.size < 1 || l.rank >= l.size)
-      return fail(ErrorCode::kInvalidArgument,
-                  fmt::format("rank {} of {} ({}): not a rank of the job", l.rank, l.size,
-                              l.evidence));
+      return fail(
+          ErrorCode::kInvalidArgument,
+          fmt::format("rank {} of {} ({}): not a rank of the job", l.rank, l.size, l.evidence));
     break;
   }
   return l;
@@ -69,8 +69,8 @@ std::string cuda_device_for(const Launch& launch, const char* already_set) {
 
 std::filesystem::path per_rank_path(const std::filesystem::path& path, int rank) {
   std::filesystem::path out = path;
-  out.replace_filename(fmt::format("{}.rank{}{}", path.stem().string(), rank,
-                                   path.extension().string()));
+  out.replace_filename(
+      fmt::format("{}.rank{}{}", path.stem().string(), rank, path.extension().string()));
   return out;
 }
 

@@ -37,13 +37,13 @@ CandidateResult reduce_candidate(const std::vector<CandidateResult>& per_rank) {
       for (const auto& c : e->context()) tagged.add_context(c);
       out.error = std::move(tagged);
     }
-  const auto failing =
-      std::find_if(per_rank.begin(), per_rank.end(),
-                   [](const CandidateResult& c) { return c.checked && !c.correctness.passed; });
+  const auto failing = std::find_if(per_rank.begin(), per_rank.end(), [](const CandidateResult& c) {
+    return c.checked && !c.correctness.passed;
+  });
   if (failing != per_rank.end()) {
     out.correctness = failing->correctness;
-    out.correctness.message = on_rank(static_cast<size_t>(failing - per_rank.begin()),
-                                      out.correctness.message);
+    out.correctness.message =
+        on_rank(static_cast<size_t>(failing - per_rank.begin()), out.correctness.message);
   } else {
     for (size_t r = 1; r < per_rank.size(); ++r)
       if (per_rank[r].checked) out.correctness = worse_of(out.correctness, per_rank[r].correctness);

@@ -53,10 +53,9 @@ class MpiTransport final : public Transport {
     if (wedged_)
       return fail(ErrorCode::kFailedPrecondition,
                   "an earlier exchange between the ranks timed out; no more are possible");
-    const auto deadline =
-        std::chrono::steady_clock::now() +
-        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-            std::chrono::duration<double>(timeout_s));
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(timeout_s));
     auto timed_out = [&] {
       wedged_ = true;
       return fail(ErrorCode::kFailedPrecondition,
@@ -68,8 +67,8 @@ class MpiTransport final : public Transport {
     long long len = static_cast<long long>(mine.size());
     std::vector<long long> lens(static_cast<size_t>(size_));
     MPI_Request req;
-    int rc = MPI_Iallgather(&len, 1, MPI_LONG_LONG, lens.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD,
-                            &req);
+    int rc =
+        MPI_Iallgather(&len, 1, MPI_LONG_LONG, lens.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD, &req);
     if (rc != MPI_SUCCESS) return fail(ErrorCode::kInternal, "MPI_Iallgather: " + mpi_error(rc));
     if (!wait_until(req, deadline, rc)) return timed_out();
     if (rc != MPI_SUCCESS) return fail(ErrorCode::kInternal, "MPI_Iallgather: " + mpi_error(rc));
@@ -115,7 +114,9 @@ std::string mpi_library() {
   return s;
 }
 
-std::string mpi_unavailable_reason() { return ""; }
+std::string mpi_unavailable_reason() {
+  return "";
+}
 
 Result<std::unique_ptr<Transport>> open_mpi() {
   int initialized = 0;

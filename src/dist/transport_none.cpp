@@ -4,7 +4,9 @@
 
 namespace hone::dist {
 
-std::string mpi_library() { return ""; }
+std::string mpi_library() {
+  return "";
+}
 
 std::string mpi_unavailable_reason() {
   return "hone was built without MPI (HONE_WITH_MPI=OFF, or CMake found no MPI: install "

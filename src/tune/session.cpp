@@ -391,7 +391,8 @@ const CandidateResult& Session::evaluate(const std::string& name) {
     if (auto st = options_.group->agree_candidate(r); !st) group_error_ = std::move(st).error();
   }
   if (group_error_ && !r.error && r.skipped.empty())
-    r.error = Error(*group_error_).add_context("while agreeing on '" + name + "' with the other ranks");
+    r.error =
+        Error(*group_error_).add_context("while agreeing on '" + name + "' with the other ranks");
   return r;
 }
 

@@ -81,7 +81,9 @@ std::function<Error(const Error&)>& error_hook() {
 }
 }  // namespace
 
-void set_error_hook(std::function<Error(const Error&)> hook) { error_hook() = std::move(hook); }
+void set_error_hook(std::function<Error(const Error&)> hook) {
+  error_hook() = std::move(hook);
+}
 
 int report(const Error& error) {
   const Error shown = error_hook() ? error_hook()(error) : error;

@@ -52,9 +52,8 @@ Result<std::unique_ptr<DistRun>> DistRun::open(const DistCliOptions& o) {
                 fmt::format("MPI says rank {}, the launcher said rank {} ({})", transport->rank(),
                             run->launch_.rank, run->launch_.evidence));
   run->group_ = std::make_unique<dist::Group>(
-      std::move(transport),
-      dist::GroupOptions{.split_candidates = o.distribute == "candidates",
-                         .timeout_s = o.timeout_s});
+      std::move(transport), dist::GroupOptions{.split_candidates = o.distribute == "candidates",
+                                               .timeout_s = o.timeout_s});
   dist::Group* g = run->group_.get();
   set_error_hook([g](const Error& e) { return g->fail_everywhere(e); });
   return run;
@@ -116,7 +115,8 @@ Result<std::string> DistRun::save_agreed(const TunedModel& model, const fs::path
       fs::remove(where, ec);
     }
     if (!bytes) return fail(bytes.error());
-    return sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
+    return sha256_hex(
+        std::string_view(reinterpret_cast<const char*>(bytes->data()), bytes->size()));
   }();
   HONE_TRY(auto all, exchange("package", mine));
   for (size_t r = 1; r < all.size(); ++r)

@@ -27,8 +27,8 @@ constexpr const char* kHoneVersion = "0.1.0";
 static int run_main(int argc, char** argv) {
   using namespace hone::cli;
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
-  app.set_version_flag("--version", std::string("hone ") + kHoneVersion + "\n" +
-                                        distributed_tuning_status());
+  app.set_version_flag("--version",
+                       std::string("hone ") + kHoneVersion + "\n" + distributed_tuning_status());
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"

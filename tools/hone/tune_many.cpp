@@ -56,9 +56,15 @@ struct Outcome {
 };
 
 json to_json(const Outcome& x) {
-  return {{"model", x.model},     {"package", x.package}, {"backend", x.backend},
-          {"decision", x.decision}, {"package_sha256", x.sha256}, {"error", x.error},
-          {"rank", x.rank},       {"seconds", x.seconds}, {"best_throughput", x.best_throughput}};
+  return {{"model", x.model},
+          {"package", x.package},
+          {"backend", x.backend},
+          {"decision", x.decision},
+          {"package_sha256", x.sha256},
+          {"error", x.error},
+          {"rank", x.rank},
+          {"seconds", x.seconds},
+          {"best_throughput", x.best_throughput}};
 }
 
 Outcome outcome_from(const json& j) {
@@ -158,8 +164,7 @@ int run_tune_many(TuneManyOptions& o) {
   std::vector<Outcome> outcomes;
   for (size_t i = 0; i < o.models.size(); ++i) {
     if (spread && static_cast<int>(i % static_cast<size_t>(run.size())) != run.rank()) continue;
-    fmt::print(stderr, "{}tune-many: [{}/{}] {}\n", run.tag(), i + 1, o.models.size(),
-               o.models[i]);
+    fmt::print(stderr, "{}tune-many: [{}/{}] {}\n", run.tag(), i + 1, o.models.size(), o.models[i]);
     auto x = tune_one(o, base, **strategy, o.models[i], packages[i], run, !spread && !run.alone());
     if (!x && !run.alone() && !spread) {
       // Tuned together: a model failing on any rank fails every rank with its error.
@@ -206,8 +211,9 @@ int run_tune_many(TuneManyOptions& o) {
                "seconds", "package or error");
     for (const auto& j : list) {
       const Outcome x = outcome_from(j);
-      fmt::print("{:<32} {:>4} {:<10} {:>12.1f} {:>8.1f}  {}\n", fs::path(x.model).filename().string(),
-                 x.rank, x.error.empty() ? x.backend : "failed", x.best_throughput, x.seconds,
+      fmt::print("{:<32} {:>4} {:<10} {:>12.1f} {:>8.1f}  {}\n",
+                 fs::path(x.model).filename().string(), x.rank,
+                 x.error.empty() ? x.backend : "failed", x.best_throughput, x.seconds,
                  x.error.empty() ? x.package : x.error);
     }
     fmt::print("report: {} ({} models on {} rank{})\n", where.string(), list.size(), run.size(),
