@@ -95,6 +95,10 @@ Result<void> DistRun::agree_model(const Graph& graph) {
 
 Result<std::string> DistRun::save_agreed(const TunedModel& model, const fs::path& file,
                                          const SaveOptions& options) {
+  if (!group_) {
+    HONE_CHECK_OK(hone::save(model, file, options));
+    return std::string();
+  }
   // Rank 0 writes the package; the others write the same bytes to a
   // temporary of their own (never the same file) only to hash them.
   Result<std::string> mine = [&]() -> Result<std::string> {

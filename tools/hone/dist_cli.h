@@ -58,7 +58,7 @@ class DistRun {
   std::filesystem::path cache_path(const std::string& given) const;
   /// Alone or on rank 0: saves the package. Other ranks save theirs to a
   /// temporary, and every rank checks its bytes' SHA-256 against rank 0's.
-  /// Returns that SHA-256.
+  /// Returns that SHA-256 (alone: empty, nothing to compare).
   [[nodiscard]] Result<std::string> save_agreed(const TunedModel& model,
                                                 const std::filesystem::path& file,
                                                 const SaveOptions& options);
