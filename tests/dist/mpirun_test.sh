@@ -6,7 +6,7 @@
 #
 #   mpirun_test.sh CASE HONE_BIN WORK_DIR
 #
-# CASE: corpus | rank-fails | candidate-fails | stuck-rank | distribute-candidates | tune-many
+# CASE: alone (no mpirun) | corpus | rank-fails | candidate-fails | stuck-rank | distribute-candidates | tune-many
 # Each rank's output goes to WORK/CASE/log.<rank> and its exit code to
 # WORK/CASE/rc.<rank> (the wrapper itself exits 0, so mpirun never kills a
 # rank that is still printing its error). Exit 77 (ctest: skipped) when hone
@@ -15,6 +15,24 @@ set -uo pipefail
 case_name=$1 hone=$2 work=$3
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
+if [ "$case_name" = alone ]; then
+  # No launcher, no MPI: tune-many tunes every model here, one report; two
+  # models of one name are refused before anything is tuned.
+  w="$work/alone" && rm -rf "$w" && mkdir -p "$w"
+  export HONE_CACHE_DIR="$w/cache"
+  "$hone" --threads 1 tune-many "$root/models/mlp.onnx" "$root/models/cnn.onnx" -o "$w/out" \
+    --candidate-budget 0.3 --backends onednn > "$w/log" 2>&1 || { cat "$w/log"; echo "FAIL: tune-many"; exit 1; }
+  n=$(python3 -c 'import json, sys; print(sum(1 for m in json.load(open(sys.argv[1]))["models"] if not m["error"] and m["rank"] == 0))' "$w/out/tune-many.json")
+  [ "$n" = 2 ] || { echo "FAIL: the report lists $n tuned models, expected 2"; exit 1; }
+  [ -f "$w/out/mlp.hone" ] && [ -f "$w/out/cnn.hone" ] || { echo "FAIL: packages missing"; exit 1; }
+  mkdir -p "$w/b" && cp "$root/models/mlp.onnx" "$w/b/mlp.onnx"
+  "$hone" tune-many "$root/models/mlp.onnx" "$w/b/mlp.onnx" -o "$w/dup" > "$w/dup.log" 2>&1
+  rc=$?
+  [ $rc = 2 ] && grep -q "would both be saved as mlp.hone" "$w/dup.log" || { cat "$w/dup.log"; echo "FAIL: duplicate names: exit $rc"; exit 1; }
+  [ ! -e "$w/dup" ] || { echo "FAIL: the output folder was created"; exit 1; }
+  echo "ok: 2 models tuned alone, one report; duplicate names refused"
+  exit 0
+fi
 if ! "$hone" --version | grep -q 'distributed tuning (mpirun): [^u]'; then
   echo "SKIP: $("$hone" --version | tail -n1)"
   exit 77

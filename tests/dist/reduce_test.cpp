@@ -103,6 +103,22 @@ TEST(Reduce, EveryRankReducingTheSameResultsGetsTheSameBytes) {
   EXPECT_EQ(reduce_candidate({a, b}).json(), reduce_candidate({a, b}).json());
 }
 
+TEST(CandidateJson, WhatRanksSendKeepsTheErrorAsItWas) {
+  auto c = measured({at(1, 2.0), at(8, 9.5)});
+  Error e(ErrorCode::kUnsupportedHardware, "no C++ compiler");
+  e.add_context("while building");
+  c.error = e;
+  auto back = CandidateResult::from_json(c.json());
+  ASSERT_TRUE(back) << back.error().to_string();
+  ASSERT_TRUE(back->error.has_value());
+  EXPECT_EQ(back->error->code(), ErrorCode::kUnsupportedHardware);
+  // The code's name is not repeated ("unsupported on this machine: unsupported ...").
+  EXPECT_EQ(back->error->to_string(), e.to_string());
+  EXPECT_EQ(back->figures.size(), 2u);
+  EXPECT_DOUBLE_EQ(back->figures[1].throughput, c.figures[1].throughput);
+  EXPECT_FALSE(CandidateResult::from_json("{\"figures\": 1}"));
+}
+
 TEST(DecisionHash, ChangesWithTheBackendTheFiguresOrThePlan) {
   Decision d;
   d.backend = "aot";
