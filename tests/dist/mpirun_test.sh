@@ -43,6 +43,9 @@ if ! command -v mpirun >/dev/null; then
 fi
 # CI runs as root; Open MPI refuses that unless told; 2 ranks may exceed the cores.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# In containers without ptrace rights the shared-memory transport's
+# single-copy mode (CMA) fails on messages past the eager limit (reports).
+export OMPI_MCA_btl_vader_single_copy_mechanism=none
 w="$work/$case_name"
 rm -rf "$w" && mkdir -p "$w"
 export HONE_CACHE_DIR="$w/cache"
