@@ -6,6 +6,7 @@
 #include "hone/graph_builder.h"
 #include "hone/graph_spec.h"
 #include "hone/input_options.h"
+#include "hone/random_samples.h"
 
 namespace hone::cli {
 namespace {
