@@ -7,7 +7,7 @@
 namespace hone::dist {
 namespace {
 
-TEST(Envelope, EveryRanksDataInRankOrder) {
+TEST(DistEnvelope, EveryRanksDataInRankOrder) {
   auto all = open_all("candidate onednn", {seal("candidate onednn", std::string("a")),
                                            seal("candidate onednn", std::string("b\0c", 3))});
   ASSERT_TRUE(all) << all.error().to_string();
@@ -15,7 +15,7 @@ TEST(Envelope, EveryRanksDataInRankOrder) {
   EXPECT_EQ((*all)[1], std::string("b\0c", 3));
 }
 
-TEST(Envelope, TheLowestFailingRanksErrorWithItsCodeAndContext) {
+TEST(DistEnvelope, TheLowestFailingRanksErrorWithItsCodeAndContext) {
   Error e1(ErrorCode::kNotFound, "file '/x.onnx' not found");
   e1.add_context("while loading");
   const Error e2(ErrorCode::kInternal, "something else");
@@ -29,7 +29,7 @@ TEST(Envelope, TheLowestFailingRanksErrorWithItsCodeAndContext) {
   EXPECT_EQ(all.error().context()[0], "while loading");
 }
 
-TEST(Envelope, AnErrorEveryRankHadIsNotPinnedOnOne) {
+TEST(DistEnvelope, AnErrorEveryRankHadIsNotPinnedOnOne) {
   const Error e(ErrorCode::kUnsupported, "one-backend: backend 'aot' failed");
   auto all = open_all("failed", {seal("failed", Result<std::string>(std::unexpected(e))),
                                  seal("failed", Result<std::string>(std::unexpected(e)))});
@@ -37,7 +37,7 @@ TEST(Envelope, AnErrorEveryRankHadIsNotPinnedOnOne) {
   EXPECT_EQ(all.error().message(), "one-backend: backend 'aot' failed");
 }
 
-TEST(Envelope, RanksOutOfStepAreAnError) {
+TEST(DistEnvelope, RanksOutOfStepAreAnError) {
   auto all = open_all("candidate blas", {seal("candidate blas", std::string("x")),
                                          seal("candidate aot", std::string("y"))});
   ASSERT_FALSE(all);
@@ -46,7 +46,7 @@ TEST(Envelope, RanksOutOfStepAreAnError) {
       << all.error().message();
 }
 
-TEST(Envelope, AnUnreadableMessageNamesItsRank) {
+TEST(DistEnvelope, AnUnreadableMessageNamesItsRank) {
   auto all = open_all("model", {seal("model", std::string("x")), "{not json"});
   ASSERT_FALSE(all);
   EXPECT_EQ(all.error().code(), ErrorCode::kCorrupt);

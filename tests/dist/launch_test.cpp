@@ -7,7 +7,7 @@
 namespace hone::dist {
 namespace {
 
-TEST(Launch, AloneWithoutALaunchersVariables) {
+TEST(DistLaunch, AloneWithoutALaunchersVariables) {
   auto l = detect_launch({{"HOME", "/root"}});
   ASSERT_TRUE(l);
   EXPECT_FALSE(l->by_mpirun);
@@ -15,7 +15,7 @@ TEST(Launch, AloneWithoutALaunchersVariables) {
   EXPECT_EQ(l->rank, 0);
 }
 
-TEST(Launch, OpenMpisRankSizeAndLocalRank) {
+TEST(DistLaunch, OpenMpisRankSizeAndLocalRank) {
   auto l = detect_launch({{"OMPI_COMM_WORLD_SIZE", "4"},
                           {"OMPI_COMM_WORLD_RANK", "3"},
                           {"OMPI_COMM_WORLD_LOCAL_RANK", "1"}});
@@ -27,14 +27,14 @@ TEST(Launch, OpenMpisRankSizeAndLocalRank) {
   EXPECT_EQ(l->evidence, "OMPI_COMM_WORLD_SIZE=4");
 }
 
-TEST(Launch, HydraWithoutALocalRankTakesTheRank) {
+TEST(DistLaunch, HydraWithoutALocalRankTakesTheRank) {
   auto l = detect_launch({{"PMI_SIZE", "2"}, {"PMI_RANK", "1"}});
   ASSERT_TRUE(l);
   EXPECT_EQ(l->rank, 1);
   EXPECT_EQ(l->local_rank, 1);
 }
 
-TEST(Launch, BadVariablesAreErrorsNamingThem) {
+TEST(DistLaunch, BadVariablesAreErrorsNamingThem) {
   auto l = detect_launch({{"OMPI_COMM_WORLD_SIZE", "two"}, {"OMPI_COMM_WORLD_RANK", "0"}});
   ASSERT_FALSE(l);
   EXPECT_NE(l.error().message().find("OMPI_COMM_WORLD_SIZE='two'"), std::string::npos);
@@ -43,7 +43,7 @@ TEST(Launch, BadVariablesAreErrorsNamingThem) {
   EXPECT_NE(out.error().message().find("rank 2 of 2"), std::string::npos);
 }
 
-TEST(Launch, EachLocalRankTakesItsOwnGpuUnlessOneIsSet) {
+TEST(DistLaunch, EachLocalRankTakesItsOwnGpuUnlessOneIsSet) {
   Launch l;
   l.by_mpirun = true;
   l.size = 4;
@@ -54,7 +54,7 @@ TEST(Launch, EachLocalRankTakesItsOwnGpuUnlessOneIsSet) {
   EXPECT_EQ(cuda_device_for(l, "0"), "0");
 }
 
-TEST(Launch, PerRankPathsKeepTheExtension) {
+TEST(DistLaunch, PerRankPathsKeepTheExtension) {
   EXPECT_EQ(per_rank_path("/c/tuning.db", 1).string(), "/c/tuning.rank1.db");
   EXPECT_EQ(per_rank_path("cache", 0).string(), "cache.rank0");
 }

@@ -32,7 +32,7 @@ CandidateResult measured(std::vector<LatencyFigures> figures) {
   return c;
 }
 
-TEST(Reduce, ThroughputIsTheMinimumAndLatencyTheMaximum) {
+TEST(DistReduce, ThroughputIsTheMinimumAndLatencyTheMaximum) {
   auto a = measured({at(1, 2.0, 30), at(8, 10.0)});
   auto b = measured({at(1, 3.0, 25), at(8, 8.0)});
   b.figures[1].converged = false;
@@ -48,14 +48,14 @@ TEST(Reduce, ThroughputIsTheMinimumAndLatencyTheMaximum) {
   EXPECT_TRUE(g.usable());
 }
 
-TEST(Reduce, ABatchSomeRankLacksIsDropped) {
+TEST(DistReduce, ABatchSomeRankLacksIsDropped) {
   const CandidateResult g =
       reduce_candidate({measured({at(1, 2.0), at(8, 9.0)}), measured({at(1, 2.5)})});
   ASSERT_EQ(g.figures.size(), 1u);
   EXPECT_EQ(g.figures[0].batch, 1);
 }
 
-TEST(Reduce, CorrectOnlyWhenCorrectEverywhereAndTheFailingRankIsNamed) {
+TEST(DistReduce, CorrectOnlyWhenCorrectEverywhereAndTheFailingRankIsNamed) {
   auto a = measured({at(1, 1.0)});
   auto b = measured({at(1, 1.0)});
   b.correctness.passed = false;
@@ -66,7 +66,7 @@ TEST(Reduce, CorrectOnlyWhenCorrectEverywhereAndTheFailingRankIsNamed) {
   EXPECT_FALSE(g.usable());
 }
 
-TEST(Reduce, TheFirstFailingRanksErrorSpeaksForTheGroup) {
+TEST(DistReduce, TheFirstFailingRanksErrorSpeaksForTheGroup) {
   auto a = measured({at(1, 1.0)});
   auto b = measured({});
   auto c = measured({});
@@ -81,7 +81,7 @@ TEST(Reduce, TheFirstFailingRanksErrorSpeaksForTheGroup) {
   EXPECT_TRUE(g.figures.empty());  // rank 1 measured nothing
 }
 
-TEST(Reduce, ASkipOnAnyRankSkipsAndCacheCountsOnlyWhenEveryRankHit) {
+TEST(DistReduce, ASkipOnAnyRankSkipsAndCacheCountsOnlyWhenEveryRankHit) {
   auto a = measured({at(1, 1.0)});
   a.from_cache = true;
   auto b = measured({at(1, 1.0)});
@@ -92,18 +92,18 @@ TEST(Reduce, ASkipOnAnyRankSkipsAndCacheCountsOnlyWhenEveryRankHit) {
   EXPECT_FALSE(g.usable());
 }
 
-TEST(Reduce, OneRankIsItsOwnResult) {
+TEST(DistReduce, OneRankIsItsOwnResult) {
   const auto a = measured({at(1, 1.5)});
   EXPECT_EQ(reduce_candidate({a}).json(), a.json());
 }
 
-TEST(Reduce, EveryRankReducingTheSameResultsGetsTheSameBytes) {
+TEST(DistReduce, EveryRankReducingTheSameResultsGetsTheSameBytes) {
   const auto a = measured({at(1, 2.0), at(8, 10.0)});
   const auto b = measured({at(1, 3.0), at(8, 8.0)});
   EXPECT_EQ(reduce_candidate({a, b}).json(), reduce_candidate({a, b}).json());
 }
 
-TEST(CandidateJson, WhatRanksSendKeepsTheErrorAsItWas) {
+TEST(DistCandidateJson, WhatRanksSendKeepsTheErrorAsItWas) {
   auto c = measured({at(1, 2.0), at(8, 9.5)});
   Error e(ErrorCode::kUnsupportedHardware, "no C++ compiler");
   e.add_context("while building");
@@ -119,7 +119,7 @@ TEST(CandidateJson, WhatRanksSendKeepsTheErrorAsItWas) {
   EXPECT_FALSE(CandidateResult::from_json("{\"figures\": 1}"));
 }
 
-TEST(DecisionHash, ChangesWithTheBackendTheFiguresOrThePlan) {
+TEST(DistDecisionHash, ChangesWithTheBackendTheFiguresOrThePlan) {
   Decision d;
   d.backend = "aot";
   d.config_key = "k";
