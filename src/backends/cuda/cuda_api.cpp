@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 
@@ -132,7 +133,19 @@ Result<const Driver*> Driver::probe(const LibraryNames& names) {
                 "no CUDA device: cuDeviceGetCount failed: " + error_name(a, r));
   if (count == 0)
     return fail(ErrorCode::kUnsupportedHardware, "no CUDA device: the driver reports 0 devices");
-  HONE_CHECK_OK(d->check(a.cuDeviceGet(&d->device_, 0), "cuDeviceGet"));
+  // HONE_CUDA_DEVICE picks the device: `mpirun hone tune` sets it to each
+  // rank's local rank (src/dist/launch.h), so the ranks on a host share no GPU.
+  int ordinal = 0;
+  if (const char* env = std::getenv("HONE_CUDA_DEVICE"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 0 || v >= count)
+      return fail(ErrorCode::kUnsupportedHardware,
+                  "no CUDA device: HONE_CUDA_DEVICE=" + std::string(env) + " but the driver sees " +
+                      std::to_string(count) + " device(s), 0 to " + std::to_string(count - 1));
+    ordinal = static_cast<int>(v);
+  }
+  HONE_CHECK_OK(d->check(a.cuDeviceGet(&d->device_, ordinal), "cuDeviceGet"));
   char name[256] = {};
   HONE_CHECK_OK(d->check(a.cuDeviceGetName(name, sizeof(name) - 1, d->device_), "cuDeviceGetName"));
   HONE_CHECK_OK(d->check(a.cuDeviceGetAttribute(&d->cc_major_, kAttrCcMajor, d->device_),

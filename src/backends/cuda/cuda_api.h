@@ -114,7 +114,8 @@ struct LibraryNames {
 
 class Driver {
  public:
-  /// The process-wide driver on device 0, loaded on first use. Fails with
+  /// The process-wide driver on device $HONE_CUDA_DEVICE (default 0; under
+  /// mpirun each rank's local rank), loaded on first use. Fails with
   /// kUnsupportedHardware and a reason starting "no CUDA device: " when the
   /// driver library is missing or sees no device, or naming the missing
   /// cuBLAS/NVRTC library. Thread-safe; the answer never changes.
