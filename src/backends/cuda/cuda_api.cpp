@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "backends/cuda/cudnn_api.h"
 #include "core/log.h"
 
 namespace hone::cuda {
@@ -251,7 +252,7 @@ Result<CUfunction> Module::function(const std::string& name) const {
   return f;
 }
 
-Result<Stream> Stream::create(const Driver& d, int math_mode) {
+Result<Stream> Stream::create(const Driver& d, int math_mode, const Cudnn* dnn) {
   Stream s;
   s.d_ = &d;
   constexpr unsigned kNonBlocking = 1;  // CU_STREAM_NON_BLOCKING: no sync with stream 0
@@ -259,11 +260,17 @@ Result<Stream> Stream::create(const Driver& d, int math_mode) {
   HONE_CHECK_OK(d.check_blas(d.api().cublasCreate(&s.blas_), "cublasCreate"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasSetStream(s.blas_, s.stream_), "cublasSetStream"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasSetMathMode(s.blas_, math_mode), "cublasSetMathMode"));
+  if (dnn != nullptr) {
+    s.dnn_lib_ = dnn;
+    HONE_CHECK_OK(dnn->check(dnn->api().cudnnCreate(&s.dnn_), "cudnnCreate"));
+    HONE_CHECK_OK(dnn->check(dnn->api().cudnnSetStream(s.dnn_, s.stream_), "cudnnSetStream"));
+  }
   return s;
 }
 
 Stream::~Stream() {
   if (d_ != nullptr) (void)d_->make_current();
+  if (dnn_ != nullptr) (void)dnn_lib_->api().cudnnDestroy(dnn_);
   if (blas_ != nullptr) (void)d_->api().cublasDestroy(blas_);
   if (stream_ != nullptr) (void)d_->api().cuStreamDestroy(stream_);
 }

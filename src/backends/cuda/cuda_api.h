@@ -41,6 +41,9 @@ using CUgraph = CUgraph_st*;
 using CUgraphExec = CUgraphExec_st*;
 struct cublasContext;
 using cublasHandle_t = cublasContext*;
+struct cudnnContext;
+using cudnnHandle_t = cudnnContext*;  // cudnn_api.h
+class Cudnn;
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
 
@@ -195,25 +198,33 @@ class Module {
   CUmodule mod_ = nullptr;
 };
 
-/// A stream and a cuBLAS handle bound to it: what one inference at a time uses.
+/// A stream and a cuBLAS handle (and a cuDNN one, when given) bound to it:
+/// what one inference at a time uses.
 class Stream {
  public:
   /// `math_mode`: kCublasDefaultMath (strict f32) or kCublasTf32Math.
-  [[nodiscard]] static Result<Stream> create(const Driver& d, int math_mode = kCublasDefaultMath);
+  [[nodiscard]] static Result<Stream> create(const Driver& d, int math_mode = kCublasDefaultMath,
+                                             const Cudnn* dnn = nullptr);
   Stream() = default;
-  Stream(Stream&& o) noexcept : d_(o.d_), stream_(o.stream_), blas_(o.blas_) {
+  Stream(Stream&& o) noexcept
+      : d_(o.d_), dnn_lib_(o.dnn_lib_), stream_(o.stream_), blas_(o.blas_), dnn_(o.dnn_) {
     o.stream_ = nullptr;
     o.blas_ = nullptr;
+    o.dnn_ = nullptr;
   }
   Stream& operator=(Stream&&) = delete;
   ~Stream();
   CUstream get() const { return stream_; }
   cublasHandle_t blas() const { return blas_; }
+  /// Null when the stream was made without cuDNN.
+  cudnnHandle_t dnn() const { return dnn_; }
 
  private:
   const Driver* d_ = nullptr;
+  const Cudnn* dnn_lib_ = nullptr;
   CUstream stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
 };
 
 /// The work one stream enqueued between begin() and end(), replayed as one

@@ -8,6 +8,7 @@
 #include "backends/common/capabilities.h"
 #include "backends/common/static_dims.h"
 #include "backends/cuda/cuda_api.h"
+#include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
 #include "core/log.h"
@@ -29,6 +30,7 @@ struct StreamPool {
   };
   const Driver* d = nullptr;
   int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
+  const Cudnn* dnn = nullptr;          // every stream gets a cuDNN handle when set
   bool graphs = true;                  // the cuda_graphs setting
   std::mutex mu;
   std::vector<std::unique_ptr<Exec>> idle;
@@ -42,7 +44,7 @@ struct StreamPool {
         return e;
       }
     }
-    HONE_TRY(Stream s, Stream::create(*d, math_mode));
+    HONE_TRY(Stream s, Stream::create(*d, math_mode, dnn));
     return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}});
   }
   void give(std::unique_ptr<Exec> e) {
@@ -84,18 +86,20 @@ struct Plan {
 class CudaBlock final : public CompiledBlock {
  public:
   CudaBlock(std::shared_ptr<const Graph> g, const Driver& d, const Module& fixed,
-            std::shared_ptr<Stats> stats, std::shared_ptr<StreamPool> pool)
+            std::shared_ptr<Stats> stats, std::shared_ptr<StreamPool> pool, ConvSettings conv)
       : graph_(std::move(g)),
         d_(d),
         fixed_(fixed),
         stats_(std::move(stats)),
-        pool_(std::move(pool)) {}
+        pool_(std::move(pool)),
+        conv_(std::move(conv)) {}
 
   /// Creates the units, compiles the block's chains, uploads its constants.
   Result<void> init() {
     const Graph& g = *graph_;
     BlockInfo info(g);
     info.chains = std::make_shared<ChainModule>();
+    info.conv = conv_;
     HONE_TRY(units_,
              place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
                info.used[static_cast<size_t>(id)] = true;
@@ -170,7 +174,7 @@ class CudaBlock final : public CompiledBlock {
         HONE_CHECK_OK(d_.check(
             a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), inputs[i].raw(), inputs[i].nbytes(), s),
             "cuMemcpyHtoDAsync"));
-    const ExecCtx ctx{d_, fixed_, s, ex->stream.blas()};
+    const ExecCtx ctx{d_, fixed_, s, ex->stream.blas(), ex->stream.dnn()};
     auto run_steps = [&]() -> Result<void> {
       for (size_t k = 0; k < plan.steps.size(); ++k) {
         const Plan::Step& st = plan.steps[k];
@@ -370,6 +374,7 @@ class CudaBlock final : public CompiledBlock {
   const Module& fixed_;
   std::shared_ptr<Stats> stats_;
   std::shared_ptr<StreamPool> pool_;
+  ConvSettings conv_;
   std::vector<Unit> units_;
   std::map<ValueId, DeviceBuffer> constants_;
   reference::Interpreter fallback_;
@@ -408,7 +413,7 @@ NodeId BlockInfo::sole_consumer(ValueId v) const {
 Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
   if (host_eval::host_node(b.g, n, host_eval::Policy::kAnyDtype)) return create_host(b, n);
-  if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n);
+  if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
   if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
   if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
     return create_chain(b, n, absorbed);
@@ -423,6 +428,11 @@ CudaBackend::CudaBackend() {
       .declare("precision", std::string("fp32"),
                "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS on TF32 tensor cores, "
                "accumulating in f32 (also chosen by allow_reduced_precision)")
+      .declare("cudnn", true,
+               "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
+               "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
+      .declare("cudnn_depthwise", true,
+               "depthwise convolutions on cuDNN too; false: hone's direct kernel")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -469,6 +479,27 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   streams_->d = d;
   streams_->math_mode = math;
   streams_->graphs = config().get<bool>("cuda_graphs", true);
+  conv_ = ConvSettings{};
+  conv_.tf32 = tf32;
+  conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
+  if (!config().get<bool>("cudnn", true)) {
+    conv_.why_not = "cudnn=false";
+  } else if (auto dnn = Cudnn::get()) {
+    conv_.dnn = *dnn;
+  } else {
+    conv_.why_not = dnn.error().message();
+  }
+  streams_->dnn = conv_.dnn;
+  if (std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                  [](const Node& n) { return n.op_type == "Conv"; })) {
+    const std::string line =
+        conv_.dnn != nullptr
+            ? "convolutions: " + conv_.dnn->description()
+            : "convolutions: im2col + cuBLAS (cuDNN not used: " + conv_.why_not + ")";
+    HONE_LOG_DEBUG("cuda: {}", line);
+    std::lock_guard lock(stats_->mu);
+    if (stats_->seen.insert(line).second) stats_->kernel_lines.push_back(line);
+  }
   HONE_LOG_DEBUG("cuda: matrix products in {}", tf32 ? "tf32 (f32 accumulation)" : "strict fp32");
   return CompilingBackend::do_build(graph);
 }
@@ -478,7 +509,7 @@ Result<std::unique_ptr<CompiledBlock>> CudaBackend::compile(const Graph& block) 
   HONE_CHECK_OK(d->make_current());
   HONE_TRY(const Module* fixed, fixed_module(*d));
   auto compiled = std::make_unique<CudaBlock>(std::make_shared<const Graph>(block), *d, *fixed,
-                                              stats_, streams_);
+                                              stats_, streams_, conv_);
   HONE_CHECK_OK_CTX(compiled->init(), "while compiling a cuda block of " +
                                           std::to_string(block.nodes().size()) + " nodes");
   // Dynamic blocks are planned on first use.

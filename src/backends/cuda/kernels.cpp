@@ -91,6 +91,14 @@ extern "C" __global__ void hone_im2col(const float* x, float* col, long long img
   }
 }
 
+// A conv's fused epilogue on the im2col path: y = y + z (z may be null), then Relu if asked.
+extern "C" __global__ void hone_add_relu(float* y, const float* z, long long n, int relu) {
+  HONE_FOR(i, n) {
+    const float v = z ? y[i] + z[i] : y[i];
+    y[i] = relu && v < 0.0f ? 0.0f : v;  // NaN stays NaN, as the Relu chain
+  }
+}
+
 // Depthwise conv (group == C == M): one thread per output, bias may be null.
 extern "C" __global__ void hone_conv_dw(const float* x, const float* w, const float* b, float* y,
                                         long long NC, int C, int H, int W, int KH, int KW, int SH,
