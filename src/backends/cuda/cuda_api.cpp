@@ -75,6 +75,13 @@ Result<void> bind_driver(void* h, Api& a) {
   HONE_CHECK_OK(bind(h, a.cuGraphLaunch, {"cuGraphLaunch"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGraphDestroy, {"cuGraphDestroy"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemsetD32Async, {"cuMemsetD32Async"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventCreate, {"cuEventCreate"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventRecord, {"cuEventRecord"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventSynchronize, {"cuEventSynchronize"}, lib));
+  HONE_CHECK_OK(
+      bind(h, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorName, {"cuGetErrorName"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorString, {"cuGetErrorString"}, lib));
   return {};

@@ -33,12 +33,14 @@ struct CUmod_st;
 struct CUfunc_st;
 struct CUgraph_st;
 struct CUgraphExec_st;
+struct CUevent_st;
 using CUcontext = CUctx_st*;
 using CUstream = CUstream_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUgraph = CUgraph_st*;
 using CUgraphExec = CUgraphExec_st*;
+using CUevent = CUevent_st*;
 struct cublasContext;
 using cublasHandle_t = cublasContext*;
 struct cudnnContext;
@@ -82,6 +84,12 @@ struct Api {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream) = nullptr;
+  CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent) = nullptr;
   CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
   // cuBLAS (libcublas.so.N)

@@ -433,6 +433,12 @@ CudaBackend::CudaBackend() {
                "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
       .declare("cudnn_depthwise", true,
                "depthwise convolutions on cuDNN too; false: hone's direct kernel")
+      .declare("cudnn_fused", true,
+               "a conv's bias, residual Add and Relu inside cuDNN's fused call; false: the "
+               "plain cuDNN conv, then one hone epilogue pass")
+      .declare("conv_select", std::string("time"),
+               "time: per conv geometry, time cuDNN against im2col + cuBLAS at plan time and "
+               "keep the faster; cudnn: cuDNN wherever it can run the conv")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -470,6 +476,10 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   if (precision != "fp32" && precision != "tf32")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda precision '" + precision + "': expected fp32 or tf32");
+  const std::string select = config().get<std::string>("conv_select", "time");
+  if (select != "time" && select != "cudnn")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda conv_select '" + select + "': expected time or cudnn");
   HONE_TRY(const Driver* d, Driver::get());
   const bool tf32 = precision == "tf32" || config().get<bool>("allow_reduced_precision", false);
   const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
@@ -482,6 +492,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   conv_ = ConvSettings{};
   conv_.tf32 = tf32;
   conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
+  conv_.fused_relu = config().get<bool>("cudnn_fused", true);
+  conv_.select_by_time = select == "time";
   if (!config().get<bool>("cudnn", true)) {
     conv_.why_not = "cudnn=false";
   } else if (auto dnn = Cudnn::get()) {

@@ -40,6 +40,8 @@ struct ConvSettings {
   const Cudnn* dnn = nullptr;  // null: im2col + cuBLAS for every conv
   std::string why_not;         // why dnn is null ("cudnn=false", "cuDNN not found ...")
   bool depthwise_on_dnn = true;
+  bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
+  bool select_by_time = true;  // conv_select=time: cuDNN or im2col + cuBLAS, whichever is faster
   bool tf32 = false;
 };
 

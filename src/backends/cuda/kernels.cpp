@@ -91,10 +91,14 @@ extern "C" __global__ void hone_im2col(const float* x, float* col, long long img
   }
 }
 
-// A conv's fused epilogue on the im2col path: y = y + z (z may be null), then Relu if asked.
-extern "C" __global__ void hone_add_relu(float* y, const float* z, long long n, int relu) {
+// A conv's epilogue over y [N, M, P]: y += bias[m] (may be null) + z (may be null), then
+// Relu if asked.
+extern "C" __global__ void hone_conv_epilogue(float* y, const float* bias, const float* z,
+                                              long long n, long long P, int M, int relu) {
   HONE_FOR(i, n) {
-    const float v = z ? y[i] + z[i] : y[i];
+    float v = y[i];
+    if (bias) v += bias[(i / P) % M];
+    if (z) v += z[i];
     y[i] = relu && v < 0.0f ? 0.0f : v;  // NaN stays NaN, as the Relu chain
   }
 }

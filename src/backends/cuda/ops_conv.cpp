@@ -4,22 +4,27 @@
 // (symmetric pads): the algorithm is chosen once per geometry by
 // cudnnFindConvolutionForwardAlgorithm (it times each on the device), and a
 // Conv followed by Relu, with or without a residual Add between, is one
-// cudnnConvolutionBiasActivationForward: y = relu(conv(x, w) + z + bias).
+// cudnnConvolutionBiasActivationForward: y = relu(conv(x, w) + z + bias)
+// (cudnn_fused=false: cudnnConvolutionForward, then one epilogue pass).
 // Strict fp32 pins cuDNN to FMA math (no TF32 tensor cores); tf32 lets it
 // choose. Layout is NCHW, hone's own, so no transposes are added.
 //
-// Otherwise im2col + cuBLAS, the fallback candidate: im2col of a chunk of
+// conv_select=time (the default) times both candidates once per geometry
+// (op_timer.h) and keeps the faster: cuDNN's FMA kernels lose to cuBLAS on
+// small batches. Otherwise, or without cuDNN, im2col + cuBLAS: im2col of a chunk of
 // images (a kernel; skipped for 1x1 stride-1 unpadded convs) then, per group,
 // one strided-batched SGEMM over the chunk; the bias is broadcast into the
 // output first and the SGEMM accumulates onto it (beta = 1). Depthwise convs
 // use a direct kernel (as GEMMs they would be one launch per channel). A
-// fused Add/Relu is then one extra element-wise pass (hone_add_relu).
+// fused Add/Relu is then one extra element-wise pass (hone_conv_epilogue).
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <mutex>
 
 #include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/op.h"
+#include "backends/cuda/op_timer.h"
 #include "backends/reference/ops_nn_internal.h"
 #include "core/log.h"
 
@@ -148,7 +153,13 @@ class ConvOp final : public Op {
     }
     if (s_.dnn != nullptr && g.symmetric && (!depthwise || s_.depthwise_on_dnn)) {
       auto dc = plan_dnn(*s_.dnn, g, s_.tf32, relu_);
-      if (dc) return plan_on_dnn(g, in[0].size(), std::move(*dc));
+      if (dc) {
+        HONE_TRY(OpPlan on_dnn, plan_on_dnn(g, in[0].size(), std::move(*dc)));
+        if (!s_.select_by_time) return on_dnn;
+        HONE_TRY(OpPlan on_blas, plan_on_blas(g, in[0].size(), depthwise));
+        HONE_TRY(bool dnn_wins, faster(g, in, on_dnn, on_blas));
+        return dnn_wins ? std::move(on_dnn) : std::move(on_blas);
+      }
       // The im2col path below still runs it; the log says why.
       HONE_LOG_DEBUG("cuda: {} runs on im2col+cuBLAS: {}", node_.describe(),
                      dc.error().to_string());
@@ -157,6 +168,29 @@ class ConvOp final : public Op {
   }
 
  private:
+  /// Whether `on_dnn` runs faster than `on_blas` on the device, timed once
+  /// per geometry and epilogue for the process (same shapes, same answer).
+  Result<bool> faster(const Geometry& g, const std::vector<dims_t>& in, const OpPlan& on_dnn,
+                      const OpPlan& on_blas) const {
+    static std::mutex mu;
+    static std::map<std::vector<int64_t>, bool> chosen;
+    const std::vector<int64_t> key = {g.N,   g.C,    g.H,       g.W,           g.M,
+                                      g.KH,  g.KW,   g.SH,      g.SW,          g.PH,
+                                      g.PW,  g.DH,   g.DW,      g.group,       s_.tf32,
+                                      relu_, has_z_, has_bias_, s_.fused_relu, s_.depthwise_on_dnn};
+    {
+      std::lock_guard lock(mu);
+      if (auto it = chosen.find(key); it != chosen.end()) return it->second;
+    }
+    const int math = s_.tf32 ? kCublasTf32Math : kCublasDefaultMath;
+    HONE_TRY(double dnn_ms, time_op(on_dnn, in, math, s_.dnn));
+    HONE_TRY(double blas_ms, time_op(on_blas, in, math, s_.dnn));
+    HONE_LOG_DEBUG("cuda: {} {}: {} {:.4f} ms, {} {:.4f} ms", node_.describe(),
+                   shape_to_string(in[0]), on_dnn.kernel, dnn_ms, on_blas.kernel, blas_ms);
+    std::lock_guard lock(mu);
+    return chosen.emplace(key, dnn_ms <= blas_ms).first->second;
+  }
+
   Result<Geometry> geometry(const std::vector<dims_t>& in) const {
     const dims_t &x = in[0], &w = in[1];
     if (x.size() != 3 && x.size() != 4)
@@ -215,7 +249,7 @@ class ConvOp final : public Op {
     p.workspace_bytes = dc->algo.memory;
     p.kernel = "conv2d.f32.cuda.cudnn[algo " + std::to_string(dc->algo.algo) +
                (dc->algo.math_type == kDnnFmaMath || !s_.tf32 ? "" : ", tf32") + "]" + suffix();
-    if (relu_ && !has_bias_) {
+    if (relu_ && !has_bias_ && s_.fused_relu) {
       HONE_TRY(const Driver* d, Driver::get());
       HONE_TRY(DeviceBuffer zeros,
                DeviceBuffer::allocate(*d, static_cast<size_t>(g.M) * sizeof(float)));
@@ -224,7 +258,7 @@ class ConvOp final : public Op {
           d->check(d->api().cuMemcpyHtoD(zeros.ptr(), host.data(), zeros.bytes()), "cuMemcpyHtoD"));
       dc->zero_bias = std::make_shared<DeviceBuffer>(std::move(zeros));
     }
-    const bool bias = has_bias_, z = has_z_, relu = relu_;
+    const bool bias = has_bias_, z = has_z_, relu = relu_, fused = s_.fused_relu;
     const int64_t N = g.N, M = g.M, P = g.OH * g.OW;
     p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
       if (c.dnn == nullptr)
@@ -234,7 +268,7 @@ class ConvOp final : public Op {
       const CUdeviceptr y = b.out[0];
       const float one = 1.0f, zero = 0.0f;
       const size_t ws = dc->algo.memory;
-      if (relu) {
+      if (relu && fused) {
         // alpha2 = 0 with z = y: cuDNN reads no side input.
         const CUdeviceptr zp = z ? b.in.back() : y;
         const CUdeviceptr bp = bias ? b.in[2] : dc->zero_bias->ptr();
@@ -244,23 +278,24 @@ class ConvOp final : public Op {
                                   vp(zp), dc->bias, vp(bp), dc->act, dc->y, vp(y)),
                               "cudnnConvolutionBiasActivationForward");
       }
-      if (bias) HONE_CHECK_OK(strided_copy(c, b.in[2], y, {N, M, P}, {0, 1, 0}, {M * P, P, 1}));
       HONE_CHECK_OK(dc->lib->check(
           a.cudnnConvolutionForward(c.dnn, &one, dc->x, vp(b.in[0]), dc->w, vp(b.in[1]), dc->conv,
-                                    dc->algo.algo, vp(b.workspace), ws, bias ? &one : &zero, dc->y,
-                                    vp(y)),
+                                    dc->algo.algo, vp(b.workspace), ws, &zero, dc->y, vp(y)),
           "cudnnConvolutionForward"));
-      if (z) return add_relu(c, y, b.in.back(), N * M * P, false);
+      if (bias || z || relu)
+        return epilogue(c, y, bias ? b.in[2] : 0, z ? b.in.back() : 0, N, M, P, relu);
       return {};
     };
     return p;
   }
 
-  static Result<void> add_relu(const ExecCtx& c, CUdeviceptr y, CUdeviceptr z, long long n,
-                               bool relu) {
-    HONE_TRY(CUfunction f, c.fixed.function("hone_add_relu"));
-    int r = relu ? 1 : 0;
-    return launch_1d(c.d, f, c.stream, n, {&y, &z, &n, &r});
+  /// y = relu?(y + bias[channel] + z): one pass, each part optional.
+  static Result<void> epilogue(const ExecCtx& c, CUdeviceptr y, CUdeviceptr bias, CUdeviceptr z,
+                               int64_t N, int64_t M, int64_t P, bool relu) {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_conv_epilogue"));
+    long long n = N * M * P, p = P;
+    int m = static_cast<int>(M), r = relu ? 1 : 0;
+    return launch_1d(c.d, f, c.stream, n, {&y, &bias, &z, &n, &p, &m, &r});
   }
 
   Result<OpPlan> plan_on_blas(const Geometry& g, size_t rank, bool depthwise) const {
@@ -317,7 +352,7 @@ class ConvOp final : public Op {
                                   y + f32((i0 * M + gi * Mg) * P), M * P, imgs));
         }
       }
-      if (z || relu) return add_relu(c, y, z ? b.in.back() : 0, N * M * P, relu);
+      if (z || relu) return epilogue(c, y, 0, z ? b.in.back() : 0, N, M, P, relu);
       return {};
     };
     return p;

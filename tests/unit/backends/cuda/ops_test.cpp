@@ -147,7 +147,7 @@ TEST(CudaOps, CudnnConvolutionsFuseBiasResidualAndRelu) {
   for (const char* precision : {"fp32", "tf32"}) {
     const double tol = std::string(precision) == "fp32" ? 1e-4 : 5e-3;
     auto be = expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, tol, tol,
-                                       {{"precision", precision}});
+                                       {{"precision", precision}, {"conv_select", "cudnn"}});
     const std::string plan = plan_text(*be);
     EXPECT_NE(plan.find("convolutions: cuDNN "), std::string::npos) << plan;
     EXPECT_EQ(plan.find("im2col"), std::string::npos) << plan;
@@ -156,6 +156,12 @@ TEST(CudaOps, CudnnConvolutionsFuseBiasResidualAndRelu) {
     // Six convs, each one unit with its fused Add/Relu: nothing else runs.
     EXPECT_EQ(be->kernel_executions(), 6u) << plan;
   }
+  // Unfused (a plain cuDNN conv, then hone's epilogue) and chosen by timing
+  // per geometry: the same results, whichever candidate wins.
+  expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, 1e-4, 1e-5,
+                           {{"conv_select", "cudnn"}, {"cudnn_fused", "false"}});
+  auto timed = expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})});
+  EXPECT_EQ(timed->kernel_executions(), 6u) << plan_text(*timed);
 }
 
 TEST(CudaOps, ElementwiseChainBroadcastsAndInlinesScalars) {
