@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -189,7 +190,14 @@ class CudaBlock final : public CompiledBlock {
       return {};
     };
     bool replayed = false;
-    if (pool_->graphs && !plan.no_graph.load(std::memory_order_relaxed)) {
+    // HONE_CUDA_PROFILE=1: each step timed with events and logged (debug),
+    // no CUDA graph; for finding where a model's time goes, not for timing it.
+    static const bool profile = std::getenv("HONE_CUDA_PROFILE") != nullptr;
+    if (profile) {
+      HONE_CHECK_OK(profile_steps(plan, s, ctx, ptr, base));
+      replayed = true;
+    }
+    if (!replayed && pool_->graphs && !plan.no_graph.load(std::memory_order_relaxed)) {
       auto it = ex->graphs.find(&plan);
       if (it == ex->graphs.end() && !ex->ran.insert(&plan).second) {
         // The second run of this signature on this stream: capture it (the
@@ -229,6 +237,35 @@ class CudaBlock final : public CompiledBlock {
     pool_->give(std::move(ex));
     stats_->kernel_executions.fetch_add(launched, std::memory_order_relaxed);
     return outputs;
+  }
+
+  template <class Ptr>
+  Result<void> profile_steps(const Plan& plan, CUstream s, const ExecCtx& ctx, Ptr& ptr,
+                             CUdeviceptr base) const {
+    const Api& a = d_.api();
+    std::vector<CUevent> ev(plan.steps.size() + 1, nullptr);
+    for (CUevent& e : ev) HONE_CHECK_OK(d_.check(a.cuEventCreate(&e, 0), "cuEventCreate"));
+    Result<void> r;
+    for (size_t k = 0; k < plan.steps.size() && r; ++k) {
+      r = d_.check(a.cuEventRecord(ev[k], s), "cuEventRecord");
+      const Plan::Step& st = plan.steps[k];
+      if (!r || !st.op.run) continue;
+      Bind b;
+      for (size_t in : st.in) b.in.push_back(ptr(in));
+      for (size_t out : st.out) b.out.push_back(ptr(out));
+      b.workspace = base + plan.workspace_offset;
+      r = st.op.run(ctx, b);
+    }
+    if (r) r = d_.check(a.cuEventRecord(ev.back(), s), "cuEventRecord");
+    if (r) r = d_.check(a.cuEventSynchronize(ev.back()), "cuEventSynchronize");
+    for (size_t k = 0; r && k < plan.steps.size(); ++k) {
+      float ms = 0;
+      (void)a.cuEventElapsedTime(&ms, ev[k], ev[k + 1]);
+      HONE_LOG_DEBUG("cuda profile: {:.4f} ms {} [{}]", ms, units_[k].label,
+                     plan.steps[k].op.kernel);
+    }
+    for (CUevent e : ev) (void)a.cuEventDestroy(e);
+    return r;
   }
 
   Result<std::shared_ptr<const Plan>> plan_locked(const Signature& sig) const {
