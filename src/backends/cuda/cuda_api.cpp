@@ -3,8 +3,10 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 #include "backends/cuda/cudnn_api.h"
 #include "core/log.h"
@@ -76,6 +78,8 @@ Result<void> bind_driver(void* h, Api& a) {
   HONE_CHECK_OK(bind(h, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGraphDestroy, {"cuGraphDestroy"}, lib));
   HONE_CHECK_OK(bind(h, a.cuMemsetD32Async, {"cuMemsetD32Async"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemHostAlloc, {"cuMemHostAlloc"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemFreeHost, {"cuMemFreeHost"}, lib));
   HONE_CHECK_OK(bind(h, a.cuEventCreate, {"cuEventCreate"}, lib));
   HONE_CHECK_OK(bind(h, a.cuEventRecord, {"cuEventRecord"}, lib));
   HONE_CHECK_OK(bind(h, a.cuEventSynchronize, {"cuEventSynchronize"}, lib));
@@ -203,6 +207,51 @@ DeviceBuffer::~DeviceBuffer() {
     (void)d_->make_current();  // a thread that never ran CUDA may drop the last owner
     (void)d_->api().cuMemFree(ptr_);
   }
+}
+
+Result<PinnedBuffer> PinnedBuffer::allocate(const Driver& d, size_t bytes) {
+  PinnedBuffer b;
+  b.d_ = &d;
+  if (bytes == 0) return b;
+  HONE_CHECK_OK_CTX(d.check(d.api().cuMemHostAlloc(&b.ptr_, bytes, 0), "cuMemHostAlloc"),
+                    "while allocating " + std::to_string(bytes) + " bytes of pinned host memory");
+  b.bytes_ = bytes;
+  return b;
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (ptr_ != nullptr) {
+    (void)d_->make_current();
+    (void)d_->api().cuMemFreeHost(ptr_);
+  }
+}
+
+Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging, size_t staging_offset,
+                    CUdeviceptr dst, const void* src, size_t bytes) {
+  constexpr size_t kChunk = size_t{2} << 20;
+  constexpr size_t kMaxThreads = 8;
+  if (bytes < 2 * kChunk || staging.bytes() < staging_offset + bytes)
+    return d.check(d.api().cuMemcpyHtoDAsync(dst, src, bytes, s), "cuMemcpyHtoDAsync");
+  const size_t threads = std::min(kMaxThreads, bytes / kChunk);
+  const size_t per = (bytes + threads - 1) / threads;
+  std::vector<Result<void>> results(threads);
+  auto part = [&](size_t t) {
+    const size_t off = t * per, len = std::min(per, bytes - std::min(bytes, off));
+    if (len == 0) return;
+    char* stage = staging.data() + staging_offset + off;
+    std::memcpy(stage, static_cast<const char*>(src) + off, len);
+    results[t] = d.make_current();
+    if (results[t])
+      results[t] =
+          d.check(d.api().cuMemcpyHtoDAsync(dst + off, stage, len, s), "cuMemcpyHtoDAsync");
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
+    part(0);
+  }  // joined: every chunk is enqueued before anything after it
+  for (auto& r : results) HONE_CHECK_OK(r);
+  return {};
 }
 
 Result<Module> Module::compile(const Driver& d, const std::string& source,

@@ -85,6 +85,8 @@ struct Api {
   CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream) = nullptr;
+  CUresult (*cuMemHostAlloc)(void**, size_t, unsigned) = nullptr;
+  CUresult (*cuMemFreeHost)(void*) = nullptr;
   CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
@@ -183,6 +185,42 @@ class DeviceBuffer {
   CUdeviceptr ptr_ = 0;
   size_t bytes_ = 0;
 };
+
+/// Page-locked host memory (cuMemHostAlloc), which the GPU's copy engines
+/// read directly; freed on destruction.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  [[nodiscard]] static Result<PinnedBuffer> allocate(const Driver& d, size_t bytes);
+  PinnedBuffer(PinnedBuffer&& o) noexcept { swap(o); }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    PinnedBuffer t(std::move(o));
+    swap(t);
+    return *this;
+  }
+  ~PinnedBuffer();
+  char* data() const { return static_cast<char*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void swap(PinnedBuffer& o) noexcept {
+    std::swap(d_, o.d_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
+  const Driver* d_ = nullptr;
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// Copies `bytes` from pageable host memory to the device on `s`: large
+/// copies go through `staging` (grown as needed) in parallel chunks, each
+/// sent by its own thread as soon as it is copied, so the CPU copies and the
+/// DMA overlap; the driver's own pageable path is one CPU thread. `staging`
+/// must stay untouched until `s` has finished the copy.
+[[nodiscard]] Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging,
+                                  size_t staging_offset, CUdeviceptr dst, const void* src,
+                                  size_t bytes);
 
 /// A loaded module of kernels compiled from CUDA C++ source by NVRTC.
 class Module {

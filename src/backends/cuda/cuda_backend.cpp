@@ -28,6 +28,7 @@ struct StreamPool {
     // plan's second run here, dropped when the arena moves.
     std::map<const void*, GraphExec> graphs;
     std::set<const void*> ran;
+    PinnedBuffer staging;  // large inputs pass through here (upload())
   };
   const Driver* d = nullptr;
   int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
@@ -46,7 +47,7 @@ struct StreamPool {
       }
     }
     HONE_TRY(Stream s, Stream::create(*d, math_mode, dnn));
-    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}});
+    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}, PinnedBuffer()});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);
@@ -170,11 +171,18 @@ class CudaBlock final : public CompiledBlock {
       return sl.constant ? sl.cptr : base + sl.offset;
     };
     const Api& a = d_.api();
-    for (size_t i = 0; i < inputs.size(); ++i)
+    // Inputs go through the stream's pinned staging buffer, which the last
+    // run on this stream has finished with (it ended with a synchronize).
+    size_t in_bytes = 0;
+    for (const Tensor& t : inputs) in_bytes += t.nbytes();
+    if (ex->staging.bytes() < in_bytes) {
+      ex->staging = PinnedBuffer();
+      HONE_TRY(ex->staging, PinnedBuffer::allocate(d_, in_bytes));
+    }
+    for (size_t i = 0, off = 0; i < inputs.size(); off += inputs[i].nbytes(), ++i)
       if (inputs[i].nbytes() > 0)
-        HONE_CHECK_OK(d_.check(
-            a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), inputs[i].raw(), inputs[i].nbytes(), s),
-            "cuMemcpyHtoDAsync"));
+        HONE_CHECK_OK(upload(d_, s, ex->staging, off, ptr(plan.input_slots[i]), inputs[i].raw(),
+                             inputs[i].nbytes()));
     const ExecCtx ctx{d_, fixed_, s, ex->stream.blas(), ex->stream.dnn()};
     auto run_steps = [&]() -> Result<void> {
       for (size_t k = 0; k < plan.steps.size(); ++k) {
