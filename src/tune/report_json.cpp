@@ -25,7 +25,8 @@ json figures_json(const LatencyFigures& f) {
           {"max_ms", f.max_ms},
           {"throughput", f.throughput},
           {"runs", f.runs},
-          {"cv", f.cv},
+          // Too few runs for a spread (a hopeless candidate's one figure): null.
+          {"cv", std::isfinite(f.cv) ? json(f.cv) : json(nullptr)},
           {"converged", f.converged},
           {"dominated", f.dominated},
           {"out_of_time", f.out_of_time}};
@@ -42,7 +43,8 @@ LatencyFigures figures_from(const json& j) {
   f.max_ms = j.value("max_ms", 0.0);
   f.throughput = j.at("throughput").get<double>();
   f.runs = j.value("runs", 0);
-  f.cv = j.value("cv", 0.0);
+  const auto cv = j.find("cv");
+  f.cv = cv == j.end() ? 0.0 : cv->is_number() ? cv->get<double>() : INFINITY;
   f.converged = j.value("converged", false);
   f.dominated = j.value("dominated", false);
   f.out_of_time = j.value("out_of_time", false);
