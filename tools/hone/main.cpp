@@ -15,18 +15,18 @@
 #include "hone/logging.h"
 #include "hone/temp_paths.h"
 #include "hone/thread_pool.h"
+#include "hone/version.h"
 
 namespace {
 
 // Kept in step with project(hone VERSION ...) in the top-level CMakeLists.txt.
-constexpr const char* kHoneVersion = "0.1.0";
 
 }  // namespace
 
 static int run_main(int argc, char** argv) {
   using namespace hone::cli;
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
-  app.set_version_flag("--version", std::string("hone ") + kHoneVersion);
+  app.set_version_flag("--version", std::string("hone ") + hone::kVersion);
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"

@@ -58,10 +58,10 @@ Result<void> CompilingBackend::do_build(const Graph& graph) {
 }
 
 Result<std::vector<Tensor>> CompilingBackend::do_infer(const std::vector<Tensor>& inputs) const {
-  std::vector<reference::RuntimeValue> wrapped;
+  std::vector<eval::RuntimeValue> wrapped;
   wrapped.reserve(inputs.size());
-  for (const Tensor& t : inputs) wrapped.push_back(reference::RuntimeValue::of(t));
-  HONE_CHECK_OK(reference::check_inputs(*graph_, wrapped));
+  for (const Tensor& t : inputs) wrapped.push_back(eval::RuntimeValue::of(t));
+  HONE_CHECK_OK(eval::check_inputs(*graph_, wrapped));
   std::vector<Tensor> env(graph_->values().size());
   for (size_t i = 0; i < inputs.size(); ++i) env[graph_->inputs()[i]] = inputs[i];
   for (const Stage& st : stages_) {

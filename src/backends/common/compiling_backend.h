@@ -19,7 +19,7 @@
 #include <memory>
 #include <vector>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/backend.h"
 #include "hone/partition.h"
 
@@ -61,7 +61,7 @@ class CompilingBackend : public Backend {
   std::shared_ptr<const Graph> graph_;  // the graph the stages run: optimized or as given
   Partition partition_;
   std::vector<Stage> stages_;
-  reference::Interpreter fallback_;
+  eval::Interpreter fallback_;
 };
 
 }  // namespace hone

@@ -9,7 +9,7 @@
 #include <algorithm>
 
 #include "backends/cuda/op.h"
-#include "backends/reference/ops_nn_internal.h"
+#include "ops/window.h"
 
 namespace hone::cuda {
 namespace {
@@ -60,8 +60,8 @@ class ConvOp final : public Op {
                                                    shape_to_string(w) + " and group " +
                                                    std::to_string(group) + " disagree");
     const dims_t spatial(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-    HONE_TRY(reference::nn::Window win,
-             reference::nn::make_window(node_, spatial, kernel, false, "Conv"));
+    HONE_TRY(ops::Window win,
+             ops::make_window(node_, spatial, kernel, false, "Conv"));
     // 1-D convs run as 2-D ones of height 1.
     const bool one_d = x.size() == 3;
     auto at = [&](const dims_t& v, int d, int64_t one) {

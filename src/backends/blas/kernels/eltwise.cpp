@@ -192,32 +192,6 @@ std::string EwProgram::describe() const {
   return s;
 }
 
-Result<std::vector<int64_t>> broadcast_dims(const std::vector<std::vector<int64_t>>& shapes) {
-  size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
-  std::vector<int64_t> out(rank, 1);
-  for (const auto& s : shapes)
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t& o = out[rank - s.size() + i];
-      if (s[i] == o || s[i] == 1) continue;
-      if (o != 1) {
-        std::string all;
-        for (const auto& x : shapes) {
-          all += all.empty() ? "" : " and ";
-          all += "[";
-          for (size_t j = 0; j < x.size(); ++j) {
-            if (j != 0) all += ',';
-            all += std::to_string(x[j]);
-          }
-          all += "]";
-        }
-        return fail(ErrorCode::kInvalidArgument, "shapes " + all + " do not broadcast");
-      }
-      o = s[i];
-    }
-  return out;
-}
-
 Result<EwLayout> EwLayout::make(const std::vector<int64_t>& out,
                                 const std::vector<std::vector<int64_t>>& operands) {
   const size_t r = out.size();

@@ -69,7 +69,7 @@ TEST(OnednnOptimize, TransformerRunsWholeOnOneDnnOnlyWhenOptimized) {
   const std::vector<Tensor> in{uniform(rng, {2, 7, 128}, -2.0f, 2.0f)};
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();
-  auto want = reference::Interpreter().run_tensors(*g, in);
+  auto want = eval::Interpreter().run_tensors(*g, in);
   ASSERT_TRUE(want) << want.error().to_string();
   EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-3, 1e-4));
   EXPECT_EQ(be->fallback_runs(), 0u);
