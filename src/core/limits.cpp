@@ -14,9 +14,14 @@ namespace {
 std::atomic<uint64_t> g_budget{0};  // 0: the default
 
 uint64_t default_budget() {
-  const uint64_t phys = physical_memory_bytes();
-  // Unknown physical memory: no limit but the allocator's.
-  return phys == 0 ? UINT64_MAX : phys / 4 * 3;
+  // Asked once: every tensor allocation checks the budget, and sysconf()
+  // makes a sysinfo() system call each time.
+  static const uint64_t budget = [] {
+    const uint64_t phys = physical_memory_bytes();
+    // Unknown physical memory: no limit but the allocator's.
+    return phys == 0 ? UINT64_MAX : phys / 4 * 3;
+  }();
+  return budget;
 }
 
 }  // namespace

@@ -37,7 +37,7 @@ bool KernelContext::wants_output(size_t i) const {
 
 Result<std::vector<RuntimeValue>> KernelContext::run_subgraph(
     const Graph& g, std::vector<RuntimeValue> inputs) const {
-  return interpreter_->run(g, std::move(inputs), scope_);
+  return interpreter_->run_subgraph(g, std::move(inputs), scope_);
 }
 
 void OpRegistry::add(const std::string& op_type, KernelFn fn, const std::string& domain) {
@@ -80,6 +80,14 @@ Result<void> check_supported_in(const OpRegistry& ops, const Graph& graph) {
 }
 
 }  // namespace
+
+Result<std::vector<RuntimeValue>> Interpreter::run_subgraph(const Graph& g,
+                                                            std::vector<RuntimeValue> inputs,
+                                                            const Scope* scope) const {
+  if (subgraph_runner_ != nullptr)
+    if (auto done = subgraph_runner_->run(g, inputs, scope)) return std::move(*done);
+  return run(g, std::move(inputs), scope);
+}
 
 Result<void> Interpreter::check_supported(const Graph& graph) const {
   return check_supported_in(*ops_, graph);

@@ -15,6 +15,7 @@
 // tuner measures candidates against.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,19 @@ struct Scope {
 
 enum class Precision : uint8_t { kF32, kF64 };
 
+/// Runs some subgraphs (If branches, Loop bodies) another way than node by
+/// node: a compiling backend that compiled them hands one to its fallback
+/// interpreter, so control flow the backend cannot compile still runs its
+/// bodies compiled. `scope` resolves the names the subgraph captures.
+class SubgraphRunner {
+ public:
+  virtual ~SubgraphRunner() = default;
+  /// The subgraph's outputs, or std::nullopt when this runner does not run
+  /// `g` (or not with these values); the interpreter then runs it itself.
+  [[nodiscard]] virtual std::optional<Result<std::vector<RuntimeValue>>> run(
+      const Graph& g, const std::vector<RuntimeValue>& inputs, const Scope* scope) const = 0;
+};
+
 class Interpreter {
  public:
   explicit Interpreter(const OpRegistry& ops = OpRegistry::reference(),
@@ -48,6 +62,14 @@ class Interpreter {
   [[nodiscard]] Result<std::vector<RuntimeValue>> run(const Graph& graph,
                                                       std::vector<RuntimeValue> inputs,
                                                       const Scope* outer = nullptr) const;
+  /// Runs subgraph `g` for a node whose environment is `scope`: through the
+  /// SubgraphRunner when it takes `g`, else node by node.
+  [[nodiscard]] Result<std::vector<RuntimeValue>> run_subgraph(const Graph& g,
+                                                               std::vector<RuntimeValue> inputs,
+                                                               const Scope* scope) const;
+  /// Set by the owner before any run; null (the default) interprets every
+  /// subgraph. The runner must outlive this interpreter's runs.
+  void set_subgraph_runner(const SubgraphRunner* runner) { subgraph_runner_ = runner; }
   /// Tensor-only convenience.
   [[nodiscard]] Result<std::vector<Tensor>> run_tensors(const Graph& graph,
                                                         const std::vector<Tensor>& inputs) const;
@@ -61,6 +83,7 @@ class Interpreter {
 
   const OpRegistry* ops_;
   Precision precision_;
+  const SubgraphRunner* subgraph_runner_ = nullptr;
 };
 
 /// A copy of `graph` (subgraphs included) whose f32 values and initializers

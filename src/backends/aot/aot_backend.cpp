@@ -416,6 +416,23 @@ Result<void> AotBackend::do_build(const Graph& graph) {
   return CompilingBackend::do_build(graph);
 }
 
+void AotBackend::prepare_body(const Graph& body) {
+  // A body's inputs carry the dims of the values it reads outside; with the
+  // bounds known so far, derive those of the dims made inside it.
+  std::map<std::string, int64_t> known = derived_bounds_;
+  if (auto lo = lower_options(config()))
+    for (const auto& [name, bound] : lo->bounds) known.try_emplace(name, bound);
+  std::map<std::string, int64_t> input_bounds;
+  for (ValueId v : body.inputs())
+    if (const auto& shape = body.value(v).shape)
+      for (const Dim& d : shape->dims())
+        if (d.is_symbolic())
+          if (auto it = known.find(d.symbol_name()); it != known.end())
+            input_bounds[d.symbol_name()] = it->second;
+  for (const auto& [name, bound] : passes::derive_dim_bounds(body, input_bounds))
+    derived_bounds_.try_emplace(name, bound);
+}
+
 Result<void> AotBackend::do_save(const fs::path& dir) const {
   json index = {{"format", "hone-aot-save"}, {"version", 1}, {"blocks", blocks_.size()}};
   for (size_t i = 0; i < blocks_.size(); ++i) {

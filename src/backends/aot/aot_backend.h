@@ -62,6 +62,7 @@ class AotBackend final : public CompilingBackend {
   NodeSupport supports(const Graph& g, const Node& node) const override;
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
   Result<void> do_build(const Graph& graph) override;
+  void prepare_body(const Graph& body) override;
   Result<void> do_save(const std::filesystem::path& dir) const override;
   Result<void> do_load(const Graph& graph, const std::filesystem::path& dir) override;
 

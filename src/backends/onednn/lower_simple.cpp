@@ -52,7 +52,8 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
   ValueId v0 = n.inputs[0], v1 = n.inputs[1];
   HONE_TRY(dims_t out, ops::broadcast_shapes({b.value(v0).dims, b.value(v1).dims}));
   const size_t r = out.size();
-  const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul;
+  const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul ||
+                           alg == algorithm::binary_max || alg == algorithm::binary_min;
   if (pad_left(b.value(v0).dims, r) != out) {
     if (!commutative || pad_left(b.value(v1).dims, r) != out)
       return fail(ErrorCode::kUnsupported,
@@ -435,6 +436,20 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
     s = {algorithm::eltwise_elu, n.attr_float("alpha", 1.0f), 0, false};
   } else if (op == "HardSwish") {
     s.alg = algorithm::eltwise_hardswish;
+  } else if (op == "Sqrt") {
+    s.alg = algorithm::eltwise_sqrt;
+  } else if (op == "Exp") {
+    s.alg = algorithm::eltwise_exp;
+  } else if (op == "Log") {
+    s.alg = algorithm::eltwise_log;
+  } else if (op == "Abs") {
+    s.alg = algorithm::eltwise_abs;
+  } else if (op == "Neg") {
+    s = {algorithm::eltwise_linear, -1.0f, 0.0f, false};
+  } else if (op == "Pow") {
+    const Tensor* e = n.inputs.size() == 2 ? b.constant(n.inputs[1]) : nullptr;
+    if (e == nullptr || e->numel() != 1 || e->dtype() != DType::kF32) return false;
+    s = {algorithm::eltwise_pow, 1.0f, e->data<float>()[0], false};
   } else if (op == "Gelu") {
     // What the graph passes turn the spelled-out erf and tanh forms into.
     const std::string approx = n.attr_string("approximate", "none");
@@ -490,6 +505,8 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
     return lower_binary(b, n, algorithm::binary_add);
   }
   if (op == "Sub") return lower_binary(b, n, algorithm::binary_sub);
+  if (op == "Max") return lower_binary(b, n, algorithm::binary_max);
+  if (op == "Min") return lower_binary(b, n, algorithm::binary_min);
   if (op == "Mul") return lower_binary(b, n, algorithm::binary_mul);
   if (op == "Div") return lower_binary(b, n, algorithm::binary_div);
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")

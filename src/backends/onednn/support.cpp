@@ -187,8 +187,12 @@ std::string conv_transpose_why_not(const Graph& g, const Node& n) {
 
 std::string why_not(const Graph& g, const Node& n) {
   static const std::set<std::string> kEltwise = {
-      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "HardSigmoid", "Clip", "Gelu"};
+      "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "HardSigmoid",
+      "Clip", "Gelu",      "Sqrt",    "Exp",  "Log", "Abs",       "Neg"};
   static const std::set<std::string> kOps = {"Add",
+                                             "Pow",
+                                             "Max",
+                                             "Min",
                                              "Sub",
                                              "Mul",
                                              "Div",
@@ -254,6 +258,17 @@ std::string why_not(const Graph& g, const Node& n) {
     return approx == "none" || approx == "tanh" ? "" : "Gelu approximate '" + approx + "'";
   }
   if (kEltwise.count(op)) return {};
+  if (op == "Pow") {
+    // One exponent for every element: oneDNN's eltwise pow (alpha * x^beta).
+    if (n.inputs.size() != 2 || !is_const(g, n, 1) ||
+        g.value(n.inputs[1]).initializer->numel() != 1)
+      return "the exponent must be a constant scalar";
+    return {};
+  }
+  if (op == "Max" || op == "Min") {
+    if (n.inputs.size() != 2) return op + " of " + std::to_string(n.inputs.size()) + " inputs";
+    return binary_shapes(g, n);
+  }
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") {
     if (n.inputs.size() != 2) return "needs two inputs";
     return binary_shapes(g, n);

@@ -135,7 +135,9 @@ void binary(const EwInstr& in, float* acc, const float* x, int64_t n) {
     case EwOp::kPow:
       for (int64_t i = 0; i < n; ++i) {
         const double base = r ? at(i) : acc[i], e = r ? acc[i] : at(i);
-        acc[i] = static_cast<float>(std::pow(base, e));
+        // Squares are most of the Pows in real models (variances, norms);
+        // base * base in double is what pow() returns for them, 20x cheaper.
+        acc[i] = static_cast<float>(e == 2.0 ? base * base : std::pow(base, e));
       }
       break;
     case EwOp::kPRelu:
