@@ -42,4 +42,9 @@ std::string leading_symbol(const Graph& g);
                                                          std::vector<int64_t>& batch_sizes,
                                                          uint64_t seed);
 
+/// One call's inputs, `inputs[i]` for the graph's input i: a map by input
+/// name, or a list (bound by position) when a name cannot be a sample path
+/// key (empty, or with '.', '[' or ']', as PyTorch's "x.1").
+Sample sample_in_graph_order(const Graph& g, std::vector<Tensor> inputs);
+
 }  // namespace hone

@@ -52,14 +52,32 @@ Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<Dim
   std::mt19937_64 rng(seed);
   for (int64_t b : sizes) {
     if (!batch.empty()) dims[batch] = b;
-    SampleMap m;
+    std::vector<Tensor> inputs;
     for (ValueId id : g.inputs()) {
       HONE_TRY(Tensor t, random_input(g.value(id), dims, rng));
-      m.emplace(g.value(id).name, std::move(t));
+      inputs.push_back(std::move(t));
     }
-    samples.emplace_back(std::move(m));
+    samples.push_back(sample_in_graph_order(g, std::move(inputs)));
   }
   return samples;
+}
+
+Sample sample_in_graph_order(const Graph& g, std::vector<Tensor> inputs) {
+  bool keys_ok = true;
+  for (ValueId id : g.inputs()) {
+    const std::string& n = g.value(id).name;
+    keys_ok = keys_ok && !n.empty() && n.find_first_of(".[]") == std::string::npos;
+  }
+  if (keys_ok) {
+    SampleMap m;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      m.emplace(g.value(g.inputs()[i]).name, std::move(inputs[i]));
+    return Sample(std::move(m));
+  }
+  // Names such as "x.1" cannot be map keys of a sample path; a list binds by position.
+  SampleList l;
+  for (Tensor& t : inputs) l.emplace_back(std::move(t));
+  return Sample(std::move(l));
 }
 
 }  // namespace hone

@@ -1,11 +1,12 @@
-// The samples `hone tune` builds from --inputs DIR or random inputs bind to
-// the model's inputs even when an input name cannot be a sample path key
+// The samples `hone tune` (and hone::random_samples) build from --inputs DIR or random inputs bind
+// to the model's inputs even when an input name cannot be a sample path key
 // ("x.1", as PyTorch exports name inputs).
 #include <gtest/gtest.h>
 
 #include "hone/graph_builder.h"
 #include "hone/graph_spec.h"
 #include "hone/input_options.h"
+#include "hone/random_samples.h"
 
 namespace hone::cli {
 namespace {

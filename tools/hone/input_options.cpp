@@ -274,21 +274,4 @@ Result<std::vector<Tensor>> read_input_files(const std::string& dir, const Graph
   return inputs;
 }
 
-Sample sample_in_graph_order(const Graph& g, std::vector<Tensor> inputs) {
-  bool keys_ok = true;
-  for (ValueId id : g.inputs()) {
-    const std::string& n = g.value(id).name;
-    keys_ok = keys_ok && !n.empty() && n.find_first_of(".[]") == std::string::npos;
-  }
-  if (keys_ok) {
-    SampleMap m;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      m.emplace(g.value(g.inputs()[i]).name, std::move(inputs[i]));
-    return Sample(std::move(m));
-  }
-  SampleList l;
-  for (Tensor& t : inputs) l.emplace_back(std::move(t));
-  return Sample(std::move(l));
-}
-
 }  // namespace hone::cli

@@ -62,9 +62,4 @@ struct InputPlan {
 /// names the input and the file.
 [[nodiscard]] Result<std::vector<Tensor>> read_input_files(const std::string& dir, const Graph& g);
 
-/// One sample of `g`'s inputs (`inputs` in graph order): a map keyed by input
-/// name, or, when a name cannot be a sample path key ("x.1", "input:0"), a
-/// list, which binds to the inputs by position.
-Sample sample_in_graph_order(const Graph& g, std::vector<Tensor> inputs);
-
 }  // namespace hone::cli

@@ -73,8 +73,11 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   line("float* Y = " + y + ";");
   const std::string nb = dim(x[0]);
   if (g == c && m == g) {
+    // Row by row, one kernel tap at a time over the output columns it
+    // reaches: the column loop has no bounds test and vectorizes (a direct
+    // loop with the test in it did not: 30% of BlazeFace's time).
     line("/* depthwise " + s(win.kh) + "x" + s(win.kw) + ", stride " + s(win.sh) + "x" + s(win.sw) +
-         ": a direct loop per plane */");
+         ": per output row, one pass per kernel tap */");
     line("#pragma omp parallel for num_threads(c->nt)" +
          omp_if(nb + " * " + s(c * out_plane * win.kh * win.kw)));
     open("for (int64_t pl = 0; pl < " + nb + " * " + s(c) + "; ++pl)");
@@ -84,20 +87,59 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     line("float* yp = Y + pl * " + s(out_plane) + ";");
     line("const float b = B ? B[ch] : 0.0f;");
     open("for (int64_t oh = 0; oh < " + s(win.oh) + "; ++oh)");
-    line("const int64_t h0 = oh * " + s(win.sh) + " - " + s(win.pt) + ";");
-    open("for (int64_t ow = 0; ow < " + s(win.ow) + "; ++ow)");
-    line("const int64_t w0 = ow * " + s(win.sw) + " - " + s(win.pl) + ";");
-    line("float acc = b;");
+    line("float* yr = yp + oh * " + s(win.ow) + ";");
+    line("for (int64_t ow = 0; ow < " + s(win.ow) + "; ++ow) yr[ow] = b;");
     open("for (int64_t kh = 0; kh < " + s(win.kh) + "; ++kh)");
-    line("const int64_t ih = h0 + kh * " + s(win.dh) + ";");
+    line("const int64_t ih = oh * " + s(win.sh) + " - " + s(win.pt) + " + kh * " + s(win.dh) + ";");
     line("if (ih < 0 || ih >= " + s(win.ih) + ") continue;");
+    line("const float* xr = xp + ih * " + s(win.iw) + ";");
+    // Columns ow with 0 <= ow * sw + kw * dw - pl < iw, per tap and for all taps.
+    auto first_col = [&](int64_t kw) {
+      const int64_t off = kw * win.dw - win.pl;
+      return off < 0 ? (-off + win.sw - 1) / win.sw : int64_t{0};
+    };
+    auto end_col = [&](int64_t kw) {
+      const int64_t off = kw * win.dw - win.pl;
+      return std::min(win.ow, win.iw - 1 - off < 0 ? int64_t{0} : (win.iw - 1 - off) / win.sw + 1);
+    };
+    int64_t lo_all = 0, hi_all = win.ow;
+    for (int64_t kw = 0; kw < win.kw; ++kw) {
+      lo_all = std::max(lo_all, first_col(kw));
+      hi_all = std::min(hi_all, end_col(kw));
+    }
+    if (win.kw <= 7 && lo_all < hi_all) {
+      // Inner columns take every tap of the row in one pass; the few border
+      // columns take theirs one by one.
+      std::string sum;
+      for (int64_t kw = 0; kw < win.kw; ++kw)
+        sum += (kw ? " + " : "") + std::string("w[") + s(kw) + "] * xr[ow * " + s(win.sw) + " + " +
+               s(kw * win.dw - win.pl) + "]";
+      line("const float* w = wp + kh * " + s(win.kw) + ";");
+      line("for (int64_t ow = " + s(lo_all) + "; ow < " + s(hi_all) + "; ++ow) yr[ow] += " + sum +
+           ";");
+      for (int64_t kw = 0; kw < win.kw; ++kw) {
+        const int64_t off = kw * win.dw - win.pl, a = first_col(kw), e = end_col(kw);
+        const std::string tap =
+            "yr[ow] += w[" + s(kw) + "] * xr[ow * " + s(win.sw) + " + " + s(off) + "];";
+        if (a < lo_all)
+          line("for (int64_t ow = " + s(a) + "; ow < " + s(lo_all) + "; ++ow) " + tap);
+        if (hi_all < e)
+          line("for (int64_t ow = " + s(hi_all) + "; ow < " + s(e) + "; ++ow) " + tap);
+      }
+      close();
+      close();
+      close();
+      return;
+    }
     open("for (int64_t kw = 0; kw < " + s(win.kw) + "; ++kw)");
-    line("const int64_t iw = w0 + kw * " + s(win.dw) + ";");
-    line("if (iw >= 0 && iw < " + s(win.iw) + ") acc += xp[ih * " + s(win.iw) +
-         " + iw] * wp[kh * " + s(win.kw) + " + kw];");
+    line("const float wv = wp[kh * " + s(win.kw) + " + kw];");
+    line("const int64_t off = kw * " + s(win.dw) + " - " + s(win.pl) + ";");
+    line("const int64_t lo = off < 0 ? (-off + " + s(win.sw - 1) + ") / " + s(win.sw) + " : 0;");
+    line("int64_t hi = " + s(win.iw - 1) + " - off < 0 ? 0 : (" + s(win.iw - 1) + " - off) / " +
+         s(win.sw) + " + 1;");
+    line("if (hi > " + s(win.ow) + ") hi = " + s(win.ow) + ";");
+    line("for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * " + s(win.sw) + " + off];");
     close();
-    close();
-    line("yp[oh * " + s(win.ow) + " + ow] = acc;");
     close();
     close();
     close();

@@ -440,8 +440,6 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
     s.alg = algorithm::eltwise_sqrt;
   } else if (op == "Exp") {
     s.alg = algorithm::eltwise_exp;
-  } else if (op == "Log") {
-    s.alg = algorithm::eltwise_log;
   } else if (op == "Abs") {
     s.alg = algorithm::eltwise_abs;
   } else if (op == "Neg") {

@@ -64,6 +64,25 @@ TEST(AotOps, ConvolutionsPoolsAndBatchNorm) {
   expect_matches_reference(*g, {{uniform(rng, {1, 4, 9, 11})}, {uniform(rng, {3, 4, 9, 11})}});
 }
 
+TEST(AotOps, DepthwiseConvsWithStridesDilationsPadsAndWideKernels) {
+  // The depthwise loop splits each row into inner columns (every tap in one
+  // pass) and border columns; kernels wider than 7 take one pass per tap.
+  std::mt19937 rng(5);
+  GraphBuilder b("dw");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 6, 12, 17});
+  ValueId h =
+      b.conv(x, b.constant("w1", uniform(rng, {6, 1, 3, 5})), b.constant("b1", uniform(rng, {6})),
+             {.strides = {2, 3}, .pads = {1, 2, 0, 1}, .dilations = {1, 2}, .group = 6});
+  h = b.conv(h, b.constant("w2", uniform(rng, {6, 1, 1, 9})), kNoValue,
+             {.strides = {1, 1}, .pads = {0, 4, 0, 4}, .dilations = {1, 1}, .group = 6});
+  h = b.conv(h, b.constant("w3", uniform(rng, {6, 1, 3, 3})), kNoValue,
+             {.strides = {1, 1}, .pads = {2, 2, 2, 2}, .dilations = {2, 2}, .group = 6});
+  b.output(h, "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {1, 6, 12, 17})}, {uniform(rng, {2, 6, 12, 17})}});
+}
+
 TEST(AotOps, OneDimensionalConvAndPool) {
   std::mt19937 rng(3);
   GraphBuilder b("conv1d");
