@@ -57,7 +57,8 @@ Result<DimExprs> broadcast(const DimExprs& a, const DimExprs& b) {
     return ops::DimMatch::kUndecided;
   };
   auto out = ops::broadcast_dims<DimExpr>(
-      {a, b}, DimExpr(1), match, [](const DimExpr&, const DimExpr&) { return std::optional<DimExpr>(); });
+      {a, b}, DimExpr(1), match,
+      [](const DimExpr&, const DimExpr&) { return std::optional<DimExpr>(); });
   if (!out)
     return fail(unsupported("dims " + to_string(a) + " and " + to_string(b) +
                             " do not broadcast (or differ in symbols aot cannot compare)"));
@@ -65,7 +66,9 @@ Result<DimExprs> broadcast(const DimExprs& a, const DimExprs& b) {
 }
 
 /// support() has checked the axis; ops/axis.h maps it.
-int64_t norm_axis(int64_t a, int64_t rank) { return ops::try_normalize_axis(a, rank).value_or(a); }
+int64_t norm_axis(int64_t a, int64_t rank) {
+  return ops::try_normalize_axis(a, rank).value_or(a);
+}
 
 Result<void> check_static(const DimExprs& d, size_t from, const std::string& what) {
   for (size_t i = from; i < d.size(); ++i)
@@ -241,20 +244,18 @@ Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
       return fail(ErrorCode::kInvalidArgument, "LayerNormalization parameter " +
                                                    v.constant->describe() +
                                                    " has more dims than the normalized part");
+    const auto fits = ops::broadcast_shapes({s, norm});
+    if (!fits || *fits != norm)
+      return fail(ErrorCode::kInvalidArgument,
+                  "LayerNormalization parameter " + v.constant->describe() +
+                      " does not broadcast to " + shape_to_string(norm));
+    const std::vector<int64_t> st = ops::broadcast_strides(s, norm);
     Tensor e = Tensor::zeros(DType::kF32, {cols});
     for (int64_t j = 0; j < cols; ++j) {
-      int64_t rem = j, off = 0, stride = 1;
+      int64_t rem = j, off = 0;
       for (size_t d = norm.size(); d-- > 0;) {
-        const int64_t c = rem % norm[d];
+        off += (rem % norm[d]) * st[d];
         rem /= norm[d];
-        const size_t sd = d + s.size() - norm.size();
-        if (d + s.size() < norm.size()) continue;
-        if (s[sd] != 1 && s[sd] != norm[d])
-          return fail(ErrorCode::kInvalidArgument,
-                      "LayerNormalization parameter " + v.constant->describe() +
-                          " does not broadcast to " + shape_to_string(norm));
-        off += (s[sd] == 1 ? 0 : c) * stride;
-        stride *= s[sd];
       }
       e.data<float>()[j] = v.constant->data<float>()[off];
     }

@@ -4,6 +4,7 @@
 
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
+#include "ops/broadcast.h"
 #include "ops/window.h"
 
 namespace hone::onednn {
@@ -352,12 +353,15 @@ Result<void> lower_matmul(PlanBuilder& b, const Node& n) {
     return fail(ErrorCode::kInvalidArgument,
                 "MatMul: " + shape_to_string(ad) + " x " + shape_to_string(bd) + " disagree on K");
   dims_t dst(r), logical;
+  // The batch dims broadcast the ONNX way (ops/broadcast.h).
+  const auto batch = ops::broadcast_shapes({std::vector<int64_t>(ad.begin(), ad.end() - 2),
+                                            std::vector<int64_t>(bd.begin(), bd.end() - 2)});
+  if (!batch)
+    return fail(ErrorCode::kInvalidArgument, "MatMul: batch dims of " + shape_to_string(ad) +
+                                                 " and " + shape_to_string(bd) +
+                                                 " do not broadcast");
   for (size_t i = 0; i + 2 < r; ++i) {
-    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
-      return fail(ErrorCode::kInvalidArgument, "MatMul: batch dims of " + shape_to_string(ad) +
-                                                   " and " + shape_to_string(bd) +
-                                                   " do not broadcast");
-    dst[i] = std::max(ad[i], bd[i]);
+    dst[i] = (*batch)[i];
     logical.push_back(dst[i]);
   }
   dst[r - 2] = ad[r - 2];
@@ -402,8 +406,8 @@ Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& ker
   // oneDNN wants the right padding to cover ceil_mode's last window.
   if (ceil_mode)
     for (size_t i = 0; i < in.size(); ++i)
-      w.pad_r[i] = std::max(w.pad_r[i], (g.out[i] - 1) * g.strides[i] + g.dilated(i) - in[i] -
-                                            g.pad_begin[i]);
+      w.pad_r[i] = std::max(w.pad_r[i],
+                            (g.out[i] - 1) * g.strides[i] + g.dilated(i) - in[i] - g.pad_begin[i]);
   return w;
 }
 

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "backends/blas/kernels/vector_clones.h"
+#include "ops/broadcast.h"
 
 namespace hone::blas::kernels {
 namespace {
@@ -203,15 +204,13 @@ Result<EwLayout> EwLayout::make(const std::vector<int64_t>& out,
     if (s.size() > r)
       return fail(ErrorCode::kInvalidArgument,
                   "operand " + std::to_string(k) + " has a higher rank than the output");
-    int64_t st = 1;
-    for (size_t i = s.size(); i-- > 0;) {
-      const size_t o = r - s.size() + i;
-      if (s[i] != out[o] && s[i] != 1)
-        return fail(ErrorCode::kInvalidArgument,
-                    "operand " + std::to_string(k) + " does not broadcast to the output");
-      strides[k][o] = s[i] == 1 ? 0 : st;
-      st *= s[i];
-    }
+    // ONNX broadcasting (ops/broadcast.h): the operand must broadcast to the
+    // output as it is; its strides are 0 along the broadcast dims.
+    const auto fits = ops::broadcast_shapes({s, out});
+    if (!fits || *fits != out)
+      return fail(ErrorCode::kInvalidArgument,
+                  "operand " + std::to_string(k) + " does not broadcast to the output");
+    strides[k] = ops::broadcast_strides(s, out);
   }
   EwLayout l;
   l.numel = 1;
