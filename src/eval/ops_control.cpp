@@ -11,6 +11,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_control_internal.h"
 #include "hone/shape.h"
+#include "ops/axis.h"
 
 namespace hone::eval {
 namespace control {
@@ -326,7 +327,7 @@ Result<void> scan_once(KernelContext& ctx, const Graph& body, const ScanConfig& 
       return fail(ErrorCode::kInvalidArgument,
                   "Scan scan_output_axes[" + std::to_string(k) + "] = " + std::to_string(axis) +
                       " is out of range for rank-" + std::to_string(rank) + " outputs");
-    if (axis < 0) axis += rank + 1;
+    axis = *ops::try_normalize_axis(axis, rank + 1);  // an axis of the stacked outputs
     HONE_TRY(out_scans[k], stack_along(parts[k], axis, "Scan output " + std::to_string(k)));
   }
   return {};

@@ -9,6 +9,7 @@
 #include "eval/ops.h"
 #include "eval/ops_linalg_internal.h"
 #include "hone/shape.h"
+#include "ops/axis.h"
 
 namespace hone::eval {
 namespace {
@@ -79,7 +80,7 @@ Result<void> dft(KernelContext& ctx) {
   } else {
     axis = node.attr_int("axis", ctx.opset() >= 20 ? -2 : 1);
   }
-  if (axis < 0) axis += rank;
+  axis = ops::try_normalize_axis(axis, rank).value_or(-1);
   if (axis < 0 || axis > rank - 2)
     return fail(ErrorCode::kInvalidArgument, "DFT axis is out of range for input " + x->describe() +
                                                  " (the last axis holds real/imaginary parts)");
