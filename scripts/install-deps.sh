@@ -16,6 +16,7 @@ PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev opencl-headers libopenblas-dev
   nlohmann-json3-dev libfmt-dev libspdlog-dev libcli11-dev
   libsqlite3-dev libzip-dev libssl-dev
+  libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-dev python3-pybind11 python3-numpy
 )

@@ -11,8 +11,10 @@
 // `min_runs` says. With `stop_if_slower_ms` set it also stops, from the 5th
 // run on, once the lower end of the p50's 95% confidence interval (an order
 // statistic of the runs so far) is above that latency: the candidate is
-// already slower than the best one seen, and `dominated` says so. Inputs are
-// the caller's real (seeded) inputs, never zeros.
+// already slower than the best one seen, and `dominated` says so; sooner for
+// a hopeless one: after a warm-up 10x that latency (its one figure), or two
+// runs whose faster one is 3x it. Inputs are the caller's real (seeded)
+// inputs, never zeros.
 #pragma once
 
 #include <cstdint>

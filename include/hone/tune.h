@@ -38,6 +38,7 @@
 #include "hone/registry.h"
 #include "hone/sample.h"
 #include "hone/strategy.h"
+#include "hone/tune_group.h"
 #include "hone/tune_report.h"
 
 namespace hone {
@@ -94,6 +95,9 @@ struct TuneOptions {
   /// ("tuning was cancelled"). Lets a just-in-time tune stop between
   /// candidates when its owner is destroyed.
   std::function<bool()> cancelled;
+  /// Processes tuning this model together (hone/tune_group.h; not owned);
+  /// null: this process alone.
+  TuneGroup* group = nullptr;
 };
 
 /// A tuned model: the chosen backend, built, with the spec to flatten sample

@@ -47,6 +47,9 @@ struct CandidateResult {
   double best_throughput() const;
   /// p50 at the smallest batch measured (+inf when none).
   double min_batch_p50_ms() const;
+  /// Deterministic JSON, as in the report's "candidates" (sent between ranks).
+  std::string json() const;
+  static Result<CandidateResult> from_json(std::string_view text);
 };
 
 /// The outcome of a batch-size search on one backend.

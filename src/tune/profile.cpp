@@ -46,28 +46,42 @@ Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   // A slow model spends at most a quarter of the budget warming up (one run at least).
-  for (int i = 0; i < o.warmup; ++i) {
-    auto y = backend.infer(inputs);
-    if (!y) return fail(std::move(y).error().add_context("while warming up for profiling"));
-    if (seconds_since(start) > o.max_seconds / 4) break;
-  }
+  // Far slower than the best: losers that cannot come back by noise stop at
+  // once (a warm-up 10x the best p50, though it may pay first-run costs; two
+  // runs whose faster one is 3x), so a candidate that takes seconds where the
+  // best takes tenths does not spend the budget proving it.
+  constexpr double kHopelessWarmup = 10, kHopelessRuns = 3;
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(std::max(o.max_runs, 1)));
   constexpr int kRunsInBudget = 3, kRunsBeforeDominance = 5;
   LatencyFigures f;
   f.batch = batch;
+  for (int i = 0; i < o.warmup; ++i) {
+    const auto a = clock::now();
+    auto y = backend.infer(inputs);
+    const double t = std::chrono::duration<double, std::milli>(clock::now() - a).count();
+    if (!y) return fail(std::move(y).error().add_context("while warming up for profiling"));
+    if (o.stop_if_slower_ms > 0 && t > kHopelessWarmup * o.stop_if_slower_ms) {
+      ms.push_back(t);  // the only figure there will be
+      f.dominated = true;
+      break;
+    }
+    if (seconds_since(start) > o.max_seconds / 4) break;
+  }
   const int max_runs = std::max(o.max_runs, 1);
   const int min_runs = std::clamp(o.min_runs, 1, max_runs);
   const size_t window = static_cast<size_t>(std::max(o.window, 2));
-  while (static_cast<int>(ms.size()) < max_runs) {
+  while (!f.dominated && static_cast<int>(ms.size()) < max_runs) {
     const auto a = clock::now();
     auto y = backend.infer(inputs);
     const auto b = clock::now();
     if (!y) return fail(std::move(y).error().add_context("while profiling"));
     ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
     const int n = static_cast<int>(ms.size());
-    if (o.stop_if_slower_ms > 0 && n >= kRunsBeforeDominance &&
-        median_lower_bound(ms) > o.stop_if_slower_ms) {
+    if (o.stop_if_slower_ms > 0 &&
+        ((n >= kRunsBeforeDominance && median_lower_bound(ms) > o.stop_if_slower_ms) ||
+         (n >= 2 &&
+          *std::min_element(ms.begin(), ms.end()) > kHopelessRuns * o.stop_if_slower_ms))) {
       f.dominated = true;
       break;
     }

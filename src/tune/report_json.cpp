@@ -68,7 +68,11 @@ std::optional<Error> error_from(const json& j) {
         ErrorCode::kNotFound, ErrorCode::kCorrupt, ErrorCode::kOutOfMemory,
         ErrorCode::kFailedPrecondition, ErrorCode::kIo, ErrorCode::kInternal})
     if (to_string(c) == name) code = c;
-  return Error(code, j.value("text", j.value("message", std::string("error"))));
+  // The text starts with the code's name, which Error::to_string adds again.
+  std::string text = j.value("text", j.value("message", std::string("error")));
+  if (const std::string prefix = std::string(to_string(code)) + ": "; text.starts_with(prefix))
+    text.erase(0, prefix.size());
+  return Error(code, std::move(text));
 }
 
 /// JSON has no infinity: a non-finite error is written as null and read back as +inf.
@@ -223,6 +227,14 @@ Decision decision_from(const json& j) {
 }  // namespace tune_internal
 
 using namespace tune_internal;
+
+std::string CandidateResult::json() const {
+  return candidate_json(*this).dump();
+}
+
+Result<CandidateResult> CandidateResult::from_json(std::string_view text) {
+  return candidate_from_json(text);
+}
 
 std::string TuneReport::json() const {
   nlohmann::json cands = nlohmann::json::array();

@@ -130,6 +130,10 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
   ref.checked = true;  // the reference is its own answer
   ref.correctness.truth = s->truth_;
   s->reference_s_ = s->elapsed_s();
+  // In a group every rank's strategy compares against the same baseline.
+  if (options.group != nullptr)
+    HONE_CHECK_OK_CTX(options.group->agree_candidate(ref),
+                      "while agreeing on the reference's figures with the other ranks");
   s->emit(kReference, "done", 0, 1.0);
   s->built_[kReference] = std::move(ref_be);
   return s;
@@ -378,10 +382,45 @@ void Session::measure(const Backend& be, CandidateResult& r, int index) {
 
 const CandidateResult& Session::evaluate(const std::string& name) {
   if (auto it = results_.find(name); it != results_.end()) return it->second;
+  CandidateResult& r = evaluate_here(name);
+  // In a group every rank evaluates the same candidates in the same order
+  // (the strategies are deterministic on agreed figures), so each result is
+  // agreed before the strategy looks at it. After one failed agreement no
+  // rank talks again: the remaining candidates fail at once.
+  if (options_.group != nullptr && !group_error_) {
+    if (auto st = options_.group->agree_candidate(r); !st) group_error_ = std::move(st).error();
+  }
+  if (group_error_ && !r.error && r.skipped.empty())
+    r.error =
+        Error(*group_error_).add_context("while agreeing on '" + name + "' with the other ranks");
+  return r;
+}
+
+Result<void> Session::evaluate_share(const std::vector<std::string>& names) {
+  TuneGroup& g = *options_.group;
+  std::vector<CandidateResult> mine;
+  for (size_t i = 0; i < names.size(); ++i)
+    if (static_cast<int>(i % static_cast<size_t>(g.size())) == g.rank() &&
+        !results_.contains(names[i]))
+      mine.push_back(evaluate_here(names[i]));
+  HONE_TRY(auto all, g.share_candidates(mine));
+  for (CandidateResult& c : all)
+    if (!results_.contains(c.backend)) {
+      order_.push_back(c.backend);
+      results_[c.backend] = std::move(c);
+    }
+  return {};
+}
+
+CandidateResult& Session::evaluate_here(const std::string& name) {
   const int index = static_cast<int>(order_.size());
   CandidateResult& r = results_[name];
   r.backend = name;
   order_.push_back(name);
+  if (group_error_) {
+    r.error = Error(*group_error_).add_context("tuning stopped before '" + name + "'");
+    return r;
+  }
   if (options_.cancelled && options_.cancelled()) {
     r.error = Error(ErrorCode::kFailedPrecondition, "tuning was cancelled before this candidate");
     return r;
@@ -530,6 +569,11 @@ Result<BatchSearchResult> Session::search_batch(const std::string& name) {
       best = p.throughput;
       res.best_batch = p.batch;
     }
+  // Rank 0 decides the batch sizes: its search is every rank's.
+  if (options_.group != nullptr) {
+    HONE_CHECK_OK_CTX(options_.group->agree_batch_search(res),
+                      "while agreeing on the batch-size search of '" + name + "'");
+  }
   // The search's points count as the candidate's figures too.
   CandidateResult& rr = name == kReference ? results_.at(kReference) : results_.at(name);
   for (const auto& p : res.points)

@@ -30,6 +30,11 @@ class Session final : public TuneSession {
 
   const CandidateResult& baseline() override { return results_.at(kReference); }
   const CandidateResult& evaluate(const std::string& backend) override;
+  /// With a group that splits candidates: evaluates this rank's share of
+  /// `names` here and takes the other ranks' results as they measured them.
+  Result<void> evaluate_share(const std::vector<std::string>& names);
+  /// Set once an agreement with the other ranks failed: tune() fails with it.
+  const std::optional<Error>& group_error() const { return group_error_; }
   Result<BatchSearchResult> search_batch(const std::string& backend) override;
   const TuneOptions& options() const override { return options_; }
   std::vector<std::string> registered() const override { return registry_->names(); }
@@ -71,6 +76,8 @@ class Session final : public TuneSession {
   /// Builds and checks; fills `r`. Returns the built backend on success.
   std::unique_ptr<Backend> build_and_check(const std::string& name, CandidateResult& r, int index);
   void measure(const Backend& be, CandidateResult& r, int index);
+  /// evaluate() on this rank alone, without agreeing with the group.
+  CandidateResult& evaluate_here(const std::string& name);
   /// Fills `r` from the cache when it holds this candidate; counts hits and misses.
   bool lookup_cache(CandidateResult& r);
   void store_cache(const CandidateResult& r);
@@ -103,6 +110,7 @@ class Session final : public TuneSession {
   std::vector<std::string> order_;
   std::vector<BatchSearchResult> searches_;
   int cache_hits_ = 0, cache_misses_ = 0;
+  std::optional<Error> group_error_;
 };
 
 /// `lines` with repeats merged ("conv+eltwise (x3 shape plans)"), first-seen order.

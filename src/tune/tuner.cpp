@@ -134,7 +134,13 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   // (before any candidate is evaluated: the spec is part of the cache key).
   HONE_CHECK_OK_CTX(spec.learn_outputs(samples, session->sample_outputs()),
                     "while learning the output spec from the reference's outputs");
+  // A group that splits the candidates evaluates each rank's share first;
+  // the strategy then finds every result already there.
+  if (options.group != nullptr && options.group->split_candidates())
+    HONE_CHECK_OK_CTX(session->evaluate_share(known_candidates(strategy, reg)),
+                      "while sharing the candidates between the ranks");
   auto selected = strategy.select(*session);
+  if (session->group_error()) return fail(*session->group_error());
   // A cancelled tune says so, whatever the strategy made of the skipped candidates.
   if (options.cancelled && options.cancelled())
     return fail(ErrorCode::kFailedPrecondition, "tuning '" + graph.name() + "' was cancelled");
@@ -179,6 +185,9 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   report.cache_misses = session->cache_misses();
   report.total_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  // Every rank must hold the same decision; then all take rank 0's report
+  // (its times and cache counts too), so the packages match byte for byte.
+  if (options.group != nullptr) HONE_CHECK_OK(options.group->agree_report(report));
   HONE_LOG_INFO("tune '{}': chose {} ({})", graph.name(), d.backend, d.reason);
   return TunedModel(graph, std::move(spec), std::move(backend), std::move(report));
 }

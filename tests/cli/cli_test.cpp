@@ -10,10 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_fixture.h"
 #include "eval/interpreter.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
-#include "cli/cli_fixture.h"
 
 namespace {
 
@@ -25,7 +25,8 @@ using hone_cli_test::slurp;
 TEST_F(Cli, VersionAndUsage) {
   auto v = hone("--version");
   EXPECT_EQ(v.code, 0);
-  EXPECT_EQ(v.out, "hone 0.1.0\n");
+  // The second line says whether distributed tuning (MPI) is in this build.
+  EXPECT_TRUE(v.out.starts_with("hone 0.1.0\ndistributed tuning (mpirun): ")) << v.out;
   EXPECT_EQ(hone("").code, 2);            // no command
   EXPECT_EQ(hone("run").code, 2);         // no model
   EXPECT_EQ(hone("frobnicate").code, 2);  // unknown command
@@ -74,7 +75,8 @@ TEST_F(Cli, InspectShowsTheBackendsPartition) {
   EXPECT_NE(r.out.find("Gemm x2"), std::string::npos) << r.out;
 
   // Raising min_block_size above the graph's size sends every node back, with the reason.
-  auto j = hone("inspect --json " + model("mlp.onnx") + " --backend onednn --config min_block_size=10");
+  auto j =
+      hone("inspect --json " + model("mlp.onnx") + " --backend onednn --config min_block_size=10");
   ASSERT_EQ(j.code, 0) << j.err;
   auto m = nlohmann::json::parse(j.out);
   EXPECT_EQ(m["partition"]["backend"], "onednn");
@@ -113,7 +115,8 @@ TEST_F(Cli, RunAndBenchTakeBackendConfig) {
 
 // Figures are what was measured; only their consistency is asserted here.
 TEST_F(Cli, BenchReportsPercentilesInOrder) {
-  auto r = hone("bench " + model("mlp.onnx") + " --backend onednn --batch 4 --iters 20 --warmup 2 --json");
+  auto r = hone("bench " + model("mlp.onnx") +
+                " --backend onednn --batch 4 --iters 20 --warmup 2 --json");
   ASSERT_EQ(r.code, 0) << r.err;
   auto j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["batch"], 4);
@@ -133,12 +136,13 @@ TEST_F(Cli, BenchReportsPercentilesInOrder) {
   EXPECT_NE(bad.err.find("--iters"), std::string::npos) << bad.err;
   // A fixed-shape model cannot be batched: throughput would count samples it never ran.
   ::hone::Graph fixed("fixed");
-  fixed.add_output(
-      fixed.add_node("Relu", {fixed.add_input("x", ::hone::DType::kF32, ::hone::Shape{2, 3})}, 1)[0]);
+  fixed.add_output(fixed.add_node(
+      "Relu", {fixed.add_input("x", ::hone::DType::kF32, ::hone::Shape{2, 3})}, 1)[0]);
   ASSERT_TRUE(::hone::onnx::save_model(fixed, dir_ / "fixed.onnx"));
   auto unbatchable = hone("bench " + (dir_ / "fixed.onnx").string() + " --batch 4");
   EXPECT_EQ(unbatchable.code, 2);
-  EXPECT_NE(unbatchable.err.find("no input of the model has a symbolic leading dim"), std::string::npos)
+  EXPECT_NE(unbatchable.err.find("no input of the model has a symbolic leading dim"),
+            std::string::npos)
       << unbatchable.err;
   auto unknown = hone("bench " + model("mlp.onnx") + " --dim seq=4");
   EXPECT_EQ(unknown.code, 2);

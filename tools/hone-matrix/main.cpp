@@ -2,6 +2,8 @@
 //
 //   hone-matrix render tests/functional/features.json -o tests/functional/feature_matrix.html
 //   hone-matrix update BASE.html UPDATES.json -o OUT.html   # keeps cells the run did not touch
+//   hone-matrix update BASE.html GPU.json --backend cuda -o OUT.html  # that backend's cells only,
+//                                                                    # stamped with GPU.json's run
 //   hone-matrix summary PAGE.html                           # one line of totals
 //   hone-matrix check PAGE.html FEATURES.json               # page matches the feature list
 #include <cstdio>
@@ -31,7 +33,8 @@ hone::Result<std::string> read_file(const std::string& path) {
 hone::Result<json> read_json(const std::string& path) {
   HONE_TRY(std::string text, read_file(path));
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded()) return hone::fail(hone::ErrorCode::kCorrupt, "'" + path + "' is not valid JSON");
+  if (j.is_discarded())
+    return hone::fail(hone::ErrorCode::kCorrupt, "'" + path + "' is not valid JSON");
   return j;
 }
 
@@ -47,11 +50,13 @@ hone::Result<void> run_render(const std::string& features, const std::string& ou
   return hone::write_file_atomic(out, hone::matrix::render_page(data));
 }
 
-hone::Result<void> run_update(const std::string& base, const std::string& updates, const std::string& out) {
+hone::Result<void> run_update(const std::string& base, const std::string& updates,
+                              const std::string& out, const std::string& column) {
   HONE_TRY(std::string html, read_file(base));
   HONE_TRY(json data, hone::matrix::extract_data(html));
   HONE_TRY(json u, read_json(updates));
-  HONE_TRY(json merged, hone::matrix::merge_updates(data, u));
+  HONE_TRY(json merged, column.empty() ? hone::matrix::merge_updates(data, u)
+                                       : hone::matrix::merge_backend_from(data, u, column));
   HONE_CHECK_OK(hone::write_file_atomic(out, hone::matrix::render_page(merged)));
   std::printf("%s\n", hone::matrix::summary(merged).c_str());
   return {};
@@ -81,22 +86,27 @@ hone::Result<void> run_check(const std::string& page, const std::string& feature
 int main(int argc, char** argv) {
   CLI::App app{"hone-matrix: build, update and summarize the feature-matrix page"};
   app.require_subcommand(1);
-  std::string a, b, out;
-  auto* render = app.add_subcommand("render", "page with every cell untested, from a features file");
+  std::string a, b, out, column;
+  auto* render =
+      app.add_subcommand("render", "page with every cell untested, from a features file");
   render->add_option("features", a, "features.json")->required()->check(CLI::ExistingFile);
   render->add_option("-o,--output", out, "page to write")->required();
   auto* update = app.add_subcommand("update", "merge a run's cell updates into a copy of a page");
   update->add_option("base", a, "base page")->required()->check(CLI::ExistingFile);
   update->add_option("updates", b, "updates JSON (HONE_MATRIX_RESULTS of a run)")->required();
   update->add_option("-o,--output", out, "page to write")->required();
+  update->add_option("--backend", column,
+                     "take only this backend's cells, from a run made elsewhere whose 'run' says "
+                     "device, driver, commit and time (e.g. cuda, from the GPU machine)");
   auto* summary = app.add_subcommand("summary", "print the totals of a page");
   summary->add_option("page", a, "page")->required()->check(CLI::ExistingFile);
-  auto* check = app.add_subcommand("check", "check that a page has exactly the cells a features file defines");
+  auto* check = app.add_subcommand(
+      "check", "check that a page has exactly the cells a features file defines");
   check->add_option("page", a, "page")->required()->check(CLI::ExistingFile);
   check->add_option("features", b, "features.json")->required()->check(CLI::ExistingFile);
   CLI11_PARSE(app, argc, argv);
   if (*render) return report(run_render(a, out));
-  if (*update) return report(run_update(a, b, out));
+  if (*update) return report(run_update(a, b, out, column));
   if (*summary) return report(run_summary(a));
   return report(run_check(a, b));
 }

@@ -8,10 +8,14 @@ using nlohmann::json;
 
 std::string_view to_string(CellStatus s) {
   switch (s) {
-    case CellStatus::kUntested: return "untested";
-    case CellStatus::kPassed: return "passed";
-    case CellStatus::kSkipped: return "skipped";
-    case CellStatus::kFailed: return "failed";
+    case CellStatus::kUntested:
+      return "untested";
+    case CellStatus::kPassed:
+      return "passed";
+    case CellStatus::kSkipped:
+      return "skipped";
+    case CellStatus::kFailed:
+      return "failed";
   }
   return "untested";
 }
@@ -46,7 +50,8 @@ Result<std::vector<std::string>> expand_list(const json& spec, const json& backe
     } else if (item.is_object() && item.contains("id") && item["id"].is_string()) {
       out.push_back(item["id"].get<std::string>());
     } else {
-      return fail(ErrorCode::kInvalidArgument, where + " has an entry without an id: " + item.dump());
+      return fail(ErrorCode::kInvalidArgument,
+                  where + " has an entry without an id: " + item.dump());
     }
   }
   return out;
@@ -78,7 +83,8 @@ Result<json> data_from_features(const json& features) {
     const std::string tid = tab["id"];
     if (!tab_ids.insert(tid).second)
       return fail(ErrorCode::kInvalidArgument, "tab '" + tid + "' is defined twice");
-    HONE_TRY(auto rows, expand_list(tab.value("rows", json::array()), backends, "tab '" + tid + "' rows"));
+    HONE_TRY(auto rows,
+             expand_list(tab.value("rows", json::array()), backends, "tab '" + tid + "' rows"));
     HONE_TRY(auto cols, expand_list(tab.value("columns", json("backends")), backends,
                                     "tab '" + tid + "' columns"));
     json t;
@@ -88,8 +94,7 @@ Result<json> data_from_features(const json& features) {
     t["rows"] = json::array();
     for (const auto& r : rows) {
       t["rows"].push_back({{"id", r}, {"title", row_title(tab.value("rows", json()), r)}});
-      for (const auto& c : cols)
-        data["cells"][tid + "." + r + "/" + c] = {{"status", "untested"}};
+      for (const auto& c : cols) data["cells"][tid + "." + r + "/" + c] = {{"status", "untested"}};
     }
     data["tabs"].push_back(std::move(t));
   }
@@ -114,7 +119,8 @@ Result<void> validate_data(const json& data) {
   for (const auto& tab : data["tabs"]) {
     if (!tab.contains("id") || !tab.contains("rows") || !tab.contains("columns") ||
         !tab["rows"].is_array() || !tab["columns"].is_array())
-      return fail(ErrorCode::kCorrupt, "matrix tab needs id, rows and columns: " + tab.dump().substr(0, 200));
+      return fail(ErrorCode::kCorrupt,
+                  "matrix tab needs id, rows and columns: " + tab.dump().substr(0, 200));
     for (const auto& r : tab["rows"])
       if (!r.is_object() || !r.contains("id") || !r["id"].is_string())
         return fail(ErrorCode::kCorrupt, "tab '" + tab["id"].dump() + "' has a row without an id");
@@ -162,17 +168,57 @@ Result<json> merge_updates(const json& data, const json& updates) {
   return out;
 }
 
+Result<json> merge_backend_from(const json& data, const json& updates, const std::string& backend) {
+  if (!updates.is_object() || !updates.contains("run") || !updates["run"].is_object())
+    return fail(ErrorCode::kInvalidArgument,
+                "a run made elsewhere needs a 'run' object saying where it ran");
+  const json& run = updates["run"];
+  std::string source = "run on ";
+  for (const char* key : {"device", "driver", "commit", "time"}) {
+    if (!run.contains(key) || !run[key].is_string() || run[key].get<std::string>().empty())
+      return fail(ErrorCode::kInvalidArgument, std::string("the run's provenance lacks '") + key +
+                                                   "' (device, driver, commit, time)");
+    const std::string v = run[key].get<std::string>();
+    source += std::string(key) == "device" ? v : std::string(", ") + key + " " + v;
+  }
+  if (!updates.contains("cells") || !updates["cells"].is_object())
+    return fail(ErrorCode::kInvalidArgument, "updates must be an object with a 'cells' object");
+  HONE_CHECK_OK_CTX(validate_data(data), "in the base matrix");
+  // The backend's cells: its column, or its row where a tab lists backends as rows.
+  std::set<std::string> mine;
+  for (const auto& tab : data["tabs"])
+    for (const auto& r : tab["rows"])
+      for (const auto& c : tab["columns"])
+        if (r["id"] == backend || c == backend)
+          mine.insert(tab["id"].get<std::string>() + "." + r["id"].get<std::string>() + "/" +
+                      c.get<std::string>());
+  json picked = {{"cells", json::object()}};
+  for (const auto& [id, cell] : updates["cells"].items()) {
+    if (!mine.count(id)) continue;
+    json c = cell;
+    if (c.is_object()) c["source"] = source;
+    picked["cells"][id] = std::move(c);
+  }
+  if (picked["cells"].empty())
+    return fail(ErrorCode::kInvalidArgument,
+                "the updates have no cell of backend '" + backend + "'");
+  HONE_TRY(json out, merge_updates(data, picked));
+  return out;
+}
+
 Result<json> extract_data(std::string_view html) {
   constexpr std::string_view kOpen = "<script type=\"application/json\" id=\"matrix-data\">";
   const size_t a = html.find(kOpen);
   if (a == std::string_view::npos)
-    return fail(ErrorCode::kCorrupt, "page has no <script type=\"application/json\" id=\"matrix-data\"> block");
+    return fail(ErrorCode::kCorrupt,
+                "page has no <script type=\"application/json\" id=\"matrix-data\"> block");
   const size_t start = a + kOpen.size();
   const size_t end = html.find("</script>", start);
   if (end == std::string_view::npos)
     return fail(ErrorCode::kCorrupt, "the matrix-data block is not closed");
   json data = json::parse(html.substr(start, end - start), nullptr, /*allow_exceptions=*/false);
-  if (data.is_discarded()) return fail(ErrorCode::kCorrupt, "the matrix-data block is not valid JSON");
+  if (data.is_discarded())
+    return fail(ErrorCode::kCorrupt, "the matrix-data block is not valid JSON");
   HONE_CHECK_OK(validate_data(data));
   return data;
 }

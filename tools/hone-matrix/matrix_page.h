@@ -41,6 +41,15 @@ std::set<std::string> cell_ids(const nlohmann::json& data);
 [[nodiscard]] Result<nlohmann::json> merge_updates(const nlohmann::json& data,
                                                    const nlohmann::json& updates);
 
+/// A run made elsewhere (the functional suite on a GPU machine): only the
+/// cells of `backend` (its column, or its row in tabs whose rows are
+/// backends) are taken, each stamped with a "source" line from the
+/// updates' "run" object (device, driver, commit, time, all required), and
+/// the page's own "run" is kept. Errors name what is missing.
+[[nodiscard]] Result<nlohmann::json> merge_backend_from(const nlohmann::json& data,
+                                                        const nlohmann::json& updates,
+                                                        const std::string& backend);
+
 /// The whole self-contained page (inline CSS and JS, no network).
 std::string render_page(const nlohmann::json& data);
 /// The JSON inside a rendered page's matrix-data block.

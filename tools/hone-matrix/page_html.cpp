@@ -45,7 +45,8 @@ constexpr const char* kHead = R"HTML(<!DOCTYPE html>
 <nav id="tabs" role="tablist"></nav>
 <div id="panel" role="tabpanel"></div>
 <div id="legend">A cell is the worst result of the tests that prove it: failed &gt; skipped &gt; passed.
-Hover a cell for the tests and the time of the run. Untested cells have no test yet.</div>
+Hover a cell for the tests and the time of the run. A cell with a "run on" line was
+measured on that machine (the GPU columns: CI has no GPU), not by this run. Untested cells have no test yet.</div>
 <script type="application/json" id="matrix-data">)HTML";
 
 constexpr const char* kTail = R"HTML(</script>
@@ -101,8 +102,10 @@ constexpr const char* kTail = R"HTML(</script>
         td.dataset.status = cell.status;
         td.appendChild(el('span', 'badge', cell.status));
         if (cell.reason) td.appendChild(el('span', 'reason', cell.reason));
+        if (cell.source) td.appendChild(el('span', 'reason source', cell.source));
         td.title = id + (cell.tests && cell.tests.length ? '\ntests: ' + cell.tests.join(', ') : '') +
-                   (cell.updated ? '\nupdated: ' + cell.updated : '');
+                   (cell.updated ? '\nupdated: ' + cell.updated : '') +
+                   (cell.source ? '\n' + cell.source : '');
         tr.appendChild(td);
       });
       table.appendChild(tr);

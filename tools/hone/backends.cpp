@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
+#include "dist_cli.h"
 #include "hone/registry.h"
 
 namespace hone::cli {
@@ -57,7 +58,11 @@ int run_backends(bool json) {
     const std::string why = e.unavailable();
     fmt::print("  available:      {}\n", why.empty() ? "yes" : "no (" + why + ")");
   }
-  if (json) fmt::print("{}\n", j.dump(2));
+  if (json) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("\n{}\n", distributed_tuning_status());
+  }
   return kExitOk;
 }
 

@@ -74,12 +74,29 @@ Result<void> check_dim_bindings(const Graph& g, const std::map<std::string, int6
   return {};
 }
 
+namespace {
+std::function<Error(const Error&)>& error_hook() {
+  static std::function<Error(const Error&)> hook;
+  return hook;
+}
+}  // namespace
+
+void set_error_hook(std::function<Error(const Error&)> hook) {
+  error_hook() = std::move(hook);
+}
+
 int report(const Error& error) {
-  fmt::print(stderr, "error: {}\n", error.to_string());
+  const Error shown = error_hook() ? error_hook()(error) : error;
+  fmt::print(stderr, "error: {}\n", shown.to_string());
   return kExitError;
 }
 
 int usage_error(const std::string& message) {
+  if (error_hook()) {
+    fmt::print(stderr, "error: {}\n",
+               error_hook()(Error(ErrorCode::kInvalidArgument, message)).to_string());
+    return kExitUsage;
+  }
   fmt::print(stderr, "error: {}\n", message);
   return kExitUsage;
 }

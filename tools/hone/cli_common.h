@@ -40,6 +40,7 @@ void add_backends_command(CLI::App& root, std::vector<Command>& commands);
 void add_conformance_command(CLI::App& root, std::vector<Command>& commands);
 void add_bench_command(CLI::App& root, std::vector<Command>& commands);
 void add_tune_command(CLI::App& root, std::vector<Command>& commands);
+void add_tune_many_command(CLI::App& root, std::vector<Command>& commands);
 void add_infer_command(CLI::App& root, std::vector<Command>& commands);
 void add_describe_command(CLI::App& root, std::vector<Command>& commands);
 void add_export_command(CLI::App& root, std::vector<Command>& commands);
@@ -79,6 +80,10 @@ void add_io_options(CLI::App& sub, IoOptions& io);
 int report(const Error& error);
 /// Prints "error: <message>" to stderr and returns kExitUsage.
 int usage_error(const std::string& message);
+/// While set (a distributed tune, dist_cli.h), report() and usage_error()
+/// hand the error to it first and print what it returns: the error every
+/// rank agreed on, so all ranks fail with the failing rank's error.
+void set_error_hook(std::function<Error(const Error&)> hook);
 
 /// Parses "NAME=VALUE" (VALUE a non-negative integer) into `out`.
 [[nodiscard]] Result<void> parse_dim_binding(const std::string& text,

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli_common.h"
+#include "dist_cli.h"
 #include "hone/limits.h"
 #include "hone/logging.h"
 #include "hone/temp_paths.h"
@@ -26,7 +27,8 @@ namespace {
 static int run_main(int argc, char** argv) {
   using namespace hone::cli;
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
-  app.set_version_flag("--version", std::string("hone ") + hone::kVersion);
+  app.set_version_flag("--version",
+                       std::string("hone ") + hone::kVersion + "\n" + distributed_tuning_status());
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
@@ -65,6 +67,7 @@ static int run_main(int argc, char** argv) {
   add_conformance_command(app, commands);
   add_bench_command(app, commands);
   add_tune_command(app, commands);
+  add_tune_many_command(app, commands);
   add_infer_command(app, commands);
   add_describe_command(app, commands);
   add_export_command(app, commands);

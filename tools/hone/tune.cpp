@@ -18,6 +18,8 @@
 #include <fmt/core.h>
 
 #include "cli_common.h"
+#include "dist/reduce.h"
+#include "dist_cli.h"
 #include "hone/onnx.h"
 #include "hone/package.h"
 #include "hone/random_samples.h"
@@ -52,6 +54,7 @@ struct TuneCliOptions {
   std::string tolerance;
   double time_budget = 0;
   double candidate_budget = 3.0;
+  DistCliOptions dist;  // under mpirun (dist_cli.h)
 };
 
 /// A progress line per candidate and step: redrawn in place on a terminal,
@@ -59,13 +62,17 @@ struct TuneCliOptions {
 /// line per step otherwise (logs, CI), where redrawing would leave garbage.
 class Progress {
  public:
-  Progress() : tty_(isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
+  /// `tag` starts each line ("rank 1 of 2: " under mpirun).
+  explicit Progress(std::string tag = "")
+      : tty_(isatty(STDERR_FILENO) == 1 && tag.empty()),
+        tag_(std::move(tag)),
+        start_(std::chrono::steady_clock::now()) {}
   ~Progress() { finish(); }
   void operator()(const TuneEvent& e) {
     const std::string eta = e.eta_s < 0 ? "" : fmt::format(" (about {:.0f} s left)", e.eta_s);
     if (!tty_) {
-      fmt::print(stderr, "tune: [{}/{}] {}: {}{}\n", e.candidate_index + 1, e.candidate_count,
-                 e.candidate, e.step, eta);
+      fmt::print(stderr, "{}tune: [{}/{}] {}: {}{}\n", tag_, e.candidate_index + 1,
+                 e.candidate_count, e.candidate, e.step, eta);
       return;
     }
     constexpr int kWidth = 24;
@@ -103,6 +110,7 @@ class Progress {
 
  private:
   bool tty_;
+  std::string tag_;
   std::chrono::steady_clock::time_point start_;
   bool open_ = false;
 };
@@ -149,6 +157,10 @@ Result<std::vector<Sample>> one_sample(const std::string& dir, const Graph& g) {
 }
 
 int run_tune(TuneCliOptions& o) {
+  // First, so that under mpirun every later failure is the group's.
+  auto dist_run = DistRun::open(o.dist);
+  if (!dist_run) return report(dist_run.error());
+  DistRun& dist = **dist_run;
   if (o.output.empty() && !o.dry_run)
     return usage_error("give the package to write with -o OUT.hone (or --dry-run)");
   TuneOptions opts;
@@ -187,7 +199,8 @@ int run_tune(TuneCliOptions& o) {
   opts.threads = requested_threads() < 0 ? 0 : requested_threads();
   opts.baseline_gate_percent = o.gate;
   opts.use_cache = !o.no_cache;
-  opts.cache_path = o.cache;
+  opts.cache_path = dist.cache_path(o.cache);
+  opts.group = dist.group();
   opts.seed = o.seed;
   opts.batch_search.max_batch = o.max_batch;
   if (!o.tolerance.empty()) {
@@ -207,12 +220,23 @@ int run_tune(TuneCliOptions& o) {
     fmt::print("dry run: nothing was built or measured\n");
     return kExitOk;
   }
-  auto progress = std::make_shared<Progress>();
+  if (auto same = dist.agree_model(*graph); !same) return report(same.error());
+  auto progress = std::make_shared<Progress>(dist.tag());
   opts.progress = [progress](const TuneEvent& e) { (*progress)(e); };
   auto tuned = hone::tune(*graph, *samples, **strategy, opts);
   progress->finish();
   if (!tuned) return report(tuned.error().add_context("while tuning '" + o.model + "'"));
   const TuneReport& r = tuned->report();
+  // The first sample goes into the package, so `hone bench PKG` runs on it.
+  SaveOptions save_options;
+  if (auto flat = tuned->spec().flatten((*samples)[0]))
+    save_options.sample_inputs = std::move(*flat);
+  auto package_sha = dist.save_agreed(*tuned, o.output, save_options);
+  if (!package_sha) return report(package_sha.error());
+  if (!dist.alone())
+    fmt::print("{}decision {}, package sha256 {}: the same on every rank\n", dist.tag(),
+               dist::decision_hash(r.decision), *package_sha);
+  if (dist.rank() != 0) return kExitOk;  // rank 0 prints and writes the reports
   fmt::print("{}", r.table());
   if (!o.report_json.empty())
     if (auto w = write_file_atomic(o.report_json, r.json() + "\n"); !w) return report(w.error());
@@ -222,11 +246,6 @@ int run_tune(TuneCliOptions& o) {
     html = fs::path(o.output).replace_extension(".report.html").string();
   if (!html.empty())
     if (auto w = write_file_atomic(html, r.html()); !w) return report(w.error());
-  // The first sample goes into the package, so `hone bench PKG` runs on it.
-  SaveOptions save_options;
-  if (auto flat = tuned->spec().flatten((*samples)[0]))
-    save_options.sample_inputs = std::move(*flat);
-  if (auto s = hone::save(*tuned, o.output, save_options); !s) return report(s.error());
   std::error_code ec;
   fmt::print("saved {} ({} bytes; {} backend, tuned in {:.1f} s{})\n", o.output,
              fs::file_size(o.output, ec), r.decision.backend, r.total_ms / 1000.0,
@@ -251,7 +270,8 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       "  hone tune models/cnn.onnx -o cnn.hone --batch-sizes 1,8 --backends onednn,blas\n"
       "  hone tune model.onnx -o m.hone --samples samples/ --dim seq=1:16:64\n"
       "  hone tune models/cnn.onnx -o cnn.hone --strategy latency-budget:2\n"
-      "  hone tune models/cnn.onnx --dry-run");
+      "  hone tune models/cnn.onnx --dry-run\n"
+      "  mpirun -np 2 hone tune models/cnn.onnx -o cnn.hone   # ranks measure, rank 0 decides");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("-o,--output", o->output, "the package to write")->type_name("OUT.hone");
   sub->add_option("--backends", o->backends, "candidates, comma-separated (default: every backend)")
@@ -307,6 +327,7 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
                   "seconds of profiling per candidate, shared by its batch sizes")
       ->capture_default_str()
       ->type_name("SECONDS");
+  add_dist_options(*sub, o->dist, {"candidates"});
   commands.push_back({sub, [o] { return run_tune(*o); }});
 }
 

@@ -3,9 +3,13 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
+#include <thread>
 
+#include "backends/cuda/cudnn_api.h"
 #include "core/log.h"
 
 namespace hone::cuda {
@@ -74,6 +78,15 @@ Result<void> bind_driver(void* h, Api& a) {
   HONE_CHECK_OK(bind(h, a.cuGraphLaunch, {"cuGraphLaunch"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGraphExecDestroy, {"cuGraphExecDestroy"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGraphDestroy, {"cuGraphDestroy"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemsetD32Async, {"cuMemsetD32Async"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemHostAlloc, {"cuMemHostAlloc"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuMemFreeHost, {"cuMemFreeHost"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventCreate, {"cuEventCreate"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventRecord, {"cuEventRecord"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventSynchronize, {"cuEventSynchronize"}, lib));
+  HONE_CHECK_OK(
+      bind(h, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorName, {"cuGetErrorName"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorString, {"cuGetErrorString"}, lib));
   return {};
@@ -132,7 +145,19 @@ Result<const Driver*> Driver::probe(const LibraryNames& names) {
                 "no CUDA device: cuDeviceGetCount failed: " + error_name(a, r));
   if (count == 0)
     return fail(ErrorCode::kUnsupportedHardware, "no CUDA device: the driver reports 0 devices");
-  HONE_CHECK_OK(d->check(a.cuDeviceGet(&d->device_, 0), "cuDeviceGet"));
+  // HONE_CUDA_DEVICE picks the device: `mpirun hone tune` sets it to each
+  // rank's local rank (src/dist/launch.h), so the ranks on a host share no GPU.
+  int ordinal = 0;
+  if (const char* env = std::getenv("HONE_CUDA_DEVICE"); env != nullptr && *env != '\0') {
+    char* end = nullptr;
+    const long v = std::strtol(env, &end, 10);
+    if (*end != '\0' || v < 0 || v >= count)
+      return fail(ErrorCode::kUnsupportedHardware,
+                  "no CUDA device: HONE_CUDA_DEVICE=" + std::string(env) + " but the driver sees " +
+                      std::to_string(count) + " device(s), 0 to " + std::to_string(count - 1));
+    ordinal = static_cast<int>(v);
+  }
+  HONE_CHECK_OK(d->check(a.cuDeviceGet(&d->device_, ordinal), "cuDeviceGet"));
   char name[256] = {};
   HONE_CHECK_OK(d->check(a.cuDeviceGetName(name, sizeof(name) - 1, d->device_), "cuDeviceGetName"));
   HONE_CHECK_OK(d->check(a.cuDeviceGetAttribute(&d->cc_major_, kAttrCcMajor, d->device_),
@@ -197,6 +222,51 @@ DeviceBuffer::~DeviceBuffer() {
   }
 }
 
+Result<PinnedBuffer> PinnedBuffer::allocate(const Driver& d, size_t bytes) {
+  PinnedBuffer b;
+  b.d_ = &d;
+  if (bytes == 0) return b;
+  HONE_CHECK_OK_CTX(d.check(d.api().cuMemHostAlloc(&b.ptr_, bytes, 0), "cuMemHostAlloc"),
+                    "while allocating " + std::to_string(bytes) + " bytes of pinned host memory");
+  b.bytes_ = bytes;
+  return b;
+}
+
+PinnedBuffer::~PinnedBuffer() {
+  if (ptr_ != nullptr) {
+    (void)d_->make_current();
+    (void)d_->api().cuMemFreeHost(ptr_);
+  }
+}
+
+Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging, size_t staging_offset,
+                    CUdeviceptr dst, const void* src, size_t bytes) {
+  constexpr size_t kChunk = size_t{2} << 20;
+  constexpr size_t kMaxThreads = 8;
+  if (bytes < 2 * kChunk || staging.bytes() < staging_offset + bytes)
+    return d.check(d.api().cuMemcpyHtoDAsync(dst, src, bytes, s), "cuMemcpyHtoDAsync");
+  const size_t threads = std::min(kMaxThreads, bytes / kChunk);
+  const size_t per = (bytes + threads - 1) / threads;
+  std::vector<Result<void>> results(threads);
+  auto part = [&](size_t t) {
+    const size_t off = t * per, len = std::min(per, bytes - std::min(bytes, off));
+    if (len == 0) return;
+    char* stage = staging.data() + staging_offset + off;
+    std::memcpy(stage, static_cast<const char*>(src) + off, len);
+    results[t] = d.make_current();
+    if (results[t])
+      results[t] =
+          d.check(d.api().cuMemcpyHtoDAsync(dst + off, stage, len, s), "cuMemcpyHtoDAsync");
+  };
+  {
+    std::vector<std::jthread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
+    part(0);
+  }  // joined: every chunk is enqueued before anything after it
+  for (auto& r : results) HONE_CHECK_OK(r);
+  return {};
+}
+
 Result<Module> Module::compile(const Driver& d, const std::string& source,
                                const std::string& name) {
   const Api& a = d.api();
@@ -251,7 +321,7 @@ Result<CUfunction> Module::function(const std::string& name) const {
   return f;
 }
 
-Result<Stream> Stream::create(const Driver& d, int math_mode) {
+Result<Stream> Stream::create(const Driver& d, int math_mode, const Cudnn* dnn) {
   Stream s;
   s.d_ = &d;
   constexpr unsigned kNonBlocking = 1;  // CU_STREAM_NON_BLOCKING: no sync with stream 0
@@ -259,11 +329,17 @@ Result<Stream> Stream::create(const Driver& d, int math_mode) {
   HONE_CHECK_OK(d.check_blas(d.api().cublasCreate(&s.blas_), "cublasCreate"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasSetStream(s.blas_, s.stream_), "cublasSetStream"));
   HONE_CHECK_OK(d.check_blas(d.api().cublasSetMathMode(s.blas_, math_mode), "cublasSetMathMode"));
+  if (dnn != nullptr) {
+    s.dnn_lib_ = dnn;
+    HONE_CHECK_OK(dnn->check(dnn->api().cudnnCreate(&s.dnn_), "cudnnCreate"));
+    HONE_CHECK_OK(dnn->check(dnn->api().cudnnSetStream(s.dnn_, s.stream_), "cudnnSetStream"));
+  }
   return s;
 }
 
 Stream::~Stream() {
   if (d_ != nullptr) (void)d_->make_current();
+  if (dnn_ != nullptr) (void)dnn_lib_->api().cudnnDestroy(dnn_);
   if (blas_ != nullptr) (void)d_->api().cublasDestroy(blas_);
   if (stream_ != nullptr) (void)d_->api().cuStreamDestroy(stream_);
 }

@@ -33,14 +33,19 @@ struct CUmod_st;
 struct CUfunc_st;
 struct CUgraph_st;
 struct CUgraphExec_st;
+struct CUevent_st;
 using CUcontext = CUctx_st*;
 using CUstream = CUstream_st*;
 using CUmodule = CUmod_st*;
 using CUfunction = CUfunc_st*;
 using CUgraph = CUgraph_st*;
 using CUgraphExec = CUgraphExec_st*;
+using CUevent = CUevent_st*;
 struct cublasContext;
 using cublasHandle_t = cublasContext*;
+struct cudnnContext;
+using cudnnHandle_t = cudnnContext*;  // cudnn_api.h
+class Cudnn;
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
 
@@ -79,6 +84,14 @@ struct Api {
   CUresult (*cuGraphLaunch)(CUgraphExec, CUstream) = nullptr;
   CUresult (*cuGraphExecDestroy)(CUgraphExec) = nullptr;
   CUresult (*cuGraphDestroy)(CUgraph) = nullptr;
+  CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream) = nullptr;
+  CUresult (*cuMemHostAlloc)(void**, size_t, unsigned) = nullptr;
+  CUresult (*cuMemFreeHost)(void*) = nullptr;
+  CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
+  CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
+  CUresult (*cuEventSynchronize)(CUevent) = nullptr;
+  CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
+  CUresult (*cuEventDestroy)(CUevent) = nullptr;
   CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
   // cuBLAS (libcublas.so.N)
@@ -114,7 +127,8 @@ struct LibraryNames {
 
 class Driver {
  public:
-  /// The process-wide driver on device 0, loaded on first use. Fails with
+  /// The process-wide driver on device $HONE_CUDA_DEVICE (default 0; under
+  /// mpirun each rank's local rank), loaded on first use. Fails with
   /// kUnsupportedHardware and a reason starting "no CUDA device: " when the
   /// driver library is missing or sees no device, or naming the missing
   /// cuBLAS/NVRTC library. Thread-safe; the answer never changes.
@@ -173,6 +187,42 @@ class DeviceBuffer {
   size_t bytes_ = 0;
 };
 
+/// Page-locked host memory (cuMemHostAlloc), which the GPU's copy engines
+/// read directly; freed on destruction.
+class PinnedBuffer {
+ public:
+  PinnedBuffer() = default;
+  [[nodiscard]] static Result<PinnedBuffer> allocate(const Driver& d, size_t bytes);
+  PinnedBuffer(PinnedBuffer&& o) noexcept { swap(o); }
+  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
+    PinnedBuffer t(std::move(o));
+    swap(t);
+    return *this;
+  }
+  ~PinnedBuffer();
+  char* data() const { return static_cast<char*>(ptr_); }
+  size_t bytes() const { return bytes_; }
+
+ private:
+  void swap(PinnedBuffer& o) noexcept {
+    std::swap(d_, o.d_);
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+  }
+  const Driver* d_ = nullptr;
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+/// Copies `bytes` from pageable host memory to the device on `s`: large
+/// copies go through `staging` (grown as needed) in parallel chunks, each
+/// sent by its own thread as soon as it is copied, so the CPU copies and the
+/// DMA overlap; the driver's own pageable path is one CPU thread. `staging`
+/// must stay untouched until `s` has finished the copy.
+[[nodiscard]] Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging,
+                                  size_t staging_offset, CUdeviceptr dst, const void* src,
+                                  size_t bytes);
+
 /// A loaded module of kernels compiled from CUDA C++ source by NVRTC.
 class Module {
  public:
@@ -195,25 +245,33 @@ class Module {
   CUmodule mod_ = nullptr;
 };
 
-/// A stream and a cuBLAS handle bound to it: what one inference at a time uses.
+/// A stream and a cuBLAS handle (and a cuDNN one, when given) bound to it:
+/// what one inference at a time uses.
 class Stream {
  public:
   /// `math_mode`: kCublasDefaultMath (strict f32) or kCublasTf32Math.
-  [[nodiscard]] static Result<Stream> create(const Driver& d, int math_mode = kCublasDefaultMath);
+  [[nodiscard]] static Result<Stream> create(const Driver& d, int math_mode = kCublasDefaultMath,
+                                             const Cudnn* dnn = nullptr);
   Stream() = default;
-  Stream(Stream&& o) noexcept : d_(o.d_), stream_(o.stream_), blas_(o.blas_) {
+  Stream(Stream&& o) noexcept
+      : d_(o.d_), dnn_lib_(o.dnn_lib_), stream_(o.stream_), blas_(o.blas_), dnn_(o.dnn_) {
     o.stream_ = nullptr;
     o.blas_ = nullptr;
+    o.dnn_ = nullptr;
   }
   Stream& operator=(Stream&&) = delete;
   ~Stream();
   CUstream get() const { return stream_; }
   cublasHandle_t blas() const { return blas_; }
+  /// Null when the stream was made without cuDNN.
+  cudnnHandle_t dnn() const { return dnn_; }
 
  private:
   const Driver* d_ = nullptr;
+  const Cudnn* dnn_lib_ = nullptr;
   CUstream stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
 };
 
 /// The work one stream enqueued between begin() and end(), replayed as one

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <map>
 #include <set>
 
 #include "backends/common/capabilities.h"
 #include "backends/common/static_dims.h"
 #include "backends/cuda/cuda_api.h"
+#include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
 #include "core/log.h"
@@ -26,9 +28,11 @@ struct StreamPool {
     // plan's second run here, dropped when the arena moves.
     std::map<const void*, GraphExec> graphs;
     std::set<const void*> ran;
+    PinnedBuffer staging;  // large inputs pass through here (upload())
   };
   const Driver* d = nullptr;
   int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
+  const Cudnn* dnn = nullptr;          // every stream gets a cuDNN handle when set
   bool graphs = true;                  // the cuda_graphs setting
   std::mutex mu;
   std::vector<std::unique_ptr<Exec>> idle;
@@ -42,8 +46,8 @@ struct StreamPool {
         return e;
       }
     }
-    HONE_TRY(Stream s, Stream::create(*d, math_mode));
-    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}});
+    HONE_TRY(Stream s, Stream::create(*d, math_mode, dnn));
+    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}, PinnedBuffer()});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);
@@ -84,18 +88,20 @@ struct Plan {
 class CudaBlock final : public CompiledBlock {
  public:
   CudaBlock(std::shared_ptr<const Graph> g, const Driver& d, const Module& fixed,
-            std::shared_ptr<Stats> stats, std::shared_ptr<StreamPool> pool)
+            std::shared_ptr<Stats> stats, std::shared_ptr<StreamPool> pool, ConvSettings conv)
       : graph_(std::move(g)),
         d_(d),
         fixed_(fixed),
         stats_(std::move(stats)),
-        pool_(std::move(pool)) {}
+        pool_(std::move(pool)),
+        conv_(std::move(conv)) {}
 
   /// Creates the units, compiles the block's chains, uploads its constants.
   Result<void> init() {
     const Graph& g = *graph_;
     BlockInfo info(g);
     info.chains = std::make_shared<ChainModule>();
+    info.conv = conv_;
     HONE_TRY(units_,
              place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
                info.used[static_cast<size_t>(id)] = true;
@@ -165,12 +171,19 @@ class CudaBlock final : public CompiledBlock {
       return sl.constant ? sl.cptr : base + sl.offset;
     };
     const Api& a = d_.api();
-    for (size_t i = 0; i < inputs.size(); ++i)
+    // Inputs go through the stream's pinned staging buffer, which the last
+    // run on this stream has finished with (it ended with a synchronize).
+    size_t in_bytes = 0;
+    for (const Tensor& t : inputs) in_bytes += t.nbytes();
+    if (ex->staging.bytes() < in_bytes) {
+      ex->staging = PinnedBuffer();
+      HONE_TRY(ex->staging, PinnedBuffer::allocate(d_, in_bytes));
+    }
+    for (size_t i = 0, off = 0; i < inputs.size(); off += inputs[i].nbytes(), ++i)
       if (inputs[i].nbytes() > 0)
-        HONE_CHECK_OK(d_.check(
-            a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), inputs[i].raw(), inputs[i].nbytes(), s),
-            "cuMemcpyHtoDAsync"));
-    const ExecCtx ctx{d_, fixed_, s, ex->stream.blas()};
+        HONE_CHECK_OK(upload(d_, s, ex->staging, off, ptr(plan.input_slots[i]), inputs[i].raw(),
+                             inputs[i].nbytes()));
+    const ExecCtx ctx{d_, fixed_, s, ex->stream.blas(), ex->stream.dnn()};
     auto run_steps = [&]() -> Result<void> {
       for (size_t k = 0; k < plan.steps.size(); ++k) {
         const Plan::Step& st = plan.steps[k];
@@ -185,7 +198,14 @@ class CudaBlock final : public CompiledBlock {
       return {};
     };
     bool replayed = false;
-    if (pool_->graphs && !plan.no_graph.load(std::memory_order_relaxed)) {
+    // HONE_CUDA_PROFILE=1: each step timed with events and logged (debug),
+    // no CUDA graph; for finding where a model's time goes, not for timing it.
+    static const bool profile = std::getenv("HONE_CUDA_PROFILE") != nullptr;
+    if (profile) {
+      HONE_CHECK_OK(profile_steps(plan, s, ctx, ptr, base));
+      replayed = true;
+    }
+    if (!replayed && pool_->graphs && !plan.no_graph.load(std::memory_order_relaxed)) {
       auto it = ex->graphs.find(&plan);
       if (it == ex->graphs.end() && !ex->ran.insert(&plan).second) {
         // The second run of this signature on this stream: capture it (the
@@ -225,6 +245,35 @@ class CudaBlock final : public CompiledBlock {
     pool_->give(std::move(ex));
     stats_->kernel_executions.fetch_add(launched, std::memory_order_relaxed);
     return outputs;
+  }
+
+  template <class Ptr>
+  Result<void> profile_steps(const Plan& plan, CUstream s, const ExecCtx& ctx, Ptr& ptr,
+                             CUdeviceptr base) const {
+    const Api& a = d_.api();
+    std::vector<CUevent> ev(plan.steps.size() + 1, nullptr);
+    for (CUevent& e : ev) HONE_CHECK_OK(d_.check(a.cuEventCreate(&e, 0), "cuEventCreate"));
+    Result<void> r;
+    for (size_t k = 0; k < plan.steps.size() && r; ++k) {
+      r = d_.check(a.cuEventRecord(ev[k], s), "cuEventRecord");
+      const Plan::Step& st = plan.steps[k];
+      if (!r || !st.op.run) continue;
+      Bind b;
+      for (size_t in : st.in) b.in.push_back(ptr(in));
+      for (size_t out : st.out) b.out.push_back(ptr(out));
+      b.workspace = base + plan.workspace_offset;
+      r = st.op.run(ctx, b);
+    }
+    if (r) r = d_.check(a.cuEventRecord(ev.back(), s), "cuEventRecord");
+    if (r) r = d_.check(a.cuEventSynchronize(ev.back()), "cuEventSynchronize");
+    for (size_t k = 0; r && k < plan.steps.size(); ++k) {
+      float ms = 0;
+      (void)a.cuEventElapsedTime(&ms, ev[k], ev[k + 1]);
+      HONE_LOG_DEBUG("cuda profile: {:.4f} ms {} [{}]", ms, units_[k].label,
+                     plan.steps[k].op.kernel);
+    }
+    for (CUevent e : ev) (void)a.cuEventDestroy(e);
+    return r;
   }
 
   Result<std::shared_ptr<const Plan>> plan_locked(const Signature& sig) const {
@@ -370,6 +419,7 @@ class CudaBlock final : public CompiledBlock {
   const Module& fixed_;
   std::shared_ptr<Stats> stats_;
   std::shared_ptr<StreamPool> pool_;
+  ConvSettings conv_;
   std::vector<Unit> units_;
   std::map<ValueId, DeviceBuffer> constants_;
   eval::Interpreter fallback_;
@@ -408,7 +458,7 @@ NodeId BlockInfo::sole_consumer(ValueId v) const {
 Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
   if (host_eval::host_node(b.g, n, host_eval::Policy::kAnyDtype)) return create_host(b, n);
-  if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n);
+  if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
   if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
   if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
     return create_chain(b, n, absorbed);
@@ -423,6 +473,17 @@ CudaBackend::CudaBackend() {
       .declare("precision", std::string("fp32"),
                "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS on TF32 tensor cores, "
                "accumulating in f32 (also chosen by allow_reduced_precision)")
+      .declare("cudnn", true,
+               "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
+               "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
+      .declare("cudnn_depthwise", true,
+               "depthwise convolutions on cuDNN too; false: hone's direct kernel")
+      .declare("cudnn_fused", true,
+               "a conv's bias, residual Add and Relu inside cuDNN's fused call; false: the "
+               "plain cuDNN conv, then one hone epilogue pass")
+      .declare("conv_select", std::string("time"),
+               "time: per conv geometry, time cuDNN against im2col + cuBLAS at plan time and "
+               "keep the faster; cudnn: cuDNN wherever it can run the conv")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -460,6 +521,10 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   if (precision != "fp32" && precision != "tf32")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda precision '" + precision + "': expected fp32 or tf32");
+  const std::string select = config().get<std::string>("conv_select", "time");
+  if (select != "time" && select != "cudnn")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda conv_select '" + select + "': expected time or cudnn");
   HONE_TRY(const Driver* d, Driver::get());
   const bool tf32 = precision == "tf32" || config().get<bool>("allow_reduced_precision", false);
   const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
@@ -469,6 +534,29 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   streams_->d = d;
   streams_->math_mode = math;
   streams_->graphs = config().get<bool>("cuda_graphs", true);
+  conv_ = ConvSettings{};
+  conv_.tf32 = tf32;
+  conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
+  conv_.fused_relu = config().get<bool>("cudnn_fused", true);
+  conv_.select_by_time = select == "time";
+  if (!config().get<bool>("cudnn", true)) {
+    conv_.why_not = "cudnn=false";
+  } else if (auto dnn = Cudnn::get()) {
+    conv_.dnn = *dnn;
+  } else {
+    conv_.why_not = dnn.error().message();
+  }
+  streams_->dnn = conv_.dnn;
+  if (std::any_of(graph.nodes().begin(), graph.nodes().end(),
+                  [](const Node& n) { return n.op_type == "Conv"; })) {
+    const std::string line =
+        conv_.dnn != nullptr
+            ? "convolutions: " + conv_.dnn->description()
+            : "convolutions: im2col + cuBLAS (cuDNN not used: " + conv_.why_not + ")";
+    HONE_LOG_DEBUG("cuda: {}", line);
+    std::lock_guard lock(stats_->mu);
+    if (stats_->seen.insert(line).second) stats_->kernel_lines.push_back(line);
+  }
   HONE_LOG_DEBUG("cuda: matrix products in {}", tf32 ? "tf32 (f32 accumulation)" : "strict fp32");
   return CompilingBackend::do_build(graph);
 }
@@ -478,7 +566,7 @@ Result<std::unique_ptr<CompiledBlock>> CudaBackend::compile(const Graph& block) 
   HONE_CHECK_OK(d->make_current());
   HONE_TRY(const Module* fixed, fixed_module(*d));
   auto compiled = std::make_unique<CudaBlock>(std::make_shared<const Graph>(block), *d, *fixed,
-                                              stats_, streams_);
+                                              stats_, streams_, conv_);
   HONE_CHECK_OK_CTX(compiled->init(), "while compiling a cuda block of " +
                                           std::to_string(block.nodes().size()) + " nodes");
   // Dynamic blocks are planned on first use.

@@ -7,7 +7,8 @@
 //   HONE_CHECK_OK(be->build(graph));              // uploads weights, compiles kernels
 //   HONE_TRY(auto y, be->infer({x}));  be->kernel_executions();  // > 0: GPU kernels ran
 //
-// Ops: Conv (im2col + SGEMM; a direct depthwise kernel), Gemm/MatMul (SGEMM, batched), element-wise
+// Ops: Conv (cuDNN, with the residual Add and Relu fused, when found; else im2col + SGEMM
+// and a direct depthwise kernel), Gemm/MatMul (SGEMM, batched), element-wise
 // chains fused into one generated kernel each (the epilogue of dense ops),
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
 // Transpose, Concat, and views; everything else runs on the reference
@@ -32,6 +33,17 @@
 namespace hone::cuda {
 
 struct StreamPool;
+class Cudnn;
+
+/// How a build runs convolutions (ops_conv.cpp), from the cudnn settings.
+struct ConvSettings {
+  const Cudnn* dnn = nullptr;  // null: im2col + cuBLAS for every conv
+  std::string why_not;         // why dnn is null ("cudnn=false", "cuDNN not found ...")
+  bool depthwise_on_dnn = true;
+  bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
+  bool select_by_time = true;  // conv_select=time: cuDNN or im2col + cuBLAS, whichever is faster
+  bool tf32 = false;
+};
 
 /// Counters shared by the backend and its blocks.
 struct Stats {
@@ -70,6 +82,7 @@ class CudaBackend final : public CompilingBackend {
  private:
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
   std::shared_ptr<StreamPool> streams_;
+  ConvSettings conv_;
 };
 
 /// The per-node answer behind CudaBackend::supports().

@@ -91,6 +91,18 @@ extern "C" __global__ void hone_im2col(const float* x, float* col, long long img
   }
 }
 
+// A conv's epilogue over y [N, M, P]: y += bias[m] (may be null) + z (may be null), then
+// Relu if asked.
+extern "C" __global__ void hone_conv_epilogue(float* y, const float* bias, const float* z,
+                                              long long n, long long P, int M, int relu) {
+  HONE_FOR(i, n) {
+    float v = y[i];
+    if (bias) v += bias[(i / P) % M];
+    if (z) v += z[i];
+    y[i] = relu && v < 0.0f ? 0.0f : v;  // NaN stays NaN, as the Relu chain
+  }
+}
+
 // Depthwise conv (group == C == M): one thread per output, bias may be null.
 extern "C" __global__ void hone_conv_dw(const float* x, const float* w, const float* b, float* y,
                                         long long NC, int C, int H, int W, int KH, int KW, int SH,

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "backends/common/fused_units.h"
 #include "backends/common/host_eval.h"
 #include "backends/cuda/cuda_api.h"
+#include "backends/cuda/cuda_backend.h"
 #include "hone/graph.h"
 #include "ops/broadcast.h"
 
@@ -32,6 +34,7 @@ struct ExecCtx {
   const Module& fixed;
   CUstream stream;
   cublasHandle_t blas;
+  cudnnHandle_t dnn = nullptr;  // null when convolutions do not use cuDNN
 };
 
 /// Device pointers for one run of one planned op.
@@ -111,6 +114,7 @@ struct BlockInfo {
   std::vector<bool> is_output;   // per value: a block output
   std::vector<bool> used;        // per node: already part of a unit
   std::shared_ptr<ChainModule> chains;
+  ConvSettings conv;
   explicit BlockInfo(const Graph& graph);
   /// The one node reading `v` when `v` is no block output and that node is
   /// in no unit yet; else -1.
@@ -126,7 +130,17 @@ size_t eltwise_arity(const Node& n);
 /// Creates the unit starting at node `n` (absorbing the followers it fuses).
 [[nodiscard]] Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 // Per family, in ops_dense.cpp, ops_eltwise.cpp and ops_misc.cpp.
-[[nodiscard]] Result<Unit> create_dense(const BlockInfo& b, const Node& n);
+[[nodiscard]] Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
+/// Conv with the residual Add and Relu that follow it, when it can take them (ops_conv.cpp).
+[[nodiscard]] Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
+/// Row-major Y[M, N] = alpha * A[M, K] · B[K, N] + beta * Y on cuBLAS,
+/// `batch` times with the given element strides (0 repeats an operand).
+[[nodiscard]] Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n,
+                                   int64_t k, float alpha, CUdeviceptr a, int64_t sa, CUdeviceptr b,
+                                   int64_t sb, float beta, CUdeviceptr y, int64_t sy,
+                                   int64_t batch);
+/// Whether every size fits cuBLAS's 32-bit ints.
+bool fits_int(std::initializer_list<int64_t> xs);
 [[nodiscard]] Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 [[nodiscard]] Result<Unit> create_misc(const BlockInfo& b, const Node& n);
 /// Gather, Slice, Expand (ops_index.cpp).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
 
 #include "backends/onednn/pattern.h"
@@ -217,6 +218,52 @@ Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {
 void alias(PlanBuilder& b, const Node& n, dims_t dims) {
   BufferRef src = b.plain(n.inputs[0]);
   b.set(n.outputs[0], PValue{dims, {src.buffer, plain_md(dims)}});
+}
+
+/// ReduceMean/Sum/Max/Min over constant axes: oneDNN's reduction primitive on
+/// the plain layout, reduced axes kept as 1 (then dropped without a copy).
+Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
+  static const std::map<std::string, algorithm> kAlg = {{"ReduceMean", algorithm::reduction_mean},
+                                                        {"ReduceSum", algorithm::reduction_sum},
+                                                        {"ReduceMax", algorithm::reduction_max},
+                                                        {"ReduceMin", algorithm::reduction_min}};
+  const dims_t in = b.value(n.inputs[0]).dims;
+  dims_t axes = n.attr_ints("axes");
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const Tensor* t = b.constant(n.inputs[1]);
+    if (t == nullptr || t->dtype() != DType::kI64)
+      return fail(ErrorCode::kUnsupported, n.op_type + " needs constant i64 axes");
+    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
+  }
+  if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) != 0)
+    return fail(ErrorCode::kUnsupported, n.op_type + " with noop_with_empty_axes and no axes");
+  std::vector<bool> reduced(in.size(), axes.empty());
+  for (int64_t a : axes) {
+    const int64_t k = a < 0 ? a + static_cast<int64_t>(in.size()) : a;
+    if (k < 0 || k >= static_cast<int64_t>(in.size()))
+      return fail(ErrorCode::kInvalidArgument, n.op_type + " axis " + std::to_string(a) +
+                                                   " is out of range for rank " +
+                                                   std::to_string(in.size()));
+    reduced[static_cast<size_t>(k)] = true;
+  }
+  dims_t kept, squeezed;
+  for (size_t i = 0; i < in.size(); ++i) {
+    kept.push_back(reduced[i] ? 1 : in[i]);
+    if (!reduced[i]) squeezed.push_back(in[i]);
+  }
+  for (int64_t d : in)
+    if (d == 0) return fail(ErrorCode::kUnsupported, n.op_type + " of an empty tensor");
+  const BufferRef src = b.plain(n.inputs[0]);
+  const md_t dst = plain_md(kept);
+  dnnl::reduction::primitive_desc pd(
+      dnnl::reduction::desc(kAlg.at(n.op_type), src.md, dst, 0.0f, 0.0f), user_scratch(),
+      cpu_engine());
+  const int buf = b.new_temp(dst);
+  b.add_step("reduction", dnnl::reduction(pd), pd,
+             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, {buf, dst}}});
+  const dims_t out = n.attr_int("keepdims", 1) != 0 ? kept : squeezed;
+  b.set(n.outputs[0], PValue{out, {buf, plain_md(out)}});
+  return {};
 }
 
 Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
@@ -515,6 +562,8 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   if (op == "Reshape") return lower_reshape(b, n);
   if (op == "Transpose") return lower_transpose(b, n);
   if (op == "Squeeze" || op == "Unsqueeze") return lower_squeeze(b, n);
+  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin")
+    return lower_reduce(b, n);
   if (op == "Concat") return lower_concat(b, n);
   if (op == "Slice") return lower_slice(b, n);
   if (op == "Identity") {

@@ -191,6 +191,10 @@ std::string why_not(const Graph& g, const Node& n) {
       "Clip", "Gelu",      "Sqrt",    "Exp",  "Log", "Abs",       "Neg"};
   static const std::set<std::string> kOps = {"Add",
                                              "Pow",
+                                             "ReduceMean",
+                                             "ReduceSum",
+                                             "ReduceMax",
+                                             "ReduceMin",
                                              "Max",
                                              "Min",
                                              "Sub",
@@ -227,7 +231,8 @@ std::string why_not(const Graph& g, const Node& n) {
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
   const bool shape_op = n.op_type == "Reshape" || n.op_type == "Squeeze" ||
-                        n.op_type == "Unsqueeze" || n.op_type == "Slice" || n.op_type == "Resize";
+                        n.op_type == "Unsqueeze" || n.op_type == "Slice" || n.op_type == "Resize" ||
+                        n.op_type.rfind("Reduce", 0) == 0;
   const size_t data_inputs = shape_op ? 1 : n.inputs.size();
   for (size_t i = 0; i < data_inputs; ++i) {
     const Value* v = val(g, n, i);
@@ -263,6 +268,14 @@ std::string why_not(const Graph& g, const Node& n) {
     if (n.inputs.size() != 2 || !is_const(g, n, 1) ||
         g.value(n.inputs[1]).initializer->numel() != 1)
       return "the exponent must be a constant scalar";
+    return {};
+  }
+  if (op.rfind("Reduce", 0) == 0) {
+    // Axes as an attribute, or (ReduceSum from opset 13, the rest from 18) a
+    // constant input.
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !host_value(g, n.inputs[1]))
+      return "axes must be constant";
+    if (n.attr_int("noop_with_empty_axes", 0) != 0) return "noop_with_empty_axes";
     return {};
   }
   if (op == "Max" || op == "Min") {

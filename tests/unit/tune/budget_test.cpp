@@ -64,10 +64,10 @@ TEST(Budget, RealReferenceIsTheF64Truth) {
 }
 
 TEST(Budget, DominatedCandidateStopsEarly) {
-  // "slow" sleeps 10x longer than "fast", which is measured first: after 5
+  // "slow" sleeps 2x longer than "fast", which is measured first: after 5
   // runs slow is surely slower and stops, though min_runs asks for 15.
   auto reg = sleep_registry(
-      {{"reference", {.base_us = 20000}}, {"fast", {.base_us = 300}}, {"slow", {.base_us = 3000}}});
+      {{"reference", {.base_us = 20000}}, {"fast", {.base_us = 300}}, {"slow", {.base_us = 600}}});
   TuneOptions o = quick_options(reg);
   o.profile.min_runs = 15;
   o.profile.max_runs = 15;
@@ -87,6 +87,28 @@ TEST(Budget, DominatedCandidateStopsEarly) {
   }
   EXPECT_EQ(m->decision().backend, "fast");
   EXPECT_NE(m->report().table().find("slower than the best so far"), std::string::npos);
+}
+
+TEST(Budget, HopelessCandidateStopsAfterItsWarmUpOrTwoRuns) {
+  // "hopeless" sleeps 40x longer than "fast": its warm-up (over 10x the best
+  // p50) or its first two runs (over 3x) settle it.
+  auto reg = sleep_registry({{"reference", {.base_us = 20000}},
+                             {"fast", {.base_us = 300}},
+                             {"hopeless", {.base_us = 12000}}});
+  TuneOptions o = quick_options(reg);
+  o.profile.min_runs = 15;
+  o.profile.max_runs = 15;
+  o.profile.window = 15;
+  auto m = tune(tiny_mlp(), kSamples, MaxThroughput({"fast", "hopeless"}), o);
+  ASSERT_TRUE(m) << m.error().to_string();
+  for (const auto& c : m->report().candidates)
+    if (c.backend == "hopeless")
+      for (const LatencyFigures& f : c.figures) {
+        EXPECT_TRUE(f.dominated) << "batch " << f.batch;
+        EXPECT_LE(f.runs, 2) << "batch " << f.batch;
+        EXPECT_GE(f.p50_ms, 12.0) << "batch " << f.batch;
+      }
+  EXPECT_EQ(m->decision().backend, "fast");
 }
 
 TEST(Budget, TimeBudgetSkipsCandidatesItDoesNotReach) {

@@ -1,7 +1,11 @@
 // The cuda backend where CUDA may be absent: the registry entry says why it
 // is unavailable, build() fails with kUnsupportedHardware naming the reason,
 // and what needs no device (proposals, partitions) still works.
+#include <cstdlib>
+#include <filesystem>
+
 #include "backends/cuda/cuda_api.h"
+#include "backends/cuda/cudnn_api.h"
 #include "cuda_test_util.h"
 #include "hone/registry.h"
 
@@ -90,6 +94,33 @@ TEST(CudaAvailability, ProposalsNeedNoDevice) {
   auto part = be.plan(g);
   ASSERT_TRUE(part) << part.error().to_string();
   EXPECT_GE(part->nodes_on_backend(), 1u);
+}
+
+TEST(CudaAvailability, CudnnSearchListStartsWithHoneCudnnPath) {
+  const char* old = std::getenv("HONE_CUDNN_PATH");
+  const std::string saved = old != nullptr ? old : "";
+  const std::string dir = ::testing::TempDir();
+  setenv("HONE_CUDNN_PATH", dir.c_str(), 1);
+  auto c = Cudnn::candidates();
+  ASSERT_GE(c.size(), 3u);
+  EXPECT_EQ(std::filesystem::path(c[0]), std::filesystem::path(dir) / "libcudnn.so.9")
+      << "a folder names the library inside it";
+  EXPECT_EQ(c[1], "libcudnn.so.9") << "then the loader's own search";
+  EXPECT_EQ(c.back(), "/usr/local/cuda/lib64/libcudnn.so.9");
+  setenv("HONE_CUDNN_PATH", "/opt/x/libcudnn.so.9.1", 1);
+  EXPECT_EQ(Cudnn::candidates()[0], "/opt/x/libcudnn.so.9.1") << "a file is taken as it is";
+  if (old != nullptr)
+    setenv("HONE_CUDNN_PATH", saved.c_str(), 1);
+  else
+    unsetenv("HONE_CUDNN_PATH");
+}
+
+TEST(CudaAvailability, WithoutADeviceCudnnSaysWhy) {
+  if (CudaBackend::unavailable_reason().empty()) GTEST_SKIP() << "this machine has a CUDA device";
+  auto dnn = Cudnn::get();
+  ASSERT_FALSE(dnn);
+  EXPECT_EQ(dnn.error().code(), ErrorCode::kUnsupportedHardware);
+  EXPECT_TRUE(dnn.error().message().starts_with("no CUDA device: ")) << dnn.error().message();
 }
 
 }  // namespace

@@ -31,11 +31,12 @@ using backend_test::uniform;
 /// Builds `g` on cuda, runs `inputs`, compares every output with the
 /// reference, and checks that every node was on the backend, that GPU
 /// kernels ran and that no block fell back. Returns the backend.
-inline std::unique_ptr<CudaBackend> expect_matches_reference(const Graph& g,
-                                                             const std::vector<Tensor>& inputs,
-                                                             double rtol = 1e-4,
-                                                             double atol = 1e-5) {
+/// `settings`: backend settings to apply first, e.g. {{"cudnn", "false"}}.
+inline std::unique_ptr<CudaBackend> expect_matches_reference(
+    const Graph& g, const std::vector<Tensor>& inputs, double rtol = 1e-4, double atol = 1e-5,
+    const std::vector<std::pair<std::string, std::string>>& settings = {}) {
   auto be = std::make_unique<CudaBackend>();
+  for (const auto& [k, v] : settings) EXPECT_TRUE(be->configure(k, v)) << k << "=" << v;
   auto built = be->build(g);
   EXPECT_TRUE(built) << built.error().to_string();
   if (!built) return be;

@@ -2,7 +2,9 @@
 // Every test skips, with the reason, on a machine without a CUDA device.
 #include <thread>
 
+#include "backends/cuda/cudnn_api.h"
 #include "cuda_test_util.h"
+#include "passes/shape_propagation.h"
 
 namespace hone::cuda {
 namespace {
@@ -72,7 +74,11 @@ TEST(CudaOps, ConvPadsStridesDilationsGroupsBias) {
                 {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}),
            "same");
   Graph g = *std::move(b).build();
-  auto be = expect_matches_reference(g, {uniform(rng, {2, 6, 13, 11})});
+  // The im2col + cuBLAS candidate (what runs where cuDNN is absent).
+  auto be =
+      expect_matches_reference(g, {uniform(rng, {2, 6, 13, 11})}, 1e-4, 1e-5, {{"cudnn", "false"}});
+  EXPECT_NE(plan_text(*be).find("cuDNN not used: cudnn=false"), std::string::npos)
+      << plan_text(*be);
   EXPECT_NE(plan_text(*be).find("conv2d.f32.cuda.im2col+sgemm"), std::string::npos)
       << plan_text(*be);
   EXPECT_NE(plan_text(*be).find("conv2d.f32.cuda.sgemm]"), std::string::npos) << plan_text(*be);
@@ -102,12 +108,62 @@ TEST(CudaOps, ConvEpilogueChainIsOneKernel) {
   ValueId h = b.add(c, b.constant("bias", uniform(rng, {4, 1, 1})));
   b.output(b.relu(b.add(h, x)), "y");  // residual join, then the activation
   Graph g = *std::move(b).build();
-  auto be = expect_matches_reference(g, {uniform(rng, {1, 4, 9, 9})});
   // hone's passes fold the per-channel Add into the Conv's bias; the residual
-  // Add and the Relu are the Conv's epilogue, one generated kernel.
-  EXPECT_EQ(be->kernel_executions(), 2u) << "conv, then one chain for add+relu\n" << plan_text(*be);
-  EXPECT_NE(plan_text(*be).find("eltwise.f32.cuda.nvrtc[add,relu]"), std::string::npos)
-      << plan_text(*be);
+  // Add and the Relu join the Conv's unit: one cuDNN call, or on the im2col
+  // path the SGEMM and one epilogue pass.
+  for (const char* dnn : {"true", "false"}) {
+    auto be =
+        expect_matches_reference(g, {uniform(rng, {1, 4, 9, 9})}, 1e-4, 1e-5, {{"cudnn", dnn}});
+    EXPECT_EQ(be->kernel_executions(), 1u) << "one unit, cudnn=" << dnn << "\n" << plan_text(*be);
+    EXPECT_NE(plan_text(*be).find("+add+relu"), std::string::npos) << plan_text(*be);
+  }
+}
+
+TEST(CudaOps, CudnnConvolutionsFuseBiasResidualAndRelu) {
+  HONE_REQUIRE_CUDA();
+  if (auto dnn = Cudnn::get(); !dnn) GTEST_SKIP() << dnn.error().message();
+  std::mt19937 rng(15);
+  GraphBuilder b("cudnn");
+  ValueId x = b.input("x", DType::kF32, Shape{3, 8, 14, 14});
+  // A bottleneck: 1x1, 3x3 stride 1, 1x1 with the residual Add and Relu;
+  // then a strided conv without Relu, a grouped and a depthwise conv, and a 1-D one.
+  ValueId h = b.relu(
+      b.conv(x, b.constant("w1", uniform(rng, {4, 8, 1, 1})), b.constant("b1", uniform(rng, {4}))));
+  h = b.relu(b.conv(h, b.constant("w2", uniform(rng, {4, 4, 3, 3})),
+                    b.constant("b2", uniform(rng, {4})), {.pads = {1, 1, 1, 1}}));
+  h = b.relu(b.add(
+      b.conv(h, b.constant("w3", uniform(rng, {8, 4, 1, 1})), b.constant("b3", uniform(rng, {8}))),
+      x));
+  b.output(h, "block");
+  b.output(b.conv(h, b.constant("ws", uniform(rng, {6, 8, 3, 3})),
+                  b.constant("bs", uniform(rng, {6})), {.strides = {2, 2}, .pads = {1, 1, 1, 1}}),
+           "strided");
+  b.output(b.relu(b.conv(h, b.constant("wg", uniform(rng, {8, 2, 3, 3})), kNoValue,
+                         {.pads = {1, 1, 1, 1}, .group = 4})),
+           "grouped_relu_no_bias");
+  b.output(b.conv(h, b.constant("wd", uniform(rng, {8, 1, 5, 5})),
+                  b.constant("bd", uniform(rng, {8})), {.pads = {2, 2, 2, 2}, .group = 8}),
+           "depthwise");
+  Graph g = *std::move(b).build();
+  passes::propagate_shapes(g);  // as model loading does: the residual Add's shapes are known
+  for (const char* precision : {"fp32", "tf32"}) {
+    const double tol = std::string(precision) == "fp32" ? 1e-4 : 5e-3;
+    auto be = expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, tol, tol,
+                                       {{"precision", precision}, {"conv_select", "cudnn"}});
+    const std::string plan = plan_text(*be);
+    EXPECT_NE(plan.find("convolutions: cuDNN "), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("im2col"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("conv2d.f32.cuda.cudnn[algo "), std::string::npos) << plan;
+    EXPECT_NE(plan.find("+add+relu"), std::string::npos) << plan;
+    // Six convs, each one unit with its fused Add/Relu: nothing else runs.
+    EXPECT_EQ(be->kernel_executions(), 6u) << plan;
+  }
+  // Unfused (a plain cuDNN conv, then hone's epilogue) and chosen by timing
+  // per geometry: the same results, whichever candidate wins.
+  expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, 1e-4, 1e-5,
+                           {{"conv_select", "cudnn"}, {"cudnn_fused", "false"}});
+  auto timed = expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})});
+  EXPECT_EQ(timed->kernel_executions(), 6u) << plan_text(*timed);
 }
 
 TEST(CudaOps, ElementwiseChainBroadcastsAndInlinesScalars) {

@@ -98,6 +98,18 @@ TEST(CudaShapes, UnknownPrecisionIsRefusedBeforeTheDevice) {
       << r.error().message();
 }
 
+TEST(CudaShapes, UnknownConvSelectionIsRefusedBeforeTheDevice) {
+  std::mt19937 rng(2);
+  CudaBackend be;
+  ASSERT_TRUE(be.configure("conv_select", "fastest"));
+  auto r = be.build(attention(rng));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("conv_select 'fastest': expected time or cudnn"),
+            std::string::npos)
+      << r.error().message();
+}
+
 TEST(CudaShapes, AttentionBlockMatchesTheReferenceAtEveryBatch) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(3);

@@ -53,25 +53,31 @@ TEST(OnednnOptimize, FoldedBatchNormStillFusesConvAndRelu) {
       << opt->partition().notes;
 }
 
-TEST(OnednnOptimize, TransformerRunsWholeOnOneDnnOnlyWhenOptimized) {
+TEST(OnednnOptimize, TransformerRunsWholeOnOneDnnAndFusesLayerNormWhenOptimized) {
   auto g =
       hone::onnx::load_model(std::filesystem::path(HONE_SOURCE_DIR) / "models/transformer.onnx");
   ASSERT_TRUE(g) << g.error().to_string();
-  // Unoptimized, the spelled-out LayerNorm (ReduceMean, Pow, Sqrt) splits the graph.
+  // Unoptimized, the spelled-out LayerNorm runs as its parts (ReduceMean as a
+  // reduction primitive, Pow and Sqrt as eltwise); optimized, as one LayerNorm.
+  std::mt19937 rng(32);
+  const std::vector<Tensor> in{uniform(rng, {2, 7, 128}, -2.0f, 2.0f)};
+  auto want = eval::Interpreter().run_tensors(*g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
   auto plain = build(*g, false);
-  EXPECT_FALSE(plain->partition().fallbacks.empty());
+  EXPECT_TRUE(plain->partition().fallbacks.empty());
+  auto plain_out = plain->infer(in);  // plans are made per input shape, at the first call
+  ASSERT_TRUE(plain_out) << plain_out.error().to_string();
+  EXPECT_TRUE(close((*plain_out)[0], (*want)[0], 1e-3, 1e-4));
+  EXPECT_TRUE(has_step(plain->plan_descriptions(), "reduction"));
   auto be = build(*g, true);
   const Partition& p = be->partition();
   ASSERT_NE(p.graph, nullptr);
   EXPECT_TRUE(p.fallbacks.empty()) << p.describe(*p.graph);
   EXPECT_EQ(p.blocks.size(), 1u) << p.describe(*p.graph);
-  std::mt19937 rng(32);
-  const std::vector<Tensor> in{uniform(rng, {2, 7, 128}, -2.0f, 2.0f)};
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();
-  auto want = eval::Interpreter().run_tensors(*g, in);
-  ASSERT_TRUE(want) << want.error().to_string();
   EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-3, 1e-4));
+  EXPECT_FALSE(has_step(be->plan_descriptions(), "reduction"));
   EXPECT_EQ(be->fallback_runs(), 0u);
   const auto plans = be->plan_descriptions();
   EXPECT_TRUE(has_step(plans, "layernorm")) << plans[0];

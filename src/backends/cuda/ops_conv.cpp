@@ -1,0 +1,412 @@
+// Conv, and the residual Add and Relu after it, on the GPU.
+//
+// cuDNN (cudnn_api.h) when it is found and the conv fits its legacy API
+// (symmetric pads): the algorithm is chosen once per geometry by
+// cudnnFindConvolutionForwardAlgorithm (it times each on the device), and a
+// Conv followed by Relu, with or without a residual Add between, is one
+// cudnnConvolutionBiasActivationForward: y = relu(conv(x, w) + z + bias)
+// (cudnn_fused=false: cudnnConvolutionForward, then one epilogue pass).
+// Strict fp32 pins cuDNN to FMA math (no TF32 tensor cores); tf32 lets it
+// choose. Layout is NCHW, hone's own, so no transposes are added.
+//
+// conv_select=time (the default) times both candidates once per geometry
+// (op_timer.h) and keeps the faster: cuDNN's FMA kernels lose to cuBLAS on
+// small batches. Otherwise, or without cuDNN, im2col + cuBLAS: im2col of a chunk of
+// images (a kernel; skipped for 1x1 stride-1 unpadded convs) then, per group,
+// one strided-batched SGEMM over the chunk; the bias is broadcast into the
+// output first and the SGEMM accumulates onto it (beta = 1). Depthwise convs
+// use a direct kernel (as GEMMs they would be one launch per channel). A
+// fused Add/Relu is then one extra element-wise pass (hone_conv_epilogue).
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "backends/cuda/cudnn_api.h"
+#include "backends/cuda/op.h"
+#include "backends/cuda/op_timer.h"
+#include "ops/window.h"
+#include "core/log.h"
+
+namespace hone::cuda {
+namespace {
+
+struct Geometry {
+  int64_t N, C, H, W, M, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, group;
+  bool symmetric;  // pad_end == pad_begin: what cuDNN's legacy descriptors express
+};
+
+/// The descriptors of one planned cuDNN conv, and its chosen algorithm.
+struct DnnConv {
+  const Cudnn* lib = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnActivationDescriptor_t act = nullptr;
+  DnnAlgoPerf algo{};
+  std::shared_ptr<DeviceBuffer> zero_bias;  // a Conv without bias whose Relu cuDNN fuses
+  DnnConv() = default;
+  DnnConv(const DnnConv&) = delete;
+  DnnConv& operator=(const DnnConv&) = delete;
+  ~DnnConv() {
+    if (lib == nullptr) return;
+    const CudnnApi& a = lib->api();
+    if (x) a.cudnnDestroyTensorDescriptor(x);
+    if (y) a.cudnnDestroyTensorDescriptor(y);
+    if (bias) a.cudnnDestroyTensorDescriptor(bias);
+    if (w) a.cudnnDestroyFilterDescriptor(w);
+    if (conv) a.cudnnDestroyConvolutionDescriptor(conv);
+    if (act) a.cudnnDestroyActivationDescriptor(act);
+  }
+};
+
+constexpr size_t kMaxDnnWorkspace = size_t{256} << 20;
+
+/// Descriptors for `g`, with the fastest algorithm cuDNN finds for it within
+/// kMaxDnnWorkspace, remembered per geometry for the process (ResNets repeat
+/// a few geometries many times, and re-timing them would only add noise).
+Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, bool tf32,
+                                          bool relu) {
+  auto dc = std::make_shared<DnnConv>();
+  dc->lib = &lib;
+  const CudnnApi& a = lib.api();
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  HONE_CHECK_OK(lib.check(a.cudnnCreateTensorDescriptor(&dc->x), "cudnnCreateTensorDescriptor"));
+  HONE_CHECK_OK(lib.check(a.cudnnCreateTensorDescriptor(&dc->y), "cudnnCreateTensorDescriptor"));
+  HONE_CHECK_OK(lib.check(a.cudnnCreateTensorDescriptor(&dc->bias), "cudnnCreateTensorDescriptor"));
+  HONE_CHECK_OK(lib.check(a.cudnnCreateFilterDescriptor(&dc->w), "cudnnCreateFilterDescriptor"));
+  HONE_CHECK_OK(
+      lib.check(a.cudnnCreateConvolutionDescriptor(&dc->conv), "cudnnCreateConvolutionDescriptor"));
+  HONE_CHECK_OK(lib.check(
+      a.cudnnSetTensor4dDescriptor(dc->x, kDnnNchw, kDnnFloat, i(g.N), i(g.C), i(g.H), i(g.W)),
+      "cudnnSetTensor4dDescriptor(x)"));
+  HONE_CHECK_OK(lib.check(
+      a.cudnnSetTensor4dDescriptor(dc->y, kDnnNchw, kDnnFloat, i(g.N), i(g.M), i(g.OH), i(g.OW)),
+      "cudnnSetTensor4dDescriptor(y)"));
+  HONE_CHECK_OK(
+      lib.check(a.cudnnSetTensor4dDescriptor(dc->bias, kDnnNchw, kDnnFloat, 1, i(g.M), 1, 1),
+                "cudnnSetTensor4dDescriptor(bias)"));
+  HONE_CHECK_OK(lib.check(a.cudnnSetFilter4dDescriptor(dc->w, kDnnFloat, kDnnNchw, i(g.M),
+                                                       i(g.C / g.group), i(g.KH), i(g.KW)),
+                          "cudnnSetFilter4dDescriptor"));
+  HONE_CHECK_OK(lib.check(
+      a.cudnnSetConvolution2dDescriptor(dc->conv, i(g.PH), i(g.PW), i(g.SH), i(g.SW), i(g.DH),
+                                        i(g.DW), kDnnCrossCorrelation, kDnnFloat),
+      "cudnnSetConvolution2dDescriptor"));
+  HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionGroupCount(dc->conv, i(g.group)),
+                          "cudnnSetConvolutionGroupCount"));
+  const int math = tf32 ? kDnnDefaultMath : kDnnFmaMath;
+  HONE_CHECK_OK(
+      lib.check(a.cudnnSetConvolutionMathType(dc->conv, math), "cudnnSetConvolutionMathType"));
+  if (relu) {
+    HONE_CHECK_OK(
+        lib.check(a.cudnnCreateActivationDescriptor(&dc->act), "cudnnCreateActivationDescriptor"));
+    HONE_CHECK_OK(
+        lib.check(a.cudnnSetActivationDescriptor(dc->act, kDnnActRelu, kDnnNotPropagateNan, 0.0),
+                  "cudnnSetActivationDescriptor"));
+  }
+  const std::vector<int64_t> key = {g.N,  g.C,  g.H,  g.W,  g.M,  g.KH,    g.KW, g.SH,
+                                    g.SW, g.PH, g.PW, g.DH, g.DW, g.group, math};
+  static std::map<std::vector<int64_t>, DnnAlgoPerf> chosen;
+  std::lock_guard lock(lib.planning_mutex());
+  if (auto it = chosen.find(key); it != chosen.end()) {
+    dc->algo = it->second;
+  } else {
+    DnnAlgoPerf perf[16] = {};
+    int n = 0;
+    HONE_CHECK_OK(lib.check(a.cudnnFindConvolutionForwardAlgorithm(
+                                lib.planning_handle(), dc->x, dc->w, dc->conv, dc->y, 16, &n, perf),
+                            "cudnnFindConvolutionForwardAlgorithm"));
+    // Sorted fastest first. Strict fp32 takes no tensor-op result.
+    const DnnAlgoPerf* best = nullptr;
+    for (int k = 0; k < n && best == nullptr; ++k)
+      if (perf[k].status == 0 && perf[k].memory <= kMaxDnnWorkspace &&
+          (tf32 || perf[k].math_type == kDnnFmaMath || perf[k].math_type == kDnnDefaultMath))
+        best = &perf[k];
+    if (best == nullptr)
+      return fail(ErrorCode::kUnsupported, "cuDNN found no algorithm for this conv within " +
+                                               std::to_string(kMaxDnnWorkspace >> 20) +
+                                               " MiB of workspace");
+    dc->algo = *best;
+    chosen.emplace(key, *best);
+  }
+  if (tf32)  // run the algorithm in the math mode it was timed with
+    HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc->conv, dc->algo.math_type),
+                            "cudnnSetConvolutionMathType"));
+  return dc;
+}
+
+class ConvOp final : public Op {
+ public:
+  ConvOp(Node n, bool has_bias, bool has_z, bool relu, ConvSettings s)
+      : node_(std::move(n)), has_bias_(has_bias), has_z_(has_z), relu_(relu), s_(std::move(s)) {}
+
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
+    HONE_TRY(Geometry g, geometry(in));
+    const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C;
+    if (has_z_) {
+      const dims_t want = in[0].size() == 3 ? dims_t{g.N, g.M, g.OW} : dims_t{g.N, g.M, g.OH, g.OW};
+      if (in.back() != want)
+        return fail(ErrorCode::kInvalidArgument,
+                    "Conv's residual Add operand " + shape_to_string(in.back()) +
+                        " differs from its output " + shape_to_string(want));
+    }
+    if (s_.dnn != nullptr && g.symmetric && (!depthwise || s_.depthwise_on_dnn)) {
+      auto dc = plan_dnn(*s_.dnn, g, s_.tf32, relu_);
+      if (dc) {
+        HONE_TRY(OpPlan on_dnn, plan_on_dnn(g, in[0].size(), std::move(*dc)));
+        if (!s_.select_by_time) return on_dnn;
+        HONE_TRY(OpPlan on_blas, plan_on_blas(g, in[0].size(), depthwise));
+        HONE_TRY(bool dnn_wins, faster(g, in, on_dnn, on_blas));
+        return dnn_wins ? std::move(on_dnn) : std::move(on_blas);
+      }
+      // The im2col path below still runs it; the log says why.
+      HONE_LOG_DEBUG("cuda: {} runs on im2col+cuBLAS: {}", node_.describe(),
+                     dc.error().to_string());
+    }
+    return plan_on_blas(g, in[0].size(), depthwise);
+  }
+
+ private:
+  /// Whether `on_dnn` runs faster than `on_blas` on the device, timed once
+  /// per geometry and epilogue for the process (same shapes, same answer).
+  Result<bool> faster(const Geometry& g, const std::vector<dims_t>& in, const OpPlan& on_dnn,
+                      const OpPlan& on_blas) const {
+    static std::mutex mu;
+    static std::map<std::vector<int64_t>, bool> chosen;
+    const std::vector<int64_t> key = {g.N,   g.C,    g.H,       g.W,           g.M,
+                                      g.KH,  g.KW,   g.SH,      g.SW,          g.PH,
+                                      g.PW,  g.DH,   g.DW,      g.group,       s_.tf32,
+                                      relu_, has_z_, has_bias_, s_.fused_relu, s_.depthwise_on_dnn};
+    {
+      std::lock_guard lock(mu);
+      if (auto it = chosen.find(key); it != chosen.end()) return it->second;
+    }
+    const int math = s_.tf32 ? kCublasTf32Math : kCublasDefaultMath;
+    HONE_TRY(double dnn_ms, time_op(on_dnn, in, math, s_.dnn));
+    HONE_TRY(double blas_ms, time_op(on_blas, in, math, s_.dnn));
+    HONE_LOG_DEBUG("cuda: {} {}: {} {:.4f} ms, {} {:.4f} ms", node_.describe(),
+                   shape_to_string(in[0]), on_dnn.kernel, dnn_ms, on_blas.kernel, blas_ms);
+    std::lock_guard lock(mu);
+    return chosen.emplace(key, dnn_ms <= blas_ms).first->second;
+  }
+
+  Result<Geometry> geometry(const std::vector<dims_t>& in) const {
+    const dims_t &x = in[0], &w = in[1];
+    if (x.size() != 3 && x.size() != 4)
+      return fail(ErrorCode::kUnsupported, "Conv input rank " + std::to_string(x.size()));
+    if (w.size() != x.size())
+      return fail(ErrorCode::kInvalidArgument, "Conv weights " + shape_to_string(w) +
+                                                   " do not match input " + shape_to_string(x));
+    const int64_t group = node_.attr_int("group", 1);
+    const int64_t N = x[0], C = x[1], M = w[0];
+    if (group <= 0 || C % group != 0 || M % group != 0 || w[1] != C / group)
+      return fail(ErrorCode::kInvalidArgument, "Conv: input " + shape_to_string(x) + ", weights " +
+                                                   shape_to_string(w) + " and group " +
+                                                   std::to_string(group) + " disagree");
+    const dims_t spatial(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
+    HONE_TRY(ops::Window win,
+             ops::make_window(node_, spatial, kernel, false, "Conv"));
+    if (has_bias_ && numel_of(in[2]) != M)
+      return fail(ErrorCode::kInvalidArgument, "Conv bias " + shape_to_string(in[2]) + " for " +
+                                                   std::to_string(M) + " output channels");
+    // 1-D convs run as 2-D ones of height 1.
+    const bool one_d = x.size() == 3;
+    auto at = [&](const dims_t& v, int d, int64_t one) {
+      return one_d ? (d == 0 ? one : v[0]) : v[d];
+    };
+    Geometry g{N,
+               C,
+               at(spatial, 0, 1),
+               at(spatial, 1, 1),
+               M,
+               at(kernel, 0, 1),
+               at(kernel, 1, 1),
+               at(win.strides, 0, 1),
+               at(win.strides, 1, 1),
+               at(win.pad_begin, 0, 0),
+               at(win.pad_begin, 1, 0),
+               at(win.dilations, 0, 1),
+               at(win.dilations, 1, 1),
+               at(win.out, 0, 1),
+               at(win.out, 1, 1),
+               group,
+               win.pad_begin == win.pad_end};
+    if (!fits_int({C * g.KH * g.KW * g.OH * g.OW, N * M * g.OH * g.OW, C * g.H * g.W}))
+      return fail(ErrorCode::kUnsupported, "Conv too large for 32-bit cuBLAS sizes");
+    return g;
+  }
+
+  dims_t out_dims(const Geometry& g, size_t rank) const {
+    return rank == 3 ? dims_t{g.N, g.M, g.OW} : dims_t{g.N, g.M, g.OH, g.OW};
+  }
+
+  std::string suffix() const { return std::string(has_z_ ? "+add" : "") + (relu_ ? "+relu" : ""); }
+
+  Result<OpPlan> plan_on_dnn(const Geometry& g, size_t rank, std::shared_ptr<DnnConv> dc) const {
+    OpPlan p;
+    p.outputs = {out_dims(g, rank)};
+    p.workspace_bytes = dc->algo.memory;
+    p.kernel = "conv2d.f32.cuda.cudnn[algo " + std::to_string(dc->algo.algo) +
+               (dc->algo.math_type == kDnnFmaMath || !s_.tf32 ? "" : ", tf32") + "]" + suffix();
+    if (relu_ && !has_bias_ && s_.fused_relu) {
+      HONE_TRY(const Driver* d, Driver::get());
+      HONE_TRY(DeviceBuffer zeros,
+               DeviceBuffer::allocate(*d, static_cast<size_t>(g.M) * sizeof(float)));
+      const std::vector<float> host(static_cast<size_t>(g.M), 0.0f);
+      HONE_CHECK_OK(
+          d->check(d->api().cuMemcpyHtoD(zeros.ptr(), host.data(), zeros.bytes()), "cuMemcpyHtoD"));
+      dc->zero_bias = std::make_shared<DeviceBuffer>(std::move(zeros));
+    }
+    const bool bias = has_bias_, z = has_z_, relu = relu_, fused = s_.fused_relu;
+    const int64_t N = g.N, M = g.M, P = g.OH * g.OW;
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      if (c.dnn == nullptr)
+        return fail(ErrorCode::kInternal, "a cuDNN conv plan ran on a stream without cuDNN");
+      const CudnnApi& a = dc->lib->api();
+      auto vp = [](CUdeviceptr p) { return reinterpret_cast<void*>(p); };
+      const CUdeviceptr y = b.out[0];
+      const float one = 1.0f, zero = 0.0f;
+      const size_t ws = dc->algo.memory;
+      if (relu && fused) {
+        // alpha2 = 0 with z = y: cuDNN reads no side input.
+        const CUdeviceptr zp = z ? b.in.back() : y;
+        const CUdeviceptr bp = bias ? b.in[2] : dc->zero_bias->ptr();
+        return dc->lib->check(a.cudnnConvolutionBiasActivationForward(
+                                  c.dnn, &one, dc->x, vp(b.in[0]), dc->w, vp(b.in[1]), dc->conv,
+                                  dc->algo.algo, vp(b.workspace), ws, z ? &one : &zero, dc->y,
+                                  vp(zp), dc->bias, vp(bp), dc->act, dc->y, vp(y)),
+                              "cudnnConvolutionBiasActivationForward");
+      }
+      HONE_CHECK_OK(dc->lib->check(
+          a.cudnnConvolutionForward(c.dnn, &one, dc->x, vp(b.in[0]), dc->w, vp(b.in[1]), dc->conv,
+                                    dc->algo.algo, vp(b.workspace), ws, &zero, dc->y, vp(y)),
+          "cudnnConvolutionForward"));
+      if (bias || z || relu)
+        return epilogue(c, y, bias ? b.in[2] : 0, z ? b.in.back() : 0, N, M, P, relu);
+      return {};
+    };
+    return p;
+  }
+
+  /// y = relu?(y + bias[channel] + z): one pass, each part optional.
+  static Result<void> epilogue(const ExecCtx& c, CUdeviceptr y, CUdeviceptr bias, CUdeviceptr z,
+                               int64_t N, int64_t M, int64_t P, bool relu) {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_conv_epilogue"));
+    long long n = N * M * P, p = P;
+    int m = static_cast<int>(M), r = relu ? 1 : 0;
+    return launch_1d(c.d, f, c.stream, n, {&y, &bias, &z, &n, &p, &m, &r});
+  }
+
+  Result<OpPlan> plan_on_blas(const Geometry& g, size_t rank, bool depthwise) const {
+    const int64_t N = g.N, C = g.C, H = g.H, W = g.W, M = g.M, KH = g.KH, KW = g.KW;
+    const int64_t P = g.OH * g.OW, Kg = (C / g.group) * KH * KW, Mg = M / g.group;
+    const int64_t group = g.group;
+    const bool direct =
+        KH == 1 && KW == 1 && g.SH == 1 && g.SW == 1 && g.PH == 0 && g.PW == 0 && g.symmetric;
+    // Columns of several images at once, so one strided-batched SGEMM per
+    // group covers them; capped so the workspace stays modest.
+    constexpr int64_t kMaxWorkspace = int64_t{256} << 20;
+    const int64_t per_image = C * KH * KW * P * int64_t{sizeof(float)};
+    const int64_t chunk =
+        direct || depthwise ? N : std::clamp<int64_t>(kMaxWorkspace / per_image, 1, N);
+    OpPlan p;
+    p.outputs = {out_dims(g, rank)};
+    p.workspace_bytes = direct || depthwise ? 0 : static_cast<size_t>(chunk * per_image);
+    p.kernel = std::string(depthwise ? "conv2d.f32.cuda.depthwise"
+                           : direct  ? "conv2d.f32.cuda.sgemm"
+                                     : "conv2d.f32.cuda.im2col+sgemm") +
+               suffix();
+    const bool bias = has_bias_, z = has_z_, relu = relu_;
+    int geo[] = {int(H),    int(W),    int(KH),   int(KW),   int(g.SH), int(g.SW),
+                 int(g.PH), int(g.PW), int(g.DH), int(g.DW), int(g.OH), int(g.OW)};
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      const CUdeviceptr y = b.out[0];
+      int gg[12];
+      std::copy(std::begin(geo), std::end(geo), gg);
+      if (depthwise) {
+        HONE_TRY(CUfunction dw, c.fixed.function("hone_conv_dw"));
+        CUdeviceptr xi = b.in[0], wi = b.in[1], bi = bias ? b.in[2] : 0, yo = y;
+        long long nc = N * C;
+        int ch = int(C);
+        std::vector<void*> ptrs = {&xi, &wi, &bi, &yo, &nc, &ch};
+        for (int& v : gg) ptrs.push_back(&v);
+        HONE_CHECK_OK(launch_1d(c.d, dw, c.stream, N * C * P, ptrs));
+      } else {
+        if (bias) HONE_CHECK_OK(strided_copy(c, b.in[2], y, {N, M, P}, {0, 1, 0}, {M * P, P, 1}));
+        HONE_TRY(CUfunction im2col, c.fixed.function("hone_im2col"));
+        auto f32 = [](int64_t n) { return static_cast<CUdeviceptr>(n) * sizeof(float); };
+        for (int64_t i0 = 0; i0 < N; i0 += chunk) {
+          long long imgs = std::min(chunk, N - i0);
+          CUdeviceptr img = b.in[0] + f32(i0 * C * H * W);
+          CUdeviceptr col = direct ? img : b.workspace;
+          if (!direct) {
+            int ch = int(C);
+            std::vector<void*> ptrs = {&img, &col, &imgs, &ch};
+            for (int& v : gg) ptrs.push_back(&v);
+            HONE_CHECK_OK(launch_1d(c.d, im2col, c.stream, imgs * C * KH * KW * P, ptrs));
+          }
+          for (int64_t gi = 0; gi < group; ++gi)
+            HONE_CHECK_OK(gemm_rm(c, false, false, Mg, P, Kg, 1.0f, b.in[1] + f32(gi * Mg * Kg), 0,
+                                  col + f32(gi * Kg * P), C * KH * KW * P, bias ? 1.0f : 0.0f,
+                                  y + f32((i0 * M + gi * Mg) * P), M * P, imgs));
+        }
+      }
+      if (z || relu) return epilogue(c, y, 0, z ? b.in.back() : 0, N, M, P, relu);
+      return {};
+    };
+    return p;
+  }
+
+  Node node_;
+  bool has_bias_, has_z_, relu_;
+  ConvSettings s_;
+};
+
+/// The one node reading `v`, if it is `op` and in no unit yet; else -1.
+NodeId sole(const BlockInfo& b, ValueId v, const char* op) {
+  const NodeId c = b.sole_consumer(v);
+  return c >= 0 && b.g.node(c).op_type == op && b.g.node(c).domain.empty() ? c : -1;
+}
+
+}  // namespace
+
+Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
+  const Graph& g = b.g;
+  Unit u;
+  u.label = n.describe();
+  const bool bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  u.inputs = {n.inputs[0], n.inputs[1]};
+  if (bias) u.inputs.push_back(n.inputs[2]);
+  ValueId cur = n.outputs[0];
+  // A residual Add: the other operand has the conv output's static shape (no
+  // broadcast). The unit runs where its last node is (place_units), after
+  // whatever makes that operand.
+  bool z = false, relu = false;
+  if (NodeId add = sole(b, cur, "Add"); add >= 0 && g.node(add).inputs.size() == 2) {
+    const Node& a = g.node(add);
+    const ValueId other = a.inputs[0] == cur ? a.inputs[1] : a.inputs[0];
+    const Value &ov = g.value(other), &cv = g.value(cur);
+    if (other != cur && !ov.initializer && ov.dtype == DType::kF32 && ov.shape && cv.shape &&
+        *ov.shape == *cv.shape && ov.shape->rank() >= 3) {
+      z = true;
+      u.inputs.push_back(other);
+      b.used[static_cast<size_t>(add)] = true;
+      absorbed->push_back(add);
+      u.label += "+Add";
+      cur = a.outputs[0];
+    }
+  }
+  if (NodeId r = sole(b, cur, "Relu"); r >= 0) {
+    relu = true;
+    b.used[static_cast<size_t>(r)] = true;
+    absorbed->push_back(r);
+    u.label += "+Relu";
+    cur = g.node(r).outputs[0];
+  }
+  u.outputs = {cur};
+  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.conv);
+  return u;
+}
+
+}  // namespace hone::cuda
