@@ -11,7 +11,8 @@ include(CMakePackageConfigHelpers)
 
 set(HONE_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/hone)
 
-install(TARGETS hone EXPORT hone-targets
+# hone_public carries the include folders and definitions every user of hone needs.
+install(TARGETS hone hone_public EXPORT hone-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
@@ -20,6 +21,8 @@ if(TARGET hone_cli)
 endif()
 install(DIRECTORY ${CMAKE_SOURCE_DIR}/include/hone DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}
   FILES_MATCHING PATTERN "*.h")
+install(FILES ${CMAKE_BINARY_DIR}/generated/include/hone/version.h
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hone)
 install(EXPORT hone-targets NAMESPACE hone:: DESTINATION ${HONE_INSTALL_CMAKEDIR})
 
 configure_package_config_file(${CMAKE_SOURCE_DIR}/cmake/hone-config.cmake.in

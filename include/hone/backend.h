@@ -18,6 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -47,6 +48,9 @@ struct BackendCapabilities {
   bool dynamic_shapes = false;
   bool has_artifact = false;
   std::string artifact_format;  // "onnx", "native-so"; empty without an artifact
+  /// The third-party libraries its results and saved state depend on, name →
+  /// version ("onednn" → "2.6.3"); the environment fingerprint records them.
+  std::map<std::string, std::string> libraries;
 };
 
 class Backend {

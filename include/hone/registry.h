@@ -43,6 +43,11 @@ class BackendRegistry {
   std::vector<Entry> entries_;
 };
 
+/// The name of the backend that defines the right answer: the baseline every
+/// candidate is checked against and what runs a graph no other backend takes.
+/// Code that needs it says kReferenceBackend, never the string.
+inline constexpr const char* kReferenceBackend = "reference";
+
 /// The registry with every backend compiled into this build.
 const BackendRegistry& default_registry();
 

@@ -32,14 +32,23 @@ std::vector<std::string> BackendRegistry::names() const {
 }
 
 const BackendRegistry& default_registry() {
-  // The one list of built-in backends.
+  // The one list of built-in backends; CMake's HONE_WITH_<BACKEND> options
+  // say which are built.
   static const BackendRegistry registry = [] {
     BackendRegistry r;
     register_reference(r);
+#ifdef HONE_WITH_ONEDNN
     register_onednn(r);
+#endif
+#ifdef HONE_WITH_BLAS
     register_blas(r);
+#endif
+#ifdef HONE_WITH_AOT
     register_aot(r);
+#endif
+#ifdef HONE_WITH_CUDA
     register_cuda(r);
+#endif
     return r;
   }();
   return registry;

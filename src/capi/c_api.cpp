@@ -18,10 +18,8 @@
 #include "hone/strategy.h"
 #include "hone/triton.h"
 #include "hone/tune.h"
+#include "hone/version.h"
 
-#ifndef HONE_VERSION_STRING
-#error "HONE_VERSION_STRING comes from CMakeLists.txt (the project version)"
-#endif
 
 /// The handle: the tuned model and the info arrays handed out for it.
 struct hone_model {

@@ -156,7 +156,7 @@ struct JitModel::Impl {
 Result<std::shared_ptr<const Backend>> JitModel::Impl::reference_backend() {
   std::lock_guard lock(ref_mu);
   if (!reference) {
-    HONE_TRY(std::shared_ptr<Backend> be, default_registry().create("reference"));
+    HONE_TRY(std::shared_ptr<Backend> be, default_registry().create(kReferenceBackend));
     HONE_CHECK_OK_CTX(be->build(graph), "while preparing the reference for just-in-time tuning");
     reference = std::move(be);
   }
@@ -323,7 +323,7 @@ Result<SampleValue> JitModel::infer(const Sample& inputs, JitCall* call) {
     auto outs = m.run_reference(flat);
     out = outs ? spec->unflatten_outputs(std::move(*outs))
                : Result<SampleValue>(fail(std::move(outs).error()));
-    if (call) call->backend = "reference";
+    if (call) call->backend = kReferenceBackend;
   }
   if (call) call->generation = r->generation;
   if (!out) {
@@ -346,7 +346,7 @@ Result<std::vector<Tensor>> JitModel::infer_flat(const std::vector<Tensor>& inpu
   } else {
     if (r->tuned) ++m.out_of_bounds;
     outs = m.run_reference(inputs);
-    if (call) call->backend = "reference";
+    if (call) call->backend = kReferenceBackend;
   }
   if (call) call->generation = r->generation;
   if (!outs) {
@@ -470,7 +470,7 @@ InspectionNode JitModel::inspect(const std::string& name) const {
   n.mode = std::string(to_string(options_.mode));
   impl_->stats.fill(n);
   const auto r = impl_->current.load();
-  n.backend = r->tuned ? std::string(r->tuned->backend().name()) : "reference";
+  n.backend = r->tuned ? std::string(r->tuned->backend().name()) : std::string(kReferenceBackend);
   n.out_of_bounds_calls = impl_->out_of_bounds.load();
   std::lock_guard lock(impl_->mu);
   n.state = std::string(to_string(impl_->state));

@@ -11,6 +11,7 @@
 #include "core/log.h"
 #include "hone/file_io.h"
 #include "hone/onnx.h"
+#include "hone/version.h"
 #include "onnx/proto_tensor.h"
 #include "onnx/proto_types.h"
 #include "onnx/shape_infer.h"
@@ -205,7 +206,7 @@ Result<ModelProto> graph_to_model(const Graph& graph) {
   model.set_ir_version(std::clamp<int64_t>(ir, 4, ::onnx::IR_VERSION));
   if (model.producer_name().empty()) {
     model.set_producer_name("hone");
-    model.set_producer_version("0.1.0");
+    model.set_producer_version(kVersion);
   }
   // Fill dtypes and shapes of values the graph left untyped (graph outputs
   // of GraphBuilder graphs, say): the checker wants typed main-graph outputs.

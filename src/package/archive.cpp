@@ -16,6 +16,7 @@
 #include <set>
 #include <system_error>
 
+#include "hone/sha256.h"
 #include "core/log.h"
 #include "hone/sha256.h"
 #include "hone/temp_paths.h"
@@ -25,7 +26,6 @@ namespace hone::package {
 namespace {
 
 namespace fs = std::filesystem;
-using detail::EvpMdCtx;
 using detail::ZipArchive;
 using detail::ZipError;
 using detail::ZipFile;
@@ -344,10 +344,6 @@ Result<void> check_prefix(const std::string& prefix) {
 }
 
 }  // namespace
-
-std::string sha256_hex(std::string_view bytes) {
-  return hone::sha256_hex(bytes);
-}
 
 std::string entry_path_problem(std::string_view path) {
   if (path.empty()) return "is empty";

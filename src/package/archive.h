@@ -83,9 +83,6 @@ struct ArchiveContents {
 /// sorted by path.
 [[nodiscard]] Result<std::vector<Entry>> read_archive(const std::filesystem::path& file);
 
-/// Lower-case hex SHA-256 of `bytes` (OpenSSL EVP).
-std::string sha256_hex(std::string_view bytes);
-
 /// Why `path` is not a safe entry path, or empty when it is. Safe: relative,
 /// '/'-separated, no empty, "." or ".." segments, no backslash or control
 /// characters.

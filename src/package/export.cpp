@@ -9,6 +9,7 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
+#include "hone/sha256.h"
 #include "hone/file_io.h"
 #include "hone/onnx.h"
 #include "hone/temp_paths.h"
@@ -146,7 +147,7 @@ Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& di
       return fail(std::move(bytes).error().add_context(where));
     }
     const std::string rel = fs::relative(f, tmp).generic_string();
-    rec.files.emplace_back(rel, package::sha256_hex(*bytes));
+    rec.files.emplace_back(rel, sha256_hex(*bytes));
     file_list[rel] = rec.files.back().second;
   }
   for (const auto& f : model.decision().figures)

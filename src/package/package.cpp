@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.h"
+#include "hone/sha256.h"
+#include "hone/version.h"
 #include "hone/npy.h"
 #include "hone/limits.h"
 #include "hone/onnx.h"
@@ -15,7 +17,7 @@
 #include "hone/temp_paths.h"
 #include "hone/thread_pool.h"
 #include "package/archive.h"
-#include "package/fingerprint.h"
+#include "tune/machine.h"
 #include "package/manifest.h"
 #include "package/signature.h"
 #include "tune/report_json.h"
@@ -28,7 +30,6 @@ using nlohmann::json;
 
 constexpr const char* kFormat = "hone";
 constexpr const char* kStagingPrefix = "hone-pkg-";
-constexpr const char* kHoneVersion = "0.1.0";  // kept in step with project(hone VERSION ...)
 
 /// A private temporary folder ("hone-pkg-<pid>-XXXXXX"), removed with
 /// everything in it when it goes, on SIGINT/SIGTERM too; folders of dead
@@ -81,7 +82,7 @@ struct Opened {
   Graph graph;
   GraphSpec spec;
   TuneReport report;
-  package::Fingerprint fingerprint;
+  Fingerprint fingerprint;
 };
 
 Result<Opened> open_package(const fs::path& file) {
@@ -101,7 +102,7 @@ Result<Opened> open_package(const fs::path& file) {
   o.model = find_entry(o.entries, "model.onnx");
   if (o.model == nullptr)
     return fail(Error(ErrorCode::kCorrupt, "the package has no model.onnx").add_context(where));
-  if (package::sha256_hex(o.model->bytes) != o.manifest["model"]["sha256"].get<std::string>())
+  if (sha256_hex(o.model->bytes) != o.manifest["model"]["sha256"].get<std::string>())
     return fail(
         Error(ErrorCode::kCorrupt, "model.onnx does not match the model hash in manifest.json")
             .add_context(where));
@@ -128,7 +129,7 @@ Result<Opened> open_package(const fs::path& file) {
   auto report = TuneReport::from_json(report_entry->bytes);
   if (!report) return fail(std::move(report).error().add_context(where));
   o.report = std::move(*report);
-  auto fp = package::Fingerprint::from_json(o.manifest["fingerprint"].dump());
+  auto fp = Fingerprint::from_json(o.manifest["fingerprint"].dump());
   if (!fp)
     return fail(
         std::move(fp).error().add_context("while reading the fingerprint").add_context(where));
@@ -171,7 +172,7 @@ Result<void> save(const TunedModel& model, const fs::path& file, const SaveOptio
   std::vector<package::Entry> entries;
   HONE_TRY(auto onnx_bytes, onnx::save_model_to_bytes(model.graph()));
   std::string model_bytes(onnx_bytes.begin(), onnx_bytes.end());
-  const std::string model_hash = package::sha256_hex(model_bytes);
+  const std::string model_hash = sha256_hex(model_bytes);
   entries.push_back({"model.onnx", std::move(model_bytes)});
 
   HONE_TRY(TempDir tmp, TempDir::create());
@@ -196,14 +197,14 @@ Result<void> save(const TunedModel& model, const fs::path& file, const SaveOptio
   json manifest = {
       {"format", kFormat},
       {"format_version", package::kManifestVersion},
-      {"hone_version", kHoneVersion},
+      {"hone_version", kVersion},
       {"model", {{"name", model.graph().name()}, {"sha256", model_hash}, {"file", "model.onnx"}}},
       {"spec", json::parse(model.spec().to_json())},
       {"decision", tune_internal::decision_json(r.decision)},
       {"strategy", r.strategy},
       {"threads", r.threads},
       {"batch_sizes", r.batch_sizes},
-      {"fingerprint", json::parse(package::current_fingerprint(r.threads).to_json())},
+      {"fingerprint", json::parse(machine_fingerprint(r.threads).to_json())},
   };
   if (!samples.empty()) manifest["samples"] = samples;
   entries.push_back({"manifest.json", manifest.dump(2) + "\n"});
@@ -222,8 +223,8 @@ Result<TunedModel> load(const fs::path& file, const LoadOptions& options) {
             .add_context(where));
   const int tuned_threads = m["threads"].get<int>();
   const int threads = options.threads >= 0 ? options.threads : tuned_threads;
-  const auto here = package::current_fingerprint(threads);
-  const auto diffs = package::fingerprint_differences(pkg.fingerprint, here);
+  const auto here = machine_fingerprint(threads);
+  const auto diffs = fingerprint_differences(pkg.fingerprint, here);
   std::string diff_text;
   for (const auto& d : diffs) diff_text += (diff_text.empty() ? "" : "; ") + d;
   if (!diffs.empty() && !options.allow_env_mismatch)
@@ -325,11 +326,11 @@ Result<std::string> describe_package(const fs::path& file) {
   }
   const std::string spec_text = pkg.spec.describe();
   o += spec_text + (spec_text.ends_with('\n') ? "" : "\n");
-  const package::Fingerprint& fp = pkg.fingerprint;
+  const Fingerprint& fp = pkg.fingerprint;
   std::string isa;
   for (const auto& f : fp.isa) isa += (isa.empty() ? "" : " ") + f;
   o += fmt::format("tuned on {} ({}), {} threads\n", fp.cpu_model, isa, fp.threads);
-  const auto diffs = package::fingerprint_differences(fp, package::current_fingerprint(fp.threads));
+  const auto diffs = fingerprint_differences(fp, machine_fingerprint(fp.threads));
   o += diffs.empty() ? "this machine matches the fingerprint\n" : "this machine differs:\n";
   for (const auto& x : diffs) o += "  " + x + "\n";
   package::ArchiveContents contents{{}, pkg.checksums, pkg.signature};

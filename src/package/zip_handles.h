@@ -1,4 +1,4 @@
-// RAII owners for libzip and OpenSSL handles, shared by the package sources.
+// RAII owners for libzip handles, shared by the package sources.
 //
 //   ZipSource src(zip_source_buffer_create(nullptr, 0, 0, &err));
 //   ZipArchive za(zip_open_from_source(src.get(), ZIP_TRUNCATE, &err));
@@ -7,7 +7,6 @@
 // Internal to src/package; include only from .cpp files (it pulls in zip.h).
 #pragma once
 
-#include <openssl/evp.h>
 #include <zip.h>
 
 #include <memory>
@@ -50,10 +49,5 @@ class ZipError {
  private:
   zip_error_t error_;
 };
-
-struct EvpMdCtxFreer {
-  void operator()(EVP_MD_CTX* c) const { EVP_MD_CTX_free(c); }
-};
-using EvpMdCtx = std::unique_ptr<EVP_MD_CTX, EvpMdCtxFreer>;
 
 }  // namespace hone::package::detail

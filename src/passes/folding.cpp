@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/passes.h"
 #include "passes/rewrite.h"
 
@@ -123,7 +123,7 @@ Result<std::vector<Tensor>> passes::evaluate_node(const Graph& g, const Node& n,
     one.add_output(v);
   }
   one.add_node_with_outputs(std::move(copy));
-  return reference::Interpreter().run_tensors(one, {});
+  return eval::Interpreter().run_tensors(one, {});
 }
 
 Result<Graph> fold_constants(const Graph& g, PassStats* stats, size_t max_bytes) {

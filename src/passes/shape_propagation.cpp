@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <set>
 
+#include "ops/axis.h"
+#include "ops/broadcast.h"
+#include "ops/window.h"
 #include "passes/rewrite.h"
 
 namespace hone::passes {
@@ -73,33 +76,26 @@ bool is_compare(const std::string& op) {
          op == "GreaterOrEqual";
 }
 
-/// Numpy broadcasting over symbolic dims: equal dims, or 1 against anything.
+/// Broadcasting over symbolic dims (the rule is ops/broadcast.h): dims nobody
+/// can compare (different symbols, unknowns) give an unknown dim.
 std::optional<Shape> broadcast(const std::vector<const Shape*>& shapes) {
-  size_t rank = 0;
-  for (const Shape* s : shapes) rank = std::max(rank, s->rank());
-  std::vector<Dim> out(rank, Dim(1));
-  for (const Shape* s : shapes) {
-    const size_t off = rank - s->rank();
-    for (size_t i = 0; i < s->rank(); ++i) {
-      const Dim& d = (*s)[i];
-      Dim& o = out[off + i];
-      if (d == Dim(1)) continue;
-      if (o == Dim(1) || o == d) {
-        o = d;
-      } else if (o.is_static() && d.is_static()) {
-        return std::nullopt;  // does not broadcast; leave it to run time to say so
-      } else {
-        o = Dim::unknown();
-      }
-    }
-  }
-  return Shape(std::move(out));
+  std::vector<std::vector<Dim>> dims;
+  for (const Shape* s : shapes) dims.push_back(s->dims());
+  auto match = [](const Dim& a, const Dim& b) {
+    if (a == b) return ops::DimMatch::kSame;
+    if (b == Dim(1)) return ops::DimMatch::kSecondIsOne;
+    if (a == Dim(1)) return ops::DimMatch::kFirstIsOne;
+    if (a.is_static() && b.is_static()) return ops::DimMatch::kClash;  // run time says so
+    return ops::DimMatch::kUndecided;
+  };
+  auto out = ops::broadcast_dims<Dim>(dims, Dim(1), match,
+                                      [](const Dim&, const Dim&) { return std::optional(Dim::unknown()); });
+  if (!out) return std::nullopt;
+  return Shape(std::move(*out));
 }
 
 std::optional<int64_t> norm_axis(int64_t axis, size_t rank) {
-  const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) return std::nullopt;
-  return axis < 0 ? axis + r : axis;
+  return ops::try_normalize_axis(axis, static_cast<int64_t>(rank));
 }
 
 Dim product(const std::vector<Dim>& dims, size_t b, size_t e) {
@@ -145,29 +141,21 @@ std::optional<Shape> reshape(const Shape& in, const Tensor& spec, bool allowzero
   return Shape(std::move(out));
 }
 
-/// Conv and pooling: [N, C, spatial...] with each spatial dim worked out when
-/// it and the window attributes are static (auto_pad other than NOTSET: unknown).
+/// Conv and pooling: [N, C, spatial...] with each spatial dim worked out
+/// (ops/window.h) where the input's is static; the others are unknown. Each
+/// spatial dim's output depends on its own input dim alone, so a stand-in size
+/// for the dynamic ones leaves the static ones right.
 std::optional<Shape> windowed(const Node& n, const Shape& x, Dim channels,
                               const std::vector<int64_t>& kernel) {
   if (x.rank() < 3 || kernel.size() != x.rank() - 2) return std::nullopt;
   const size_t sp = x.rank() - 2;
-  const std::vector<int64_t> strides = n.attr_ints("strides", std::vector<int64_t>(sp, 1));
-  const std::vector<int64_t> dil = n.attr_ints("dilations", std::vector<int64_t>(sp, 1));
-  const std::vector<int64_t> pads = n.attr_ints("pads", std::vector<int64_t>(2 * sp, 0));
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
-  const bool ceil = n.attr_int("ceil_mode", 0) != 0;
+  constexpr int64_t kStandIn = int64_t{1} << 20;
+  std::vector<int64_t> in;
+  for (size_t i = 0; i < sp; ++i) in.push_back(x[2 + i].is_static() ? x[2 + i].value() : kStandIn);
+  auto w = ops::make_window(n, in, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type);
+  if (!w) return std::nullopt;  // bad attributes or too small an input: run time says so
   std::vector<Dim> out{x[0], channels};
-  for (size_t i = 0; i < sp; ++i) {
-    const Dim& d = x[2 + i];
-    if (!d.is_static() || (ap != "NOTSET" && !ap.empty()) || strides.size() != sp ||
-        dil.size() != sp || pads.size() != 2 * sp || strides[i] <= 0) {
-      out.push_back(Dim::unknown());
-      continue;
-    }
-    const int64_t span = d.value() + pads[i] + pads[sp + i] - dil[i] * (kernel[i] - 1) - 1;
-    if (span < 0) return std::nullopt;
-    out.push_back((ceil ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1);
-  }
+  for (size_t i = 0; i < sp; ++i) out.push_back(x[2 + i].is_static() ? Dim(w->out[i]) : Dim::unknown());
   return Shape(std::move(out));
 }
 

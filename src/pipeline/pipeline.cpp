@@ -43,7 +43,7 @@ Result<void> Pipeline::add(std::string name, Graph graph, std::shared_ptr<const 
       return fail(
           Error(ErrorCode::kInvalidArgument, "a JIT stage needs a strategy").add_context(ctx));
     // The JIT stage builds its reference lazily; check now that it can.
-    HONE_TRY(auto ref, default_registry().create("reference"));
+    HONE_TRY(auto ref, default_registry().create(kReferenceBackend));
     HONE_CHECK_OK_CTX(ref->build(graph), ctx);
     if (options_.min_time_share > 0) {
       // Share of the time spent in stages so far, as the pipeline timed them.
@@ -64,7 +64,7 @@ Result<void> Pipeline::add(std::string name, Graph graph, std::shared_ptr<const 
     }
     st->jit = std::make_unique<JitModel>(graph, std::move(strategy), std::move(*jit));
   } else {
-    HONE_TRY(auto ref, default_registry().create("reference"));
+    HONE_TRY(auto ref, default_registry().create(kReferenceBackend));
     HONE_CHECK_OK_CTX(ref->build(graph), ctx);
     st->reference = std::move(ref);
   }

@@ -9,6 +9,7 @@
 
 #include "hone/pipeline.h"
 #include "jit/call_stats.h"
+#include "hone/registry.h"
 
 namespace hone {
 
@@ -24,7 +25,7 @@ struct Pipeline::Stage {
     return tuned ? &tuned->backend() : reference.get();
   }
   std::string runner_name() const {
-    if (jit) return jit->tuned() ? std::string(jit->tuned()->backend().name()) : "reference";
+    if (jit) return jit->tuned() ? std::string(jit->tuned()->backend().name()) : std::string(kReferenceBackend);
     return std::string(runner()->name());
   }
 };

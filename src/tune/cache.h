@@ -28,7 +28,7 @@ struct CacheKey {
   std::string backend;      // backend name
   std::string config_key;   // the backend config's stable key
   std::string shapes;       // input shapes measured ("x:1x3x224x224")
-  std::string fingerprint;  // package::Fingerprint::key() of the machine
+  std::string fingerprint;  // Fingerprint::key() of the machine (tune/machine.h)
 };
 
 /// A handle on one cache database. Movable, not copyable. Calls on one

@@ -9,6 +9,7 @@
 #include "hone/tune_report.h"
 
 #include "core/html.h"
+#include "hone/registry.h"
 
 namespace hone {
 namespace {
@@ -21,7 +22,7 @@ std::string status_of(const CandidateResult& c, const Decision& d) {
   if (c.error) return "failed";
   if (c.checked && !c.correctness.passed) return "wrong";
   if (!c.built && !c.from_cache) return "not run";
-  return c.backend == "reference" ? "baseline" : "lost";
+  return c.backend == kReferenceBackend ? "baseline" : "lost";
 }
 
 /// 409000 -> "409k", 1.5e6 -> "1.5M", 0.334 -> "0.334": short tick labels.

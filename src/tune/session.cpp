@@ -8,7 +8,7 @@
 
 #include "core/log.h"
 #include "hone/thread_pool.h"
-#include "package/fingerprint.h"
+#include "tune/machine.h"
 
 namespace hone::tune_internal {
 namespace {
@@ -100,7 +100,7 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
     }
 
   HONE_TRY(s->graph_hash_, hone::graph_hash(graph));
-  s->fingerprint_key_ = package::current_fingerprint(s->threads_).key();
+  s->fingerprint_key_ = machine_fingerprint(s->threads_).key();
   if (options.use_cache) {
     auto cache = TuningCache::open(options.cache_path.empty() ? TuningCache::default_path()
                                                               : options.cache_path);

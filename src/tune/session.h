@@ -12,6 +12,7 @@
 
 #include "hone/tune.h"
 #include "tune/cache.h"
+#include "hone/registry.h"
 
 namespace hone::tune_internal {
 
@@ -56,7 +57,7 @@ class Session final : public TuneSession {
   int cache_misses() const { return cache_misses_; }
   bool cache_used() const { return cache_.has_value(); }
 
-  static constexpr const char* kReference = "reference";
+  static constexpr const char* kReference = kReferenceBackend;
 
  private:
   Session(const Graph& graph, const GraphSpec& spec, const TuneOptions& options)

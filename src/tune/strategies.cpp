@@ -7,11 +7,12 @@
 
 #include "hone/strategy.h"
 #include "hone/tune.h"
+#include "hone/registry.h"
 
 namespace hone {
 namespace {
 
-constexpr const char* kReference = "reference";
+constexpr const char* kReference = kReferenceBackend;
 
 std::string join(const std::vector<std::string>& xs) {
   std::string s;

@@ -5,11 +5,12 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include "hone/sha256.h"
 #include "core/log.h"
 #include "hone/onnx.h"
 #include "hone/tune.h"
-#include "package/archive.h"
 #include "tune/session.h"
+#include "hone/registry.h"
 
 namespace hone {
 namespace {
@@ -64,7 +65,7 @@ std::vector<std::string> known_candidates(const Strategy& strategy, const Backen
   std::vector<std::string> names = strategy.backends();
   if (names.empty())
     for (const auto& n : reg.names())
-      if (n != "reference") names.push_back(n);
+      if (n != kReferenceBackend) names.push_back(n);
   return names;
 }
 
@@ -72,7 +73,7 @@ std::vector<std::string> known_candidates(const Strategy& strategy, const Backen
 
 Result<std::string> graph_hash(const Graph& graph) {
   HONE_TRY(auto bytes, onnx::save_model_to_bytes(graph));
-  return package::sha256_hex(
+  return sha256_hex(
       std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 

@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "backends/reference/interpreter.h"
 #include "cli/cli_fixture.h"
+#include "eval/interpreter.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
 
@@ -200,7 +200,7 @@ TEST_F(Cli, RunFromInputFilesMatchesTheInterpreter) {
 
   auto g = hone::onnx::load_model(model("mlp.onnx"));
   ASSERT_TRUE(g) << g.error().to_string();
-  auto want = hone::reference::Interpreter().run_tensors(*g, {x});
+  auto want = hone::eval::Interpreter().run_tensors(*g, {x});
   ASSERT_TRUE(want) << want.error().to_string();
   EXPECT_TRUE(got->bitwise_equal((*want)[0]));
 }

@@ -88,7 +88,7 @@ TEST(ConformanceCompare, HalfComparesByValue) {
 }
 
 TEST(ConformanceCompare, SequencesAndOptionals) {
-  using reference::RuntimeValue;
+  using eval::RuntimeValue;
   auto seq = [](std::vector<Tensor> ts) {
     return RuntimeValue::of_sequence(std::move(ts), DType::kF32);
   };

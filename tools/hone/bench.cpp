@@ -27,7 +27,7 @@ namespace {
 
 struct BenchOptions {
   std::string model;
-  std::string backend = "reference";
+  std::string backend = hone::kReferenceBackend;
   std::vector<std::string> configs;  // FIELD=VALUE for that backend
   std::optional<int64_t> batch;      // 1 unless given
   std::vector<std::string> dims;

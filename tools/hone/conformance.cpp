@@ -25,7 +25,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "cli_common.h"
 #include "conformance.h"
 #include "hone/onnx.h"
@@ -36,11 +36,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using conformance::TestCase;
-using reference::RuntimeValue;
+using eval::RuntimeValue;
 
 struct ConformanceOptions {
   std::string dir;
-  std::string backend = "reference";
+  std::string backend = hone::kReferenceBackend;
   std::string tsv;
   std::string filter;
   double rtol = 1e-3;
@@ -208,9 +208,9 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
   }
 
   std::unique_ptr<Backend> backend;
-  reference::Interpreter interpreter;
+  eval::Interpreter interpreter;
   if (!tensors_only) {
-    if (o.backend != "reference")
+    if (o.backend != hone::kReferenceBackend)
       return skipped("sequence or optional values: only the reference interpreter runs these");
   } else {
     auto be = default_registry().create(o.backend);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/reference/runtime_value.h"
+#include "eval/runtime_value.h"
 #include "hone/tensor.h"
 
 namespace hone::cli::conformance {
@@ -35,7 +35,7 @@ struct Tolerance {
 /// index, both values and the error.
 std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol);
 /// As compare_tensors, for tensors, sequences and optionals.
-std::optional<std::string> compare_values(const reference::RuntimeValue& got,
-                                          const reference::RuntimeValue& want, Tolerance tol);
+std::optional<std::string> compare_values(const eval::RuntimeValue& got,
+                                          const eval::RuntimeValue& want, Tolerance tol);
 
 }  // namespace hone::cli::conformance

@@ -16,11 +16,11 @@
 #include "hone/logging.h"
 #include "hone/temp_paths.h"
 #include "hone/thread_pool.h"
+#include "hone/version.h"
 
 namespace {
 
 // Kept in step with project(hone VERSION ...) in the top-level CMakeLists.txt.
-constexpr const char* kHoneVersion = "0.1.0";
 
 }  // namespace
 
@@ -28,7 +28,7 @@ static int run_main(int argc, char** argv) {
   using namespace hone::cli;
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
   app.set_version_flag("--version",
-                       std::string("hone ") + kHoneVersion + "\n" + distributed_tuning_status());
+                       std::string("hone ") + hone::kVersion + "\n" + distributed_tuning_status());
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"

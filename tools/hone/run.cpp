@@ -11,8 +11,8 @@
 
 #include <fmt/core.h>
 
-#include "backends/reference/interpreter.h"
-#include "backends/reference/kernel_util.h"
+#include "eval/interpreter.h"
+#include "eval/kernel_util.h"
 #include "cli_common.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 
 struct RunOptions {
   std::string model;
-  std::string backend = "reference";
+  std::string backend = hone::kReferenceBackend;
   std::vector<std::string> configs;  // FIELD=VALUE for that backend
   IoOptions io;
   InputValueOptions values;
@@ -85,9 +85,9 @@ int run_run(const RunOptions& o) {
   // Check the inputs against the declared types before the (possibly slow)
   // build, so a wrong shape is reported as such whatever the backend.
   {
-    std::vector<reference::RuntimeValue> values;
-    for (const Tensor& t : inputs) values.push_back(reference::RuntimeValue::of(t));
-    auto fits = reference::check_inputs(g, values);
+    std::vector<eval::RuntimeValue> values;
+    for (const Tensor& t : inputs) values.push_back(eval::RuntimeValue::of(t));
+    auto fits = eval::check_inputs(g, values);
     if (!fits) return report(fits.error());
   }
   // A backend that sizes its buffers by bounds (aot) gets this run's dims as

@@ -7,6 +7,7 @@
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/shape_rules.h"
+#include "ops/axis.h"
 
 namespace hone::aot {
 namespace {
@@ -363,8 +364,8 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   const auto& ops = p_.operands.at(id);
   const DimExprs& x = dims(ops[0]);
   const int64_t r = static_cast<int64_t>(x.size());
-  int64_t axis = n.attr_int("axis", -1);
-  if (axis < 0) axis += r;
+  // support() has checked the axis.
+  const int64_t axis = ops::try_normalize_axis(n.attr_int("axis", -1), r).value_or(0);
   const std::string rows = dim(product(x, 0, static_cast<size_t>(axis)));
   const int64_t cols = product(x, static_cast<size_t>(axis), x.size()).value();
   line("const float* X = " + ptr(ops[0]) + ";");
@@ -471,8 +472,8 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
 void Emitter::emit_concat(const Node& n, NodeId id, const std::string& y) {
   const auto& ops = p_.operands.at(id);
   const DimExprs& o = dims(n.outputs[0]);
-  int64_t axis = n.attr_int("axis", 0);
-  if (axis < 0) axis += static_cast<int64_t>(o.size());
+  const int64_t axis =
+      ops::try_normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(o.size())).value_or(0);
   const size_t a = static_cast<size_t>(axis);
   const std::string inner = dim(product(o, a + 1, o.size()));
   line("float* Y = " + y + ";");

@@ -7,6 +7,7 @@
 #include "backends/aot/nhwc.h"
 #include "backends/aot/program.h"
 #include "backends/aot/shape_rules.h"
+#include "backends/common/memory_plan.h"
 
 namespace hone::aot {
 namespace {
@@ -46,7 +47,7 @@ class Lowering {
     }
     place_values();
     choose_layouts(p_);
-    plan_arena();
+    HONE_CHECK_OK(plan_arena());
     return std::move(p_);
   }
 
@@ -251,56 +252,50 @@ class Lowering {
     std::copy_n(t.data<float>(), t.numel(), p_.weights.begin() + info.offset);
   }
 
-  void plan_arena() {
-    const int end = static_cast<int>(p_.steps.size());
+  /// Arena offsets from the shared liveness planner (backends/common/memory_plan.h):
+  /// an arena value lives from the step that writes it to the last step that
+  /// reads it (through views, its root), and graph outputs that are copied out
+  /// at the end live until one last step that stands for that copy.
+  Result<void> plan_arena() {
+    MemoryProblem mp;
+    mp.alignment = static_cast<size_t>(kAlign);
+    std::vector<int> slot(p_.values.size(), -1);  // ValueInfo → MemoryProblem value
+    for (size_t i = 0; i < p_.values.size(); ++i)
+      if (p_.values[i].place == Place::kArena) {
+        slot[i] = static_cast<int>(mp.values.size());
+        mp.values.push_back({static_cast<size_t>(
+            std::max<int64_t>(1, p_.at_bounds(product(p_.values[i].dims))) * 4)});
+      }
+    mp.steps.resize(p_.steps.size() + 1);
+    auto read = [&](size_t si, ValueId v) {
+      const size_t r = static_cast<size_t>(root(v));
+      const int m = slot[r];
+      if (m < 0 || p_.values[r].def_step < 0 || p_.values[r].def_step >= static_cast<int>(si)) return;
+      auto& reads = mp.steps[si].reads;
+      if (std::find(reads.begin(), reads.end(), m) == reads.end()) reads.push_back(m);
+    };
+    for (size_t i = 0; i < p_.values.size(); ++i)
+      if (slot[i] >= 0 && p_.values[i].def_step >= 0)
+        mp.steps[static_cast<size_t>(p_.values[i].def_step)].writes.push_back(slot[i]);
     for (size_t si = 0; si < p_.steps.size(); ++si) {
-      const Step& s = p_.steps[si];
+      Step& s = p_.steps[si];
       std::vector<NodeId> nodes = s.chain;
       if (s.anchor >= 0) nodes.insert(nodes.begin(), s.anchor);
       for (NodeId id : nodes)
-        for (ValueId v : p_.operands[id]) {
-          ValueInfo& r = p_.values[static_cast<size_t>(root(v))];
-          r.last_use = std::max(r.last_use, static_cast<int>(si));
-        }
+        for (ValueId v : p_.operands[id]) read(si, v);
+      if (!(s.scratch_floats.is_const() && s.scratch_floats.value() == 0))
+        mp.steps[si].scratch_bytes = static_cast<size_t>(p_.at_bounds(s.scratch_floats) * 4);
     }
-    for (ValueId v : g_.outputs()) {
-      ValueInfo& r = p_.values[static_cast<size_t>(root(v))];
-      r.last_use = std::max(r.last_use, end);
-    }
-    struct Interval {
-      int64_t bytes;
-      int begin, end;
-      int64_t* offset;
-    };
-    std::vector<Interval> iv;
-    for (ValueInfo& v : p_.values)
-      if (v.place == Place::kArena)
-        iv.push_back({align_up(std::max<int64_t>(1, p_.at_bounds(product(v.dims))) * 4, kAlign),
-                      v.def_step, std::max(v.def_step, v.last_use), &v.offset});
+    for (ValueId v : g_.outputs()) read(p_.steps.size(), v);
+    HONE_TRY(MemoryPlan plan, plan_memory(mp));
+    for (size_t i = 0; i < p_.values.size(); ++i)
+      if (slot[i] >= 0 && plan.offsets[static_cast<size_t>(slot[i])] != MemoryPlan::kNotPlaced)
+        p_.values[i].offset = static_cast<int64_t>(plan.offsets[static_cast<size_t>(slot[i])]);
     for (size_t si = 0; si < p_.steps.size(); ++si)
-      if (Step& s = p_.steps[si]; !(s.scratch_floats.is_const() && s.scratch_floats.value() == 0))
-        iv.push_back({align_up(p_.at_bounds(s.scratch_floats) * 4, kAlign), static_cast<int>(si),
-                      static_cast<int>(si), &s.scratch_offset});
-    // Largest first, each at the lowest offset clear of every placed buffer
-    // whose lifetime overlaps its own.
-    std::stable_sort(iv.begin(), iv.end(),
-                     [](const Interval& a, const Interval& b) { return a.bytes > b.bytes; });
-    std::vector<const Interval*> placed;
-    for (Interval& x : iv) {
-      std::vector<std::pair<int64_t, int64_t>> busy;
-      for (const Interval* y : placed)
-        if (y->begin <= x.end && x.begin <= y->end)
-          busy.emplace_back(*y->offset, *y->offset + y->bytes);
-      std::sort(busy.begin(), busy.end());
-      int64_t at = 0;
-      for (const auto& [b, e] : busy) {
-        if (at + x.bytes <= b) break;
-        at = std::max(at, e);
-      }
-      *x.offset = at;
-      p_.arena_bytes = std::max(p_.arena_bytes, at + x.bytes);
-      placed.push_back(&x);
-    }
+      if (plan.scratch_offsets[si] != MemoryPlan::kNotPlaced)
+        p_.steps[si].scratch_offset = static_cast<int64_t>(plan.scratch_offsets[si]);
+    p_.arena_bytes = static_cast<int64_t>(plan.arena_bytes);
+    return {};
   }
 
   const Graph& g_;

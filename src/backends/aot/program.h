@@ -43,7 +43,6 @@ struct ValueInfo {
   int64_t offset = 0;  // weight float offset or arena byte offset
   ValueId view_of = kNoValue;
   int def_step = -1;
-  int last_use = -1;
   bool nhwc = false;  // a 4-D value stored channels-last, or nChw16c if Program::blocked (nhwc.cpp)
 };
 

@@ -7,6 +7,9 @@
 #include <set>
 
 #include "backends/aot/lstm.h"
+#include "ops/axis.h"
+#include "ops/broadcast.h"
+#include "ops/window.h"
 
 namespace hone::aot {
 namespace {
@@ -44,26 +47,27 @@ Result<ValueId> data_input(const Program& p, const Node& n, size_t i) {
   return n.inputs[i];
 }
 
-/// Numpy broadcasting of two dim lists.
+/// Broadcasting of two dim lists (the rule is ops/broadcast.h); dims aot
+/// cannot compare (different symbols or expressions) are refused.
 Result<DimExprs> broadcast(const DimExprs& a, const DimExprs& b) {
-  const size_t r = std::max(a.size(), b.size());
-  DimExprs out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const DimExpr da = i + a.size() < r ? DimExpr(1) : a[i + a.size() - r];
-    const DimExpr db = i + b.size() < r ? DimExpr(1) : b[i + b.size() - r];
-    if (da == db || (db.is_const() && db.value() == 1))
-      out[i] = da;
-    else if (da.is_const() && da.value() == 1)
-      out[i] = db;
-    else
-      return fail(unsupported("dims " + to_string(a) + " and " + to_string(b) +
-                              " do not broadcast (or differ in symbols aot cannot compare)"));
-  }
-  return out;
+  auto match = [](const DimExpr& x, const DimExpr& y) {
+    if (x == y) return ops::DimMatch::kSame;
+    if (y.is_const() && y.value() == 1) return ops::DimMatch::kSecondIsOne;
+    if (x.is_const() && x.value() == 1) return ops::DimMatch::kFirstIsOne;
+    return ops::DimMatch::kUndecided;
+  };
+  auto out = ops::broadcast_dims<DimExpr>(
+      {a, b}, DimExpr(1), match,
+      [](const DimExpr&, const DimExpr&) { return std::optional<DimExpr>(); });
+  if (!out)
+    return fail(unsupported("dims " + to_string(a) + " and " + to_string(b) +
+                            " do not broadcast (or differ in symbols aot cannot compare)"));
+  return *out;
 }
 
+/// support() has checked the axis; ops/axis.h maps it.
 int64_t norm_axis(int64_t a, int64_t rank) {
-  return a < 0 ? a + rank : a;
+  return ops::try_normalize_axis(a, rank).value_or(a);
 }
 
 Result<void> check_static(const DimExprs& d, size_t from, const std::string& what) {
@@ -240,20 +244,18 @@ Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
       return fail(ErrorCode::kInvalidArgument, "LayerNormalization parameter " +
                                                    v.constant->describe() +
                                                    " has more dims than the normalized part");
+    const auto fits = ops::broadcast_shapes({s, norm});
+    if (!fits || *fits != norm)
+      return fail(ErrorCode::kInvalidArgument,
+                  "LayerNormalization parameter " + v.constant->describe() +
+                      " does not broadcast to " + shape_to_string(norm));
+    const std::vector<int64_t> st = ops::broadcast_strides(s, norm);
     Tensor e = Tensor::zeros(DType::kF32, {cols});
     for (int64_t j = 0; j < cols; ++j) {
-      int64_t rem = j, off = 0, stride = 1;
+      int64_t rem = j, off = 0;
       for (size_t d = norm.size(); d-- > 0;) {
-        const int64_t c = rem % norm[d];
+        off += (rem % norm[d]) * st[d];
         rem /= norm[d];
-        const size_t sd = d + s.size() - norm.size();
-        if (d + s.size() < norm.size()) continue;
-        if (s[sd] != 1 && s[sd] != norm[d])
-          return fail(ErrorCode::kInvalidArgument,
-                      "LayerNormalization parameter " + v.constant->describe() +
-                          " does not broadcast to " + shape_to_string(norm));
-        off += (s[sd] == 1 ? 0 : c) * stride;
-        stride *= s[sd];
       }
       e.data<float>()[j] = v.constant->data<float>()[off];
     }
@@ -455,57 +457,20 @@ Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<i
   if (r + 2 != x.size() || (r != 1 && r != 2))
     return fail(ErrorCode::kInvalidArgument,
                 "kernel rank does not match the input " + to_string(x));
-  auto per_dim = [&](const char* name, int64_t dflt) -> Result<std::vector<int64_t>> {
-    std::vector<int64_t> v = n.attr_ints(name);
-    if (v.empty()) v.assign(r, dflt);
-    if (v.size() != r)
-      return fail(ErrorCode::kInvalidArgument, std::string(name) + " has the wrong length");
-    for (int64_t e : v)
-      if (e <= 0) return fail(ErrorCode::kInvalidArgument, std::string(name) + " must be positive");
-    return v;
-  };
-  HONE_TRY(auto strides, per_dim("strides", 1));
-  HONE_TRY(auto dil, per_dim("dilations", 1));
-  std::vector<int64_t> in, pb(r, 0), pe(r, 0), out(r, 0);
+  std::vector<int64_t> in;
   for (size_t d = 0; d < r; ++d) {
     if (!x[d + 2].is_const())
       return fail(unsupported("spatial dims " + to_string(x) + " must be static"));
     in.push_back(x[d + 2].value());
-    if (k[d] <= 0) return fail(ErrorCode::kInvalidArgument, "kernel_shape must be positive");
   }
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
-  for (size_t d = 0; d < r; ++d) {
-    const int64_t span_k = (k[d] - 1) * dil[d] + 1;
-    if (ap == "SAME_UPPER" || ap == "SAME_LOWER") {
-      out[d] = (in[d] + strides[d] - 1) / strides[d];
-      const int64_t total = std::max<int64_t>(0, (out[d] - 1) * strides[d] + span_k - in[d]);
-      pb[d] = ap == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pe[d] = total - pb[d];
-      continue;
-    }
-    if (ap == "NOTSET" || ap.empty()) {
-      const auto pads = n.attr_ints("pads");
-      if (!pads.empty() && pads.size() != 2 * r)
-        return fail(ErrorCode::kInvalidArgument, "pads has the wrong length");
-      if (!pads.empty()) pb[d] = pads[d], pe[d] = pads[d + r];
-      if (pb[d] < 0 || pe[d] < 0)
-        return fail(ErrorCode::kInvalidArgument, "pads must be non-negative");
-    } else if (ap != "VALID") {
-      return fail(ErrorCode::kInvalidArgument, "auto_pad '" + ap + "' is not an ONNX value");
-    }
-    const int64_t span = in[d] + pb[d] + pe[d] - span_k;
-    if (span < 0)
-      return fail(ErrorCode::kInvalidArgument, "the window is larger than the padded input");
-    out[d] = (ceil_mode ? (span + strides[d] - 1) / strides[d] : span / strides[d]) + 1;
-    if (ceil_mode && (out[d] - 1) * strides[d] >= in[d] + pb[d]) --out[d];
-  }
+  HONE_TRY(ops::Window win, ops::make_window(n, in, k, ceil_mode, n.op_type));
   Window2d w;
   const size_t h = r == 2 ? 0 : r, wd = r - 1;  // h == r: no height dim
   if (h < r)
-    w.ih = in[h], w.kh = k[h], w.sh = strides[h], w.dh = dil[h], w.pt = pb[h], w.pb = pe[h],
-    w.oh = out[h];
-  w.iw = in[wd], w.kw = k[wd], w.sw = strides[wd], w.dw = dil[wd], w.pl = pb[wd], w.pr = pe[wd],
-  w.ow = out[wd];
+    w.ih = in[h], w.kh = k[h], w.sh = win.strides[h], w.dh = win.dilations[h],
+    w.pt = win.pad_begin[h], w.pb = win.pad_end[h], w.oh = win.out[h];
+  w.iw = in[wd], w.kw = k[wd], w.sw = win.strides[wd], w.dw = win.dilations[wd],
+  w.pl = win.pad_begin[wd], w.pr = win.pad_end[wd], w.ow = win.out[wd];
   return w;
 }
 

@@ -22,7 +22,7 @@ struct Window2d {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0, oh = 1, ow = 1;
 };
 /// The window of a Conv or pool over input dims `x` ([N, C, spatial...]) with
-/// kernel `k` (spatial sizes); the same rules as the reference's make_window.
+/// kernel `k` (spatial sizes), from ops::make_window.
 [[nodiscard]] Result<Window2d> window_of(const Node& n, const DimExprs& x,
                                          const std::vector<int64_t>& k, bool ceil_mode);
 /// Sorted, non-negative reduce axes of a Reduce* node; empty means "identity"

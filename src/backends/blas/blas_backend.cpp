@@ -325,7 +325,7 @@ class BlasBlock final : public CompiledBlock {
   std::shared_ptr<Stats> stats_;
   ThreadPool* pool_;
   std::shared_ptr<ThreadPool> keep_pool_;
-  reference::Interpreter fallback_;
+  eval::Interpreter fallback_;
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
   mutable std::map<Signature, Error> failed_;
@@ -357,7 +357,11 @@ BlasBackend::BlasBackend() {
 }
 
 const BackendCapabilities& BlasBackend::caps() {
-  static const BackendCapabilities c = f32_capabilities(Device::kCpu, BuildMode::kAheadOfTime);
+  static const BackendCapabilities c = [] {
+    BackendCapabilities k = f32_capabilities(Device::kCpu, BuildMode::kAheadOfTime);
+    k.libraries = {{"openblas", kernels::openblas_version()}};
+    return k;
+  }();
   return c;
 }
 

@@ -7,7 +7,8 @@
 #include "backends/blas/kernels/conv.h"
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
-#include "backends/reference/ops_nn_internal.h"
+#include "ops/window.h"
+#include "ops/broadcast.h"
 
 namespace hone::blas {
 namespace {
@@ -81,7 +82,7 @@ Result<Epilogue> plan_epilogue(const EwProgram& prog, const EwOperands& ops,
     if (!ops.is_per_channel(k))
       shapes.push_back(ops.input[k] >= 0 ? inputs[static_cast<size_t>(ops.input[k])]
                                          : ops.own[k].shape());
-  HONE_TRY(ep.out, kernels::broadcast_dims(shapes));
+  HONE_TRY(ep.out, ops::broadcast_shapes(shapes));
   ep.separate = ep.out != dense;
   if (ep.separate) ep.dense_floats = round16(static_cast<size_t>(numel(dense)));
   HONE_TRY(ep.layout, plan_operands(ops, inputs, dense, ep.out));
@@ -115,8 +116,8 @@ class ConvOp final : public Op {
                                                    dims_str(w) + " and group " +
                                                    std::to_string(group) + " disagree");
     const dims_t spatial(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-    HONE_TRY(reference::nn::Window win,
-             reference::nn::make_window(node_, spatial, kernel, false, "Conv"));
+    HONE_TRY(ops::Window win,
+             ops::make_window(node_, spatial, kernel, false, "Conv"));
     kernels::Conv2dShape s;
     s.n = x[0];
     s.c = x[1];
@@ -291,7 +292,7 @@ class MatMulOp final : public Op {
     if (k != kb)
       return fail(ErrorCode::kInvalidArgument,
                   op + " inner dims differ: " + dims_str(in[0]) + " x " + dims_str(in[1]));
-    HONE_TRY(dims_t batch, kernels::broadcast_dims(
+    HONE_TRY(dims_t batch, ops::broadcast_shapes(
                                {dims_t(a.begin(), a.end() - 2), dims_t(b.begin(), b.end() - 2)}));
     dims_t out = batch;
     if (!a1) out.push_back(m);

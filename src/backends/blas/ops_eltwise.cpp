@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "backends/blas/op.h"
+#include "ops/broadcast.h"
 
 namespace hone::blas {
 namespace {
@@ -67,7 +68,7 @@ class EltwiseOp final : public Op {
       if (!ops_.is_per_channel(k))
         shapes.push_back(ops_.input[k] >= 0 ? inputs[static_cast<size_t>(ops_.input[k])]
                                             : ops_.own[k].shape());
-    HONE_TRY(dims_t out, kernels::broadcast_dims(shapes));
+    HONE_TRY(dims_t out, ops::broadcast_shapes(shapes));
     HONE_TRY(kernels::EwLayout layout, plan_operands(ops_, inputs, {}, out));
     OpPlan p;
     p.outputs = {out};

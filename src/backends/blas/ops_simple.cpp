@@ -10,7 +10,8 @@
 #include "backends/blas/kernels/norm.h"
 #include "backends/blas/kernels/pool.h"
 #include "backends/blas/op.h"
-#include "backends/reference/ops_nn_internal.h"
+#include "ops/window.h"
+#include "ops/axis.h"
 
 namespace hone::blas {
 namespace {
@@ -42,12 +43,13 @@ std::string dims_str(const dims_t& d) {
 }
 
 Result<size_t> norm_axis(int64_t axis, size_t rank, const Node& n) {
-  const int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= std::max<int64_t>(r, 1))
+  // A scalar's one axis is 0.
+  const auto a = ops::try_normalize_axis(axis, std::max<int64_t>(static_cast<int64_t>(rank), 1));
+  if (!a)
     return fail(ErrorCode::kInvalidArgument, "axis " + std::to_string(axis) + " of node " +
                                                  n.describe() + " is out of range for rank " +
-                                                 std::to_string(r));
-  return static_cast<size_t>(axis < 0 ? axis + r : axis);
+                                                 std::to_string(rank));
+  return static_cast<size_t>(*a);
 }
 
 /// Integer list from attribute `key` (opset < `input_from`) or constant input 1.
@@ -90,10 +92,10 @@ Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
     const int64_t axis = n.attr_int("axis", 1);
     return PlanFn([axis, n](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
       const int64_t r = static_cast<int64_t>(in[0].size());
-      if (axis < -r || axis > r)
+      const auto a = ops::try_normalize_boundary(axis, r);
+      if (!a)
         return fail(ErrorCode::kInvalidArgument, "Flatten axis out of range in " + n.describe());
-      const size_t a = static_cast<size_t>(axis < 0 ? axis + r : axis);
-      return copy_plan({prod(in[0], 0, a), prod(in[0], a)});
+      return copy_plan({prod(in[0], 0, static_cast<size_t>(*a)), prod(in[0], static_cast<size_t>(*a))});
     });
   }
   if (op == "Reshape") {
@@ -149,10 +151,11 @@ Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
     const int64_t r = static_cast<int64_t>(unsq ? x.size() + axes.size() : x.size());
     std::vector<bool> flag(static_cast<size_t>(r), false);
     for (int64_t a : axes) {
-      if (a < -r || a >= r)
+      const auto k = ops::try_normalize_axis(a, r);
+      if (!k)
         return fail(ErrorCode::kInvalidArgument,
                     "axis " + std::to_string(a) + " out of range in " + n.describe());
-      flag[static_cast<size_t>(a < 0 ? a + r : a)] = true;
+      flag[static_cast<size_t>(*k)] = true;
     }
     dims_t out;
     if (unsq) {
@@ -202,7 +205,7 @@ Result<PlanFn> make_pool(const Node& n) {
       return fail(ErrorCode::kUnsupported,
                   op + " input " + dims_str(x) + ": only 1-D and 2-D pools");
     const dims_t spatial(x.begin() + 2, x.end());
-    HONE_TRY(reference::nn::Window w, reference::nn::make_window(n, spatial, kernel, ceil, op));
+    HONE_TRY(ops::Window w, ops::make_window(n, spatial, kernel, ceil, op));
     const bool one = spatial.size() == 1;
     const size_t wd = one ? 0 : 1;
     kernels::Pool2dShape s;

@@ -104,34 +104,34 @@ std::string body_label(const Node& n, const std::string& attr) {
 }  // namespace
 
 /// Hands the fallback interpreter the bodies this backend compiled.
-class CompilingBackend::BodyRunner final : public reference::SubgraphRunner {
+class CompilingBackend::BodyRunner final : public eval::SubgraphRunner {
  public:
   explicit BodyRunner(const CompilingBackend& owner) : owner_(owner) {}
 
-  std::optional<Result<std::vector<reference::RuntimeValue>>> run(
-      const Graph& g, const std::vector<reference::RuntimeValue>& inputs,
-      const reference::Scope* scope) const override {
+  std::optional<Result<std::vector<eval::RuntimeValue>>> run(
+      const Graph& g, const std::vector<eval::RuntimeValue>& inputs,
+      const eval::Scope* scope) const override {
     auto it = owner_.bodies_.find(&g);
     if (it == owner_.bodies_.end() || !it->second.program) return std::nullopt;
     const Body& body = it->second;
     if (inputs.size() != body.formal_inputs) return std::nullopt;
     std::vector<Tensor> ts;
     ts.reserve(inputs.size() + body.captures.size());
-    for (const reference::RuntimeValue& v : inputs) {
+    for (const eval::RuntimeValue& v : inputs) {
       if (!v.is_tensor()) return std::nullopt;
       ts.push_back(v.tensor);
     }
     for (const std::string& name : body.captures) {
-      const reference::RuntimeValue* v = scope != nullptr ? scope->lookup(name) : nullptr;
+      const eval::RuntimeValue* v = scope != nullptr ? scope->lookup(name) : nullptr;
       if (v == nullptr || !v->is_tensor()) return std::nullopt;
       ts.push_back(v->tensor);
     }
     Result<std::vector<Tensor>> outs = owner_.run_program(*body.program, ts, true);
-    if (!outs) return Result<std::vector<reference::RuntimeValue>>(fail(std::move(outs).error()));
-    std::vector<reference::RuntimeValue> wrapped;
+    if (!outs) return Result<std::vector<eval::RuntimeValue>>(fail(std::move(outs).error()));
+    std::vector<eval::RuntimeValue> wrapped;
     wrapped.reserve(outs->size());
-    for (Tensor& t : *outs) wrapped.push_back(reference::RuntimeValue::of(std::move(t)));
-    return Result<std::vector<reference::RuntimeValue>>(std::move(wrapped));
+    for (Tensor& t : *outs) wrapped.push_back(eval::RuntimeValue::of(std::move(t)));
+    return Result<std::vector<eval::RuntimeValue>>(std::move(wrapped));
   }
 
  private:
@@ -275,10 +275,10 @@ Result<std::vector<Tensor>> CompilingBackend::run_program(const GraphRun& p,
                                                           bool check) const {
   const Graph& graph = *p.graph;
   if (check) {
-    std::vector<reference::RuntimeValue> wrapped;
+    std::vector<eval::RuntimeValue> wrapped;
     wrapped.reserve(inputs.size());
-    for (const Tensor& t : inputs) wrapped.push_back(reference::RuntimeValue::of(t));
-    HONE_CHECK_OK(reference::check_inputs(graph, wrapped));
+    for (const Tensor& t : inputs) wrapped.push_back(eval::RuntimeValue::of(t));
+    HONE_CHECK_OK(eval::check_inputs(graph, wrapped));
   }
   std::vector<Tensor> env(graph.values().size());
   for (size_t i = 0; i < inputs.size(); ++i) env[graph.inputs()[i]] = inputs[i];

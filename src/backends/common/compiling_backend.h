@@ -27,7 +27,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/backend.h"
 #include "hone/partition.h"
 
@@ -94,7 +94,7 @@ class CompilingBackend : public Backend {
   std::shared_ptr<GraphRun> main_;
   std::map<const Graph*, Body> bodies_;  // keyed by the body as the node's attribute holds it
   std::unique_ptr<BodyRunner> body_runner_;
-  reference::Interpreter fallback_;
+  eval::Interpreter fallback_;
 };
 
 }  // namespace hone

@@ -4,7 +4,7 @@
 #include <set>
 #include <string>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 
 namespace hone::host_eval {
 namespace {
@@ -158,7 +158,7 @@ Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& e
     one.add_output(v);
   }
   one.add_node_with_outputs(std::move(copy));
-  auto outs = reference::Interpreter().run_tensors(one, {});
+  auto outs = eval::Interpreter().run_tensors(one, {});
   if (!outs)
     return fail(
         std::move(outs).error().add_context("while evaluating " + n.describe() + " at plan time"));

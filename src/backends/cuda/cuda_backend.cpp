@@ -422,7 +422,7 @@ class CudaBlock final : public CompiledBlock {
   ConvSettings conv_;
   std::vector<Unit> units_;
   std::map<ValueId, DeviceBuffer> constants_;
-  reference::Interpreter fallback_;
+  eval::Interpreter fallback_;
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
   mutable std::map<Signature, Error> failed_;

@@ -22,6 +22,7 @@
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/cuda_backend.h"
 #include "hone/graph.h"
+#include "ops/broadcast.h"
 
 namespace hone::cuda {
 
@@ -147,14 +148,17 @@ bool fits_int(std::initializer_list<int64_t> xs);
 /// A host node (common/host_eval.h, kAnyDtype): evaluated when a plan is built.
 [[nodiscard]] Result<Unit> create_host(const BlockInfo& b, const Node& n);
 
-/// Row-major strides of `d`.
-dims_t strides_of(const dims_t& d);
+/// Row-major strides of `d` (ops/broadcast.h).
+using ops::strides_of;
 int64_t numel_of(const dims_t& d);
-/// Multidirectional (numpy) broadcast of `a` and `b`; kInvalidArgument when they clash.
-[[nodiscard]] Result<dims_t> broadcast(const dims_t& a, const dims_t& b);
+/// Multidirectional (numpy) broadcast of `a` and `b` (the rule is
+/// ops/broadcast.h); kInvalidArgument when they clash.
+[[nodiscard]] inline Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {
+  return ops::broadcast_shapes({a, b});
+}
 /// Strides reading `in` as if broadcast to `out` (0 along broadcast dims),
-/// right-aligned to out's rank.
-dims_t broadcast_strides(const dims_t& in, const dims_t& out);
+/// right-aligned to out's rank (ops/broadcast.h).
+using ops::broadcast_strides;
 /// Enqueues y[dst] = x[src] over `dims` with the fixed hone_strided_copy kernel.
 [[nodiscard]] Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y,
                                         const dims_t& dims, const dims_t& src, const dims_t& dst);

@@ -25,7 +25,7 @@
 #include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/op.h"
 #include "backends/cuda/op_timer.h"
-#include "backends/reference/ops_nn_internal.h"
+#include "ops/window.h"
 #include "core/log.h"
 
 namespace hone::cuda {
@@ -205,8 +205,8 @@ class ConvOp final : public Op {
                                                    shape_to_string(w) + " and group " +
                                                    std::to_string(group) + " disagree");
     const dims_t spatial(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-    HONE_TRY(reference::nn::Window win,
-             reference::nn::make_window(node_, spatial, kernel, false, "Conv"));
+    HONE_TRY(ops::Window win,
+             ops::make_window(node_, spatial, kernel, false, "Conv"));
     if (has_bias_ && numel_of(in[2]) != M)
       return fail(ErrorCode::kInvalidArgument, "Conv bias " + shape_to_string(in[2]) + " for " +
                                                    std::to_string(M) + " output channels");

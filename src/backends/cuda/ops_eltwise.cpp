@@ -238,39 +238,10 @@ Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
 
 // --- shape helpers ---------------------------------------------------------
 
-dims_t strides_of(const dims_t& d) {
-  dims_t s(d.size(), 1);
-  for (size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
-  return s;
-}
-
 int64_t numel_of(const dims_t& d) {
   int64_t n = 1;
   for (int64_t x : d) n *= x;
   return n;
-}
-
-Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {
-  dims_t out(std::max(a.size(), b.size()), 1);
-  for (size_t i = 0; i < out.size(); ++i) {
-    const int64_t x = i < a.size() ? a[a.size() - 1 - i] : 1;
-    const int64_t y = i < b.size() ? b[b.size() - 1 - i] : 1;
-    if (x != y && x != 1 && y != 1)
-      return fail(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a) + " and " +
-                                                   shape_to_string(b) + " do not broadcast");
-    out[out.size() - 1 - i] = x == 1 ? y : x;
-  }
-  return out;
-}
-
-dims_t broadcast_strides(const dims_t& in, const dims_t& out) {
-  const dims_t s = strides_of(in);
-  dims_t st(out.size(), 0);
-  for (size_t i = 0; i < in.size() && i < out.size(); ++i) {
-    const size_t di = in.size() - 1 - i, dout = out.size() - 1 - i;
-    st[dout] = in[di] == 1 ? 0 : s[di];
-  }
-  return st;
 }
 
 Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const dims_t& dims,

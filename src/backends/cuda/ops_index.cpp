@@ -8,7 +8,8 @@
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
-#include "backends/reference/ops_shape_internal.h"
+#include "ops/slice.h"
+#include "ops/axis.h"
 
 namespace hone::cuda {
 namespace {
@@ -44,12 +45,7 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   const dims_t& x = in[0];
   const auto rank = static_cast<int64_t>(x.size());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Gather of a scalar");
-  int64_t axis = n.attr_int("axis", 0);
-  if (axis < -rank || axis >= rank)
-    return fail(ErrorCode::kInvalidArgument, "Gather axis " + std::to_string(axis) +
-                                                 " is out of range for rank " +
-                                                 std::to_string(rank));
-  if (axis < 0) axis += rank;
+  HONE_TRY(const int64_t axis, ops::normalize_axis(n.attr_int("axis", 0), rank, "Gather axis"));
   const auto a = static_cast<size_t>(axis);
   const Tensor* idx_t = env.value(n.inputs[1]);
   HONE_TRY(std::vector<int64_t> idx, known_ints(n, 1, env, "Gather indices"));
@@ -115,8 +111,8 @@ Result<OpPlan> plan_slice(const Graph& g, const Node& n, const std::vector<dims_
   }
   const bool has_axes = attrs ? n.has_attr("axes") : n.inputs.size() > 3 && n.inputs[3] >= 0;
   const bool has_steps = !attrs && n.inputs.size() > 4 && n.inputs[4] >= 0;
-  HONE_TRY(reference::shape_detail::SliceWindow w,
-           reference::shape_detail::slice_window(x, starts, ends, has_axes ? &axes : nullptr,
+  HONE_TRY(ops::SliceWindow w,
+           ops::slice_window(x, starts, ends, has_axes ? &axes : nullptr,
                                                  has_steps ? &steps : nullptr));
   if (contiguous(w.out, w.strides)) return view(w.out, "slice.f32.cuda.view", w.base);
   if (w.out.size() > static_cast<size_t>(kMaxRank))

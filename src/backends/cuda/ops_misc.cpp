@@ -7,17 +7,15 @@
 #include <optional>
 
 #include "backends/cuda/op.h"
-#include "backends/reference/ops_nn_internal.h"
+#include "ops/axis.h"
+#include "ops/window.h"
 
 namespace hone::cuda {
 namespace {
 
+/// ONNX axis normalisation (ops/axis.h); the error names the op.
 Result<int64_t> norm_axis(int64_t axis, size_t rank, const std::string& what) {
-  const auto r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r)
-    return fail(ErrorCode::kInvalidArgument, what + " axis " + std::to_string(axis) +
-                                                 " is out of range for rank " + std::to_string(r));
-  return axis < 0 ? axis + r : axis;
+  return ops::normalize_axis(axis, static_cast<int64_t>(rank), (what + " axis").c_str());
 }
 
 int64_t prod(const dims_t& d, size_t from, size_t to) {
@@ -67,8 +65,8 @@ Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
   }
   const dims_t kernel = n.attr_ints("kernel_shape");
   HONE_TRY(
-      reference::nn::Window w,
-      reference::nn::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
+      ops::Window w,
+      ops::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
   if (!is_max && w.dilations != dims_t(w.rank(), 1))
     return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
   const bool one_d = x.size() == 3;
@@ -266,13 +264,14 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
   const std::string& op = n.op_type;
   if (op == "Flatten") {
     // Flatten's axis may equal the rank (everything in the first dim).
-    int64_t axis = n.attr_int("axis", 1);
+    const int64_t given = n.attr_int("axis", 1);
     const auto r = static_cast<int64_t>(x.size());
-    if (axis < -r || axis > r)
-      return fail(ErrorCode::kInvalidArgument, "Flatten axis " + std::to_string(axis) +
+    const auto boundary = ops::try_normalize_boundary(given, r);
+    if (!boundary)
+      return fail(ErrorCode::kInvalidArgument, "Flatten axis " + std::to_string(given) +
                                                    " is out of range for rank " +
                                                    std::to_string(r));
-    if (axis < 0) axis += r;
+    const int64_t axis = *boundary;
     return view({prod(x, 0, axis), prod(x, axis, x.size())}, "flatten.view");
   }
   if (op == "Reshape") {

@@ -4,6 +4,8 @@
 
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
+#include "ops/broadcast.h"
+#include "ops/window.h"
 
 namespace hone::onednn {
 namespace {
@@ -180,8 +182,7 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   const dims_t kernel(wd.begin() + 2, wd.end());
   const dims_t strides = n.attr_ints("strides", dims_t(sp, 1));
   const dims_t dil = n.attr_ints("dilations", dims_t(sp, 1));
-  HONE_TRY(Window win, sliding_window(n, dims_t(x.dims.begin() + 2, x.dims.end()), kernel, strides,
-                                      dil, false));
+  HONE_TRY(Window win, sliding_window(n, dims_t(x.dims.begin() + 2, x.dims.end()), kernel, false));
   dims_t dst{x.dims[0], wd[0]};
   dst.insert(dst.end(), win.out.begin(), win.out.end());
   dims_t dil0;
@@ -352,12 +353,15 @@ Result<void> lower_matmul(PlanBuilder& b, const Node& n) {
     return fail(ErrorCode::kInvalidArgument,
                 "MatMul: " + shape_to_string(ad) + " x " + shape_to_string(bd) + " disagree on K");
   dims_t dst(r), logical;
+  // The batch dims broadcast the ONNX way (ops/broadcast.h).
+  const auto batch = ops::broadcast_shapes({std::vector<int64_t>(ad.begin(), ad.end() - 2),
+                                            std::vector<int64_t>(bd.begin(), bd.end() - 2)});
+  if (!batch)
+    return fail(ErrorCode::kInvalidArgument, "MatMul: batch dims of " + shape_to_string(ad) +
+                                                 " and " + shape_to_string(bd) +
+                                                 " do not broadcast");
   for (size_t i = 0; i + 2 < r; ++i) {
-    if (ad[i] != bd[i] && ad[i] != 1 && bd[i] != 1)
-      return fail(ErrorCode::kInvalidArgument, "MatMul: batch dims of " + shape_to_string(ad) +
-                                                   " and " + shape_to_string(bd) +
-                                                   " do not broadcast");
-    dst[i] = std::max(ad[i], bd[i]);
+    dst[i] = (*batch)[i];
     logical.push_back(dst[i]);
   }
   dst[r - 2] = ad[r - 2];
@@ -396,45 +400,14 @@ Result<void> lower_matmul(PlanBuilder& b, const Node& n) {
 }  // namespace
 
 Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& kernel,
-                              const dims_t& strides, const dims_t& dilations, bool ceil_mode) {
-  const size_t sp = in.size();
-  if (kernel.size() != sp || strides.size() != sp || dilations.size() != sp)
-    return fail(ErrorCode::kInvalidArgument,
-                "kernel, strides and dilations need " + std::to_string(sp) + " values");
-  const std::string auto_pad = n.attr_string("auto_pad", "NOTSET");
-  dims_t pads = n.attr_ints("pads", dims_t(2 * sp, 0));
-  if (pads.size() != 2 * sp)
-    return fail(ErrorCode::kInvalidArgument, "pads needs " + std::to_string(2 * sp) + " values");
-  Window w;
-  for (size_t i = 0; i < sp; ++i) {
-    const int64_t eff = (kernel[i] - 1) * dilations[i] + 1, s = strides[i];
-    if (s < 1 || dilations[i] < 1)
-      return fail(ErrorCode::kInvalidArgument, "strides and dilations must be >= 1");
-    int64_t pl = pads[i], pr = pads[i + sp], out = 0;
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out = (in[i] + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + eff - in[i]);
-      pl = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pr = total - pl;
-    } else if (auto_pad == "VALID") {
-      pl = pr = 0;
-      out = (in[i] - eff) / s + 1;
-    } else if (auto_pad == "NOTSET" || auto_pad.empty()) {
-      const int64_t span = in[i] + pl + pr - eff;
-      out = ceil_mode ? (span + s - 1) / s + 1 : span / s + 1;
-      // A last window that would start inside the right padding is dropped.
-      if (ceil_mode && (out - 1) * s >= in[i] + pl) --out;
-      if (ceil_mode) pr = std::max(pr, (out - 1) * s + eff - in[i] - pl);
-    } else {
-      return fail(ErrorCode::kUnsupported, "auto_pad '" + auto_pad + "'");
-    }
-    if (out < 1 || in[i] + pl + pr < eff)
-      return fail(ErrorCode::kInvalidArgument, "window of " + std::to_string(eff) +
-                                                   " does not fit input " + std::to_string(in[i]));
-    w.out.push_back(out);
-    w.pad_l.push_back(pl);
-    w.pad_r.push_back(pr);
-  }
+                              bool ceil_mode) {
+  HONE_TRY(ops::Window g, ops::make_window(n, in, kernel, ceil_mode, n.op_type));
+  Window w{g.out, g.pad_begin, g.pad_end};
+  // oneDNN wants the right padding to cover ceil_mode's last window.
+  if (ceil_mode)
+    for (size_t i = 0; i < in.size(); ++i)
+      w.pad_r[i] = std::max(w.pad_r[i],
+                            (g.out[i] - 1) * g.strides[i] + g.dilated(i) - in[i] - g.pad_begin[i]);
   return w;
 }
 

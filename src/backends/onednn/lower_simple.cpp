@@ -8,6 +8,8 @@
 
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
+#include "ops/axis.h"
+#include "ops/broadcast.h"
 
 namespace hone::onednn {
 namespace {
@@ -47,22 +49,9 @@ Result<void> lower_eltwise(PlanBuilder& b, const Node& n, const EltwiseSpec& es)
   return {};
 }
 
-Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {
-  const size_t r = std::max(a.size(), b.size());
-  const dims_t pa = pad_left(a, r), pb = pad_left(b, r);
-  dims_t out(r);
-  for (size_t i = 0; i < r; ++i) {
-    if (pa[i] != pb[i] && pa[i] != 1 && pb[i] != 1)
-      return fail(ErrorCode::kInvalidArgument, "shapes " + shape_to_string(a) + " and " +
-                                                   shape_to_string(b) + " do not broadcast");
-    out[i] = pa[i] == 1 ? pb[i] : pa[i];
-  }
-  return out;
-}
-
 Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
   ValueId v0 = n.inputs[0], v1 = n.inputs[1];
-  HONE_TRY(dims_t out, broadcast(b.value(v0).dims, b.value(v1).dims));
+  HONE_TRY(dims_t out, ops::broadcast_shapes({b.value(v0).dims, b.value(v1).dims}));
   const size_t r = out.size();
   const bool commutative = alg == algorithm::binary_add || alg == algorithm::binary_mul ||
                            alg == algorithm::binary_max || alg == algorithm::binary_min;
@@ -110,7 +99,7 @@ Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   if (global) {
     win = Window{dims_t(sp, 1), dims_t(sp, 0), dims_t(sp, 0)};
   } else {
-    HONE_TRY(win, sliding_window(n, in, kernel, strides, dil, n.attr_int("ceil_mode", 0) != 0));
+    HONE_TRY(win, sliding_window(n, in, kernel, n.attr_int("ceil_mode", 0) != 0));
   }
   algorithm alg = algorithm::pooling_max;
   if (n.op_type.ends_with("AveragePool"))
@@ -132,8 +121,9 @@ Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// supports() has checked the axis; ops/axis.h maps it.
 int64_t normalize_axis(int64_t axis, size_t rank) {
-  return axis < 0 ? axis + static_cast<int64_t>(rank) : axis;
+  return ops::try_normalize_axis(axis, static_cast<int64_t>(rank)).value_or(axis);
 }
 
 dims_t split2(const dims_t& d, int64_t axis) {
@@ -324,7 +314,7 @@ Result<void> lower_squeeze(PlanBuilder& b, const Node& n) {
   const int64_t rank = static_cast<int64_t>(in.size() + (squeeze ? 0 : axes.size()));
   std::vector<bool> marked(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
-    const int64_t k = a < 0 ? a + rank : a;
+    const int64_t k = ops::try_normalize_axis(a, rank).value_or(-1);
     if (k < 0 || k >= rank || marked[static_cast<size_t>(k)])
       return fail(ErrorCode::kInvalidArgument, n.op_type + " axis " + std::to_string(a) +
                                                    " is out of range or repeated for rank " +
@@ -418,8 +408,8 @@ Result<void> lower_slice(PlanBuilder& b, const Node& n) {
   dims_t out = in, view_strides = strides;
   int64_t offset = 0;
   for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t a = axes[k] < 0 ? axes[k] + rank : axes[k];
-    if (a < 0 || a >= rank)
+    const int64_t a = ops::try_normalize_axis(axes[k], rank).value_or(-1);
+    if (a < 0)
       return fail(ErrorCode::kInvalidArgument, "Slice axis " + std::to_string(axes[k]) +
                                                    " out of range for " + shape_to_string(in));
     if (steps[k] <= 0)

@@ -128,11 +128,17 @@ class OnednnBlock final : public CompiledBlock {
   std::shared_ptr<Stats> stats_;
   int threads_;
   bool bf16_;
-  reference::Interpreter fallback_;
+  eval::Interpreter fallback_;
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
   mutable std::map<Signature, Error> failed_;
 };
+
+/// oneDNN's version, "2.6.3".
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl_version();
+  return std::to_string(v->major) + "." + std::to_string(v->minor) + "." + std::to_string(v->patch);
+}
 
 }  // namespace
 
@@ -164,6 +170,7 @@ const BackendCapabilities& OnednnBackend::caps() {
     if (cpu_has_bf16()) k.precisions.push_back("bf16");
     k.build_mode = BuildMode::kAheadOfTime;
     k.dynamic_shapes = true;
+    k.libraries = {{"onednn", onednn_version()}};
     return k;
   }();
   return c;

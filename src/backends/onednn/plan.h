@@ -203,9 +203,9 @@ namespace hone::onednn {
 struct Window {
   dims_t out, pad_l, pad_r;
 };
-/// Reads auto_pad/pads from `n`; `in` are the spatial input dims.
+/// The window of `n` (ops::make_window) over the spatial input dims `in`, in
+/// oneDNN's terms (ceil_mode widens the right padding).
 [[nodiscard]] Result<Window> sliding_window(const Node& n, const dims_t& in, const dims_t& kernel,
-                                            const dims_t& strides, const dims_t& dilations,
                                             bool ceil_mode);
 
 }  // namespace hone::onednn

@@ -1,8 +1,8 @@
 // The reference backend: the plain interpreter behind the Backend interface.
 #include <memory>
 
-#include "backends/reference/interpreter.h"
-#include "backends/reference/kernel_util.h"
+#include "eval/interpreter.h"
+#include "eval/kernel_util.h"
 #include "hone/registry.h"
 
 namespace hone {
@@ -35,7 +35,7 @@ class ReferenceBackend final : public Backend {
         "widened to f64 and f64 outputs (the ground truth tuning measures candidates against)");
   }
 
-  std::string_view name() const override { return "reference"; }
+  std::string_view name() const override { return kReferenceBackend; }
   const BackendCapabilities& capabilities() const override { return caps(); }
 
  protected:
@@ -46,10 +46,10 @@ class ReferenceBackend final : public Backend {
                   "reference precision '" + precision + "' is not f32 or f64");
     f64_ = precision == "f64";
     interpreter_ =
-        reference::Interpreter(reference::OpRegistry::reference(),
-                               f64_ ? reference::Precision::kF64 : reference::Precision::kF32);
+        eval::Interpreter(eval::OpRegistry::reference(),
+                               f64_ ? eval::Precision::kF64 : eval::Precision::kF32);
     HONE_CHECK_OK(interpreter_.check_supported(graph));
-    graph_ = std::make_unique<Graph>(f64_ ? reference::widen_to_f64(graph) : graph);
+    graph_ = std::make_unique<Graph>(f64_ ? eval::widen_to_f64(graph) : graph);
     return {};
   }
   Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& inputs) const override {
@@ -57,20 +57,20 @@ class ReferenceBackend final : public Backend {
     std::vector<Tensor> wide;
     wide.reserve(inputs.size());
     for (const Tensor& t : inputs)
-      wide.push_back(t.dtype() == DType::kF32 ? reference::cast_tensor(t, DType::kF64) : t);
+      wide.push_back(t.dtype() == DType::kF32 ? eval::cast_tensor(t, DType::kF64) : t);
     return interpreter_.run_tensors(*graph_, wide);
   }
 
  private:
   bool f64_ = false;
-  reference::Interpreter interpreter_;
+  eval::Interpreter interpreter_;
   std::unique_ptr<const Graph> graph_;
 };
 
 }  // namespace
 
 void register_reference(BackendRegistry& registry) {
-  auto r = registry.add({"reference",
+  auto r = registry.add({kReferenceBackend,
                          "plain op-by-op interpreter that defines the right answer",
                          ReferenceBackend::caps(),
                          [] { return std::make_unique<ReferenceBackend>(); },

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <random>
 
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/onnx.h"
 
 namespace hone {
@@ -20,7 +20,7 @@ Tensor filled(std::vector<int64_t> shape, float start) {
 }
 
 std::vector<Tensor> run(const Graph& g, const std::vector<Tensor>& in) {
-  auto out = reference::Interpreter().run_tensors(g, in);
+  auto out = eval::Interpreter().run_tensors(g, in);
   EXPECT_TRUE(out) << out.error().to_string();
   return out ? *out : std::vector<Tensor>{};
 }

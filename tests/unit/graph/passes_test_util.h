@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/backend_test_util.h"
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/graph.h"
 
 namespace hone::passes_test {
@@ -28,7 +28,7 @@ inline size_t count_op(const Graph& g, const std::string& op) {
 inline ::testing::AssertionResult same_outputs(const Graph& before, const Graph& after,
                                                const std::vector<Tensor>& inputs, double tol = 1e-5,
                                                bool bitwise = false) {
-  reference::Interpreter interp;
+  eval::Interpreter interp;
   auto want = interp.run_tensors(before, inputs);
   if (!want) return ::testing::AssertionFailure() << "before: " << want.error().to_string();
   auto got = interp.run_tensors(after, inputs);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
+#include "hone/sha256.h"
 #include "package_test_util.h"
 
 namespace hone::package {

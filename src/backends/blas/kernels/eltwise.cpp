@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "backends/blas/kernels/vector_clones.h"
+#include "ops/broadcast.h"
 
 namespace hone::blas::kernels {
 namespace {
@@ -194,32 +195,6 @@ std::string EwProgram::describe() const {
   return s;
 }
 
-Result<std::vector<int64_t>> broadcast_dims(const std::vector<std::vector<int64_t>>& shapes) {
-  size_t rank = 0;
-  for (const auto& s : shapes) rank = std::max(rank, s.size());
-  std::vector<int64_t> out(rank, 1);
-  for (const auto& s : shapes)
-    for (size_t i = 0; i < s.size(); ++i) {
-      int64_t& o = out[rank - s.size() + i];
-      if (s[i] == o || s[i] == 1) continue;
-      if (o != 1) {
-        std::string all;
-        for (const auto& x : shapes) {
-          all += all.empty() ? "" : " and ";
-          all += "[";
-          for (size_t j = 0; j < x.size(); ++j) {
-            if (j != 0) all += ',';
-            all += std::to_string(x[j]);
-          }
-          all += "]";
-        }
-        return fail(ErrorCode::kInvalidArgument, "shapes " + all + " do not broadcast");
-      }
-      o = s[i];
-    }
-  return out;
-}
-
 Result<EwLayout> EwLayout::make(const std::vector<int64_t>& out,
                                 const std::vector<std::vector<int64_t>>& operands) {
   const size_t r = out.size();
@@ -229,15 +204,13 @@ Result<EwLayout> EwLayout::make(const std::vector<int64_t>& out,
     if (s.size() > r)
       return fail(ErrorCode::kInvalidArgument,
                   "operand " + std::to_string(k) + " has a higher rank than the output");
-    int64_t st = 1;
-    for (size_t i = s.size(); i-- > 0;) {
-      const size_t o = r - s.size() + i;
-      if (s[i] != out[o] && s[i] != 1)
-        return fail(ErrorCode::kInvalidArgument,
-                    "operand " + std::to_string(k) + " does not broadcast to the output");
-      strides[k][o] = s[i] == 1 ? 0 : st;
-      st *= s[i];
-    }
+    // ONNX broadcasting (ops/broadcast.h): the operand must broadcast to the
+    // output as it is; its strides are 0 along the broadcast dims.
+    const auto fits = ops::broadcast_shapes({s, out});
+    if (!fits || *fits != out)
+      return fail(ErrorCode::kInvalidArgument,
+                  "operand " + std::to_string(k) + " does not broadcast to the output");
+    strides[k] = ops::broadcast_strides(s, out);
   }
   EwLayout l;
   l.numel = 1;

@@ -81,10 +81,6 @@ struct EwLayout {
                                              const std::vector<std::vector<int64_t>>& operands);
 };
 
-/// The ONNX multidirectional broadcast of `shapes`; error naming both shapes.
-[[nodiscard]] Result<std::vector<int64_t>> broadcast_dims(
-    const std::vector<std::vector<int64_t>>& shapes);
-
 /// Runs `p` over output elements [begin, end) on the calling thread.
 void eltwise_run(const EwProgram& p, const EwLayout& l, const std::vector<const float*>& operands,
                  float* out, int64_t begin, int64_t end);

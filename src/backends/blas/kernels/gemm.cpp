@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <sstream>
 
 namespace hone::blas::kernels {
 namespace {
@@ -29,6 +30,14 @@ std::string_view openblas_variant() {
     default:
       return "openmp";
   }
+}
+
+std::string openblas_version() {
+  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
+  std::istringstream words(openblas_get_config());
+  std::string name, version;
+  words >> name >> version;
+  return version.empty() ? std::string("unknown") : version;
 }
 
 void pin_openblas_single_thread() {

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 
 #include "hone/thread_pool.h"
@@ -23,6 +24,8 @@ namespace hone::blas::kernels {
 
 /// Which OpenBLAS build this process loaded.
 std::string_view openblas_variant();
+/// OpenBLAS's version ("0.3.21"), from its build configuration.
+std::string openblas_version();
 
 /// Makes OpenBLAS run single-threaded on the calling thread (and, for the
 /// pthreads build, process-wide). Cheap after the first call per thread.

@@ -15,7 +15,7 @@
 
 #include "backends/aot/aot_backend.h"
 #include "backends/backend_test_util.h"
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/graph_builder.h"
 #include "hone/onnx.h"
 
@@ -55,7 +55,7 @@ inline void expect_matches_reference(const Graph& g,
   // Every node of the graph the backend planned runs compiled.
   EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
   for (const auto& inputs : input_sets) {
-    auto want = reference::Interpreter().run_tensors(g, inputs);
+    auto want = eval::Interpreter().run_tensors(g, inputs);
     ASSERT_TRUE(want) << want.error().to_string();
     const uint64_t before = be->kernel_executions();
     auto got = be->infer(inputs);

@@ -42,7 +42,7 @@ TEST_P(AotArtifactModels, RunnerMatchesTheReference) {
                             io.string() + " --outputs " + io.string() + " --threads 1 > " +
                             (io / "runner.log").string() + " 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    auto want = reference::Interpreter().run_tensors(g, in);
+    auto want = eval::Interpreter().run_tensors(g, in);
     ASSERT_TRUE(want) << want.error().to_string();
     for (size_t k = 0; k < want->size(); ++k) {
       auto got = load_npy(io / ("output_" + std::to_string(k) + ".npy"));

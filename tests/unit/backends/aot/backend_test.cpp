@@ -58,7 +58,7 @@ TEST_P(AotModels, MatchReferenceAtSeveralBatchSizes) {
       << be->partition().describe(planned);
   for (int64_t batch : {1, 3}) {
     const auto in = inputs_for(g, batch, static_cast<uint32_t>(batch));
-    auto want = reference::Interpreter().run_tensors(g, in);
+    auto want = eval::Interpreter().run_tensors(g, in);
     ASSERT_TRUE(want) << want.error().to_string();
     auto got = be->infer(in);
     ASSERT_TRUE(got) << got.error().to_string();
@@ -128,7 +128,7 @@ TEST(AotBackend, ParallelRegionsHaveASerialTwinAndBothAgree) {
     EXPECT_NE(src.find("if (c->nt > 1 && ("), std::string::npos);
     EXPECT_NE(src.find("} else {"), std::string::npos);
     const auto in = inputs_for(g, 8, 5);  // batch 8, seq 8: large enough to fork
-    auto want = reference::Interpreter().run_tensors(g, in);
+    auto want = eval::Interpreter().run_tensors(g, in);
     ASSERT_TRUE(want) << want.error().to_string();
     auto got = be->infer(in);
     ASSERT_TRUE(got) << got.error().to_string();
@@ -224,7 +224,7 @@ TEST(AotBackend, ExportedArtifactRunsInTheStandaloneRunner) {
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   auto got = load_npy(io / "output_0.npy");
   ASSERT_TRUE(got) << got.error().to_string();
-  auto want = reference::Interpreter().run_tensors(g, in);
+  auto want = eval::Interpreter().run_tensors(g, in);
   ASSERT_TRUE(want);
   EXPECT_TRUE(close(*got, (*want)[0], 1e-4, 1e-4));
   // A bad input is a clear error from the runner, not a crash.
@@ -272,7 +272,7 @@ TEST(AotBackend, BlockItCannotLowerRunsOnTheReference) {
   const std::vector<Tensor> in{uniform(rng, {2, 6})};
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();
-  auto want = reference::Interpreter().run_tensors(*g, in);
+  auto want = eval::Interpreter().run_tensors(*g, in);
   ASSERT_TRUE(want);
   EXPECT_TRUE(close((*got)[0], (*want)[0]));
   auto r = be->export_artifact(fresh_dir("artifact_unprovable"));

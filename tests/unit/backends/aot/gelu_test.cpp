@@ -45,7 +45,7 @@ TEST(AotGelu, PolynomialErfMatchesReferenceOverTheWholeRange) {
   for (size_t i = 0; i < special.size(); ++i) two[i * 7] = special[i];
   two.insert(two.end(), row.begin(), row.end());
   const std::vector<Tensor> in{Tensor::from<float>({2, 4001}, two)};
-  auto want = reference::Interpreter().run_tensors(*g, in);
+  auto want = eval::Interpreter().run_tensors(*g, in);
   ASSERT_TRUE(want) << want.error().to_string();
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();

@@ -46,7 +46,7 @@ TEST(AotGemmFold, TransformerMatchesReferenceAtSymbolicBatchAndSeq) {
   for (int64_t batch : {1, 3})
     for (int64_t seq : {1, 7, 32}) {
       const std::vector<Tensor> in{uniform(rng, {batch, seq, 128})};
-      auto want = reference::Interpreter().run_tensors(*g, in);
+      auto want = eval::Interpreter().run_tensors(*g, in);
       ASSERT_TRUE(want) << want.error().to_string();
       auto got = be->infer(in);
       ASSERT_TRUE(got) << got.error().to_string();

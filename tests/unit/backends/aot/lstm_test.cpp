@@ -160,7 +160,7 @@ TEST(AotLstm, OtherActivationsAndSequenceLensAreNotClaimed) {
   ASSERT_TRUE(be);
   EXPECT_EQ(be->partition().nodes_on_backend(), 0u);
   const auto in = inputs_for(c, lg, 4, 3, rng);
-  auto want = reference::Interpreter().run_tensors(lg.graph, in);
+  auto want = eval::Interpreter().run_tensors(lg.graph, in);
   auto got = be->infer(in);
   ASSERT_TRUE(want && got);
   for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(close((*got)[i], (*want)[i]));
@@ -177,7 +177,7 @@ TEST(AotLstm, ModelMatchesReferenceAtSeveralSeqAndBatch) {
   std::mt19937 rng(7);
   for (auto [seq, batch] : {std::pair<int64_t, int64_t>{32, 8}, {1, 1}, {40, 9}, {7, 3}}) {
     const std::vector<Tensor> in{uniform(rng, {seq, batch, 64})};
-    auto want = reference::Interpreter().run_tensors(*g, in);
+    auto want = eval::Interpreter().run_tensors(*g, in);
     ASSERT_TRUE(want) << want.error().to_string();
     auto got = be->infer(in);
     ASSERT_TRUE(got) << got.error().to_string();

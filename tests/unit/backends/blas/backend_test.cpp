@@ -90,7 +90,7 @@ TEST(BlasBackend, RefusedOpFallsBackAndStillMatches) {
   std::vector<Tensor> in{uniform(rng, {3, 6})};
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();
-  EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
   EXPECT_EQ(be->kernel_executions(), 2u);
   EXPECT_EQ(be->fallback_runs(), 0u);
 }
@@ -126,7 +126,7 @@ TEST(BlasBackend, DynamicBatchPlansOncePerShape) {
   Graph g = res_block(rng);
   auto be = build_blas(g, 2);
   EXPECT_TRUE(be->kernel_plan().empty()) << "symbolic batch: nothing planned before the first call";
-  reference::Interpreter ref;
+  eval::Interpreter ref;
   for (int round = 0; round < 2; ++round)
     for (int64_t n = 1; n <= 5; ++n) {
       std::vector<Tensor> in{uniform(rng, {n, 3, 10, 10})};

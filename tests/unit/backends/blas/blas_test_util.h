@@ -12,7 +12,7 @@
 
 #include "backends/backend_test_util.h"
 #include "backends/blas/blas_backend.h"
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/graph_builder.h"
 
 namespace hone::blas::testing_util {
@@ -43,7 +43,7 @@ inline std::unique_ptr<BlasBackend> expect_matches_reference(const Graph& g,
   auto be = build_blas(g, threads, optimize);
   EXPECT_EQ(be->state(), BackendState::kActive);
   EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
-  auto want = reference::Interpreter().run_tensors(g, inputs);
+  auto want = eval::Interpreter().run_tensors(g, inputs);
   EXPECT_TRUE(want) << want.error().to_string();
   if (!want) return be;
   const uint64_t before = be->kernel_executions();

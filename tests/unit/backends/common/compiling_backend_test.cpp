@@ -17,7 +17,7 @@ class CountingBlock final : public CompiledBlock {
   CountingBlock(Graph g, std::atomic<int>* runs) : graph_(std::move(g)), runs_(runs) {}
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     ++*runs_;
-    return reference::Interpreter().run_tensors(graph_, inputs);
+    return eval::Interpreter().run_tensors(graph_, inputs);
   }
 
  private:

@@ -12,7 +12,7 @@
 
 #include "backends/backend_test_util.h"
 #include "backends/cuda/cuda_backend.h"
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/graph_builder.h"
 
 /// Skips the test, naming why, where the cuda backend cannot run.
@@ -41,7 +41,7 @@ inline std::unique_ptr<CudaBackend> expect_matches_reference(
   EXPECT_TRUE(built) << built.error().to_string();
   if (!built) return be;
   EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
-  auto want = reference::Interpreter().run_tensors(g, inputs);
+  auto want = eval::Interpreter().run_tensors(g, inputs);
   EXPECT_TRUE(want) << want.error().to_string();
   if (!want) return be;
   const uint64_t before = be->kernel_executions();

@@ -294,7 +294,7 @@ TEST(CudaOps, RefusedNodesRunOnTheReferenceBetweenGpuBlocks) {
   CudaBackend be;
   ASSERT_TRUE(be.build(g));
   const Tensor in = uniform(rng, {4, 6}, -2.0f, 2.0f);
-  auto want = reference::Interpreter().run_tensors(g, {in});
+  auto want = eval::Interpreter().run_tensors(g, {in});
   auto got = be.infer({in});
   ASSERT_TRUE(want && got);
   EXPECT_TRUE(testing_util::close((*got)[0], (*want)[0]));
@@ -315,7 +315,7 @@ TEST(CudaOps, ConcurrentInferencesAgree) {
   std::vector<Tensor> ins, want;
   for (int i = 0; i < 8; ++i) {
     ins.push_back(uniform(rng, {1 + i % 3, 3, 16, 16}));
-    want.push_back((*reference::Interpreter().run_tensors(g, {ins.back()}))[0]);
+    want.push_back((*eval::Interpreter().run_tensors(g, {ins.back()}))[0]);
   }
   std::vector<std::string> errors(ins.size());
   std::vector<std::thread> threads;

@@ -160,7 +160,7 @@ TEST(CudaShapes, Tf32ChangesTheMathModeAndStaysWithinItsTolerance) {
   b.output(b.matmul(x, b.constant("w", uniform(rng, {1024, 256}))), "y");
   const Graph g = *std::move(b).build();
   const Tensor in = uniform(rng, {256, 1024});
-  auto want = reference::Interpreter().run_tensors(g, {in});
+  auto want = eval::Interpreter().run_tensors(g, {in});
   ASSERT_TRUE(want) << want.error().to_string();
   double err[2] = {};
   for (int k = 0; k < 2; ++k) {

@@ -104,7 +104,7 @@ TEST(OnednnBackend, RefusedOpFallsBackAndStillMatches) {
   std::vector<Tensor> in{uniform(rng, {3, 6})};
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();
-  EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
   EXPECT_GT(be->kernel_executions(), 0u);
   EXPECT_EQ(be->fallback_runs(), 0u);
 }
@@ -138,7 +138,7 @@ TEST(OnednnBackend, DynamicBatchBuildsOnePlanPerShape) {
   auto be = build_onednn(g);
   EXPECT_TRUE(be->plan_descriptions().empty())
       << "symbolic batch: nothing to build before the first call";
-  reference::Interpreter ref;
+  eval::Interpreter ref;
   for (int round = 0; round < 2; ++round)
     for (int64_t n = 1; n <= 8; ++n) {
       std::vector<Tensor> in{uniform(rng, {n, 3, 8, 8})};

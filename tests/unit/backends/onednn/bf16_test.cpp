@@ -82,7 +82,7 @@ void expect_bf16_differs_within_tolerance(const Graph& g, const std::vector<Tens
   }
   EXPECT_EQ(f32_plans.find("[bf16]"), std::string::npos) << f32_plans;
 
-  auto want = reference::Interpreter().run_tensors(g, inputs);
+  auto want = eval::Interpreter().run_tensors(g, inputs);
   ASSERT_TRUE(want) << want.error().to_string();
   auto got = bf->infer(inputs);
   ASSERT_TRUE(got) << got.error().to_string();
@@ -161,7 +161,7 @@ TEST(OnednnBf16, FlagIsIgnoredWithoutCpuSupport) {
   const std::string plans = plans_of(*be);
   EXPECT_EQ(plans.find("[bf16]"), std::string::npos) << plans;
   const std::vector<Tensor> in{uniform(rng, {2, 16, 12, 12}), uniform(rng, {4, 32})};
-  auto want = reference::Interpreter().run_tensors(g, in);
+  auto want = eval::Interpreter().run_tensors(g, in);
   auto got = be->infer(in);
   ASSERT_TRUE(want && got);
   for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(close((*got)[i], (*want)[i]));

@@ -36,7 +36,7 @@ TEST(OnednnLayout, BothConvLayoutsOfADepthwiseBlockMatchTheReference) {
   std::mt19937 rng(1);
   Graph g = depthwise_net(rng, 4);
   std::vector<Tensor> in{uniform(rng, {4, 3, 16, 16})};
-  auto want = reference::Interpreter().run_tensors(g, in);
+  auto want = eval::Interpreter().run_tensors(g, in);
   ASSERT_TRUE(want) << want.error().to_string();
   for (bool blocked : {false, true}) {
     SCOPED_TRACE(blocked ? "nChw16c" : "oneDNN's pick");
@@ -58,7 +58,7 @@ TEST(OnednnLayout, DepthwiseBlockPicksOnePlanPerShapeAndMatches) {
   std::mt19937 rng(2);
   Graph g = depthwise_net(rng, Dim::symbol("batch"));
   auto be = build_onednn(g);
-  reference::Interpreter ref;
+  eval::Interpreter ref;
   for (int64_t n : {1, 3}) {
     std::vector<Tensor> in{uniform(rng, {n, 3, 16, 16})};
     auto got = be->infer(in);

@@ -12,7 +12,7 @@
 
 #include "backends/backend_test_util.h"
 #include "backends/onednn/onednn_backend.h"
-#include "backends/reference/interpreter.h"
+#include "eval/interpreter.h"
 #include "hone/graph_builder.h"
 
 namespace hone::onednn::testing_util {
@@ -39,7 +39,7 @@ inline void expect_matches_reference(const Graph& g, const std::vector<Tensor>& 
   if (expect_all_nodes) {
     EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
   }
-  auto want = reference::Interpreter().run_tensors(g, inputs);
+  auto want = eval::Interpreter().run_tensors(g, inputs);
   ASSERT_TRUE(want) << want.error().to_string();
   const uint64_t before = be->kernel_executions();
   auto got = be->infer(inputs);

@@ -89,7 +89,7 @@ TEST(OnednnOps, RefusesFirstOperandBroadcastForSub) {
   std::vector<Tensor> in{uniform(rng, {4}), uniform(rng, {3, 4})};
   auto got = be->infer(in);
   ASSERT_TRUE(got);
-  EXPECT_TRUE(testing_util::close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_TRUE(testing_util::close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
   EXPECT_EQ(be->kernel_executions(), 0u);
 }
 

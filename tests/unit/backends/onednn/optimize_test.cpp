@@ -61,7 +61,7 @@ TEST(OnednnOptimize, TransformerRunsWholeOnOneDnnAndFusesLayerNormWhenOptimized)
   // reduction primitive, Pow and Sqrt as eltwise); optimized, as one LayerNorm.
   std::mt19937 rng(32);
   const std::vector<Tensor> in{uniform(rng, {2, 7, 128}, -2.0f, 2.0f)};
-  auto want = reference::Interpreter().run_tensors(*g, in);
+  auto want = eval::Interpreter().run_tensors(*g, in);
   ASSERT_TRUE(want) << want.error().to_string();
   auto plain = build(*g, false);
   EXPECT_TRUE(plain->partition().fallbacks.empty());

@@ -97,7 +97,7 @@ TEST(OnednnResample, ScalesOnednnCannotMatchFallBackAndStillMatch) {
     std::vector<Tensor> in{uniform(rng, c.in)};
     auto got = be->infer(in);
     ASSERT_TRUE(got) << got.error().to_string();
-    EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+    EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
     EXPECT_EQ(be->kernel_executions(), 0u) << "oneDNN would map 1.7 as 1.6";
   }
 }
@@ -120,7 +120,7 @@ TEST(OnednnResample, NearestNonIntegerRatiosLowerOnlyWhereIndicesAgree) {
   std::vector<Tensor> in{uniform(rng, c.in)};
   auto got = be->infer(in);
   ASSERT_TRUE(got) << got.error().to_string();
-  EXPECT_TRUE(close((*got)[0], (*reference::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
   EXPECT_EQ(be->kernel_executions(), 0u);
   EXPECT_EQ(be->fallback_runs(), 1u);
 }

@@ -145,7 +145,7 @@ TEST(OnednnRnn, DynamicBatchAndSequenceBuildOnePlanPerShape) {
   c.initial_h = c.initial_c = true;
   Graph g = rnn_graph(rng, c, Dim::symbol("seq"), Dim::symbol("batch"));
   auto be = build_onednn(g);
-  reference::Interpreter ref;
+  eval::Interpreter ref;
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 1}, {7, 2}, {3, 5}, {7, 2}};
   for (auto [seq, batch] : shapes) {
     SCOPED_TRACE("seq " + std::to_string(seq) + " batch " + std::to_string(batch));
@@ -170,7 +170,7 @@ TEST(OnednnRnn, SequenceLensRunOnOnednnOnlyWhenFull) {
   auto be = build_onednn(g);
   auto in = rnn_inputs(rng, c, 6, 3);
   auto got = be->infer(in);
-  auto want = reference::Interpreter().run_tensors(g, in);
+  auto want = eval::Interpreter().run_tensors(g, in);
   ASSERT_TRUE(got && want);
   for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(close((*got)[i], (*want)[i]));
   EXPECT_EQ(be->fallback_runs(), 1u);

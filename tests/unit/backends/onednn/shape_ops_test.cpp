@@ -66,7 +66,7 @@ TEST(OnednnShapeOps, RuntimeShapeReshapeIsPlannedPerSignature) {
     const Partition& p = be->partition();
     ASSERT_EQ(p.blocks.size(), 1u) << p.describe(p.graph ? *p.graph : g);
     EXPECT_TRUE(p.blocks[0].on_backend);
-    reference::Interpreter ref;
+    eval::Interpreter ref;
     for (int64_t batch : {1, 3, 1}) {
       std::vector<Tensor> in{uniform(rng, {batch, 2, 3, 4})};
       auto got = be->infer(in);

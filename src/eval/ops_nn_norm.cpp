@@ -1,0 +1,292 @@
+// Normalizations: BatchNormalization (inference), InstanceNormalization,
+// LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization.
+// Statistics are accumulated in double, two-pass (mean, then squared
+// deviations), and each output is rounded once to its dtype.
+#include <algorithm>
+#include <cmath>
+
+#include "eval/kernel_util.h"
+#include "eval/ops_nn_internal.h"
+
+namespace hone::eval::nn {
+namespace {
+
+Result<std::vector<double>> channel_param(const KernelContext& ctx, size_t index, int64_t c,
+                                          const std::string& what) {
+  HONE_TRY(const Tensor* t, ctx.tensor(index));
+  if (t->numel() != c || t->rank() > 1)
+    return fail(ErrorCode::kInvalidArgument, what + " " + t->describe() + " must have shape [" +
+                                                 std::to_string(c) + "]");
+  if (!is_floating(t->dtype()))
+    return fail(unsupported_dtype(t->dtype(), "a floating-point type").add_context(what));
+  return to_doubles(*t);
+}
+
+/// Writes doubles into a float tensor of `dtype`.
+Result<Tensor> to_tensor(DType dtype, const std::vector<int64_t>& shape, const std::vector<double>& v) {
+  if (!is_floating(dtype)) return fail(unsupported_dtype(dtype, "a floating-point type"));
+  return from_doubles(dtype, shape, v);
+}
+
+Result<void> batch_norm(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const Node& node = ctx.node();
+  if (node.attr_int("training_mode", 0) != 0)
+    return fail(ErrorCode::kUnsupported,
+                "BatchNormalization training_mode=1 is not supported by the reference (inference only)");
+  if (ctx.wants_output(1) || ctx.wants_output(2))
+    return fail(ErrorCode::kUnsupported,
+                "BatchNormalization training outputs (running/saved mean and variance) are not supported");
+  if (node.attr_int("spatial", 1) == 0)
+    return fail(ErrorCode::kUnsupported, "BatchNormalization spatial=0 is not supported");
+  HONE_CHECK_OK(check_nc_input(*x, 2, "BatchNormalization"));
+  const int64_t c = x->dim(1);
+  HONE_TRY(auto scale, channel_param(ctx, 1, c, "BatchNormalization scale"));
+  HONE_TRY(auto bias, channel_param(ctx, 2, c, "BatchNormalization B"));
+  HONE_TRY(auto mean, channel_param(ctx, 3, c, "BatchNormalization input_mean"));
+  HONE_TRY(auto var, channel_param(ctx, 4, c, "BatchNormalization input_var"));
+  const double eps = node.attr_float("epsilon", 1e-5f);
+  const int64_t inner = product(x->shape(), 2);
+  std::vector<double> v = to_doubles(*x);
+  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
+    const int64_t ch = (i / inner) % c;
+    v[i] = (v[i] - mean[ch]) / std::sqrt(var[ch] + eps) * scale[ch] + bias[ch];
+  }
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), v));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+/// Mean and population variance of `n` values starting at p with stride 1.
+void moments(const double* p, int64_t n, double* mean, double* var) {
+  double s = 0.0;
+  for (int64_t i = 0; i < n; ++i) s += p[i];
+  const double m = n > 0 ? s / static_cast<double>(n) : 0.0;
+  double q = 0.0;
+  for (int64_t i = 0; i < n; ++i) q += (p[i] - m) * (p[i] - m);
+  *mean = m;
+  *var = n > 0 ? q / static_cast<double>(n) : 0.0;
+}
+
+Result<void> instance_norm(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_CHECK_OK(check_nc_input(*x, 3, "InstanceNormalization"));
+  const int64_t c = x->dim(1);
+  HONE_TRY(auto scale, channel_param(ctx, 1, c, "InstanceNormalization scale"));
+  HONE_TRY(auto bias, channel_param(ctx, 2, c, "InstanceNormalization B"));
+  const double eps = ctx.node().attr_float("epsilon", 1e-5f);
+  const int64_t inner = product(x->shape(), 2);
+  std::vector<double> v = to_doubles(*x);
+  ctx.pool().parallel_for(x->dim(0) * c, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      double* p = v.data() + plane * inner;
+      double mean, var;
+      moments(p, inner, &mean, &var);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      const int64_t ch = plane % c;
+      for (int64_t i = 0; i < inner; ++i) p[i] = (p[i] - mean) * inv * scale[ch] + bias[ch];
+    }
+  });
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), v));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<DType> stash_dtype(int64_t stash_type) {
+  switch (stash_type) {
+    case 1: return DType::kF32;
+    case 10: return DType::kF16;
+    case 11: return DType::kF64;
+    case 16: return DType::kBF16;
+    default:
+      return fail(ErrorCode::kUnsupported,
+                  "LayerNormalization stash_type " + std::to_string(stash_type) +
+                      " is not a float type (1, 10, 11 or 16)");
+  }
+}
+
+/// Index map of an optional parameter broadcast (unidirectionally) to `shape`.
+Result<std::vector<int64_t>> param_map(const Tensor& t, const std::vector<int64_t>& shape,
+                                       const std::string& what) {
+  auto b = broadcast_shapes({t.shape(), shape});
+  if (!b || *b != shape)
+    return fail(ErrorCode::kInvalidArgument, what + " " + t.describe() +
+                                                 " does not broadcast to the normalized shape " +
+                                                 shape_to_string(shape));
+  return broadcast_index_map(t.shape(), shape);
+}
+
+Result<void> layer_norm(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const Node& node = ctx.node();
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  if (rank == 0)
+    return fail(ErrorCode::kInvalidArgument, "LayerNormalization input X must not be a scalar");
+  HONE_TRY(const int64_t axis, normalize_axis(node.attr_int("axis", -1), rank, "LayerNormalization axis"));
+  HONE_TRY(const DType stash, stash_dtype(node.attr_int("stash_type", 1)));
+  const double eps = node.attr_float("epsilon", 1e-5f);
+  const std::vector<int64_t> norm_shape(x->shape().begin() + axis, x->shape().end());
+  const int64_t inner = product(norm_shape);
+  const int64_t outer = product(std::vector<int64_t>(x->shape().begin(), x->shape().begin() + axis));
+  HONE_TRY(const Tensor* scale_t, ctx.tensor(1));
+  HONE_TRY(auto scale_map, param_map(*scale_t, norm_shape, "LayerNormalization Scale"));
+  const std::vector<double> scale = to_doubles(*scale_t);
+  std::vector<double> bias;
+  std::vector<int64_t> bias_map;
+  if (ctx.has_input(2)) {
+    HONE_TRY(bias_map, param_map(ctx.input(2), norm_shape, "LayerNormalization B"));
+    bias = to_doubles(ctx.input(2));
+  }
+  std::vector<double> v = to_doubles(*x);
+  std::vector<double> means(static_cast<size_t>(outer)), invs(static_cast<size_t>(outer));
+  ctx.pool().parallel_for(outer, [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      double* p = v.data() + row * inner;
+      double mean, var;
+      moments(p, inner, &mean, &var);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      means[row] = mean;
+      invs[row] = inv;
+      for (int64_t i = 0; i < inner; ++i) {
+        double y = (p[i] - mean) * inv * scale[scale_map[i]];
+        if (!bias.empty()) y += bias[bias_map[i]];
+        p[i] = y;
+      }
+    }
+  });
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), v));
+  ctx.set_output(0, std::move(y));
+  std::vector<int64_t> stat_shape = x->shape();
+  for (int64_t d = axis; d < rank; ++d) stat_shape[d] = 1;
+  if (ctx.wants_output(1)) ctx.set_output(1, from_doubles(stash, stat_shape, means));
+  if (ctx.wants_output(2)) ctx.set_output(2, from_doubles(stash, stat_shape, invs));
+  return {};
+}
+
+Result<void> group_norm(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_CHECK_OK(check_nc_input(*x, 2, "GroupNormalization"));
+  const Node& node = ctx.node();
+  const int64_t groups = node.attr_int("num_groups", 0);
+  const int64_t c = x->dim(1);
+  if (groups <= 0 || c % groups != 0)
+    return fail(ErrorCode::kInvalidArgument, "GroupNormalization num_groups " + std::to_string(groups) +
+                                                 " must be positive and divide the channels (" +
+                                                 std::to_string(c) + ")");
+  HONE_TRY(const Tensor* scale_t, ctx.tensor(1));
+  HONE_TRY(const Tensor* bias_t, ctx.tensor(2));
+  // Opset 18 has one scale/bias per group, opset 21 one per channel.
+  const int64_t params = scale_t->numel();
+  if ((params != c && params != groups) || bias_t->numel() != params)
+    return fail(ErrorCode::kInvalidArgument,
+                "GroupNormalization scale " + scale_t->describe() + " and bias " + bias_t->describe() +
+                    " must both have " + std::to_string(c) + " (channels) or " +
+                    std::to_string(groups) + " (groups) values");
+  const std::vector<double> scale = to_doubles(*scale_t), bias = to_doubles(*bias_t);
+  const bool per_channel = params == c;
+  const double eps = node.attr_float("epsilon", 1e-5f);
+  const int64_t cg = c / groups, spatial = product(x->shape(), 2), inner = cg * spatial;
+  std::vector<double> v = to_doubles(*x);
+  ctx.pool().parallel_for(x->dim(0) * groups, [&](int64_t b, int64_t e) {
+    for (int64_t ng = b; ng < e; ++ng) {
+      double* p = v.data() + ng * inner;
+      double mean, var;
+      moments(p, inner, &mean, &var);
+      const double inv = 1.0 / std::sqrt(var + eps);
+      const int64_t g = ng % groups;
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t k = per_channel ? g * cg + i / spatial : g;
+        p[i] = (p[i] - mean) * inv * scale[k] + bias[k];
+      }
+    }
+  });
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), v));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<void> lrn(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_CHECK_OK(check_nc_input(*x, 2, "LRN"));
+  const Node& node = ctx.node();
+  const int64_t size = node.attr_int("size", 0);
+  if (size <= 0)
+    return fail(ErrorCode::kInvalidArgument, "LRN needs a positive 'size' attribute, got " + std::to_string(size));
+  const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f);
+  const double bias = node.attr_float("bias", 1.0f);
+  const int64_t c = x->dim(1), inner = product(x->shape(), 2);
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  const std::vector<double> v = to_doubles(*x);
+  std::vector<double> out(v.size());
+  for (int64_t n = 0; n < x->dim(0); ++n)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t i = 0; i < inner; ++i) {
+        double sq = 0.0;
+        for (int64_t k = std::max<int64_t>(0, ch - before); k <= std::min(c - 1, ch + after); ++k) {
+          const double e = v[(n * c + k) * inner + i];
+          sq += e * e;
+        }
+        const int64_t at = (n * c + ch) * inner + i;
+        out[at] = v[at] / std::pow(bias + alpha / static_cast<double>(size) * sq, beta);
+      }
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), out));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<void> mean_variance_norm(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  std::vector<int64_t> axes = ctx.node().attr_ints("axes", {0, 2, 3});
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    HONE_TRY(const int64_t ax, normalize_axis(a, rank, "MeanVarianceNormalization axis"));
+    reduced[ax] = true;
+  }
+  // Group id of each element: its linear index over the kept dims.
+  const std::vector<int64_t>& shape = x->shape();
+  std::vector<int64_t> kept_stride(static_cast<size_t>(rank), 0);
+  int64_t groups = 1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    if (!reduced[d]) {
+      kept_stride[d] = groups;
+      groups *= shape[d];
+    }
+  const int64_t n = x->numel();
+  std::vector<int64_t> group(static_cast<size_t>(n));
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t g = 0;
+    for (int64_t d = 0; d < rank; ++d) g += idx[d] * kept_stride[d];
+    group[i] = g;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < shape[d]) break;
+      idx[d] = 0;
+    }
+  }
+  std::vector<double> v = to_doubles(*x);
+  std::vector<double> sum(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
+  const double count = groups > 0 ? static_cast<double>(n) / static_cast<double>(groups) : 1.0;
+  for (int64_t i = 0; i < n; ++i) sum[group[i]] += v[i];
+  for (double& s : sum) s /= count;
+  for (int64_t i = 0; i < n; ++i) sq[group[i]] += (v[i] - sum[group[i]]) * (v[i] - sum[group[i]]);
+  // The ONNX function body divides by sqrt(variance) + 1e-9.
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = (v[i] - sum[group[i]]) / (std::sqrt(sq[group[i]] / count) + 1e-9);
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), v));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+}  // namespace
+
+void register_norm_ops(OpRegistry& r) {
+  r.add("BatchNormalization", batch_norm);
+  r.add("InstanceNormalization", instance_norm);
+  r.add("LayerNormalization", layer_norm);
+  r.add("GroupNormalization", group_norm);
+  r.add("LRN", lrn);
+  r.add("MeanVarianceNormalization", mean_variance_norm);
+}
+
+}  // namespace hone::eval::nn

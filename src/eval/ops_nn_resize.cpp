@@ -1,0 +1,369 @@
+// Resize (opsets 10, 11, 13, 18, 19) and the deprecated Upsample (7, 9).
+//
+// Each resized axis gets a table of taps: for every output index, the input
+// indices it reads and their weights (one tap for nearest, two for linear,
+// four for cubic, more for antialiased downsampling). Nearest copies
+// elements exactly; linear and cubic apply the axes one after another on a
+// double buffer (the filters are separable), rounding once at the end.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "eval/kernel_util.h"
+#include "eval/ops_nn_internal.h"
+
+namespace hone::eval::nn {
+namespace {
+
+enum class Mode { kNearest, kLinear, kCubic };
+
+struct ResizeParams {
+  Mode mode = Mode::kNearest;
+  std::string transform = "half_pixel";
+  std::string nearest_mode = "round_prefer_floor";
+  bool opset10_nearest = false;  // Resize-10 / Upsample: floor when upsampling, ceil when downsampling
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0.0;
+  bool antialias = false;
+};
+
+struct Tap {
+  int64_t index;
+  double weight;
+};
+
+/// The taps of one axis: taps[begin[o] .. begin[o+1]) for output index o;
+/// outside[o] is set for tf_crop_and_resize coordinates past the input.
+struct AxisTaps {
+  std::vector<Tap> taps;
+  std::vector<int64_t> begin{0};
+  std::vector<char> outside;
+  bool identity = true;
+};
+
+Result<double> to_input_coord(const ResizeParams& p, int64_t o, double scale, int64_t in, int64_t out,
+                              double roi_start, double roi_end) {
+  const double x = static_cast<double>(o);
+  const std::string& t = p.transform;
+  if (t == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (t == "asymmetric") return x / scale;
+  if (t == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (t == "tf_half_pixel_for_nn") return (x + 0.5) / scale;
+  if (t == "align_corners")
+    return out == 1 ? 0.0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  if (t == "half_pixel_symmetric") {
+    const double adjustment = static_cast<double>(out) / (scale * static_cast<double>(in));
+    const double offset = static_cast<double>(in) / 2.0 * (1.0 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
+  if (t == "tf_crop_and_resize") {
+    const double span = static_cast<double>(in - 1);
+    if (out > 1)
+      return roi_start * span + x * (roi_end - roi_start) * span / static_cast<double>(out - 1);
+    return 0.5 * (roi_start + roi_end) * span;
+  }
+  return fail(ErrorCode::kInvalidArgument, "Resize coordinate_transformation_mode '" + t + "' is not valid");
+}
+
+int64_t nearest_index(const ResizeParams& p, double x, double scale) {
+  if (p.opset10_nearest) return static_cast<int64_t>(scale < 1.0 ? std::ceil(x) : std::floor(x));
+  const std::string& m = p.nearest_mode;
+  if (m == "floor") return static_cast<int64_t>(std::floor(x));
+  if (m == "ceil") return static_cast<int64_t>(std::ceil(x));
+  if (m == "round_prefer_ceil") return static_cast<int64_t>(std::floor(x + 0.5));
+  return static_cast<int64_t>(std::ceil(x - 0.5));  // round_prefer_floor
+}
+
+double cubic_weight(double d, double a) {
+  d = std::abs(d);
+  if (d <= 1.0) return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
+  if (d < 2.0) return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
+  return 0.0;
+}
+
+/// Adds the taps of the linear (triangle) or cubic filter centred at x (input
+/// coordinates). With antialias and scale < 1 the filter is stretched by
+/// 1/scale, so it covers more input samples.
+void filter_taps(const ResizeParams& p, double x, int64_t in, double scale, AxisTaps* a) {
+  const double fscale = p.antialias ? std::min(scale, 1.0) : 1.0;
+  const double support = p.mode == Mode::kLinear ? 1.0 : 2.0;
+  const int64_t base = static_cast<int64_t>(std::floor(x));
+  const double ratio = x - static_cast<double>(base);
+  const int64_t start = static_cast<int64_t>(std::floor(-support / fscale)) + 1;
+  const int64_t stop = 2 - start;  // taps base+start .. base+stop-1
+  const size_t first = a->taps.size();
+  double total = 0.0;
+  for (int64_t j = start; j < stop; ++j) {
+    const double d = (static_cast<double>(j) - ratio) * fscale;
+    double w = p.mode == Mode::kLinear ? std::max(0.0, 1.0 - std::abs(d)) : cubic_weight(d, p.cubic_a);
+    int64_t idx = base + j;
+    if (idx < 0 || idx >= in) {
+      if (p.exclude_outside) w = 0.0;
+      idx = std::clamp<int64_t>(idx, 0, in - 1);
+    }
+    if (w == 0.0) continue;
+    total += w;
+    a->taps.push_back({idx, w});
+  }
+  if ((p.exclude_outside || p.antialias) && total != 0.0 && total != 1.0)
+    for (size_t i = first; i < a->taps.size(); ++i) a->taps[i].weight /= total;
+}
+
+Result<AxisTaps> axis_taps(const ResizeParams& p, int64_t in, int64_t out, double scale,
+                           double roi_start, double roi_end) {
+  AxisTaps a;
+  a.outside.assign(static_cast<size_t>(out), 0);
+  a.identity = in == out;
+  for (int64_t o = 0; o < out; ++o) {
+    HONE_TRY(const double x, to_input_coord(p, o, scale, in, out, roi_start, roi_end));
+    if (p.transform == "tf_crop_and_resize" && (x < 0.0 || x > static_cast<double>(in - 1))) {
+      a.outside[o] = 1;
+      a.identity = false;
+    } else if (p.mode == Mode::kNearest) {
+      const int64_t i = std::clamp<int64_t>(nearest_index(p, x, scale), 0, in - 1);
+      a.taps.push_back({i, 1.0});
+    } else {
+      filter_taps(p, x, in, scale, &a);
+    }
+    a.begin.push_back(static_cast<int64_t>(a.taps.size()));
+    const int64_t n = a.begin[o + 1] - a.begin[o];
+    if (!(n == 1 && a.taps.back().index == o && a.taps.back().weight == 1.0)) a.identity = false;
+  }
+  return a;
+}
+
+template <class T>
+T saturate_round(double v) {
+  if constexpr (kIsFloat<T>) {
+    return from_f64<T>(v);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v != 0.0;
+  } else {
+    if (std::isnan(v)) return T{0};
+    const double r = std::nearbyint(v);
+    if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    return static_cast<T>(r);
+  }
+}
+
+/// Runs the resize once the output dims and per-axis scales are known.
+Result<void> run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
+                        const std::vector<int64_t>& out_shape, const std::vector<double>& scales,
+                        const std::vector<double>& roi) {
+  const size_t rank = x.rank();
+  HONE_TRY(Tensor y, Tensor::allocate(x.dtype(), out_shape));
+  if (y.numel() == 0) {
+    ctx.set_output(0, std::move(y));
+    return {};
+  }
+  if (x.numel() == 0)
+    return fail(ErrorCode::kInvalidArgument, "Resize cannot fill output " + y.describe() +
+                                                 " from an empty input " + x.describe());
+  std::vector<AxisTaps> axes;
+  for (size_t d = 0; d < rank; ++d) {
+    const double rs = roi.empty() ? 0.0 : roi[d], re = roi.empty() ? 1.0 : roi[d + rank];
+    HONE_TRY(AxisTaps a, axis_taps(p, x.dim(d), out_shape[d], scales[d], rs, re));
+    axes.push_back(std::move(a));
+  }
+  const std::vector<int64_t> in_stride = strides_of(x.shape());
+  if (p.mode == Mode::kNearest) {
+    // Exact element copies (any dtype); -1 marks an extrapolated position.
+    return dispatch_all(x.dtype(), [&]<class T>() -> Result<void> {
+      const T* xp = x.data<T>();
+      T* yp = y.data<T>();
+      const T extra = saturate_round<T>(p.extrapolation);
+      std::vector<int64_t> o(rank, 0);
+      for (int64_t flat = 0; flat < y.numel(); ++flat) {
+        int64_t src = 0;
+        bool out = false;
+        for (size_t d = 0; d < rank; ++d) {
+          const AxisTaps& a = axes[d];
+          if (a.outside[o[d]]) {
+            out = true;
+            break;
+          }
+          src += a.taps[a.begin[o[d]]].index * in_stride[d];
+        }
+        yp[flat] = out ? extra : xp[src];
+        for (int64_t d = static_cast<int64_t>(rank) - 1; d >= 0; --d) {
+          if (++o[d] < out_shape[d]) break;
+          o[d] = 0;
+        }
+      }
+      ctx.set_output(0, std::move(y));
+      return {};
+    });
+  }
+  std::vector<double> cur = to_doubles(x), next;
+  std::vector<int64_t> shape = x.shape();
+  for (size_t d = 0; d < rank; ++d) {
+    const AxisTaps& a = axes[d];
+    if (a.identity) continue;
+    const int64_t outer = product(std::vector<int64_t>(shape.begin(), shape.begin() + d));
+    const int64_t inner = product(shape, d + 1);
+    const int64_t in_d = shape[d], out_d = out_shape[d];
+    next.assign(static_cast<size_t>(outer * out_d * inner), 0.0);
+    ctx.pool().parallel_for(outer, [&](int64_t b, int64_t e) {
+      for (int64_t ou = b; ou < e; ++ou)
+        for (int64_t o = 0; o < out_d; ++o) {
+          double* dst = next.data() + (ou * out_d + o) * inner;
+          if (a.outside[o]) {
+            std::fill(dst, dst + inner, p.extrapolation);
+            continue;
+          }
+          for (int64_t t = a.begin[o]; t < a.begin[o + 1]; ++t) {
+            const double w = a.taps[t].weight;
+            const double* src = cur.data() + (ou * in_d + a.taps[t].index) * inner;
+            for (int64_t i = 0; i < inner; ++i) dst[i] += w * src[i];
+          }
+        }
+    });
+    cur.swap(next);
+    shape[d] = out_d;
+  }
+  HONE_CHECK_OK(dispatch_numeric(x.dtype(), [&]<class T>() -> Result<void> {
+    T* yp = y.data<T>();
+    for (int64_t i = 0; i < y.numel(); ++i) yp[i] = saturate_round<T>(cur[i]);
+    return {};
+  }));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<Mode> parse_mode(const std::string& m, const std::string& op) {
+  if (m == "nearest") return Mode::kNearest;
+  if (m == "linear" || m == "bilinear" || m == "trilinear") return Mode::kLinear;
+  if (m == "cubic" || m == "bicubic") return Mode::kCubic;
+  return fail(ErrorCode::kInvalidArgument, op + " mode '" + m + "' is not nearest, linear or cubic");
+}
+
+/// Output dims from per-axis scales: floor(in * scale).
+Result<std::vector<int64_t>> dims_from_scales(const Tensor& x, const std::vector<double>& scales,
+                                              const std::string& op) {
+  std::vector<int64_t> out(x.rank());
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (!(scales[d] > 0.0))
+      return fail(ErrorCode::kInvalidArgument, op + " scale " + std::to_string(scales[d]) +
+                                                   " for axis " + std::to_string(d) + " must be positive");
+    out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d]));
+  }
+  return out;
+}
+
+Result<void> resize(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const Node& node = ctx.node();
+  const int64_t opset = ctx.opset();
+  const size_t rank = x->rank();
+  ResizeParams p;
+  HONE_TRY(p.mode, parse_mode(node.attr_string("mode", "nearest"), "Resize"));
+  p.transform = node.attr_string("coordinate_transformation_mode", opset < 11 ? "asymmetric" : "half_pixel");
+  p.nearest_mode = node.attr_string("nearest_mode", "round_prefer_floor");
+  p.opset10_nearest = opset < 11;
+  p.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
+  p.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
+  p.extrapolation = node.attr_float("extrapolation_value", 0.0f);
+  p.antialias = node.attr_int("antialias", 0) != 0 && p.mode != Mode::kNearest;
+  const std::string policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
+  const std::vector<std::string> nearest_modes{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  if (std::find(nearest_modes.begin(), nearest_modes.end(), p.nearest_mode) == nearest_modes.end())
+    return fail(ErrorCode::kInvalidArgument, "Resize nearest_mode '" + p.nearest_mode + "' is not valid");
+  // Which axes the scales/sizes/roi inputs talk about (opset 18 'axes').
+  std::vector<int64_t> axes;
+  for (int64_t a : node.attr_ints("axes")) {
+    HONE_TRY(const int64_t ax, normalize_axis(a, static_cast<int64_t>(rank), "Resize axes"));
+    axes.push_back(ax);
+  }
+  if (axes.empty())
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  const size_t scales_at = opset < 11 ? 1 : 2;
+  std::vector<double> scale_list;
+  std::vector<int64_t> size_list;
+  if (ctx.has_input(scales_at) && ctx.input(scales_at).numel() > 0) scale_list = to_doubles(ctx.input(scales_at));
+  if (opset >= 11 && ctx.has_input(3) && ctx.input(3).numel() > 0) {
+    HONE_TRY(size_list, read_int_list(ctx.input(3), "Resize sizes"));
+  }
+  if (scale_list.empty() == size_list.empty())
+    return fail(ErrorCode::kInvalidArgument, "Resize needs exactly one of 'scales' and 'sizes'");
+  const size_t given = scale_list.empty() ? size_list.size() : scale_list.size();
+  if (given != axes.size())
+    return fail(ErrorCode::kInvalidArgument,
+                "Resize " + std::string(scale_list.empty() ? "sizes" : "scales") + " has " +
+                    std::to_string(given) + " values, expected " + std::to_string(axes.size()) +
+                    " (one per resized axis of " + x->describe() + ")");
+  std::vector<double> scales(rank, 1.0);
+  std::vector<int64_t> out_shape = x->shape();
+  if (!scale_list.empty()) {
+    for (size_t i = 0; i < axes.size(); ++i) scales[axes[i]] = scale_list[i];
+    HONE_TRY(out_shape, dims_from_scales(*x, scales, "Resize"));
+  } else {
+    for (int64_t s : size_list)
+      if (s < 0) return fail(ErrorCode::kInvalidArgument, "Resize sizes " + list_to_string(size_list) + " must be non-negative");
+    if (policy == "not_larger" || policy == "not_smaller") {
+      double common = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+      for (size_t i = 0; i < axes.size(); ++i) {
+        const double s = static_cast<double>(size_list[i]) / static_cast<double>(x->dim(axes[i]));
+        common = policy == "not_larger" ? std::min(common, s) : std::max(common, s);
+      }
+      for (int64_t a : axes) {
+        scales[a] = common;
+        out_shape[a] = static_cast<int64_t>(std::round(common * static_cast<double>(x->dim(a))));
+      }
+    } else if (policy == "stretch") {
+      for (size_t i = 0; i < axes.size(); ++i) {
+        out_shape[axes[i]] = size_list[i];
+        const int64_t in = x->dim(axes[i]);
+        scales[axes[i]] = in > 0 ? static_cast<double>(size_list[i]) / static_cast<double>(in) : 1.0;
+      }
+    } else {
+      return fail(ErrorCode::kInvalidArgument, "Resize keep_aspect_ratio_policy '" + policy + "' is not valid");
+    }
+  }
+  std::vector<double> roi;
+  if (p.transform == "tf_crop_and_resize") {
+    roi.assign(2 * rank, 0.0);
+    for (size_t d = 0; d < rank; ++d) roi[d + rank] = 1.0;
+    if (ctx.has_input(1) && ctx.input(1).numel() > 0) {
+      const std::vector<double> r = to_doubles(ctx.input(1));
+      if (r.size() != 2 * axes.size())
+        return fail(ErrorCode::kInvalidArgument, "Resize roi has " + std::to_string(r.size()) +
+                                                     " values, expected " + std::to_string(2 * axes.size()));
+      for (size_t i = 0; i < axes.size(); ++i) {
+        roi[axes[i]] = r[i];
+        roi[axes[i] + rank] = r[i + axes.size()];
+      }
+    }
+  }
+  return run_resize(ctx, *x, p, out_shape, scales, roi);
+}
+
+Result<void> upsample(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  ResizeParams p;
+  HONE_TRY(p.mode, parse_mode(ctx.node().attr_string("mode", "nearest"), "Upsample"));
+  if (p.mode == Mode::kCubic) return fail(ErrorCode::kInvalidArgument, "Upsample has no cubic mode");
+  p.transform = "asymmetric";
+  p.opset10_nearest = true;
+  std::vector<double> scales;
+  if (ctx.has_input(1)) {
+    scales = to_doubles(ctx.input(1));
+  } else {
+    for (float f : ctx.node().attr_floats("scales")) scales.push_back(f);
+  }
+  if (scales.size() != x->rank())
+    return fail(ErrorCode::kInvalidArgument, "Upsample scales has " + std::to_string(scales.size()) +
+                                                 " values, expected one per dim of " + x->describe());
+  HONE_TRY(auto out_shape, dims_from_scales(*x, scales, "Upsample"));
+  return run_resize(ctx, *x, p, out_shape, scales, {});
+}
+
+}  // namespace
+
+void register_resize_ops(OpRegistry& r) {
+  r.add("Resize", resize);
+  r.add("Upsample", upsample);
+}
+
+}  // namespace hone::eval::nn

@@ -1,0 +1,366 @@
+// Vision ops: RoiAlign, GridSample, NonMaxSuppression.
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "eval/kernel_util.h"
+#include "eval/ops_nn_internal.h"
+
+namespace hone::eval::nn {
+namespace {
+
+// --- RoiAlign -------------------------------------------------------------------
+
+struct Bilinear {
+  int64_t y0 = 0, y1 = 0, x0 = 0, x1 = 0;
+  double w00 = 0, w01 = 0, w10 = 0, w11 = 0;
+};
+
+/// Bilinear sample point as ONNX (and ONNX Runtime) define it for RoiAlign:
+/// points more than one pixel outside contribute nothing, others clamp.
+Bilinear roi_point(double y, double x, int64_t h, int64_t w) {
+  Bilinear b;
+  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return b;
+  y = std::max(y, 0.0);
+  x = std::max(x, 0.0);
+  b.y0 = static_cast<int64_t>(y);
+  b.x0 = static_cast<int64_t>(x);
+  if (b.y0 >= h - 1) {
+    b.y0 = b.y1 = h - 1;
+    y = static_cast<double>(b.y0);
+  } else {
+    b.y1 = b.y0 + 1;
+  }
+  if (b.x0 >= w - 1) {
+    b.x0 = b.x1 = w - 1;
+    x = static_cast<double>(b.x0);
+  } else {
+    b.x1 = b.x0 + 1;
+  }
+  const double ly = y - static_cast<double>(b.y0), lx = x - static_cast<double>(b.x0);
+  const double hy = 1.0 - ly, hx = 1.0 - lx;
+  b.w00 = hy * hx;
+  b.w01 = hy * lx;
+  b.w10 = ly * hx;
+  b.w11 = ly * lx;
+  return b;
+}
+
+Result<void> roi_align(KernelContext& ctx) {
+  const std::string op = "RoiAlign";
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(const Tensor* rois_t, ctx.tensor(1));
+  HONE_TRY(const Tensor* batch_t, ctx.tensor(2));
+  if (x->rank() != 4)
+    return fail(ErrorCode::kInvalidArgument, op + " input X must be [N, C, H, W], got " + x->describe());
+  if (rois_t->rank() != 2 || rois_t->dim(1) != 4)
+    return fail(ErrorCode::kInvalidArgument, op + " rois must be [num_rois, 4], got " + rois_t->describe());
+  const int64_t num = rois_t->dim(0);
+  if (batch_t->rank() != 1 || batch_t->dim(0) != num || !is_integer(batch_t->dtype()))
+    return fail(ErrorCode::kInvalidArgument, op + " batch_indices " + batch_t->describe() +
+                                                 " must be an integer [" + std::to_string(num) + "]");
+  if (!is_floating(x->dtype())) return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
+  const Node& node = ctx.node();
+  const std::string mode = node.attr_string("mode", "avg");
+  if (mode != "avg" && mode != "max")
+    return fail(ErrorCode::kInvalidArgument, op + " mode '" + mode + "' is not avg or max");
+  const std::string ctm =
+      node.attr_string("coordinate_transformation_mode", ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    return fail(ErrorCode::kInvalidArgument, op + " coordinate_transformation_mode '" + ctm + "' is not valid");
+  const bool half_pixel = ctm == "half_pixel";
+  const int64_t oh = node.attr_int("output_height", 1), ow = node.attr_int("output_width", 1);
+  const int64_t sampling = node.attr_int("sampling_ratio", 0);
+  const double spatial_scale = node.attr_float("spatial_scale", 1.0f);
+  if (oh <= 0 || ow <= 0 || sampling < 0)
+    return fail(ErrorCode::kInvalidArgument, op + " output_height/output_width must be positive and sampling_ratio non-negative");
+  const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
+  const std::vector<double> xs = to_doubles(*x), rois = to_doubles(*rois_t);
+  const std::vector<int64_t> batch = to_int64s(*batch_t);
+  for (int64_t r = 0; r < num; ++r)
+    if (batch[r] < 0 || batch[r] >= n)
+      return fail(ErrorCode::kInvalidArgument, op + " batch index " + std::to_string(batch[r]) + " of roi " +
+                                                   std::to_string(r) + " is outside [0, " + std::to_string(n) + ")");
+  std::vector<double> out(static_cast<size_t>(num * c * oh * ow), 0.0);
+  const double offset = half_pixel ? 0.5 : 0.0;
+  ctx.pool().parallel_for(num, [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) {
+      const double* roi = rois.data() + r * 4;
+      const double x0 = roi[0] * spatial_scale - offset, y0 = roi[1] * spatial_scale - offset;
+      const double x1 = roi[2] * spatial_scale - offset, y1 = roi[3] * spatial_scale - offset;
+      double rw = x1 - x0, rh = y1 - y0;
+      if (!half_pixel) {
+        rw = std::max(rw, 1.0);
+        rh = std::max(rh, 1.0);
+      }
+      const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
+      const int64_t gh = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
+      const int64_t gw = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+      const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+      std::vector<Bilinear> pts;
+      for (int64_t ph = 0; ph < oh; ++ph)
+        for (int64_t pw = 0; pw < ow; ++pw) {
+          pts.clear();
+          for (int64_t iy = 0; iy < gh; ++iy) {
+            const double yy = y0 + static_cast<double>(ph) * bin_h +
+                              (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
+            for (int64_t ix = 0; ix < gw; ++ix) {
+              const double xx = x0 + static_cast<double>(pw) * bin_w +
+                                (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(gw);
+              pts.push_back(roi_point(yy, xx, h, w));
+            }
+          }
+          for (int64_t ch = 0; ch < c; ++ch) {
+            const double* plane = xs.data() + (batch[r] * c + ch) * h * w;
+            double acc = 0.0;
+            bool first = true;
+            for (const Bilinear& q : pts) {
+              const double v00 = q.w00 * plane[q.y0 * w + q.x0], v01 = q.w01 * plane[q.y0 * w + q.x1];
+              const double v10 = q.w10 * plane[q.y1 * w + q.x0], v11 = q.w11 * plane[q.y1 * w + q.x1];
+              if (mode == "avg") {
+                acc += v00 + v01 + v10 + v11;
+              } else {
+                // ONNX's max mode takes the largest weighted corner per sample.
+                const double m = std::max({v00, v01, v10, v11});
+                acc = first ? m : std::max(acc, m);
+                first = false;
+              }
+            }
+            out[((r * c + ch) * oh + ph) * ow + pw] = mode == "avg" ? acc / count : acc;
+          }
+        }
+    }
+  });
+  ctx.set_output(0, from_doubles(x->dtype(), {num, c, oh, ow}, out));
+  return {};
+}
+
+// --- GridSample -----------------------------------------------------------------
+
+enum class Padding { kZeros, kBorder, kReflection };
+
+double reflect(double x, double lo, double hi) {
+  const double range = hi - lo;
+  if (range <= 0) return lo;
+  if (x < lo) {
+    const double dx = lo - x;
+    const double k = std::floor(dx / range), rem = dx - k * range;
+    return static_cast<int64_t>(k) % 2 == 0 ? lo + rem : hi - rem;
+  }
+  if (x > hi) {
+    const double dx = x - hi;
+    const double k = std::floor(dx / range), rem = dx - k * range;
+    return static_cast<int64_t>(k) % 2 == 0 ? hi - rem : lo + rem;
+  }
+  return x;
+}
+
+struct GridSampler {
+  Padding padding;
+  bool align_corners;
+  std::vector<int64_t> dims;  // spatial dims of X
+  std::vector<int64_t> stride;
+
+  double lo(size_t d) const { return align_corners ? 0.0 : -0.5; }
+  double hi(size_t d) const {
+    return align_corners ? static_cast<double>(dims[d] - 1) : static_cast<double>(dims[d]) - 0.5;
+  }
+  /// Grid value in [-1, 1] → input coordinate, padded when out of range.
+  double coord(double g, size_t d) const {
+    const double s = static_cast<double>(dims[d]);
+    double x = align_corners ? (g + 1.0) / 2.0 * (s - 1.0) : ((g + 1.0) * s - 1.0) / 2.0;
+    if (x < lo(d) || x > hi(d)) {
+      if (padding == Padding::kBorder) x = std::clamp(x, 0.0, s - 1.0);
+      if (padding == Padding::kReflection) x = reflect(x, lo(d), hi(d));
+    }
+    return x;
+  }
+  /// Integer index along d after padding, or -1 for a zero.
+  int64_t index(int64_t i, size_t d) const {
+    if (i >= 0 && i < dims[d]) return i;
+    if (padding == Padding::kZeros) return -1;
+    if (padding == Padding::kBorder) return std::clamp<int64_t>(i, 0, dims[d] - 1);
+    const double r = reflect(static_cast<double>(i), lo(d), hi(d));
+    return std::clamp<int64_t>(static_cast<int64_t>(std::llround(r)), 0, dims[d] - 1);
+  }
+};
+
+Result<void> grid_sample(KernelContext& ctx) {
+  const std::string op = "GridSample";
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(const Tensor* grid_t, ctx.tensor(1));
+  HONE_CHECK_OK(check_nc_input(*x, 3, op));
+  const size_t r = x->rank() - 2;
+  if (grid_t->rank() != x->rank() || grid_t->dim(0) != x->dim(0) ||
+      grid_t->dim(grid_t->rank() - 1) != static_cast<int64_t>(r))
+    return fail(ErrorCode::kInvalidArgument, op + " grid " + grid_t->describe() + " must be [N, out..., " +
+                                                 std::to_string(r) + "] for X " + x->describe());
+  if (!is_floating(x->dtype())) return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
+  const Node& node = ctx.node();
+  std::string mode = node.attr_string("mode", ctx.opset() >= 20 ? "linear" : "bilinear");
+  if (mode == "bilinear") mode = "linear";
+  if (mode == "bicubic") mode = "cubic";
+  if (mode != "linear" && mode != "nearest" && mode != "cubic")
+    return fail(ErrorCode::kInvalidArgument, op + " mode '" + mode + "' is not valid");
+  if (mode == "cubic" && r != 2)
+    return fail(ErrorCode::kUnsupported, op + " cubic mode supports 2-D inputs only");
+  const std::string pad = node.attr_string("padding_mode", "zeros");
+  GridSampler s;
+  if (pad == "zeros") s.padding = Padding::kZeros;
+  else if (pad == "border") s.padding = Padding::kBorder;
+  else if (pad == "reflection") s.padding = Padding::kReflection;
+  else return fail(ErrorCode::kInvalidArgument, op + " padding_mode '" + pad + "' is not valid");
+  s.align_corners = node.attr_int("align_corners", 0) != 0;
+  s.dims.assign(x->shape().begin() + 2, x->shape().end());
+  s.stride = strides_of(s.dims);
+  const int64_t n = x->dim(0), c = x->dim(1), in_plane = product(s.dims);
+  std::vector<int64_t> out_shape{n, c};
+  out_shape.insert(out_shape.end(), grid_t->shape().begin() + 1, grid_t->shape().end() - 1);
+  const int64_t out_plane = product(out_shape, 2);
+  const std::vector<double> xs = to_doubles(*x), grid = to_doubles(*grid_t);
+  std::vector<double> out(static_cast<size_t>(n * c * out_plane), 0.0);
+  ctx.pool().parallel_for(n * out_plane, [&](int64_t b, int64_t e) {
+    std::vector<double> pos(r);
+    std::vector<int64_t> taps;
+    std::vector<double> weights;
+    std::vector<int64_t> nt;
+    std::vector<double> nw;
+    for (int64_t task = b; task < e; ++task) {
+      const int64_t bn = task / out_plane, o = task % out_plane;
+      const double* g = grid.data() + task * static_cast<int64_t>(r);
+      // grid's last axis lists coordinates innermost first (x, y, z...).
+      for (size_t d = 0; d < r; ++d) pos[d] = s.coord(g[r - 1 - d], d);
+      taps.assign(1, 0);
+      weights.assign(1, 1.0);
+      for (size_t d = 0; d < r; ++d) {
+        nt.clear();
+        nw.clear();
+        auto add = [&](int64_t i, double w) {
+          const int64_t idx = s.index(i, d);
+          for (size_t k = 0; k < taps.size(); ++k) {
+            nt.push_back(idx < 0 || taps[k] < 0 ? -1 : taps[k] + idx * s.stride[d]);
+            nw.push_back(weights[k] * w);
+          }
+        };
+        if (mode == "nearest") {
+          add(static_cast<int64_t>(std::nearbyint(pos[d])), 1.0);
+        } else {
+          const double f = std::floor(pos[d]), t = pos[d] - f;
+          const int64_t i0 = static_cast<int64_t>(f);
+          if (mode == "linear") {
+            add(i0, 1.0 - t);
+            add(i0 + 1, t);
+          } else {
+            const double a = -0.75;
+            auto cw = [a](double dd) {
+              dd = std::abs(dd);
+              if (dd <= 1.0) return ((a + 2.0) * dd - (a + 3.0)) * dd * dd + 1.0;
+              if (dd < 2.0) return ((a * dd - 5.0 * a) * dd + 8.0 * a) * dd - 4.0 * a;
+              return 0.0;
+            };
+            for (int64_t j = -1; j <= 2; ++j) add(i0 + j, cw(static_cast<double>(j) - t));
+          }
+        }
+        taps.swap(nt);
+        weights.swap(nw);
+      }
+      for (int64_t ch = 0; ch < c; ++ch) {
+        const double* plane = xs.data() + (bn * c + ch) * in_plane;
+        double acc = 0.0;
+        for (size_t k = 0; k < taps.size(); ++k)
+          if (taps[k] >= 0) acc += weights[k] * plane[taps[k]];
+        out[(bn * c + ch) * out_plane + o] = acc;
+      }
+    }
+  });
+  ctx.set_output(0, from_doubles(x->dtype(), out_shape, out));
+  return {};
+}
+
+// --- NonMaxSuppression ------------------------------------------------------------
+
+struct Box {
+  double y1, x1, y2, x2;
+};
+
+Box make_box(const double* b, bool center) {
+  if (center) {
+    const double xc = b[0], yc = b[1], w = b[2], h = b[3];
+    return {yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2};
+  }
+  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
+}
+
+double iou(const Box& a, const Box& b) {
+  const double ih = std::max(0.0, std::min(a.y2, b.y2) - std::max(a.y1, b.y1));
+  const double iw = std::max(0.0, std::min(a.x2, b.x2) - std::max(a.x1, b.x1));
+  const double inter = ih * iw;
+  const double uni = (a.y2 - a.y1) * (a.x2 - a.x1) + (b.y2 - b.y1) * (b.x2 - b.x1) - inter;
+  return uni > 0 ? inter / uni : 0.0;
+}
+
+Result<void> non_max_suppression(KernelContext& ctx) {
+  const std::string op = "NonMaxSuppression";
+  HONE_TRY(const Tensor* boxes_t, ctx.tensor(0));
+  HONE_TRY(const Tensor* scores_t, ctx.tensor(1));
+  if (boxes_t->rank() != 3 || boxes_t->dim(2) != 4)
+    return fail(ErrorCode::kInvalidArgument, op + " boxes must be [batches, boxes, 4], got " + boxes_t->describe());
+  if (scores_t->rank() != 3 || scores_t->dim(0) != boxes_t->dim(0) || scores_t->dim(2) != boxes_t->dim(1))
+    return fail(ErrorCode::kInvalidArgument, op + " scores " + scores_t->describe() +
+                                                 " must be [batches, classes, boxes] for boxes " +
+                                                 boxes_t->describe());
+  int64_t max_out = 0;
+  if (ctx.has_input(2) && ctx.input(2).numel() > 0) max_out = to_int64s(ctx.input(2))[0];
+  double iou_threshold = 0.0;
+  if (ctx.has_input(3) && ctx.input(3).numel() > 0) iou_threshold = to_doubles(ctx.input(3))[0];
+  bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
+  const double score_threshold = has_score_threshold ? to_doubles(ctx.input(4))[0] : 0.0;
+  if (iou_threshold < 0.0 || iou_threshold > 1.0)
+    return fail(ErrorCode::kInvalidArgument, op + " iou_threshold " + std::to_string(iou_threshold) +
+                                                 " must be in [0, 1]");
+  const int64_t center = ctx.node().attr_int("center_point_box", 0);
+  if (center != 0 && center != 1)
+    return fail(ErrorCode::kInvalidArgument, op + " center_point_box must be 0 or 1");
+  const int64_t batches = boxes_t->dim(0), nb = boxes_t->dim(1), classes = scores_t->dim(1);
+  const std::vector<double> boxes = to_doubles(*boxes_t), scores = to_doubles(*scores_t);
+  std::vector<int64_t> selected;
+  std::vector<Box> all(static_cast<size_t>(nb));
+  std::vector<int64_t> order, kept;
+  for (int64_t b = 0; b < batches; ++b) {
+    for (int64_t i = 0; i < nb; ++i) all[i] = make_box(boxes.data() + (b * nb + i) * 4, center == 1);
+    for (int64_t c = 0; c < classes; ++c) {
+      if (max_out <= 0) break;
+      const double* sc = scores.data() + (b * classes + c) * nb;
+      order.clear();
+      for (int64_t i = 0; i < nb; ++i)
+        if (!has_score_threshold || sc[i] > score_threshold) order.push_back(i);
+      std::stable_sort(order.begin(), order.end(), [&](int64_t l, int64_t r) { return sc[l] > sc[r]; });
+      kept.clear();
+      for (int64_t i : order) {
+        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        bool keep = true;
+        for (int64_t k : kept)
+          if (iou(all[i], all[k]) > iou_threshold) {
+            keep = false;
+            break;
+          }
+        if (!keep) continue;
+        kept.push_back(i);
+        selected.insert(selected.end(), {b, c, i});
+      }
+    }
+  }
+  const int64_t count = static_cast<int64_t>(selected.size() / 3);
+  ctx.set_output(0, Tensor::from<int64_t>({count, 3}, selected));
+  return {};
+}
+
+}  // namespace
+
+void register_vision_ops(OpRegistry& r) {
+  r.add("RoiAlign", roi_align);
+  r.add("GridSample", grid_sample);
+  r.add("NonMaxSuppression", non_max_suppression);
+}
+
+}  // namespace hone::eval::nn

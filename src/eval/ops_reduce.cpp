@@ -1,0 +1,338 @@
+// Reference reductions: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,
+// SumSquare} and ArgMax/ArgMin. Softmax, TopK and CumSum live in
+// ops_reduce_softmax.cpp, the losses in ops_reduce_loss.cpp.
+//
+// Floats reduce in double and round once; integers reduce exactly (wrapping
+// 64-bit arithmetic, then the output type's low bits). A reduction over an
+// empty set gives the op's identity: 0 for sums, 1 for products, -inf/+inf
+// (or the type's lowest/highest) for Max/Min, -inf for the log forms.
+#include "eval/ops.h"
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "eval/kernel_util.h"
+#include "eval/ops_reduce_internal.h"
+#include "hone/shape.h"
+
+namespace hone::eval {
+
+Result<ReducePlan> plan_reduce(const std::vector<int64_t>& shape, std::vector<int64_t> axes,
+                               bool keepdims) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  std::vector<bool> reduced(shape.size(), axes.empty());
+  for (int64_t a : axes) {
+    HONE_TRY(int64_t ax, normalize_axis(a, rank, "reduction axis"));
+    reduced[static_cast<size_t>(ax)] = true;
+  }
+  ReducePlan p;
+  std::vector<int64_t> kept_dims, kept_strides, red_dims, red_strides;
+  const std::vector<int64_t> st = strides_of(shape);
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (reduced[i]) {
+      red_dims.push_back(shape[i]);
+      red_strides.push_back(st[i]);
+      if (keepdims) p.out_shape.push_back(1);
+    } else {
+      kept_dims.push_back(shape[i]);
+      kept_strides.push_back(st[i]);
+      p.out_shape.push_back(shape[i]);
+    }
+  }
+  p.kept_offs = strided_offsets(kept_dims, kept_strides);
+  p.red_offs = strided_offsets(red_dims, red_strides);
+  return p;
+}
+
+std::vector<int64_t> strided_offsets(const std::vector<int64_t>& dims,
+                                     const std::vector<int64_t>& strides) {
+  const int64_t n = shape_numel(dims);
+  std::vector<int64_t> offs(static_cast<size_t>(n));
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    offs[static_cast<size_t>(i)] = off;
+    for (int64_t a = static_cast<int64_t>(dims.size()) - 1; a >= 0; --a) {
+      const size_t ua = static_cast<size_t>(a);
+      if (++idx[ua] < dims[ua]) {
+        off += strides[ua];
+        break;
+      }
+      off -= strides[ua] * (dims[ua] - 1);
+      idx[ua] = 0;
+    }
+  }
+  return offs;
+}
+
+namespace {
+
+enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
+
+// Float reduction of n values read through `at(r)`, in double.
+template <class Get>
+double reduce_f64(ReduceKind kind, int64_t n, Get at) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  switch (kind) {
+    case ReduceKind::kMax: {
+      double m = -kInf;
+      for (int64_t r = 0; r < n; ++r) {
+        const double v = at(r);
+        if (v > m || std::isnan(v)) m = v;
+        if (std::isnan(m)) break;
+      }
+      return m;
+    }
+    case ReduceKind::kMin: {
+      double m = kInf;
+      for (int64_t r = 0; r < n; ++r) {
+        const double v = at(r);
+        if (v < m || std::isnan(v)) m = v;
+        if (std::isnan(m)) break;
+      }
+      return m;
+    }
+    case ReduceKind::kProd: {
+      double p = 1.0;
+      for (int64_t r = 0; r < n; ++r) p *= at(r);
+      return p;
+    }
+    case ReduceKind::kLogSumExp: {
+      double m = -kInf;
+      for (int64_t r = 0; r < n; ++r) m = std::max(m, at(r));
+      if (std::isinf(m)) return m;
+      double s = 0.0;
+      for (int64_t r = 0; r < n; ++r) s += std::exp(at(r) - m);
+      return m + std::log(s);
+    }
+    default:
+      break;
+  }
+  double s = 0.0;
+  switch (kind) {
+    case ReduceKind::kL1:
+      for (int64_t r = 0; r < n; ++r) s += std::fabs(at(r));
+      return s;
+    case ReduceKind::kL2:
+    case ReduceKind::kSumSquare:
+      for (int64_t r = 0; r < n; ++r) {
+        const double v = at(r);
+        s += v * v;
+      }
+      return kind == ReduceKind::kL2 ? std::sqrt(s) : s;
+    default:
+      for (int64_t r = 0; r < n; ++r) s += at(r);
+      if (kind == ReduceKind::kMean) return s / static_cast<double>(n);
+      if (kind == ReduceKind::kLogSum) return std::log(s);
+      return s;
+  }
+}
+
+// Integer reduction, exact where the op's result is an integer.
+template <class T, class Get>
+T reduce_int(ReduceKind kind, int64_t n, Get at) {
+  switch (kind) {
+    case ReduceKind::kMax: {
+      T m = std::numeric_limits<T>::lowest();
+      for (int64_t r = 0; r < n; ++r) m = std::max<T>(m, at(r));
+      return m;
+    }
+    case ReduceKind::kMin: {
+      T m = std::numeric_limits<T>::max();
+      for (int64_t r = 0; r < n; ++r) m = std::min<T>(m, at(r));
+      return m;
+    }
+    case ReduceKind::kL2:
+    case ReduceKind::kLogSum:
+    case ReduceKind::kLogSumExp:
+      return from_f64<T>(
+          reduce_f64(kind, n, [&](int64_t r) { return static_cast<double>(at(r)); }));
+    default:
+      break;
+  }
+  if constexpr (std::is_same_v<T, bool>) {
+    return false;  // unreachable: bool is only admitted for Max/Min
+  } else {
+    auto wide = [](T v) {
+      return std::is_signed_v<T> ? static_cast<uint64_t>(static_cast<int64_t>(v))
+                                 : static_cast<uint64_t>(v);
+    };
+    uint64_t s = kind == ReduceKind::kProd ? 1 : 0;
+    for (int64_t r = 0; r < n; ++r) {
+      const T v = at(r);
+      switch (kind) {
+        case ReduceKind::kProd:
+          s *= wide(v);
+          break;
+        case ReduceKind::kL1:
+          s += wide(v < T{0} ? static_cast<T>(-v) : v);
+          break;
+        case ReduceKind::kSumSquare:
+          s += wide(v) * wide(v);
+          break;
+        default:
+          s += wide(v);
+          break;
+      }
+    }
+    if (kind == ReduceKind::kMean) {
+      if (n == 0) return T{0};
+      if constexpr (std::is_signed_v<T>)
+        return static_cast<T>(static_cast<int64_t>(s) / n);
+      else
+        return static_cast<T>(s / static_cast<uint64_t>(n));
+    }
+    return static_cast<T>(s);
+  }
+}
+
+const char* reduce_name(ReduceKind k) {
+  switch (k) {
+    case ReduceKind::kSum:
+      return "ReduceSum";
+    case ReduceKind::kMean:
+      return "ReduceMean";
+    case ReduceKind::kMax:
+      return "ReduceMax";
+    case ReduceKind::kMin:
+      return "ReduceMin";
+    case ReduceKind::kProd:
+      return "ReduceProd";
+    case ReduceKind::kL1:
+      return "ReduceL1";
+    case ReduceKind::kL2:
+      return "ReduceL2";
+    case ReduceKind::kLogSum:
+      return "ReduceLogSum";
+    case ReduceKind::kLogSumExp:
+      return "ReduceLogSumExp";
+    case ReduceKind::kSumSquare:
+      return "ReduceSumSquare";
+  }
+  return "Reduce";
+}
+
+Result<void> reduce(KernelContext& ctx, ReduceKind kind) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const Node& n = ctx.node();
+  const bool keepdims = n.attr_int("keepdims", 1) != 0;
+  std::vector<int64_t> axes;
+  if (ctx.has_input(1)) {
+    HONE_TRY(axes, read_int_list(ctx.input(1), "axes input"));
+  } else {
+    axes = n.attr_ints("axes");
+  }
+  if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) != 0) {
+    ctx.set_output(0, x->clone());
+    return {};
+  }
+  if (x->dtype() == DType::kBool && kind != ReduceKind::kMax && kind != ReduceKind::kMin)
+    return fail(ErrorCode::kUnsupported,
+                std::string(reduce_name(kind)) + " does not support bool input");
+  HONE_TRY(ReducePlan p, plan_reduce(x->shape(), axes, keepdims));
+  Tensor out = Tensor::zeros(x->dtype(), p.out_shape);
+  const int64_t n_out = static_cast<int64_t>(p.kept_offs.size());
+  const int64_t n_red = static_cast<int64_t>(p.red_offs.size());
+  HONE_CHECK_OK(dispatch_all(x->dtype(), [&]<class T>() -> Result<void> {
+    const T* in = x->data<T>();
+    T* o = out.data<T>();
+    const int64_t* ro = p.red_offs.data();
+    const int64_t grain = std::max<int64_t>(1, 32768 / std::max<int64_t>(n_red, 1));
+    ctx.pool().parallel_for(
+        n_out,
+        [&](int64_t o0, int64_t o1) {
+          for (int64_t i = o0; i < o1; ++i) {
+            const T* base = in + p.kept_offs[static_cast<size_t>(i)];
+            if constexpr (kIsFloat<T>)
+              o[i] = from_f64<T>(
+                  reduce_f64(kind, n_red, [&](int64_t r) { return to_f64(base[ro[r]]); }));
+            else
+              o[i] = reduce_int<T>(kind, n_red, [&](int64_t r) { return base[ro[r]]; });
+          }
+        },
+        grain);
+    return {};
+  }));
+  ctx.set_output(0, std::move(out));
+  return {};
+}
+
+Result<void> arg_extreme(KernelContext& ctx, bool is_max) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const Node& n = ctx.node();
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  HONE_TRY(int64_t axis, normalize_axis(n.attr_int("axis", 0), std::max<int64_t>(rank, 1)));
+  const bool keepdims = n.attr_int("keepdims", 1) != 0;
+  const bool last = n.attr_int("select_last_index", 0) != 0;
+  const std::vector<int64_t>& shape = x->shape();
+  const int64_t len = rank == 0 ? 1 : shape[static_cast<size_t>(axis)];
+  if (len == 0)
+    return fail(ErrorCode::kInvalidArgument, std::string(is_max ? "ArgMax" : "ArgMin") +
+                                                 " over an empty axis of " + x->describe());
+  int64_t outer = 1, inner = 1;
+  std::vector<int64_t> out_shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    const int64_t d = shape[static_cast<size_t>(i)];
+    if (i < axis) outer *= d;
+    if (i > axis) inner *= d;
+    if (i != axis)
+      out_shape.push_back(d);
+    else if (keepdims)
+      out_shape.push_back(1);
+  }
+  Tensor out = Tensor::zeros(DType::kI64, out_shape);
+  int64_t* o = out.data<int64_t>();
+  HONE_CHECK_OK(dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
+    const T* in = x->data<T>();
+    for (int64_t a = 0; a < outer; ++a) {
+      for (int64_t b = 0; b < inner; ++b) {
+        const T* p = in + a * len * inner + b;
+        int64_t best = 0;
+        for (int64_t k = 1; k < len; ++k) {
+          // Compare in double for floats (NaN never wins), natively for integers.
+          bool better, equal;
+          if constexpr (kIsFloat<T>) {
+            const double v = to_f64(p[k * inner]), bv = to_f64(p[best * inner]);
+            better = is_max ? v > bv : v < bv;
+            equal = v == bv;
+          } else {
+            better = is_max ? p[k * inner] > p[best * inner] : p[k * inner] < p[best * inner];
+            equal = p[k * inner] == p[best * inner];
+          }
+          if (better || (last && equal)) best = k;
+        }
+        o[a * inner + b] = best;
+      }
+    }
+    return {};
+  }));
+  ctx.set_output(0, std::move(out));
+  return {};
+}
+
+}  // namespace
+
+void register_reduce_ops(OpRegistry& r) {
+  const std::pair<const char*, ReduceKind> kinds[] = {
+      {"ReduceSum", ReduceKind::kSum},
+      {"ReduceMean", ReduceKind::kMean},
+      {"ReduceMax", ReduceKind::kMax},
+      {"ReduceMin", ReduceKind::kMin},
+      {"ReduceProd", ReduceKind::kProd},
+      {"ReduceL1", ReduceKind::kL1},
+      {"ReduceL2", ReduceKind::kL2},
+      {"ReduceLogSum", ReduceKind::kLogSum},
+      {"ReduceLogSumExp", ReduceKind::kLogSumExp},
+      {"ReduceSumSquare", ReduceKind::kSumSquare},
+  };
+  for (const auto& [name, kind] : kinds)
+    r.add(name, [kind](KernelContext& ctx) { return reduce(ctx, kind); });
+  r.add("ArgMax", [](KernelContext& ctx) { return arg_extreme(ctx, true); });
+  r.add("ArgMin", [](KernelContext& ctx) { return arg_extreme(ctx, false); });
+  register_reduce_softmax_ops(r);
+  register_reduce_loss_ops(r);
+}
+
+}  // namespace hone::eval

@@ -1,0 +1,323 @@
+// Reference kernels that re-lay a tensor out or mask it: Pad, DepthToSpace,
+// SpaceToDepth, Trilu, ReverseSequence, EyeLike.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "eval/kernel_util.h"
+#include "eval/ops_shape_internal.h"
+#include "hone/shape.h"
+
+namespace hone::eval {
+namespace {
+
+using namespace shape_detail;
+
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };
+
+/// Writes every output element from its source offset (per-axis offsets
+/// summed; any negative part means "use the pad value").
+template <class E>
+void pad_fill(const E* in, const std::vector<std::vector<int64_t>>& offs,
+              const std::vector<int64_t>& out_shape, E value, E* out) {
+  const size_t rank = out_shape.size();
+  if (rank == 0) {
+    out[0] = in[0];
+    return;
+  }
+  int64_t outer = 1;
+  for (size_t a = 0; a + 1 < rank; ++a) outer *= out_shape[a];
+  const int64_t inner = out_shape[rank - 1];
+  const std::vector<int64_t>& last = offs[rank - 1];
+  std::vector<int64_t> pos(rank, 0);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t base = 0;
+    bool valid = true;
+    for (size_t a = 0; a + 1 < rank; ++a) {
+      const int64_t v = offs[a][pos[a]];
+      if (v < 0) {
+        valid = false;
+        break;
+      }
+      base += v;
+    }
+    for (int64_t i = 0; i < inner; ++i) out[i] = valid && last[i] >= 0 ? in[base + last[i]] : value;
+    out += inner;
+    for (int64_t a = static_cast<int64_t>(rank) - 2; a >= 0; --a) {
+      if (++pos[a] < out_shape[a]) break;
+      pos[a] = 0;
+    }
+  }
+}
+
+Result<void> pad(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  const std::string mode_s = ctx.node().attr_string("mode", "constant");
+  PadMode mode;
+  if (mode_s == "constant")
+    mode = PadMode::kConstant;
+  else if (mode_s == "reflect")
+    mode = PadMode::kReflect;
+  else if (mode_s == "edge")
+    mode = PadMode::kEdge;
+  else if (mode_s == "wrap")
+    mode = PadMode::kWrap;
+  else
+    return fail(ErrorCode::kInvalidArgument,
+                "Pad mode '" + mode_s + "' is not one of constant, reflect, edge, wrap");
+
+  std::vector<int64_t> pads;
+  Tensor value;
+  std::vector<int64_t> axes;
+  if (ctx.opset() < 11 && !ctx.has_input(1)) {
+    pads = ctx.node().has_attr("pads") ? ctx.node().attr_ints("pads")
+                                       : ctx.node().attr_ints("paddings");
+    value = from_doubles(x->dtype(), {}, {ctx.node().attr_float("value", 0.0f)});
+  } else {
+    HONE_TRY(pads, input_ints(ctx, 1, "Pad pads"));
+    if (ctx.has_input(2) && ctx.input(2).numel() > 0) {
+      HONE_TRY(const Tensor* v, ctx.tensor(2));
+      if (v->numel() != 1)
+        return fail(ErrorCode::kInvalidArgument,
+                    "Pad constant_value must hold one element, got " + v->describe());
+      value = cast_tensor(*v, x->dtype());
+    } else {
+      value = Tensor::zeros(x->dtype(), {});
+    }
+    if (ctx.has_input(3)) {
+      HONE_TRY(axes, input_ints(ctx, 3, "Pad axes"));
+    }
+  }
+  if (axes.empty() && !ctx.has_input(3)) {
+    axes.resize(rank);
+    for (int64_t a = 0; a < rank; ++a) axes[a] = a;
+  }
+  HONE_TRY(axes, normalize_axes(axes, rank, "Pad axes"));
+  const int64_t na = static_cast<int64_t>(axes.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * na)
+    return fail(ErrorCode::kInvalidArgument, "Pad pads " + ints_to_string(pads) + " must have " +
+                                                 std::to_string(2 * na) + " entries for input " +
+                                                 x->describe());
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (int64_t i = 0; i < na; ++i) {
+    begin[axes[i]] = pads[i];
+    end[axes[i]] = pads[na + i];
+  }
+
+  const std::vector<int64_t> in_strides = strides_of(x->shape());
+  std::vector<int64_t> out_shape(rank);
+  std::vector<std::vector<int64_t>> offs(rank);
+  for (int64_t a = 0; a < rank; ++a) {
+    const int64_t d = x->dim(a);
+    // Negative pads crop first; the other modes then read the cropped range.
+    const int64_t lo = std::max<int64_t>(0, -begin[a]);
+    const int64_t len = d - lo - std::max<int64_t>(0, -end[a]);
+    const int64_t pb = std::max<int64_t>(0, begin[a]), pe = std::max<int64_t>(0, end[a]);
+    if (len < 0 || len + pb + pe < 0)
+      return fail(ErrorCode::kInvalidArgument, "Pad pads " + ints_to_string(pads) + " crop axis " +
+                                                   std::to_string(a) + " of " + x->describe() +
+                                                   " below zero");
+    if (len + pb + pe > (int64_t{1} << 40))
+      return fail(ErrorCode::kInvalidArgument,
+                  "Pad pads " + ints_to_string(pads) + " are too large");
+    if (len == 0 && mode != PadMode::kConstant && pb + pe > 0)
+      return fail(ErrorCode::kInvalidArgument, "Pad mode '" + mode_s + "' cannot pad axis " +
+                                                   std::to_string(a) + " of " + x->describe() +
+                                                   ", which is empty");
+    out_shape[a] = len + pb + pe;
+    offs[a].resize(out_shape[a]);
+    for (int64_t i = 0; i < out_shape[a]; ++i) {
+      int64_t j = i - pb;
+      if (j < 0 || j >= len) {
+        switch (mode) {
+          case PadMode::kConstant:
+            j = -1;
+            break;
+          case PadMode::kEdge:
+            j = std::clamp<int64_t>(j, 0, len - 1);
+            break;
+          case PadMode::kWrap:
+            j = ((j % len) + len) % len;
+            break;
+          case PadMode::kReflect:
+            if (len == 1) {
+              j = 0;
+            } else {
+              const int64_t period = 2 * (len - 1);
+              j = ((j % period) + period) % period;
+              if (j >= len) j = period - j;
+            }
+            break;
+        }
+      }
+      // -1: outside the input, the pad value goes there.
+      offs[a][i] = j < 0 ? -1 : (lo + j) * in_strides[a];
+    }
+  }
+  HONE_TRY(Tensor y, Tensor::allocate(x->dtype(), out_shape));
+  if (y.numel() == 0) {
+    ctx.set_output(0, std::move(y));
+    return {};
+  }
+  switch (dtype_size(x->dtype())) {
+    case 1:
+      pad_fill(x->data<uint8_t>(), offs, out_shape, value.data<uint8_t>()[0], y.data<uint8_t>());
+      break;
+    case 2:
+      pad_fill(x->data<uint16_t>(), offs, out_shape, value.data<uint16_t>()[0], y.data<uint16_t>());
+      break;
+    case 4:
+      pad_fill(x->data<uint32_t>(), offs, out_shape, value.data<uint32_t>()[0], y.data<uint32_t>());
+      break;
+    default:
+      pad_fill(x->data<uint64_t>(), offs, out_shape, value.data<uint64_t>()[0], y.data<uint64_t>());
+      break;
+  }
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<int64_t> read_blocksize(const KernelContext& ctx, const Tensor& x) {
+  const int64_t b = ctx.node().attr_int("blocksize", 0);
+  if (b < 1)
+    return fail(ErrorCode::kInvalidArgument,
+                ctx.node().op_type + " needs a positive 'blocksize', got " + std::to_string(b));
+  if (x.rank() != 4)
+    return fail(ErrorCode::kInvalidArgument,
+                ctx.node().op_type + " input must be 4-D (N,C,H,W), got " + x.describe());
+  return b;
+}
+
+Result<void> depth_to_space(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(int64_t b, read_blocksize(ctx, *x));
+  const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
+  if (c % (b * b) != 0)
+    return fail(ErrorCode::kInvalidArgument,
+                "DepthToSpace channels of " + x->describe() +
+                    " are not divisible by blocksize^2 = " + std::to_string(b * b));
+  const int64_t c2 = c / (b * b);
+  const std::string mode = ctx.node().attr_string("mode", "DCR");
+  std::vector<int64_t> strides;
+  if (mode == "DCR") {
+    const std::vector<int64_t> s = strides_of({n, b, b, c2, h, w});
+    strides = {s[0], s[3], s[4], s[1], s[5], s[2]};
+  } else if (mode == "CRD") {
+    const std::vector<int64_t> s = strides_of({n, c2, b, b, h, w});
+    strides = {s[0], s[1], s[4], s[2], s[5], s[3]};
+  } else {
+    return fail(ErrorCode::kInvalidArgument, "DepthToSpace mode '" + mode + "' is not DCR or CRD");
+  }
+  Tensor view = Tensor::zeros(x->dtype(), {n, c2, h, b, w, b});
+  strided_copy(*x, 0, strides, view);
+  HONE_TRY(Tensor y, view.reshaped({n, c2, h * b, w * b}));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<void> space_to_depth(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(int64_t b, read_blocksize(ctx, *x));
+  const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
+  if (h % b != 0 || w % b != 0)
+    return fail(ErrorCode::kInvalidArgument, "SpaceToDepth spatial dims of " + x->describe() +
+                                                 " are not divisible by blocksize " +
+                                                 std::to_string(b));
+  const std::vector<int64_t> s = strides_of({n, c, h / b, b, w / b, b});
+  Tensor view = Tensor::zeros(x->dtype(), {n, b, b, c, h / b, w / b});
+  strided_copy(*x, 0, {s[0], s[3], s[5], s[1], s[2], s[4]}, view);
+  HONE_TRY(Tensor y, view.reshaped({n, c * b * b, h / b, w / b}));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<void> trilu(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  if (x->rank() < 2)
+    return fail(ErrorCode::kInvalidArgument,
+                "Trilu input must have rank >= 2, got " + x->describe());
+  int64_t k = 0;
+  if (ctx.has_input(1)) {
+    HONE_TRY(k, input_scalar_int(ctx, 1, "Trilu k"));
+  }
+  const bool upper = ctx.node().attr_int("upper", 1) != 0;
+  const int64_t rows = x->dim(x->rank() - 2), cols = x->dim(x->rank() - 1);
+  Tensor y = x->clone();
+  const size_t es = dtype_size(x->dtype());
+  char* p = static_cast<char*>(y.raw());
+  const int64_t mats = rows * cols == 0 ? 0 : x->numel() / (rows * cols);
+  for (int64_t m = 0; m < mats; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const bool keep = upper ? (j - i >= k) : (j - i <= k);
+        if (!keep) std::memset(p + static_cast<size_t>((m * rows + i) * cols + j) * es, 0, es);
+      }
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<void> reverse_sequence(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(std::vector<int64_t> lens, input_ints(ctx, 1, "ReverseSequence sequence_lens"));
+  const int64_t time_axis = ctx.node().attr_int("time_axis", 0);
+  const int64_t batch_axis = ctx.node().attr_int("batch_axis", 1);
+  if (x->rank() < 2 || time_axis + batch_axis != 1 || time_axis < 0 || batch_axis < 0)
+    return fail(ErrorCode::kInvalidArgument,
+                "ReverseSequence needs rank >= 2 and time_axis/batch_axis of 0 and 1; got " +
+                    x->describe() + ", time_axis " + std::to_string(time_axis) + ", batch_axis " +
+                    std::to_string(batch_axis));
+  const int64_t batch = x->dim(batch_axis), steps = x->dim(time_axis);
+  if (static_cast<int64_t>(lens.size()) != batch)
+    return fail(ErrorCode::kInvalidArgument,
+                "ReverseSequence sequence_lens " + ints_to_string(lens) +
+                    " must have one entry per batch of " + x->describe());
+  const std::vector<int64_t> s = strides_of(x->shape());
+  const int64_t inner = s[1];
+  Tensor y = x->clone();
+  const size_t es = dtype_size(x->dtype());
+  for (int64_t b = 0; b < batch; ++b) {
+    if (lens[b] < 0 || lens[b] > steps)
+      return fail(ErrorCode::kInvalidArgument,
+                  "ReverseSequence sequence_lens " + ints_to_string(lens) +
+                      " has an entry outside [0, " + std::to_string(steps) + "]");
+    for (int64_t t = 0; t < lens[b]; ++t)
+      copy_elements(x->raw(), (lens[b] - 1 - t) * s[time_axis] + b * s[batch_axis], y.raw(),
+                    t * s[time_axis] + b * s[batch_axis], inner, es);
+  }
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<void> eye_like(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  if (x->rank() != 2)
+    return fail(ErrorCode::kInvalidArgument, "EyeLike input must be 2-D, got " + x->describe());
+  DType dt = x->dtype();
+  if (ctx.node().has_attr("dtype")) {
+    HONE_TRY(dt, dtype_from_onnx(ctx.node().attr_int("dtype", 1)));
+  }
+  const int64_t k = ctx.node().attr_int("k", 0);
+  const int64_t rows = x->dim(0), cols = x->dim(1);
+  Tensor y = Tensor::zeros(dt, {rows, cols});
+  const Tensor one = from_doubles(dt, {}, {1.0});
+  for (int64_t i = 0; i < rows; ++i) {
+    const int64_t j = i + k;
+    if (j >= 0 && j < cols) copy_elements(one.raw(), 0, y.raw(), i * cols + j, 1, dtype_size(dt));
+  }
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+}  // namespace
+
+void register_shape_layout_ops(OpRegistry& r) {
+  r.add("Pad", pad);
+  r.add("DepthToSpace", depth_to_space);
+  r.add("SpaceToDepth", space_to_depth);
+  r.add("Trilu", trilu);
+  r.add("ReverseSequence", reverse_sequence);
+  r.add("EyeLike", eye_like);
+}
+
+}  // namespace hone::eval

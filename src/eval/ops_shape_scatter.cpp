@@ -1,0 +1,188 @@
+// Reference kernels that write updates into a copy of the data:
+// ScatterElements (and the deprecated Scatter), ScatterND, with the
+// none/add/mul/max/min reductions.
+#include <algorithm>
+#include <type_traits>
+
+#include "eval/kernel_util.h"
+#include "eval/ops_shape_internal.h"
+#include "hone/shape.h"
+
+namespace hone::eval {
+namespace {
+
+using namespace shape_detail;
+
+enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
+
+Result<Reduction> read_reduction(const KernelContext& ctx) {
+  const std::string r = ctx.node().attr_string("reduction", "none");
+  if (r == "none") return Reduction::kNone;
+  if (r == "add") return Reduction::kAdd;
+  if (r == "mul") return Reduction::kMul;
+  if (r == "max") return Reduction::kMax;
+  if (r == "min") return Reduction::kMin;
+  return fail(ErrorCode::kInvalidArgument,
+              ctx.node().op_type + " reduction '" + r + "' is not one of none, add, mul, max, min");
+}
+
+template <class T>
+T combine(Reduction red, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    switch (red) {
+      case Reduction::kAdd:
+      case Reduction::kMax:
+        return a || b;
+      case Reduction::kMul:
+      case Reduction::kMin:
+        return a && b;
+      default:
+        return b;
+    }
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;  // wrap on overflow instead of UB
+    switch (red) {
+      case Reduction::kAdd:
+        return static_cast<T>(static_cast<U>(a) + static_cast<U>(b));
+      case Reduction::kMul:
+        return static_cast<T>(static_cast<uint64_t>(static_cast<U>(a)) * static_cast<U>(b));
+      case Reduction::kMax:
+        return std::max(a, b);
+      case Reduction::kMin:
+        return std::min(a, b);
+      default:
+        return b;
+    }
+  } else {
+    const double x = to_f64(a), y = to_f64(b);
+    switch (red) {
+      case Reduction::kAdd:
+        return from_f64<T>(x + y);
+      case Reduction::kMul:
+        return from_f64<T>(x * y);
+      case Reduction::kMax:
+        return from_f64<T>(std::max(x, y));
+      case Reduction::kMin:
+        return from_f64<T>(std::min(x, y));
+      default:
+        return b;
+    }
+  }
+}
+
+Result<void> scatter_elements(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(const Tensor* idx_t, ctx.tensor(1));
+  HONE_TRY(const Tensor* upd, ctx.tensor(2));
+  HONE_TRY(Reduction red, read_reduction(ctx));
+  const std::string& op = ctx.node().op_type;
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  if (rank == 0 || idx_t->rank() != x->rank() || upd->shape() != idx_t->shape() ||
+      upd->dtype() != x->dtype())
+    return fail(ErrorCode::kInvalidArgument,
+                op +
+                    " needs data of rank >= 1, indices of the same rank and updates of the "
+                    "indices' shape and data's dtype; got data " +
+                    x->describe() + ", indices " + idx_t->describe() + ", updates " +
+                    upd->describe());
+  if (!is_integer(idx_t->dtype()))
+    return fail(ErrorCode::kInvalidArgument,
+                op + " indices must be integers, got " + idx_t->describe());
+  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "axis"));
+  for (int64_t a = 0; a < rank; ++a)
+    if (a != axis && idx_t->dim(a) > x->dim(a))
+      return fail(ErrorCode::kInvalidArgument, op + " indices " + idx_t->describe() +
+                                                   " are larger than data " + x->describe() +
+                                                   " on axis " + std::to_string(a));
+  const std::vector<int64_t> idx = to_int64s(*idx_t);
+  const std::vector<int64_t> ds = strides_of(x->shape());
+  const std::vector<int64_t>& ishape = idx_t->shape();
+  const int64_t dim = x->dim(axis);
+  // Resolve every target offset first so a bad index leaves nothing half done.
+  std::vector<int64_t> targets(idx.size());
+  std::vector<int64_t> pos(rank, 0);
+  for (size_t i = 0; i < idx.size(); ++i) {
+    HONE_TRY(int64_t k, normalize_index(idx[i], dim, "index"));
+    int64_t off = 0;
+    for (int64_t a = 0; a < rank; ++a) off += (a == axis ? k : pos[a]) * ds[a];
+    targets[i] = off;
+    for (int64_t a = rank - 1; a >= 0; --a) {
+      if (++pos[a] < ishape[a]) break;
+      pos[a] = 0;
+    }
+  }
+  Tensor y = x->clone();
+  HONE_CHECK_OK(dispatch_all(x->dtype(), [&]<class T>() -> Result<void> {
+    T* out = y.data<T>();
+    const T* u = upd->data<T>();
+    for (size_t i = 0; i < targets.size(); ++i)
+      out[targets[i]] = red == Reduction::kNone ? u[i] : combine(red, out[targets[i]], u[i]);
+    return {};
+  }));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+Result<void> scatter_nd(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(const Tensor* idx_t, ctx.tensor(1));
+  HONE_TRY(const Tensor* upd, ctx.tensor(2));
+  HONE_TRY(Reduction red, read_reduction(ctx));
+  const int64_t r = static_cast<int64_t>(x->rank());
+  const int64_t q = static_cast<int64_t>(idx_t->rank());
+  if (r < 1 || q < 1 || !is_integer(idx_t->dtype()) || upd->dtype() != x->dtype())
+    return fail(ErrorCode::kInvalidArgument,
+                "ScatterND needs data and integer indices of rank >= 1 and updates of data's "
+                "dtype; got data " +
+                    x->describe() + ", indices " + idx_t->describe() + ", updates " +
+                    upd->describe());
+  const int64_t k = idx_t->dim(q - 1);
+  if (k > r)
+    return fail(ErrorCode::kInvalidArgument, "ScatterND indices " + idx_t->describe() +
+                                                 " have a last dim larger than the rank of data " +
+                                                 x->describe());
+  std::vector<int64_t> want(idx_t->shape().begin(), idx_t->shape().end() - 1);
+  want.insert(want.end(), x->shape().begin() + k, x->shape().end());
+  if (upd->shape() != want)
+    return fail(ErrorCode::kInvalidArgument, "ScatterND updates " + upd->describe() +
+                                                 " must have shape " + shape_to_string(want));
+  const std::vector<int64_t> idx = to_int64s(*idx_t);
+  const std::vector<int64_t> ds = strides_of(x->shape());
+  int64_t slice = 1;
+  for (int64_t a = k; a < r; ++a) slice *= x->dim(a);
+  const int64_t tuples =
+      shape_numel(std::vector<int64_t>(idx_t->shape().begin(), idx_t->shape().end() - 1));
+  std::vector<int64_t> targets(static_cast<size_t>(tuples));
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t off = 0;
+    for (int64_t j = 0; j < k; ++j) {
+      HONE_TRY(int64_t v, normalize_index(idx[t * k + j], x->dim(j), "ScatterND index"));
+      off += v * ds[j];
+    }
+    targets[t] = off;
+  }
+  Tensor y = x->clone();
+  HONE_CHECK_OK(dispatch_all(x->dtype(), [&]<class T>() -> Result<void> {
+    T* out = y.data<T>();
+    const T* u = upd->data<T>();
+    for (int64_t t = 0; t < tuples; ++t) {
+      T* dst = out + targets[t];
+      const T* src = u + t * slice;
+      for (int64_t e = 0; e < slice; ++e)
+        dst[e] = red == Reduction::kNone ? src[e] : combine(red, dst[e], src[e]);
+    }
+    return {};
+  }));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
+}  // namespace
+
+void register_shape_scatter_ops(OpRegistry& r) {
+  r.add("ScatterElements", scatter_elements);
+  r.add("Scatter", scatter_elements);
+  r.add("ScatterND", scatter_nd);
+}
+
+}  // namespace hone::eval

@@ -1,0 +1,69 @@
+#include "ops/slice.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "hone/shape.h"
+#include "ops/axis.h"
+#include "ops/broadcast.h"
+
+namespace hone::ops {
+
+Result<SliceWindow> slice_window(const std::vector<int64_t>& shape, std::vector<int64_t> starts,
+                                 std::vector<int64_t> ends, const std::vector<int64_t>* axes_in,
+                                 const std::vector<int64_t>* steps_in) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  const size_t n = starts.size();
+  std::vector<int64_t> axes, steps;
+  if (axes_in != nullptr) {
+    axes = *axes_in;
+  } else {
+    axes.resize(n);
+    for (size_t i = 0; i < n; ++i) axes[i] = static_cast<int64_t>(i);
+  }
+  if (steps_in != nullptr)
+    steps = *steps_in;
+  else
+    steps.assign(n, 1);
+  if (ends.size() != n || axes.size() != n || steps.size() != n)
+    return fail(ErrorCode::kInvalidArgument,
+                "Slice starts " + shape_to_string(starts) + ", ends " + shape_to_string(ends) +
+                    ", axes " + shape_to_string(axes) + " and steps " + shape_to_string(steps) +
+                    " must have the same length");
+  HONE_TRY(axes, normalize_axes(axes, rank, "Slice axes"));
+  SliceWindow w;
+  w.out = shape;
+  w.strides = strides_of(shape);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t a = axes[i];
+    const int64_t d = shape[static_cast<size_t>(a)];
+    const int64_t step = steps[i];
+    if (step == 0)
+      return fail(ErrorCode::kInvalidArgument, "Slice step on axis " + std::to_string(a) + " is 0");
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0) s += d;
+    if (e < 0) e += d;
+    int64_t len = 0;
+    if (d == 0) {
+      len = 0;
+      s = 0;
+    } else if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, d);
+      e = std::clamp<int64_t>(e, 0, d);
+      len = e > s ? (e - s - 1) / step + 1 : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, d - 1);
+      e = std::clamp<int64_t>(e, -1, d - 1);
+      const int64_t abs_step =
+          step == std::numeric_limits<int64_t>::min() ? std::numeric_limits<int64_t>::max() : -step;
+      len = s > e ? (s - e - 1) / abs_step + 1 : 0;
+    }
+    w.out[static_cast<size_t>(a)] = len;
+    if (len > 0) w.base += s * w.strides[static_cast<size_t>(a)];
+    w.strides[static_cast<size_t>(a)] *=
+        len > 1 ? step : 1;  // one element needs no step (no overflow)
+  }
+  return w;
+}
+
+}  // namespace hone::ops

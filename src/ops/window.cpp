@@ -1,0 +1,107 @@
+#include "ops/window.h"
+
+#include <algorithm>
+
+namespace hone::ops {
+
+std::string list_to_string(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+Result<std::vector<int64_t>> per_dim_attr(const Node& node, const char* key, size_t rank,
+                                          int64_t fallback, const std::string& op) {
+  std::vector<int64_t> v = node.attr_ints(key);
+  if (v.empty()) return std::vector<int64_t>(rank, fallback);
+  if (v.size() != rank)
+    return fail(ErrorCode::kInvalidArgument, op + " attribute '" + key + "' " + list_to_string(v) +
+                                                 " has " + std::to_string(v.size()) +
+                                                 " values, expected " + std::to_string(rank) +
+                                                 " (one per spatial dim)");
+  return v;
+}
+
+namespace {
+
+int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t div_ceil(int64_t a, int64_t b) { return -div_floor(-a, b); }
+
+}  // namespace
+
+Result<Window> make_window(const Node& node, const std::vector<int64_t>& in,
+                           const std::vector<int64_t>& kernel, bool ceil_mode,
+                           const std::string& op) {
+  const size_t r = in.size();
+  Window w;
+  w.in = in;
+  w.kernel = kernel;
+  if (kernel.size() != r)
+    return fail(ErrorCode::kInvalidArgument, op + " kernel_shape " + list_to_string(kernel) +
+                                                 " does not match the " + std::to_string(r) +
+                                                 " spatial dims of the input");
+  HONE_TRY(w.strides, per_dim_attr(node, "strides", r, 1, op));
+  HONE_TRY(w.dilations, per_dim_attr(node, "dilations", r, 1, op));
+  for (size_t d = 0; d < r; ++d) {
+    if (kernel[d] <= 0)
+      return fail(ErrorCode::kInvalidArgument, op + " kernel_shape " + list_to_string(kernel) +
+                                                   " must be positive");
+    if (w.strides[d] <= 0)
+      return fail(ErrorCode::kInvalidArgument, op + " strides " + list_to_string(w.strides) +
+                                                   " must be positive");
+    if (w.dilations[d] <= 0)
+      return fail(ErrorCode::kInvalidArgument, op + " dilations " + list_to_string(w.dilations) +
+                                                   " must be positive");
+  }
+  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  w.pad_begin.assign(r, 0);
+  w.pad_end.assign(r, 0);
+  w.out.assign(r, 0);
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t out = div_ceil(in[d], w.strides[d]);
+      const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + w.dilated(d) - in[d]);
+      const int64_t small = total / 2, big = total - total / 2;
+      w.pad_begin[d] = auto_pad == "SAME_UPPER" ? small : big;
+      w.pad_end[d] = auto_pad == "SAME_UPPER" ? big : small;
+      w.out[d] = out;
+    }
+    return w;
+  }
+  if (auto_pad == "NOTSET") {
+    std::vector<int64_t> pads = node.attr_ints("pads");
+    if (!pads.empty()) {
+      if (pads.size() != 2 * r)
+        return fail(ErrorCode::kInvalidArgument,
+                    op + " attribute 'pads' " + list_to_string(pads) + " has " +
+                        std::to_string(pads.size()) + " values, expected " + std::to_string(2 * r));
+      for (size_t d = 0; d < r; ++d) {
+        w.pad_begin[d] = pads[d];
+        w.pad_end[d] = pads[d + r];
+        if (pads[d] < 0 || pads[d + r] < 0)
+          return fail(ErrorCode::kInvalidArgument,
+                      op + " pads " + list_to_string(pads) + " must be non-negative");
+      }
+    }
+  } else if (auto_pad != "VALID") {
+    return fail(ErrorCode::kInvalidArgument,
+                op + " auto_pad '" + auto_pad +
+                    "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+  }
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t padded = in[d] + w.pad_begin[d] + w.pad_end[d];
+    const int64_t span = padded - w.dilated(d);
+    if (span < 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  op + ": the window (dilated kernel " + std::to_string(w.dilated(d)) +
+                      ") is larger than the padded input (" + std::to_string(padded) +
+                      ") along spatial dim " + std::to_string(d));
+    int64_t out = (ceil_mode ? div_ceil(span, w.strides[d]) : span / w.strides[d]) + 1;
+    // A window may not start in the end padding (ceil_mode only).
+    if (ceil_mode && (out - 1) * w.strides[d] >= in[d] + w.pad_begin[d]) --out;
+    w.out[d] = out;
+  }
+  return w;
+}
+
+}  // namespace hone::ops
