@@ -109,6 +109,32 @@ TEST(OnednnBackend, RefusedOpFallsBackAndStillMatches) {
   EXPECT_EQ(be->fallback_runs(), 0u);
 }
 
+TEST(OnednnBackend, EveryOpItProposesLowers) {
+  // An op proposed but not lowered would build, then run its whole block on
+  // the reference at the first call: the unary ops, Pow, Max and the
+  // reductions must all lower.
+  std::mt19937 rng(9);
+  GraphBuilder b("unary");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 6});
+  ValueId h = b.op("Abs", {x});
+  h = b.op("Sqrt", {b.add(h, b.scalar_f32("eps", 0.5f))});
+  h = b.op("Exp", {b.op("Neg", {h})});
+  h = b.op("Pow", {h, b.scalar_f32("two", 2.0f)});
+  h = b.op("Max", {h, b.scalar_f32("floor", 0.01f)});
+  h = b.op("ReduceMean", {h}, {{"axes", std::vector<int64_t>{1}}, {"keepdims", int64_t{1}}});
+  b.output(b.op("Log", {h}), "y");  // Log is refused: oneDNN's is approximate
+  Graph g = *std::move(b).build();
+  auto be = build_onednn(g);
+  const Partition& p = be->partition();
+  ASSERT_EQ(p.fallbacks.size(), 1u) << p.describe(p.graph ? *p.graph : g);
+  EXPECT_NE(p.fallbacks[0].second.find("Log"), std::string::npos) << p.fallbacks[0].second;
+  std::vector<Tensor> in{uniform(rng, {3, 6})};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
+  EXPECT_EQ(be->fallback_runs(), 0u) << "a block fell back to the reference at run time";
+}
+
 TEST(OnednnBackend, UnsupportedAttributesAreRefusedWithReasons) {
   GraphBuilder b("refusals");
   ValueId x = b.input("x", DType::kF32, Shape{1, 2, 4, 4});
