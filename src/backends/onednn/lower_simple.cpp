@@ -253,6 +253,13 @@ Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
   }
   for (int64_t d : in)
     if (d == 0) return fail(ErrorCode::kUnsupported, n.op_type + " of an empty tensor");
+  const dims_t out = n.attr_int("keepdims", 1) != 0 ? kept : squeezed;
+  if (kept == in) {
+    // Every reduced axis has one element: the result is the input (oneDNN
+    // refuses a reduction whose source and destination are alike).
+    alias(b, n, out);
+    return {};
+  }
   const BufferRef src = b.plain(n.inputs[0]);
   const md_t dst = plain_md(kept);
   dnnl::reduction::primitive_desc pd(
@@ -261,7 +268,6 @@ Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
   const int buf = b.new_temp(dst);
   b.add_step("reduction", dnnl::reduction(pd), pd,
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, {buf, dst}}});
-  const dims_t out = n.attr_int("keepdims", 1) != 0 ? kept : squeezed;
   b.set(n.outputs[0], PValue{out, {buf, plain_md(out)}});
   return {};
 }
