@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -41,6 +42,20 @@ std::string leading_symbol(const Graph& g);
                                                          const std::vector<DimDeclaration>& dims,
                                                          std::vector<int64_t>& batch_sizes,
                                                          uint64_t seed);
+
+/// Makes graph input `v`'s tensor for one sample, symbolic dims from `dims`.
+using InputMaker = std::function<Result<Tensor>(
+    const Value& v, const std::map<std::string, int64_t>& dims, std::mt19937_64& rng)>;
+
+/// random_samples() with the caller's dims (declared opt sizes, plus any the
+/// caller binds; the batch dim is set per sample) and its way of making each
+/// input (`hone tune`'s --fill/--range); `decls` still gives the batch bounds.
+[[nodiscard]] Result<std::vector<Sample>> random_samples_with(
+    const Graph& g, std::map<std::string, int64_t> dims, const std::vector<DimDeclaration>& decls,
+    std::vector<int64_t>& batch_sizes, uint64_t seed, const InputMaker& make);
+
+/// The dims random_samples() starts from: each declaration's static size or opt.
+std::map<std::string, int64_t> declared_dims(const std::vector<DimDeclaration>& decls);
 
 /// One call's inputs, `inputs[i]` for the graph's input i: a map by input
 /// name, or a list (bound by position) when a name cannot be a sample path

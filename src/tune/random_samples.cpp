@@ -35,11 +35,17 @@ std::string leading_symbol(const Graph& g) {
   return "";
 }
 
-Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
-                                           std::vector<int64_t>& batch_sizes, uint64_t seed) {
+std::map<std::string, int64_t> declared_dims(const std::vector<DimDeclaration>& decls) {
   std::map<std::string, int64_t> dims;
   for (const auto& d : decls)
     dims[d.name] = d.kind == DimSpec::Kind::kStatic ? d.size : d.bounds.opt;
+  return dims;
+}
+
+Result<std::vector<Sample>> random_samples_with(const Graph& g, std::map<std::string, int64_t> dims,
+                                                const std::vector<DimDeclaration>& decls,
+                                                std::vector<int64_t>& batch_sizes, uint64_t seed,
+                                                const InputMaker& make) {
   const std::string batch = leading_symbol(g);
   if (batch_sizes.empty() && !batch.empty()) {
     batch_sizes = {1, 8};
@@ -54,12 +60,17 @@ Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<Dim
     if (!batch.empty()) dims[batch] = b;
     std::vector<Tensor> inputs;
     for (ValueId id : g.inputs()) {
-      HONE_TRY(Tensor t, random_input(g.value(id), dims, rng));
+      HONE_TRY(Tensor t, make(g.value(id), dims, rng));
       inputs.push_back(std::move(t));
     }
     samples.push_back(sample_in_graph_order(g, std::move(inputs)));
   }
   return samples;
+}
+
+Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
+                                           std::vector<int64_t>& batch_sizes, uint64_t seed) {
+  return random_samples_with(g, declared_dims(decls), decls, batch_sizes, seed, random_input);
 }
 
 Sample sample_in_graph_order(const Graph& g, std::vector<Tensor> inputs) {

@@ -121,31 +121,12 @@ class Progress {
 Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
                                            const InputValueOptions& values,
                                            std::vector<int64_t>& batch_sizes, uint64_t seed) {
-  std::map<std::string, int64_t> dims;
-  for (const auto& d : decls)
-    dims[d.name] = d.kind == DimSpec::Kind::kStatic ? d.size : d.bounds.opt;
+  std::map<std::string, int64_t> dims = declared_dims(decls);
   // --shape binds the symbolic dims it names; the batch dim still varies per sample.
   HONE_TRY(InputPlan plan, parse_input_plan(values, g, dims));
-  const std::string batch = leading_symbol(g);
-  if (batch_sizes.empty() && !batch.empty()) {
-    batch_sizes = {1, 8};
-    for (const auto& d : decls)
-      if (d.name == batch && d.kind != DimSpec::Kind::kStatic)
-        batch_sizes = {d.bounds.min, d.bounds.max};
-  }
-  std::vector<int64_t> sizes = batch.empty() ? std::vector<int64_t>{1} : batch_sizes;
-  std::vector<Sample> samples;
-  std::mt19937_64 rng(seed);
-  for (int64_t b : sizes) {
-    if (!batch.empty()) dims[batch] = b;
-    std::vector<Tensor> inputs;
-    for (ValueId id : g.inputs()) {
-      HONE_TRY(Tensor t, make_input(g.value(id), plan, dims, rng));
-      inputs.push_back(std::move(t));
-    }
-    samples.push_back(sample_in_graph_order(g, std::move(inputs)));
-  }
-  return samples;
+  return random_samples_with(g, std::move(dims), decls, batch_sizes, seed,
+                             [&plan](const Value& v, const std::map<std::string, int64_t>& d,
+                                     std::mt19937_64& rng) { return make_input(v, plan, d, rng); });
 }
 
 /// One sample from DIR/input_<i>.npy or .pb (the layout `hone run --inputs` reads).
