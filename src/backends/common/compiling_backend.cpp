@@ -97,8 +97,26 @@ Result<StandaloneBody> standalone_body(const Graph& body, const Graph& outer) {
   return out;
 }
 
-std::string body_label(const Node& n, const std::string& attr) {
-  return attr + " of " + n.describe();
+/// `body` (held by a node of `outer`) as a graph of its own, unless it sits
+/// too deep to be built at `depth`.
+Result<StandaloneBody> body_at(const Graph& body, const Graph& outer, int depth) {
+  if (depth + 1 >= kMaxBodyDepth) return fail(ErrorCode::kUnsupported, "nested too deep");
+  return standalone_body(body, outer);
+}
+
+/// One line of the partition notes for body `attr` of `n`: how `plan`
+/// partitioned it (`given` is the standalone body it planned, `plan` null
+/// when it stays interpreted because of `why_not`), then its own notes.
+std::string body_note(std::string_view backend, const Node& n, const std::string& attr, int depth,
+                      const Partition* plan, const Graph& given, const std::string& why_not) {
+  const std::string indent(static_cast<size_t>(2 * depth), ' ');
+  std::string line = indent + attr + " of " + n.describe() + ": ";
+  if (plan == nullptr) return line + "interpreted: " + why_not;
+  line += std::to_string(plan->nodes_on_backend()) + " of " +
+          std::to_string((plan->graph ? *plan->graph : given).nodes().size()) +
+          " nodes compiled on " + std::string(backend) + ", " + plan->describe(given);
+  if (!plan->notes.empty()) line += "\n" + indent + "  " + plan->notes;
+  return line;
 }
 
 }  // namespace
@@ -179,27 +197,16 @@ Result<Partition> CompilingBackend::plan_graph(const Graph& g, int depth) const 
   }
   if (depth < 0) return p;  // the caller describes the bodies itself
   const Graph& planned = p.graph ? *p.graph : g;
-  const std::string indent(static_cast<size_t>(2 * depth), ' ');
   for (const Block& b : p.blocks) {
     if (b.on_backend) continue;
     for (NodeId id : b.nodes) {
       const Node& n = planned.node(id);
       for (const auto& [attr, body] : bodies_of(n)) {
-        std::string line = indent + body_label(n, attr) + ": ";
-        Result<StandaloneBody> sb = standalone_body(*body, planned);
-        Result<Partition> bp = fail(ErrorCode::kUnsupported, "nested too deep");
-        if (!sb)
-          bp = fail(sb.error());
-        else if (depth + 1 < kMaxBodyDepth)
-          bp = plan_graph(sb->graph, depth + 1);
-        if (!bp) {
-          line += "interpreted: " + bp.error().message();
-        } else {
-          line += std::to_string(bp->nodes_on_backend()) + " of " +
-                  std::to_string((bp->graph ? *bp->graph : sb->graph).nodes().size()) +
-                  " nodes compiled on " + std::string(name()) + ", " + bp->describe(sb->graph);
-          if (!bp->notes.empty()) line += "\n" + indent + "  " + bp->notes;
-        }
+        Result<StandaloneBody> sb = body_at(*body, planned, depth);
+        Result<Partition> bp = sb ? plan_graph(sb->graph, depth + 1) : fail(sb.error());
+        const std::string line =
+            bp ? body_note(name(), n, attr, depth, &*bp, sb->graph, {})
+               : body_note(name(), n, attr, depth, nullptr, *body, bp.error().message());
         p.notes += (p.notes.empty() ? "" : "\n") + line;
       }
     }
@@ -230,24 +237,16 @@ Result<std::shared_ptr<CompilingBackend::GraphRun>> CompilingBackend::build_prog
       for (NodeId id : b.nodes) {
         const Node& n = graph.node(id);
         for (const auto& [attr, body] : bodies_of(n)) {
-          std::string line = body_label(n, attr) + ": ";
-          Result<StandaloneBody> sb = standalone_body(*body, graph);
-          Result<std::shared_ptr<GraphRun>> bp = fail(ErrorCode::kUnsupported, "nested too deep");
-          if (!sb) {
-            bp = fail(sb.error());
-          } else if (depth + 1 < kMaxBodyDepth) {
-            prepare_body(sb->graph);
-            bp = build_program(sb->graph, depth + 1);
-          }
+          Result<StandaloneBody> sb = body_at(*body, graph, depth);
+          if (sb) prepare_body(sb->graph);
+          Result<std::shared_ptr<GraphRun>> bp =
+              sb ? build_program(sb->graph, depth + 1) : fail(sb.error());
+          std::string line;
           if (!bp) {
-            line += "interpreted: " + bp.error().message();
+            line = body_note(name(), n, attr, depth, nullptr, *body, bp.error().message());
             HONE_LOG_DEBUG("{}: {}", name(), line);
           } else {
-            const GraphRun& prog = **bp;
-            line += std::to_string(prog.partition.nodes_on_backend()) + " of " +
-                    std::to_string(prog.graph->nodes().size()) + " nodes compiled on " +
-                    std::string(name()) + " in " + std::to_string(prog.stages.size()) + " blocks";
-            if (!prog.partition.notes.empty()) line += "\n" + prog.partition.notes;
+            line = body_note(name(), n, attr, depth, &(*bp)->partition, sb->graph, {});
             bodies_[body.get()] = Body{*bp, body->inputs().size(), sb->captures};
           }
           p->partition.notes += (p->partition.notes.empty() ? "" : "\n") + line;
