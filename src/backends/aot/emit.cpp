@@ -45,87 +45,6 @@ std::string step_fn(size_t i, const Step& s) {
   return name;
 }
 
-/// Braces opened minus closed on one line of generated C, outside string and
-/// character literals.
-int brace_balance(const std::string& l) {
-  int depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < l.size(); ++i) {
-    const char ch = l[i];
-    if (quote) {
-      if (ch == '\\')
-        ++i;
-      else if (ch == quote)
-        quote = 0;
-    } else if (ch == '"' || ch == '\'') {
-      quote = ch;
-    } else if (ch == '{') {
-      ++depth;
-    } else if (ch == '}') {
-      --depth;
-    }
-  }
-  return depth;
-}
-
-/// Gives every conditional OpenMP region a serial twin:
-///   #pragma omp parallel for num_threads(c->nt) if(COND)
-///   STATEMENT
-/// becomes
-///   if (c->nt > 1 && (COND)) {
-///   #pragma omp parallel for num_threads(c->nt)
-///   STATEMENT
-///   } else {
-///   STATEMENT            (under `#pragma omp simd` where the region had simd)
-///   }
-/// libgomp runs a region whose if() is false as a team of one, which still
-/// allocates a team and ends with a futex wake: about 1 us per region, 7 per
-/// run of the small conv net, more than its whole batch-1 inference on oneDNN.
-std::string add_serial_paths(const std::string& src) {
-  std::vector<std::string> lines;
-  for (size_t at = 0; at < src.size();) {
-    const size_t nl = src.find('\n', at);
-    lines.push_back(src.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
-    at = nl == std::string::npos ? src.size() : nl + 1;
-  }
-  std::string out;
-  for (size_t i = 0; i < lines.size(); ++i) {
-    const std::string& l = lines[i];
-    const size_t pragma = l.find("#pragma omp parallel");
-    const size_t cond_at = pragma == std::string::npos ? std::string::npos : l.find(" if(", pragma);
-    if (cond_at == std::string::npos || l.back() != ')') {
-      out += l + (i + 1 < lines.size() ? "\n" : "");
-      continue;
-    }
-    const std::string cond = l.substr(cond_at + 4, l.size() - cond_at - 5);
-    // The statement the pragma applies to: up to the line where braces
-    // balance again and the statement ends (';' or '}').
-    size_t end = i + 1;
-    int depth = 0;
-    for (; end < lines.size(); ++end) {
-      depth += brace_balance(lines[end]);
-      const std::string& e = lines[end];
-      const size_t last = e.find_last_not_of(' ');
-      if (depth == 0 && last != std::string::npos && (e[last] == ';' || e[last] == '}')) break;
-    }
-    if (end >= lines.size()) {  // not a statement this pass understands: leave it
-      out += l + "\n";
-      continue;
-    }
-    std::string body;
-    for (size_t k = i + 1; k <= end; ++k) body += lines[k] + "\n";
-    const std::string indent = l.substr(0, pragma);
-    const bool simd = l.find("parallel for simd") != std::string::npos;
-    out += indent + "if (c->nt > 1 && (" + cond + ")) {\n";
-    out += l.substr(0, cond_at) + "\n" + body;
-    out += indent + "} else {\n";
-    if (simd) out += indent + "#pragma omp simd\n";
-    out += body + indent + "}" + (end + 1 < lines.size() ? "\n" : "");
-    i = end;
-  }
-  return out;
-}
-
 const char* kPrelude = R"C(#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -566,7 +485,7 @@ HONE_EXPORT void hone_aot_destroy(void* handle) {
   free(m);
 }
 )C";
-  return add_serial_paths(t);
+  return t;
 }
 
 }  // namespace hone::aot

@@ -230,14 +230,14 @@ void Emitter::emit_chain(const Step& s) {
           suffix[o] == 2
               ? "const float b" + std::to_string(o) + " = P" + std::to_string(o) + "[0];"
               : "const float* q" + std::to_string(o) + " = P" + std::to_string(o) + ";"));
-    line("#pragma omp parallel for simd num_threads(c->nt)" + omp_if(n_inner));
+    begin_parallel("parallel for simd", worth_threads(n_inner));
     open("for (int64_t i = 0; i < " + n_inner + "; ++i)");
     body("i", "");
     close();
+    end_parallel();
     return;
   }
-  line("#pragma omp parallel for num_threads(c->nt)" +
-       omp_if("(" + n_outer + ") * (" + n_inner + ")"));
+  begin_parallel("parallel for", worth_threads("(" + n_outer + ") * (" + n_inner + ")"));
   open("for (int64_t o = 0; o < " + n_outer + "; ++o)");
   for (size_t o = 0; o < ext.size(); ++o) {
     const std::string off = broadcast_offset(*this, out, k, dims(ext[o]), "o");
@@ -251,6 +251,7 @@ void Emitter::emit_chain(const Step& s) {
   body("i", "base + ");
   close();
   close();
+  end_parallel();
 }
 
 }  // namespace hone::aot

@@ -294,7 +294,7 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
          pb + ") * " + s(4 * Hp) + " + j * 64 : NULL, " + pb + " * " + s(4 * Hp) + ", " + s(Hp) +
          ", " + yarg + ", " + yb + ", nv, " + peep + ", " + clip + ", " +
          (L.input_forget ? "1" : "0") + ")");
-  e.line("#pragma omp parallel num_threads(c->nt) if(c->nt > 1)");
+  e.begin_parallel("parallel", "c->nt > 1");
   e.open("for (int64_t st = 0; st < S; ++st)");
   e.line("const int64_t t = rev ? S - 1 - st : st;");
   e.line("const float* hp = hb + (st & 1) * B * " + s(Hp) + ";");
@@ -314,6 +314,7 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("}");
   e.close();
   e.close();
+  e.end_parallel();
   e.line("#undef HONE_LSTM_TILE");
   e.line("const float* hl = hb + (S & 1) * B * " + s(Hp) + ";");
   e.open("for (int64_t b = 0; b < B; ++b)");

@@ -388,7 +388,7 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
     // An NCHW input (a graph input, or a producer kept NCHW): one channels-last copy.
     const int64_t hw = win.ih * win.iw;
     line("float* xc = (float*)(c->A + " + s(st.scratch_offset) + ");");
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("nb * " + s(c * hw)));
+    begin_parallel("parallel for", worth_threads("nb * " + s(c * hw)));
     open("for (int64_t b = 0; b < nb; ++b)");
     line("const float* xs = X + b * " + s(c * hw) + ";");
     line("float* xd = xc + b * " + s(c * hw) + ";");
@@ -403,6 +403,7 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
            s(hw) + " + i];");
     }
     close();
+    end_parallel();
     line("X = xc;");
   }
   std::string srcs;
@@ -422,7 +423,7 @@ void Emitter::emit_pool_nhwc(const Node& n, NodeId id, const std::string& y) {
   line("float* Y = " + y + ";");
   line("const int64_t nb = " + dim(x[0]) + ";");
   if (n.op_type.rfind("Global", 0) == 0) {
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("nb * " + s(c * ih * iw)));
+    begin_parallel("parallel for", worth_threads("nb * " + s(c * ih * iw)));
     open("for (int64_t b = 0; b < nb; ++b)");
     line("const float* xb = X + b * " + s(c * ih * iw) + ";");
     line("float* yb = Y + b * " + s(c) + ";");
@@ -437,12 +438,12 @@ void Emitter::emit_pool_nhwc(const Node& n, NodeId id, const std::string& y) {
     line("for (int64_t ch = 0; ch < " + s(c) + "; ++ch) yb[ch] = " +
          (is_max ? std::string("acc[ch];") : "acc[ch] / (float)" + s(ih * iw) + ";"));
     close();
+    end_parallel();
     return;
   }
   const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
-  line("#pragma omp parallel for num_threads(c->nt)" +
-       omp_if("nb * " + s(w.oh * w.ow * w.kh * w.kw * c)));
+  begin_parallel("parallel for", worth_threads("nb * " + s(w.oh * w.ow * w.kh * w.kw * c)));
   open("for (int64_t r = 0; r < nb * " + s(w.oh) + "; ++r)");
   line("const int64_t b = r / " + s(w.oh) + ", oh = r % " + s(w.oh) + ";");
   tap_range("h", "oh", w.sh, w.pt, w.dh, w.kh, ih, w.pb);
@@ -469,6 +470,7 @@ void Emitter::emit_pool_nhwc(const Node& n, NodeId id, const std::string& y) {
   }
   close();
   close();
+  end_parallel();
 }
 
 }  // namespace hone::aot
