@@ -76,10 +76,9 @@ class Emitter {
   std::vector<Parallel> parallel_;  // open begin_parallel() regions
 };
 
-/// Whether some step runs a conv through oneDNN, and the C runtime it then
-/// needs after the prelude (emit_nhwc.cpp).
+/// Whether some step runs a conv through oneDNN: the library then carries
+/// runtime/dnnl_conv.c (emit_nhwc.cpp).
 bool uses_dnnl_conv(const Program& p);
-std::string dnnl_conv_runtime(const Program& p);
 /// "1.5f", "(-INFINITY)": a float as a C literal that reads back exactly.
 std::string float_literal(float v);
 /// The C offset into an operand of dims `op` (right-aligned, broadcast) for
