@@ -295,6 +295,17 @@ const BackendCapabilities& AotBackend::caps() {
     const dnnl_version_t* v = dnnl_version();
     k.libraries = {{"onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                                   std::to_string(v->patch)}};
+    // The C runtime every library carries, by ABI version and content: the
+    // fingerprint (and so the tuning cache) then never reuses figures
+    // measured with another runtime. (The compile cache is keyed by the
+    // whole source already.)
+    std::string runtime;
+    for (std::string_view piece :
+         {runtime_text::kHoneAotAbi, runtime_text::kCore, runtime_text::kDnnlConv,
+          runtime_text::kLstm, runtime_text::kModel})
+      runtime += piece;
+    k.libraries["aot-runtime"] =
+        "abi" + std::to_string(HONE_AOT_ABI_VERSION) + "-" + sha256_hex(runtime).substr(0, 12);
     return k;
   }();
   return c;
