@@ -79,6 +79,10 @@ const std::vector<EltwiseOp> kOps = {
     {"Ceil", 1, [](const Node&, const Args& a) { return call("ceilf", a[0]); }},
     {"Sin", 1, [](const Node&, const Args& a) { return call("sinf", a[0]); }},
     {"Cos", 1, [](const Node&, const Args& a) { return call("cosf", a[0]); }},
+    {"ThresholdedRelu", 1,
+     [](const Node& n, const Args& a) {
+       return "(" + a[0] + " > " + f(n, "alpha", 1.0f) + " ? " + a[0] + " : 0.0f)";
+     }},
     {"Gelu", 1,
      [](const Node& n, const Args& a) {
        const std::string& x = a[0];

@@ -25,6 +25,7 @@ const std::vector<std::pair<std::string, std::map<std::string, Attribute>>> kAtt
     {"Celu", {{"alpha", 2.0f}}},
     {"HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}},
     {"Gelu", {{"approximate", std::string("tanh")}}},
+    {"ThresholdedRelu", {{"alpha", 0.5f}}},
 };
 
 TEST(AotEltwise, EveryTableOpMatchesTheReference) {
