@@ -13,16 +13,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "hone_aot_abi.h"
+
+/* The library's functions, resolved by the ABI header's list. */
 typedef struct {
-  void* (*create)(const char*, int);
-  void (*destroy)(void*);
-  const char* (*last_error)(void);
-  int (*run)(void*, const float* const*, const int64_t* const*, float* const*);
-  int (*output_shape)(const void*, const int64_t* const*, int, int64_t*);
-  int (*num_inputs)(const void*);
-  int (*num_outputs)(const void*);
-  int (*input_rank)(const void*, int);
-  int (*output_rank)(const void*, int);
+#define SLOT(name, ret, params) hone_aot_##name##_fn name;
+  HONE_AOT_FUNCTIONS(SLOT)
+#undef SLOT
 } abi_t;
 
 static int die(const char* what, const char* detail) {
@@ -107,12 +104,16 @@ int main(int argc, char** argv) {
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return die("cannot load the library", dlerror());
   abi_t a;
-  void** slots[] = {(void**)&a.create, (void**)&a.destroy, (void**)&a.last_error, (void**)&a.run, (void**)&a.output_shape,
-                    (void**)&a.num_inputs, (void**)&a.num_outputs, (void**)&a.input_rank, (void**)&a.output_rank};
-  const char* names[] = {"hone_aot_create", "hone_aot_destroy", "hone_aot_last_error", "hone_aot_run", "hone_aot_output_shape",
-                         "hone_aot_num_inputs", "hone_aot_num_outputs", "hone_aot_input_rank", "hone_aot_output_rank"};
-  for (int i = 0; i < 9; ++i)
-    if (!(*slots[i] = dlsym(lib, names[i]))) return die("not a hone native-so library; missing", names[i]);
+#define RESOLVE(name, ret, params)                                           \
+  if (!(*(void**)&a.name = dlsym(lib, "hone_aot_" #name)))                   \
+    return die("not a hone native-so library; missing", "hone_aot_" #name);
+  HONE_AOT_FUNCTIONS(RESOLVE)
+#undef RESOLVE
+  if (a.abi_version() != HONE_AOT_ABI_VERSION) {
+    snprintf(err, sizeof err, "the library has version %d, this runner reads %d", a.abi_version(),
+             HONE_AOT_ABI_VERSION);
+    return die("wrong aot ABI version", err);
+  }
   snprintf(path, sizeof path, "%s/weights.bin", dir);
   void* m = a.create(path, threads);
   if (!m) return die("cannot create the model", a.last_error());
@@ -137,7 +138,7 @@ int main(int argc, char** argv) {
     for (int d = 0; d < a.output_rank(m, k); ++d) n *= out_shapes[k * 16 + d];
     if (!(out[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float)))) return die("out of memory", NULL);
   }
-  if (a.run(m, (const float* const*)in, shape_ptrs, out) != 0) return die("run failed", a.last_error());
+  if (a.run(m, (const float* const*)in, shape_ptrs, out) != HONE_AOT_OK) return die("run failed", a.last_error());
   for (int k = 0; k < no; ++k) {
     snprintf(path, sizeof path, "%s/output_%d.npy", out_dir, k);
     if (write_npy(path, out[k], out_shapes + k * 16, a.output_rank(m, k)) != 0) return die("cannot write", path);

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "backends/aot/program.h"
+#include "backends/aot/runtime_text.h"
 #include "backends/aot/toolchain.h"
 #include "backends/aot/weights_blob.h"
 #include "backends/common/capabilities.h"
@@ -16,8 +17,8 @@
 #include "hone/registry.h"
 #include "hone/sha256.h"
 #include "hone/thread_pool.h"
-#include "passes/dim_bounds.h"
 #include "hone/version.h"
+#include "passes/dim_bounds.h"
 
 namespace hone::aot {
 namespace fs = std::filesystem;
@@ -30,6 +31,24 @@ std::string hash_of(const std::string& bytes) {
 }
 std::string hash_of(const std::vector<uint8_t>& bytes) {
   return sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+/// The ErrorCode of a hone_aot_status a generated library returned.
+ErrorCode error_code(int status) {
+  switch (status) {
+    case HONE_AOT_OUT_OF_MEMORY:
+      return ErrorCode::kOutOfMemory;
+    case HONE_AOT_UNSUPPORTED_CPU:
+      return ErrorCode::kUnsupportedHardware;
+    case HONE_AOT_BAD_WEIGHTS:
+      return ErrorCode::kCorrupt;
+    case HONE_AOT_IO_ERROR:
+      return ErrorCode::kIo;
+    case HONE_AOT_KERNEL_FAILED:
+      return ErrorCode::kInternal;
+    default:
+      return ErrorCode::kInvalidArgument;
+  }
 }
 
 /// A saved block's block.json, every field hone reads checked first, so a
@@ -138,10 +157,11 @@ class AotBlock final : public CompiledBlock {
   Result<void> create(int threads) {
     handle = lib->abi().create_from_memory(blob.data(), blob.size(), threads);
     if (handle == nullptr) {
-      const std::string why = lib->abi().last_error();
-      return fail(why.find("CPU lacks") != std::string::npos ? ErrorCode::kUnsupportedHardware
-                                                             : ErrorCode::kCorrupt,
-                  "the compiled block refused to start: " + why);
+      const int status = lib->abi().last_status();
+      return fail(status == HONE_AOT_UNSUPPORTED_CPU ? ErrorCode::kUnsupportedHardware
+                  : status == HONE_AOT_OUT_OF_MEMORY ? ErrorCode::kOutOfMemory
+                                                     : ErrorCode::kCorrupt,
+                  std::string("the compiled block refused to start: ") + lib->abi().last_error());
     }
     return {};
   }
@@ -165,15 +185,15 @@ class AotBlock final : public CompiledBlock {
     for (int k = 0; k < n; ++k) {
       const int rank = std::max(abi.output_rank(handle, k), 0);
       std::vector<int64_t> dims(static_cast<size_t>(rank) + 1);
-      if (abi.output_shape(handle, shapes.data(), k, dims.data()) != 0)
-        return fail(ErrorCode::kInvalidArgument, abi.last_error());
+      if (const int status = abi.output_shape(handle, shapes.data(), k, dims.data()))
+        return fail(error_code(status), abi.last_error());
       dims.resize(static_cast<size_t>(rank));
       HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, dims));
       out_ptrs.push_back(t.data<float>());
       outs.push_back(std::move(t));
     }
-    if (abi.run(handle, in.data(), shapes.data(), out_ptrs.data()) != 0)
-      return fail(ErrorCode::kInvalidArgument, abi.last_error());
+    if (const int status = abi.run(handle, in.data(), shapes.data(), out_ptrs.data()))
+      return fail(error_code(status), abi.last_error());
     executions->fetch_add(1, std::memory_order_relaxed);
     return outs;
   }
@@ -193,20 +213,17 @@ class AotBlock final : public CompiledBlock {
     j["arena_bytes"] = program.arena_bytes;
     j["weights_bytes"] = program.weights.size() * 4;
     if (artifact) {
+      // The ABI's header beside the library, for C callers of the artifact.
+      HONE_CHECK_OK(
+          write_file_atomic(dir / "hone_aot_abi.h", std::string(runtime_text::kHoneAotAbi)));
       j["format"] = "native-so";
       j["library"] = "model.so";
       j["weights"] = "weights.bin";
       j["source"] = "model.c";
-      j["abi"] = {{"version", 1},
-                  {"create", "void* hone_aot_create(const char* weights_path, int threads)"},
-                  {"run",
-                   "int hone_aot_run(void*, const float* const* in, const int64_t* const* "
-                   "in_shapes, float* const* out)"},
-                  {"output_shape",
-                   "int hone_aot_output_shape(const void*, const int64_t* const* in_shapes, int k, "
-                   "int64_t* dims)"},
-                  {"destroy", "void hone_aot_destroy(void*)"},
-                  {"last_error", "const char* hone_aot_last_error(void)"}};
+      j["abi"] = {{"version", HONE_AOT_ABI_VERSION}, {"header", "hone_aot_abi.h"}};
+#define HONE_AOT_ABI_JSON(name, ret, params) j["abi"][#name] = #ret " hone_aot_" #name #params;
+      HONE_AOT_FUNCTIONS(HONE_AOT_ABI_JSON)
+#undef HONE_AOT_ABI_JSON
       std::map<std::string, int64_t> max;
       for (size_t s = 0; s < program.symbols.size(); ++s)
         max[program.symbols[s]] = program.symbol_max[s];
@@ -278,6 +295,17 @@ const BackendCapabilities& AotBackend::caps() {
     const dnnl_version_t* v = dnnl_version();
     k.libraries = {{"onednn", std::to_string(v->major) + "." + std::to_string(v->minor) + "." +
                                   std::to_string(v->patch)}};
+    // The C runtime every library carries, by ABI version and content: the
+    // fingerprint (and so the tuning cache) then never reuses figures
+    // measured with another runtime. (The compile cache is keyed by the
+    // whole source already.)
+    std::string runtime;
+    for (std::string_view piece :
+         {runtime_text::kHoneAotAbi, runtime_text::kCore, runtime_text::kDnnlConv,
+          runtime_text::kLstm, runtime_text::kModel})
+      runtime += piece;
+    k.libraries["aot-runtime"] =
+        "abi" + std::to_string(HONE_AOT_ABI_VERSION) + "-" + sha256_hex(runtime).substr(0, 12);
     return k;
   }();
   return c;

@@ -44,7 +44,7 @@ void Emitter::emit_pool_blocked(const Node& n, NodeId id, const std::string& y) 
   line("const int64_t nb = " + dim(x[0]) + ";");
   if (n.op_type.rfind("Global", 0) == 0) {
     // The result [N, C, 1, 1] is the same bytes in NCHW and nChw16c.
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("nb * " + s(cb * 16 * ih * iw)));
+    begin_parallel("parallel for", worth_threads("nb * " + s(cb * 16 * ih * iw)));
     open("for (int64_t r = 0; r < nb * " + s(cb) + "; ++r)");
     line("const float* xb = X + r * " + s(ih * iw * 16) + ";");
     line("float acc[16];");
@@ -56,12 +56,12 @@ void Emitter::emit_pool_blocked(const Node& n, NodeId id, const std::string& y) 
     line(lanes + "Y[r * 16 + l] = " +
          (is_max ? std::string("acc[l];") : "acc[l] / (float)" + s(ih * iw) + ";"));
     close();
+    end_parallel();
     return;
   }
   const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
-  line("#pragma omp parallel for num_threads(c->nt)" +
-       omp_if("nb * " + s(cb * 16 * w.oh * w.ow * w.kh * w.kw)));
+  begin_parallel("parallel for", worth_threads("nb * " + s(cb * 16 * w.oh * w.ow * w.kh * w.kw)));
   // r walks (image, channel block, output row); each block's planes are contiguous.
   open("for (int64_t r = 0; r < nb * " + s(cb * w.oh) + "; ++r)");
   line("const int64_t plane = r / " + s(w.oh) + ", oh = r % " + s(w.oh) + ";");
@@ -89,6 +89,7 @@ void Emitter::emit_pool_blocked(const Node& n, NodeId id, const std::string& y) 
   }
   close();
   close();
+  end_parallel();
 }
 
 }  // namespace hone::aot

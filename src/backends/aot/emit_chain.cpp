@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "backends/aot/eltwise.h"
 #include "backends/aot/emitter.h"
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
@@ -29,57 +30,13 @@ std::string v(ValueId id) {
   return "v" + std::to_string(id);
 }
 
-/// The C expression of element-wise node `n` over operand expressions `a`.
+/// The C expression of element-wise node `n` over operand expressions `a`:
+/// the table's (eltwise.h), or one of the ops with constant operands of their own.
 std::string expr(const Program& p, const Node& n, const std::vector<std::string>& a) {
   const std::string& op = n.op_type;
   auto f = [&](const char* attr, float d) { return float_literal(n.attr_float(attr, d)); };
   const std::string& x = a[0];
-  if (op == "Relu") return "(" + x + " > 0.0f ? " + x + " : 0.0f)";
-  if (op == "LeakyRelu")
-    return "(" + x + " < 0.0f ? " + f("alpha", 0.01f) + " * " + x + " : " + x + ")";
-  if (op == "Elu")
-    return "(" + x + " < 0.0f ? " + f("alpha", 1.0f) + " * expm1f(" + x + ") : " + x + ")";
-  if (op == "Selu") {
-    const std::string g = f("gamma", 1.05070102214813232421875f),
-                      al = f("alpha", 1.67326319217681884765625f);
-    return "(" + x + " <= 0.0f ? " + g + " * " + al + " * expm1f(" + x + ") : " + g + " * " + x +
-           ")";
-  }
-  if (op == "Celu")
-    return "(" + x + " > 0.0f ? " + x + " : " + f("alpha", 1.0f) + " * expm1f(" + x + " / " +
-           f("alpha", 1.0f) + "))";
-  if (op == "Sigmoid") return "(1.0f / (1.0f + expf(-" + x + ")))";
-  if (op == "HardSigmoid")
-    return "fminf(fmaxf(" + f("alpha", 0.2f) + " * " + x + " + " + f("beta", 0.5f) +
-           ", 0.0f), 1.0f)";
-  if (op == "HardSwish") return "(" + x + " * fminf(fmaxf(" + x + " / 6.0f + 0.5f, 0.0f), 1.0f))";
-  if (op == "Tanh") return "tanhf(" + x + ")";
-  if (op == "Erf") return "erff(" + x + ")";
-  if (op == "Sqrt") return "sqrtf(" + x + ")";
-  if (op == "Exp") return "expf(" + x + ")";
-  if (op == "Log") return "logf(" + x + ")";
-  if (op == "Abs") return "fabsf(" + x + ")";
-  if (op == "Neg") return "(-" + x + ")";
-  if (op == "Reciprocal") return "(1.0f / " + x + ")";
-  if (op == "Softplus")
-    return "(" + x + " > 0.0f ? " + x + " + log1pf(expf(-" + x + ")) : log1pf(expf(" + x + ")))";
-  if (op == "Softsign") return "(" + x + " / (1.0f + fabsf(" + x + ")))";
-  if (op == "Floor") return "floorf(" + x + ")";
-  if (op == "Ceil") return "ceilf(" + x + ")";
-  if (op == "Sin") return "sinf(" + x + ")";
-  if (op == "Cos") return "cosf(" + x + ")";
-  if (op == "Gelu") {
-    if (n.attr_string("approximate", "none") == "tanh")
-      return "(0.5f * " + x + " * (1.0f + tanhf(0.7978845608028654f * (" + x + " + 0.044715f * " +
-             x + " * " + x + " * " + x + "))))";
-    return "(0.5f * " + x + " * (1.0f + hone_erf(" + x + " * 0.7071067811865476f)))";
-  }
-  if (op == "Add") return "(" + x + " + " + a[1] + ")";
-  if (op == "Sub") return "(" + x + " - " + a[1] + ")";
-  if (op == "Mul") return "(" + x + " * " + a[1] + ")";
-  if (op == "Div") return "(" + x + " / " + a[1] + ")";
-  if (op == "Pow")
-    return a[1] == "2.0f" ? "(" + x + " * " + x + ")" : "powf(" + x + ", " + a[1] + ")";
+  if (const EltwiseOp* e = find_eltwise(op)) return e->expr(n, a);
   if (op == "PRelu") return "(" + x + " < 0.0f ? " + a[1] + " * " + x + " : " + x + ")";
   if (op == "BatchNormalization") return "(" + x + " * " + a[1] + " + " + a[2] + ")";
   // Clip: bounds from constant inputs (opset 11+) or attributes.
@@ -230,14 +187,14 @@ void Emitter::emit_chain(const Step& s) {
           suffix[o] == 2
               ? "const float b" + std::to_string(o) + " = P" + std::to_string(o) + "[0];"
               : "const float* q" + std::to_string(o) + " = P" + std::to_string(o) + ";"));
-    line("#pragma omp parallel for simd num_threads(c->nt)" + omp_if(n_inner));
+    begin_parallel("parallel for simd", worth_threads(n_inner));
     open("for (int64_t i = 0; i < " + n_inner + "; ++i)");
     body("i", "");
     close();
+    end_parallel();
     return;
   }
-  line("#pragma omp parallel for num_threads(c->nt)" +
-       omp_if("(" + n_outer + ") * (" + n_inner + ")"));
+  begin_parallel("parallel for", worth_threads("(" + n_outer + ") * (" + n_inner + ")"));
   open("for (int64_t o = 0; o < " + n_outer + "; ++o)");
   for (size_t o = 0; o < ext.size(); ++o) {
     const std::string off = broadcast_offset(*this, out, k, dims(ext[o]), "o");
@@ -251,6 +208,7 @@ void Emitter::emit_chain(const Step& s) {
   body("i", "base + ");
   close();
   close();
+  end_parallel();
 }
 
 }  // namespace hone::aot

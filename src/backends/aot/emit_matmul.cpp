@@ -99,7 +99,7 @@ void Emitter::emit_matmul(const Step& st, NodeId id, const std::string& y) {
     return sum.empty() ? std::string("0") : sum;
   };
   const std::string nb = dim(product(ob));
-  line("#pragma omp parallel for num_threads(c->nt) if(M * N * K < 65536 && " + nb + " > 1)");
+  begin_parallel("parallel for", "M * N * K < 65536 && " + nb + " > 1");
   open("for (int64_t bi = 0; bi < " + nb + "; ++bi)");
   line("float* y = Y + " + offset(o, true) + ";");
   if (bias)
@@ -109,6 +109,7 @@ void Emitter::emit_matmul(const Step& st, NodeId id, const std::string& y) {
        ", (int)" + dim(la.ld) + ", Bm + " + offset(b, false) + ", (int)" + dim(lb.ld) + ", " +
        beta + ", y, (int)" + dim(ldc) + ");");
   close();
+  end_parallel();
 }
 
 }  // namespace hone::aot

@@ -21,8 +21,22 @@ bool is_one(const DimExpr& d) {
 
 }  // namespace
 
-std::string Emitter::omp_if(const std::string& work) const {
-  return " if((" + work + ") > 32768)";
+void Emitter::begin_parallel(const std::string& directive, const std::string& cond) {
+  parallel_.push_back({out_.size(), directive, cond});
+}
+
+void Emitter::end_parallel() {
+  const Parallel r = parallel_.back();
+  parallel_.pop_back();
+  const std::string stmt = out_.substr(r.at);
+  out_.resize(r.at);
+  line("if (c->nt > 1 && (" + r.cond + ")) {");
+  line("#pragma omp " + r.directive + " num_threads(c->nt)");
+  out_ += stmt;
+  line("} else {");
+  if (r.directive.starts_with("parallel for simd")) line("#pragma omp simd");
+  out_ += stmt;
+  line("}");
 }
 
 void Emitter::emit_step(const Step& st) {
@@ -78,8 +92,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     // loop with the test in it did not: 30% of BlazeFace's time).
     line("/* depthwise " + s(win.kh) + "x" + s(win.kw) + ", stride " + s(win.sh) + "x" + s(win.sw) +
          ": per output row, one pass per kernel tap */");
-    line("#pragma omp parallel for num_threads(c->nt)" +
-         omp_if(nb + " * " + s(c * out_plane * win.kh * win.kw)));
+    begin_parallel("parallel for", worth_threads(nb + " * " + s(c * out_plane * win.kh * win.kw)));
     open("for (int64_t pl = 0; pl < " + nb + " * " + s(c) + "; ++pl)");
     line("const int64_t ch = pl % " + s(c) + ";");
     line("const float* xp = X + pl * " + s(in_plane) + ";");
@@ -129,6 +142,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
       close();
       close();
       close();
+      end_parallel();
       return;
     }
     open("for (int64_t kw = 0; kw < " + s(win.kw) + "; ++kw)");
@@ -143,6 +157,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     close();
     close();
     close();
+    end_parallel();
     return;
   }
   const bool pointwise = st.scratch_floats.is_const() && st.scratch_floats.value() == 0;
@@ -153,7 +168,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   line("float* yg = Y + (b * " + s(m) + " + g * " + s(mg) + ") * " + s(out_plane) + ";");
   if (!pointwise) {
     line("/* im2col: [" + s(ck) + " x " + s(out_plane) + "] */");
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if(s(ck * out_plane)));
+    begin_parallel("parallel for", worth_threads(s(ck * out_plane)));
     open("for (int64_t r = 0; r < " + s(ck) + "; ++r)");
     line("const int64_t ci = r / " + s(win.kh * win.kw) + ", kh = (r / " + s(win.kw) + ") % " +
          s(win.kh) + ", kw = r % " + s(win.kw) + ";");
@@ -172,6 +187,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     close();
     close();
     close();
+    end_parallel();
   }
   open("if (B)");
   line("for (int64_t o = 0; o < " + s(mg) + "; ++o)");
@@ -205,10 +221,11 @@ void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y, float sc
     const bool rows = cd.size() == 2 && !is_one(cd[0]);
     const bool cols = !cd.empty() && !is_one(cd.back());
     line("const float* C = " + ptr(ops[2]) + ";");
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("M * N"));
+    begin_parallel("parallel for", worth_threads("M * N"));
     line("for (int64_t i = 0; i < M; ++i)");
     line("  for (int64_t j = 0; j < N; ++j) Y[i * N + j] = " + float_literal(beta) + " * C[" +
          (rows ? std::string(cols ? "i * N + j" : "i") : std::string(cols ? "j" : "0")) + "];");
+    end_parallel();
   }
   line("SGEMM(" + std::string(ta ? "1" : "0") + ", " + (tb ? "1" : "0") +
        ", (int)M, (int)N, (int)K, " + float_literal(alpha) + ", A, (int)" + dim(a[1]) +
@@ -224,7 +241,7 @@ void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
   const bool is_max = n.op_type.find("Max") != std::string::npos;
   if (n.op_type.rfind("Global", 0) == 0) {
     const std::string sz = dim(product(x, 2, x.size()));
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if(planes + " * " + sz));
+    begin_parallel("parallel for", worth_threads(planes + " * " + sz));
     open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
     line("const float* xp = X + pl * " + sz + ";");
     line(std::string("float acc = ") + (is_max ? "xp[0]" : "0.0f") + ";");
@@ -232,12 +249,12 @@ void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
          (is_max ? "acc = xp[i] > acc ? xp[i] : acc;" : "acc += xp[i];"));
     line(std::string("Y[pl] = ") + (is_max ? "acc;" : "acc / (float)" + sz + ";"));
     close();
+    end_parallel();
     return;
   }
   const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
-  line("#pragma omp parallel for num_threads(c->nt)" +
-       omp_if(planes + " * " + s(w.oh * w.ow * w.kh * w.kw)));
+  begin_parallel("parallel for", worth_threads(planes + " * " + s(w.oh * w.ow * w.kh * w.kw)));
   open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
   line("const float* xp = X + pl * " + s(w.ih * w.iw) + ";");
   line("float* yp = Y + pl * " + s(w.oh * w.ow) + ";");
@@ -274,6 +291,7 @@ void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
   close();
   close();
   close();
+  end_parallel();
 }
 
 void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
@@ -292,7 +310,7 @@ void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
     // instead of scalar expf; max/shift and sum/divide stay per row. Three
     // passes and an exp per element: worth a team at a quarter of a plain
     // loop's size.
-    line("#pragma omp parallel num_threads(c->nt)" + omp_if("outer * len * 4"));
+    begin_parallel("parallel", worth_threads("outer * len * 4"));
     open("");
     line("#pragma omp for");
     open("for (int64_t o = 0; o < outer; ++o)");
@@ -318,11 +336,12 @@ void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
     line("for (int64_t j = 0; j < len; ++j) yv[j] /= sum;");
     close();
     close();
+    end_parallel();
     return;
   }
   if (inner == "1") {
     // LogSoftmax over contiguous rows: each pass one vectorized loop.
-    line("#pragma omp parallel for num_threads(c->nt)" + omp_if("outer * len * 4"));
+    begin_parallel("parallel for", worth_threads("outer * len * 4"));
     open("for (int64_t o = 0; o < outer; ++o)");
     line("const float* x = X + o * len;");
     line("float* yv = Y + o * len;");
@@ -336,9 +355,10 @@ void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
     line("#pragma omp simd");
     line("for (int64_t j = 0; j < len; ++j) yv[j] = x[j] - mx - l;");
     close();
+    end_parallel();
     return;
   }
-  line("#pragma omp parallel for collapse(2) num_threads(c->nt)" + omp_if("outer * len * inner"));
+  begin_parallel("parallel for collapse(2)", worth_threads("outer * len * inner"));
   open("for (int64_t o = 0; o < outer; ++o)");
   open("for (int64_t in = 0; in < inner; ++in)");
   line("const float* x = X + o * len * inner + in;");
@@ -358,6 +378,7 @@ void Emitter::emit_softmax(const Node& n, NodeId id, const std::string& y) {
   }
   close();
   close();
+  end_parallel();
 }
 
 void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
@@ -372,8 +393,7 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   line("const float* S = " + ptr(ops[1]) + ";");
   line("const float* Bv = " + (ops.size() > 2 ? ptr(ops[2]) : std::string("NULL")) + ";");
   line("float* Y = " + y + ";");
-  line("#pragma omp parallel for num_threads(c->nt)" +
-       omp_if(rows + " * " + s(cols * 4)));  // 3 passes
+  begin_parallel("parallel for", worth_threads(rows + " * " + s(cols * 4)));  // 3 passes
   open("for (int64_t r = 0; r < " + rows + "; ++r)");
   line("const float* x = X + r * " + s(cols) + ";");
   line("float* yr = Y + r * " + s(cols) + ";");
@@ -390,6 +410,7 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   line("for (int64_t j = 0; j < " + s(cols) + "; ++j) yr[j] = (x[j] - mean) * inv * S[j]" +
        (ops.size() > 2 ? " + Bv[j];" : ";"));
   close();
+  end_parallel();
 }
 
 void Emitter::emit_reduce(const Node& n, NodeId id, const std::string& y) {
@@ -421,7 +442,7 @@ void Emitter::emit_reduce(const Node& n, NodeId id, const std::string& y) {
   };
   const std::string& op = n.op_type;
   line("const int64_t nout = " + dim(product(kept)) + ", nred = " + dim(product(red)) + ";");
-  line("#pragma omp parallel for num_threads(c->nt)" + omp_if("nout * nred"));
+  begin_parallel("parallel for", worth_threads("nout * nred"));
   open("for (int64_t o = 0; o < nout; ++o)");
   line("const float* xb = X + " + offset(kept, kept_stride, "o") + ";");
   line(std::string("float acc = ") + (op == "ReduceMax" || op == "ReduceMin" ? "xb[0]" : "0.0f") +
@@ -437,6 +458,7 @@ void Emitter::emit_reduce(const Node& n, NodeId id, const std::string& y) {
   close();
   line(op == "ReduceMean" ? "Y[o] = acc / (float)nred;" : "Y[o] = acc;");
   close();
+  end_parallel();
 }
 
 void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
@@ -461,12 +483,13 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
   }
   const std::string last = dim(o[r - 1]);
   const std::string step = dim(product(x, static_cast<size_t>(perm[r - 1]) + 1, x.size()));
-  line("#pragma omp parallel for num_threads(c->nt)" + omp_if(dim(product(o))));
+  begin_parallel("parallel for", worth_threads(dim(product(o))));
   open("for (int64_t o = 0; o < " + dim(product(o, 0, r - 1)) + "; ++o)");
   line("const float* xb = X + " + base + ";");
   line("float* yb = Y + o * " + last + ";");
   line("for (int64_t i = 0; i < " + last + "; ++i) yb[i] = xb[i * " + step + "];");
   close();
+  end_parallel();
 }
 
 void Emitter::emit_concat(const Node& n, NodeId id, const std::string& y) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "backends/aot/program.h"
 
@@ -27,8 +28,18 @@ class Emitter {
   std::string dim(const DimExpr& e) const { return p_.c(e); }
   const DimExprs& dims(ValueId v) const { return p_.values[static_cast<size_t>(v)].dims; }
   std::string numel(ValueId v) const { return dim(product(dims(v))); }
-  /// An OpenMP clause pair that parallelizes only loops worth it.
-  std::string omp_if(const std::string& work) const;
+  /// The condition under which a loop of `work` iterations is worth a thread team.
+  static std::string worth_threads(const std::string& work) { return "(" + work + ") > 32768"; }
+  /// begin_parallel(), the one statement (a loop or a block) it applies to,
+  /// end_parallel(): the statement is written twice, under
+  /// `#pragma omp <directive> num_threads(c->nt)` when the team has more than
+  /// one thread and `cond` holds, and plainly otherwise (under
+  /// `#pragma omp simd` for a "parallel for simd" loop). libgomp runs a region
+  /// whose if() is false as a team of one, which still allocates a team and
+  /// ends with a futex wake: about 1 us per region, 7 per run of the small
+  /// conv net, more than its whole batch-1 inference on oneDNN.
+  void begin_parallel(const std::string& directive, const std::string& cond);
+  void end_parallel();
 
   /// Writes the body of one step (inside its function).
   void emit_step(const Step& s);
@@ -54,15 +65,20 @@ class Emitter {
   void tap_range(const std::string& a, const std::string& o, int64_t stride, int64_t pad,
                  int64_t dil, int64_t k, int64_t in, int64_t pad_end);
 
+  struct Parallel {
+    size_t at;  // where the statement starts in out_
+    std::string directive, cond;
+  };
+
   const Program& p_;
   std::string out_;
   int indent_ = 0;
+  std::vector<Parallel> parallel_;  // open begin_parallel() regions
 };
 
-/// Whether some step runs a conv through oneDNN, and the C runtime it then
-/// needs after the prelude (emit_nhwc.cpp).
+/// Whether some step runs a conv through oneDNN: the library then carries
+/// runtime/dnnl_conv.c (emit_nhwc.cpp).
 bool uses_dnnl_conv(const Program& p);
-std::string dnnl_conv_runtime(const Program& p);
 /// "1.5f", "(-INFINITY)": a float as a C literal that reads back exactly.
 std::string float_literal(float v);
 /// The C offset into an operand of dims `op` (right-aligned, broadcast) for

@@ -43,8 +43,9 @@ std::string why_not_lstm(const Graph& g, const Node& n);
 /// The step's workspace: projections, h and c state, runtime-packed weights.
 DimExpr lstm_scratch_floats(const Program& p, NodeId id);
 
-/// The C helpers (vector exp, the cell kernel) when the program has an LSTM, else "".
-std::string lstm_prelude(const Program& p);
+/// Whether the program has an LSTM step: the library then carries
+/// runtime/lstm.c (vector exp, the cell kernel).
+bool uses_lstm(const Program& p);
 
 /// Writes the step body; `y` is Y's C pointer ("NULL" when Y is unused).
 void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const Step& st);

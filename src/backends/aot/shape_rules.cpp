@@ -4,8 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <set>
 
+#include "backends/aot/eltwise.h"
 #include "backends/aot/lstm.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
@@ -14,16 +14,10 @@
 namespace hone::aot {
 namespace {
 
-const std::set<std::string>& unary_ops() {
-  static const std::set<std::string> s = {
-      "Relu",     "LeakyRelu", "Elu",   "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish",
-      "Tanh",     "Erf",       "Sqrt",  "Exp",  "Log",  "Abs",     "Neg",         "Reciprocal",
-      "Softplus", "Softsign",  "Floor", "Ceil", "Sin",  "Cos",     "Gelu"};
-  return s;
-}
-const std::set<std::string>& binary_ops() {
-  static const std::set<std::string> s = {"Add", "Sub", "Mul", "Div", "Pow"};
-  return s;
+/// The table's arity of `op` (eltwise.h), or 0.
+int eltwise_arity(const std::string& op) {
+  const EltwiseOp* e = find_eltwise(op);
+  return e ? e->arity : 0;
 }
 
 Error unsupported(std::string what) {
@@ -425,8 +419,7 @@ ValueId add_synthetic(Program& p, const std::string& name, Tensor t) {
 }
 
 bool is_elementwise_op(const std::string& op) {
-  return unary_ops().count(op) || binary_ops().count(op) || op == "PRelu" || op == "Clip" ||
-         op == "BatchNormalization";
+  return find_eltwise(op) || op == "PRelu" || op == "Clip" || op == "BatchNormalization";
 }
 
 bool is_view_op(const std::string& op) {
@@ -530,7 +523,7 @@ Result<void> infer_node(Program& p, NodeId id) {
       return fail(unsupported(n.op_type + " output " + std::to_string(i) + " is not supported"));
   const std::string& op = n.op_type;
   Result<DimExprs> out = fail(unsupported("aot has no code generator for " + op));
-  if (unary_ops().count(op) || op == "Clip") {
+  if (eltwise_arity(op) == 1 || op == "Clip") {
     HONE_TRY(ValueId xv, data_input(p, n, 0));
     p.operands[id] = {xv};
     if (op == "Clip")
@@ -539,7 +532,7 @@ Result<void> infer_node(Program& p, NodeId id) {
                                  p.values[static_cast<size_t>(n.inputs[i])].constant->numel() == 1))
           return fail(unsupported("Clip bounds must be constant scalars"));
     out = dims_of(p, xv);
-  } else if (binary_ops().count(op) || op == "PRelu") {
+  } else if (eltwise_arity(op) == 2 || op == "PRelu") {
     HONE_TRY(ValueId av, data_input(p, n, 0));
     HONE_TRY(ValueId bv, data_input(p, n, 1));
     p.operands[id] = {av, bv};

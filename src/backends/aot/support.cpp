@@ -4,6 +4,7 @@
 #include <set>
 
 #include "backends/aot/aot_backend.h"
+#include "backends/aot/eltwise.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/program.h"
 #include "backends/common/node_query.h"
@@ -85,9 +86,8 @@ std::string why_not(const Graph& g, const Node& n) {
       if (rank_of(val(g, n, i)) >= 0 && rank_of(val(g, n, i)) != 2) return "A and B must be 2-D";
   if (op == "MatMul" && (rank_of(val(g, n, 0)) == 0 || rank_of(val(g, n, 1)) == 0))
     return "a scalar operand";
-  if (op == "Gelu" && n.attr_string("approximate", "none") != "none" &&
-      n.attr_string("approximate", "none") != "tanh")
-    return "approximate must be 'none' or 'tanh'";
+  if (const EltwiseOp* e = find_eltwise(op); e && e->refuse)
+    if (std::string why = e->refuse(n); !why.empty()) return why;
   return {};
 }
 

@@ -240,14 +240,13 @@ Result<std::shared_ptr<Library>> Library::open(const fs::path& path) {
     return {};
   };
   Abi& a = lib->abi_;
-  HONE_CHECK_OK(sym("hone_aot_create", a.create));
-  HONE_CHECK_OK(sym("hone_aot_create_from_memory", a.create_from_memory));
-  HONE_CHECK_OK(sym("hone_aot_destroy", a.destroy));
-  HONE_CHECK_OK(sym("hone_aot_last_error", a.last_error));
-  HONE_CHECK_OK(sym("hone_aot_run", a.run));
-  HONE_CHECK_OK(sym("hone_aot_output_shape", a.output_shape));
-  HONE_CHECK_OK(sym("hone_aot_num_outputs", a.num_outputs));
-  HONE_CHECK_OK(sym("hone_aot_output_rank", a.output_rank));
+#define HONE_AOT_ABI_RESOLVE(name, ret, params) HONE_CHECK_OK(sym("hone_aot_" #name, a.name));
+  HONE_AOT_FUNCTIONS(HONE_AOT_ABI_RESOLVE)
+#undef HONE_AOT_ABI_RESOLVE
+  if (const int v = a.abi_version(); v != HONE_AOT_ABI_VERSION)
+    return fail(ErrorCode::kCorrupt, "'" + path.string() + "' was built for version " +
+                                         std::to_string(v) + " of the aot ABI; this hone reads " +
+                                         std::to_string(HONE_AOT_ABI_VERSION) + " (tune it again)");
   return lib;
 }
 

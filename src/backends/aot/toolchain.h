@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/aot/runtime/hone_aot_abi.h"
 #include "hone/error.h"
 
 namespace hone::aot {
@@ -44,22 +45,18 @@ struct CompileResult {
 /// Compiler processes started by this process (tests prove cache hits with it).
 uint64_t compiler_runs();
 
-/// The generated library's C ABI.
+/// The generated library's C ABI (runtime/hone_aot_abi.h): one pointer per
+/// function, named as there (abi.run is hone_aot_run).
 struct Abi {
-  void* (*create)(const char*, int) = nullptr;
-  void* (*create_from_memory)(const void*, uint64_t, int) = nullptr;
-  void (*destroy)(void*) = nullptr;
-  const char* (*last_error)() = nullptr;
-  int (*run)(void*, const float* const*, const int64_t* const*, float* const*) = nullptr;
-  int (*output_shape)(const void*, const int64_t* const*, int, int64_t*) = nullptr;
-  int (*num_outputs)(const void*) = nullptr;
-  int (*output_rank)(const void*, int) = nullptr;
+#define HONE_AOT_ABI_SLOT(name, ret, params) hone_aot_##name##_fn name = nullptr;
+  HONE_AOT_FUNCTIONS(HONE_AOT_ABI_SLOT)
+#undef HONE_AOT_ABI_SLOT
 };
 
 class Library {
  public:
   /// dlopens `path` and resolves the ABI; kCorrupt naming the file when it
-  /// is not a library or lacks a symbol.
+  /// is not a library, lacks a symbol or was built for another ABI version.
   [[nodiscard]] static Result<std::shared_ptr<Library>> open(const std::filesystem::path& path);
   ~Library();
   Library(const Library&) = delete;

@@ -14,6 +14,7 @@ TEST(BackendBuild, RefusesAGraphWithTwoValuesOfOneName) {
   g.value(y).name = "x";
   g.add_output(y);
   for (const std::string name : {"reference", "onednn", "blas"}) {
+    if (default_registry().find(name) == nullptr) continue;  // HONE_WITH_<NAME>=OFF
     auto be = default_registry().create(name);
     ASSERT_TRUE(be.has_value()) << name;
     auto r = (*be)->build(g);

@@ -35,17 +35,18 @@ TuneOptions real_options() {
 }
 
 TEST(Tune, WarmCacheSkipsMeasuringAndKeepsTheDecision) {
+  HONE_NEED_CPU_BACKEND(cpu);
   const fs::path dir = temp_dir("cache");
   TuneOptions o = real_options();
   o.use_cache = true;
   o.cache_path = dir / "tuning.db";
   const std::vector<Sample> samples = {sample_of(1), sample_of(8)};
-  auto first = tune(tiny_mlp(), samples, MaxThroughput({"onednn"}), o);
+  auto first = tune(tiny_mlp(), samples, MaxThroughput({cpu}), o);
   ASSERT_TRUE(first) << first.error().to_string();
   EXPECT_TRUE(first->report().cache_used);
   EXPECT_EQ(first->report().cache_hits, 0);
-  EXPECT_EQ(first->report().cache_misses, 1);  // onednn (the reference is run, never cached)
-  auto second = tune(tiny_mlp(), samples, MaxThroughput({"onednn"}), o);
+  EXPECT_EQ(first->report().cache_misses, 1);  // the candidate (the reference is run, never cached)
+  auto second = tune(tiny_mlp(), samples, MaxThroughput({cpu}), o);
   ASSERT_TRUE(second) << second.error().to_string();
   EXPECT_EQ(second->report().cache_hits, 1);  // the candidate; the reference always runs
   EXPECT_EQ(second->report().cache_misses, 0);
@@ -60,13 +61,14 @@ TEST(Tune, WarmCacheSkipsMeasuringAndKeepsTheDecision) {
   ASSERT_TRUE(y) << y.error().to_string();
   // Another threads count is another key: measured again.
   o.threads = 2;
-  auto other = tune(tiny_mlp(), samples, MaxThroughput({"onednn"}), o);
+  auto other = tune(tiny_mlp(), samples, MaxThroughput({cpu}), o);
   ASSERT_TRUE(other) << other.error().to_string();
   EXPECT_EQ(other->report().cache_hits, 0);
   fs::remove_all(dir);
 }
 
 TEST(Tune, DynamicBatchAndSequenceRunAtEveryBatchBetweenTheBounds) {
+  HONE_NEED_CPU_BACKEND(cpu);
   GraphBuilder b("seq_model");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq"), 4});
   std::vector<float> wv(16);
@@ -83,8 +85,7 @@ TEST(Tune, DynamicBatchAndSequenceRunAtEveryBatchBetweenTheBounds) {
     m.emplace("x", Tensor::from<float>({batch, seq, 4}, v));
     return Sample(std::move(m));
   };
-  auto tuned =
-      tune(*g, {make(1, 3), make(4, 9), make(2, 5)}, MaxThroughput({"onednn"}), real_options());
+  auto tuned = tune(*g, {make(1, 3), make(4, 9), make(2, 5)}, MaxThroughput({cpu}), real_options());
   ASSERT_TRUE(tuned) << tuned.error().to_string();
   const GraphSpec& spec = tuned->spec();
   EXPECT_EQ(spec.batch_dim, "batch");
@@ -118,8 +119,8 @@ TEST(Tune, DynamicBatchAndSequenceRunAtEveryBatchBetweenTheBounds) {
 }
 
 TEST(Tune, ReportsAsJsonTableAndHtml) {
-  auto tuned =
-      tune(tiny_mlp(), {sample_of(1), sample_of(4)}, MaxThroughput({"onednn"}), real_options());
+  HONE_NEED_CPU_BACKEND(cpu);
+  auto tuned = tune(tiny_mlp(), {sample_of(1), sample_of(4)}, MaxThroughput({cpu}), real_options());
   ASSERT_TRUE(tuned) << tuned.error().to_string();
   const TuneReport& r = tuned->report();
   auto back = TuneReport::from_json(r.json());
@@ -127,7 +128,7 @@ TEST(Tune, ReportsAsJsonTableAndHtml) {
   EXPECT_EQ(back->json(), r.json());
   EXPECT_EQ(back->decision.backend, r.decision.backend);
   const std::string table = r.table();
-  EXPECT_NE(table.find("onednn"), std::string::npos);
+  EXPECT_NE(table.find(cpu), std::string::npos);
   EXPECT_NE(table.find("reference"), std::string::npos);
   EXPECT_NE(table.find("chose " + r.decision.backend), std::string::npos);
   const std::string html = r.html();
@@ -139,6 +140,7 @@ TEST(Tune, ReportsAsJsonTableAndHtml) {
 }
 
 TEST(Tune, BadSamplesAreClearErrors) {
+  HONE_NEED_CPU_BACKEND(cpu);
   auto none = tune(tiny_mlp(), {}, MaxThroughput(), real_options());
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message().find("at least one sample"), std::string::npos);
@@ -148,8 +150,8 @@ TEST(Tune, BadSamplesAreClearErrors) {
   ASSERT_FALSE(bad);
   EXPECT_NE(bad.error().to_string().find("x"), std::string::npos) << bad.error().to_string();
   TuneOptions o = real_options();
-  o.configs["onednn"]["no_such_field"] = "1";
-  auto cfg = tune(tiny_mlp(), {sample_of(1), sample_of(2)}, OneBackend("onednn"), o);
+  o.configs[cpu]["no_such_field"] = "1";
+  auto cfg = tune(tiny_mlp(), {sample_of(1), sample_of(2)}, OneBackend(cpu), o);
   ASSERT_FALSE(cfg);
   EXPECT_NE(cfg.error().to_string().find("no_such_field"), std::string::npos)
       << cfg.error().to_string();

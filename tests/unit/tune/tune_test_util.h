@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -124,5 +125,18 @@ inline TuneOptions quick_options(const BackendRegistry& reg) {
   o.profile.max_runs = 15;
   return o;
 }
+
+/// The first of `prefer` this build has (HONE_WITH_<NAME>=OFF leaves
+/// backends out); "" when none is built.
+inline std::string cpu_backend(std::vector<std::string> prefer = {"onednn", "blas", "aot"}) {
+  for (const std::string& name : prefer)
+    if (default_registry().find(name) != nullptr) return name;
+  return {};
+}
+
+/// For a test's first lines: `HONE_NEED_CPU_BACKEND(cpu);` names it, or skips.
+#define HONE_NEED_CPU_BACKEND(var)                     \
+  const std::string var = testing_tune::cpu_backend(); \
+  if (var.empty()) GTEST_SKIP() << "this build has none of onednn, blas and aot"
 
 }  // namespace hone::testing_tune

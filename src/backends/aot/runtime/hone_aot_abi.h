@@ -1,0 +1,69 @@
+/* The C ABI of a library the aot backend generates (model.so of a native-so
+ * artifact), declared once: the generated source carries this text, hone's
+ * loader (toolchain.cpp), the artifact's block.json (aot_backend.cpp) and the
+ * standalone runner (tools/native-runner) include it.
+ *
+ *   void* m = hone_aot_create("weights.bin", 0);          (NULL: see last_error/last_status)
+ *   hone_aot_output_shape(m, in_shapes, k, dims);          (per output, before run)
+ *   if (hone_aot_run(m, in, in_shapes, out) != HONE_AOT_OK) puts(hone_aot_last_error());
+ *   hone_aot_destroy(m);
+ *
+ * Plain C (C11, and C++ through extern "C"); stdint.h only. */
+#ifndef HONE_AOT_ABI_H
+#define HONE_AOT_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* hone_aot_abi_version() of a library built against this header. Raise it
+ * when a function below changes or goes; a loader refuses another version. */
+#define HONE_AOT_ABI_VERSION 2
+
+/* What a call that fails returns (run, output_shape) or leaves in
+ * hone_aot_last_status() (create, which returns NULL); the reason in words is
+ * hone_aot_last_error(). Both are per thread. */
+typedef enum hone_aot_status {
+  HONE_AOT_OK = 0,
+  HONE_AOT_INVALID_ARGUMENT = 1, /* a NULL pointer, a shape outside the compiled bounds */
+  HONE_AOT_OUT_OF_MEMORY = 2,
+  HONE_AOT_UNSUPPORTED_CPU = 3, /* compiled for CPU features this machine lacks */
+  HONE_AOT_BAD_WEIGHTS = 4,     /* not this library's weights blob (magic, size, checksum) */
+  HONE_AOT_IO_ERROR = 5,        /* the weights file cannot be read */
+  HONE_AOT_KERNEL_FAILED = 6    /* a library the kernels call (oneDNN) failed */
+} hone_aot_status;
+
+/* X(name, return type, parameters): each function the library exports, as
+ * hone_aot_<name>. Loaders resolve them by this list; the generated source
+ * declares them from it, so a definition that drifts does not compile. */
+#define HONE_AOT_FUNCTIONS(X)                                                                    \
+  X(abi_version, int, (void))                                                                    \
+  X(last_error, const char*, (void))                                                             \
+  X(last_status, int, (void))                                                                    \
+  X(create, void*, (const char* weights_path, int threads))                                      \
+  X(create_from_memory, void*, (const void* blob, uint64_t bytes, int threads))                  \
+  X(destroy, void, (void* model))                                                                \
+  X(run, int, (void* model, const float* const* in, const int64_t* const* in_shapes,             \
+               float* const* out))                                                               \
+  X(output_shape, int, (const void* model, const int64_t* const* in_shapes, int k, int64_t* dims)) \
+  X(num_inputs, int, (const void* model))                                                        \
+  X(num_outputs, int, (const void* model))                                                       \
+  X(input_name, const char*, (const void* model, int i))                                         \
+  X(output_name, const char*, (const void* model, int k))                                        \
+  X(input_rank, int, (const void* model, int i))                                                 \
+  X(output_rank, int, (const void* model, int k))                                                \
+  X(input_dim, int64_t, (const void* model, int i, int axis))                                    \
+  X(input_dim_symbol, const char*, (const void* model, int i, int axis))
+
+/* A function pointer type per function: hone_aot_run_fn and so on. */
+#define HONE_AOT_FN_TYPE(name, ret, params) typedef ret(*hone_aot_##name##_fn) params;
+HONE_AOT_FUNCTIONS(HONE_AOT_FN_TYPE)
+#undef HONE_AOT_FN_TYPE
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HONE_AOT_ABI_H */

@@ -1,0 +1,18 @@
+// Private to the aot backend: the C runtime of every generated library
+// (src/backends/aot/runtime/*), embedded at build time by
+// cmake/embed_text.cmake, so hone reads no file to generate code. emit_c()
+// joins them: kHoneAotAbi, kCore, [kDnnlConv], [kLstm], the model's own
+// part, kModel (runtime/README.md).
+#pragma once
+
+#include <string_view>
+
+namespace hone::aot::runtime_text {
+
+extern const std::string_view kHoneAotAbi;  // hone_aot_abi.h: the ABI, declared once
+extern const std::string_view kCore;        // core.c: headers, SGEMM, hone_erf, types, errors
+extern const std::string_view kDnnlConv;    // dnnl_conv.c: channels-last convs via oneDNN
+extern const std::string_view kLstm;        // lstm.c: LSTM's vector helpers and cell kernel
+extern const std::string_view kModel;       // model.c: the ABI's entry points
+
+}  // namespace hone::aot::runtime_text
