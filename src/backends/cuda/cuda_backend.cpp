@@ -471,8 +471,10 @@ CudaBackend::CudaBackend() {
   mutable_config()
       .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
       .declare("precision", std::string("fp32"),
-               "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS on TF32 tensor cores, "
-               "accumulating in f32 (also chosen by allow_reduced_precision)")
+               "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS and cuDNN on TF32 "
+               "tensor cores (also chosen by allow_reduced_precision); bf16 / fp16: matrix "
+               "products on bf16 / f16 tensor cores, convolutions on TF32 ones; every product "
+               "accumulates in f32, and tensors, softmax and normalisation stay f32")
       .declare("cudnn", true,
                "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
                "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
@@ -495,7 +497,9 @@ const BackendCapabilities& CudaBackend::caps() {
   // Just in time: kernels are compiled by NVRTC at build.
   static const BackendCapabilities c = [] {
     BackendCapabilities k = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
-    k.precisions = {"f32", "tf32"};  // tf32: cuBLAS's TF32 tensor-op math mode
+    // tf32: cuBLAS's TF32 tensor-op math mode; bf16 / f16: its f32-accumulating
+    // bf16 / f16 tensor-core compute types.
+    k.precisions = {"f32", "tf32", "bf16", "f16"};
     return k;
   }();
   return c;
@@ -517,16 +521,20 @@ NodeSupport CudaBackend::supports(const Graph& g, const Node& node) const {
 
 Result<void> CudaBackend::do_build(const Graph& graph) {
   // No device, no build: fail before partitioning, with the machine's reason.
-  const std::string precision = config().get<std::string>("precision", "fp32");
-  if (precision != "fp32" && precision != "tf32")
+  std::string precision = config().get<std::string>("precision", "fp32");
+  if (precision == "f32" || precision == "f16") precision.insert(1, "p");  // the caps' names
+  if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16")
     return fail(ErrorCode::kInvalidArgument,
-                "cuda precision '" + precision + "': expected fp32 or tf32");
+                "cuda precision '" + precision + "': expected fp32, tf32, bf16 or fp16");
   const std::string select = config().get<std::string>("conv_select", "time");
   if (select != "time" && select != "cudnn")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda conv_select '" + select + "': expected time or cudnn");
   HONE_TRY(const Driver* d, Driver::get());
-  const bool tf32 = precision == "tf32" || config().get<bool>("allow_reduced_precision", false);
+  const bool tf32 = precision != "fp32" || config().get<bool>("allow_reduced_precision", false);
+  const int gemm_compute = precision == "bf16"   ? kCublasComputeFast16BF
+                           : precision == "fp16" ? kCublasComputeFast16F
+                                                 : 0;
   const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
   // Handles take their math mode when made, and graphs are keyed by plans of
   // the blocks being replaced: each build gets a new pool.
@@ -536,6 +544,7 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   streams_->graphs = config().get<bool>("cuda_graphs", true);
   conv_ = ConvSettings{};
   conv_.tf32 = tf32;
+  conv_.gemm_compute = gemm_compute;
   conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
   conv_.fused_relu = config().get<bool>("cudnn_fused", true);
   conv_.select_by_time = select == "time";
@@ -557,7 +566,10 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
     std::lock_guard lock(stats_->mu);
     if (stats_->seen.insert(line).second) stats_->kernel_lines.push_back(line);
   }
-  HONE_LOG_DEBUG("cuda: matrix products in {}", tf32 ? "tf32 (f32 accumulation)" : "strict fp32");
+  HONE_LOG_DEBUG("cuda: matrix products in {}", gemm_compute != 0
+                                                    ? precision + " (f32 accumulation)"
+                                                : tf32 ? "tf32 (f32 accumulation)"
+                                                       : "strict fp32");
   return CompilingBackend::do_build(graph);
 }
 

@@ -35,14 +35,20 @@ namespace hone::cuda {
 struct StreamPool;
 class Cudnn;
 
-/// How a build runs convolutions (ops_conv.cpp), from the cudnn settings.
+/// How a build runs convolutions (ops_conv.cpp) and matrix products
+/// (ops_dense.cpp), from the cudnn and precision settings.
 struct ConvSettings {
   const Cudnn* dnn = nullptr;  // null: im2col + cuBLAS for every conv
   std::string why_not;         // why dnn is null ("cudnn=false", "cuDNN not found ...")
   bool depthwise_on_dnn = true;
   bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
   bool select_by_time = true;  // conv_select=time: cuDNN or im2col + cuBLAS, whichever is faster
-  bool tf32 = false;
+  bool tf32 = false;           // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
+  /// The cuBLAS compute type of every matrix product: 0 runs cublasSgemm
+  /// (strict or TF32 by the handle's math mode); kCublasComputeFast16BF or
+  /// kCublasComputeFast16F run cublasGemmStridedBatchedEx on the f32 data,
+  /// its operands rounded to bf16 / f16 on the tensor cores, summed in f32.
+  int gemm_compute = 0;
 };
 
 /// Counters shared by the backend and its blocks.

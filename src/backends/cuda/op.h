@@ -134,11 +134,16 @@ size_t eltwise_arity(const Node& n);
 /// Conv with the residual Add and Relu that follow it, when it can take them (ops_conv.cpp).
 [[nodiscard]] Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 /// Row-major Y[M, N] = alpha * A[M, K] · B[K, N] + beta * Y on cuBLAS,
-/// `batch` times with the given element strides (0 repeats an operand).
+/// `batch` times with the given element strides (0 repeats an operand), in
+/// the cuBLAS compute type `compute` (ConvSettings::gemm_compute; 0: SGEMM).
 [[nodiscard]] Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n,
                                    int64_t k, float alpha, CUdeviceptr a, int64_t sa, CUdeviceptr b,
-                                   int64_t sb, float beta, CUdeviceptr y, int64_t sy,
-                                   int64_t batch);
+                                   int64_t sb, float beta, CUdeviceptr y, int64_t sy, int64_t batch,
+                                   int compute);
+/// A matrix product's kernel id: "<op>.f32.cuda.<sgemm>" for SGEMM, else with
+/// "bf16" (or "f16") and gemm_ex for sgemm: gemm_kernel("matmul", "sgemm_batched",
+/// kCublasComputeFast16BF) is "matmul.bf16.cuda.gemm_ex_batched".
+std::string gemm_kernel(const std::string& op, const std::string& sgemm, int compute);
 /// Whether every size fits cuBLAS's 32-bit ints.
 bool fits_int(std::initializer_list<int64_t> xs);
 [[nodiscard]] Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);

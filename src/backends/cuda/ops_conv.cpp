@@ -25,8 +25,8 @@
 #include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/op.h"
 #include "backends/cuda/op_timer.h"
-#include "ops/window.h"
 #include "core/log.h"
+#include "ops/window.h"
 
 namespace hone::cuda {
 namespace {
@@ -174,10 +174,27 @@ class ConvOp final : public Op {
                       const OpPlan& on_blas) const {
     static std::mutex mu;
     static std::map<std::vector<int64_t>, bool> chosen;
-    const std::vector<int64_t> key = {g.N,   g.C,    g.H,       g.W,           g.M,
-                                      g.KH,  g.KW,   g.SH,      g.SW,          g.PH,
-                                      g.PW,  g.DH,   g.DW,      g.group,       s_.tf32,
-                                      relu_, has_z_, has_bias_, s_.fused_relu, s_.depthwise_on_dnn};
+    const std::vector<int64_t> key = {g.N,
+                                      g.C,
+                                      g.H,
+                                      g.W,
+                                      g.M,
+                                      g.KH,
+                                      g.KW,
+                                      g.SH,
+                                      g.SW,
+                                      g.PH,
+                                      g.PW,
+                                      g.DH,
+                                      g.DW,
+                                      g.group,
+                                      s_.tf32,
+                                      relu_,
+                                      has_z_,
+                                      has_bias_,
+                                      s_.fused_relu,
+                                      s_.depthwise_on_dnn,
+                                      s_.gemm_compute};
     {
       std::lock_guard lock(mu);
       if (auto it = chosen.find(key); it != chosen.end()) return it->second;
@@ -205,8 +222,7 @@ class ConvOp final : public Op {
                                                    shape_to_string(w) + " and group " +
                                                    std::to_string(group) + " disagree");
     const dims_t spatial(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-    HONE_TRY(ops::Window win,
-             ops::make_window(node_, spatial, kernel, false, "Conv"));
+    HONE_TRY(ops::Window win, ops::make_window(node_, spatial, kernel, false, "Conv"));
     if (has_bias_ && numel_of(in[2]) != M)
       return fail(ErrorCode::kInvalidArgument, "Conv bias " + shape_to_string(in[2]) + " for " +
                                                    std::to_string(M) + " output channels");
@@ -313,9 +329,9 @@ class ConvOp final : public Op {
     OpPlan p;
     p.outputs = {out_dims(g, rank)};
     p.workspace_bytes = direct || depthwise ? 0 : static_cast<size_t>(chunk * per_image);
-    p.kernel = std::string(depthwise ? "conv2d.f32.cuda.depthwise"
-                           : direct  ? "conv2d.f32.cuda.sgemm"
-                                     : "conv2d.f32.cuda.im2col+sgemm") +
+    const int compute = s_.gemm_compute;
+    p.kernel = (depthwise ? std::string("conv2d.f32.cuda.depthwise")
+                          : gemm_kernel("conv2d", direct ? "sgemm" : "im2col+sgemm", compute)) +
                suffix();
     const bool bias = has_bias_, z = has_z_, relu = relu_;
     int geo[] = {int(H),    int(W),    int(KH),   int(KW),   int(g.SH), int(g.SW),
@@ -349,7 +365,7 @@ class ConvOp final : public Op {
           for (int64_t gi = 0; gi < group; ++gi)
             HONE_CHECK_OK(gemm_rm(c, false, false, Mg, P, Kg, 1.0f, b.in[1] + f32(gi * Mg * Kg), 0,
                                   col + f32(gi * Kg * P), C * KH * KW * P, bias ? 1.0f : 0.0f,
-                                  y + f32((i0 * M + gi * Mg) * P), M * P, imgs));
+                                  y + f32((i0 * M + gi * Mg) * P), M * P, imgs, compute));
         }
       }
       if (z || relu) return epilogue(c, y, 0, z ? b.in.back() : 0, N, M, P, relu);

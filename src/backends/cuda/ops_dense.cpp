@@ -1,5 +1,6 @@
-// Dense ops on cuBLAS SGEMM. cuBLAS is column-major and hone row-major: a
-// row-major [r, c] matrix is the column-major [c, r] one, so Y = A·B is
+// Dense ops on cuBLAS: SGEMM, or with precision=bf16/fp16 cublasGemmStridedBatchedEx
+// on the same f32 buffers in a bf16/f16 tensor-core compute type (f32 sums). cuBLAS is column-major
+// and hone row-major: a row-major [r, c] matrix is the column-major [c, r] one, so Y = A·B is
 // computed as Yᵀ = Bᵀ·Aᵀ by swapping the operands (no data moves).
 // Conv lives in ops_conv.cpp.
 #include <algorithm>
@@ -12,8 +13,17 @@ namespace hone::cuda {
 /// with the given element strides (0 repeats an operand).
 Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                      float alpha, CUdeviceptr a, int64_t sa, CUdeviceptr b, int64_t sb, float beta,
-                     CUdeviceptr y, int64_t sy, int64_t batch) {
+                     CUdeviceptr y, int64_t sy, int64_t batch, int compute) {
   const int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
+  if (compute != 0)  // f32 in and out; cuBLAS rounds the operands for the tensor cores
+    return c.d.check_blas(
+        c.d.api().cublasGemmStridedBatchedEx(
+            c.blas, tb ? kCublasOpT : kCublasOpN, ta ? kCublasOpT : kCublasOpN, static_cast<int>(n),
+            static_cast<int>(m), static_cast<int>(k), &alpha, reinterpret_cast<const void*>(b),
+            kCudaR32F, ldb, sb, reinterpret_cast<const void*>(a), kCudaR32F, lda, sa, &beta,
+            reinterpret_cast<void*>(y), kCudaR32F, static_cast<int>(n), sy, static_cast<int>(batch),
+            compute, kCublasGemmDefault),
+        "cublasGemmStridedBatchedEx");
   const auto* A = reinterpret_cast<const float*>(a);
   const auto* B = reinterpret_cast<const float*>(b);
   auto* Y = reinterpret_cast<float*>(y);
@@ -30,6 +40,13 @@ Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n, i
       "cublasSgemmStridedBatched");
 }
 
+std::string gemm_kernel(const std::string& op, const std::string& sgemm, int compute) {
+  if (compute == 0) return op + ".f32.cuda." + sgemm;
+  std::string k = sgemm;  // "im2col+sgemm" -> "im2col+gemm_ex"
+  if (const size_t at = k.find("sgemm"); at != std::string::npos) k.replace(at, 5, "gemm_ex");
+  return op + (compute == kCublasComputeFast16BF ? ".bf16" : ".f16") + ".cuda." + k;
+}
+
 bool fits_int(std::initializer_list<int64_t> xs) {
   for (int64_t x : xs)
     if (x > (1LL << 31) - 1) return false;
@@ -40,12 +57,13 @@ namespace {
 
 class GemmOp final : public Op {
  public:
-  GemmOp(const Node& n, bool has_c)
+  GemmOp(const Node& n, bool has_c, int compute)
       : ta_(n.attr_int("transA", 0) != 0),
         tb_(n.attr_int("transB", 0) != 0),
         alpha_(n.attr_float("alpha", 1.0f)),
         beta_(n.attr_float("beta", 1.0f)),
-        has_c_(has_c) {}
+        has_c_(has_c),
+        compute_(compute) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     const dims_t &a = in[0], &b = in[1];
@@ -69,13 +87,14 @@ class GemmOp final : public Op {
     }
     OpPlan p;
     p.outputs = {{M, N}};
-    p.kernel = use_c ? "gemm.f32.cuda.sgemm +c" : "gemm.f32.cuda.sgemm";
+    p.kernel = gemm_kernel("gemm", "sgemm", compute_) + (use_c ? " +c" : "");
     const bool ta = ta_, tb = tb_;
+    const int compute = compute_;
     const float alpha = alpha_, beta = use_c ? beta_ : 0.0f;
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       if (use_c) HONE_CHECK_OK(strided_copy(c, bind.in[2], bind.out[0], {M, N}, cst, {N, 1}));
       return gemm_rm(c, ta, tb, M, N, K, alpha, bind.in[0], 0, bind.in[1], 0, beta, bind.out[0], 0,
-                     1);
+                     1, compute);
     };
     return p;
   }
@@ -84,10 +103,12 @@ class GemmOp final : public Op {
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
+  int compute_;
 };
 
 class MatMulOp final : public Op {
  public:
+  explicit MatMulOp(int compute) : compute_(compute) {}
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     dims_t a = in[0], b = in[1];
     if (a.empty() || b.empty()) return fail(ErrorCode::kInvalidArgument, "MatMul of a scalar");
@@ -114,16 +135,20 @@ class MatMulOp final : public Op {
     // SGEMM per output batch with broadcast offsets.
     const bool tall = nbb == 1 && na == nb;
     const bool strided = (na == nb || na == 1) && (nbb == nb || nbb == 1);
-    p.kernel = tall      ? "matmul.f32.cuda.sgemm"
-               : strided ? "matmul.f32.cuda.sgemm_batched"
-                         : "matmul.f32.cuda.sgemm_loop";
+    p.kernel = gemm_kernel("matmul",
+                           tall      ? "sgemm"
+                           : strided ? "sgemm_batched"
+                                     : "sgemm_loop",
+                           compute_);
+    const int compute = compute_;
     const dims_t sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       const CUdeviceptr A = bind.in[0], B = bind.in[1], Y = bind.out[0];
-      if (tall) return gemm_rm(c, false, false, M * nb, N, K, 1.0f, A, 0, B, 0, 0.0f, Y, 0, 1);
+      if (tall)
+        return gemm_rm(c, false, false, M * nb, N, K, 1.0f, A, 0, B, 0, 0.0f, Y, 0, 1, compute);
       if (strided)
         return gemm_rm(c, false, false, M, N, K, 1.0f, A, na == 1 ? 0 : M * K, B,
-                       nbb == 1 ? 0 : K * N, 0.0f, Y, M * N, nb);
+                       nbb == 1 ? 0 : K * N, 0.0f, Y, M * N, nb, compute);
       for (int64_t i = 0; i < nb; ++i) {
         int64_t oa = 0, ob = 0, r = i;
         for (size_t d = batch.size(); d-- > 0;) {
@@ -135,12 +160,16 @@ class MatMulOp final : public Op {
         HONE_CHECK_OK(gemm_rm(c, false, false, M, N, K, 1.0f,
                               A + static_cast<CUdeviceptr>(oa * M * K) * sizeof(float), 0,
                               B + static_cast<CUdeviceptr>(ob * K * N) * sizeof(float), 0, 0.0f,
-                              Y + static_cast<CUdeviceptr>(i * M * N) * sizeof(float), 0, 1));
+                              Y + static_cast<CUdeviceptr>(i * M * N) * sizeof(float), 0, 1,
+                              compute));
       }
       return {};
     };
     return p;
   }
+
+ private:
+  int compute_;
 };
 
 }  // namespace
@@ -154,9 +183,9 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   if (third) u.inputs.push_back(n.inputs[2]);
   u.outputs = {n.outputs[0]};
   if (n.op_type == "Gemm")
-    u.op = std::make_unique<GemmOp>(n, third);
+    u.op = std::make_unique<GemmOp>(n, third, b.conv.gemm_compute);
   else
-    u.op = std::make_unique<MatMulOp>();
+    u.op = std::make_unique<MatMulOp>(b.conv.gemm_compute);
   return u;
 }
 
