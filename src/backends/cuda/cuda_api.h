@@ -49,16 +49,15 @@ class Cudnn;
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
 
-inline constexpr int kCublasOpN = 0;          // CUBLAS_OP_N
-inline constexpr int kCublasOpT = 1;          // CUBLAS_OP_T
-inline constexpr int kCublasDefaultMath = 0;  // CUBLAS_DEFAULT_MATH: f32 stays f32 (no TF32)
-inline constexpr int kCublasTf32Math = 3;     // CUBLAS_TF32_TENSOR_OP_MATH
-inline constexpr int kCudaR32F = 0;           // cudaDataType CUDA_R_32F
-// cublasComputeType_t for f32 data on reduced-precision tensor cores: the
-// library rounds A and B to bf16 (or f16) and accumulates in f32.
-inline constexpr int kCublasComputeFast16F = 74;   // CUBLAS_COMPUTE_32F_FAST_16F
-inline constexpr int kCublasComputeFast16BF = 75;  // CUBLAS_COMPUTE_32F_FAST_16BF
-inline constexpr int kCublasGemmDefault = -1;      // CUBLAS_GEMM_DEFAULT
+inline constexpr int kCublasOpN = 0;           // CUBLAS_OP_N
+inline constexpr int kCublasOpT = 1;           // CUBLAS_OP_T
+inline constexpr int kCublasDefaultMath = 0;   // CUBLAS_DEFAULT_MATH: f32 stays f32 (no TF32)
+inline constexpr int kCublasTf32Math = 3;      // CUBLAS_TF32_TENSOR_OP_MATH
+inline constexpr int kCudaR32F = 0;            // cudaDataType CUDA_R_32F
+inline constexpr int kCudaR16F = 2;            // CUDA_R_16F
+inline constexpr int kCudaR16BF = 14;          // CUDA_R_16BF
+inline constexpr int kCublasCompute32F = 68;   // cublasComputeType_t CUBLAS_COMPUTE_32F
+inline constexpr int kCublasGemmDefault = -1;  // CUBLAS_GEMM_DEFAULT
 
 /// Function pointers, filled by Driver::get().
 struct Api {

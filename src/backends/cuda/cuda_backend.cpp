@@ -13,6 +13,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
 #include "core/log.h"
+#include "hone/half.h"
 #include "hone/registry.h"
 
 namespace hone::cuda {
@@ -68,6 +69,7 @@ struct Plan {
     bool constant = false;
     size_t offset = 0;     // into the arena, unless constant
     CUdeviceptr cptr = 0;  // constant (an initializer, or a host value uploaded for this plan)
+    CUdeviceptr half = 0;  // its bf16/f16 copy (a matrix-product weight under bf16/fp16)
     dims_t dims;
     DType dtype = DType::kF32;
     std::shared_ptr<const Tensor> host;  // a value computed on the host at plan time
@@ -126,6 +128,30 @@ class CudaBlock final : public CompiledBlock {
     for (const Unit& u : units_)
       for (ValueId v : u.inputs) HONE_CHECK_OK(upload(v));
     for (ValueId v : g.outputs()) HONE_CHECK_OK(upload(v));
+    if (conv_.gemm_half != 0) {
+      // bf16/fp16: each constant weight of a matrix product (Gemm/MatMul B,
+      // Conv W) also gets its reduced copy, converted once here.
+      for (const Node& n : g.nodes()) {
+        if ((n.op_type != "Gemm" && n.op_type != "MatMul" && n.op_type != "Conv") ||
+            n.inputs.size() < 2 || n.inputs[1] < 0)
+          continue;
+        const ValueId v = n.inputs[1];
+        const Value& val = g.value(v);
+        if (!val.initializer || val.initializer->dtype() != DType::kF32 ||
+            half_constants_.count(v) || val.initializer->numel() == 0)
+          continue;
+        const Tensor& t = *val.initializer;
+        std::vector<uint16_t> h(static_cast<size_t>(t.numel()));
+        const float* f = t.data<float>();
+        for (size_t i = 0; i < h.size(); ++i)
+          h[i] = conv_.gemm_half == kCudaR16BF ? BFloat16::from_float(f[i]).bits
+                                               : Half::from_float(f[i]).bits;
+        HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, h.size() * sizeof(uint16_t)));
+        HONE_CHECK_OK(
+            d_.check(d_.api().cuMemcpyHtoD(buf.ptr(), h.data(), buf.bytes()), "cuMemcpyHtoD"));
+        half_constants_.emplace(v, std::move(buf));
+      }
+    }
     return {};
   }
 
@@ -189,7 +215,10 @@ class CudaBlock final : public CompiledBlock {
         const Plan::Step& st = plan.steps[k];
         if (!st.op.run) continue;
         Bind b;
-        for (size_t in : st.in) b.in.push_back(ptr(in));
+        for (size_t in : st.in) {
+          b.in.push_back(ptr(in));
+          b.half.push_back(plan.slots[in].half);
+        }
         for (size_t out : st.out) b.out.push_back(ptr(out));
         b.workspace = base + plan.workspace_offset;
         HONE_CHECK_OK_CTX(st.op.run(ctx, b),
@@ -259,7 +288,10 @@ class CudaBlock final : public CompiledBlock {
       const Plan::Step& st = plan.steps[k];
       if (!r || !st.op.run) continue;
       Bind b;
-      for (size_t in : st.in) b.in.push_back(ptr(in));
+      for (size_t in : st.in) {
+        b.in.push_back(ptr(in));
+        b.half.push_back(plan.slots[in].half);
+      }
       for (size_t out : st.out) b.out.push_back(ptr(out));
       b.workspace = base + plan.workspace_offset;
       r = st.op.run(ctx, b);
@@ -299,7 +331,7 @@ class CudaBlock final : public CompiledBlock {
     auto plan = std::make_shared<Plan>();
     std::map<ValueId, size_t> slot_of;
     auto new_slot = [&](const dims_t& dims) {
-      plan->slots.push_back({false, plan->arena_bytes, 0, dims, DType::kF32, nullptr});
+      plan->slots.push_back({false, plan->arena_bytes, 0, 0, dims, DType::kF32, nullptr});
       plan->arena_bytes += round256(static_cast<size_t>(numel_of(dims)) * sizeof(float));
       return plan->slots.size() - 1;
     };
@@ -343,7 +375,10 @@ class CudaBlock final : public CompiledBlock {
         return fail(ErrorCode::kInternal,
                     "value '" + g.value(v).name + "' is read before it is made");
       const Tensor& t = *g.value(v).initializer;
-      plan->slots.push_back({true, 0, c->second.ptr(), t.shape(), t.dtype(), nullptr});
+      const auto h = half_constants_.find(v);
+      plan->slots.push_back({true, 0, c->second.ptr(),
+                             h == half_constants_.end() ? 0 : h->second.ptr(), t.shape(), t.dtype(),
+                             nullptr});
       return slot_of[v] = plan->slots.size() - 1;
     };
     std::vector<std::string> lines;
@@ -364,7 +399,7 @@ class CudaBlock final : public CompiledBlock {
         size_t s;
         if (o < st.op.host.size() && st.op.host[o]) {
           // A host value: no device memory until a device op reads it.
-          plan->slots.push_back({false, 0, 0, od, st.op.host[o]->dtype(), st.op.host[o]});
+          plan->slots.push_back({false, 0, 0, 0, od, st.op.host[o]->dtype(), st.op.host[o]});
           s = plan->slots.size() - 1;
         } else if (numel_of(od) == 0) {
           return fail(ErrorCode::kUnsupported, u.label + " makes an empty tensor");
@@ -378,6 +413,7 @@ class CudaBlock final : public CompiledBlock {
             view.offset += bytes;
           view.dims = od;
           view.host = nullptr;
+          view.half = 0;
           plan->slots.push_back(view);
           s = plan->slots.size() - 1;
         } else {
@@ -422,6 +458,7 @@ class CudaBlock final : public CompiledBlock {
   ConvSettings conv_;
   std::vector<Unit> units_;
   std::map<ValueId, DeviceBuffer> constants_;
+  std::map<ValueId, DeviceBuffer> half_constants_;  // bf16/f16 copies of GEMM weights
   eval::Interpreter fallback_;
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
@@ -532,9 +569,7 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
                 "cuda conv_select '" + select + "': expected time or cudnn");
   HONE_TRY(const Driver* d, Driver::get());
   const bool tf32 = precision != "fp32" || config().get<bool>("allow_reduced_precision", false);
-  const int gemm_compute = precision == "bf16"   ? kCublasComputeFast16BF
-                           : precision == "fp16" ? kCublasComputeFast16F
-                                                 : 0;
+  const int gemm_half = precision == "bf16" ? kCudaR16BF : precision == "fp16" ? kCudaR16F : 0;
   const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
   // Handles take their math mode when made, and graphs are keyed by plans of
   // the blocks being replaced: each build gets a new pool.
@@ -544,7 +579,7 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   streams_->graphs = config().get<bool>("cuda_graphs", true);
   conv_ = ConvSettings{};
   conv_.tf32 = tf32;
-  conv_.gemm_compute = gemm_compute;
+  conv_.gemm_half = gemm_half;
   conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
   conv_.fused_relu = config().get<bool>("cudnn_fused", true);
   conv_.select_by_time = select == "time";
@@ -566,10 +601,9 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
     std::lock_guard lock(stats_->mu);
     if (stats_->seen.insert(line).second) stats_->kernel_lines.push_back(line);
   }
-  HONE_LOG_DEBUG("cuda: matrix products in {}", gemm_compute != 0
-                                                    ? precision + " (f32 accumulation)"
-                                                : tf32 ? "tf32 (f32 accumulation)"
-                                                       : "strict fp32");
+  HONE_LOG_DEBUG("cuda: matrix products in {}", gemm_half != 0 ? precision + " (f32 accumulation)"
+                                                : tf32         ? "tf32 (f32 accumulation)"
+                                                               : "strict fp32");
   return CompilingBackend::do_build(graph);
 }
 

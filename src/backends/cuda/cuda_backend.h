@@ -44,11 +44,12 @@ struct ConvSettings {
   bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
   bool select_by_time = true;  // conv_select=time: cuDNN or im2col + cuBLAS, whichever is faster
   bool tf32 = false;           // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
-  /// The cuBLAS compute type of every matrix product: 0 runs cublasSgemm
-  /// (strict or TF32 by the handle's math mode); kCublasComputeFast16BF or
-  /// kCublasComputeFast16F run cublasGemmStridedBatchedEx on the f32 data,
-  /// its operands rounded to bf16 / f16 on the tensor cores, summed in f32.
-  int gemm_compute = 0;
+  /// The operand type of every matrix product: 0 runs cublasSgemm on the f32
+  /// data (strict or TF32 by the handle's math mode); kCudaR16BF or kCudaR16F
+  /// run cublasGemmStridedBatchedEx on bf16 / f16 operands (constant weights
+  /// converted once at build, activations by a kernel before each product)
+  /// into an f32 result, summed in f32 (CUBLAS_COMPUTE_32F).
+  int gemm_half = 0;
 };
 
 /// Counters shared by the backend and its blocks.

@@ -119,6 +119,23 @@ extern "C" __global__ void hone_transpose_tiles(const float* x, float* y, HoneSh
   }
 }
 
+// f32 to bf16 (bf16 = 1) or f16 storage, rounding to nearest even (NaN stays
+// NaN, f16 overflow goes to infinity): the operands of reduced-precision GEMMs.
+extern "C" __global__ void hone_to_half(const float* x, unsigned short* y, long long n, int bf16) {
+  HONE_FOR(i, n) {
+    const float f = x[i];
+    unsigned short h;
+    if (bf16) {
+      const unsigned u = __float_as_uint(f);
+      h = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
+                                          : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    } else {
+      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    }
+    y[i] = h;
+  }
+}
+
 // Images [imgs, C, H, W] to columns [imgs, C*KH*KW, OH*OW], rows in the weights' order.
 extern "C" __global__ void hone_im2col(const float* x, float* col, long long imgs, int C, int H,
                                        int W, int KH, int KW, int SH, int SW, int PH, int PW,

@@ -1,9 +1,13 @@
 // Dense ops on cuBLAS: SGEMM, or with precision=bf16/fp16 cublasGemmStridedBatchedEx
-// on the same f32 buffers in a bf16/f16 tensor-core compute type (f32 sums). cuBLAS is column-major
-// and hone row-major: a row-major [r, c] matrix is the column-major [c, r] one, so Y = A·B is
-// computed as Yᵀ = Bᵀ·Aᵀ by swapping the operands (no data moves).
-// Conv lives in ops_conv.cpp.
+// on bf16/f16 operands into an f32 result, summed in f32. Operands that are
+// constants were converted once at build (Bind::half); the others are
+// converted into the workspace by hone_to_half before each product. cuBLAS is
+// column-major and hone row-major: a row-major [r, c] matrix is the
+// column-major [c, r] one, so Y = A·B is computed as Yᵀ = Bᵀ·Aᵀ by swapping
+// the operands (no data moves). Conv lives in ops_conv.cpp.
 #include <algorithm>
+
+#include "backends/cuda/kernels.h"
 
 #include "backends/cuda/op.h"
 
@@ -13,16 +17,16 @@ namespace hone::cuda {
 /// with the given element strides (0 repeats an operand).
 Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                      float alpha, CUdeviceptr a, int64_t sa, CUdeviceptr b, int64_t sb, float beta,
-                     CUdeviceptr y, int64_t sy, int64_t batch, int compute) {
+                     CUdeviceptr y, int64_t sy, int64_t batch, int half) {
   const int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
-  if (compute != 0)  // f32 in and out; cuBLAS rounds the operands for the tensor cores
+  if (half != 0)
     return c.d.check_blas(
         c.d.api().cublasGemmStridedBatchedEx(
             c.blas, tb ? kCublasOpT : kCublasOpN, ta ? kCublasOpT : kCublasOpN, static_cast<int>(n),
             static_cast<int>(m), static_cast<int>(k), &alpha, reinterpret_cast<const void*>(b),
-            kCudaR32F, ldb, sb, reinterpret_cast<const void*>(a), kCudaR32F, lda, sa, &beta,
+            half, ldb, sb, reinterpret_cast<const void*>(a), half, lda, sa, &beta,
             reinterpret_cast<void*>(y), kCudaR32F, static_cast<int>(n), sy, static_cast<int>(batch),
-            compute, kCublasGemmDefault),
+            kCublasCompute32F, kCublasGemmDefault),
         "cublasGemmStridedBatchedEx");
   const auto* A = reinterpret_cast<const float*>(a);
   const auto* B = reinterpret_cast<const float*>(b);
@@ -40,11 +44,23 @@ Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n, i
       "cublasSgemmStridedBatched");
 }
 
-std::string gemm_kernel(const std::string& op, const std::string& sgemm, int compute) {
-  if (compute == 0) return op + ".f32.cuda." + sgemm;
+std::string gemm_kernel(const std::string& op, const std::string& sgemm, int half) {
+  if (half == 0) return op + ".f32.cuda." + sgemm;
   std::string k = sgemm;  // "im2col+sgemm" -> "im2col+gemm_ex"
   if (const size_t at = k.find("sgemm"); at != std::string::npos) k.replace(at, 5, "gemm_ex");
-  return op + (compute == kCublasComputeFast16BF ? ".bf16" : ".f16") + ".cuda." + k;
+  return op + (half == kCudaR16BF ? ".bf16" : ".f16") + ".cuda." + k;
+}
+
+size_t half_bytes(int64_t n) {
+  return (static_cast<size_t>(n) * 2 + 255) / 256 * 256;
+}
+
+Result<CUdeviceptr> to_half(const ExecCtx& c, CUdeviceptr x, int64_t n, CUdeviceptr dst, int half) {
+  HONE_TRY(CUfunction f, c.fixed.function("hone_to_half"));
+  long long count = n;
+  int bf16 = half == kCudaR16BF ? 1 : 0;
+  HONE_CHECK_OK(launch_1d(c.d, f, c.stream, n, {&x, &dst, &count, &bf16}));
+  return dst;
 }
 
 bool fits_int(std::initializer_list<int64_t> xs) {
@@ -57,13 +73,13 @@ namespace {
 
 class GemmOp final : public Op {
  public:
-  GemmOp(const Node& n, bool has_c, int compute)
+  GemmOp(const Node& n, bool has_c, int half)
       : ta_(n.attr_int("transA", 0) != 0),
         tb_(n.attr_int("transB", 0) != 0),
         alpha_(n.attr_float("alpha", 1.0f)),
         beta_(n.attr_float("beta", 1.0f)),
         has_c_(has_c),
-        compute_(compute) {}
+        half_(half) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     const dims_t &a = in[0], &b = in[1];
@@ -87,14 +103,23 @@ class GemmOp final : public Op {
     }
     OpPlan p;
     p.outputs = {{M, N}};
-    p.kernel = gemm_kernel("gemm", "sgemm", compute_) + (use_c ? " +c" : "");
+    p.kernel = gemm_kernel("gemm", "sgemm", half_) + (use_c ? " +c" : "");
     const bool ta = ta_, tb = tb_;
-    const int compute = compute_;
+    const int half = half_;
+    const int64_t na = numel_of(a), nb = numel_of(b);
+    if (half != 0) p.workspace_bytes = half_bytes(na) + half_bytes(nb);
     const float alpha = alpha_, beta = use_c ? beta_ : 0.0f;
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       if (use_c) HONE_CHECK_OK(strided_copy(c, bind.in[2], bind.out[0], {M, N}, cst, {N, 1}));
-      return gemm_rm(c, ta, tb, M, N, K, alpha, bind.in[0], 0, bind.in[1], 0, beta, bind.out[0], 0,
-                     1, compute);
+      CUdeviceptr A = bind.in[0], B = bind.in[1];
+      if (half != 0) {
+        HONE_TRY(A, to_half(c, A, na, bind.workspace, half));
+        B = built_half(bind, 1);
+        if (B == 0) {
+          HONE_TRY(B, to_half(c, bind.in[1], nb, bind.workspace + half_bytes(na), half));
+        }
+      }
+      return gemm_rm(c, ta, tb, M, N, K, alpha, A, 0, B, 0, beta, bind.out[0], 0, 1, half);
     };
     return p;
   }
@@ -103,12 +128,12 @@ class GemmOp final : public Op {
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
-  int compute_;
+  int half_;
 };
 
 class MatMulOp final : public Op {
  public:
-  explicit MatMulOp(int compute) : compute_(compute) {}
+  explicit MatMulOp(int half) : half_(half) {}
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     dims_t a = in[0], b = in[1];
     if (a.empty() || b.empty()) return fail(ErrorCode::kInvalidArgument, "MatMul of a scalar");
@@ -139,16 +164,27 @@ class MatMulOp final : public Op {
                            tall      ? "sgemm"
                            : strided ? "sgemm_batched"
                                      : "sgemm_loop",
-                           compute_);
-    const int compute = compute_;
+                           half_);
+    const int half = half_;
+    const int64_t ea = numel_of(a), eb = numel_of(b);
+    if (half != 0) p.workspace_bytes = half_bytes(ea) + half_bytes(eb);
+    const int64_t esize = half != 0 ? 2 : 4;  // operand bytes per element
     const dims_t sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-      const CUdeviceptr A = bind.in[0], B = bind.in[1], Y = bind.out[0];
+      CUdeviceptr A = bind.in[0], B = bind.in[1];
+      const CUdeviceptr Y = bind.out[0];
+      if (half != 0) {
+        HONE_TRY(A, to_half(c, A, ea, bind.workspace, half));
+        B = built_half(bind, 1);
+        if (B == 0) {
+          HONE_TRY(B, to_half(c, bind.in[1], eb, bind.workspace + half_bytes(ea), half));
+        }
+      }
       if (tall)
-        return gemm_rm(c, false, false, M * nb, N, K, 1.0f, A, 0, B, 0, 0.0f, Y, 0, 1, compute);
+        return gemm_rm(c, false, false, M * nb, N, K, 1.0f, A, 0, B, 0, 0.0f, Y, 0, 1, half);
       if (strided)
         return gemm_rm(c, false, false, M, N, K, 1.0f, A, na == 1 ? 0 : M * K, B,
-                       nbb == 1 ? 0 : K * N, 0.0f, Y, M * N, nb, compute);
+                       nbb == 1 ? 0 : K * N, 0.0f, Y, M * N, nb, half);
       for (int64_t i = 0; i < nb; ++i) {
         int64_t oa = 0, ob = 0, r = i;
         for (size_t d = batch.size(); d-- > 0;) {
@@ -158,10 +194,9 @@ class MatMulOp final : public Op {
           ob += coord * sb[d];
         }
         HONE_CHECK_OK(gemm_rm(c, false, false, M, N, K, 1.0f,
-                              A + static_cast<CUdeviceptr>(oa * M * K) * sizeof(float), 0,
-                              B + static_cast<CUdeviceptr>(ob * K * N) * sizeof(float), 0, 0.0f,
-                              Y + static_cast<CUdeviceptr>(i * M * N) * sizeof(float), 0, 1,
-                              compute));
+                              A + static_cast<CUdeviceptr>(oa * M * K * esize), 0,
+                              B + static_cast<CUdeviceptr>(ob * K * N * esize), 0, 0.0f,
+                              Y + static_cast<CUdeviceptr>(i * M * N) * sizeof(float), 0, 1, half));
       }
       return {};
     };
@@ -169,7 +204,7 @@ class MatMulOp final : public Op {
   }
 
  private:
-  int compute_;
+  int half_;
 };
 
 }  // namespace
@@ -183,9 +218,9 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   if (third) u.inputs.push_back(n.inputs[2]);
   u.outputs = {n.outputs[0]};
   if (n.op_type == "Gemm")
-    u.op = std::make_unique<GemmOp>(n, third, b.conv.gemm_compute);
+    u.op = std::make_unique<GemmOp>(n, third, b.conv.gemm_half);
   else
-    u.op = std::make_unique<MatMulOp>(b.conv.gemm_compute);
+    u.op = std::make_unique<MatMulOp>(b.conv.gemm_half);
   return u;
 }
 

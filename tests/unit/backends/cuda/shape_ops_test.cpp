@@ -5,6 +5,7 @@
 // without one, naming why.
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "cuda_test_util.h"
 
@@ -177,6 +178,7 @@ TEST(CudaShapes, EachPrecisionRoundsAsItSaysAndStaysWithinItsTolerance) {
                         {"fp16", 2e-3, "matmul.f16.cuda.gemm_ex"},
                         {"f16", 2e-3, "matmul.f16.cuda.gemm_ex_batched"}};
   double strict = 0;
+  std::map<std::string, double> worst;
   for (const Case& c : cases) {
     CudaBackend be;
     ASSERT_TRUE(be.configure("precision", c.precision));
@@ -186,6 +188,7 @@ TEST(CudaShapes, EachPrecisionRoundsAsItSaysAndStaysWithinItsTolerance) {
     for (size_t o = 0; o < 2; ++o) {
       const double err = rel_l2((*got)[o], (*want)[o]);
       EXPECT_LT(err, c.max_err) << c.precision << " output " << o;
+      worst[c.precision] = std::max(worst[c.precision], err);
       if (c.precision == std::string("fp32"))
         strict = std::max(strict, err);
       else
@@ -195,6 +198,9 @@ TEST(CudaShapes, EachPrecisionRoundsAsItSaysAndStaysWithinItsTolerance) {
     const std::string plan = testing_util::plan_text(be);
     EXPECT_NE(plan.find(c.product), std::string::npos) << c.precision << "\n" << plan;
   }
+  // bf16 keeps 8 bits of mantissa, TF32 and f16 11: bf16 really rounds to bf16.
+  EXPECT_GT(worst["bf16"], 2 * worst["tf32"]) << worst["bf16"] << " vs " << worst["tf32"];
+  EXPECT_GT(worst["bf16"], 2 * worst["fp16"]) << worst["bf16"] << " vs " << worst["fp16"];
 }
 
 TEST(CudaShapes, CopiesTakeTheRowTileOrElementKernelAndStayExact) {
