@@ -523,6 +523,10 @@ CudaBackend::CudaBackend() {
       .declare("conv_select", std::string("time"),
                "time: per conv geometry, time cuDNN against im2col + cuBLAS at plan time and "
                "keep the faster; cudnn: cuDNN wherever it can run the conv")
+      .declare("gemm_select", std::string("time"),
+               "bf16/fp16 only. time: per matrix-product shape, time the bf16/f16 product "
+               "(operands converted) against SGEMM in TF32 at plan time and keep the faster; "
+               "reduced: always the bf16/f16 product")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -567,6 +571,10 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   if (select != "time" && select != "cudnn")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda conv_select '" + select + "': expected time or cudnn");
+  const std::string gemm_select = config().get<std::string>("gemm_select", "time");
+  if (gemm_select != "time" && gemm_select != "reduced")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda gemm_select '" + gemm_select + "': expected time or reduced");
   HONE_TRY(const Driver* d, Driver::get());
   const bool tf32 = precision != "fp32" || config().get<bool>("allow_reduced_precision", false);
   const int gemm_half = precision == "bf16" ? kCudaR16BF : precision == "fp16" ? kCudaR16F : 0;
@@ -580,6 +588,7 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   conv_ = ConvSettings{};
   conv_.tf32 = tf32;
   conv_.gemm_half = gemm_half;
+  conv_.gemm_by_time = gemm_select == "time";
   conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
   conv_.fused_relu = config().get<bool>("cudnn_fused", true);
   conv_.select_by_time = select == "time";

@@ -50,6 +50,9 @@ struct ConvSettings {
   /// converted once at build, activations by a kernel before each product)
   /// into an f32 result, summed in f32 (CUBLAS_COMPUTE_32F).
   int gemm_half = 0;
+  /// gemm_select=time: under bf16/fp16, each matrix-product shape times its
+  /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
+  bool gemm_by_time = true;
 };
 
 /// Counters shared by the backend and its blocks.

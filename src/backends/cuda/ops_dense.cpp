@@ -6,8 +6,12 @@
 // column-major [c, r] one, so Y = A·B is computed as Yᵀ = Bᵀ·Aᵀ by swapping
 // the operands (no data moves). Conv lives in ops_conv.cpp.
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/op_timer.h"
+#include "core/log.h"
 
 #include "backends/cuda/op.h"
 
@@ -71,17 +75,61 @@ bool fits_int(std::initializer_list<int64_t> xs) {
 
 namespace {
 
+/// Under precision=bf16/fp16 with gemm_select=time: whether the product on
+/// bf16/f16 operands (`reduced`, with its conversions) beats SGEMM in the
+/// build's math mode (`full`, TF32) for these shapes. Timed once per process
+/// and shape (op_timer.h): small or oddly shaped products, such as attention's
+/// per-head ones over 197 tokens, can lose to TF32 once their operands must be
+/// converted on every run.
+Result<OpPlan> pick(const std::string& label, std::vector<int64_t> key,
+                    const std::vector<dims_t>& in, OpPlan reduced, OpPlan full,
+                    const ConvSettings& s) {
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, bool> chosen;
+  for (const dims_t& d : in) {
+    key.push_back(static_cast<int64_t>(d.size()));
+    key.insert(key.end(), d.begin(), d.end());
+  }
+  bool wins = false;
+  {
+    std::lock_guard lock(mu);
+    auto it = chosen.find(key);
+    if (it != chosen.end()) return it->second ? std::move(reduced) : std::move(full);
+  }
+  const int math = s.tf32 ? kCublasTf32Math : kCublasDefaultMath;
+  HONE_TRY(double reduced_ms, time_op(reduced, in, math, s.dnn));
+  HONE_TRY(double full_ms, time_op(full, in, math, s.dnn));
+  HONE_LOG_DEBUG("cuda: {}: {} {:.4f} ms, {} {:.4f} ms", label, reduced.kernel, reduced_ms,
+                 full.kernel, full_ms);
+  wins = reduced_ms <= full_ms;
+  {
+    std::lock_guard lock(mu);
+    chosen.emplace(key, wins);
+  }
+  return wins ? std::move(reduced) : std::move(full);
+}
+
 class GemmOp final : public Op {
  public:
-  GemmOp(const Node& n, bool has_c, int half)
+  GemmOp(const Node& n, bool has_c, ConvSettings s)
       : ta_(n.attr_int("transA", 0) != 0),
         tb_(n.attr_int("transB", 0) != 0),
         alpha_(n.attr_float("alpha", 1.0f)),
         beta_(n.attr_float("beta", 1.0f)),
         has_c_(has_c),
-        half_(half) {}
+        s_(std::move(s)),
+        label_(n.describe()) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
+    HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
+    if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
+    HONE_TRY(OpPlan full, plan_with(in, 0));
+    return pick(label_, {0, s_.gemm_half, ta_, tb_, has_c_, beta_ != 0.0f}, in, std::move(p),
+                std::move(full), s_);
+  }
+
+ private:
+  Result<OpPlan> plan_with(const std::vector<dims_t>& in, int half) const {
     const dims_t &a = in[0], &b = in[1];
     if (a.size() != 2 || b.size() != 2)
       return fail(ErrorCode::kInvalidArgument, "Gemm needs 2-D A and B, got " + shape_to_string(a) +
@@ -103,9 +151,8 @@ class GemmOp final : public Op {
     }
     OpPlan p;
     p.outputs = {{M, N}};
-    p.kernel = gemm_kernel("gemm", "sgemm", half_) + (use_c ? " +c" : "");
+    p.kernel = gemm_kernel("gemm", "sgemm", half) + (use_c ? " +c" : "");
     const bool ta = ta_, tb = tb_;
-    const int half = half_;
     const int64_t na = numel_of(a), nb = numel_of(b);
     if (half != 0) p.workspace_bytes = half_bytes(na) + half_bytes(nb);
     const float alpha = alpha_, beta = use_c ? beta_ : 0.0f;
@@ -124,17 +171,26 @@ class GemmOp final : public Op {
     return p;
   }
 
- private:
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
-  int half_;
+  ConvSettings s_;
+  std::string label_;
 };
 
 class MatMulOp final : public Op {
  public:
-  explicit MatMulOp(int half) : half_(half) {}
+  MatMulOp(const Node& n, ConvSettings s) : s_(std::move(s)), label_(n.describe()) {}
+
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
+    HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
+    if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
+    HONE_TRY(OpPlan full, plan_with(in, 0));
+    return pick(label_, {1, s_.gemm_half}, in, std::move(p), std::move(full), s_);
+  }
+
+ private:
+  Result<OpPlan> plan_with(const std::vector<dims_t>& in, int half) const {
     dims_t a = in[0], b = in[1];
     if (a.empty() || b.empty()) return fail(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     const bool va = a.size() == 1, vb = b.size() == 1;
@@ -164,8 +220,7 @@ class MatMulOp final : public Op {
                            tall      ? "sgemm"
                            : strided ? "sgemm_batched"
                                      : "sgemm_loop",
-                           half_);
-    const int half = half_;
+                           half);
     const int64_t ea = numel_of(a), eb = numel_of(b);
     if (half != 0) p.workspace_bytes = half_bytes(ea) + half_bytes(eb);
     const int64_t esize = half != 0 ? 2 : 4;  // operand bytes per element
@@ -203,8 +258,8 @@ class MatMulOp final : public Op {
     return p;
   }
 
- private:
-  int half_;
+  ConvSettings s_;
+  std::string label_;
 };
 
 }  // namespace
@@ -218,9 +273,9 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   if (third) u.inputs.push_back(n.inputs[2]);
   u.outputs = {n.outputs[0]};
   if (n.op_type == "Gemm")
-    u.op = std::make_unique<GemmOp>(n, third, b.conv.gemm_half);
+    u.op = std::make_unique<GemmOp>(n, third, b.conv);
   else
-    u.op = std::make_unique<MatMulOp>(b.conv.gemm_half);
+    u.op = std::make_unique<MatMulOp>(n, b.conv);
   return u;
 }
 

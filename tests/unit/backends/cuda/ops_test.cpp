@@ -167,6 +167,9 @@ TEST(CudaOps, CudnnConvolutionsFuseBiasResidualAndRelu) {
   // bf16 on im2col + GEMM: columns and weights as bf16, summed in f32.
   auto bf16 = expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, 5e-2, 5e-2,
                                        {{"precision", "bf16"}, {"cudnn", "false"}});
+  // And timed against TF32 per shape (gemm_select=time, the default): either wins, same results.
+  expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, 5e-2, 5e-2,
+                           {{"precision", "bf16"}, {"gemm_select", "time"}});
   const std::string bp = plan_text(*bf16);
   EXPECT_NE(bp.find("conv2d.bf16.cuda.im2col+gemm_ex"), std::string::npos) << bp;
   EXPECT_NE(bp.find("conv2d.bf16.cuda.gemm_ex+relu"), std::string::npos) << bp;  // the 1x1

@@ -99,6 +99,18 @@ TEST(CudaShapes, UnknownPrecisionIsRefusedBeforeTheDevice) {
       << r.error().message();
 }
 
+TEST(CudaShapes, UnknownGemmSelectionIsRefusedBeforeTheDevice) {
+  std::mt19937 rng(2);
+  CudaBackend be;
+  ASSERT_TRUE(be.configure("gemm_select", "fastest"));
+  auto r = be.build(attention(rng));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("gemm_select 'fastest': expected time or reduced"),
+            std::string::npos)
+      << r.error().message();
+}
+
 TEST(CudaShapes, UnknownConvSelectionIsRefusedBeforeTheDevice) {
   std::mt19937 rng(2);
   CudaBackend be;
@@ -182,6 +194,7 @@ TEST(CudaShapes, EachPrecisionRoundsAsItSaysAndStaysWithinItsTolerance) {
   for (const Case& c : cases) {
     CudaBackend be;
     ASSERT_TRUE(be.configure("precision", c.precision));
+    ASSERT_TRUE(be.configure("gemm_select", "reduced"));  // no TF32 candidate: bf16/f16 itself
     ASSERT_TRUE(be.build(g));
     auto got = be.infer({in});
     ASSERT_TRUE(got) << got.error().to_string();
