@@ -364,16 +364,23 @@ memory::format_tag layout_tag(const md_t& md) {
   return memory::format_tag::undef;
 }
 
-/// One descriptor of `vs`' shared non-plain layout, when every value is in it.
-std::optional<md_t> shared_layout(const PlanBuilder& b, const std::vector<ValueId>& vs) {
-  const md_t& first = b.value(vs[0]).ref.md;
-  const memory::format_tag t = layout_tag(first);
-  if (t == memory::format_tag::undef) return std::nullopt;
-  for (ValueId v : vs)
-    if (b.value(v).ref.md.data_type() != memory::data_type::f32 ||
-        layout_tag(b.value(v).ref.md) != t)
-      return std::nullopt;
-  return first;
+/// The non-plain layout that every computed value of `vs` is in (constants
+/// are packed into it), or nothing.
+std::optional<memory::format_tag> shared_layout(const PlanBuilder& b,
+                                                const std::vector<ValueId>& vs) {
+  std::optional<memory::format_tag> shared;
+  for (ValueId v : vs) {
+    if (const Tensor* c = b.constant(v)) {
+      if (c->dtype() != DType::kF32) return std::nullopt;
+      continue;
+    }
+    const md_t& md = b.value(v).ref.md;
+    const memory::format_tag t =
+        md.data_type() == memory::data_type::f32 ? layout_tag(md) : memory::format_tag::undef;
+    if (t == memory::format_tag::undef || (shared && *shared != t)) return std::nullopt;
+    shared = t;
+  }
+  return shared;
 }
 
 Result<void> lower_concat(PlanBuilder& b, const Node& n) {
@@ -407,22 +414,29 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   // Sources that all live in one channels-last or channel-blocked layout are
   // joined in it (a conv net's skip connections): going through plain would
   // cost a reorder out of and back into that layout for every source.
-  std::optional<md_t> shared = shared_layout(b, kept);
+  std::optional<memory::format_tag> shared = shared_layout(b, kept);
   // A channel-blocked join along channels is a plain copy only when no
   // source ends inside a block.
-  if (shared && axis == 1 && layout_tag(*shared) != native_tags(out.size())[0])
+  const auto tags = native_tags(out.size());
+  if (shared && axis == 1 && *shared != tags[0]) {
+    const int64_t block = *shared == tags[1] ? 16 : 8;
     for (ValueId v : kept)
-      if (b.value(v).dims[1] % 16 != 0 &&
-          (b.value(v).dims[1] % 8 != 0 || layout_tag(*shared) != native_tags(out.size())[2]))
-        shared.reset();
-  const md_t dst = shared.value_or(plain_md(out));
-  const bool native = !is_plain(dst);
+      if (b.value(v).dims[1] % block != 0) shared.reset();
+  }
   for (ValueId v : kept) {
-    const BufferRef src = native ? b.value(v).ref : b.plain(v);
+    const dims_t& d = b.value(v).dims;
+    BufferRef src;
+    if (!shared) {
+      src = b.plain(v);
+    } else if (const Tensor* c = b.constant(v)) {
+      src = b.pack(*c, plain_md(d), md_t(d, memory::data_type::f32, *shared));
+    } else {
+      src = b.value(v).ref;
+    }
     args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), src});
     mds.push_back(src.md);
   }
-  const md_t dst_md = native ? md_t(out, memory::data_type::f32, layout_tag(dst)) : dst;
+  const md_t dst_md = shared ? md_t(out, memory::data_type::f32, *shared) : plain_md(out);
   dnnl::concat::primitive_desc pd(dst_md, static_cast<int>(axis), mds, cpu_engine(),
                                   user_scratch());
   const BufferRef ref{b.new_temp(dst_md), dst_md};
