@@ -307,9 +307,21 @@ Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const 
   const long long cap = std::max(1, c.d.multiprocessors()) * 32LL;
   if (r > 0 && sx.back() == 1 && sy.back() == 1 && d.back() >= 16 && d.back() <= INT32_MAX) {
     // Rows: the index arithmetic once per row, the row itself coalesced.
-    int L = static_cast<int>(d.back());
-    const dims_t od(d.begin(), d.end() - 1), osx(sx.begin(), sx.end() - 1),
-        osy(sy.begin(), sy.end() - 1);
+    int64_t len = d.back();
+    dims_t od(d.begin(), d.end() - 1), osx(sx.begin(), sx.end() - 1), osy(sy.begin(), sy.end() - 1);
+    // A long row (a plain copy is one) is cut into pieces of at most 4096, so
+    // it spreads over the device instead of one block.
+    if (len > 4096 && od.size() < static_cast<size_t>(kMaxRank)) {
+      for (int64_t f = (len + 4095) / 4096, tries = 0; tries < 256 && f <= len / 16; ++f, ++tries)
+        if (len % f == 0 && (len / f) % 4 == 0) {
+          len /= f;
+          od.push_back(f);
+          osx.push_back(len);
+          osy.push_back(len);
+          break;
+        }
+    }
+    int L = static_cast<int>(len);
     int vec = L % 4 == 0 && x % 16 == 0 && y % 16 == 0 &&
               std::all_of(osx.begin(), osx.end(), [](int64_t v) { return v % 4 == 0; }) &&
               std::all_of(osy.begin(), osy.end(), [](int64_t v) { return v % 4 == 0; });

@@ -230,10 +230,13 @@ TEST(CudaShapes, CopiesTakeTheRowTileOrElementKernelAndStayExact) {
   b.output(b.transpose(b.input("small", DType::kF32, Shape{2, 3, 5, 7}), {0, 3, 1, 2}),
            "elements");  // dims under 16: one thread per element
   b.output(b.concat({x, x}, 3), "concat_rows");
+  // A plain copy is one row of 8200: cut into 5 pieces of 1640.
+  b.output(b.transpose(b.input("long", DType::kF32, Shape{1, 8200}), {1, 0}), "long_row");
   const Graph g = *std::move(b).build();
-  expect_matches_reference(
-      g, {uniform(rng, {2, 3, 40, 64}), uniform(rng, {5, 33, 17}), uniform(rng, {2, 3, 5, 7})}, 0,
-      0);
+  expect_matches_reference(g,
+                           {uniform(rng, {2, 3, 40, 64}), uniform(rng, {5, 33, 17}),
+                            uniform(rng, {2, 3, 5, 7}), uniform(rng, {1, 8200})},
+                           0, 0);
 }
 
 }  // namespace
