@@ -13,6 +13,9 @@
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
 // Transpose, Concat, and views; everything else runs on the reference
 // through CompilingBackend, with copies to and from the device at block edges.
+// precision=fp32 (strict) | tf32 | bf16 | fp16 (ConvSettings): bf16/fp16 run matrix
+// products on bf16/f16 operands (weights converted once when a block compiles)
+// with f32 sums and outputs; every tensor between steps stays f32.
 // Lifecycle per block: compile() uploads the block's f32 constants once and
 // compiles its chains into one module; each input-shape signature gets a plan
 // (kernels, device offsets), cached under a mutex. infer() is thread-safe:
