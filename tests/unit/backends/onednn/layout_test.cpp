@@ -154,5 +154,32 @@ TEST(OnednnLayout, ConcatOfConvOutputsStaysInTheirLayout) {
   }
 }
 
+TEST(OnednnLayout, DepthwiseOneDConvRunsAsTwoDAndMatches) {
+  // 1-D depthwise convs go through oneDNN's 2-D kernels (an H of 1): with
+  // strides, dilations, asymmetric pads, a channel multiplier and a bias,
+  // between other convs that keep their own layouts.
+  std::mt19937 rng(6);
+  GraphBuilder b("dw1d");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 8, 37});
+  ValueId c0 = b.relu(b.op("Conv", {x, b.constant("", uniform(rng, {24, 8, 1}))}));
+  ValueId dw = b.op(
+      "Conv", {c0, b.constant("", uniform(rng, {48, 1, 5})), b.constant("", uniform(rng, {48}))},
+      {{"group", int64_t{24}},
+       {"strides", std::vector<int64_t>{2}},
+       {"dilations", std::vector<int64_t>{2}},
+       {"pads", std::vector<int64_t>{3, 1}}});
+  b.output(b.op("Conv", {b.relu(dw), b.constant("", uniform(rng, {4, 48, 3}))}), "y");
+  Graph g = *std::move(b).build();
+  for (int64_t n : {1, 3}) expect_matches_reference(g, {uniform(rng, {n, 8, 37})});
+  PlanBuilder builder(g);
+  auto plan = builder.build({{1, 8, 37}});
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  std::atomic<uint64_t> executions{0};
+  std::vector<Tensor> in{uniform(rng, {1, 8, 37})};
+  auto got = (*plan)->run(in, &executions);
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
+}
+
 }  // namespace
 }  // namespace hone::onednn
