@@ -234,6 +234,13 @@ GateTolerance Session::tolerance_for(const Backend& be) const {
   // A backend allowed reduced precision is judged by the loosest declared
   // tolerance of the reduced precisions it has.
   GateTolerance tol = GateTolerance::for_precision("f32");
+  // A backend with a precision setting (cuda: fp32, tf32, bf16, fp16) is
+  // judged by the tolerance of the precision it was asked for.
+  if (be.config().has("precision")) {
+    std::string p = be.config().get<std::string>("precision", "fp32");
+    if (p.starts_with("fp")) p.erase(0, 1);  // fp16 -> f16, as the factor table names it
+    tol = GateTolerance::for_precision(p);
+  }
   if (be.config().get<bool>("allow_reduced_precision", false))
     for (const std::string& p : be.capabilities().precisions)
       if (p != "f32") {

@@ -100,6 +100,7 @@ Result<void> bind_cublas(void* h, Api& a) {
   HONE_CHECK_OK(bind(h, a.cublasSetMathMode, {"cublasSetMathMode"}, lib));
   HONE_CHECK_OK(bind(h, a.cublasSgemm, {"cublasSgemm_v2"}, lib));
   HONE_CHECK_OK(bind(h, a.cublasSgemmStridedBatched, {"cublasSgemmStridedBatched"}, lib));
+  HONE_CHECK_OK(bind(h, a.cublasGemmStridedBatchedEx, {"cublasGemmStridedBatchedEx"}, lib));
   return {};
 }
 
@@ -376,6 +377,13 @@ Result<void> launch(const Driver& d, CUfunction f, CUstream s, unsigned blocks, 
                     std::vector<void*> args) {
   if (blocks == 0) return {};
   return d.check(d.api().cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, 0, s, args.data(), nullptr),
+                 "cuLaunchKernel");
+}
+
+Result<void> launch_grid(const Driver& d, CUfunction f, CUstream s, unsigned gx, unsigned gy,
+                         unsigned gz, unsigned bx, unsigned by, std::vector<void*> args) {
+  if (gx == 0 || gy == 0 || gz == 0) return {};
+  return d.check(d.api().cuLaunchKernel(f, gx, gy, gz, bx, by, 1, 0, s, args.data(), nullptr),
                  "cuLaunchKernel");
 }
 

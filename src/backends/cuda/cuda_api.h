@@ -49,10 +49,15 @@ class Cudnn;
 struct _nvrtcProgram;
 using nvrtcProgram = _nvrtcProgram*;
 
-inline constexpr int kCublasOpN = 0;          // CUBLAS_OP_N
-inline constexpr int kCublasOpT = 1;          // CUBLAS_OP_T
-inline constexpr int kCublasDefaultMath = 0;  // CUBLAS_DEFAULT_MATH: f32 stays f32 (no TF32)
-inline constexpr int kCublasTf32Math = 3;     // CUBLAS_TF32_TENSOR_OP_MATH
+inline constexpr int kCublasOpN = 0;           // CUBLAS_OP_N
+inline constexpr int kCublasOpT = 1;           // CUBLAS_OP_T
+inline constexpr int kCublasDefaultMath = 0;   // CUBLAS_DEFAULT_MATH: f32 stays f32 (no TF32)
+inline constexpr int kCublasTf32Math = 3;      // CUBLAS_TF32_TENSOR_OP_MATH
+inline constexpr int kCudaR32F = 0;            // cudaDataType CUDA_R_32F
+inline constexpr int kCudaR16F = 2;            // CUDA_R_16F
+inline constexpr int kCudaR16BF = 14;          // CUDA_R_16BF
+inline constexpr int kCublasCompute32F = 68;   // cublasComputeType_t CUBLAS_COMPUTE_32F
+inline constexpr int kCublasGemmDefault = -1;  // CUBLAS_GEMM_DEFAULT
 
 /// Function pointers, filled by Driver::get().
 struct Api {
@@ -104,6 +109,11 @@ struct Api {
   int (*cublasSgemmStridedBatched)(cublasHandle_t, int, int, int, int, int, const float*,
                                    const float*, int, long long, const float*, int, long long,
                                    const float*, float*, int, long long, int) = nullptr;
+  // cublasGemmStridedBatchedEx: data types and compute type are the C enums' ints.
+  int (*cublasGemmStridedBatchedEx)(cublasHandle_t, int, int, int, int, int, const void*,
+                                    const void*, int, int, long long, const void*, int, int,
+                                    long long, const void*, void*, int, int, long long, int, int,
+                                    int) = nullptr;
   // NVRTC (libnvrtc.so.N)
   int (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
                             const char* const*) = nullptr;
@@ -305,5 +315,9 @@ class GraphExec {
 /// Launches `f` with `blocks` blocks of `threads` threads.
 [[nodiscard]] Result<void> launch(const Driver& d, CUfunction f, CUstream s, unsigned blocks,
                                   unsigned threads, std::vector<void*> args);
+/// Launches `f` on a grid of gx × gy × gz blocks of bx × by threads.
+[[nodiscard]] Result<void> launch_grid(const Driver& d, CUfunction f, CUstream s, unsigned gx,
+                                       unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                       std::vector<void*> args);
 
 }  // namespace hone::cuda

@@ -13,6 +13,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
 #include "core/log.h"
+#include "hone/half.h"
 #include "hone/registry.h"
 
 namespace hone::cuda {
@@ -68,6 +69,7 @@ struct Plan {
     bool constant = false;
     size_t offset = 0;     // into the arena, unless constant
     CUdeviceptr cptr = 0;  // constant (an initializer, or a host value uploaded for this plan)
+    CUdeviceptr half = 0;  // its bf16/f16 copy (a matrix-product weight under bf16/fp16)
     dims_t dims;
     DType dtype = DType::kF32;
     std::shared_ptr<const Tensor> host;  // a value computed on the host at plan time
@@ -126,6 +128,30 @@ class CudaBlock final : public CompiledBlock {
     for (const Unit& u : units_)
       for (ValueId v : u.inputs) HONE_CHECK_OK(upload(v));
     for (ValueId v : g.outputs()) HONE_CHECK_OK(upload(v));
+    if (conv_.gemm_half != 0) {
+      // bf16/fp16: each constant weight of a matrix product (Gemm/MatMul B,
+      // Conv W) also gets its reduced copy, converted once here.
+      for (const Node& n : g.nodes()) {
+        if ((n.op_type != "Gemm" && n.op_type != "MatMul" && n.op_type != "Conv") ||
+            n.inputs.size() < 2 || n.inputs[1] < 0)
+          continue;
+        const ValueId v = n.inputs[1];
+        const Value& val = g.value(v);
+        if (!val.initializer || val.initializer->dtype() != DType::kF32 ||
+            half_constants_.count(v) || val.initializer->numel() == 0)
+          continue;
+        const Tensor& t = *val.initializer;
+        std::vector<uint16_t> h(static_cast<size_t>(t.numel()));
+        const float* f = t.data<float>();
+        for (size_t i = 0; i < h.size(); ++i)
+          h[i] = conv_.gemm_half == kCudaR16BF ? BFloat16::from_float(f[i]).bits
+                                               : Half::from_float(f[i]).bits;
+        HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, h.size() * sizeof(uint16_t)));
+        HONE_CHECK_OK(
+            d_.check(d_.api().cuMemcpyHtoD(buf.ptr(), h.data(), buf.bytes()), "cuMemcpyHtoD"));
+        half_constants_.emplace(v, std::move(buf));
+      }
+    }
     return {};
   }
 
@@ -189,7 +215,10 @@ class CudaBlock final : public CompiledBlock {
         const Plan::Step& st = plan.steps[k];
         if (!st.op.run) continue;
         Bind b;
-        for (size_t in : st.in) b.in.push_back(ptr(in));
+        for (size_t in : st.in) {
+          b.in.push_back(ptr(in));
+          b.half.push_back(plan.slots[in].half);
+        }
         for (size_t out : st.out) b.out.push_back(ptr(out));
         b.workspace = base + plan.workspace_offset;
         HONE_CHECK_OK_CTX(st.op.run(ctx, b),
@@ -259,7 +288,10 @@ class CudaBlock final : public CompiledBlock {
       const Plan::Step& st = plan.steps[k];
       if (!r || !st.op.run) continue;
       Bind b;
-      for (size_t in : st.in) b.in.push_back(ptr(in));
+      for (size_t in : st.in) {
+        b.in.push_back(ptr(in));
+        b.half.push_back(plan.slots[in].half);
+      }
       for (size_t out : st.out) b.out.push_back(ptr(out));
       b.workspace = base + plan.workspace_offset;
       r = st.op.run(ctx, b);
@@ -299,7 +331,7 @@ class CudaBlock final : public CompiledBlock {
     auto plan = std::make_shared<Plan>();
     std::map<ValueId, size_t> slot_of;
     auto new_slot = [&](const dims_t& dims) {
-      plan->slots.push_back({false, plan->arena_bytes, 0, dims, DType::kF32, nullptr});
+      plan->slots.push_back({false, plan->arena_bytes, 0, 0, dims, DType::kF32, nullptr});
       plan->arena_bytes += round256(static_cast<size_t>(numel_of(dims)) * sizeof(float));
       return plan->slots.size() - 1;
     };
@@ -343,7 +375,10 @@ class CudaBlock final : public CompiledBlock {
         return fail(ErrorCode::kInternal,
                     "value '" + g.value(v).name + "' is read before it is made");
       const Tensor& t = *g.value(v).initializer;
-      plan->slots.push_back({true, 0, c->second.ptr(), t.shape(), t.dtype(), nullptr});
+      const auto h = half_constants_.find(v);
+      plan->slots.push_back({true, 0, c->second.ptr(),
+                             h == half_constants_.end() ? 0 : h->second.ptr(), t.shape(), t.dtype(),
+                             nullptr});
       return slot_of[v] = plan->slots.size() - 1;
     };
     std::vector<std::string> lines;
@@ -364,7 +399,7 @@ class CudaBlock final : public CompiledBlock {
         size_t s;
         if (o < st.op.host.size() && st.op.host[o]) {
           // A host value: no device memory until a device op reads it.
-          plan->slots.push_back({false, 0, 0, od, st.op.host[o]->dtype(), st.op.host[o]});
+          plan->slots.push_back({false, 0, 0, 0, od, st.op.host[o]->dtype(), st.op.host[o]});
           s = plan->slots.size() - 1;
         } else if (numel_of(od) == 0) {
           return fail(ErrorCode::kUnsupported, u.label + " makes an empty tensor");
@@ -378,6 +413,7 @@ class CudaBlock final : public CompiledBlock {
             view.offset += bytes;
           view.dims = od;
           view.host = nullptr;
+          view.half = 0;
           plan->slots.push_back(view);
           s = plan->slots.size() - 1;
         } else {
@@ -422,6 +458,7 @@ class CudaBlock final : public CompiledBlock {
   ConvSettings conv_;
   std::vector<Unit> units_;
   std::map<ValueId, DeviceBuffer> constants_;
+  std::map<ValueId, DeviceBuffer> half_constants_;  // bf16/f16 copies of GEMM weights
   eval::Interpreter fallback_;
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
@@ -471,8 +508,10 @@ CudaBackend::CudaBackend() {
   mutable_config()
       .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
       .declare("precision", std::string("fp32"),
-               "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS on TF32 tensor cores, "
-               "accumulating in f32 (also chosen by allow_reduced_precision)")
+               "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS and cuDNN on TF32 "
+               "tensor cores (also chosen by allow_reduced_precision); bf16 / fp16: matrix "
+               "products on bf16 / f16 tensor cores, convolutions on TF32 ones; every product "
+               "accumulates in f32, and tensors, softmax and normalisation stay f32")
       .declare("cudnn", true,
                "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
                "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
@@ -484,6 +523,10 @@ CudaBackend::CudaBackend() {
       .declare("conv_select", std::string("time"),
                "time: per conv geometry, time cuDNN against im2col + cuBLAS at plan time and "
                "keep the faster; cudnn: cuDNN wherever it can run the conv")
+      .declare("gemm_select", std::string("time"),
+               "bf16/fp16 only. time: per matrix-product shape, time the bf16/f16 product "
+               "(operands converted) against SGEMM in TF32 at plan time and keep the faster; "
+               "reduced: always the bf16/f16 product")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -495,7 +538,9 @@ const BackendCapabilities& CudaBackend::caps() {
   // Just in time: kernels are compiled by NVRTC at build.
   static const BackendCapabilities c = [] {
     BackendCapabilities k = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
-    k.precisions = {"f32", "tf32"};  // tf32: cuBLAS's TF32 tensor-op math mode
+    // tf32: cuBLAS's TF32 tensor-op math mode; bf16 / f16: its f32-accumulating
+    // bf16 / f16 tensor-core compute types.
+    k.precisions = {"f32", "tf32", "bf16", "f16"};
     return k;
   }();
   return c;
@@ -517,16 +562,22 @@ NodeSupport CudaBackend::supports(const Graph& g, const Node& node) const {
 
 Result<void> CudaBackend::do_build(const Graph& graph) {
   // No device, no build: fail before partitioning, with the machine's reason.
-  const std::string precision = config().get<std::string>("precision", "fp32");
-  if (precision != "fp32" && precision != "tf32")
+  std::string precision = config().get<std::string>("precision", "fp32");
+  if (precision == "f32" || precision == "f16") precision.insert(1, "p");  // the caps' names
+  if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16")
     return fail(ErrorCode::kInvalidArgument,
-                "cuda precision '" + precision + "': expected fp32 or tf32");
+                "cuda precision '" + precision + "': expected fp32, tf32, bf16 or fp16");
   const std::string select = config().get<std::string>("conv_select", "time");
   if (select != "time" && select != "cudnn")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda conv_select '" + select + "': expected time or cudnn");
+  const std::string gemm_select = config().get<std::string>("gemm_select", "time");
+  if (gemm_select != "time" && gemm_select != "reduced")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda gemm_select '" + gemm_select + "': expected time or reduced");
   HONE_TRY(const Driver* d, Driver::get());
-  const bool tf32 = precision == "tf32" || config().get<bool>("allow_reduced_precision", false);
+  const bool tf32 = precision != "fp32" || config().get<bool>("allow_reduced_precision", false);
+  const int gemm_half = precision == "bf16" ? kCudaR16BF : precision == "fp16" ? kCudaR16F : 0;
   const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
   // Handles take their math mode when made, and graphs are keyed by plans of
   // the blocks being replaced: each build gets a new pool.
@@ -536,6 +587,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   streams_->graphs = config().get<bool>("cuda_graphs", true);
   conv_ = ConvSettings{};
   conv_.tf32 = tf32;
+  conv_.gemm_half = gemm_half;
+  conv_.gemm_by_time = gemm_select == "time";
   conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
   conv_.fused_relu = config().get<bool>("cudnn_fused", true);
   conv_.select_by_time = select == "time";
@@ -557,7 +610,9 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
     std::lock_guard lock(stats_->mu);
     if (stats_->seen.insert(line).second) stats_->kernel_lines.push_back(line);
   }
-  HONE_LOG_DEBUG("cuda: matrix products in {}", tf32 ? "tf32 (f32 accumulation)" : "strict fp32");
+  HONE_LOG_DEBUG("cuda: matrix products in {}", gemm_half != 0 ? precision + " (f32 accumulation)"
+                                                : tf32         ? "tf32 (f32 accumulation)"
+                                                               : "strict fp32");
   return CompilingBackend::do_build(graph);
 }
 

@@ -13,6 +13,9 @@
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
 // Transpose, Concat, and views; everything else runs on the reference
 // through CompilingBackend, with copies to and from the device at block edges.
+// precision=fp32 (strict) | tf32 | bf16 | fp16 (ConvSettings): bf16/fp16 run matrix
+// products on bf16/f16 operands (weights converted once when a block compiles)
+// with f32 sums and outputs; every tensor between steps stays f32.
 // Lifecycle per block: compile() uploads the block's f32 constants once and
 // compiles its chains into one module; each input-shape signature gets a plan
 // (kernels, device offsets), cached under a mutex. infer() is thread-safe:
@@ -35,14 +38,24 @@ namespace hone::cuda {
 struct StreamPool;
 class Cudnn;
 
-/// How a build runs convolutions (ops_conv.cpp), from the cudnn settings.
+/// How a build runs convolutions (ops_conv.cpp) and matrix products
+/// (ops_dense.cpp), from the cudnn and precision settings.
 struct ConvSettings {
   const Cudnn* dnn = nullptr;  // null: im2col + cuBLAS for every conv
   std::string why_not;         // why dnn is null ("cudnn=false", "cuDNN not found ...")
   bool depthwise_on_dnn = true;
   bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
   bool select_by_time = true;  // conv_select=time: cuDNN or im2col + cuBLAS, whichever is faster
-  bool tf32 = false;
+  bool tf32 = false;           // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
+  /// The operand type of every matrix product: 0 runs cublasSgemm on the f32
+  /// data (strict or TF32 by the handle's math mode); kCudaR16BF or kCudaR16F
+  /// run cublasGemmStridedBatchedEx on bf16 / f16 operands (constant weights
+  /// converted once at build, activations by a kernel before each product)
+  /// into an f32 result, summed in f32 (CUBLAS_COMPUTE_32F).
+  int gemm_half = 0;
+  /// gemm_select=time: under bf16/fp16, each matrix-product shape times its
+  /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
+  bool gemm_by_time = true;
 };
 
 /// Counters shared by the backend and its blocks.

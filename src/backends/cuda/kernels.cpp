@@ -74,6 +74,68 @@ extern "C" __global__ void hone_strided_copy(const float* x, float* y, HoneShape
   HONE_FOR(i, n) y[hone_offset(i, s.rank, s.dims, s.dst)] = x[hone_offset(i, s.rank, s.dims, s.src)];
 }
 
+// Copies whose innermost dim is contiguous on both sides (Transposes that keep
+// it, Concat slices): blockDim.y rows per block, blockDim.x threads along a
+// row, so the strided index arithmetic of `s` (the outer dims) is paid once
+// per row, not per element. `vec`: rows move as float4 (16-byte aligned).
+extern "C" __global__ void hone_copy_rows(const float* x, float* y, HoneShape s, long long rows,
+                                          int L, int vec) {
+  for (long long r = blockIdx.x * (long long)blockDim.y + threadIdx.y; r < rows;
+       r += (long long)gridDim.x * blockDim.y) {
+    const long long so = hone_offset(r, s.rank, s.dims, s.src);
+    const long long d0 = hone_offset(r, s.rank, s.dims, s.dst);
+    if (vec) {
+      const float4* xs = reinterpret_cast<const float4*>(x + so);
+      float4* yd = reinterpret_cast<float4*>(y + d0);
+      for (int j = threadIdx.x; j < L / 4; j += blockDim.x) yd[j] = xs[j];
+    } else {
+      for (int j = threadIdx.x; j < L; j += blockDim.x) y[d0 + j] = x[so + j];
+    }
+  }
+}
+
+// Transposes that move the innermost dim: batched 2-D tiles through shared
+// memory, read along the source's contiguous dim (length A, destination stride
+// da) and written along the destination's (length B, source stride sb), both
+// coalesced. Block (32, 8); grid (B tiles, A tiles, batches); `s`: batch dims.
+extern "C" __global__ void hone_transpose_tiles(const float* x, float* y, HoneShape s,
+                                                long long batches, int A, int B, long long da,
+                                                long long sb) {
+  __shared__ float tile[32][33];
+  const int a0 = blockIdx.y * 32, b0 = blockIdx.x * 32;
+  for (long long bt = blockIdx.z; bt < batches; bt += gridDim.z) {
+    const long long so = hone_offset(bt, s.rank, s.dims, s.src);
+    const long long d0 = hone_offset(bt, s.rank, s.dims, s.dst);
+    for (int j = threadIdx.y; j < 32; j += 8) {
+      const int a = a0 + threadIdx.x, b = b0 + j;
+      if (a < A && b < B) tile[j][threadIdx.x] = x[so + a + b * sb];
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += 8) {
+      const int a = a0 + j, b = b0 + threadIdx.x;
+      if (a < A && b < B) y[d0 + a * da + b] = tile[threadIdx.x][j];
+    }
+    __syncthreads();
+  }
+}
+
+// f32 to bf16 (bf16 = 1) or f16 storage, rounding to nearest even (NaN stays
+// NaN, f16 overflow goes to infinity): the operands of reduced-precision GEMMs.
+extern "C" __global__ void hone_to_half(const float* x, unsigned short* y, long long n, int bf16) {
+  HONE_FOR(i, n) {
+    const float f = x[i];
+    unsigned short h;
+    if (bf16) {
+      const unsigned u = __float_as_uint(f);
+      h = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
+                                          : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    } else {
+      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    }
+    y[i] = h;
+  }
+}
+
 // Images [imgs, C, H, W] to columns [imgs, C*KH*KW, OH*OW], rows in the weights' order.
 extern "C" __global__ void hone_im2col(const float* x, float* col, long long imgs, int C, int H,
                                        int W, int KH, int KW, int SH, int SW, int PH, int PW,

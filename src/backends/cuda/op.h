@@ -40,6 +40,9 @@ struct ExecCtx {
 /// Device pointers for one run of one planned op.
 struct Bind {
   std::vector<CUdeviceptr> in;  // the unit's inputs, in order
+  /// Per input: its bf16/f16 copy made at build (a constant matrix-product
+  /// operand under precision=bf16/fp16), or 0; may be shorter than `in`.
+  std::vector<CUdeviceptr> half;
   std::vector<CUdeviceptr> out;
   CUdeviceptr workspace = 0;
 };
@@ -134,11 +137,27 @@ size_t eltwise_arity(const Node& n);
 /// Conv with the residual Add and Relu that follow it, when it can take them (ops_conv.cpp).
 [[nodiscard]] Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 /// Row-major Y[M, N] = alpha * A[M, K] · B[K, N] + beta * Y on cuBLAS,
-/// `batch` times with the given element strides (0 repeats an operand).
+/// `batch` times with the given element strides (0 repeats an operand). Y is
+/// f32; A and B are f32 (half == 0, SGEMM) or of the cudaDataType `half`
+/// (ConvSettings::gemm_half: bf16 or f16, summed in f32).
 [[nodiscard]] Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n,
                                    int64_t k, float alpha, CUdeviceptr a, int64_t sa, CUdeviceptr b,
-                                   int64_t sb, float beta, CUdeviceptr y, int64_t sy,
-                                   int64_t batch);
+                                   int64_t sb, float beta, CUdeviceptr y, int64_t sy, int64_t batch,
+                                   int half);
+/// A matrix product's kernel id: "<op>.f32.cuda.<sgemm>" for SGEMM, else with
+/// "bf16" (or "f16") and gemm_ex for sgemm: gemm_kernel("matmul", "sgemm_batched",
+/// kCudaR16BF) is "matmul.bf16.cuda.gemm_ex_batched".
+std::string gemm_kernel(const std::string& op, const std::string& sgemm, int half);
+/// Bytes of `n` bf16/f16 elements, rounded up to 256 (workspace regions).
+size_t half_bytes(int64_t n);
+/// Enqueues dst[i] = bf16/f16(x[i]) for n elements (round to nearest even)
+/// and returns dst; `half` as in gemm_rm.
+[[nodiscard]] Result<CUdeviceptr> to_half(const ExecCtx& c, CUdeviceptr x, int64_t n,
+                                          CUdeviceptr dst, int half);
+/// Operand `i`'s bf16/f16 copy made at build, or 0.
+inline CUdeviceptr built_half(const Bind& b, size_t i) {
+  return i < b.half.size() ? b.half[i] : 0;
+}
 /// Whether every size fits cuBLAS's 32-bit ints.
 bool fits_int(std::initializer_list<int64_t> xs);
 [[nodiscard]] Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);

@@ -25,8 +25,8 @@
 #include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/op.h"
 #include "backends/cuda/op_timer.h"
-#include "ops/window.h"
 #include "core/log.h"
+#include "ops/window.h"
 
 namespace hone::cuda {
 namespace {
@@ -174,10 +174,12 @@ class ConvOp final : public Op {
                       const OpPlan& on_blas) const {
     static std::mutex mu;
     static std::map<std::vector<int64_t>, bool> chosen;
-    const std::vector<int64_t> key = {g.N,   g.C,    g.H,       g.W,           g.M,
-                                      g.KH,  g.KW,   g.SH,      g.SW,          g.PH,
-                                      g.PW,  g.DH,   g.DW,      g.group,       s_.tf32,
-                                      relu_, has_z_, has_bias_, s_.fused_relu, s_.depthwise_on_dnn};
+    const std::vector<int64_t> key = {g.N,         g.C,       g.H,           g.W,
+                                      g.M,         g.KH,      g.KW,          g.SH,
+                                      g.SW,        g.PH,      g.PW,          g.DH,
+                                      g.DW,        g.group,   s_.tf32,       relu_,
+                                      has_z_,      has_bias_, s_.fused_relu, s_.depthwise_on_dnn,
+                                      s_.gemm_half};
     {
       std::lock_guard lock(mu);
       if (auto it = chosen.find(key); it != chosen.end()) return it->second;
@@ -205,8 +207,7 @@ class ConvOp final : public Op {
                                                    shape_to_string(w) + " and group " +
                                                    std::to_string(group) + " disagree");
     const dims_t spatial(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-    HONE_TRY(ops::Window win,
-             ops::make_window(node_, spatial, kernel, false, "Conv"));
+    HONE_TRY(ops::Window win, ops::make_window(node_, spatial, kernel, false, "Conv"));
     if (has_bias_ && numel_of(in[2]) != M)
       return fail(ErrorCode::kInvalidArgument, "Conv bias " + shape_to_string(in[2]) + " for " +
                                                    std::to_string(M) + " output channels");
@@ -313,9 +314,14 @@ class ConvOp final : public Op {
     OpPlan p;
     p.outputs = {out_dims(g, rank)};
     p.workspace_bytes = direct || depthwise ? 0 : static_cast<size_t>(chunk * per_image);
-    p.kernel = std::string(depthwise ? "conv2d.f32.cuda.depthwise"
-                           : direct  ? "conv2d.f32.cuda.sgemm"
-                                     : "conv2d.f32.cuda.im2col+sgemm") +
+    // bf16/f16: the chunk's columns and (unless converted at build) the
+    // weights are converted into the workspace after the f32 columns.
+    const int half = depthwise ? 0 : s_.gemm_half;
+    const size_t half_cols = (p.workspace_bytes + 255) / 256 * 256;
+    const size_t half_w = half_cols + half_bytes(chunk * C * KH * KW * P);
+    if (half != 0) p.workspace_bytes = half_w + half_bytes(M * Kg);
+    p.kernel = (depthwise ? std::string("conv2d.f32.cuda.depthwise")
+                          : gemm_kernel("conv2d", direct ? "sgemm" : "im2col+sgemm", half)) +
                suffix();
     const bool bias = has_bias_, z = has_z_, relu = relu_;
     int geo[] = {int(H),    int(W),    int(KH),   int(KW),   int(g.SH), int(g.SW),
@@ -336,6 +342,17 @@ class ConvOp final : public Op {
         if (bias) HONE_CHECK_OK(strided_copy(c, b.in[2], y, {N, M, P}, {0, 1, 0}, {M * P, P, 1}));
         HONE_TRY(CUfunction im2col, c.fixed.function("hone_im2col"));
         auto f32 = [](int64_t n) { return static_cast<CUdeviceptr>(n) * sizeof(float); };
+        // GEMM operands: f32, or bf16/f16 copies (2 bytes an element).
+        auto op_at = [&](CUdeviceptr base, int64_t n) {
+          return base + static_cast<CUdeviceptr>(n) * (half != 0 ? 2 : 4);
+        };
+        CUdeviceptr w = b.in[1];
+        if (half != 0) {
+          w = built_half(b, 1);
+          if (w == 0) {
+            HONE_TRY(w, to_half(c, b.in[1], M * Kg, b.workspace + half_w, half));
+          }
+        }
         for (int64_t i0 = 0; i0 < N; i0 += chunk) {
           long long imgs = std::min(chunk, N - i0);
           CUdeviceptr img = b.in[0] + f32(i0 * C * H * W);
@@ -346,10 +363,13 @@ class ConvOp final : public Op {
             for (int& v : gg) ptrs.push_back(&v);
             HONE_CHECK_OK(launch_1d(c.d, im2col, c.stream, imgs * C * KH * KW * P, ptrs));
           }
+          if (half != 0) {
+            HONE_TRY(col, to_half(c, col, imgs * C * KH * KW * P, b.workspace + half_cols, half));
+          }
           for (int64_t gi = 0; gi < group; ++gi)
-            HONE_CHECK_OK(gemm_rm(c, false, false, Mg, P, Kg, 1.0f, b.in[1] + f32(gi * Mg * Kg), 0,
-                                  col + f32(gi * Kg * P), C * KH * KW * P, bias ? 1.0f : 0.0f,
-                                  y + f32((i0 * M + gi * Mg) * P), M * P, imgs));
+            HONE_CHECK_OK(gemm_rm(c, false, false, Mg, P, Kg, 1.0f, op_at(w, gi * Mg * Kg), 0,
+                                  op_at(col, gi * Kg * P), C * KH * KW * P, bias ? 1.0f : 0.0f,
+                                  y + f32((i0 * M + gi * Mg) * P), M * P, imgs, half));
         }
       }
       if (z || relu) return epilogue(c, y, 0, z ? b.in.back() : 0, N, M, P, relu);

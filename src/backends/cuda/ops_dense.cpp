@@ -1,8 +1,17 @@
-// Dense ops on cuBLAS SGEMM. cuBLAS is column-major and hone row-major: a
-// row-major [r, c] matrix is the column-major [c, r] one, so Y = A·B is
-// computed as Yᵀ = Bᵀ·Aᵀ by swapping the operands (no data moves).
-// Conv lives in ops_conv.cpp.
+// Dense ops on cuBLAS: SGEMM, or with precision=bf16/fp16 cublasGemmStridedBatchedEx
+// on bf16/f16 operands into an f32 result, summed in f32. Operands that are
+// constants were converted once at build (Bind::half); the others are
+// converted into the workspace by hone_to_half before each product. cuBLAS is
+// column-major and hone row-major: a row-major [r, c] matrix is the
+// column-major [c, r] one, so Y = A·B is computed as Yᵀ = Bᵀ·Aᵀ by swapping
+// the operands (no data moves). Conv lives in ops_conv.cpp.
 #include <algorithm>
+#include <map>
+#include <mutex>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/op_timer.h"
+#include "core/log.h"
 
 #include "backends/cuda/op.h"
 
@@ -12,8 +21,17 @@ namespace hone::cuda {
 /// with the given element strides (0 repeats an operand).
 Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                      float alpha, CUdeviceptr a, int64_t sa, CUdeviceptr b, int64_t sb, float beta,
-                     CUdeviceptr y, int64_t sy, int64_t batch) {
+                     CUdeviceptr y, int64_t sy, int64_t batch, int half) {
   const int lda = static_cast<int>(ta ? m : k), ldb = static_cast<int>(tb ? k : n);
+  if (half != 0)
+    return c.d.check_blas(
+        c.d.api().cublasGemmStridedBatchedEx(
+            c.blas, tb ? kCublasOpT : kCublasOpN, ta ? kCublasOpT : kCublasOpN, static_cast<int>(n),
+            static_cast<int>(m), static_cast<int>(k), &alpha, reinterpret_cast<const void*>(b),
+            half, ldb, sb, reinterpret_cast<const void*>(a), half, lda, sa, &beta,
+            reinterpret_cast<void*>(y), kCudaR32F, static_cast<int>(n), sy, static_cast<int>(batch),
+            kCublasCompute32F, kCublasGemmDefault),
+        "cublasGemmStridedBatchedEx");
   const auto* A = reinterpret_cast<const float*>(a);
   const auto* B = reinterpret_cast<const float*>(b);
   auto* Y = reinterpret_cast<float*>(y);
@@ -30,6 +48,25 @@ Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n, i
       "cublasSgemmStridedBatched");
 }
 
+std::string gemm_kernel(const std::string& op, const std::string& sgemm, int half) {
+  if (half == 0) return op + ".f32.cuda." + sgemm;
+  std::string k = sgemm;  // "im2col+sgemm" -> "im2col+gemm_ex"
+  if (const size_t at = k.find("sgemm"); at != std::string::npos) k.replace(at, 5, "gemm_ex");
+  return op + (half == kCudaR16BF ? ".bf16" : ".f16") + ".cuda." + k;
+}
+
+size_t half_bytes(int64_t n) {
+  return (static_cast<size_t>(n) * 2 + 255) / 256 * 256;
+}
+
+Result<CUdeviceptr> to_half(const ExecCtx& c, CUdeviceptr x, int64_t n, CUdeviceptr dst, int half) {
+  HONE_TRY(CUfunction f, c.fixed.function("hone_to_half"));
+  long long count = n;
+  int bf16 = half == kCudaR16BF ? 1 : 0;
+  HONE_CHECK_OK(launch_1d(c.d, f, c.stream, n, {&x, &dst, &count, &bf16}));
+  return dst;
+}
+
 bool fits_int(std::initializer_list<int64_t> xs) {
   for (int64_t x : xs)
     if (x > (1LL << 31) - 1) return false;
@@ -38,16 +75,61 @@ bool fits_int(std::initializer_list<int64_t> xs) {
 
 namespace {
 
+/// Under precision=bf16/fp16 with gemm_select=time: whether the product on
+/// bf16/f16 operands (`reduced`, with its conversions) beats SGEMM in the
+/// build's math mode (`full`, TF32) for these shapes. Timed once per process
+/// and shape (op_timer.h): small or oddly shaped products, such as attention's
+/// per-head ones over 197 tokens, can lose to TF32 once their operands must be
+/// converted on every run.
+Result<OpPlan> pick(const std::string& label, std::vector<int64_t> key,
+                    const std::vector<dims_t>& in, OpPlan reduced, OpPlan full,
+                    const ConvSettings& s) {
+  static std::mutex mu;
+  static std::map<std::vector<int64_t>, bool> chosen;
+  for (const dims_t& d : in) {
+    key.push_back(static_cast<int64_t>(d.size()));
+    key.insert(key.end(), d.begin(), d.end());
+  }
+  bool wins = false;
+  {
+    std::lock_guard lock(mu);
+    auto it = chosen.find(key);
+    if (it != chosen.end()) return it->second ? std::move(reduced) : std::move(full);
+  }
+  const int math = s.tf32 ? kCublasTf32Math : kCublasDefaultMath;
+  HONE_TRY(double reduced_ms, time_op(reduced, in, math, s.dnn));
+  HONE_TRY(double full_ms, time_op(full, in, math, s.dnn));
+  HONE_LOG_DEBUG("cuda: {}: {} {:.4f} ms, {} {:.4f} ms", label, reduced.kernel, reduced_ms,
+                 full.kernel, full_ms);
+  wins = reduced_ms <= full_ms;
+  {
+    std::lock_guard lock(mu);
+    chosen.emplace(key, wins);
+  }
+  return wins ? std::move(reduced) : std::move(full);
+}
+
 class GemmOp final : public Op {
  public:
-  GemmOp(const Node& n, bool has_c)
+  GemmOp(const Node& n, bool has_c, ConvSettings s)
       : ta_(n.attr_int("transA", 0) != 0),
         tb_(n.attr_int("transB", 0) != 0),
         alpha_(n.attr_float("alpha", 1.0f)),
         beta_(n.attr_float("beta", 1.0f)),
-        has_c_(has_c) {}
+        has_c_(has_c),
+        s_(std::move(s)),
+        label_(n.describe()) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
+    HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
+    if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
+    HONE_TRY(OpPlan full, plan_with(in, 0));
+    return pick(label_, {0, s_.gemm_half, ta_, tb_, has_c_, beta_ != 0.0f}, in, std::move(p),
+                std::move(full), s_);
+  }
+
+ private:
+  Result<OpPlan> plan_with(const std::vector<dims_t>& in, int half) const {
     const dims_t &a = in[0], &b = in[1];
     if (a.size() != 2 || b.size() != 2)
       return fail(ErrorCode::kInvalidArgument, "Gemm needs 2-D A and B, got " + shape_to_string(a) +
@@ -69,26 +151,46 @@ class GemmOp final : public Op {
     }
     OpPlan p;
     p.outputs = {{M, N}};
-    p.kernel = use_c ? "gemm.f32.cuda.sgemm +c" : "gemm.f32.cuda.sgemm";
+    p.kernel = gemm_kernel("gemm", "sgemm", half) + (use_c ? " +c" : "");
     const bool ta = ta_, tb = tb_;
+    const int64_t na = numel_of(a), nb = numel_of(b);
+    if (half != 0) p.workspace_bytes = half_bytes(na) + half_bytes(nb);
     const float alpha = alpha_, beta = use_c ? beta_ : 0.0f;
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       if (use_c) HONE_CHECK_OK(strided_copy(c, bind.in[2], bind.out[0], {M, N}, cst, {N, 1}));
-      return gemm_rm(c, ta, tb, M, N, K, alpha, bind.in[0], 0, bind.in[1], 0, beta, bind.out[0], 0,
-                     1);
+      CUdeviceptr A = bind.in[0], B = bind.in[1];
+      if (half != 0) {
+        HONE_TRY(A, to_half(c, A, na, bind.workspace, half));
+        B = built_half(bind, 1);
+        if (B == 0) {
+          HONE_TRY(B, to_half(c, bind.in[1], nb, bind.workspace + half_bytes(na), half));
+        }
+      }
+      return gemm_rm(c, ta, tb, M, N, K, alpha, A, 0, B, 0, beta, bind.out[0], 0, 1, half);
     };
     return p;
   }
 
- private:
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
+  ConvSettings s_;
+  std::string label_;
 };
 
 class MatMulOp final : public Op {
  public:
+  MatMulOp(const Node& n, ConvSettings s) : s_(std::move(s)), label_(n.describe()) {}
+
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
+    HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
+    if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
+    HONE_TRY(OpPlan full, plan_with(in, 0));
+    return pick(label_, {1, s_.gemm_half}, in, std::move(p), std::move(full), s_);
+  }
+
+ private:
+  Result<OpPlan> plan_with(const std::vector<dims_t>& in, int half) const {
     dims_t a = in[0], b = in[1];
     if (a.empty() || b.empty()) return fail(ErrorCode::kInvalidArgument, "MatMul of a scalar");
     const bool va = a.size() == 1, vb = b.size() == 1;
@@ -114,16 +216,30 @@ class MatMulOp final : public Op {
     // SGEMM per output batch with broadcast offsets.
     const bool tall = nbb == 1 && na == nb;
     const bool strided = (na == nb || na == 1) && (nbb == nb || nbb == 1);
-    p.kernel = tall      ? "matmul.f32.cuda.sgemm"
-               : strided ? "matmul.f32.cuda.sgemm_batched"
-                         : "matmul.f32.cuda.sgemm_loop";
+    p.kernel = gemm_kernel("matmul",
+                           tall      ? "sgemm"
+                           : strided ? "sgemm_batched"
+                                     : "sgemm_loop",
+                           half);
+    const int64_t ea = numel_of(a), eb = numel_of(b);
+    if (half != 0) p.workspace_bytes = half_bytes(ea) + half_bytes(eb);
+    const int64_t esize = half != 0 ? 2 : 4;  // operand bytes per element
     const dims_t sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-      const CUdeviceptr A = bind.in[0], B = bind.in[1], Y = bind.out[0];
-      if (tall) return gemm_rm(c, false, false, M * nb, N, K, 1.0f, A, 0, B, 0, 0.0f, Y, 0, 1);
+      CUdeviceptr A = bind.in[0], B = bind.in[1];
+      const CUdeviceptr Y = bind.out[0];
+      if (half != 0) {
+        HONE_TRY(A, to_half(c, A, ea, bind.workspace, half));
+        B = built_half(bind, 1);
+        if (B == 0) {
+          HONE_TRY(B, to_half(c, bind.in[1], eb, bind.workspace + half_bytes(ea), half));
+        }
+      }
+      if (tall)
+        return gemm_rm(c, false, false, M * nb, N, K, 1.0f, A, 0, B, 0, 0.0f, Y, 0, 1, half);
       if (strided)
         return gemm_rm(c, false, false, M, N, K, 1.0f, A, na == 1 ? 0 : M * K, B,
-                       nbb == 1 ? 0 : K * N, 0.0f, Y, M * N, nb);
+                       nbb == 1 ? 0 : K * N, 0.0f, Y, M * N, nb, half);
       for (int64_t i = 0; i < nb; ++i) {
         int64_t oa = 0, ob = 0, r = i;
         for (size_t d = batch.size(); d-- > 0;) {
@@ -133,14 +249,17 @@ class MatMulOp final : public Op {
           ob += coord * sb[d];
         }
         HONE_CHECK_OK(gemm_rm(c, false, false, M, N, K, 1.0f,
-                              A + static_cast<CUdeviceptr>(oa * M * K) * sizeof(float), 0,
-                              B + static_cast<CUdeviceptr>(ob * K * N) * sizeof(float), 0, 0.0f,
-                              Y + static_cast<CUdeviceptr>(i * M * N) * sizeof(float), 0, 1));
+                              A + static_cast<CUdeviceptr>(oa * M * K * esize), 0,
+                              B + static_cast<CUdeviceptr>(ob * K * N * esize), 0, 0.0f,
+                              Y + static_cast<CUdeviceptr>(i * M * N) * sizeof(float), 0, 1, half));
       }
       return {};
     };
     return p;
   }
+
+  ConvSettings s_;
+  std::string label_;
 };
 
 }  // namespace
@@ -154,9 +273,9 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   if (third) u.inputs.push_back(n.inputs[2]);
   u.outputs = {n.outputs[0]};
   if (n.op_type == "Gemm")
-    u.op = std::make_unique<GemmOp>(n, third);
+    u.op = std::make_unique<GemmOp>(n, third, b.conv);
   else
-    u.op = std::make_unique<MatMulOp>();
+    u.op = std::make_unique<MatMulOp>(n, b.conv);
   return u;
 }
 

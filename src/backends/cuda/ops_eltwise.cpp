@@ -2,7 +2,9 @@
 // the one before, becomes one generated CUDA kernel (NVRTC) that reads its
 // operands with broadcasting and writes only the chain's last value. Dense
 // ops' activations, bias adds and residual adds run this way, as their epilogue.
+#include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <limits>
@@ -53,12 +55,33 @@ class ChainOp final : public Op {
                                                " (cuda element-wise kernels index up to 6 dims)");
     if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
     HONE_TRY(CUfunction f, module_->module->function(fn_));
+    // Neighbouring dims that every operand reads contiguously (or not at
+    // all) merge, and size-1 dims go: a bias over [S, B, C] indexes [S*B, C],
+    // and each element pays for two coordinates instead of three.
+    std::vector<dims_t> st(in.size());
+    for (size_t k = 0; k < in.size(); ++k) st[k] = broadcast_strides(in[k], out);
+    dims_t cd;
+    std::vector<dims_t> cst(in.size());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (out[i] == 1) continue;
+      bool merge = !cd.empty();
+      for (size_t k = 0; k < in.size() && merge; ++k) merge = cst[k].back() == st[k][i] * out[i];
+      if (merge)
+        cd.back() *= out[i];
+      else
+        cd.push_back(out[i]);
+      for (size_t k = 0; k < in.size(); ++k) {
+        if (merge)
+          cst[k].back() = st[k][i];
+        else
+          cst[k].push_back(st[k][i]);
+      }
+    }
     EwArgs args;
-    args.rank = static_cast<int32_t>(out.size());
-    std::copy(out.begin(), out.end(), args.dims);
+    args.rank = static_cast<int32_t>(cd.size());
+    std::copy(cd.begin(), cd.end(), args.dims);
     for (size_t k = 0; k < in.size(); ++k) {
-      const dims_t st = broadcast_strides(in[k], out);
-      std::copy(st.begin(), st.end(), args.st[k]);
+      std::copy(cst[k].begin(), cst[k].end(), args.st[k]);
       args.flat[k] = in[k] == out ? 1 : 0;
     }
     const long long n = numel_of(out);
@@ -244,16 +267,98 @@ int64_t numel_of(const dims_t& d) {
   return n;
 }
 
-Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const dims_t& dims,
-                          const dims_t& src, const dims_t& dst) {
-  if (dims.size() > static_cast<size_t>(kMaxRank))
-    return fail(ErrorCode::kUnsupported, "strided copy of rank " + std::to_string(dims.size()));
+namespace {
+
+/// Fills a kernel's HoneShape from dims and strides (at most kMaxRank of them).
+CopyShape copy_shape(const dims_t& dims, const dims_t& src, const dims_t& dst) {
   CopyShape s;
   s.rank = static_cast<int32_t>(dims.size());
   std::copy(dims.begin(), dims.end(), s.dims);
   std::copy(src.begin(), src.end(), s.src);
   std::copy(dst.begin(), dst.end(), s.dst);
+  return s;
+}
+
+}  // namespace
+
+Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const dims_t& dims,
+                          const dims_t& src, const dims_t& dst) {
+  if (dims.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "strided copy of rank " + std::to_string(dims.size()));
   long long n = numel_of(dims);
+  if (n <= 0) return {};
+  // Canonical form: size-1 dims dropped, and neighbours that are contiguous
+  // on both sides merged, so a Transpose of [B, S, H, D] to [B, H, S, D] is
+  // seen as rows of D and a plain copy as one row.
+  dims_t d, sx, sy;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] == 1) continue;
+    if (!d.empty() && sx.back() == src[i] * dims[i] && sy.back() == dst[i] * dims[i]) {
+      d.back() *= dims[i];
+      sx.back() = src[i];
+      sy.back() = dst[i];
+      continue;
+    }
+    d.push_back(dims[i]);
+    sx.push_back(src[i]);
+    sy.push_back(dst[i]);
+  }
+  const size_t r = d.size();
+  const long long cap = std::max(1, c.d.multiprocessors()) * 32LL;
+  if (r > 0 && sx.back() == 1 && sy.back() == 1 && d.back() >= 16 && d.back() <= INT32_MAX) {
+    // Rows: the index arithmetic once per row, the row itself coalesced.
+    int64_t len = d.back();
+    dims_t od(d.begin(), d.end() - 1), osx(sx.begin(), sx.end() - 1), osy(sy.begin(), sy.end() - 1);
+    // A long row (a plain copy is one) is cut into pieces of at most 4096, so
+    // it spreads over the device instead of one block.
+    if (len > 4096 && od.size() < static_cast<size_t>(kMaxRank)) {
+      for (int64_t f = (len + 4095) / 4096, tries = 0; tries < 256 && f <= len / 16; ++f, ++tries)
+        if (len % f == 0 && (len / f) % 4 == 0) {
+          len /= f;
+          od.push_back(f);
+          osx.push_back(len);
+          osy.push_back(len);
+          break;
+        }
+    }
+    int L = static_cast<int>(len);
+    int vec = L % 4 == 0 && x % 16 == 0 && y % 16 == 0 &&
+              std::all_of(osx.begin(), osx.end(), [](int64_t v) { return v % 4 == 0; }) &&
+              std::all_of(osy.begin(), osy.end(), [](int64_t v) { return v % 4 == 0; });
+    const int lw = vec ? L / 4 : L;
+    const unsigned bx = static_cast<unsigned>(std::min(256, (lw + 31) / 32 * 32));
+    const unsigned by = 256 / bx;
+    long long rows = n / L;
+    CopyShape s = copy_shape(od, osx, osy);
+    HONE_TRY(CUfunction f, c.fixed.function("hone_copy_rows"));
+    const auto blocks = static_cast<unsigned>(std::min((rows + by - 1) / by, cap));
+    return launch_grid(c.d, f, c.stream, blocks, 1, 1, bx, by, {&x, &y, &s, &rows, &L, &vec});
+  }
+  if (r >= 2 && sy.back() == 1 && sx.back() != 1) {
+    // A transpose of the innermost dim: 32x32 tiles between the source's
+    // contiguous dim and the destination's.
+    const auto k = static_cast<size_t>(std::find(sx.begin(), sx.end(), 1) - sx.begin());
+    const int64_t a = k < r ? d[k] : 0, bl = d.back();
+    if (k < r - 1 && a >= 16 && bl >= 16 && a <= INT32_MAX && bl <= INT32_MAX &&
+        (a + 31) / 32 <= 65535) {
+      dims_t bd, bsx, bsy;
+      for (size_t i = 0; i + 1 < r; ++i)
+        if (i != k) {
+          bd.push_back(d[i]);
+          bsx.push_back(sx[i]);
+          bsy.push_back(sy[i]);
+        }
+      CopyShape s = copy_shape(bd, bsx, bsy);
+      long long batches = n / (a * bl), da = sy[k], sb = sx.back();
+      int A = static_cast<int>(a), B = static_cast<int>(bl);
+      HONE_TRY(CUfunction f, c.fixed.function("hone_transpose_tiles"));
+      return launch_grid(c.d, f, c.stream, static_cast<unsigned>((B + 31) / 32),
+                         static_cast<unsigned>((A + 31) / 32),
+                         static_cast<unsigned>(std::min<long long>(batches, 65535)), 32, 8,
+                         {&x, &y, &s, &batches, &A, &B, &da, &sb});
+    }
+  }
+  CopyShape s = copy_shape(dims, src, dst);
   HONE_TRY(CUfunction f, c.fixed.function("hone_strided_copy"));
   return launch_1d(c.d, f, c.stream, n, {&x, &y, &s, &n});
 }

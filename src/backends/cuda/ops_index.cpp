@@ -8,8 +8,8 @@
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
-#include "ops/slice.h"
 #include "ops/axis.h"
+#include "ops/slice.h"
 
 namespace hone::cuda {
 namespace {
@@ -111,8 +111,7 @@ Result<OpPlan> plan_slice(const Graph& g, const Node& n, const std::vector<dims_
   }
   const bool has_axes = attrs ? n.has_attr("axes") : n.inputs.size() > 3 && n.inputs[3] >= 0;
   const bool has_steps = !attrs && n.inputs.size() > 4 && n.inputs[4] >= 0;
-  HONE_TRY(ops::SliceWindow w,
-           ops::slice_window(x, starts, ends, has_axes ? &axes : nullptr,
+  HONE_TRY(ops::SliceWindow w, ops::slice_window(x, starts, ends, has_axes ? &axes : nullptr,
                                                  has_steps ? &steps : nullptr));
   if (contiguous(w.out, w.strides)) return view(w.out, "slice.f32.cuda.view", w.base);
   if (w.out.size() > static_cast<size_t>(kMaxRank))

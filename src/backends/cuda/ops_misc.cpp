@@ -64,9 +64,8 @@ Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
     return p;
   }
   const dims_t kernel = n.attr_ints("kernel_shape");
-  HONE_TRY(
-      ops::Window w,
-      ops::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
+  HONE_TRY(ops::Window w,
+           ops::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
   if (!is_max && w.dilations != dims_t(w.rank(), 1))
     return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
   const bool one_d = x.size() == 3;

@@ -164,6 +164,19 @@ TEST(CudaOps, CudnnConvolutionsFuseBiasResidualAndRelu) {
                            {{"conv_select", "cudnn"}, {"cudnn_fused", "false"}});
   auto timed = expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})});
   EXPECT_EQ(timed->kernel_executions(), 6u) << plan_text(*timed);
+  // bf16 on im2col + GEMM: columns and weights as bf16, summed in f32. Outputs
+  // reach a few units after four chained convs, each rounding its operands to
+  // 8 bits (2^-9 relative): errors of a few hundredths are bf16's, a wrong
+  // index or a lost bias is off by whole units.
+  constexpr double kBf16Rtol = 5e-2, kBf16Atol = 2e-1;
+  auto bf16 = expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, kBf16Rtol, kBf16Atol,
+                                       {{"precision", "bf16"}, {"cudnn", "false"}});
+  // And timed against TF32 per shape (gemm_select=time, the default): either wins, same results.
+  expect_matches_reference(g, {uniform(rng, {3, 8, 14, 14})}, kBf16Rtol, kBf16Atol,
+                           {{"precision", "bf16"}, {"gemm_select", "time"}});
+  const std::string bp = plan_text(*bf16);
+  EXPECT_NE(bp.find("conv2d.bf16.cuda.im2col+gemm_ex"), std::string::npos) << bp;
+  EXPECT_NE(bp.find("conv2d.bf16.cuda.gemm_ex+relu"), std::string::npos) << bp;  // the 1x1
 }
 
 TEST(CudaOps, ElementwiseChainBroadcastsAndInlinesScalars) {

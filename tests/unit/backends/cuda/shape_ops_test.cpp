@@ -5,6 +5,7 @@
 // without one, naming why.
 #include <cmath>
 #include <limits>
+#include <map>
 
 #include "cuda_test_util.h"
 
@@ -94,7 +95,19 @@ TEST(CudaShapes, UnknownPrecisionIsRefusedBeforeTheDevice) {
   auto r = be.build(attention(rng));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r.error().message().find("expected fp32 or tf32"), std::string::npos)
+  EXPECT_NE(r.error().message().find("expected fp32, tf32, bf16 or fp16"), std::string::npos)
+      << r.error().message();
+}
+
+TEST(CudaShapes, UnknownGemmSelectionIsRefusedBeforeTheDevice) {
+  std::mt19937 rng(2);
+  CudaBackend be;
+  ASSERT_TRUE(be.configure("gemm_select", "fastest"));
+  auto r = be.build(attention(rng));
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("gemm_select 'fastest': expected time or reduced"),
+            std::string::npos)
       << r.error().message();
 }
 
@@ -152,29 +165,78 @@ double rel_l2(const Tensor& a, const Tensor& b) {
   return std::sqrt(num / den);
 }
 
-TEST(CudaShapes, Tf32ChangesTheMathModeAndStaysWithinItsTolerance) {
+TEST(CudaShapes, EachPrecisionRoundsAsItSaysAndStaysWithinItsTolerance) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(5);
   GraphBuilder b("mm");
   ValueId x = b.input("x", DType::kF32, Shape{256, 1024});
-  b.output(b.matmul(x, b.constant("w", uniform(rng, {1024, 256}))), "y");
+  ValueId h = b.matmul(x, b.constant("w", uniform(rng, {1024, 256})));
+  // A batched product of two activations, as attention's scores.
+  ValueId t = b.op("Reshape", {h, b.constant("", i64s({4, 64, 256}))});
+  b.output(h, "y");
+  b.output(b.matmul(t, b.transpose(t, {0, 2, 1})), "scores");
   const Graph g = *std::move(b).build();
   const Tensor in = uniform(rng, {256, 1024});
   auto want = eval::Interpreter().run_tensors(g, {in});
   ASSERT_TRUE(want) << want.error().to_string();
-  double err[2] = {};
-  for (int k = 0; k < 2; ++k) {
+  struct Case {
+    const char* precision;
+    double max_err;       // relative L2 of the product
+    const char* product;  // its kernel id
+  };
+  const Case cases[] = {{"fp32", 1e-5, "matmul.f32.cuda.sgemm"},
+                        {"tf32", 2e-3, "matmul.f32.cuda.sgemm"},
+                        {"bf16", 1e-2, "matmul.bf16.cuda.gemm_ex"},
+                        {"fp16", 2e-3, "matmul.f16.cuda.gemm_ex"},
+                        {"f16", 2e-3, "matmul.f16.cuda.gemm_ex_batched"}};
+  double strict = 0;
+  std::map<std::string, double> worst;
+  for (const Case& c : cases) {
     CudaBackend be;
-    ASSERT_TRUE(be.configure("precision", k == 0 ? "fp32" : "tf32"));
+    ASSERT_TRUE(be.configure("precision", c.precision));
+    ASSERT_TRUE(be.configure("gemm_select", "reduced"));  // no TF32 candidate: bf16/f16 itself
     ASSERT_TRUE(be.build(g));
     auto got = be.infer({in});
     ASSERT_TRUE(got) << got.error().to_string();
-    err[k] = rel_l2((*got)[0], (*want)[0]);
+    for (size_t o = 0; o < 2; ++o) {
+      const double err = rel_l2((*got)[o], (*want)[o]);
+      EXPECT_LT(err, c.max_err) << c.precision << " output " << o;
+      worst[c.precision] = std::max(worst[c.precision], err);
+      if (c.precision == std::string("fp32"))
+        strict = std::max(strict, err);
+      else
+        EXPECT_GT(err, 4 * strict)
+            << c.precision << " (" << err << ") should round more than fp32 (" << strict << ")";
+    }
+    const std::string plan = testing_util::plan_text(be);
+    EXPECT_NE(plan.find(c.product), std::string::npos) << c.precision << "\n" << plan;
   }
-  EXPECT_LT(err[0], 1e-5) << "strict fp32";
-  EXPECT_LT(err[1], 2e-3) << "tf32";
-  EXPECT_GT(err[1], 4 * err[0]) << "tf32 (" << err[1] << ") should round more than fp32 (" << err[0]
-                                << ")";
+  // bf16 keeps 8 bits of mantissa, TF32 and f16 11: bf16 really rounds to bf16.
+  EXPECT_GT(worst["bf16"], 2 * worst["tf32"]) << worst["bf16"] << " vs " << worst["tf32"];
+  EXPECT_GT(worst["bf16"], 2 * worst["fp16"]) << worst["bf16"] << " vs " << worst["fp16"];
+}
+
+TEST(CudaShapes, CopiesTakeTheRowTileOrElementKernelAndStayExact) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(8);
+  GraphBuilder b("copies");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 40, 64});
+  b.output(b.transpose(x, {0, 2, 1, 3}), "rows_float4");        // rows of 64, as float4
+  b.output(b.transpose(x, {0, 1, 3, 2}), "tiles");              // 64 x 40 tiles, 6 batches
+  b.output(b.transpose(x, {3, 0, 2, 1}), "tiles_outer_batch");  // the contiguous dim moves out
+  ValueId odd = b.input("odd", DType::kF32, Shape{5, 33, 17});
+  b.output(b.transpose(odd, {1, 0, 2}), "rows_scalar");   // rows of 17: not float4
+  b.output(b.transpose(odd, {2, 1, 0}), "tiles_ragged");  // 17 x 33, partial tiles
+  b.output(b.transpose(b.input("small", DType::kF32, Shape{2, 3, 5, 7}), {0, 3, 1, 2}),
+           "elements");  // dims under 16: one thread per element
+  b.output(b.concat({x, x}, 3), "concat_rows");
+  // A plain copy is one row of 8200: cut into 5 pieces of 1640.
+  b.output(b.transpose(b.input("long", DType::kF32, Shape{1, 8200}), {1, 0}), "long_row");
+  const Graph g = *std::move(b).build();
+  expect_matches_reference(g,
+                           {uniform(rng, {2, 3, 40, 64}), uniform(rng, {5, 33, 17}),
+                            uniform(rng, {2, 3, 5, 7}), uniform(rng, {1, 8200})},
+                           0, 0);
 }
 
 }  // namespace

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""PyTorch (eager fp32 strict, eager TF32, eager bf16 autocast, fp16 autocast) against hone's
+cuda backend in several precision configs, per model and batch, in one run (no torch.compile,
+no hone tune: `hone bench MODEL --backend cuda --config precision=P`). Relative L2 of each hone
+output against PyTorch's strict fp32 output on the same input.
+  python3 peer3.py --hone BIN --work DIR --models a,b --batches 1,32 --precisions fp32,tf32,bf16,fp16"""
+import argparse, json, os, sys, time
+import numpy as np, torch
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import peer
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--hone", required=True); ap.add_argument("--work", required=True)
+ap.add_argument("--models", default="resnet50,mobilenet_v3,vit_b_16,bert")
+ap.add_argument("--batches", default="1,32"); ap.add_argument("--iters", type=int, default=50)
+ap.add_argument("--precisions", default="fp32,tf32,bf16,fp16")
+a = ap.parse_args()
+os.makedirs(a.work, exist_ok=True)
+dev = torch.device("cuda")
+results = []
+for name in a.models.split(","):
+    r = {"model": name}
+    try:
+        m, shape, kind = peer.make(name)
+        path = os.path.join(a.work, f"{name}.onnx")
+        r["exporter"] = peer.export(m, shape, path)
+        md = m.to(dev)
+        for bs in [int(b) for b in a.batches.split(",")]:
+            row = {}
+            x = torch.randn(bs, *shape, device=dev)
+            with torch.no_grad():
+                torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
+                ref = md(x).float()
+                row["eager_fp32"] = peer.median_ms(lambda: md(x), a.iters)
+                torch.backends.cuda.matmul.allow_tf32 = True; torch.backends.cudnn.allow_tf32 = True
+                row["eager_tf32"] = peer.median_ms(lambda: md(x), a.iters)
+                with torch.autocast("cuda", dtype=torch.bfloat16):
+                    row["eager_bf16"] = peer.median_ms(lambda: md(x), a.iters)
+                with torch.autocast("cuda", dtype=torch.float16):
+                    row["eager_fp16"] = peer.median_ms(lambda: md(x), a.iters)
+                torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
+            d = os.path.join(a.work, f"{name}_b{bs}"); os.makedirs(d, exist_ok=True)
+            np.save(os.path.join(d, "input_0.npy"), x.cpu().numpy())
+            e = ref.cpu().double().numpy()
+            for p in a.precisions.split(","):
+                cfg = ["--config", f"precision={p}"]
+                rc, out, err, _ = peer.sh([a.hone, "--threads", "16", "bench", path, "--backend", "cuda",
+                                           "--batch", str(bs), "--iters", str(a.iters * 2), "--json", *cfg])
+                row[f"hone_{p}"] = peer.p50_of(out) if rc == 0 else None
+                if rc != 0: row[f"hone_{p}_err"] = (out + err)[-400:]
+                o = f"{d}/out_{p}"
+                rc, out, err, _ = peer.sh([a.hone, "run", path, "--backend", "cuda", "--inputs", d,
+                                           "--outputs", o, *cfg])
+                if rc == 0:
+                    y = np.load(o + "/output_0.npy").astype(np.float64)
+                    row[f"rel_l2_{p}"] = float(np.linalg.norm(y - e) / max(np.linalg.norm(e), 1e-30))
+                else:
+                    row[f"hone_{p}_run_err"] = (out + err)[-400:]
+            r[f"b{bs}"] = row
+            print(name, bs, json.dumps(row), flush=True)
+    except Exception as ex:
+        r["error"] = repr(ex)[:500]; print(name, "ERROR", r["error"], flush=True)
+    results.append(r)
+    json.dump(results, open(os.path.join(a.work, "results.json"), "w"), indent=1)
+    torch.cuda.empty_cache()
+ps = a.precisions.split(",")
+print("\nmodel batch | torch fp32 tf32 bf16 fp16 | " + " ".join("hone_" + p for p in ps) + " | " + " ".join("l2_" + p for p in ps))
+f = lambda v: "-" if v is None else (f"{v:.3g}" if isinstance(v, float) and v < 0.01 else f"{v:.2f}")
+for r in results:
+    for k, row in r.items():
+        if not k.startswith("b") or not isinstance(row, dict): continue
+        print(r["model"], k[1:], "|", " ".join(f(row.get(t)) for t in ("eager_fp32", "eager_tf32", "eager_bf16", "eager_fp16")),
+              "|", " ".join(f(row.get("hone_" + p)) for p in ps), "|", " ".join(f(row.get("rel_l2_" + p)) for p in ps))
