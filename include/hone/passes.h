@@ -65,6 +65,10 @@ struct PassStats {
 /// becomes Gemm with C; Gemm without C + Add of such a constant takes it as C.
 [[nodiscard]] Result<Graph> fuse_bias(const Graph& g, PassStats* stats = nullptr);
 
+/// A constant-mode Pad writing zeros on the spatial axes only, read by a
+/// Conv alone (explicit pads or VALID), folds into that Conv's pads.
+[[nodiscard]] Result<Graph> fuse_pad(const Graph& g, PassStats* stats = nullptr);
+
 /// Transpose pairs that cancel go (a pair that does not cancel becomes one
 /// Transpose); a 2-D Transpose feeding a MatMul of 2-D operands becomes Gemm's
 /// transA/transB; Identity nodes whose output is not a graph output go.

@@ -104,22 +104,22 @@ Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& i
     const RuntimeValue& got = inputs[i];
     if (!got.is_tensor()) continue;  // sequences/optionals: checked by the ops that read them
     const Tensor& t = got.tensor;
-    const std::string where = "input " + std::to_string(i) + " '" + decl.name + "'";
+    auto where = [&] { return "input " + std::to_string(i) + " '" + decl.name + "'"; };
     if (decl.dtype != DType::kUndefined && decl.kind == ValueKind::kTensor &&
         t.dtype() != decl.dtype)
-      return fail(ErrorCode::kInvalidArgument, where + " must be " +
+      return fail(ErrorCode::kInvalidArgument, where() + " must be " +
                                                    std::string(dtype_name(decl.dtype)) + ", got " +
                                                    std::string(dtype_name(t.dtype())));
     if (!decl.shape || decl.kind != ValueKind::kTensor) continue;
     const Shape& s = *decl.shape;
     if (s.rank() != t.rank())
-      return fail(ErrorCode::kInvalidArgument, where + " must have rank " +
+      return fail(ErrorCode::kInvalidArgument, where() + " must have rank " +
                                                    std::to_string(s.rank()) + " " + s.to_string() +
                                                    ", got shape " + shape_to_string(t.shape()));
     for (size_t a = 0; a < s.rank(); ++a) {
       const Dim& d = s[a];
       if (d.is_static() && d.value() != t.dim(a))
-        return fail(ErrorCode::kInvalidArgument, where + " axis " + std::to_string(a) +
+        return fail(ErrorCode::kInvalidArgument, where() + " axis " + std::to_string(a) +
                                                      " must be " + std::to_string(d.value()) +
                                                      " (declared " + s.to_string() +
                                                      "), got shape " + shape_to_string(t.shape()));
@@ -127,7 +127,7 @@ Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& i
         auto [it, inserted] = symbols.emplace(d.symbol_name(), t.dim(a));
         if (!inserted && it->second != t.dim(a))
           return fail(ErrorCode::kInvalidArgument,
-                      where + " axis " + std::to_string(a) + " is dim '" + d.symbol_name() +
+                      where() + " axis " + std::to_string(a) + " is dim '" + d.symbol_name() +
                           "' = " + std::to_string(t.dim(a)) + ", but another input set it to " +
                           std::to_string(it->second));
       }
@@ -136,32 +136,49 @@ Result<void> check_inputs(const Graph& graph, const std::vector<RuntimeValue>& i
   return {};
 }
 
+Result<Schedule> schedule(const Graph& graph) {
+  Schedule s;
+  HONE_TRY(s.order, graph.topological_order());
+  // Last reader of each value, so intermediates are freed as soon as possible.
+  s.last_use.assign(graph.values().size(), -1);
+  for (size_t step = 0; step < s.order.size(); ++step)
+    for (ValueId v : graph.node(s.order[step]).inputs)
+      if (v != kNoValue) s.last_use[v] = static_cast<int64_t>(step);
+  // A value captured by a node's subgraphs (If/Loop/Scan bodies) is read by
+  // that node too, so it must live until then.
+  for (size_t step = 0; step < s.order.size(); ++step) {
+    for (const std::string& name : captured_names(graph.node(s.order[step]))) {
+      const ValueId v = graph.find_value(name);
+      if (v != kNoValue) s.last_use[v] = std::max(s.last_use[v], static_cast<int64_t>(step));
+    }
+  }
+  s.keep.assign(graph.values().size(), false);
+  for (ValueId v : graph.outputs()) s.keep[v] = true;
+  return s;
+}
+
 Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
                                                    std::vector<RuntimeValue> inputs,
                                                    const Scope* outer) const {
+  HONE_TRY(Schedule plan, schedule(graph));
+  return run(graph, plan, std::move(inputs), outer);
+}
+
+Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph, const Schedule& plan,
+                                                   std::vector<RuntimeValue> inputs,
+                                                   const Scope* outer) const {
   HONE_CHECK_OK(check_inputs(graph, inputs));
-  HONE_TRY(std::vector<NodeId> order, graph.topological_order());
+  if (plan.last_use.size() != graph.values().size() || plan.keep.size() != graph.values().size())
+    return fail(ErrorCode::kInternal,
+                "the schedule given for graph '" + graph.name() + "' was made for another graph");
+  const std::vector<NodeId>& order = plan.order;
+  const std::vector<int64_t>& last_use = plan.last_use;
+  const std::vector<bool>& keep = plan.keep;
 
   std::vector<RuntimeValue> env(graph.values().size());
   for (size_t i = 0; i < inputs.size(); ++i) env[graph.inputs()[i]] = std::move(inputs[i]);
   for (size_t v = 0; v < graph.values().size(); ++v)
     if (graph.values()[v].initializer) env[v] = RuntimeValue::of(*graph.values()[v].initializer);
-
-  // Last reader of each value, so intermediates are freed as soon as possible.
-  std::vector<int64_t> last_use(graph.values().size(), -1);
-  for (size_t step = 0; step < order.size(); ++step)
-    for (ValueId v : graph.node(order[step]).inputs)
-      if (v != kNoValue) last_use[v] = static_cast<int64_t>(step);
-  // A value captured by a node's subgraphs (If/Loop/Scan bodies) is read by
-  // that node too, so it must live until then.
-  for (size_t step = 0; step < order.size(); ++step) {
-    for (const std::string& name : captured_names(graph.node(order[step]))) {
-      const ValueId v = graph.find_value(name);
-      if (v != kNoValue) last_use[v] = std::max(last_use[v], static_cast<int64_t>(step));
-    }
-  }
-  std::vector<bool> keep(graph.values().size(), false);
-  for (ValueId v : graph.outputs()) keep[v] = true;
 
   Scope scope{&graph, &env, outer};
   auto resolve = [&](ValueId v) -> const RuntimeValue* {
@@ -182,13 +199,15 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
     for (ValueId v : node.inputs) ins.push_back(resolve(v));
     std::vector<RuntimeValue> outs(node.outputs.size());
     const KernelFn* fn = ops_->find(node.op_type, node.domain);
-    const std::string ctx_line = "while running node " + node.describe();
+    // Built only for an error: a string per node per run is a measurable
+    // share of small graphs' run time.
+    auto ctx_line = [&node] { return "while running node " + node.describe(); };
     if (fn == nullptr)
       return fail(
           Error(ErrorCode::kUnsupported, "no reference kernel for op '" + node.op_type + "'")
-              .add_context(ctx_line));
+              .add_context(ctx_line()));
     Result<void> r = run_kernel(*fn, node, graph, std::move(ins), outs, &scope);
-    if (!r) return fail(std::move(r).error().add_context(ctx_line));
+    if (!r) return fail(std::move(r).error().add_context(ctx_line()));
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const ValueId v = node.outputs[o];
       if (v == kNoValue || graph.value(v).name.empty()) continue;
@@ -196,7 +215,7 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph,
         return fail(Error(ErrorCode::kInternal, "kernel did not produce output " +
                                                     std::to_string(o) + " '" + graph.value(v).name +
                                                     "'")
-                        .add_context(ctx_line));
+                        .add_context(ctx_line()));
       env[v] = std::move(outs[o]);
     }
     for (ValueId v : node.inputs)
@@ -318,11 +337,12 @@ Graph widen_to_f64(const Graph& graph) {
 }
 
 Result<std::vector<Tensor>> Interpreter::run_tensors(const Graph& graph,
-                                                     const std::vector<Tensor>& inputs) const {
+                                                     const std::vector<Tensor>& inputs,
+                                                     const Schedule* plan) const {
   std::vector<RuntimeValue> ins;
   ins.reserve(inputs.size());
   for (const Tensor& t : inputs) ins.push_back(RuntimeValue::of(t));
-  HONE_TRY(auto outs, run(graph, std::move(ins)));
+  HONE_TRY(auto outs, plan ? run(graph, *plan, std::move(ins)) : run(graph, std::move(ins)));
   std::vector<Tensor> result;
   for (size_t i = 0; i < outs.size(); ++i) {
     if (!outs[i].is_tensor())

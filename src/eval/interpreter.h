@@ -47,6 +47,17 @@ class SubgraphRunner {
       const Graph& g, const std::vector<RuntimeValue>& inputs, const Scope* scope) const = 0;
 };
 
+/// What run() derives from a graph before its first node: the node order,
+/// the step after which each value is dead, and the values to keep (graph
+/// outputs). A graph that runs many times (a compiled plan's fallback stage)
+/// is scheduled once; the schedule is only valid for that graph, unchanged.
+struct Schedule {
+  std::vector<NodeId> order;
+  std::vector<int64_t> last_use;  // per value: the last step reading it, -1 if none
+  std::vector<bool> keep;         // per value: a graph output
+};
+[[nodiscard]] Result<Schedule> schedule(const Graph& graph);
+
 class Interpreter {
  public:
   explicit Interpreter(const OpRegistry& ops = OpRegistry::reference(),
@@ -62,6 +73,10 @@ class Interpreter {
   [[nodiscard]] Result<std::vector<RuntimeValue>> run(const Graph& graph,
                                                       std::vector<RuntimeValue> inputs,
                                                       const Scope* outer = nullptr) const;
+  /// The same with `graph`'s schedule made beforehand (see schedule()).
+  [[nodiscard]] Result<std::vector<RuntimeValue>> run(const Graph& graph, const Schedule& plan,
+                                                      std::vector<RuntimeValue> inputs,
+                                                      const Scope* outer = nullptr) const;
   /// Runs subgraph `g` for a node whose environment is `scope`: through the
   /// SubgraphRunner when it takes `g`, else node by node.
   [[nodiscard]] Result<std::vector<RuntimeValue>> run_subgraph(const Graph& g,
@@ -72,7 +87,8 @@ class Interpreter {
   void set_subgraph_runner(const SubgraphRunner* runner) { subgraph_runner_ = runner; }
   /// Tensor-only convenience.
   [[nodiscard]] Result<std::vector<Tensor>> run_tensors(const Graph& graph,
-                                                        const std::vector<Tensor>& inputs) const;
+                                                        const std::vector<Tensor>& inputs,
+                                                        const Schedule* plan = nullptr) const;
 
  private:
   /// Runs one kernel; in f64 mode widens its f32 outputs (and retries a

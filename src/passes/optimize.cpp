@@ -34,6 +34,8 @@ const std::vector<Pass>& pipeline() {
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fold_batch_norm(g, s); }},
       {"fuse_bias",
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fuse_bias(g, s); }},
+      {"fuse_pad",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fuse_pad(g, s); }},
       {"fuse_layer_norm",
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fuse_layer_norm(g, s); }},
       {"fuse_gelu",

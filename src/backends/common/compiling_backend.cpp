@@ -226,13 +226,14 @@ Result<std::shared_ptr<CompilingBackend::GraphRun>> CompilingBackend::build_prog
   const Graph& graph = *p->graph;
   for (const Block& b : p->partition.blocks) {
     HONE_TRY(Graph sub, extract_block(graph, b));
-    Stage st{b, std::move(sub), nullptr};
+    Stage st{b, std::move(sub), nullptr, {}};
     if (b.on_backend) {
       HONE_TRY(st.compiled, compile(st.graph));
     } else {
       HONE_CHECK_OK_CTX(
           fallback_.check_supported(st.graph),
           "while preparing the fallback for nodes " + std::string(name()) + " cannot run");
+      HONE_TRY(st.schedule, eval::schedule(st.graph));
       // Control flow stays on the fallback; its bodies are built like graphs.
       for (NodeId id : b.nodes) {
         const Node& n = graph.node(id);
@@ -286,7 +287,7 @@ Result<std::vector<Tensor>> CompilingBackend::run_program(const GraphRun& p,
     ins.reserve(st.block.inputs.size());
     for (ValueId v : st.block.inputs) ins.push_back(env[v]);
     Result<std::vector<Tensor>> outs =
-        st.compiled ? st.compiled->run(ins) : fallback_.run_tensors(st.graph, ins);
+        st.compiled ? st.compiled->run(ins) : fallback_.run_tensors(st.graph, ins, &st.schedule);
     if (!outs) return fail(std::move(outs).error());
     for (size_t o = 0; o < st.block.outputs.size(); ++o)
       env[st.block.outputs[o]] = std::move((*outs)[o]);

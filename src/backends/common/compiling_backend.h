@@ -71,6 +71,7 @@ class CompilingBackend : public Backend {
     Block block;
     Graph graph;                              // the standalone block
     std::unique_ptr<CompiledBlock> compiled;  // null: runs on the fallback
+    eval::Schedule schedule;                  // the fallback's, made once at build
   };
   /// A graph as this backend runs it: the top-level graph or a body.
   struct GraphRun {

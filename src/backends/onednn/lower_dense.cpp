@@ -1,6 +1,12 @@
 // Conv, Gemm and MatMul as oneDNN primitives, with the nodes that follow them
 // (bias/residual Add, activations, scaling) fused in as post-ops.
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
 #include <optional>
+#include <unordered_map>
 
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
@@ -80,9 +86,11 @@ std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const di
 /// `full_size_binary` false, a binary operand as large as `dst` (a residual
 /// add) ends the chain: a Conv given a plain full-size post-op operand falls
 /// to oneDNN 2.6's slow plain-layout path (measured: 5 ms instead of 0.3 ms for
-/// resnet.onnx's projection conv), so the Add runs as its own primitive.
-Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed,
-               bool full_size_binary) {
+/// resnet.onnx's projection conv), so the Add runs as its own primitive,
+/// unless the operand already lives in `residual` (the layout chosen for the
+/// op's output): then it is read in place.
+Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, bool full_size_binary,
+               const md_t* residual) {
   Fusion f = std::move(seed);
   f.out = from;
   for (int depth = 0; depth < 6; ++depth) {
@@ -111,8 +119,15 @@ Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed,
       const bool first = c->inputs[0] == f.out;
       if (!first && (*alg == algorithm::binary_sub || *alg == algorithm::binary_div)) break;
       const ValueId other = first ? c->inputs[1] : c->inputs[0];
-      if (!full_size_binary && b.has(other) && pad_left(b.value(other).dims, dst.size()) == dst)
-        break;
+      if (!full_size_binary && b.has(other) && pad_left(b.value(other).dims, dst.size()) == dst) {
+        if (residual == nullptr || !(b.value(other).ref.md == *residual)) break;
+        f.ops.append_binary(*alg, *residual);
+        f.src1.push_back({f.count++, b.value(other).ref});
+        f.kind += "+binary";
+        f.nodes.push_back(c);
+        f.out = c->outputs[0];
+        continue;
+      }
       auto operand = post_op_operand(b, other, dst);
       if (!operand) break;
       f.ops.append_binary(*alg, operand->md);
@@ -139,8 +154,9 @@ dnnl::primitive_attr make_attr(const Fusion& f, float scale) {
 /// seed's post-ops only (the rest then lowers node by node).
 template <class MakePd>
 auto with_fusion(PlanBuilder& b, ValueId from, const dims_t& dst, const Fusion& seed, float scale,
-                 MakePd make, Fusion* used, bool full_size_binary = true) {
-  Fusion full = collect(b, from, dst, seed, full_size_binary);
+                 MakePd make, Fusion* used, bool full_size_binary = true,
+                 const md_t* residual = nullptr) {
+  Fusion full = collect(b, from, dst, seed, full_size_binary, residual);
   if (!full.nodes.empty()) {
     try {
       auto pd = make(make_attr(full, scale));
@@ -164,6 +180,128 @@ void finish(PlanBuilder& b, const Fusion& f, std::vector<std::pair<int, BufferRe
   b.set(f.out, std::move(out));
 }
 
+/// The fastest of a few runs (ms) of `prim` on zeroed buffers laid out as
+/// `args` say: a plan-time measurement to choose between two lowerings.
+double time_primitive(const dnnl::primitive& prim, const std::vector<std::pair<int, md_t>>& args) {
+  const dnnl::engine& eng = cpu_engine();
+  std::vector<std::unique_ptr<void, decltype(&std::free)>> buffers;
+  std::unordered_map<int, dnnl::memory> mem;
+  for (const auto& [arg, md] : args) {
+    const size_t bytes = (md.get_size() + 63) / 64 * 64 + 64;
+    buffers.emplace_back(std::aligned_alloc(64, bytes), &std::free);
+    if (!buffers.back()) return std::numeric_limits<double>::infinity();
+    std::memset(buffers.back().get(), 0, bytes);
+    mem.emplace(arg, dnnl::memory(md, eng, buffers.back().get()));
+  }
+  dnnl::stream s(eng);
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    prim.execute(s, mem);
+    s.wait();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::min(best, ms);  // the first run warms caches and JIT code
+  }
+  return best;
+}
+
+/// A conv primitive's arguments as `time_primitive` takes them.
+std::vector<std::pair<int, md_t>> conv_args(const dnnl::convolution_forward::primitive_desc& pd,
+                                            const Fusion& f, bool has_bias) {
+  std::vector<std::pair<int, md_t>> args{{DNNL_ARG_SRC, pd.src_desc()},
+                                         {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                                         {DNNL_ARG_DST, pd.dst_desc()},
+                                         {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}};
+  if (has_bias) args.push_back({DNNL_ARG_BIAS, pd.bias_desc()});
+  for (const auto& [idx, ref] : f.src1)
+    args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, ref.md});
+  return args;
+}
+
+/// What the nodes a residual fusion would absorb cost when they run on their
+/// own after the conv: one binary pass over `dst` per binary node and one
+/// eltwise pass per activation (Relu stands in for each).
+double unfused_tail_ms(const md_t& dst, const md_t& residual, size_t binaries, size_t eltwises) {
+  const dnnl::engine& eng = cpu_engine();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  double ms = 0;
+  if (binaries > 0) {
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, dst, residual, dst),
+                                    attr, eng);
+    ms += static_cast<double>(binaries) *
+          time_primitive(dnnl::binary(pd), {{DNNL_ARG_SRC_0, dst},
+                                            {DNNL_ARG_SRC_1, residual},
+                                            {DNNL_ARG_DST, dst},
+                                            {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}});
+  }
+  if (eltwises > 0) {
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, algorithm::eltwise_relu,
+                                    dst, 0.0f, 0.0f),
+        attr, eng);
+    ms += static_cast<double>(eltwises) *
+          time_primitive(dnnl::eltwise_forward(pd), {{DNNL_ARG_SRC, dst},
+                                                     {DNNL_ARG_DST, dst},
+                                                     {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}});
+  }
+  return ms;
+}
+
+/// A depthwise 1-D Conv run as a 2-D one over an H of 1: oneDNN 2.6 has its
+/// vectorized depthwise kernels (jit_dw, brdgmm_dw) only for 2-D, and gives a
+/// 1-D one its gemm-based kernel, 7x slower on Silero VAD's 258-channel
+/// depthwise conv. The 3-D value and the 4-D view share their bytes (an axis
+/// of 1 added at 2). Nodes after it are not fused (their operands are 3-D).
+Result<void> lower_depthwise_1d(PlanBuilder& b, const Node& n, const Window& win, int64_t group) {
+  const PValue x = b.value(n.inputs[0]);
+  const Tensor* w = b.constant(n.inputs[1]);
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const Tensor* bias = has_bias ? b.constant(n.inputs[2]) : nullptr;
+  const dims_t wd = w ? w->shape() : b.value(n.inputs[1]).dims;
+  auto add_h = [](dims_t d) {
+    d.insert(d.begin() + 2, 1);
+    return d;
+  };
+  const dims_t x4 = add_h(x.dims);
+  const dims_t dst3{x.dims[0], wd[0], win.out[0]};
+  const dims_t dst4 = add_h(dst3);
+  const dims_t wdims{group, wd[0] / group, 1, 1, wd[2]};
+  const dims_t strides{1, n.attr_ints("strides", {1})[0]};
+  const dims_t dil0{0, n.attr_ints("dilations", {1})[0] - 1};
+  const dims_t pad_l{0, win.pad_l[0]}, pad_r{0, win.pad_r[0]};
+  const md_t bias_md = plain_md({wd[0]});
+  const md_t wei_any(wdims, kF32, tag::any);
+  auto d = has_bias
+               ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                 algorithm::convolution_direct, any_md(x4), wei_any,
+                                                 bias_md, any_md(dst4), strides, dil0, pad_l, pad_r)
+               : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                                 algorithm::convolution_direct, any_md(x4), wei_any,
+                                                 any_md(dst4), strides, dil0, pad_l, pad_r);
+  Fusion none;
+  none.out = n.outputs[0];
+  dnnl::convolution_forward::primitive_desc pd(d, make_attr(none, 1.0f), cpu_engine());
+  // Both views must exist before a step is added (reshape throws when a
+  // layout cannot drop the axis; the caller then lowers the conv as 1-D).
+  const md_t src3 = pd.src_desc().reshape(x.dims);
+  const md_t out3 = pd.dst_desc().reshape(dst3);
+  const BufferRef src{b.ensure(n.inputs[0], src3).buffer, pd.src_desc()};
+  const BufferRef wei =
+      w ? b.pack(*w, plain_md(wdims), pd.weights_desc())
+        : b.reorder_to(BufferRef{b.plain(n.inputs[1]).buffer, plain_md(wdims)}, pd.weights_desc());
+  const BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  std::vector<std::pair<int, BufferRef>> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
+  if (has_bias)
+    args.push_back({DNNL_ARG_BIAS, bias ? BufferRef{b.new_constant(*bias), bias_md}
+                                        : BufferRef{b.plain(n.inputs[2]).buffer, bias_md}});
+  finish(b, none, std::move(args), "conv", dnnl::convolution_forward(pd), pd,
+         PValue{dst3, BufferRef{out.buffer, out3}});
+  return {};
+}
+
 Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
   // Weights and bias are packed once when constant, reordered per run otherwise.
@@ -183,6 +321,12 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   const dims_t strides = n.attr_ints("strides", dims_t(sp, 1));
   const dims_t dil = n.attr_ints("dilations", dims_t(sp, 1));
   HONE_TRY(Window win, sliding_window(n, dims_t(x.dims.begin() + 2, x.dims.end()), kernel, false));
+  if (rank == 3 && group > 1 && wd[1] == 1 && !b.bf16()) {
+    try {
+      return lower_depthwise_1d(b, n, win, group);
+    } catch (const dnnl::error&) {
+    }
+  }
   dims_t dst{x.dims[0], wd[0]};
   dst.insert(dst.end(), win.out.begin(), win.out.end());
   dims_t dil0;
@@ -257,6 +401,43 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
       }
     } catch (const dnnl::error&) {
     }
+  }
+  // A residual Add that ended the chain: when the skip value already lives in
+  // the layout picked for this conv's output, the Add and what follows it
+  // fuse, reading that value in place (conv+binary+eltwise in one pass).
+  if (const Node* c = b.sole_consumer(used.out); c != nullptr && c->op_type == "Add") {
+    const md_t picked = pd.dst_desc();
+    const md_t picked_src = src_md;
+    src_md = pd.src_desc();
+    dst_any = picked;
+    try {
+      Fusion with_residual;
+      auto fused = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &with_residual,
+                               /*full_size_binary=*/false, &picked);
+      // oneDNN may pick another kernel for the fused form (jit_1x1 for
+      // brgconv_1x1, jit for brgconv): it wins on thin convs, where the
+      // separate passes over the output dominate, and loses on wide ones.
+      // So when the kernel changes, both forms are timed here.
+      bool take = with_residual.nodes.size() > used.nodes.size();
+      if (take && std::string(fused.impl_info_str()) != pd.impl_info_str()) {
+        size_t binaries = 0;
+        for (size_t k = used.nodes.size(); k < with_residual.nodes.size(); ++k)
+          binaries += binary_alg(with_residual.nodes[k]->op_type).has_value();
+        const size_t eltwises = with_residual.nodes.size() - used.nodes.size() - binaries;
+        const double fused_ms = time_primitive(dnnl::convolution_forward(fused),
+                                               conv_args(fused, with_residual, has_bias));
+        const double apart_ms =
+            time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)) +
+            unfused_tail_ms(picked, picked, binaries, eltwises);
+        take = fused_ms < apart_ms;
+      }
+      if (take) {
+        pd = fused;
+        used = with_residual;
+      }
+    } catch (const dnnl::error&) {
+    }
+    src_md = picked_src;
   }
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef wei =

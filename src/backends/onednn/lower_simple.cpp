@@ -85,6 +85,15 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
   return {};
 }
 
+/// The non-plain layouts a conv leaves its output in, by rank.
+std::vector<memory::format_tag> native_tags(size_t rank) {
+  using tag = memory::format_tag;
+  if (rank == 3) return {tag::acb, tag::aBc16b, tag::aBc8b};
+  if (rank == 4) return {tag::acdb, tag::aBcd16b, tag::aBcd8b};
+  if (rank == 5) return {tag::acdeb, tag::aBcde16b, tag::aBcde8b};
+  return {};
+}
+
 Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
   if (x.dims.size() < 3)
@@ -109,11 +118,17 @@ Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   dst.insert(dst.end(), win.out.begin(), win.out.end());
   dims_t dil0;
   for (int64_t d : dil) dil0.push_back(d - 1);
+  // One channel in plain layout is byte for byte channels-last, which
+  // oneDNN pools with a vectorized kernel (plain gets its scalar one).
+  BufferRef view = x.ref;
+  const auto tags = native_tags(x.dims.size());
+  if (x.dims[1] == 1 && is_plain(view.md) && !tags.empty())
+    view.md = md_t(x.dims, memory::data_type::f32, tags[0]);
   dnnl::pooling_v2_forward::primitive_desc pd(
-      dnnl::pooling_v2_forward::desc(kInfer, alg, x.ref.md, any_md(dst), strides, kernel, dil0,
+      dnnl::pooling_v2_forward::desc(kInfer, alg, view.md, any_md(dst), strides, kernel, dil0,
                                      win.pad_l, win.pad_r),
       user_scratch(), cpu_engine());
-  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
+  BufferRef src = pd.src_desc() == view.md ? view : b.ensure(n.inputs[0], pd.src_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
   b.add_step("pooling", dnnl::pooling_v2_forward(pd), pd,
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, out}});
@@ -342,6 +357,32 @@ Result<void> lower_squeeze(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// The layout tag of `md` among native_tags(), or undef.
+memory::format_tag layout_tag(const md_t& md) {
+  for (memory::format_tag t : native_tags(md.dims().size()))
+    if (md == md_t(md.dims(), memory::data_type::f32, t)) return t;
+  return memory::format_tag::undef;
+}
+
+/// The non-plain layout that every computed value of `vs` is in (constants
+/// are packed into it), or nothing.
+std::optional<memory::format_tag> shared_layout(const PlanBuilder& b,
+                                                const std::vector<ValueId>& vs) {
+  std::optional<memory::format_tag> shared;
+  for (ValueId v : vs) {
+    if (const Tensor* c = b.constant(v)) {
+      if (c->dtype() != DType::kF32) return std::nullopt;
+      continue;
+    }
+    const md_t& md = b.value(v).ref.md;
+    const memory::format_tag t =
+        md.data_type() == memory::data_type::f32 ? layout_tag(md) : memory::format_tag::undef;
+    if (t == memory::format_tag::undef || (shared && *shared != t)) return std::nullopt;
+    shared = t;
+  }
+  return shared;
+}
+
 Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   std::vector<ValueId> srcs;
   for (ValueId v : n.inputs)
@@ -356,6 +397,7 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   out[static_cast<size_t>(axis)] = 0;
   std::vector<md_t> mds;
   std::vector<std::pair<int, BufferRef>> args;
+  std::vector<ValueId> kept;
   for (ValueId v : srcs) {
     const dims_t d = b.value(v).dims;
     for (size_t i = 0; i < d.size(); ++i)
@@ -366,14 +408,38 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
     // oneDNN refuses empty sources; they add nothing.
     if (d[static_cast<size_t>(axis)] == 0) continue;
     out[static_cast<size_t>(axis)] += d[static_cast<size_t>(axis)];
-    const BufferRef src = b.plain(v);
+    kept.push_back(v);
+  }
+  if (kept.empty()) return fail(ErrorCode::kUnsupported, "Concat of empty tensors only");
+  // Sources that all live in one channels-last or channel-blocked layout are
+  // joined in it (a conv net's skip connections): going through plain would
+  // cost a reorder out of and back into that layout for every source.
+  std::optional<memory::format_tag> shared = shared_layout(b, kept);
+  // A channel-blocked join along channels is a plain copy only when no
+  // source ends inside a block.
+  const auto tags = native_tags(out.size());
+  if (shared && axis == 1 && *shared != tags[0]) {
+    const int64_t block = *shared == tags[1] ? 16 : 8;
+    for (ValueId v : kept)
+      if (b.value(v).dims[1] % block != 0) shared.reset();
+  }
+  for (ValueId v : kept) {
+    const dims_t& d = b.value(v).dims;
+    BufferRef src;
+    if (!shared) {
+      src = b.plain(v);
+    } else if (const Tensor* c = b.constant(v)) {
+      src = b.pack(*c, plain_md(d), md_t(d, memory::data_type::f32, *shared));
+    } else {
+      src = b.value(v).ref;
+    }
     args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), src});
     mds.push_back(src.md);
   }
-  if (mds.empty()) return fail(ErrorCode::kUnsupported, "Concat of empty tensors only");
-  const md_t dst = plain_md(out);
-  dnnl::concat::primitive_desc pd(dst, static_cast<int>(axis), mds, cpu_engine(), user_scratch());
-  const BufferRef ref{b.new_temp(dst), dst};
+  const md_t dst_md = shared ? md_t(out, memory::data_type::f32, *shared) : plain_md(out);
+  dnnl::concat::primitive_desc pd(dst_md, static_cast<int>(axis), mds, cpu_engine(),
+                                  user_scratch());
+  const BufferRef ref{b.new_temp(dst_md), dst_md};
   args.push_back({DNNL_ARG_DST, ref});
   b.add_step("concat", dnnl::concat(pd), pd, std::move(args));
   b.set(n.outputs[0], PValue{out, ref});

@@ -74,6 +74,61 @@ TEST(PassesBatchNorm, FoldsIntoGemmButNotWithRuntimeWeights) {
   EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {4, 5}), uniform(rng, {5, 3})}));
 }
 
+/// Pad of `x` (opset 11+: pads as an i64 input) with an optional fill.
+ValueId pad(GraphBuilder& b, ValueId x, std::vector<int64_t> pads, float fill = 0.0f,
+            const char* mode = "constant") {
+  const auto n = static_cast<int64_t>(pads.size());
+  return b.op("Pad", {x, b.constant("", Tensor::from<int64_t>({n}, pads)), b.scalar_f32("", fill)},
+              {{"mode", std::string(mode)}});
+}
+
+TEST(PassesPad, ZeroSpatialPadFoldsIntoConvPads) {
+  std::mt19937 rng(21);
+  GraphBuilder b("pad_conv");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 3, 9, 9});
+  // tf2onnx's "same" padding of a strided conv: bottom/right only, then pads 0.
+  ValueId c1 = b.conv(pad(b, x, {0, 0, 0, 0, 0, 0, 1, 1}),
+                      b.constant("w1", uniform(rng, {4, 3, 3, 3})), kNoValue, {.strides = {2, 2}});
+  // Asymmetric pad added to the Conv's own pads.
+  ValueId c2 = b.conv(pad(b, b.relu(c1), {0, 0, 2, 0, 0, 0, 1, 3}),
+                      b.constant("w2", uniform(rng, {2, 4, 3, 3})),
+                      b.constant("b2", uniform(rng, {2})), {.pads = {1, 1, 0, 1}});
+  b.output(c2, "y");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fuse_pad(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 2);
+  EXPECT_EQ(count_op(*out, "Pad"), 0u);
+  for (const Node& n : out->nodes())
+    if (n.op_type == "Conv" && n.inputs.size() > 2)
+      EXPECT_EQ(n.attr_ints("pads"), (std::vector<int64_t>{3, 1, 1, 4}));
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3, 9, 9})}));
+}
+
+TEST(PassesPad, PadsThatAreNotZerosOnSpatialAxesStay) {
+  std::mt19937 rng(22);
+  GraphBuilder b("pad_miss");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 2, 5, 5});
+  ValueId w = b.constant("w", uniform(rng, {2, 2, 3, 3}));
+  b.output(b.conv(pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1}, 0.5f), w, kNoValue), "fill");
+  b.output(b.conv(pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1}, 0.0f, "reflect"), w, kNoValue), "reflect");
+  ValueId shared = pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1});
+  b.output(b.add(shared, shared), "read_twice");
+  b.output(b.conv(shared, w, kNoValue), "shared");
+  ValueId w3 = b.constant("w3", uniform(rng, {2, 3, 3, 3}));
+  b.output(b.conv(pad(b, x, {0, 1, 0, 0, 0, 0, 0, 0}), w3, kNoValue), "channels");
+  b.output(b.op("Conv", {pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1}), w},
+                {{"auto_pad", std::string("SAME_UPPER")}}),
+           "same");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fuse_pad(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 0);
+  EXPECT_EQ(count_op(*out, "Pad"), 5u);
+}
+
 TEST(PassesBias, ConvAddBecomesConvBiasAndFullSizeAddStays) {
   std::mt19937 rng(4);
   GraphBuilder b("conv_add");

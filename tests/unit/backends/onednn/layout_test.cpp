@@ -113,5 +113,73 @@ TEST(OnednnLayout, OneByOneTensorsChangeLayoutWithoutAReorder) {
   EXPECT_NE(steps[pool + 1].kind, "reorder") << (*plan)->describe();
 }
 
+TEST(OnednnLayout, ConcatOfConvOutputsStaysInTheirLayout) {
+  // A skip connection: two convs joined on channels, read by a conv. In
+  // either conv layout the join needs no reorder before or after it.
+  std::mt19937 rng(5);
+  GraphBuilder b("skip");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 16, 12, 12});
+  auto conv = [&](ValueId in, int64_t cin, int64_t cout) {
+    return b.relu(b.conv(in, b.constant("", uniform(rng, {cout, cin, 3, 3})),
+                         b.constant("", uniform(rng, {cout})), {.pads = {1, 1, 1, 1}}));
+  };
+  ValueId a = conv(x, 16, 32);
+  ValueId joined = b.op("Concat", {a, conv(a, 32, 32)}, {{"axis", int64_t{1}}});
+  // One channel: MaxPool reads it as channels-last, the same bytes.
+  ValueId score =
+      b.op("Sigmoid",
+           {b.conv(conv(joined, 64, 16), b.constant("", uniform(rng, {1, 16, 1, 1})), kNoValue)});
+  b.output(b.max_pool(score, {3, 3}, {1, 1}, {1, 1, 1, 1}), "y");
+  Graph g = *std::move(b).build();
+  std::vector<Tensor> in{uniform(rng, {1, 16, 12, 12})};
+  auto want = eval::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  for (bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "nChw16c" : "oneDNN's pick");
+    PlanBuilder builder(g);
+    builder.set_prefer_blocked16(blocked);
+    auto plan = builder.build({{1, 16, 12, 12}});
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    const auto& steps = (*plan)->steps;
+    for (size_t i = 0; i < steps.size(); ++i)
+      if (steps[i].kind == "concat") {
+        ASSERT_TRUE(i > 0 && i + 1 < steps.size()) << (*plan)->describe();
+        EXPECT_NE(steps[i - 1].kind, "reorder") << (*plan)->describe();
+        EXPECT_NE(steps[i + 1].kind, "reorder") << (*plan)->describe() << " " << blocked;
+      }
+    std::atomic<uint64_t> executions{0};
+    auto got = (*plan)->run(in, &executions);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(close((*got)[0], (*want)[0]));
+  }
+}
+
+TEST(OnednnLayout, DepthwiseOneDConvRunsAsTwoDAndMatches) {
+  // 1-D depthwise convs go through oneDNN's 2-D kernels (an H of 1): with
+  // strides, dilations, asymmetric pads, a channel multiplier and a bias,
+  // between other convs that keep their own layouts.
+  std::mt19937 rng(6);
+  GraphBuilder b("dw1d");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 8, 37});
+  ValueId c0 = b.relu(b.op("Conv", {x, b.constant("", uniform(rng, {24, 8, 1}))}));
+  ValueId dw = b.op(
+      "Conv", {c0, b.constant("", uniform(rng, {48, 1, 5})), b.constant("", uniform(rng, {48}))},
+      {{"group", int64_t{24}},
+       {"strides", std::vector<int64_t>{2}},
+       {"dilations", std::vector<int64_t>{2}},
+       {"pads", std::vector<int64_t>{3, 1}}});
+  b.output(b.op("Conv", {b.relu(dw), b.constant("", uniform(rng, {4, 48, 3}))}), "y");
+  Graph g = *std::move(b).build();
+  for (int64_t n : {1, 3}) expect_matches_reference(g, {uniform(rng, {n, 8, 37})});
+  PlanBuilder builder(g);
+  auto plan = builder.build({{1, 8, 37}});
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  std::atomic<uint64_t> executions{0};
+  std::vector<Tensor> in{uniform(rng, {1, 8, 37})};
+  auto got = (*plan)->run(in, &executions);
+  ASSERT_TRUE(got) << got.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
+}
+
 }  // namespace
 }  // namespace hone::onednn
