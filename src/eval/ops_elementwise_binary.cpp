@@ -149,30 +149,46 @@ T int_pow(T base, E exp, std::atomic<bool>& bad) {
 }
 
 // Pow: the output has the base's dtype; the exponent may be any numeric type.
+// The exponent is first widened, exactly, to f64 (a float base or a float
+// exponent, whose math is in double anyway) or to int64/uint64 (integer base
+// and exponent, keeping its signedness), so the kernel is instantiated once
+// per base type and wide exponent: one per (base, exponent) pair was 144
+// kernels and made this file the slowest of the whole build.
 Result<void> pow_kernel(KernelContext& ctx) {
   HONE_TRY(BinaryInputs in, binary_inputs(ctx, false));
   return dispatch_numeric(in.a.dtype(), [&]<class T>() -> Result<void> {
-    return dispatch_numeric(in.b.dtype(), [&]<class E>() -> Result<void> {
-      if constexpr (!kIsFloat<T> && !kIsFloat<E>) {
+    const DType et = in.b.dtype();
+    if (!is_floating(et) && !is_integer(et))
+      return std::unexpected(unsupported_dtype(et, "a numeric type"));
+    BinaryInputs wide = in;
+    if (kIsFloat<T> || is_floating(et)) {
+      wide.b = cast_tensor(in.b, DType::kF64);
+      ctx.set_output(0, binary_map<T, double, T>(ctx, wide, in.a.dtype(), [](T b, double e) -> T {
+                       const double r = std::pow(to_f64(b), e);
+                       if constexpr (kIsFloat<T>)
+                         return narrow<T>(r);
+                       else
+                         return ew::saturate_cast<T>(r);
+                     }));
+      return {};
+    }
+    if constexpr (!kIsFloat<T>) {
+      auto int_pow_map = [&]<class E>() -> Result<void> {
+        wide.b = cast_tensor(in.b, dtype_of<E>());
         std::atomic<bool> bad{false};
-        Tensor y = binary_map<T, E, T>(ctx, in, in.a.dtype(),
+        Tensor y = binary_map<T, E, T>(ctx, wide, in.a.dtype(),
                                        [&bad](T b, E e) { return int_pow(b, e, bad); });
         if (bad.load())
           return fail(ErrorCode::kInvalidArgument,
                       "Pow: integer 0 raised to a negative power (base " + in.a.describe() +
                           ", exponent " + in.b.describe() + ")");
         ctx.set_output(0, std::move(y));
-      } else {
-        ctx.set_output(0, binary_map<T, E, T>(ctx, in, in.a.dtype(), [](T b, E e) -> T {
-                         const double r = std::pow(to_f64(b), to_f64(e));
-                         if constexpr (kIsFloat<T>)
-                           return narrow<T>(r);
-                         else
-                           return ew::saturate_cast<T>(r);
-                       }));
-      }
-      return {};
-    });
+        return {};
+      };
+      if (is_signed_integer(et)) return int_pow_map.template operator()<int64_t>();
+      return int_pow_map.template operator()<uint64_t>();
+    }
+    return {};  // unreachable: a float base took the f64 path
   });
 }
 

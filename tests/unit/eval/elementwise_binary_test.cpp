@@ -129,6 +129,30 @@ TEST(ElementwiseBinary, PowMixedTypes) {
   ASSERT_FALSE(zero);
 }
 
+// Pow widens its exponent (f64, int64 or uint64) before the kernel: the
+// widening must keep an unsigned exponent's value and a narrow one's sign.
+TEST(ElementwiseBinary, PowWidensTheExponentExactly) {
+  // 3^(2^63) mod 2^32 is 1 (3's order mod 2^32 divides 2^30); read as int64
+  // the exponent would be negative and give 0.
+  auto big = run1("Pow", {t<int32_t>({1}, {3}), t<uint64_t>({1}, {uint64_t{1} << 63})});
+  ASSERT_TRUE(big);
+  EXPECT_EQ(vals<int32_t>(*big), (std::vector<int32_t>{1}));
+  auto small = run1("Pow", {t<int8_t>({3}, {-2, 3, 2}), t<uint8_t>({3}, {3, 5, 0})});
+  ASSERT_TRUE(small);
+  EXPECT_EQ(small->dtype(), DType::kI8);
+  EXPECT_EQ(vals<int8_t>(*small), (std::vector<int8_t>{-8, -13, 1}));  // 243 wraps to -13
+  auto neg = run1("Pow", {t<int16_t>({2}, {-1, 5}), t<int8_t>({2}, {-3, -1})});
+  ASSERT_TRUE(neg);
+  EXPECT_EQ(vals<int16_t>(*neg), (std::vector<int16_t>{-1, 0}));
+  auto half = run1("Pow", {f32v({2, 9}), t<uint16_t>({2}, {10, 0})});
+  ASSERT_TRUE(half);
+  EXPECT_EQ(vals<float>(*half), (std::vector<float>{1024, 1}));
+  auto boolean = run1("Pow", {f32v({2}), t<bool>({1}, {true})});
+  ASSERT_FALSE(boolean);
+  EXPECT_NE(boolean.error().message().find("numeric"), std::string::npos)
+      << boolean.error().message();
+}
+
 TEST(ElementwiseBinary, ModSignRules) {
   const Tensor a = t<int32_t>({4}, {5, -5, 5, -5}), b = t<int32_t>({4}, {3, 3, -3, -3});
   auto py = run1("Mod", {a, b});
