@@ -18,13 +18,8 @@ std::optional<std::vector<int64_t>> zero_pads(const Graph& g, const Node& pad, s
   if (pad.attr_string("mode", "constant") != "constant") return std::nullopt;
   // The fill: attribute `value` before opset 11, optional input 2 after.
   if (pad.attr_float("value", 0.0f) != 0.0f) return std::nullopt;
-  if (pad.inputs.size() > 2 && pad.inputs[2] >= 0) {
-    const Tensor* v = constant_of(g, pad.inputs[2]);
-    if (v == nullptr || v->numel() != 1) return std::nullopt;
-    if (v->dtype() == DType::kF32 ? v->data<float>()[0] != 0.0f
-                                  : !passes::is_scalar(g, pad.inputs[2], 0.0, 0.0))
-      return std::nullopt;
-  }
+  if (pad.inputs.size() > 2 && pad.inputs[2] >= 0 && !passes::is_scalar(g, pad.inputs[2], 0.0, 0.0))
+    return std::nullopt;
   auto given = passes::int_list(g, pad, "pads", 1);
   if (!given) return std::nullopt;
   std::vector<int64_t> axes;

@@ -222,17 +222,17 @@ std::vector<std::pair<int, md_t>> conv_args(const dnnl::convolution_forward::pri
 /// What the nodes a residual fusion would absorb cost when they run on their
 /// own after the conv: one binary pass over `dst` per binary node and one
 /// eltwise pass per activation (Relu stands in for each).
-double unfused_tail_ms(const md_t& dst, const md_t& residual, size_t binaries, size_t eltwises) {
+double unfused_tail_ms(const md_t& dst, size_t binaries, size_t eltwises) {
   const dnnl::engine& eng = cpu_engine();
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   double ms = 0;
   if (binaries > 0) {
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, dst, residual, dst),
-                                    attr, eng);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, dst, dst, dst), attr,
+                                    eng);
     ms += static_cast<double>(binaries) *
           time_primitive(dnnl::binary(pd), {{DNNL_ARG_SRC_0, dst},
-                                            {DNNL_ARG_SRC_1, residual},
+                                            {DNNL_ARG_SRC_1, dst},
                                             {DNNL_ARG_DST, dst},
                                             {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}});
   }
@@ -249,6 +249,30 @@ double unfused_tail_ms(const md_t& dst, const md_t& residual, size_t binaries, s
   return ms;
 }
 
+/// Adds the conv step of `pd` reading `src`: weights packed once when
+/// constant (reordered per run otherwise), a fresh output, the bias; `out`
+/// is the output's view as the graph's value sees it (the output's own
+/// descriptor when null). Then what `f` fused is absorbed.
+void add_conv_step(PlanBuilder& b, const Node& n,
+                   const dnnl::convolution_forward::primitive_desc& pd, const dims_t& wdims,
+                   const md_t& bias_md, const BufferRef& src, const Fusion& f, std::string kind,
+                   const dims_t& dst, const md_t* out_view = nullptr) {
+  const Tensor* w = b.constant(n.inputs[1]);
+  const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const Tensor* bias = has_bias ? b.constant(n.inputs[2]) : nullptr;
+  const BufferRef wei =
+      w ? b.pack(*w, plain_md(wdims), pd.weights_desc())
+        : b.reorder_to(BufferRef{b.plain(n.inputs[1]).buffer, plain_md(wdims)}, pd.weights_desc());
+  const BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  std::vector<std::pair<int, BufferRef>> args{
+      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
+  if (has_bias)
+    args.push_back({DNNL_ARG_BIAS, bias ? BufferRef{b.new_constant(*bias), bias_md}
+                                        : BufferRef{b.plain(n.inputs[2]).buffer, bias_md}});
+  finish(b, f, std::move(args), std::move(kind), dnnl::convolution_forward(pd), pd,
+         PValue{dst, out_view ? BufferRef{out.buffer, *out_view} : out});
+}
+
 /// A depthwise 1-D Conv run as a 2-D one over an H of 1: oneDNN 2.6 has its
 /// vectorized depthwise kernels (jit_dw, brdgmm_dw) only for 2-D, and gives a
 /// 1-D one its gemm-based kernel, 7x slower on Silero VAD's 258-channel
@@ -258,7 +282,6 @@ Result<void> lower_depthwise_1d(PlanBuilder& b, const Node& n, const Window& win
   const PValue x = b.value(n.inputs[0]);
   const Tensor* w = b.constant(n.inputs[1]);
   const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
-  const Tensor* bias = has_bias ? b.constant(n.inputs[2]) : nullptr;
   const dims_t wd = w ? w->shape() : b.value(n.inputs[1]).dims;
   auto add_h = [](dims_t d) {
     d.insert(d.begin() + 2, 1);
@@ -288,26 +311,14 @@ Result<void> lower_depthwise_1d(PlanBuilder& b, const Node& n, const Window& win
   const md_t src3 = pd.src_desc().reshape(x.dims);
   const md_t out3 = pd.dst_desc().reshape(dst3);
   const BufferRef src{b.ensure(n.inputs[0], src3).buffer, pd.src_desc()};
-  const BufferRef wei =
-      w ? b.pack(*w, plain_md(wdims), pd.weights_desc())
-        : b.reorder_to(BufferRef{b.plain(n.inputs[1]).buffer, plain_md(wdims)}, pd.weights_desc());
-  const BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-  std::vector<std::pair<int, BufferRef>> args{
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
-  if (has_bias)
-    args.push_back({DNNL_ARG_BIAS, bias ? BufferRef{b.new_constant(*bias), bias_md}
-                                        : BufferRef{b.plain(n.inputs[2]).buffer, bias_md}});
-  finish(b, none, std::move(args), "conv", dnnl::convolution_forward(pd), pd,
-         PValue{dst3, BufferRef{out.buffer, out3}});
+  add_conv_step(b, n, pd, wdims, bias_md, src, none, "conv", dst3, &out3);
   return {};
 }
 
 Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
-  // Weights and bias are packed once when constant, reordered per run otherwise.
   const Tensor* w = b.constant(n.inputs[1]);
   const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
-  const Tensor* bias = has_bias ? b.constant(n.inputs[2]) : nullptr;
   const dims_t wd = w ? w->shape() : b.value(n.inputs[1]).dims;
   const size_t rank = x.dims.size();
   const int64_t group = n.attr_int("group", 1);
@@ -428,7 +439,7 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
                                                conv_args(fused, with_residual, has_bias));
         const double apart_ms =
             time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)) +
-            unfused_tail_ms(picked, picked, binaries, eltwises);
+            unfused_tail_ms(picked, binaries, eltwises);
         take = fused_ms < apart_ms;
       }
       if (take) {
@@ -439,18 +450,8 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
     }
     src_md = picked_src;
   }
-  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
-  BufferRef wei =
-      w ? b.pack(*w, plain_md(wdims), pd.weights_desc())
-        : b.reorder_to(BufferRef{b.plain(n.inputs[1]).buffer, plain_md(wdims)}, pd.weights_desc());
-  BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-  std::vector<std::pair<int, BufferRef>> args{
-      {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
-  if (has_bias)
-    args.push_back({DNNL_ARG_BIAS, bias ? BufferRef{b.new_constant(*bias), bias_md}
-                                        : BufferRef{b.plain(n.inputs[2]).buffer, bias_md}});
-  finish(b, used, std::move(args), dense_kind("conv", in_dt), dnnl::convolution_forward(pd), pd,
-         PValue{dst, out});
+  add_conv_step(b, n, pd, wdims, bias_md, b.ensure(n.inputs[0], pd.src_desc()), used,
+                dense_kind("conv", in_dt), dst);
   return {};
 }
 
