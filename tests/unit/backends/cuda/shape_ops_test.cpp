@@ -88,39 +88,30 @@ TEST(CudaShapes, ShapesComputedFromDataAreRefusedWithTheReason) {
       << p[4].reason;
 }
 
-TEST(CudaShapes, UnknownPrecisionIsRefusedBeforeTheDevice) {
+/// A config value the backend takes but refuses when it builds, before any
+/// device work (these run where no GPU is), with `says` in the message.
+void expect_refused_at_build(const char* field, const char* value, const std::string& says) {
   std::mt19937 rng(2);
   CudaBackend be;
-  ASSERT_TRUE(be.configure("precision", "fp8"));
+  ASSERT_TRUE(be.configure(field, value));
   auto r = be.build(attention(rng));
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r.error().message().find("expected fp32, tf32, bf16 or fp16"), std::string::npos)
-      << r.error().message();
+  EXPECT_NE(r.error().message().find(says), std::string::npos) << r.error().message();
+}
+
+TEST(CudaShapes, UnknownPrecisionIsRefusedBeforeTheDevice) {
+  expect_refused_at_build("precision", "fp8", "expected fp32, tf32, bf16 or fp16");
 }
 
 TEST(CudaShapes, UnknownGemmSelectionIsRefusedBeforeTheDevice) {
-  std::mt19937 rng(2);
-  CudaBackend be;
-  ASSERT_TRUE(be.configure("gemm_select", "fastest"));
-  auto r = be.build(attention(rng));
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r.error().message().find("gemm_select 'fastest': expected time or reduced"),
-            std::string::npos)
-      << r.error().message();
+  expect_refused_at_build("gemm_select", "fastest",
+                          "gemm_select 'fastest': expected time or reduced");
 }
 
 TEST(CudaShapes, UnknownConvSelectionIsRefusedBeforeTheDevice) {
-  std::mt19937 rng(2);
-  CudaBackend be;
-  ASSERT_TRUE(be.configure("conv_select", "fastest"));
-  auto r = be.build(attention(rng));
-  ASSERT_FALSE(r);
-  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r.error().message().find("conv_select 'fastest': expected time or cudnn"),
-            std::string::npos)
-      << r.error().message();
+  expect_refused_at_build("conv_select", "fastest",
+                          "conv_select 'fastest': expected time or cudnn");
 }
 
 TEST(CudaShapes, AttentionBlockMatchesTheReferenceAtEveryBatch) {
