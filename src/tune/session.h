@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hone/optimize.h"
 #include "hone/tune.h"
 #include "tune/cache.h"
 #include "hone/registry.h"
@@ -53,6 +54,8 @@ class Session final : public TuneSession {
   }
   int threads() const { return threads_; }
   const std::string& graph_hash() const { return graph_hash_; }
+  /// What the graph passes, run once for every candidate, made of the graph.
+  const std::string& optimized_note() const { return optimized_note_; }
   int cache_hits() const { return cache_hits_; }
   int cache_misses() const { return cache_misses_; }
   bool cache_used() const { return cache_.has_value(); }
@@ -104,6 +107,9 @@ class Session final : public TuneSession {
   size_t sample_count_ = 0;
   std::string graph_hash_;
   std::string fingerprint_key_;
+  /// The graph passes' result, made once and shared with every candidate.
+  std::shared_ptr<const OptimizedGraph> optimized_;
+  std::string optimized_note_;
   std::optional<TuningCache> cache_;
   std::map<std::string, CandidateResult> results_;
   std::map<std::string, std::unique_ptr<Backend>> built_;

@@ -156,6 +156,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   report.batch_sizes = batch_sizes;
   report.baseline_gate_percent = options.baseline_gate_percent;
   report.time_budget_s = options.time_budget_s;
+  report.optimized = session->optimized_note();
   report.baseline = session->baseline();
   for (auto& c : session->results_in_order()) {
     if (c.backend == sel.backend) {
