@@ -1,5 +1,9 @@
 #include "hone/registry.h"
 
+#ifdef HONE_WITH_ONEDNN
+#include "backends/select/select_backend.h"
+#endif
+
 namespace hone {
 
 Result<void> BackendRegistry::add(Entry entry) {
@@ -48,6 +52,10 @@ const BackendRegistry& default_registry() {
 #endif
 #ifdef HONE_WITH_CUDA
     register_cuda(r);
+#endif
+#ifdef HONE_WITH_ONEDNN
+    // Per-op selection among the CPU backends; the rest runs on onednn.
+    register_select(r);
 #endif
     return r;
   }();
