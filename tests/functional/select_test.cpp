@@ -28,12 +28,12 @@ std::vector<Entry> parse(const std::string& text) {
   if (text == "-") return out;
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ',')) {
+  while (std::getline(ss, item, ';')) {
     Entry e;
-    const size_t eq = item.find('='), slash = item.find('/');
+    const size_t open = item.rfind('('), eq = item.rfind('=', open);
     e.node = item.substr(0, eq);
-    e.winner = item.substr(eq + 1, slash - eq - 1);
-    std::stringstream acc(item.substr(slash + 1));
+    e.winner = item.substr(eq + 1, open - eq - 1);
+    std::stringstream acc(item.substr(open + 1, item.size() - open - 2));
     std::string a;
     while (std::getline(acc, a, '+')) e.accepted.insert(a);
     out.push_back(std::move(e));
@@ -94,7 +94,7 @@ HONE_MATRIX_TEST_P(KernelSelection, HeavyNodesAreTimedAndTheWinnerRecorded,
     mine += takes ? 1 : 0;
     std::string acc;
     for (const std::string& a : e.accepted) acc += (acc.empty() ? "" : "+") + a;
-    forced += (forced.empty() ? "" : ",") + e.node + "=" + (takes ? c.key : e.winner) + "/" + acc;
+    forced += (forced.empty() ? "" : ";") + e.node + "=" + (takes ? c.key : e.winner) + "(" + acc + ")";
   }
   if (mine == 0) HONE_SKIP(c.key + " accepts none of the model's heavy nodes: " + choices);
   auto placed = select_with(forced, g);

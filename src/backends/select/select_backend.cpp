@@ -38,7 +38,7 @@ class BackendBlock final : public CompiledBlock {
 };
 
 bool selectable_name(const std::string& name) {
-  return !name.empty() && name.find_first_of(",=/+") == std::string::npos && name != "-";
+  return !name.empty() && name.find(';') == std::string::npos && name != "-";
 }
 
 /// dim_bounds text ("batch=8,seq=128") as a map; bad entries are an error.
@@ -176,7 +176,7 @@ SelectBackend::SelectBackend()
     : onednn_("onednn", &config()), blas_("blas", &config()), aot_("aot", &config()) {
   mutable_config()
       .declare("kernel_choices", std::string(),
-               "per heavy node, the backend that runs it (node=winner/accepted+..., comma-"
+               "per heavy node, the backend that runs it (NODE=WINNER(ACCEPTED+...), ';'-"
                "separated; '-' for none); empty: time the candidates at build and record them here")
       .declare("select_margin", int64_t{10},
                "percent a challenger must beat onednn's median by to take a node")
@@ -212,18 +212,21 @@ Result<std::vector<SelectBackend::Choice>> SelectBackend::parse_choices(
   if (text == "-") return out;
   size_t pos = 0;
   while (pos <= text.size()) {
-    size_t end = text.find(',', pos);
+    size_t end = text.find(';', pos);
     if (end == std::string::npos) end = text.size();
     const std::string item = text.substr(pos, end - pos);
     pos = end + 1;
-    const size_t eq = item.find('='), slash = item.find('/');
-    if (eq == std::string::npos || slash == std::string::npos || slash < eq)
+    // NODE=WINNER(ACCEPTED+...): split at the last '(' and the '=' before it,
+    // so node names may hold '=', '(' or '/'.
+    const size_t open = item.rfind('(');
+    const size_t eq = open == std::string::npos ? std::string::npos : item.rfind('=', open);
+    if (open == std::string::npos || eq == std::string::npos || eq == 0 || !item.ends_with(')'))
       return fail(ErrorCode::kInvalidArgument,
-                  "kernel_choices entry '" + item + "': expected NODE=WINNER/ACCEPTED+...");
+                  "kernel_choices entry '" + item + "': expected NODE=WINNER(ACCEPTED+...)");
     Choice c;
     c.node = item.substr(0, eq);
-    c.winner = item.substr(eq + 1, slash - eq - 1);
-    std::string acc = item.substr(slash + 1);
+    c.winner = item.substr(eq + 1, open - eq - 1);
+    const std::string acc = item.substr(open + 1, item.size() - open - 2);
     for (size_t p = 0; p <= acc.size();) {
       size_t e = acc.find('+', p);
       if (e == std::string::npos) e = acc.size();
@@ -367,7 +370,7 @@ Result<void> SelectBackend::do_build(const Graph& graph) {
     for (const Choice& c : choices_) {
       std::string acc;
       for (const std::string& a : c.accepted) acc += (acc.empty() ? "" : "+") + a;
-      text += (text.empty() ? "" : ",") + c.node + "=" + c.winner + "/" + acc;
+      text += (text.empty() ? "" : ";") + c.node + "=" + c.winner + "(" + acc + ")";
     }
     HONE_CHECK_OK(mutable_config().set_from_string("kernel_choices", text.empty() ? "-" : text));
     HONE_LOG_INFO("select: recorded kernel_choices={}", text.empty() ? "-" : text);

@@ -7,11 +7,11 @@
 //
 //   HONE_TRY(auto be, default_registry().create("select"));
 //   HONE_CHECK_OK(be->build(graph));                 // times, then records
-//   be->config().get<std::string>("kernel_choices", "");   // "conv1=aot/aot+blas+onednn,..."
+//   be->config().get<std::string>("kernel_choices", "");   // "conv1=aot(aot+blas+onednn);..."
 //
 // The choice is made once and recorded in the config field kernel_choices
-// ("node=winner/accepted+...", comma-separated, in graph order; "-" when there
-// is nothing to choose). A build whose config already holds choices (a loaded
+// ("NODE=WINNER(ACCEPTED+...)", ';'-separated, in graph order; "-" when there
+// is nothing to choose; nodes whose names hold ';' are not selected). A build whose config already holds choices (a loaded
 // package, a rank given rank 0's choices) replays them without timing, so two
 // builds of one config never differ. A challenger wins only when its median
 // is at least `select_margin` percent faster than onednn's, so noise does not
