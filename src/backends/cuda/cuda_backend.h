@@ -38,6 +38,13 @@ namespace hone::cuda {
 struct StreamPool;
 class Cudnn;
 
+/// attention_select: how an attention block runs (ops_attention.cpp).
+enum class AttentionSelect {
+  kTime,     // time the fused kernels that accept the shapes against the unfused path
+  kFused,    // a fused kernel whenever one accepts the shapes
+  kUnfused,  // the member nodes' own kernels (no attention unit)
+};
+
 /// How a build runs convolutions (ops_conv.cpp) and matrix products
 /// (ops_dense.cpp), from the cudnn and precision settings.
 struct ConvSettings {
@@ -56,6 +63,7 @@ struct ConvSettings {
   /// gemm_select=time: under bf16/fp16, each matrix-product shape times its
   /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
   bool gemm_by_time = true;
+  AttentionSelect attention_select = AttentionSelect::kTime;
 };
 
 /// Counters shared by the backend and its blocks.
