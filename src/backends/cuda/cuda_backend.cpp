@@ -535,6 +535,10 @@ CudaBackend::CudaBackend() {
                "(f32; bf16/f16 tensor cores under those precisions) against the unfused "
                "GEMM-softmax-GEMM path at plan time and keep the fastest; fused: a fused kernel "
                "whenever one accepts the shapes; unfused: the nodes' own kernels")
+      .declare("gemm_epilogue", true,
+               "a MatMul by a constant weight and the Add of a constant bias after it run as one "
+               "unit: cuBLASLt's bias epilogue (when libcublasLt is found) or the bias broadcast "
+               "into the output first, whichever times faster; false: MatMul, then the Add")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -601,6 +605,7 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   conv_.tf32 = tf32;
   conv_.gemm_half = gemm_half;
   conv_.gemm_by_time = gemm_select == "time";
+  conv_.gemm_epilogue = config().get<bool>("gemm_epilogue", true);
   conv_.attention_select = attention == "fused"     ? AttentionSelect::kFused
                            : attention == "unfused" ? AttentionSelect::kUnfused
                                                     : AttentionSelect::kTime;

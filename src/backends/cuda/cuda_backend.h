@@ -64,6 +64,10 @@ struct ConvSettings {
   /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
   bool gemm_by_time = true;
   AttentionSelect attention_select = AttentionSelect::kTime;
+  /// gemm_epilogue: a MatMul by a constant weight and the Add of a constant
+  /// bias after it are one unit (cuBLASLt's bias epilogue, or the bias
+  /// broadcast into the output and added to by the product; timed).
+  bool gemm_epilogue = true;
 };
 
 /// Counters shared by the backend and its blocks.

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "backends/cuda/kernels.h"
+#include "core/log.h"
 
 namespace hone::cuda {
 
@@ -70,6 +71,38 @@ Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_
   float ms = 0;
   HONE_CHECK_OK(d->check(a.cuEventElapsedTime(&ms, e0, e1), "cuEventElapsedTime"));
   return static_cast<double>(ms) / kRuns;
+}
+
+Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
+                       std::vector<OpPlan> cands, int math_mode, const Cudnn* dnn) {
+  if (cands.empty()) return fail(ErrorCode::kInternal, label + ": no candidate kernel");
+  if (cands.size() == 1) return std::move(cands.front());
+  static std::mutex mu;
+  static std::map<std::vector<std::string>, size_t> chosen;
+  std::vector<std::string> key{std::to_string(math_mode)};
+  for (const OpPlan& c : cands) key.push_back(c.kernel);
+  for (const dims_t& d : in) key.push_back(shape_to_string(d));
+  {
+    std::lock_guard lock(mu);
+    if (auto it = chosen.find(key); it != chosen.end()) return std::move(cands[it->second]);
+  }
+  size_t best = 0;
+  double best_ms = 0;
+  std::string line;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    HONE_TRY(double ms, time_op(cands[i], in, math_mode, dnn));
+    line += (line.empty() ? "" : ", ") + cands[i].kernel + " " + std::to_string(ms) + " ms";
+    if (i == 0 || ms < best_ms) {
+      best_ms = ms;
+      best = i;
+    }
+  }
+  HONE_LOG_DEBUG("cuda: {}: {}; chose {}", label, line, cands[best].kernel);
+  {
+    std::lock_guard lock(mu);
+    chosen.emplace(key, best);
+  }
+  return std::move(cands[best]);
 }
 
 }  // namespace hone::cuda

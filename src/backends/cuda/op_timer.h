@@ -19,4 +19,10 @@ namespace hone::cuda {
 [[nodiscard]] Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
                                      const Cudnn* dnn);
 
+/// The fastest of `cands` (one op's candidate plans for inputs of `in` dims),
+/// timed once per process for these kernel ids and dims and remembered; the
+/// timings go to the debug log under `label`. One candidate is returned as is.
+[[nodiscard]] Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
+                                     std::vector<OpPlan> cands, int math_mode, const Cudnn* dnn);
+
 }  // namespace hone::cuda

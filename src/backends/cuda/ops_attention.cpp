@@ -83,41 +83,11 @@ class AttentionOp final : public Op {
     std::vector<OpPlan> cands = std::move(*fused);
     if (s_.attention_select == AttentionSelect::kFused) return std::move(cands.front());
     cands.push_back(std::move(unfused));
-    return pick(in, std::move(cands));
+    return fastest(label_, in, std::move(cands), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
+                   s_.dnn);
   }
 
  private:
-  /// The fastest candidate, timed once per process for these kernels and dims.
-  Result<OpPlan> pick(const std::vector<dims_t>& in, std::vector<OpPlan> cands) const {
-    static std::mutex mu;
-    static std::map<std::vector<std::string>, size_t> chosen;
-    std::vector<std::string> key;
-    for (const OpPlan& c : cands) key.push_back(c.kernel);
-    for (const dims_t& d : in) key.push_back(shape_to_string(d));
-    {
-      std::lock_guard lock(mu);
-      if (auto it = chosen.find(key); it != chosen.end()) return std::move(cands[it->second]);
-    }
-    const int math = s_.tf32 ? kCublasTf32Math : kCublasDefaultMath;
-    size_t best = 0;
-    double best_ms = std::numeric_limits<double>::infinity();
-    std::string line;
-    for (size_t i = 0; i < cands.size(); ++i) {
-      HONE_TRY(double ms, time_op(cands[i], in, math, s_.dnn));
-      line += (line.empty() ? "" : ", ") + cands[i].kernel + " " + std::to_string(ms) + " ms";
-      if (ms < best_ms) {
-        best_ms = ms;
-        best = i;
-      }
-    }
-    HONE_LOG_DEBUG("cuda: {}: {}; chose {}", label_, line, cands[best].kernel);
-    {
-      std::lock_guard lock(mu);
-      chosen.emplace(key, best);
-    }
-    return std::move(cands[best]);
-  }
-
   /// The member nodes' own plans in sequence.
   Result<OpPlan> plan_unfused(const std::vector<dims_t>& in, const PlanEnv& env) const {
     struct Step {
