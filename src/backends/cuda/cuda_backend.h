@@ -8,7 +8,9 @@
 //   HONE_TRY(auto y, be->infer({x}));  be->kernel_executions();  // > 0: GPU kernels ran
 //
 // Ops: Conv (cuDNN, with the residual Add and Relu fused, when found; else im2col + SGEMM
-// and a direct depthwise kernel), Gemm/MatMul (SGEMM, batched), element-wise
+// and a direct depthwise kernel), Gemm/MatMul (SGEMM, batched; MatMul + constant bias as
+// one unit, cuBLASLt's bias epilogue when found), attention blocks as one unit (fused
+// flash-style kernels timed against the unfused path, ops_attention.cpp), element-wise
 // chains fused into one generated kernel each (the epilogue of dense ops),
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
 // Transpose, Concat, and views; everything else runs on the reference

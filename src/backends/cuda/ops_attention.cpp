@@ -36,7 +36,9 @@ bool plan_scalar(const Graph& g, ValueId v) {
   const Value& val = g.value(v);
   if (val.initializer)
     return val.initializer->dtype() == DType::kF32 && val.initializer->numel() == 1;
-  if (val.dtype != DType::kF32 || !host_eval::host_value(g, v, host_eval::Policy::kAnyDtype))
+  // Its dtype and size are checked again when a plan reads it.
+  if ((val.dtype != DType::kF32 && val.dtype != DType::kUndefined) ||
+      !host_eval::host_value(g, v, host_eval::Policy::kAnyDtype))
     return false;
   return !val.shape || !val.shape->is_static() || val.shape->numel() == 1;
 }
@@ -176,6 +178,10 @@ class AttentionOp final : public Op {
                                                    shape_to_string(v) + " do not agree");
     if (v.back() != D) return unsupported("V's head dim differs from Q's");
     if (D != 32 && D != 64 && D != 128) return unsupported("head dim " + std::to_string(D));
+    HONE_TRY(const Driver* drv, Driver::get());
+    if (drv->cc_major() < 8) return unsupported("mma.sync bf16/f16 needs sm_80 or newer");
+    if (auto m = attention_module(*drv); !m)
+      return unsupported("its kernels do not compile here: " + m.error().message());
     const dims_t qb(q.begin(), q.end() - 2), kb(k.begin(), k.end() - 2), vb(v.begin(), v.end() - 2);
     HONE_TRY(dims_t ob, ops::broadcast_shapes({qb, kb, vb}));
     if (ob != qb) return unsupported("Q broadcasts along a batch dim");
