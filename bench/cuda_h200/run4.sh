@@ -44,12 +44,21 @@ if [ -n "$1" ]; then
   cp /tmp/w/results.json $OUT/results.json
   grep -A20 "^model batch" $OUT/peer3.log || tail -20 $OUT/peer3.log
 fi
+# What the timed selectors chose at batch 32 (attention units, MatMul+bias units), per precision.
+for m in ${5//,/ }; do
+  [ -f /tmp/w/$m.onnx ] || continue
+  for p in ${2//,/ }; do
+    timeout 60 /tmp/g/bin/hone --log-level debug bench /tmp/w/$m.onnx --backend cuda --batch 32 \
+      --iters 3 --warmup 1 --config precision=$p 2>&1 | grep -E "chose|unfused \(" \
+      | sed -e 's/^\[[^]]*\] //' -e "s/^/$m $p: /" | sort | uniq -c | sort -rn | head -6
+  done
+done > $OUT/choices.txt 2>&1
+cut -c1-400 $OUT/choices.txt | head -40
 for m in ${5//,/ }; do
   [ -f /tmp/w/$m.onnx ] || continue
   HONE_CUDA_PROFILE=1 timeout 120 /tmp/g/bin/hone --log-level debug bench /tmp/w/$m.onnx --backend cuda \
     --batch 32 --iters 2 --warmup 1 $6 > /tmp/prof_$m.log 2>&1
   grep "cuda profile" /tmp/prof_$m.log | tail -n +1 > $OUT/prof_$m.txt
-  grep -E "chose|unfused \(" /tmp/prof_$m.log | sort | uniq -c | head -8
   python3 - $OUT/prof_$m.txt $m <<'PY'
 import re, sys, collections
 steps = [l for l in open(sys.argv[1])]
