@@ -33,27 +33,31 @@ struct HoneAttn {
   long long sk[HONE_ATTN_MAX_BATCH];
   long long sv[HONE_ATTN_MAX_BATCH];
   long long sm[HONE_ATTN_MAX_BATCH];
+  long long so[HONE_ATTN_MAX_BATCH];
   long long mask_r, mask_c;
-  long long k_row, k_col;
+  long long q_row, q_col, k_row, k_col, v_row, v_col, o_row, o_col;
   int nb, len_q, len_k, has_mask;
   float scale;
   int pad;
 };
 #define HONE_NEG_INF (-__int_as_float(0x7f800000))
 
-// Offsets of batch index b in q, k, v and mask (elements).
-__device__ __forceinline__ void hone_attn_batch(const HoneAttn& p, long long b, long long* oq,
-                                                long long* ok, long long* ov, long long* om) {
-  long long q = 0, k = 0, v = 0, m = 0;
+// Offsets of batch index b in q, k, v, mask and o (elements).
+struct HoneAttnAt {
+  long long q, k, v, m, o;
+};
+__device__ __forceinline__ HoneAttnAt hone_attn_batch(const HoneAttn& p, long long b) {
+  HoneAttnAt at = {0, 0, 0, 0, 0};
   for (int d = p.nb - 1; d >= 0; --d) {
     const long long c = b % p.bdims[d];
     b /= p.bdims[d];
-    q += c * p.sq[d];
-    k += c * p.sk[d];
-    v += c * p.sv[d];
-    m += c * p.sm[d];
+    at.q += c * p.sq[d];
+    at.k += c * p.sk[d];
+    at.v += c * p.sv[d];
+    at.m += c * p.sm[d];
+    at.o += c * p.so[d];
   }
-  *oq = q; *ok = k; *ov = v; *om = m;
+  return at;
 }
 
 template <int D>
@@ -62,15 +66,13 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
   __shared__ __align__(16) float kt[D * KP];      // kt[d * KP + j]
   __shared__ __align__(16) float vs[KT * D];      // vs[j * D + d]
   const int tid = threadIdx.x;
-  const long long b = blockIdx.x;
-  long long oq, ok, ov, om;
-  hone_attn_batch(p, b, &oq, &ok, &ov, &om);
+  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x);
   const int row = blockIdx.y * ROWS + tid;
   const bool live = row < p.len_q;
   float q[D], o[D];
 #pragma unroll
   for (int d = 0; d < D; ++d) {
-    q[d] = live ? p.q[oq + (long long)row * D + d] * p.scale : 0.0f;
+    q[d] = live ? p.q[at.q + (long long)row * p.q_row + (long long)d * p.q_col] * p.scale : 0.0f;
     o[d] = 0.0f;
   }
   float m = HONE_NEG_INF, l = 0.0f;
@@ -79,8 +81,8 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
     for (int e = tid; e < KT * D; e += ROWS) {
       const int j = e / D, d = e % D;
       const bool in = j0 + j < p.len_k;
-      kt[d * KP + j] = in ? p.k[ok + (long long)(j0 + j) * p.k_row + (long long)d * p.k_col] : 0.0f;
-      vs[j * D + d] = in ? p.v[ov + (long long)(j0 + j) * D + d] : 0.0f;
+      kt[d * KP + j] = in ? p.k[at.k + (long long)(j0 + j) * p.k_row + (long long)d * p.k_col] : 0.0f;
+      vs[j * D + d] = in ? p.v[at.v + (long long)(j0 + j) * p.v_row + (long long)d * p.v_col] : 0.0f;
     }
     __syncthreads();
     float s[KT];
@@ -106,7 +108,7 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
       if (j0 + j < p.len_k) {
         x = s[j];
         if (p.has_mask && live)
-          x += p.mask[om + (long long)row * p.mask_r + (long long)(j0 + j) * p.mask_c];
+          x += p.mask[at.m + (long long)row * p.mask_r + (long long)(j0 + j) * p.mask_c];
       }
       s[j] = x;
       mx = fmaxf(mx, x);
@@ -133,9 +135,9 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
     m = mx;
   }
   if (!live) return;
-  float* out = p.o + (b * p.len_q + row) * (long long)D;
+  float* out = p.o + at.o + (long long)row * p.o_row;
 #pragma unroll
-  for (int d = 0; d < D; ++d) out[d] = o[d] / l;
+  for (int d = 0; d < D; ++d) out[(long long)d * p.o_col] = o[d] / l;
 }
 
 // Two f32 as one register of two bf16 (BF16 != 0) or f16, `lo` in the low half.
@@ -174,25 +176,26 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
   __shared__ __align__(16) unsigned short vt[D * VS];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
-  const long long b = blockIdx.x;
-  long long oq, ok, ov, om;
-  hone_attn_batch(p, b, &oq, &ok, &ov, &om);
+  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x);
   const int r0 = blockIdx.y * ROWS + warp * 16 + g, r1 = r0 + 8;
   const bool live0 = r0 < p.len_q, live1 = r1 < p.len_q;
   // Q (scaled) as A fragments, straight from global memory.
   unsigned qa[D / 16][4];
   {
-    const float* q0 = p.q + oq + (long long)r0 * D;
-    const float* q1 = p.q + oq + (long long)r1 * D;
+    const float* q0 = p.q + at.q + (long long)r0 * p.q_row;
+    const float* q1 = p.q + at.q + (long long)r1 * p.q_row;
+    const long long qc = p.q_col;
+    const float s = p.scale;
+#define HONE_Q(ptr, live, c) ((live) ? (ptr)[(long long)(c) * qc] * s : 0.f)
 #pragma unroll
     for (int kc = 0; kc < D / 16; ++kc) {
       const int c = kc * 16 + 2 * t;
-      const float s = p.scale;
-      qa[kc][0] = hone_pack2<BF16>(live0 ? q0[c] * s : 0.f, live0 ? q0[c + 1] * s : 0.f);
-      qa[kc][1] = hone_pack2<BF16>(live1 ? q1[c] * s : 0.f, live1 ? q1[c + 1] * s : 0.f);
-      qa[kc][2] = hone_pack2<BF16>(live0 ? q0[c + 8] * s : 0.f, live0 ? q0[c + 9] * s : 0.f);
-      qa[kc][3] = hone_pack2<BF16>(live1 ? q1[c + 8] * s : 0.f, live1 ? q1[c + 9] * s : 0.f);
+      qa[kc][0] = hone_pack2<BF16>(HONE_Q(q0, live0, c), HONE_Q(q0, live0, c + 1));
+      qa[kc][1] = hone_pack2<BF16>(HONE_Q(q1, live1, c), HONE_Q(q1, live1, c + 1));
+      qa[kc][2] = hone_pack2<BF16>(HONE_Q(q0, live0, c + 8), HONE_Q(q0, live0, c + 9));
+      qa[kc][3] = hone_pack2<BF16>(HONE_Q(q1, live1, c + 8), HONE_Q(q1, live1, c + 9));
     }
+#undef HONE_Q
   }
   float acc[D / 8][4];
 #pragma unroll
@@ -206,12 +209,12 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
       const bool in = j0 + j < p.len_k;
       float k0 = 0.f, k1 = 0.f, v0 = 0.f, v1 = 0.f;
       if (in) {
-        const float* kr = p.k + ok + (long long)(j0 + j) * p.k_row;
+        const float* kr = p.k + at.k + (long long)(j0 + j) * p.k_row;
         k0 = kr[(long long)d * p.k_col];
         k1 = kr[(long long)(d + 1) * p.k_col];
-        const float* vr = p.v + ov + (long long)(j0 + j) * D + d;
-        v0 = vr[0];
-        v1 = vr[1];
+        const float* vr = p.v + at.v + (long long)(j0 + j) * p.v_row;
+        v0 = vr[(long long)d * p.v_col];
+        v1 = vr[(long long)(d + 1) * p.v_col];
       }
       *reinterpret_cast<unsigned*>(ks + j * KS + d) = hone_pack2<BF16>(k0, k1);
       const unsigned vv = hone_pack2<BF16>(v0, v1);
@@ -243,7 +246,7 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
         float x = HONE_NEG_INF;
         if (j < p.len_k) {
           x = s[n][e];
-          if (p.has_mask && live) x += p.mask[om + (long long)r * p.mask_r + (long long)j * p.mask_c];
+          if (p.has_mask && live) x += p.mask[at.m + (long long)r * p.mask_r + (long long)j * p.mask_c];
         }
         s[n][e] = x;
         if (e < 2) mx0 = fmaxf(mx0, x); else mx1 = fmaxf(mx1, x);
@@ -294,13 +297,14 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
   l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-  float* o0 = p.o + (b * p.len_q + r0) * (long long)D;
-  float* o1 = p.o + (b * p.len_q + r1) * (long long)D;
+  float* o0 = p.o + at.o + (long long)r0 * p.o_row;
+  float* o1 = p.o + at.o + (long long)r1 * p.o_row;
+  const long long oc = p.o_col;
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
-    const int c = n * 8 + 2 * t;
-    if (live0) { o0[c] = acc[n][0] / l0; o0[c + 1] = acc[n][1] / l0; }
-    if (live1) { o1[c] = acc[n][2] / l1; o1[c + 1] = acc[n][3] / l1; }
+    const long long c = n * 8 + 2 * t;
+    if (live0) { o0[c * oc] = acc[n][0] / l0; o0[(c + 1) * oc] = acc[n][1] / l0; }
+    if (live1) { o1[c * oc] = acc[n][2] / l1; o1[(c + 1) * oc] = acc[n][3] / l1; }
   }
 }
 

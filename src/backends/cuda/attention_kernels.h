@@ -21,11 +21,11 @@ namespace hone::cuda {
 inline constexpr int kAttnMaxBatch = 4;  // batch dims of one attention launch
 inline constexpr int kAttnRows = 64;     // query rows per block (both kernel families)
 
-/// Host mirror of `HoneAttn`. Q is [batch..., len_q, D] and V [batch..., len_k, D]
-/// (rows contiguous); K's element (key j, dim d) is at j * k_row + d * k_col
-/// past its batch offset (K or Kᵀ stored); O is contiguous [batch, len_q, D].
-/// Batch offsets: index b decomposed over bdims[0..nb), times each tensor's
-/// strides (0 where it broadcasts). mask (f32, may be null) adds
+/// Host mirror of `HoneAttn`. Logically Q is [batch..., len_q, D], K and V
+/// [batch..., len_k, D] and O [batch..., len_q, D]; element (row r, dim d) of
+/// each is at r * X_row + d * X_col past its batch offset (any layout: K or Kᵀ
+/// stored, heads not yet transposed). Batch offsets: index b decomposed over
+/// bdims[0..nb), times each tensor's strides (0 where it broadcasts). mask (f32, may be null) adds
 /// mask[sm·b + r * mask_r + j * mask_c] to score (r, j).
 struct AttnArgs {
   CUdeviceptr q = 0, k = 0, v = 0, mask = 0, o = 0;
@@ -34,13 +34,14 @@ struct AttnArgs {
   int64_t sk[kAttnMaxBatch] = {};
   int64_t sv[kAttnMaxBatch] = {};
   int64_t sm[kAttnMaxBatch] = {};
+  int64_t so[kAttnMaxBatch] = {};
   int64_t mask_r = 0, mask_c = 0;
-  int64_t k_row = 0, k_col = 0;
+  int64_t q_row = 0, q_col = 0, k_row = 0, k_col = 0, v_row = 0, v_col = 0, o_row = 0, o_col = 0;
   int32_t nb = 0, len_q = 0, len_k = 0, has_mask = 0;
   float scale = 1.0f;
   int32_t pad = 0;
 };
-static_assert(sizeof(AttnArgs) == 256, "must match HoneAttn in attention_kernels.cpp");
+static_assert(sizeof(AttnArgs) == 336, "must match HoneAttn in attention_kernels.cpp");
 
 /// The kernels' CUDA source (tests compile it to check it stays valid).
 const std::string& attention_source();

@@ -110,15 +110,20 @@ struct ChainModule {
 using Unit = FusedUnit<Op>;  // label e.g. "'act1' (Relu) +Add+Sigmoid"
 
 /// An attention block the cuda backend runs as one unit (ops_attention.cpp):
-/// find_attention()'s match plus the scalar Muls on Q and Kᵀ and the
-/// Transpose making Kᵀ, when only the match reads them.
+/// find_attention()'s match plus the scalar Muls on Q and Kᵀ, the Transpose
+/// making Kᵀ, the views and Transposes that split the heads, and the Transpose
+/// merging them, when only the match reads them.
 struct AttentionSpec {
   std::vector<NodeId> members;  // every node the unit replaces
   ValueId q = -1, k = -1, v = -1, mask = -1;
   bool k_transposed = true;   // k holds Kᵀ [..., D, Sk]; false: K [..., Sk, D]
   double scale = 1.0;         // the constant factor of the scores
   std::vector<ValueId> scale_values;  // one-value factors known at plan time
-  NodeId av = -1;             // the last member: MatMul(P, V)
+  NodeId av = -1;             // MatMul(P, V)
+  /// Views and Transposes between q, k, v and the products (forward order),
+  /// read through by the fused kernels' strides.
+  std::vector<NodeId> q_chain, k_chain, v_chain;
+  NodeId out_transpose = -1;  // a Transpose of av's output, written through; -1: none
 };
 
 /// Who reads what inside one block graph.

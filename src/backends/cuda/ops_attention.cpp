@@ -14,6 +14,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 
 #include "backends/common/host_eval.h"
@@ -59,6 +60,46 @@ bool swaps_last_two(const Graph& g, const Node& n) {
   return perm[r - 2] == static_cast<int64_t>(r - 1) && perm[r - 1] == static_cast<int64_t>(r - 2);
 }
 
+struct View {
+  dims_t dims, st;
+};
+
+/// Strides under which `to` views the elements that (`dims`, `st`) describe,
+/// in row-major order, or nothing when no strides can (a merge across a gap).
+std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to) {
+  if (numel_of(dims) != numel_of(to) || numel_of(dims) == 0) return std::nullopt;
+  dims_t out(to.size(), 0);
+  // Walk both from the innermost dim, one chunk of contiguous input dims at a time.
+  int64_t vi = static_cast<int64_t>(to.size()) - 1;
+  int64_t base = 1, numel = 1, vnumel = 1;
+  bool started = false;
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    const auto u = static_cast<size_t>(i);
+    if (!started) {
+      base = st[u];
+      started = true;
+    }
+    numel *= dims[u];
+    const bool chunk_ends =
+        i == 0 || (dims[u - 1] != 1 && st[u - 1] != numel * base);
+    if (!chunk_ends) continue;
+    while (vi >= 0 && (vnumel < numel || to[static_cast<size_t>(vi)] == 1)) {
+      out[static_cast<size_t>(vi)] = vnumel * base;
+      vnumel *= to[static_cast<size_t>(vi)];
+      --vi;
+    }
+    if (vnumel != numel) return std::nullopt;
+    if (i > 0) {
+      base = st[u - 1];
+      numel = 1;
+      vnumel = 1;
+    }
+  }
+  while (vi >= 0 && to[static_cast<size_t>(vi)] == 1) out[static_cast<size_t>(vi--)] = 0;
+  if (vi != -1) return std::nullopt;
+  return out;
+}
+
 struct Sub {
   std::unique_ptr<Op> op;
   std::vector<int> in;  // per input: index into the unit's inputs, or -1 - (earlier sub)
@@ -66,18 +107,21 @@ struct Sub {
 
 class AttentionOp final : public Op {
  public:
-  AttentionOp(AttentionSpec spec, std::vector<Sub> subs, std::vector<int> io, ConvSettings s,
-              std::string label)
-      : spec_(std::move(spec)),
+  AttentionOp(const Graph& g, AttentionSpec spec, std::vector<Sub> subs,
+              std::vector<NodeId> sub_nodes, std::vector<int> io, ConvSettings s, std::string label)
+      : g_(g),
+        spec_(std::move(spec)),
         subs_(std::move(subs)),
+        sub_nodes_(std::move(sub_nodes)),
         io_(std::move(io)),
         s_(std::move(s)),
         label_(std::move(label)) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
-    HONE_TRY(OpPlan unfused, plan_unfused(in, env));
+    std::vector<dims_t> made;
+    HONE_TRY(OpPlan unfused, plan_unfused(in, env, &made));
     if (s_.attention_select == AttentionSelect::kUnfused) return unfused;
-    auto fused = plan_fused(in, env);
+    auto fused = plan_fused(in, env, made);
     if (!fused) {
       HONE_LOG_DEBUG("cuda: {}: unfused ({})", label_, fused.error().message());
       return unfused;
@@ -91,7 +135,9 @@ class AttentionOp final : public Op {
 
  private:
   /// The member nodes' own plans in sequence.
-  Result<OpPlan> plan_unfused(const std::vector<dims_t>& in, const PlanEnv& env) const {
+  /// `made`: each member's output dims.
+  Result<OpPlan> plan_unfused(const std::vector<dims_t>& in, const PlanEnv& env,
+                              std::vector<dims_t>* made_out) const {
     struct Step {
       OpPlan p;
       std::vector<int> in;
@@ -128,6 +174,7 @@ class AttentionOp final : public Op {
     }
     if (steps.back().view_of != -2)
       return fail(ErrorCode::kInternal, label_ + ": the last member is a view");
+    *made_out = made;
     OpPlan out;
     out.outputs = {made.back()};
     out.workspace_bytes = total + ws;
@@ -159,30 +206,73 @@ class AttentionOp final : public Op {
     return out;
   }
 
+  /// Dims and element strides of a member chain's result, read in place from
+  /// its source (`src` dims, contiguous): Transposes permute the strides,
+  /// views re-stride them; nothing when a view cannot be expressed so.
+  Result<View> follow(const dims_t& src, const std::vector<NodeId>& chain,
+                      const std::vector<dims_t>& made) const {
+    View v{src, strides_of(src)};
+    for (NodeId id : chain) {
+      const auto at = std::find(sub_nodes_.begin(), sub_nodes_.end(), id);
+      if (at == sub_nodes_.end()) return fail(ErrorCode::kInternal, label_ + ": lost a member");
+      const dims_t& out = made[static_cast<size_t>(at - sub_nodes_.begin())];
+      const Node& n = g_.node(id);
+      if (n.op_type == "Transpose") {
+        std::vector<int64_t> perm = n.attr_ints("perm");
+        if (perm.empty())
+          for (size_t i = v.dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+        if (perm.size() != v.dims.size())
+          return fail(ErrorCode::kUnsupported, "fused attention: a Transpose's perm");
+        View t;
+        for (int64_t p : perm) {
+          const int64_t q = p < 0 ? p + static_cast<int64_t>(perm.size()) : p;
+          if (q < 0 || q >= static_cast<int64_t>(perm.size()))
+            return fail(ErrorCode::kUnsupported, "fused attention: a Transpose's perm");
+          t.dims.push_back(v.dims[static_cast<size_t>(q)]);
+          t.st.push_back(v.st[static_cast<size_t>(q)]);
+        }
+        v = std::move(t);
+      } else {
+        auto st = restride(v.dims, v.st, out);
+        if (!st)
+          return fail(ErrorCode::kUnsupported,
+                      "fused attention: " + n.describe() + " is no strided view of its input");
+        v = View{out, std::move(*st)};
+      }
+      if (v.dims != out) return fail(ErrorCode::kInternal, label_ + ": a member's dims differ");
+    }
+    return v;
+  }
+
   /// The fused kernels that accept these shapes, best guess first.
-  Result<std::vector<OpPlan>> plan_fused(const std::vector<dims_t>& in,
-                                         const PlanEnv& env) const {
+  Result<std::vector<OpPlan>> plan_fused(const std::vector<dims_t>& in, const PlanEnv& env,
+                                         const std::vector<dims_t>& made) const {
     auto unsupported = [&](const std::string& why) {
       return fail(ErrorCode::kUnsupported, "fused attention: " + why);
     };
-    const dims_t& q = in[static_cast<size_t>(iq())];
-    const dims_t& k = in[static_cast<size_t>(ik())];
-    const dims_t& v = in[static_cast<size_t>(iv())];
-    if (q.size() < 2 || k.size() < 2 || v.size() < 2) return unsupported("an operand below rank 2");
-    const int64_t D = q.back(), Sq = q[q.size() - 2];
-    const int64_t Dk = spec_.k_transposed ? k[k.size() - 2] : k.back();
-    const int64_t Sk = spec_.k_transposed ? k.back() : k[k.size() - 2];
-    if (Dk != D || v[v.size() - 2] != Sk)
-      return fail(ErrorCode::kInvalidArgument, "attention: Q " + shape_to_string(q) + ", K " +
-                                                   shape_to_string(k) + ", V " +
-                                                   shape_to_string(v) + " do not agree");
-    if (v.back() != D) return unsupported("V's head dim differs from Q's");
+    HONE_TRY(View q, follow(in[static_cast<size_t>(iq())], spec_.q_chain, made));
+    HONE_TRY(View k, follow(in[static_cast<size_t>(ik())], spec_.k_chain, made));
+    HONE_TRY(View v, follow(in[static_cast<size_t>(iv())], spec_.v_chain, made));
+    if (q.dims.size() < 2 || k.dims.size() < 2 || v.dims.size() < 2)
+      return unsupported("an operand below rank 2");
+    if (spec_.k_transposed) {  // as K [..., Sk, D]
+      std::swap(k.dims[k.dims.size() - 1], k.dims[k.dims.size() - 2]);
+      std::swap(k.st[k.st.size() - 1], k.st[k.st.size() - 2]);
+    }
+    const int64_t D = q.dims.back(), Sq = q.dims[q.dims.size() - 2];
+    const int64_t Sk = k.dims[k.dims.size() - 2];
+    if (k.dims.back() != D || v.dims[v.dims.size() - 2] != Sk)
+      return fail(ErrorCode::kInvalidArgument,
+                  "attention: Q " + shape_to_string(q.dims) + ", K " + shape_to_string(k.dims) +
+                      ", V " + shape_to_string(v.dims) + " do not agree");
+    if (v.dims.back() != D) return unsupported("V's head dim differs from Q's");
     if (D != 32 && D != 64 && D != 128) return unsupported("head dim " + std::to_string(D));
     HONE_TRY(const Driver* drv, Driver::get());
     if (drv->cc_major() < 8) return unsupported("mma.sync bf16/f16 needs sm_80 or newer");
     if (auto m = attention_module(*drv); !m)
       return unsupported("its kernels do not compile here: " + m.error().message());
-    const dims_t qb(q.begin(), q.end() - 2), kb(k.begin(), k.end() - 2), vb(v.begin(), v.end() - 2);
+    const dims_t qb(q.dims.begin(), q.dims.end() - 2), kb(k.dims.begin(), k.dims.end() - 2),
+        vb(v.dims.begin(), v.dims.end() - 2);
     HONE_TRY(dims_t ob, ops::broadcast_shapes({qb, kb, vb}));
     if (ob != qb) return unsupported("Q broadcasts along a batch dim");
     if (ob.size() > static_cast<size_t>(kAttnMaxBatch))
@@ -201,38 +291,57 @@ class AttentionOp final : public Op {
     a.len_q = static_cast<int32_t>(Sq);
     a.len_k = static_cast<int32_t>(Sk);
     a.scale = static_cast<float>(scale);
-    auto batch_strides = [&](const dims_t& x, int64_t rows, int64_t cols, int64_t* st,
-                             int64_t* r = nullptr, int64_t* c = nullptr) -> Result<void> {
-      dims_t target = ob;
-      target.push_back(rows);
-      target.push_back(cols);
-      HONE_TRY(dims_t bc, ops::broadcast_shapes({x, target}));
-      if (bc != target)
-        return fail(ErrorCode::kInvalidArgument,
-                    "attention: " + shape_to_string(x) + " does not broadcast to " +
-                        shape_to_string(target));
-      const dims_t s = broadcast_strides(x, target);
-      for (size_t i = 0; i < ob.size(); ++i) st[i] = s[i];
-      if (r) *r = s[ob.size()];
-      if (c) *c = s[ob.size() + 1];
-      return {};
-    };
     for (size_t i = 0; i < ob.size(); ++i) a.bdims[i] = ob[i];
-    HONE_CHECK_OK(batch_strides(q, Sq, D, a.sq));
-    if (spec_.k_transposed) {
-      HONE_CHECK_OK(batch_strides(k, D, Sk, a.sk, &a.k_col, &a.k_row));
-    } else {
-      HONE_CHECK_OK(batch_strides(k, Sk, D, a.sk, &a.k_row, &a.k_col));
-    }
-    HONE_CHECK_OK(batch_strides(v, Sk, D, a.sv));
+    // A view's batch strides, right-aligned to ob (0 where it broadcasts).
+    auto batch = [&](const View& x, int64_t* st, int64_t* row, int64_t* col) {
+      const size_t r = x.dims.size() - 2, off = ob.size() - r;
+      for (size_t i = 0; i < r; ++i) st[off + i] = x.dims[i] == 1 ? 0 : x.st[i];
+      *row = x.st[r];
+      *col = x.st[r + 1];
+    };
+    batch(q, a.sq, &a.q_row, &a.q_col);
+    batch(k, a.sk, &a.k_row, &a.k_col);
+    batch(v, a.sv, &a.v_row, &a.v_col);
     if (im() >= 0) {
+      const dims_t& md = in[static_cast<size_t>(im())];
+      dims_t target = ob;
+      target.push_back(Sq);
+      target.push_back(Sk);
+      HONE_TRY(dims_t bc, ops::broadcast_shapes({md, target}));
+      if (bc != target)
+        return fail(ErrorCode::kInvalidArgument, "attention: mask " + shape_to_string(md) +
+                                                     " does not broadcast to " +
+                                                     shape_to_string(target));
+      const dims_t st = broadcast_strides(md, target);
       a.has_mask = 1;
-      HONE_CHECK_OK(
-          batch_strides(in[static_cast<size_t>(im())], Sq, Sk, a.sm, &a.mask_r, &a.mask_c));
+      for (size_t i = 0; i < ob.size(); ++i) a.sm[i] = st[i];
+      a.mask_r = st[ob.size()];
+      a.mask_c = st[ob.size() + 1];
     }
+    // O: [ob..., Sq, D] contiguous, or written through the output Transpose.
     dims_t out = ob;
     out.push_back(Sq);
     out.push_back(D);
+    View o{out, strides_of(out)};
+    if (spec_.out_transpose >= 0) {
+      const dims_t& td = made.back();
+      std::vector<int64_t> perm = g_.node(spec_.out_transpose).attr_ints("perm");
+      if (perm.empty())
+        for (size_t i = out.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+      if (perm.size() != out.size()) return unsupported("the output Transpose's perm");
+      const dims_t ts = strides_of(td);
+      for (size_t j = 0; j < perm.size(); ++j) {
+        const int64_t p = perm[j] < 0 ? perm[j] + static_cast<int64_t>(perm.size()) : perm[j];
+        if (p < 0 || p >= static_cast<int64_t>(out.size()) ||
+            td[j] != out[static_cast<size_t>(p)])
+          return unsupported("the output Transpose's perm");
+        o.st[static_cast<size_t>(p)] = ts[j];
+      }
+      out = td;
+    }
+    for (size_t i = 0; i < ob.size(); ++i) a.so[i] = o.st[i];
+    a.o_row = o.st[ob.size()];
+    a.o_col = o.st[ob.size() + 1];
     std::vector<OpPlan> cands;
     auto add = [&](std::string kernel, std::string fn, unsigned threads) {
       OpPlan p;
@@ -270,8 +379,10 @@ class AttentionOp final : public Op {
   int iv() const { return io_[2]; }
   int im() const { return io_[3]; }
 
+  const Graph& g_;
   AttentionSpec spec_;
   std::vector<Sub> subs_;
+  std::vector<NodeId> sub_nodes_;  // the member node of each sub, in order
   std::vector<int> io_;  // unit-input indices of q, k, v, mask (-1: none)
   ConvSettings s_;
   std::string label_;
@@ -333,9 +444,39 @@ void find_attention_units(BlockInfo& b) {
       }
       break;
     }
+    // Views and Transposes that only reshuffle an operand are read through
+    // (the fused kernels take any strides): a head split needs no copy.
+    auto trace = [&](ValueId& x, std::vector<NodeId>& chain) {
+      for (int step = 0; step < 8; ++step) {
+        const Node* p = producer(x);
+        if (!p || !sole(x) || p->outputs.size() != 1 || p->inputs.empty()) break;
+        const std::string& op = p->op_type;
+        if (op != "Transpose" && op != "Reshape" && op != "Squeeze" && op != "Unsqueeze" &&
+            op != "Flatten")
+          break;
+        chain.insert(chain.begin(), g.value(x).producer);
+        x = p->inputs[0];
+      }
+    };
+    ValueId v = g.node(m.av).inputs[1];
+    trace(q, sp.q_chain);
+    trace(k, sp.k_chain);
+    trace(v, sp.v_chain);
+    for (const auto* c : {&sp.q_chain, &sp.k_chain, &sp.v_chain})
+      sp.members.insert(sp.members.end(), c->begin(), c->end());
+    // The output's Transpose (merging the heads back) is written through too.
+    const ValueId o = g.node(m.av).outputs[0];
+    if (sole(o)) {
+      const NodeId c = b.consumer[static_cast<size_t>(o)];
+      const Node& t = g.node(c);
+      if (t.op_type == "Transpose" && t.outputs.size() == 1) {
+        sp.out_transpose = c;
+        sp.members.push_back(c);
+      }
+    }
     sp.q = q;
     sp.k = k;
-    sp.v = g.node(m.av).inputs[1];
+    sp.v = v;
     bool taken = false;
     for (NodeId id : sp.members) taken = taken || b.attention_of[static_cast<size_t>(id)] >= 0;
     if (taken) continue;
@@ -402,9 +543,10 @@ Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeI
     HONE_TRY(int i, index_of(v));
     io.push_back(i);
   }
-  u.outputs = {g.node(sp.av).outputs[0]};
+  u.outputs = {g.node(sp.out_transpose >= 0 ? sp.out_transpose : sp.av).outputs[0]};
   u.label = g.node(sp.av).describe() + " attention of " + std::to_string(members.size()) + " nodes";
-  u.op = std::make_unique<AttentionOp>(sp, std::move(subs), std::move(io), b.conv, u.label);
+  u.op = std::make_unique<AttentionOp>(g, sp, std::move(subs), members, std::move(io), b.conv,
+                                       u.label);
   return u;
 }
 

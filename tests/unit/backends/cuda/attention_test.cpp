@@ -43,6 +43,27 @@ Graph plain_attention() {
   return *std::move(b).build();
 }
 
+/// A bert-like layer: q, k, v projections (MatMul + bias) split into 2 heads
+/// of 64 by Reshape + Transpose (Kᵀ by one Transpose), scores / 8 + mask,
+/// softmax, · v, heads merged back by Transpose + Reshape.
+Graph bert_heads(std::mt19937& rng) {
+  GraphBuilder b("heads");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 77, 128});
+  ValueId mask = b.input("mask", DType::kF32, Shape{Dim::symbol("batch"), 1, 1, 77});
+  auto proj = [&](const char* w) {
+    ValueId y = b.add(b.matmul(x, b.constant(w, uniform(rng, {128, 128}, -0.2f, 0.2f))),
+                      b.constant(std::string(w) + "_b", uniform(rng, {128})));
+    return b.op("Reshape", {y, b.constant("", Tensor::from<int64_t>({4}, {0, 77, 2, 64}))});
+  };
+  ValueId q = b.transpose(proj("wq"), {0, 2, 1, 3});
+  ValueId kt = b.transpose(proj("wk"), {0, 2, 3, 1});
+  ValueId v = b.transpose(proj("wv"), {0, 2, 1, 3});
+  ValueId s = b.add(b.div(b.matmul(q, kt), b.scalar_f32("", 8.0f)), mask);
+  ValueId o = b.transpose(b.matmul(b.softmax(s), v), {0, 2, 1, 3});
+  b.output(b.op("Reshape", {o, b.constant("", Tensor::from<int64_t>({3}, {0, 77, 128}))}), "y");
+  return *std::move(b).build();
+}
+
 struct Case {
   const char* precision;
   double rtol, atol;
@@ -74,6 +95,24 @@ TEST(CudaAttention, FusedKernelsMatchTheReferenceInEveryPrecision) {
       const std::string plan = plan_text(*be);
       EXPECT_NE(plan.find(c.fused), std::string::npos) << plan;
       EXPECT_EQ(plan.find("softmax.f32"), std::string::npos) << plan;
+    }
+  }
+}
+
+TEST(CudaAttention, FusedKernelsReadSplitHeadsInPlace) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(24);
+  const Graph g = bert_heads(rng);
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.precision);
+    for (int64_t batch : {1, 3}) {
+      Tensor mask = uniform(rng, {batch, 1, 1, 77}, -1.0f, 0.0f);
+      auto be = expect_matches_reference(g, {uniform(rng, {batch, 77, 128}), mask}, c.rtol,
+                                         c.atol,
+                                         {{"precision", c.precision}, {"attention_select", "fused"}});
+      const std::string plan = plan_text(*be);
+      EXPECT_NE(plan.find(c.fused), std::string::npos) << plan;
+      EXPECT_EQ(plan.find("transpose."), std::string::npos) << plan;  // no head copies
     }
   }
 }
