@@ -83,6 +83,22 @@ TEST(CudaOps, MatMulBiasIsOneUnitInEveryPrecision) {
   auto apart = expect_matches_reference(g, {uniform(rng, {2, 50, 96})}, 1e-4, 1e-5,
                                         {{"gemm_epilogue", "false"}});
   EXPECT_NE(plan_text(*apart).find("nvrtc[add"), std::string::npos) << plan_text(*apart);
+  // Gemm(transB) with a bias C: the epilogue, or the broadcast copy of C, timed.
+  GraphBuilder gb("gemmbias");
+  ValueId x2 = gb.input("x", DType::kF32, Shape{Dim::symbol("n"), 96});
+  gb.output(gb.gemm(x2, gb.constant("w", uniform(rng, {80, 96})),
+                    gb.constant("c", uniform(rng, {80})), {.trans_b = true}),
+            "y");
+  Graph gg = *std::move(gb).build();
+  for (const auto& [precision, tol] : cases) {
+    SCOPED_TRACE(precision);
+    auto be = expect_matches_reference(gg, {uniform(rng, {64, 96})}, tol, tol,
+                                       {{"precision", precision}});
+    const std::string plan = plan_text(*be);
+    EXPECT_TRUE(plan.find("cublaslt+bias]") != std::string::npos ||
+                plan.find(" +c]") != std::string::npos)
+        << plan;
+  }
 }
 
 TEST(CudaOps, ConvPadsStridesDilationsGroupsBias) {
