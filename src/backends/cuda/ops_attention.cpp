@@ -108,8 +108,10 @@ struct Sub {
 class AttentionOp final : public Op {
  public:
   AttentionOp(const Graph& g, AttentionSpec spec, std::vector<Sub> subs,
-              std::vector<NodeId> sub_nodes, std::vector<int> io, ConvSettings s, std::string label)
+              std::vector<NodeId> sub_nodes, std::vector<ValueId> inputs, std::vector<int> io,
+              ConvSettings s, std::string label)
       : g_(g),
+        inputs_(std::move(inputs)),
         spec_(std::move(spec)),
         subs_(std::move(subs)),
         sub_nodes_(std::move(sub_nodes)),
@@ -129,8 +131,18 @@ class AttentionOp final : public Op {
     std::vector<OpPlan> cands = std::move(*fused);
     if (s_.attention_select == AttentionSelect::kFused) return std::move(cands.front());
     cands.push_back(std::move(unfused));
+    // The fused kernels must match the unfused path on random inputs (with
+    // the real scale factors, which they read at plan time) before timing.
+    Check check;
+    check.reference = static_cast<int>(cands.size()) - 1;
+    check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
+    for (ValueId v : inputs_)
+      check.fixed.push_back(std::find(spec_.scale_values.begin(), spec_.scale_values.end(), v) !=
+                                    spec_.scale_values.end()
+                                ? env.value(v)
+                                : nullptr);
     return fastest(label_, in, std::move(cands), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
-                   s_.dnn);
+                   s_.dnn, check);
   }
 
  private:
@@ -380,6 +392,7 @@ class AttentionOp final : public Op {
   int im() const { return io_[3]; }
 
   const Graph& g_;
+  std::vector<ValueId> inputs_;  // the unit's inputs
   AttentionSpec spec_;
   std::vector<Sub> subs_;
   std::vector<NodeId> sub_nodes_;  // the member node of each sub, in order
@@ -545,8 +558,8 @@ Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeI
   }
   u.outputs = {g.node(sp.out_transpose >= 0 ? sp.out_transpose : sp.av).outputs[0]};
   u.label = g.node(sp.av).describe() + " attention of " + std::to_string(members.size()) + " nodes";
-  u.op = std::make_unique<AttentionOp>(g, sp, std::move(subs), members, std::move(io), b.conv,
-                                       u.label);
+  u.op = std::make_unique<AttentionOp>(g, sp, std::move(subs), members, u.inputs, std::move(io),
+                                       b.conv, u.label);
   return u;
 }
 

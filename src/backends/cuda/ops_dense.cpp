@@ -233,14 +233,18 @@ class GemmOp final : public Op {
     HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
     std::vector<OpPlan> lt = with_lt(in);
     if (!lt.empty()) {
-      // C a bias over N: cuBLASLt's epilogue against the broadcast copy, timed.
+      // C a bias over N: cuBLASLt's epilogue against the broadcast copy, timed;
+      // the plain cuBLAS plan is the reference the epilogue must match.
+      Check check;
+      check.reference = static_cast<int>(lt.size());
+      check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
       lt.push_back(std::move(p));
       if (s_.gemm_half != 0 && s_.gemm_by_time) {
         HONE_TRY(OpPlan full, plan_with(in, 0));
         lt.push_back(std::move(full));
       }
       return fastest(label_, in, std::move(lt), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
-                     s_.dnn);
+                     s_.dnn, check);
     }
     if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
     HONE_TRY(OpPlan full, plan_with(in, 0));
@@ -427,7 +431,9 @@ class MatMulBiasOp final : public Op {
     if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
     dims_t out = a;
     out.back() = N;
-    std::vector<OpPlan> cands;
+    // The first candidate (cuBLAS in the build's precision) is the reference
+    // the others must match on random data.
+    std::vector<OpPlan> cands{with_prefill(out, M, N, K, s_.gemm_half)};
     std::vector<int> halves{s_.gemm_half};
     if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
     for (int half : halves) {
@@ -436,10 +442,13 @@ class MatMulBiasOp final : public Op {
       } else {
         HONE_LOG_DEBUG("cuda: {}: {}", label_, lt.error().message());
       }
-      cands.push_back(with_prefill(out, M, N, K, half));
+      if (half != s_.gemm_half) cands.push_back(with_prefill(out, M, N, K, half));
     }
+    Check check;
+    check.reference = 0;
+    check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
     return fastest(label_, in, std::move(cands), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
-                   s_.dnn);
+                   s_.dnn, check);
   }
 
  private:
