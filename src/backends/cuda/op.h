@@ -14,6 +14,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -151,6 +152,10 @@ std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::s
 /// Inputs of an element-wise node that its expression reads (Clip's bounds are baked in).
 size_t eltwise_arity(const Node& n);
 
+/// Strides under which dims `to` view, in row-major order, the elements that
+/// (`dims`, element strides `st`) describe; nothing when no strides can (a
+/// merge across a gap). The fused attention kernels read views through it.
+std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to);
 /// Fills b.attention and b.attention_of (attention_select other than unfused).
 void find_attention_units(BlockInfo& b);
 /// The attention unit that node `first`, its earliest member, belongs to.

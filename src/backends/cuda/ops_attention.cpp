@@ -25,6 +25,41 @@
 #include "hone/passes.h"
 
 namespace hone::cuda {
+
+std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to) {
+  if (numel_of(dims) != numel_of(to) || numel_of(dims) == 0) return std::nullopt;
+  dims_t out(to.size(), 0);
+  // Walk both from the innermost dim, one chunk of contiguous input dims at a time.
+  int64_t vi = static_cast<int64_t>(to.size()) - 1;
+  int64_t base = 1, numel = 1, vnumel = 1;
+  bool started = false;
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    const auto u = static_cast<size_t>(i);
+    if (!started) {
+      base = st[u];
+      started = true;
+    }
+    numel *= dims[u];
+    const bool chunk_ends =
+        i == 0 || (dims[u - 1] != 1 && st[u - 1] != numel * base);
+    if (!chunk_ends) continue;
+    while (vi >= 0 && (vnumel < numel || to[static_cast<size_t>(vi)] == 1)) {
+      out[static_cast<size_t>(vi)] = vnumel * base;
+      vnumel *= to[static_cast<size_t>(vi)];
+      --vi;
+    }
+    if (vnumel != numel) return std::nullopt;
+    if (i > 0) {
+      base = st[u - 1];
+      numel = 1;
+      vnumel = 1;
+    }
+  }
+  while (vi >= 0 && to[static_cast<size_t>(vi)] == 1) out[static_cast<size_t>(vi--)] = 0;
+  if (vi != -1) return std::nullopt;
+  return out;
+}
+
 namespace {
 
 size_t round256(size_t bytes) {
@@ -63,42 +98,6 @@ bool swaps_last_two(const Graph& g, const Node& n) {
 struct View {
   dims_t dims, st;
 };
-
-/// Strides under which `to` views the elements that (`dims`, `st`) describe,
-/// in row-major order, or nothing when no strides can (a merge across a gap).
-std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to) {
-  if (numel_of(dims) != numel_of(to) || numel_of(dims) == 0) return std::nullopt;
-  dims_t out(to.size(), 0);
-  // Walk both from the innermost dim, one chunk of contiguous input dims at a time.
-  int64_t vi = static_cast<int64_t>(to.size()) - 1;
-  int64_t base = 1, numel = 1, vnumel = 1;
-  bool started = false;
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
-    const auto u = static_cast<size_t>(i);
-    if (!started) {
-      base = st[u];
-      started = true;
-    }
-    numel *= dims[u];
-    const bool chunk_ends =
-        i == 0 || (dims[u - 1] != 1 && st[u - 1] != numel * base);
-    if (!chunk_ends) continue;
-    while (vi >= 0 && (vnumel < numel || to[static_cast<size_t>(vi)] == 1)) {
-      out[static_cast<size_t>(vi)] = vnumel * base;
-      vnumel *= to[static_cast<size_t>(vi)];
-      --vi;
-    }
-    if (vnumel != numel) return std::nullopt;
-    if (i > 0) {
-      base = st[u - 1];
-      numel = 1;
-      vnumel = 1;
-    }
-  }
-  while (vi >= 0 && to[static_cast<size_t>(vi)] == 1) out[static_cast<size_t>(vi--)] = 0;
-  if (vi != -1) return std::nullopt;
-  return out;
-}
 
 struct Sub {
   std::unique_ptr<Op> op;

@@ -7,6 +7,7 @@
 // without a device, naming why.
 #include <cmath>
 
+#include "backends/cuda/op.h"
 #include "cuda_test_util.h"
 
 namespace hone::cuda {
@@ -81,6 +82,56 @@ std::vector<Tensor> sdpa_inputs(std::mt19937& rng, int64_t batch, int64_t d) {
   for (int64_t i = 0; i < batch * 77; i += 5) m[i] = -1e4f;  // padded keys
   return {uniform(rng, {batch, 3, 77, d}), uniform(rng, {batch, 3, 77, d}),
           uniform(rng, {batch, 3, 77, d}), mask};
+}
+
+// --- what the unit takes, decided on the graph (no device needed) ---------
+
+TEST(CudaAttention, ViewsRestrideWithoutCopies) {
+  // vit's head split: [S, B, E] -> [S, B*H, D] -> (transpose) [B*H, S, D] -> [B, H, S, D].
+  const dims_t src{197, 32, 768};
+  auto split = restride(src, strides_of(src), {197, 384, 64});
+  ASSERT_TRUE(split);
+  EXPECT_EQ(*split, (dims_t{24576, 64, 1}));
+  auto heads = restride({384, 197, 64}, {64, 24576, 1}, {32, 12, 197, 64});
+  ASSERT_TRUE(heads);
+  EXPECT_EQ(*heads, (dims_t{768, 64, 24576, 1}));
+  // Merging dims a transpose separated needs a copy.
+  EXPECT_FALSE(restride({384, 197, 64}, {64, 24576, 1}, {384 * 197, 64}));
+  EXPECT_FALSE(restride({2, 3}, {1, 2}, {6}));
+  // Size-1 dims take any stride; element counts must agree.
+  auto ones = restride({1, 4}, {999, 1}, {4, 1});
+  ASSERT_TRUE(ones);
+  EXPECT_EQ((*ones)[0], 1);
+  EXPECT_FALSE(restride({2, 3}, {3, 1}, {5}));
+}
+
+TEST(CudaAttention, UnitReadsThroughHeadSplitsAndScales) {
+  std::mt19937 rng(25);
+  const Graph g = bert_heads(rng);
+  BlockInfo info(g);
+  find_attention_units(info);
+  ASSERT_EQ(info.attention.size(), 1u);
+  const AttentionSpec& sp = info.attention[0];
+  EXPECT_TRUE(sp.k_transposed);  // Kᵀ made by a (0, 2, 3, 1) Transpose, read through
+  EXPECT_EQ(sp.q_chain.size(), 2u);
+  EXPECT_EQ(sp.k_chain.size(), 2u);
+  EXPECT_EQ(sp.v_chain.size(), 2u);
+  EXPECT_GE(sp.out_transpose, 0);
+  EXPECT_EQ(g.value(sp.mask).name, "mask");
+  EXPECT_NEAR(sp.scale, 1.0 / 8.0, 1e-9);
+  for (ValueId v : {sp.q, sp.k, sp.v}) EXPECT_EQ(g.node(g.value(v).producer).op_type, "Add");
+  // 3 products and softmax, Div, Add(mask), 3 x (Reshape, Transpose), the merge Transpose.
+  EXPECT_EQ(sp.members.size(), 12u);
+  for (NodeId id : sp.members) EXPECT_EQ(info.attention_of[static_cast<size_t>(id)], 0);
+
+  const Graph s = sdpa_export(64);
+  BlockInfo si(s);
+  find_attention_units(si);
+  ASSERT_EQ(si.attention.size(), 1u);
+  EXPECT_FALSE(si.attention[0].k_transposed);  // the swap Transpose is absorbed
+  EXPECT_EQ(si.attention[0].scale_values.size(), 2u);
+  EXPECT_EQ(s.value(si.attention[0].k).name, "k");
+  EXPECT_EQ(si.attention[0].out_transpose, -1);
 }
 
 TEST(CudaAttention, FusedKernelsMatchTheReferenceInEveryPrecision) {
