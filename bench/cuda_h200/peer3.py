@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""PyTorch (eager fp32 strict, eager TF32, eager bf16 autocast, fp16 autocast) against hone's
-cuda backend in several precision configs, per model and batch, in one run (no torch.compile,
-no hone tune: `hone bench MODEL --backend cuda --config precision=P`). Relative L2 of each hone
+"""PyTorch (eager fp32 strict, eager TF32, eager bf16 autocast, fp16 autocast; with --graphs 1
+CUDA graphs of eager fp32 and of bf16 autocast; torch.compile fp32 for the models --compile names)
+against hone's cuda backend in several precision configs, per model and batch, in one run (no hone
+tune: `hone bench MODEL --backend cuda --config precision=P`). Relative L2 of each hone
 output against PyTorch's strict fp32 output on the same input.
-  python3 peer3.py --hone BIN --work DIR --models a,b --batches 1,32 --precisions fp32,tf32,bf16,fp16"""
+  python3 peer3.py --hone BIN --work DIR --models a,b --batches 1,32 --precisions fp32,tf32,bf16,fp16 \
+      [--graphs 1] [--compile resnet50,vit_b_16]"""
 import argparse, json, os, sys, time
 import numpy as np, torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -14,6 +16,8 @@ ap.add_argument("--hone", required=True); ap.add_argument("--work", required=Tru
 ap.add_argument("--models", default="resnet50,mobilenet_v3,vit_b_16,bert")
 ap.add_argument("--batches", default="1,32"); ap.add_argument("--iters", type=int, default=50)
 ap.add_argument("--precisions", default="fp32,tf32,bf16,fp16")
+ap.add_argument("--graphs", type=int, default=0, help="1: also CUDA graphs of eager fp32 and bf16 autocast")
+ap.add_argument("--compile", default="", help="models to time under torch.compile fp32 too (comma list)")
 a = ap.parse_args()
 os.makedirs(a.work, exist_ok=True)
 dev = torch.device("cuda")
@@ -39,6 +43,25 @@ for name in a.models.split(","):
                 with torch.autocast("cuda", dtype=torch.float16):
                     row["eager_fp16"] = peer.median_ms(lambda: md(x), a.iters)
                 torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
+                for key, ac in (("cudagraph_fp32", None), ("cudagraph_bf16", torch.bfloat16)) if a.graphs else ():
+                    try:
+                        s = torch.cuda.Stream(); s.wait_stream(torch.cuda.current_stream())
+                        with torch.cuda.stream(s), torch.autocast("cuda", dtype=ac or torch.float32, enabled=ac is not None):
+                            for _ in range(3): md(x)
+                        torch.cuda.current_stream().wait_stream(s)
+                        g = torch.cuda.CUDAGraph()
+                        with torch.cuda.graph(g), torch.autocast("cuda", dtype=ac or torch.float32, enabled=ac is not None):
+                            md(x)
+                        row[key] = peer.median_ms(lambda: g.replay(), a.iters)
+                    except Exception as ex:
+                        row[key] = None; row[key + "_err"] = repr(ex)[:200]
+                if name in a.compile.split(","):
+                    try:
+                        cm = torch.compile(md)
+                        t0 = time.time(); cm(x); torch.cuda.synchronize(); row["compile_s"] = round(time.time() - t0, 1)
+                        row["compile_fp32"] = peer.median_ms(lambda: cm(x), a.iters)
+                    except Exception as ex:
+                        row["compile_fp32"] = None; row["compile_err"] = repr(ex)[:200]
             d = os.path.join(a.work, f"{name}_b{bs}"); os.makedirs(d, exist_ok=True)
             np.save(os.path.join(d, "input_0.npy"), x.cpu().numpy())
             e = ref.cpu().double().numpy()
@@ -64,10 +87,10 @@ for name in a.models.split(","):
     json.dump(results, open(os.path.join(a.work, "results.json"), "w"), indent=1)
     torch.cuda.empty_cache()
 ps = a.precisions.split(",")
-print("\nmodel batch | torch fp32 tf32 bf16 fp16 | " + " ".join("hone_" + p for p in ps) + " | " + " ".join("l2_" + p for p in ps))
+print("\nmodel batch | torch fp32 tf32 bf16 fp16 graph32 graphbf16 compile32 | " + " ".join("hone_" + p for p in ps) + " | " + " ".join("l2_" + p for p in ps))
 f = lambda v: "-" if v is None else (f"{v:.3g}" if isinstance(v, float) and v < 0.01 else f"{v:.2f}")
 for r in results:
     for k, row in r.items():
         if not k.startswith("b") or not isinstance(row, dict): continue
-        print(r["model"], k[1:], "|", " ".join(f(row.get(t)) for t in ("eager_fp32", "eager_tf32", "eager_bf16", "eager_fp16")),
+        print(r["model"], k[1:], "|", " ".join(f(row.get(t)) for t in ("eager_fp32", "eager_tf32", "eager_bf16", "eager_fp16", "cudagraph_fp32", "cudagraph_bf16", "compile_fp32")),
               "|", " ".join(f(row.get("hone_" + p)) for p in ps), "|", " ".join(f(row.get("rel_l2_" + p)) for p in ps))

@@ -178,6 +178,35 @@ Result<const Driver*> Driver::probe(const LibraryNames& names) {
   HONE_CHECK_OK(bind_nvrtc(*rtc, a));
   HONE_CHECK_OK(
       d->check(a.cuDevicePrimaryCtxRetain(&d->ctx_, d->device_), "cuDevicePrimaryCtxRetain"));
+  // cuBLASLt is optional: without it matrix products run on cuBLAS alone.
+  if (auto lt = open_first(names.cublas_lt, "")) {
+    const std::string lib = "libcublasLt";
+    auto bound = [&]() -> Result<void> {
+      HONE_CHECK_OK(bind(*lt, a.cublasLtCreate, {"cublasLtCreate"}, lib));
+      HONE_CHECK_OK(bind(*lt, a.cublasLtMatmulDescCreate, {"cublasLtMatmulDescCreate"}, lib));
+      HONE_CHECK_OK(bind(*lt, a.cublasLtMatmulDescDestroy, {"cublasLtMatmulDescDestroy"}, lib));
+      HONE_CHECK_OK(
+          bind(*lt, a.cublasLtMatmulDescSetAttribute, {"cublasLtMatmulDescSetAttribute"}, lib));
+      HONE_CHECK_OK(bind(*lt, a.cublasLtMatrixLayoutCreate, {"cublasLtMatrixLayoutCreate"}, lib));
+      HONE_CHECK_OK(bind(*lt, a.cublasLtMatrixLayoutDestroy, {"cublasLtMatrixLayoutDestroy"}, lib));
+      HONE_CHECK_OK(
+          bind(*lt, a.cublasLtMatmulPreferenceCreate, {"cublasLtMatmulPreferenceCreate"}, lib));
+      HONE_CHECK_OK(
+          bind(*lt, a.cublasLtMatmulPreferenceDestroy, {"cublasLtMatmulPreferenceDestroy"}, lib));
+      HONE_CHECK_OK(bind(*lt, a.cublasLtMatmulPreferenceSetAttribute,
+                         {"cublasLtMatmulPreferenceSetAttribute"}, lib));
+      HONE_CHECK_OK(
+          bind(*lt, a.cublasLtMatmulAlgoGetHeuristic, {"cublasLtMatmulAlgoGetHeuristic"}, lib));
+      HONE_CHECK_OK(bind(*lt, a.cublasLtMatmul, {"cublasLtMatmul"}, lib));
+      return d->check_blas(a.cublasLtCreate(&d->lt_), "cublasLtCreate");
+    }();
+    if (!bound) {
+      d->lt_ = nullptr;
+      d->lt_why_not_ = bound.error().message();
+    }
+  } else {
+    d->lt_why_not_ = lt.error().message();
+  }
   HONE_LOG_DEBUG("cuda: using {}", d->description_);
   return owner.release();
 }

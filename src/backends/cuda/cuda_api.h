@@ -58,6 +58,28 @@ inline constexpr int kCudaR16F = 2;            // CUDA_R_16F
 inline constexpr int kCudaR16BF = 14;          // CUDA_R_16BF
 inline constexpr int kCublasCompute32F = 68;   // cublasComputeType_t CUBLAS_COMPUTE_32F
 inline constexpr int kCublasGemmDefault = -1;  // CUBLAS_GEMM_DEFAULT
+inline constexpr int kCublasCompute32FFastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
+
+// cuBLASLt (cublasLt.h): descriptors are opaque pointers; the enum values we set.
+using LtHandle = void*;  // cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, ...
+inline constexpr int kLtDescTransA = 3;          // CUBLASLT_MATMUL_DESC_TRANSA (int32)
+inline constexpr int kLtDescTransB = 4;          // CUBLASLT_MATMUL_DESC_TRANSB (int32)
+inline constexpr int kLtDescEpilogue = 7;        // CUBLASLT_MATMUL_DESC_EPILOGUE (uint32)
+inline constexpr int kLtDescBiasPointer = 8;     // CUBLASLT_MATMUL_DESC_BIAS_POINTER (void*)
+inline constexpr int kLtEpilogueBias = 4;        // CUBLASLT_EPILOGUE_BIAS
+inline constexpr int kLtPrefMaxWorkspace = 1;    // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64)
+/// cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t.
+struct LtAlgo {
+  uint64_t data[8];
+};
+struct LtHeuristic {
+  LtAlgo algo;
+  size_t workspace_size;
+  int state;
+  float waves;
+  int reserved[4];
+};
+static_assert(sizeof(LtHeuristic) == 96, "cublasLtMatmulHeuristicResult_t's layout");
 
 /// Function pointers, filled by Driver::get().
 struct Api {
@@ -114,6 +136,21 @@ struct Api {
                                     const void*, int, int, long long, const void*, int, int,
                                     long long, const void*, void*, int, int, long long, int, int,
                                     int) = nullptr;
+  // cuBLASLt (libcublasLt.so.N), optional: null when not found (Driver::lt_why_not).
+  int (*cublasLtCreate)(LtHandle*) = nullptr;
+  int (*cublasLtMatmulDescCreate)(LtHandle*, int, int) = nullptr;
+  int (*cublasLtMatmulDescDestroy)(LtHandle) = nullptr;
+  int (*cublasLtMatmulDescSetAttribute)(LtHandle, int, const void*, size_t) = nullptr;
+  int (*cublasLtMatrixLayoutCreate)(LtHandle*, int, uint64_t, uint64_t, int64_t) = nullptr;
+  int (*cublasLtMatrixLayoutDestroy)(LtHandle) = nullptr;
+  int (*cublasLtMatmulPreferenceCreate)(LtHandle*) = nullptr;
+  int (*cublasLtMatmulPreferenceDestroy)(LtHandle) = nullptr;
+  int (*cublasLtMatmulPreferenceSetAttribute)(LtHandle, int, const void*, size_t) = nullptr;
+  int (*cublasLtMatmulAlgoGetHeuristic)(LtHandle, LtHandle, LtHandle, LtHandle, LtHandle, LtHandle,
+                                        LtHandle, int, LtHeuristic*, int*) = nullptr;
+  int (*cublasLtMatmul)(LtHandle, LtHandle, const void*, const void*, LtHandle, const void*,
+                        LtHandle, const void*, const void*, LtHandle, void*, LtHandle,
+                        const LtAlgo*, void*, size_t, CUstream) = nullptr;
   // NVRTC (libnvrtc.so.N)
   int (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
                             const char* const*) = nullptr;
@@ -133,6 +170,7 @@ struct LibraryNames {
                                   "libcublas.so"};
   std::vector<std::string> nvrtc{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2",
                                  "libnvrtc.so"};
+  std::vector<std::string> cublas_lt{"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"};
 };
 
 class Driver {
@@ -156,6 +194,10 @@ class Driver {
   int cc_major() const { return cc_major_; }
   int cc_minor() const { return cc_minor_; }
   int multiprocessors() const { return sms_; }
+  /// The process's cuBLASLt handle, or null when cuBLASLt was not found
+  /// (lt_why_not() says why); matrix products then use cuBLAS alone.
+  LtHandle lt() const { return lt_; }
+  const std::string& lt_why_not() const { return lt_why_not_; }
 
   /// A driver-API result as an Error ("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY
   /// (out of memory)"), or success.
@@ -169,6 +211,8 @@ class Driver {
   CUdevice device_ = 0;
   int cc_major_ = 0, cc_minor_ = 0, sms_ = 0;
   std::string description_;
+  LtHandle lt_ = nullptr;
+  std::string lt_why_not_;
 };
 
 /// Device memory; freed on destruction.

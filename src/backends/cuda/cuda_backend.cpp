@@ -104,6 +104,7 @@ class CudaBlock final : public CompiledBlock {
     BlockInfo info(g);
     info.chains = std::make_shared<ChainModule>();
     info.conv = conv_;
+    if (conv_.attention_select != AttentionSelect::kUnfused) find_attention_units(info);
     HONE_TRY(units_,
              place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
                info.used[static_cast<size_t>(id)] = true;
@@ -495,6 +496,8 @@ NodeId BlockInfo::sole_consumer(ValueId v) const {
 Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
   if (host_eval::host_node(b.g, n, host_eval::Policy::kAnyDtype)) return create_host(b, n);
+  if (!b.inside_attention && !b.attention_of.empty() && b.attention_of[static_cast<size_t>(b.node_id(n))] >= 0)
+    return create_attention(b, n, absorbed);
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
   if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
   if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
@@ -527,6 +530,17 @@ CudaBackend::CudaBackend() {
                "bf16/fp16 only. time: per matrix-product shape, time the bf16/f16 product "
                "(operands converted) against SGEMM in TF32 at plan time and keep the faster; "
                "reduced: always the bf16/f16 product")
+      // Off by default until the kernels have run on a GPU (they were written
+      // in a session without device time; bench/RESULTS.md).
+      .declare("attention_select", std::string("unfused"),
+               "unfused (default): the nodes' own kernels; time: per attention block and shape, time the fused kernels that accept it "
+               "(f32; bf16/f16 tensor cores under those precisions) against the unfused "
+               "GEMM-softmax-GEMM path at plan time and keep the fastest; fused: a fused kernel "
+               "whenever one accepts the shapes (not yet measured on a GPU)")
+      .declare("gemm_epilogue", false,
+               "(not yet measured on a GPU) a MatMul by a constant weight and the Add of a constant bias after it run as one "
+               "unit: cuBLASLt's bias epilogue (when libcublasLt is found) or the bias broadcast "
+               "into the output first, whichever times faster; false: MatMul, then the Add")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -575,6 +589,10 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   if (gemm_select != "time" && gemm_select != "reduced")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda gemm_select '" + gemm_select + "': expected time or reduced");
+  const std::string attention = config().get<std::string>("attention_select", "unfused");
+  if (attention != "time" && attention != "fused" && attention != "unfused")
+    return fail(ErrorCode::kInvalidArgument, "cuda attention_select '" + attention +
+                                                 "': expected time, fused or unfused");
   HONE_TRY(const Driver* d, Driver::get());
   const bool tf32 = precision != "fp32" || config().get<bool>("allow_reduced_precision", false);
   const int gemm_half = precision == "bf16" ? kCudaR16BF : precision == "fp16" ? kCudaR16F : 0;
@@ -589,6 +607,10 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   conv_.tf32 = tf32;
   conv_.gemm_half = gemm_half;
   conv_.gemm_by_time = gemm_select == "time";
+  conv_.gemm_epilogue = config().get<bool>("gemm_epilogue", false);
+  conv_.attention_select = attention == "fused"     ? AttentionSelect::kFused
+                           : attention == "unfused" ? AttentionSelect::kUnfused
+                                                    : AttentionSelect::kTime;
   conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
   conv_.fused_relu = config().get<bool>("cudnn_fused", true);
   conv_.select_by_time = select == "time";

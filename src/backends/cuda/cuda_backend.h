@@ -8,7 +8,9 @@
 //   HONE_TRY(auto y, be->infer({x}));  be->kernel_executions();  // > 0: GPU kernels ran
 //
 // Ops: Conv (cuDNN, with the residual Add and Relu fused, when found; else im2col + SGEMM
-// and a direct depthwise kernel), Gemm/MatMul (SGEMM, batched), element-wise
+// and a direct depthwise kernel), Gemm/MatMul (SGEMM, batched; MatMul + constant bias as
+// one unit, cuBLASLt's bias epilogue when found), attention blocks as one unit (fused
+// flash-style kernels timed against the unfused path, ops_attention.cpp), element-wise
 // chains fused into one generated kernel each (the epilogue of dense ops),
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
 // Transpose, Concat, and views; everything else runs on the reference
@@ -38,6 +40,13 @@ namespace hone::cuda {
 struct StreamPool;
 class Cudnn;
 
+/// attention_select: how an attention block runs (ops_attention.cpp).
+enum class AttentionSelect {
+  kTime,     // time the fused kernels that accept the shapes against the unfused path
+  kFused,    // a fused kernel whenever one accepts the shapes
+  kUnfused,  // the member nodes' own kernels (no attention unit)
+};
+
 /// How a build runs convolutions (ops_conv.cpp) and matrix products
 /// (ops_dense.cpp), from the cudnn and precision settings.
 struct ConvSettings {
@@ -56,6 +65,11 @@ struct ConvSettings {
   /// gemm_select=time: under bf16/fp16, each matrix-product shape times its
   /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
   bool gemm_by_time = true;
+  AttentionSelect attention_select = AttentionSelect::kTime;
+  /// gemm_epilogue: a MatMul by a constant weight and the Add of a constant
+  /// bias after it are one unit (cuBLASLt's bias epilogue, or the bias
+  /// broadcast into the output and added to by the product; timed).
+  bool gemm_epilogue = true;
 };
 
 /// Counters shared by the backend and its blocks.

@@ -14,6 +14,7 @@
 #include <functional>
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -109,6 +110,23 @@ struct ChainModule {
 
 using Unit = FusedUnit<Op>;  // label e.g. "'act1' (Relu) +Add+Sigmoid"
 
+/// An attention block the cuda backend runs as one unit (ops_attention.cpp):
+/// find_attention()'s match plus the scalar Muls on Q and Kᵀ, the Transpose
+/// making Kᵀ, the views and Transposes that split the heads, and the Transpose
+/// merging them, when only the match reads them.
+struct AttentionSpec {
+  std::vector<NodeId> members;  // every node the unit replaces
+  ValueId q = -1, k = -1, v = -1, mask = -1;
+  bool k_transposed = true;   // k holds Kᵀ [..., D, Sk]; false: K [..., Sk, D]
+  double scale = 1.0;         // the constant factor of the scores
+  std::vector<ValueId> scale_values;  // one-value factors known at plan time
+  NodeId av = -1;             // MatMul(P, V)
+  /// Views and Transposes between q, k, v and the products (forward order),
+  /// read through by the fused kernels' strides.
+  std::vector<NodeId> q_chain, k_chain, v_chain;
+  NodeId out_transpose = -1;  // a Transpose of av's output, written through; -1: none
+};
+
 /// Who reads what inside one block graph.
 struct BlockInfo {
   const Graph& g;
@@ -118,7 +136,11 @@ struct BlockInfo {
   std::vector<bool> used;        // per node: already part of a unit
   std::shared_ptr<ChainModule> chains;
   ConvSettings conv;
+  std::vector<AttentionSpec> attention;  // find_attention_units()
+  std::vector<int> attention_of;         // per node: its attention unit, or -1
+  bool inside_attention = false;         // creating an attention unit's members
   explicit BlockInfo(const Graph& graph);
+  NodeId node_id(const Node& n) const { return static_cast<NodeId>(&n - g.nodes().data()); }
   /// The one node reading `v` when `v` is no block output and that node is
   /// in no unit yet; else -1.
   NodeId sole_consumer(ValueId v) const;
@@ -130,6 +152,15 @@ std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::s
 /// Inputs of an element-wise node that its expression reads (Clip's bounds are baked in).
 size_t eltwise_arity(const Node& n);
 
+/// Strides under which dims `to` view, in row-major order, the elements that
+/// (`dims`, element strides `st`) describe; nothing when no strides can (a
+/// merge across a gap). The fused attention kernels read views through it.
+std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to);
+/// Fills b.attention and b.attention_of (attention_select other than unfused).
+void find_attention_units(BlockInfo& b);
+/// The attention unit that node `first`, its earliest member, belongs to.
+[[nodiscard]] Result<Unit> create_attention(BlockInfo& b, const Node& first,
+                                            std::vector<NodeId>* absorbed);
 /// Creates the unit starting at node `n` (absorbing the followers it fuses).
 [[nodiscard]] Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 // Per family, in ops_dense.cpp, ops_eltwise.cpp and ops_misc.cpp.

@@ -19,4 +19,34 @@ namespace hone::cuda {
 [[nodiscard]] Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
                                      const Cudnn* dnn);
 
+/// Relative L2 distance of `p`'s output from `ref`'s, both run on the same
+/// inputs of `in` dims: uniform in [-1, 1), or fixed[i]'s contents where given
+/// (values the plans read at plan time too, such as an attention scale).
+/// Outputs are poisoned with NaN first: an unwritten element makes it infinite.
+[[nodiscard]] Result<double> compare_ops(const OpPlan& p, const OpPlan& ref,
+                                         const std::vector<dims_t>& in,
+                                         const std::vector<const Tensor*>& fixed, int math_mode,
+                                         const Cudnn* dnn);
+
+/// What fastest() checks before timing: every candidate other than
+/// cands[reference] must match it within `tolerance` (compare_ops), else it
+/// is dropped with a warning. reference < 0: no check.
+struct Check {
+  int reference = -1;
+  double tolerance = 0;
+  std::vector<const Tensor*> fixed;
+};
+
+/// The fastest of `cands` (one op's candidate plans for inputs of `in` dims)
+/// that passes `check`, timed once per process for these kernel ids and dims
+/// and remembered; the timings go to the debug log under `label`. One
+/// candidate is returned as is.
+[[nodiscard]] Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
+                                     std::vector<OpPlan> cands, int math_mode, const Cudnn* dnn,
+                                     const Check& check = {});
+/// The relative L2 a candidate may differ from the reference by under each
+/// precision setting (gemm_half: 0 / bf16 / f16; tf32): far above rounding,
+/// far below a wrong kernel's O(1).
+double check_tolerance(int gemm_half, bool tf32);
+
 }  // namespace hone::cuda

@@ -109,6 +109,115 @@ Result<OpPlan> pick(const std::string& label, std::vector<int64_t> key,
   return wins ? std::move(reduced) : std::move(full);
 }
 
+/// cuBLASLt descriptors of one product shape, destroyed with the plan.
+struct LtMatmul {
+  const Api* a = nullptr;
+  LtHandle desc = nullptr, la = nullptr, lb = nullptr, lc = nullptr;
+  LtAlgo algo{};
+  size_t workspace = 0;
+  std::mutex mu;  // the bias pointer is set on the shared descriptor before each enqueue
+  ~LtMatmul() {
+    if (!a) return;
+    if (desc) a->cublasLtMatmulDescDestroy(desc);
+    for (LtHandle l : {la, lb, lc})
+      if (l) a->cublasLtMatrixLayoutDestroy(l);
+  }
+};
+
+/// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue,
+/// or why cuBLASLt cannot (no library, no algorithm for the shape).
+Result<std::shared_ptr<LtMatmul>> lt_matmul_bias(int64_t M, int64_t N, int64_t K, int half,
+                                                 bool tf32, bool tb) {
+  HONE_TRY(const Driver* d, Driver::get());
+  if (d->lt() == nullptr)
+    return fail(ErrorCode::kUnsupported, "cuBLASLt not found: " + d->lt_why_not());
+  HONE_CHECK_OK(d->make_current());
+  const Api& a = d->api();
+  auto lt = std::make_shared<LtMatmul>();
+  lt->a = &a;
+  const int compute = half == 0 && tf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
+  HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulDescCreate(&lt->desc, compute, kCudaR32F),
+                              "cublasLtMatmulDescCreate"));
+  const uint32_t epilogue = kLtEpilogueBias;
+  HONE_CHECK_OK(d->check_blas(
+      a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescEpilogue, &epilogue, sizeof(epilogue)),
+      "cublasLtMatmulDescSetAttribute"));
+  // Column-major, as cuBLAS: Yᵀ[N, M] = Bᵀ[N, K] · Aᵀ[K, M], the bias along Yᵀ's rows.
+  // A B stored [N, K] (tb) is column-major [K, N], transposed by the product.
+  const int ab = half != 0 ? half : kCudaR32F;
+  if (tb) {
+    const int32_t t = kCublasOpT;
+    HONE_CHECK_OK(
+        d->check_blas(a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescTransA, &t, sizeof(t)),
+                      "cublasLtMatmulDescSetAttribute"));
+  }
+  HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->la, ab, tb ? K : N, tb ? N : K,
+                                                           tb ? K : N),
+                              "cublasLtMatrixLayoutCreate"));
+  HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lb, ab, K, M, K),
+                              "cublasLtMatrixLayoutCreate"));
+  HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lc, kCudaR32F, N, M, N),
+                              "cublasLtMatrixLayoutCreate"));
+  LtHandle pref = nullptr;
+  HONE_CHECK_OK(
+      d->check_blas(a.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate"));
+  const uint64_t max_ws = 16u << 20;
+  auto found = [&]() -> Result<void> {
+    HONE_CHECK_OK(d->check_blas(
+        a.cublasLtMatmulPreferenceSetAttribute(pref, kLtPrefMaxWorkspace, &max_ws, sizeof(max_ws)),
+        "cublasLtMatmulPreferenceSetAttribute"));
+    LtHeuristic h{};
+    int count = 0;
+    HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulAlgoGetHeuristic(d->lt(), lt->desc, lt->la, lt->lb,
+                                                                 lt->lc, lt->lc, pref, 1, &h, &count),
+                                "cublasLtMatmulAlgoGetHeuristic"));
+    if (count < 1 || h.state != 0)
+      return fail(ErrorCode::kUnsupported, "cuBLASLt has no bias-epilogue algorithm for this shape");
+    lt->algo = h.algo;
+    lt->workspace = (h.workspace_size + 255) / 256 * 256;
+    return {};
+  }();
+  a.cublasLtMatmulPreferenceDestroy(pref);
+  if (!found) return fail(std::move(found).error());
+  return lt;
+}
+
+/// A plan running `lt`'s product (Y = A · B + bias[N]; bias: input 2).
+OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, int64_t K, int half,
+             std::shared_ptr<LtMatmul> lt) {
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = gemm_kernel(op, "sgemm", half);
+  p.kernel.replace(p.kernel.rfind('.') + 1, std::string::npos, "cublaslt+bias");
+  const size_t ha = half != 0 ? half_bytes(M * K) : 0, hb = half != 0 ? half_bytes(K * N) : 0;
+  p.workspace_bytes = ha + hb + lt->workspace;
+  p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
+    CUdeviceptr A = bind.in[0], B = bind.in[1];
+    if (half != 0) {
+      HONE_TRY(A, to_half(c, A, M * K, bind.workspace, half));
+      B = built_half(bind, 1);
+      if (B == 0) {
+        HONE_TRY(B, to_half(c, bind.in[1], K * N, bind.workspace + ha, half));
+      }
+    }
+    const float one = 1.0f, zero = 0.0f;
+    const Api& a = c.d.api();
+    std::lock_guard lock(lt->mu);
+    const void* bias = reinterpret_cast<const void*>(bind.in[2]);
+    HONE_CHECK_OK(c.d.check_blas(
+        a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescBiasPointer, &bias, sizeof(bias)),
+        "cublasLtMatmulDescSetAttribute"));
+    void* y = reinterpret_cast<void*>(bind.out[0]);
+    return c.d.check_blas(
+        a.cublasLtMatmul(c.d.lt(), lt->desc, &one, reinterpret_cast<const void*>(B), lt->la,
+                         reinterpret_cast<const void*>(A), lt->lb, &zero, y, lt->lc, y, lt->lc,
+                         &lt->algo, reinterpret_cast<void*>(bind.workspace + ha + hb),
+                         lt->workspace, c.stream),
+        "cublasLtMatmul");
+  };
+  return p;
+}
+
 class GemmOp final : public Op {
  public:
   GemmOp(const Node& n, bool has_c, ConvSettings s)
@@ -122,6 +231,21 @@ class GemmOp final : public Op {
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
+    std::vector<OpPlan> lt = with_lt(in);
+    if (!lt.empty()) {
+      // C a bias over N: cuBLASLt's epilogue against the broadcast copy, timed;
+      // the plain cuBLAS plan is the reference the epilogue must match.
+      Check check;
+      check.reference = static_cast<int>(lt.size());
+      check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
+      lt.push_back(std::move(p));
+      if (s_.gemm_half != 0 && s_.gemm_by_time) {
+        HONE_TRY(OpPlan full, plan_with(in, 0));
+        lt.push_back(std::move(full));
+      }
+      return fastest(label_, in, std::move(lt), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
+                     s_.dnn, check);
+    }
     if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
     HONE_TRY(OpPlan full, plan_with(in, 0));
     return pick(label_, {0, s_.gemm_half, ta_, tb_, has_c_, beta_ != 0.0f}, in, std::move(p),
@@ -129,6 +253,27 @@ class GemmOp final : public Op {
   }
 
  private:
+  /// cuBLASLt bias-epilogue plans when C is a bias over N (alpha = beta = 1, A not transposed).
+  std::vector<OpPlan> with_lt(const std::vector<dims_t>& in) const {
+    std::vector<OpPlan> out;
+    if (!s_.gemm_epilogue || !has_c_ || alpha_ != 1.0f || beta_ != 1.0f || ta_ ||
+        in[0].size() != 2 || in[1].size() != 2)
+      return out;
+    const int64_t M = in[0][0], K = in[0][1], N = tb_ ? in[1][0] : in[1][1];
+    if ((tb_ ? in[1][1] : in[1][0]) != K || numel_of(in[2]) != N || in[2].back() != N ||
+        in[2].size() > 2 || !fits_int({M, N, K}))
+      return out;
+    std::vector<int> halves{s_.gemm_half};
+    if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
+    for (int half : halves) {
+      if (auto lt = lt_matmul_bias(M, N, K, half, s_.tf32, tb_))
+        out.push_back(lt_plan("gemm", {M, N}, M, N, K, half, *lt));
+      else
+        HONE_LOG_DEBUG("cuda: {}: {}", label_, lt.error().message());
+    }
+    return out;
+  }
+
   Result<OpPlan> plan_with(const std::vector<dims_t>& in, int half) const {
     const dims_t &a = in[0], &b = in[1];
     if (a.size() != 2 || b.size() != 2)
@@ -262,12 +407,119 @@ class MatMulOp final : public Op {
   std::string label_;
 };
 
+/// MatMul by a constant [K, N] weight, then Add of a constant [N] bias: the
+/// bias in cuBLASLt's epilogue, or the bias broadcast into Y and the product
+/// added to it (beta = 1); timed, the faster kept.
+class MatMulBiasOp final : public Op {
+ public:
+  MatMulBiasOp(std::string label, ConvSettings s) : s_(std::move(s)), label_(std::move(label)) {}
+
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
+    const dims_t &a = in[0], &b = in[1];
+    if (a.size() < 2 || b.size() != 2)
+      return fail(ErrorCode::kInvalidArgument,
+                  "MatMul+bias needs A of rank 2 or more and a 2-D B, got " + shape_to_string(a) +
+                      " and " + shape_to_string(b));
+    const int64_t K = a.back(), N = b[1];
+    if (b[0] != K)
+      return fail(ErrorCode::kInvalidArgument, "MatMul inner dims differ: " + shape_to_string(a) +
+                                                   " and " + shape_to_string(b));
+    if (numel_of(in[2]) != N)
+      return fail(ErrorCode::kInvalidArgument, "bias " + shape_to_string(in[2]) + " is not [" +
+                                                   std::to_string(N) + "]");
+    const int64_t M = numel_of(a) / K;
+    if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
+    dims_t out = a;
+    out.back() = N;
+    // The first candidate (cuBLAS in the build's precision) is the reference
+    // the others must match on random data.
+    std::vector<OpPlan> cands{with_prefill(out, M, N, K, s_.gemm_half)};
+    std::vector<int> halves{s_.gemm_half};
+    if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
+    for (int half : halves) {
+      if (auto lt = lt_matmul_bias(M, N, K, half, s_.tf32, false)) {
+        cands.push_back(lt_plan("matmul", out, M, N, K, half, *lt));
+      } else {
+        HONE_LOG_DEBUG("cuda: {}: {}", label_, lt.error().message());
+      }
+      if (half != s_.gemm_half) cands.push_back(with_prefill(out, M, N, K, half));
+    }
+    Check check;
+    check.reference = 0;
+    check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
+    return fastest(label_, in, std::move(cands), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
+                   s_.dnn, check);
+  }
+
+ private:
+  static OpPlan with_prefill(const dims_t& out, int64_t M, int64_t N, int64_t K, int half) {
+    OpPlan p;
+    p.outputs = {out};
+    p.kernel = gemm_kernel("matmul", "sgemm", half) + " +bias";
+    const size_t ha = half != 0 ? half_bytes(M * K) : 0;
+    if (half != 0) p.workspace_bytes = ha + half_bytes(K * N);
+    p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
+      HONE_CHECK_OK(strided_copy(c, bind.in[2], bind.out[0], {M, N}, {0, 1}, {N, 1}));
+      CUdeviceptr A = bind.in[0], B = bind.in[1];
+      if (half != 0) {
+        HONE_TRY(A, to_half(c, A, M * K, bind.workspace, half));
+        B = built_half(bind, 1);
+        if (B == 0) {
+          HONE_TRY(B, to_half(c, bind.in[1], K * N, bind.workspace + ha, half));
+        }
+      }
+      return gemm_rm(c, false, false, M, N, K, 1.0f, A, 0, B, 0, 1.0f, bind.out[0], 0, 1, half);
+    };
+    return p;
+  }
+
+  ConvSettings s_;
+  std::string label_;
+};
+
+/// The Add of a constant bias over the last dim of MatMul `n`'s output, when
+/// `n` multiplies by a constant 2-D weight and nothing else reads its output.
+NodeId bias_add_of(const BlockInfo& b, const Node& n) {
+  const Graph& g = b.g;
+  if (n.op_type != "MatMul" || n.inputs.size() != 2 || n.outputs.size() != 1) return -1;
+  const Value& w = g.value(n.inputs[1]);
+  if (!w.initializer || w.initializer->dtype() != DType::kF32 || w.initializer->shape().size() != 2)
+    return -1;
+  const int64_t N = w.initializer->shape()[1];
+  const NodeId c = b.sole_consumer(n.outputs[0]);
+  if (c < 0) return -1;
+  const Node& add = g.node(c);
+  if (add.op_type != "Add" || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+      add.inputs[0] == add.inputs[1])
+    return -1;
+  const ValueId bias = add.inputs[0] == n.outputs[0] ? add.inputs[1] : add.inputs[0];
+  const Value& bv = g.value(bias);
+  if (!bv.initializer || bv.initializer->dtype() != DType::kF32 || bv.initializer->numel() != N)
+    return -1;
+  const auto& bd = bv.initializer->shape();
+  if (bd.empty() || bd.back() != N) return -1;  // [N] or [1, ..., 1, N]
+  const Value& x = g.value(n.inputs[0]);
+  if (x.shape && x.shape->rank() < 2) return -1;  // a vector A drops a dim
+  if (x.shape && bd.size() > x.shape->rank()) return -1;  // the bias would add dims
+  return c;
+}
+
 }  // namespace
 
 Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   if (n.op_type == "Conv") return create_conv(b, n, absorbed);
   Unit u;
   u.label = n.describe();
+  if (const NodeId add = b.conv.gemm_epilogue ? bias_add_of(b, n) : -1; add >= 0) {
+    const Node& a = b.g.node(add);
+    b.used[static_cast<size_t>(add)] = true;
+    absorbed->push_back(add);
+    u.label += "+Add";
+    u.inputs = {n.inputs[0], n.inputs[1], a.inputs[0] == n.outputs[0] ? a.inputs[1] : a.inputs[0]};
+    u.outputs = {a.outputs[0]};
+    u.op = std::make_unique<MatMulBiasOp>(u.label, b.conv);
+    return u;
+  }
   const bool third = n.inputs.size() > 2 && n.inputs[2] >= 0;
   u.inputs = {n.inputs[0], n.inputs[1]};
   if (third) u.inputs.push_back(n.inputs[2]);

@@ -53,6 +53,54 @@ TEST(CudaOps, MatMulTallBatchedAndBroadcastLoop) {
     EXPECT_NE(plan_text(*be).find(k), std::string::npos) << k << "\n" << plan_text(*be);
 }
 
+TEST(CudaOps, MatMulBiasIsOneUnitInEveryPrecision) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(12);
+  GraphBuilder b("mmbias");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 50, 96});
+  ValueId h = b.add(b.matmul(x, b.constant("w", uniform(rng, {96, 72}))),
+                    b.constant("bias", uniform(rng, {72})));
+  // A bias [1, 40] on the left of the Add, then a Relu the chain keeps.
+  ValueId y = b.add(b.constant("b2", uniform(rng, {1, 40})),
+                    b.matmul(h, b.constant("w2", uniform(rng, {72, 40}))));
+  b.output(b.op("Relu", {y}), "y");
+  Graph g = *std::move(b).build();
+  const std::pair<const char*, double> cases[] = {
+      {"fp32", 1e-4}, {"tf32", 5e-3}, {"bf16", 5e-2}, {"fp16", 1e-2}};
+  for (const auto& [precision, tol] : cases) {
+    SCOPED_TRACE(precision);
+    for (int64_t n : {1, 5}) {
+      auto be = expect_matches_reference(g, {uniform(rng, {n, 50, 96})}, tol, tol,
+                                         {{"precision", precision}, {"gemm_epilogue", "true"}});
+      const std::string plan = plan_text(*be);
+      EXPECT_NE(plan.find("(MatMul)+Add ["), std::string::npos) << plan;
+      EXPECT_TRUE(plan.find("cublaslt+bias]") != std::string::npos ||
+                  plan.find(" +bias]") != std::string::npos)
+          << plan;
+      EXPECT_EQ(plan.find("nvrtc[add"), std::string::npos) << plan;
+    }
+  }
+  auto apart = expect_matches_reference(g, {uniform(rng, {2, 50, 96})}, 1e-4, 1e-5,
+                                        {{"gemm_epilogue", "false"}});
+  EXPECT_NE(plan_text(*apart).find("nvrtc[add"), std::string::npos) << plan_text(*apart);
+  // Gemm(transB) with a bias C: the epilogue, or the broadcast copy of C, timed.
+  GraphBuilder gb("gemmbias");
+  ValueId x2 = gb.input("x", DType::kF32, Shape{Dim::symbol("n"), 96});
+  gb.output(gb.gemm(x2, gb.constant("w", uniform(rng, {80, 96})),
+                    gb.constant("c", uniform(rng, {80})), {.trans_b = true}),
+            "y");
+  Graph gg = *std::move(gb).build();
+  for (const auto& [precision, tol] : cases) {
+    SCOPED_TRACE(precision);
+    auto be = expect_matches_reference(gg, {uniform(rng, {64, 96})}, tol, tol,
+                                       {{"precision", precision}, {"gemm_epilogue", "true"}});
+    const std::string plan = plan_text(*be);
+    EXPECT_TRUE(plan.find("cublaslt+bias]") != std::string::npos ||
+                plan.find(" +c]") != std::string::npos)
+        << plan;
+  }
+}
+
 TEST(CudaOps, ConvPadsStridesDilationsGroupsBias) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(3);

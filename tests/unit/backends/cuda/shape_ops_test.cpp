@@ -109,6 +109,11 @@ TEST(CudaShapes, UnknownGemmSelectionIsRefusedBeforeTheDevice) {
                           "gemm_select 'fastest': expected time or reduced");
 }
 
+TEST(CudaShapes, UnknownAttentionSelectionIsRefusedBeforeTheDevice) {
+  expect_refused_at_build("attention_select", "flash",
+                          "attention_select 'flash': expected time, fused or unfused");
+}
+
 TEST(CudaShapes, UnknownConvSelectionIsRefusedBeforeTheDevice) {
   expect_refused_at_build("conv_select", "fastest",
                           "conv_select 'fastest': expected time or cudnn");

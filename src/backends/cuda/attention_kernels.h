@@ -1,0 +1,51 @@
+// Private to the cuda backend: fused attention kernels (flash-style online
+// softmax), compiled by NVRTC on first use, and the host mirror of the
+// struct they take by value.
+//
+//   HONE_TRY(const Module* m, attention_module(driver));
+//   HONE_TRY(CUfunction f, m->function("hone_attn_mma_64_bf16"));   // or hone_attn_simt_64
+//
+// Kernels: hone_attn_simt_{32,64} (f32 arithmetic, 64 query rows per block of
+// 64 threads) and hone_attn_mma_{32,64,128}_{bf16,f16} (tensor cores, f32
+// accumulation and softmax statistics, 64 query rows per block of 128
+// threads). Grid: x = batch index (product of the batch dims), y = query tiles.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "backends/cuda/cuda_api.h"
+
+namespace hone::cuda {
+
+inline constexpr int kAttnMaxBatch = 4;  // batch dims of one attention launch
+inline constexpr int kAttnRows = 64;     // query rows per block (both kernel families)
+
+/// Host mirror of `HoneAttn`. Logically Q is [batch..., len_q, D], K and V
+/// [batch..., len_k, D] and O [batch..., len_q, D]; element (row r, dim d) of
+/// each is at r * X_row + d * X_col past its batch offset (any layout: K or Kᵀ
+/// stored, heads not yet transposed). Batch offsets: index b decomposed over
+/// bdims[0..nb), times each tensor's strides (0 where it broadcasts). mask (f32, may be null) adds
+/// mask[sm·b + r * mask_r + j * mask_c] to score (r, j).
+struct AttnArgs {
+  CUdeviceptr q = 0, k = 0, v = 0, mask = 0, o = 0;
+  int64_t bdims[kAttnMaxBatch] = {};
+  int64_t sq[kAttnMaxBatch] = {};
+  int64_t sk[kAttnMaxBatch] = {};
+  int64_t sv[kAttnMaxBatch] = {};
+  int64_t sm[kAttnMaxBatch] = {};
+  int64_t so[kAttnMaxBatch] = {};
+  int64_t mask_r = 0, mask_c = 0;
+  int64_t q_row = 0, q_col = 0, k_row = 0, k_col = 0, v_row = 0, v_col = 0, o_row = 0, o_col = 0;
+  int32_t nb = 0, len_q = 0, len_k = 0, has_mask = 0;
+  float scale = 1.0f;
+  int32_t pad = 0;
+};
+static_assert(sizeof(AttnArgs) == 336, "must match HoneAttn in attention_kernels.cpp");
+
+/// The kernels' CUDA source (tests compile it to check it stays valid).
+const std::string& attention_source();
+/// The attention module, compiled on first use and kept for the process.
+[[nodiscard]] Result<const Module*> attention_module(const Driver& d);
+
+}  // namespace hone::cuda
