@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,6 +32,8 @@
 #include "hone/tensor.h"
 
 namespace hone {
+
+struct OptimizedGraph;  // hone/optimize.h
 
 enum class Device : uint8_t { kCpu, kCuda };
 enum class BuildMode : uint8_t { kAheadOfTime, kJustInTime };
@@ -65,6 +68,11 @@ class Backend {
   /// Sets one field from text ("min_block_size", "3"); only before build().
   [[nodiscard]] Result<void> configure(const std::string& field, const std::string& value);
 
+  /// Before build(): the graph passes' result for the graph build() will be
+  /// given, made once by the caller (tune() shares one among its candidates).
+  /// A backend that runs the passes (CompilingBackend's `optimize` field)
+  /// starts from it instead of running them again; others ignore it.
+  void share_optimized(std::shared_ptr<const OptimizedGraph> optimized);
   /// Prepares `graph` to run. The backend keeps its own copy of what it
   /// needs. Fails with kFailedPrecondition when called twice, kUnsupported
   /// naming the first node it cannot run.
@@ -107,6 +115,8 @@ class Backend {
 
  protected:
   Backend();
+  /// What share_optimized() was given; null when nothing was.
+  const std::shared_ptr<const OptimizedGraph>& shared_optimized() const { return optimized_; }
   /// For subclasses to declare their fields in their constructor.
   BackendConfig& mutable_config() { return config_; }
   [[nodiscard]] virtual Result<void> do_build(const Graph& graph) = 0;
@@ -120,6 +130,7 @@ class Backend {
   [[nodiscard]] Result<void> check_threads() const;
 
   BackendConfig config_;
+  std::shared_ptr<const OptimizedGraph> optimized_;
   BackendState state_ = BackendState::kCreated;
   mutable std::atomic<uint64_t> executions_{0};
 };

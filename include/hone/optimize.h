@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstddef>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -51,5 +52,25 @@ const std::vector<std::string>& optimize_pass_names();
 /// Runs the pipeline on `g` and replaces it with the result. On error `g` is
 /// left as it was; the error names the pass.
 [[nodiscard]] Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options = {});
+
+/// optimize()'s result for one graph, made once and shared: tune() makes one
+/// and hands it to every candidate (Backend::share_optimized), so the passes
+/// run once per tune and every candidate starts from the same graph.
+struct OptimizedGraph {
+  std::shared_ptr<const Graph> graph;  // the optimized copy
+  OptimizeReport report;
+  /// The graph it was made from, by identity (not owned): a backend uses it
+  /// only when build() is given that same graph object.
+  const Graph* source = nullptr;
+  size_t source_nodes = 0;
+  size_t source_values = 0;
+  /// Whether it was made from `g` (the same object, unchanged in size).
+  bool made_from(const Graph& g) const {
+    return source == &g && source_nodes == g.nodes().size() && source_values == g.values().size();
+  }
+};
+/// Copies `g`, optimizes the copy and keeps the report.
+[[nodiscard]] Result<std::shared_ptr<const OptimizedGraph>> optimize_shared(
+    const Graph& g, const OptimizeOptions& options = {});
 
 }  // namespace hone

@@ -35,6 +35,9 @@ struct PartitionOptions {
 
 struct Block {
   bool on_backend = false;         // false: runs on the fallback
+  /// Set when the executor placed this block on another backend than the
+  /// one that planned (per-op kernel selection): that backend's name.
+  std::string placed_on;
   std::vector<NodeId> nodes;       // in execution order
   std::vector<ValueId> inputs;     // values read but made elsewhere (graph inputs, other blocks)
   std::vector<ValueId> outputs;    // values later blocks or the graph's outputs need
@@ -63,6 +66,10 @@ struct Partition {
                                                 const std::vector<NodeSupport>& support,
                                                 const PartitionOptions& options);
 
+/// Fills each block's inputs, outputs and constants from its nodes (which
+/// must be in execution order, the blocks in running order), as
+/// partition_graph does; for callers that regroup the blocks of a partition.
+void fill_block_io(const Graph& g, std::vector<Block>& blocks);
 /// A standalone graph for one block: its inputs become graph inputs, its
 /// constants initializers, its outputs graph outputs; names are kept.
 [[nodiscard]] Result<Graph> extract_block(const Graph& g, const Block& block);

@@ -29,6 +29,9 @@ class BackendRegistry {
     /// unavailable backend stays registered (so tables and reports list it)
     /// but takes no part in tuning.
     std::function<std::string()> unavailable_reason;
+    /// Tried by tune() only when a strategy names it (a candidate whose
+    /// own tuning is slow or rarely wins); listed and created like any other.
+    bool opt_in = false;
     std::string unavailable() const { return unavailable_reason ? unavailable_reason() : std::string(); }
   };
 
@@ -38,6 +41,9 @@ class BackendRegistry {
   const Entry* find(const std::string& name) const;
   const std::vector<Entry>& entries() const { return entries_; }
   std::vector<std::string> names() const;
+  /// What tune() tries when a strategy names no backends: every entry but
+  /// the opt-in ones (the reference included; strategies leave it out).
+  std::vector<std::string> tried_by_default() const;
 
  private:
   std::vector<Entry> entries_;

@@ -38,8 +38,9 @@ class TuneGroup {
   /// Every rank's share, all of them, in no particular order.
   [[nodiscard]] virtual Result<std::vector<CandidateResult>> share_candidates(
       const std::vector<CandidateResult>& mine) = 0;
-  /// Checks that every rank holds the same decision (by hash) and makes `r`
-  /// rank 0's report, so every rank saves the same package bytes.
+  /// Checks that every rank holds the same decision (by hash; the kernel plan
+  /// aside, as a backend may time alternatives while it plans) and makes `r`
+  /// rank 0's report, plan included, so every rank saves the same package bytes.
   [[nodiscard]] virtual Result<void> agree_report(TuneReport& r) = 0;
 };
 

@@ -82,6 +82,9 @@ struct TuneReport {
   std::vector<int64_t> batch_sizes;
   double baseline_gate_percent = 1.0;
   double time_budget_s = 0;  // 0: none
+  /// What the graph passes, run once and shared by every candidate that
+  /// optimizes, made of the graph ("64 -> 31 nodes in 3 rounds: ...").
+  std::string optimized;
   /// The reference: built, run once per check input (its figures are those
   /// one-shot runs, runs == 1), never profiled.
   CandidateResult baseline;

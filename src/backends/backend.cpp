@@ -46,6 +46,10 @@ Result<void> Backend::configure(const std::string& field, const std::string& val
   return {};
 }
 
+void Backend::share_optimized(std::shared_ptr<const OptimizedGraph> optimized) {
+  optimized_ = std::move(optimized);
+}
+
 Result<void> Backend::build(const Graph& graph) {
   if (state_ != BackendState::kCreated)
     return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +

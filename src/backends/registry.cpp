@@ -1,5 +1,9 @@
 #include "hone/registry.h"
 
+#ifdef HONE_WITH_ONEDNN
+#include "backends/select/select_backend.h"
+#endif
+
 namespace hone {
 
 Result<void> BackendRegistry::add(Entry entry) {
@@ -31,6 +35,13 @@ std::vector<std::string> BackendRegistry::names() const {
   return out;
 }
 
+std::vector<std::string> BackendRegistry::tried_by_default() const {
+  std::vector<std::string> out;
+  for (const auto& e : entries_)
+    if (!e.opt_in) out.push_back(e.name);
+  return out;
+}
+
 const BackendRegistry& default_registry() {
   // The one list of built-in backends; CMake's HONE_WITH_<BACKEND> options
   // say which are built.
@@ -48,6 +59,10 @@ const BackendRegistry& default_registry() {
 #endif
 #ifdef HONE_WITH_CUDA
     register_cuda(r);
+#endif
+#ifdef HONE_WITH_ONEDNN
+    // Per-op selection among the CPU backends; the rest runs on onednn.
+    register_select(r);
 #endif
     return r;
   }();

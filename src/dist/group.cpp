@@ -103,7 +103,14 @@ Result<std::vector<CandidateResult>> Group::share_candidates(
 }
 
 Result<void> Group::agree_report(TuneReport& r) {
-  const json mine = {{"decision", decision_hash(r.decision)},
+  // The kernel plan is left out of what must agree: a backend may time
+  // alternatives while it plans a shape (onednn's conv layouts and residual
+  // fusions), so two ranks can build one decision into different plans, as
+  // they measure different times. Every rank then takes rank 0's report, plan
+  // included, and the packages match.
+  Decision agreed = r.decision;
+  agreed.kernel_plan.clear();
+  const json mine = {{"decision", decision_hash(agreed)},
                      {"backend", r.decision.backend},
                      {"report", r.json()}};
   HONE_TRY(auto all, exchange("decision", mine.dump()));

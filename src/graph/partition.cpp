@@ -15,7 +15,7 @@ size_t Partition::nodes_on_backend() const {
 std::string Partition::describe(const Graph& g) const {
   std::string s = std::to_string(blocks.size()) + (blocks.size() == 1 ? " block:" : " blocks:");
   for (const Block& b : blocks) {
-    s += b.on_backend ? " backend[" : " fallback[";
+    s += !b.on_backend ? " fallback[" : b.placed_on.empty() ? " backend[" : " " + b.placed_on + "[";
     s += std::to_string(b.nodes.size()) + (b.nodes.size() == 1 ? " node]" : " nodes]");
   }
   // Node ids refer to the planned (rewritten) graph when the backend made one.
@@ -56,7 +56,7 @@ std::vector<NodeId> grouped_order(const Graph& g, const std::vector<bool>& side)
   return order;
 }
 
-void fill_block_io(const Graph& g, Block& b, const std::vector<int>& block_of, int index,
+void fill_io(const Graph& g, Block& b, const std::vector<int>& block_of, int index,
                    const std::vector<std::set<int>>& reader_blocks, const std::set<ValueId>& graph_outputs) {
   std::set<ValueId> seen_in, seen_const;
   for (NodeId n : b.nodes)
@@ -104,7 +104,11 @@ Result<Partition> partition_graph(const Graph& g, const std::vector<NodeSupport>
   // and neighbouring runs of the same side merge.
   std::vector<Block> runs;
   for (NodeId id : order) {
-    if (runs.empty() || runs.back().on_backend != side[id]) runs.push_back(Block{side[id], {}, {}, {}, {}});
+    if (runs.empty() || runs.back().on_backend != side[id]) {
+      Block b;
+      b.on_backend = side[id];
+      runs.push_back(std::move(b));
+    }
     runs.back().nodes.push_back(id);
   }
   for (Block& r : runs)
@@ -124,16 +128,25 @@ Result<Partition> partition_graph(const Graph& g, const std::vector<NodeSupport>
       p.blocks.push_back(std::move(r));
     }
   }
+  fill_block_io(g, p.blocks);
+  return p;
+}
+
+void fill_block_io(const Graph& g, std::vector<Block>& blocks) {
+  const size_t n = g.nodes().size();
   std::vector<int> block_of(n, -1);
-  for (size_t b = 0; b < p.blocks.size(); ++b)
-    for (NodeId id : p.blocks[b].nodes) block_of[id] = static_cast<int>(b);
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    blocks[b].inputs.clear();
+    blocks[b].outputs.clear();
+    blocks[b].constants.clear();
+    for (NodeId id : blocks[b].nodes) block_of[id] = static_cast<int>(b);
+  }
   std::vector<std::set<int>> reader_blocks(g.values().size());
   for (size_t i = 0; i < n; ++i)
     for (ValueId v : g.reads_of(static_cast<NodeId>(i))) reader_blocks[v].insert(block_of[i]);
   const std::set<ValueId> graph_outputs(g.outputs().begin(), g.outputs().end());
-  for (size_t b = 0; b < p.blocks.size(); ++b)
-    fill_block_io(g, p.blocks[b], block_of, static_cast<int>(b), reader_blocks, graph_outputs);
-  return p;
+  for (size_t b = 0; b < blocks.size(); ++b)
+    fill_io(g, blocks[b], block_of, static_cast<int>(b), reader_blocks, graph_outputs);
 }
 
 Result<Graph> extract_block(const Graph& g, const Block& block) {

@@ -125,4 +125,17 @@ Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options) {
   return report;
 }
 
+Result<std::shared_ptr<const OptimizedGraph>> optimize_shared(const Graph& g,
+                                                               const OptimizeOptions& options) {
+  auto copy = std::make_shared<Graph>(g);
+  HONE_TRY(OptimizeReport report, optimize(*copy, options));
+  auto out = std::make_shared<OptimizedGraph>();
+  out->graph = std::move(copy);
+  out->report = std::move(report);
+  out->source = &g;
+  out->source_nodes = g.nodes().size();
+  out->source_values = g.values().size();
+  return std::shared_ptr<const OptimizedGraph>(std::move(out));
+}
+
 }  // namespace hone

@@ -259,6 +259,7 @@ std::string TuneReport::json() const {
       {"batch_sizes", batch_sizes},
       {"baseline_gate_percent", baseline_gate_percent},
       {"time_budget_s", time_budget_s},
+      {"optimized", optimized},
       {"baseline", candidate_json(baseline)},
       {"candidates", cands},
       {"batch_searches", searches},
@@ -280,6 +281,7 @@ Result<TuneReport> TuneReport::from_json(std::string_view text) {
     r.batch_sizes = j.value("batch_sizes", std::vector<int64_t>{});
     r.baseline_gate_percent = j.value("baseline_gate_percent", 1.0);
     r.time_budget_s = j.value("time_budget_s", 0.0);
+    r.optimized = j.value("optimized", "");
     r.baseline = candidate_from(j.at("baseline"));
     for (const auto& c : j.at("candidates")) r.candidates.push_back(candidate_from(c));
     for (const auto& s : j.value("batch_searches", nlohmann::json::array())) {

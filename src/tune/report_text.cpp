@@ -197,6 +197,7 @@ std::string TuneReport::table() const {
     line(kCheckHeader);
     for (const auto& r : rows) line(r);
   }
+  if (!optimized.empty()) o << "graph passes (once, for every candidate): " << optimized << "\n";
   o << fmt::format("chose {}: {}\n", decision.backend, decision.reason);
   return o.str();
 }

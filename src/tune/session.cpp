@@ -111,6 +111,19 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
                     cache.error().to_string());
   }
 
+  // The graph passes run once here; every candidate that optimizes (the
+  // `optimize` field of compiling backends) starts from this graph.
+  if (auto opt = optimize_shared(graph); opt) {
+    s->optimized_ = std::move(*opt);
+    s->optimized_note_ = s->optimized_->report.describe();
+    HONE_LOG_DEBUG("tune '{}': graph passes, once for every candidate: {}", graph.name(),
+                  s->optimized_note_);
+  } else {
+    s->optimized_note_ = "the graph passes failed (" + opt.error().message() +
+                         "); each candidate that optimizes runs them itself";
+    HONE_LOG_WARN("tune '{}': {}", graph.name(), s->optimized_note_);
+  }
+
   // The reference: built, run once per check input in f32 and f64; never profiled.
   CandidateResult& ref = s->results_[kReference];
   ref.backend = kReference;
@@ -265,6 +278,7 @@ double Session::best_p50(int64_t batch) const {
 Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name) const {
   HONE_TRY(auto be, registry_->create(name));
   HONE_CHECK_OK(be->configure("threads", std::to_string(threads_)));
+  be->share_optimized(optimized_);
   // A backend that sizes its buffers by the dims' bounds gets the spec's
   // (the user's --config wins).
   if (be->config().has("dim_bounds") && !spec_.bounds.empty())
@@ -316,6 +330,17 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
   auto be = create_backend(name);
   if (!be) {
     r.error = std::move(be).error();
+    return nullptr;
+  }
+  // A backend that times kernels at build (select, kernel_choices empty)
+  // could choose differently on each rank; a group takes it only with
+  // choices given (--config select.kernel_choices=...).
+  if (options_.group != nullptr && (*be)->config().has("kernel_choices") &&
+      (*be)->config().get<std::string>("kernel_choices", "").empty()) {
+    r.error = Error(ErrorCode::kUnsupported,
+                    "backend '" + name +
+                        "' times kernels at build, and the ranks of a group could choose "
+                        "differently; give it kernel_choices to tune it in a group");
     return nullptr;
   }
   r.config_key = (*be)->config().key();

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "hone/optimize.h"
 #include "hone/tune.h"
 #include "tune/cache.h"
 #include "hone/registry.h"
@@ -37,7 +38,8 @@ class Session final : public TuneSession {
   const std::optional<Error>& group_error() const { return group_error_; }
   Result<BatchSearchResult> search_batch(const std::string& backend) override;
   const TuneOptions& options() const override { return options_; }
-  std::vector<std::string> registered() const override { return registry_->names(); }
+  /// What a strategy naming no backends tries (opt-in backends left out).
+  std::vector<std::string> registered() const override { return registry_->tried_by_default(); }
 
   /// The built backend for `name`, building it now when its figures came
   /// from the cache (and checking it again). Moves it out of the session.
@@ -53,6 +55,8 @@ class Session final : public TuneSession {
   }
   int threads() const { return threads_; }
   const std::string& graph_hash() const { return graph_hash_; }
+  /// What the graph passes, run once for every candidate, made of the graph.
+  const std::string& optimized_note() const { return optimized_note_; }
   int cache_hits() const { return cache_hits_; }
   int cache_misses() const { return cache_misses_; }
   bool cache_used() const { return cache_.has_value(); }
@@ -104,6 +108,9 @@ class Session final : public TuneSession {
   size_t sample_count_ = 0;
   std::string graph_hash_;
   std::string fingerprint_key_;
+  /// The graph passes' result, made once and shared with every candidate.
+  std::shared_ptr<const OptimizedGraph> optimized_;
+  std::string optimized_note_;
   std::optional<TuningCache> cache_;
   std::map<std::string, CandidateResult> results_;
   std::map<std::string, std::unique_ptr<Backend>> built_;

@@ -64,7 +64,7 @@ Result<GraphSpec> spec_for(const Graph& graph, const std::vector<Sample>& sample
 std::vector<std::string> known_candidates(const Strategy& strategy, const BackendRegistry& reg) {
   std::vector<std::string> names = strategy.backends();
   if (names.empty())
-    for (const auto& n : reg.names())
+    for (const auto& n : reg.tried_by_default())
       if (n != kReferenceBackend) names.push_back(n);
   return names;
 }
@@ -156,6 +156,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   report.batch_sizes = batch_sizes;
   report.baseline_gate_percent = options.baseline_gate_percent;
   report.time_budget_s = options.time_budget_s;
+  report.optimized = session->optimized_note();
   report.baseline = session->baseline();
   for (auto& c : session->results_in_order()) {
     if (c.backend == sel.backend) {
@@ -201,7 +202,12 @@ Result<std::vector<std::string>> dry_run(const Graph& graph, const std::vector<S
   std::vector<std::string> lines;
   lines.push_back("model '" + graph.name() + "'");
   lines.push_back(spec.describe());
-  for (auto& l : strategy.dry_run(reg.names(), batch_sizes)) lines.push_back(std::move(l));
+  // The backends tried by default, and any opt-in one the strategy names.
+  std::vector<std::string> listed = reg.tried_by_default();
+  for (const auto& n : strategy.backends())
+    if (reg.find(n) != nullptr && std::find(listed.begin(), listed.end(), n) == listed.end())
+      listed.push_back(n);
+  for (auto& l : strategy.dry_run(listed, batch_sizes)) lines.push_back(std::move(l));
   for (const auto& name : known_candidates(strategy, reg))
     if (const auto* e = reg.find(name); e != nullptr)
       if (const std::string why = e->unavailable(); !why.empty())

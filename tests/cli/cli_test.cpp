@@ -113,6 +113,18 @@ TEST_F(Cli, RunAndBenchTakeBackendConfig) {
   EXPECT_NE(malformed.err.find("expected FIELD=VALUE"), std::string::npos) << malformed.err;
 }
 
+// aot sizes its buffers by bounds: bench, like run, bounds them by the inputs
+// it runs (a batch of 100 is past aot's default bound of 64), unless
+// --config gives bounds, which are then kept.
+TEST_F(Cli, BenchBoundsAotByItsInputs) {
+  auto r = hone("bench " + model("mlp.onnx") + " --backend aot --batch 100 --iters 2 --warmup 1");
+  EXPECT_EQ(r.code, 0) << r.err;
+  auto given = hone("bench " + model("mlp.onnx") +
+                    " --backend aot --config dim_bounds=batch=8 --batch 100 --iters 2 --warmup 1");
+  EXPECT_NE(given.code, 0);
+  EXPECT_NE(given.err.find("outside the compiled bounds [1, 8]"), std::string::npos) << given.err;
+}
+
 // Figures are what was measured; only their consistency is asserted here.
 TEST_F(Cli, BenchReportsPercentilesInOrder) {
   auto r = hone("bench " + model("mlp.onnx") +

@@ -99,6 +99,8 @@ const std::vector<BackendCase>& backend_cases() {
       {"aot", registry_factory("aot"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "export"}, "native-so"},
       // Skipped, with the registry's reason, where there is no CUDA device.
       {"cuda", registry_factory("cuda"), Tolerance{1e-4, 1e-5}, {"gpu", "dynamic-shapes", "integer-io"}, ""},
+      // Per-op selection: heavy nodes on the fastest CPU backend, the rest on onednn.
+      {"select", registry_factory("select"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
   };
   return cases;
 }

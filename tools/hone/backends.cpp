@@ -45,7 +45,8 @@ int run_backends(bool json) {
                    {"artifact",
                     c.has_artifact ? nlohmann::json(c.artifact_format) : nlohmann::json(nullptr)},
                    {"available", e.unavailable().empty()},
-                   {"unavailable_reason", e.unavailable()}});
+                   {"unavailable_reason", e.unavailable()},
+                   {"tuned_by_default", !e.opt_in}});
       continue;
     }
     fmt::print("{}\n  {}\n", e.name, e.description);
@@ -57,6 +58,7 @@ int run_backends(bool json) {
     fmt::print("  artifact:       {}\n", c.has_artifact ? c.artifact_format : "none");
     const std::string why = e.unavailable();
     fmt::print("  available:      {}\n", why.empty() ? "yes" : "no (" + why + ")");
+    if (e.opt_in) fmt::print("  tuned:          only when named (--backends {})\n", e.name);
   }
   if (json) {
     fmt::print("{}\n", j.dump(2));

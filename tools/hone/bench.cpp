@@ -152,6 +152,8 @@ int run_bench(const BenchOptions& o) {
     auto backend = default_registry().create(o.backend);
     if (!backend) return report(backend.error());
     if (auto c = apply_configs(**backend, o.configs); !c) return report(c.error());
+    // aot sizes its buffers for the inputs benchmarked, as `run` does.
+    if (auto c = bound_dims_by_inputs(**backend, g, inputs); !c) return report(c.error());
     if (auto built = (*backend)->build(g); !built)
       return report(built.error().add_context("while building '" + o.model + "' on backend '" +
                                               o.backend + "'"));

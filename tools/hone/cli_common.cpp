@@ -1,5 +1,6 @@
 #include "cli_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -51,6 +52,21 @@ Result<void> apply_configs(Backend& be, const std::vector<std::string>& configs)
     HONE_CHECK_OK(be.configure(kv.substr(0, eq), kv.substr(eq + 1)));
   }
   return {};
+}
+
+Result<void> bound_dims_by_inputs(Backend& be, const Graph& g, const std::vector<Tensor>& inputs) {
+  if (!be.config().has("dim_bounds") || !be.config().get<std::string>("dim_bounds", "").empty())
+    return {};
+  std::map<std::string, int64_t> bounds;
+  for (size_t i = 0; i < g.inputs().size() && i < inputs.size(); ++i)
+    if (const auto& shape = g.value(g.inputs()[i]).shape)
+      for (size_t a = 0; a < shape->rank() && a < inputs[i].shape().size(); ++a)
+        if ((*shape)[a].is_symbolic())
+          bounds[(*shape)[a].symbol_name()] = std::max<int64_t>(1, inputs[i].shape()[a]);
+  std::string text;
+  for (const auto& [name, value] : bounds)
+    text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
+  return be.configure("dim_bounds", text);
 }
 
 void apply_requested_threads() {

@@ -66,6 +66,12 @@ TrustOptions& trust_options();
 /// kInvalidArgument naming a setting that is not FIELD=VALUE.
 [[nodiscard]] Result<void> apply_configs(Backend& be, const std::vector<std::string>& configs);
 
+/// For a backend that sizes its buffers by bounds (aot's `dim_bounds`), not
+/// given bounds by --config: this call's input dims become the bounds of the
+/// graph inputs' symbols (the backend derives the inner dims from them).
+[[nodiscard]] Result<void> bound_dims_by_inputs(Backend& be, const Graph& g,
+                                                const std::vector<Tensor>& inputs);
+
 /// Where a command's inputs come from and where its outputs go, with the
 /// options `run` and `infer` share: --inputs, --random-inputs, --dim, --outputs.
 struct IoOptions {

@@ -15,6 +15,7 @@
 #include "cli_common.h"
 #include "hone/onnx.h"
 #include "hone/onnx_load_options.h"
+#include "hone/optimize.h"
 #include "hone/registry.h"
 
 namespace hone::cli {
@@ -25,6 +26,7 @@ struct InspectOptions {
   std::string backend;              // empty: no partition shown
   std::vector<std::string> config;  // FIELD=VALUE for that backend
   bool json = false;
+  bool passes = false;  // also run the graph passes and show what they make
 };
 
 // Op counts over the graph and every subgraph (If/Loop/Scan bodies); ops from
@@ -117,7 +119,9 @@ nlohmann::json partition_json(const Graph& given, const std::string& backend, co
   for (const Block& b : p.blocks) {
     nlohmann::json nodes = nlohmann::json::array();
     for (NodeId id : b.nodes) nodes.push_back(g.node(id).name);
-    j["blocks"].push_back({{"runs_on", b.on_backend ? backend : std::string("fallback")},
+    j["blocks"].push_back({{"runs_on", !b.on_backend         ? std::string("fallback")
+                                       : b.placed_on.empty() ? backend
+                                                             : b.placed_on},
                            {"nodes", std::move(nodes)},
                            {"ops", block_ops(g, b)}});
   }
@@ -135,7 +139,8 @@ void print_partition(const Graph& given, const std::string& backend, const Parti
              g.nodes().size(), p.blocks.size(), p.blocks.size() == 1 ? "" : "s");
   for (size_t i = 0; i < p.blocks.size(); ++i) {
     const Block& b = p.blocks[i];
-    fmt::print("  [{}] {:<10} {:>4} node{}  {}\n", i, b.on_backend ? backend : "fallback",
+    fmt::print("  [{}] {:<10} {:>4} node{}  {}\n", i,
+               !b.on_backend ? std::string("fallback") : b.placed_on.empty() ? backend : b.placed_on,
                b.nodes.size(), b.nodes.size() == 1 ? " " : "s", block_ops(g, b));
   }
   if (!p.fallbacks.empty()) fmt::print("fallbacks ({})\n", p.fallbacks.size());
@@ -153,7 +158,7 @@ int run_inspect(const InspectOptions& o) {
   // Without a backend nothing reads the weights: external data is checked
   // but not loaded (a 20 GB initializer costs nothing).
   hone::onnx::LoadModelOptions lo;
-  lo.read_external_data = !o.backend.empty();
+  lo.read_external_data = !o.backend.empty() || o.passes;
   auto loaded = hone::onnx::load_model(o.model, lo);
   if (!loaded) return report(loaded.error());
   const Graph& g = *loaded;
@@ -162,6 +167,17 @@ int run_inspect(const InspectOptions& o) {
     auto p = plan_partition(o, g);
     if (!p) return report(p.error());
     partition = std::move(*p);
+  }
+  // The graph passes as tune() runs them: once, the result shared by every
+  // candidate that optimizes.
+  std::shared_ptr<const OptimizedGraph> optimized;
+  std::map<std::string, int64_t> optimized_counts;
+  int64_t optimized_total = 0;
+  if (o.passes) {
+    auto opt = optimize_shared(g);
+    if (!opt) return report(opt.error());
+    optimized = std::move(*opt);
+    count_ops(*optimized->graph, optimized_counts, optimized_total);
   }
   std::map<std::string, int64_t> counts;
   int64_t total = 0;
@@ -191,6 +207,14 @@ int run_inspect(const InspectOptions& o) {
     j["ir_version"] = ir_version;
     j["metadata"] = g.metadata();
     if (partition) j["partition"] = partition_json(g, o.backend, *partition);
+    if (optimized) {
+      nlohmann::json po = nlohmann::json::array();
+      for (const auto& [op, n] : sorted_counts(optimized_counts))
+        po.push_back({{"op", op}, {"count", n}});
+      j["optimized"] = {{"report", optimized->report.describe()},
+                        {"nodes", optimized_total},
+                        {"ops", std::move(po)}};
+    }
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
@@ -214,6 +238,13 @@ int run_inspect(const InspectOptions& o) {
   fmt::print("params   {} ({})\n", g.parameter_count(), human_bytes(g.parameter_bytes()));
   fmt::print("nodes    {} ({} op types)\n", total, ops.size());
   for (const auto& [op, n] : ops) fmt::print("  {:<24} {}\n", op, n);
+  if (optimized) {
+    fmt::print("optimized (the graph every tune candidate that optimizes starts from)\n");
+    fmt::print("  passes {}\n", optimized->report.describe());
+    fmt::print("  nodes  {} ({} op types)\n", optimized_total, optimized_counts.size());
+    for (const auto& [op, n] : sorted_counts(optimized_counts))
+      fmt::print("    {:<22} {}\n", op, n);
+  }
   if (partition) print_partition(g, o.backend, *partition);
   return kExitOk;
 }
@@ -228,6 +259,7 @@ void add_inspect_command(CLI::App& root, std::vector<Command>& commands) {
       "Examples:\n"
       "  hone inspect models/cnn.onnx\n"
       "  hone inspect models/cnn.onnx --backend onednn --config min_block_size=5\n"
+      "  hone inspect models/cnn.onnx --passes\n"
       "  hone inspect models/mlp.onnx --json");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend,
@@ -235,6 +267,9 @@ void add_inspect_command(CLI::App& root, std::vector<Command>& commands) {
       ->type_name("NAME");
   sub->add_option("--config", o->config, "a backend config field for --backend (repeatable)")
       ->type_name("FIELD=VALUE");
+  sub->add_flag("--passes", o->passes,
+                "also run the graph passes once, as tune() does for all its candidates, and show "
+                "what they make");
   sub->add_flag("--json", o->json, "machine-readable output");
   commands.push_back({sub, [o] { return run_inspect(*o); }});
 }

@@ -92,18 +92,7 @@ int run_run(const RunOptions& o) {
   }
   // A backend that sizes its buffers by bounds (aot) gets this run's dims as
   // the bounds of the input symbols; it derives the inner dims from them.
-  if ((*backend)->config().has("dim_bounds")) {
-    std::map<std::string, int64_t> bounds;
-    for (size_t i = 0; i < g.inputs().size(); ++i)
-      if (const auto& shape = g.value(g.inputs()[i]).shape)
-        for (size_t a = 0; a < shape->rank() && a < inputs[i].shape().size(); ++a)
-          if ((*shape)[a].is_symbolic())
-            bounds[(*shape)[a].symbol_name()] = std::max<int64_t>(1, inputs[i].shape()[a]);
-    std::string text;
-    for (const auto& [name, value] : bounds)
-      text += (text.empty() ? "" : ",") + name + "=" + std::to_string(value);
-    if (auto c = (*backend)->configure("dim_bounds", text); !c) return report(c.error());
-  }
+  if (auto c = bound_dims_by_inputs(**backend, g, inputs); !c) return report(c.error());
   apply_requested_threads();
   auto built = (*backend)->build(g);
   if (!built)

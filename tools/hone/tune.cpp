@@ -255,7 +255,7 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       "  mpirun -np 2 hone tune models/cnn.onnx -o cnn.hone   # ranks measure, rank 0 decides");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("-o,--output", o->output, "the package to write")->type_name("OUT.hone");
-  sub->add_option("--backends", o->backends, "candidates, comma-separated (default: every backend)")
+  sub->add_option("--backends", o->backends, "candidates, comma-separated (default: every backend but the opt-in ones, such as select)")
       ->delimiter(',')
       ->type_name("A,B");
   sub->add_option("--strategy", o->strategy,

@@ -56,6 +56,7 @@ ErrorCode error_code(int status) {
 struct BlockMeta {
   std::vector<std::string> cpu_features;
   std::string sha_library, sha_weights, sha_source;
+  std::string runtime;  // "abiN-<hash>" of the C runtime it was made with; empty before it was kept
   json toolchain;
 };
 
@@ -97,6 +98,10 @@ Result<BlockMeta> parse_block_meta(const std::string& text, const fs::path& file
   HONE_TRY(m.cpu_features, strings("cpu_features", true));
   HONE_TRY(auto flags, strings("compiler_flags", false));
   HONE_TRY(auto libraries, strings("libraries", false));
+  if (const auto rt = meta.find("runtime"); rt != meta.end()) {
+    if (!rt->is_string()) return bad("runtime", "must be a string");
+    m.runtime = rt->get<std::string>();
+  }
   const auto compiler = meta.find("compiler");
   if (compiler != meta.end() && !compiler->is_string()) return bad("compiler", "must be a string");
   m.toolchain = {{"compiler", compiler != meta.end() ? compiler->get<std::string>() : ""},
@@ -207,6 +212,7 @@ class AotBlock final : public CompiledBlock {
     HONE_CHECK_OK(write_file_atomic(dir / "compile.log", log));
     json j = toolchain;
     j["hone_version"] = kVersion;
+    j["runtime"] = AotBackend::caps().libraries.at("aot-runtime");
     j["sha"] = {
         {"model.so", hash_of(so)}, {"weights.bin", hash_of(blob)}, {"model.c", hash_of(source)}};
     j["hash"] = "sha256";
@@ -366,10 +372,22 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
     HONE_TRY(BlockMeta meta, parse_block_meta(meta_text, dir / "block.json"));
     b->toolchain = meta.toolchain;
     b->source = emit_c(b->program, {meta.cpu_features, banner});
-    if (hash_of(b->source) != meta.sha_source)
+    if (hash_of(b->source) != meta.sha_source) {
+      // A runtime named and different says why; otherwise the graph, the
+      // config or (before runtimes were named) the hone build changed.
+      const std::string& ours = caps().libraries.at("aot-runtime");
+      if (!meta.runtime.empty() && meta.runtime != ours)
+        return fail(ErrorCode::kCorrupt,
+                    "the library saved in '" + dir.string() + "' was generated with aot runtime " +
+                        meta.runtime + ", and this hone has " + ours +
+                        " (source hash differs): tune the model again with this hone");
       return fail(ErrorCode::kCorrupt,
                   "the library saved in '" + dir.string() +
-                      "' was generated for another graph or config (source hash differs)");
+                      "' was generated for another graph or config, or by another hone build "
+                      "(source hash differs)" +
+                      (meta.runtime.empty() ? ": if an older hone made it, tune the model again"
+                                            : ""));
+    }
     HONE_TRY(std::string w, read_file(dir / "weights.bin"));
     if (w.size() != b->blob.size() || std::memcmp(w.data(), b->blob.data(), w.size()) != 0)
       return fail(ErrorCode::kCorrupt,

@@ -1,54 +1,44 @@
 // CompilingBackend: the shared shape of every backend that compiles parts of
-// a graph (onednn, blas, aot, ...). The subclass says which nodes it can run
-// and compiles blocks of them; this class partitions the graph, runs the
-// refused blocks on the fallback (the reference interpreter), and wires the
-// blocks together at inference.
+// a graph (onednn, blas, aot, ...). The subclass is a BlockCompiler: it says
+// which nodes it can run and compiles blocks of them. The runtime's Executor
+// (src/runtime/executor.h) does the rest: it runs the graph passes,
+// partitions, runs the refused blocks on the fallback interpreter, builds
+// control-flow bodies, checks the inputs and wires the blocks together.
 //
 //   class MyBackend : public CompilingBackend {
 //     NodeSupport supports(const Graph&, const Node&) const override;
 //     Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
 //   };
 //
-// Control flow: an If, Loop or Scan node runs on the fallback, but its bodies
-// are built like graphs of their own (partitioned and compiled by the same
-// backend; the names a body captures become its inputs), and the fallback
-// runs them compiled. A body that cannot be built stays interpreted, with the
-// reason in the partition's notes.
-//
 // Config fields it declares: min_block_size (5), require_full_compilation
 // (false), allow_reduced_precision (false), optimize (true): run hone's graph
 // passes (hone/optimize.h) first, so supports(), compile() and the partition
 // all see the optimized graph. The partition then carries that graph and what
-// the passes did (Partition::graph, Partition::notes).
+// the passes did (Partition::graph, Partition::notes). A graph the caller
+// optimized already (Backend::share_optimized, as tune() does) is not
+// optimized again.
 #pragma once
 
-#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "eval/interpreter.h"
 #include "hone/backend.h"
 #include "hone/partition.h"
+#include "runtime/block_compiler.h"
+#include "runtime/executor.h"
 
 namespace hone {
 
-/// One compiled block. run() must be safe to call from several threads.
-class CompiledBlock {
- public:
-  virtual ~CompiledBlock() = default;
-  [[nodiscard]] virtual Result<std::vector<Tensor>> run(
-      const std::vector<Tensor>& inputs) const = 0;
-};
-
-class CompilingBackend : public Backend {
+class CompilingBackend : public Backend, public BlockCompiler {
  public:
   ~CompilingBackend() override;
+  std::string_view name() const override = 0;
   /// The partition found by build(); empty before.
   const Partition& partition() const;
   /// Proposals for every node of `g`, with reasons, without building.
   std::vector<NodeSupport> propose(const Graph& g) const;
-  /// propose() grouped by partition_graph under min_block_size and
+  /// The executor's partition of `g` under min_block_size and
   /// require_full_compilation, on the optimized graph when `optimize` is on;
   /// build() compiles exactly this. The notes also say how the bodies of
   /// control-flow nodes would be partitioned.
@@ -56,46 +46,24 @@ class CompilingBackend : public Backend {
 
  protected:
   CompilingBackend();
-  [[nodiscard]] virtual NodeSupport supports(const Graph& g, const Node& node) const = 0;
-  [[nodiscard]] virtual Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) = 0;
-  /// Called before a control-flow body (as a standalone graph whose inputs
-  /// are its formal inputs, then the names it captures) is partitioned and
-  /// compiled; aot derives the bounds of the body's dims here.
-  virtual void prepare_body(const Graph& body) { (void)body; }
+  [[nodiscard]] NodeSupport supports(const Graph& g, const Node& node) const override = 0;
+  [[nodiscard]] Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override = 0;
+
+  /// The compilers the executor may use: this backend first; a backend that
+  /// places some nodes on others (per-op kernel selection) adds them.
+  virtual std::vector<BlockCompiler*> compilers() { return {this}; }
+  /// The executor's options from this backend's config and the shared
+  /// optimized graph; a backend that places nodes elsewhere adds its
+  /// placement (node name -> index into compilers()).
+  [[nodiscard]] virtual Result<runtime::ExecutorOptions> executor_options(const Graph& g) const;
+  /// The graph build() partitioned (optimized or as given); null before.
+  const Graph* planned_graph() const;
 
   Result<void> do_build(const Graph& graph) override;
   Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& inputs) const override;
 
  private:
-  struct Stage {
-    Block block;
-    Graph graph;                              // the standalone block
-    std::unique_ptr<CompiledBlock> compiled;  // null: runs on the fallback
-    eval::Schedule schedule;                  // the fallback's, made once at build
-  };
-  /// A graph as this backend runs it: the top-level graph or a body.
-  struct GraphRun {
-    std::shared_ptr<const Graph> graph;  // optimized or as given
-    Partition partition;
-    std::vector<Stage> stages;
-  };
-  /// A compiled body: its program takes the body's formal inputs, then `captures`.
-  struct Body {
-    std::shared_ptr<const GraphRun> program;
-    size_t formal_inputs = 0;
-    std::vector<std::string> captures;
-  };
-  class BodyRunner;
-
-  Result<Partition> plan_graph(const Graph& g, int depth) const;
-  Result<std::shared_ptr<GraphRun>> build_program(const Graph& g, int depth);
-  Result<std::vector<Tensor>> run_program(const GraphRun& p, const std::vector<Tensor>& inputs,
-                                          bool check) const;
-
-  std::shared_ptr<GraphRun> main_;
-  std::map<const Graph*, Body> bodies_;  // keyed by the body as the node's attribute holds it
-  std::unique_ptr<BodyRunner> body_runner_;
-  eval::Interpreter fallback_;
+  std::unique_ptr<runtime::Executor> executor_;
 };
 
 }  // namespace hone

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -54,7 +55,14 @@ struct Fusion {
   ValueId out = kNoValue;
   std::string kind;
   int count = 0;
+  /// A residual Add taken as a sum post-op: the op writes its result over
+  /// the skip value, which lives in this buffer (-1: none).
+  int sum_into = -1;
 };
+
+/// Whether a residual operand may be accumulated into in place (a sum
+/// post-op writing over it); null: never.
+using CanSum = std::function<bool(ValueId)>;
 
 std::optional<algorithm> binary_alg(const std::string& op) {
   if (op == "Add") return algorithm::binary_add;
@@ -86,7 +94,7 @@ std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const di
 /// unless the operand already lives in `residual` (the layout chosen for the
 /// op's output): then it is read in place.
 Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, bool full_size_binary,
-               const md_t* residual) {
+               const md_t* residual, const CanSum& can_sum) {
   Fusion f = std::move(seed);
   f.out = from;
   for (int depth = 0; depth < 6; ++depth) {
@@ -117,9 +125,18 @@ Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, boo
       const ValueId other = first ? c->inputs[1] : c->inputs[0];
       if (!full_size_binary && b.has(other) && pad_left(b.value(other).dims, dst.size()) == dst) {
         if (residual == nullptr || !(b.value(other).ref.md == *residual)) break;
-        f.ops.append_binary(*alg, *residual);
-        f.src1.push_back({f.count++, b.value(other).ref});
-        f.kind += "+binary";
+        if (*alg == algorithm::binary_add && f.sum_into < 0 && can_sum && can_sum(other)) {
+          // The skip dies here: the op accumulates onto it (oneDNN keeps its
+          // kernel for a sum post-op, while a binary one may change it).
+          f.ops.append_sum(1.0f);
+          f.sum_into = b.value(other).ref.buffer;
+          ++f.count;
+          f.kind += "+sum";
+        } else {
+          f.ops.append_binary(*alg, *residual);
+          f.src1.push_back({f.count++, b.value(other).ref});
+          f.kind += "+binary";
+        }
         f.nodes.push_back(c);
         f.out = c->outputs[0];
         continue;
@@ -151,8 +168,8 @@ dnnl::primitive_attr make_attr(const Fusion& f, float scale) {
 template <class MakePd>
 auto with_fusion(PlanBuilder& b, ValueId from, const dims_t& dst, const Fusion& seed, float scale,
                  MakePd make, Fusion* used, bool full_size_binary = true,
-                 const md_t* residual = nullptr) {
-  Fusion full = collect(b, from, dst, seed, full_size_binary, residual);
+                 const md_t* residual = nullptr, const CanSum& can_sum = {}) {
+  Fusion full = collect(b, from, dst, seed, full_size_binary, residual, can_sum);
   if (!full.nodes.empty()) {
     try {
       auto pd = make(make_attr(full, scale));
@@ -259,7 +276,7 @@ void add_conv_step(PlanBuilder& b, const Node& n,
   const BufferRef wei =
       w ? b.pack(*w, plain_md(wdims), pd.weights_desc())
         : b.reorder_to(BufferRef{b.plain(n.inputs[1]).buffer, plain_md(wdims)}, pd.weights_desc());
-  const BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
+  const BufferRef out{f.sum_into >= 0 ? f.sum_into : b.new_temp(pd.dst_desc()), pd.dst_desc()};
   std::vector<std::pair<int, BufferRef>> args{
       {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DST, out}};
   if (has_bias)
@@ -417,10 +434,15 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
     const md_t picked_src = src_md;
     src_md = pd.src_desc();
     dst_any = picked;
+    // The skip may be summed into in place when it dies at the Add and is
+    // not what the conv reads.
+    const CanSum can_sum = [&](ValueId skip) {
+      return b.value(skip).ref.buffer != x.ref.buffer && b.dies_at(skip, c);
+    };
     try {
       Fusion with_residual;
       auto fused = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &with_residual,
-                               /*full_size_binary=*/false, &picked);
+                               /*full_size_binary=*/false, &picked, can_sum);
       // oneDNN may pick another kernel for the fused form (jit_1x1 for
       // brgconv_1x1, jit for brgconv): it wins on thin convs, where the
       // separate passes over the output dominate, and loses on wide ones.

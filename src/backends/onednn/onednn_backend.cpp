@@ -114,8 +114,8 @@ class OnednnBlock final : public CompiledBlock {
       failed_.emplace(sig, plan.error());
       return fail(std::move(plan).error());
     }
-    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}", graph_.name(), signature_text(sig),
-                   (*plan)->describe());
+    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", graph_.name(), signature_text(sig),
+                   (*plan)->describe(), (*plan)->arena);
     {
       std::lock_guard lock(stats_->mu);
       stats_->plans.push_back((*plan)->describe());

@@ -1,10 +1,12 @@
 #include "backends/onednn/plan.h"
 
+#include <algorithm>
 #include <cstring>
 #include <new>
 #include <unordered_map>
 
 #include "backends/common/host_eval.h"
+#include "backends/common/memory_plan.h"
 #include "hone/limits.h"
 
 namespace hone::onednn {
@@ -197,10 +199,84 @@ int PlanBuilder::new_temp(const md_t& md) {
   Buffer b;
   b.kind = Buffer::Kind::kTemp;
   b.size = md.get_size();
-  b.offset = plan_->arena_bytes;
-  plan_->arena_bytes += align64(b.size);
-  plan_->buffers.push_back(std::move(b));
+  plan_->buffers.push_back(std::move(b));  // its offset comes from place_temps()
   return static_cast<int>(plan_->buffers.size() - 1);
+}
+
+namespace {
+
+/// The arguments a primitive writes: its destinations (DST_LAYER, DST_ITER
+/// and DST_ITER_C of RNNs included) and its workspace. Every other argument
+/// is read.
+bool is_written(int arg) {
+  return arg == DNNL_ARG_DST_0 || arg == DNNL_ARG_DST_1 || arg == DNNL_ARG_DST_2 ||
+         arg == DNNL_ARG_WORKSPACE ||
+         (arg >= DNNL_ARG_MULTIPLE_DST && arg < DNNL_ARG_MULTIPLE_DST + 1024);
+}
+
+}  // namespace
+
+Result<void> PlanBuilder::place_temps() {
+  std::vector<int> value_of(plan_->buffers.size(), -1);  // buffer -> arena value
+  MemoryProblem p;
+  for (size_t i = 0; i < plan_->buffers.size(); ++i)
+    if (plan_->buffers[i].kind == Buffer::Kind::kTemp) {
+      value_of[i] = static_cast<int>(p.values.size());
+      p.values.push_back({plan_->buffers[i].size, false});
+    }
+  std::vector<bool> written(p.values.size(), false);
+  for (const Step& s : plan_->steps) {
+    MemoryStep ms;
+    // A buffer written again (a second writer of part of it) is live from
+    // its first writer on: later writes count as reads that keep it alive.
+    for (const auto& [arg, ref] : s.args) {
+      const int v = value_of[static_cast<size_t>(ref.buffer)];
+      if (v < 0) continue;
+      if (is_written(arg) && !written[static_cast<size_t>(v)]) {
+        if (std::find(ms.writes.begin(), ms.writes.end(), v) == ms.writes.end())
+          ms.writes.push_back(v);
+      } else if (std::find(ms.reads.begin(), ms.reads.end(), v) == ms.reads.end()) {
+        ms.reads.push_back(v);
+      }
+    }
+    // A step that reads and first-writes one buffer (not expected) keeps it
+    // a write only, as the read sees what the step itself writes.
+    std::erase_if(ms.reads, [&](int v) {
+      return std::find(ms.writes.begin(), ms.writes.end(), v) != ms.writes.end();
+    });
+    for (int v : ms.writes) written[static_cast<size_t>(v)] = true;
+    // oneDNN's element-wise and binary primitives may write over their
+    // (first) source when both have one layout.
+    const bool eltwise = s.kind.starts_with("eltwise"), binary = s.kind.starts_with("binary");
+    if (eltwise || binary) {
+      const int src_arg = eltwise ? DNNL_ARG_SRC : DNNL_ARG_SRC_0;
+      const BufferRef *src = nullptr, *dst = nullptr;
+      for (const auto& [arg, ref] : s.args) {
+        if (arg == src_arg) src = &ref;
+        if (arg == DNNL_ARG_DST) dst = &ref;
+      }
+      if (src != nullptr && dst != nullptr && src->md == dst->md) {
+        const int r = value_of[static_cast<size_t>(src->buffer)];
+        const int w = value_of[static_cast<size_t>(dst->buffer)];
+        if (r >= 0 && w >= 0 && r != w &&
+            std::find(ms.writes.begin(), ms.writes.end(), w) != ms.writes.end())
+          ms.in_place.push_back({r, w});
+      }
+    }
+    p.steps.push_back(std::move(ms));
+  }
+  HONE_TRY(MemoryPlan m, plan_memory(p));
+  for (size_t i = 0; i < plan_->buffers.size(); ++i) {
+    const int v = value_of[i];
+    if (v < 0) continue;
+    const size_t off = m.offsets[static_cast<size_t>(v)];
+    // A temporary no step writes is never read either (plan_memory refuses
+    // reads before writes); it keeps offset 0 and takes no room.
+    plan_->buffers[i].offset = off == MemoryPlan::kNotPlaced ? 0 : off;
+  }
+  plan_->arena_bytes = m.arena_bytes;
+  plan_->arena = m.describe();
+  return {};
 }
 
 int PlanBuilder::new_constant(Tensor t) {
@@ -280,6 +356,19 @@ const Node* PlanBuilder::sole_consumer(ValueId v) const {
   return last_consumer_[static_cast<size_t>(v)];
 }
 
+bool PlanBuilder::dies_at(ValueId v, const Node* reader) const {
+  if (!has(v)) return false;
+  const int buf = value(v).ref.buffer;
+  if (plan_->buffers[static_cast<size_t>(buf)].kind != Buffer::Kind::kTemp) return false;
+  for (size_t u = 0; u < values_.size(); ++u) {
+    if (!defined_[u] || values_[u].ref.buffer != buf) continue;
+    if (is_output_[u]) return false;
+    for (const Node* c : readers_[u])
+      if (c != reader && !lowered_[static_cast<size_t>(node_id(c))]) return false;
+  }
+  return true;
+}
+
 Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>& input_dims) {
   const size_t nv = g_.values().size();
   values_.assign(nv, PValue{});
@@ -287,6 +376,8 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
   host_.assign(nv, std::nullopt);
   consumers_.assign(nv, 0);
   last_consumer_.assign(nv, nullptr);
+  readers_.assign(nv, {});
+  lowered_.assign(g_.nodes().size(), false);
   is_output_.assign(nv, false);
   absorbed_.clear();
   plan_ = std::make_shared<Plan>();
@@ -296,6 +387,7 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
       if (v >= 0) {
         ++consumers_[static_cast<size_t>(v)];
         last_consumer_[static_cast<size_t>(v)] = &n;
+        readers_[static_cast<size_t>(v)].push_back(&n);
       }
   for (ValueId v : g_.outputs()) is_output_[static_cast<size_t>(v)] = true;
 
@@ -328,6 +420,7 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
     }
     HONE_CHECK_OK(lower_all());
     HONE_CHECK_OK(finish_outputs());
+    HONE_CHECK_OK_CTX(place_temps(), "while planning the arena of block '" + g_.name() + "'");
   } catch (const dnnl::error& e) {
     return fail(ErrorCode::kUnsupported, std::string("oneDNN refused a primitive: ") + e.what());
   }
@@ -353,6 +446,7 @@ Result<void> PlanBuilder::lower_all() {
     } catch (const dnnl::error& e) {
       return fail(ErrorCode::kUnsupported, "oneDNN refused node " + n.describe() + ": " + e.what());
     }
+    lowered_[static_cast<size_t>(id)] = true;
   }
   return {};
 }

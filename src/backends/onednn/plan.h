@@ -9,7 +9,8 @@
 // Buffers: block inputs and outputs are plain row-major f32 tensors; inside a
 // plan, values may live in whatever (blocked) layout a primitive prefers, and
 // a reorder is added only where a consumer needs another layout or at the
-// block's outputs. With set_bf16, Conv/Gemm/MatMul take bf16 copies of their
+// block's outputs. Temporaries share arena bytes by liveness, so a chain of
+// layers reuses memory that is still in cache. With set_bf16, Conv/Gemm/MatMul take bf16 copies of their
 // source (a reorder step) and weights (packed once) and write f32. Temporaries live in one arena
 // allocated per run() call, so concurrent calls share nothing writable; constants (packed weights)
 // are built once and only read.
@@ -90,6 +91,7 @@ class Plan {
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;
   bool blocked16 = false;  // built with PlanBuilder::set_prefer_blocked16
+  std::string arena;       // how the temporaries were placed: "arena 1.2 MiB (naive 3.4 MiB, ...)"
 
   /// Runs every step; `executions` counts primitives run. Thread-safe: each
   /// concurrent call takes a RunContext of its own from a pool (creating one
@@ -162,11 +164,22 @@ class PlanBuilder {
   /// The one node reading `v`, when `v` is not a block output; else nullptr.
   const Node* sole_consumer(ValueId v) const;
   NodeId node_id(const Node* n) const { return static_cast<NodeId>(n - g_.nodes().data()); }
-  void absorb(const Node* n) { absorbed_.insert(node_id(n)); }
+  void absorb(const Node* n) {
+    absorbed_.insert(node_id(n));
+    lowered_[static_cast<size_t>(node_id(n))] = true;
+  }
+  /// True when the step being lowered may write over `v`'s bytes: they are
+  /// a temporary, and every value living in them (`v` and its views) is no
+  /// block output and is read by no node still to run but `reader`.
+  bool dies_at(ValueId v, const Node* reader) const;
 
  private:
   Result<void> lower_all();
   Result<void> finish_outputs();
+  /// Gives every temporary an arena offset by liveness (common/memory_plan.h):
+  /// temporaries whose lives do not overlap share bytes, and an element-wise
+  /// or binary step writes over a source that dies there. Run last.
+  Result<void> place_temps();
 
   const Graph& g_;
   std::vector<PValue> values_;
@@ -174,6 +187,8 @@ class PlanBuilder {
   std::vector<std::optional<Tensor>> host_;
   std::vector<int> consumers_;
   std::vector<const Node*> last_consumer_;
+  std::vector<std::vector<const Node*>> readers_;  // per value
+  std::vector<bool> lowered_;                      // per node: its step is placed
   std::vector<bool> is_output_;
   std::set<NodeId> absorbed_;
   bool prefer_blocked16_ = false;

@@ -55,8 +55,12 @@ TEST(Strategy, MaxThroughputPicksTheFastestCorrectBackend) {
   EXPECT_EQ(y->tensor().shape(), (std::vector<int64_t>{3, 3}));
 }
 
+// The gate compares a candidate's p50 with the reference's one-shot runs, and
+// a loaded machine wakes a sleeper milliseconds late: the gaps below are wide
+// (20x, 10x) and the margins far from them, so only a delay of tens of
+// milliseconds could flip a choice.
 TEST(Strategy, BaselineGateKeepsTheReferenceWhenNothingBeatsIt) {
-  auto reg = sleep_registry({{"reference", {.base_us = 300}}, {"slow", {.base_us = 3000}}});
+  auto reg = sleep_registry({{"reference", {.base_us = 1000}}, {"slow", {.base_us = 20000}}});
   auto m = tune_with(reg, MaxThroughput({"slow"}), quick_options(reg));
   ASSERT_TRUE(m) << m.error().to_string();
   EXPECT_EQ(m->decision().backend, "reference");
@@ -65,10 +69,10 @@ TEST(Strategy, BaselineGateKeepsTheReferenceWhenNothingBeatsIt) {
 }
 
 TEST(Strategy, BaselineGateNeedsTheConfiguredMargin) {
-  // 2x faster than the reference, but the gate asks for +300%.
-  auto reg = sleep_registry({{"reference", {.base_us = 3000}}, {"fast", {.base_us = 1500}}});
+  // 10x faster than the reference, but the gate asks for +2000% (21x).
+  auto reg = sleep_registry({{"reference", {.base_us = 20000}}, {"fast", {.base_us = 2000}}});
   auto o = quick_options(reg);
-  o.baseline_gate_percent = 300;
+  o.baseline_gate_percent = 2000;
   auto m = tune_with(reg, MinLatency({"fast"}), o);
   ASSERT_TRUE(m) << m.error().to_string();
   EXPECT_EQ(m->decision().backend, "reference");

@@ -183,6 +183,43 @@ TEST(AotBackend, CorruptSavesAreRejected) {
   EXPECT_EQ(r2.error().code(), ErrorCode::kCorrupt) << r2.error().to_string();
 }
 
+TEST(AotBackend, ASaveFromAnotherRuntimeNamesBothRuntimes) {
+  // What an older hone's save looks like: another runtime named, and a
+  // source this hone would not generate.
+  const Graph g = load_example("mlp");
+  auto be = build_aot(g);
+  ASSERT_TRUE(be);
+  const fs::path dir = fresh_dir("save_old_runtime");
+  ASSERT_TRUE(be->save(dir));
+  const fs::path meta = dir / "block_0" / "block.json";
+  std::string text;
+  {
+    std::ifstream f(meta);
+    text.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  const size_t rt = text.find("\"runtime\"");
+  const size_t src = text.find("\"model.c\"");
+  ASSERT_NE(rt, std::string::npos) << text;
+  ASSERT_NE(src, std::string::npos) << text;
+  // Both values are quoted strings after the key: swap their first characters.
+  const size_t rt_value = text.find('"', text.find(':', rt)) + 1;
+  text.replace(rt_value, 4, "abi0");
+  const size_t src_value = text.find('"', text.find(':', src)) + 1;
+  text[src_value] = text[src_value] == '0' ? '1' : '0';
+  {
+    std::ofstream f(meta, std::ios::trunc);
+    f << text;
+  }
+  AotBackend a;
+  auto r = a.load(g, dir);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kCorrupt) << r.error().to_string();
+  EXPECT_NE(r.error().message().find("generated with aot runtime abi0"), std::string::npos)
+      << r.error().to_string();
+  EXPECT_NE(r.error().message().find("tune the model again"), std::string::npos)
+      << r.error().to_string();
+}
+
 TEST(AotBackend, MissingCompilerIsUnsupportedHardwareAndOthersStillWork) {
   const Graph g = load_example("cnn");
   {

@@ -1,0 +1,149 @@
+// The runtime's Executor: blocks of several compilers in one graph, placement
+// by node name, and the graph passes' result shared instead of run again.
+#include "runtime/executor.h"
+
+#include <atomic>
+
+#include <gtest/gtest.h>
+
+#include "hone/graph_builder.h"
+
+namespace hone::runtime {
+namespace {
+
+class InterpretedBlock final : public CompiledBlock {
+ public:
+  InterpretedBlock(Graph g, std::atomic<int>* runs) : graph_(std::move(g)), runs_(runs) {}
+  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
+    ++*runs_;
+    return eval::Interpreter().run_tensors(graph_, inputs);
+  }
+
+ private:
+  Graph graph_;
+  std::atomic<int>* runs_;
+};
+
+// Claims the ops it is given; runs its blocks through the interpreter, counting.
+class OpsCompiler final : public BlockCompiler {
+ public:
+  OpsCompiler(std::string name, std::set<std::string> ops)
+      : name_(std::move(name)), ops_(std::move(ops)) {}
+  std::string_view name() const override { return name_; }
+  NodeSupport supports(const Graph&, const Node& n) const override {
+    return ops_.contains(n.op_type) ? NodeSupport::yes() : NodeSupport::no(name_ + " has no " + n.op_type);
+  }
+  Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override {
+    ++blocks;
+    return std::make_unique<InterpretedBlock>(block, &runs);
+  }
+  int blocks = 0;
+  std::atomic<int> runs{0};
+
+ private:
+  std::string name_;
+  std::set<std::string> ops_;
+};
+
+// x -> Relu -> MatMul(w) -> Relu -> Add(x) -> y, nodes named r1, mm, r2, add.
+Graph chain() {
+  GraphBuilder b("chain");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 2});
+  ValueId w = b.constant("w", Tensor::from<float>({2, 2}, {1.0f, 2.0f, -1.0f, 0.5f}));
+  ValueId v = b.relu(x);
+  v = b.matmul(v, w);
+  v = b.relu(v);
+  v = b.add(v, x);
+  b.output(v, "y");
+  return *std::move(b).build();
+}
+
+std::string name_of(const Graph& g, const std::string& op) {
+  for (const Node& n : g.nodes())
+    if (n.op_type == op) return n.name;
+  return {};
+}
+
+TEST(Executor, HoldsBlocksOfTwoCompilersWherePlacementSays) {
+  Graph g = chain();
+  OpsCompiler main("main", {"Relu", "MatMul", "Add"}), other("other", {"MatMul"});
+  Executor ex({&main, &other});
+  ExecutorOptions o;
+  o.partition.min_block_size = 1;
+  o.optimize = false;
+  o.placement[name_of(g, "MatMul")] = 1;
+  ex.set_options(o);
+  ASSERT_TRUE(ex.build(g));
+  const Partition& p = ex.partition();
+  ASSERT_EQ(p.blocks.size(), 3u) << p.describe(g);
+  EXPECT_TRUE(p.blocks[1].on_backend);
+  EXPECT_EQ(p.blocks[1].placed_on, "other");
+  EXPECT_TRUE(p.blocks[0].placed_on.empty());
+  EXPECT_TRUE(p.fallbacks.empty()) << p.describe(g);
+  EXPECT_EQ(main.blocks, 2);
+  EXPECT_EQ(other.blocks, 1);
+  Tensor x = Tensor::from<float>({2, 2}, {1.0f, -2.0f, 3.0f, 0.5f});
+  auto got = ex.run({x});
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = eval::Interpreter().run_tensors(g, {x});
+  ASSERT_TRUE(want);
+  EXPECT_TRUE((*got)[0].bitwise_equal((*want)[0]));
+  EXPECT_EQ(other.runs.load(), 1);
+  EXPECT_EQ(main.runs.load(), 2);
+}
+
+TEST(Executor, APlacedNodeItsCompilerRefusesFallsBackWithTheReason) {
+  Graph g = chain();
+  OpsCompiler main("main", {"Relu", "MatMul", "Add"}), other("other", {"Add"});
+  Executor ex({&main, &other});
+  ExecutorOptions o;
+  o.partition.min_block_size = 1;
+  o.optimize = false;
+  o.placement[name_of(g, "MatMul")] = 1;
+  ex.set_options(o);
+  auto p = ex.plan(g);
+  ASSERT_TRUE(p) << p.error().to_string();
+  ASSERT_EQ(p->fallbacks.size(), 1u);
+  EXPECT_NE(p->fallbacks[0].second.find("placed on other, which cannot run it: other has no MatMul"),
+            std::string::npos)
+      << p->fallbacks[0].second;
+}
+
+TEST(Executor, AnUnknownPlacedNodeIsAnError) {
+  Graph g = chain();
+  OpsCompiler main("main", {"Relu"}), other("other", {"MatMul"});
+  Executor ex({&main, &other});
+  ExecutorOptions o;
+  o.optimize = false;
+  o.placement["no_such_node"] = 1;
+  ex.set_options(o);
+  auto p = ex.plan(g);
+  ASSERT_FALSE(p);
+  EXPECT_NE(p.error().message().find("'no_such_node'"), std::string::npos) << p.error().to_string();
+}
+
+TEST(Executor, UsesTheSharedOptimizedGraphOnlyForTheGraphItWasMadeFrom) {
+  Graph g = chain();
+  auto shared = optimize_shared(g);
+  ASSERT_TRUE(shared) << shared.error().to_string();
+  OpsCompiler main("main", {"Relu", "MatMul", "Add"});
+  Executor ex({&main});
+  ExecutorOptions o;
+  o.optimized = *shared;
+  ex.set_options(o);
+  auto same = ex.optimized(g);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->get(), shared->get());
+  Graph copy = g;
+  auto other = ex.optimized(copy);
+  ASSERT_TRUE(other);
+  EXPECT_NE(other->get(), shared->get());
+  o.optimize = false;
+  ex.set_options(o);
+  auto none = ex.optimized(g);
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->get(), nullptr);
+}
+
+}  // namespace
+}  // namespace hone::runtime
