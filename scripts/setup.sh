@@ -16,8 +16,8 @@ cd "$root"
 scripts/install-deps.sh
 
 # A new build/ is an optimized build without debug info (-g costs a third of
-# the compile time) with precompiled headers (HONE_PCH), the fastest
-# first build; HONE_BUILD_TYPE=RelWithDebInfo gives debug info. An existing
+# the compile time) with precompiled headers (HONE_PCH) and unity batches
+# (HONE_UNITY), the fastest first build; HONE_BUILD_TYPE=RelWithDebInfo gives debug info. An existing
 # build/ keeps its settings, so a second run rebuilds only what changed.
 config=()
 if [ -n "${HONE_BUILD_TYPE:-}" ]; then
@@ -26,7 +26,7 @@ elif [ ! -f build/CMakeCache.txt ]; then
   # -O2 as in RelWithDebInfo (CMake's Release is -O3, slower to compile),
   # so the code is the same as a RelWithDebInfo build's, less its debug info.
   config+=(-DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG"
-    "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" -DHONE_PCH=ON)
+    "-DCMAKE_C_FLAGS_RELEASE=-O2 -DNDEBUG" -DHONE_PCH=ON -DHONE_UNITY=ON)
 fi
 jobs="${HONE_JOBS:-$(nproc)}"
 cmake -S . -B build -G Ninja "${config[@]}"

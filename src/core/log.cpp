@@ -3,12 +3,21 @@
 #include <cstdlib>
 #include <string>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-
 #include "core/log.h"
+
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
 
 namespace hone {
 namespace detail {
+namespace {
+
+spdlog::level::level_enum to_spdlog(LogLevel level) {
+  static constexpr spdlog::level::level_enum kMap[] = {spdlog::level::trace, spdlog::level::debug,
+                                                       spdlog::level::info,  spdlog::level::warn,
+                                                       spdlog::level::err,   spdlog::level::off};
+  return kMap[static_cast<int>(level)];
+}
 
 spdlog::logger& logger() {
   static std::shared_ptr<spdlog::logger> log = [] {
@@ -20,13 +29,20 @@ spdlog::logger& logger() {
   return *log;
 }
 
+}  // namespace
+
+bool log_enabled(LogLevel level) {
+  return logger().should_log(to_spdlog(level));
+}
+
+void log_message(LogLevel level, std::string_view message) {
+  logger().log(to_spdlog(level), spdlog::string_view_t(message.data(), message.size()));
+}
+
 }  // namespace detail
 
 void set_log_level(LogLevel level) {
-  static constexpr spdlog::level::level_enum kMap[] = {
-      spdlog::level::trace, spdlog::level::debug, spdlog::level::info,
-      spdlog::level::warn,  spdlog::level::err,   spdlog::level::off};
-  detail::logger().set_level(kMap[static_cast<int>(level)]);
+  detail::logger().set_level(detail::to_spdlog(level));
 }
 
 Result<LogLevel> parse_log_level(std::string_view name) {
@@ -36,8 +52,8 @@ Result<LogLevel> parse_log_level(std::string_view name) {
   if (name == "warn" || name == "warning") return LogLevel::kWarn;
   if (name == "error") return LogLevel::kError;
   if (name == "off") return LogLevel::kOff;
-  return fail(ErrorCode::kInvalidArgument,
-              "unknown log level '" + std::string(name) + "' (trace, debug, info, warn, error, off)");
+  return fail(ErrorCode::kInvalidArgument, "unknown log level '" + std::string(name) +
+                                               "' (trace, debug, info, warn, error, off)");
 }
 
 void set_log_level_from_env() {

@@ -4,6 +4,7 @@
 // integer math exact in the input type (wrapping on overflow).
 #include <atomic>
 #include <cmath>
+#include <utility>
 
 #include "eval/ops_elementwise_internal.h"
 
@@ -277,11 +278,15 @@ Result<void> logical_kernel(KernelContext& ctx) {
   return {};
 }
 
-enum class Cmp { kEq, kLt, kLe, kGt, kGe };
+// Greater and GreaterOrEqual are Less and LessOrEqual with the operands
+// swapped (x > y is y < x for every value, NaN included), which halves their
+// share of this file's instantiations: each op is one kernel per dtype.
+enum class Cmp { kEq, kLt, kLe };
 
-template <Cmp op>
+template <Cmp op, bool swapped = false>
 Result<void> compare_kernel(KernelContext& ctx) {
   HONE_TRY(BinaryInputs in, binary_inputs(ctx, true));
+  if constexpr (swapped) std::swap(in.a, in.b);
   return dispatch_all(in.a.dtype(), [&]<class T>() -> Result<void> {
     ctx.set_output(0, binary_map<T, T, bool>(ctx, in, DType::kBool, [](T x, T y) {
                      // Half/bfloat16 compare through double; every other type natively
@@ -297,8 +302,6 @@ Result<void> compare_kernel(KernelContext& ctx) {
                      if constexpr (op == Cmp::kEq) return a == b;
                      if constexpr (op == Cmp::kLt) return a < b;
                      if constexpr (op == Cmp::kLe) return a <= b;
-                     if constexpr (op == Cmp::kGt) return a > b;
-                     if constexpr (op == Cmp::kGe) return a >= b;
                    }));
     return {};
   });
@@ -323,8 +326,8 @@ void register_elementwise_binary_ops(OpRegistry& r) {
   r.add("Equal", compare_kernel<Cmp::kEq>);
   r.add("Less", compare_kernel<Cmp::kLt>);
   r.add("LessOrEqual", compare_kernel<Cmp::kLe>);
-  r.add("Greater", compare_kernel<Cmp::kGt>);
-  r.add("GreaterOrEqual", compare_kernel<Cmp::kGe>);
+  r.add("Greater", compare_kernel<Cmp::kLt, true>);
+  r.add("GreaterOrEqual", compare_kernel<Cmp::kLe, true>);
 }
 
 }  // namespace hone::eval

@@ -142,21 +142,24 @@ inline void parallel_range(KernelContext& ctx, int64_t n, F&& fn) {
       n, [&](int64_t b, int64_t e) { fn(b, e); }, kGrain);
 }
 
-/// Calls f(out_index, {in_index...}) for every element of `out_shape`, with
-/// each input of `in_shapes` broadcast (NumPy rules) to it. Every input shape
-/// must broadcast to out_shape (broadcast_shapes checks that).
-template <size_t N, class F>
-void broadcast_for_each(KernelContext& ctx, const std::vector<int64_t>& out_shape,
-                        const std::array<const std::vector<int64_t>*, N>& in_shapes, F&& f) {
-  const int64_t n = shape_numel(out_shape);
-  if (n == 0) return;
-  // Collapse the problem: drop size-1 output dims and merge neighbours that
-  // every input walks contiguously (or not at all), so same-shape inputs
-  // become one flat loop.
+/// The collapsed iteration space of a broadcast: the output's dims with
+/// size-1 dims dropped and neighbours that every input walks contiguously
+/// (or not at all) merged, and each input's stride per remaining dim. Only
+/// N varies, so each file generates this once, not once per kernel.
+template <size_t N>
+struct BroadcastWalk {
+  std::vector<int64_t> dims;                    // at least one dim
+  std::array<std::vector<int64_t>, N> strides;  // per input, per dim
+};
+
+template <size_t N>
+BroadcastWalk<N> plan_broadcast_walk(const std::vector<int64_t>& out_shape,
+                                     const std::array<const std::vector<int64_t>*, N>& in_shapes) {
   std::array<std::vector<int64_t>, N> full;
   for (size_t k = 0; k < N; ++k) full[k] = broadcast_strides(*in_shapes[k], out_shape);
-  std::vector<int64_t> dims;
-  std::array<std::vector<int64_t>, N> st;
+  BroadcastWalk<N> w;
+  auto& dims = w.dims;
+  auto& st = w.strides;
   for (size_t d = 0; d < out_shape.size(); ++d) {
     if (out_shape[d] == 1) continue;
     bool merge = !dims.empty();
@@ -173,6 +176,20 @@ void broadcast_for_each(KernelContext& ctx, const std::vector<int64_t>& out_shap
     dims.push_back(1);
     for (size_t k = 0; k < N; ++k) st[k].push_back(0);
   }
+  return w;
+}
+
+/// Calls f(out_index, {in_index...}) for every element of `out_shape`, with
+/// each input of `in_shapes` broadcast (NumPy rules) to it. Every input shape
+/// must broadcast to out_shape (broadcast_shapes checks that).
+template <size_t N, class F>
+void broadcast_for_each(KernelContext& ctx, const std::vector<int64_t>& out_shape,
+                        const std::array<const std::vector<int64_t>*, N>& in_shapes, F&& f) {
+  const int64_t n = shape_numel(out_shape);
+  if (n == 0) return;
+  const BroadcastWalk<N> w = plan_broadcast_walk<N>(out_shape, in_shapes);
+  const std::vector<int64_t>& dims = w.dims;
+  const std::array<std::vector<int64_t>, N>& st = w.strides;
   const size_t rank = dims.size();
   const int64_t inner = dims[rank - 1];
 

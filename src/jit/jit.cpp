@@ -62,13 +62,6 @@ double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
 }
 
-// What calls run on. Immutable once published: a call loads the current one
-// and keeps it for the whole call, so a swap never changes a call midway.
-struct Runner {
-  std::shared_ptr<const TunedModel> tuned;  // null: the reference
-  int generation = 0;
-};
-
 std::string shape_key(const std::vector<Tensor>& flat) {
   std::string k;
   for (const auto& t : flat) {
@@ -84,6 +77,14 @@ bool is_batch_name(const std::string& n) {
 }
 
 }  // namespace
+
+// What calls run on. Immutable once published: a call loads the current one
+// and keeps it for the whole call, so a swap never changes a call midway.
+// Outside the anonymous namespace: JitModel::Impl holds one.
+struct JitRunner {
+  std::shared_ptr<const TunedModel> tuned;  // null: the reference
+  int generation = 0;
+};
 
 struct JitModel::Impl {
   Impl(Graph g, std::shared_ptr<const Strategy> s, const JitOptions& o)
@@ -103,7 +104,7 @@ struct JitModel::Impl {
         }
     }
     if (batch_input < 0) batch_input = 0;
-    current.store(std::make_shared<const Runner>());
+    current.store(std::make_shared<const JitRunner>());
     state = options.mode == JitMode::kInspect ? JitState::kInspecting : JitState::kRecording;
     if (!options.spill_dir.empty() && options.mode != JitMode::kInspect)
       spill = std::make_unique<jit_internal::SampleSpill>(
@@ -132,7 +133,7 @@ struct JitModel::Impl {
   std::mutex ref_mu;
   std::shared_ptr<const Backend> reference;
 
-  std::atomic<std::shared_ptr<const Runner>> current;
+  std::atomic<std::shared_ptr<const JitRunner>> current;
   jit_internal::CallStats stats;
   std::atomic<size_t> out_of_bounds{0};
   std::atomic<bool> cancel{false};
@@ -228,7 +229,7 @@ void JitModel::Impl::publish(std::shared_ptr<const TunedModel> t) {
   // Under mu: the generation and the kept models change together.
   tuned_models.push_back(t);
   const int gen = current.load()->generation + 1;
-  current.store(std::make_shared<const Runner>(Runner{std::move(t), gen}));
+  current.store(std::make_shared<const JitRunner>(JitRunner{std::move(t), gen}));
   state = JitState::kTuned;
 }
 
@@ -293,7 +294,7 @@ JitModel::~JitModel() {
 Result<SampleValue> JitModel::infer(const Sample& inputs, JitCall* call) {
   Impl& m = *impl_;
   const auto t0 = clock_type::now();
-  const std::shared_ptr<const Runner> r = m.current.load();
+  const std::shared_ptr<const JitRunner> r = m.current.load();
   std::vector<Tensor> flat;
   Result<SampleValue> out = fail(ErrorCode::kInternal, "unset");
   bool done = false;
@@ -338,7 +339,7 @@ Result<SampleValue> JitModel::infer(const Sample& inputs, JitCall* call) {
 Result<std::vector<Tensor>> JitModel::infer_flat(const std::vector<Tensor>& inputs, JitCall* call) {
   Impl& m = *impl_;
   const auto t0 = clock_type::now();
-  const std::shared_ptr<const Runner> r = m.current.load();
+  const std::shared_ptr<const JitRunner> r = m.current.load();
   Result<std::vector<Tensor>> outs = fail(ErrorCode::kInternal, "unset");
   if (r->tuned && r->tuned->spec().bind_dims(inputs)) {
     outs = r->tuned->backend().infer(inputs);

@@ -44,10 +44,15 @@ CREATE TABLE figures (
 ) WITHOUT ROWID;
 )sql";
 
+}  // namespace
+
+// Outside the anonymous namespace: TuningCache::Db holds a Conn.
 struct ConnCloser {
   void operator()(sqlite3* db) const { sqlite3_close_v2(db); }
 };
 using Conn = std::unique_ptr<sqlite3, ConnCloser>;
+
+namespace {
 
 struct StmtFinalizer {
   void operator()(sqlite3_stmt* s) const { sqlite3_finalize(s); }

@@ -54,10 +54,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-bool is_float(DType t) {
-  return t == DType::kF32 || t == DType::kF64 || t == DType::kF16 || t == DType::kBF16;
-}
-
 /// RMS of `truth` over its finite elements, and the two errors of `a` on that
 /// scale; non-finite truth elements must be matched exactly (NaN by NaN).
 struct Errors {
@@ -101,7 +97,7 @@ Errors float_errors(const Tensor& a, const Tensor& t) {
   return e;
 }
 
-CorrectnessResult failure(std::string output, std::string message) {
+CorrectnessResult failed_check(std::string output, std::string message) {
   CorrectnessResult r;
   r.passed = false;
   r.output = std::move(output);
@@ -123,7 +119,7 @@ CorrectnessResult calibrated_check(const std::vector<Tensor>& candidate,
                                    const std::vector<std::string>& names,
                                    const GateTolerance& tol) {
   if (candidate.size() != reference.size() || truth.size() != reference.size())
-    return failure(
+    return failed_check(
         "", fmt::format("{} outputs, the reference has {}", candidate.size(), reference.size()));
   CorrectnessResult r;
   r.tolerance = tol.describe();
@@ -133,11 +129,11 @@ CorrectnessResult calibrated_check(const std::vector<Tensor>& candidate,
         i < names.size() && !names[i].empty() ? names[i] : fmt::format("output {}", i);
     const Tensor &a = candidate[i], &ref = reference[i], &t = truth[i];
     if (a.dtype() != ref.dtype())
-      return failure(name, fmt::format("output '{}' is {}, the reference's is {}", name,
-                                       a.describe(), ref.describe()));
+      return failed_check(name, fmt::format("output '{}' is {}, the reference's is {}", name,
+                                            a.describe(), ref.describe()));
     if (a.shape() != ref.shape())
-      return failure(name, fmt::format("output '{}' has shape {}, the reference's is {}", name,
-                                       a.describe(), ref.describe()));
+      return failed_check(name, fmt::format("output '{}' has shape {}, the reference's is {}", name,
+                                            a.describe(), ref.describe()));
     // A truth of another shape (a data-dependent output such as NonZero that
     // f32 rounding changed) cannot judge this output; the f32 reference does.
     const Tensor& truth_i = t.shape() == ref.shape() ? t : ref;
@@ -145,7 +141,7 @@ CorrectnessResult calibrated_check(const std::vector<Tensor>& candidate,
     o.output = name;
     int64_t worst = -1;
     double av = 0, ev = 0;
-    if (!is_float(ref.dtype())) {
+    if (!is_floating(ref.dtype())) {
       o.exact = true;
       for (int64_t k = 0; k < ref.numel(); ++k) {
         const double x = tensor_element_as_double(a, k), y = tensor_element_as_double(truth_i, k);

@@ -16,10 +16,6 @@ Tolerance Tolerance::for_precision(std::string_view precision) {
 
 namespace {
 
-bool is_float(DType t) {
-  return t == DType::kF32 || t == DType::kF64 || t == DType::kF16 || t == DType::kBF16;
-}
-
 CorrectnessResult failure(std::string output, std::string message) {
   CorrectnessResult r;
   r.passed = false;
@@ -40,7 +36,7 @@ CorrectnessResult compare_one(const Tensor& a, const Tensor& e, const std::strin
                                      a.describe(), e.describe()));
   CorrectnessResult r;
   r.output = name;
-  const bool floating = is_float(e.dtype());
+  const bool floating = is_floating(e.dtype());
   double worst_excess = -std::numeric_limits<double>::infinity();
   for (int64_t i = 0; i < e.numel(); ++i) {
     const double av = tensor_element_as_double(a, i), ev = tensor_element_as_double(e, i);

@@ -13,7 +13,7 @@
 #include "tune/sample_path.h"
 
 namespace hone {
-namespace tune {
+namespace tuning {
 
 std::string describe_tensor_spec(const TensorSpec& t) {
   std::string out(dtype_name(t.dtype));
@@ -98,10 +98,10 @@ int first_batch_axis(const TensorSpec& t) {
   return -1;
 }
 
-}  // namespace tune
+}  // namespace tuning
 
-using tune::describe_tensor_spec;
-using tune::where;
+using tuning::describe_tensor_spec;
+using tuning::where;
 
 Result<std::vector<Tensor>> GraphSpec::flatten(const Sample& sample) const {
   HONE_CHECK_OK(check_sample(sample));
@@ -111,7 +111,7 @@ Result<std::vector<Tensor>> GraphSpec::flatten(const Sample& sample) const {
     if (paths.count(path)) continue;
     std::string known;
     for (const TensorSpec& t : inputs) known += (known.empty() ? "" : ", ") + t.path;
-    return fail(ErrorCode::kInvalidArgument, "sample leaf " + tune::quote_path(path) +
+    return fail(ErrorCode::kInvalidArgument, "sample leaf " + tuning::quote_path(path) +
                                                  " is not an input of the model (input paths: " +
                                                  (known.empty() ? "none" : known) + ")");
   }
@@ -122,7 +122,7 @@ Result<std::vector<Tensor>> GraphSpec::flatten(const Sample& sample) const {
       return fail(ErrorCode::kInvalidArgument, "the sample has nothing at " + where(t) +
                                                    ", which the model takes as " +
                                                    describe_tensor_spec(t));
-    HONE_TRY(Tensor x, tune::leaf_to_tensor(*leaf, t));
+    HONE_TRY(Tensor x, tuning::leaf_to_tensor(*leaf, t));
     flat.push_back(std::move(x));
   }
   HONE_CHECK_OK(bind_dims(flat));
@@ -340,7 +340,8 @@ Result<Sample> GraphSpec::random_sample(const std::map<std::string, int64_t>& di
 
 std::string GraphSpec::max_bounds_text() const {
   std::string out;
-  for (const auto& [name, b] : bounds) out += (out.empty() ? "" : ",") + name + "=" + std::to_string(b.max);
+  for (const auto& [name, b] : bounds)
+    out += (out.empty() ? "" : ",") + name + "=" + std::to_string(b.max);
   return out;
 }
 

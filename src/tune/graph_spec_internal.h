@@ -6,7 +6,7 @@
 
 #include "hone/graph_spec.h"
 
-namespace hone::tune {
+namespace hone::tuning {
 
 /// "f32[batch,3,seq]" for a tensor spec; "f32 (number)" for a scalar leaf.
 std::string describe_tensor_spec(const TensorSpec& t);
@@ -26,4 +26,4 @@ std::vector<std::string> default_output_paths(const std::vector<std::string>& na
 /// The first axis of `t` of kind kBatch, or -1.
 int first_batch_axis(const TensorSpec& t);
 
-}  // namespace hone::tune
+}  // namespace hone::tuning

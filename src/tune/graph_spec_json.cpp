@@ -14,7 +14,7 @@ namespace hone {
 namespace {
 
 using nlohmann::json;
-using tune::where;
+using tuning::where;
 
 constexpr int kJsonVersion = 1;
 
@@ -123,7 +123,7 @@ Result<void> validate_tensor(const GraphSpec& spec, const TensorSpec& t, bool is
   const std::string at = where(t, role);
   if (t.name.empty())
     return fail(ErrorCode::kInvalidArgument,
-                std::string(role) + " at " + tune::quote_path(t.path) + " has an empty name");
+                std::string(role) + " at " + tuning::quote_path(t.path) + " has an empty name");
   if (is_input && t.dtype == DType::kUndefined)
     return fail(ErrorCode::kInvalidArgument, at + " has no dtype");
   if (is_input && !t.rank_known)
@@ -152,10 +152,10 @@ Result<void> validate_tensor(const GraphSpec& spec, const TensorSpec& t, bool is
       return fail(ErrorCode::kInvalidArgument,
                   axis + " is dynamic ('" + d.name + "') but has no bounds");
   }
-  if (t.batch_axis != tune::first_batch_axis(t))
+  if (t.batch_axis != tuning::first_batch_axis(t))
     return fail(ErrorCode::kInvalidArgument,
                 at + " has batch_axis " + std::to_string(t.batch_axis) +
-                    ", but its first batch axis is " + std::to_string(tune::first_batch_axis(t)));
+                    ", but its first batch axis is " + std::to_string(tuning::first_batch_axis(t)));
   return {};
 }
 
@@ -263,7 +263,7 @@ std::string GraphSpec::describe() const {
   std::string out;
   auto tensor_line = [&](const TensorSpec& t, const char* role) {
     out += fmt::format("  {:<20} {} '{}'  {}", t.path.empty() ? "(root)" : t.path, role, t.name,
-                       tune::describe_tensor_spec(t));
+                       tuning::describe_tensor_spec(t));
     if (t.batch_axis >= 0) out += fmt::format("  batch axis {}", t.batch_axis);
     out += "\n";
   };

@@ -12,8 +12,8 @@
 namespace hone {
 namespace {
 
-using tune::quote_path;
-using tune::where;
+using tuning::quote_path;
+using tuning::where;
 
 Result<int64_t> parse_size(std::string_view text, std::string_view whole) {
   int64_t v = -1;
@@ -213,7 +213,7 @@ Result<GraphSpec> GraphSpec::learn(const Graph& g, const std::vector<Sample>& sa
                         std::to_string(s) + " but the model takes " +
                         std::string(dtype_name(t.dtype)) +
                         (v.shape ? v.shape->to_string() : std::string("[?...]")));
-      auto x = tune::leaf_to_tensor(leaf, t);
+      auto x = tuning::leaf_to_tensor(leaf, t);
       if (!x) return fail(std::move(x).error().add_context(in_sample));
       const std::vector<int64_t>& shape = x->shape();
       const size_t rank = v.shape             ? v.shape->rank()
@@ -431,7 +431,7 @@ Result<GraphSpec> GraphSpec::learn(const Graph& g, const std::vector<Sample>& sa
       }
       t.dims.push_back(ds);
     }
-    t.batch_axis = tune::first_batch_axis(t);
+    t.batch_axis = tuning::first_batch_axis(t);
   }
 
   // Outputs from the graph's declared types; a symbol shared with the inputs
@@ -458,11 +458,11 @@ Result<GraphSpec> GraphSpec::learn(const Graph& g, const std::vector<Sample>& sa
         }
         t.dims.push_back(ds);
       }
-    t.batch_axis = tune::first_batch_axis(t);
+    t.batch_axis = tuning::first_batch_axis(t);
     out_names.push_back(v.name);
     spec.outputs.push_back(std::move(t));
   }
-  HONE_CHECK_OK(spec.set_output_paths(tune::default_output_paths(out_names)));
+  HONE_CHECK_OK(spec.set_output_paths(tuning::default_output_paths(out_names)));
   HONE_CHECK_OK_CTX(spec.validate(), "while checking the learned spec");
   return spec;
 }

@@ -31,7 +31,7 @@ Result<void> GraphSpec::learn_outputs(const std::vector<Sample>& samples,
   GraphSpec next = *this;
   for (size_t k = 0; k < outputs.size(); ++k) {
     TensorSpec& t = next.outputs[k];
-    const std::string at = tune::where(t, "output");
+    const std::string at = tuning::where(t, "output");
     if (t.dtype == DType::kUndefined) t.dtype = outs[0][k].dtype();
     if (!t.rank_known) {
       t.rank_known = true;
@@ -42,7 +42,7 @@ Result<void> GraphSpec::learn_outputs(const std::vector<Sample>& samples,
       if (y.dtype() != t.dtype || y.rank() != t.dims.size())
         return fail(ErrorCode::kInvalidArgument,
                     at + " is " + y.describe() + " for sample " + std::to_string(s) +
-                        ", but the model declares " + tune::describe_tensor_spec(t));
+                        ", but the model declares " + tuning::describe_tensor_spec(t));
     }
     for (size_t a = 0; a < t.dims.size(); ++a) {
       DimSpec& d = t.dims[a];
@@ -79,7 +79,7 @@ Result<void> GraphSpec::learn_outputs(const std::vector<Sample>& samples,
         d = {DimSpec::Kind::kDynamic, 0, follows[0]};
       }
     }
-    t.batch_axis = tune::first_batch_axis(t);
+    t.batch_axis = tuning::first_batch_axis(t);
   }
   HONE_CHECK_OK_CTX(next.validate(), "while checking the learned outputs");
   *this = std::move(next);

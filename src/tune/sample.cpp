@@ -8,7 +8,7 @@
 #include "tune/sample_path.h"
 
 namespace hone {
-namespace tune {
+namespace tuning {
 
 bool is_path_key(std::string_view key) {
   return !key.empty() && key.find_first_of(".[]") == std::string_view::npos;
@@ -59,10 +59,10 @@ Result<std::vector<PathSegment>> parse_path(std::string_view path) {
   return out;
 }
 
-}  // namespace tune
+}  // namespace tuning
 
-using tune::child_path;
-using tune::item_path;
+using tuning::child_path;
+using tuning::item_path;
 
 SampleValue::SampleValue() : value_(SampleMap{}) {}
 SampleValue::SampleValue(Tensor t) : value_(std::move(t)) {}
@@ -124,15 +124,15 @@ Result<void> check_into(const SampleValue& v, const std::string& path) {
     case SampleValue::Kind::kTensor:
       if (!v.tensor().defined())
         return fail(ErrorCode::kInvalidArgument,
-                    "sample leaf " + tune::quote_path(path) + " is an undefined (empty) tensor");
+                    "sample leaf " + tuning::quote_path(path) + " is an undefined (empty) tensor");
       return {};
     case SampleValue::Kind::kScalar:
       return {};
     case SampleValue::Kind::kMap:
       for (const auto& [key, child] : v.map()) {
-        if (!tune::is_path_key(key))
+        if (!tuning::is_path_key(key))
           return fail(ErrorCode::kInvalidArgument,
-                      "map key '" + key + "' under " + tune::quote_path(path) +
+                      "map key '" + key + "' under " + tuning::quote_path(path) +
                           " cannot be used in a path (keys must be non-empty, without '.', '[' "
                           "or ']')");
         HONE_CHECK_OK(check_into(child, child_path(path, key)));
@@ -190,7 +190,7 @@ Result<SampleValue> finish(BuildNode& n, const std::string& path) {
       for (auto& [index, child] : n.items) {
         if (index != expect)
           return fail(ErrorCode::kInvalidArgument,
-                      "list " + tune::quote_path(path) + " has item [" + std::to_string(index) +
+                      "list " + tuning::quote_path(path) + " has item [" + std::to_string(index) +
                           "] but no item [" + std::to_string(expect) + "]");
         HONE_TRY(SampleValue v, finish(*child, item_path(path, index)));
         l.push_back(std::move(v));
@@ -211,10 +211,10 @@ std::vector<std::pair<std::string, const SampleValue*>> SampleValue::leaves() co
 }
 
 const SampleValue* SampleValue::find(std::string_view path) const {
-  auto segments = tune::parse_path(path);
+  auto segments = tuning::parse_path(path);
   if (!segments) return nullptr;
   const SampleValue* at = this;
-  for (const tune::PathSegment& s : *segments) {
+  for (const tuning::PathSegment& s : *segments) {
     if (s.is_index) {
       if (!at->is_list() || s.index >= at->list().size()) return nullptr;
       at = &at->list()[s.index];
@@ -243,7 +243,7 @@ Result<void> check_sample(const SampleValue& sample) {
 }
 
 Result<void> check_path(std::string_view path) {
-  HONE_TRY(auto segments, tune::parse_path(path));
+  HONE_TRY(auto segments, tuning::parse_path(path));
   (void)segments;
   return {};
 }
@@ -252,17 +252,17 @@ Result<SampleValue> sample_from_leaves(
     const std::vector<std::pair<std::string, SampleValue>>& leaves) {
   BuildNode root;
   for (const auto& [path, value] : leaves) {
-    HONE_TRY(auto segments, tune::parse_path(path));
+    HONE_TRY(auto segments, tuning::parse_path(path));
     BuildNode* at = &root;
     std::string walked;
-    for (const tune::PathSegment& s : segments) {
+    for (const tuning::PathSegment& s : segments) {
       const auto want = s.is_index ? BuildNode::Kind::kList : BuildNode::Kind::kMap;
       if (at->kind == BuildNode::Kind::kUnset) {
         at->kind = want;
         at->decided_by = path;
       } else if (at->kind != want) {
         return fail(ErrorCode::kInvalidArgument, "paths '" + at->decided_by + "' and '" + path +
-                                                     "' conflict: " + tune::quote_path(walked) +
+                                                     "' conflict: " + tuning::quote_path(walked) +
                                                      " cannot be both " + kind_word(at->kind) +
                                                      " and " + kind_word(want));
       }
@@ -272,12 +272,12 @@ Result<SampleValue> sample_from_leaves(
       at = next.get();
     }
     if (at->kind != BuildNode::Kind::kUnset)
-      return fail(ErrorCode::kInvalidArgument, at->decided_by == path
-                                                   ? "path '" + path + "' is given twice"
-                                                   : "paths '" + at->decided_by + "' and '" + path +
-                                                         "' conflict: " + tune::quote_path(walked) +
-                                                         " cannot be both " + kind_word(at->kind) +
-                                                         " and a leaf");
+      return fail(ErrorCode::kInvalidArgument,
+                  at->decided_by == path
+                      ? "path '" + path + "' is given twice"
+                      : "paths '" + at->decided_by + "' and '" + path +
+                            "' conflict: " + tuning::quote_path(walked) + " cannot be both " +
+                            kind_word(at->kind) + " and a leaf");
     at->kind = BuildNode::Kind::kValue;
     at->decided_by = path;
     at->value = value;

@@ -93,7 +93,7 @@ Result<Sample> load_one_sample(const fs::path& dir, const Graph& g) {
   // Keyed by input name when every name can be a path key; else a list,
   // which binds positionally all the same.
   bool names_are_keys = true;
-  for (ValueId id : g.inputs()) names_are_keys &= tune::is_path_key(g.value(id).name);
+  for (ValueId id : g.inputs()) names_are_keys &= tuning::is_path_key(g.value(id).name);
   SampleMap m;
   SampleList l;
   for (size_t i = 0; i < n; ++i) {

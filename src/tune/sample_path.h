@@ -9,7 +9,7 @@
 
 #include "hone/error.h"
 
-namespace hone::tune {
+namespace hone::tuning {
 
 struct PathSegment {
   bool is_index = false;
@@ -30,4 +30,4 @@ std::string item_path(const std::string& parent, size_t index);
 /// "'x'" for messages, or "the root" for "".
 std::string quote_path(std::string_view path);
 
-}  // namespace hone::tune
+}  // namespace hone::tuning

@@ -8,10 +8,6 @@
 namespace hone::aot {
 namespace {
 
-bool is_one(const DimExpr& d) {
-  return d.is_const() && d.value() == 1;
-}
-
 bool mult16(const DimExpr& d) {
   return d.is_const() && d.value() > 0 && d.value() % 16 == 0;
 }

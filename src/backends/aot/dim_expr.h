@@ -55,6 +55,14 @@ DimExpr product(const DimExprs& dims, size_t from, size_t to);
 inline DimExpr product(const DimExprs& dims) {
   return product(dims, 0, dims.size());
 }
+/// True when `d` is the constant 1.
+inline bool is_one(const DimExpr& d) {
+  return d.is_const() && d.value() == 1;
+}
+/// An integer as C source text (the emitters' shorthand).
+inline std::string c_int(int64_t v) {
+  return std::to_string(v);
+}
 /// "[batch,3,32,32]".
 std::string to_string(const DimExprs& dims);
 bool all_const(const DimExprs& dims);

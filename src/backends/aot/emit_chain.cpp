@@ -13,10 +13,6 @@
 namespace hone::aot {
 namespace {
 
-bool is_one(const DimExpr& d) {
-  return d.is_const() && d.value() == 1;
-}
-
 /// How an operand of dims `op` reads along output dim j: 0 neutral (the
 /// output dim is 1), 1 the same extent, 2 broadcast.
 int mode_at(const DimExprs& out, const DimExprs& op, size_t j) {

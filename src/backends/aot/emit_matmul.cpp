@@ -10,10 +10,6 @@
 namespace hone::aot {
 namespace {
 
-bool is_one(const DimExpr& d) {
-  return d.is_const() && d.value() == 1;
-}
-
 bool contiguous(const Strided& s) {
   for (size_t i = 0; i < s.dims.size(); ++i)
     if (!(s.strides[i] == product(s.dims, i + 1, s.dims.size()))) return false;

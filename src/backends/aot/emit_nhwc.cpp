@@ -8,14 +8,6 @@
 #include "backends/aot/shape_rules.h"
 
 namespace hone::aot {
-namespace {
-
-std::string s(int64_t v) {
-  return std::to_string(v);
-}
-
-}  // namespace
-
 bool uses_dnnl_conv(const Program& p) {
   for (const Step& st : p.steps)
     if (st.nhwc && st.anchor >= 0 && p.node(st.anchor).op_type == "Conv") return true;
@@ -40,11 +32,12 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
   if (st.post_ops) post = *conv_post_ops(p_, st);
   std::string desc = "static const dn_conv_desc k = {\"";
   for (char ch : n.name) desc += (ch == '"' || ch == '\\' || ch < 0x20) ? '_' : ch;
-  desc += "\", " + s(c) + ", " + s(win.ih) + ", " + s(win.iw) + ", " + s(m) + ", " + s(win.kh) +
-          ", " + s(win.kw) + ", " + s(win.oh) + ", " + s(win.ow) + ", " + s(win.sh) + ", " +
-          s(win.sw) + ", " + s(win.dh) + ", " + s(win.dw) + ", " + s(win.pt) + ", " + s(win.pl) +
-          ", " + s(win.pb) + ", " + s(win.pr) + ", " + s(g) + ", " + (ops.size() > 2 ? "1" : "0") +
-          ", " + s(static_cast<int64_t>(post.size())) + ", {";
+  desc += "\", " + c_int(c) + ", " + c_int(win.ih) + ", " + c_int(win.iw) + ", " + c_int(m) + ", " +
+          c_int(win.kh) + ", " + c_int(win.kw) + ", " + c_int(win.oh) + ", " + c_int(win.ow) +
+          ", " + c_int(win.sh) + ", " + c_int(win.sw) + ", " + c_int(win.dh) + ", " +
+          c_int(win.dw) + ", " + c_int(win.pt) + ", " + c_int(win.pl) + ", " + c_int(win.pb) +
+          ", " + c_int(win.pr) + ", " + c_int(g) + ", " + (ops.size() > 2 ? "1" : "0") + ", " +
+          c_int(static_cast<int64_t>(post.size())) + ", {";
   for (const PostOp& po : post)
     desc += "{" + std::string(po.src1 != kNoValue ? "1" : "0") + ", " + po.alg + ", " +
             float_literal(po.alpha) + ", " + float_literal(po.beta) + "}, ";
@@ -57,26 +50,26 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
   line("float* Y = " + y + ";");
   line("const int64_t nb = " + dim(x[0]) + ";");
   line(std::string("float* tmp = ") +
-       (st.nchw_src_blocked && !p_.blocked ? "(float*)(c->A + " + s(st.scratch_offset) + ")"
+       (st.nchw_src_blocked && !p_.blocked ? "(float*)(c->A + " + c_int(st.scratch_offset) + ")"
                                            : "NULL") +
        ";");
   if (!st.nchw_src_blocked && !(st.scratch_floats.is_const() && st.scratch_floats.value() == 0)) {
     // An NCHW input (a graph input, or a producer kept NCHW): one channels-last copy.
     const int64_t hw = win.ih * win.iw;
-    line("float* xc = (float*)(c->A + " + s(st.scratch_offset) + ");");
-    begin_parallel("parallel for", worth_threads("nb * " + s(c * hw)));
+    line("float* xc = (float*)(c->A + " + c_int(st.scratch_offset) + ");");
+    begin_parallel("parallel for", worth_threads("nb * " + c_int(c * hw)));
     open("for (int64_t b = 0; b < nb; ++b)");
-    line("const float* xs = X + b * " + s(c * hw) + ";");
-    line("float* xd = xc + b * " + s(c * hw) + ";");
+    line("const float* xs = X + b * " + c_int(c * hw) + ";");
+    line("float* xd = xc + b * " + c_int(c * hw) + ";");
     if (p_.blocked) {  // into nChw16c: [C/16][H*W][16]
-      line("for (int64_t cb = 0; cb < " + s(c / 16) + "; ++cb)");
-      line("  for (int64_t i = 0; i < " + s(hw) + "; ++i)");
-      line("    for (int64_t l = 0; l < 16; ++l) xd[(cb * " + s(hw) +
-           " + i) * 16 + l] = xs[(cb * 16 + l) * " + s(hw) + " + i];");
+      line("for (int64_t cb = 0; cb < " + c_int(c / 16) + "; ++cb)");
+      line("  for (int64_t i = 0; i < " + c_int(hw) + "; ++i)");
+      line("    for (int64_t l = 0; l < 16; ++l) xd[(cb * " + c_int(hw) +
+           " + i) * 16 + l] = xs[(cb * 16 + l) * " + c_int(hw) + " + i];");
     } else {
-      line("for (int64_t i = 0; i < " + s(hw) + "; ++i)");
-      line("  for (int64_t ch = 0; ch < " + s(c) + "; ++ch) xd[i * " + s(c) + " + ch] = xs[ch * " +
-           s(hw) + " + i];");
+      line("for (int64_t i = 0; i < " + c_int(hw) + "; ++i)");
+      line("  for (int64_t ch = 0; ch < " + c_int(c) + "; ++ch) xd[i * " + c_int(c) +
+           " + ch] = xs[ch * " + c_int(hw) + " + i];");
     }
     close();
     end_parallel();
@@ -86,7 +79,7 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
   for (const PostOp& po : post)
     if (po.src1 != kNoValue) srcs += ptr(po.src1) + ", ";
   line("const float* const post_src[] = {" + srcs + "NULL};");
-  line("if (dn_conv_run(c, " + s(slot) +
+  line("if (dn_conv_run(c, " + c_int(slot) +
        ", &k, nb, X, Wt, B, Y, tmp, post_src) != 0) { *c->status = last_status; return; }");
 }
 
@@ -99,50 +92,50 @@ void Emitter::emit_pool_nhwc(const Node& n, NodeId id, const std::string& y) {
   line("float* Y = " + y + ";");
   line("const int64_t nb = " + dim(x[0]) + ";");
   if (n.op_type.rfind("Global", 0) == 0) {
-    begin_parallel("parallel for", worth_threads("nb * " + s(c * ih * iw)));
+    begin_parallel("parallel for", worth_threads("nb * " + c_int(c * ih * iw)));
     open("for (int64_t b = 0; b < nb; ++b)");
-    line("const float* xb = X + b * " + s(c * ih * iw) + ";");
-    line("float* yb = Y + b * " + s(c) + ";");
-    line("float acc[" + s(c) + "];");
-    line("for (int64_t ch = 0; ch < " + s(c) + "; ++ch) acc[ch] = " + (is_max ? "xb[ch]" : "0.0f") +
-         ";");
-    open("for (int64_t i = 0; i < " + s(ih * iw) + "; ++i)");
-    line("const float* xp = xb + i * " + s(c) + ";");
-    line(std::string("for (int64_t ch = 0; ch < ") + s(c) + "; ++ch) " +
+    line("const float* xb = X + b * " + c_int(c * ih * iw) + ";");
+    line("float* yb = Y + b * " + c_int(c) + ";");
+    line("float acc[" + c_int(c) + "];");
+    line("for (int64_t ch = 0; ch < " + c_int(c) +
+         "; ++ch) acc[ch] = " + (is_max ? "xb[ch]" : "0.0f") + ";");
+    open("for (int64_t i = 0; i < " + c_int(ih * iw) + "; ++i)");
+    line("const float* xp = xb + i * " + c_int(c) + ";");
+    line(std::string("for (int64_t ch = 0; ch < ") + c_int(c) + "; ++ch) " +
          (is_max ? "acc[ch] = xp[ch] > acc[ch] ? xp[ch] : acc[ch];" : "acc[ch] += xp[ch];"));
     close();
-    line("for (int64_t ch = 0; ch < " + s(c) + "; ++ch) yb[ch] = " +
-         (is_max ? std::string("acc[ch];") : "acc[ch] / (float)" + s(ih * iw) + ";"));
+    line("for (int64_t ch = 0; ch < " + c_int(c) + "; ++ch) yb[ch] = " +
+         (is_max ? std::string("acc[ch];") : "acc[ch] / (float)" + c_int(ih * iw) + ";"));
     close();
     end_parallel();
     return;
   }
   const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
-  begin_parallel("parallel for", worth_threads("nb * " + s(w.oh * w.ow * w.kh * w.kw * c)));
-  open("for (int64_t r = 0; r < nb * " + s(w.oh) + "; ++r)");
-  line("const int64_t b = r / " + s(w.oh) + ", oh = r % " + s(w.oh) + ";");
+  begin_parallel("parallel for", worth_threads("nb * " + c_int(w.oh * w.ow * w.kh * w.kw * c)));
+  open("for (int64_t r = 0; r < nb * " + c_int(w.oh) + "; ++r)");
+  line("const int64_t b = r / " + c_int(w.oh) + ", oh = r % " + c_int(w.oh) + ";");
   tap_range("h", "oh", w.sh, w.pt, w.dh, w.kh, ih, w.pb);
-  open("for (int64_t ow = 0; ow < " + s(w.ow) + "; ++ow)");
+  open("for (int64_t ow = 0; ow < " + c_int(w.ow) + "; ++ow)");
   tap_range("w", "ow", w.sw, w.pl, w.dw, w.kw, iw, w.pr);
-  line("float* yp = Y + (r * " + s(w.ow) + " + ow) * " + s(c) + ";");
-  line("for (int64_t ch = 0; ch < " + s(c) +
+  line("float* yp = Y + (r * " + c_int(w.ow) + " + ow) * " + c_int(c) + ";");
+  line("for (int64_t ch = 0; ch < " + c_int(c) +
        "; ++ch) yp[ch] = " + (is_max ? "(-INFINITY);" : "0.0f;"));
   open("for (int64_t kh = hk0; kh < hk1; ++kh)");
   open("for (int64_t kw = wk0; kw < wk1; ++kw)");
-  line("const float* xp = X + ((b * " + s(ih) + " + h0 + kh * " + s(w.dh) + ") * " + s(iw) +
-       " + w0 + kw * " + s(w.dw) + ") * " + s(c) + ";");
-  line(std::string("for (int64_t ch = 0; ch < ") + s(c) + "; ++ch) " +
+  line("const float* xp = X + ((b * " + c_int(ih) + " + h0 + kh * " + c_int(w.dh) + ") * " +
+       c_int(iw) + " + w0 + kw * " + c_int(w.dw) + ") * " + c_int(c) + ";");
+  line(std::string("for (int64_t ch = 0; ch < ") + c_int(c) + "; ++ch) " +
        (is_max ? "yp[ch] = xp[ch] > yp[ch] ? xp[ch] : yp[ch];" : "yp[ch] += xp[ch];"));
   close();
   close();
   line("const int64_t cnt = (hk1 - hk0) * (wk1 - wk0);");
   if (is_max) {
     // A window wholly in the padding reads nothing: 0, as the NCHW loop gives.
-    line("if (cnt == 0) for (int64_t ch = 0; ch < " + s(c) + "; ++ch) yp[ch] = 0.0f;");
+    line("if (cnt == 0) for (int64_t ch = 0; ch < " + c_int(c) + "; ++ch) yp[ch] = 0.0f;");
   } else {
     line("const float den = (float)" + std::string(include_pad ? "(hp * wp)" : "cnt") + ";");
-    line("for (int64_t ch = 0; ch < " + s(c) + "; ++ch) yp[ch] /= den;");
+    line("for (int64_t ch = 0; ch < " + c_int(c) + "; ++ch) yp[ch] /= den;");
   }
   close();
   close();

@@ -10,17 +10,6 @@
 #include "ops/axis.h"
 
 namespace hone::aot {
-namespace {
-
-std::string s(int64_t v) {
-  return std::to_string(v);
-}
-bool is_one(const DimExpr& d) {
-  return d.is_const() && d.value() == 1;
-}
-
-}  // namespace
-
 void Emitter::begin_parallel(const std::string& directive, const std::string& cond) {
   parallel_.push_back({out_.size(), directive, cond});
 }
@@ -90,22 +79,24 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     // Row by row, one kernel tap at a time over the output columns it
     // reaches: the column loop has no bounds test and vectorizes (a direct
     // loop with the test in it did not: 30% of BlazeFace's time).
-    line("/* depthwise " + s(win.kh) + "x" + s(win.kw) + ", stride " + s(win.sh) + "x" + s(win.sw) +
-         ": per output row, one pass per kernel tap */");
-    begin_parallel("parallel for", worth_threads(nb + " * " + s(c * out_plane * win.kh * win.kw)));
-    open("for (int64_t pl = 0; pl < " + nb + " * " + s(c) + "; ++pl)");
-    line("const int64_t ch = pl % " + s(c) + ";");
-    line("const float* xp = X + pl * " + s(in_plane) + ";");
-    line("const float* wp = Wt + ch * " + s(win.kh * win.kw) + ";");
-    line("float* yp = Y + pl * " + s(out_plane) + ";");
+    line("/* depthwise " + c_int(win.kh) + "x" + c_int(win.kw) + ", stride " + c_int(win.sh) + "x" +
+         c_int(win.sw) + ": per output row, one pass per kernel tap */");
+    begin_parallel("parallel for",
+                   worth_threads(nb + " * " + c_int(c * out_plane * win.kh * win.kw)));
+    open("for (int64_t pl = 0; pl < " + nb + " * " + c_int(c) + "; ++pl)");
+    line("const int64_t ch = pl % " + c_int(c) + ";");
+    line("const float* xp = X + pl * " + c_int(in_plane) + ";");
+    line("const float* wp = Wt + ch * " + c_int(win.kh * win.kw) + ";");
+    line("float* yp = Y + pl * " + c_int(out_plane) + ";");
     line("const float b = B ? B[ch] : 0.0f;");
-    open("for (int64_t oh = 0; oh < " + s(win.oh) + "; ++oh)");
-    line("float* yr = yp + oh * " + s(win.ow) + ";");
-    line("for (int64_t ow = 0; ow < " + s(win.ow) + "; ++ow) yr[ow] = b;");
-    open("for (int64_t kh = 0; kh < " + s(win.kh) + "; ++kh)");
-    line("const int64_t ih = oh * " + s(win.sh) + " - " + s(win.pt) + " + kh * " + s(win.dh) + ";");
-    line("if (ih < 0 || ih >= " + s(win.ih) + ") continue;");
-    line("const float* xr = xp + ih * " + s(win.iw) + ";");
+    open("for (int64_t oh = 0; oh < " + c_int(win.oh) + "; ++oh)");
+    line("float* yr = yp + oh * " + c_int(win.ow) + ";");
+    line("for (int64_t ow = 0; ow < " + c_int(win.ow) + "; ++ow) yr[ow] = b;");
+    open("for (int64_t kh = 0; kh < " + c_int(win.kh) + "; ++kh)");
+    line("const int64_t ih = oh * " + c_int(win.sh) + " - " + c_int(win.pt) + " + kh * " +
+         c_int(win.dh) + ";");
+    line("if (ih < 0 || ih >= " + c_int(win.ih) + ") continue;");
+    line("const float* xr = xp + ih * " + c_int(win.iw) + ";");
     // Columns ow with 0 <= ow * sw + kw * dw - pl < iw, per tap and for all taps.
     auto first_col = [&](int64_t kw) {
       const int64_t off = kw * win.dw - win.pl;
@@ -125,19 +116,19 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
       // columns take theirs one by one.
       std::string sum;
       for (int64_t kw = 0; kw < win.kw; ++kw)
-        sum += (kw ? " + " : "") + std::string("w[") + s(kw) + "] * xr[ow * " + s(win.sw) + " + " +
-               s(kw * win.dw - win.pl) + "]";
-      line("const float* w = wp + kh * " + s(win.kw) + ";");
-      line("for (int64_t ow = " + s(lo_all) + "; ow < " + s(hi_all) + "; ++ow) yr[ow] += " + sum +
-           ";");
+        sum += (kw ? " + " : "") + std::string("w[") + c_int(kw) + "] * xr[ow * " + c_int(win.sw) +
+               " + " + c_int(kw * win.dw - win.pl) + "]";
+      line("const float* w = wp + kh * " + c_int(win.kw) + ";");
+      line("for (int64_t ow = " + c_int(lo_all) + "; ow < " + c_int(hi_all) +
+           "; ++ow) yr[ow] += " + sum + ";");
       for (int64_t kw = 0; kw < win.kw; ++kw) {
         const int64_t off = kw * win.dw - win.pl, a = first_col(kw), e = end_col(kw);
         const std::string tap =
-            "yr[ow] += w[" + s(kw) + "] * xr[ow * " + s(win.sw) + " + " + s(off) + "];";
+            "yr[ow] += w[" + c_int(kw) + "] * xr[ow * " + c_int(win.sw) + " + " + c_int(off) + "];";
         if (a < lo_all)
-          line("for (int64_t ow = " + s(a) + "; ow < " + s(lo_all) + "; ++ow) " + tap);
+          line("for (int64_t ow = " + c_int(a) + "; ow < " + c_int(lo_all) + "; ++ow) " + tap);
         if (hi_all < e)
-          line("for (int64_t ow = " + s(hi_all) + "; ow < " + s(e) + "; ++ow) " + tap);
+          line("for (int64_t ow = " + c_int(hi_all) + "; ow < " + c_int(e) + "; ++ow) " + tap);
       }
       close();
       close();
@@ -145,14 +136,16 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
       end_parallel();
       return;
     }
-    open("for (int64_t kw = 0; kw < " + s(win.kw) + "; ++kw)");
-    line("const float wv = wp[kh * " + s(win.kw) + " + kw];");
-    line("const int64_t off = kw * " + s(win.dw) + " - " + s(win.pl) + ";");
-    line("const int64_t lo = off < 0 ? (-off + " + s(win.sw - 1) + ") / " + s(win.sw) + " : 0;");
-    line("int64_t hi = " + s(win.iw - 1) + " - off < 0 ? 0 : (" + s(win.iw - 1) + " - off) / " +
-         s(win.sw) + " + 1;");
-    line("if (hi > " + s(win.ow) + ") hi = " + s(win.ow) + ";");
-    line("for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * " + s(win.sw) + " + off];");
+    open("for (int64_t kw = 0; kw < " + c_int(win.kw) + "; ++kw)");
+    line("const float wv = wp[kh * " + c_int(win.kw) + " + kw];");
+    line("const int64_t off = kw * " + c_int(win.dw) + " - " + c_int(win.pl) + ";");
+    line("const int64_t lo = off < 0 ? (-off + " + c_int(win.sw - 1) + ") / " + c_int(win.sw) +
+         " : 0;");
+    line("int64_t hi = " + c_int(win.iw - 1) + " - off < 0 ? 0 : (" + c_int(win.iw - 1) +
+         " - off) / " + c_int(win.sw) + " + 1;");
+    line("if (hi > " + c_int(win.ow) + ") hi = " + c_int(win.ow) + ";");
+    line("for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * " + c_int(win.sw) +
+         " + off];");
     close();
     close();
     close();
@@ -161,42 +154,46 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     return;
   }
   const bool pointwise = st.scratch_floats.is_const() && st.scratch_floats.value() == 0;
-  if (!pointwise) line("float* col = (float*)(c->A + " + s(st.scratch_offset) + ");");
+  if (!pointwise) line("float* col = (float*)(c->A + " + c_int(st.scratch_offset) + ");");
   open("for (int64_t b = 0; b < " + nb + "; ++b)");
-  open("for (int64_t g = 0; g < " + s(g) + "; ++g)");
-  line("const float* xg = X + (b * " + s(c) + " + g * " + s(cg) + ") * " + s(in_plane) + ";");
-  line("float* yg = Y + (b * " + s(m) + " + g * " + s(mg) + ") * " + s(out_plane) + ";");
+  open("for (int64_t g = 0; g < " + c_int(g) + "; ++g)");
+  line("const float* xg = X + (b * " + c_int(c) + " + g * " + c_int(cg) + ") * " + c_int(in_plane) +
+       ";");
+  line("float* yg = Y + (b * " + c_int(m) + " + g * " + c_int(mg) + ") * " + c_int(out_plane) +
+       ";");
   if (!pointwise) {
-    line("/* im2col: [" + s(ck) + " x " + s(out_plane) + "] */");
-    begin_parallel("parallel for", worth_threads(s(ck * out_plane)));
-    open("for (int64_t r = 0; r < " + s(ck) + "; ++r)");
-    line("const int64_t ci = r / " + s(win.kh * win.kw) + ", kh = (r / " + s(win.kw) + ") % " +
-         s(win.kh) + ", kw = r % " + s(win.kw) + ";");
-    line("float* dst = col + r * " + s(out_plane) + ";");
-    open("for (int64_t oh = 0; oh < " + s(win.oh) + "; ++oh)");
-    line("const int64_t ih = oh * " + s(win.sh) + " - " + s(win.pt) + " + kh * " + s(win.dh) + ";");
-    line("float* d = dst + oh * " + s(win.ow) + ";");
-    open("if (ih < 0 || ih >= " + s(win.ih) + ")");
-    line("memset(d, 0, " + s(win.ow * 4) + ");");
+    line("/* im2col: [" + c_int(ck) + " x " + c_int(out_plane) + "] */");
+    begin_parallel("parallel for", worth_threads(c_int(ck * out_plane)));
+    open("for (int64_t r = 0; r < " + c_int(ck) + "; ++r)");
+    line("const int64_t ci = r / " + c_int(win.kh * win.kw) + ", kh = (r / " + c_int(win.kw) +
+         ") % " + c_int(win.kh) + ", kw = r % " + c_int(win.kw) + ";");
+    line("float* dst = col + r * " + c_int(out_plane) + ";");
+    open("for (int64_t oh = 0; oh < " + c_int(win.oh) + "; ++oh)");
+    line("const int64_t ih = oh * " + c_int(win.sh) + " - " + c_int(win.pt) + " + kh * " +
+         c_int(win.dh) + ";");
+    line("float* d = dst + oh * " + c_int(win.ow) + ";");
+    open("if (ih < 0 || ih >= " + c_int(win.ih) + ")");
+    line("memset(d, 0, " + c_int(win.ow * 4) + ");");
     line("continue;");
     close();
-    line("const float* src = xg + (ci * " + s(win.ih) + " + ih) * " + s(win.iw) + ";");
-    open("for (int64_t ow = 0; ow < " + s(win.ow) + "; ++ow)");
-    line("const int64_t iw = ow * " + s(win.sw) + " - " + s(win.pl) + " + kw * " + s(win.dw) + ";");
-    line("d[ow] = (iw >= 0 && iw < " + s(win.iw) + ") ? src[iw] : 0.0f;");
+    line("const float* src = xg + (ci * " + c_int(win.ih) + " + ih) * " + c_int(win.iw) + ";");
+    open("for (int64_t ow = 0; ow < " + c_int(win.ow) + "; ++ow)");
+    line("const int64_t iw = ow * " + c_int(win.sw) + " - " + c_int(win.pl) + " + kw * " +
+         c_int(win.dw) + ";");
+    line("d[ow] = (iw >= 0 && iw < " + c_int(win.iw) + ") ? src[iw] : 0.0f;");
     close();
     close();
     close();
     end_parallel();
   }
   open("if (B)");
-  line("for (int64_t o = 0; o < " + s(mg) + "; ++o)");
-  line("  for (int64_t i = 0; i < " + s(out_plane) + "; ++i) yg[o * " + s(out_plane) +
-       " + i] = B[g * " + s(mg) + " + o];");
+  line("for (int64_t o = 0; o < " + c_int(mg) + "; ++o)");
+  line("  for (int64_t i = 0; i < " + c_int(out_plane) + "; ++i) yg[o * " + c_int(out_plane) +
+       " + i] = B[g * " + c_int(mg) + " + o];");
   close();
-  line("SGEMM(0, 0, " + s(mg) + ", " + s(out_plane) + ", " + s(ck) + ", 1.0f, Wt + g * " +
-       s(mg * ck) + ", " + s(ck) + ", " + (pointwise ? "xg" : "col") + ", " + s(out_plane) +
-       ", B ? 1.0f : 0.0f, yg, " + s(out_plane) + ");");
+  line("SGEMM(0, 0, " + c_int(mg) + ", " + c_int(out_plane) + ", " + c_int(ck) +
+       ", 1.0f, Wt + g * " + c_int(mg * ck) + ", " + c_int(ck) + ", " + (pointwise ? "xg" : "col") +
+       ", " + c_int(out_plane) + ", B ? 1.0f : 0.0f, yg, " + c_int(out_plane) + ");");
   close();
   close();
 }
@@ -254,38 +251,38 @@ void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
   }
   const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
   const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
-  begin_parallel("parallel for", worth_threads(planes + " * " + s(w.oh * w.ow * w.kh * w.kw)));
+  begin_parallel("parallel for", worth_threads(planes + " * " + c_int(w.oh * w.ow * w.kh * w.kw)));
   open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
-  line("const float* xp = X + pl * " + s(w.ih * w.iw) + ";");
-  line("float* yp = Y + pl * " + s(w.oh * w.ow) + ";");
-  open("for (int64_t oh = 0; oh < " + s(w.oh) + "; ++oh)");
-  line("const int64_t h0 = oh * " + s(w.sh) + " - " + s(w.pt) + ";");
-  open("for (int64_t ow = 0; ow < " + s(w.ow) + "; ++ow)");
-  line("const int64_t w0 = ow * " + s(w.sw) + " - " + s(w.pl) + ";");
+  line("const float* xp = X + pl * " + c_int(w.ih * w.iw) + ";");
+  line("float* yp = Y + pl * " + c_int(w.oh * w.ow) + ";");
+  open("for (int64_t oh = 0; oh < " + c_int(w.oh) + "; ++oh)");
+  line("const int64_t h0 = oh * " + c_int(w.sh) + " - " + c_int(w.pt) + ";");
+  open("for (int64_t ow = 0; ow < " + c_int(w.ow) + "; ++ow)");
+  line("const int64_t w0 = ow * " + c_int(w.sw) + " - " + c_int(w.pl) + ";");
   line("float acc = 0.0f;");
   line("int64_t cnt = 0, padded_h = 0, padded_w = 0;");
-  open("for (int64_t kh = 0; kh < " + s(w.kh) + "; ++kh)");
-  line("const int64_t ih = h0 + kh * " + s(w.dh) + ";");
-  line("padded_h += ih >= -" + s(w.pt) + " && ih < " + s(w.ih + w.pb) + ";");
-  line("if (ih < 0 || ih >= " + s(w.ih) + ") continue;");
-  open("for (int64_t kw = 0; kw < " + s(w.kw) + "; ++kw)");
-  line("const int64_t iw = w0 + kw * " + s(w.dw) + ";");
-  line("if (iw < 0 || iw >= " + s(w.iw) + ") continue;");
-  line("const float v = xp[ih * " + s(w.iw) + " + iw];");
+  open("for (int64_t kh = 0; kh < " + c_int(w.kh) + "; ++kh)");
+  line("const int64_t ih = h0 + kh * " + c_int(w.dh) + ";");
+  line("padded_h += ih >= -" + c_int(w.pt) + " && ih < " + c_int(w.ih + w.pb) + ";");
+  line("if (ih < 0 || ih >= " + c_int(w.ih) + ") continue;");
+  open("for (int64_t kw = 0; kw < " + c_int(w.kw) + "; ++kw)");
+  line("const int64_t iw = w0 + kw * " + c_int(w.dw) + ";");
+  line("if (iw < 0 || iw >= " + c_int(w.iw) + ") continue;");
+  line("const float v = xp[ih * " + c_int(w.iw) + " + iw];");
   line(is_max ? "if (cnt == 0 || v > acc) acc = v;" : "acc += v;");
   line("++cnt;");
   close();
   close();
   if (is_max) {
-    line("yp[oh * " + s(w.ow) + " + ow] = acc;");
+    line("yp[oh * " + c_int(w.ow) + " + ow] = acc;");
   } else {
     if (include_pad) {
-      open("for (int64_t kw = 0; kw < " + s(w.kw) + "; ++kw)");
-      line("const int64_t iw = w0 + kw * " + s(w.dw) + ";");
-      line("padded_w += iw >= -" + s(w.pl) + " && iw < " + s(w.iw + w.pr) + ";");
+      open("for (int64_t kw = 0; kw < " + c_int(w.kw) + "; ++kw)");
+      line("const int64_t iw = w0 + kw * " + c_int(w.dw) + ";");
+      line("padded_w += iw >= -" + c_int(w.pl) + " && iw < " + c_int(w.iw + w.pr) + ";");
       close();
     }
-    line("yp[oh * " + s(w.ow) + " + ow] = acc / (float)" +
+    line("yp[oh * " + c_int(w.ow) + " + ow] = acc / (float)" +
          (include_pad ? std::string("(padded_h * padded_w)") : std::string("cnt")) + ";");
   }
   close();
@@ -393,21 +390,21 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   line("const float* S = " + ptr(ops[1]) + ";");
   line("const float* Bv = " + (ops.size() > 2 ? ptr(ops[2]) : std::string("NULL")) + ";");
   line("float* Y = " + y + ";");
-  begin_parallel("parallel for", worth_threads(rows + " * " + s(cols * 4)));  // 3 passes
+  begin_parallel("parallel for", worth_threads(rows + " * " + c_int(cols * 4)));  // 3 passes
   open("for (int64_t r = 0; r < " + rows + "; ++r)");
-  line("const float* x = X + r * " + s(cols) + ";");
-  line("float* yr = Y + r * " + s(cols) + ";");
+  line("const float* x = X + r * " + c_int(cols) + ";");
+  line("float* yr = Y + r * " + c_int(cols) + ";");
   // The reductions say they may reorder (omp simd), so every pass vectorizes.
   line("float mean = 0.0f, var = 0.0f;");
   line("#pragma omp simd reduction(+:mean)");
-  line("for (int64_t j = 0; j < " + s(cols) + "; ++j) mean += x[j];");
-  line("mean /= " + s(cols) + ".0f;");
+  line("for (int64_t j = 0; j < " + c_int(cols) + "; ++j) mean += x[j];");
+  line("mean /= " + c_int(cols) + ".0f;");
   line("#pragma omp simd reduction(+:var)");
-  line("for (int64_t j = 0; j < " + s(cols) + "; ++j) var += (x[j] - mean) * (x[j] - mean);");
-  line("const float inv = 1.0f / sqrtf(var / " + s(cols) + ".0f + " +
+  line("for (int64_t j = 0; j < " + c_int(cols) + "; ++j) var += (x[j] - mean) * (x[j] - mean);");
+  line("const float inv = 1.0f / sqrtf(var / " + c_int(cols) + ".0f + " +
        float_literal(n.attr_float("epsilon", 1e-5f)) + ");");
   line("#pragma omp simd");
-  line("for (int64_t j = 0; j < " + s(cols) + "; ++j) yr[j] = (x[j] - mean) * inv * S[j]" +
+  line("for (int64_t j = 0; j < " + c_int(cols) + "; ++j) yr[j] = (x[j] - mean) * inv * S[j]" +
        (ops.size() > 2 ? " + Bv[j];" : ";"));
   close();
   end_parallel();

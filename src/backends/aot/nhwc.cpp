@@ -10,10 +10,6 @@
 namespace hone::aot {
 namespace {
 
-bool is_one(const DimExpr& d) {
-  return d.is_const() && d.value() == 1;
-}
-
 bool static_chw(const DimExprs& d) {
   return d.size() == 4 && d[1].is_const() && d[2].is_const() && d[3].is_const();
 }

@@ -114,6 +114,9 @@ bool binary_op(const Node& n, kernels::EwOp* out);
 [[nodiscard]] Result<kernels::EwLayout> plan_operands(const EwOperands& ops,
                                                       const std::vector<dims_t>& unit_inputs,
                                                       const dims_t& first, const dims_t& out);
+/// "[2,3,4]": dims in error messages (ops_simple.cpp).
+std::string dims_str(const dims_t& d);
+
 /// Operand pointers for one run; `first` stands for input -2.
 std::vector<const float*> bind_operands(const EwOperands& ops, const RunArgs& args,
                                         const float* first);

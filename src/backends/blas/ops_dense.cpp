@@ -7,8 +7,8 @@
 #include "backends/blas/kernels/conv.h"
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
-#include "ops/window.h"
 #include "ops/broadcast.h"
+#include "ops/window.h"
 
 namespace hone::blas {
 namespace {
@@ -25,12 +25,6 @@ int64_t numel(const dims_t& d) {
   int64_t p = 1;
   for (int64_t x : d) p *= x;
   return p;
-}
-
-std::string dims_str(const dims_t& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
 }
 
 size_t round16(size_t n) {
@@ -116,8 +110,7 @@ class ConvOp final : public Op {
                                                    dims_str(w) + " and group " +
                                                    std::to_string(group) + " disagree");
     const dims_t spatial(x.begin() + 2, x.end()), kernel(w.begin() + 2, w.end());
-    HONE_TRY(ops::Window win,
-             ops::make_window(node_, spatial, kernel, false, "Conv"));
+    HONE_TRY(ops::Window win, ops::make_window(node_, spatial, kernel, false, "Conv"));
     kernels::Conv2dShape s;
     s.n = x[0];
     s.c = x[1];

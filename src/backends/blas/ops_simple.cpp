@@ -10,10 +10,17 @@
 #include "backends/blas/kernels/norm.h"
 #include "backends/blas/kernels/pool.h"
 #include "backends/blas/op.h"
-#include "ops/window.h"
 #include "ops/axis.h"
+#include "ops/window.h"
 
 namespace hone::blas {
+
+std::string dims_str(const dims_t& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
 namespace {
 
 using PlanFn = std::function<Result<OpPlan>(const std::vector<dims_t>&, ThreadPool&)>;
@@ -34,12 +41,6 @@ int64_t prod(const dims_t& d, size_t from = 0, size_t to = SIZE_MAX) {
   int64_t p = 1;
   for (size_t i = from; i < std::min(to, d.size()); ++i) p *= d[i];
   return p;
-}
-
-std::string dims_str(const dims_t& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
 }
 
 Result<size_t> norm_axis(int64_t axis, size_t rank, const Node& n) {
@@ -95,7 +96,8 @@ Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
       const auto a = ops::try_normalize_boundary(axis, r);
       if (!a)
         return fail(ErrorCode::kInvalidArgument, "Flatten axis out of range in " + n.describe());
-      return copy_plan({prod(in[0], 0, static_cast<size_t>(*a)), prod(in[0], static_cast<size_t>(*a))});
+      return copy_plan(
+          {prod(in[0], 0, static_cast<size_t>(*a)), prod(in[0], static_cast<size_t>(*a))});
     });
   }
   if (op == "Reshape") {

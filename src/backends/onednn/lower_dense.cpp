@@ -22,10 +22,6 @@ using dnnl::memory;
 using tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 constexpr auto kBf16 = memory::data_type::bf16;
-
-md_t any_md(const dims_t& d) {
-  return md_t(d, kF32, tag::any);
-}
 md_t strided_md(const dims_t& d, const dims_t& strides) {
   return md_t(d, kF32, strides);
 }

@@ -17,17 +17,6 @@ namespace {
 
 using dnnl::algorithm;
 using dnnl::memory;
-constexpr auto kInfer = dnnl::prop_kind::forward_inference;
-
-md_t any_md(const dims_t& d) {
-  return md_t(d, memory::data_type::f32, memory::format_tag::any);
-}
-
-dnnl::primitive_attr user_scratch() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
 
 /// ONNX's input coordinate of output index `o` (the reference's formula).
 double onnx_coord(const std::string& ctm, int64_t o, double scale, int64_t out) {

@@ -25,11 +25,6 @@ namespace hone::onednn {
 namespace {
 
 using dnnl::memory;
-constexpr auto kInfer = dnnl::prop_kind::forward_inference;
-
-md_t any_md(const dims_t& d) {
-  return md_t(d, memory::data_type::f32, memory::format_tag::any);
-}
 
 /// The recurrent problem of one node for one set of input shapes.
 struct Rnn {

@@ -16,17 +16,6 @@ namespace {
 
 using dnnl::algorithm;
 using dnnl::memory;
-constexpr auto kInfer = dnnl::prop_kind::forward_inference;
-
-dnnl::primitive_attr user_scratch() {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  return attr;
-}
-
-md_t any_md(const dims_t& d) {
-  return md_t(d, memory::data_type::f32, memory::format_tag::any);
-}
 
 Result<void> lower_eltwise(PlanBuilder& b, const Node& n, const EltwiseSpec& es) {
   const PValue x = b.value(n.inputs[0]);

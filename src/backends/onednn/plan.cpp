@@ -16,6 +16,16 @@ const dnnl::engine& cpu_engine() {
   return e;
 }
 
+md_t any_md(const dims_t& dims) {
+  return md_t(dims, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any);
+}
+
+dnnl::primitive_attr user_scratch() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
 md_t plain_md(const dims_t& dims, dnnl::memory::data_type dt) {
   dims_t d = dims.empty() ? dims_t{1} : dims;
   dims_t strides(d.size(), 1);
@@ -33,12 +43,14 @@ dims_t pad_left(const dims_t& dims, size_t rank) {
   return out;
 }
 
-namespace {
-
+// Outside the anonymous namespace: RunContext (declared in plan.h) holds Arenas.
 struct AlignedFree {
   void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t(64)); }
 };
 using Arena = std::unique_ptr<std::byte[], AlignedFree>;
+
+namespace {
+
 Arena make_arena(size_t bytes) {
   if (bytes == 0) return nullptr;
   return Arena(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))));

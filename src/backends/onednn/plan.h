@@ -40,6 +40,12 @@ const dnnl::engine& cpu_engine();
 /// Plain row-major descriptor (f32 unless said); a scalar becomes {1}.
 md_t plain_md(const dims_t& dims, dnnl::memory::data_type dt = dnnl::memory::data_type::f32);
 bool is_plain(const md_t& md);
+/// An f32 descriptor whose layout oneDNN picks (format_tag::any).
+md_t any_md(const dims_t& dims);
+/// Every lowered primitive runs for inference only.
+inline constexpr auto kInfer = dnnl::prop_kind::forward_inference;
+/// Attributes with a user scratchpad (the plan's workspace holds it).
+dnnl::primitive_attr user_scratch();
 
 struct Buffer {
   enum class Kind : uint8_t { kInput, kConstant, kTemp, kOutput };
