@@ -60,10 +60,6 @@ namespace {
 
 using Signature = ShapeSignature;
 
-size_t round256(size_t bytes) {
-  return (bytes + 255) / 256 * 256;
-}
-
 struct Plan {
   struct Slot {
     bool constant = false;

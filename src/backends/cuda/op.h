@@ -186,6 +186,11 @@ size_t half_bytes(int64_t n);
 [[nodiscard]] Result<CUdeviceptr> to_half(const ExecCtx& c, CUdeviceptr x, int64_t n,
                                           CUdeviceptr dst, int half);
 /// Operand `i`'s bf16/f16 copy made at build, or 0.
+/// Device arena slots start on 256-byte boundaries.
+inline size_t round256(size_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
+
 inline CUdeviceptr built_half(const Bind& b, size_t i) {
   return i < b.half.size() ? b.half[i] : 0;
 }

@@ -62,10 +62,6 @@ std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_
 
 namespace {
 
-size_t round256(size_t bytes) {
-  return (bytes + 255) / 256 * 256;
-}
-
 /// `v` is one f32 value known when a plan is built: a constant, or a host
 /// value (its size is checked at plan time).
 bool plan_scalar(const Graph& g, ValueId v) {
