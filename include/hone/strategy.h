@@ -37,6 +37,9 @@ class TuneSession {
   virtual const TuneOptions& options() const = 0;
   /// Names in the registry tuning uses, in registry order.
   virtual std::vector<std::string> registered() const = 0;
+  /// What a strategy naming no backends tries: registered() less the
+  /// opt-in backends (BackendRegistry::Entry::opt_in).
+  virtual std::vector<std::string> tried_by_default() const { return registered(); }
 };
 
 struct Selection {

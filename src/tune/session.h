@@ -38,8 +38,10 @@ class Session final : public TuneSession {
   const std::optional<Error>& group_error() const { return group_error_; }
   Result<BatchSearchResult> search_batch(const std::string& backend) override;
   const TuneOptions& options() const override { return options_; }
-  /// What a strategy naming no backends tries (opt-in backends left out).
-  std::vector<std::string> registered() const override { return registry_->tried_by_default(); }
+  std::vector<std::string> registered() const override { return registry_->names(); }
+  std::vector<std::string> tried_by_default() const override {
+    return registry_->tried_by_default();
+  }
 
   /// The built backend for `name`, building it now when its figures came
   /// from the cache (and checking it again). Moves it out of the session.

@@ -146,7 +146,7 @@ Result<Selection> FirstWins::select(TuneSession& session) const {
   const CandidateResult& base = session.baseline();
   const double need = gate_factor(session);
   Selection sel;
-  for (const std::string& n : candidates(session.registered())) {
+  for (const std::string& n : candidates(session.tried_by_default())) {
     if (!sel.backend.empty()) {
       sel.losers[n] = "not tried: " + sel.backend + " won first";
       continue;
@@ -216,7 +216,7 @@ std::string MaxThroughput::describe() const {
 }
 
 Result<Selection> MaxThroughput::select(TuneSession& session) const {
-  const auto names = candidates(session.registered());
+  const auto names = candidates(session.tried_by_default());
   if (search_batch_)
     for (const auto& n : names)
       if (session.evaluate(n).usable()) HONE_CHECK_OK(session.search_batch(n));
@@ -241,7 +241,7 @@ Result<Selection> MinLatency::select(TuneSession& session) const {
   // Higher is better in pick_best (and its gate), so the metric is calls per
   // millisecond at the smallest batch; it is shown as the p50 it stands for.
   return pick_best(
-      session, candidates(session.registered()),
+      session, candidates(session.tried_by_default()),
       [](const CandidateResult& c) {
         const double p50 = c.min_batch_p50_ms();
         return std::isfinite(p50) && p50 > 0 ? 1.0 / p50 : 0.0;
@@ -262,7 +262,7 @@ Result<Selection> LatencyBudget::select(TuneSession& session) const {
       if (f.p50_ms <= budget) best = std::max(best, f.throughput);
     return best;
   };
-  auto names = candidates(session.registered());
+  auto names = candidates(session.tried_by_default());
   HONE_TRY(Selection sel, pick_best(session, names, within, "throughput within the budget", per_s));
   const CandidateResult& chosen =
       sel.backend == kReference ? session.baseline() : session.evaluate(sel.backend);

@@ -187,6 +187,23 @@ TEST(Strategy, BatchSizeSearchStopsWhenThroughputStopsGrowing) {
   EXPECT_GT(m->decision().figures.size(), 2u);
 }
 
+TEST(Strategy, AnOptInBackendIsTriedOnlyWhenNamed) {
+  auto reg = sleep_registry({{"reference", {.base_us = 3000}}, {"fast", {.base_us = 300}}});
+  const BackendRegistry::Entry* fast = reg.find("fast");
+  ASSERT_NE(fast, nullptr);
+  BackendRegistry::Entry opt_in = *fast;
+  opt_in.name = "optin";
+  opt_in.opt_in = true;
+  ASSERT_TRUE(reg.add(opt_in));
+  EXPECT_EQ(reg.tried_by_default(), (std::vector<std::string>{"reference", "fast"}));
+  auto m = tune_with(reg, MaxThroughput(), quick_options(reg));
+  ASSERT_TRUE(m) << m.error().to_string();
+  for (const auto& c : m->report().candidates) EXPECT_NE(c.backend, "optin");
+  auto named = tune_with(reg, OneBackend("optin"), quick_options(reg));
+  ASSERT_TRUE(named) << named.error().to_string();
+  EXPECT_EQ(named->decision().backend, "optin");
+}
+
 TEST(Strategy, ParseStrategyNamesWhatIsWrong) {
   EXPECT_TRUE(parse_strategy("latency-budget:2.5", {}));
   auto bad = parse_strategy("latency-budget:fast", {});
