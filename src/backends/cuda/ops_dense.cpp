@@ -75,6 +75,21 @@ bool fits_int(std::initializer_list<int64_t> xs) {
 
 namespace {
 
+/// A product's operands as it reads them: the bound f32 inputs, or in
+/// bf16/f16 (`half`) A converted into the workspace and B the copy made at
+/// build, else converted after A. `na`, `nb`: their element counts.
+Result<std::pair<CUdeviceptr, CUdeviceptr>> product_operands(const ExecCtx& c, const Bind& bind,
+                                                             int64_t na, int64_t nb, int half) {
+  CUdeviceptr A = bind.in[0], B = bind.in[1];
+  if (half == 0) return std::pair{A, B};
+  HONE_TRY(A, to_half(c, A, na, bind.workspace, half));
+  B = built_half(bind, 1);
+  if (B == 0) {
+    HONE_TRY(B, to_half(c, bind.in[1], nb, bind.workspace + half_bytes(na), half));
+  }
+  return std::pair{A, B};
+}
+
 /// Under precision=bf16/fp16 with gemm_select=time: whether the product on
 /// bf16/f16 operands (`reduced`, with its conversions) beats SGEMM in the
 /// build's math mode (`full`, TF32) for these shapes. Timed once per process
@@ -192,14 +207,8 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
   const size_t ha = half != 0 ? half_bytes(M * K) : 0, hb = half != 0 ? half_bytes(K * N) : 0;
   p.workspace_bytes = ha + hb + lt->workspace;
   p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-    CUdeviceptr A = bind.in[0], B = bind.in[1];
-    if (half != 0) {
-      HONE_TRY(A, to_half(c, A, M * K, bind.workspace, half));
-      B = built_half(bind, 1);
-      if (B == 0) {
-        HONE_TRY(B, to_half(c, bind.in[1], K * N, bind.workspace + ha, half));
-      }
-    }
+    HONE_TRY(const auto operands, product_operands(c, bind, M * K, K * N, half));
+    const auto [A, B] = operands;
     const float one = 1.0f, zero = 0.0f;
     const Api& a = c.d.api();
     std::lock_guard lock(lt->mu);
@@ -303,14 +312,8 @@ class GemmOp final : public Op {
     const float alpha = alpha_, beta = use_c ? beta_ : 0.0f;
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       if (use_c) HONE_CHECK_OK(strided_copy(c, bind.in[2], bind.out[0], {M, N}, cst, {N, 1}));
-      CUdeviceptr A = bind.in[0], B = bind.in[1];
-      if (half != 0) {
-        HONE_TRY(A, to_half(c, A, na, bind.workspace, half));
-        B = built_half(bind, 1);
-        if (B == 0) {
-          HONE_TRY(B, to_half(c, bind.in[1], nb, bind.workspace + half_bytes(na), half));
-        }
-      }
+      HONE_TRY(const auto operands, product_operands(c, bind, na, nb, half));
+      const auto [A, B] = operands;
       return gemm_rm(c, ta, tb, M, N, K, alpha, A, 0, B, 0, beta, bind.out[0], 0, 1, half);
     };
     return p;
@@ -371,15 +374,9 @@ class MatMulOp final : public Op {
     const int64_t esize = half != 0 ? 2 : 4;  // operand bytes per element
     const dims_t sa = broadcast_strides(ba, batch), sb = broadcast_strides(bb, batch);
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-      CUdeviceptr A = bind.in[0], B = bind.in[1];
+      HONE_TRY(const auto operands, product_operands(c, bind, ea, eb, half));
+      const auto [A, B] = operands;
       const CUdeviceptr Y = bind.out[0];
-      if (half != 0) {
-        HONE_TRY(A, to_half(c, A, ea, bind.workspace, half));
-        B = built_half(bind, 1);
-        if (B == 0) {
-          HONE_TRY(B, to_half(c, bind.in[1], eb, bind.workspace + half_bytes(ea), half));
-        }
-      }
       if (tall)
         return gemm_rm(c, false, false, M * nb, N, K, 1.0f, A, 0, B, 0, 0.0f, Y, 0, 1, half);
       if (strided)
@@ -460,14 +457,8 @@ class MatMulBiasOp final : public Op {
     if (half != 0) p.workspace_bytes = ha + half_bytes(K * N);
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       HONE_CHECK_OK(strided_copy(c, bind.in[2], bind.out[0], {M, N}, {0, 1}, {N, 1}));
-      CUdeviceptr A = bind.in[0], B = bind.in[1];
-      if (half != 0) {
-        HONE_TRY(A, to_half(c, A, M * K, bind.workspace, half));
-        B = built_half(bind, 1);
-        if (B == 0) {
-          HONE_TRY(B, to_half(c, bind.in[1], K * N, bind.workspace + ha, half));
-        }
-      }
+      HONE_TRY(const auto operands, product_operands(c, bind, M * K, K * N, half));
+      const auto [A, B] = operands;
       return gemm_rm(c, false, false, M, N, K, 1.0f, A, 0, B, 0, 1.0f, bind.out[0], 0, 1, half);
     };
     return p;
