@@ -7,22 +7,12 @@
 #include <gtest/gtest.h>
 
 #include "hone/graph_builder.h"
+#include "runtime/counting_block.h"
 
 namespace hone::runtime {
 namespace {
 
-class InterpretedBlock final : public CompiledBlock {
- public:
-  InterpretedBlock(Graph g, std::atomic<int>* runs) : graph_(std::move(g)), runs_(runs) {}
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
-    ++*runs_;
-    return eval::Interpreter().run_tensors(graph_, inputs);
-  }
-
- private:
-  Graph graph_;
-  std::atomic<int>* runs_;
-};
+using testing_runtime::CountingBlock;
 
 // Claims the ops it is given; runs its blocks through the interpreter, counting.
 class OpsCompiler final : public BlockCompiler {
@@ -35,7 +25,7 @@ class OpsCompiler final : public BlockCompiler {
   }
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override {
     ++blocks;
-    return std::make_unique<InterpretedBlock>(block, &runs);
+    return std::make_unique<CountingBlock>(block, &runs);
   }
   int blocks = 0;
   std::atomic<int> runs{0};

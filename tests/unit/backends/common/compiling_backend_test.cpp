@@ -8,22 +8,12 @@
 
 #include "hone/graph_builder.h"
 #include "hone/registry.h"
+#include "runtime/counting_block.h"
 
 namespace hone {
 namespace {
 
-class CountingBlock final : public CompiledBlock {
- public:
-  CountingBlock(Graph g, std::atomic<int>* runs) : graph_(std::move(g)), runs_(runs) {}
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
-    ++*runs_;
-    return eval::Interpreter().run_tensors(graph_, inputs);
-  }
-
- private:
-  Graph graph_;
-  std::atomic<int>* runs_;
-};
+using testing_runtime::CountingBlock;
 
 // Claims Relu, Add and Mul; everything else falls back.
 class PickyBackend final : public CompilingBackend {
