@@ -287,6 +287,14 @@ TEST_F(HostileNative, BlockJsonThatLies) {
     make("aot.hone", [&](Entries& e) { entry(e, "backend/block_0/block.json") = bad; });
     expect_clean_error(hone("infer p.hone --random-inputs 1"), 1, {"block.json"});
   }
+  // Well formed up to the runtime it names, which is not a string.
+  const std::string sha(64, 'a');
+  const std::string wrong_runtime = "{\"hash\": \"sha256\", \"sha\": {\"model.so\": \"" + sha +
+                                    "\", \"weights.bin\": \"" + sha + "\", \"model.c\": \"" + sha +
+                                    "\"}, \"cpu_features\": [], \"runtime\": 5}";
+  make("aot.hone", [&](Entries& e) { entry(e, "backend/block_0/block.json") = wrong_runtime; });
+  expect_clean_error(hone("infer p.hone --random-inputs 1"), 1,
+                     {"block.json", "field 'runtime' must be a string"});
 }
 
 // --- leftovers -----------------------------------------------------------------------------
