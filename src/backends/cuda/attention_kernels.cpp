@@ -41,6 +41,9 @@ struct HoneAttn {
   int vec;  // bit 0: K rows, bit 1: V rows load as float4; bit 2: O rows store as float2
 };
 #define HONE_NEG_INF (-__int_as_float(0x7f800000))
+// Scores are kept in base 2 (Q's scale and the mask times log2(e)), so the
+// softmax's exponentials are exp2f, one special-function instruction each.
+#define HONE_LOG2E 1.4426950408889634f
 
 // Offsets of batch index b in q, k, v, mask and o (elements).
 struct HoneAttnAt {
@@ -70,9 +73,10 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
   const int row = blockIdx.y * ROWS + tid;
   const bool live = row < p.len_q;
   float q[D], o[D];
+  const float qs = p.scale * HONE_LOG2E;
 #pragma unroll
   for (int d = 0; d < D; ++d) {
-    q[d] = live ? p.q[at.q + (long long)row * p.q_row + (long long)d * p.q_col] * p.scale : 0.0f;
+    q[d] = live ? p.q[at.q + (long long)row * p.q_row + (long long)d * p.q_col] * qs : 0.0f;
     o[d] = 0.0f;
   }
   float m = HONE_NEG_INF, l = 0.0f;
@@ -108,19 +112,19 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
       if (j0 + j < p.len_k) {
         x = s[j];
         if (p.has_mask && live)
-          x += p.mask[at.m + (long long)row * p.mask_r + (long long)(j0 + j) * p.mask_c];
+          x += p.mask[at.m + (long long)row * p.mask_r + (long long)(j0 + j) * p.mask_c] * HONE_LOG2E;
       }
       s[j] = x;
       mx = fmaxf(mx, x);
     }
     if (mx == HONE_NEG_INF) continue;  // every key so far masked out
-    const float corr = expf(m - mx);
+    const float corr = exp2f(m - mx);
     l *= corr;
 #pragma unroll
     for (int d = 0; d < D; ++d) o[d] *= corr;
 #pragma unroll
     for (int j = 0; j < KT; ++j) {
-      const float pj = expf(s[j] - mx);
+      const float pj = exp2f(s[j] - mx);
       l += pj;
       const float4* v4 = reinterpret_cast<const float4*>(vs + j * D);
 #pragma unroll
@@ -223,7 +227,8 @@ __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneA
       float x = HONE_NEG_INF;
       if (j < p.len_k) {
         x = s[n][e];
-        if (p.has_mask && live) x += p.mask[at.m + (long long)r * p.mask_r + (long long)j * p.mask_c];
+        if (p.has_mask && live)
+          x += p.mask[at.m + (long long)r * p.mask_r + (long long)j * p.mask_c] * HONE_LOG2E;
       }
       s[n][e] = x;
       if (e < 2) mx0 = fmaxf(mx0, x); else mx1 = fmaxf(mx1, x);
@@ -235,7 +240,7 @@ __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneA
   mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
   // A row masked out so far keeps max -inf: its probabilities are 0.
   const float base0 = mx0 == HONE_NEG_INF ? 0.f : mx0, base1 = mx1 == HONE_NEG_INF ? 0.f : mx1;
-  const float c0 = expf(m0 - base0), c1 = expf(m1 - base1);
+  const float c0 = exp2f(m0 - base0), c1 = exp2f(m1 - base1);
   l0 *= c0;
   l1 *= c1;
 #pragma unroll
@@ -245,10 +250,10 @@ __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneA
   }
 #pragma unroll
   for (int n = 0; n < KB / 8; ++n) {
-    s[n][0] = expf(s[n][0] - base0);
-    s[n][1] = expf(s[n][1] - base0);
-    s[n][2] = expf(s[n][2] - base1);
-    s[n][3] = expf(s[n][3] - base1);
+    s[n][0] = exp2f(s[n][0] - base0);
+    s[n][1] = exp2f(s[n][1] - base0);
+    s[n][2] = exp2f(s[n][2] - base1);
+    s[n][3] = exp2f(s[n][3] - base1);
     l0 += s[n][0] + s[n][1];
     l1 += s[n][2] + s[n][3];
   }
@@ -274,7 +279,7 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
     const float* q0 = p.q + at.q + (long long)r0 * p.q_row;
     const float* q1 = p.q + at.q + (long long)r1 * p.q_row;
     const long long qc = p.q_col;
-    const float s = p.scale;
+    const float s = p.scale * HONE_LOG2E;
 #define HONE_Q(ptr, live, c) ((live) ? (ptr)[(long long)(c) * qc] * s : 0.f)
 #pragma unroll
     for (int kc = 0; kc < D / 16; ++kc) {
@@ -398,7 +403,7 @@ __device__ __forceinline__ void hone_attn_tf32(const HoneAttn& p) {
     const float* q0 = p.q + at.q + (long long)r0 * p.q_row;
     const float* q1 = p.q + at.q + (long long)r1 * p.q_row;
     const long long qc = p.q_col;
-    const float sc = p.scale;
+    const float sc = p.scale * HONE_LOG2E;
 #pragma unroll
     for (int kc = 0; kc < D / 8; ++kc) {
       const int c = kc * 8 + t;
