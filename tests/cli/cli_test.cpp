@@ -68,6 +68,21 @@ TEST_F(Cli, InspectShowsTheMlp) {
   EXPECT_EQ(m["nodes"], 4);
 }
 
+TEST_F(Cli, InspectListsNodesWithShapesBeforeAndAfterThePasses) {
+  // The transformer's LayerNorm is spelt out in ReduceMean/Sub/Pow/... nodes;
+  // the passes fuse it, and --nodes shows each graph's nodes with shapes.
+  auto loaded = hone("inspect " + model("transformer.onnx") + " --nodes");
+  ASSERT_EQ(loaded.code, 0) << loaded.err;
+  EXPECT_NE(loaded.out.find("nodes of the loaded graph"), std::string::npos) << loaded.out;
+  EXPECT_EQ(loaded.out.find("(LayerNormalization):"), std::string::npos) << loaded.out;
+  auto opt = hone("inspect " + model("transformer.onnx") + " --passes --nodes");
+  ASSERT_EQ(opt.code, 0) << opt.err;
+  EXPECT_NE(opt.out.find("nodes of the optimized graph"), std::string::npos) << opt.out;
+  EXPECT_NE(opt.out.find("(LayerNormalization): "), std::string::npos) << opt.out;
+  EXPECT_NE(opt.out.find("(constant) f32[512,128] -> "), std::string::npos) << opt.out;
+  EXPECT_NE(opt.out.find("f32[batch,seq,128]"), std::string::npos) << opt.out;
+}
+
 TEST_F(Cli, InspectShowsTheBackendsPartition) {
   auto r = hone("inspect " + model("mlp.onnx") + " --backend onednn");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -27,6 +27,7 @@ struct InspectOptions {
   std::vector<std::string> config;  // FIELD=VALUE for that backend
   bool json = false;
   bool passes = false;  // also run the graph passes and show what they make
+  bool nodes = false;   // list every node with its operands' shapes
 };
 
 // Op counts over the graph and every subgraph (If/Loop/Scan bodies); ops from
@@ -245,6 +246,24 @@ int run_inspect(const InspectOptions& o) {
     for (const auto& [op, n] : sorted_counts(optimized_counts))
       fmt::print("    {:<22} {}\n", op, n);
   }
+  if (o.nodes) {
+    // The graph the backends start from (after the passes when asked), one
+    // node a line: operands and results with what is known of their shapes.
+    const Graph& shown = optimized ? *optimized->graph : g;
+    fmt::print("nodes of the {} graph\n", optimized ? "optimized" : "loaded");
+    auto operand = [&](ValueId v) {
+      if (v < 0) return std::string("-");
+      const Value& val = shown.value(v);
+      return (val.name.empty() ? "?" : val.name) + (val.initializer ? " (constant) " : " ") +
+             describe_value_type(val);
+    };
+    for (const Node& n : shown.nodes()) {
+      std::string in, out;
+      for (ValueId v : n.inputs) in += (in.empty() ? "" : ", ") + operand(v);
+      for (ValueId v : n.outputs) out += (out.empty() ? "" : ", ") + operand(v);
+      fmt::print("  {}: {} -> {}\n", n.describe(), in, out);
+    }
+  }
   if (partition) print_partition(g, o.backend, *partition);
   return kExitOk;
 }
@@ -270,6 +289,9 @@ void add_inspect_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_flag("--passes", o->passes,
                 "also run the graph passes once, as tune() does for all its candidates, and show "
                 "what they make");
+  sub->add_flag("--nodes", o->nodes,
+                "also list every node (of the optimized graph with --passes) with its operands' "
+                "and results' shapes");
   sub->add_flag("--json", o->json, "machine-readable output");
   commands.push_back({sub, [o] { return run_inspect(*o); }});
 }
