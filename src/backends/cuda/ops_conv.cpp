@@ -77,7 +77,7 @@ Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::stri
   int algo = -1, math = -1;
   char tail = 0;
   if (std::sscanf(id.c_str(), "cudnn[algo %d, math %d%c", &algo, &math, &tail) != 3 ||
-      tail != ']' || algo < 0 || math < 0) 
+      tail != ']' || algo < 0 || math < 0)
     return fail(ErrorCode::kInvalidArgument, "not cudnn[algo A, math M]");
   DnnAlgoPerf p{};
   p.algo = algo;
@@ -199,6 +199,7 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
       dc->algo = *best;
       chosen.emplace(key, *best);
       how = KernelChoices::How::kTimed;
+      HONE_LOG_DEBUG("cuda: {} {}: cuDNN found {}", label, shapes_text(in), algo_id(*best));
     }
     if (s.choices) s.choices->record(what, in, s.mode, algo_id(dc->algo), how);
   }
@@ -236,10 +237,12 @@ class ConvOp final : public Op {
         HONE_TRY(OpPlan on_blas, plan_on_blas(g, in[0].size(), depthwise));
         // Timed once per geometry and epilogue for the process (same shapes,
         // same answer), recorded and replayed per backend.
-        const std::vector<int64_t> problem = {
-            g.N,  g.C,  g.H,  g.W,     g.M,  g.KH,  g.KW,    g.SH,          g.SW,
-            g.PH, g.PW, g.DH, g.DW,    g.group, s_.tf32, relu_, has_z_, has_bias_,
-            s_.fused_relu, s_.depthwise_on_dnn, s_.gemm_half};
+        const std::vector<int64_t> problem = {g.N,     g.C,       g.H,       g.W,
+                                              g.M,     g.KH,      g.KW,      g.SH,
+                                              g.SW,    g.PH,      g.PW,      g.DH,
+                                              g.DW,    g.group,   s_.tf32,   relu_,
+                                              has_z_,  has_bias_, s_.fused_relu,
+                                              s_.depthwise_on_dnn,  s_.gemm_half};
         std::string flags = "conv";
         for (int64_t x : problem) flags += " " + std::to_string(x);
         std::vector<OpPlan> cands;

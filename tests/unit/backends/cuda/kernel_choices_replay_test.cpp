@@ -41,8 +41,8 @@ std::vector<Tensor> inputs() {
   return {uniform(rng, {2, 5, 19, 17}), uniform(rng, {2, 23, 41}), uniform(rng, {3, 29, 41})};
 }
 
-const std::vector<std::pair<std::string, std::string>> kSettings = {
-    {"precision", "bf16"}, {"gemm_epilogue", "true"}};
+const std::vector<std::pair<std::string, std::string>> kSettings = {{"precision", "bf16"},
+                                                                    {"gemm_epilogue", "true"}};
 
 std::unique_ptr<CudaBackend> built_with(const Graph& g, const std::string& choices) {
   auto be = std::make_unique<CudaBackend>();
@@ -122,7 +122,8 @@ TEST(CudaKernelChoicesGpu, AChoiceReachesOnlyItsBackendAndAMissingKernelIsTimed)
       << plan_text(*timed);
   auto fresh = built_with(g, "");
   ASSERT_TRUE(fresh->infer(inputs()));
-  EXPECT_EQ(fresh->config().get<std::string>("kernel_choices", ""), KernelChoices::format(*entries));
+  EXPECT_EQ(fresh->config().get<std::string>("kernel_choices", ""),
+            KernelChoices::format(*entries));
 
   // A recorded kernel this machine does not offer: that unit is timed again
   // (or takes this process's earlier timing) and the record is corrected.
@@ -132,7 +133,8 @@ TEST(CudaKernelChoicesGpu, AChoiceReachesOnlyItsBackendAndAMissingKernelIsTimed)
   ASSERT_TRUE(fixed->infer(inputs()));
   EXPECT_EQ(fixed->selections().timed + fixed->selections().reused, 1u);
   EXPECT_EQ(fixed->selections().replayed, entries->size() - 1);
-  EXPECT_EQ(fixed->config().get<std::string>("kernel_choices", ""), KernelChoices::format(*entries));
+  EXPECT_EQ(fixed->config().get<std::string>("kernel_choices", ""),
+            KernelChoices::format(*entries));
 }
 
 }  // namespace

@@ -36,8 +36,8 @@ TEST(CudaKernelChoices, FormatAndParseRoundTripWithEscapes) {
   ASSERT_TRUE(parsed) << parsed.error().to_string();
   ASSERT_EQ(parsed->size(), 3u);
   EXPECT_EQ(KernelChoices::format(*parsed), text);
-  const auto& e = parsed->at(KernelChoices::key("'b;=|%\n' (MatMul)+Add",
-                                                {{8, 64}, {64, 32}, {32}}, "bf16"));
+  const auto& e =
+      parsed->at(KernelChoices::key("'b;=|%\n' (MatMul)+Add", {{8, 64}, {64, 32}, {32}}, "bf16"));
   EXPECT_EQ(e.label, "'b;=|%\n' (MatMul)+Add");
   EXPECT_EQ(e.shapes, "[8,64][64,32][32]");
   EXPECT_EQ(e.mode, "bf16");
