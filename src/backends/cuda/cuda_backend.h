@@ -18,6 +18,13 @@
 // precision=fp32 (strict) | tf32 | bf16 | fp16 (ConvSettings): bf16/fp16 run matrix
 // products on bf16/f16 operands (weights converted once when a block compiles)
 // with f32 sums and outputs; every tensor between steps stays f32.
+// Kernels chosen by timing at plan time (conv_select, gemm_select,
+// attention_select, gemm_epilogue, cuDNN's algorithm search) are recorded per
+// unit, input shapes and precision in the config field kernel_choices
+// (kernel_choices.h) as they are made, so a package saved after the tune
+// replays them untimed; selections() counts what was timed and replayed.
+// The field grows when a new shape is planned: read the config when no
+// inference is planning one (a tune reads it after its runs).
 // Lifecycle per block: compile() uploads the block's f32 constants once and
 // compiles its chains into one module; each input-shape signature gets a plan
 // (kernels, device offsets), cached under a mutex. infer() is thread-safe:
