@@ -526,17 +526,17 @@ CudaBackend::CudaBackend() {
                "bf16/fp16 only. time: per matrix-product shape, time the bf16/f16 product "
                "(operands converted) against SGEMM in TF32 at plan time and keep the faster; "
                "reduced: always the bf16/f16 product")
-      // Off by default until the kernels have run on a GPU (they were written
-      // in a session without device time; bench/RESULTS.md).
-      .declare("attention_select", std::string("unfused"),
-               "unfused (default): the nodes' own kernels; time: per attention block and shape, time the fused kernels that accept it "
-               "(f32; bf16/f16 tensor cores under those precisions) against the unfused "
-               "GEMM-softmax-GEMM path at plan time and keep the fastest; fused: a fused kernel "
-               "whenever one accepts the shapes (not yet measured on a GPU)")
-      .declare("gemm_epilogue", false,
-               "(not yet measured on a GPU) a MatMul by a constant weight and the Add of a constant bias after it run as one "
-               "unit: cuBLASLt's bias epilogue (when libcublasLt is found) or the bias broadcast "
-               "into the output first, whichever times faster; false: MatMul, then the Add")
+      .declare("attention_select", std::string("time"),
+               "time: per attention block and shape, time the fused kernels that accept it "
+               "(f32 SIMT; tensor cores: bf16/f16 operands under those precisions, tf32 under "
+               "tf32, 3xTF32 under strict fp32) against the unfused GEMM-softmax-GEMM path at "
+               "plan time and keep the fastest; fused: a fused kernel whenever one accepts the "
+               "shapes; unfused: the nodes' own kernels")
+      .declare("gemm_epilogue", true,
+               "a MatMul by a constant weight and the Add of a constant bias after it run as one "
+               "unit: cuBLASLt's bias epilogue (each algorithm of its heuristic, when "
+               "libcublasLt is found) or the bias broadcast into the output first, whichever "
+               "times faster; false: MatMul, then the Add")
       .declare("kernel_choices", std::string(),
                "the kernels chosen by timing (conv_select, gemm_select, attention_select, "
                "gemm_epilogue), one entry per unit, input shapes and precision: "
@@ -600,7 +600,7 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   if (gemm_select != "time" && gemm_select != "reduced")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda gemm_select '" + gemm_select + "': expected time or reduced");
-  const std::string attention = config().get<std::string>("attention_select", "unfused");
+  const std::string attention = config().get<std::string>("attention_select", "time");
   if (attention != "time" && attention != "fused" && attention != "unfused")
     return fail(ErrorCode::kInvalidArgument, "cuda attention_select '" + attention +
                                                  "': expected time, fused or unfused");
@@ -629,7 +629,7 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
     (void)mutable_config().set("kernel_choices", text);
   });
   conv_.choices = choices_;
-  conv_.gemm_epilogue = config().get<bool>("gemm_epilogue", false);
+  conv_.gemm_epilogue = config().get<bool>("gemm_epilogue", true);
   conv_.attention_select = attention == "fused"     ? AttentionSelect::kFused
                            : attention == "unfused" ? AttentionSelect::kUnfused
                                                     : AttentionSelect::kTime;

@@ -122,71 +122,92 @@ struct LtMatmul {
   }
 };
 
-/// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue,
-/// or why cuBLASLt cannot (no library, no algorithm for the shape).
-Result<std::shared_ptr<LtMatmul>> lt_matmul_bias(int64_t M, int64_t N, int64_t K, int half,
-                                                 bool tf32, bool tb) {
+/// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue:
+/// one per algorithm of cuBLASLt's heuristic for the shape (at most `want`,
+/// its best guess first), or why cuBLASLt cannot (no library, no algorithm).
+Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t N, int64_t K,
+                                                              int half, bool tf32, bool tb,
+                                                              int want = 3) {
   HONE_TRY(const Driver* d, Driver::get());
   if (d->lt() == nullptr)
     return fail(ErrorCode::kUnsupported, "cuBLASLt not found: " + d->lt_why_not());
   HONE_CHECK_OK(d->make_current());
   const Api& a = d->api();
-  auto lt = std::make_shared<LtMatmul>();
-  lt->a = &a;
   const int compute = half == 0 && tf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
-  HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulDescCreate(&lt->desc, compute, kCudaR32F),
-                              "cublasLtMatmulDescCreate"));
-  const uint32_t epilogue = kLtEpilogueBias;
-  HONE_CHECK_OK(d->check_blas(
-      a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescEpilogue, &epilogue, sizeof(epilogue)),
-      "cublasLtMatmulDescSetAttribute"));
   // Column-major, as cuBLAS: Yᵀ[N, M] = Bᵀ[N, K] · Aᵀ[K, M], the bias along Yᵀ's rows.
   // A B stored [N, K] (tb) is column-major [K, N], transposed by the product.
   const int ab = half != 0 ? half : kCudaR32F;
-  if (tb) {
-    const int32_t t = kCublasOpT;
-    HONE_CHECK_OK(
-        d->check_blas(a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescTransA, &t, sizeof(t)),
-                      "cublasLtMatmulDescSetAttribute"));
-  }
-  HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->la, ab, tb ? K : N, tb ? N : K,
-                                                           tb ? K : N),
-                              "cublasLtMatrixLayoutCreate"));
-  HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lb, ab, K, M, K),
-                              "cublasLtMatrixLayoutCreate"));
-  HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lc, kCudaR32F, N, M, N),
-                              "cublasLtMatrixLayoutCreate"));
+  // Each algorithm gets descriptors of its own: a plan sets its bias pointer
+  // on its descriptor before each enqueue.
+  auto describe = [&]() -> Result<std::shared_ptr<LtMatmul>> {
+    auto lt = std::make_shared<LtMatmul>();
+    lt->a = &a;
+    HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulDescCreate(&lt->desc, compute, kCudaR32F),
+                                "cublasLtMatmulDescCreate"));
+    const uint32_t epilogue = kLtEpilogueBias;
+    HONE_CHECK_OK(d->check_blas(
+        a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescEpilogue, &epilogue, sizeof(epilogue)),
+        "cublasLtMatmulDescSetAttribute"));
+    if (tb) {
+      const int32_t t = kCublasOpT;
+      HONE_CHECK_OK(
+          d->check_blas(a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescTransA, &t, sizeof(t)),
+                        "cublasLtMatmulDescSetAttribute"));
+    }
+    HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->la, ab, tb ? K : N,
+                                                             tb ? N : K, tb ? K : N),
+                                "cublasLtMatrixLayoutCreate"));
+    HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lb, ab, K, M, K),
+                                "cublasLtMatrixLayoutCreate"));
+    HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lc, kCudaR32F, N, M, N),
+                                "cublasLtMatrixLayoutCreate"));
+    return lt;
+  };
+  HONE_TRY(std::shared_ptr<LtMatmul> first, describe());
   LtHandle pref = nullptr;
   HONE_CHECK_OK(
       d->check_blas(a.cublasLtMatmulPreferenceCreate(&pref), "cublasLtMatmulPreferenceCreate"));
   const uint64_t max_ws = 16u << 20;
+  std::vector<LtHeuristic> h(static_cast<size_t>(std::max(want, 1)));
+  int count = 0;
   auto found = [&]() -> Result<void> {
     HONE_CHECK_OK(d->check_blas(
         a.cublasLtMatmulPreferenceSetAttribute(pref, kLtPrefMaxWorkspace, &max_ws, sizeof(max_ws)),
         "cublasLtMatmulPreferenceSetAttribute"));
-    LtHeuristic h{};
-    int count = 0;
-    HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulAlgoGetHeuristic(d->lt(), lt->desc, lt->la, lt->lb,
-                                                                 lt->lc, lt->lc, pref, 1, &h, &count),
-                                "cublasLtMatmulAlgoGetHeuristic"));
-    if (count < 1 || h.state != 0)
-      return fail(ErrorCode::kUnsupported, "cuBLASLt has no bias-epilogue algorithm for this shape");
-    lt->algo = h.algo;
-    lt->workspace = (h.workspace_size + 255) / 256 * 256;
-    return {};
+    return d->check_blas(a.cublasLtMatmulAlgoGetHeuristic(d->lt(), first->desc, first->la,
+                                                          first->lb, first->lc, first->lc, pref,
+                                                          static_cast<int>(h.size()), h.data(),
+                                                          &count),
+                         "cublasLtMatmulAlgoGetHeuristic");
   }();
   a.cublasLtMatmulPreferenceDestroy(pref);
   if (!found) return fail(std::move(found).error());
-  return lt;
+  std::vector<std::shared_ptr<LtMatmul>> out;
+  for (int i = 0; i < std::min(count, static_cast<int>(h.size())); ++i) {
+    if (h[static_cast<size_t>(i)].state != 0) continue;
+    std::shared_ptr<LtMatmul> lt = first;
+    if (!out.empty()) {
+      HONE_TRY(lt, describe());
+    }
+    lt->algo = h[static_cast<size_t>(i)].algo;
+    lt->workspace = (h[static_cast<size_t>(i)].workspace_size + 255) / 256 * 256;
+    out.push_back(std::move(lt));
+  }
+  if (out.empty())
+    return fail(ErrorCode::kUnsupported, "cuBLASLt has no bias-epilogue algorithm for this shape");
+  return out;
 }
 
 /// A plan running `lt`'s product (Y = A · B + bias[N]; bias: input 2).
+/// `rank`: the algorithm's place in cuBLASLt's heuristic (0: its best guess),
+/// part of the kernel's name.
 OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, int64_t K, int half,
-             std::shared_ptr<LtMatmul> lt) {
+             std::shared_ptr<LtMatmul> lt, size_t rank) {
   OpPlan p;
   p.outputs = {out};
   p.kernel = gemm_kernel(op, "sgemm", half);
-  p.kernel.replace(p.kernel.rfind('.') + 1, std::string::npos, "cublaslt+bias");
+  p.kernel.replace(p.kernel.rfind('.') + 1, std::string::npos,
+                   rank == 0 ? "cublaslt+bias" : "cublaslt+bias.h" + std::to_string(rank));
   const size_t ha = half != 0 ? half_bytes(M * K) : 0, hb = half != 0 ? half_bytes(K * N) : 0;
   p.workspace_bytes = ha + hb + lt->workspace;
   p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
@@ -257,10 +278,11 @@ class GemmOp final : public Op {
     std::vector<int> halves{s_.gemm_half};
     if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
     for (int half : halves) {
-      if (auto lt = lt_matmul_bias(M, N, K, half, s_.tf32, tb_))
-        out.push_back(lt_plan("gemm", {M, N}, M, N, K, half, *lt));
+      if (auto lts = lt_matmul_bias(M, N, K, half, s_.tf32, tb_))
+        for (size_t r = 0; r < lts->size(); ++r)
+          out.push_back(lt_plan("gemm", {M, N}, M, N, K, half, (*lts)[r], r));
       else
-        HONE_LOG_DEBUG("cuda: {}: {}", label_, lt.error().message());
+        HONE_LOG_DEBUG("cuda: {}: {}", label_, lts.error().message());
     }
     return out;
   }
@@ -416,10 +438,11 @@ class MatMulBiasOp final : public Op {
     std::vector<int> halves{s_.gemm_half};
     if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
     for (int half : halves) {
-      if (auto lt = lt_matmul_bias(M, N, K, half, s_.tf32, false)) {
-        cands.push_back(lt_plan("matmul", out, M, N, K, half, *lt));
+      if (auto lts = lt_matmul_bias(M, N, K, half, s_.tf32, false)) {
+        for (size_t r = 0; r < lts->size(); ++r)
+          cands.push_back(lt_plan("matmul", out, M, N, K, half, (*lts)[r], r));
       } else {
-        HONE_LOG_DEBUG("cuda: {}: {}", label_, lt.error().message());
+        HONE_LOG_DEBUG("cuda: {}: {}", label_, lts.error().message());
       }
       if (half != s_.gemm_half) cands.push_back(with_prefill(out, M, N, K, half));
     }
