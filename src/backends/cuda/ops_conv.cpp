@@ -11,7 +11,8 @@
 //
 // conv_select=time (the default) times both candidates once per geometry
 // (op_timer.h) and keeps the faster: cuDNN's FMA kernels lose to cuBLAS on
-// small batches. Otherwise, or without cuDNN, im2col + cuBLAS: im2col of a chunk of
+// small batches. Both choices, cuDNN's algorithm and cuDNN or cuBLAS, are
+// recorded in the backend's kernel_choices and replayed from it untimed. Otherwise, or without cuDNN, im2col + cuBLAS: im2col of a chunk of
 // images (a kernel; skipped for 1x1 stride-1 unpadded convs) then, per group,
 // one strided-batched SGEMM over the chunk; the bias is broadcast into the
 // output first and the SGEMM accumulates onto it (beta = 1). Depthwise convs
