@@ -332,9 +332,11 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
     r.error = std::move(be).error();
     return nullptr;
   }
-  // A backend that times kernels at build (select, kernel_choices empty)
-  // could choose differently on each rank; a group takes it only with
-  // choices given (--config select.kernel_choices=...).
+  // A backend that times kernels at build or plan time (select, cuda; its
+  // kernel_choices empty) could choose differently on each rank, and would
+  // record that in its config; a group takes it only with choices given
+  // (--config select.kernel_choices=..., cuda.kernel_choices=... from a
+  // package tuned alone).
   if (options_.group != nullptr && (*be)->config().has("kernel_choices") &&
       (*be)->config().get<std::string>("kernel_choices", "").empty()) {
     r.error = Error(ErrorCode::kUnsupported,

@@ -178,6 +178,23 @@ TEST_F(HostilePackage, ReportAndChecksumsThatLie) {
   expect_refused({});
 }
 
+// A decision for cuda whose recorded kernel choices are malformed: refused
+// when the package loads, before any device is looked for, naming the field
+// and the entry.
+TEST_F(HostilePackage, MalformedCudaKernelChoices) {
+  for (const std::string& bad :
+       {std::string("not a choice"), std::string("'fc' (Gemm)|[1,8]|fp64=gemm.f32.cuda.sgemm"),
+        std::string("'fc' (Gemm)|[1,8]|fp32=k;'fc' (Gemm)|[1,8]|fp32=j")}) {
+    SCOPED_TRACE(bad);
+    edit_manifest([&](json& m) {
+      m["decision"]["backend"] = "cuda";
+      m["decision"]["config_fields"] = {{"kernel_choices", bad}};
+    });
+    expect_clean_error(hone("infer p.hone --random-inputs 1"), 1,
+                       {"kernel_choices entry '", bad.substr(0, 10)});
+  }
+}
+
 // --- native code ---------------------------------------------------------------------------
 
 /// A shared library whose constructor writes `marker`: what an attacker

@@ -537,6 +537,11 @@ CudaBackend::CudaBackend() {
                "unit: cuBLASLt's bias epilogue (each algorithm of its heuristic, when "
                "libcublasLt is found) or the bias broadcast into the output first, whichever "
                "times faster; false: MatMul, then the Add")
+      .declare("kernel_choices", std::string(),
+               "the kernels chosen by timing (conv_select, gemm_select, attention_select, "
+               "gemm_epilogue), one entry per unit, input shapes and precision: "
+               "LABEL|SHAPES|MODE=KERNEL, ';'-separated ('%XX' escapes % ; = |), '-' for none. "
+               "Filled as shapes are planned; a build given entries replays them untimed")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -562,8 +567,18 @@ std::string CudaBackend::unavailable_reason() {
 }
 
 std::vector<std::string> CudaBackend::kernel_plan() const {
-  std::lock_guard lock(stats_->mu);
-  return stats_->kernel_lines;
+  std::vector<std::string> out;
+  {
+    std::lock_guard lock(stats_->mu);
+    out = stats_->kernel_lines;
+  }
+  if (choices_)
+    for (std::string& l : choices_->lines()) out.push_back(std::move(l));
+  return out;
+}
+
+ChoiceCounts CudaBackend::selections() const {
+  return choices_ ? choices_->counts() : ChoiceCounts{};
 }
 
 NodeSupport CudaBackend::supports(const Graph& g, const Node& node) const {
@@ -589,6 +604,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   if (attention != "time" && attention != "fused" && attention != "unfused")
     return fail(ErrorCode::kInvalidArgument, "cuda attention_select '" + attention +
                                                  "': expected time, fused or unfused");
+  auto given = KernelChoices::parse(config().get<std::string>("kernel_choices", ""));
+  if (!given) return fail(std::move(given).error());
   HONE_TRY(const Driver* d, Driver::get());
   const bool tf32 = precision != "fp32" || config().get<bool>("allow_reduced_precision", false);
   const int gemm_half = precision == "bf16" ? kCudaR16BF : precision == "fp16" ? kCudaR16F : 0;
@@ -603,6 +620,15 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   conv_.tf32 = tf32;
   conv_.gemm_half = gemm_half;
   conv_.gemm_by_time = gemm_select == "time";
+  conv_.mode = gemm_half != 0 ? precision : tf32 ? "tf32" : "fp32";
+  // The record starts from the given choices; what is timed later (blocks
+  // planned at build, or at their first inference of a new shape) is written
+  // back into the config, so a package saved after the tune replays it.
+  choices_ = std::make_shared<KernelChoices>(std::move(*given));
+  choices_->on_change([this](const std::string& text) {
+    (void)mutable_config().set("kernel_choices", text);
+  });
+  conv_.choices = choices_;
   conv_.gemm_epilogue = config().get<bool>("gemm_epilogue", true);
   conv_.attention_select = attention == "fused"     ? AttentionSelect::kFused
                            : attention == "unfused" ? AttentionSelect::kUnfused

@@ -18,6 +18,13 @@
 // precision=fp32 (strict) | tf32 | bf16 | fp16 (ConvSettings): bf16/fp16 run matrix
 // products on bf16/f16 operands (weights converted once when a block compiles)
 // with f32 sums and outputs; every tensor between steps stays f32.
+// Kernels chosen by timing at plan time (conv_select, gemm_select,
+// attention_select, gemm_epilogue, cuDNN's algorithm search) are recorded per
+// unit, input shapes and precision in the config field kernel_choices
+// (kernel_choices.h) as they are made, so a package saved after the tune
+// replays them untimed; selections() counts what was timed and replayed.
+// The field grows when a new shape is planned: read the config when no
+// inference is planning one (a tune reads it after its runs).
 // Lifecycle per block: compile() uploads the block's f32 constants once and
 // compiles its chains into one module; each input-shape signature gets a plan
 // (kernels, device offsets), cached under a mutex. infer() is thread-safe:
@@ -34,6 +41,7 @@
 #include <vector>
 
 #include "backends/common/compiling_backend.h"
+#include "backends/cuda/kernel_choices.h"
 
 namespace hone::cuda {
 
@@ -70,6 +78,12 @@ struct ConvSettings {
   /// bias after it are one unit (cuBLASLt's bias epilogue, or the bias
   /// broadcast into the output and added to by the product; timed).
   bool gemm_epilogue = true;
+  /// The precision the selections are recorded under: fp32, tf32 (also
+  /// fp32 with allow_reduced_precision), bf16 or fp16.
+  std::string mode = "fp32";
+  /// This backend's record of timed choices (kernel_choices.h), shared by
+  /// its blocks' ops: replayed before anything is timed, added to after.
+  std::shared_ptr<KernelChoices> choices;
 };
 
 /// Counters shared by the backend and its blocks.
@@ -98,8 +112,13 @@ class CudaBackend final : public CompilingBackend {
   uint64_t kernel_executions() const { return stats_->kernel_executions.load(); }
   /// Block runs that went to the reference because no plan fit the shapes.
   uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
-  /// One line per distinct (unit, kernel) planned, in planning order.
+  /// One line per distinct (unit, kernel) planned, in planning order, then
+  /// one per recorded choice ("choice: LABEL SHAPES MODE -> KERNEL").
   std::vector<std::string> kernel_plan() const override;
+  /// How this backend's kernel selections were made since build(): timed
+  /// here, replayed from kernel_choices, or reused from another backend's
+  /// timing in this process.
+  ChoiceCounts selections() const;
 
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;
@@ -110,6 +129,7 @@ class CudaBackend final : public CompilingBackend {
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
   std::shared_ptr<StreamPool> streams_;
   ConvSettings conv_;
+  std::shared_ptr<KernelChoices> choices_;
 };
 
 /// The per-node answer behind CudaBackend::supports().

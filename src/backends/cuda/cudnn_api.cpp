@@ -67,6 +67,7 @@ Result<void> bind_all(void* h, CudnnApi& a) {
   HONE_BIND(cudnnSetActivationDescriptor);
   HONE_BIND(cudnnFindConvolutionForwardAlgorithm);
   HONE_BIND(cudnnGetConvolutionForwardAlgorithm_v7);
+  HONE_BIND(cudnnGetConvolutionForwardWorkspaceSize);
   HONE_BIND(cudnnConvolutionForward);
   HONE_BIND(cudnnConvolutionBiasActivationForward);
 #undef HONE_BIND

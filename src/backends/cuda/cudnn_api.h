@@ -89,6 +89,10 @@ struct CudnnApi {
                                                 cudnnConvolutionDescriptor_t,
                                                 cudnnTensorDescriptor_t, int, int*,
                                                 DnnAlgoPerf*) = nullptr;
+  int (*cudnnGetConvolutionForwardWorkspaceSize)(cudnnHandle_t, cudnnTensorDescriptor_t,
+                                                 cudnnFilterDescriptor_t,
+                                                 cudnnConvolutionDescriptor_t,
+                                                 cudnnTensorDescriptor_t, int, size_t*) = nullptr;
   int (*cudnnConvolutionForward)(cudnnHandle_t, const void*, cudnnTensorDescriptor_t, const void*,
                                  cudnnFilterDescriptor_t, const void*, cudnnConvolutionDescriptor_t,
                                  int, void*, size_t, const void*, cudnnTensorDescriptor_t,

@@ -185,18 +185,36 @@ Result<double> compare_ops(const OpPlan& p, const OpPlan& ref, const std::vector
 }
 
 Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
-                       std::vector<OpPlan> cands, int math_mode, const Cudnn* dnn,
-                       const Check& check) {
+                       std::vector<OpPlan> cands, const ConvSettings& s, const Check& check,
+                       const std::string& problem) {
   if (cands.empty()) return fail(ErrorCode::kInternal, label + ": no candidate kernel");
+  std::vector<std::string> names;
+  for (const OpPlan& c : cands) names.push_back(c.kernel);
+  // This backend's record first (a loaded package's choices): no timing, no
+  // check, and nothing shared with other backends of the process.
+  if (s.choices)
+    if (auto i = s.choices->replay(KernelChoices::key(label, in, s.mode), names, label))
+      return std::move(cands[*i]);
   if (cands.size() == 1) return std::move(cands.front());
+  const int math_mode = s.tf32 ? kCublasTf32Math : kCublasDefaultMath;
+  const Cudnn* dnn = s.dnn;
+  auto keep = [&](size_t i, KernelChoices::How how) {
+    if (s.choices) s.choices->record(label, in, s.mode, cands[i].kernel, how);
+    return std::move(cands[i]);
+  };
   static std::map<std::vector<std::string>, size_t> chosen;
-  std::vector<std::string> key{std::to_string(math_mode)};
-  for (const OpPlan& c : cands) key.push_back(c.kernel);
+  std::vector<std::string> key{std::to_string(math_mode), problem};
+  key.insert(key.end(), names.begin(), names.end());
   for (const dims_t& d : in) key.push_back(shape_to_string(d));
   static std::mutex chosen_mu;
   {
-    std::lock_guard lock(chosen_mu);
-    if (auto it = chosen.find(key); it != chosen.end()) return std::move(cands[it->second]);
+    std::unique_lock lock(chosen_mu);
+    if (auto it = chosen.find(key); it != chosen.end()) {
+      const size_t i = it->second;
+      lock.unlock();
+      HONE_LOG_DEBUG("cuda: {}: {} (timed earlier in this process)", label, cands[i].kernel);
+      return keep(i, KernelChoices::How::kReused);
+    }
   }
   // A candidate whose output strays from the reference's on random data is
   // never kept, however fast (a kernel wrong for this shape must not win).
@@ -233,12 +251,12 @@ Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
     }
   }
   if (best == cands.size()) return fail(ErrorCode::kInternal, label + ": no candidate passed");
-  HONE_LOG_DEBUG("cuda: {}: {}; chose {}", label, line, cands[best].kernel);
+  HONE_LOG_DEBUG("cuda: {} {}: {}; chose {}", label, shapes_text(in), line, cands[best].kernel);
   {
     std::lock_guard lock(chosen_mu);
     chosen.emplace(key, best);
   }
-  return std::move(cands[best]);
+  return keep(best, KernelChoices::How::kTimed);
 }
 
 double check_tolerance(int gemm_half, bool tf32) {

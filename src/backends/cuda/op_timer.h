@@ -1,6 +1,8 @@
 // Private to the cuda backend: times a planned op on the device, for choosing
-// between candidate kernels of one op at plan time (ops_conv.cpp: cuDNN or
-// im2col + cuBLAS, per conv geometry).
+// between candidate kernels of one op at plan time (fastest(): the attention
+// units, cuBLASLt epilogues, bf16/f16 products against TF32 ones, cuDNN or
+// im2col + cuBLAS per conv geometry), and replays the choices a backend has
+// recorded (kernel_choices.h).
 //
 //   HONE_TRY(double ms, time_op(plan, input_dims, math_mode, dnn));
 //
@@ -37,13 +39,17 @@ struct Check {
   std::vector<const Tensor*> fixed;
 };
 
-/// The fastest of `cands` (one op's candidate plans for inputs of `in` dims)
-/// that passes `check`, timed once per process for these kernel ids and dims
-/// and remembered; the timings go to the debug log under `label`. One
-/// candidate is returned as is.
+/// The fastest of `cands` (one op's candidate plans for inputs of `in` dims,
+/// in the math mode and with the cuDNN of `s`) that passes `check`. The
+/// kernel recorded in s.choices for (label, in, s.mode) is taken untimed when
+/// it is among the candidates (else a warning, and timing); otherwise the
+/// candidates are timed once per process for these kernel ids, dims and
+/// `problem` (what else tells problems with the same kernel ids apart) and
+/// remembered, and the winner is recorded in s.choices. The timings go to the
+/// debug log under `label`. One candidate is returned as is.
 [[nodiscard]] Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
-                                     std::vector<OpPlan> cands, int math_mode, const Cudnn* dnn,
-                                     const Check& check = {});
+                                     std::vector<OpPlan> cands, const ConvSettings& s,
+                                     const Check& check = {}, const std::string& problem = "");
 /// The relative L2 a candidate may differ from the reference by under each
 /// precision setting (gemm_half: 0 / bf16 / f16; tf32): far above rounding,
 /// far below a wrong kernel's O(1).

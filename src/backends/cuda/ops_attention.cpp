@@ -137,8 +137,7 @@ class AttentionOp final : public Op {
                                     spec_.scale_values.end()
                                 ? env.value(v)
                                 : nullptr);
-    return fastest(label_, in, std::move(cands), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
-                   s_.dnn, check);
+    return fastest(label_, in, std::move(cands), s_, check);
   }
 
  private:

@@ -11,13 +11,15 @@
 //
 // conv_select=time (the default) times both candidates once per geometry
 // (op_timer.h) and keeps the faster: cuDNN's FMA kernels lose to cuBLAS on
-// small batches. Otherwise, or without cuDNN, im2col + cuBLAS: im2col of a chunk of
+// small batches. Both choices, cuDNN's algorithm and cuDNN or cuBLAS, are
+// recorded in the backend's kernel_choices and replayed from it untimed. Otherwise, or without cuDNN, im2col + cuBLAS: im2col of a chunk of
 // images (a kernel; skipped for 1x1 stride-1 unpadded convs) then, per group,
 // one strided-batched SGEMM over the chunk; the bias is broadcast into the
 // output first and the SGEMM accumulates onto it (beta = 1). Depthwise convs
 // use a direct kernel (as GEMMs they would be one launch per channel). A
 // fused Add/Relu is then one extra element-wise pass (hone_conv_epilogue).
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -62,11 +64,59 @@ struct DnnConv {
 
 constexpr size_t kMaxDnnWorkspace = size_t{256} << 20;
 
-/// Descriptors for `g`, with the fastest algorithm cuDNN finds for it within
-/// kMaxDnnWorkspace, remembered per geometry for the process (ResNets repeat
-/// a few geometries many times, and re-timing them would only add noise).
+/// The id a cuDNN algorithm choice is recorded under: "cudnn[algo 1, math 3]".
+std::string algo_id(const DnnAlgoPerf& p) {
+  return "cudnn[algo " + std::to_string(p.algo) + ", math " + std::to_string(p.math_type) + "]";
+}
+
+/// The recorded algorithm `id` (algo_id()) set up on `dc` without timing:
+/// its math mode on the descriptor (under tf32) and its workspace queried;
+/// or why it cannot be (a malformed id, a tensor-op algorithm under strict
+/// fp32, a status or a workspace over kMaxDnnWorkspace here).
+Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::string& id,
+                                  bool tf32) {
+  int algo = -1, math = -1;
+  char tail = 0;
+  if (std::sscanf(id.c_str(), "cudnn[algo %d, math %d%c", &algo, &math, &tail) != 3 ||
+      tail != ']' || algo < 0 || math < 0)
+    return fail(ErrorCode::kInvalidArgument, "not cudnn[algo A, math M]");
+  DnnAlgoPerf p{};
+  p.algo = algo;
+  p.math_type = math;
+  if (algo_id(p) != id) return fail(ErrorCode::kInvalidArgument, "not cudnn[algo A, math M]");
+  if (!tf32 && math != kDnnFmaMath && math != kDnnDefaultMath)
+    return fail(ErrorCode::kInvalidArgument, "a tensor-op math mode under strict fp32");
+  const CudnnApi& a = lib.api();
+  if (tf32)
+    HONE_CHECK_OK(
+        lib.check(a.cudnnSetConvolutionMathType(dc.conv, math), "cudnnSetConvolutionMathType"));
+  size_t bytes = 0;
+  auto sized = lib.check(a.cudnnGetConvolutionForwardWorkspaceSize(lib.planning_handle(), dc.x,
+                                                                   dc.w, dc.conv, dc.y, algo,
+                                                                   &bytes),
+                         "cudnnGetConvolutionForwardWorkspaceSize");
+  if (sized && bytes > kMaxDnnWorkspace)
+    sized = fail(ErrorCode::kUnsupported, "needs " + std::to_string(bytes >> 20) +
+                                              " MiB of workspace here");
+  if (!sized) {
+    if (tf32)  // back to what cudnnFindConvolutionForwardAlgorithm searches under
+      HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc.conv, kDnnDefaultMath),
+                              "cudnnSetConvolutionMathType"));
+    return fail(std::move(sized).error());
+  }
+  p.memory = bytes;
+  return p;
+}
+
+/// Descriptors for `g`, with the algorithm recorded for unit `label` and
+/// inputs `in` in s.choices (entry LABEL + " cudnn-find"), else the fastest
+/// one cuDNN finds for it within kMaxDnnWorkspace, remembered per geometry
+/// for the process (ResNets repeat a few geometries many times, and
+/// re-timing them would only add noise) and recorded.
 Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, bool tf32,
-                                          bool relu) {
+                                          bool relu, const ConvSettings& s,
+                                          const std::string& label,
+                                          const std::vector<dims_t>& in) {
   auto dc = std::make_shared<DnnConv>();
   dc->lib = &lib;
   const CudnnApi& a = lib.api();
@@ -109,26 +159,50 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
                                     g.SW, g.PH, g.PW, g.DH, g.DW, g.group, math};
   static std::map<std::vector<int64_t>, DnnAlgoPerf> chosen;
   std::lock_guard lock(lib.planning_mutex());
-  if (auto it = chosen.find(key); it != chosen.end()) {
-    dc->algo = it->second;
-  } else {
-    DnnAlgoPerf perf[16] = {};
-    int n = 0;
-    HONE_CHECK_OK(lib.check(a.cudnnFindConvolutionForwardAlgorithm(
-                                lib.planning_handle(), dc->x, dc->w, dc->conv, dc->y, 16, &n, perf),
-                            "cudnnFindConvolutionForwardAlgorithm"));
-    // Sorted fastest first. Strict fp32 takes no tensor-op result.
-    const DnnAlgoPerf* best = nullptr;
-    for (int k = 0; k < n && best == nullptr; ++k)
-      if (perf[k].status == 0 && perf[k].memory <= kMaxDnnWorkspace &&
-          (tf32 || perf[k].math_type == kDnnFmaMath || perf[k].math_type == kDnnDefaultMath))
-        best = &perf[k];
-    if (best == nullptr)
-      return fail(ErrorCode::kUnsupported, "cuDNN found no algorithm for this conv within " +
-                                               std::to_string(kMaxDnnWorkspace >> 20) +
-                                               " MiB of workspace");
-    dc->algo = *best;
-    chosen.emplace(key, *best);
+  const std::string what = label + " cudnn-find";
+  bool have = false;
+  if (s.choices) {
+    if (auto id = s.choices->find(KernelChoices::key(what, in, s.mode))) {
+      if (auto p = recorded_algo(lib, *dc, *id, tf32)) {
+        dc->algo = *p;
+        have = true;
+        s.choices->count_replayed();
+        HONE_LOG_DEBUG("cuda: {} {}: {} from kernel_choices, not searched", label,
+                       shapes_text(in), *id);
+      } else {
+        HONE_LOG_WARN("cuda: {} {}: the recorded cuDNN algorithm {} (kernel_choices) cannot run "
+                      "here ({}); searching instead",
+                      label, shapes_text(in), *id, p.error().message());
+      }
+    }
+  }
+  if (!have) {
+    auto how = KernelChoices::How::kReused;
+    if (auto it = chosen.find(key); it != chosen.end()) {
+      dc->algo = it->second;
+    } else {
+      DnnAlgoPerf perf[16] = {};
+      int n = 0;
+      HONE_CHECK_OK(lib.check(a.cudnnFindConvolutionForwardAlgorithm(lib.planning_handle(), dc->x,
+                                                                     dc->w, dc->conv, dc->y, 16,
+                                                                     &n, perf),
+                              "cudnnFindConvolutionForwardAlgorithm"));
+      // Sorted fastest first. Strict fp32 takes no tensor-op result.
+      const DnnAlgoPerf* best = nullptr;
+      for (int k = 0; k < n && best == nullptr; ++k)
+        if (perf[k].status == 0 && perf[k].memory <= kMaxDnnWorkspace &&
+            (tf32 || perf[k].math_type == kDnnFmaMath || perf[k].math_type == kDnnDefaultMath))
+          best = &perf[k];
+      if (best == nullptr)
+        return fail(ErrorCode::kUnsupported, "cuDNN found no algorithm for this conv within " +
+                                                 std::to_string(kMaxDnnWorkspace >> 20) +
+                                                 " MiB of workspace");
+      dc->algo = *best;
+      chosen.emplace(key, *best);
+      how = KernelChoices::How::kTimed;
+      HONE_LOG_DEBUG("cuda: {} {}: cuDNN found {}", label, shapes_text(in), algo_id(*best));
+    }
+    if (s.choices) s.choices->record(what, in, s.mode, algo_id(dc->algo), how);
   }
   if (tf32)  // run the algorithm in the math mode it was timed with
     HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc->conv, dc->algo.math_type),
@@ -138,8 +212,13 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
 
 class ConvOp final : public Op {
  public:
-  ConvOp(Node n, bool has_bias, bool has_z, bool relu, ConvSettings s)
-      : node_(std::move(n)), has_bias_(has_bias), has_z_(has_z), relu_(relu), s_(std::move(s)) {}
+  ConvOp(Node n, bool has_bias, bool has_z, bool relu, ConvSettings s, std::string label)
+      : node_(std::move(n)),
+        has_bias_(has_bias),
+        has_z_(has_z),
+        relu_(relu),
+        s_(std::move(s)),
+        label_(std::move(label)) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     HONE_TRY(Geometry g, geometry(in));
@@ -152,13 +231,25 @@ class ConvOp final : public Op {
                         " differs from its output " + shape_to_string(want));
     }
     if (s_.dnn != nullptr && g.symmetric && (!depthwise || s_.depthwise_on_dnn)) {
-      auto dc = plan_dnn(*s_.dnn, g, s_.tf32, relu_);
+      auto dc = plan_dnn(*s_.dnn, g, s_.tf32, relu_, s_, label_, in);
       if (dc) {
         HONE_TRY(OpPlan on_dnn, plan_on_dnn(g, in[0].size(), std::move(*dc)));
         if (!s_.select_by_time) return on_dnn;
         HONE_TRY(OpPlan on_blas, plan_on_blas(g, in[0].size(), depthwise));
-        HONE_TRY(bool dnn_wins, faster(g, in, on_dnn, on_blas));
-        return dnn_wins ? std::move(on_dnn) : std::move(on_blas);
+        // Timed once per geometry and epilogue for the process (same shapes,
+        // same answer), recorded and replayed per backend.
+        const std::vector<int64_t> problem = {g.N,     g.C,       g.H,       g.W,
+                                              g.M,     g.KH,      g.KW,      g.SH,
+                                              g.SW,    g.PH,      g.PW,      g.DH,
+                                              g.DW,    g.group,   s_.tf32,   relu_,
+                                              has_z_,  has_bias_, s_.fused_relu,
+                                              s_.depthwise_on_dnn,  s_.gemm_half};
+        std::string flags = "conv";
+        for (int64_t x : problem) flags += " " + std::to_string(x);
+        std::vector<OpPlan> cands;
+        cands.push_back(std::move(on_dnn));
+        cands.push_back(std::move(on_blas));
+        return fastest(label_, in, std::move(cands), s_, {}, flags);
       }
       // The im2col path below still runs it; the log says why.
       HONE_LOG_DEBUG("cuda: {} runs on im2col+cuBLAS: {}", node_.describe(),
@@ -168,31 +259,6 @@ class ConvOp final : public Op {
   }
 
  private:
-  /// Whether `on_dnn` runs faster than `on_blas` on the device, timed once
-  /// per geometry and epilogue for the process (same shapes, same answer).
-  Result<bool> faster(const Geometry& g, const std::vector<dims_t>& in, const OpPlan& on_dnn,
-                      const OpPlan& on_blas) const {
-    static std::mutex mu;
-    static std::map<std::vector<int64_t>, bool> chosen;
-    const std::vector<int64_t> key = {g.N,         g.C,       g.H,           g.W,
-                                      g.M,         g.KH,      g.KW,          g.SH,
-                                      g.SW,        g.PH,      g.PW,          g.DH,
-                                      g.DW,        g.group,   s_.tf32,       relu_,
-                                      has_z_,      has_bias_, s_.fused_relu, s_.depthwise_on_dnn,
-                                      s_.gemm_half};
-    {
-      std::lock_guard lock(mu);
-      if (auto it = chosen.find(key); it != chosen.end()) return it->second;
-    }
-    const int math = s_.tf32 ? kCublasTf32Math : kCublasDefaultMath;
-    HONE_TRY(double dnn_ms, time_op(on_dnn, in, math, s_.dnn));
-    HONE_TRY(double blas_ms, time_op(on_blas, in, math, s_.dnn));
-    HONE_LOG_DEBUG("cuda: {} {}: {} {:.4f} ms, {} {:.4f} ms", node_.describe(),
-                   shape_to_string(in[0]), on_dnn.kernel, dnn_ms, on_blas.kernel, blas_ms);
-    std::lock_guard lock(mu);
-    return chosen.emplace(key, dnn_ms <= blas_ms).first->second;
-  }
-
   Result<Geometry> geometry(const std::vector<dims_t>& in) const {
     const dims_t &x = in[0], &w = in[1];
     if (x.size() != 3 && x.size() != 4)
@@ -381,6 +447,7 @@ class ConvOp final : public Op {
   Node node_;
   bool has_bias_, has_z_, relu_;
   ConvSettings s_;
+  std::string label_;  // the unit's, as recorded in kernel_choices
 };
 
 /// The one node reading `v`, if it is `op` and in no unit yet; else -1.
@@ -425,7 +492,7 @@ Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
     cur = g.node(r).outputs[0];
   }
   u.outputs = {cur};
-  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.conv);
+  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.conv, u.label);
   return u;
 }
 

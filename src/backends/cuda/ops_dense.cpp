@@ -6,7 +6,6 @@
 // column-major [c, r] one, so Y = A·B is computed as Yᵀ = Bᵀ·Aᵀ by swapping
 // the operands (no data moves). Conv lives in ops_conv.cpp.
 #include <algorithm>
-#include <map>
 #include <mutex>
 
 #include "backends/cuda/kernels.h"
@@ -90,38 +89,22 @@ Result<std::pair<CUdeviceptr, CUdeviceptr>> product_operands(const ExecCtx& c, c
   return std::pair{A, B};
 }
 
-/// Under precision=bf16/fp16 with gemm_select=time: whether the product on
-/// bf16/f16 operands (`reduced`, with its conversions) beats SGEMM in the
-/// build's math mode (`full`, TF32) for these shapes. Timed once per process
-/// and shape (op_timer.h): small or oddly shaped products, such as attention's
-/// per-head ones over 197 tokens, can lose to TF32 once their operands must be
-/// converted on every run.
-Result<OpPlan> pick(const std::string& label, std::vector<int64_t> key,
+/// Under precision=bf16/fp16 with gemm_select=time: the product on bf16/f16
+/// operands (`reduced`, with its conversions) or SGEMM in the build's math
+/// mode (`full`, TF32), whichever runs these shapes faster (fastest(), so
+/// timed once per process and shape, recorded and replayed per backend):
+/// small or oddly shaped products, such as attention's per-head ones over
+/// 197 tokens, can lose to TF32 once their operands must be converted on
+/// every run. `problem`: the product's flags beyond its kernel ids and dims.
+Result<OpPlan> pick(const std::string& label, const std::vector<int64_t>& problem,
                     const std::vector<dims_t>& in, OpPlan reduced, OpPlan full,
                     const ConvSettings& s) {
-  static std::mutex mu;
-  static std::map<std::vector<int64_t>, bool> chosen;
-  for (const dims_t& d : in) {
-    key.push_back(static_cast<int64_t>(d.size()));
-    key.insert(key.end(), d.begin(), d.end());
-  }
-  bool wins = false;
-  {
-    std::lock_guard lock(mu);
-    auto it = chosen.find(key);
-    if (it != chosen.end()) return it->second ? std::move(reduced) : std::move(full);
-  }
-  const int math = s.tf32 ? kCublasTf32Math : kCublasDefaultMath;
-  HONE_TRY(double reduced_ms, time_op(reduced, in, math, s.dnn));
-  HONE_TRY(double full_ms, time_op(full, in, math, s.dnn));
-  HONE_LOG_DEBUG("cuda: {}: {} {:.4f} ms, {} {:.4f} ms", label, reduced.kernel, reduced_ms,
-                 full.kernel, full_ms);
-  wins = reduced_ms <= full_ms;
-  {
-    std::lock_guard lock(mu);
-    chosen.emplace(key, wins);
-  }
-  return wins ? std::move(reduced) : std::move(full);
+  std::string flags = "product";
+  for (int64_t x : problem) flags += " " + std::to_string(x);
+  std::vector<OpPlan> cands;
+  cands.push_back(std::move(reduced));
+  cands.push_back(std::move(full));
+  return fastest(label, in, std::move(cands), s, {}, flags);
 }
 
 /// cuBLASLt descriptors of one product shape, destroyed with the plan.
@@ -273,8 +256,7 @@ class GemmOp final : public Op {
         HONE_TRY(OpPlan full, plan_with(in, 0));
         lt.push_back(std::move(full));
       }
-      return fastest(label_, in, std::move(lt), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
-                     s_.dnn, check);
+      return fastest(label_, in, std::move(lt), s_, check, tb_ ? "gemm tb" : "gemm");
     }
     if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
     HONE_TRY(OpPlan full, plan_with(in, 0));
@@ -467,8 +449,7 @@ class MatMulBiasOp final : public Op {
     Check check;
     check.reference = 0;
     check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
-    return fastest(label_, in, std::move(cands), s_.tf32 ? kCublasTf32Math : kCublasDefaultMath,
-                   s_.dnn, check);
+    return fastest(label_, in, std::move(cands), s_, check);
   }
 
  private:
