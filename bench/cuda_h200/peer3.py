@@ -5,7 +5,9 @@ against hone's cuda backend in several precision configs, per model and batch, i
 tune: `hone bench MODEL --backend cuda --config precision=P`). Relative L2 of each hone
 output against PyTorch's strict fp32 output on the same input.
   python3 peer3.py --hone BIN --work DIR --models a,b --batches 1,32 --precisions fp32,tf32,bf16,fp16 \
-      [--graphs 1] [--compile resnet50,vit_b_16]"""
+      [--graphs 1] [--compile resnet50,vit_b_16]
+A precision token may carry more hone settings after colons (fp32:attention_select=time:gemm_epilogue=true);
+the token names its columns."""
 import argparse, json, os, sys, time
 import numpy as np, torch
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -66,7 +68,9 @@ for name in a.models.split(","):
             np.save(os.path.join(d, "input_0.npy"), x.cpu().numpy())
             e = ref.cpu().double().numpy()
             for p in a.precisions.split(","):
-                cfg = ["--config", f"precision={p}"]
+                # A token is a precision, optionally with more settings: bf16:attention_select=time
+                prec, *more = p.split(":")
+                cfg = ["--config", f"precision={prec}"] + [x for kv in more for x in ("--config", kv)]
                 rc, out, err, _ = peer.sh([a.hone, "--threads", "16", "bench", path, "--backend", "cuda",
                                            "--batch", str(bs), "--iters", str(a.iters * 2), "--json", *cfg])
                 row[f"hone_{p}"] = peer.p50_of(out) if rc == 0 else None

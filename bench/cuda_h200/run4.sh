@@ -5,6 +5,7 @@
 # against hone bench in each precision), then optionally a per-step profile at batch 32 with
 # the attention selector's timings (each candidate's ms, the one chosen).
 #   bash .gpu/run4.sh MODELS PRECISIONS PEER_TIMEOUT FUNCTIONAL(0|1) "PROFILE_MODELS" "PROFILE_ARGS" "COMPILE_MODELS"
+# A PRECISIONS token may carry more settings after colons (bf16:attention_select=time:gemm_epilogue=true).
 set -u
 R=$PWD
 mkdir -p /tmp/g && tar -xJf .gpu/bundle.tar.xz -C /tmp/g
@@ -48,8 +49,9 @@ fi
 for m in ${5//,/ }; do
   [ -f /tmp/w/$m.onnx ] || continue
   for p in ${2//,/ }; do
+    cfg=$(echo "$p" | awk -F: '{printf "--config precision=%s", $1; for (i = 2; i <= NF; i++) printf " --config %s", $i}')
     timeout 60 /tmp/g/bin/hone --log-level debug bench /tmp/w/$m.onnx --backend cuda --batch 32 \
-      --iters 3 --warmup 1 --config precision=$p 2>&1 | grep -E "chose|unfused \(" \
+      --iters 3 --warmup 1 $cfg 2>&1 | grep -E "chose|unfused \(" \
       | sed -e 's/^\[[^]]*\] //' -e "s/^/$m $p: /" | sort | uniq -c | sort -rn | head -6
   done
 done > $OUT/choices.txt 2>&1

@@ -38,9 +38,12 @@ struct HoneAttn {
   long long q_row, q_col, k_row, k_col, v_row, v_col, o_row, o_col;
   int nb, len_q, len_k, has_mask;
   float scale;
-  int pad;
+  int vec;  // bit 0: K rows, bit 1: V rows load as float4; bit 2: O rows store as float2
 };
 #define HONE_NEG_INF (-__int_as_float(0x7f800000))
+// Scores are kept in base 2 (Q's scale and the mask times log2(e)), so the
+// softmax's exponentials are exp2f, one special-function instruction each.
+#define HONE_LOG2E 1.4426950408889634f
 
 // Offsets of batch index b in q, k, v, mask and o (elements).
 struct HoneAttnAt {
@@ -70,9 +73,10 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
   const int row = blockIdx.y * ROWS + tid;
   const bool live = row < p.len_q;
   float q[D], o[D];
+  const float qs = p.scale * HONE_LOG2E;
 #pragma unroll
   for (int d = 0; d < D; ++d) {
-    q[d] = live ? p.q[at.q + (long long)row * p.q_row + (long long)d * p.q_col] * p.scale : 0.0f;
+    q[d] = live ? p.q[at.q + (long long)row * p.q_row + (long long)d * p.q_col] * qs : 0.0f;
     o[d] = 0.0f;
   }
   float m = HONE_NEG_INF, l = 0.0f;
@@ -108,19 +112,19 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
       if (j0 + j < p.len_k) {
         x = s[j];
         if (p.has_mask && live)
-          x += p.mask[at.m + (long long)row * p.mask_r + (long long)(j0 + j) * p.mask_c];
+          x += p.mask[at.m + (long long)row * p.mask_r + (long long)(j0 + j) * p.mask_c] * HONE_LOG2E;
       }
       s[j] = x;
       mx = fmaxf(mx, x);
     }
     if (mx == HONE_NEG_INF) continue;  // every key so far masked out
-    const float corr = expf(m - mx);
+    const float corr = exp2f(m - mx);
     l *= corr;
 #pragma unroll
     for (int d = 0; d < D; ++d) o[d] *= corr;
 #pragma unroll
     for (int j = 0; j < KT; ++j) {
-      const float pj = expf(s[j] - mx);
+      const float pj = exp2f(s[j] - mx);
       l += pj;
       const float4* v4 = reinterpret_cast<const float4*>(vs + j * D);
 #pragma unroll
@@ -167,6 +171,96 @@ __device__ __forceinline__ void hone_mma(float* c, const unsigned* a, unsigned b
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// Elements d..d+3 of a row: one float4 where the rows are contiguous and
+// 16-byte aligned (`vec`), else four strided loads.
+__device__ __forceinline__ float4 hone_attn_row4(const float* row, int d, long long col, int vec) {
+  if (vec) return *reinterpret_cast<const float4*>(row + d);
+  return make_float4(row[(long long)d * col], row[(long long)(d + 1) * col],
+                     row[(long long)(d + 2) * col], row[(long long)(d + 3) * col]);
+}
+
+// The mma kernels' end: row sums reduced over the four lanes sharing a row,
+// O = acc / l written for rows r0 and r0 + 8 (float2 where O's rows allow).
+template <int D>
+__device__ __forceinline__ void hone_attn_store(const HoneAttn& p, const HoneAttnAt& at,
+                                                float (*acc)[4], float l0, float l1, int r0,
+                                                bool live0, bool live1) {
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
+  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
+  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
+  const int t = (threadIdx.x & 31) & 3;
+  float* o0 = p.o + at.o + (long long)r0 * p.o_row;
+  float* o1 = p.o + at.o + (long long)(r0 + 8) * p.o_row;
+  const long long oc = p.o_col;
+  const float i0 = 1.0f / l0, i1 = 1.0f / l1;
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) {
+    const long long c = n * 8 + 2 * t;
+    if (p.vec & 4) {
+      if (live0) *reinterpret_cast<float2*>(o0 + c) = make_float2(acc[n][0] * i0, acc[n][1] * i0);
+      if (live1) *reinterpret_cast<float2*>(o1 + c) = make_float2(acc[n][2] * i1, acc[n][3] * i1);
+    } else {
+      if (live0) { o0[c * oc] = acc[n][0] * i0; o0[(c + 1) * oc] = acc[n][1] * i0; }
+      if (live1) { o1[c * oc] = acc[n][2] * i1; o1[(c + 1) * oc] = acc[n][3] * i1; }
+    }
+  }
+}
+
+// One key tile's online-softmax step on score accumulators s (rows r0 and
+// r0 + 8, keys j0 + n * 8 + 2t + {0, 1}): mask and bounds, running maxima
+// (m0, m1), rescaling of the sums and of acc; s becomes the probabilities.
+template <int D, int KB>
+__device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneAttnAt& at,
+                                                  float (*s)[4], float (*acc)[4], int j0, int r0,
+                                                  bool live0, bool live1, float& m0, float& m1,
+                                                  float& l0, float& l1) {
+  const int t = (threadIdx.x & 31) & 3;
+  float mx0 = m0, mx1 = m1;
+#pragma unroll
+  for (int n = 0; n < KB / 8; ++n) {
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      const int j = j0 + n * 8 + 2 * t + (e & 1);
+      const int r = e < 2 ? r0 : r0 + 8;
+      const bool live = e < 2 ? live0 : live1;
+      float x = HONE_NEG_INF;
+      if (j < p.len_k) {
+        x = s[n][e];
+        if (p.has_mask && live)
+          x += p.mask[at.m + (long long)r * p.mask_r + (long long)j * p.mask_c] * HONE_LOG2E;
+      }
+      s[n][e] = x;
+      if (e < 2) mx0 = fmaxf(mx0, x); else mx1 = fmaxf(mx1, x);
+    }
+  }
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
+  mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
+  mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
+  // A row masked out so far keeps max -inf: its probabilities are 0.
+  const float base0 = mx0 == HONE_NEG_INF ? 0.f : mx0, base1 = mx1 == HONE_NEG_INF ? 0.f : mx1;
+  const float c0 = exp2f(m0 - base0), c1 = exp2f(m1 - base1);
+  l0 *= c0;
+  l1 *= c1;
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) {
+    acc[n][0] *= c0; acc[n][1] *= c0;
+    acc[n][2] *= c1; acc[n][3] *= c1;
+  }
+#pragma unroll
+  for (int n = 0; n < KB / 8; ++n) {
+    s[n][0] = exp2f(s[n][0] - base0);
+    s[n][1] = exp2f(s[n][1] - base0);
+    s[n][2] = exp2f(s[n][2] - base1);
+    s[n][3] = exp2f(s[n][3] - base1);
+    l0 += s[n][0] + s[n][1];
+    l1 += s[n][2] + s[n][3];
+  }
+  m0 = mx0;
+  m1 = mx1;
+}
+
 template <int D, int BF16>
 __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
   constexpr int KB = 64, ROWS = 64, THREADS = 128;
@@ -185,7 +279,7 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
     const float* q0 = p.q + at.q + (long long)r0 * p.q_row;
     const float* q1 = p.q + at.q + (long long)r1 * p.q_row;
     const long long qc = p.q_col;
-    const float s = p.scale;
+    const float s = p.scale * HONE_LOG2E;
 #define HONE_Q(ptr, live, c) ((live) ? (ptr)[(long long)(c) * qc] * s : 0.f)
 #pragma unroll
     for (int kc = 0; kc < D / 16; ++kc) {
@@ -203,23 +297,21 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
   float m0 = HONE_NEG_INF, m1 = HONE_NEG_INF, l0 = 0.f, l1 = 0.f;
   for (int j0 = 0; j0 < p.len_k; j0 += KB) {
     __syncthreads();
-    // K tile [KB][D] and V tile transposed [D][KB], two elements per step.
-    for (int e = tid; e < KB * D / 2; e += THREADS) {
-      const int j = (2 * e) / D, d = (2 * e) % D;
-      const bool in = j0 + j < p.len_k;
-      float k0 = 0.f, k1 = 0.f, v0 = 0.f, v1 = 0.f;
-      if (in) {
-        const float* kr = p.k + at.k + (long long)(j0 + j) * p.k_row;
-        k0 = kr[(long long)d * p.k_col];
-        k1 = kr[(long long)(d + 1) * p.k_col];
-        const float* vr = p.v + at.v + (long long)(j0 + j) * p.v_row;
-        v0 = vr[(long long)d * p.v_col];
-        v1 = vr[(long long)(d + 1) * p.v_col];
+    // K tile [KB][D] and V tile transposed [D][KB], four elements per step.
+    for (int e = tid; e < KB * D / 4; e += THREADS) {
+      const int j = e / (D / 4), d = (e % (D / 4)) * 4;
+      float4 kx = make_float4(0.f, 0.f, 0.f, 0.f), vx = kx;
+      if (j0 + j < p.len_k) {
+        kx = hone_attn_row4(p.k + at.k + (long long)(j0 + j) * p.k_row, d, p.k_col, p.vec & 1);
+        vx = hone_attn_row4(p.v + at.v + (long long)(j0 + j) * p.v_row, d, p.v_col, p.vec & 2);
       }
-      *reinterpret_cast<unsigned*>(ks + j * KS + d) = hone_pack2<BF16>(k0, k1);
-      const unsigned vv = hone_pack2<BF16>(v0, v1);
-      vt[d * VS + j] = (unsigned short)(vv & 0xffffu);
-      vt[(d + 1) * VS + j] = (unsigned short)(vv >> 16);
+      *reinterpret_cast<uint2*>(ks + j * KS + d) =
+          make_uint2(hone_pack2<BF16>(kx.x, kx.y), hone_pack2<BF16>(kx.z, kx.w));
+      const unsigned v01 = hone_pack2<BF16>(vx.x, vx.y), v23 = hone_pack2<BF16>(vx.z, vx.w);
+      vt[d * VS + j] = (unsigned short)(v01 & 0xffffu);
+      vt[(d + 1) * VS + j] = (unsigned short)(v01 >> 16);
+      vt[(d + 2) * VS + j] = (unsigned short)(v23 & 0xffffu);
+      vt[(d + 3) * VS + j] = (unsigned short)(v23 >> 16);
     }
     __syncthreads();
     // S = Q·Kᵀ for this warp's 16 rows and the tile's 64 keys.
@@ -234,49 +326,7 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
                        *reinterpret_cast<const unsigned*>(kr + 8));
       }
     }
-    // Mask, bounds, running maxima.
-    float mx0 = m0, mx1 = m1;
-#pragma unroll
-    for (int n = 0; n < KB / 8; ++n) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int j = j0 + n * 8 + 2 * t + (e & 1);
-        const int r = e < 2 ? r0 : r1;
-        const bool live = e < 2 ? live0 : live1;
-        float x = HONE_NEG_INF;
-        if (j < p.len_k) {
-          x = s[n][e];
-          if (p.has_mask && live) x += p.mask[at.m + (long long)r * p.mask_r + (long long)j * p.mask_c];
-        }
-        s[n][e] = x;
-        if (e < 2) mx0 = fmaxf(mx0, x); else mx1 = fmaxf(mx1, x);
-      }
-    }
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
-    mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));
-    mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
-    // A row masked out so far keeps max -inf: its probabilities are 0.
-    const float base0 = mx0 == HONE_NEG_INF ? 0.f : mx0, base1 = mx1 == HONE_NEG_INF ? 0.f : mx1;
-    const float c0 = expf(m0 - base0), c1 = expf(m1 - base1);
-    l0 *= c0;
-    l1 *= c1;
-#pragma unroll
-    for (int n = 0; n < D / 8; ++n) {
-      acc[n][0] *= c0; acc[n][1] *= c0;
-      acc[n][2] *= c1; acc[n][3] *= c1;
-    }
-#pragma unroll
-    for (int n = 0; n < KB / 8; ++n) {
-      s[n][0] = expf(s[n][0] - base0);
-      s[n][1] = expf(s[n][1] - base0);
-      s[n][2] = expf(s[n][2] - base1);
-      s[n][3] = expf(s[n][3] - base1);
-      l0 += s[n][0] + s[n][1];
-      l1 += s[n][2] + s[n][3];
-    }
-    m0 = mx0;
-    m1 = mx1;
+    hone_attn_softmax<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
     // O += P·V: the score accumulators of two key groups are one A fragment.
 #pragma unroll
     for (int kc = 0; kc < KB / 16; ++kc) {
@@ -293,21 +343,150 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
       }
     }
   }
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 1);
-  l0 += __shfl_xor_sync(0xffffffffu, l0, 2);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
-  l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
-  float* o0 = p.o + at.o + (long long)r0 * p.o_row;
-  float* o1 = p.o + at.o + (long long)r1 * p.o_row;
-  const long long oc = p.o_col;
-#pragma unroll
-  for (int n = 0; n < D / 8; ++n) {
-    const long long c = n * 8 + 2 * t;
-    if (live0) { o0[c * oc] = acc[n][0] / l0; o0[(c + 1) * oc] = acc[n][1] / l0; }
-    if (live1) { o1[c * oc] = acc[n][2] / l1; o1[(c + 1) * oc] = acc[n][3] / l1; }
-  }
+  hone_attn_store<D>(p, at, acc, l0, l1, r0, live0, live1);
 }
 
+__device__ __forceinline__ unsigned hone_tf32(float x) {
+  unsigned r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+
+__device__ __forceinline__ void hone_mma_tf32(float* c, const unsigned* a, unsigned b0, unsigned b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+      "{%8,%9}, {%0,%1,%2,%3};"
+      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// x as a tf32 head h and the tf32 of the rest l (x ~ h + l to about 21 bits).
+__device__ __forceinline__ void hone_split(float x, unsigned& h, unsigned& l) {
+  h = hone_tf32(x);
+  l = hone_tf32(x - __uint_as_float(h));
+}
+
+// c += a·b on tf32 tensor cores; SPLIT: the 3xTF32 product ah·bh + ah·bl + al·bh
+// (small terms first), which keeps about f32's precision.
+template <int SPLIT>
+__device__ __forceinline__ void hone_mma_f32(float* c, const unsigned* ah, const unsigned* al,
+                                             unsigned bh0, unsigned bh1, unsigned bl0, unsigned bl1) {
+  if (SPLIT) {
+    hone_mma_tf32(c, al, bh0, bh1);
+    hone_mma_tf32(c, ah, bl0, bl1);
+  }
+  hone_mma_tf32(c, ah, bh0, bh1);
+}
+
+// f32 operands on tensor cores (mma.sync m16n8k8 tf32, f32 accumulation):
+// SPLIT = 0 rounds Q, K, V and the probabilities to tf32 (precision=tf32);
+// SPLIT = 1 runs each product as 3xTF32, close to f32 FMA arithmetic (strict
+// fp32). A block of 4 warps owns 64 query rows, 16 per warp; K and V tiles of
+// 64 keys stay f32 in shared memory (rows padded so fragment reads hit 32
+// banks). P·V takes the score accumulators as its A fragment with the keys of
+// each group of 8 permuted (accumulator column 2t + i is A column t + 4i, and
+// V is read in the same order), so the probabilities never leave registers.
+template <int D, int SPLIT>
+__device__ __forceinline__ void hone_attn_tf32(const HoneAttn& p) {
+  constexpr int KB = 64, ROWS = 64, THREADS = 128;
+  constexpr int KS = D + 4, VS = D + 4;  // floats per row of the K and V tiles
+  __shared__ __align__(16) float ks[KB * KS];
+  __shared__ __align__(16) float vs[KB * VS];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const int g = lane >> 2, t = lane & 3;
+  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x);
+  const int r0 = blockIdx.y * ROWS + warp * 16 + g, r1 = r0 + 8;
+  const bool live0 = r0 < p.len_q, live1 = r1 < p.len_q;
+  // Q (scaled) as A fragments (head and tail under SPLIT), straight from global memory.
+  unsigned qh[D / 8][4], ql[D / 8][4];
+  {
+    const float* q0 = p.q + at.q + (long long)r0 * p.q_row;
+    const float* q1 = p.q + at.q + (long long)r1 * p.q_row;
+    const long long qc = p.q_col;
+    const float sc = p.scale * HONE_LOG2E;
+#pragma unroll
+    for (int kc = 0; kc < D / 8; ++kc) {
+      const int c = kc * 8 + t;
+      const float x[4] = {live0 ? q0[(long long)c * qc] * sc : 0.f,
+                          live1 ? q1[(long long)c * qc] * sc : 0.f,
+                          live0 ? q0[(long long)(c + 4) * qc] * sc : 0.f,
+                          live1 ? q1[(long long)(c + 4) * qc] * sc : 0.f};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (SPLIT) hone_split(x[i], qh[kc][i], ql[kc][i]);
+        else { qh[kc][i] = hone_tf32(x[i]); ql[kc][i] = 0u; }
+      }
+    }
+  }
+  float acc[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  float m0 = HONE_NEG_INF, m1 = HONE_NEG_INF, l0 = 0.f, l1 = 0.f;
+  for (int j0 = 0; j0 < p.len_k; j0 += KB) {
+    __syncthreads();
+    for (int e = tid; e < KB * D / 4; e += THREADS) {
+      const int j = e / (D / 4), d = (e % (D / 4)) * 4;
+      float4 kx = make_float4(0.f, 0.f, 0.f, 0.f), vx = kx;
+      if (j0 + j < p.len_k) {
+        kx = hone_attn_row4(p.k + at.k + (long long)(j0 + j) * p.k_row, d, p.k_col, p.vec & 1);
+        vx = hone_attn_row4(p.v + at.v + (long long)(j0 + j) * p.v_row, d, p.v_col, p.vec & 2);
+      }
+      *reinterpret_cast<float4*>(ks + j * KS + d) = kx;
+      *reinterpret_cast<float4*>(vs + j * VS + d) = vx;
+    }
+    __syncthreads();
+    // S = Q·Kᵀ for this warp's 16 rows and the tile's 64 keys.
+    float s[KB / 8][4];
+#pragma unroll
+    for (int n = 0; n < KB / 8; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+      for (int kc = 0; kc < D / 8; ++kc) {
+        const float* kr = ks + (n * 8 + g) * KS + kc * 8 + t;
+        unsigned bh0, bh1, bl0 = 0u, bl1 = 0u;
+        if (SPLIT) {
+          hone_split(kr[0], bh0, bl0);
+          hone_split(kr[4], bh1, bl1);
+        } else {
+          bh0 = hone_tf32(kr[0]);
+          bh1 = hone_tf32(kr[4]);
+        }
+        hone_mma_f32<SPLIT>(s[n], qh[kc], ql[kc], bh0, bh1, bl0, bl1);
+      }
+    }
+    hone_attn_softmax<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
+    // O += P·V, one group of 8 keys at a time.
+#pragma unroll
+    for (int n = 0; n < KB / 8; ++n) {
+      unsigned ph[4], pl[4];
+      const float x[4] = {s[n][0], s[n][2], s[n][1], s[n][3]};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        if (SPLIT) hone_split(x[i], ph[i], pl[i]);
+        else { ph[i] = hone_tf32(x[i]); pl[i] = 0u; }
+      }
+      const float* v0 = vs + (n * 8 + 2 * t) * VS + g;
+#pragma unroll
+      for (int dn = 0; dn < D / 8; ++dn) {
+        unsigned bh0, bh1, bl0 = 0u, bl1 = 0u;
+        if (SPLIT) {
+          hone_split(v0[dn * 8], bh0, bl0);
+          hone_split(v0[VS + dn * 8], bh1, bl1);
+        } else {
+          bh0 = hone_tf32(v0[dn * 8]);
+          bh1 = hone_tf32(v0[VS + dn * 8]);
+        }
+        hone_mma_f32<SPLIT>(acc[dn], ph, pl, bh0, bh1, bl0, bl1);
+      }
+    }
+  }
+  hone_attn_store<D>(p, at, acc, l0, l1, r0, live0, live1);
+}
+
+extern "C" __global__ void __launch_bounds__(128) hone_attn_tf32_32(HoneAttn p) { hone_attn_tf32<32, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128) hone_attn_tf32_64(HoneAttn p) { hone_attn_tf32<64, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128) hone_attn_3xtf32_32(HoneAttn p) { hone_attn_tf32<32, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128) hone_attn_3xtf32_64(HoneAttn p) { hone_attn_tf32<64, 1>(p); }
 extern "C" __global__ void __launch_bounds__(64) hone_attn_simt_32(HoneAttn p) { hone_attn_simt<32>(p); }
 extern "C" __global__ void __launch_bounds__(64) hone_attn_simt_64(HoneAttn p) { hone_attn_simt<64>(p); }
 extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_32_bf16(HoneAttn p) { hone_attn_mma<32, 1>(p); }
@@ -319,6 +498,20 @@ extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_f16(HoneAttn
 )CUDA";
 
 }  // namespace
+
+int32_t vector_access(const AttnArgs& a) {
+  // Rows of `col` 1 whose start (pointer, row and batch strides) is a multiple of `bytes`.
+  auto rows = [&](CUdeviceptr ptr, int64_t row, int64_t col, const int64_t* st, int64_t bytes) {
+    const int64_t e = bytes / static_cast<int64_t>(sizeof(float));
+    if (col != 1 || ptr % static_cast<CUdeviceptr>(bytes) != 0 || row % e != 0) return false;
+    for (int32_t i = 0; i < a.nb; ++i)
+      if (st[i] % e != 0) return false;
+    return true;
+  };
+  return (rows(a.k, a.k_row, a.k_col, a.sk, 16) ? 1 : 0) |
+         (rows(a.v, a.v_row, a.v_col, a.sv, 16) ? 2 : 0) |
+         (rows(a.o, a.o_row, a.o_col, a.so, 8) ? 4 : 0);
+}
 
 const std::string& attention_source() {
   static const std::string s = kSource;

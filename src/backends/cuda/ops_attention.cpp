@@ -3,8 +3,9 @@
 // Q and Kᵀ (torch's SDPA export scales both by sqrt(scale)) and the Transpose
 // that makes Kᵀ. The unit has candidates, timed per shape at plan time
 // (attention_select=time), the fastest kept:
-//   - fused kernels (attention_kernels.h): f32 SIMT, and under bf16/fp16 the
-//     tensor-core one; each accepts only some problems (head dims 32/64[/128],
+//   - fused kernels (attention_kernels.h): f32 SIMT, and a tensor-core one
+//     (bf16/f16 operands under bf16/fp16, tf32 under tf32, 3xTF32 under
+//     strict fp32); each accepts only some problems (head dims 32/64[/128],
 //     equal K and V head dims, at most 4 batch dims);
 //   - the unfused path: the member nodes' own units (transposes, scale
 //     chains, batched GEMMs, softmax) run in sequence, intermediates in the
@@ -366,6 +367,7 @@ class AttentionOp final : public Op {
         x.v = b.in[static_cast<size_t>(v_at)];
         x.mask = m_at >= 0 ? b.in[static_cast<size_t>(m_at)] : 0;
         x.o = b.out[0];
+        x.vec = vector_access(x);
         return launch_grid(c.d, f, c.stream, gx, gy, 1, threads, 1, {&x});
       };
       cands.push_back(std::move(p));
@@ -375,6 +377,13 @@ class AttentionOp final : public Op {
       const bool bf16 = s_.gemm_half == kCudaR16BF;
       add(std::string("attention.") + (bf16 ? "bf16" : "f16") + ".cuda.fused_mma",
           "hone_attn_mma_" + d + (bf16 ? "_bf16" : "_f16"), 128);
+    } else if (D <= 64) {
+      // Tensor cores on f32 operands: rounded to tf32 where the precision allows
+      // it, else each product split in three tf32 products (3xTF32).
+      if (s_.tf32)
+        add("attention.tf32.cuda.fused_mma", "hone_attn_tf32_" + d, 128);
+      else
+        add("attention.f32.cuda.fused_mma3xtf32", "hone_attn_3xtf32_" + d, 128);
     }
     if (D <= 64) add("attention.f32.cuda.fused_simt", "hone_attn_simt_" + d, 64);
     if (cands.empty()) return unsupported("head dim " + d + " has no f32 kernel");

@@ -6,7 +6,10 @@
 // mask, more keys than queries); attention_select names the path. Skips
 // without a device, naming why.
 #include <cmath>
+#include <cstring>
+#include <limits>
 
+#include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/op.h"
 #include "cuda_test_util.h"
 
@@ -71,8 +74,8 @@ struct Case {
   const char* fused;  // the fused kernel's id for head dim 64
 };
 // bf16/f16: Q, K, V and the probabilities rounded to 8 (11) bits, f32 sums.
-constexpr Case kCases[] = {{"fp32", 1e-4, 1e-5, "attention.f32.cuda.fused_simt"},
-                           {"tf32", 5e-3, 1e-3, "attention.f32.cuda.fused_simt"},
+constexpr Case kCases[] = {{"fp32", 1e-4, 1e-5, "attention.f32.cuda.fused_mma3xtf32"},
+                           {"tf32", 5e-3, 1e-3, "attention.tf32.cuda.fused_mma"},
                            {"bf16", 3e-2, 3e-2, "attention.bf16.cuda.fused_mma"},
                            {"fp16", 1e-2, 1e-2, "attention.f16.cuda.fused_mma"}};
 
@@ -175,12 +178,135 @@ TEST(CudaAttention, HeadDim32WithKtGivenAndMoreKeysThanQueries) {
   const std::vector<Tensor> in = {uniform(rng, {2, 50, 32}), uniform(rng, {2, 32, 130}),
                                   uniform(rng, {2, 130, 32})};
   auto f32 = expect_matches_reference(g, in, 1e-4, 1e-5, {{"attention_select", "fused"}});
-  EXPECT_NE(plan_text(*f32).find("attention.f32.cuda.fused_simt"), std::string::npos)
+  EXPECT_NE(plan_text(*f32).find("attention.f32.cuda.fused_mma3xtf32"), std::string::npos)
       << plan_text(*f32);
   auto bf16 = expect_matches_reference(g, in, 3e-2, 3e-2,
                                        {{"precision", "bf16"}, {"attention_select", "fused"}});
   EXPECT_NE(plan_text(*bf16).find("attention.bf16.cuda.fused_mma"), std::string::npos)
       << plan_text(*bf16);
+}
+
+// Every kernel of the attention module on one problem, against a host
+// reference in double: two batch dims, 77 query rows and 130 keys (partial
+// tiles), a mask broadcast over heads and rows with padded keys, K read
+// through Kᵀ (strided: scalar loads) or contiguous (float4 loads), V through a
+// head-split view, O poisoned with NaN first.
+TEST(CudaAttention, EveryKernelMatchesAHostReference) {
+  HONE_REQUIRE_CUDA();
+  auto drv = Driver::get();
+  ASSERT_TRUE(drv) << drv.error().to_string();
+  const Driver& d = **drv;
+  if (d.cc_major() < 8) GTEST_SKIP() << "the mma kernels need sm_80 or newer";
+  ASSERT_TRUE(d.make_current());
+  auto module = attention_module(d);
+  ASSERT_TRUE(module) << module.error().to_string();
+  auto stream = Stream::create(d);
+  ASSERT_TRUE(stream) << stream.error().to_string();
+  const Api& api = d.api();
+  struct Kernel {
+    const char* name;
+    int64_t dim;
+    unsigned threads;
+    double tol;  // relative L2 against the f64 reference
+  };
+  const Kernel kernels[] = {
+      {"hone_attn_simt_32", 32, 64, 1e-5},      {"hone_attn_simt_64", 64, 64, 1e-5},
+      {"hone_attn_3xtf32_32", 32, 128, 1e-5},   {"hone_attn_3xtf32_64", 64, 128, 1e-5},
+      {"hone_attn_tf32_32", 32, 128, 3e-3},     {"hone_attn_tf32_64", 64, 128, 3e-3},
+      {"hone_attn_mma_32_bf16", 32, 128, 2e-2}, {"hone_attn_mma_64_bf16", 64, 128, 2e-2},
+      {"hone_attn_mma_128_bf16", 128, 128, 2e-2}, {"hone_attn_mma_32_f16", 32, 128, 3e-3},
+      {"hone_attn_mma_64_f16", 64, 128, 3e-3},  {"hone_attn_mma_128_f16", 128, 128, 3e-3}};
+  constexpr int64_t B0 = 2, B1 = 3, Sq = 77, Sk = 130;
+  std::mt19937 rng(31);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  for (const Kernel& kn : kernels) {
+    for (bool kt : {false, true}) {
+      SCOPED_TRACE(std::string(kn.name) + (kt ? " (Kt stored)" : " (K stored)"));
+      const int64_t D = kn.dim;
+      std::vector<float> q(B0 * B1 * Sq * D), k(B0 * B1 * Sk * D), v(B0 * Sk * B1 * D),
+          mask(B0 * Sk);
+      for (auto* x : {&q, &k, &v})
+        for (float& e : *x) e = u(rng);
+      for (size_t i = 0; i < mask.size(); ++i) mask[i] = i % 7 == 3 ? -1e4f : u(rng) - 1.0f;
+      const float scale = 1.0f / std::sqrt(static_cast<float>(D));
+      // Element accessors of the logical [b0, b1, row, d] operands.
+      auto K = [&](int64_t b0, int64_t b1, int64_t j, int64_t e) {
+        const int64_t b = b0 * B1 + b1;
+        return kt ? k[(b * D + e) * Sk + j] : k[(b * Sk + j) * D + e];
+      };
+      auto V = [&](int64_t b0, int64_t b1, int64_t j, int64_t e) {
+        return v[((b0 * Sk + j) * B1 + b1) * D + e];
+      };
+      std::vector<double> want(q.size());
+      for (int64_t b0 = 0; b0 < B0; ++b0)
+        for (int64_t b1 = 0; b1 < B1; ++b1)
+          for (int64_t r = 0; r < Sq; ++r) {
+            const float* qr = &q[((b0 * B1 + b1) * Sq + r) * D];
+            std::vector<double> sc(Sk);
+            double mx = -std::numeric_limits<double>::infinity(), sum = 0;
+            for (int64_t j = 0; j < Sk; ++j) {
+              double acc = 0;
+              for (int64_t e = 0; e < D; ++e) acc += double(qr[e]) * scale * K(b0, b1, j, e);
+              sc[j] = acc + mask[b0 * Sk + j];
+              mx = std::max(mx, sc[j]);
+            }
+            for (double& x : sc) sum += (x = std::exp(x - mx));
+            for (int64_t e = 0; e < D; ++e) {
+              double acc = 0;
+              for (int64_t j = 0; j < Sk; ++j) acc += sc[j] * V(b0, b1, j, e);
+              want[((b0 * B1 + b1) * Sq + r) * D + e] = acc / sum;
+            }
+          }
+      auto up = [&](const std::vector<float>& h) {
+        auto buf = DeviceBuffer::allocate(d, h.size() * sizeof(float));
+        EXPECT_TRUE(buf);
+        EXPECT_TRUE(d.check(api.cuMemcpyHtoD(buf->ptr(), h.data(), h.size() * sizeof(float)),
+                            "cuMemcpyHtoD"));
+        return std::move(*buf);
+      };
+      DeviceBuffer dq = up(q), dk = up(k), dv = up(v), dm = up(mask);
+      std::vector<float> poison(q.size(), std::numeric_limits<float>::quiet_NaN());
+      DeviceBuffer dout = up(poison);
+      AttnArgs a;
+      a.nb = 2;
+      a.bdims[0] = B0;
+      a.bdims[1] = B1;
+      a.len_q = Sq;
+      a.len_k = Sk;
+      a.scale = scale;
+      a.sq[0] = B1 * Sq * D, a.sq[1] = Sq * D, a.q_row = D, a.q_col = 1;
+      a.so[0] = B1 * Sq * D, a.so[1] = Sq * D, a.o_row = D, a.o_col = 1;
+      if (kt)
+        a.sk[0] = B1 * D * Sk, a.sk[1] = D * Sk, a.k_row = 1, a.k_col = Sk;
+      else
+        a.sk[0] = B1 * Sk * D, a.sk[1] = Sk * D, a.k_row = D, a.k_col = 1;
+      a.sv[0] = Sk * B1 * D, a.sv[1] = D, a.v_row = B1 * D, a.v_col = 1;
+      a.has_mask = 1;
+      a.sm[0] = Sk, a.sm[1] = 0, a.mask_r = 0, a.mask_c = 1;
+      a.q = dq.ptr(), a.k = dk.ptr(), a.v = dv.ptr(), a.mask = dm.ptr(), a.o = dout.ptr();
+      a.vec = vector_access(a);
+      EXPECT_EQ(a.vec & 1, kt ? 0 : 1);
+      EXPECT_EQ(a.vec & 6, 6);
+      auto f = (*module)->function(kn.name);
+      ASSERT_TRUE(f) << f.error().to_string();
+      ASSERT_TRUE(launch_grid(d, *f, stream->get(), B0 * B1, (Sq + kAttnRows - 1) / kAttnRows, 1,
+                              kn.threads, 1, {&a}));
+      std::vector<float> got(q.size());
+      ASSERT_TRUE(d.check(api.cuMemcpyDtoHAsync(got.data(), dout.ptr(), got.size() * sizeof(float),
+                                                stream->get()),
+                          "cuMemcpyDtoHAsync"));
+      ASSERT_TRUE(d.check(api.cuStreamSynchronize(stream->get()), "cuStreamSynchronize"));
+      double diff = 0, norm = 0;
+      size_t unwritten = 0;
+      for (size_t i = 0; i < got.size(); ++i) {
+        if (!std::isfinite(got[i])) ++unwritten;
+        diff += (got[i] - want[i]) * (got[i] - want[i]);
+        norm += want[i] * want[i];
+      }
+      EXPECT_EQ(unwritten, 0u);
+      EXPECT_LE(std::sqrt(diff / norm), kn.tol);
+    }
+  }
 }
 
 TEST(CudaAttention, UnfusedPathAndTimedChoiceMatchTheReference) {
