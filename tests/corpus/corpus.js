@@ -5,6 +5,9 @@
 //   node corpus.js inputs NAME DIR                       # DIR/input_<i>.npy from the manifest
 //   node corpus.js expect NAME MODEL.onnx IN_DIR OUT_DIR  # ORT at 'disabled' and 'all', spread.json
 //   node corpus.js compare EXPECT_DIR GOT_DIR            # one JSON line; exit 1 when outside the bound
+//   node corpus.js verdict EXPECT_DIR GOT_DIR            # compare, as one line a cell's reason can hold
+//   node corpus.js fallback < INSPECT.json               # "N of M nodes fall back ... (ops)", or nothing
+//   node corpus.js cells FILE [RUN.json] < CELLS.tsv     # feature-matrix cells (lines: name backend status reason test)
 //   node corpus.js args NAME                             # hone's --shape/--fill/--range for NAME
 //
 // Inputs are deterministic: a mulberry32 stream seeded by the FNV-1a hash of
@@ -186,11 +189,11 @@ async function expect(name, modelPath, inDir, outDir) {
   fs.writeFileSync(path.join(outDir, 'spread.json'), JSON.stringify({ model: name, outputs: spread }, null, 1) + '\n');
 }
 
-// One JSON line: per output the error, ORT's spread and the bound; exit 1 when
-// any output is outside its bound or has the wrong shape.
+// Per output the error, ORT's spread and the bound; pass is false when any
+// output is outside its bound, missing or of the wrong shape.
 // A model's 'floors' raise kFloor for named outputs whose values jump where a
 // comparison of two nearly equal floats flips (each with its reason).
-function compare(expectDir, gotDir) {
+function comparison(expectDir, gotDir) {
   const spread = JSON.parse(fs.readFileSync(path.join(expectDir, 'spread.json'), 'utf8'));
   const floors = model(spread.model).floors || {};
   const want = readOutputs(path.join(expectDir, 'ort_disabled'));
@@ -218,9 +221,56 @@ function compare(expectDir, gotDir) {
     ok = ok && pass;
     rows.push(row);
   });
-  console.log(JSON.stringify({ pass: ok, outputs: rows }));
-  return ok;
+  return { pass: ok, outputs: rows };
 }
+
+// comparison() as one JSON line; exit 1 when it does not pass.
+function compare(expectDir, gotDir) {
+  const r = comparison(expectDir, gotDir);
+  console.log(JSON.stringify(r));
+  return r.pass;
+}
+
+// compare() as the one line a feature-matrix cell's reason holds: per output
+// its relative L2 error, bound and ORT spread, or its problem. Exit 1 as compare.
+function verdict(expectDir, gotDir) {
+  const r = comparison(expectDir, gotDir);
+  console.log(r.outputs.map(o => `${o.output.slice(0, 24)}: ` + (o.problem ? o.problem :
+    `rel L2 ${o.rel_l2.toExponential(2)} (bound ${o.bound.toExponential(2)}, ORT spread ${o.spread.toExponential(2)})`)).join('; '));
+  return r.pass;
+}
+
+// The nodes a backend leaves to the reference, from `hone inspect --json` on
+// stdin: "N of M nodes fall back to the reference (ops)", or nothing (none,
+// or no partition in the text: an inspect that failed says nothing here).
+function fallback(text) {
+  try {
+    const p = JSON.parse(text).partition;
+    if (!p || !p.fallbacks || !p.fallbacks.length) return;
+    const ops = [...new Set(p.fallbacks.map(f => f.op))].join(', ');
+    console.log(`${p.fallbacks.length} of ${p.planned_nodes} nodes fall back to the reference (${ops})`);
+  } catch (e) { /* not JSON: no note */ }
+}
+
+// Feature-matrix cells models.corpus-NAME/BACKEND from tab-separated lines
+// (name, backend, status, reason, test) into FILE as hone-matrix reads it. With
+// RUN.json, its object is the file's "run" (provenance of a run made elsewhere,
+// for `hone-matrix update --backend`); without, the page keeps its own run.
+function cells(file, runFile, tsv) {
+  const when = new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+  const out = { cells: {} };
+  if (runFile) out.run = JSON.parse(fs.readFileSync(runFile, 'utf8'));
+  tsv.split('\n').filter(l => l.trim()).forEach((l, i) => {
+    const [name, backend, status, reason, test] = l.split('\t');
+    if (!name || !backend || !['passed', 'failed', 'skipped'].includes(status) || !test)
+      throw new Error(`cells: line ${i + 1} is not 'name<TAB>backend<TAB>passed|failed|skipped<TAB>reason<TAB>test': ${l}`);
+    model(name);
+    out.cells[`models.corpus-${name}/${backend}`] = { status, reason, tests: [test], updated: out.run ? out.run.time : when };
+  });
+  fs.writeFileSync(file, JSON.stringify(out, null, 1) + '\n');
+}
+
+function stdin() { return fs.readFileSync(0, 'utf8'); }
 
 // hone's input options that reproduce the manifest's inputs' shapes and
 // values (for `hone tune`/`hone bench` random samples): --shape, --fill, --range.
@@ -241,9 +291,13 @@ function honeArgs(name) {
   else if (cmd === 'inputs' && a.length === 2) makeInputs(a[0], a[1]);
   else if (cmd === 'expect' && a.length === 4) await expect(a[0], a[1], a[2], a[3]);
   else if (cmd === 'compare' && a.length === 2) process.exit(compare(a[0], a[1]) ? 0 : 1);
+  else if (cmd === 'verdict' && a.length === 2) process.exit(verdict(a[0], a[1]) ? 0 : 1);
+  else if (cmd === 'fallback' && a.length === 0) fallback(stdin());
+  else if (cmd === 'cells' && (a.length === 1 || a.length === 2)) cells(a[0], a[1], stdin());
   else if (cmd === 'args' && a.length === 1) honeArgs(a[0]);
   else {
-    console.error('usage: node corpus.js list | inputs NAME DIR | expect NAME MODEL IN OUT | compare EXPECT GOT | args NAME');
+    console.error('usage: node corpus.js list | inputs NAME DIR | expect NAME MODEL IN OUT | compare EXPECT GOT |' +
+                  ' verdict EXPECT GOT | fallback < INSPECT.json | cells FILE [RUN.json] < CELLS.tsv | args NAME');
     process.exit(2);
   }
 })().catch(e => { console.error(`error: ${e.message}`); process.exit(1); });

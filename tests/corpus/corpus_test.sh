@@ -38,9 +38,9 @@ known() {  # the manifest's reason for a known failure of model $name on backend
     "$here/manifest.json" "$name" "$1"
 }
 
-cells=()
 unexpected=0
 : > "$dir/summary.tsv"
+: > "$dir/cells.tsv"
 for b in "${backends[@]}"; do
   t0=$(date +%s.%N)
   timeout "$per_run_timeout" "$hone" --threads 1 run "$model" --backend "$b" --inputs "$dir/in" \
@@ -52,19 +52,10 @@ for b in "${backends[@]}"; do
   elif [ $rc -ne 0 ]; then
     status=failed detail="$(grep -m1 '^error:' "$dir/$b.log" || tail -n1 "$dir/$b.log")"
   else
-    cmp=$(node "$here/corpus.js" compare "$dir/expect" "$dir/$b")
-    if [ $? -eq 0 ]; then status=passed; else status=failed; fi
-    detail=$(node -e 'const r = JSON.parse(process.argv[1]);
-      console.log(r.outputs.map(o => `${o.output.slice(0, 24)}: ` + (o.problem ? o.problem :
-        `rel L2 ${o.rel_l2.toExponential(2)} (bound ${o.bound.toExponential(2)}, ORT spread ${o.spread.toExponential(2)})`)).join("; "))' "$cmp")
+    if detail=$(node "$here/corpus.js" verdict "$dir/expect" "$dir/$b"); then status=passed; else status=failed; fi
   fi
   # Nodes the backend leaves to the reference (fallback), from its partition.
-  fallback=$(timeout 120 "$hone" inspect "$model" --backend "$b" --json 2>/dev/null | node -e '
-    let s = ""; process.stdin.on("data", d => s += d).on("end", () => {
-      try { const p = JSON.parse(s).partition; if (!p || !p.fallbacks || !p.fallbacks.length) return;
-        const ops = [...new Set(p.fallbacks.map(f => f.op))].join(", ");
-        console.log(`${p.fallbacks.length} of ${p.planned_nodes} nodes fall back to the reference (${ops})`);
-      } catch (e) {} });')
+  fallback=$(timeout 120 "$hone" inspect "$model" --backend "$b" --json 2>/dev/null | node "$here/corpus.js" fallback)
   [ "$b" = reference ] && fallback=""
   reason="$detail"
   [ -n "$fallback" ] && reason="$reason; $fallback"
@@ -76,16 +67,10 @@ for b in "${backends[@]}"; do
     [ -n "$why" ] && echo "XPASS $name/$b: listed in known_failures ($why) but passes now; update the manifest"
   fi
   printf '%s\t%s\t%s\t%s\n' "$b" "$status" "$secs" "$reason" >> "$dir/summary.tsv"
-  cells+=("$b" "$status" "$reason (${secs} s)")
+  printf '%s\t%s\t%s\t%s\tcorpus_%s\n' "$name" "$b" "$status" "$reason (${secs} s)" "$name" >> "$dir/cells.tsv"
 done
 
-node -e '
-  const [file, name, ...rest] = process.argv.slice(1);
-  const when = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  const out = { cells: {} };  // no "run" entry: the page keeps the run of the functional suite
-  for (let i = 0; i < rest.length; i += 3)
-    out.cells[`models.corpus-${name}/${rest[i]}`] = {
-      status: rest[i + 1], reason: rest[i + 2], tests: [`corpus_${name}`], updated: when };
-  require("fs").writeFileSync(file, JSON.stringify(out, null, 1) + "\n");' \
-  "$results/$name.json" "$name" "${cells[@]}" || { echo "FAIL: could not write $results/$name.json"; exit 1; }
+# No RUN.json: the page keeps the run of the functional suite.
+node "$here/corpus.js" cells "$results/$name.json" < "$dir/cells.tsv" ||
+  { echo "FAIL: could not write $results/$name.json"; exit 1; }
 exit $unexpected
