@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "core/log.h"
+#include "core/split.h"
 
 namespace hone::cuda {
 
@@ -110,12 +111,7 @@ std::string KernelChoices::key(const std::string& label,
 Result<KernelChoices::Entries> KernelChoices::parse(const std::string& text) {
   Entries out;
   if (text.empty() || text == "-") return out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string& item : split(text, ';')) {
     const size_t eq = item.find('=');
     if (eq == std::string::npos) return fail(bad_entry(item, "no '='"));
     const std::string key = item.substr(0, eq), kernel_text = item.substr(eq + 1);

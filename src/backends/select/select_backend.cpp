@@ -7,6 +7,7 @@
 #include <fmt/core.h>
 
 #include "core/log.h"
+#include "core/split.h"
 #include "eval/interpreter.h"
 #include "hone/registry.h"
 
@@ -210,12 +211,7 @@ Result<std::vector<SelectBackend::Choice>> SelectBackend::parse_choices(
     const std::string& text) const {
   std::vector<Choice> out;
   if (text == "-") return out;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(';', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string item = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (const std::string& item : split(text, ';')) {
     // NODE=WINNER(ACCEPTED+...): split at the last '(' and the '=' before it,
     // so node names may hold '=', '(' or '/'.
     const size_t open = item.rfind('(');
@@ -226,13 +222,7 @@ Result<std::vector<SelectBackend::Choice>> SelectBackend::parse_choices(
     Choice c;
     c.node = item.substr(0, eq);
     c.winner = item.substr(eq + 1, open - eq - 1);
-    const std::string acc = item.substr(open + 1, item.size() - open - 2);
-    for (size_t p = 0; p <= acc.size();) {
-      size_t e = acc.find('+', p);
-      if (e == std::string::npos) e = acc.size();
-      c.accepted.push_back(acc.substr(p, e - p));
-      p = e + 1;
-    }
+    c.accepted = split(item.substr(open + 1, item.size() - open - 2), '+');
     if (std::find(contenders().begin(), contenders().end(), c.winner) == contenders().end())
       return fail(ErrorCode::kInvalidArgument, "kernel_choices entry '" + item +
                                                    "': winner '" + c.winner +
