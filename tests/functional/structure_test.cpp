@@ -69,14 +69,10 @@ HONE_MATRIX_TEST_P(Structure, PipelineTunesOneModelAndLeavesTheOther,
                    "topology.{backend}/single-device", "models.pipeline") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(52);
-  Graph enc = pipeline_encoder(s), head = pipeline_head(s);
   Pipeline p, plain;
-  for (Pipeline* q : {&p, &plain}) {
-    ASSERT_TRUE(q->add_stage("encoder", enc));
-    ASSERT_TRUE(q->add_stage("head", head));
-  }
-  std::vector<TensorMap> samples;
-  for (int64_t b : {1, 4}) samples.push_back({{"x", s.uniform({b, 12})}});
+  auto made = encoder_head_pipelines(s, {&p, &plain});
+  ASSERT_TRUE(made) << made.error().to_string();
+  const std::vector<TensorMap>& samples = made->samples;
   auto tuned = p.tune_stage("head", samples, *pinned_strategy(c), quick_tune_options());
   ASSERT_TRUE(tuned) << tuned.error().to_string();
   const auto placement = p.placement();

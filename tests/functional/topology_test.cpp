@@ -60,14 +60,11 @@ HONE_MATRIX_TEST_P(Topology, PipelineStagesOnTwoDevices, "topology.{backend}/mul
   const BackendCase* other = partner_of(c, why);
   if (other == nullptr) GTEST_SKIP() << why;
   Seeded s = seeded(53);
-  Graph enc = pipeline_encoder(s), head = pipeline_head(s);
   Pipeline p, plain;
-  for (Pipeline* q : {&p, &plain}) {
-    ASSERT_TRUE(q->add_stage("encoder", enc));
-    ASSERT_TRUE(q->add_stage("head", head));
-  }
-  std::vector<TensorMap> samples;
-  for (int64_t b : {1, 4}) samples.push_back({{"x", s.uniform({b, 12})}});
+  auto made = encoder_head_pipelines(s, {&p, &plain});
+  ASSERT_TRUE(made) << made.error().to_string();
+  const Graph& head = made->head;
+  const std::vector<TensorMap>& samples = made->samples;
   // Encoder first: the head is then tuned on what the other device's encoder gives it.
   auto tuned_enc = p.tune_stage("encoder", samples, *pinned_strategy(*other), quick_tune_options());
   ASSERT_TRUE(tuned_enc) << tuned_enc.error().to_string();

@@ -206,4 +206,14 @@ Graph pipeline_head(Seeded& s) {
   return finish(std::move(b));
 }
 
+Result<EncoderHead> encoder_head_pipelines(Seeded& s, std::initializer_list<Pipeline*> pipelines) {
+  EncoderHead out{pipeline_encoder(s), pipeline_head(s), {}};
+  for (Pipeline* p : pipelines) {
+    HONE_CHECK_OK(p->add_stage("encoder", out.encoder));
+    HONE_CHECK_OK(p->add_stage("head", out.head));
+  }
+  for (int64_t b : {1, 4}) out.samples.push_back({{"x", s.uniform({b, 12})}});
+  return out;
+}
+
 }  // namespace hone::functional

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "hone/graph.h"
+#include "hone/pipeline.h"
 #include "hone/tensor.h"
 
 namespace hone::functional {
@@ -75,5 +76,14 @@ Graph nested_io(Seeded& s);
 /// Relu, Gemm, Softmax). The head reads the encoder's output by name.
 Graph pipeline_encoder(Seeded& s);
 Graph pipeline_head(Seeded& s);
+/// That pipeline's encoder and head (one draw of weights), and inputs x of
+/// batch 1 and 4 to tune a stage on.
+struct EncoderHead {
+  Graph encoder, head;
+  std::vector<TensorMap> samples;
+};
+/// Draws them and adds them as the stages "encoder" and "head" of each of `pipelines`.
+[[nodiscard]] Result<EncoderHead> encoder_head_pipelines(Seeded& s,
+                                                         std::initializer_list<Pipeline*> pipelines);
 
 }  // namespace hone::functional
