@@ -19,7 +19,7 @@ for cfg in "${configs[@]}"; do
   grep -E "chose|runs without a CUDA graph|warn|error|p50" /tmp/probe.log | sed 's/^\[[^]]*\] //' \
     | cut -c1-330 | sort | uniq -c | sort -rn | head -14
   HONE_CUDA_PROFILE=1 timeout 90 /tmp/g/bin/hone --log-level debug bench /tmp/w/$m.onnx --backend cuda \
-    --batch $b --iters 2 --warmup 1 $cfg 2>&1 | grep "cuda profile" > /tmp/prof.txt
+    --batch $b --iters 2 --warmup 1 $cfg 2>&1 | grep "cuda profile" > /tmp/prof.txt; grep "profile io" /tmp/prof.txt | tail -2 | sed "s/^.*cuda profile io/  io/"
   python3 - /tmp/prof.txt <<'PY'
 import re, sys, collections
 rows = []

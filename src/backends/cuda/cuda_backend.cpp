@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -197,6 +198,12 @@ class CudaBlock final : public CompiledBlock {
     const Api& a = d_.api();
     // Inputs go through the stream's pinned staging buffer, which the last
     // run on this stream has finished with (it ended with a synchronize).
+    // HONE_CUDA_PROFILE=1: each step timed with events and logged (debug),
+    // no CUDA graph, and the input and output copies timed on the host; for
+    // finding where a model's time goes, not for timing it.
+    static const bool profile = std::getenv("HONE_CUDA_PROFILE") != nullptr;
+    using Clock = std::chrono::steady_clock;
+    const auto copy_start = Clock::now();
     size_t in_bytes = 0;
     for (const Tensor& t : inputs) in_bytes += t.nbytes();
     if (ex->staging.bytes() < in_bytes) {
@@ -207,6 +214,11 @@ class CudaBlock final : public CompiledBlock {
       if (inputs[i].nbytes() > 0)
         HONE_CHECK_OK(upload(d_, s, ex->staging, off, ptr(plan.input_slots[i]), inputs[i].raw(),
                              inputs[i].nbytes()));
+    if (profile) {
+      HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
+      HONE_LOG_DEBUG("cuda profile io: upload of {} bytes {:.3f} ms", in_bytes,
+                     std::chrono::duration<double, std::milli>(Clock::now() - copy_start).count());
+    }
     const ExecCtx ctx{d_, fixed_, s, ex->stream.blas(), ex->stream.dnn()};
     auto run_steps = [&]() -> Result<void> {
       for (size_t k = 0; k < plan.steps.size(); ++k) {
@@ -225,9 +237,6 @@ class CudaBlock final : public CompiledBlock {
       return {};
     };
     bool replayed = false;
-    // HONE_CUDA_PROFILE=1: each step timed with events and logged (debug),
-    // no CUDA graph; for finding where a model's time goes, not for timing it.
-    static const bool profile = std::getenv("HONE_CUDA_PROFILE") != nullptr;
     if (profile) {
       HONE_CHECK_OK(profile_steps(plan, s, ctx, ptr, base));
       replayed = true;
@@ -266,6 +275,8 @@ class CudaBlock final : public CompiledBlock {
       out_bytes += t.nbytes();
       outputs.push_back(std::move(t));
     }
+    if (profile) HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
+    const auto download_start = Clock::now();
     // Large outputs: one DMA into pinned memory, then a parallel copy out of it.
     const bool staged = out_bytes >= (size_t{4} << 20);
     if (staged && ex->out_staging.bytes() < out_bytes) {
@@ -289,6 +300,9 @@ class CudaBlock final : public CompiledBlock {
         parallel_copy(t.raw(), ex->out_staging.data() + off, t.nbytes());
         off += t.nbytes();
       }
+    if (profile)
+      HONE_LOG_DEBUG("cuda profile io: download of {} bytes {:.3f} ms", out_bytes,
+                     std::chrono::duration<double, std::milli>(Clock::now() - download_start).count());
     pool_->give(std::move(ex));
     stats_->kernel_executions.fetch_add(launched, std::memory_order_relaxed);
     return outputs;

@@ -324,6 +324,12 @@ extern "C" __global__ void hone_softmax_warp(const float* x, float* y, long long
   }
 }
 
+// y = a + b with broadcasting (p: the two operands): the residual Add of an
+// add+layernorm unit whose operands' shapes differ at run time.
+extern "C" __global__ void hone_add_bcast(float* y, HoneEw p, long long n) {
+  HONE_FOR(i, n) y[i] = hone_ld(p, 0, i) + hone_ld(p, 1, i);
+}
+
 // LayerNormalization of rows of length r of x (+ z, a residual of x's
 // shape, when z is not null; the sum is also stored in `sum` when that is
 // not null); scale and bias (may be null) have r values. One block a row.

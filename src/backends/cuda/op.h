@@ -22,6 +22,7 @@
 #include "backends/common/host_eval.h"
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/kernels.h"
 #include "hone/graph.h"
 #include "ops/broadcast.h"
 
@@ -152,6 +153,11 @@ struct BlockInfo {
   std::vector<size_t> position_;  // filled on first use
 };
 
+/// The operands of an element-wise kernel reading `in` broadcast to `out`
+/// (at most kMaxOperands of them, ranks up to kMaxRank), device pointers
+/// unset: size-1 dims dropped, and neighbouring dims that every operand reads
+/// contiguously or not at all merged into one.
+EwArgs ew_args(const std::vector<dims_t>& in, const dims_t& out);
 /// The CUDA expression of an element-wise node over operand expressions
 /// `args`, or "" when this backend has none for it (or its attributes).
 std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::string>& args);
@@ -167,9 +173,9 @@ void find_attention_units(BlockInfo& b);
 /// The attention unit that node `first`, its earliest member, belongs to.
 [[nodiscard]] Result<Unit> create_attention(BlockInfo& b, const Node& first,
                                             std::vector<NodeId>* absorbed);
-/// The LayerNormalization that `add` (an Add of two f32 values of one static
-/// shape) can run fused with, as one add+layernorm unit: a reader of its sum
-/// in no unit yet, after which no other reader of the sum comes; else -1.
+/// The LayerNormalization that `add` (an Add of two computed f32 values) can
+/// run fused with, as one add+layernorm unit: a reader of its sum in no unit
+/// yet, after which no other reader of the sum comes; else -1.
 NodeId layernorm_after(BlockInfo& b, const Node& add);
 /// That unit: the Add `add` and the LayerNormalization `ln` (ops_misc.cpp).
 [[nodiscard]] Result<Unit> create_add_layernorm(BlockInfo& b, const Node& add, NodeId ln,

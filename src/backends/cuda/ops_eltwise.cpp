@@ -63,35 +63,10 @@ class ChainOp final : public Op {
     if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
     HONE_TRY(CUfunction f, module_->module->function(fn_));
     HONE_TRY(CUfunction f4, module_->module->function(fn4_));
-    // Neighbouring dims that every operand reads contiguously (or not at
-    // all) merge, and size-1 dims go: a bias over [S, B, C] indexes [S*B, C],
-    // and each element pays for two coordinates instead of three.
-    std::vector<dims_t> st(in.size());
-    for (size_t k = 0; k < in.size(); ++k) st[k] = broadcast_strides(in[k], out);
-    dims_t cd;
+    const EwArgs args = ew_args(in, out);
+    const dims_t cd(args.dims, args.dims + args.rank);
     std::vector<dims_t> cst(in.size());
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (out[i] == 1) continue;
-      bool merge = !cd.empty();
-      for (size_t k = 0; k < in.size() && merge; ++k) merge = cst[k].back() == st[k][i] * out[i];
-      if (merge)
-        cd.back() *= out[i];
-      else
-        cd.push_back(out[i]);
-      for (size_t k = 0; k < in.size(); ++k) {
-        if (merge)
-          cst[k].back() = st[k][i];
-        else
-          cst[k].push_back(st[k][i]);
-      }
-    }
-    EwArgs args;
-    args.rank = static_cast<int32_t>(cd.size());
-    std::copy(cd.begin(), cd.end(), args.dims);
-    for (size_t k = 0; k < in.size(); ++k) {
-      std::copy(cst[k].begin(), cst[k].end(), args.st[k]);
-      args.flat[k] = in[k] == out ? 1 : 0;
-    }
+    for (size_t k = 0; k < in.size(); ++k) cst[k].assign(args.st[k], args.st[k] + args.rank);
     const long long n = numel_of(out);
     // The float4 kernel: rows of a multiple of 4, and each operand read
     // contiguously along them (its other strides multiples of 4, so every
@@ -137,6 +112,39 @@ class ChainOp final : public Op {
 };
 
 }  // namespace
+
+EwArgs ew_args(const std::vector<dims_t>& in, const dims_t& out) {
+  // Neighbouring dims that every operand reads contiguously (or not at
+  // all) merge, and size-1 dims go: a bias over [S, B, C] indexes [S*B, C],
+  // and each element pays for two coordinates instead of three.
+  std::vector<dims_t> st(in.size());
+  for (size_t k = 0; k < in.size(); ++k) st[k] = broadcast_strides(in[k], out);
+  dims_t cd;
+  std::vector<dims_t> cst(in.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 1) continue;
+    bool merge = !cd.empty();
+    for (size_t k = 0; k < in.size() && merge; ++k) merge = cst[k].back() == st[k][i] * out[i];
+    if (merge)
+      cd.back() *= out[i];
+    else
+      cd.push_back(out[i]);
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (merge)
+        cst[k].back() = st[k][i];
+      else
+        cst[k].push_back(st[k][i]);
+    }
+  }
+  EwArgs args;
+  args.rank = static_cast<int32_t>(cd.size());
+  std::copy(cd.begin(), cd.end(), args.dims);
+  for (size_t k = 0; k < in.size(); ++k) {
+    std::copy(cst[k].begin(), cst[k].end(), args.st[k]);
+    args.flat[k] = in[k] == out ? 1 : 0;
+  }
+  return args;
+}
 
 size_t eltwise_arity(const Node& n) {
   return n.op_type == "Clip" ? 1 : n.inputs.size();

@@ -182,14 +182,42 @@ Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims
 
 /// LayerNormalization `n` of in = [x, scale, bias?], or, with `residual`, of
 /// x + z for in = [x, z, scale, bias?] (the Add before it fused); `keep_sum`:
-/// x + z is an output too, before the normalised one.
+/// x + z is an output too, before the normalised one. Operands of the Add
+/// that differ in shape (a broadcast, which the unit's matching cannot rule
+/// out where shapes are symbolic) are first summed by hone_add_bcast.
 Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool residual,
                               bool keep_sum) {
+  if (residual && in[1] != in[0]) {
+    HONE_TRY(dims_t x, broadcast(in[0], in[1]));
+    if (x.size() > static_cast<size_t>(kMaxRank))
+      return fail(ErrorCode::kUnsupported, "a broadcast Add of rank " + std::to_string(x.size()));
+    std::vector<dims_t> rest = {x};
+    rest.insert(rest.end(), in.begin() + 2, in.end());
+    HONE_TRY(OpPlan ln, plan_layernorm(n, rest, false, false));
+    const EwArgs args = ew_args({in[0], in[1]}, x);
+    const long long count = numel_of(x);
+    const size_t sum_bytes = keep_sum ? 0 : round256(static_cast<size_t>(count) * sizeof(float));
+    OpPlan p;
+    p.outputs = keep_sum ? std::vector<dims_t>{x, x} : std::vector<dims_t>{x};
+    p.kernel = "add+" + ln.kernel;
+    p.workspace_bytes = sum_bytes;
+    p.run = [=, norm = std::move(ln.run)](const ExecCtx& c, const Bind& b) -> Result<void> {
+      HONE_TRY(CUfunction f, fn(c, "hone_add_bcast"));
+      EwArgs a = args;
+      a.in[0] = b.in[0];
+      a.in[1] = b.in[1];
+      CUdeviceptr sum = keep_sum ? b.out[0] : b.workspace;
+      long long cnt = count;
+      HONE_CHECK_OK(launch_1d(c.d, f, c.stream, count, {&sum, &a, &cnt}));
+      Bind nb;
+      nb.in = {sum};
+      nb.in.insert(nb.in.end(), b.in.begin() + 2, b.in.end());
+      nb.out = {b.out.back()};
+      return norm(c, nb);
+    };
+    return p;
+  }
   const dims_t& x = in[0];
-  if (residual && in[1] != x)
-    return fail(ErrorCode::kInvalidArgument, "the Add before " + n.describe() + " has operands " +
-                                                 shape_to_string(x) + " and " +
-                                                 shape_to_string(in[1]));
   const size_t at = residual ? 2 : 1;  // scale
   HONE_TRY(int64_t axis, norm_axis(n.attr_int("axis", -1), x.size(), "LayerNormalization"));
   const long long rows = prod(x, 0, axis), r = prod(x, axis, x.size());
@@ -382,9 +410,10 @@ NodeId layernorm_after(BlockInfo& b, const Node& add) {
       add.inputs[0] < 0 || add.inputs[1] < 0)
     return -1;
   const Value &x = g.value(add.inputs[0]), &z = g.value(add.inputs[1]);
-  // No broadcast: both operands have one static shape (symbolic dims included).
-  if (x.dtype != DType::kF32 || z.dtype != DType::kF32 || !x.shape || !z.shape ||
-      !(*x.shape == *z.shape) || x.initializer || z.initializer)
+  // Two computed f32 values (a residual stream and a branch); a broadcast
+  // between them is rare, and handled when planned (plan_layernorm).
+  if (x.dtype != DType::kF32 || z.dtype != DType::kF32 || x.initializer || z.initializer ||
+      add.inputs[0] == add.inputs[1])
     return -1;
   const ValueId sum = add.outputs[0];
   NodeId ln = -1;

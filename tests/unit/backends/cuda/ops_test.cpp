@@ -339,11 +339,15 @@ TEST(CudaOps, ResidualAddAndLayerNormAreOneUnit) {
                         b.constant("b3", uniform(rng, {1030}))),
            "long");
   b.output(s3, "sum");
+  // Operands whose shapes differ (a broadcast): summed first, then normalised.
+  ValueId q = b.input("q", DType::kF32, Shape{1, 9, 64});
+  b.output(b.layer_norm(b.add(x, q), b.constant("g4", uniform(rng, {64})), kNoValue), "bcast");
   Graph g = *std::move(b).build();
   for (int64_t batch : {1, 3}) {
     auto be = expect_matches_reference(
         g, {uniform(rng, {batch, 9, 64}, -2.0f, 2.0f), uniform(rng, {batch, 9, 64}),
-            uniform(rng, {batch, 5, 1030}), uniform(rng, {batch, 5, 1030})},
+            uniform(rng, {batch, 5, 1030}), uniform(rng, {batch, 5, 1030}),
+            uniform(rng, {1, 9, 64})},
         1e-4, 1e-4);
     const std::string plan = plan_text(*be);
     EXPECT_NE(plan.find("add+layernorm.f32.cuda.warp"), std::string::npos) << plan;
