@@ -383,8 +383,9 @@ class CudaBlock final : public CompiledBlock {
       return val.initializer ? &val.initializer->shape() : nullptr;
     };
     env.value = [&](ValueId v) -> const Tensor* {
-      if (auto it = slot_of.find(v); it != slot_of.end()) return plan->slots[it->second].host.get();
-      const Value& val = g.value(v);
+      if (auto it = slot_of.find(v); it != slot_of.end() && plan->slots[it->second].host)
+        return plan->slots[it->second].host.get();
+      const Value& val = g.value(v);  // a constant (its device copy has a slot too)
       return val.initializer ? &*val.initializer : nullptr;
     };
     // The slot a device op reads `v` from; a host value gets its device copy here.

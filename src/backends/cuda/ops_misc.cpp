@@ -412,7 +412,8 @@ NodeId layernorm_after(BlockInfo& b, const Node& add) {
   const Value &x = g.value(add.inputs[0]), &z = g.value(add.inputs[1]);
   // Two computed f32 values (a residual stream and a branch); a broadcast
   // between them is rare, and handled when planned (plan_layernorm).
-  if (x.dtype != DType::kF32 || z.dtype != DType::kF32 || x.initializer || z.initializer ||
+  auto f32 = [](const Value& v) { return v.dtype == DType::kF32 || v.dtype == DType::kUndefined; };
+  if (!f32(x) || !f32(z) || x.initializer || z.initializer ||
       add.inputs[0] == add.inputs[1])
     return -1;
   const ValueId sum = add.outputs[0];
