@@ -361,13 +361,13 @@ TEST(CudaOps, ElementwiseChainsFourAtATimeWhereRowsAllow) {
   std::mt19937 rng(14);
   GraphBuilder b("wide");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 9, 64});
-  b.output(b.gelu(x), "gelu");                                          // flat
-  b.output(b.add(x, b.constant("bias", uniform(rng, {64}))), "bias");  // contiguous along rows
+  b.output(b.gelu(x), "y_gelu");                                        // flat
+  b.output(b.add(x, b.constant("bias", uniform(rng, {64}))), "y_bias");  // contiguous along rows
   ValueId c = b.input("c", DType::kF32, Shape{Dim::symbol("n"), 8, 6, 4});
-  b.output(b.mul(c, b.constant("ch", uniform(rng, {8, 1, 1}))), "channel");  // constant along rows
-  b.output(b.mul(c, b.constant("col", uniform(rng, {6, 1}))), "column");  // rows of 4
+  b.output(b.mul(c, b.constant("ch", uniform(rng, {8, 1, 1}))), "y_channel");  // constant along rows
+  b.output(b.mul(c, b.constant("col", uniform(rng, {6, 1}))), "y_column");  // rows of 4
   ValueId o = b.input("o", DType::kF32, Shape{Dim::symbol("n"), 3, 5});
-  b.output(b.sigmoid(b.add(o, b.constant("ob", uniform(rng, {5})))), "odd");  // scalar kernel
+  b.output(b.sigmoid(b.add(o, b.constant("ob", uniform(rng, {5})))), "y_odd");  // scalar kernel
   // A large output (over 4 MiB) comes back through the pinned buffer.
   ValueId big = b.input("big", DType::kF32, Shape{Dim::symbol("n"), 1100, 1024});
   b.output(b.relu(big), "big_relu");
