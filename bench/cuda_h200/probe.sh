@@ -32,7 +32,7 @@ for ms, k in last:
     f = re.sub(r"\[algo \d+(, tf32)?\]", "", k); f = re.sub(r"nvrtc\[.*\]", "nvrtc", f)
     if k: fam[f][0] += ms; fam[f][1] += 1
 print("  steps with kernels %d, total %.3f ms" % (sum(c for _, c in fam.values()), sum(s for s, _ in fam.values())))
-for f, (ms, c) in sorted(fam.items(), key=lambda x: -x[1][0])[:8]: print("  %.3f ms %3d x %s" % (ms, c, f))
+for f, (ms, c) in sorted(fam.items(), key=lambda x: -x[1][0])[:12]: print("  %.3f ms %3d x %s" % (ms, c, f))
 PY
 done
 [ "${4:-0}" = 1 ] || exit 0

@@ -297,6 +297,19 @@ Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging, size_t s
   return {};
 }
 
+void parallel_copy(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kChunk = size_t{2} << 20;
+  const size_t threads = std::clamp<size_t>(bytes / kChunk, 1, 8);
+  const size_t per = (bytes + threads - 1) / threads;
+  auto part = [&](size_t t) {
+    const size_t off = t * per, len = std::min(per, bytes - std::min(bytes, off));
+    if (len > 0) std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, len);
+  };
+  std::vector<std::jthread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
+  part(0);
+}
+
 Result<Module> Module::compile(const Driver& d, const std::string& source,
                                const std::string& name) {
   const Api& a = d.api();

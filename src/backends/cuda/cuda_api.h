@@ -277,6 +277,12 @@ class PinnedBuffer {
                                   size_t staging_offset, CUdeviceptr dst, const void* src,
                                   size_t bytes);
 
+/// memcpy of `bytes` split over up to 8 threads in pieces of at least 2 MiB:
+/// a large output leaves the pinned buffer it was downloaded to (a DMA at the
+/// link's speed; the driver's pageable download is one CPU thread behind a
+/// bounce buffer) several times faster than one thread copies it.
+void parallel_copy(void* dst, const void* src, size_t bytes);
+
 /// A loaded module of kernels compiled from CUDA C++ source by NVRTC.
 class Module {
  public:

@@ -29,7 +29,8 @@ struct StreamPool {
     // plan's second run here, dropped when the arena moves.
     std::map<const void*, GraphExec> graphs;
     std::set<const void*> ran;
-    PinnedBuffer staging;  // large inputs pass through here (upload())
+    PinnedBuffer staging;      // large inputs pass through here (upload())
+    PinnedBuffer out_staging;  // large outputs are downloaded here (parallel_copy())
   };
   const Driver* d = nullptr;
   int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
@@ -48,7 +49,7 @@ struct StreamPool {
       }
     }
     HONE_TRY(Stream s, Stream::create(*d, math_mode, dnn));
-    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}, PinnedBuffer()});
+    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}, PinnedBuffer(), PinnedBuffer()});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);
@@ -255,19 +256,39 @@ class CudaBlock final : public CompiledBlock {
     if (!replayed) HONE_CHECK_OK(run_steps());
     const uint64_t launched = plan.launches;
     std::vector<Tensor> outputs;
+    size_t out_bytes = 0;
     for (size_t slot : plan.output_slots) {
       if (plan.slots[slot].host) {  // computed on the host when planned: no copy
         outputs.push_back(plan.slots[slot].host->clone());
         continue;
       }
       HONE_TRY(Tensor t, Tensor::allocate(plan.slots[slot].dtype, plan.slots[slot].dims));
-      if (t.nbytes() > 0)
-        HONE_CHECK_OK(
-            d_.check(a.cuMemcpyDtoHAsync(t.raw(), ptr(slot), t.nbytes(), s), "cuMemcpyDtoHAsync"));
+      out_bytes += t.nbytes();
       outputs.push_back(std::move(t));
+    }
+    // Large outputs: one DMA into pinned memory, then a parallel copy out of it.
+    const bool staged = out_bytes >= (size_t{4} << 20);
+    if (staged && ex->out_staging.bytes() < out_bytes) {
+      ex->out_staging = PinnedBuffer();
+      HONE_TRY(ex->out_staging, PinnedBuffer::allocate(d_, out_bytes));
+    }
+    for (size_t i = 0, off = 0; i < plan.output_slots.size(); ++i) {
+      const size_t slot = plan.output_slots[i];
+      Tensor& t = outputs[i];
+      if (plan.slots[slot].host || t.nbytes() == 0) continue;
+      void* dst = staged ? static_cast<void*>(ex->out_staging.data() + off) : t.raw();
+      HONE_CHECK_OK(d_.check(a.cuMemcpyDtoHAsync(dst, ptr(slot), t.nbytes(), s), "cuMemcpyDtoHAsync"));
+      off += t.nbytes();
     }
     // Kernel faults surface here; a failed stream is dropped, not pooled.
     HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
+    if (staged)
+      for (size_t i = 0, off = 0; i < plan.output_slots.size(); ++i) {
+        Tensor& t = outputs[i];
+        if (plan.slots[plan.output_slots[i]].host || t.nbytes() == 0) continue;
+        parallel_copy(t.raw(), ex->out_staging.data() + off, t.nbytes());
+        off += t.nbytes();
+      }
     pool_->give(std::move(ex));
     stats_->kernel_executions.fetch_add(launched, std::memory_order_relaxed);
     return outputs;
@@ -482,6 +503,15 @@ BlockInfo::BlockInfo(const Graph& graph)
   for (ValueId v : graph.outputs()) is_output[static_cast<size_t>(v)] = true;
 }
 
+size_t BlockInfo::position(NodeId id) {
+  if (position_.empty()) {
+    position_.assign(g.nodes().size(), 0);
+    if (auto order = g.topological_order())
+      for (size_t i = 0; i < order->size(); ++i) position_[static_cast<size_t>((*order)[i])] = i;
+  }
+  return position_[static_cast<size_t>(id)];
+}
+
 NodeId BlockInfo::sole_consumer(ValueId v) const {
   const auto i = static_cast<size_t>(v);
   if (is_output[i] || consumers[i] != 1) return -1;
@@ -496,6 +526,9 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
     return create_attention(b, n, absorbed);
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
   if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
+  if (op == "Add")
+    if (const NodeId ln = layernorm_after(b, n); ln >= 0)
+      return create_add_layernorm(b, n, ln, absorbed);
   if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
     return create_chain(b, n, absorbed);
   return create_misc(b, n);
@@ -540,8 +573,9 @@ CudaBackend::CudaBackend() {
       .declare("gemm_epilogue", true,
                "a MatMul by a constant weight and the Add of a constant bias after it run as one "
                "unit: cuBLASLt's bias epilogue (each algorithm of its heuristic, when "
-               "libcublasLt is found) or the bias broadcast into the output first, whichever "
-               "times faster; false: MatMul, then the Add")
+               "libcublasLt is found; f32 operands also with the weight transposed once) or "
+               "the bias broadcast into the output first, whichever times faster; false: "
+               "MatMul, then the Add")
       .declare("kernel_choices", std::string(),
                "the kernels chosen by timing (conv_select, gemm_select, attention_select, "
                "gemm_epilogue), one entry per unit, input shapes and precision: "

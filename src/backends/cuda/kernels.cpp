@@ -56,6 +56,21 @@ __device__ __forceinline__ long long hone_offset(long long i, int rank, const lo
 __device__ __forceinline__ float hone_ld(const HoneEw& p, int k, long long i) {
   return p.flat[k] ? p.in[k][i] : p.in[k][hone_offset(i, p.rank, p.dims, p.st[k])];
 }
+// Four neighbouring elements i..i+3 of one innermost row (i % 4 == 0, the
+// row's length a multiple of 4): one float4 load for an operand that is
+// contiguous there, one broadcast scalar for one constant along it.
+__device__ __forceinline__ float4 hone_ld4(const HoneEw& p, int k, long long i) {
+  if (p.flat[k]) return *reinterpret_cast<const float4*>(p.in[k] + i);
+  const long long off = hone_offset(i, p.rank, p.dims, p.st[k]);
+  if (p.st[k][p.rank - 1] == 0) {
+    const float v = p.in[k][off];
+    return make_float4(v, v, v, v);
+  }
+  return *reinterpret_cast<const float4*>(p.in[k] + off);
+}
+__device__ __forceinline__ float hone_lane(const float4& v, int l) {
+  return l == 0 ? v.x : l == 1 ? v.y : l == 2 ? v.z : v.w;
+}
 __device__ __forceinline__ float hone_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 __device__ __forceinline__ float hone_gelu(float x) {
   return 0.5f * x * (1.0f + erff(x * 0.70710678118654752f));
@@ -411,20 +426,86 @@ extern "C" __global__ void hone_softmax_warp(const float* x, float* y, long long
   }
 }
 
-// LayerNormalization of rows of length r; scale and bias (may be null) have r values.
-extern "C" __global__ void hone_layernorm(const float* x, const float* scale, const float* bias,
-                                          float* y, long long rows, long long r, float eps) {
+// LayerNormalization of rows of length r of x (+ z, a residual of x's
+// shape, when z is not null; the sum is also stored in `sum` when that is
+// not null); scale and bias (may be null) have r values. One block a row.
+extern "C" __global__ void hone_layernorm(const float* x, const float* z, const float* scale,
+                                          const float* bias, float* sum, float* y, long long rows,
+                                          long long r, float eps) {
   for (long long o = blockIdx.x; o < rows; o += gridDim.x) {
     const float* p = x + o * r;
+    const float* pz = z ? z + o * r : nullptr;
     float* q = y + o * r;
     float s = 0.0f;
-    for (long long k = threadIdx.x; k < r; k += blockDim.x) s += p[k];
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      const float v = pz ? p[k] + pz[k] : p[k];
+      if (sum) sum[o * r + k] = v;
+      s += v;
+    }
     const float mean = hone_block_reduce(s, false) / (float)r;
     float v = 0.0f;
-    for (long long k = threadIdx.x; k < r; k += blockDim.x) v += (p[k] - mean) * (p[k] - mean);
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      const float d = (pz ? p[k] + pz[k] : p[k]) - mean;
+      v += d * d;
+    }
     const float inv = 1.0f / sqrtf(hone_block_reduce(v, false) / (float)r + eps);
     for (long long k = threadIdx.x; k < r; k += blockDim.x)
-      q[k] = (p[k] - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f);
+      q[k] = ((pz ? p[k] + pz[k] : p[k]) - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f);
+  }
+}
+
+// The same for rows of r <= 1024 floats, r a multiple of 4, every pointer
+// 16-byte aligned: one warp a row, held in registers (up to 8 float4 a lane),
+// so x is read once and no block barrier is paid; the statistics are two
+// passes over the registers (mean, then the centred squares).
+extern "C" __global__ void hone_layernorm_warp(const float* x, const float* z, const float* scale,
+                                               const float* bias, float* sum, float* y,
+                                               long long rows, int r, float eps) {
+  const int lane = threadIdx.x & 31, n4 = r >> 2;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  const float4* sc = reinterpret_cast<const float4*>(scale);
+  const float4* bi = reinterpret_cast<const float4*>(bias);
+  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {
+    const float4* p = reinterpret_cast<const float4*>(x + row * r);
+    const float4* pz = z ? reinterpret_cast<const float4*>(z + row * r) : nullptr;
+    float4 v[8];
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int c = lane + 32 * k;
+      v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (c < n4) {
+        v[k] = p[c];
+        if (pz) {
+          const float4 b = pz[c];
+          v[k].x += b.x; v[k].y += b.y; v[k].z += b.z; v[k].w += b.w;
+          if (sum) reinterpret_cast<float4*>(sum + row * r)[c] = v[k];
+        }
+        s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    const float mean = s / (float)r;
+    float q = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (lane + 32 * k < n4) {
+        const float a = v[k].x - mean, b = v[k].y - mean, c = v[k].z - mean, d = v[k].w - mean;
+        q += (a * a + b * b) + (c * c + d * d);
+      }
+    for (int o = 16; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
+    const float inv = 1.0f / sqrtf(q / (float)r + eps);
+    float4* out = reinterpret_cast<float4*>(y + row * r);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int c = lane + 32 * k;
+      if (c < n4) {
+        const float4 g = sc[c], h = bi ? bi[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        out[c] = make_float4((v[k].x - mean) * inv * g.x + h.x, (v[k].y - mean) * inv * g.y + h.y,
+                             (v[k].z - mean) * inv * g.z + h.z, (v[k].w - mean) * inv * g.w + h.w);
+      }
+    }
   }
 }
 )CUDA";

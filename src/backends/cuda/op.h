@@ -144,6 +144,12 @@ struct BlockInfo {
   /// The one node reading `v` when `v` is no block output and that node is
   /// in no unit yet; else -1.
   NodeId sole_consumer(ValueId v) const;
+  /// Node `id`'s place in the block's topological order, the one
+  /// place_units() follows (a unit runs at its last node's place).
+  size_t position(NodeId id);
+
+ private:
+  std::vector<size_t> position_;  // filled on first use
 };
 
 /// The CUDA expression of an element-wise node over operand expressions
@@ -161,6 +167,13 @@ void find_attention_units(BlockInfo& b);
 /// The attention unit that node `first`, its earliest member, belongs to.
 [[nodiscard]] Result<Unit> create_attention(BlockInfo& b, const Node& first,
                                             std::vector<NodeId>* absorbed);
+/// The LayerNormalization that `add` (an Add of two f32 values of one static
+/// shape) can run fused with, as one add+layernorm unit: a reader of its sum
+/// in no unit yet, after which no other reader of the sum comes; else -1.
+NodeId layernorm_after(BlockInfo& b, const Node& add);
+/// That unit: the Add `add` and the LayerNormalization `ln` (ops_misc.cpp).
+[[nodiscard]] Result<Unit> create_add_layernorm(BlockInfo& b, const Node& add, NodeId ln,
+                                                std::vector<NodeId>* absorbed);
 /// Creates the unit starting at node `n` (absorbing the followers it fuses).
 [[nodiscard]] Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 // Per family, in ops_dense.cpp, ops_eltwise.cpp and ops_misc.cpp.

@@ -4,9 +4,15 @@
 // converted into the workspace by hone_to_half before each product. cuBLAS is
 // column-major and hone row-major: a row-major [r, c] matrix is the
 // column-major [c, r] one, so Y = A·B is computed as Yᵀ = Bᵀ·Aᵀ by swapping
-// the operands (no data moves). Conv lives in ops_conv.cpp.
+// the operands (no data moves). A MatMul by a constant weight with a bias
+// Add after it is one unit (gemm_epilogue): cuBLASLt's bias epilogue, each
+// algorithm of its heuristic, with f32 operands also on a copy of the weight
+// stored [N, K], timed against the bias broadcast into Y before an SGEMM.
+// Conv lives in ops_conv.cpp.
 #include <algorithm>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op_timer.h"
@@ -200,18 +206,22 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
 
 /// A plan running `lt`'s product (Y = A · B + bias[N]; bias: input 2).
 /// `rank`: the algorithm's place in cuBLASLt's heuristic (0: its best guess),
-/// part of the kernel's name.
+/// part of the kernel's name. `bt`: B's f32 copy stored [N, K] (`lt` made
+/// with tb), used instead of input 1; its kernel ids end in ".t".
 OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, int64_t K, int half,
-             std::shared_ptr<LtMatmul> lt, size_t rank) {
+             std::shared_ptr<LtMatmul> lt, size_t rank,
+             std::shared_ptr<const DeviceBuffer> bt = nullptr) {
   OpPlan p;
   p.outputs = {out};
   p.kernel = gemm_kernel(op, "sgemm", half);
   p.kernel.replace(p.kernel.rfind('.') + 1, std::string::npos,
-                   rank == 0 ? "cublaslt+bias" : "cublaslt+bias.h" + std::to_string(rank));
+                   std::string(bt ? "cublaslt+bias.t" : "cublaslt+bias") +
+                       (rank == 0 ? "" : ".h" + std::to_string(rank)));
   const size_t ha = half != 0 ? half_bytes(M * K) : 0, hb = half != 0 ? half_bytes(K * N) : 0;
   p.workspace_bytes = ha + hb + lt->workspace;
   p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-    HONE_TRY(const auto operands, product_operands(c, bind, M * K, K * N, half));
+    HONE_TRY(auto operands, product_operands(c, bind, M * K, K * N, half));
+    if (bt) operands.second = bt->ptr();
     const auto [A, B] = operands;
     const float one = 1.0f, zero = 0.0f;
     const Api& a = c.d.api();
@@ -413,9 +423,10 @@ class MatMulOp final : public Op {
 /// added to it (beta = 1); timed, the faster kept.
 class MatMulBiasOp final : public Op {
  public:
-  MatMulBiasOp(std::string label, ConvSettings s) : s_(std::move(s)), label_(std::move(label)) {}
+  MatMulBiasOp(std::string label, ConvSettings s, ValueId weight)
+      : s_(std::move(s)), label_(std::move(label)), weight_(weight) {}
 
-  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
     const dims_t &a = in[0], &b = in[1];
     if (a.size() < 2 || b.size() != 2)
       return fail(ErrorCode::kInvalidArgument,
@@ -446,6 +457,16 @@ class MatMulBiasOp final : public Op {
       }
       if (half != s_.gemm_half) cands.push_back(with_prefill(out, M, N, K, half));
     }
+    // f32 operands: cuBLASLt again with the weight stored [N, K] (a copy
+    // made now), as a Linear layer keeps it: for some shapes its heuristic
+    // offers faster kernels for that layout than for [K, N].
+    if (s_.gemm_half == 0)
+      if (auto bt = transposed_weight(env, K, N)) {
+        if (auto lts = lt_matmul_bias(M, N, K, 0, s_.tf32, true)) {
+          for (size_t r = 0; r < lts->size(); ++r)
+            cands.push_back(lt_plan("matmul", out, M, N, K, 0, (*lts)[r], r, *bt));
+        }
+      }
     Check check;
     check.reference = 0;
     check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
@@ -453,6 +474,30 @@ class MatMulBiasOp final : public Op {
   }
 
  private:
+  /// The constant weight [K, N] transposed to [N, K] on the device, or
+  /// nothing when its contents are not known here.
+  std::optional<std::shared_ptr<const DeviceBuffer>> transposed_weight(const PlanEnv& env,
+                                                                       int64_t K, int64_t N) const {
+    const Tensor* w = env.value ? env.value(weight_) : nullptr;
+    if (w == nullptr || w->dtype() != DType::kF32 || w->numel() != K * N) return std::nullopt;
+    // One copy for every plan of this unit that keeps it (its shape signatures).
+    std::lock_guard lock(mu_);
+    if (auto kept = transposed_.lock()) return kept;
+    const float* src = w->data<float>();
+    std::vector<float> t(static_cast<size_t>(K * N));
+    for (int64_t k = 0; k < K; ++k)
+      for (int64_t n = 0; n < N; ++n) t[static_cast<size_t>(n * K + k)] = src[k * N + n];
+    auto d = Driver::get();
+    if (!d) return std::nullopt;
+    auto buf = DeviceBuffer::allocate(**d, t.size() * sizeof(float));
+    if (!buf || !(*d)->check((*d)->api().cuMemcpyHtoD(buf->ptr(), t.data(), buf->bytes()),
+                             "cuMemcpyHtoD"))
+      return std::nullopt;
+    auto made = std::make_shared<const DeviceBuffer>(std::move(*buf));
+    transposed_ = made;
+    return made;
+  }
+
   static OpPlan with_prefill(const dims_t& out, int64_t M, int64_t N, int64_t K, int half) {
     OpPlan p;
     p.outputs = {out};
@@ -470,6 +515,9 @@ class MatMulBiasOp final : public Op {
 
   ConvSettings s_;
   std::string label_;
+  ValueId weight_;
+  mutable std::mutex mu_;
+  mutable std::weak_ptr<const DeviceBuffer> transposed_;
 };
 
 /// The Add of a constant bias over the last dim of MatMul `n`'s output, when
@@ -512,7 +560,7 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
     u.label += "+Add";
     u.inputs = {n.inputs[0], n.inputs[1], a.inputs[0] == n.outputs[0] ? a.inputs[1] : a.inputs[0]};
     u.outputs = {a.outputs[0]};
-    u.op = std::make_unique<MatMulBiasOp>(u.label, b.conv);
+    u.op = std::make_unique<MatMulBiasOp>(u.label, b.conv, n.inputs[1]);
     return u;
   }
   const bool third = n.inputs.size() > 2 && n.inputs[2] >= 0;

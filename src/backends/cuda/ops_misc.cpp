@@ -180,24 +180,44 @@ Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims
   return p;
 }
 
-Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in) {
+/// LayerNormalization `n` of in = [x, scale, bias?], or, with `residual`, of
+/// x + z for in = [x, z, scale, bias?] (the Add before it fused); `keep_sum`:
+/// x + z is an output too, before the normalised one.
+Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool residual,
+                              bool keep_sum) {
   const dims_t& x = in[0];
+  if (residual && in[1] != x)
+    return fail(ErrorCode::kInvalidArgument, "the Add before " + n.describe() + " has operands " +
+                                                 shape_to_string(x) + " and " +
+                                                 shape_to_string(in[1]));
+  const size_t at = residual ? 2 : 1;  // scale
   HONE_TRY(int64_t axis, norm_axis(n.attr_int("axis", -1), x.size(), "LayerNormalization"));
   const long long rows = prod(x, 0, axis), r = prod(x, axis, x.size());
-  const bool has_bias = in.size() > 2;
-  if (numel_of(in[1]) != r || (has_bias && numel_of(in[2]) != r))
+  const bool has_bias = in.size() > at + 1;
+  if (numel_of(in[at]) != r || (has_bias && numel_of(in[at + 1]) != r))
     return fail(ErrorCode::kUnsupported, "LayerNormalization scale/bias that broadcast");
   const float eps = n.attr_float("epsilon", 1e-5f);
+  const bool warp = r % 4 == 0 && r <= 1024;
   OpPlan p;
-  p.outputs = {x};
-  p.kernel = "layernorm.f32.cuda.rows";
+  p.outputs = keep_sum ? std::vector<dims_t>{x, x} : std::vector<dims_t>{x};
+  p.kernel = std::string(residual ? "add+layernorm" : "layernorm") + ".f32.cuda." +
+             (warp ? "warp" : "rows");
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    HONE_TRY(CUfunction f, fn(c, "hone_layernorm"));
-    CUdeviceptr xi = b.in[0], s = b.in[1], bi = has_bias ? b.in[2] : 0, y = b.out[0];
+    CUdeviceptr xi = b.in[0], zi = residual ? b.in[1] : 0, s = b.in[at];
+    CUdeviceptr bi = has_bias ? b.in[at + 1] : 0, sum = keep_sum ? b.out[0] : 0, y = b.out.back();
     long long ro = rows, rr = r;
     float e = eps;
+    const bool aligned = ((xi | zi | s | bi | sum | y) & 15) == 0;
+    if (warp && aligned) {
+      HONE_TRY(CUfunction f, fn(c, "hone_layernorm_warp"));
+      int ri = static_cast<int>(r);
+      const long long blocks = std::min<long long>((rows + 7) / 8, 65535LL * 8);
+      return launch(c.d, f, c.stream, static_cast<unsigned>(blocks), 256,
+                    {&xi, &zi, &s, &bi, &sum, &y, &ro, &ri, &e});
+    }
+    HONE_TRY(CUfunction f, fn(c, "hone_layernorm"));
     return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(rows, 65535)), 256,
-                  {&xi, &s, &bi, &y, &ro, &rr, &e});
+                  {&xi, &zi, &s, &bi, &sum, &y, &ro, &rr, &e});
   };
   return p;
 }
@@ -356,6 +376,63 @@ OpPlan view(dims_t out, const char* kernel, int64_t offset) {
   return p;
 }
 
+NodeId layernorm_after(BlockInfo& b, const Node& add) {
+  const Graph& g = b.g;
+  if (!add.domain.empty() || add.inputs.size() != 2 || add.outputs.size() != 1 ||
+      add.inputs[0] < 0 || add.inputs[1] < 0)
+    return -1;
+  const Value &x = g.value(add.inputs[0]), &z = g.value(add.inputs[1]);
+  // No broadcast: both operands have one static shape (symbolic dims included).
+  if (x.dtype != DType::kF32 || z.dtype != DType::kF32 || !x.shape || !z.shape ||
+      !(*x.shape == *z.shape) || x.initializer || z.initializer)
+    return -1;
+  const ValueId sum = add.outputs[0];
+  NodeId ln = -1;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& c = g.nodes()[i];
+    if (c.op_type == "LayerNormalization" && c.domain.empty() && !b.used[i] && !c.inputs.empty() &&
+        c.inputs[0] == sum && c.outputs.size() == 1 &&
+        std::count(c.inputs.begin(), c.inputs.end(), sum) == 1) {
+      ln = static_cast<NodeId>(i);
+      break;
+    }
+  }
+  if (ln < 0) return -1;
+  // The unit runs at the LayerNormalization's place: every other reader of
+  // the sum must come after it.
+  const size_t at = b.position(ln);
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const Node& c = g.nodes()[i];
+    if (static_cast<NodeId>(i) == ln ||
+        std::find(c.inputs.begin(), c.inputs.end(), sum) == c.inputs.end())
+      continue;
+    if (b.position(static_cast<NodeId>(i)) <= at) return -1;
+  }
+  return ln;
+}
+
+Result<Unit> create_add_layernorm(BlockInfo& b, const Node& add, NodeId ln,
+                                  std::vector<NodeId>* absorbed) {
+  const Node& n = b.g.node(ln);
+  const ValueId sum = add.outputs[0];
+  // The sum stays a value of its own when anything else reads it (a
+  // pre-norm transformer's residual stream).
+  const bool keep_sum = b.is_output[static_cast<size_t>(sum)] || b.consumers[static_cast<size_t>(sum)] > 1;
+  Unit u;
+  u.label = add.describe() + "+LayerNormalization";
+  u.inputs = {add.inputs[0], add.inputs[1], n.inputs[1]};
+  if (n.inputs.size() > 2 && n.inputs[2] >= 0) u.inputs.push_back(n.inputs[2]);
+  u.outputs = keep_sum ? std::vector<ValueId>{sum, n.outputs[0]}
+                       : std::vector<ValueId>{n.outputs[0]};
+  b.used[static_cast<size_t>(ln)] = true;
+  absorbed->push_back(ln);
+  const Node node = n;
+  u.op = std::make_unique<FnOp>([node, keep_sum](const std::vector<dims_t>& in, const PlanEnv&) {
+    return plan_layernorm(node, in, true, keep_sum);
+  });
+  return u;
+}
+
 Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
   const Graph& g = b.g;
   Unit u;
@@ -373,7 +450,7 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
       u.inputs.push_back(n.inputs[1]);
       if (n.inputs.size() > 2 && n.inputs[2] >= 0) u.inputs.push_back(n.inputs[2]);
       p = [node](const std::vector<dims_t>& in, const PlanEnv&) {
-        return plan_layernorm(node, in);
+        return plan_layernorm(node, in, false, false);
       };
     } else if (op.find("Pool") != std::string::npos) {
       p = [node](const std::vector<dims_t>& in, const PlanEnv&) { return plan_pool(node, in); };

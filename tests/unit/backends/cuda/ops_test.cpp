@@ -315,6 +315,65 @@ TEST(CudaOps, SoftmaxLayerNormReductions) {
   expect_matches_reference(g, {uniform(rng, {2, 5, 300}, -4.0f, 4.0f)}, 1e-4, 1e-4);
 }
 
+TEST(CudaOps, ResidualAddAndLayerNormAreOneUnit) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(13);
+  GraphBuilder b("addln");
+  const Dim n = Dim::symbol("n");
+  ValueId x = b.input("x", DType::kF32, Shape{n, 9, 64});
+  ValueId y = b.input("y", DType::kF32, Shape{n, 9, 64});
+  // Pre-norm: the sum feeds the LayerNormalization and, later, the next
+  // residual Add, so the unit keeps it as an output of its own.
+  ValueId s1 = b.add(x, y);
+  ValueId l1 = b.layer_norm(s1, b.constant("g1", uniform(rng, {64})),
+                            b.constant("b1", uniform(rng, {64})));
+  ValueId h = b.matmul(l1, b.constant("w", uniform(rng, {64, 64}, -0.2f, 0.2f)));
+  // Post-norm: this sum is read by the LayerNormalization alone (no bias).
+  ValueId s2 = b.add(s1, h);
+  b.output(b.layer_norm(s2, b.constant("g2", uniform(rng, {64})), kNoValue), "post");
+  // Rows too long for the one-warp kernel, and a sum that is a block output.
+  ValueId u = b.input("u", DType::kF32, Shape{n, 5, 1030});
+  ValueId v = b.input("v", DType::kF32, Shape{n, 5, 1030});
+  ValueId s3 = b.add(u, v);
+  b.output(b.layer_norm(s3, b.constant("g3", uniform(rng, {1030})),
+                        b.constant("b3", uniform(rng, {1030}))),
+           "long");
+  b.output(s3, "sum");
+  Graph g = *std::move(b).build();
+  for (int64_t batch : {1, 3}) {
+    auto be = expect_matches_reference(
+        g, {uniform(rng, {batch, 9, 64}, -2.0f, 2.0f), uniform(rng, {batch, 9, 64}),
+            uniform(rng, {batch, 5, 1030}), uniform(rng, {batch, 5, 1030})},
+        1e-4, 1e-4);
+    const std::string plan = plan_text(*be);
+    EXPECT_NE(plan.find("add+layernorm.f32.cuda.warp"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("add+layernorm.f32.cuda.rows"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("nvrtc[add"), std::string::npos) << plan;
+  }
+}
+
+TEST(CudaOps, ElementwiseChainsFourAtATimeWhereRowsAllow) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(14);
+  GraphBuilder b("wide");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 9, 64});
+  b.output(b.gelu(x), "gelu");                                          // flat
+  b.output(b.add(x, b.constant("bias", uniform(rng, {64}))), "bias");  // contiguous along rows
+  ValueId c = b.input("c", DType::kF32, Shape{Dim::symbol("n"), 8, 6, 4});
+  b.output(b.mul(c, b.constant("ch", uniform(rng, {8, 1, 1}))), "channel");  // constant along rows
+  b.output(b.mul(c, b.constant("col", uniform(rng, {6, 1}))), "column");  // rows of 4
+  ValueId o = b.input("o", DType::kF32, Shape{Dim::symbol("n"), 3, 5});
+  b.output(b.sigmoid(b.add(o, b.constant("ob", uniform(rng, {5})))), "odd");  // scalar kernel
+  // A large output (over 4 MiB) comes back through the pinned buffer.
+  ValueId big = b.input("big", DType::kF32, Shape{Dim::symbol("n"), 1100, 1024});
+  b.output(b.relu(big), "big_relu");
+  Graph g = *std::move(b).build();
+  for (int64_t batch : {1, 2})
+    expect_matches_reference(g, {uniform(rng, {batch, 9, 64}, -3.0f, 3.0f),
+                                 uniform(rng, {batch, 8, 6, 4}), uniform(rng, {batch, 3, 5}),
+                                 uniform(rng, {batch, 1100, 1024})});
+}
+
 TEST(CudaOps, LayoutOpsAndViews) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(10);
