@@ -557,7 +557,8 @@ CudaBackend::CudaBackend() {
       .declare("precision", std::string("fp32"),
                "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS and cuDNN on TF32 "
                "tensor cores (also chosen by allow_reduced_precision); bf16 / fp16: matrix "
-               "products on bf16 / f16 tensor cores, convolutions on TF32 ones; every product "
+               "products on bf16 / f16 tensor cores, convolutions on TF32 ones or (timed per "
+               "geometry, conv_select) on cuDNN's bf16 / f16 NHWC kernels; every product "
                "accumulates in f32, and tensors, softmax and normalisation stay f32")
       .declare("cudnn", true,
                "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
@@ -568,8 +569,12 @@ CudaBackend::CudaBackend() {
                "a conv's bias, residual Add and Relu inside cuDNN's fused call; false: the "
                "plain cuDNN conv, then one hone epilogue pass")
       .declare("conv_select", std::string("time"),
-               "time: per conv geometry, time cuDNN against im2col + cuBLAS at plan time and "
-               "keep the faster; cudnn: cuDNN wherever it can run the conv")
+               "time: per conv geometry, time cuDNN against im2col + cuBLAS (and, under "
+               "bf16/fp16, cuDNN on bf16/f16 NHWC copies of the input and weights, checked "
+               "against the f32 cuDNN result) at plan time and keep the fastest; cudnn: cuDNN "
+               "(f32 data) wherever it can run the conv; cudnn_nhwc (bf16/fp16 only): cuDNN in "
+               "bf16/f16 NHWC wherever it can run the conv (group 1, symmetric pads), else as "
+               "cudnn")
       .declare("gemm_select", std::string("time"),
                "bf16/fp16 only. time: per matrix-product shape, time the bf16/f16 product "
                "(operands converted) against SGEMM in TF32 at plan time and keep the faster; "
@@ -642,9 +647,14 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
     return fail(ErrorCode::kInvalidArgument,
                 "cuda precision '" + precision + "': expected fp32, tf32, bf16 or fp16");
   const std::string select = config().get<std::string>("conv_select", "time");
-  if (select != "time" && select != "cudnn")
+  if (select != "time" && select != "cudnn" && select != "cudnn_nhwc")
     return fail(ErrorCode::kInvalidArgument,
-                "cuda conv_select '" + select + "': expected time or cudnn");
+                "cuda conv_select '" + select + "': expected time, cudnn or cudnn_nhwc");
+  if (select == "cudnn_nhwc" && precision != "bf16" && precision != "fp16")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda conv_select 'cudnn_nhwc' runs convs in bf16 or f16: it needs precision "
+                "bf16 or fp16, not '" +
+                    precision + "'");
   const std::string gemm_select = config().get<std::string>("gemm_select", "time");
   if (gemm_select != "time" && gemm_select != "reduced")
     return fail(ErrorCode::kInvalidArgument,
@@ -684,7 +694,9 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
                                                     : AttentionSelect::kTime;
   conv_.depthwise_on_dnn = config().get<bool>("cudnn_depthwise", true);
   conv_.fused_relu = config().get<bool>("cudnn_fused", true);
-  conv_.select_by_time = select == "time";
+  conv_.conv_select = select == "cudnn"        ? ConvSelect::kCudnn
+                      : select == "cudnn_nhwc" ? ConvSelect::kCudnnNhwc
+                                               : ConvSelect::kTime;
   if (!config().get<bool>("cudnn", true)) {
     conv_.why_not = "cudnn=false";
   } else if (auto dnn = Cudnn::get()) {

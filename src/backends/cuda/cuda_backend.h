@@ -7,8 +7,9 @@
 //   HONE_CHECK_OK(be->build(graph));              // uploads weights, compiles kernels
 //   HONE_TRY(auto y, be->infer({x}));  be->kernel_executions();  // > 0: GPU kernels ran
 //
-// Ops: Conv (cuDNN, with the residual Add and Relu fused, when found; else im2col + SGEMM
-// and a direct depthwise kernel), Gemm/MatMul (SGEMM, batched; MatMul + constant bias as
+// Ops: Conv (cuDNN, with the residual Add and Relu fused, when found, and under
+// bf16/fp16 also cuDNN on bf16/f16 NHWC copies; else im2col + SGEMM and a direct
+// depthwise kernel), Gemm/MatMul (SGEMM, batched; MatMul + constant bias as
 // one unit, cuBLASLt's bias epilogue when found), attention blocks as one unit (fused
 // flash-style kernels timed against the unfused path, ops_attention.cpp), element-wise
 // chains fused into one generated kernel each (the epilogue of dense ops),
@@ -16,8 +17,8 @@
 // Transpose, Concat, and views; everything else runs on the reference
 // through CompilingBackend, with copies to and from the device at block edges.
 // precision=fp32 (strict) | tf32 | bf16 | fp16 (ConvSettings): bf16/fp16 run matrix
-// products on bf16/f16 operands (weights converted once when a block compiles)
-// with f32 sums and outputs; every tensor between steps stays f32.
+// products and convolutions on bf16/f16 operands (weights converted once when a block
+// compiles or a conv is planned) with f32 sums; every tensor between steps stays f32.
 // Kernels chosen by timing at plan time (conv_select, gemm_select,
 // attention_select, gemm_epilogue, cuDNN's algorithm search) are recorded per
 // unit, input shapes and precision in the config field kernel_choices
@@ -55,6 +56,14 @@ enum class AttentionSelect {
   kUnfused,  // the member nodes' own kernels (no attention unit)
 };
 
+/// conv_select: how a conv's kernel is chosen (ops_conv.cpp).
+enum class ConvSelect {
+  kTime,       // time the candidates that accept the geometry (cuDNN, im2col + cuBLAS, and
+               // under bf16/fp16 cuDNN in bf16/f16 NHWC) and keep the fastest
+  kCudnn,      // cuDNN (f32 data) wherever it can run the conv
+  kCudnnNhwc,  // bf16/fp16 only: cuDNN in bf16/f16 NHWC wherever it can run it, else as kCudnn
+};
+
 /// How a build runs convolutions (ops_conv.cpp) and matrix products
 /// (ops_dense.cpp), from the cudnn and precision settings.
 struct ConvSettings {
@@ -62,7 +71,7 @@ struct ConvSettings {
   std::string why_not;         // why dnn is null ("cudnn=false", "cuDNN not found ...")
   bool depthwise_on_dnn = true;
   bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
-  bool select_by_time = true;  // conv_select=time: cuDNN or im2col + cuBLAS, whichever is faster
+  ConvSelect conv_select = ConvSelect::kTime;
   bool tf32 = false;           // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
   /// The operand type of every matrix product: 0 runs cublasSgemm on the f32
   /// data (strict or TF32 by the handle's math mode); kCudaR16BF or kCudaR16F

@@ -37,9 +37,13 @@ using cudnnConvolutionDescriptor_t = cudnnConvolutionStruct*;
 using cudnnActivationDescriptor_t = cudnnActivationStruct*;
 
 inline constexpr int kDnnNchw = 0;              // CUDNN_TENSOR_NCHW
+inline constexpr int kDnnNhwc = 1;              // CUDNN_TENSOR_NHWC (filters: KRSC)
 inline constexpr int kDnnFloat = 0;             // CUDNN_DATA_FLOAT
+inline constexpr int kDnnHalf = 2;              // CUDNN_DATA_HALF
+inline constexpr int kDnnBfloat16 = 9;          // CUDNN_DATA_BFLOAT16
 inline constexpr int kDnnCrossCorrelation = 1;  // CUDNN_CROSS_CORRELATION (ONNX's Conv)
 inline constexpr int kDnnDefaultMath = 0;       // CUDNN_DEFAULT_MATH: TF32 allowed
+inline constexpr int kDnnTensorOpMath = 1;      // CUDNN_TENSOR_OP_MATH: bf16/f16 tensor cores
 inline constexpr int kDnnFmaMath = 3;           // CUDNN_FMA_MATH: strict f32, no tensor cores
 inline constexpr int kDnnActRelu = 1;           // CUDNN_ACTIVATION_RELU
 inline constexpr int kDnnNotPropagateNan = 0;   // CUDNN_NOT_PROPAGATE_NAN

@@ -14,7 +14,9 @@
 // ("[8,64][64,32][32]"), MODE the precision (fp32, tf32, bf16, fp16), KERNEL
 // the chosen OpPlan::kernel. In LABEL and KERNEL the characters % ; = | and
 // control characters are written as %XX (hex). A cuDNN algorithm choice is
-// the entry of LABEL + " cudnn-find" with KERNEL "cudnn[algo A, math M]".
+// the entry of LABEL + " cudnn-find" with KERNEL "cudnn[algo A, math M]" (f32
+// NCHW), or of LABEL + " cudnn-find-nhwc" with "cudnn_nhwc[algo A, math M]"
+// (bf16/f16 NHWC, ops_conv.cpp).
 #pragma once
 
 #include <cstdint>

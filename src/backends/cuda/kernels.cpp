@@ -135,19 +135,121 @@ extern "C" __global__ void hone_transpose_tiles(const float* x, float* y, HoneSh
 }
 
 // f32 to bf16 (bf16 = 1) or f16 storage, rounding to nearest even (NaN stays
-// NaN, f16 overflow goes to infinity): the operands of reduced-precision GEMMs.
+// NaN, f16 overflow goes to infinity): the operands of reduced-precision GEMMs
+// and cuDNN's NHWC convs.
+__device__ __forceinline__ unsigned short hone_half_bits(float f, int bf16) {
+  unsigned short h;
+  if (bf16) {
+    const unsigned u = __float_as_uint(f);
+    h = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
+                                        : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  } else {
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  }
+  return h;
+}
+// And back (exact).
+__device__ __forceinline__ float hone_half_value(unsigned short h, int bf16) {
+  if (bf16) return __uint_as_float((unsigned)h << 16);
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
 extern "C" __global__ void hone_to_half(const float* x, unsigned short* y, long long n, int bf16) {
-  HONE_FOR(i, n) {
-    const float f = x[i];
-    unsigned short h;
-    if (bf16) {
-      const unsigned u = __float_as_uint(f);
-      h = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
-                                          : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-    } else {
-      asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  HONE_FOR(i, n) y[i] = hone_half_bits(x[i], bf16);
+}
+
+// The NHWC cuDNN conv under bf16/fp16 (ops_conv.cpp) reads its input as
+// bf16/f16 [N, P, C] (P = H*W) and writes [N, P, M]; hone's tensors are f32
+// [N, C, P]. Both moves are batched 2-D transposes, done in 32x32 tiles
+// through shared memory (f32, padded against bank conflicts) so that reads and
+// writes are both coalesced: block (32, 8), each thread 4 rows of a tile; the
+// tiles of all images are one grid-stride range over blockIdx.x (so gridDim.y
+// and z stay 1 whatever N and the channel count). The tile loop's bounds
+// depend on blockIdx only: every thread reaches each __syncthreads.
+// Channel counts below 16 would leave most of each tile idle (a first conv's
+// 3 channels): there the *_rows kernels give one thread per element, in the
+// destination's order (reads strided by the few channels, cached).
+
+// x f32 [N, C, P] to y bf16/f16 [N, P, C]: a conv's input, and its weights
+// [M, C, KH*KW] -> [M, KH*KW, C] (KRSC) when they are no constant.
+extern "C" __global__ void hone_to_nhwc_half(const float* x, unsigned short* y, long long N, int C,
+                                             long long P, int bf16) {
+  __shared__ float tile[32][33];  // [channel][position]
+  const long long pt = (P + 31) / 32, ct = (C + 31) / 32, tiles = N * ct * pt;
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const long long p0 = (t % pt) * 32, rest = t / pt;
+    const int c0 = (int)(rest % ct) * 32;
+    const long long n = rest / ct;
+    const float* xn = x + n * C * P;
+    unsigned short* yn = y + n * P * C;
+    for (int j = threadIdx.y; j < 32; j += 8) {  // along P: coalesced f32 reads
+      const int c = c0 + j;
+      const long long p = p0 + threadIdx.x;
+      if (c < C && p < P) tile[j][threadIdx.x] = xn[(long long)c * P + p];
     }
-    y[i] = h;
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += 8) {  // along C: coalesced 2-byte writes
+      const long long p = p0 + j;
+      const int c = c0 + threadIdx.x;
+      if (c < C && p < P) yn[p * C + c] = hone_half_bits(tile[threadIdx.x][j], bf16);
+    }
+    __syncthreads();
+  }
+}
+extern "C" __global__ void hone_to_nhwc_half_rows(const float* x, unsigned short* y, long long n,
+                                                  int C, long long P, int bf16) {
+  HONE_FOR(i, n) {  // i indexes y [N, P, C]
+    const long long np = i / C, p = np % P, img = np / P;
+    const int c = (int)(i - np * C);
+    y[i] = hone_half_bits(x[(img * C + c) * P + p], bf16);
+  }
+}
+
+// The conv's epilogue on its way back: out f32 [N, M, P] = relu?(yh [N, P, M]
+// + bias[m] (may be null) + z [N, M, P] (may be null)); NaN stays NaN through
+// the Relu, as in hone_conv_epilogue.
+__device__ __forceinline__ float hone_nhwc_out(float v, const float* bias, const float* z, int m,
+                                               long long o, int relu) {
+  if (bias) v += bias[m];
+  if (z) v += z[o];
+  return relu && v < 0.0f ? 0.0f : v;
+}
+extern "C" __global__ void hone_nhwc_half_epilogue(const unsigned short* yh, float* out,
+                                                   const float* bias, const float* z, long long N,
+                                                   int M, long long P, int relu, int bf16) {
+  __shared__ float tile[32][33];  // [position][channel]
+  const long long pt = (P + 31) / 32, mt = (M + 31) / 32, tiles = N * mt * pt;
+  for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const long long p0 = (t % pt) * 32, rest = t / pt;
+    const int m0 = (int)(rest % mt) * 32;
+    const long long n = rest / mt;
+    const unsigned short* yn = yh + n * P * M;
+    for (int j = threadIdx.y; j < 32; j += 8) {  // along M: coalesced 2-byte reads
+      const long long p = p0 + j;
+      const int m = m0 + threadIdx.x;
+      if (m < M && p < P) tile[j][threadIdx.x] = hone_half_value(yn[p * M + m], bf16);
+    }
+    __syncthreads();
+    for (int j = threadIdx.y; j < 32; j += 8) {  // along P: coalesced f32 reads of z, writes
+      const int m = m0 + j;
+      const long long p = p0 + threadIdx.x;
+      if (m < M && p < P) {
+        const long long o = (n * M + m) * P + p;
+        out[o] = hone_nhwc_out(tile[threadIdx.x][j], bias, z, m, o, relu);
+      }
+    }
+    __syncthreads();
+  }
+}
+extern "C" __global__ void hone_nhwc_half_epilogue_rows(const unsigned short* yh, float* out,
+                                                        const float* bias, const float* z,
+                                                        long long n, int M, long long P, int relu,
+                                                        int bf16) {
+  HONE_FOR(i, n) {  // i indexes out [N, M, P]
+    const long long nm = i / P, p = i - nm * P, img = nm / M;
+    const int m = (int)(nm - img * M);
+    out[i] = hone_nhwc_out(hone_half_value(yh[(img * P + p) * M + m], bf16), bias, z, m, i, relu);
   }
 }
 

@@ -1,8 +1,8 @@
 // Private to the cuda backend: times a planned op on the device, for choosing
 // between candidate kernels of one op at plan time (fastest(): the attention
-// units, cuBLASLt epilogues, bf16/f16 products against TF32 ones, cuDNN or
-// im2col + cuBLAS per conv geometry), and replays the choices a backend has
-// recorded (kernel_choices.h).
+// units, cuBLASLt epilogues, bf16/f16 products against TF32 ones, cuDNN (f32,
+// or bf16/f16 NHWC) or im2col + cuBLAS per conv geometry), and replays the
+// choices a backend has recorded (kernel_choices.h).
 //
 //   HONE_TRY(double ms, time_op(plan, input_dims, math_mode, dnn));
 //

@@ -6,13 +6,29 @@
 // Conv followed by Relu, with or without a residual Add between, is one
 // cudnnConvolutionBiasActivationForward: y = relu(conv(x, w) + z + bias)
 // (cudnn_fused=false: cudnnConvolutionForward, then one epilogue pass).
-// Strict fp32 pins cuDNN to FMA math (no TF32 tensor cores); tf32 lets it
-// choose. Layout is NCHW, hone's own, so no transposes are added.
+// Strict fp32 pins cuDNN to FMA math (no TF32 tensor cores); tf32, bf16 and
+// fp16 let it choose. Layout is NCHW f32, hone's own, so no transposes are added.
 //
-// conv_select=time (the default) times both candidates once per geometry
-// (op_timer.h) and keeps the faster: cuDNN's FMA kernels lose to cuBLAS on
-// small batches. Both choices, cuDNN's algorithm and cuDNN or cuBLAS, are
-// recorded in the backend's kernel_choices and replayed from it untimed. Otherwise, or without cuDNN, im2col + cuBLAS: im2col of a chunk of
+// Under bf16/fp16 a third candidate, cuDNN on bf16/f16 NHWC copies (the
+// layout and type of cuDNN's sm90 tensor-core kernels; its NCHW f32 kernels
+// there are older TF32 ones): one kernel converts the input f32 NCHW to half
+// NHWC in the workspace, cudnnConvolutionForward (f32 sums, math
+// CUDNN_TENSOR_OP_MATH, its own algorithm search under the entry LABEL +
+// " cudnn-find-nhwc") writes half NHWC into the workspace, and one epilogue
+// kernel turns that into the f32 NCHW output with the bias, residual and Relu.
+// Constant weights are converted to half KRSC once per op when it is first
+// planned; others on every run, in the workspace. Only for group == 1:
+// grouped and depthwise convs keep the candidates above.
+//
+// conv_select=time (the default) times the candidates once per geometry
+// (op_timer.h) and keeps the fastest: cuDNN's FMA kernels lose to cuBLAS on
+// small batches. With the NHWC candidate there, each candidate is first
+// checked against the f32 cuDNN result on random inputs (the op's real
+// weights) within the bf16/f16 tolerance; one that strays is dropped with a
+// warning. conv_select=cudnn_nhwc takes the NHWC candidate untimed wherever it
+// plans. The choices, cuDNN's algorithms and the candidate, are recorded in the
+// backend's kernel_choices and replayed from it untimed. Otherwise, or without
+// cuDNN, im2col + cuBLAS: im2col of a chunk of
 // images (a kernel; skipped for 1x1 stride-1 unpadded convs) then, per group,
 // one strided-batched SGEMM over the chunk; the bias is broadcast into the
 // output first and the SGEMM accumulates onto it (beta = 1). Depthwise convs
@@ -23,11 +39,13 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/op.h"
 #include "backends/cuda/op_timer.h"
 #include "core/log.h"
+#include "hone/half.h"
 #include "ops/window.h"
 
 namespace hone::cuda {
@@ -64,30 +82,37 @@ struct DnnConv {
 
 constexpr size_t kMaxDnnWorkspace = size_t{256} << 20;
 
-/// The id a cuDNN algorithm choice is recorded under: "cudnn[algo 1, math 3]".
-std::string algo_id(const DnnAlgoPerf& p) {
-  return "cudnn[algo " + std::to_string(p.algo) + ", math " + std::to_string(p.math_type) + "]";
+/// The id a cuDNN algorithm choice is recorded under: "cudnn[algo 1, math 3]"
+/// for the f32 NCHW conv, "cudnn_nhwc[algo 1, math 1]" for the bf16/f16 NHWC one
+/// (`half` != 0), so that neither replays the other's record.
+std::string algo_id(const DnnAlgoPerf& p, int half) {
+  return std::string(half != 0 ? "cudnn_nhwc" : "cudnn") + "[algo " + std::to_string(p.algo) +
+         ", math " + std::to_string(p.math_type) + "]";
 }
 
 /// The recorded algorithm `id` (algo_id()) set up on `dc` without timing:
-/// its math mode on the descriptor (under tf32) and its workspace queried;
-/// or why it cannot be (a malformed id, a tensor-op algorithm under strict
-/// fp32, a status or a workspace over kMaxDnnWorkspace here).
+/// its math mode on the descriptor (where tensor ops are allowed) and its
+/// workspace queried; or why it cannot be (a malformed id, a tensor-op
+/// algorithm under strict fp32, a status or a workspace over
+/// kMaxDnnWorkspace here). `search_math`: the descriptor's math mode before.
 Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::string& id,
-                                  bool tf32) {
+                                  bool tensor_ops, int half, int search_math) {
+  const char* form = half != 0 ? "cudnn_nhwc[algo %d, math %d%c" : "cudnn[algo %d, math %d%c";
+  const std::string expected =
+      std::string("not ") + (half != 0 ? "cudnn_nhwc" : "cudnn") + "[algo A, math M]";
   int algo = -1, math = -1;
   char tail = 0;
-  if (std::sscanf(id.c_str(), "cudnn[algo %d, math %d%c", &algo, &math, &tail) != 3 ||
-      tail != ']' || algo < 0 || math < 0)
-    return fail(ErrorCode::kInvalidArgument, "not cudnn[algo A, math M]");
+  if (std::sscanf(id.c_str(), form, &algo, &math, &tail) != 3 || tail != ']' || algo < 0 ||
+      math < 0)
+    return fail(ErrorCode::kInvalidArgument, expected);
   DnnAlgoPerf p{};
   p.algo = algo;
   p.math_type = math;
-  if (algo_id(p) != id) return fail(ErrorCode::kInvalidArgument, "not cudnn[algo A, math M]");
-  if (!tf32 && math != kDnnFmaMath && math != kDnnDefaultMath)
+  if (algo_id(p, half) != id) return fail(ErrorCode::kInvalidArgument, expected);
+  if (!tensor_ops && math != kDnnFmaMath && math != kDnnDefaultMath)
     return fail(ErrorCode::kInvalidArgument, "a tensor-op math mode under strict fp32");
   const CudnnApi& a = lib.api();
-  if (tf32)
+  if (tensor_ops)
     HONE_CHECK_OK(
         lib.check(a.cudnnSetConvolutionMathType(dc.conv, math), "cudnnSetConvolutionMathType"));
   size_t bytes = 0;
@@ -99,8 +124,8 @@ Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::stri
     sized = fail(ErrorCode::kUnsupported, "needs " + std::to_string(bytes >> 20) +
                                               " MiB of workspace here");
   if (!sized) {
-    if (tf32)  // back to what cudnnFindConvolutionForwardAlgorithm searches under
-      HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc.conv, kDnnDefaultMath),
+    if (tensor_ops)  // back to what cudnnFindConvolutionForwardAlgorithm searches under
+      HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc.conv, search_math),
                               "cudnnSetConvolutionMathType"));
     return fail(std::move(sized).error());
   }
@@ -113,39 +138,45 @@ Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::stri
 /// one cuDNN finds for it within kMaxDnnWorkspace, remembered per geometry
 /// for the process (ResNets repeat a few geometries many times, and
 /// re-timing them would only add noise) and recorded.
-Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, bool tf32,
-                                          bool relu, const ConvSettings& s,
-                                          const std::string& label,
-                                          const std::vector<dims_t>& in) {
+/// `half` 0: x, w and y f32 NCHW (KCRS). kCudaR16BF / kCudaR16F: bf16 / f16
+/// NHWC (KRSC), f32 sums, tensor-op math, the entry LABEL + " cudnn-find-nhwc"
+/// and a cache of its own; `relu` must then be false (no fused call).
+Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, bool tf32, bool relu,
+                                          const ConvSettings& s, const std::string& label,
+                                          const std::vector<dims_t>& in, int half) {
   auto dc = std::make_shared<DnnConv>();
   dc->lib = &lib;
   const CudnnApi& a = lib.api();
   auto i = [](int64_t v) { return static_cast<int>(v); };
+  const int layout = half != 0 ? kDnnNhwc : kDnnNchw;
+  const int type = half == kCudaR16BF ? kDnnBfloat16 : half != 0 ? kDnnHalf : kDnnFloat;
+  const bool tensor_ops = tf32 || half != 0;
   HONE_CHECK_OK(lib.check(a.cudnnCreateTensorDescriptor(&dc->x), "cudnnCreateTensorDescriptor"));
   HONE_CHECK_OK(lib.check(a.cudnnCreateTensorDescriptor(&dc->y), "cudnnCreateTensorDescriptor"));
   HONE_CHECK_OK(lib.check(a.cudnnCreateTensorDescriptor(&dc->bias), "cudnnCreateTensorDescriptor"));
   HONE_CHECK_OK(lib.check(a.cudnnCreateFilterDescriptor(&dc->w), "cudnnCreateFilterDescriptor"));
   HONE_CHECK_OK(
       lib.check(a.cudnnCreateConvolutionDescriptor(&dc->conv), "cudnnCreateConvolutionDescriptor"));
-  HONE_CHECK_OK(lib.check(
-      a.cudnnSetTensor4dDescriptor(dc->x, kDnnNchw, kDnnFloat, i(g.N), i(g.C), i(g.H), i(g.W)),
-      "cudnnSetTensor4dDescriptor(x)"));
-  HONE_CHECK_OK(lib.check(
-      a.cudnnSetTensor4dDescriptor(dc->y, kDnnNchw, kDnnFloat, i(g.N), i(g.M), i(g.OH), i(g.OW)),
-      "cudnnSetTensor4dDescriptor(y)"));
+  // The dims are given as N, C, H, W whatever the layout.
+  HONE_CHECK_OK(
+      lib.check(a.cudnnSetTensor4dDescriptor(dc->x, layout, type, i(g.N), i(g.C), i(g.H), i(g.W)),
+                "cudnnSetTensor4dDescriptor(x)"));
+  HONE_CHECK_OK(
+      lib.check(a.cudnnSetTensor4dDescriptor(dc->y, layout, type, i(g.N), i(g.M), i(g.OH), i(g.OW)),
+                "cudnnSetTensor4dDescriptor(y)"));
   HONE_CHECK_OK(
       lib.check(a.cudnnSetTensor4dDescriptor(dc->bias, kDnnNchw, kDnnFloat, 1, i(g.M), 1, 1),
                 "cudnnSetTensor4dDescriptor(bias)"));
-  HONE_CHECK_OK(lib.check(a.cudnnSetFilter4dDescriptor(dc->w, kDnnFloat, kDnnNchw, i(g.M),
-                                                       i(g.C / g.group), i(g.KH), i(g.KW)),
-                          "cudnnSetFilter4dDescriptor"));
+  HONE_CHECK_OK(lib.check(
+      a.cudnnSetFilter4dDescriptor(dc->w, type, layout, i(g.M), i(g.C / g.group), i(g.KH), i(g.KW)),
+      "cudnnSetFilter4dDescriptor"));
   HONE_CHECK_OK(lib.check(
       a.cudnnSetConvolution2dDescriptor(dc->conv, i(g.PH), i(g.PW), i(g.SH), i(g.SW), i(g.DH),
                                         i(g.DW), kDnnCrossCorrelation, kDnnFloat),
       "cudnnSetConvolution2dDescriptor"));
   HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionGroupCount(dc->conv, i(g.group)),
                           "cudnnSetConvolutionGroupCount"));
-  const int math = tf32 ? kDnnDefaultMath : kDnnFmaMath;
+  const int math = half != 0 ? kDnnTensorOpMath : tf32 ? kDnnDefaultMath : kDnnFmaMath;
   HONE_CHECK_OK(
       lib.check(a.cudnnSetConvolutionMathType(dc->conv, math), "cudnnSetConvolutionMathType"));
   if (relu) {
@@ -156,14 +187,14 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
                   "cudnnSetActivationDescriptor"));
   }
   const std::vector<int64_t> key = {g.N,  g.C,  g.H,  g.W,  g.M,  g.KH,    g.KW, g.SH,
-                                    g.SW, g.PH, g.PW, g.DH, g.DW, g.group, math};
+                                    g.SW, g.PH, g.PW, g.DH, g.DW, g.group, math, type};
   static std::map<std::vector<int64_t>, DnnAlgoPerf> chosen;
   std::lock_guard lock(lib.planning_mutex());
-  const std::string what = label + " cudnn-find";
+  const std::string what = label + (half != 0 ? " cudnn-find-nhwc" : " cudnn-find");
   bool have = false;
   if (s.choices) {
     if (auto id = s.choices->find(KernelChoices::key(what, in, s.mode))) {
-      if (auto p = recorded_algo(lib, *dc, *id, tf32)) {
+      if (auto p = recorded_algo(lib, *dc, *id, tensor_ops, half, math)) {
         dc->algo = *p;
         have = true;
         s.choices->count_replayed();
@@ -191,29 +222,78 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
       const DnnAlgoPerf* best = nullptr;
       for (int k = 0; k < n && best == nullptr; ++k)
         if (perf[k].status == 0 && perf[k].memory <= kMaxDnnWorkspace &&
-            (tf32 || perf[k].math_type == kDnnFmaMath || perf[k].math_type == kDnnDefaultMath))
+            (tensor_ops || perf[k].math_type == kDnnFmaMath ||
+             perf[k].math_type == kDnnDefaultMath))
           best = &perf[k];
       if (best == nullptr)
-        return fail(ErrorCode::kUnsupported, "cuDNN found no algorithm for this conv within " +
-                                                 std::to_string(kMaxDnnWorkspace >> 20) +
-                                                 " MiB of workspace");
+        return fail(ErrorCode::kUnsupported,
+                    std::string("cuDNN found no algorithm for this ") +
+                        (half != 0 ? "bf16/f16 NHWC " : "") + "conv within " +
+                        std::to_string(kMaxDnnWorkspace >> 20) + " MiB of workspace");
       dc->algo = *best;
       chosen.emplace(key, *best);
       how = KernelChoices::How::kTimed;
-      HONE_LOG_DEBUG("cuda: {} {}: cuDNN found {}", label, shapes_text(in), algo_id(*best));
+      HONE_LOG_DEBUG("cuda: {} {}: cuDNN found {}", label, shapes_text(in), algo_id(*best, half));
     }
-    if (s.choices) s.choices->record(what, in, s.mode, algo_id(dc->algo), how);
+    if (s.choices) s.choices->record(what, in, s.mode, algo_id(dc->algo, half), how);
   }
-  if (tf32)  // run the algorithm in the math mode it was timed with
+  if (tensor_ops)  // run the algorithm in the math mode it was timed with
     HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc->conv, dc->algo.math_type),
                             "cudnnSetConvolutionMathType"));
   return dc;
 }
 
+/// Channel counts below this convert element by element (the *_rows kernels),
+/// not in 32x32 tiles, most of which they would leave idle.
+constexpr int64_t kMinTiledChannels = 16;
+
+/// Launches a 32x32-tile kernel of kernels.cpp (block 32 x 8, grid-stride over
+/// `tiles` tiles on gridDim.x alone).
+Result<void> launch_tiles(const ExecCtx& c, CUfunction f, int64_t tiles, std::vector<void*> args) {
+  const auto blocks = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));
+  return launch_grid(c.d, f, c.stream, blocks, 1, 1, 32, 8, std::move(args));
+}
+
+int64_t tiles_of(int64_t n, int64_t channels, int64_t positions) {
+  return n * ((channels + 31) / 32) * ((positions + 31) / 32);
+}
+
+/// Enqueues y bf16/f16 [N, P, C] = x f32 [N, C, P] (`half` as gemm_rm's).
+Result<void> to_nhwc_half(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, int64_t N, int64_t C,
+                          int64_t P, int half) {
+  long long n = N, p = P;
+  int ch = static_cast<int>(C), bf16 = half == kCudaR16BF ? 1 : 0;
+  if (C < kMinTiledChannels) {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_to_nhwc_half_rows"));
+    long long count = N * C * P;
+    return launch_1d(c.d, f, c.stream, count, {&x, &y, &count, &ch, &p, &bf16});
+  }
+  HONE_TRY(CUfunction f, c.fixed.function("hone_to_nhwc_half"));
+  return launch_tiles(c, f, tiles_of(N, C, P), {&x, &y, &n, &ch, &p, &bf16});
+}
+
+/// Enqueues out f32 [N, M, P] = relu?(yh bf16/f16 [N, P, M] + bias[m] + z),
+/// bias and z optional (0).
+Result<void> nhwc_half_epilogue(const ExecCtx& c, CUdeviceptr yh, CUdeviceptr out, CUdeviceptr bias,
+                                CUdeviceptr z, int64_t N, int64_t M, int64_t P, bool relu,
+                                int half) {
+  long long n = N, p = P;
+  int m = static_cast<int>(M), r = relu ? 1 : 0, bf16 = half == kCudaR16BF ? 1 : 0;
+  if (M < kMinTiledChannels) {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_nhwc_half_epilogue_rows"));
+    long long count = N * M * P;
+    return launch_1d(c.d, f, c.stream, count, {&yh, &out, &bias, &z, &count, &m, &p, &r, &bf16});
+  }
+  HONE_TRY(CUfunction f, c.fixed.function("hone_nhwc_half_epilogue"));
+  return launch_tiles(c, f, tiles_of(N, M, P), {&yh, &out, &bias, &z, &n, &m, &p, &r, &bf16});
+}
+
 class ConvOp final : public Op {
  public:
-  ConvOp(Node n, bool has_bias, bool has_z, bool relu, ConvSettings s, std::string label)
+  ConvOp(Node n, bool has_bias, bool has_z, bool relu, ConvSettings s, std::string label,
+         const Tensor* weights)
       : node_(std::move(n)),
+        weights_(weights),
         has_bias_(has_bias),
         has_z_(has_z),
         relu_(relu),
@@ -231,10 +311,21 @@ class ConvOp final : public Op {
                         " differs from its output " + shape_to_string(want));
     }
     if (s_.dnn != nullptr && g.symmetric && (!depthwise || s_.depthwise_on_dnn)) {
-      auto dc = plan_dnn(*s_.dnn, g, s_.tf32, relu_, s_, label_, in);
+      auto dc = plan_dnn(*s_.dnn, g, s_.tf32, relu_, s_, label_, in, 0);
       if (dc) {
         HONE_TRY(OpPlan on_dnn, plan_on_dnn(g, in[0].size(), std::move(*dc)));
-        if (!s_.select_by_time) return on_dnn;
+        // bf16/fp16: cuDNN on half NHWC copies, group 1 only (module comment).
+        std::optional<OpPlan> on_half;
+        if (s_.gemm_half != 0 && g.group == 1 && s_.conv_select != ConvSelect::kCudnn) {
+          auto half = plan_on_dnn_half(g, in);
+          if (half)
+            on_half = std::move(*half);
+          else
+            HONE_LOG_DEBUG("cuda: {}: no bf16/f16 NHWC cuDNN candidate: {}", node_.describe(),
+                           half.error().to_string());
+        }
+        if (s_.conv_select == ConvSelect::kCudnnNhwc && on_half) return std::move(*on_half);
+        if (s_.conv_select != ConvSelect::kTime) return on_dnn;
         HONE_TRY(OpPlan on_blas, plan_on_blas(g, in[0].size(), depthwise));
         // Timed once per geometry and epilogue for the process (same shapes,
         // same answer), recorded and replayed per backend.
@@ -249,7 +340,18 @@ class ConvOp final : public Op {
         std::vector<OpPlan> cands;
         cands.push_back(std::move(on_dnn));
         cands.push_back(std::move(on_blas));
-        return fastest(label_, in, std::move(cands), s_, {}, flags);
+        // With the NHWC candidate, every other candidate must match the f32
+        // cuDNN one (cands[0]) on random inputs within the bf16/f16 tolerance;
+        // the NHWC one reads the op's constant weights, converted when it was
+        // planned, so the comparison runs on them too (fixed[1]).
+        Check check;
+        if (on_half) {
+          cands.push_back(std::move(*on_half));
+          check.reference = 0;
+          check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
+          check.fixed = {nullptr, weights_};
+        }
+        return fastest(label_, in, std::move(cands), s_, check, flags);
       }
       // The im2col path below still runs it; the log says why.
       HONE_LOG_DEBUG("cuda: {} runs on im2col+cuBLAS: {}", node_.describe(),
@@ -309,6 +411,76 @@ class ConvOp final : public Op {
   }
 
   std::string suffix() const { return std::string(has_z_ ? "+add" : "") + (relu_ ? "+relu" : ""); }
+
+  /// `w` (f32 [M, C, KH, KW]) as bf16/f16 [M, KH, KW, C] (KRSC) on the device,
+  /// converted on the host the first time the op is planned and kept for it
+  /// (the weights are a constant of the block graph, the same for every plan).
+  Result<std::shared_ptr<const DeviceBuffer>> krsc_weights(const Tensor& w, int64_t M, int64_t C,
+                                                           int64_t R) const {
+    std::lock_guard lock(krsc_mu_);
+    if (krsc_) return krsc_;
+    if (w.numel() != M * C * R)
+      return fail(ErrorCode::kInternal, "Conv weights " + shape_to_string(w.shape()) +
+                                            " planned as [" + std::to_string(M) + ", " +
+                                            std::to_string(C) + ", " + std::to_string(R) + "]");
+    const float* f = w.data<float>();
+    std::vector<uint16_t> h(static_cast<size_t>(M * C * R));
+    const bool bf16 = s_.gemm_half == kCudaR16BF;
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < R; ++r) {
+          const float v = f[(m * C + c) * R + r];
+          h[static_cast<size_t>((m * R + r) * C + c)] =
+              bf16 ? BFloat16::from_float(v).bits : Half::from_float(v).bits;
+        }
+    HONE_TRY(const Driver* d, Driver::get());
+    HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(*d, h.size() * sizeof(uint16_t)));
+    HONE_CHECK_OK(
+        d->check(d->api().cuMemcpyHtoD(buf.ptr(), h.data(), buf.bytes()), "cuMemcpyHtoD"));
+    krsc_ = std::make_shared<const DeviceBuffer>(std::move(buf));
+    return krsc_;
+  }
+
+  /// The bf16/f16 NHWC cuDNN candidate (module comment): constant weights
+  /// (weights_) converted once, others on every run into the workspace.
+  /// Workspace: x as half NHWC, y as half NHWC, [the weights as half KRSC],
+  /// cuDNN's workspace, each region from a 256-byte boundary.
+  Result<OpPlan> plan_on_dnn_half(const Geometry& g, const std::vector<dims_t>& in) const {
+    const int half = s_.gemm_half;
+    HONE_TRY(std::shared_ptr<DnnConv> dc, plan_dnn(*s_.dnn, g, true, false, s_, label_, in, half));
+    const int64_t N = g.N, C = g.C, M = g.M, HW = g.H * g.W, P = g.OH * g.OW, R = g.KH * g.KW;
+    std::shared_ptr<const DeviceBuffer> krsc;
+    if (weights_ != nullptr) {
+      HONE_TRY(krsc, krsc_weights(*weights_, M, C, R));
+    }
+    const size_t y_at = half_bytes(N * HW * C);
+    const size_t w_at = y_at + half_bytes(N * P * M);
+    const size_t dnn_at = w_at + (krsc ? 0 : half_bytes(M * C * R));
+    OpPlan p;
+    p.outputs = {out_dims(g, in[0].size())};
+    p.workspace_bytes = dnn_at + dc->algo.memory;
+    p.kernel = std::string("conv2d.") + (half == kCudaR16BF ? "bf16" : "f16") +
+               ".cuda.cudnn_nhwc[algo " + std::to_string(dc->algo.algo) + "]" + suffix();
+    const bool bias = has_bias_, z = has_z_, relu = relu_;
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      if (c.dnn == nullptr)
+        return fail(ErrorCode::kInternal, "a cuDNN conv plan ran on a stream without cuDNN");
+      const CUdeviceptr xh = b.workspace, yh = b.workspace + y_at;
+      HONE_CHECK_OK(to_nhwc_half(c, b.in[0], xh, N, C, HW, half));
+      CUdeviceptr w = krsc ? krsc->ptr() : b.workspace + w_at;
+      if (!krsc) HONE_CHECK_OK(to_nhwc_half(c, b.in[1], w, M, C, R, half));
+      auto vp = [](CUdeviceptr q) { return reinterpret_cast<void*>(q); };
+      const float one = 1.0f, zero = 0.0f;  // f32 scaling factors: the compute type is f32
+      HONE_CHECK_OK(dc->lib->check(
+          dc->lib->api().cudnnConvolutionForward(c.dnn, &one, dc->x, vp(xh), dc->w, vp(w), dc->conv,
+                                                 dc->algo.algo, vp(b.workspace + dnn_at),
+                                                 dc->algo.memory, &zero, dc->y, vp(yh)),
+          "cudnnConvolutionForward"));
+      return nhwc_half_epilogue(c, yh, b.out[0], bias ? b.in[2] : 0, z ? b.in.back() : 0, N, M, P,
+                                relu, half);
+    };
+    return p;
+  }
 
   Result<OpPlan> plan_on_dnn(const Geometry& g, size_t rank, std::shared_ptr<DnnConv> dc) const {
     OpPlan p;
@@ -445,9 +617,14 @@ class ConvOp final : public Op {
   }
 
   Node node_;
+  /// The weights when they are an f32 initializer of the block graph (which
+  /// outlives its units and so this op), else null: known before any plan.
+  const Tensor* weights_;
   bool has_bias_, has_z_, relu_;
   ConvSettings s_;
   std::string label_;  // the unit's, as recorded in kernel_choices
+  mutable std::mutex krsc_mu_;
+  mutable std::shared_ptr<const DeviceBuffer> krsc_;  // krsc_weights()
 };
 
 /// The one node reading `v`, if it is `op` and in no unit yet; else -1.
@@ -492,7 +669,10 @@ Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
     cur = g.node(r).outputs[0];
   }
   u.outputs = {cur};
-  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.conv, u.label);
+  const Value& wv = g.value(n.inputs[1]);
+  const Tensor* weights =
+      wv.initializer && wv.initializer->dtype() == DType::kF32 ? &*wv.initializer : nullptr;
+  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.conv, u.label, weights);
   return u;
 }
 

@@ -116,7 +116,13 @@ TEST(CudaShapes, UnknownAttentionSelectionIsRefusedBeforeTheDevice) {
 
 TEST(CudaShapes, UnknownConvSelectionIsRefusedBeforeTheDevice) {
   expect_refused_at_build("conv_select", "fastest",
-                          "conv_select 'fastest': expected time or cudnn");
+                          "conv_select 'fastest': expected time, cudnn or cudnn_nhwc");
+}
+
+TEST(CudaShapes, NhwcConvSelectionNeedsAHalfPrecision) {
+  expect_refused_at_build("conv_select", "cudnn_nhwc",
+                          "conv_select 'cudnn_nhwc' runs convs in bf16 or f16: it needs precision "
+                          "bf16 or fp16, not 'fp32'");
 }
 
 TEST(CudaShapes, AttentionBlockMatchesTheReferenceAtEveryBatch) {
