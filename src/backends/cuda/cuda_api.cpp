@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cudnn_api.h"
 #include "core/log.h"
+#include "hone/thread_pool.h"
 
 namespace hone::cuda {
 namespace {
@@ -269,45 +270,57 @@ PinnedBuffer::~PinnedBuffer() {
   }
 }
 
+namespace {
+
+constexpr size_t kCopyChunk = size_t{1} << 20;
+
+/// The threads that move inputs into and outputs out of pinned memory: kept
+/// for the process (starting threads for every copy cost more than a
+/// megabyte's memcpy), up to 8, the caller included.
+ThreadPool& copy_pool() {
+  static ThreadPool pool(std::clamp(ThreadPool::hardware_threads(), 1, 8));
+  return pool;
+}
+
+}  // namespace
+
 Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging, size_t staging_offset,
                     CUdeviceptr dst, const void* src, size_t bytes) {
-  constexpr size_t kChunk = size_t{2} << 20;
-  constexpr size_t kMaxThreads = 8;
-  if (bytes < 2 * kChunk || staging.bytes() < staging_offset + bytes)
+  if (bytes < 2 * kCopyChunk || staging.bytes() < staging_offset + bytes)
     return d.check(d.api().cuMemcpyHtoDAsync(dst, src, bytes, s), "cuMemcpyHtoDAsync");
-  const size_t threads = std::min(kMaxThreads, bytes / kChunk);
-  const size_t per = (bytes + threads - 1) / threads;
-  std::vector<Result<void>> results(threads);
-  auto part = [&](size_t t) {
-    const size_t off = t * per, len = std::min(per, bytes - std::min(bytes, off));
-    if (len == 0) return;
-    char* stage = staging.data() + staging_offset + off;
-    std::memcpy(stage, static_cast<const char*>(src) + off, len);
-    results[t] = d.make_current();
-    if (results[t])
-      results[t] =
-          d.check(d.api().cuMemcpyHtoDAsync(dst + off, stage, len, s), "cuMemcpyHtoDAsync");
-  };
-  {
-    std::vector<std::jthread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
-    part(0);
-  }  // joined: every chunk is enqueued before anything after it
+  const auto chunks = static_cast<int64_t>((bytes + kCopyChunk - 1) / kCopyChunk);
+  std::vector<Result<void>> results(static_cast<size_t>(chunks));
+  // Each chunk goes to the device as soon as it is in pinned memory, so the
+  // copies of later chunks overlap the transfer of earlier ones.
+  copy_pool().parallel_for(chunks, [&](int64_t b, int64_t e) {
+    Result<void> current = d.make_current();
+    for (int64_t c = b; c < e; ++c) {
+      Result<void>& r = results[static_cast<size_t>(c)];
+      if (!current) {
+        r = current;
+        continue;
+      }
+      const size_t off = static_cast<size_t>(c) * kCopyChunk, len = std::min(kCopyChunk, bytes - off);
+      char* stage = staging.data() + staging_offset + off;
+      std::memcpy(stage, static_cast<const char*>(src) + off, len);
+      r = d.check(d.api().cuMemcpyHtoDAsync(dst + off, stage, len, s), "cuMemcpyHtoDAsync");
+    }
+  });
   for (auto& r : results) HONE_CHECK_OK(r);
   return {};
 }
 
 void parallel_copy(void* dst, const void* src, size_t bytes) {
-  constexpr size_t kChunk = size_t{2} << 20;
-  const size_t threads = std::clamp<size_t>(bytes / kChunk, 1, 8);
-  const size_t per = (bytes + threads - 1) / threads;
-  auto part = [&](size_t t) {
-    const size_t off = t * per, len = std::min(per, bytes - std::min(bytes, off));
-    if (len > 0) std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, len);
-  };
-  std::vector<std::jthread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(part, t);
-  part(0);
+  if (bytes < 2 * kCopyChunk) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
+  const auto chunks = static_cast<int64_t>((bytes + kCopyChunk - 1) / kCopyChunk);
+  copy_pool().parallel_for(chunks, [&](int64_t b, int64_t e) {
+    const size_t off = static_cast<size_t>(b) * kCopyChunk;
+    const size_t end = std::min(bytes, static_cast<size_t>(e) * kCopyChunk);
+    std::memcpy(static_cast<char*>(dst) + off, static_cast<const char*>(src) + off, end - off);
+  });
 }
 
 Result<Module> Module::compile(const Driver& d, const std::string& source,

@@ -268,19 +268,20 @@ class PinnedBuffer {
   size_t bytes_ = 0;
 };
 
-/// Copies `bytes` from pageable host memory to the device on `s`: large
-/// copies go through `staging` (grown as needed) in parallel chunks, each
-/// sent by its own thread as soon as it is copied, so the CPU copies and the
-/// DMA overlap; the driver's own pageable path is one CPU thread. `staging`
-/// must stay untouched until `s` has finished the copy.
+/// Copies `bytes` from pageable host memory to the device on `s`: copies of
+/// 2 MiB or more go through `staging` (which must hold staging_offset +
+/// bytes) in 1 MiB chunks, copied by a process-wide pool of up to 8 threads,
+/// each chunk sent as soon as it is copied, so the CPU copies and the DMA
+/// overlap; the driver's own pageable path is one CPU thread behind a bounce
+/// buffer. `staging` must stay untouched until `s` has finished the copy.
 [[nodiscard]] Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging,
                                   size_t staging_offset, CUdeviceptr dst, const void* src,
                                   size_t bytes);
 
-/// memcpy of `bytes` split over up to 8 threads in pieces of at least 2 MiB:
-/// a large output leaves the pinned buffer it was downloaded to (a DMA at the
-/// link's speed; the driver's pageable download is one CPU thread behind a
-/// bounce buffer) several times faster than one thread copies it.
+/// memcpy of `bytes`, split into 1 MiB chunks over upload()'s thread pool
+/// from 2 MiB on: a large output leaves the pinned buffer it was downloaded
+/// to (a DMA at the link's speed) several times faster than one thread
+/// copies it.
 void parallel_copy(void* dst, const void* src, size_t bytes);
 
 /// A loaded module of kernels compiled from CUDA C++ source by NVRTC.

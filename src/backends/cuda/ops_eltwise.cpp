@@ -381,7 +381,15 @@ Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const 
               std::all_of(osx.begin(), osx.end(), [](int64_t v) { return v % 4 == 0; }) &&
               std::all_of(osy.begin(), osy.end(), [](int64_t v) { return v % 4 == 0; });
     const int lw = vec ? L / 4 : L;
-    const unsigned bx = static_cast<unsigned>(std::min(256, (lw + 31) / 32 * 32));
+    // Threads across a row: whole warps for long rows; for short ones (a head
+    // split's rows of 64 floats are 16 float4) a power of two that fits, so
+    // several rows share a warp instead of half of it idling.
+    unsigned bx = 1;
+    if (lw >= 32) {
+      bx = static_cast<unsigned>(std::min(256, (lw + 31) / 32 * 32));
+    } else {
+      while (bx < static_cast<unsigned>(lw)) bx *= 2;
+    }
     const unsigned by = 256 / bx;
     long long rows = n / L;
     CopyShape s = copy_shape(od, osx, osy);
