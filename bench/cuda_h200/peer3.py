@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
-"""PyTorch (eager fp32 strict, eager TF32, eager bf16 autocast, fp16 autocast; with --graphs 1
+"""PyTorch (eager fp32 strict, eager TF32, eager bf16 autocast, fp16 autocast, each timed on a device
+tensor with CUDA events; eager fp32/TF32/bf16 also end to end from host memory; with --graphs 1
 CUDA graphs of eager fp32 and of bf16 autocast; torch.compile fp32 for the models --compile names)
 against hone's cuda backend in several precision configs, per model and batch, in one run (no hone
-tune: `hone bench MODEL --backend cuda --config precision=P`). Relative L2 of each hone
+tune: `hone bench MODEL --backend cuda --config precision=P`: its p50 with the input and output
+copies, and its device p50 without them, as PyTorch's timings on device tensors). Relative L2 of each hone
 output against PyTorch's strict fp32 output on the same input.
   python3 peer3.py --hone BIN --work DIR --models a,b --batches 1,32 --precisions fp32,tf32,bf16,fp16 \
       [--graphs 1] [--compile resnet50,vit_b_16]
@@ -44,6 +46,19 @@ for name in a.models.split(","):
                     row["eager_bf16"] = peer.median_ms(lambda: md(x), a.iters)
                 with torch.autocast("cuda", dtype=torch.float16):
                     row["eager_fp16"] = peer.median_ms(lambda: md(x), a.iters)
+                # End to end from host memory, as hone's p50 measures: the input copied in,
+                # the output copied back (pageable tensors, as a user's).
+                xh = x.cpu()
+                def e2e():
+                    ts = []
+                    for i in range(a.iters + 10):
+                        t0 = time.perf_counter(); md(xh.to(dev)).float().cpu(); t1 = time.perf_counter()
+                        if i >= 10: ts.append((t1 - t0) * 1e3)
+                    return float(np.median(ts))
+                for key, tf, ac in (("e2e_fp32", False, None), ("e2e_tf32", True, None), ("e2e_bf16", True, torch.bfloat16)):
+                    torch.backends.cuda.matmul.allow_tf32 = tf; torch.backends.cudnn.allow_tf32 = tf
+                    with torch.autocast("cuda", dtype=ac or torch.float32, enabled=ac is not None):
+                        row[key] = e2e()
                 torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
                 for key, ac in (("cudagraph_fp32", None), ("cudagraph_bf16", torch.bfloat16)) if a.graphs else ():
                     try:
@@ -74,6 +89,9 @@ for name in a.models.split(","):
                 rc, out, err, _ = peer.sh([a.hone, "--threads", "16", "bench", path, "--backend", "cuda",
                                            "--batch", str(bs), "--iters", str(a.iters * 2), "--json", *cfg])
                 row[f"hone_{p}"] = peer.p50_of(out) if rc == 0 else None
+                if rc == 0:  # the device's own time (copies excluded), as PyTorch's events measure
+                    j = json.loads(out[out.find("{"): out.rfind("}") + 1])
+                    row[f"hone_dev_{p}"] = j.get("device", {}).get("p50_ms")
                 if rc != 0: row[f"hone_{p}_err"] = (out + err)[-400:]
                 o = f"{d}/out_{p}"
                 rc, out, err, _ = peer.sh([a.hone, "run", path, "--backend", "cuda", "--inputs", d,
@@ -91,10 +109,11 @@ for name in a.models.split(","):
     json.dump(results, open(os.path.join(a.work, "results.json"), "w"), indent=1)
     torch.cuda.empty_cache()
 ps = a.precisions.split(",")
-print("\nmodel batch | torch fp32 tf32 bf16 fp16 graph32 graphbf16 compile32 | " + " ".join("hone_" + p for p in ps) + " | " + " ".join("l2_" + p for p in ps))
+print("\nmodel batch | torch fp32 tf32 bf16 fp16 graph32 graphbf16 compile32 e2e32 e2etf32 e2ebf16 | " + " ".join("hone_" + p for p in ps) + " | " + " ".join("dev_" + p for p in ps) + " | " + " ".join("l2_" + p for p in ps))
 f = lambda v: "-" if v is None else (f"{v:.3g}" if isinstance(v, float) and v < 0.01 else f"{v:.2f}")
 for r in results:
     for k, row in r.items():
         if not k.startswith("b") or not isinstance(row, dict): continue
-        print(r["model"], k[1:], "|", " ".join(f(row.get(t)) for t in ("eager_fp32", "eager_tf32", "eager_bf16", "eager_fp16", "cudagraph_fp32", "cudagraph_bf16", "compile_fp32")),
-              "|", " ".join(f(row.get("hone_" + p)) for p in ps), "|", " ".join(f(row.get("rel_l2_" + p)) for p in ps))
+        print(r["model"], k[1:], "|", " ".join(f(row.get(t)) for t in ("eager_fp32", "eager_tf32", "eager_bf16", "eager_fp16", "cudagraph_fp32", "cudagraph_bf16", "compile_fp32", "e2e_fp32", "e2e_tf32", "e2e_bf16")),
+              "|", " ".join(f(row.get("hone_" + p)) for p in ps), "|", " ".join(f(row.get("hone_dev_" + p)) for p in ps),
+              "|", " ".join(f(row.get("rel_l2_" + p)) for p in ps))

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -112,6 +113,12 @@ class Backend {
   BackendState state() const { return state_; }
   /// Inferences completed by this backend's own kernels.
   uint64_t executions() const { return executions_.load(std::memory_order_relaxed); }
+  /// For a backend that runs on an accelerator: nanoseconds its device has
+  /// spent on this backend's work, summed over every inference so far,
+  /// measured on the device (the copies of inputs and outputs between host
+  /// and device excluded, as trtexec's "GPU Compute Time"). Nothing for
+  /// backends that run on the host.
+  virtual std::optional<uint64_t> device_nanoseconds() const { return std::nullopt; }
 
  protected:
   Backend();

@@ -19,6 +19,40 @@
 
 namespace hone::cuda {
 
+/// Two timing events on one stream: the device time between them.
+class EventPair {
+ public:
+  static Result<EventPair> create(const Driver& d) {
+    EventPair p;
+    p.d_ = &d;
+    HONE_CHECK_OK(d.check(d.api().cuEventCreate(&p.begin_, 0), "cuEventCreate"));
+    HONE_CHECK_OK(d.check(d.api().cuEventCreate(&p.end_, 0), "cuEventCreate"));
+    return p;
+  }
+  EventPair() = default;
+  EventPair(EventPair&& o) noexcept { swap(o); }
+  EventPair& operator=(EventPair&& o) noexcept {
+    EventPair t(std::move(o));
+    swap(t);
+    return *this;
+  }
+  ~EventPair() {
+    for (CUevent e : {begin_, end_})
+      if (e != nullptr) (void)d_->api().cuEventDestroy(e);
+  }
+  CUevent begin() const { return begin_; }
+  CUevent end() const { return end_; }
+
+ private:
+  void swap(EventPair& o) noexcept {
+    std::swap(d_, o.d_);
+    std::swap(begin_, o.begin_);
+    std::swap(end_, o.end_);
+  }
+  const Driver* d_ = nullptr;
+  CUevent begin_ = nullptr, end_ = nullptr;
+};
+
 /// Streams (each with its cuBLAS handle and a device arena) for inferences:
 /// a call takes one, uses it alone, and gives it back when it succeeded.
 struct StreamPool {
@@ -32,6 +66,7 @@ struct StreamPool {
     std::set<const void*> ran;
     PinnedBuffer staging;      // large inputs pass through here (upload())
     PinnedBuffer out_staging;  // large outputs are downloaded here (parallel_copy())
+    EventPair steps;           // around the steps: their device time
   };
   const Driver* d = nullptr;
   int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
@@ -50,7 +85,9 @@ struct StreamPool {
       }
     }
     HONE_TRY(Stream s, Stream::create(*d, math_mode, dnn));
-    return std::make_unique<Exec>(Exec{std::move(s), DeviceBuffer(), {}, {}, PinnedBuffer(), PinnedBuffer()});
+    HONE_TRY(EventPair ev, EventPair::create(*d));
+    return std::make_unique<Exec>(
+        Exec{std::move(s), DeviceBuffer(), {}, {}, PinnedBuffer(), PinnedBuffer(), std::move(ev)});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);
@@ -237,6 +274,7 @@ class CudaBlock final : public CompiledBlock {
       return {};
     };
     bool replayed = false;
+    HONE_CHECK_OK(d_.check(a.cuEventRecord(ex->steps.begin(), s), "cuEventRecord"));
     if (profile) {
       HONE_CHECK_OK(profile_steps(plan, s, ctx, ptr, base));
       replayed = true;
@@ -263,6 +301,7 @@ class CudaBlock final : public CompiledBlock {
       }
     }
     if (!replayed) HONE_CHECK_OK(run_steps());
+    HONE_CHECK_OK(d_.check(a.cuEventRecord(ex->steps.end(), s), "cuEventRecord"));
     const uint64_t launched = plan.launches;
     std::vector<Tensor> outputs;
     size_t out_bytes = 0;
@@ -293,6 +332,11 @@ class CudaBlock final : public CompiledBlock {
     }
     // Kernel faults surface here; a failed stream is dropped, not pooled.
     HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
+    float steps_ms = 0.0f;
+    if (d_.check(a.cuEventElapsedTime(&steps_ms, ex->steps.begin(), ex->steps.end()),
+                 "cuEventElapsedTime"))
+      stats_->device_ns.fetch_add(static_cast<uint64_t>(static_cast<double>(steps_ms) * 1e6),
+                                  std::memory_order_relaxed);
     if (staged)
       for (size_t i = 0, off = 0; i < plan.output_slots.size(); ++i) {
         Tensor& t = outputs[i];

@@ -99,6 +99,7 @@ struct ConvSettings {
 struct Stats {
   std::atomic<uint64_t> kernel_executions{0};
   std::atomic<uint64_t> fallback_runs{0};
+  std::atomic<uint64_t> device_ns{0};  // device time of the blocks' steps (copies excluded)
   mutable std::mutex mu;
   std::vector<std::string> kernel_lines;
   std::set<std::string> seen;
@@ -121,6 +122,9 @@ class CudaBackend final : public CompilingBackend {
   uint64_t kernel_executions() const { return stats_->kernel_executions.load(); }
   /// Block runs that went to the reference because no plan fit the shapes.
   uint64_t fallback_runs() const { return stats_->fallback_runs.load(); }
+  /// Device time of every block's steps, between its input and output copies
+  /// (CUDA events around them on the block's stream).
+  std::optional<uint64_t> device_nanoseconds() const override { return stats_->device_ns.load(); }
   /// One line per distinct (unit, kernel) planned, in planning order, then
   /// one per recorded choice ("choice: LABEL SHAPES MODE -> KERNEL").
   std::vector<std::string> kernel_plan() const override;

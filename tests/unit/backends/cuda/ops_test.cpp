@@ -353,6 +353,9 @@ TEST(CudaOps, ResidualAddAndLayerNormAreOneUnit) {
     EXPECT_NE(plan.find("add+layernorm.f32.cuda.warp"), std::string::npos) << plan;
     EXPECT_NE(plan.find("add+layernorm.f32.cuda.rows"), std::string::npos) << plan;
     EXPECT_EQ(plan.find("nvrtc[add"), std::string::npos) << plan;
+    // The device's time of the run is accounted (events around the steps).
+    ASSERT_TRUE(be->device_nanoseconds().has_value());
+    EXPECT_GT(*be->device_nanoseconds(), 0u);
   }
 }
 
