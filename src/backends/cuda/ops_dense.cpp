@@ -460,16 +460,19 @@ class MatMulBiasOp final : public Op {
     // f32 operands: cuBLASLt again with the weight stored [N, K] (a copy
     // made now), as a Linear layer keeps it: for some shapes its heuristic
     // offers faster kernels for that layout than for [K, N].
+    Check check;
+    check.reference = 0;
+    check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
     if (s_.gemm_half == 0)
       if (auto bt = transposed_weight(env, K, N)) {
         if (auto lts = lt_matmul_bias(M, N, K, 0, s_.tf32, true)) {
           for (size_t r = 0; r < lts->size(); ++r)
             cands.push_back(lt_plan("matmul", out, M, N, K, 0, (*lts)[r], r, *bt));
+          // Those read the real weight's copy: the check and the timing run
+          // every candidate on the real weight, not on random values.
+          check.fixed = {nullptr, env.value(weight_), nullptr};
         }
       }
-    Check check;
-    check.reference = 0;
-    check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
     return fastest(label_, in, std::move(cands), s_, check);
   }
 
