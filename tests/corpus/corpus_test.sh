@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One real-model corpus model (tests/corpus/manifest.json) on every CPU
-# backend: the manifest's inputs through `hone run --backend B`, each output
+# backend (select, per-op selection among onednn, blas and aot, included):
+# the manifest's inputs through `hone run --backend B`, each output
 # compared with ONNX Runtime's by relative L2 against the model's own spread
 # (the rule is in corpus.js). Writes the feature-matrix cells
 # models.corpus-NAME/B to RESULTS_DIR/NAME.json and a summary line per backend
@@ -18,7 +19,7 @@ hone=$1 name=$2 work=$3 results=$4
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 model="${HONE_CORPUS_DIR:-$root/corpus}/models/$name.onnx"
-backends=(${HONE_CORPUS_BACKENDS:-reference onednn blas aot})
+backends=(${HONE_CORPUS_BACKENDS:-reference onednn blas aot select})
 per_run_timeout=${HONE_CORPUS_TIMEOUT:-240}
 if [ ! -f "$model" ]; then
   echo "SKIP: $model is not installed (run scripts/install-corpus.sh)"
