@@ -6,10 +6,7 @@
 # (2 layers, narrow; same exporter as peer.py) for CPU-side analysis of their graphs.
 #   bash .gpu/probe.sh MODEL BATCH "CONFIG|CONFIG..." [GRAPHS(0|1): the inspections and small exports]
 set -u
-R=$PWD
-C=/usr/local/cuda-13.0/targets/x86_64-linux/lib
-D=$(python3 -c "import nvidia.cudnn;print(nvidia.cudnn.__path__[0])")/lib
-export LD_LIBRARY_PATH=/tmp/g/lib:$C HONE_CUDNN_PATH=$D HONE_CACHE_DIR=/tmp/hc PYTHONUNBUFFERED=1
+. "$(dirname "$0")/device_env.sh"
 m=$1 b=$2
 IFS='|' read -ra configs <<< "$3"
 for cfg in "${configs[@]}"; do

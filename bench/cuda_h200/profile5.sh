@@ -5,13 +5,8 @@
 # per-step profile (probe.sh) under precision=PREC plus EXTRA settings.
 #   bash .gpu/profile5.sh "vit_b_16:32:tf32 bert:32:fp32" ["--config k=v ..."]
 set -u
-R=$PWD
-mkdir -p /tmp/g /tmp/w && tar -xJf .gpu/bundle.tar.xz -C /tmp/g
-C=/usr/local/cuda-13.0/targets/x86_64-linux/lib
-D=$(python3 -c "import nvidia.cudnn;print(nvidia.cudnn.__path__[0])")/lib
-export LD_LIBRARY_PATH=/tmp/g/lib:$C HONE_CUDNN_PATH=$D HONE_CACHE_DIR=/tmp/hc PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-echo "commit $(cat .gpu/commit.txt)"
+. "$(dirname "$0")/device_env.sh"
+provenance
 (cd /tmp/w && timeout 300 python3 - "$R/.gpu" "$1" <<'PY'
 import sys, os, collections, re, torch
 sys.path.insert(0, sys.argv[1]); import peer

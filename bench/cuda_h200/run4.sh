@@ -7,13 +7,8 @@
 #   bash .gpu/run4.sh MODELS PRECISIONS PEER_TIMEOUT FUNCTIONAL(0|1) "PROFILE_MODELS" "PROFILE_ARGS" "COMPILE_MODELS"
 # A PRECISIONS token may carry more settings after colons (bf16:attention_select=time:gemm_epilogue=true).
 set -u
-R=$PWD
-mkdir -p /tmp/g && tar -xJf .gpu/bundle.tar.xz -C /tmp/g
-C=/usr/local/cuda-13.0/targets/x86_64-linux/lib
-D=$(python3 -c "import nvidia.cudnn;print(nvidia.cudnn.__path__[0])")/lib
-export LD_LIBRARY_PATH=/tmp/g/lib:$C HONE_CUDNN_PATH=$D HONE_CACHE_DIR=/tmp/hc PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee $OUT/device.txt
-echo "commit $(cat .gpu/commit.txt)"
+. "$(dirname "$0")/device_env.sh"
+provenance $OUT/device.txt
 S=$(cat .gpu/srcdir.txt)
 mkdir -p $S/build/tools/native-runner && tar -xJf .gpu/src.tar.xz -C $S
 cp /tmp/g/bin/hone $S/build/hone && cp /tmp/g/bin/native-runner $S/build/tools/native-runner/

@@ -5,21 +5,10 @@
 # the choice and the report's chosen p50 per tune. Results under $OUT/tune_*.json.
 #   bash .gpu/tune4.sh resnet50,mobilenet_v3,vit_b_16,bert fp32,tf32,bf16
 set -u
-R=$PWD
-mkdir -p /tmp/g /tmp/w /tmp/t && tar -xJf .gpu/bundle.tar.xz -C /tmp/g
-C=/usr/local/cuda-13.0/targets/x86_64-linux/lib
-D=$(python3 -c "import nvidia.cudnn;print(nvidia.cudnn.__path__[0])")/lib
-export LD_LIBRARY_PATH=/tmp/g/lib:$C HONE_CUDNN_PATH=$D HONE_CACHE_DIR=/tmp/hc PYTHONUNBUFFERED=1
-nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-echo "commit $(cat .gpu/commit.txt)"
-(cd /tmp/w && python3 - "$R/.gpu" ${1//,/ } <<'PY' 2>&1 | grep -v Warn
-import sys, os
-sys.path.insert(0, sys.argv[1]); import peer
-for name in sys.argv[2:]:
-    if not os.path.exists(f"{name}.onnx"):
-        m, shape, _ = peer.make(name); peer.export(m, shape, f"{name}.onnx")
-PY
-)
+. "$(dirname "$0")/device_env.sh"
+mkdir -p /tmp/t
+provenance
+export_models ${1//,/ }
 for m in ${1//,/ }; do
   for p in ${2//,/ }; do
     s=$(date +%s%N)
