@@ -1,7 +1,9 @@
 // The cuda backend's other ops: pools, reductions, Softmax/LogSoftmax,
-// LayerNormalization (one fixed NVRTC kernel each), Transpose and Concat
-// (strided copies), and views (Reshape, Flatten, Squeeze, Unsqueeze), which
-// alias their input's device memory and launch nothing.
+// LayerNormalization (fixed NVRTC kernels: one warp a row for rows of up to
+// 1024, else one block; a residual Add before it runs inside it as one
+// add+layernorm unit), Transpose and Concat (strided copies), and views
+// (Reshape, Flatten, Squeeze, Unsqueeze), which alias their input's device
+// memory and launch nothing.
 #include <algorithm>
 #include <numeric>
 #include <optional>
