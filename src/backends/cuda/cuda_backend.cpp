@@ -37,6 +37,8 @@ class EventPair {
     return *this;
   }
   ~EventPair() {
+    if (begin_ == nullptr && end_ == nullptr) return;
+    (void)d_->make_current();
     for (CUevent e : {begin_, end_})
       if (e != nullptr) (void)d_->api().cuEventDestroy(e);
   }
