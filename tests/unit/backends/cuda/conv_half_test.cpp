@@ -6,7 +6,6 @@
 // CUDA device or without cuDNN.
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <tuple>
 
 #include "backends/cuda/cudnn_api.h"
@@ -17,6 +16,7 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
+using testing_util::same_bits;
 using testing_util::plan_text;
 using testing_util::uniform;
 
@@ -89,15 +89,6 @@ size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
   return n;
-}
-
-bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].shape() != b[i].shape() || a[i].nbytes() != b[i].nbytes() ||
-        std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()) != 0)
-      return false;
-  return true;
 }
 
 TEST(CudaConvHalf, ForcedNhwcConvsMatchTheReferenceInBf16AndFp16) {

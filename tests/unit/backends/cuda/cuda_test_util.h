@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -55,6 +56,17 @@ inline std::unique_ptr<CudaBackend> expect_matches_reference(
   EXPECT_GT(be->kernel_executions(), before) << "no cuda kernel ran";
   EXPECT_EQ(be->fallback_runs(), 0u) << "a block fell back to the reference\n" << plan_text(*be);
   return be;
+}
+
+/// Whether `a` and `b` hold the same tensors bit for bit (a replayed kernel
+/// choice must reproduce the timed run exactly).
+inline bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].shape() != b[i].shape() || a[i].nbytes() != b[i].nbytes() ||
+        std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()) != 0)
+      return false;
+  return true;
 }
 
 }  // namespace hone::cuda::testing_util

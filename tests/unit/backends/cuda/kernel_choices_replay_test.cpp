@@ -2,7 +2,6 @@
 // its config (kernel_choices); a second backend given that config times
 // nothing, plans the same kernels and computes the same bits; a recorded
 // choice reaches only the backend it was given to. Skips without a device.
-#include <cstring>
 
 #include "cuda_test_util.h"
 #include "passes/shape_propagation.h"
@@ -11,6 +10,7 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
+using testing_util::same_bits;
 using testing_util::plan_text;
 using testing_util::uniform;
 
@@ -51,15 +51,6 @@ std::unique_ptr<CudaBackend> built_with(const Graph& g, const std::string& choic
   auto built = be->build(g);
   EXPECT_TRUE(built) << built.error().to_string();
   return be;
-}
-
-bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (a[i].shape() != b[i].shape() || a[i].nbytes() != b[i].nbytes() ||
-        std::memcmp(a[i].raw(), b[i].raw(), a[i].nbytes()) != 0)
-      return false;
-  return true;
 }
 
 TEST(CudaKernelChoicesGpu, RecordedChoicesReplayWithoutTiming) {
