@@ -110,6 +110,7 @@ struct Plan {
     dims_t dims;
     DType dtype = DType::kF32;
     std::shared_ptr<const Tensor> host;  // a value computed on the host at plan time
+    bool dims_only = false;  // OpPlan::dims_only: no bytes, only dims for Shape nodes
   };
   struct Step {
     OpPlan op;
@@ -473,6 +474,24 @@ class CudaBlock final : public CompiledBlock {
       auto op = u.op->plan(dims, env);
       if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
       st.op = std::move(*op);
+      for (size_t i = 0; i < st.in.size(); ++i)
+        if (plan->slots[st.in[i]].dims_only && st.op.run)
+          return fail(ErrorCode::kInternal,
+                      u.label + " reads '" + g.value(u.inputs[i]).name +
+                          "', which an attention unit reads in place (only its dims are known)");
+      if (st.op.dims_only) {
+        // Dims for the Shape nodes that read them; the attention unit reads the
+        // chain's source through strides.
+        for (size_t o = 0; o < u.outputs.size(); ++o) {
+          plan->slots.push_back({false, 0, 0, 0, st.op.outputs[o], DType::kF32, nullptr});
+          plan->slots.back().dims_only = true;
+          st.out.push_back(plan->slots.size() - 1);
+          slot_of[u.outputs[o]] = plan->slots.size() - 1;
+        }
+        lines.push_back(u.label + " [" + st.op.kernel + "]");
+        plan->steps.push_back(std::move(st));
+        continue;
+      }
       for (size_t o = 0; o < u.outputs.size(); ++o) {
         const dims_t& od = st.op.outputs[o];
         size_t s;
@@ -583,8 +602,12 @@ NodeId BlockInfo::sole_consumer(ValueId v) const {
 Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
   if (host_eval::host_node(b.g, n, host_eval::Policy::kAnyDtype)) return create_host(b, n);
-  if (!b.inside_attention && !b.attention_of.empty() && b.attention_of[static_cast<size_t>(b.node_id(n))] >= 0)
-    return create_attention(b, n, absorbed);
+  if (!b.inside_attention && !b.attention_of.empty()) {
+    if (const int a = b.attention_of[static_cast<size_t>(b.node_id(n))]; a >= 0)
+      return b.attention[static_cast<size_t>(a)].in_chain(b.node_id(n))
+                 ? create_dims_only(b, n)
+                 : create_attention(b, n, absorbed);
+  }
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
   if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
   if (op == "Add")

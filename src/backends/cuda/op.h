@@ -70,6 +70,10 @@ struct OpPlan {
   std::vector<std::shared_ptr<const Tensor>> host;
   /// Enqueues the work; null for ops that are only views.
   std::function<Result<void>(const ExecCtx&, const Bind&)> run;
+  /// The outputs are known by their dims only: a view or Transpose that an
+  /// attention unit reads through in place (its strides), kept so that Shape
+  /// nodes can read its dims. No memory; a device op reading one is an error.
+  bool dims_only = false;
 };
 
 class Op {
@@ -124,8 +128,13 @@ struct AttentionSpec {
   NodeId av = -1;             // MatMul(P, V)
   /// Views and Transposes between q, k, v and the products (forward order),
   /// read through by the fused kernels' strides.
+  /// Chain nodes run as dims-only units (DimsOnly), not absorbed: Shape nodes
+  /// may read their outputs' dims. Chains may share nodes (a Transpose of the
+  /// packed QKV feeding the Gathers of q, k and v).
   std::vector<NodeId> q_chain, k_chain, v_chain;
   NodeId out_transpose = -1;  // a Transpose of av's output, written through; -1: none
+  /// Whether `id` is in one of the chains.
+  bool in_chain(NodeId id) const;
 };
 
 /// Who reads what inside one block graph.
@@ -170,7 +179,11 @@ size_t eltwise_arity(const Node& n);
 std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to);
 /// Fills b.attention and b.attention_of (attention_select other than unfused).
 void find_attention_units(BlockInfo& b);
-/// The attention unit that node `first`, its earliest member, belongs to.
+/// The unit of chain node `n` of an attention unit: the node's own op,
+/// planned for its output dims only (OpPlan::dims_only).
+[[nodiscard]] Result<Unit> create_dims_only(BlockInfo& b, const Node& n);
+/// The attention unit that node `first`, its earliest member outside the
+/// chains, belongs to.
 [[nodiscard]] Result<Unit> create_attention(BlockInfo& b, const Node& first,
                                             std::vector<NodeId>* absorbed);
 /// The LayerNormalization that `add` (an Add of two computed f32 values) can

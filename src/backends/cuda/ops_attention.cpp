@@ -27,38 +27,114 @@
 
 namespace hone::cuda {
 
-std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to) {
-  if (numel_of(dims) != numel_of(to) || numel_of(dims) == 0) return std::nullopt;
-  dims_t out(to.size(), 0);
-  // Walk both from the innermost dim, one chunk of contiguous input dims at a time.
-  int64_t vi = static_cast<int64_t>(to.size()) - 1;
-  int64_t base = 1, numel = 1, vnumel = 1;
-  bool started = false;
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
-    const auto u = static_cast<size_t>(i);
-    if (!started) {
-      base = st[u];
-      started = true;
-    }
-    numel *= dims[u];
-    const bool chunk_ends =
-        i == 0 || (dims[u - 1] != 1 && st[u - 1] != numel * base);
-    if (!chunk_ends) continue;
-    while (vi >= 0 && (vnumel < numel || to[static_cast<size_t>(vi)] == 1)) {
-      out[static_cast<size_t>(vi)] = vnumel * base;
-      vnumel *= to[static_cast<size_t>(vi)];
-      --vi;
-    }
-    if (vnumel != numel) return std::nullopt;
-    if (i > 0) {
-      base = st[u - 1];
-      numel = 1;
-      vnumel = 1;
+namespace {
+
+/// The elements of a source seen through views, Transposes and one-index
+/// Gathers: each dim is a row-major group of atoms (size, element stride),
+/// so a reshape that merges dims no single stride covers (B and H of
+/// [S, B, H·D] into B·H) still composes exactly, and the result is strided
+/// when every final dim is.
+class AtomView {
+ public:
+  AtomView(const dims_t& dims, const dims_t& st) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      dims_.emplace_back();
+      if (dims[i] != 1) dims_.back().push_back({dims[i], st[i]});
     }
   }
-  while (vi >= 0 && to[static_cast<size_t>(vi)] == 1) out[static_cast<size_t>(vi--)] = 0;
-  if (vi != -1) return std::nullopt;
-  return out;
+  dims_t sizes() const {
+    dims_t out;
+    for (const auto& d : dims_) {
+      int64_t n = 1;
+      for (const Atom& a : d) n *= a.size;
+      out.push_back(n);
+    }
+    return out;
+  }
+  int64_t offset() const { return offset_; }
+  bool transpose(const std::vector<int64_t>& perm) {
+    if (perm.size() != dims_.size()) return false;
+    std::vector<std::vector<Atom>> t;
+    for (int64_t p : perm) {
+      const int64_t q = p < 0 ? p + static_cast<int64_t>(perm.size()) : p;
+      if (q < 0 || q >= static_cast<int64_t>(perm.size())) return false;
+      t.push_back(dims_[static_cast<size_t>(q)]);
+    }
+    dims_ = std::move(t);
+    return true;
+  }
+  /// Dim `axis` at `index` (already in range), the dim dropped.
+  void select(size_t axis, int64_t index) {
+    const auto& d = dims_[axis];
+    for (size_t j = d.size(); j-- > 0;) {
+      offset_ += (index % d[j].size) * d[j].stride;
+      index /= d[j].size;
+    }
+    dims_.erase(dims_.begin() + static_cast<std::ptrdiff_t>(axis));
+  }
+  /// The same elements in row-major order as dims `to`; false when an atom
+  /// would have to be cut unevenly.
+  bool reshape(const dims_t& to) {
+    std::vector<Atom> atoms;
+    for (const auto& d : dims_) atoms.insert(atoms.end(), d.begin(), d.end());
+    if (numel_of(sizes()) != numel_of(to)) return false;
+    std::vector<std::vector<Atom>> out;
+    size_t next = 0;
+    for (int64_t t : to) {
+      out.emplace_back();
+      int64_t need = t;
+      while (need > 1) {
+        if (next == atoms.size()) return false;
+        Atom& a = atoms[next];
+        if (a.size <= need) {
+          if (need % a.size != 0) return false;
+          out.back().push_back(a);
+          need /= a.size;
+          ++next;
+        } else {
+          if (a.size % need != 0) return false;
+          // The outer part of the atom goes to this dim, the inner to the next.
+          out.back().push_back({need, a.stride * (a.size / need)});
+          a.size /= need;
+          need = 1;
+        }
+      }
+    }
+    if (next != atoms.size()) return false;
+    dims_ = std::move(out);
+    return true;
+  }
+  /// Each dim's one stride (0 for a dim of size 1), or nothing when a dim's
+  /// atoms do not line up as one.
+  std::optional<dims_t> strides() const {
+    dims_t out;
+    for (const auto& d : dims_) {
+      if (d.empty()) {
+        out.push_back(0);
+        continue;
+      }
+      for (size_t j = 0; j + 1 < d.size(); ++j)
+        if (d[j].stride != d[j + 1].stride * d[j + 1].size) return std::nullopt;
+      out.push_back(d.back().stride);
+    }
+    return out;
+  }
+
+ private:
+  struct Atom {
+    int64_t size, stride;
+  };
+  std::vector<std::vector<Atom>> dims_;
+  int64_t offset_ = 0;
+};
+
+}  // namespace
+
+std::optional<dims_t> restride(const dims_t& dims, const dims_t& st, const dims_t& to) {
+  if (numel_of(dims) != numel_of(to) || numel_of(dims) == 0) return std::nullopt;
+  AtomView v(dims, st);
+  if (!v.reshape(to)) return std::nullopt;
+  return v.strides();
 }
 
 namespace {
@@ -94,7 +170,18 @@ bool swaps_last_two(const Graph& g, const Node& n) {
 
 struct View {
   dims_t dims, st;
+  int64_t offset = 0;  // elements past the source's start (a Gather of one index)
 };
+
+/// The scalar index of a Gather that selects one slice (a constant), or nothing.
+std::optional<int64_t> gather_index(const Graph& g, const Node& n) {
+  if (n.op_type != "Gather" || n.inputs.size() != 2 || n.inputs[1] < 0) return std::nullopt;
+  const Value& idx = g.value(n.inputs[1]);
+  if (!idx.initializer || idx.initializer->numel() != 1 || !idx.initializer->shape().empty() ||
+      (idx.initializer->dtype() != DType::kI64 && idx.initializer->dtype() != DType::kI32))
+    return std::nullopt;
+  return tensor_element_as_int64(*idx.initializer, 0);
+}
 
 struct Sub {
   std::unique_ptr<Op> op;
@@ -148,7 +235,10 @@ class AttentionOp final : public Op {
     struct Step {
       OpPlan p;
       std::vector<int> in;
-      int64_t view_of = -2;  // -2: own buffer; else the Sub::in code its output views
+      // The Sub::in code whose bytes its output views (any value: -2 is the
+      // second member), when `view`; else it has its own buffer.
+      bool view = false;
+      int view_of = 0;
       size_t view_offset = 0, offset = 0;
     };
     std::vector<Step> steps(subs_.size());
@@ -168,6 +258,7 @@ class AttentionOp final : public Op {
       Step& st = steps[i];
       st.in = subs_[i].in;
       if (!p.alias.empty() && p.alias[0] >= 0) {
+        st.view = true;
         st.view_of = subs_[i].in[static_cast<size_t>(p.alias[0])];
         st.view_offset =
             (p.alias_offset.empty() ? 0 : static_cast<size_t>(p.alias_offset[0])) * sizeof(float);
@@ -179,7 +270,7 @@ class AttentionOp final : public Op {
       if (p.run) names += (names.empty() ? "" : ",") + p.kernel;
       st.p = std::move(p);
     }
-    if (steps.back().view_of != -2)
+    if (steps.back().view)
       return fail(ErrorCode::kInternal, label_ + ": the last member is a view");
     *made_out = made;
     OpPlan out;
@@ -194,8 +285,8 @@ class AttentionOp final : public Op {
         return code >= 0 ? b.in[static_cast<size_t>(code)] : ptr[static_cast<size_t>(-1 - code)];
       };
       for (size_t i = 0; i < st.size(); ++i) {
-        if (st[i].view_of != -2)
-          ptr[i] = at(static_cast<int>(st[i].view_of)) + st[i].view_offset;
+        if (st[i].view)
+          ptr[i] = at(st[i].view_of) + st[i].view_offset;
         else
           ptr[i] = i + 1 < st.size() ? b.workspace + st[i].offset : b.out[0];
         if (!st[i].p.run) continue;
@@ -218,37 +309,43 @@ class AttentionOp final : public Op {
   /// views re-stride them; nothing when a view cannot be expressed so.
   Result<View> follow(const dims_t& src, const std::vector<NodeId>& chain,
                       const std::vector<dims_t>& made) const {
-    View v{src, strides_of(src)};
+    AtomView v(src, strides_of(src));
     for (NodeId id : chain) {
       const auto at = std::find(sub_nodes_.begin(), sub_nodes_.end(), id);
       if (at == sub_nodes_.end()) return fail(ErrorCode::kInternal, label_ + ": lost a member");
       const dims_t& out = made[static_cast<size_t>(at - sub_nodes_.begin())];
       const Node& n = g_.node(id);
+      const dims_t now = v.sizes();
       if (n.op_type == "Transpose") {
         std::vector<int64_t> perm = n.attr_ints("perm");
         if (perm.empty())
-          for (size_t i = v.dims.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-        if (perm.size() != v.dims.size())
+          for (size_t i = now.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+        if (!v.transpose(perm))
           return fail(ErrorCode::kUnsupported, "fused attention: a Transpose's perm");
-        View t;
-        for (int64_t p : perm) {
-          const int64_t q = p < 0 ? p + static_cast<int64_t>(perm.size()) : p;
-          if (q < 0 || q >= static_cast<int64_t>(perm.size()))
-            return fail(ErrorCode::kUnsupported, "fused attention: a Transpose's perm");
-          t.dims.push_back(v.dims[static_cast<size_t>(q)]);
-          t.st.push_back(v.st[static_cast<size_t>(q)]);
-        }
-        v = std::move(t);
-      } else {
-        auto st = restride(v.dims, v.st, out);
-        if (!st)
-          return fail(ErrorCode::kUnsupported,
-                      "fused attention: " + n.describe() + " is no strided view of its input");
-        v = View{out, std::move(*st)};
+      } else if (n.op_type == "Gather") {
+        const auto index = gather_index(g_, n);
+        const auto r = static_cast<int64_t>(now.size());
+        int64_t axis = n.attr_int("axis", 0);
+        if (axis < 0) axis += r;
+        if (!index || axis < 0 || axis >= r)
+          return fail(ErrorCode::kUnsupported, "fused attention: " + n.describe());
+        const auto a = static_cast<size_t>(axis);
+        const int64_t i = *index < 0 ? *index + now[a] : *index;
+        if (i < 0 || i >= now[a])
+          return fail(ErrorCode::kInvalidArgument,
+                      n.describe() + ": index " + std::to_string(*index) + " is out of range");
+        v.select(a, i);
+      } else if (!v.reshape(out)) {
+        return fail(ErrorCode::kUnsupported,
+                    "fused attention: " + n.describe() + " is no view of its input");
       }
-      if (v.dims != out) return fail(ErrorCode::kInternal, label_ + ": a member's dims differ");
+      if (v.sizes() != out) return fail(ErrorCode::kInternal, label_ + ": a member's dims differ");
     }
-    return v;
+    auto st = v.strides();
+    if (!st)
+      return fail(ErrorCode::kUnsupported,
+                  "fused attention: an operand's chain is no strided view of its source");
+    return View{v.sizes(), std::move(*st), v.offset()};
   }
 
   /// The fused kernels that accept these shapes, best guess first.
@@ -355,15 +452,17 @@ class AttentionOp final : public Op {
       p.outputs = {out};
       p.kernel = std::move(kernel);
       const int q_at = iq(), k_at = ik(), v_at = iv(), m_at = im();
+      const auto qo = static_cast<CUdeviceptr>(q.offset * 4), ko = static_cast<CUdeviceptr>(k.offset * 4),
+                 vo = static_cast<CUdeviceptr>(v.offset * 4);
       const auto gx = static_cast<unsigned>(nbatch), gy = static_cast<unsigned>(tiles);
-      p.run = [a, fn, threads, q_at, k_at, v_at, m_at, gx, gy](const ExecCtx& c,
-                                                               const Bind& b) -> Result<void> {
+      p.run = [a, fn, threads, q_at, k_at, v_at, m_at, gx, gy, qo, ko, vo](
+                  const ExecCtx& c, const Bind& b) -> Result<void> {
         HONE_TRY(const Module* m, attention_module(c.d));
         HONE_TRY(CUfunction f, m->function(fn));
         AttnArgs x = a;
-        x.q = b.in[static_cast<size_t>(q_at)];
-        x.k = b.in[static_cast<size_t>(k_at)];
-        x.v = b.in[static_cast<size_t>(v_at)];
+        x.q = b.in[static_cast<size_t>(q_at)] + qo;
+        x.k = b.in[static_cast<size_t>(k_at)] + ko;
+        x.v = b.in[static_cast<size_t>(v_at)] + vo;
         x.mask = m_at >= 0 ? b.in[static_cast<size_t>(m_at)] : 0;
         x.o = b.out[0];
         x.vec = vector_access(x);
@@ -418,6 +517,14 @@ void find_attention_units(BlockInfo& b) {
     const NodeId p = g.value(v).producer;
     return p >= 0 ? &g.node(p) : nullptr;
   };
+  // Per value: the nodes reading it.
+  std::vector<std::vector<NodeId>> readers(g.values().size());
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    for (ValueId in : g.nodes()[i].inputs)
+      if (in >= 0) {
+        auto& r = readers[static_cast<size_t>(in)];
+        if (r.empty() || r.back() != static_cast<NodeId>(i)) r.push_back(static_cast<NodeId>(i));
+      }
   for (const AttentionMatch& m : find_attention(g)) {
     AttentionSpec sp;
     sp.av = m.av;
@@ -460,15 +567,18 @@ void find_attention_units(BlockInfo& b) {
       }
       break;
     }
-    // Views and Transposes that only reshuffle an operand are read through
-    // (the fused kernels take any strides): a head split needs no copy.
+    // Views, Transposes and one-index Gathers that only reshuffle an operand
+    // are read through (the fused kernels take any strides and an offset): a
+    // head split needs no copy.
     auto trace = [&](ValueId& x, std::vector<NodeId>& chain) {
       for (int step = 0; step < 8; ++step) {
         const Node* p = producer(x);
-        if (!p || !sole(x) || p->outputs.size() != 1 || p->inputs.empty()) break;
+        if (!p || b.is_output[static_cast<size_t>(x)] || p->outputs.size() != 1 ||
+            p->inputs.empty())
+          break;
         const std::string& op = p->op_type;
         if (op != "Transpose" && op != "Reshape" && op != "Squeeze" && op != "Unsqueeze" &&
-            op != "Flatten")
+            op != "Flatten" && !gather_index(g, *p))
           break;
         chain.insert(chain.begin(), g.value(x).producer);
         x = p->inputs[0];
@@ -478,8 +588,37 @@ void find_attention_units(BlockInfo& b) {
     trace(q, sp.q_chain);
     trace(k, sp.k_chain);
     trace(v, sp.v_chain);
-    for (const auto* c : {&sp.q_chain, &sp.k_chain, &sp.v_chain})
-      sp.members.insert(sp.members.end(), c->begin(), c->end());
+    // A chain's values are never made: whatever reads one must be in the unit
+    // or read only its dims (Shape). Where a reader is neither, that chain
+    // starts after the value; a cut can cut the others (they share nodes).
+    const std::vector<NodeId> core = sp.members;
+    auto in_unit_or_shape = [&](ValueId val, const std::set<NodeId>& mem) {
+      if (b.is_output[static_cast<size_t>(val)]) return false;
+      for (NodeId r : readers[static_cast<size_t>(val)])
+        if (!mem.count(r) && g.node(r).op_type != "Shape") return false;
+      return true;
+    };
+    const std::pair<std::vector<NodeId>*, ValueId*> chains[] = {
+        {&sp.q_chain, &q}, {&sp.k_chain, &k}, {&sp.v_chain, &v}};
+    for (bool cut = true; cut;) {
+      cut = false;
+      std::set<NodeId> mem(core.begin(), core.end());
+      for (const auto& [chain, src] : chains) mem.insert(chain->begin(), chain->end());
+      for (const auto& [chain, src] : chains) {
+        for (size_t i = chain->size(); i-- > 0;) {
+          const ValueId out = g.node((*chain)[i]).outputs[0];
+          if (in_unit_or_shape(out, mem)) continue;
+          *src = out;
+          chain->erase(chain->begin(), chain->begin() + static_cast<std::ptrdiff_t>(i) + 1);
+          cut = true;
+          break;
+        }
+      }
+    }
+    for (const auto& [chain, src] : chains)
+      for (NodeId id : *chain)
+        if (std::find(sp.members.begin(), sp.members.end(), id) == sp.members.end())
+          sp.members.push_back(id);
     // The output's Transpose (merging the heads back) is written through too.
     const ValueId o = g.node(m.av).outputs[0];
     if (sole(o)) {
@@ -502,6 +641,47 @@ void find_attention_units(BlockInfo& b) {
     }
     b.attention.push_back(std::move(sp));
   }
+}
+
+bool AttentionSpec::in_chain(NodeId id) const {
+  for (const auto* c : {&q_chain, &k_chain, &v_chain})
+    if (std::find(c->begin(), c->end(), id) != c->end()) return true;
+  return false;
+}
+
+namespace {
+
+/// A chain node's own op, planned for its output dims only: the attention
+/// unit reads the chain's source in place, and Shape nodes read these dims.
+class DimsOnlyOp final : public Op {
+ public:
+  explicit DimsOnlyOp(std::unique_ptr<Op> op) : op_(std::move(op)) {}
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
+    HONE_TRY(OpPlan p, op_->plan(in, env));
+    OpPlan out;
+    out.outputs = std::move(p.outputs);
+    out.kernel = "dims.read_in_place_by_attention";
+    out.dims_only = true;
+    return out;
+  }
+
+ private:
+  std::unique_ptr<Op> op_;
+};
+
+}  // namespace
+
+Result<Unit> create_dims_only(BlockInfo& b, const Node& n) {
+  std::vector<NodeId> none;
+  b.inside_attention = true;
+  auto u = create_unit(b, n, &none);
+  b.inside_attention = false;
+  if (!u) return fail(std::move(u).error());
+  if (!none.empty() || u->outputs.size() != 1)
+    return fail(ErrorCode::kInternal,
+                "attention chain node " + n.describe() + " did not make a one-node unit");
+  u->op = std::make_unique<DimsOnlyOp>(std::move(u->op));
+  return u;
 }
 
 Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeId>* absorbed) {
@@ -542,7 +722,7 @@ Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeI
     made[sub->outputs[0]] = static_cast<int>(subs.size());
     s.op = std::move(sub->op);
     subs.push_back(std::move(s));
-    if (id != first_id) absorbed->push_back(id);
+    if (id != first_id && !sp.in_chain(id)) absorbed->push_back(id);
   }
   b.inside_attention = false;
   // Where the fused kernels find q, k, v and the mask among the unit's inputs.

@@ -68,6 +68,43 @@ Graph bert_heads(std::mt19937& rng) {
   return *std::move(b).build();
 }
 
+/// torch's nn.MultiheadAttention as the torchscript exporter writes it (vit_b_16's
+/// encoder): x [S, batch, E] through the packed QKV product and bias, unflattened
+/// to [S, batch, 3, E], Unsqueeze(0), Transpose(0, -2), Squeeze, then per head
+/// group a Gather of 0, 1 or 2, Reshape [S, batch·H, D], Transpose(0, 1) and
+/// Reshape [batch, H, S, D]; SDPA's scale computed from Shape(q) (a Shape node
+/// reads the chain) on q and Kᵀ; the heads merged back by Transpose + Reshape.
+/// `shared_reader`: a Relu of the packed Transpose is an output too (the
+/// chains must then start after it).
+Graph mha_export(std::mt19937& rng, int64_t S, int64_t H, int64_t D, bool shared_reader = false) {
+  const int64_t E = H * D;
+  GraphBuilder b("mha");
+  auto i64 = [&](std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
+  };
+  ValueId x = b.input("x", DType::kF32, Shape{S, Dim::symbol("batch"), E});
+  ValueId qkv = b.add(b.matmul(x, b.constant("w", uniform(rng, {E, 3 * E}, -0.2f, 0.2f))),
+                      b.constant("bias", uniform(rng, {3 * E})));
+  ValueId r = b.op("Reshape", {qkv, i64({0, 0, 3, E})});
+  ValueId t = b.transpose(b.op("Unsqueeze", {r, i64({0})}), {3, 1, 2, 0, 4});
+  ValueId sq = b.op("Squeeze", {t, i64({3})});
+  if (shared_reader) b.output(b.relu(t), "packed");
+  auto head = [&](int64_t i) {
+    ValueId g = b.op("Gather", {sq, b.constant("", Tensor::from<int64_t>({}, {i}))}, {{"axis", int64_t{0}}});
+    ValueId t1 = b.transpose(b.op("Reshape", {g, i64({S, -1, D})}), {1, 0, 2});
+    return b.op("Reshape", {t1, i64({-1, H, S, D})});
+  };
+  ValueId q = head(0), k = head(1), v = head(2);
+  ValueId d = b.op("Cast", {b.op("Slice", {b.op("Shape", {q}), i64({-1}), i64({INT64_MAX})})},
+                   {{"to", int64_t{1}}});
+  ValueId sc = b.op("Sqrt", {b.div(b.constant("", Tensor::from<float>({1}, {1.0f})),
+                                   b.op("Sqrt", {d}))});
+  ValueId o = b.matmul(b.softmax(b.matmul(b.mul(q, sc), b.mul(b.transpose(k, {0, 1, 3, 2}), sc))), v);
+  b.output(b.op("Reshape", {b.transpose(o, {2, 0, 1, 3}), i64({0, 0, E})}), "y");
+  return *std::move(b).build();
+}
+
 struct Case {
   const char* precision;
   double rtol, atol;
@@ -127,6 +164,38 @@ TEST(CudaAttention, UnitReadsThroughHeadSplitsAndScales) {
   EXPECT_EQ(sp.members.size(), 12u);
   for (NodeId id : sp.members) EXPECT_EQ(info.attention_of[static_cast<size_t>(id)], 0);
 
+  // vit's packed QKV: the three chains share the unflatten and its Transpose,
+  // start at the QKV bias Add, go through one-index Gathers and a Shape reader.
+  const Graph mha = mha_export(rng, 9, 2, 32);
+  BlockInfo mi(mha);
+  find_attention_units(mi);
+  ASSERT_EQ(mi.attention.size(), 1u);
+  const AttentionSpec& ms = mi.attention[0];
+  for (ValueId v : {ms.q, ms.k, ms.v}) EXPECT_EQ(mha.node(mha.value(v).producer).op_type, "Add");
+  // Reshape, Unsqueeze, Transpose, Squeeze, Gather, Reshape, Transpose, Reshape.
+  EXPECT_EQ(ms.q_chain.size(), 8u);
+  EXPECT_EQ(ms.k_chain.size(), 8u);
+  EXPECT_EQ(ms.v_chain.size(), 8u);
+  EXPECT_EQ(ms.scale_values.size(), 2u);
+  EXPECT_GE(ms.out_transpose, 0);
+  for (const Node& n : mha.nodes()) {
+    if (n.op_type != "Shape") continue;
+    EXPECT_EQ(mi.attention_of[static_cast<size_t>(mi.node_id(n))], -1);
+  }
+  for (NodeId id : ms.q_chain) EXPECT_TRUE(ms.in_chain(id));
+  auto ref = eval::Interpreter().run_tensors(mha, {uniform(rng, {9, 2, 64})});
+  ASSERT_TRUE(ref) << ref.error().to_string();
+  EXPECT_EQ((*ref)[0].shape(), (std::vector<int64_t>{9, 2, 64}));
+  // A reader outside the unit (an output Relu of the packed Transpose): the
+  // chains start after it, at the Squeeze.
+  const Graph shared = mha_export(rng, 9, 2, 32, true);
+  BlockInfo si2(shared);
+  find_attention_units(si2);
+  ASSERT_EQ(si2.attention.size(), 1u);
+  const AttentionSpec& ss = si2.attention[0];
+  EXPECT_EQ(ss.q_chain.size(), 5u);  // Squeeze, Gather, Reshape, Transpose, Reshape
+  EXPECT_EQ(shared.node(shared.value(ss.q).producer).op_type, "Transpose");
+
   const Graph s = sdpa_export(64);
   BlockInfo si(s);
   find_attention_units(si);
@@ -169,6 +238,26 @@ TEST(CudaAttention, FusedKernelsReadSplitHeadsInPlace) {
       EXPECT_EQ(plan.find("transpose."), std::string::npos) << plan;  // no head copies
     }
   }
+}
+
+TEST(CudaAttention, PackedQkvIsReadInPlaceWithoutHeadCopies) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(26);
+  const Graph g = mha_export(rng, 77, 3, 64);
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.precision);
+    for (int64_t batch : {1, 3}) {
+      auto be = expect_matches_reference(g, {uniform(rng, {77, batch, 192})}, c.rtol, c.atol,
+                                         {{"precision", c.precision}, {"attention_select", "fused"}});
+      const std::string plan = plan_text(*be);
+      EXPECT_NE(plan.find(c.fused), std::string::npos) << plan;
+      EXPECT_EQ(plan.find("transpose."), std::string::npos) << plan;  // no head copies
+      EXPECT_NE(plan.find("dims.read_in_place_by_attention"), std::string::npos) << plan;
+    }
+  }
+  // Timed against the unfused path (which makes the copies), still right.
+  expect_matches_reference(g, {uniform(rng, {77, 2, 192})}, 5e-3, 1e-3,
+                           {{"precision", "tf32"}, {"attention_select", "time"}});
 }
 
 TEST(CudaAttention, HeadDim32WithKtGivenAndMoreKeysThanQueries) {
