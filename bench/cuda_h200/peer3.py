@@ -48,17 +48,20 @@ for name in a.models.split(","):
                     row["eager_fp16"] = peer.median_ms(lambda: md(x), a.iters)
                 # End to end from host memory, as hone's p50 measures: the input copied in,
                 # the output copied back (pageable tensors, as a user's).
-                xh = x.cpu()
-                def e2e():
+                # Also from page-locked memory (pin_memory()), as hone bench's inputs are by
+                # default: the copy then runs at the link's DMA rate.
+                xh = x.cpu(); xp = xh.pin_memory()
+                def e2e(src):
                     ts = []
                     for i in range(a.iters + 10):
-                        t0 = time.perf_counter(); md(xh.to(dev)).float().cpu(); t1 = time.perf_counter()
+                        t0 = time.perf_counter(); md(src.to(dev, non_blocking=src.is_pinned())).float().cpu(); t1 = time.perf_counter()
                         if i >= 10: ts.append((t1 - t0) * 1e3)
                     return float(np.median(ts))
                 for key, tf, ac in (("e2e_fp32", False, None), ("e2e_tf32", True, None), ("e2e_bf16", True, torch.bfloat16)):
                     torch.backends.cuda.matmul.allow_tf32 = tf; torch.backends.cudnn.allow_tf32 = tf
                     with torch.autocast("cuda", dtype=ac or torch.float32, enabled=ac is not None):
-                        row[key] = e2e()
+                        row[key] = e2e(xh)
+                        row[key.replace("e2e", "e2e_pinned")] = e2e(xp)
                 torch.backends.cuda.matmul.allow_tf32 = False; torch.backends.cudnn.allow_tf32 = False
                 for key, ac in (("cudagraph_fp32", None), ("cudagraph_bf16", torch.bfloat16)) if a.graphs else ():
                     try:
@@ -93,6 +96,11 @@ for name in a.models.split(","):
                     j = json.loads(out[out.find("{"): out.rfind("}") + 1])
                     row[f"hone_dev_{p}"] = j.get("device", {}).get("p50_ms")
                 if rc != 0: row[f"hone_{p}_err"] = (out + err)[-400:]
+                if rc == 0 and p == "fp32":  # the inputs in ordinary memory, as the e2e_fp32 row's
+                    rc2, out2, _, _ = peer.sh([a.hone, "--threads", "16", "bench", path, "--backend", "cuda",
+                                               "--batch", str(bs), "--iters", str(a.iters * 2), "--json",
+                                               "--pageable-inputs", *cfg])
+                    row["hone_pageable_fp32"] = peer.p50_of(out2) if rc2 == 0 else None
                 o = f"{d}/out_{p}"
                 rc, out, err, _ = peer.sh([a.hone, "run", path, "--backend", "cuda", "--inputs", d,
                                            "--outputs", o, *cfg])
@@ -109,11 +117,11 @@ for name in a.models.split(","):
     json.dump(results, open(os.path.join(a.work, "results.json"), "w"), indent=1)
     torch.cuda.empty_cache()
 ps = a.precisions.split(",")
-print("\nmodel batch | torch fp32 tf32 bf16 fp16 graph32 graphbf16 compile32 e2e32 e2etf32 e2ebf16 | " + " ".join("hone_" + p for p in ps) + " | " + " ".join("dev_" + p for p in ps) + " | " + " ".join("l2_" + p for p in ps))
+print("\nmodel batch | torch fp32 tf32 bf16 fp16 graph32 graphbf16 compile32 e2e32 e2etf32 e2ebf16 pin32 pintf32 pinbf16 | " + " ".join("hone_" + p for p in ps) + " | " + " ".join("dev_" + p for p in ps) + " | " + " ".join("l2_" + p for p in ps))
 f = lambda v: "-" if v is None else (f"{v:.3g}" if isinstance(v, float) and v < 0.01 else f"{v:.2f}")
 for r in results:
     for k, row in r.items():
         if not k.startswith("b") or not isinstance(row, dict): continue
-        print(r["model"], k[1:], "|", " ".join(f(row.get(t)) for t in ("eager_fp32", "eager_tf32", "eager_bf16", "eager_fp16", "cudagraph_fp32", "cudagraph_bf16", "compile_fp32", "e2e_fp32", "e2e_tf32", "e2e_bf16")),
+        print(r["model"], k[1:], "|", " ".join(f(row.get(t)) for t in ("eager_fp32", "eager_tf32", "eager_bf16", "eager_fp16", "cudagraph_fp32", "cudagraph_bf16", "compile_fp32", "e2e_fp32", "e2e_tf32", "e2e_bf16", "e2e_pinned_fp32", "e2e_pinned_tf32", "e2e_pinned_bf16")),
               "|", " ".join(f(row.get("hone_" + p)) for p in ps), "|", " ".join(f(row.get("hone_dev_" + p)) for p in ps),
               "|", " ".join(f(row.get("rel_l2_" + p)) for p in ps))

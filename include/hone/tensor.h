@@ -34,6 +34,15 @@ class Tensor {
   /// Allocates zero-filled storage. Fails with kInvalidArgument for negative
   /// dims or a size that overflows, kOutOfMemory when allocation fails.
   [[nodiscard]] static Result<Tensor> allocate(DType dtype, std::vector<int64_t> shape);
+  /// The bytes a tensor of this dtype and shape holds; the errors of
+  /// allocate() for a shape that cannot be held.
+  [[nodiscard]] static Result<size_t> bytes_for(DType dtype, const std::vector<int64_t>& shape);
+  /// An owning tensor over `storage`, which holds `storage_bytes` writable
+  /// bytes (at least bytes_for()) and is released by its deleter; the bytes
+  /// are zero-filled. For memory a backend reads fastest, e.g. page-locked
+  /// host memory (Backend::allocate_host).
+  [[nodiscard]] static Result<Tensor> adopt(DType dtype, std::vector<int64_t> shape,
+                                            std::shared_ptr<void> storage, size_t storage_bytes);
   /// As allocate(), but throws std::bad_alloc / std::invalid_argument; for
   /// callers whose shapes are already validated (kernels, tests).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);

@@ -65,6 +65,32 @@ Result<Tensor> Tensor::allocate(DType dtype, std::vector<int64_t> shape) {
   return t;
 }
 
+Result<size_t> Tensor::bytes_for(DType dtype, const std::vector<int64_t>& shape) {
+  int64_t numel = 0;
+  HONE_TRY(size_t bytes, checked_bytes(dtype, shape, &numel));
+  HONE_CHECK_OK(check_allocation(
+      bytes, "a tensor of shape " + shape_to_string(shape) + " " + std::string(dtype_name(dtype))));
+  return bytes;
+}
+
+Result<Tensor> Tensor::adopt(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> storage,
+                             size_t storage_bytes) {
+  HONE_TRY(size_t bytes, bytes_for(dtype, shape));
+  if (!storage || storage_bytes < bytes)
+    return fail(ErrorCode::kInvalidArgument,
+                "storage of " + std::to_string(storage_bytes) + " bytes for a tensor of shape " +
+                    shape_to_string(shape) + " " + std::string(dtype_name(dtype)) + " (" +
+                    std::to_string(bytes) + " bytes)");
+  std::memset(storage.get(), 0, bytes);
+  Tensor t;
+  t.dtype_ = dtype;
+  t.numel_ = shape_numel(shape);
+  t.shape_ = std::move(shape);
+  t.data_ = storage.get();
+  t.storage_ = std::move(storage);
+  return t;
+}
+
 Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   auto t = allocate(dtype, std::move(shape));
   if (!t) {

@@ -82,6 +82,7 @@ Result<void> bind_driver(void* h, Api& a) {
   HONE_CHECK_OK(bind(h, a.cuMemsetD32Async, {"cuMemsetD32Async"}, lib));
   HONE_CHECK_OK(bind(h, a.cuMemHostAlloc, {"cuMemHostAlloc"}, lib));
   HONE_CHECK_OK(bind(h, a.cuMemFreeHost, {"cuMemFreeHost"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuPointerGetAttribute, {"cuPointerGetAttribute"}, lib));
   HONE_CHECK_OK(bind(h, a.cuEventCreate, {"cuEventCreate"}, lib));
   HONE_CHECK_OK(bind(h, a.cuEventRecord, {"cuEventRecord"}, lib));
   HONE_CHECK_OK(bind(h, a.cuEventSynchronize, {"cuEventSynchronize"}, lib));
@@ -308,6 +309,21 @@ Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging, size_t s
   });
   for (auto& r : results) HONE_CHECK_OK(r);
   return {};
+}
+
+bool is_pinned(const Driver& d, const void* p, size_t bytes) {
+  if (p == nullptr || bytes == 0) return false;
+  constexpr int kMemoryType = 2;  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+  constexpr unsigned kHost = 1;   // CU_MEMORYTYPE_HOST
+  // Ordinary memory is refused (CUDA_ERROR_INVALID_VALUE) or reads as no type.
+  auto host = [&](const char* at) {
+    unsigned type = 0;
+    return d.api().cuPointerGetAttribute(&type, kMemoryType, reinterpret_cast<CUdeviceptr>(at)) ==
+               0 &&
+           type == kHost;
+  };
+  const char* c = static_cast<const char*>(p);
+  return host(c) && host(c + bytes - 1);
 }
 
 void parallel_copy(void* dst, const void* src, size_t bytes) {

@@ -114,6 +114,7 @@ struct Api {
   CUresult (*cuMemsetD32Async)(CUdeviceptr, unsigned, size_t, CUstream) = nullptr;
   CUresult (*cuMemHostAlloc)(void**, size_t, unsigned) = nullptr;
   CUresult (*cuMemFreeHost)(void*) = nullptr;
+  CUresult (*cuPointerGetAttribute)(void*, int, CUdeviceptr) = nullptr;
   CUresult (*cuEventCreate)(CUevent*, unsigned) = nullptr;
   CUresult (*cuEventRecord)(CUevent, CUstream) = nullptr;
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
@@ -277,6 +278,11 @@ class PinnedBuffer {
 [[nodiscard]] Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging,
                                   size_t staging_offset, CUdeviceptr dst, const void* src,
                                   size_t bytes);
+
+/// Whether the `bytes` at `p` are page-locked host memory that the copy
+/// engines read directly (cuMemHostAlloc'd or registered, by hone or by
+/// another library): such an input needs no staging copy.
+bool is_pinned(const Driver& d, const void* p, size_t bytes);
 
 /// memcpy of `bytes`, split into 1 MiB chunks over upload()'s thread pool
 /// from 2 MiB on: a large output leaves the pinned buffer it was downloaded

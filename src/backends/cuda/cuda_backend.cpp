@@ -250,10 +250,18 @@ class CudaBlock final : public CompiledBlock {
       ex->staging = PinnedBuffer();
       HONE_TRY(ex->staging, PinnedBuffer::allocate(d_, in_bytes));
     }
-    for (size_t i = 0, off = 0; i < inputs.size(); off += inputs[i].nbytes(), ++i)
-      if (inputs[i].nbytes() > 0)
-        HONE_CHECK_OK(upload(d_, s, ex->staging, off, ptr(plan.input_slots[i]), inputs[i].raw(),
-                             inputs[i].nbytes()));
+    for (size_t i = 0, off = 0; i < inputs.size(); off += inputs[i].nbytes(), ++i) {
+      const Tensor& t = inputs[i];
+      if (t.nbytes() == 0) continue;
+      // Page-locked inputs (allocate_host()) go in one DMA, no staging copy.
+      if (t.nbytes() >= (size_t{1} << 20) && is_pinned(d_, t.raw(), t.nbytes()))
+        HONE_CHECK_OK(d_.check(
+            a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), t.raw(), t.nbytes(), s),
+            "cuMemcpyHtoDAsync"));
+      else
+        HONE_CHECK_OK(
+            upload(d_, s, ex->staging, off, ptr(plan.input_slots[i]), t.raw(), t.nbytes()));
+    }
     if (profile) {
       HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
       HONE_LOG_DEBUG("cuda profile io: upload of {} bytes {:.3f} ms", in_bytes,
@@ -687,6 +695,27 @@ const BackendCapabilities& CudaBackend::caps() {
 std::string CudaBackend::unavailable_reason() {
   auto d = Driver::get();
   return d ? std::string() : d.error().message();
+}
+
+Result<Tensor> CudaBackend::allocate_host(DType dtype, std::vector<int64_t> shape) const {
+  auto drv = Driver::get();
+  if (!drv) return Tensor::allocate(dtype, std::move(shape));  // no GPU: ordinary memory
+  const Driver* d = *drv;
+  HONE_TRY(const size_t bytes, Tensor::bytes_for(dtype, shape));
+  const size_t n = std::max<size_t>(bytes, 1);
+  void* p = nullptr;
+  if (auto made = d->make_current(); !made) return fail(std::move(made).error());
+  if (auto r = d->check(d->api().cuMemHostAlloc(&p, n, 0), "cuMemHostAlloc"); !r) {
+    // Page-locked memory is limited (RLIMIT_MEMLOCK in a container, say):
+    // ordinary memory still works, through the staging copy.
+    HONE_LOG_DEBUG("cuda: {} bytes of ordinary memory for an input: {}", n, r.error().message());
+    return Tensor::allocate(dtype, std::move(shape));
+  }
+  std::shared_ptr<void> storage(p, [d](void* q) {
+    (void)d->make_current();  // a thread that never ran CUDA may free it
+    (void)d->api().cuMemFreeHost(q);
+  });
+  return Tensor::adopt(dtype, std::move(shape), std::move(storage), n);
 }
 
 std::vector<std::string> CudaBackend::kernel_plan() const {

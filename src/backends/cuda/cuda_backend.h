@@ -125,6 +125,9 @@ class CudaBackend final : public CompilingBackend {
   /// Device time of every block's steps, between its input and output copies
   /// (CUDA events around them on the block's stream).
   std::optional<uint64_t> device_nanoseconds() const override { return stats_->device_ns.load(); }
+  /// Page-locked host memory (cuMemHostAlloc): inputs in it reach the device
+  /// in one DMA, with no staging copy. Ordinary memory where no GPU is.
+  [[nodiscard]] Result<Tensor> allocate_host(DType dtype, std::vector<int64_t> shape) const override;
   /// One line per distinct (unit, kernel) planned, in planning order, then
   /// one per recorded choice ("choice: LABEL SHAPES MODE -> KERNEL").
   std::vector<std::string> kernel_plan() const override;

@@ -37,6 +37,32 @@ TEST(Tensor, AllocateRejectsNegativeAndOverflowingShapes) {
   EXPECT_EQ(huge.error().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST(Tensor, AdoptOwnsForeignStorageAndChecksItsSize) {
+  int freed = 0;
+  {
+    auto* block = new float[6]{1, 2, 3, 4, 5, 6};
+    std::shared_ptr<void> storage(block, [&freed](void* p) {
+      delete[] static_cast<float*>(p);
+      ++freed;
+    });
+    auto t = Tensor::adopt(DType::kF32, {2, 3}, storage, 6 * sizeof(float));
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_TRUE(t->owns());
+    EXPECT_EQ(t->raw(), block);
+    EXPECT_EQ(t->data<float>()[5], 0.0f);  // zero-filled, as allocate()'s
+    auto small = Tensor::adopt(DType::kF32, {2, 4}, storage, 6 * sizeof(float));
+    ASSERT_FALSE(small);
+    EXPECT_EQ(small.error().code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(small.error().message().find("storage of 24 bytes"), std::string::npos)
+        << small.error().message();
+    storage.reset();
+    EXPECT_EQ(freed, 0);  // the tensor still holds it
+  }
+  EXPECT_EQ(freed, 1);
+  EXPECT_EQ(*Tensor::bytes_for(DType::kF16, {3, 5}), 30u);
+  EXPECT_FALSE(Tensor::bytes_for(DType::kF32, {2, -1}));
+}
+
 TEST(Tensor, ReshapedKeepsBytesAndChecksCount) {
   Tensor a = Tensor::from<int32_t>({2, 3}, {0, 1, 2, 3, 4, 5});
   auto r = a.reshaped({3, 2});

@@ -1,5 +1,6 @@
 // The cuda backend's ops against the reference interpreter, on the GPU.
 // Every test skips, with the reason, on a machine without a CUDA device.
+#include <cstring>
 #include <thread>
 
 #include "backends/cuda/cudnn_api.h"
@@ -430,6 +431,35 @@ TEST(CudaOps, RefusedNodesRunOnTheReferenceBetweenGpuBlocks) {
   ASSERT_TRUE(want && got);
   EXPECT_TRUE(testing_util::close((*got)[0], (*want)[0]));
   EXPECT_EQ(be.kernel_executions(), 4u) << plan_text(be);
+}
+
+TEST(CudaOps, PinnedInputsGoInOneCopyAndGiveTheSameBits) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(14);
+  GraphBuilder b("pinned");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 64, 1024});
+  b.output(b.relu(b.matmul(x, b.constant("w", uniform(rng, {1024, 32})))), "y");
+  Graph g = *std::move(b).build();
+  CudaBackend be;
+  ASSERT_TRUE(be.build(g));
+  auto drv = Driver::get();
+  ASSERT_TRUE(drv);
+  const Driver* d = *drv;
+  for (int64_t n : {1, 9}) {  // 256 KiB (one copy either way) and 2.25 MiB (staged if pageable)
+    const Tensor in = uniform(rng, {n, 64, 1024});
+    auto pinned = be.allocate_host(DType::kF32, {n, 64, 1024});
+    ASSERT_TRUE(pinned) << pinned.error().to_string();
+    EXPECT_TRUE(is_pinned(*d, pinned->raw(), pinned->nbytes()));
+    EXPECT_FALSE(is_pinned(*d, in.raw(), in.nbytes()));
+    std::memcpy(pinned->raw(), in.raw(), in.nbytes());
+    auto a = be.infer({in});
+    auto c = be.infer({*pinned});
+    ASSERT_TRUE(a && c);
+    EXPECT_TRUE((*a)[0].bitwise_equal((*c)[0]));
+    auto want = eval::Interpreter().run_tensors(g, {in});
+    ASSERT_TRUE(want);
+    EXPECT_TRUE(testing_util::close((*c)[0], (*want)[0]));
+  }
 }
 
 TEST(CudaOps, ConcurrentInferencesAgree) {
