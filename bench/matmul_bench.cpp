@@ -1,10 +1,13 @@
 // oneDNN's own matmul loop against the same product through hone's onednn
 // backend, to show what hone's wrapping costs (input checks, output
-// allocation, partition plumbing). 1024 x 1024 x 1024 f32 by default.
+// allocation, partition plumbing). 1024 x 1024 x 1024 f32 by default. And
+// the same product on the reference backend, in f32 and f64: what checking
+// a large model against the reference costs (tune runs it on every check
+// input, in both).
 //
 //   build/bench/hone_matmul_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only
 //
-// Both report GFLOP/s as the "flops" counter; the ratio hone / raw is the figure.
+// All report GFLOP/s as the "flops" counter; the ratio hone / raw is the figure.
 #include <benchmark/benchmark.h>
 
 #include <dnnl.hpp>
@@ -80,8 +83,37 @@ void BM_HoneOneDnnMatmul(benchmark::State& state) {
   set_flops(state);
 }
 
+// The product on the reference interpreter; state.range(0): 1 for f64.
+void BM_ReferenceMatmul(benchmark::State& state) {
+  hone::Graph g("matmul");
+  const hone::ValueId a = g.add_input("a", hone::DType::kF32, hone::Shape{kN, kN});
+  const hone::ValueId b = g.add_input("b", hone::DType::kF32, hone::Shape{kN, kN});
+  g.add_output(g.add_node("MatMul", {a, b}, 1, {}, "mm")[0]);
+  auto be = hone::default_registry().create("reference");
+  if (!be || (state.range(0) == 1 && !(*be)->configure("precision", "f64")) || !(*be)->build(g)) {
+    state.SkipWithError("could not build the reference backend");
+    return;
+  }
+  hone::Tensor at = hone::Tensor::zeros(hone::DType::kF32, {kN, kN});
+  hone::Tensor bt = hone::Tensor::zeros(hone::DType::kF32, {kN, kN});
+  auto av = random_values(kN * kN, 1), bv = random_values(kN * kN, 2);
+  std::copy(av.begin(), av.end(), at.data<float>());
+  std::copy(bv.begin(), bv.end(), bt.data<float>());
+  const std::vector<hone::Tensor> inputs{at, bt};
+  for (auto _ : state) {
+    auto out = (*be)->infer(inputs);
+    if (!out) {
+      state.SkipWithError("infer failed");
+      return;
+    }
+    benchmark::DoNotOptimize(out->front().raw());
+  }
+  set_flops(state);
+}
+
 BENCHMARK(BM_RawOneDnnMatmul)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_HoneOneDnnMatmul)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReferenceMatmul)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 
 #include "eval/kernel.h"
 #include "eval/kernel_util.h"
+#include "eval/openblas.h"
 
 namespace hone::eval {
 
@@ -91,6 +92,12 @@ void matmul_rows(const Acc* a, const Acc* b, Acc* c, int64_t r0, int64_t r1, int
   }
 }
 
+/// Whether M, K and N fit BLAS's int dims.
+inline bool fits_blas(int64_t M, int64_t K, int64_t N) {
+  constexpr int64_t kMax = 0x7fffffff;
+  return M <= kMax && K <= kMax && N <= kMax;
+}
+
 /// For each batch index bi: c[bi] = a[a_off[bi]] · b[b_off[bi]], with c
 /// contiguous (batch × M × N). Work is split over (batch, 4-row tile) pairs.
 template <class Acc>
@@ -98,6 +105,12 @@ void matmul_batched(ThreadPool& pool, int64_t batch, int64_t M, int64_t K, int64
                     const std::vector<int64_t>& a_off, const std::vector<int64_t>& b_off,
                     const Acc* a, const Acc* b, Acc* c) {
   if (batch == 0 || M == 0 || N == 0) return;
+  if constexpr (std::is_same_v<Acc, double>) {  // every float type's products: OpenBLAS
+    if (batch * M * K * N >= 4096 && fits_blas(M, K, N)) {
+      dgemm_batched(pool, batch, M, K, N, a_off, b_off, a, b, c);
+      return;
+    }
+  }
   const int64_t tiles = (M + 3) / 4;
   const int64_t work_per_task = 4 * std::max<int64_t>(K, 1) * N;
   const int64_t grain =

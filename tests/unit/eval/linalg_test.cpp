@@ -69,6 +69,27 @@ TEST(LinalgMatMul, LargeMatchesNaiveAcrossTiles) {
   expect_near(*y, want, 1e-4);
 }
 
+TEST(LinalgMatMul, LargeBroadcastBatchesMatchNaive) {
+  // [3,1,40,33] x [2,33,70] -> [3,2,40,70]: each operand repeats along one batch dim,
+  // large enough for the BLAS path, its row blocks and batch offsets.
+  const int64_t M = 40, K = 33, N = 70;
+  Tensor a = Tensor::zeros(DType::kF32, {3, 1, M, K}), b = Tensor::zeros(DType::kF32, {2, K, N});
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>((i * 7) % 11) - 5.0f;
+  for (int64_t i = 0; i < b.numel(); ++i) b.data<float>()[i] = static_cast<float>((i * 5) % 13) * 0.25f;
+  auto y = run1("MatMul", {a, b});
+  ASSERT_TRUE(y) << y.error().to_string();
+  EXPECT_EQ(y->shape(), (std::vector<int64_t>{3, 2, M, N}));
+  std::vector<double> want(static_cast<size_t>(y->numel()), 0.0);
+  for (int64_t p = 0; p < 3; ++p)
+    for (int64_t q = 0; q < 2; ++q)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          for (int64_t k = 0; k < K; ++k)
+            want[static_cast<size_t>(((p * 2 + q) * M + i) * N + j)] +=
+                a.data<float>()[(p * M + i) * K + k] * b.data<float>()[(q * K + k) * N + j];
+  expect_near(*y, want, 1e-4);
+}
+
 TEST(LinalgMatMul, Int64IsExact) {
   const int64_t big = (int64_t{1} << 40) + 3;
   auto y = run1("MatMul", {lr_test::i64({1, 2}, {big, 1}), lr_test::i64({2, 1}, {3, -7})});

@@ -6,14 +6,10 @@
 #include <mutex>
 #include <sstream>
 
+#include "eval/openblas.h"
+
 namespace hone::blas::kernels {
 namespace {
-
-// openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
-int parallel_kind() {
-  static const int kind = openblas_get_parallel();
-  return kind;
-}
 
 blasint to_blas(int64_t v) {
   return static_cast<blasint>(v);
@@ -22,14 +18,7 @@ blasint to_blas(int64_t v) {
 }  // namespace
 
 std::string_view openblas_variant() {
-  switch (parallel_kind()) {
-    case 0:
-      return "sequential";
-    case 1:
-      return "pthreads";
-    default:
-      return "openmp";
-  }
+  return eval::openblas_variant();
 }
 
 std::string openblas_version() {
@@ -41,17 +30,7 @@ std::string openblas_version() {
 }
 
 void pin_openblas_single_thread() {
-  if (parallel_kind() == 1) {
-    static std::once_flag once;
-    std::call_once(once, [] { openblas_set_num_threads(1); });
-  } else if (parallel_kind() == 2) {
-    // The OpenMP build sets omp_set_num_threads for the calling thread only.
-    thread_local bool pinned = false;
-    if (!pinned) {
-      openblas_set_num_threads(1);
-      pinned = true;
-    }
-  }
+  eval::pin_openblas_single_thread();
 }
 
 void sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,

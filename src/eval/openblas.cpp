@@ -1,0 +1,72 @@
+#include "eval/openblas.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace hone::eval {
+namespace {
+
+// openblas_get_parallel(): 0 sequential, 1 pthreads, 2 OpenMP.
+int parallel_kind() {
+  static const int kind = openblas_get_parallel();
+  return kind;
+}
+
+}  // namespace
+
+std::string_view openblas_variant() {
+  switch (parallel_kind()) {
+    case 0:
+      return "sequential";
+    case 1:
+      return "pthreads";
+    default:
+      return "openmp";
+  }
+}
+
+void pin_openblas_single_thread() {
+  if (parallel_kind() == 1) {
+    static std::once_flag once;
+    std::call_once(once, [] { openblas_set_num_threads(1); });
+  } else if (parallel_kind() == 2) {
+    // The OpenMP build sets omp_set_num_threads for the calling thread only.
+    thread_local bool pinned = false;
+    if (!pinned) {
+      openblas_set_num_threads(1);
+      pinned = true;
+    }
+  }
+}
+
+void dgemm_batched(ThreadPool& pool, int64_t batch, int64_t M, int64_t K, int64_t N,
+                   const std::vector<int64_t>& a_off, const std::vector<int64_t>& b_off,
+                   const double* a, const double* b, double* c) {
+  if (batch <= 0 || M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    std::fill(c, c + batch * M * N, 0.0);
+    return;
+  }
+  // Blocks of rows big enough that a call's set-up is noise (64k multiply-
+  // adds or more), at least four blocks a thread where the rows allow.
+  const int64_t threads = std::max(1, pool.num_threads());
+  const int64_t by_work = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(K * N, 1));
+  const int64_t want = std::max<int64_t>(1, (4 * threads + batch - 1) / batch);
+  const int64_t rows = std::clamp<int64_t>((M + want - 1) / want, std::min(by_work, M), M);
+  const int64_t per = (M + rows - 1) / rows;
+  pool.parallel_for(batch * per, [&](int64_t t0, int64_t t1) {
+    pin_openblas_single_thread();
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t bi = t / per, r0 = (t % per) * rows, r1 = std::min(M, r0 + rows);
+      const auto u = static_cast<size_t>(bi);
+      cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(r1 - r0),
+                  static_cast<blasint>(N), static_cast<blasint>(K), 1.0, a + a_off[u] + r0 * K,
+                  static_cast<blasint>(K), b + b_off[u], static_cast<blasint>(N), 0.0,
+                  c + bi * M * N + r0 * N, static_cast<blasint>(N));
+    }
+  });
+}
+
+}  // namespace hone::eval
