@@ -282,29 +282,101 @@ extern "C" __global__ void hone_conv_epilogue(float* y, const float* bias, const
   }
 }
 
-// Depthwise conv (group == C == M): one thread per output, bias may be null.
+// Depthwise conv (group == C == M), bias may be null, Relu fused when `relu`.
+// blockIdx.y (stepping by gridDim.y) picks an [n, c] plane and its block
+// the plane's outputs, so every index below is 32-bit arithmetic (64-bit
+// division costs a hundred instructions a thread); the channel's taps sit
+// in shared memory (KH * KW <= 256, checked when planned).
 extern "C" __global__ void hone_conv_dw(const float* x, const float* w, const float* b, float* y,
                                         long long NC, int C, int H, int W, int KH, int KW, int SH,
-                                        int SW, int PH, int PW, int DH, int DW, int OH, int OW) {
-  HONE_FOR(i, NC * OH * OW) {
-    const int ow = i % OW;
-    const int oh = (i / OW) % OH;
-    const long long nc = i / ((long long)OW * OH);
-    const int c = nc % C;
+                                        int SW, int PH, int PW, int DH, int DW, int OH, int OW,
+                                        int relu) {
+  __shared__ float taps[256];
+  const int P = OH * OW, T = KH * KW;
+  for (long long nc = blockIdx.y; nc < NC; nc += gridDim.y) {
+    const int c = (int)(nc % C);
+    __syncthreads();  // the previous plane's taps are read
+    for (int t = threadIdx.x; t < T; t += blockDim.x) taps[t] = w[c * T + t];
+    __syncthreads();
+    const float bias = b ? b[c] : 0.0f;
     const float* p = x + nc * H * W;
-    const float* k = w + (long long)c * KH * KW;
-    float acc = b ? b[c] : 0.0f;
-    for (int kh = 0; kh < KH; ++kh) {
-      const int ih = oh * SH - PH + kh * DH;
-      if (ih < 0 || ih >= H) continue;
-      for (int kw = 0; kw < KW; ++kw) {
-        const int iw = ow * SW - PW + kw * DW;
-        if (iw >= 0 && iw < W) acc += p[ih * W + iw] * k[kh * KW + kw];
+    float* q = y + nc * P;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < P; i += gridDim.x * blockDim.x) {
+      const int oh = i / OW, ow = i - oh * OW;
+      const int hs = oh * SH - PH, ws = ow * SW - PW;
+      float acc = bias;
+      for (int kh = 0; kh < KH; ++kh) {
+        const int ih = hs + kh * DH;
+        if (ih < 0 || ih >= H) continue;
+        const float* row = p + ih * W;
+        for (int kw = 0; kw < KW; ++kw) {
+          const int iw = ws + kw * DW;
+          if (iw >= 0 && iw < W) acc += __ldg(row + iw) * taps[kh * KW + kw];
+        }
       }
+      q[i] = relu && acc < 0.0f ? 0.0f : acc;  // NaN stays NaN, as the Relu chain
     }
-    y[i] = acc;
   }
 }
+
+// The common depthwise geometries (K x K taps at stride S, no dilation):
+// four outputs along a row a thread, so a row's 3S + K inputs are loaded
+// once for the four (3 x 3 at stride 1: 6 loads where four threads load 12),
+// all in registers (K and S known when compiled). Same sums in the same order
+// as hone_conv_dw; a padding input reads as 0.
+template <int K, int S>
+__device__ void hone_dw_rows4(const float* x, const float* w, const float* b, float* y,
+                              long long NC, int C, int H, int W, int PH, int PW, int OH, int OW,
+                              int relu) {
+  __shared__ float taps[K * K];
+  const int OW4 = (OW + 3) >> 2, P4 = OH * OW4;
+  for (long long nc = blockIdx.y; nc < NC; nc += gridDim.y) {
+    const int c = (int)(nc % C);
+    __syncthreads();
+    for (int t = threadIdx.x; t < K * K; t += blockDim.x) taps[t] = w[c * K * K + t];
+    __syncthreads();
+    const float bias = b ? b[c] : 0.0f;
+    const float* p = x + nc * H * W;
+    float* q = y + nc * OH * OW;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < P4; i += gridDim.x * blockDim.x) {
+      const int oh = i / OW4, ow0 = (i - oh * OW4) * 4;
+      const int ws = ow0 * S - PW;
+      float acc[4] = {bias, bias, bias, bias};
+#pragma unroll
+      for (int kh = 0; kh < K; ++kh) {
+        const int ih = oh * S - PH + kh;
+        if (ih < 0 || ih >= H) continue;
+        const float* row = p + ih * W;
+        float in[3 * S + K];
+#pragma unroll
+        for (int t = 0; t < 3 * S + K; ++t) {
+          const int iw = ws + t;
+          in[t] = iw >= 0 && iw < W ? __ldg(row + iw) : 0.0f;
+        }
+#pragma unroll
+        for (int j = 0; j < 4; ++j)
+#pragma unroll
+          for (int kw = 0; kw < K; ++kw) acc[j] += in[j * S + kw] * taps[kh * K + kw];
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        if (ow0 + j < OW) q[oh * OW + ow0 + j] = relu && acc[j] < 0.0f ? 0.0f : acc[j];
+    }
+  }
+}
+
+#define HONE_DW_ROWS4(K, S)                                                                  \
+  extern "C" __global__ void hone_conv_dw_##K##_##S(                                         \
+      const float* x, const float* w, const float* b, float* y, long long NC, int C, int H,  \
+      int W, int PH, int PW, int OH, int OW, int relu) {                                     \
+    hone_dw_rows4<K, S>(x, w, b, y, NC, C, H, W, PH, PW, OH, OW, relu);                      \
+  }
+HONE_DW_ROWS4(3, 1)
+HONE_DW_ROWS4(3, 2)
+HONE_DW_ROWS4(5, 1)
+HONE_DW_ROWS4(5, 2)
+HONE_DW_ROWS4(7, 1)
+HONE_DW_ROWS4(7, 2)
 
 // Max or average pooling over [NC, H, W]; PHE/PWE are the end pads.
 extern "C" __global__ void hone_pool2d(const float* x, float* y, long long NC, int H, int W,
@@ -377,6 +449,39 @@ extern "C" __global__ void hone_reduce(const float* x, float* y, long long outer
     }
     v = hone_block_reduce(v, op == 2);
     if (threadIdx.x == 0) y[o] = op == 1 ? v / (float)r : v;
+  }
+}
+
+// Sum (op 0), mean (1) or max (2) of each contiguous row of r floats, one
+// warp per row: global pools' rows (r of 49 to a few thousand, thousands of
+// them) need no block barrier; float4 loads when `vec` (r % 4 == 0 and x
+// 16-byte aligned).
+extern "C" __global__ void hone_reduce_rows(const float* x, float* y, long long rows, long long r,
+                                            int op, int vec) {
+  const int lane = threadIdx.x & 31;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {
+    const float* p = x + row * r;
+    float v = op == 2 ? -HONE_INF : 0.0f;
+    if (vec) {
+      const float4* p4 = reinterpret_cast<const float4*>(p);
+      for (long long k = lane; k < r / 4; k += 32) {
+        const float4 u = __ldg(p4 + k);
+        v = op == 2 ? fmaxf(fmaxf(v, u.x), fmaxf(u.y, fmaxf(u.z, u.w)))
+                    : v + ((u.x + u.y) + (u.z + u.w));
+      }
+    } else {
+      for (long long k = lane; k < r; k += 32) {
+        const float u = __ldg(p + k);
+        v = op == 2 ? fmaxf(v, u) : v + u;
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+      const float u = __shfl_xor_sync(0xffffffffu, v, o);
+      v = op == 2 ? fmaxf(v, u) : v + u;
+    }
+    if (lane == 0) y[row] = op == 1 ? v / (float)r : v;
   }
 }
 

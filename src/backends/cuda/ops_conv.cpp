@@ -302,7 +302,8 @@ class ConvOp final : public Op {
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     HONE_TRY(Geometry g, geometry(in));
-    const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C;
+    // hone's depthwise kernel keeps a channel's taps in 256 floats of shared memory.
+    const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C && g.KH * g.KW <= 256;
     if (has_z_) {
       const dims_t want = in[0].size() == 3 ? dims_t{g.N, g.M, g.OW} : dims_t{g.N, g.M, g.OH, g.OW};
       if (in.back() != want)
@@ -564,18 +565,39 @@ class ConvOp final : public Op {
     const bool bias = has_bias_, z = has_z_, relu = relu_;
     int geo[] = {int(H),    int(W),    int(KH),   int(KW),   int(g.SH), int(g.SW),
                  int(g.PH), int(g.PW), int(g.DH), int(g.DW), int(g.OH), int(g.OW)};
+    const bool rows4 = depthwise && KH == KW && (KH == 3 || KH == 5 || KH == 7) &&
+                       g.SH == g.SW && (g.SH == 1 || g.SH == 2) && g.DH == 1 && g.DW == 1;
+    const std::string dw_name =
+        rows4 ? "hone_conv_dw_" + std::to_string(KH) + "_" + std::to_string(g.SH) : "hone_conv_dw";
     p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
       const CUdeviceptr y = b.out[0];
       int gg[12];
       std::copy(std::begin(geo), std::end(geo), gg);
       if (depthwise) {
-        HONE_TRY(CUfunction dw, c.fixed.function("hone_conv_dw"));
         CUdeviceptr xi = b.in[0], wi = b.in[1], bi = bias ? b.in[2] : 0, yo = y;
         long long nc = N * C;
-        int ch = int(C);
+        int ch = int(C), fused_relu = relu && !z ? 1 : 0;
         std::vector<void*> ptrs = {&xi, &wi, &bi, &yo, &nc, &ch};
-        for (int& v : gg) ptrs.push_back(&v);
-        HONE_CHECK_OK(launch_1d(c.d, dw, c.stream, N * C * P, ptrs));
+        // Square 3/5/7 taps at stride 1 or 2 without dilation: four outputs a
+        // thread (hone_conv_dw_K_S); any other geometry: one (hone_conv_dw).
+        int64_t per_plane = P;
+        if (rows4) {
+          for (int k : {0, 1, 6, 7, 10, 11}) ptrs.push_back(&gg[k]);  // H W PH PW OH OW
+          per_plane = g.OH * ((g.OW + 3) / 4);
+        } else {
+          for (int& v : gg) ptrs.push_back(&v);
+        }
+        ptrs.push_back(&fused_relu);
+        HONE_TRY(CUfunction dw, c.fixed.function(dw_name));
+        // A grid row per plane, a block per 256 of its threads (fewer for a
+        // small plane: 7x7 one output a thread takes 64).
+        const auto threads =
+            static_cast<unsigned>(std::min<int64_t>((per_plane + 31) / 32 * 32, 256));
+        const auto gx = static_cast<unsigned>(std::min<int64_t>((per_plane + 255) / 256, 64));
+        const auto gy = static_cast<unsigned>(std::min<int64_t>(N * C, 65535));
+        HONE_CHECK_OK(launch_grid(c.d, dw, c.stream, gx, gy, 1, threads, 1, ptrs));
+        if (z) return epilogue(c, y, 0, b.in.back(), N, M, P, relu);
+        return {};
       } else {
         if (bias) HONE_CHECK_OK(strided_copy(c, b.in[2], y, {N, M, P}, {0, 1, 0}, {M * P, P, 1}));
         HONE_TRY(CUfunction im2col, c.fixed.function("hone_im2col"));

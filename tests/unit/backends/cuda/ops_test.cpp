@@ -433,6 +433,48 @@ TEST(CudaOps, RefusedNodesRunOnTheReferenceBetweenGpuBlocks) {
   EXPECT_EQ(be.kernel_executions(), 4u) << plan_text(be);
 }
 
+TEST(CudaOps, DepthwiseKernelsMatchTheReferenceAtEveryTapAndStride) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(15);
+  // Widths that are no multiple of 4 (the four-outputs-a-thread kernels' last
+  // group), pads on one side only, stride 2, the fused Relu; then geometries
+  // the one-output kernel keeps (dilation, 3x5 taps, stride 3).
+  struct Geo {
+    int64_t k, s, pad_begin, pad_end;
+    bool relu;
+  };
+  for (const Geo& geo : {Geo{3, 1, 1, 1, true}, Geo{3, 2, 1, 0, false}, Geo{5, 1, 2, 2, true},
+                         Geo{5, 2, 2, 1, false}, Geo{7, 1, 3, 3, false}, Geo{7, 2, 0, 3, true}}) {
+    SCOPED_TRACE("k " + std::to_string(geo.k) + " s " + std::to_string(geo.s));
+    GraphBuilder b("dw");
+    ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 5, 17, 23});
+    ValueId c = b.conv(x, b.constant("w", uniform(rng, {5, 1, geo.k, geo.k})),
+                       b.constant("b", uniform(rng, {5})),
+                       {.strides = {geo.s, geo.s},
+                        .pads = {geo.pad_begin, geo.pad_begin, geo.pad_end, geo.pad_end},
+                        .group = 5});
+    b.output(geo.relu ? b.relu(c) : c, "y");
+    const Graph g = *std::move(b).build();
+    auto be = expect_matches_reference(g, {uniform(rng, {3, 5, 17, 23})}, 1e-5, 1e-6,
+                                       {{"cudnn_depthwise", "false"}});
+    EXPECT_NE(plan_text(*be).find("conv2d.f32.cuda.depthwise"), std::string::npos)
+        << plan_text(*be);
+  }
+  GraphBuilder b("dw_other");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 4, 19, 14});
+  b.output(b.conv(x, b.constant("w1", uniform(rng, {4, 1, 3, 3})), kNoValue,
+                  {.pads = {2, 2, 2, 2}, .dilations = {2, 2}, .group = 4}),
+           "dilated");
+  b.output(b.conv(x, b.constant("w2", uniform(rng, {4, 1, 3, 5})), kNoValue,
+                  {.pads = {1, 2, 1, 2}, .group = 4}),
+           "oblong");
+  b.output(b.conv(x, b.constant("w3", uniform(rng, {4, 1, 3, 3})), kNoValue,
+                  {.strides = {3, 3}, .group = 4}),
+           "stride3");
+  expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 4, 19, 14})}, 1e-5, 1e-6,
+                           {{"cudnn_depthwise", "false"}});
+}
+
 TEST(CudaOps, PinnedInputsGoInOneCopyAndGiveTheSameBits) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(14);
