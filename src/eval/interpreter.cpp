@@ -1,11 +1,14 @@
 #include "eval/interpreter.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <new>
 #include <set>
 
+#include "core/log.h"
 #include "eval/kernel_util.h"
 #include "hone/shape.h"
 
@@ -192,6 +195,11 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph, const Sch
     return &env[v];
   };
 
+  // HONE_EVAL_PROFILE=1: each op type's time in this run, logged (info) at
+  // its end, slowest first; for finding where the reference spends a large
+  // model's time, not for timing it.
+  static const bool profile = std::getenv("HONE_EVAL_PROFILE") != nullptr;
+  std::map<std::string, std::pair<double, int>> spent;
   for (size_t step = 0; step < order.size(); ++step) {
     const Node& node = graph.node(order[step]);
     std::vector<const RuntimeValue*> ins;
@@ -206,8 +214,14 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph, const Sch
       return fail(
           Error(ErrorCode::kUnsupported, "no reference kernel for op '" + node.op_type + "'")
               .add_context(ctx_line()));
+    const auto started = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     Result<void> r = run_kernel(*fn, node, graph, std::move(ins), outs, &scope);
     if (!r) return fail(std::move(r).error().add_context(ctx_line()));
+    if (profile) {
+      auto& [ms, count] = spent[node.op_type];
+      ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+      ++count;
+    }
     for (size_t o = 0; o < node.outputs.size(); ++o) {
       const ValueId v = node.outputs[o];
       if (v == kNoValue || graph.value(v).name.empty()) continue;
@@ -224,6 +238,18 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph, const Sch
         env[v] = RuntimeValue();
   }
 
+  if (profile && !spent.empty()) {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [op, t] : spent) {
+      rows.emplace_back(t.first, op + " x" + std::to_string(t.second));
+      total += t.first;
+    }
+    std::sort(rows.rbegin(), rows.rend());
+    std::string line;
+    for (const auto& [ms, what] : rows) line += fmt::format("; {} {:.1f} ms", what, ms);
+    HONE_LOG_INFO("reference profile of '{}': {:.1f} ms{}", graph.name(), total, line);
+  }
   std::vector<RuntimeValue> results;
   results.reserve(graph.outputs().size());
   for (ValueId v : graph.outputs()) {
