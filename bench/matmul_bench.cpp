@@ -55,15 +55,17 @@ void BM_RawOneDnnMatmul(benchmark::State& state) {
   set_flops(state);
 }
 
-// The same product as a one-node graph on hone's onednn backend, both operands inputs.
-void BM_HoneOneDnnMatmul(benchmark::State& state) {
+// The same product as a one-node graph on a hone backend, both operands
+// inputs; `precision`, when given, is set in the backend's config first.
+void run_backend_matmul(benchmark::State& state, const char* backend, const char* precision) {
   hone::Graph g("matmul");
   const hone::ValueId a = g.add_input("a", hone::DType::kF32, hone::Shape{kN, kN});
   const hone::ValueId b = g.add_input("b", hone::DType::kF32, hone::Shape{kN, kN});
   g.add_output(g.add_node("MatMul", {a, b}, 1, {}, "mm")[0]);
-  auto be = hone::default_registry().create("onednn");
-  if (!be || !(*be)->build(g)) {
-    state.SkipWithError("could not build the onednn backend");
+  auto be = hone::default_registry().create(backend);
+  if (!be || (precision != nullptr && !(*be)->configure("precision", precision)) ||
+      !(*be)->build(g)) {
+    state.SkipWithError("could not build the backend");
     return;
   }
   hone::Tensor at = hone::Tensor::zeros(hone::DType::kF32, {kN, kN});
@@ -83,32 +85,13 @@ void BM_HoneOneDnnMatmul(benchmark::State& state) {
   set_flops(state);
 }
 
-// The product on the reference interpreter; state.range(0): 1 for f64.
+void BM_HoneOneDnnMatmul(benchmark::State& state) {
+  run_backend_matmul(state, "onednn", nullptr);
+}
+
+// The reference interpreter; state.range(0): 1 for f64.
 void BM_ReferenceMatmul(benchmark::State& state) {
-  hone::Graph g("matmul");
-  const hone::ValueId a = g.add_input("a", hone::DType::kF32, hone::Shape{kN, kN});
-  const hone::ValueId b = g.add_input("b", hone::DType::kF32, hone::Shape{kN, kN});
-  g.add_output(g.add_node("MatMul", {a, b}, 1, {}, "mm")[0]);
-  auto be = hone::default_registry().create("reference");
-  if (!be || (state.range(0) == 1 && !(*be)->configure("precision", "f64")) || !(*be)->build(g)) {
-    state.SkipWithError("could not build the reference backend");
-    return;
-  }
-  hone::Tensor at = hone::Tensor::zeros(hone::DType::kF32, {kN, kN});
-  hone::Tensor bt = hone::Tensor::zeros(hone::DType::kF32, {kN, kN});
-  auto av = random_values(kN * kN, 1), bv = random_values(kN * kN, 2);
-  std::copy(av.begin(), av.end(), at.data<float>());
-  std::copy(bv.begin(), bv.end(), bt.data<float>());
-  const std::vector<hone::Tensor> inputs{at, bt};
-  for (auto _ : state) {
-    auto out = (*be)->infer(inputs);
-    if (!out) {
-      state.SkipWithError("infer failed");
-      return;
-    }
-    benchmark::DoNotOptimize(out->front().raw());
-  }
-  set_flops(state);
+  run_backend_matmul(state, "reference", state.range(0) == 1 ? "f64" : nullptr);
 }
 
 BENCHMARK(BM_RawOneDnnMatmul)->Unit(benchmark::kMillisecond)->UseRealTime();

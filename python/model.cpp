@@ -81,6 +81,36 @@ py::object infer(const Model& self, py::handle sample) {
   return from_sample(unwrap(std::move(out)));
 }
 
+/// model.input_buffer(input, shape): a zero-filled array for one graph input
+/// in the memory the chosen backend copies from fastest.
+py::array input_buffer(const Model& self, py::handle which, const std::vector<int64_t>& shape) {
+  const TunedModel& m = *self.tuned;
+  const Graph& g = m.graph();
+  const auto& specs = m.spec().inputs;
+  size_t i = g.inputs().size();
+  if (py::isinstance<py::str>(which)) {
+    const std::string name = which.cast<std::string>();
+    for (i = 0; i < g.inputs().size() && g.value(g.inputs()[i]).name != name; ++i) {
+    }
+    if (i == g.inputs().size()) throw py::key_error("the model has no input named '" + name + "'");
+  } else {
+    const auto at = which.cast<int64_t>();
+    if (at < 0 || at >= static_cast<int64_t>(g.inputs().size()))
+      throw py::index_error("input " + std::to_string(at) + ": the model has " +
+                            std::to_string(g.inputs().size()) + " input(s)");
+    i = static_cast<size_t>(at);
+  }
+  const Value& v = g.value(g.inputs()[i]);
+  const DType dt = i < specs.size() ? specs[i].dtype : v.dtype;
+  if (dt == DType::kUndefined)
+    throw py::value_error("input '" + v.name + "' has no known element type");
+  Result<Tensor> t = [&] {
+    py::gil_scoped_release release;
+    return m.backend().allocate_host(dt, shape);
+  }();
+  return to_numpy(unwrap(std::move(t)));
+}
+
 py::dict export_model(const Model& self, const std::string& dir, const std::string& format,
                       const std::string& backend, const std::string& name) {
   py::dict d;
@@ -140,6 +170,11 @@ void bind_model(py::module_& m) {
             unwrap(std::move(r));
           },
           py::arg("path"), "Saves the model as a .hone package (atomically).")
+      .def("input_buffer", &input_buffer, py::arg("input"), py::arg("shape"),
+           "A zero-filled array for graph input `input` (its name or position) of `shape`, in "
+           "the memory the chosen backend copies from fastest: page-locked host memory on cuda, "
+           "which reaches the GPU in one DMA (about three times the rate of ordinary memory on "
+           "an H200). Fill it and pass it to the model, as often as you like.")
       .def("export", &export_model, py::arg("dir"), py::arg("format") = "", py::arg("backend") = "",
            py::arg("name") = "",
            "Writes a deployable artifact: format 'onnx', 'native-so' (with backend='aot') or "

@@ -70,6 +70,22 @@ def test_non_contiguous_input_is_copied_and_gives_the_same_result(tuned):
     np.testing.assert_array_equal(tuned(x), tuned(np.ascontiguousarray(x)))
 
 
+def test_input_buffer_is_zeroed_writable_and_gives_the_same_result(tuned):
+    x = samples((3,), seed=7)[0]["x"]
+    buf = tuned.input_buffer("x", (3, 16))
+    assert buf.shape == (3, 16) and buf.dtype == np.float32 and buf.flags["WRITEABLE"]
+    assert not buf.any()
+    buf[...] = x
+    np.testing.assert_array_equal(tuned(buf), tuned(x))
+    assert tuned.input_buffer(0, (1, 16)).shape == (1, 16)
+    with pytest.raises(KeyError, match="no input named 'nope'"):
+        tuned.input_buffer("nope", (1, 16))
+    with pytest.raises(IndexError, match="input 3: the model has 1 input"):
+        tuned.input_buffer(3, (1, 16))
+    with pytest.raises(hone.Error, match="axis 1"):
+        tuned.input_buffer("x", (2, -1))
+
+
 def test_save_then_load_in_a_fresh_process(tuned, tmp_path):
     pkg = tmp_path / "mlp.hone"
     tuned.save(str(pkg))
