@@ -573,59 +573,6 @@ class CudaBlock final : public CompiledBlock {
 
 }  // namespace
 
-BlockInfo::BlockInfo(const Graph& graph)
-    : g(graph),
-      consumers(graph.values().size(), 0),
-      consumer(graph.values().size(), -1),
-      is_output(graph.values().size(), false),
-      used(graph.nodes().size(), false) {
-  for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    std::vector<ValueId> seen;
-    for (ValueId v : graph.nodes()[i].inputs) {
-      if (v < 0 || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
-      seen.push_back(v);
-      ++consumers[static_cast<size_t>(v)];
-      consumer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
-    }
-  }
-  for (ValueId v : graph.outputs()) is_output[static_cast<size_t>(v)] = true;
-}
-
-size_t BlockInfo::position(NodeId id) {
-  if (position_.empty()) {
-    position_.assign(g.nodes().size(), 0);
-    if (auto order = g.topological_order())
-      for (size_t i = 0; i < order->size(); ++i) position_[static_cast<size_t>((*order)[i])] = i;
-  }
-  return position_[static_cast<size_t>(id)];
-}
-
-NodeId BlockInfo::sole_consumer(ValueId v) const {
-  const auto i = static_cast<size_t>(v);
-  if (is_output[i] || consumers[i] != 1) return -1;
-  const NodeId c = consumer[i];
-  return used[static_cast<size_t>(c)] ? -1 : c;
-}
-
-Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
-  const std::string& op = n.op_type;
-  if (host_eval::host_node(b.g, n, host_eval::Policy::kAnyDtype)) return create_host(b, n);
-  if (!b.inside_attention && !b.attention_of.empty()) {
-    if (const int a = b.attention_of[static_cast<size_t>(b.node_id(n))]; a >= 0)
-      return b.attention[static_cast<size_t>(a)].in_chain(b.node_id(n))
-                 ? create_dims_only(b, n)
-                 : create_attention(b, n, absorbed);
-  }
-  if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
-  if (op == "Gather" || op == "Slice" || op == "Expand") return create_index(b, n);
-  if (op == "Add")
-    if (const NodeId ln = layernorm_after(b, n); ln >= 0)
-      return create_add_layernorm(b, n, ln, absorbed);
-  if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
-    return create_chain(b, n, absorbed);
-  return create_misc(b, n);
-}
-
 CudaBackend::CudaBackend() {
   // A lone Conv or MatMul is worth a block; the base's default of 5 would
   // send single-node models (conformance tests) to the fallback.
