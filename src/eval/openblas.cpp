@@ -49,6 +49,18 @@ void dgemm_batched(ThreadPool& pool, int64_t batch, int64_t M, int64_t K, int64_
     std::fill(c, c + batch * M * N, 0.0);
     return;
   }
+  // One B for every batch, the A batches one after another: a single product
+  // of batch·M rows (vit's [197, 32, 768] · [768, 2304] is one 6304-row
+  // GEMM, not 197 of 32 rows, each packing all of B again).
+  bool stacked = batch > 1;
+  for (int64_t bi = 1; bi < batch && stacked; ++bi) {
+    const auto u = static_cast<size_t>(bi);
+    stacked = b_off[u] == b_off[0] && a_off[u] == a_off[0] + bi * M * K;
+  }
+  if (stacked) {
+    dgemm_batched(pool, 1, batch * M, K, N, {a_off[0]}, {b_off[0]}, a, b, c);
+    return;
+  }
   // Blocks of rows big enough that a call's set-up is noise (64k multiply-
   // adds or more), at least four blocks a thread where the rows allow.
   const int64_t threads = std::max(1, pool.num_threads());

@@ -29,7 +29,9 @@ std::string_view openblas_variant();
 void pin_openblas_single_thread();
 
 /// For each batch index bi: c[bi] = a[a_off[bi]] · b[b_off[bi]] (row-major
-/// M×K by K×N, c contiguous batch × M × N), split over `pool` in row blocks.
+/// M×K by K×N, c contiguous batch × M × N), split over `pool` in row blocks;
+/// batches that share one B and lie one after another in A run as a single
+/// product of batch·M rows.
 void dgemm_batched(ThreadPool& pool, int64_t batch, int64_t M, int64_t K, int64_t N,
                    const std::vector<int64_t>& a_off, const std::vector<int64_t>& b_off,
                    const double* a, const double* b, double* c);

@@ -90,6 +90,24 @@ TEST(LinalgMatMul, LargeBroadcastBatchesMatchNaive) {
   expect_near(*y, want, 1e-4);
 }
 
+TEST(LinalgMatMul, BatchesOverOneWeightMatchNaive) {
+  // [6,30,20] x [20,50]: every batch reads the same B, so the product runs as
+  // one 180-row GEMM; rows of different batches must land in their places.
+  const int64_t B = 6, M = 30, K = 20, N = 50;
+  Tensor a = Tensor::zeros(DType::kF32, {B, M, K}), b = Tensor::zeros(DType::kF32, {K, N});
+  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>((i * 7) % 11) - 5.0f;
+  for (int64_t i = 0; i < b.numel(); ++i) b.data<float>()[i] = static_cast<float>((i * 5) % 13) * 0.25f;
+  auto y = run1("MatMul", {a, b});
+  ASSERT_TRUE(y) << y.error().to_string();
+  EXPECT_EQ(y->shape(), (std::vector<int64_t>{B, M, N}));
+  std::vector<double> want(static_cast<size_t>(y->numel()), 0.0);
+  for (int64_t r = 0; r < B * M; ++r)
+    for (int64_t j = 0; j < N; ++j)
+      for (int64_t k = 0; k < K; ++k)
+        want[static_cast<size_t>(r * N + j)] += a.data<float>()[r * K + k] * b.data<float>()[k * N + j];
+  expect_near(*y, want, 1e-4);
+}
+
 TEST(LinalgMatMul, Int64IsExact) {
   const int64_t big = (int64_t{1} << 40) + 3;
   auto y = run1("MatMul", {lr_test::i64({1, 2}, {big, 1}), lr_test::i64({2, 1}, {3, -7})});
