@@ -171,6 +171,17 @@ extern "C" __global__ void hone_to_half(const float* x, unsigned short* y, long 
 // 3 channels): there the *_rows kernels give one thread per element, in the
 // destination's order (reads strided by the few channels, cached).
 
+// Tile t of the walk over [N][channel tiles][position tiles] of 32 x 32:
+// its image, first channel and first position.
+struct HoneTile {
+  long long n, p0;
+  int c0;
+};
+__device__ __forceinline__ HoneTile hone_tile(long long t, long long pt, long long ct) {
+  const long long rest = t / pt;
+  return {rest / ct, (t % pt) * 32, (int)(rest % ct) * 32};
+}
+
 // x f32 [N, C, P] to y bf16/f16 [N, P, C]: a conv's input, and its weights
 // [M, C, KH*KW] -> [M, KH*KW, C] (KRSC) when they are no constant.
 extern "C" __global__ void hone_to_nhwc_half(const float* x, unsigned short* y, long long N, int C,
@@ -178,9 +189,7 @@ extern "C" __global__ void hone_to_nhwc_half(const float* x, unsigned short* y, 
   __shared__ float tile[32][33];  // [channel][position]
   const long long pt = (P + 31) / 32, ct = (C + 31) / 32, tiles = N * ct * pt;
   for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const long long p0 = (t % pt) * 32, rest = t / pt;
-    const int c0 = (int)(rest % ct) * 32;
-    const long long n = rest / ct;
+    const auto [n, p0, c0] = hone_tile(t, pt, ct);
     const float* xn = x + n * C * P;
     unsigned short* yn = y + n * P * C;
     for (int j = threadIdx.y; j < 32; j += 8) {  // along P: coalesced f32 reads
@@ -221,9 +230,7 @@ extern "C" __global__ void hone_nhwc_half_epilogue(const unsigned short* yh, flo
   __shared__ float tile[32][33];  // [position][channel]
   const long long pt = (P + 31) / 32, mt = (M + 31) / 32, tiles = N * mt * pt;
   for (long long t = blockIdx.x; t < tiles; t += gridDim.x) {
-    const long long p0 = (t % pt) * 32, rest = t / pt;
-    const int m0 = (int)(rest % mt) * 32;
-    const long long n = rest / mt;
+    const auto [n, p0, m0] = hone_tile(t, pt, mt);
     const unsigned short* yn = yh + n * P * M;
     for (int j = threadIdx.y; j < 32; j += 8) {  // along M: coalesced 2-byte reads
       const long long p = p0 + j;
