@@ -16,7 +16,7 @@ for m in ${1//,/ }; do
     s=$(date +%s%N)
     # Each line stamped with the milliseconds since the tune began; the reference's
     # time per op type logged for each of its runs (HONE_EVAL_PROFILE).
-    HONE_EVAL_PROFILE=1 timeout 300 /tmp/g/bin/hone --threads 16 --log-level info tune /tmp/w/$m.onnx \
+    HONE_EVAL_PROFILE=1 timeout ${TUNE_TIMEOUT:-300} /tmp/g/bin/hone --threads 16 --log-level info tune /tmp/w/$m.onnx \
       -o /tmp/t/${m}_$p.hone --backends cuda --batch-sizes 1,32 --no-cache --no-html \
       --config cuda.precision=$p --report $OUT/tune_${m}_$p.json 2>&1 \
       | while IFS= read -r l; do echo "$(( ($(date +%s%N) - s) / 1000000 )) ms $l"; done \

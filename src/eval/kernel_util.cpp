@@ -7,13 +7,19 @@
 namespace hone::eval {
 
 Error unsupported_dtype(DType t, const char* what) {
-  return Error(ErrorCode::kUnsupported,
-               "dtype " + std::string(dtype_name(t)) + " is not supported here (expected " + what + ")");
+  return Error(ErrorCode::kUnsupported, "dtype " + std::string(dtype_name(t)) +
+                                            " is not supported here (expected " + what + ")");
 }
 
-std::vector<double> to_doubles(const Tensor& t) {
-  std::vector<double> out(static_cast<size_t>(t.numel()));
-  for (int64_t i = 0; i < t.numel(); ++i) out[i] = tensor_element_as_double(t, i);
+HostVector<double> to_doubles(const Tensor& t) {
+  HostVector<double> out(static_cast<size_t>(t.numel()));
+  auto r = dispatch_all(t.dtype(), [&]<class T>() -> Result<void> {
+    const T* p = t.data<T>();
+    for (size_t i = 0; i < out.size(); ++i) out[i] = to_f64(p[i]);
+    return {};
+  });
+  if (!r)  // a dtype dispatch_all does not know: the per-element path names it
+    for (int64_t i = 0; i < t.numel(); ++i) out[i] = tensor_element_as_double(t, i);
   return out;
 }
 
@@ -23,7 +29,7 @@ std::vector<int64_t> to_int64s(const Tensor& t) {
   return out;
 }
 
-Tensor from_doubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values) {
+Tensor from_doubles(DType dtype, std::vector<int64_t> shape, std::span<const double> values) {
   Tensor out = Tensor::zeros(dtype, std::move(shape));
   auto r = dispatch_all(dtype, [&]<class T>() -> Result<void> {
     T* p = out.data<T>();
@@ -80,31 +86,47 @@ std::vector<int64_t> broadcast_index_map(const std::vector<int64_t>& in_shape,
 
 Result<DType> dtype_from_onnx(int64_t code) {
   switch (code) {
-    case 1: return DType::kF32;
-    case 2: return DType::kU8;
-    case 3: return DType::kI8;
-    case 4: return DType::kU16;
-    case 5: return DType::kI16;
-    case 6: return DType::kI32;
-    case 7: return DType::kI64;
-    case 9: return DType::kBool;
-    case 10: return DType::kF16;
-    case 11: return DType::kF64;
-    case 12: return DType::kU32;
-    case 13: return DType::kU64;
-    case 16: return DType::kBF16;
-    case 8: return fail(ErrorCode::kUnsupported, "string tensors are not supported");
+    case 1:
+      return DType::kF32;
+    case 2:
+      return DType::kU8;
+    case 3:
+      return DType::kI8;
+    case 4:
+      return DType::kU16;
+    case 5:
+      return DType::kI16;
+    case 6:
+      return DType::kI32;
+    case 7:
+      return DType::kI64;
+    case 9:
+      return DType::kBool;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 12:
+      return DType::kU32;
+    case 13:
+      return DType::kU64;
+    case 16:
+      return DType::kBF16;
+    case 8:
+      return fail(ErrorCode::kUnsupported, "string tensors are not supported");
     case 14:
-    case 15: return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
+    case 15:
+      return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
     default:
-      return fail(ErrorCode::kUnsupported, "ONNX element type " + std::to_string(code) + " is not supported");
+      return fail(ErrorCode::kUnsupported,
+                  "ONNX element type " + std::to_string(code) + " is not supported");
   }
 }
 
 Result<std::vector<int64_t>> read_int_list(const Tensor& t, const char* what) {
   if (!is_integer(t.dtype()))
-    return fail(ErrorCode::kInvalidArgument, std::string(what) + " must be an integer tensor, got " +
-                                                 t.describe());
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(what) + " must be an integer tensor, got " + t.describe());
   if (t.rank() > 1)
     return fail(ErrorCode::kInvalidArgument,
                 std::string(what) + " must be 1-D, got " + t.describe());

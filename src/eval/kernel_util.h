@@ -8,10 +8,12 @@
 
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "core/host_blocks.h"
 #include "hone/error.h"
 #include "hone/half.h"
 #include "hone/tensor.h"
@@ -100,12 +102,13 @@ auto dispatch_all(DType t, F&& f) -> decltype(f.template operator()<float>()) {
 
 // --- tensor conversion --------------------------------------------------------
 
-/// All elements as double (f64 accumulation for reference math).
-std::vector<double> to_doubles(const Tensor& t);
+/// All elements as double (f64 accumulation for reference math); a large
+/// copy's buffer comes from the block cache (core/host_blocks.h).
+HostVector<double> to_doubles(const Tensor& t);
 /// All elements as int64 (integer and bool tensors; floats truncate).
 std::vector<int64_t> to_int64s(const Tensor& t);
 /// A new tensor of `dtype` holding `values` converted with from_f64.
-Tensor from_doubles(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values);
+Tensor from_doubles(DType dtype, std::vector<int64_t> shape, std::span<const double> values);
 /// Casts any tensor to `dtype` (ONNX Cast semantics for numeric types).
 Tensor cast_tensor(const Tensor& t, DType dtype);
 

@@ -109,8 +109,8 @@ Result<void> quantize_kernel(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument,
                 "QuantizeLinear scale must be floating-point, got " + scale->describe());
   HONE_TRY(QuantLayout q, quant_layout(ctx, *x, *scale, zp));
-  const std::vector<double> s = to_doubles(*scale);
-  const std::vector<double> z = zp ? to_doubles(*zp) : std::vector<double>(s.size(), 0.0);
+  const HostVector<double> s = to_doubles(*scale);
+  const HostVector<double> z = zp ? to_doubles(*zp) : HostVector<double>(s.size(), 0.0);
   for (double v : s)
     if (!(v != 0.0))
       return fail(ErrorCode::kInvalidArgument,
@@ -143,8 +143,8 @@ Result<void> dequantize_kernel(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument,
                 "DequantizeLinear scale must be floating-point, got " + scale->describe());
   HONE_TRY(QuantLayout q, quant_layout(ctx, *x, *scale, zp));
-  const std::vector<double> s = to_doubles(*scale);
-  const std::vector<double> z = zp ? to_doubles(*zp) : std::vector<double>(s.size(), 0.0);
+  const HostVector<double> s = to_doubles(*scale);
+  const HostVector<double> z = zp ? to_doubles(*zp) : HostVector<double>(s.size(), 0.0);
   Tensor y = Tensor::zeros(scale->dtype(), x->shape());
   HONE_CHECK_OK(dispatch_float(scale->dtype(), [&]<class T>() -> Result<void> {
     T* out = y.data<T>();
@@ -167,7 +167,7 @@ Result<void> dynamic_quantize_kernel(KernelContext& ctx) {
   if (!is_floating(x->dtype()))
     return fail(ErrorCode::kInvalidArgument,
                 "DynamicQuantizeLinear input must be floating-point, got " + x->describe());
-  const std::vector<double> v = to_doubles(*x);
+  const HostVector<double> v = to_doubles(*x);
   double lo = 0.0, hi = 0.0;
   for (double e : v) {
     if (std::isnan(e))

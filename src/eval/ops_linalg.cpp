@@ -84,12 +84,23 @@ Result<void> matmul(KernelContext& ctx) {
   Tensor out = Tensor::zeros(a->dtype(), p.out_shape);
   HONE_CHECK_OK(dispatch_numeric(a->dtype(), [&]<class T>() -> Result<void> {
     using Acc = AccOf<T>;
-    const std::vector<Acc> av = load_acc_as<Acc, T>(*a), bv = load_acc_as<Acc, T>(*b);
-    std::vector<Acc> cv(static_cast<size_t>(out.numel()));
-    matmul_batched<Acc>(ctx.pool(), p.batch, p.M, p.K, p.N, p.a_off, p.b_off, av.data(), bv.data(),
-                        cv.data());
-    T* o = out.data<T>();
-    for (size_t i = 0; i < cv.size(); ++i) o[i] = from_acc<T>(cv[i]);
+    ThreadPool& pool = ctx.pool();
+    if constexpr (std::is_same_v<T, Acc>) {  // f64 (the truth's run): no copies
+      matmul_batched<Acc>(pool, p.batch, p.M, p.K, p.N, p.a_off, p.b_off, a->data<T>(),
+                          b->data<T>(), out.data<T>());
+    } else {
+      const HostVector<Acc> av = load_acc_as<Acc, T>(pool, *a), bv = load_acc_as<Acc, T>(pool, *b);
+      HostVector<Acc> cv(static_cast<size_t>(out.numel()));
+      matmul_batched<Acc>(pool, p.batch, p.M, p.K, p.N, p.a_off, p.b_off, av.data(), bv.data(),
+                          cv.data());
+      T* o = out.data<T>();
+      pool.parallel_for(
+          out.numel(),
+          [&](int64_t b0, int64_t e0) {
+            for (int64_t i = b0; i < e0; ++i) o[i] = from_acc<T>(cv[static_cast<size_t>(i)]);
+          },
+          int64_t{1} << 16);
+    }
     return {};
   }));
   ctx.set_output(0, std::move(out));
@@ -98,17 +109,19 @@ Result<void> matmul(KernelContext& ctx) {
 
 // A (or Aᵀ) of Gemm as a contiguous rows × cols accumulator matrix.
 template <class Acc, class T>
-std::vector<Acc> load_matrix(const Tensor& t, bool transpose) {
+HostVector<Acc> load_matrix(ThreadPool& pool, const Tensor& t, bool transpose) {
   const int64_t r = t.dim(0), c = t.dim(1);
+  if (!transpose) return load_acc_as<Acc, T>(pool, t);
   const T* p = t.data<T>();
-  std::vector<Acc> out(static_cast<size_t>(r * c));
-  if (!transpose) {
-    for (int64_t i = 0; i < r * c; ++i) out[static_cast<size_t>(i)] = to_acc<Acc>(p[i]);
-  } else {  // out is c × r
-    for (int64_t i = 0; i < r; ++i)
-      for (int64_t j = 0; j < c; ++j)
-        out[static_cast<size_t>(j * r + i)] = to_acc<Acc>(p[i * c + j]);
-  }
+  HostVector<Acc> out(static_cast<size_t>(r * c));  // c × r
+  pool.parallel_for(
+      c,
+      [&](int64_t j0, int64_t j1) {
+        for (int64_t i = 0; i < r; ++i)
+          for (int64_t j = j0; j < j1; ++j)
+            out[static_cast<size_t>(j * r + i)] = to_acc<Acc>(p[i * c + j]);
+      },
+      std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(r, 1)));
   return out;
 }
 
@@ -158,33 +171,39 @@ Result<void> gemm(KernelContext& ctx) {
   Tensor out = Tensor::zeros(a->dtype(), {M, N});
   HONE_CHECK_OK(dispatch_numeric(a->dtype(), [&]<class T>() -> Result<void> {
     using Acc = AccOf<T>;
-    const std::vector<Acc> av = load_matrix<Acc, T>(*a, trans_a);
-    const std::vector<Acc> bv = load_matrix<Acc, T>(*b, trans_b);
-    std::vector<Acc> acc(static_cast<size_t>(M * N));
+    ThreadPool& pool = ctx.pool();
+    const HostVector<Acc> av = load_matrix<Acc, T>(pool, *a, trans_a);
+    const HostVector<Acc> bv = load_matrix<Acc, T>(pool, *b, trans_b);
+    HostVector<Acc> acc(static_cast<size_t>(M * N));
     const std::vector<int64_t> zero{0};
-    matmul_batched<Acc>(ctx.pool(), 1, M, K, N, zero, zero, av.data(), bv.data(), acc.data());
+    matmul_batched<Acc>(pool, 1, M, K, N, zero, zero, av.data(), bv.data(), acc.data());
     const T* cp = c ? c->data<T>() : nullptr;
     T* o = out.data<T>();
-    for (int64_t i = 0; i < M; ++i) {
-      for (int64_t j = 0; j < N; ++j) {
-        const Acc v = acc[static_cast<size_t>(i * N + j)];
-        if constexpr (std::is_same_v<Acc, double>) {
-          double y = alpha * v;
-          if (cp) y += beta * to_f64(cp[i * c_strides[0] + j * c_strides[1]]);
-          o[i * N + j] = from_f64<T>(y);
-        } else if (alpha == 1.0 && beta == 1.0) {  // exact integer path
-          Acc y = v;
-          if (cp) y += to_acc<Acc>(cp[i * c_strides[0] + j * c_strides[1]]);
-          o[i * N + j] = static_cast<T>(y);
-        } else {
-          const double vd = std::is_signed_v<T> ? static_cast<double>(static_cast<int64_t>(v))
-                                                : static_cast<double>(v);
-          double y = alpha * vd;
-          if (cp) y += beta * to_f64(cp[i * c_strides[0] + j * c_strides[1]]);
-          o[i * N + j] = from_f64<T>(y);
-        }
-      }
-    }
+    pool.parallel_for(
+        M,
+        [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i) {
+            for (int64_t j = 0; j < N; ++j) {
+              const Acc v = acc[static_cast<size_t>(i * N + j)];
+              if constexpr (std::is_same_v<Acc, double>) {
+                double y = alpha * v;
+                if (cp) y += beta * to_f64(cp[i * c_strides[0] + j * c_strides[1]]);
+                o[i * N + j] = from_f64<T>(y);
+              } else if (alpha == 1.0 && beta == 1.0) {  // exact integer path
+                Acc y = v;
+                if (cp) y += to_acc<Acc>(cp[i * c_strides[0] + j * c_strides[1]]);
+                o[i * N + j] = static_cast<T>(y);
+              } else {
+                const double vd = std::is_signed_v<T> ? static_cast<double>(static_cast<int64_t>(v))
+                                                      : static_cast<double>(v);
+                double y = alpha * vd;
+                if (cp) y += beta * to_f64(cp[i * c_strides[0] + j * c_strides[1]]);
+                o[i * N + j] = from_f64<T>(y);
+              }
+            }
+          }
+        },
+        std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(N, 1)));
     return {};
   }));
   ctx.set_output(0, std::move(out));

@@ -207,10 +207,10 @@ Result<void> einsum(KernelContext& ctx) {
   HONE_CHECK_OK(dispatch_numeric(ops[0]->dtype(), [&]<class T>() -> Result<void> {
     using Acc = AccOf<T>;
     const size_t n_ops = ops.size();
-    std::vector<std::vector<Acc>> vals(n_ops);
+    std::vector<HostVector<Acc>> vals(n_ops);
     std::vector<std::vector<int64_t>> out_offs(n_ops), sum_offs(n_ops);
     for (size_t k = 0; k < n_ops; ++k) {
-      vals[k] = load_acc_as<Acc, T>(*ops[k]);
+      vals[k] = load_acc_as<Acc, T>(ctx.pool(), *ops[k]);
       out_offs[k] = space_offsets(p.out_labels, p, k);
       sum_offs[k] = space_offsets(p.sum_labels, p, k);
     }

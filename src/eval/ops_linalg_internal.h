@@ -60,12 +60,18 @@ inline T from_acc(Acc v) {
     return static_cast<T>(v);  // modular, as C++20 defines it
 }
 
-/// All elements of `t` (whose element type is T) as accumulators.
+/// All elements of `t` (whose element type is T) as accumulators, converted
+/// on `pool` (a large copy's buffer from the block cache).
 template <class Acc, class T>
-std::vector<Acc> load_acc_as(const Tensor& t) {
-  std::vector<Acc> out(static_cast<size_t>(t.numel()));
+HostVector<Acc> load_acc_as(ThreadPool& pool, const Tensor& t) {
+  HostVector<Acc> out(static_cast<size_t>(t.numel()));
   const T* p = t.data<T>();
-  for (int64_t i = 0; i < t.numel(); ++i) out[static_cast<size_t>(i)] = to_acc<Acc>(p[i]);
+  pool.parallel_for(
+      t.numel(),
+      [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) out[static_cast<size_t>(i)] = to_acc<Acc>(p[i]);
+      },
+      int64_t{1} << 16);
   return out;
 }
 

@@ -64,7 +64,7 @@ struct Dft {
     }
   }
   int64_t n_;
-  std::vector<double> cos_, sin_;
+  HostVector<double> cos_, sin_;
 };
 
 Result<void> dft(KernelContext& ctx) {
@@ -113,8 +113,8 @@ Result<void> dft(KernelContext& ctx) {
   HONE_CHECK_OK(dispatch_float(x->dtype(), [&]<class T>() -> Result<void> {
     const T* in = x->data<T>();
     T* o = out.data<T>();
-    std::vector<double> re(static_cast<size_t>(n)), im(static_cast<size_t>(n));
-    std::vector<double> ore(static_cast<size_t>(bins)), oim(static_cast<size_t>(bins));
+    HostVector<double> re(static_cast<size_t>(n)), im(static_cast<size_t>(n));
+    HostVector<double> ore(static_cast<size_t>(bins)), oim(static_cast<size_t>(bins));
     for (int64_t a = 0; a < outer; ++a) {
       for (int64_t b = 0; b < inner; ++b) {
         for (int64_t j = 0; j < n; ++j) {
@@ -175,16 +175,16 @@ Result<void> stft(KernelContext& ctx) {
   const bool onesided = ctx.node().attr_int("onesided", 1) != 0;
   const int64_t frames = (length - frame_length) / step + 1;
   const int64_t bins = onesided ? frame_length / 2 + 1 : frame_length;
-  const std::vector<double> w =
-      window ? to_doubles(*window) : std::vector<double>(static_cast<size_t>(frame_length), 1.0);
+  const HostVector<double> w =
+      window ? to_doubles(*window) : HostVector<double>(static_cast<size_t>(frame_length), 1.0);
   Tensor out = Tensor::zeros(x->dtype(), {batch, frames, bins, 2});
   const Dft plan(frame_length);
   HONE_CHECK_OK(dispatch_float(x->dtype(), [&]<class T>() -> Result<void> {
     const T* in = x->data<T>();
     T* o = out.data<T>();
-    std::vector<double> re(static_cast<size_t>(frame_length)),
+    HostVector<double> re(static_cast<size_t>(frame_length)),
         im(static_cast<size_t>(frame_length));
-    std::vector<double> ore(static_cast<size_t>(bins)), oim(static_cast<size_t>(bins));
+    HostVector<double> ore(static_cast<size_t>(bins)), oim(static_cast<size_t>(bins));
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t f = 0; f < frames; ++f) {
         for (int64_t j = 0; j < frame_length; ++j) {
@@ -239,7 +239,7 @@ Result<void> mel_weight_matrix(KernelContext& ctx) {
     edge[static_cast<size_t>(i)] = static_cast<int64_t>(
         std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate)));
   }
-  std::vector<double> w(static_cast<size_t>(spec_bins * mel_bins), 0.0);
+  HostVector<double> w(static_cast<size_t>(spec_bins * mel_bins), 0.0);
   auto set = [&](int64_t row, int64_t col, double v) -> Result<void> {
     if (row < 0 || row >= spec_bins)
       return fail(ErrorCode::kInvalidArgument,

@@ -11,7 +11,7 @@
 namespace hone::eval::nn {
 namespace {
 
-Result<std::vector<double>> channel_param(const KernelContext& ctx, size_t index, int64_t c,
+Result<HostVector<double>> channel_param(const KernelContext& ctx, size_t index, int64_t c,
                                           const std::string& what) {
   HONE_TRY(const Tensor* t, ctx.tensor(index));
   if (t->numel() != c || t->rank() > 1)
@@ -23,7 +23,7 @@ Result<std::vector<double>> channel_param(const KernelContext& ctx, size_t index
 }
 
 /// Writes doubles into a float tensor of `dtype`.
-Result<Tensor> to_tensor(DType dtype, const std::vector<int64_t>& shape, const std::vector<double>& v) {
+Result<Tensor> to_tensor(DType dtype, const std::vector<int64_t>& shape, const HostVector<double>& v) {
   if (!is_floating(dtype)) return fail(unsupported_dtype(dtype, "a floating-point type"));
   return from_doubles(dtype, shape, v);
 }
@@ -47,7 +47,7 @@ Result<void> batch_norm(KernelContext& ctx) {
   HONE_TRY(auto var, channel_param(ctx, 4, c, "BatchNormalization input_var"));
   const double eps = node.attr_float("epsilon", 1e-5f);
   const int64_t inner = product(x->shape(), 2);
-  std::vector<double> v = to_doubles(*x);
+  HostVector<double> v = to_doubles(*x);
   for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
     const int64_t ch = (i / inner) % c;
     v[i] = (v[i] - mean[ch]) / std::sqrt(var[ch] + eps) * scale[ch] + bias[ch];
@@ -76,7 +76,7 @@ Result<void> instance_norm(KernelContext& ctx) {
   HONE_TRY(auto bias, channel_param(ctx, 2, c, "InstanceNormalization B"));
   const double eps = ctx.node().attr_float("epsilon", 1e-5f);
   const int64_t inner = product(x->shape(), 2);
-  std::vector<double> v = to_doubles(*x);
+  HostVector<double> v = to_doubles(*x);
   ctx.pool().parallel_for(x->dim(0) * c, [&](int64_t b, int64_t e) {
     for (int64_t plane = b; plane < e; ++plane) {
       double* p = v.data() + plane * inner;
@@ -130,15 +130,15 @@ Result<void> layer_norm(KernelContext& ctx) {
   const int64_t outer = product(std::vector<int64_t>(x->shape().begin(), x->shape().begin() + axis));
   HONE_TRY(const Tensor* scale_t, ctx.tensor(1));
   HONE_TRY(auto scale_map, param_map(*scale_t, norm_shape, "LayerNormalization Scale"));
-  const std::vector<double> scale = to_doubles(*scale_t);
-  std::vector<double> bias;
+  const HostVector<double> scale = to_doubles(*scale_t);
+  HostVector<double> bias;
   std::vector<int64_t> bias_map;
   if (ctx.has_input(2)) {
     HONE_TRY(bias_map, param_map(ctx.input(2), norm_shape, "LayerNormalization B"));
     bias = to_doubles(ctx.input(2));
   }
-  std::vector<double> v = to_doubles(*x);
-  std::vector<double> means(static_cast<size_t>(outer)), invs(static_cast<size_t>(outer));
+  HostVector<double> v = to_doubles(*x);
+  HostVector<double> means(static_cast<size_t>(outer)), invs(static_cast<size_t>(outer));
   ctx.pool().parallel_for(outer, [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       double* p = v.data() + row * inner;
@@ -182,11 +182,11 @@ Result<void> group_norm(KernelContext& ctx) {
                 "GroupNormalization scale " + scale_t->describe() + " and bias " + bias_t->describe() +
                     " must both have " + std::to_string(c) + " (channels) or " +
                     std::to_string(groups) + " (groups) values");
-  const std::vector<double> scale = to_doubles(*scale_t), bias = to_doubles(*bias_t);
+  const HostVector<double> scale = to_doubles(*scale_t), bias = to_doubles(*bias_t);
   const bool per_channel = params == c;
   const double eps = node.attr_float("epsilon", 1e-5f);
   const int64_t cg = c / groups, spatial = product(x->shape(), 2), inner = cg * spatial;
-  std::vector<double> v = to_doubles(*x);
+  HostVector<double> v = to_doubles(*x);
   ctx.pool().parallel_for(x->dim(0) * groups, [&](int64_t b, int64_t e) {
     for (int64_t ng = b; ng < e; ++ng) {
       double* p = v.data() + ng * inner;
@@ -216,8 +216,8 @@ Result<void> lrn(KernelContext& ctx) {
   const double bias = node.attr_float("bias", 1.0f);
   const int64_t c = x->dim(1), inner = product(x->shape(), 2);
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
-  const std::vector<double> v = to_doubles(*x);
-  std::vector<double> out(v.size());
+  const HostVector<double> v = to_doubles(*x);
+  HostVector<double> out(v.size());
   for (int64_t n = 0; n < x->dim(0); ++n)
     for (int64_t ch = 0; ch < c; ++ch)
       for (int64_t i = 0; i < inner; ++i) {
@@ -264,8 +264,8 @@ Result<void> mean_variance_norm(KernelContext& ctx) {
       idx[d] = 0;
     }
   }
-  std::vector<double> v = to_doubles(*x);
-  std::vector<double> sum(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
+  HostVector<double> v = to_doubles(*x);
+  HostVector<double> sum(static_cast<size_t>(groups), 0.0), sq(static_cast<size_t>(groups), 0.0);
   const double count = groups > 0 ? static_cast<double>(n) / static_cast<double>(groups) : 1.0;
   for (int64_t i = 0; i < n; ++i) sum[group[i]] += v[i];
   for (double& s : sum) s /= count;

@@ -150,8 +150,8 @@ T saturate_round(double v) {
 
 /// Runs the resize once the output dims and per-axis scales are known.
 Result<void> run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams& p,
-                        const std::vector<int64_t>& out_shape, const std::vector<double>& scales,
-                        const std::vector<double>& roi) {
+                        const std::vector<int64_t>& out_shape, const HostVector<double>& scales,
+                        const HostVector<double>& roi) {
   const size_t rank = x.rank();
   HONE_TRY(Tensor y, Tensor::allocate(x.dtype(), out_shape));
   if (y.numel() == 0) {
@@ -196,7 +196,7 @@ Result<void> run_resize(KernelContext& ctx, const Tensor& x, const ResizeParams&
       return {};
     });
   }
-  std::vector<double> cur = to_doubles(x), next;
+  HostVector<double> cur = to_doubles(x), next;
   std::vector<int64_t> shape = x.shape();
   for (size_t d = 0; d < rank; ++d) {
     const AxisTaps& a = axes[d];
@@ -240,7 +240,7 @@ Result<Mode> parse_mode(const std::string& m, const std::string& op) {
 }
 
 /// Output dims from per-axis scales: floor(in * scale).
-Result<std::vector<int64_t>> dims_from_scales(const Tensor& x, const std::vector<double>& scales,
+Result<std::vector<int64_t>> dims_from_scales(const Tensor& x, const HostVector<double>& scales,
                                               const std::string& op) {
   std::vector<int64_t> out(x.rank());
   for (size_t d = 0; d < x.rank(); ++d) {
@@ -279,7 +279,7 @@ Result<void> resize(KernelContext& ctx) {
   if (axes.empty())
     for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
   const size_t scales_at = opset < 11 ? 1 : 2;
-  std::vector<double> scale_list;
+  HostVector<double> scale_list;
   std::vector<int64_t> size_list;
   if (ctx.has_input(scales_at) && ctx.input(scales_at).numel() > 0) scale_list = to_doubles(ctx.input(scales_at));
   if (opset >= 11 && ctx.has_input(3) && ctx.input(3).numel() > 0) {
@@ -293,7 +293,7 @@ Result<void> resize(KernelContext& ctx) {
                 "Resize " + std::string(scale_list.empty() ? "sizes" : "scales") + " has " +
                     std::to_string(given) + " values, expected " + std::to_string(axes.size()) +
                     " (one per resized axis of " + x->describe() + ")");
-  std::vector<double> scales(rank, 1.0);
+  HostVector<double> scales(rank, 1.0);
   std::vector<int64_t> out_shape = x->shape();
   if (!scale_list.empty()) {
     for (size_t i = 0; i < axes.size(); ++i) scales[axes[i]] = scale_list[i];
@@ -321,12 +321,12 @@ Result<void> resize(KernelContext& ctx) {
       return fail(ErrorCode::kInvalidArgument, "Resize keep_aspect_ratio_policy '" + policy + "' is not valid");
     }
   }
-  std::vector<double> roi;
+  HostVector<double> roi;
   if (p.transform == "tf_crop_and_resize") {
     roi.assign(2 * rank, 0.0);
     for (size_t d = 0; d < rank; ++d) roi[d + rank] = 1.0;
     if (ctx.has_input(1) && ctx.input(1).numel() > 0) {
-      const std::vector<double> r = to_doubles(ctx.input(1));
+      const HostVector<double> r = to_doubles(ctx.input(1));
       if (r.size() != 2 * axes.size())
         return fail(ErrorCode::kInvalidArgument, "Resize roi has " + std::to_string(r.size()) +
                                                      " values, expected " + std::to_string(2 * axes.size()));
@@ -346,7 +346,7 @@ Result<void> upsample(KernelContext& ctx) {
   if (p.mode == Mode::kCubic) return fail(ErrorCode::kInvalidArgument, "Upsample has no cubic mode");
   p.transform = "asymmetric";
   p.opset10_nearest = true;
-  std::vector<double> scales;
+  HostVector<double> scales;
   if (ctx.has_input(1)) {
     scales = to_doubles(ctx.input(1));
   } else {

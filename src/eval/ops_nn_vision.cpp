@@ -75,13 +75,13 @@ Result<void> roi_align(KernelContext& ctx) {
   if (oh <= 0 || ow <= 0 || sampling < 0)
     return fail(ErrorCode::kInvalidArgument, op + " output_height/output_width must be positive and sampling_ratio non-negative");
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
-  const std::vector<double> xs = to_doubles(*x), rois = to_doubles(*rois_t);
+  const HostVector<double> xs = to_doubles(*x), rois = to_doubles(*rois_t);
   const std::vector<int64_t> batch = to_int64s(*batch_t);
   for (int64_t r = 0; r < num; ++r)
     if (batch[r] < 0 || batch[r] >= n)
       return fail(ErrorCode::kInvalidArgument, op + " batch index " + std::to_string(batch[r]) + " of roi " +
                                                    std::to_string(r) + " is outside [0, " + std::to_string(n) + ")");
-  std::vector<double> out(static_cast<size_t>(num * c * oh * ow), 0.0);
+  HostVector<double> out(static_cast<size_t>(num * c * oh * ow), 0.0);
   const double offset = half_pixel ? 0.5 : 0.0;
   ctx.pool().parallel_for(num, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
@@ -217,14 +217,14 @@ Result<void> grid_sample(KernelContext& ctx) {
   std::vector<int64_t> out_shape{n, c};
   out_shape.insert(out_shape.end(), grid_t->shape().begin() + 1, grid_t->shape().end() - 1);
   const int64_t out_plane = product(out_shape, 2);
-  const std::vector<double> xs = to_doubles(*x), grid = to_doubles(*grid_t);
-  std::vector<double> out(static_cast<size_t>(n * c * out_plane), 0.0);
+  const HostVector<double> xs = to_doubles(*x), grid = to_doubles(*grid_t);
+  HostVector<double> out(static_cast<size_t>(n * c * out_plane), 0.0);
   ctx.pool().parallel_for(n * out_plane, [&](int64_t b, int64_t e) {
-    std::vector<double> pos(r);
+    HostVector<double> pos(r);
     std::vector<int64_t> taps;
-    std::vector<double> weights;
+    HostVector<double> weights;
     std::vector<int64_t> nt;
-    std::vector<double> nw;
+    HostVector<double> nw;
     for (int64_t task = b; task < e; ++task) {
       const int64_t bn = task / out_plane, o = task % out_plane;
       const double* g = grid.data() + task * static_cast<int64_t>(r);
@@ -322,7 +322,7 @@ Result<void> non_max_suppression(KernelContext& ctx) {
   if (center != 0 && center != 1)
     return fail(ErrorCode::kInvalidArgument, op + " center_point_box must be 0 or 1");
   const int64_t batches = boxes_t->dim(0), nb = boxes_t->dim(1), classes = scores_t->dim(1);
-  const std::vector<double> boxes = to_doubles(*boxes_t), scores = to_doubles(*scores_t);
+  const HostVector<double> boxes = to_doubles(*boxes_t), scores = to_doubles(*scores_t);
   std::vector<int64_t> selected;
   std::vector<Box> all(static_cast<size_t>(nb));
   std::vector<int64_t> order, kept;

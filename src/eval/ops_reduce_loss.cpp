@@ -49,7 +49,7 @@ Result<LossShape> check_loss_shapes(const char* op, const Tensor& x, const Tenso
 }
 
 // NLL over log-probabilities `lp` laid out [N, C, D]; writes the output tensor.
-Result<Tensor> nll(const char* op, const std::vector<double>& lp, const Tensor& target,
+Result<Tensor> nll(const char* op, const HostVector<double>& lp, const Tensor& target,
                    const Tensor* weight, const LossShape& s, const Node& node, DType dtype) {
   const std::string reduction = node.attr_string("reduction", "mean");
   if (reduction != "none" && reduction != "sum" && reduction != "mean")
@@ -58,8 +58,8 @@ Result<Tensor> nll(const char* op, const std::vector<double>& lp, const Tensor& 
   std::optional<int64_t> ignore;
   if (node.has_attr("ignore_index")) ignore = node.attr_int("ignore_index", 0);
   const std::vector<int64_t> t = to_int64s(target);
-  const std::vector<double> w = weight ? to_doubles(*weight) : std::vector<double>();
-  std::vector<double> loss(t.size());
+  const HostVector<double> w = weight ? to_doubles(*weight) : HostVector<double>();
+  HostVector<double> loss(t.size());
   double total = 0.0, total_weight = 0.0;
   for (int64_t n = 0; n < s.N; ++n) {
     for (int64_t d = 0; d < s.D; ++d) {
@@ -81,7 +81,7 @@ Result<Tensor> nll(const char* op, const std::vector<double>& lp, const Tensor& 
   }
   if (reduction == "none") return from_doubles(dtype, target.shape(), loss);
   const double v = reduction == "sum" ? total : total / total_weight;
-  return from_doubles(dtype, {}, {v});
+  return from_doubles(dtype, {}, std::span<const double>(&v, 1));
 }
 
 Result<void> nll_loss(KernelContext& ctx) {
@@ -106,7 +106,7 @@ Result<void> softmax_cross_entropy_loss(KernelContext& ctx) {
     return fail(ErrorCode::kUnsupported,
                 "SoftmaxCrossEntropyLoss needs a float input, got " + x->describe());
   HONE_TRY(LossShape s, check_loss_shapes("SoftmaxCrossEntropyLoss", *x, *target, weight));
-  std::vector<double> lp = to_doubles(*x);
+  HostVector<double> lp = to_doubles(*x);
   // LogSoftmax along the class axis, per (n, d).
   for (int64_t n = 0; n < s.N; ++n) {
     for (int64_t d = 0; d < s.D; ++d) {

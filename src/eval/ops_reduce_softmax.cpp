@@ -80,13 +80,20 @@ Result<void> softmax_like(KernelContext& ctx, SoftKind kind) {
             }
             if (std::isinf(m) && m < 0) m = 0.0;  // every entry -inf: avoid inf - inf
             double s = 0.0;
+            if (kind == SoftKind::kSoftmax) {  // each exp once: kept in the row
+              for (int64_t k = 0; k < len; ++k) {
+                double& v = row[static_cast<size_t>(k)];
+                v = std::exp(v - m);
+                s += v;
+              }
+              for (int64_t k = 0; k < len; ++k)
+                o[base + k * inner] = from_f64<T>(row[static_cast<size_t>(k)] / s);
+              continue;
+            }
             for (int64_t k = 0; k < len; ++k) s += std::exp(row[static_cast<size_t>(k)] - m);
             const double log_s = std::log(s);
-            for (int64_t k = 0; k < len; ++k) {
-              const double v = row[static_cast<size_t>(k)] - m;
-              o[base + k * inner] =
-                  from_f64<T>(kind == SoftKind::kSoftmax ? std::exp(v) / s : v - log_s);
-            }
+            for (int64_t k = 0; k < len; ++k)
+              o[base + k * inner] = from_f64<T>(row[static_cast<size_t>(k)] - m - log_s);
           }
         },
         grain);

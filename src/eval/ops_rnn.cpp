@@ -149,7 +149,7 @@ struct Problem {
   double clip = 0.0;
   bool input_forget = false;
   bool linear_before_reset = false;
-  std::vector<double> x, w, r, b, h0, c0, p;  // b, h0, c0, p empty when absent
+  HostVector<double> x, w, r, b, h0, c0, p;  // b, h0, c0, p empty when absent
   std::vector<int64_t> lens;                  // per batch row
   std::vector<Activation> acts;               // acts_per_dir * dirs
   int64_t acts_per_dir = 1;
@@ -237,7 +237,7 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
                                                ? std::vector<int64_t>{p.dirs, p.batch, p.hidden}
                                                : std::vector<int64_t>{p.batch, p.dirs, p.hidden};
   auto read_opt = [&](size_t i, const std::vector<int64_t>& shape, const char* what,
-                      std::vector<double>& out) -> Result<void> {
+                      HostVector<double>& out) -> Result<void> {
     if (!ctx.has_input(i)) return {};
     HONE_TRY(const Tensor* t, ctx.tensor(i));
     if (t->dtype() != x->dtype())
@@ -322,7 +322,7 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
 // --- the time loop -------------------------------------------------------------------
 
 struct Outputs {
-  std::vector<double> y, y_h, y_c;
+  HostVector<double> y, y_h, y_c;
 };
 
 // Dot product of row `row` of a [rows, n] matrix block with `v`.
@@ -344,10 +344,10 @@ void run_row(const Problem& p, int64_t d, int64_t n, Outputs& out) {
   const double* P = p.p.empty() ? nullptr : p.p.data() + d * 3 * H;
   const int64_t srow = p.state_row(d, n) * H;
 
-  std::vector<double> h(static_cast<size_t>(H), 0.0), c(static_cast<size_t>(H), 0.0);
+  HostVector<double> h(static_cast<size_t>(H), 0.0), c(static_cast<size_t>(H), 0.0);
   if (!p.h0.empty()) std::copy(p.h0.begin() + srow, p.h0.begin() + srow + H, h.begin());
   if (!p.c0.empty()) std::copy(p.c0.begin() + srow, p.c0.begin() + srow + H, c.begin());
-  std::vector<double> xt(static_cast<size_t>(I)), xg(static_cast<size_t>(gh)),
+  HostVector<double> xt(static_cast<size_t>(I)), xg(static_cast<size_t>(gh)),
       hg(static_cast<size_t>(gh)), next(static_cast<size_t>(H)), rh(static_cast<size_t>(H)),
       zr(static_cast<size_t>(2 * H));  // GRU z and r gates
 

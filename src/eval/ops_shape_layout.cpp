@@ -73,7 +73,7 @@ Result<void> pad(KernelContext& ctx) {
   if (ctx.opset() < 11 && !ctx.has_input(1)) {
     pads = ctx.node().has_attr("pads") ? ctx.node().attr_ints("pads")
                                        : ctx.node().attr_ints("paddings");
-    value = from_doubles(x->dtype(), {}, {ctx.node().attr_float("value", 0.0f)});
+    value = from_doubles(x->dtype(), {}, std::vector<double>{ctx.node().attr_float("value", 0.0f)});
   } else {
     HONE_TRY(pads, input_ints(ctx, 1, "Pad pads"));
     if (ctx.has_input(2) && ctx.input(2).numel() > 0) {
@@ -300,7 +300,7 @@ Result<void> eye_like(KernelContext& ctx) {
   const int64_t k = ctx.node().attr_int("k", 0);
   const int64_t rows = x->dim(0), cols = x->dim(1);
   Tensor y = Tensor::zeros(dt, {rows, cols});
-  const Tensor one = from_doubles(dt, {}, {1.0});
+  const Tensor one = from_doubles(dt, {}, std::vector<double>{1.0});
   for (int64_t i = 0; i < rows; ++i) {
     const int64_t j = i + k;
     if (j >= 0 && j < cols) copy_elements(one.raw(), 0, y.raw(), i * cols + j, 1, dtype_size(dt));
