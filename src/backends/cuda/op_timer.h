@@ -21,14 +21,17 @@ namespace hone::cuda {
 [[nodiscard]] Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
                                      const Cudnn* dnn);
 
-/// Relative L2 distance of `p`'s output from `ref`'s, both run on the same
-/// inputs of `in` dims: uniform in [-1, 1), or fixed[i]'s contents where given
-/// (values the plans read at plan time too, such as an attention scale).
-/// Outputs are poisoned with NaN first: an unwritten element makes it infinite.
-[[nodiscard]] Result<double> compare_ops(const OpPlan& p, const OpPlan& ref,
-                                         const std::vector<dims_t>& in,
-                                         const std::vector<const Tensor*>& fixed, int math_mode,
-                                         const Cudnn* dnn);
+/// Relative L2 distance of each candidate's output from cands[reference]'s,
+/// all run on the same inputs of `in` dims: uniform in [-1, 1), or
+/// fixed[i]'s contents where given (values the plans read at plan time too,
+/// such as an attention scale). The inputs are made and the reference run
+/// once. Outputs are poisoned with NaN first: an unwritten element makes the
+/// distance infinite. The reference's own entry is 0.
+[[nodiscard]] std::vector<Result<double>> compare_ops(const std::vector<OpPlan>& cands,
+                                                      size_t reference,
+                                                      const std::vector<dims_t>& in,
+                                                      const std::vector<const Tensor*>& fixed,
+                                                      int math_mode, const Cudnn* dnn);
 
 /// What fastest() checks before timing: every candidate other than
 /// cands[reference] must match it within `tolerance` (compare_ops), else it
