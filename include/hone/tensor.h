@@ -12,10 +12,10 @@
 // Thread-safety: const access is safe from many threads; writes are not.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <algorithm>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -39,10 +39,12 @@ class Tensor {
   [[nodiscard]] static Result<size_t> bytes_for(DType dtype, const std::vector<int64_t>& shape);
   /// An owning tensor over `storage`, which holds `storage_bytes` writable
   /// bytes (at least bytes_for()) and is released by its deleter; the bytes
-  /// are zero-filled. For memory a backend reads fastest, e.g. page-locked
+  /// are zero-filled unless `zero_fill` is false (for a caller that writes
+  /// every byte next). For memory a backend reads fastest, e.g. page-locked
   /// host memory (Backend::allocate_host).
   [[nodiscard]] static Result<Tensor> adopt(DType dtype, std::vector<int64_t> shape,
-                                            std::shared_ptr<void> storage, size_t storage_bytes);
+                                            std::shared_ptr<void> storage, size_t storage_bytes,
+                                            bool zero_fill = true);
   /// As allocate(), but throws std::bad_alloc / std::invalid_argument; for
   /// callers whose shapes are already validated (kernels, tests).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);

@@ -85,14 +85,14 @@ Result<size_t> Tensor::bytes_for(DType dtype, const std::vector<int64_t>& shape)
 }
 
 Result<Tensor> Tensor::adopt(DType dtype, std::vector<int64_t> shape, std::shared_ptr<void> storage,
-                             size_t storage_bytes) {
+                             size_t storage_bytes, bool zero_fill) {
   HONE_TRY(size_t bytes, bytes_for(dtype, shape));
   if (!storage || storage_bytes < bytes)
     return fail(ErrorCode::kInvalidArgument,
                 "storage of " + std::to_string(storage_bytes) + " bytes for a tensor of shape " +
                     shape_to_string(shape) + " " + std::string(dtype_name(dtype)) + " (" +
                     std::to_string(bytes) + " bytes)");
-  std::memset(storage.get(), 0, bytes);
+  if (zero_fill) std::memset(storage.get(), 0, bytes);
   Tensor t;
   t.dtype_ = dtype;
   t.numel_ = shape_numel(shape);

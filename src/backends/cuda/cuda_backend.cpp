@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -71,9 +72,10 @@ struct StreamPool {
     EventPair steps;           // around the steps: their device time
   };
   const Driver* d = nullptr;
-  int math_mode = kCublasDefaultMath;  // every handle of the pool, from the precision setting
-  const Cudnn* dnn = nullptr;          // every stream gets a cuDNN handle when set
-  bool graphs = true;                  // the cuda_graphs setting
+  int math_mode = kCublasDefaultMath;      // every handle of the pool, from the precision setting
+  const Cudnn* dnn = nullptr;              // every stream gets a cuDNN handle when set
+  bool graphs = true;                      // the cuda_graphs setting
+  std::atomic<bool> pinned_outputs{true};  // false once page-locked memory was refused
   std::mutex mu;
   std::vector<std::unique_ptr<Exec>> idle;
 
@@ -110,7 +112,7 @@ struct Plan {
     dims_t dims;
     DType dtype = DType::kF32;
     std::shared_ptr<const Tensor> host;  // a value computed on the host at plan time
-    bool dims_only = false;  // OpPlan::dims_only: no bytes, only dims for Shape nodes
+    bool dims_only = false;              // OpPlan::dims_only: no bytes, only dims for Shape nodes
   };
   struct Step {
     OpPlan op;
@@ -255,9 +257,9 @@ class CudaBlock final : public CompiledBlock {
       if (t.nbytes() == 0) continue;
       // Page-locked inputs (allocate_host()) go in one DMA, no staging copy.
       if (t.nbytes() >= (size_t{1} << 20) && is_pinned(d_, t.raw(), t.nbytes()))
-        HONE_CHECK_OK(d_.check(
-            a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), t.raw(), t.nbytes(), s),
-            "cuMemcpyHtoDAsync"));
+        HONE_CHECK_OK(
+            d_.check(a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), t.raw(), t.nbytes(), s),
+                     "cuMemcpyHtoDAsync"));
       else
         HONE_CHECK_OK(
             upload(d_, s, ex->staging, off, ptr(plan.input_slots[i]), t.raw(), t.nbytes()));
@@ -314,32 +316,55 @@ class CudaBlock final : public CompiledBlock {
     if (!replayed) HONE_CHECK_OK(run_steps());
     HONE_CHECK_OK(d_.check(a.cuEventRecord(ex->steps.end(), s), "cuEventRecord"));
     const uint64_t launched = plan.launches;
+    // Outputs of 1 MiB or more in page-locked blocks (PinnedPool): one DMA
+    // each. Others, and all where page-locked memory is refused, in ordinary
+    // memory; together 4 MiB or more of those go through the stream's pinned
+    // staging buffer and a parallel copy out of it.
     std::vector<Tensor> outputs;
-    size_t out_bytes = 0;
-    for (size_t slot : plan.output_slots) {
-      if (plan.slots[slot].host) {  // computed on the host when planned: no copy
-        outputs.push_back(plan.slots[slot].host->clone());
+    std::vector<char> direct(plan.output_slots.size(), 0);
+    size_t out_bytes = 0, unpinned_bytes = 0;
+    for (size_t i = 0; i < plan.output_slots.size(); ++i) {
+      const Plan::Slot& sl = plan.slots[plan.output_slots[i]];
+      if (sl.host) {  // computed on the host when planned: no copy
+        outputs.push_back(sl.host->clone());
         continue;
       }
-      HONE_TRY(Tensor t, Tensor::allocate(plan.slots[slot].dtype, plan.slots[slot].dims));
-      out_bytes += t.nbytes();
+      HONE_TRY(const size_t nb, Tensor::bytes_for(sl.dtype, sl.dims));
+      Tensor t;
+      if (nb >= (size_t{1} << 20) && pool_->pinned_outputs.load(std::memory_order_relaxed)) {
+        if (auto pt = PinnedPool::tensor(d_, sl.dtype, sl.dims)) {
+          t = std::move(*pt);
+          direct[i] = 1;
+        } else {
+          pool_->pinned_outputs.store(false, std::memory_order_relaxed);
+          HONE_LOG_DEBUG("cuda: outputs in ordinary memory from now on: {}", pt.error().message());
+        }
+      }
+      if (!direct[i]) {
+        HONE_TRY(t, Tensor::allocate(sl.dtype, sl.dims));
+        unpinned_bytes += nb;
+      }
+      out_bytes += nb;
       outputs.push_back(std::move(t));
     }
     if (profile) HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
     const auto download_start = Clock::now();
-    // Large outputs: one DMA into pinned memory, then a parallel copy out of it.
-    const bool staged = out_bytes >= (size_t{4} << 20);
-    if (staged && ex->out_staging.bytes() < out_bytes) {
+    const bool staged = unpinned_bytes >= (size_t{4} << 20);
+    if (staged && ex->out_staging.bytes() < unpinned_bytes) {
       ex->out_staging = PinnedBuffer();
-      HONE_TRY(ex->out_staging, PinnedBuffer::allocate(d_, out_bytes));
+      HONE_TRY(ex->out_staging, PinnedBuffer::allocate(d_, unpinned_bytes));
     }
     for (size_t i = 0, off = 0; i < plan.output_slots.size(); ++i) {
       const size_t slot = plan.output_slots[i];
       Tensor& t = outputs[i];
       if (plan.slots[slot].host || t.nbytes() == 0) continue;
-      void* dst = staged ? static_cast<void*>(ex->out_staging.data() + off) : t.raw();
-      HONE_CHECK_OK(d_.check(a.cuMemcpyDtoHAsync(dst, ptr(slot), t.nbytes(), s), "cuMemcpyDtoHAsync"));
-      off += t.nbytes();
+      void* dst = t.raw();
+      if (!direct[i] && staged) {
+        dst = ex->out_staging.data() + off;
+        off += t.nbytes();
+      }
+      HONE_CHECK_OK(
+          d_.check(a.cuMemcpyDtoHAsync(dst, ptr(slot), t.nbytes(), s), "cuMemcpyDtoHAsync"));
     }
     // Kernel faults surface here; a failed stream is dropped, not pooled.
     HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
@@ -351,13 +376,14 @@ class CudaBlock final : public CompiledBlock {
     if (staged)
       for (size_t i = 0, off = 0; i < plan.output_slots.size(); ++i) {
         Tensor& t = outputs[i];
-        if (plan.slots[plan.output_slots[i]].host || t.nbytes() == 0) continue;
+        if (plan.slots[plan.output_slots[i]].host || t.nbytes() == 0 || direct[i]) continue;
         parallel_copy(t.raw(), ex->out_staging.data() + off, t.nbytes());
         off += t.nbytes();
       }
     if (profile)
-      HONE_LOG_DEBUG("cuda profile io: download of {} bytes {:.3f} ms", out_bytes,
-                     std::chrono::duration<double, std::milli>(Clock::now() - download_start).count());
+      HONE_LOG_DEBUG(
+          "cuda profile io: download of {} bytes {:.3f} ms", out_bytes,
+          std::chrono::duration<double, std::milli>(Clock::now() - download_start).count());
     pool_->give(std::move(ex));
     stats_->kernel_executions.fetch_add(launched, std::memory_order_relaxed);
     return outputs;
@@ -647,22 +673,15 @@ std::string CudaBackend::unavailable_reason() {
 Result<Tensor> CudaBackend::allocate_host(DType dtype, std::vector<int64_t> shape) const {
   auto drv = Driver::get();
   if (!drv) return Tensor::allocate(dtype, std::move(shape));  // no GPU: ordinary memory
-  const Driver* d = *drv;
-  HONE_TRY(const size_t bytes, Tensor::bytes_for(dtype, shape));
-  const size_t n = std::max<size_t>(bytes, 1);
-  void* p = nullptr;
-  if (auto made = d->make_current(); !made) return fail(std::move(made).error());
-  if (auto r = d->check(d->api().cuMemHostAlloc(&p, n, 0), "cuMemHostAlloc"); !r) {
+  auto t = PinnedPool::tensor(**drv, dtype, shape);
+  if (!t) {
     // Page-locked memory is limited (RLIMIT_MEMLOCK in a container, say):
     // ordinary memory still works, through the staging copy.
-    HONE_LOG_DEBUG("cuda: {} bytes of ordinary memory for an input: {}", n, r.error().message());
+    HONE_LOG_DEBUG("cuda: ordinary memory for an input: {}", t.error().message());
     return Tensor::allocate(dtype, std::move(shape));
   }
-  std::shared_ptr<void> storage(p, [d](void* q) {
-    (void)d->make_current();  // a thread that never ran CUDA may free it
-    (void)d->api().cuMemFreeHost(q);
-  });
-  return Tensor::adopt(dtype, std::move(shape), std::move(storage), n);
+  if (t->nbytes() > 0) std::memset(t->raw(), 0, t->nbytes());
+  return t;
 }
 
 std::vector<std::string> CudaBackend::kernel_plan() const {
@@ -706,8 +725,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
                 "cuda gemm_select '" + gemm_select + "': expected time or reduced");
   const std::string attention = config().get<std::string>("attention_select", "time");
   if (attention != "time" && attention != "fused" && attention != "unfused")
-    return fail(ErrorCode::kInvalidArgument, "cuda attention_select '" + attention +
-                                                 "': expected time, fused or unfused");
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda attention_select '" + attention + "': expected time, fused or unfused");
   auto given = KernelChoices::parse(config().get<std::string>("kernel_choices", ""));
   if (!given) return fail(std::move(given).error());
   HONE_TRY(const Driver* d, Driver::get());
@@ -729,9 +748,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   // planned at build, or at their first inference of a new shape) is written
   // back into the config, so a package saved after the tune replays it.
   choices_ = std::make_shared<KernelChoices>(std::move(*given));
-  choices_->on_change([this](const std::string& text) {
-    (void)mutable_config().set("kernel_choices", text);
-  });
+  choices_->on_change(
+      [this](const std::string& text) { (void)mutable_config().set("kernel_choices", text); });
   conv_.choices = choices_;
   conv_.gemm_epilogue = config().get<bool>("gemm_epilogue", true);
   conv_.attention_select = attention == "fused"     ? AttentionSelect::kFused

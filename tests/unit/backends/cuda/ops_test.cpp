@@ -504,6 +504,37 @@ TEST(CudaOps, PinnedInputsGoInOneCopyAndGiveTheSameBits) {
   }
 }
 
+TEST(CudaOps, LargeOutputsArePageLockedAndTheirBlocksReused) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(15);
+  GraphBuilder b("pinned_out");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 64, 256});
+  ValueId h = b.relu(b.matmul(x, b.constant("w", uniform(rng, {256, 1024}))));
+  b.output(h, "big");  // n * 256 KiB
+  b.output(b.flatten(b.global_average_pool(b.reshape(h, {0, 64, 32, 32}))), "small");
+  Graph g = *std::move(b).build();
+  CudaBackend be;
+  ASSERT_TRUE(be.build(g));
+  const Driver* d = *Driver::get();
+  for (int64_t n : {1, 6}) {  // 256 KiB (ordinary memory) and 1.5 MiB (page-locked)
+    const Tensor in = uniform(rng, {n, 64, 256});
+    auto want = eval::Interpreter().run_tensors(g, {in});
+    ASSERT_TRUE(want);
+    const void* first = nullptr;
+    for (int run = 0; run < 3; ++run) {
+      auto got = be.infer({in});
+      ASSERT_TRUE(got) << got.error().to_string();
+      EXPECT_EQ(is_pinned(*d, (*got)[0].raw(), (*got)[0].nbytes()), n == 6);
+      EXPECT_FALSE(is_pinned(*d, (*got)[1].raw(), (*got)[1].nbytes()));
+      EXPECT_TRUE(testing_util::close((*got)[0], (*want)[0]));
+      EXPECT_TRUE(testing_util::close((*got)[1], (*want)[1]));
+      // The output dropped at the end of a run is the next run's block.
+      if (n == 6 && run == 0) first = (*got)[0].raw();
+      if (n == 6 && run > 0) EXPECT_EQ((*got)[0].raw(), first);
+    }
+  }
+}
+
 TEST(CudaOps, ConcurrentInferencesAgree) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(13);
