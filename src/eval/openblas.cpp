@@ -3,6 +3,8 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cctype>
+#include <iterator>
 #include <mutex>
 
 namespace hone::eval {
@@ -25,6 +27,38 @@ std::string_view openblas_variant() {
     default:
       return "openmp";
   }
+}
+
+std::string_view openblas_core() {
+  const char* c = openblas_get_corename();
+  return c != nullptr ? std::string_view(c) : std::string_view();
+}
+
+std::string better_openblas_core(std::string_view core, bool avx2_fma, bool avx512) {
+  std::string lower(core);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  // Kernel sets older than AVX2 (x86-64 only; other architectures never match).
+  static constexpr std::string_view kOld[] = {
+      "prescott", "core2",  "penryn",    "dunnington", "nehalem",     "atom",
+      "banias",   "katmai", "northwood", "coppermine", "sandybridge", "unknown"};
+  const bool old = std::find(std::begin(kOld), std::end(kOld), lower) != std::end(kOld);
+  if (!old) return {};
+  if (avx512) return "SkylakeX";
+  if (avx2_fma) return "Haswell";
+  return {};
+}
+
+std::string better_openblas_core_here() {
+#if defined(__x86_64__) && defined(__GNUC__)
+  __builtin_cpu_init();
+  const bool avx2_fma = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512vl");
+  return better_openblas_core(openblas_core(), avx2_fma, avx512);
+#else
+  return {};
+#endif
 }
 
 void pin_openblas_single_thread() {

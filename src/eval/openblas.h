@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,22 @@ namespace hone::eval {
 
 /// Which OpenBLAS build this process loaded: "sequential", "pthreads" or "openmp".
 std::string_view openblas_variant();
+
+/// The kernel set OpenBLAS chose at load ("Haswell", "SkylakeX", ...).
+std::string_view openblas_core();
+
+/// A better OPENBLAS_CORETYPE for this CPU than `core`, or "" when `core` is
+/// right. OpenBLAS (DYNAMIC_ARCH, as Debian builds it) picks its kernels from
+/// the CPU model when it loads; a model it does not know (a newer one, or a
+/// virtual machine that masks it) falls back to the oldest x86-64 kernels,
+/// Prescott's SSE3. On the H200 machine's Xeon that made the reference's
+/// DGEMM 4.3x slower on one thread and 2.4x on 16 than SkylakeX's kernels
+/// (bench/RESULTS.md). The answer goes by the instructions the CPU has:
+/// SkylakeX with AVX-512 F/CD/BW/DQ/VL, Haswell with AVX2 and FMA.
+std::string better_openblas_core(std::string_view core, bool avx2_fma, bool avx512);
+
+/// better_openblas_core() for the loaded OpenBLAS on this CPU.
+std::string better_openblas_core_here();
 
 /// Makes OpenBLAS run single-threaded on the calling thread (and, for the
 /// pthreads build, process-wide). Cheap after the first call per thread.

@@ -2,6 +2,7 @@
 // (inspect.cpp, run.cpp, backends.cpp, conformance.cpp) and registers itself
 // through cli_common.h; this file holds the global options.
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <new>
 #include <string>
@@ -10,8 +11,11 @@
 #include <fmt/core.h>
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
 #include "cli_common.h"
 #include "dist_cli.h"
+#include "eval/openblas.h"
 #include "hone/limits.h"
 #include "hone/logging.h"
 #include "hone/temp_paths.h"
@@ -104,7 +108,20 @@ static int run_main(int argc, char** argv) {
   return usage_error("no command given (try --help)");
 }
 
+/// OpenBLAS fell back to kernels older than this CPU (eval/openblas.h): run
+/// again with OPENBLAS_CORETYPE naming the right ones, which OpenBLAS reads
+/// only when it loads. Once: not when the variable is already set.
+static void reexec_for_openblas(char** argv) {
+  if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
+  const std::string core = hone::eval::better_openblas_core_here();
+  if (core.empty()) return;
+  ::setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
+  ::execv("/proc/self/exe", argv);  // returns only on failure: go on with the old kernels
+  ::unsetenv("OPENBLAS_CORETYPE");
+}
+
 int main(int argc, char** argv) {
+  reexec_for_openblas(argv);
   // Staging folders and temporaries go on SIGINT/SIGTERM too.
   hone::install_cleanup_handlers();
   // Library code reports through Result; an exception reaching here is a
