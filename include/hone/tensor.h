@@ -34,6 +34,10 @@ class Tensor {
   /// Allocates zero-filled storage. Fails with kInvalidArgument for negative
   /// dims or a size that overflows, kOutOfMemory when allocation fails.
   [[nodiscard]] static Result<Tensor> allocate(DType dtype, std::vector<int64_t> shape);
+  /// As allocate(), but the bytes are unspecified: for a caller that writes
+  /// every element next (a copy, a kernel's whole output).
+  [[nodiscard]] static Result<Tensor> allocate_for_overwrite(DType dtype,
+                                                             std::vector<int64_t> shape);
   /// The bytes a tensor of this dtype and shape holds; the errors of
   /// allocate() for a shape that cannot be held.
   [[nodiscard]] static Result<size_t> bytes_for(DType dtype, const std::vector<int64_t>& shape);
@@ -102,6 +106,8 @@ class Tensor {
   bool bitwise_equal(const Tensor& other) const;
 
  private:
+  static Result<Tensor> make(DType dtype, std::vector<int64_t> shape, bool zero);
+
   DType dtype_ = DType::kUndefined;
   std::vector<int64_t> shape_;
   int64_t numel_ = 0;

@@ -46,6 +46,14 @@ Result<size_t> checked_bytes(DType dtype, const std::vector<int64_t>& shape, int
 }  // namespace
 
 Result<Tensor> Tensor::allocate(DType dtype, std::vector<int64_t> shape) {
+  return make(dtype, std::move(shape), true);
+}
+
+Result<Tensor> Tensor::allocate_for_overwrite(DType dtype, std::vector<int64_t> shape) {
+  return make(dtype, std::move(shape), false);
+}
+
+Result<Tensor> Tensor::make(DType dtype, std::vector<int64_t> shape, bool zero) {
   int64_t numel = 0;
   HONE_TRY(size_t bytes, checked_bytes(dtype, shape, &numel));
   HONE_CHECK_OK(check_allocation(
@@ -55,13 +63,13 @@ Result<Tensor> Tensor::allocate(DType dtype, std::vector<int64_t> shape) {
   if (padded >= detail::large_block_min()) {
     // Mapped and cached (core/host_blocks.h): no page faults when reused.
     size_t cap = 0;
-    void* p = detail::large_block_take(padded, &cap);
+    void* p = detail::large_block_take(padded, &cap, zero);
     if (p != nullptr)
       t.storage_ = std::shared_ptr<void>(p, [cap](void* q) { detail::large_block_give(q, cap); });
   } else {
     void* p = std::aligned_alloc(kAlignment, padded == 0 ? kAlignment : padded);
     if (p != nullptr) {
-      std::memset(p, 0, padded == 0 ? kAlignment : padded);
+      if (zero) std::memset(p, 0, padded == 0 ? kAlignment : padded);
       t.storage_ = std::shared_ptr<void>(p, AlignedFree{});
     }
   }
@@ -122,7 +130,9 @@ Tensor Tensor::borrow(DType dtype, std::vector<int64_t> shape, void* data) {
 
 Tensor Tensor::clone() const {
   if (!defined()) return Tensor();
-  Tensor t = zeros(dtype_, shape_);
+  auto made = make(dtype_, shape_, false);
+  if (!made) throw std::bad_alloc();
+  Tensor t = std::move(*made);
   if (nbytes()) std::memcpy(t.data_, data_, nbytes());
   return t;
 }

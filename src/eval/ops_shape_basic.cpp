@@ -17,7 +17,9 @@ using namespace shape_detail;
 /// A fresh copy of `x` viewed with `shape` (numel already checked). Copied so
 /// an output never aliases a caller-owned (possibly borrowed) input.
 Result<Tensor> copy_as(const Tensor& x, std::vector<int64_t> shape) {
-  return x.clone().reshaped(std::move(shape));
+  HONE_TRY(Tensor y, Tensor::allocate_for_overwrite(x.dtype(), std::move(shape)));
+  copy_bytes(y.raw(), x.raw(), x.nbytes());
+  return y;
 }
 
 Result<void> reshape(KernelContext& ctx) {
@@ -115,7 +117,7 @@ Result<void> transpose(KernelContext& ctx) {
     out_shape[i] = x->dim(perm[i]);
     strides[i] = in_strides[perm[i]];
   }
-  Tensor y = Tensor::zeros(x->dtype(), out_shape);
+  HONE_TRY(Tensor y, Tensor::allocate_for_overwrite(x->dtype(), out_shape));
   strided_copy(*x, 0, strides, y);
   ctx.set_output(0, std::move(y));
   return {};

@@ -65,7 +65,7 @@ Result<void> gather(KernelContext& ctx) {
   int64_t outer = 1, inner = 1;
   for (int64_t a = 0; a < axis; ++a) outer *= x->dim(a);
   for (int64_t a = axis + 1; a < rank; ++a) inner *= x->dim(a);
-  Tensor y = Tensor::zeros(x->dtype(), out_shape);
+  HONE_TRY(Tensor y, Tensor::allocate_for_overwrite(x->dtype(), out_shape));  // every row copied
   const size_t es = dtype_size(x->dtype());
   const int64_t ni = static_cast<int64_t>(idx.size());
   int64_t dst = 0;

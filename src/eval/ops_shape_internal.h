@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "eval/kernel.h"
+#include "hone/tensor.h"
 #include "ops/axis.h"
 #include "ops/slice.h"
-#include "hone/tensor.h"
 
 namespace hone::eval {
 
@@ -53,13 +53,17 @@ using ops::normalize_axes;
 /// are in elements and may be zero (broadcast) or negative (reversal). The
 /// caller guarantees every read is in bounds. Works for any dtype.
 void strided_copy(const Tensor& in, int64_t base, const std::vector<int64_t>& in_strides,
-                  Tensor& out);
+                  Tensor& out);  // on the pool's threads from 1 MiB up
 
 /// Where Slice reads its input (ops/slice.h): the reference kernel and cuda share it.
 using ops::slice_window;
 using ops::SliceWindow;
 
-/// Copies `count` elements (of size es) from src[src_off] to dst[dst_off].
+/// memcpy, on the pool's threads from 1 MiB up.
+void copy_bytes(void* dst, const void* src, size_t bytes);
+
+/// Copies `count` elements (of size es) from src[src_off] to dst[dst_off]
+/// (copy_bytes).
 void copy_elements(const void* src, int64_t src_off, void* dst, int64_t dst_off, int64_t count,
                    size_t es);
 

@@ -75,6 +75,24 @@ TEST(ShapeTranspose, WorksOnBoolAndHalf) {
   EXPECT_EQ(z->data<Half>()[1].to_float(), 2.5f);
 }
 
+TEST(ShapeTranspose, LargeCopiesOnThePoolMatchElementByElement) {
+  // 3 MiB of f32, above the size where rows are split over the pool's threads.
+  const Tensor x = iota_f32({24, 128, 256});
+  auto y = run1("Transpose", {x}, {{"perm", Ints{2, 0, 1}}});
+  ASSERT_TRUE(y);
+  ASSERT_EQ(y->shape(), (Ints{256, 24, 128}));
+  const float* yp = y->data<float>();
+  for (int64_t c = 0; c < 256; ++c)
+    for (int64_t a = 0; a < 24; ++a)
+      for (int64_t b = 0; b < 128; ++b)
+        ASSERT_EQ(yp[(c * 24 + a) * 128 + b], static_cast<float>((a * 128 + b) * 256 + c))
+            << c << "," << a << "," << b;
+  auto r = run1("Reshape", {x, i64({-1, 256})});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->shape(), (Ints{3072, 256}));
+  EXPECT_TRUE(r->bitwise_equal(*x.reshaped({3072, 256})));
+}
+
 TEST(ShapeSqueeze, AllOnesOrGivenAxes) {
   auto a = run1("Squeeze", {iota_f32({1, 3, 1, 2})});
   ASSERT_TRUE(a);
