@@ -71,15 +71,11 @@ struct EwOperands {
 using Unit = FusedUnit<Op>;
 
 /// Who reads what inside one block graph.
-struct BlockInfo {
-  const Graph& g;
-  std::vector<int> consumers;    // per value: reading nodes
-  std::vector<NodeId> consumer;  // per value: the last reading node
-  std::vector<bool> is_output;   // per value: a block output
-  /// Per node: already part of a unit. Two dense ops can both end at one
-  /// Add (a residual join); the first unit created takes it.
-  std::vector<bool> used;
-  explicit BlockInfo(const Graph& graph);
+/// A node reading one value twice counts twice (BlockReaders). `used`: two
+/// dense ops can both end at one Add (a residual join); the first unit
+/// created takes it.
+struct BlockInfo : BlockReaders {
+  explicit BlockInfo(const Graph& graph) : BlockReaders(graph, false) {}
   /// The one node reading `v` when `v` is no block output and that node is
   /// in no unit yet; else nullptr.
   const Node* sole_consumer(ValueId v) const;

@@ -418,21 +418,6 @@ Result<Unit> create_unit(const BlockInfo& b, const Node& n, std::vector<NodeId>*
   return create_simple(b, n);
 }
 
-BlockInfo::BlockInfo(const Graph& graph)
-    : g(graph),
-      consumers(graph.values().size(), 0),
-      consumer(graph.values().size(), -1),
-      is_output(graph.values().size(), false),
-      used(graph.nodes().size(), false) {
-  for (size_t i = 0; i < graph.nodes().size(); ++i)
-    for (ValueId v : graph.nodes()[i].inputs)
-      if (v >= 0) {
-        ++consumers[static_cast<size_t>(v)];
-        consumer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
-      }
-  for (ValueId v : graph.outputs()) is_output[static_cast<size_t>(v)] = true;
-}
-
 const Node* BlockInfo::sole_consumer(ValueId v) const {
   const size_t i = static_cast<size_t>(v);
   if (v < 0 || is_output[i] || consumers[i] != 1 || used[static_cast<size_t>(consumer[i])])

@@ -19,6 +19,36 @@
 
 namespace hone {
 
+/// Who reads what inside one block graph, shared by the backends' BlockInfo.
+struct BlockReaders {
+  const Graph& g;
+  std::vector<int> consumers;    // per value: reading nodes
+  std::vector<NodeId> consumer;  // per value: the last reading node
+  std::vector<bool> is_output;   // per value: a block output
+  std::vector<bool> used;        // per node: already part of a unit
+  /// `distinct`: a node that reads a value in two slots counts as one reader
+  /// (cuda fuses through such a node); otherwise as two (blas).
+  BlockReaders(const Graph& graph, bool distinct)
+      : g(graph),
+        consumers(graph.values().size(), 0),
+        consumer(graph.values().size(), -1),
+        is_output(graph.values().size(), false),
+        used(graph.nodes().size(), false) {
+    for (size_t i = 0; i < graph.nodes().size(); ++i) {
+      const std::vector<ValueId>& in = graph.nodes()[i].inputs;
+      for (size_t k = 0; k < in.size(); ++k) {
+        const ValueId v = in[k];
+        if (v < 0 || (distinct && std::find(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(k),
+                                            v) != in.begin() + static_cast<std::ptrdiff_t>(k)))
+          continue;
+        ++consumers[static_cast<size_t>(v)];
+        consumer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
+      }
+    }
+    for (ValueId v : graph.outputs()) is_output[static_cast<size_t>(v)] = true;
+  }
+};
+
 /// A unit: nodes fused into one `Op`, with the values it reads and writes.
 template <class Op>
 struct FusedUnit {

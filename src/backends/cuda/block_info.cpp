@@ -9,24 +9,6 @@
 
 namespace hone::cuda {
 
-BlockInfo::BlockInfo(const Graph& graph)
-    : g(graph),
-      consumers(graph.values().size(), 0),
-      consumer(graph.values().size(), -1),
-      is_output(graph.values().size(), false),
-      used(graph.nodes().size(), false) {
-  for (size_t i = 0; i < graph.nodes().size(); ++i) {
-    std::vector<ValueId> seen;
-    for (ValueId v : graph.nodes()[i].inputs) {
-      if (v < 0 || std::find(seen.begin(), seen.end(), v) != seen.end()) continue;
-      seen.push_back(v);
-      ++consumers[static_cast<size_t>(v)];
-      consumer[static_cast<size_t>(v)] = static_cast<NodeId>(i);
-    }
-  }
-  for (ValueId v : graph.outputs()) is_output[static_cast<size_t>(v)] = true;
-}
-
 size_t BlockInfo::position(NodeId id) {
   if (position_.empty()) {
     position_.assign(g.nodes().size(), 0);

@@ -138,18 +138,14 @@ struct AttentionSpec {
 };
 
 /// Who reads what inside one block graph.
-struct BlockInfo {
-  const Graph& g;
-  std::vector<int> consumers;    // per value: reading nodes
-  std::vector<NodeId> consumer;  // per value: the last reading node
-  std::vector<bool> is_output;   // per value: a block output
-  std::vector<bool> used;        // per node: already part of a unit
+/// A node reading one value twice counts once (BlockReaders).
+struct BlockInfo : BlockReaders {
   std::shared_ptr<ChainModule> chains;
   ConvSettings conv;
   std::vector<AttentionSpec> attention;  // find_attention_units()
   std::vector<int> attention_of;         // per node: its attention unit, or -1
   bool inside_attention = false;         // creating an attention unit's members
-  explicit BlockInfo(const Graph& graph);
+  explicit BlockInfo(const Graph& graph) : BlockReaders(graph, true) {}
   NodeId node_id(const Node& n) const { return static_cast<NodeId>(&n - g.nodes().data()); }
   /// The one node reading `v` when `v` is no block output and that node is
   /// in no unit yet; else -1.
