@@ -3,14 +3,13 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/block_cache.h"
 #include "hone/limits.h"
 
 namespace hone::detail {
@@ -18,13 +17,6 @@ namespace {
 
 constexpr size_t kMin = size_t{1} << 20;
 constexpr size_t kHuge = size_t{2} << 20;  // a transparent huge page on x86-64 and arm64
-
-/// Eight classes per doubling, at least 64 KiB apart: a block serves requests
-/// up to 1/8 smaller than its capacity.
-size_t size_class(size_t bytes) {
-  const size_t step = std::max<size_t>(size_t{64} << 10, std::bit_floor(bytes) / 8);
-  return (bytes + step - 1) / step * step;
-}
 
 size_t cache_limit() {
   if (const char* e = std::getenv("HONE_HOST_CACHE_MB"); e != nullptr && *e != '\0') {
@@ -56,20 +48,9 @@ void* map_block(size_t cap) {
   return p;
 }
 
-struct Block {
-  void* p;
-  size_t cap;
-};
-
-struct Cache {
-  std::mutex mu;
-  std::vector<Block> blocks;  // oldest first
-  size_t held = 0;
-  const size_t limit = cache_limit();
-};
-
-Cache& cache() {
-  static Cache* c = new Cache();  // never destroyed: tensors may outlive static destruction
+BlockCache& cache() {
+  // Never destroyed: tensors may outlive static destruction.
+  static BlockCache* c = new BlockCache(cache_limit());
   return *c;
 }
 
@@ -84,24 +65,15 @@ size_t large_block_min() {
 }
 
 size_t large_block_capacity(size_t bytes) {
-  return size_class(std::max(bytes, kMin));
+  return block_size_class(std::max(bytes, kMin));
 }
 
 void* large_block_take(size_t bytes, size_t* capacity, bool zero) {
   const size_t cap = large_block_capacity(bytes);
   *capacity = cap;
-  Cache& c = cache();
-  {
-    std::unique_lock lock(c.mu);
-    for (size_t i = c.blocks.size(); i-- > 0;) {  // the newest first: its pages are warmest
-      if (c.blocks[i].cap != cap) continue;
-      void* p = c.blocks[i].p;
-      c.blocks.erase(c.blocks.begin() + static_cast<std::ptrdiff_t>(i));
-      c.held -= cap;
-      lock.unlock();
-      if (zero) std::memset(p, 0, bytes);
-      return p;
-    }
+  if (void* p = cache().take(cap)) {
+    if (zero) std::memset(p, 0, bytes);
+    return p;
   }
   if (void* p = map_block(cap)) return p;  // fresh pages read as zeros
   large_block_trim();  // the cache's blocks of other sizes may be what is missing
@@ -109,47 +81,19 @@ void* large_block_take(size_t bytes, size_t* capacity, bool zero) {
 }
 
 void large_block_give(void* p, size_t capacity) noexcept {
-  if (p == nullptr) return;
-  Cache& c = cache();
-  if (capacity > c.limit) {
-    ::munmap(p, capacity);
-    return;
-  }
-  std::vector<Block> evicted;
-  {
-    std::lock_guard lock(c.mu);
-    size_t drop = 0;
-    while (drop < c.blocks.size() && c.held + capacity > c.limit) c.held -= c.blocks[drop++].cap;
-    evicted.assign(c.blocks.begin(), c.blocks.begin() + static_cast<std::ptrdiff_t>(drop));
-    c.blocks.erase(c.blocks.begin(), c.blocks.begin() + static_cast<std::ptrdiff_t>(drop));
-    try {
-      c.blocks.push_back({p, capacity});
-      c.held += capacity;
-    } catch (...) {  // no room for the entry: the block goes back to the system
-      evicted.push_back({p, capacity});
-    }
-  }
-  unmap_all(evicted);
+  if (p != nullptr) unmap_all(cache().give({p, capacity}));
 }
 
 size_t large_block_trim() noexcept {
-  Cache& c = cache();
-  std::vector<Block> all;
-  size_t bytes = 0;
-  {
-    std::lock_guard lock(c.mu);
-    all.swap(c.blocks);
-    bytes = c.held;
-    c.held = 0;
-  }
+  const std::vector<Block> all = cache().drain();
   unmap_all(all);
+  size_t bytes = 0;
+  for (const Block& b : all) bytes += b.cap;
   return bytes;
 }
 
 size_t large_block_cached_bytes() noexcept {
-  Cache& c = cache();
-  std::lock_guard lock(c.mu);
-  return c.held;
+  return cache().held();
 }
 
 }  // namespace hone::detail

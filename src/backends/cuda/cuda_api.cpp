@@ -3,7 +3,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -11,6 +10,7 @@
 #include <thread>
 
 #include "backends/cuda/cudnn_api.h"
+#include "core/block_cache.h"
 #include "core/log.h"
 #include "hone/thread_pool.h"
 
@@ -274,97 +274,44 @@ PinnedBuffer::~PinnedBuffer() {
 
 namespace {
 
-struct PinnedBlock {
-  void* p;
-  size_t cap;
-};
-
-/// PinnedPool's free blocks, oldest first; never destroyed (tensors may
-/// outlive static destruction).
-struct PinnedFree {
-  static constexpr size_t kLimit = size_t{512} << 20;
-  std::mutex mu;
-  std::vector<PinnedBlock> blocks;
-  size_t held = 0;
-};
-
-PinnedFree& pinned_free() {
-  static PinnedFree* f = new PinnedFree();
-  return *f;
+/// PinnedPool's free blocks; never destroyed (tensors may outlive static
+/// destruction).
+detail::BlockCache& pinned_free() {
+  static auto* c = new detail::BlockCache(size_t{512} << 20);
+  return *c;
 }
 
-size_t pinned_class(size_t bytes) {
-  const size_t step = std::max<size_t>(size_t{64} << 10, std::bit_floor(bytes) / 8);
-  return (bytes + step - 1) / step * step;
-}
-
-void free_pinned(const Driver& d, const std::vector<PinnedBlock>& v) {
+void free_pinned(const Driver& d, const std::vector<detail::Block>& v) {
   if (v.empty()) return;
   (void)d.make_current();  // a thread that never ran CUDA may drop the last owner
-  for (const PinnedBlock& b : v) (void)d.api().cuMemFreeHost(b.p);
+  for (const detail::Block& b : v) (void)d.api().cuMemFreeHost(b.p);
 }
 
 }  // namespace
 
 Result<Tensor> PinnedPool::tensor(const Driver& d, DType dtype, std::vector<int64_t> shape) {
   HONE_TRY(const size_t bytes, Tensor::bytes_for(dtype, shape));
-  const size_t cap = pinned_class(std::max<size_t>(bytes, 4096));
-  PinnedFree& f = pinned_free();
-  void* p = nullptr;
-  {
-    std::lock_guard lock(f.mu);
-    for (size_t i = f.blocks.size(); i-- > 0;) {
-      if (f.blocks[i].cap != cap) continue;
-      p = f.blocks[i].p;
-      f.blocks.erase(f.blocks.begin() + static_cast<std::ptrdiff_t>(i));
-      f.held -= cap;
-      break;
-    }
-  }
+  const size_t cap = detail::block_size_class(std::max<size_t>(bytes, 4096));
+  void* p = pinned_free().take(cap);
   if (p == nullptr) {
     HONE_CHECK_OK(d.make_current());
     if (!d.check(d.api().cuMemHostAlloc(&p, cap, 0), "cuMemHostAlloc")) {
       trim();  // free blocks of other sizes may be what the limit is short of
-      HONE_CHECK_OK_CTX(
-          d.check(d.api().cuMemHostAlloc(&p, cap, 0), "cuMemHostAlloc"),
-          "while allocating " + std::to_string(cap) + " bytes of page-locked host memory");
+      HONE_CHECK_OK_CTX(d.check(d.api().cuMemHostAlloc(&p, cap, 0), "cuMemHostAlloc"),
+                        "while allocating " + std::to_string(cap) +
+                            " bytes of page-locked host memory");
     }
   }
   const Driver* dp = &d;
-  std::shared_ptr<void> storage(p, [dp, cap](void* q) {
-    PinnedFree& pf = pinned_free();
-    std::vector<PinnedBlock> evicted;
-    if (cap > PinnedFree::kLimit) {
-      evicted.push_back({q, cap});
-    } else {
-      std::lock_guard lock(pf.mu);
-      size_t drop = 0;
-      while (drop < pf.blocks.size() && pf.held + cap > PinnedFree::kLimit)
-        pf.held -= pf.blocks[drop++].cap;
-      evicted.assign(pf.blocks.begin(), pf.blocks.begin() + static_cast<std::ptrdiff_t>(drop));
-      pf.blocks.erase(pf.blocks.begin(), pf.blocks.begin() + static_cast<std::ptrdiff_t>(drop));
-      try {
-        pf.blocks.push_back({q, cap});
-        pf.held += cap;
-      } catch (...) {
-        evicted.push_back({q, cap});
-      }
-    }
-    free_pinned(*dp, evicted);
-  });
+  std::shared_ptr<void> storage(
+      p, [dp, cap](void* q) { free_pinned(*dp, pinned_free().give({q, cap})); });
   return Tensor::adopt(dtype, std::move(shape), std::move(storage), cap, false);
 }
 
 size_t PinnedPool::trim() {
-  PinnedFree& f = pinned_free();
-  std::vector<PinnedBlock> all;
+  const std::vector<detail::Block> all = pinned_free().drain();
   size_t bytes = 0;
-  {
-    std::lock_guard lock(f.mu);
-    all.swap(f.blocks);
-    bytes = f.held;
-    f.held = 0;
-  }
+  for (const detail::Block& b : all) bytes += b.cap;
   if (!all.empty()) {
     auto d = Driver::get();
     if (d) free_pinned(**d, all);
@@ -402,8 +349,7 @@ Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging, size_t s
         r = current;
         continue;
       }
-      const size_t off = static_cast<size_t>(c) * kCopyChunk,
-                   len = std::min(kCopyChunk, bytes - off);
+      const size_t off = static_cast<size_t>(c) * kCopyChunk, len = std::min(kCopyChunk, bytes - off);
       char* stage = staging.data() + staging_offset + off;
       std::memcpy(stage, static_cast<const char*>(src) + off, len);
       r = d.check(d.api().cuMemcpyHtoDAsync(dst + off, stage, len, s), "cuMemcpyHtoDAsync");

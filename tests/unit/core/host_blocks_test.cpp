@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/block_cache.h"
 #include "hone/tensor.h"
 
 namespace hone {
@@ -51,3 +52,33 @@ TEST(HostBlocks, TrimUnmapsTheCacheAndHostVectorsUseIt) {
 
 }  // namespace
 }  // namespace hone
+
+namespace hone::detail {
+namespace {
+
+TEST(BlockCache, KeepsByCapacityAndEvictsTheOldestToFit) {
+  int a = 0, b = 0, c = 0, d = 0;
+  BlockCache cache(300);
+  EXPECT_TRUE(cache.give({&a, 100}).empty());
+  EXPECT_TRUE(cache.give({&b, 100}).empty());
+  EXPECT_TRUE(cache.give({&c, 100}).empty());
+  EXPECT_EQ(cache.held(), 300u);
+  // 150 more bytes: the two oldest go.
+  const std::vector<Block> out = cache.give({&d, 150});
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].p, &a);
+  EXPECT_EQ(out[1].p, &b);
+  EXPECT_EQ(cache.held(), 250u);
+  // A block larger than the whole cache is handed straight back.
+  const std::vector<Block> big = cache.give({&a, 301});
+  ASSERT_EQ(big.size(), 1u);
+  EXPECT_EQ(big[0].p, &a);
+  EXPECT_EQ(cache.take(100), &c);
+  EXPECT_EQ(cache.take(100), nullptr);
+  EXPECT_EQ(cache.drain().size(), 1u);
+  EXPECT_EQ(cache.held(), 0u);
+  EXPECT_EQ(block_size_class(16u << 20), 16u << 20);
+}
+
+}  // namespace
+}  // namespace hone::detail
