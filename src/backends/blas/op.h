@@ -70,10 +70,9 @@ struct EwOperands {
 
 using Unit = FusedUnit<Op>;
 
-/// Who reads what inside one block graph.
-/// A node reading one value twice counts twice (BlockReaders). `used`: two
-/// dense ops can both end at one Add (a residual join); the first unit
-/// created takes it.
+/// Who reads what inside one block graph (BlockReaders; a node reading one
+/// value twice counts twice). `used`: two dense ops can both end at one Add
+/// (a residual join); the first unit created takes it.
 struct BlockInfo : BlockReaders {
   explicit BlockInfo(const Graph& graph) : BlockReaders(graph, false) {}
   /// The one node reading `v` when `v` is no block output and that node is

@@ -137,8 +137,8 @@ struct AttentionSpec {
   bool in_chain(NodeId id) const;
 };
 
-/// Who reads what inside one block graph.
-/// A node reading one value twice counts once (BlockReaders).
+/// Who reads what inside one block graph (BlockReaders; a node reading one
+/// value twice counts once), and the units found in it.
 struct BlockInfo : BlockReaders {
   std::shared_ptr<ChainModule> chains;
   ConvSettings conv;
