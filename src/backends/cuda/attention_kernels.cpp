@@ -261,13 +261,34 @@ __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneA
   m1 = mx1;
 }
 
+// Shared-memory address of `ptr` (the state space ldmatrix and cp.async take).
+__device__ __forceinline__ unsigned hone_smem(const void* ptr) {
+  return (unsigned)__cvta_generic_to_shared(ptr);
+}
+
+// Four 8x8 b16 matrices from shared memory, lanes 8i..8i+7 giving the row
+// addresses of matrix i; r[i] is matrix i's row g, columns 2t and 2t + 1
+// (TRANS: its column g, rows 2t and 2t + 1).
+template <int TRANS>
+__device__ __forceinline__ void hone_ldm4(unsigned* r, unsigned addr) {
+  if (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
+}
+
 template <int D, int BF16>
 __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
   constexpr int KB = 64, ROWS = 64, THREADS = 128;
-  constexpr int KS = D + 8;   // halves per K row in shared memory (padding: no bank conflicts)
-  constexpr int VS = KB + 8;  // halves per row of the transposed V tile
-  __shared__ __align__(16) unsigned short ks[KB * KS];
-  __shared__ __align__(16) unsigned short vt[D * VS];
+  // Halves per row of the K and V tiles: 16-byte aligned rows whose eight
+  // ldmatrix addresses fall in distinct banks.
+  constexpr int S = D + 8;
+  constexpr int PER = KB * D / 4 / THREADS;  // float4s of K (and of V) per thread per tile
+  constexpr int BATCH = PER < 8 ? PER : 8;   // loads in flight together
+  __shared__ __align__(16) unsigned short ks[KB * S];  // ks[key * S + d]
+  __shared__ __align__(16) unsigned short vs[KB * S];  // vs[key * S + d]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
   const HoneAttnAt at = hone_attn_batch(p, blockIdx.x);
@@ -291,43 +312,60 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
     }
 #undef HONE_Q
   }
+  // This lane's ldmatrix row: matrix i = lane / 8, row lane % 8. K's four
+  // matrices are 8 keys by dims +0, +8, +16, +24; V's are keys +0 and +8 by
+  // dims +0, then keys +0 and +8 by dims +8.
+  const int li = lane >> 3, lr = lane & 7;
+  const unsigned kaddr = hone_smem(ks + lr * S + li * 8);
+  const unsigned vaddr = hone_smem(vs + ((li & 1) * 8 + lr) * S + (li >> 1) * 8);
   float acc[D / 8][4];
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
   float m0 = HONE_NEG_INF, m1 = HONE_NEG_INF, l0 = 0.f, l1 = 0.f;
   for (int j0 = 0; j0 < p.len_k; j0 += KB) {
-    __syncthreads();
-    // K tile [KB][D] and V tile transposed [D][KB], four elements per step.
-    for (int e = tid; e < KB * D / 4; e += THREADS) {
-      const int j = e / (D / 4), d = (e % (D / 4)) * 4;
-      float4 kx = make_float4(0.f, 0.f, 0.f, 0.f), vx = kx;
-      if (j0 + j < p.len_k) {
-        kx = hone_attn_row4(p.k + at.k + (long long)(j0 + j) * p.k_row, d, p.k_col, p.vec & 1);
-        vx = hone_attn_row4(p.v + at.v + (long long)(j0 + j) * p.v_row, d, p.v_col, p.vec & 2);
+    // The tile's K and V rows, BATCH float4s of each in flight at once (the
+    // first batch issued before the barrier, so its latency overlaps the
+    // other warps' work on the previous tile), stored as bf16/f16.
+#pragma unroll
+    for (int i0 = 0; i0 < PER; i0 += BATCH) {
+      float4 kx[BATCH], vx[BATCH];
+#pragma unroll
+      for (int i = 0; i < BATCH; ++i) {
+        const int e = tid + (i0 + i) * THREADS, j = e / (D / 4), d = (e % (D / 4)) * 4;
+        kx[i] = vx[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        if (j0 + j < p.len_k) {
+          kx[i] = hone_attn_row4(p.k + at.k + (long long)(j0 + j) * p.k_row, d, p.k_col, p.vec & 1);
+          vx[i] = hone_attn_row4(p.v + at.v + (long long)(j0 + j) * p.v_row, d, p.v_col, p.vec & 2);
+        }
       }
-      *reinterpret_cast<uint2*>(ks + j * KS + d) =
-          make_uint2(hone_pack2<BF16>(kx.x, kx.y), hone_pack2<BF16>(kx.z, kx.w));
-      const unsigned v01 = hone_pack2<BF16>(vx.x, vx.y), v23 = hone_pack2<BF16>(vx.z, vx.w);
-      vt[d * VS + j] = (unsigned short)(v01 & 0xffffu);
-      vt[(d + 1) * VS + j] = (unsigned short)(v01 >> 16);
-      vt[(d + 2) * VS + j] = (unsigned short)(v23 & 0xffffu);
-      vt[(d + 3) * VS + j] = (unsigned short)(v23 >> 16);
+      if (i0 == 0) __syncthreads();  // the previous tile is read
+#pragma unroll
+      for (int i = 0; i < BATCH; ++i) {
+        const int e = tid + (i0 + i) * THREADS, j = e / (D / 4), d = (e % (D / 4)) * 4;
+        *reinterpret_cast<uint2*>(ks + j * S + d) =
+            make_uint2(hone_pack2<BF16>(kx[i].x, kx[i].y), hone_pack2<BF16>(kx[i].z, kx[i].w));
+        *reinterpret_cast<uint2*>(vs + j * S + d) =
+            make_uint2(hone_pack2<BF16>(vx[i].x, vx[i].y), hone_pack2<BF16>(vx[i].z, vx[i].w));
+      }
     }
     __syncthreads();
-    // S = Q·Kᵀ for this warp's 16 rows and the tile's 64 keys.
+    // S = Q·Kᵀ for this warp's 16 rows and the tile's 64 keys: one ldmatrix
+    // gives the B fragments of two 16-dim steps.
     float s[KB / 8][4];
 #pragma unroll
     for (int n = 0; n < KB / 8; ++n) {
       s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
 #pragma unroll
-      for (int kc = 0; kc < D / 16; ++kc) {
-        const unsigned short* kr = ks + (n * 8 + g) * KS + kc * 16 + 2 * t;
-        hone_mma<BF16>(s[n], qa[kc], *reinterpret_cast<const unsigned*>(kr),
-                       *reinterpret_cast<const unsigned*>(kr + 8));
+      for (int kc = 0; kc < D / 16; kc += 2) {
+        unsigned b[4];
+        hone_ldm4<0>(b, kaddr + (unsigned)((n * 8 * S + kc * 16) * 2));
+        hone_mma<BF16>(s[n], qa[kc], b[0], b[1]);
+        hone_mma<BF16>(s[n], qa[kc + 1], b[2], b[3]);
       }
     }
     hone_attn_softmax<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
-    // O += P·V: the score accumulators of two key groups are one A fragment.
+    // O += P·V: the score accumulators of two key groups are one A fragment;
+    // one transposing ldmatrix gives the B fragments of two 8-dim groups.
 #pragma unroll
     for (int kc = 0; kc < KB / 16; ++kc) {
       unsigned pa[4];
@@ -336,14 +374,23 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
       pa[2] = hone_pack2<BF16>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
       pa[3] = hone_pack2<BF16>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
 #pragma unroll
-      for (int n = 0; n < D / 8; ++n) {
-        const unsigned short* vr = vt + (n * 8 + g) * VS + kc * 16 + 2 * t;
-        hone_mma<BF16>(acc[n], pa, *reinterpret_cast<const unsigned*>(vr),
-                       *reinterpret_cast<const unsigned*>(vr + 8));
+      for (int n = 0; n < D / 8; n += 2) {
+        unsigned b[4];
+        hone_ldm4<1>(b, vaddr + (unsigned)((kc * 16 * S + n * 8) * 2));
+        hone_mma<BF16>(acc[n], pa, b[0], b[1]);
+        hone_mma<BF16>(acc[n + 1], pa, b[2], b[3]);
       }
     }
   }
   hone_attn_store<D>(p, at, acc, l0, l1, r0, live0, live1);
+}
+
+// 16 bytes from global to shared memory without passing registers
+// (cp.async, completed by cp.async.wait_all); `in` false: 16 zero bytes.
+__device__ __forceinline__ void hone_cp16(void* dst, const void* src, bool in) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(hone_smem(dst)), "l"(src),
+               "r"(in ? 16 : 0)
+               : "memory");
 }
 
 __device__ __forceinline__ unsigned hone_tf32(float x) {
@@ -424,15 +471,29 @@ __device__ __forceinline__ void hone_attn_tf32(const HoneAttn& p) {
   float m0 = HONE_NEG_INF, m1 = HONE_NEG_INF, l0 = 0.f, l1 = 0.f;
   for (int j0 = 0; j0 < p.len_k; j0 += KB) {
     __syncthreads();
-    for (int e = tid; e < KB * D / 4; e += THREADS) {
-      const int j = e / (D / 4), d = (e % (D / 4)) * 4;
-      float4 kx = make_float4(0.f, 0.f, 0.f, 0.f), vx = kx;
-      if (j0 + j < p.len_k) {
-        kx = hone_attn_row4(p.k + at.k + (long long)(j0 + j) * p.k_row, d, p.k_col, p.vec & 1);
-        vx = hone_attn_row4(p.v + at.v + (long long)(j0 + j) * p.v_row, d, p.v_col, p.vec & 2);
+    if ((p.vec & 3) == 3) {
+      // Rows of 16-byte vectors: every copy of the tile in flight at once
+      // (cp.async), rows past len_k zero-filled.
+#pragma unroll
+      for (int i = 0; i < KB * D / 4 / THREADS; ++i) {
+        const int e = tid + i * THREADS, j = e / (D / 4), d = (e % (D / 4)) * 4;
+        const bool in = j0 + j < p.len_k;
+        const long long r = in ? j0 + j : 0;
+        hone_cp16(ks + j * KS + d, p.k + at.k + r * p.k_row + d, in);
+        hone_cp16(vs + j * VS + d, p.v + at.v + r * p.v_row + d, in);
       }
-      *reinterpret_cast<float4*>(ks + j * KS + d) = kx;
-      *reinterpret_cast<float4*>(vs + j * VS + d) = vx;
+      asm volatile("cp.async.wait_all;" ::: "memory");
+    } else {
+      for (int e = tid; e < KB * D / 4; e += THREADS) {
+        const int j = e / (D / 4), d = (e % (D / 4)) * 4;
+        float4 kx = make_float4(0.f, 0.f, 0.f, 0.f), vx = kx;
+        if (j0 + j < p.len_k) {
+          kx = hone_attn_row4(p.k + at.k + (long long)(j0 + j) * p.k_row, d, p.k_col, p.vec & 1);
+          vx = hone_attn_row4(p.v + at.v + (long long)(j0 + j) * p.v_row, d, p.v_col, p.vec & 2);
+        }
+        *reinterpret_cast<float4*>(ks + j * KS + d) = kx;
+        *reinterpret_cast<float4*>(vs + j * VS + d) = vx;
+      }
     }
     __syncthreads();
     // S = Q·Kᵀ for this warp's 16 rows and the tile's 64 keys.

@@ -60,6 +60,8 @@ inline constexpr int kCudaR16BF = 14;          // CUDA_R_16BF
 inline constexpr int kCublasCompute32F = 68;   // cublasComputeType_t CUBLAS_COMPUTE_32F
 inline constexpr int kCublasGemmDefault = -1;  // CUBLAS_GEMM_DEFAULT
 inline constexpr int kCublasCompute32FFastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
+inline constexpr int kCublasCompute32FFast16F = 74;   // CUBLAS_COMPUTE_32F_FAST_16F
+inline constexpr int kCublasCompute32FFast16BF = 75;  // CUBLAS_COMPUTE_32F_FAST_16BF
 
 // cuBLASLt (cublasLt.h): descriptors are opaque pointers; the enum values we set.
 using LtHandle = void*;  // cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, ...

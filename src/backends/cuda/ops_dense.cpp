@@ -131,18 +131,22 @@ struct LtMatmul {
 /// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue:
 /// one per algorithm of cuBLASLt's heuristic for the shape (at most `want`,
 /// its best guess first), or why cuBLASLt cannot (no library, no algorithm).
+/// `f32_in` with a `half`: A and B stay f32 and cuBLASLt rounds them to
+/// bf16/f16 itself (CUBLAS_COMPUTE_32F_FAST_16BF/16F), no conversion pass.
 Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t N, int64_t K,
                                                               int half, bool tf32, bool tb,
-                                                              int want = 3) {
+                                                              bool f32_in = false, int want = 3) {
   HONE_TRY(const Driver* d, Driver::get());
   if (d->lt() == nullptr)
     return fail(ErrorCode::kUnsupported, "cuBLASLt not found: " + d->lt_why_not());
   HONE_CHECK_OK(d->make_current());
   const Api& a = d->api();
-  const int compute = half == 0 && tf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
+  int compute = half == 0 && tf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
+  if (half != 0 && f32_in)
+    compute = half == kCudaR16BF ? kCublasCompute32FFast16BF : kCublasCompute32FFast16F;
   // Column-major, as cuBLAS: Yᵀ[N, M] = Bᵀ[N, K] · Aᵀ[K, M], the bias along Yᵀ's rows.
   // A B stored [N, K] (tb) is column-major [K, N], transposed by the product.
-  const int ab = half != 0 ? half : kCudaR32F;
+  const int ab = half != 0 && !f32_in ? half : kCudaR32F;
   // Each algorithm gets descriptors of its own: a plan sets its bias pointer
   // on its descriptor before each enqueue.
   auto describe = [&]() -> Result<std::shared_ptr<LtMatmul>> {
@@ -207,20 +211,22 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
 /// A plan running `lt`'s product (Y = A · B + bias[N]; bias: input 2).
 /// `rank`: the algorithm's place in cuBLASLt's heuristic (0: its best guess),
 /// part of the kernel's name. `bt`: B's f32 copy stored [N, K] (`lt` made
-/// with tb), used instead of input 1; its kernel ids end in ".t".
+/// with tb), used instead of input 1; its kernel ids end in ".t". `f32_in`:
+/// `lt` was made so (f32 operands rounded by cuBLASLt); its ids end in ".f32in".
 OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, int64_t K, int half,
              std::shared_ptr<LtMatmul> lt, size_t rank,
-             std::shared_ptr<const DeviceBuffer> bt = nullptr) {
+             std::shared_ptr<const DeviceBuffer> bt = nullptr, bool f32_in = false) {
   OpPlan p;
   p.outputs = {out};
   p.kernel = gemm_kernel(op, "sgemm", half);
   p.kernel.replace(p.kernel.rfind('.') + 1, std::string::npos,
                    std::string(bt ? "cublaslt+bias.t" : "cublaslt+bias") +
-                       (rank == 0 ? "" : ".h" + std::to_string(rank)));
-  const size_t ha = half != 0 ? half_bytes(M * K) : 0, hb = half != 0 ? half_bytes(K * N) : 0;
+                       (f32_in ? ".f32in" : "") + (rank == 0 ? "" : ".h" + std::to_string(rank)));
+  const int convert = f32_in ? 0 : half;  // the half type operands are converted to, or 0
+  const size_t ha = convert != 0 ? half_bytes(M * K) : 0, hb = convert != 0 ? half_bytes(K * N) : 0;
   p.workspace_bytes = ha + hb + lt->workspace;
   p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-    HONE_TRY(auto operands, product_operands(c, bind, M * K, K * N, half));
+    HONE_TRY(auto operands, product_operands(c, bind, M * K, K * N, convert));
     if (bt) operands.second = bt->ptr();
     const auto [A, B] = operands;
     const float one = 1.0f, zero = 0.0f;
@@ -239,6 +245,18 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
         "cublasLtMatmul");
   };
   return p;
+}
+
+/// Under precision=bf16/fp16: cuBLASLt's bias-epilogue plans on the f32
+/// operands as they are, rounded by cuBLASLt (no conversion pass before the
+/// product), for the timed choice against those on converted operands.
+void add_f32_in(std::vector<OpPlan>& cands, const std::string& op, const dims_t& out, int64_t M,
+                int64_t N, int64_t K, int half, bool tb, const std::string& label) {
+  if (auto lts = lt_matmul_bias(M, N, K, half, false, tb, true, 2))
+    for (size_t r = 0; r < lts->size(); ++r)
+      cands.push_back(lt_plan(op, out, M, N, K, half, (*lts)[r], r, nullptr, true));
+  else
+    HONE_LOG_DEBUG("cuda: {}: f32 operands: {}", label, lts.error().message());
 }
 
 class GemmOp final : public Op {
@@ -294,6 +312,7 @@ class GemmOp final : public Op {
       else
         HONE_LOG_DEBUG("cuda: {}: {}", label_, lts.error().message());
     }
+    if (s_.gemm_half != 0) add_f32_in(out, "gemm", {M, N}, M, N, K, s_.gemm_half, tb_, label_);
     return out;
   }
 
@@ -457,6 +476,7 @@ class MatMulBiasOp final : public Op {
       }
       if (half != s_.gemm_half) cands.push_back(with_prefill(out, M, N, K, half));
     }
+    if (s_.gemm_half != 0) add_f32_in(cands, "matmul", out, M, N, K, s_.gemm_half, false, label_);
     // f32 operands: cuBLASLt again with the weight stored [N, K] (a copy
     // made now), as a Linear layer keeps it: for some shapes its heuristic
     // offers faster kernels for that layout than for [K, N].
