@@ -45,6 +45,13 @@ struct HoneAttn {
 // softmax's exponentials are exp2f, one special-function instruction each.
 #define HONE_LOG2E 1.4426950408889634f
 
+// Query tiles of 64 rows per batch index. Block x is tile x % tiles of batch
+// index x / tiles: the blocks sharing one head's K and V run side by side, so
+// the later ones find K and V in L2.
+__device__ __forceinline__ unsigned hone_attn_tiles(const HoneAttn& p) {
+  return (unsigned)(p.len_q + 63) / 64u;
+}
+
 // Offsets of batch index b in q, k, v, mask and o (elements).
 struct HoneAttnAt {
   long long q, k, v, m, o;
@@ -69,8 +76,8 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
   __shared__ __align__(16) float kt[D * KP];      // kt[d * KP + j]
   __shared__ __align__(16) float vs[KT * D];      // vs[j * D + d]
   const int tid = threadIdx.x;
-  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x);
-  const int row = blockIdx.y * ROWS + tid;
+  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x / hone_attn_tiles(p));
+  const int row = (blockIdx.x % hone_attn_tiles(p)) * ROWS + tid;
   const bool live = row < p.len_q;
   float q[D], o[D];
   const float qs = p.scale * HONE_LOG2E;
@@ -291,8 +298,8 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
   __shared__ __align__(16) unsigned short vs[KB * S];  // vs[key * S + d]
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
-  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x);
-  const int r0 = blockIdx.y * ROWS + warp * 16 + g, r1 = r0 + 8;
+  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x / hone_attn_tiles(p));
+  const int r0 = (blockIdx.x % hone_attn_tiles(p)) * ROWS + warp * 16 + g, r1 = r0 + 8;
   const bool live0 = r0 < p.len_q, live1 = r1 < p.len_q;
   // Q (scaled) as A fragments, straight from global memory.
   unsigned qa[D / 16][4];
@@ -441,8 +448,8 @@ __device__ __forceinline__ void hone_attn_tf32(const HoneAttn& p) {
   __shared__ __align__(16) float vs[KB * VS];
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
-  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x);
-  const int r0 = blockIdx.y * ROWS + warp * 16 + g, r1 = r0 + 8;
+  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x / hone_attn_tiles(p));
+  const int r0 = (blockIdx.x % hone_attn_tiles(p)) * ROWS + warp * 16 + g, r1 = r0 + 8;
   const bool live0 = r0 < p.len_q, live1 = r1 < p.len_q;
   // Q (scaled) as A fragments (head and tail under SPLIT), straight from global memory.
   unsigned qh[D / 8][4], ql[D / 8][4];

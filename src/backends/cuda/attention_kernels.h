@@ -10,8 +10,8 @@
 // accumulation and softmax statistics: hone_attn_mma_{32,64,128}_{bf16,f16}
 // (operands rounded to bf16/f16), hone_attn_tf32_{32,64} (operands rounded to
 // tf32) and hone_attn_3xtf32_{32,64} (each product as three tf32 products,
-// about f32's precision). Grid: x = batch index (product of the batch dims),
-// y = query tiles.
+// about f32's precision). Grid: x = batch index (over the product of the
+// batch dims) times query tiles, the tiles of one batch index adjacent.
 #pragma once
 
 #include <cstdint>

@@ -382,7 +382,7 @@ class AttentionOp final : public Op {
     if (ob.size() > static_cast<size_t>(kAttnMaxBatch))
       return unsupported(std::to_string(ob.size()) + " batch dims");
     const int64_t nbatch = numel_of(ob), tiles = (Sq + kAttnRows - 1) / kAttnRows;
-    if (!fits_int({nbatch, Sq, Sk}) || tiles > 65535) return unsupported("too large");
+    if (!fits_int({nbatch * tiles, Sq, Sk})) return unsupported("too large");
     double scale = spec_.scale;
     for (ValueId sv : spec_.scale_values) {
       const Tensor* t = env.value(sv);
@@ -454,8 +454,8 @@ class AttentionOp final : public Op {
       const int q_at = iq(), k_at = ik(), v_at = iv(), m_at = im();
       const auto qo = static_cast<CUdeviceptr>(q.offset * 4), ko = static_cast<CUdeviceptr>(k.offset * 4),
                  vo = static_cast<CUdeviceptr>(v.offset * 4);
-      const auto gx = static_cast<unsigned>(nbatch), gy = static_cast<unsigned>(tiles);
-      p.run = [a, fn, threads, q_at, k_at, v_at, m_at, gx, gy, qo, ko, vo](
+      const auto blocks = static_cast<unsigned>(nbatch * tiles);
+      p.run = [a, fn, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo](
                   const ExecCtx& c, const Bind& b) -> Result<void> {
         HONE_TRY(const Module* m, attention_module(c.d));
         HONE_TRY(CUfunction f, m->function(fn));
@@ -466,7 +466,7 @@ class AttentionOp final : public Op {
         x.mask = m_at >= 0 ? b.in[static_cast<size_t>(m_at)] : 0;
         x.o = b.out[0];
         x.vec = vector_access(x);
-        return launch_grid(c.d, f, c.stream, gx, gy, 1, threads, 1, {&x});
+        return launch_grid(c.d, f, c.stream, blocks, 1, 1, threads, 1, {&x});
       };
       cands.push_back(std::move(p));
     };

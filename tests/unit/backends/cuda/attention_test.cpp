@@ -378,7 +378,7 @@ TEST(CudaAttention, EveryKernelMatchesAHostReference) {
       EXPECT_EQ(a.vec & 6, 6);
       auto f = (*module)->function(kn.name);
       ASSERT_TRUE(f) << f.error().to_string();
-      ASSERT_TRUE(launch_grid(d, *f, stream->get(), B0 * B1, (Sq + kAttnRows - 1) / kAttnRows, 1,
+      ASSERT_TRUE(launch_grid(d, *f, stream->get(), B0 * B1 * ((Sq + kAttnRows - 1) / kAttnRows), 1, 1,
                               kn.threads, 1, {&a}));
       std::vector<float> got(q.size());
       ASSERT_TRUE(d.check(api.cuMemcpyDtoHAsync(got.data(), dout.ptr(), got.size() * sizeof(float),
