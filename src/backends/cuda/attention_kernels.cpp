@@ -214,10 +214,19 @@ __device__ __forceinline__ void hone_attn_store(const HoneAttn& p, const HoneAtt
   }
 }
 
+// 2^x on the special-function unit, subnormal results flushed to zero
+// (probabilities that small are zero in the sums they join).
+__device__ __forceinline__ float hone_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
 // One key tile's online-softmax step on score accumulators s (rows r0 and
-// r0 + 8, keys j0 + n * 8 + 2t + {0, 1}): mask and bounds, running maxima
+// r0 + 8, keys j0 + n * 8 + 2t + {0, 1}): mask and bounds (CHECK; without
+// it every key of the tile is in range and there is no mask), running maxima
 // (m0, m1), rescaling of the sums and of acc; s becomes the probabilities.
-template <int D, int KB>
+template <int D, int KB, int CHECK>
 __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneAttnAt& at,
                                                   float (*s)[4], float (*acc)[4], int j0, int r0,
                                                   bool live0, bool live1, float& m0, float& m1,
@@ -228,17 +237,19 @@ __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneA
   for (int n = 0; n < KB / 8; ++n) {
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int j = j0 + n * 8 + 2 * t + (e & 1);
-      const int r = e < 2 ? r0 : r0 + 8;
-      const bool live = e < 2 ? live0 : live1;
-      float x = HONE_NEG_INF;
-      if (j < p.len_k) {
-        x = s[n][e];
-        if (p.has_mask && live)
-          x += p.mask[at.m + (long long)r * p.mask_r + (long long)j * p.mask_c] * HONE_LOG2E;
+      if (CHECK) {
+        const int j = j0 + n * 8 + 2 * t + (e & 1);
+        const int r = e < 2 ? r0 : r0 + 8;
+        const bool live = e < 2 ? live0 : live1;
+        float x = HONE_NEG_INF;
+        if (j < p.len_k) {
+          x = s[n][e];
+          if (p.has_mask && live)
+            x += p.mask[at.m + (long long)r * p.mask_r + (long long)j * p.mask_c] * HONE_LOG2E;
+        }
+        s[n][e] = x;
       }
-      s[n][e] = x;
-      if (e < 2) mx0 = fmaxf(mx0, x); else mx1 = fmaxf(mx1, x);
+      if (e < 2) mx0 = fmaxf(mx0, s[n][e]); else mx1 = fmaxf(mx1, s[n][e]);
     }
   }
   mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));
@@ -247,7 +258,7 @@ __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneA
   mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));
   // A row masked out so far keeps max -inf: its probabilities are 0.
   const float base0 = mx0 == HONE_NEG_INF ? 0.f : mx0, base1 = mx1 == HONE_NEG_INF ? 0.f : mx1;
-  const float c0 = exp2f(m0 - base0), c1 = exp2f(m1 - base1);
+  const float c0 = hone_exp2(m0 - base0), c1 = hone_exp2(m1 - base1);
   l0 *= c0;
   l1 *= c1;
 #pragma unroll
@@ -257,15 +268,28 @@ __device__ __forceinline__ void hone_attn_softmax(const HoneAttn& p, const HoneA
   }
 #pragma unroll
   for (int n = 0; n < KB / 8; ++n) {
-    s[n][0] = exp2f(s[n][0] - base0);
-    s[n][1] = exp2f(s[n][1] - base0);
-    s[n][2] = exp2f(s[n][2] - base1);
-    s[n][3] = exp2f(s[n][3] - base1);
+    s[n][0] = hone_exp2(s[n][0] - base0);
+    s[n][1] = hone_exp2(s[n][1] - base0);
+    s[n][2] = hone_exp2(s[n][2] - base1);
+    s[n][3] = hone_exp2(s[n][3] - base1);
     l0 += s[n][0] + s[n][1];
     l1 += s[n][2] + s[n][3];
   }
   m0 = mx0;
   m1 = mx1;
+}
+
+// The softmax step for the tile at j0: without the checks when every key is
+// in range and there is no mask.
+template <int D, int KB>
+__device__ __forceinline__ void hone_attn_softmax_at(const HoneAttn& p, const HoneAttnAt& at,
+                                                     float (*s)[4], float (*acc)[4], int j0, int r0,
+                                                     bool live0, bool live1, float& m0, float& m1,
+                                                     float& l0, float& l1) {
+  if (j0 + KB <= p.len_k && !p.has_mask)
+    hone_attn_softmax<D, KB, 0>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
+  else
+    hone_attn_softmax<D, KB, 1>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
 }
 
 // Shared-memory address of `ptr` (the state space ldmatrix and cp.async take).
@@ -286,16 +310,27 @@ __device__ __forceinline__ void hone_ldm4(unsigned* r, unsigned addr) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
 }
 
-template <int D, int BF16>
-__device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
-  constexpr int KB = 64, ROWS = 64, THREADS = 128;
-  // Halves per row of the K and V tiles: 16-byte aligned rows whose eight
-  // ldmatrix addresses fall in distinct banks.
-  constexpr int S = D + 8;
+// Four elements of a row from `x` on: one float4 (VEC: contiguous and
+// 16-byte aligned) or four loads `col` apart.
+template <int VEC>
+__device__ __forceinline__ float4 hone_load4(const float* x, long long col) {
+  if (VEC) return *reinterpret_cast<const float4*>(x);
+  return make_float4(x[0], x[col], x[2 * col], x[3 * col]);
+}
+
+// Halves per row of the mma kernels' K and V tiles: 16-byte aligned rows
+// whose eight ldmatrix addresses fall in distinct banks.
+#define HONE_ATTN_S(D) ((D) + 8)
+
+// ks, vs: the K and V tiles [64 keys][HONE_ATTN_S(D)] in shared memory.
+// VEC: K's and V's rows are contiguous and 16-byte aligned.
+template <int D, int BF16, int VEC>
+__device__ __forceinline__ void hone_attn_mma_tiles(const HoneAttn& p, unsigned short* ks,
+                                                    unsigned short* vs) {
+  constexpr int KB = 64, ROWS = 64, THREADS = 128, S = HONE_ATTN_S(D);
   constexpr int PER = KB * D / 4 / THREADS;  // float4s of K (and of V) per thread per tile
   constexpr int BATCH = PER < 8 ? PER : 8;   // loads in flight together
-  __shared__ __align__(16) unsigned short ks[KB * S];  // ks[key * S + d]
-  __shared__ __align__(16) unsigned short vs[KB * S];  // vs[key * S + d]
+  constexpr int TPR = D / 4, RSTEP = THREADS / TPR;  // threads per row; rows between a thread's
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const int g = lane >> 2, t = lane & 3;
   const HoneAttnAt at = hone_attn_batch(p, blockIdx.x / hone_attn_tiles(p));
@@ -329,29 +364,35 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
   float m0 = HONE_NEG_INF, m1 = HONE_NEG_INF, l0 = 0.f, l1 = 0.f;
+  // This thread loads rows jt + i * RSTEP of each tile, elements d4..d4 + 3.
+  const int jt = tid / TPR, d4 = (tid % TPR) * 4;
+  const float* kb = p.k + at.k + (long long)jt * p.k_row + (long long)d4 * p.k_col;
+  const float* vb = p.v + at.v + (long long)jt * p.v_row + (long long)d4 * p.v_col;
+  const long long kstep = (long long)RSTEP * p.k_row, vstep = (long long)RSTEP * p.v_row;
   for (int j0 = 0; j0 < p.len_k; j0 += KB) {
     // The tile's K and V rows, BATCH float4s of each in flight at once (the
     // first batch issued before the barrier, so its latency overlaps the
     // other warps' work on the previous tile), stored as bf16/f16.
+    const float* kt = kb + (long long)j0 * p.k_row;
+    const float* vt = vb + (long long)j0 * p.v_row;
 #pragma unroll
     for (int i0 = 0; i0 < PER; i0 += BATCH) {
       float4 kx[BATCH], vx[BATCH];
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
-        const int e = tid + (i0 + i) * THREADS, j = e / (D / 4), d = (e % (D / 4)) * 4;
         kx[i] = vx[i] = make_float4(0.f, 0.f, 0.f, 0.f);
-        if (j0 + j < p.len_k) {
-          kx[i] = hone_attn_row4(p.k + at.k + (long long)(j0 + j) * p.k_row, d, p.k_col, p.vec & 1);
-          vx[i] = hone_attn_row4(p.v + at.v + (long long)(j0 + j) * p.v_row, d, p.v_col, p.vec & 2);
+        if (j0 + jt + (i0 + i) * RSTEP < p.len_k) {
+          kx[i] = hone_load4<VEC>(kt + (i0 + i) * kstep, p.k_col);
+          vx[i] = hone_load4<VEC>(vt + (i0 + i) * vstep, p.v_col);
         }
       }
       if (i0 == 0) __syncthreads();  // the previous tile is read
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
-        const int e = tid + (i0 + i) * THREADS, j = e / (D / 4), d = (e % (D / 4)) * 4;
-        *reinterpret_cast<uint2*>(ks + j * S + d) =
+        const int at_ = (jt + (i0 + i) * RSTEP) * S + d4;
+        *reinterpret_cast<uint2*>(ks + at_) =
             make_uint2(hone_pack2<BF16>(kx[i].x, kx[i].y), hone_pack2<BF16>(kx[i].z, kx[i].w));
-        *reinterpret_cast<uint2*>(vs + j * S + d) =
+        *reinterpret_cast<uint2*>(vs + at_) =
             make_uint2(hone_pack2<BF16>(vx[i].x, vx[i].y), hone_pack2<BF16>(vx[i].z, vx[i].w));
       }
     }
@@ -370,7 +411,7 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
         hone_mma<BF16>(s[n], qa[kc + 1], b[2], b[3]);
       }
     }
-    hone_attn_softmax<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
+    hone_attn_softmax_at<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
     // O += P·V: the score accumulators of two key groups are one A fragment;
     // one transposing ldmatrix gives the B fragments of two 8-dim groups.
 #pragma unroll
@@ -390,6 +431,16 @@ __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
     }
   }
   hone_attn_store<D>(p, at, acc, l0, l1, r0, live0, live1);
+}
+
+template <int D, int BF16>
+__device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
+  __shared__ __align__(16) unsigned short ks[64 * HONE_ATTN_S(D)];  // ks[key * S + d]
+  __shared__ __align__(16) unsigned short vs[64 * HONE_ATTN_S(D)];  // vs[key * S + d]
+  if ((p.vec & 3) == 3)
+    hone_attn_mma_tiles<D, BF16, 1>(p, ks, vs);
+  else
+    hone_attn_mma_tiles<D, BF16, 0>(p, ks, vs);
 }
 
 // 16 bytes from global to shared memory without passing registers
@@ -522,7 +573,7 @@ __device__ __forceinline__ void hone_attn_tf32(const HoneAttn& p) {
         hone_mma_f32<SPLIT>(s[n], qh[kc], ql[kc], bh0, bh1, bl0, bl1);
       }
     }
-    hone_attn_softmax<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
+    hone_attn_softmax_at<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
     // O += P·V, one group of 8 keys at a time.
 #pragma unroll
     for (int n = 0; n < KB / 8; ++n) {
@@ -557,11 +608,11 @@ extern "C" __global__ void __launch_bounds__(128) hone_attn_3xtf32_32(HoneAttn p
 extern "C" __global__ void __launch_bounds__(128) hone_attn_3xtf32_64(HoneAttn p) { hone_attn_tf32<64, 1>(p); }
 extern "C" __global__ void __launch_bounds__(64) hone_attn_simt_32(HoneAttn p) { hone_attn_simt<32>(p); }
 extern "C" __global__ void __launch_bounds__(64) hone_attn_simt_64(HoneAttn p) { hone_attn_simt<64>(p); }
-extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_32_bf16(HoneAttn p) { hone_attn_mma<32, 1>(p); }
-extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_64_bf16(HoneAttn p) { hone_attn_mma<64, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_bf16(HoneAttn p) { hone_attn_mma<32, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_bf16(HoneAttn p) { hone_attn_mma<64, 1>(p); }
 extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_bf16(HoneAttn p) { hone_attn_mma<128, 1>(p); }
-extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_32_f16(HoneAttn p) { hone_attn_mma<32, 0>(p); }
-extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_64_f16(HoneAttn p) { hone_attn_mma<64, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_f16(HoneAttn p) { hone_attn_mma<32, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_f16(HoneAttn p) { hone_attn_mma<64, 0>(p); }
 extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_f16(HoneAttn p) { hone_attn_mma<128, 0>(p); }
 )CUDA";
 
