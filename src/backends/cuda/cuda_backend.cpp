@@ -608,7 +608,8 @@ CudaBackend::CudaBackend() {
                "tensor cores (also chosen by allow_reduced_precision); bf16 / fp16: matrix "
                "products on bf16 / f16 tensor cores, convolutions on TF32 ones or (timed per "
                "geometry, conv_select) on cuDNN's bf16 / f16 NHWC kernels; every product "
-               "accumulates in f32, and tensors, softmax and normalisation stay f32")
+               "accumulates in f32, and tensors, softmax and normalisation stay f32 (but for the "
+               "hidden activation inside a bf16/fp16 MLP unit, see gemm_epilogue)")
       .declare("cudnn", true,
                "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
                "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
@@ -638,8 +639,10 @@ CudaBackend::CudaBackend() {
                "a MatMul by a constant weight and the Add of a constant bias after it run as one "
                "unit: cuBLASLt's bias epilogue (each algorithm of its heuristic, when "
                "libcublasLt is found; f32 operands also with the weight transposed once) or "
-               "the bias broadcast into the output first, whichever times faster; false: "
-               "MatMul, then the Add")
+               "the bias broadcast into the output first, whichever times faster; under "
+               "bf16/fp16, MatMul + bias, an element-wise chain (GELU) and MatMul + bias run "
+               "as one MLP unit whose hidden activation stays bf16/f16; false: MatMul, then "
+               "the Add")
       .declare("kernel_choices", std::string(),
                "the kernels chosen by timing (conv_select, gemm_select, attention_select, "
                "gemm_epilogue), one entry per unit, input shapes and precision: "

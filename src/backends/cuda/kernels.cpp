@@ -79,6 +79,27 @@ __device__ __forceinline__ float hone_gelu_tanh(float x) {
   return 0.5f * x * (1.0f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
 }
 __device__ __forceinline__ float hone_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
+// f32 to bf16 (bf16 = 1) or f16 storage, rounding to nearest even (NaN stays
+// NaN, f16 overflow goes to infinity): the operands of reduced-precision GEMMs
+// and cuDNN's NHWC convs.
+__device__ __forceinline__ unsigned short hone_half_bits(float f, int bf16) {
+  unsigned short h;
+  if (bf16) {
+    const unsigned u = __float_as_uint(f);
+    h = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
+                                        : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+  } else {
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  }
+  return h;
+}
+// And back (exact).
+__device__ __forceinline__ float hone_half_value(unsigned short h, int bf16) {
+  if (bf16) return __uint_as_float((unsigned)h << 16);
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
 )CUDA";
 
 const char* const kFixed = R"CUDA(
@@ -134,27 +155,6 @@ extern "C" __global__ void hone_transpose_tiles(const float* x, float* y, HoneSh
   }
 }
 
-// f32 to bf16 (bf16 = 1) or f16 storage, rounding to nearest even (NaN stays
-// NaN, f16 overflow goes to infinity): the operands of reduced-precision GEMMs
-// and cuDNN's NHWC convs.
-__device__ __forceinline__ unsigned short hone_half_bits(float f, int bf16) {
-  unsigned short h;
-  if (bf16) {
-    const unsigned u = __float_as_uint(f);
-    h = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
-                                        : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-  } else {
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-  }
-  return h;
-}
-// And back (exact).
-__device__ __forceinline__ float hone_half_value(unsigned short h, int bf16) {
-  if (bf16) return __uint_as_float((unsigned)h << 16);
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-}
 extern "C" __global__ void hone_to_half(const float* x, unsigned short* y, long long n, int bf16) {
   // Four elements a step (16-byte loads, 8-byte stores) where both pointers allow.
   const bool vec = ((unsigned long long)x & 15) == 0 && ((unsigned long long)y & 7) == 0;

@@ -225,6 +225,14 @@ inline CUdeviceptr built_half(const Bind& b, size_t i) {
 /// Whether every size fits cuBLAS's 32-bit ints.
 bool fits_int(std::initializer_list<int64_t> xs);
 [[nodiscard]] Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
+/// Generates into b.chains an in-place kernel `fn(unsigned short* y, long
+/// long groups, int bf16)` applying the element-wise nodes `chain` (in order;
+/// each reads `from`, earlier chain values and one-value constants only) to
+/// bf16 (bf16 = 1) or f16 values, four a step (y 8-byte aligned), in f32;
+/// returns fn, and appends the ops' names to `ops`.
+[[nodiscard]] Result<std::string> half_chain_kernel(BlockInfo& b, ValueId from,
+                                                    const std::vector<NodeId>& chain,
+                                                    std::string* ops);
 [[nodiscard]] Result<Unit> create_misc(const BlockInfo& b, const Node& n);
 /// Gather, Slice, Expand (ops_index.cpp).
 [[nodiscard]] Result<Unit> create_index(const BlockInfo& b, const Node& n);

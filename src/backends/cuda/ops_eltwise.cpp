@@ -314,6 +314,53 @@ Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   return u;
 }
 
+Result<std::string> half_chain_kernel(BlockInfo& b, ValueId from, const std::vector<NodeId>& chain,
+                                      std::string* ops) {
+  const Graph& g = b.g;
+  std::map<ValueId, std::string> name_of{{from, "a0"}};
+  std::string body;
+  int temps = 0;
+  ValueId last = from;
+  for (NodeId id : chain) {
+    const Node& m = g.node(id);
+    std::vector<std::string> args;
+    for (size_t i = 0; i < eltwise_arity(m); ++i) {
+      if (auto it = name_of.find(m.inputs[i]); it != name_of.end())
+        args.push_back(it->second);
+      else if (const Tensor* c = scalar_const(g, m, i))
+        args.push_back(literal(c->data<float>()[0]));
+      else
+        return fail(ErrorCode::kUnsupported, m.describe() + " reads a value from outside the chain");
+    }
+    const std::string e = eltwise_expr(g, m, args);
+    if (e.empty() || m.outputs.size() != 1)
+      return fail(ErrorCode::kUnsupported, "no CUDA expression for " + m.describe());
+    const std::string t = "t" + std::to_string(temps++);
+    body += "      const float " + t + " = " + e + ";\n";
+    name_of[m.outputs[0]] = t;
+    last = m.outputs[0];
+    std::string lower = m.op_type;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    *ops += (ops->empty() ? "" : ",") + lower;
+  }
+  ChainModule& cm = *b.chains;
+  const std::string fn = "hone_hchain_" + std::to_string(cm.next_id++);
+  // In place over groups of four bf16/f16 values (8 bytes), computed in f32.
+  cm.source += "extern \"C\" __global__ void " + fn +
+               "(unsigned short* y, long long groups, int bf16) {\n  HONE_FOR(j, groups) {\n"
+               "    const uint2 w = reinterpret_cast<const uint2*>(y)[j];\n"
+               "    const unsigned short h[4] = {(unsigned short)(w.x & 0xffffu), "
+               "(unsigned short)(w.x >> 16), (unsigned short)(w.y & 0xffffu), "
+               "(unsigned short)(w.y >> 16)};\n"
+               "    unsigned r[4];\n#pragma unroll\n    for (int l = 0; l < 4; ++l) {\n"
+               "      const float a0 = hone_half_value(h[l], bf16);\n" +
+               body + "      r[l] = hone_half_bits(" + name_of[last] +
+               ", bf16);\n    }\n"
+               "    reinterpret_cast<uint2*>(y)[j] = make_uint2(r[0] | r[1] << 16, r[2] | r[3] << "
+               "16);\n  }\n}\n";
+  return fn;
+}
+
 // --- shape helpers ---------------------------------------------------------
 
 int64_t numel_of(const dims_t& d) {

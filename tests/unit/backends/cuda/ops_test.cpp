@@ -106,6 +106,45 @@ TEST(CudaOps, MatMulBiasIsOneUnitInEveryPrecision) {
   }
 }
 
+TEST(CudaOps, MlpKeepsItsHiddenActivationInHalfPrecision) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(13);
+  // Linear, GELU as exporters write it (x * 0.5 * (1 + erf(x / sqrt 2))), Linear.
+  auto mlp = [&](bool hidden_out) {
+    GraphBuilder b("mlp");
+    ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 20, 64});
+    ValueId h = b.add(b.matmul(x, b.constant("w1", uniform(rng, {64, 128}, -0.12f, 0.12f))),
+                      b.constant("b1", uniform(rng, {128})));
+    ValueId e = b.op("Erf", {b.op("Div", {h, b.scalar_f32("sqrt2", 1.41421356f)})});
+    ValueId gl = b.mul(b.mul(h, b.add(e, b.scalar_f32("one", 1.0f))), b.scalar_f32("half", 0.5f));
+    b.output(b.add(b.matmul(gl, b.constant("w2", uniform(rng, {128, 48}, -0.09f, 0.09f))),
+                   b.constant("b2", uniform(rng, {48}))),
+             "y");
+    if (hidden_out) b.output(gl, "hidden");
+    return *std::move(b).build();
+  };
+  const Graph g = mlp(false);
+  const std::pair<const char*, double> cases[] = {{"bf16", 5e-2}, {"fp16", 1e-2}};
+  for (const auto& [precision, tol] : cases) {
+    SCOPED_TRACE(precision);
+    for (int64_t n : {1, 3}) {
+      auto be = expect_matches_reference(g, {uniform(rng, {n, 20, 64})}, tol, tol,
+                                         {{"precision", precision}});
+      const std::string plan = plan_text(*be);
+      EXPECT_NE(plan.find(std::string("mlp.") + (precision[1] == 'f' ? "bf16" : "f16") +
+                          ".cuda.cublaslt+bias+nvrtc[div,erf,add,mul,mul]+cublaslt+bias"),
+                std::string::npos)
+          << plan;
+    }
+  }
+  // Strict fp32 keeps the products apart; so does a hidden value read outside.
+  auto f32 = expect_matches_reference(g, {uniform(rng, {2, 20, 64})});
+  EXPECT_EQ(plan_text(*f32).find("mlp."), std::string::npos) << plan_text(*f32);
+  auto seen = expect_matches_reference(mlp(true), {uniform(rng, {2, 20, 64})}, 5e-2, 5e-2,
+                                       {{"precision", "bf16"}});
+  EXPECT_EQ(plan_text(*seen).find("mlp."), std::string::npos) << plan_text(*seen);
+}
+
 TEST(CudaOps, ConvPadsStridesDilationsGroupsBias) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(3);
