@@ -78,10 +78,21 @@ ExportOptions onnx_format() {
   return o;
 }
 
-bool have_onnxruntime() {
-  return fs::exists(fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/node_modules/onnxruntime-node") &&
-         std::system("node --version > /dev/null 2>&1") == 0;
+/// The command running an ONNX model in ONNX Runtime (MODEL --inputs DIR
+/// --outputs DIR follow): npm's onnxruntime-node under Node, else Python's
+/// onnxruntime (the GPU machine has no Node); "" when neither is here.
+std::string ort_runner() {
+  const fs::path ort = fs::path(HONE_SOURCE_DIR) / "bench/peers/ort";
+  if (fs::exists(ort / "node_modules/onnxruntime-node") &&
+      std::system("node --version > /dev/null 2>&1") == 0)
+    return "node " + (ort / "run.js").string();
+  if (std::system("python3 -c 'import numpy, onnxruntime' > /dev/null 2>&1") == 0)
+    return "python3 " + (ort / "run.py").string();
+  return "";
 }
+const char* const kNoOrt =
+    "ONNX Runtime is not here: neither onnxruntime-node under Node (bench/peers/ort/install.sh) "
+    "nor Python's onnxruntime";
 
 testing::AssertionResult deploy_record_is_complete(const fs::path& dir, const std::string& format) {
   std::ifstream in(dir / "deploy.json");
@@ -103,8 +114,8 @@ testing::AssertionResult deploy_record_is_complete(const fs::path& dir, const st
 
 HONE_MATRIX_TEST_P(Artifacts, OnnxArtifactRunsInOnnxRuntime, "artifacts.onnx") {
   const BackendCase& c = GetParam();
-  if (!have_onnxruntime())
-    HONE_SKIP("onnxruntime-node is not installed (bench/peers/ort/install.sh)");
+  const std::string runner = ort_runner();
+  if (runner.empty()) HONE_SKIP(kNoOrt);
   Graph g;
   auto tuned = tuned_conv(c, &g);
   ASSERT_TRUE(tuned);
@@ -114,10 +125,8 @@ HONE_MATRIX_TEST_P(Artifacts, OnnxArtifactRunsInOnnxRuntime, "artifacts.onnx") {
   Seeded s(8);
   const auto x = s.inputs(g, {{"batch", 2}});
   const fs::path in = write_inputs(x);
-  const std::string cmd = "node " +
-                          (fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/run.js").string() + " " +
-                          (dir_ / "onnx" / "model.onnx").string() + " --inputs " + in.string() +
-                          " --outputs " + (dir_ / "ort").string();
+  const std::string cmd = runner + " " + (dir_ / "onnx" / "model.onnx").string() + " --inputs " +
+                          in.string() + " --outputs " + (dir_ / "ort").string();
   ASSERT_TRUE(ran(cmd, dir_ / "ort.log"));
   auto ort = load_npy(dir_ / "ort" / "output_0.npy");
   ASSERT_TRUE(ort) << ort.error().to_string();
@@ -160,10 +169,9 @@ HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export",
   const fs::path in = write_inputs(x);
   std::string cmd;
   if (c.artifact_format == "onnx") {
-    if (!have_onnxruntime())
-      HONE_SKIP("onnxruntime-node is not installed (bench/peers/ort/install.sh)");
-    cmd = "node " + (fs::path(HONE_SOURCE_DIR) / "bench/peers/ort/run.js").string() + " " +
-          (out / "model.onnx").string();
+    const std::string runner = ort_runner();
+    if (runner.empty()) HONE_SKIP(kNoOrt);
+    cmd = runner + " " + (out / "model.onnx").string();
   } else if (c.artifact_format == "native-so") {
     cmd = std::string(HONE_NATIVE_RUNNER) + " " + out.string();
   } else {
