@@ -18,6 +18,19 @@ size_t BlockInfo::position(NodeId id) {
   return position_[static_cast<size_t>(id)];
 }
 
+const std::vector<NodeId>& BlockInfo::readers(ValueId v) {
+  if (readers_.empty()) {
+    readers_.resize(g.values().size());
+    for (size_t i = 0; i < g.nodes().size(); ++i)
+      for (ValueId in : g.nodes()[i].inputs)
+        if (in >= 0) {
+          auto& r = readers_[static_cast<size_t>(in)];
+          if (r.empty() || r.back() != static_cast<NodeId>(i)) r.push_back(static_cast<NodeId>(i));
+        }
+  }
+  return readers_[static_cast<size_t>(v)];
+}
+
 NodeId BlockInfo::sole_consumer(ValueId v) const {
   const auto i = static_cast<size_t>(v);
   if (is_output[i] || consumers[i] != 1) return -1;

@@ -153,9 +153,12 @@ struct BlockInfo : BlockReaders {
   /// Node `id`'s place in the block's topological order, the one
   /// place_units() follows (a unit runs at its last node's place).
   size_t position(NodeId id);
+  /// The nodes reading value `v`, each once, in node order.
+  const std::vector<NodeId>& readers(ValueId v);
 
  private:
   std::vector<size_t> position_;  // filled on first use
+  std::vector<std::vector<NodeId>> readers_;  // per value; filled on first use
 };
 
 /// The operands of an element-wise kernel reading `in` broadcast to `out`

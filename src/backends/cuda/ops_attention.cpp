@@ -517,14 +517,6 @@ void find_attention_units(BlockInfo& b) {
     const NodeId p = g.value(v).producer;
     return p >= 0 ? &g.node(p) : nullptr;
   };
-  // Per value: the nodes reading it.
-  std::vector<std::vector<NodeId>> readers(g.values().size());
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    for (ValueId in : g.nodes()[i].inputs)
-      if (in >= 0) {
-        auto& r = readers[static_cast<size_t>(in)];
-        if (r.empty() || r.back() != static_cast<NodeId>(i)) r.push_back(static_cast<NodeId>(i));
-      }
   for (const AttentionMatch& m : find_attention(g)) {
     AttentionSpec sp;
     sp.av = m.av;
@@ -594,7 +586,7 @@ void find_attention_units(BlockInfo& b) {
     const std::vector<NodeId> core = sp.members;
     auto in_unit_or_shape = [&](ValueId val, const std::set<NodeId>& mem) {
       if (b.is_output[static_cast<size_t>(val)]) return false;
-      for (NodeId r : readers[static_cast<size_t>(val)])
+      for (NodeId r : b.readers(val))
         if (!mem.count(r) && g.node(r).op_type != "Shape") return false;
       return true;
     };

@@ -700,14 +700,6 @@ std::optional<MlpNodes> mlp_from(BlockInfo& b, const Node& n) {
     return std::nullopt;
   const int64_t H = g.value(n.inputs[1]).initializer->shape()[1];
   if (H % 4 != 0) return std::nullopt;
-  // Per value: its readers.
-  std::vector<std::vector<NodeId>> readers(g.values().size());
-  for (size_t i = 0; i < g.nodes().size(); ++i)
-    for (ValueId v : g.nodes()[i].inputs)
-      if (v >= 0) {
-        auto& r = readers[static_cast<size_t>(v)];
-        if (r.empty() || r.back() != static_cast<NodeId>(i)) r.push_back(static_cast<NodeId>(i));
-      }
   const ValueId h = g.node(m.add1).outputs[0];
   // Grow the chain from h's readers: element-wise nodes with one output, in
   // no unit yet, until one value is left whose only reader is a MatMul.
@@ -718,12 +710,12 @@ std::optional<MlpNodes> mlp_from(BlockInfo& b, const Node& n) {
     const ValueId v = open.back();
     open.pop_back();
     if (b.is_output[static_cast<size_t>(v)]) return std::nullopt;
-    for (NodeId r : readers[static_cast<size_t>(v)]) {
+    for (NodeId r : b.readers(v)) {
       if (chain.count(r)) continue;
       const Node& x = g.node(r);
       if (x.op_type == "MatMul") {
         if (end >= 0 && end != v) return std::nullopt;
-        if (readers[static_cast<size_t>(v)].size() != 1 || x.inputs[0] != v) return std::nullopt;
+        if (b.readers(v).size() != 1 || x.inputs[0] != v) return std::nullopt;
         end = v;
         m.mm2 = r;
         continue;
@@ -747,7 +739,7 @@ std::optional<MlpNodes> mlp_from(BlockInfo& b, const Node& n) {
   for (NodeId c : m.chain) {
     const ValueId o = g.node(c).outputs[0];
     if (o == end) continue;
-    for (NodeId r : readers[static_cast<size_t>(o)])
+    for (NodeId r : b.readers(o))
       if (!chain.count(r)) return std::nullopt;
   }
   return m;
