@@ -16,10 +16,13 @@ namespace {
 //   every thread walks the same tile, so shared reads are broadcasts.
 // hone_attn_mma_D_bf16 / _f16: tensor cores (mma.sync m16n8k16, f32
 //   accumulation). A block of 4 warps owns 64 query rows, 16 per warp; K and
-//   V tiles of 64 keys are converted to bf16/f16 into shared memory (V
-//   transposed); the scores stay in the mma accumulators, whose layout is the
-//   A operand's for P·V, so the probabilities never leave registers. Row
-//   maxima and sums are f32, reduced over the four lanes sharing a row.
+//   V tiles of 64 keys are loaded with all their loads in flight, converted
+//   to bf16/f16 into shared memory and read as mma operands by ldmatrix (V's
+//   transposing form); the scores stay in the mma accumulators, whose layout
+//   is the A operand's for P·V, so the probabilities never leave registers.
+//   Row maxima and sums are f32, reduced over the four lanes sharing a row.
+// All kernels number their blocks query tile fastest: one head's tiles run
+// side by side and find its K and V in L2.
 const char* const kSource = R"CUDA(
 #define HONE_ATTN_MAX_BATCH 4
 struct HoneAttn {

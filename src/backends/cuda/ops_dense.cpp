@@ -698,6 +698,9 @@ std::optional<MlpNodes> mlp_from(BlockInfo& b, const Node& n) {
   MlpNodes m;
   if (b.conv.gemm_half == 0 || !b.conv.gemm_epilogue || (m.add1 = bias_add_of(b, n)) < 0)
     return std::nullopt;
+  // Its products are cuBLASLt's (a bf16/f16 output with its bias epilogue).
+  const auto d = Driver::get();
+  if (!d || (*d)->lt() == nullptr) return std::nullopt;
   const int64_t H = g.value(n.inputs[1]).initializer->shape()[1];
   if (H % 4 != 0) return std::nullopt;
   const ValueId h = g.node(m.add1).outputs[0];
