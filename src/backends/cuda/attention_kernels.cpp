@@ -313,14 +313,6 @@ __device__ __forceinline__ void hone_ldm4(unsigned* r, unsigned addr) {
                  : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr) : "memory");
 }
 
-// Four elements of a row from `x` on: one float4 (VEC: contiguous and
-// 16-byte aligned) or four loads `col` apart.
-template <int VEC>
-__device__ __forceinline__ float4 hone_load4(const float* x, long long col) {
-  if (VEC) return *reinterpret_cast<const float4*>(x);
-  return make_float4(x[0], x[col], x[2 * col], x[3 * col]);
-}
-
 // Halves per row of the mma kernels' K and V tiles: 16-byte aligned rows
 // whose eight ldmatrix addresses fall in distinct banks.
 #define HONE_ATTN_S(D) ((D) + 8)
@@ -385,8 +377,8 @@ __device__ __forceinline__ void hone_attn_mma_tiles(const HoneAttn& p, unsigned 
       for (int i = 0; i < BATCH; ++i) {
         kx[i] = vx[i] = make_float4(0.f, 0.f, 0.f, 0.f);
         if (j0 + jt + (i0 + i) * RSTEP < p.len_k) {
-          kx[i] = hone_load4<VEC>(kt + (i0 + i) * kstep, p.k_col);
-          vx[i] = hone_load4<VEC>(vt + (i0 + i) * vstep, p.v_col);
+          kx[i] = hone_attn_row4(kt + (i0 + i) * kstep, 0, p.k_col, VEC);
+          vx[i] = hone_attn_row4(vt + (i0 + i) * vstep, 0, p.v_col, VEC);
         }
       }
       if (i0 == 0) __syncthreads();  // the previous tile is read

@@ -12,6 +12,7 @@
 #include "backends/cuda/cudnn_api.h"
 #include "core/block_cache.h"
 #include "core/log.h"
+#include "hone/half.h"
 #include "hone/thread_pool.h"
 
 namespace hone::cuda {
@@ -245,6 +246,22 @@ Result<DeviceBuffer> DeviceBuffer::allocate(const Driver& d, size_t bytes) {
   HONE_CHECK_OK_CTX(d.check(d.api().cuMemAlloc(&b.ptr_, bytes), "cuMemAlloc"),
                     "while allocating " + std::to_string(bytes) + " bytes of device memory");
   return b;
+}
+
+Result<DeviceBuffer> DeviceBuffer::upload(const Driver& d, const void* data, size_t bytes) {
+  HONE_TRY(DeviceBuffer b, allocate(d, bytes));
+  if (bytes > 0) HONE_CHECK_OK(d.check(d.api().cuMemcpyHtoD(b.ptr_, data, bytes), "cuMemcpyHtoD"));
+  return b;
+}
+
+uint16_t half_bits(float v, int half) {
+  return half == kCudaR16BF ? BFloat16::from_float(v).bits : Half::from_float(v).bits;
+}
+
+Result<DeviceBuffer> upload_half(const Driver& d, const float* f, size_t n, int half) {
+  std::vector<uint16_t> h(n);
+  for (size_t i = 0; i < n; ++i) h[i] = half_bits(f[i], half);
+  return DeviceBuffer::upload(d, h.data(), n * sizeof(uint16_t));
 }
 
 DeviceBuffer::~DeviceBuffer() {

@@ -224,6 +224,8 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   [[nodiscard]] static Result<DeviceBuffer> allocate(const Driver& d, size_t bytes);
+  /// A buffer holding a copy of `bytes` host bytes from `data`.
+  [[nodiscard]] static Result<DeviceBuffer> upload(const Driver& d, const void* data, size_t bytes);
   DeviceBuffer(DeviceBuffer&& o) noexcept { swap(o); }
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
     DeviceBuffer t(std::move(o));
@@ -244,6 +246,12 @@ class DeviceBuffer {
   CUdeviceptr ptr_ = 0;
   size_t bytes_ = 0;
 };
+
+/// `v` as the bits of a bf16 (`half` kCudaR16BF) or f16 (kCudaR16F), rounded
+/// to nearest even: constants converted on the host for bf16/fp16 products.
+uint16_t half_bits(float v, int half);
+/// `n` f32 values as bf16/f16 (`half`) on the device.
+[[nodiscard]] Result<DeviceBuffer> upload_half(const Driver& d, const float* f, size_t n, int half);
 
 /// Page-locked host memory (cuMemHostAlloc), which the GPU's copy engines
 /// read directly; freed on destruction.

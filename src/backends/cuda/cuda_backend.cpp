@@ -15,7 +15,6 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
 #include "core/log.h"
-#include "hone/half.h"
 #include "hone/registry.h"
 
 namespace hone::cuda {
@@ -159,10 +158,8 @@ class CudaBlock final : public CompiledBlock {
       const Value& val = g.value(v);
       // Any dtype: i64 Gather indices travel as they are.
       if (!val.initializer || constants_.count(v)) return {};
-      HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, val.initializer->nbytes()));
-      if (buf.bytes() > 0)
-        HONE_CHECK_OK(d_.check(
-            d_.api().cuMemcpyHtoD(buf.ptr(), val.initializer->raw(), buf.bytes()), "cuMemcpyHtoD"));
+      HONE_TRY(DeviceBuffer buf,
+               DeviceBuffer::upload(d_, val.initializer->raw(), val.initializer->nbytes()));
       constants_.emplace(v, std::move(buf));
       return {};
     };
@@ -182,14 +179,8 @@ class CudaBlock final : public CompiledBlock {
             half_constants_.count(v) || val.initializer->numel() == 0)
           continue;
         const Tensor& t = *val.initializer;
-        std::vector<uint16_t> h(static_cast<size_t>(t.numel()));
-        const float* f = t.data<float>();
-        for (size_t i = 0; i < h.size(); ++i)
-          h[i] = conv_.gemm_half == kCudaR16BF ? BFloat16::from_float(f[i]).bits
-                                               : Half::from_float(f[i]).bits;
-        HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, h.size() * sizeof(uint16_t)));
-        HONE_CHECK_OK(
-            d_.check(d_.api().cuMemcpyHtoD(buf.ptr(), h.data(), buf.bytes()), "cuMemcpyHtoD"));
+        HONE_TRY(DeviceBuffer buf,
+                 upload_half(d_, t.data<float>(), static_cast<size_t>(t.numel()), conv_.gemm_half));
         half_constants_.emplace(v, std::move(buf));
       }
     }
@@ -473,10 +464,7 @@ class CudaBlock final : public CompiledBlock {
       if (auto it = slot_of.find(v); it != slot_of.end()) {
         Plan::Slot& sl = plan->slots[it->second];
         if (sl.host && !sl.constant) {
-          HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(d_, sl.host->nbytes()));
-          if (buf.bytes() > 0)
-            HONE_CHECK_OK(d_.check(d_.api().cuMemcpyHtoD(buf.ptr(), sl.host->raw(), buf.bytes()),
-                                   "cuMemcpyHtoD"));
+          HONE_TRY(DeviceBuffer buf, DeviceBuffer::upload(d_, sl.host->raw(), sl.host->nbytes()));
           sl.constant = true;
           sl.cptr = buf.ptr();
           plan->uploads.push_back(std::move(buf));

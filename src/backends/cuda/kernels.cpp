@@ -81,7 +81,7 @@ __device__ __forceinline__ float hone_gelu_tanh(float x) {
 __device__ __forceinline__ float hone_softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 // f32 to bf16 (bf16 = 1) or f16 storage, rounding to nearest even (NaN stays
 // NaN, f16 overflow goes to infinity): the operands of reduced-precision GEMMs
-// and cuDNN's NHWC convs.
+// and cuDNN's NHWC convs, and an MLP unit's hidden activation.
 __device__ __forceinline__ unsigned short hone_half_bits(float f, int bf16) {
   unsigned short h;
   if (bf16) {

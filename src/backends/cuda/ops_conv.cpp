@@ -45,7 +45,6 @@
 #include "backends/cuda/op.h"
 #include "backends/cuda/op_timer.h"
 #include "core/log.h"
-#include "hone/half.h"
 #include "ops/window.h"
 
 namespace hone::cuda {
@@ -426,18 +425,13 @@ class ConvOp final : public Op {
                                             std::to_string(C) + ", " + std::to_string(R) + "]");
     const float* f = w.data<float>();
     std::vector<uint16_t> h(static_cast<size_t>(M * C * R));
-    const bool bf16 = s_.gemm_half == kCudaR16BF;
     for (int64_t m = 0; m < M; ++m)
       for (int64_t c = 0; c < C; ++c)
-        for (int64_t r = 0; r < R; ++r) {
-          const float v = f[(m * C + c) * R + r];
+        for (int64_t r = 0; r < R; ++r)
           h[static_cast<size_t>((m * R + r) * C + c)] =
-              bf16 ? BFloat16::from_float(v).bits : Half::from_float(v).bits;
-        }
+              half_bits(f[(m * C + c) * R + r], s_.gemm_half);
     HONE_TRY(const Driver* d, Driver::get());
-    HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(*d, h.size() * sizeof(uint16_t)));
-    HONE_CHECK_OK(
-        d->check(d->api().cuMemcpyHtoD(buf.ptr(), h.data(), buf.bytes()), "cuMemcpyHtoD"));
+    HONE_TRY(DeviceBuffer buf, DeviceBuffer::upload(*d, h.data(), h.size() * sizeof(uint16_t)));
     krsc_ = std::make_shared<const DeviceBuffer>(std::move(buf));
     return krsc_;
   }
@@ -491,11 +485,9 @@ class ConvOp final : public Op {
                (dc->algo.math_type == kDnnFmaMath || !s_.tf32 ? "" : ", tf32") + "]" + suffix();
     if (relu_ && !has_bias_ && s_.fused_relu) {
       HONE_TRY(const Driver* d, Driver::get());
-      HONE_TRY(DeviceBuffer zeros,
-               DeviceBuffer::allocate(*d, static_cast<size_t>(g.M) * sizeof(float)));
       const std::vector<float> host(static_cast<size_t>(g.M), 0.0f);
-      HONE_CHECK_OK(
-          d->check(d->api().cuMemcpyHtoD(zeros.ptr(), host.data(), zeros.bytes()), "cuMemcpyHtoD"));
+      HONE_TRY(DeviceBuffer zeros,
+               DeviceBuffer::upload(*d, host.data(), host.size() * sizeof(float)));
       dc->zero_bias = std::make_shared<DeviceBuffer>(std::move(zeros));
     }
     const bool bias = has_bias_, z = has_z_, relu = relu_, fused = s_.fused_relu;

@@ -20,7 +20,6 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op_timer.h"
 #include "core/log.h"
-#include "hone/half.h"
 
 #include "backends/cuda/op.h"
 
@@ -132,27 +131,38 @@ struct LtMatmul {
   }
 };
 
+/// How lt_matmul_bias() describes a product.
+struct LtOptions {
+  int half = 0;       // bf16/f16 operands (their cudaDataType), or 0: f32
+  bool tf32 = false;  // f32 operands on TF32 tensor cores
+  bool tb = false;    // B stored [N, K]
+  /// With a `half`: A and B stay f32 and cuBLASLt rounds them to bf16/f16
+  /// itself (CUBLAS_COMPUTE_32F_FAST_16BF/16F), no conversion pass.
+  bool f32_in = false;
+  int want = 3;  // algorithms at most
+  /// Y's cudaDataType; a bf16/f16 Y takes its bias in that type too.
+  int y_type = kCudaR32F;
+};
+
 /// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue:
-/// one per algorithm of cuBLASLt's heuristic for the shape (at most `want`,
-/// its best guess first), or why cuBLASLt cannot (no library, no algorithm).
-/// `f32_in` with a `half`: A and B stay f32 and cuBLASLt rounds them to
-/// bf16/f16 itself (CUBLAS_COMPUTE_32F_FAST_16BF/16F), no conversion pass.
-/// `y_type`: Y's cudaDataType; a bf16/f16 Y takes its bias in that type too.
+/// one per algorithm of cuBLASLt's heuristic for the shape (at most
+/// `o.want`, its best guess first), or why cuBLASLt cannot (no library, no
+/// algorithm).
 Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t N, int64_t K,
-                                                              int half, bool tf32, bool tb,
-                                                              bool f32_in = false, int want = 3,
-                                                              int y_type = kCudaR32F) {
+                                                              const LtOptions& o) {
+  const int half = o.half, want = o.want;
+  const bool tb = o.tb;
   HONE_TRY(const Driver* d, Driver::get());
   if (d->lt() == nullptr)
     return fail(ErrorCode::kUnsupported, "cuBLASLt not found: " + d->lt_why_not());
   HONE_CHECK_OK(d->make_current());
   const Api& a = d->api();
-  int compute = half == 0 && tf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
-  if (half != 0 && f32_in)
+  int compute = half == 0 && o.tf32 ? kCublasCompute32FFastTf32 : kCublasCompute32F;
+  if (half != 0 && o.f32_in)
     compute = half == kCudaR16BF ? kCublasCompute32FFast16BF : kCublasCompute32FFast16F;
   // Column-major, as cuBLAS: Yᵀ[N, M] = Bᵀ[N, K] · Aᵀ[K, M], the bias along Yᵀ's rows.
   // A B stored [N, K] (tb) is column-major [K, N], transposed by the product.
-  const int ab = half != 0 && !f32_in ? half : kCudaR32F;
+  const int ab = half != 0 && !o.f32_in ? half : kCudaR32F;
   // Each algorithm gets descriptors of its own: a plan sets its bias pointer
   // on its descriptor before each enqueue.
   auto describe = [&]() -> Result<std::shared_ptr<LtMatmul>> {
@@ -175,7 +185,7 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
                                 "cublasLtMatrixLayoutCreate"));
     HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lb, ab, K, M, K),
                                 "cublasLtMatrixLayoutCreate"));
-    HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lc, y_type, N, M, N),
+    HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lc, o.y_type, N, M, N),
                                 "cublasLtMatrixLayoutCreate"));
     return lt;
   };
@@ -214,6 +224,26 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
   return out;
 }
 
+/// Enqueues Y = A · B + bias on `lt` (column-major, as cuBLAS: Yᵀ = Bᵀ · Aᵀ),
+/// its workspace at `ws`. The bias pointer is set on `lt`'s descriptor, so
+/// the enqueue holds `lt`'s lock.
+Result<void> lt_enqueue(const ExecCtx& c, LtMatmul& lt, CUdeviceptr A, CUdeviceptr B,
+                        CUdeviceptr bias, CUdeviceptr Y, CUdeviceptr ws) {
+  const float one = 1.0f, zero = 0.0f;
+  const Api& a = c.d.api();
+  std::lock_guard lock(lt.mu);
+  const void* bp = reinterpret_cast<const void*>(bias);
+  HONE_CHECK_OK(
+      c.d.check_blas(a.cublasLtMatmulDescSetAttribute(lt.desc, kLtDescBiasPointer, &bp, sizeof(bp)),
+                     "cublasLtMatmulDescSetAttribute"));
+  void* y = reinterpret_cast<void*>(Y);
+  return c.d.check_blas(
+      a.cublasLtMatmul(c.d.lt(), lt.desc, &one, reinterpret_cast<const void*>(B), lt.la,
+                       reinterpret_cast<const void*>(A), lt.lb, &zero, y, lt.lc, y, lt.lc, &lt.algo,
+                       reinterpret_cast<void*>(ws), lt.workspace, c.stream),
+      "cublasLtMatmul");
+}
+
 /// A plan running `lt`'s product (Y = A · B + bias[N]; bias: input 2).
 /// `rank`: the algorithm's place in cuBLASLt's heuristic (0: its best guess),
 /// part of the kernel's name. `bt`: B's f32 copy stored [N, K] (`lt` made
@@ -235,20 +265,7 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
     HONE_TRY(auto operands, product_operands(c, bind, M * K, K * N, convert));
     if (bt) operands.second = bt->ptr();
     const auto [A, B] = operands;
-    const float one = 1.0f, zero = 0.0f;
-    const Api& a = c.d.api();
-    std::lock_guard lock(lt->mu);
-    const void* bias = reinterpret_cast<const void*>(bind.in[2]);
-    HONE_CHECK_OK(c.d.check_blas(
-        a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescBiasPointer, &bias, sizeof(bias)),
-        "cublasLtMatmulDescSetAttribute"));
-    void* y = reinterpret_cast<void*>(bind.out[0]);
-    return c.d.check_blas(
-        a.cublasLtMatmul(c.d.lt(), lt->desc, &one, reinterpret_cast<const void*>(B), lt->la,
-                         reinterpret_cast<const void*>(A), lt->lb, &zero, y, lt->lc, y, lt->lc,
-                         &lt->algo, reinterpret_cast<void*>(bind.workspace + ha + hb),
-                         lt->workspace, c.stream),
-        "cublasLtMatmul");
+    return lt_enqueue(c, *lt, A, B, bind.in[2], bind.out[0], bind.workspace + ha + hb);
   };
   return p;
 }
@@ -258,7 +275,7 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
 /// product), for the timed choice against those on converted operands.
 void add_f32_in(std::vector<OpPlan>& cands, const std::string& op, const dims_t& out, int64_t M,
                 int64_t N, int64_t K, int half, bool tb, const std::string& label) {
-  if (auto lts = lt_matmul_bias(M, N, K, half, false, tb, true, 2))
+  if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tb = tb, .f32_in = true, .want = 2}))
     for (size_t r = 0; r < lts->size(); ++r)
       cands.push_back(lt_plan(op, out, M, N, K, half, (*lts)[r], r, nullptr, true));
   else
@@ -312,7 +329,7 @@ class GemmOp final : public Op {
     std::vector<int> halves{s_.gemm_half};
     if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
     for (int half : halves) {
-      if (auto lts = lt_matmul_bias(M, N, K, half, s_.tf32, tb_))
+      if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tf32 = s_.tf32, .tb = tb_}))
         for (size_t r = 0; r < lts->size(); ++r)
           out.push_back(lt_plan("gemm", {M, N}, M, N, K, half, (*lts)[r], r));
       else
@@ -474,7 +491,7 @@ class MatMulBiasOp final : public Op {
     std::vector<int> halves{s_.gemm_half};
     if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
     for (int half : halves) {
-      if (auto lts = lt_matmul_bias(M, N, K, half, s_.tf32, false)) {
+      if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tf32 = s_.tf32})) {
         for (size_t r = 0; r < lts->size(); ++r)
           cands.push_back(lt_plan("matmul", out, M, N, K, half, (*lts)[r], r));
       } else {
@@ -491,7 +508,7 @@ class MatMulBiasOp final : public Op {
     check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
     if (s_.gemm_half == 0)
       if (auto bt = transposed_weight(env, K, N)) {
-        if (auto lts = lt_matmul_bias(M, N, K, 0, s_.tf32, true)) {
+        if (auto lts = lt_matmul_bias(M, N, K, {.tf32 = s_.tf32, .tb = true})) {
           for (size_t r = 0; r < lts->size(); ++r)
             cands.push_back(lt_plan("matmul", out, M, N, K, 0, (*lts)[r], r, *bt));
           // Those read the real weight's copy: the check and the timing run
@@ -518,10 +535,8 @@ class MatMulBiasOp final : public Op {
       for (int64_t n = 0; n < N; ++n) t[static_cast<size_t>(n * K + k)] = src[k * N + n];
     auto d = Driver::get();
     if (!d) return std::nullopt;
-    auto buf = DeviceBuffer::allocate(**d, t.size() * sizeof(float));
-    if (!buf || !(*d)->check((*d)->api().cuMemcpyHtoD(buf->ptr(), t.data(), buf->bytes()),
-                             "cuMemcpyHtoD"))
-      return std::nullopt;
+    auto buf = DeviceBuffer::upload(**d, t.data(), t.size() * sizeof(float));
+    if (!buf) return std::nullopt;
     auto made = std::make_shared<const DeviceBuffer>(std::move(*buf));
     transposed_ = made;
     return made;
@@ -553,13 +568,9 @@ class MatMulBiasOp final : public Op {
 Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int half) {
   if (t == nullptr || t->dtype() != DType::kF32)
     return fail(ErrorCode::kUnsupported, "the bias is not a known f32 constant");
-  std::vector<uint16_t> h(static_cast<size_t>(t->numel()));
-  const float* f = t->data<float>();
-  for (size_t i = 0; i < h.size(); ++i)
-    h[i] = half == kCudaR16BF ? BFloat16::from_float(f[i]).bits : Half::from_float(f[i]).bits;
   HONE_TRY(const Driver* d, Driver::get());
-  HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(*d, h.size() * sizeof(uint16_t)));
-  HONE_CHECK_OK(d->check(d->api().cuMemcpyHtoD(buf.ptr(), h.data(), buf.bytes()), "cuMemcpyHtoD"));
+  HONE_TRY(DeviceBuffer buf,
+           upload_half(*d, t->data<float>(), static_cast<size_t>(t->numel()), half));
   return std::make_shared<const DeviceBuffer>(std::move(buf));
 }
 
@@ -594,8 +605,8 @@ class MlpOp final : public Op {
     if (!fits_int({M, N, K, H, M * H}) || H % 4 != 0)
       return fail(ErrorCode::kUnsupported, "MLP: sizes");
     const int half = s_.gemm_half;
-    HONE_TRY(auto l1, lt_matmul_bias(M, H, K, half, false, false, false, 1, half));
-    HONE_TRY(auto l2, lt_matmul_bias(M, N, H, half, false, false, false, 1));
+    HONE_TRY(auto l1, lt_matmul_bias(M, H, K, {.half = half, .want = 1, .y_type = half}));
+    HONE_TRY(auto l2, lt_matmul_bias(M, N, H, {.half = half, .want = 1}));
     std::shared_ptr<LtMatmul> g1 = l1.front(), g2 = l2.front();
     std::shared_ptr<const DeviceBuffer> bias1;
     {
@@ -620,31 +631,13 @@ class MlpOp final : public Op {
       const CUdeviceptr w1 = built_half(bind, 1), w2 = built_half(bind, 3);
       if (w1 == 0 || w2 == 0) return fail(ErrorCode::kInternal, "MLP: weights without half copies");
       HONE_TRY(const CUdeviceptr x, to_half(c, bind.in[0], M * K, bind.workspace, half));
-      const CUdeviceptr y = bind.workspace + ha, lws = y + hy;
-      const Api& api = c.d.api();
-      const float one = 1.0f, zero = 0.0f;
-      // Y = A · B + bias on `lt` (column-major: Yᵀ = Bᵀ · Aᵀ).
-      auto product = [&](LtMatmul& lt, CUdeviceptr A, CUdeviceptr B, CUdeviceptr bias,
-                         CUdeviceptr Y) -> Result<void> {
-        std::lock_guard lock(lt.mu);
-        const void* bp = reinterpret_cast<const void*>(bias);
-        HONE_CHECK_OK(c.d.check_blas(
-            api.cublasLtMatmulDescSetAttribute(lt.desc, kLtDescBiasPointer, &bp, sizeof(bp)),
-            "cublasLtMatmulDescSetAttribute"));
-        void* yp = reinterpret_cast<void*>(Y);
-        return c.d.check_blas(
-            api.cublasLtMatmul(c.d.lt(), lt.desc, &one, reinterpret_cast<const void*>(B), lt.la,
-                               reinterpret_cast<const void*>(A), lt.lb, &zero, yp, lt.lc, yp,
-                               lt.lc, &lt.algo, reinterpret_cast<void*>(lws), lt.workspace,
-                               c.stream),
-            "cublasLtMatmul");
-      };
-      HONE_CHECK_OK(product(*g1, x, w1, bias1->ptr(), y));
+      CUdeviceptr y = bind.workspace + ha;
+      const CUdeviceptr lws = y + hy;
+      HONE_CHECK_OK(lt_enqueue(c, *g1, x, w1, bias1->ptr(), y, lws));
       long long groups = M * H / 4;
-      CUdeviceptr yv = y;
       int bf16 = half == kCudaR16BF ? 1 : 0;
-      HONE_CHECK_OK(launch_1d(c.d, chain, c.stream, groups, {&yv, &groups, &bf16}));
-      return product(*g2, y, w2, bind.in[4], bind.out[0]);
+      HONE_CHECK_OK(launch_1d(c.d, chain, c.stream, groups, {&y, &groups, &bf16}));
+      return lt_enqueue(c, *g2, y, w2, bind.in[4], bind.out[0], lws);
     };
     return p;
   }

@@ -29,6 +29,13 @@ std::string literal(float v) {
   return buf;
 }
 
+/// Appends `m`'s op type, lower case, to a kernel id's comma-separated op list.
+void append_op_name(std::string* ops, const Node& m) {
+  std::string lower = m.op_type;
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  *ops += (ops->empty() ? "" : ",") + lower;
+}
+
 /// A constant f32 input holding one value, or nullptr.
 const Tensor* scalar_const(const Graph& g, const Node& n, size_t i) {
   if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
@@ -271,9 +278,7 @@ Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
     const std::string t = "t" + std::to_string(temps++);
     body += "    const float " + t + " = " + e + ";\n";
     name_of[m.outputs[0]] = t;
-    std::string lower = m.op_type;
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    ops += (ops.empty() ? "" : ",") + lower;
+    append_op_name(&ops, m);
     return {};
   };
   HONE_CHECK_OK(emit(n));
@@ -339,9 +344,7 @@ Result<std::string> half_chain_kernel(BlockInfo& b, ValueId from, const std::vec
     body += "      const float " + t + " = " + e + ";\n";
     name_of[m.outputs[0]] = t;
     last = m.outputs[0];
-    std::string lower = m.op_type;
-    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-    *ops += (ops->empty() ? "" : ",") + lower;
+    append_op_name(ops, m);
   }
   ChainModule& cm = *b.chains;
   const std::string fn = "hone_hchain_" + std::to_string(cm.next_id++);
