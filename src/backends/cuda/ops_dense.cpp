@@ -250,8 +250,8 @@ Result<void> lt_enqueue(const ExecCtx& c, LtMatmul& lt, CUdeviceptr A, CUdevicep
 /// with tb), used instead of input 1; its kernel ids end in ".t". `f32_in`:
 /// `lt` was made so (f32 operands rounded by cuBLASLt); its ids end in ".f32in".
 OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, int64_t K, int half,
-             std::shared_ptr<LtMatmul> lt, size_t rank,
-             std::shared_ptr<const DeviceBuffer> bt = nullptr, bool f32_in = false) {
+               std::shared_ptr<LtMatmul> lt, size_t rank,
+               std::shared_ptr<const DeviceBuffer> bt = nullptr, bool f32_in = false) {
   OpPlan p;
   p.outputs = {out};
   p.kernel = gemm_kernel(op, "sgemm", half);
@@ -583,18 +583,19 @@ Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int hal
 /// Inputs: x, W1 [K, H], b1 [H], W2 [H, N], b2 [N]; output [..., N] f32.
 class MlpOp final : public Op {
  public:
-  MlpOp(ConvSettings s, std::shared_ptr<ChainModule> m, std::string fn, std::string ops,
-        ValueId b1)
-      : s_(std::move(s)), module_(std::move(m)), fn_(std::move(fn)), ops_(std::move(ops)),
+  MlpOp(ConvSettings s, std::shared_ptr<ChainModule> m, std::string fn, std::string ops, ValueId b1)
+      : s_(std::move(s)),
+        module_(std::move(m)),
+        fn_(std::move(fn)),
+        ops_(std::move(ops)),
         b1_(b1) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
     const dims_t& a = in[0];
     if (a.size() < 2 || in[1].size() != 2 || in[3].size() != 2)
-      return fail(ErrorCode::kInvalidArgument, "MLP: A of rank 2 or more and 2-D weights, got " +
-                                                   shape_to_string(a) + ", " +
-                                                   shape_to_string(in[1]) + ", " +
-                                                   shape_to_string(in[3]));
+      return fail(ErrorCode::kInvalidArgument,
+                  "MLP: A of rank 2 or more and 2-D weights, got " + shape_to_string(a) + ", " +
+                      shape_to_string(in[1]) + ", " + shape_to_string(in[3]));
     const int64_t K = a.back(), H = in[1][1], N = in[3][1];
     if (in[1][0] != K || in[3][0] != H || numel_of(in[2]) != H || numel_of(in[4]) != N)
       return fail(ErrorCode::kInvalidArgument,

@@ -335,7 +335,8 @@ Result<std::string> half_chain_kernel(BlockInfo& b, ValueId from, const std::vec
       else if (const Tensor* c = scalar_const(g, m, i))
         args.push_back(literal(c->data<float>()[0]));
       else
-        return fail(ErrorCode::kUnsupported, m.describe() + " reads a value from outside the chain");
+        return fail(ErrorCode::kUnsupported,
+                    m.describe() + " reads a value from outside the chain");
     }
     const std::string e = eltwise_expr(g, m, args);
     if (e.empty() || m.outputs.size() != 1)
