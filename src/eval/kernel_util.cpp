@@ -102,6 +102,27 @@ Result<DType> dtype_from_onnx(int64_t code) {
     case 8: return fail(ErrorCode::kUnsupported, "string tensors are not supported");
     case 14:
     case 15: return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
+    // Types of opsets 19-26 hone has no dtype for; named so the refusal says which.
+    case 17:
+      return fail(ErrorCode::kUnsupported, "element type FLOAT8E4M3FN (17) is not supported");
+    case 18:
+      return fail(ErrorCode::kUnsupported, "element type FLOAT8E4M3FNUZ (18) is not supported");
+    case 19:
+      return fail(ErrorCode::kUnsupported, "element type FLOAT8E5M2 (19) is not supported");
+    case 20:
+      return fail(ErrorCode::kUnsupported, "element type FLOAT8E5M2FNUZ (20) is not supported");
+    case 21:
+      return fail(ErrorCode::kUnsupported, "element type UINT4 (21) is not supported");
+    case 22:
+      return fail(ErrorCode::kUnsupported, "element type INT4 (22) is not supported");
+    case 23:
+      return fail(ErrorCode::kUnsupported, "element type FLOAT4E2M1 (23) is not supported");
+    case 24:
+      return fail(ErrorCode::kUnsupported, "element type FLOAT8E8M0 (24) is not supported");
+    case 25:
+      return fail(ErrorCode::kUnsupported, "element type UINT2 (25) is not supported");
+    case 26:
+      return fail(ErrorCode::kUnsupported, "element type INT2 (26) is not supported");
     default:
       return fail(ErrorCode::kUnsupported, "ONNX element type " + std::to_string(code) + " is not supported");
   }

@@ -1,6 +1,6 @@
 // Activation kernels: Relu, LeakyRelu, PRelu, Elu, Selu, Celu, Sigmoid,
 // HardSigmoid, HardSwish, Tanh, Softplus, Softsign, ThresholdedRelu, Shrink,
-// Mish, Gelu. Float math in double, rounded once; Relu, PRelu and Shrink also
+// Mish, Gelu, Swish. Float math in double, rounded once; Relu, PRelu and Shrink also
 // take integers, as the spec allows.
 #include <cmath>
 #include <numbers>
@@ -177,6 +177,13 @@ void register_elementwise_activation_ops(OpRegistry& r) {
   r.add("ThresholdedRelu", [](KernelContext& ctx) {
     const double alpha = ctx.node().attr_float("alpha", 1.0f);
     return map_float(ctx, [alpha](double v) { return v > alpha ? v : 0.0; });
+  });
+  r.add("Swish", [](KernelContext& ctx) {  // opset 24: x * sigmoid(alpha * x)
+    const double alpha = ctx.node().attr_float("alpha", 1.0f);
+    return map_float(ctx, [alpha](double v) {
+      const double a = alpha * v;
+      return a >= 0 ? v / (1.0 + std::exp(-a)) : v * std::exp(a) / (1.0 + std::exp(a));
+    });
   });
   r.add("Mish", [](KernelContext& ctx) {
     return map_float(ctx, [](double v) { return v * std::tanh(softplus(v)); });

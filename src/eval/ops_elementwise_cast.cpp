@@ -1,6 +1,7 @@
-// Type and pass-through kernels: Cast, CastLike, Clip, Identity, Dropout
-// (inference only).
+// Type and pass-through kernels: Cast, CastLike, BitCast, Clip, Identity,
+// Dropout (inference only).
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "eval/ops_elementwise_internal.h"
@@ -196,9 +197,30 @@ Result<void> dropout_kernel(KernelContext& ctx) {
   return {};
 }
 
+/// BitCast-26: reinterprets each element's bits as the type `to` of the same width.
+Result<void> bit_cast_kernel(KernelContext& ctx) {
+  HONE_CHECK_OK(ew::expect_inputs(ctx, 1, 1));
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  if (!ctx.node().has_attr("to"))
+    return fail(ErrorCode::kInvalidArgument, "BitCast needs the 'to' attribute");
+  HONE_TRY(const DType to, dtype_from_onnx(ctx.node().attr_int("to", 0)));
+  if (to == DType::kBool || x->dtype() == DType::kBool)
+    return fail(ErrorCode::kInvalidArgument, "BitCast does not take or give bool tensors");
+  if (dtype_size(to) != dtype_size(x->dtype()))
+    return fail(ErrorCode::kInvalidArgument,
+                "BitCast needs types of one width: " + x->describe() + " has " +
+                    std::to_string(dtype_size(x->dtype()) * 8) + "-bit elements, " +
+                    std::string(dtype_name(to)) + " " + std::to_string(dtype_size(to) * 8));
+  Tensor y = Tensor::zeros(to, x->shape());
+  if (x->nbytes() > 0) std::memcpy(y.raw(), x->raw(), x->nbytes());
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
 }  // namespace
 
 void register_elementwise_cast_ops(OpRegistry& r) {
+  r.add("BitCast", bit_cast_kernel);
   r.add("Cast", cast_kernel);
   r.add("CastLike", cast_like_kernel);
   r.add("Clip", clip_kernel);

@@ -1,5 +1,6 @@
-// Linear quantization kernels: QuantizeLinear, DequantizeLinear (per tensor
-// or per axis; zero point optional) and DynamicQuantizeLinear (uint8).
+// Linear quantization kernels: QuantizeLinear, DequantizeLinear (per tensor,
+// per axis or blocked (opset 21); zero point optional; output_dtype and
+// QuantizeLinear's precision (opset 23)) and DynamicQuantizeLinear (uint8).
 // Quantizing rounds half to even and saturates to the integer type.
 #include <cmath>
 #include <limits>
@@ -21,24 +22,58 @@ double quantize_quotient(double x, double scale, DType x_type) {
   return round_half_even(x_type == DType::kF64 ? q : static_cast<double>(static_cast<float>(q)));
 }
 
-/// How scale and zero point index an element: per tensor (one value) or per
-/// axis (one value per index along `axis`).
+/// How scale and zero point index an element: per tensor (one value), per
+/// axis (one value per index along `axis`) or blocked (opset 21: scale has
+/// x's shape but ceil(dim / block_size) along `axis`).
 struct QuantLayout {
   bool per_axis = false;
   int64_t axis_dim = 1;
   int64_t inner = 1;  // elements after the axis
-  int64_t param(int64_t i) const { return per_axis ? (i / inner) % axis_dim : 0; }
+  int64_t block = 0;  // block_size, when blocked
+  int64_t scale_axis_dim = 1;
+  int64_t param(int64_t i) const {
+    if (block > 0) {
+      const int64_t outer = i / (axis_dim * inner), a = (i / inner) % axis_dim, in = i % inner;
+      return (outer * scale_axis_dim + a / block) * inner + in;
+    }
+    return per_axis ? (i / inner) % axis_dim : 0;
+  }
 };
 
 Result<QuantLayout> quant_layout(KernelContext& ctx, const Tensor& x, const Tensor& scale,
                                  const Tensor* zero_point) {
   const std::string& op = ctx.node().op_type;
-  if (ctx.node().attr_int("block_size", 0) != 0)
-    return fail(ErrorCode::kUnsupported, op + " with block_size is not supported");
+  const int64_t block = ctx.node().attr_int("block_size", 0);
   QuantLayout q;
+  if (zero_point != nullptr && zero_point->shape() != scale.shape() &&
+      zero_point->numel() != scale.numel())
+    return fail(ErrorCode::kInvalidArgument, op + " zero point " + zero_point->describe() +
+                                                 " does not match scale " + scale.describe());
+  if (block != 0) {
+    if (block < 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  op + " block_size must be positive, got " + std::to_string(block));
+    HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1),
+                                          static_cast<int64_t>(x.rank()), (op + " axis").c_str()));
+    bool ok = scale.rank() == x.rank();
+    for (size_t d = 0; ok && d < x.rank(); ++d)
+      ok = static_cast<int64_t>(d) == axis ? scale.dim(d) == (x.dim(d) + block - 1) / block
+                                           : scale.dim(d) == x.dim(d);
+    if (!ok)
+      return fail(ErrorCode::kInvalidArgument,
+                  op + " blocked scale " + scale.describe() + " must have input " + x.describe() +
+                      "'s shape with ceil(dim / " + std::to_string(block) + ") along axis " +
+                      std::to_string(axis));
+    q.block = block;
+    q.axis_dim = x.dim(axis);
+    q.scale_axis_dim = scale.dim(axis);
+    for (size_t d = static_cast<size_t>(axis) + 1; d < x.rank(); ++d) q.inner *= x.dim(d);
+    return q;
+  }
   if (scale.rank() > 1)
     return fail(ErrorCode::kInvalidArgument,
-                op + " scale must be a scalar or 1-D, got " + scale.describe());
+                op + " scale must be a scalar or 1-D (or blocked, with block_size), got " +
+                    scale.describe());
   if (scale.rank() == 1 && scale.numel() != 1) {
     HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1),
                                           static_cast<int64_t>(x.rank()), (op + " axis").c_str()));
@@ -52,10 +87,25 @@ Result<QuantLayout> quant_layout(KernelContext& ctx, const Tensor& x, const Tens
   } else if (scale.numel() != 1) {
     return fail(ErrorCode::kInvalidArgument, op + " scale is empty: " + scale.describe());
   }
-  if (zero_point != nullptr && zero_point->numel() != scale.numel())
-    return fail(ErrorCode::kInvalidArgument, op + " zero point " + zero_point->describe() +
-                                                 " does not match scale " + scale.describe());
   return q;
+}
+
+/// Rounds the quotient x / scale to the type QuantizeLinear-23's `precision`
+/// attribute names (0: the default, quantize_quotient's rule).
+Result<double> round_to_precision(double q, int64_t code) {
+  switch (code) {
+    case 1:
+      return static_cast<double>(static_cast<float>(q));
+    case 10:
+      return static_cast<double>(Half::from_float(static_cast<float>(q)).to_float());
+    case 11:
+      return q;
+    case 16:
+      return static_cast<double>(BFloat16::from_float(static_cast<float>(q)).to_float());
+    default:
+      return fail(ErrorCode::kUnsupported, "QuantizeLinear precision " + std::to_string(code) +
+                                               " is not a float type (1, 10, 11 or 16)");
+  }
 }
 
 Result<void> check_quant_type(const std::string& op, DType t) {
@@ -83,23 +133,9 @@ Result<void> quantize_kernel(KernelContext& ctx) {
   }
   DType out_type = zp ? zp->dtype() : DType::kU8;
   if (const int64_t code = ctx.node().attr_int("output_dtype", 0); code != 0 && !zp) {
-    switch (code) {
-      case 2:
-        out_type = DType::kU8;
-        break;
-      case 3:
-        out_type = DType::kI8;
-        break;
-      case 4:
-        out_type = DType::kU16;
-        break;
-      case 5:
-        out_type = DType::kI16;
-        break;
-      default:
-        return fail(ErrorCode::kUnsupported,
-                    "QuantizeLinear output_dtype " + std::to_string(code) + " is not supported");
-    }
+    auto t = dtype_from_onnx(code);
+    if (!t) return fail(std::move(t).error().add_context("QuantizeLinear output_dtype"));
+    out_type = *t;
   }
   HONE_CHECK_OK(check_quant_type("QuantizeLinear", out_type));
   if (!is_floating(x->dtype()) && x->dtype() != DType::kI32)
@@ -109,6 +145,8 @@ Result<void> quantize_kernel(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument,
                 "QuantizeLinear scale must be floating-point, got " + scale->describe());
   HONE_TRY(QuantLayout q, quant_layout(ctx, *x, *scale, zp));
+  const int64_t precision = ctx.node().attr_int("precision", 0);
+  if (precision != 0) HONE_CHECK_OK(round_to_precision(0.0, precision));
   const HostVector<double> s = to_doubles(*scale);
   const HostVector<double> z = zp ? to_doubles(*zp) : HostVector<double>(s.size(), 0.0);
   for (double v : s)
@@ -120,7 +158,12 @@ Result<void> quantize_kernel(KernelContext& ctx) {
     Q* out = y.data<Q>();
     for (int64_t i = 0; i < x->numel(); ++i) {
       const int64_t c = q.param(i);
-      const double v = quantize_quotient(tensor_element_as_double(*x, i), s[c], x->dtype()) + z[c];
+      const double xi = tensor_element_as_double(*x, i);
+      double v;
+      if (precision != 0)
+        v = round_half_even(*round_to_precision(xi / s[c], precision)) + z[c];
+      else
+        v = quantize_quotient(xi, s[c], x->dtype()) + z[c];
       out[i] = ew::saturate_cast<Q>(v);
     }
     return {};
@@ -145,8 +188,14 @@ Result<void> dequantize_kernel(KernelContext& ctx) {
   HONE_TRY(QuantLayout q, quant_layout(ctx, *x, *scale, zp));
   const HostVector<double> s = to_doubles(*scale);
   const HostVector<double> z = zp ? to_doubles(*zp) : HostVector<double>(s.size(), 0.0);
-  Tensor y = Tensor::zeros(scale->dtype(), x->shape());
-  HONE_CHECK_OK(dispatch_float(scale->dtype(), [&]<class T>() -> Result<void> {
+  DType out_type = scale->dtype();
+  if (const int64_t code = ctx.node().attr_int("output_dtype", 0); code != 0) {
+    auto t = dtype_from_onnx(code);
+    if (!t) return fail(std::move(t).error().add_context("DequantizeLinear output_dtype"));
+    out_type = *t;
+  }
+  Tensor y = Tensor::zeros(out_type, x->shape());
+  HONE_CHECK_OK(dispatch_float(out_type, [&]<class T>() -> Result<void> {
     T* out = y.data<T>();
     for (int64_t i = 0; i < x->numel(); ++i) {
       const int64_t c = q.param(i);

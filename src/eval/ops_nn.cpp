@@ -26,6 +26,8 @@ void register_nn_ops(OpRegistry& r) {
   nn::register_norm_ops(r);
   nn::register_resize_ops(r);
   nn::register_vision_ops(r);
+  nn::register_attention_ops(r);
+  nn::register_deform_ops(r);
 }
 
 }  // namespace hone::eval

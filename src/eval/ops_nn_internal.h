@@ -17,6 +17,8 @@ void register_pool_ops(OpRegistry& r);    // MaxPool, AveragePool, LpPool, Globa
 void register_norm_ops(OpRegistry& r);    // BatchNormalization, Instance/Layer/GroupNorm, LRN, MVN
 void register_resize_ops(OpRegistry& r);  // Resize, Upsample
 void register_vision_ops(OpRegistry& r);  // RoiAlign, GridSample, NonMaxSuppression
+void register_attention_ops(OpRegistry& r);  // Attention, RotaryEmbedding
+void register_deform_ops(OpRegistry& r);     // Col2Im, DeformConv
 
 // The window geometry lives once, in src/ops.
 using ops::list_to_string;

@@ -1,5 +1,6 @@
 // Normalizations: BatchNormalization (inference), InstanceNormalization,
-// LayerNormalization, GroupNormalization, LRN, MeanVarianceNormalization.
+// LayerNormalization, RMSNormalization, GroupNormalization, LRN,
+// MeanVarianceNormalization.
 // Statistics are accumulated in double, two-pass (mean, then squared
 // deviations), and each output is rounded once to its dtype.
 #include <algorithm>
@@ -163,6 +164,39 @@ Result<void> layer_norm(KernelContext& ctx) {
   return {};
 }
 
+/// RMSNormalization-23: x / sqrt(mean(x^2 over axes [axis, rank)) + epsilon) * scale.
+Result<void> rms_norm(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const Node& node = ctx.node();
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  if (rank == 0)
+    return fail(ErrorCode::kInvalidArgument, "RMSNormalization input X must not be a scalar");
+  HONE_TRY(const int64_t axis,
+           normalize_axis(node.attr_int("axis", -1), rank, "RMSNormalization axis"));
+  HONE_TRY(const DType stash, stash_dtype(node.attr_int("stash_type", 1)));
+  (void)stash;  // the statistics are kept in double whatever it asks
+  const double eps = node.attr_float("epsilon", 1e-5f);
+  const std::vector<int64_t> norm_shape(x->shape().begin() + axis, x->shape().end());
+  const int64_t inner = product(norm_shape);
+  const int64_t outer = inner > 0 ? x->numel() / inner : 0;
+  HONE_TRY(const Tensor* scale_t, ctx.tensor(1));
+  HONE_TRY(auto scale_map, param_map(*scale_t, norm_shape, "RMSNormalization scale"));
+  const HostVector<double> scale = to_doubles(*scale_t);
+  HostVector<double> v = to_doubles(*x);
+  ctx.pool().parallel_for(outer, [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      double* p = v.data() + row * inner;
+      double sq = 0.0;
+      for (int64_t i = 0; i < inner; ++i) sq += p[i] * p[i];
+      const double inv = 1.0 / std::sqrt(sq / static_cast<double>(inner) + eps);
+      for (int64_t i = 0; i < inner; ++i) p[i] = p[i] * inv * scale[scale_map[i]];
+    }
+  });
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), v));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
 Result<void> group_norm(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_CHECK_OK(check_nc_input(*x, 2, "GroupNormalization"));
@@ -284,6 +318,7 @@ void register_norm_ops(OpRegistry& r) {
   r.add("BatchNormalization", batch_norm);
   r.add("InstanceNormalization", instance_norm);
   r.add("LayerNormalization", layer_norm);
+  r.add("RMSNormalization", rms_norm);
   r.add("GroupNormalization", group_norm);
   r.add("LRN", lrn);
   r.add("MeanVarianceNormalization", mean_variance_norm);

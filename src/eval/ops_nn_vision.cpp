@@ -1,4 +1,4 @@
-// Vision ops: RoiAlign, GridSample, NonMaxSuppression.
+// Vision ops: RoiAlign, GridSample, AffineGrid, NonMaxSuppression.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -355,9 +355,69 @@ Result<void> non_max_suppression(KernelContext& ctx) {
   return {};
 }
 
+// --- AffineGrid -------------------------------------------------------------------
+
+/// AffineGrid-20: the sampling grid GridSample reads, theta (N, 2, 3) or
+/// (N, 3, 4) applied to the normalized coordinates of each output pixel;
+/// grid[..., 0] is x (the last spatial dim), as GridSample expects.
+Result<void> affine_grid(KernelContext& ctx) {
+  HONE_TRY(const Tensor* theta_t, ctx.tensor(0));
+  HONE_TRY(const Tensor* size_t_, ctx.tensor(1));
+  HONE_TRY(const std::vector<int64_t> size, read_int_list(*size_t_, "AffineGrid size"));
+  const bool align = ctx.node().attr_int("align_corners", 0) != 0;
+  if (size.size() != 4 && size.size() != 5)
+    return fail(ErrorCode::kInvalidArgument,
+                "AffineGrid size " + size_t_->describe() +
+                    " must hold 4 (N, C, H, W) or 5 (N, C, D, H, W) values");
+  const int64_t sp = static_cast<int64_t>(size.size()) - 2;  // 2 or 3 spatial dims
+  const int64_t n = size[0];
+  if (theta_t->rank() != 3 || theta_t->dim(0) != n || theta_t->dim(1) != sp ||
+      theta_t->dim(2) != sp + 1)
+    return fail(ErrorCode::kInvalidArgument,
+                "AffineGrid theta " + theta_t->describe() + " must be [" + std::to_string(n) +
+                    ", " + std::to_string(sp) + ", " + std::to_string(sp + 1) + "]");
+  if (!is_floating(theta_t->dtype()))
+    return fail(unsupported_dtype(theta_t->dtype(), "a floating-point type")
+                    .add_context("AffineGrid theta"));
+  // Normalized coordinate of index i along a dim of `len` pixels.
+  auto coord = [&](int64_t i, int64_t len) {
+    if (align)
+      return len > 1 ? -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(len - 1) : -1.0;
+    return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(len);
+  };
+  const std::vector<int64_t> dims(size.begin() + 2, size.end());  // (D,) H, W
+  const int64_t points = product(dims);
+  const HostVector<double> theta = to_doubles(*theta_t);
+  HostVector<double> out(static_cast<size_t>(n * points * sp));
+  std::vector<double> p(static_cast<size_t>(sp) + 1, 1.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t pt = 0; pt < points; ++pt) {
+      // p = (x, y[, z], 1): x from the last dim, y the one before, ...
+      int64_t r = pt;
+      for (int64_t d = sp - 1; d >= 0; --d) {
+        p[static_cast<size_t>(sp - 1 - d)] =
+            coord(r % dims[static_cast<size_t>(d)], dims[static_cast<size_t>(d)]);
+        r /= dims[static_cast<size_t>(d)];
+      }
+      for (int64_t row = 0; row < sp; ++row) {
+        double v = 0.0;
+        for (int64_t k = 0; k <= sp; ++k)
+          v +=
+              theta[static_cast<size_t>((b * sp + row) * (sp + 1) + k)] * p[static_cast<size_t>(k)];
+        out[static_cast<size_t>((b * points + pt) * sp + row)] = v;
+      }
+    }
+  std::vector<int64_t> shape{n};
+  shape.insert(shape.end(), dims.begin(), dims.end());
+  shape.push_back(sp);
+  ctx.set_output(0, from_doubles(theta_t->dtype(), shape, out));
+  return {};
+}
+
 }  // namespace
 
 void register_vision_ops(OpRegistry& r) {
+  r.add("AffineGrid", affine_grid);
   r.add("RoiAlign", roi_align);
   r.add("GridSample", grid_sample);
   r.add("NonMaxSuppression", non_max_suppression);

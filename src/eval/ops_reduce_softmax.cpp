@@ -1,4 +1,4 @@
-// Reference Softmax, LogSoftmax, Hardmax, TopK and CumSum: ops that reduce
+// Reference Softmax, LogSoftmax, Hardmax, TopK, CumSum and CumProd: ops that reduce
 // along one axis but keep (or re-expand) its extent.
 #include <algorithm>
 #include <cmath>
@@ -184,12 +184,17 @@ Result<void> top_k(KernelContext& ctx) {
   return {};
 }
 
-Result<void> cum_sum(KernelContext& ctx) {
+/// CumSum, and CumProd (opset 26): the running sum or product along an axis,
+/// inclusive or exclusive, forwards or reversed. Floats accumulate in double;
+/// integers wrap as two's complement, as the ONNX Runtime kernels do.
+Result<void> cumulative(KernelContext& ctx, bool product) {
+  const char* op = product ? "CumProd" : "CumSum";
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_TRY(const Tensor* axis_t, ctx.tensor(1));
-  HONE_TRY(int64_t raw_axis, read_single_int(*axis_t, "CumSum axis"));
+  HONE_TRY(int64_t raw_axis, read_single_int(*axis_t, product ? "CumProd axis" : "CumSum axis"));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "CumSum needs rank >= 1, got a scalar");
+  if (rank == 0)
+    return fail(ErrorCode::kInvalidArgument, std::string(op) + " needs rank >= 1, got a scalar");
   HONE_TRY(int64_t axis, normalize_axis(raw_axis, rank));
   const bool exclusive = ctx.node().attr_int("exclusive", 0) != 0;
   const bool reverse = ctx.node().attr_int("reverse", 0) != 0;
@@ -207,24 +212,24 @@ Result<void> cum_sum(KernelContext& ctx) {
       for (int64_t b = 0; b < inner; ++b) {
         const int64_t base = a * len * inner + b;
         if constexpr (kIsFloat<T>) {
-          double s = 0.0;
+          double s = product ? 1.0 : 0.0;
           for (int64_t j = 0; j < len; ++j) {
             const int64_t at = base + (reverse ? len - 1 - j : j) * inner;
             const double v = to_f64(in[at]);
-            if (!exclusive) s += v;
+            if (!exclusive) s = product ? s * v : s + v;
             o[at] = from_f64<T>(s);
-            if (exclusive) s += v;
+            if (exclusive) s = product ? s * v : s + v;
           }
         } else {
-          uint64_t s = 0;
+          uint64_t s = product ? 1 : 0;
           for (int64_t j = 0; j < len; ++j) {
             const int64_t at = base + (reverse ? len - 1 - j : j) * inner;
             const uint64_t v = std::is_signed_v<T>
                                    ? static_cast<uint64_t>(static_cast<int64_t>(in[at]))
                                    : static_cast<uint64_t>(in[at]);
-            if (!exclusive) s += v;
+            if (!exclusive) s = product ? s * v : s + v;
             o[at] = static_cast<T>(s);
-            if (exclusive) s += v;
+            if (exclusive) s = product ? s * v : s + v;
           }
         }
       }
@@ -242,7 +247,8 @@ void register_reduce_softmax_ops(OpRegistry& r) {
   r.add("LogSoftmax", [](KernelContext& ctx) { return softmax_like(ctx, SoftKind::kLogSoftmax); });
   r.add("Hardmax", [](KernelContext& ctx) { return softmax_like(ctx, SoftKind::kHardmax); });
   r.add("TopK", top_k);
-  r.add("CumSum", cum_sum);
+  r.add("CumSum", [](KernelContext& ctx) { return cumulative(ctx, false); });
+  r.add("CumProd", [](KernelContext& ctx) { return cumulative(ctx, true); });
 }
 
 }  // namespace hone::eval

@@ -1,5 +1,5 @@
-// Reference kernels that re-lay a tensor out or mask it: Pad, DepthToSpace,
-// SpaceToDepth, Trilu, ReverseSequence, EyeLike.
+// Reference kernels that re-lay a tensor out or mask it: Pad, CenterCropPad,
+// DepthToSpace, SpaceToDepth, Trilu, ReverseSequence, EyeLike.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -309,10 +309,62 @@ Result<void> eye_like(KernelContext& ctx) {
   return {};
 }
 
+/// CenterCropPad-18: crops or zero-pads each listed axis to the target
+/// length, centred; an odd difference puts the extra element at the end.
+Result<void> center_crop_pad(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(const std::vector<int64_t> target, input_ints(ctx, 1, "CenterCropPad shape"));
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  std::vector<int64_t> axes = ctx.node().attr_ints("axes");
+  if (!ctx.node().has_attr("axes"))
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  if (axes.size() != target.size())
+    return fail(ErrorCode::kInvalidArgument, "CenterCropPad shape has " +
+                                                 std::to_string(target.size()) + " values for " +
+                                                 std::to_string(axes.size()) + " axes");
+  std::vector<int64_t> out_shape = x->shape();
+  // Per axis: where the kept part starts in the input and in the output.
+  std::vector<int64_t> in_start(static_cast<size_t>(rank), 0),
+      out_start(static_cast<size_t>(rank), 0);
+  std::vector<int64_t> kept = x->shape();
+  for (size_t i = 0; i < axes.size(); ++i) {
+    HONE_TRY(const int64_t a, normalize_axis(axes[i], rank, "CenterCropPad axis"));
+    const int64_t dim = x->dim(a), t = target[i];
+    if (t < 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  "CenterCropPad target length " + std::to_string(t) + " is negative");
+    out_shape[a] = t;
+    kept[a] = std::min(dim, t);
+    if (t < dim)
+      in_start[a] = (dim - t) / 2;
+    else
+      out_start[a] = (t - dim) / 2;
+  }
+  Tensor y = Tensor::zeros(x->dtype(), out_shape);
+  const std::vector<int64_t> is = strides_of(x->shape()), os = strides_of(out_shape);
+  const int64_t n = shape_numel(kept);
+  std::vector<int64_t> idx(static_cast<size_t>(rank), 0);
+  for (int64_t e = 0; e < n; ++e) {
+    int64_t src = 0, dst = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      src += (in_start[d] + idx[d]) * is[d];
+      dst += (out_start[d] + idx[d]) * os[d];
+    }
+    copy_elements(x->raw(), src, y.raw(), dst, 1, dtype_size(x->dtype()));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (++idx[d] < kept[d]) break;
+      idx[d] = 0;
+    }
+  }
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
 }  // namespace
 
 void register_shape_layout_ops(OpRegistry& r) {
   r.add("Pad", pad);
+  r.add("CenterCropPad", center_crop_pad);
   r.add("DepthToSpace", depth_to_space);
   r.add("SpaceToDepth", space_to_depth);
   r.add("Trilu", trilu);

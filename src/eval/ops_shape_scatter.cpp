@@ -1,7 +1,9 @@
 // Reference kernels that write updates into a copy of the data:
 // ScatterElements (and the deprecated Scatter), ScatterND, with the
-// none/add/mul/max/min reductions.
+// none/add/mul/max/min reductions; and TensorScatter (opset 24), the KV
+// cache update.
 #include <algorithm>
+#include <cstring>
 #include <type_traits>
 
 #include "eval/kernel_util.h"
@@ -177,12 +179,77 @@ Result<void> scatter_nd(KernelContext& ctx) {
   return {};
 }
 
+/// TensorScatter-24: writes `update` into a copy of `past_cache` along `axis`
+/// (the sequence axis), starting at write_indices[b] for batch b; 'circular'
+/// mode wraps the positions around the cache length.
+Result<void> tensor_scatter(KernelContext& ctx) {
+  HONE_TRY(const Tensor* cache, ctx.tensor(0));
+  HONE_TRY(const Tensor* upd, ctx.tensor(1));
+  const Node& node = ctx.node();
+  const int64_t rank = static_cast<int64_t>(cache->rank());
+  const std::string mode = node.attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular")
+    return fail(ErrorCode::kInvalidArgument,
+                "TensorScatter mode must be 'linear' or 'circular', got '" + mode + "'");
+  if (rank < 2 || upd->rank() != cache->rank() || upd->dtype() != cache->dtype())
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "TensorScatter needs past_cache of rank >= 2 and update of its rank and type, got " +
+            cache->describe() + " and " + upd->describe());
+  HONE_TRY(const int64_t axis,
+           normalize_axis(node.attr_int("axis", -2), rank, "TensorScatter axis"));
+  if (axis == 0)
+    return fail(ErrorCode::kInvalidArgument, "TensorScatter axis cannot be the batch axis 0");
+  for (int64_t a = 0; a < rank; ++a)
+    if (a == axis ? upd->dim(a) > cache->dim(a) : upd->dim(a) != cache->dim(a))
+      return fail(ErrorCode::kInvalidArgument, "TensorScatter update " + upd->describe() +
+                                                   " does not fit past_cache " + cache->describe() +
+                                                   " (axis " + std::to_string(axis) + ")");
+  const int64_t batch = cache->dim(0), max_len = cache->dim(axis), len = upd->dim(axis);
+  std::vector<int64_t> starts(static_cast<size_t>(batch), 0);
+  if (ctx.has_input(2)) {
+    HONE_TRY(starts, read_int_list(ctx.input(2), "TensorScatter write_indices"));
+    if (static_cast<int64_t>(starts.size()) != batch)
+      return fail(ErrorCode::kInvalidArgument, "TensorScatter write_indices " +
+                                                   ctx.input(2).describe() + " must have " +
+                                                   std::to_string(batch) + " (batch) values");
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t s = starts[static_cast<size_t>(b)];
+    if (s < 0 || (mode == "linear" && s + len > max_len))
+      return fail(ErrorCode::kInvalidArgument,
+                  "TensorScatter write index " + std::to_string(s) + " of batch " +
+                      std::to_string(b) + " puts " + std::to_string(len) +
+                      " rows outside the cache's " + std::to_string(max_len) + " (linear mode)");
+  }
+  // Both tensors as [outer, len, inner] bytes; outer spans batch and the dims before axis.
+  const size_t elem = dtype_size(cache->dtype());
+  int64_t per_batch = 1, inner = 1;
+  for (int64_t a = 1; a < axis; ++a) per_batch *= cache->dim(a);
+  for (int64_t a = axis + 1; a < rank; ++a) inner *= cache->dim(a);
+  Tensor y = cache->clone();
+  auto* out = static_cast<unsigned char*>(y.raw());
+  const auto* in = static_cast<const unsigned char*>(upd->raw());
+  const size_t row = static_cast<size_t>(inner) * elem;
+  for (int64_t o = 0; o < batch * per_batch; ++o) {
+    const int64_t start = starts[static_cast<size_t>(o / per_batch)];
+    for (int64_t j = 0; j < len; ++j) {
+      const int64_t at = (start + j) % max_len;
+      std::memcpy(out + static_cast<size_t>(o * max_len + at) * row,
+                  in + static_cast<size_t>(o * len + j) * row, row);
+    }
+  }
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
 }  // namespace
 
 void register_shape_scatter_ops(OpRegistry& r) {
   r.add("ScatterElements", scatter_elements);
   r.add("Scatter", scatter_elements);
   r.add("ScatterND", scatter_nd);
+  r.add("TensorScatter", tensor_scatter);
 }
 
 }  // namespace hone::eval

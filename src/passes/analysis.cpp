@@ -15,7 +15,7 @@ bool is_elementwise(const Node& n) {
       "Relu",      "LeakyRelu",   "Sigmoid",    "Tanh",     "Erf",  "Sqrt", "Exp",
       "Log",       "Neg",         "Abs",        "Gelu",     "Elu",  "Selu", "Clip",
       "HardSwish", "HardSigmoid", "Reciprocal", "Softplus", "Mish", "Sin",  "Cos",
-      "Floor",     "Ceil",        "Round",      "Identity"};
+      "Floor",     "Ceil",        "Round",      "Identity", "Swish"};
   static const std::set<std::string> kBinary = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"};
   if (!n.domain.empty() || n.outputs.size() != 1 || n.outputs[0] < 0) return false;
   if (n.op_type == "Clip") return !n.inputs.empty();

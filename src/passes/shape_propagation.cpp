@@ -1,6 +1,7 @@
 #include "passes/shape_propagation.h"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
 #include "ops/axis.h"
@@ -12,40 +13,13 @@ namespace hone::passes {
 namespace {
 
 const std::set<std::string>& same_shape_ops() {
-  static const std::set<std::string> k = {"Relu",
-                                          "LeakyRelu",
-                                          "PRelu",
-                                          "Sigmoid",
-                                          "Tanh",
-                                          "Erf",
-                                          "Sqrt",
-                                          "Exp",
-                                          "Log",
-                                          "Neg",
-                                          "Abs",
-                                          "Gelu",
-                                          "Elu",
-                                          "Selu",
-                                          "Softmax",
-                                          "LogSoftmax",
-                                          "Identity",
-                                          "Clip",
-                                          "HardSwish",
-                                          "HardSigmoid",
-                                          "Reciprocal",
-                                          "Softplus",
-                                          "Mish",
-                                          "Sin",
-                                          "Cos",
-                                          "Floor",
-                                          "Ceil",
-                                          "Round",
-                                          "BatchNormalization",
-                                          "LayerNormalization",
-                                          "InstanceNormalization",
-                                          "Dropout",
-                                          "Not",
-                                          "Sign"};
+  static const std::set<std::string> k = {
+      "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Neg", "Abs",
+      "Gelu", "Elu", "Selu", "Softmax", "LogSoftmax", "Identity", "Clip", "HardSwish",
+      "HardSigmoid", "Reciprocal", "Softplus", "Mish", "Sin", "Cos", "Floor", "Ceil", "Round",
+      "BatchNormalization", "LayerNormalization", "InstanceNormalization", "Dropout", "Not", "Sign",
+      // opsets 23-26
+      "Swish", "RMSNormalization", "RotaryEmbedding", "TensorScatter", "CumProd"};
   return k;
 }
 
@@ -159,6 +133,50 @@ std::optional<Shape> windowed(const Node& n, const Shape& x, Dim channels,
   return Shape(std::move(out));
 }
 
+Dim dim_sum(const Dim& a, const Dim& b) {
+  return a.is_static() && b.is_static() ? Dim(a.value() + b.value()) : Dim::unknown();
+}
+
+/// `d / by` where d is static and divisible; else unknown.
+Dim dim_div(const Dim& d, int64_t by) {
+  return by > 0 && d.is_static() && d.value() % by == 0 ? Dim(d.value() / by) : Dim::unknown();
+}
+
+/// Attention-23..25: Y, present_key, present_value and qk_matmul_output.
+/// Inputs are 4-D [B, heads, seq, size] or 3-D [B, seq, heads * size].
+std::optional<Shape> attention_shape(const Node& n, size_t out_index,
+                                     const std::function<const Shape*(size_t)>& shape_of) {
+  const Shape* q = shape_of(0);
+  const Shape* k = shape_of(1);
+  const Shape* v = shape_of(2);
+  if (!q || !k || !v || q->rank() != k->rank() || q->rank() != v->rank()) return std::nullopt;
+  const bool four = q->rank() == 4;
+  if (!four && q->rank() != 3) return std::nullopt;
+  const int64_t qh = n.attr_int("q_num_heads", 0), kvh = n.attr_int("kv_num_heads", 0);
+  const Dim b = (*q)[0];
+  const Dim sq = four ? (*q)[2] : (*q)[1];
+  const Dim hq = four ? (*q)[1] : Dim(qh);
+  const Dim hkv = four ? (*k)[1] : Dim(kvh);
+  const Dim dk = four ? (*k)[3] : dim_div((*k)[2], kvh);
+  const Dim dv = four ? (*v)[3] : dim_div((*v)[2], kvh);
+  Dim total = four ? (*k)[2] : (*k)[1];
+  if (const Shape* past = shape_of(4); past && past->rank() == 4)
+    total = dim_sum((*past)[2], total);
+  switch (out_index) {
+    case 0:
+      if (four) return Shape{b, hq, sq, dv};
+      return Shape{b, sq, dv.is_static() ? Dim(qh * dv.value()) : Dim::unknown()};
+    case 1:
+      return Shape{b, hkv, total, dk};
+    case 2:
+      return Shape{b, hkv, total, dv};
+    case 3:
+      return Shape{b, hq, sq, total};
+    default:
+      return std::nullopt;
+  }
+}
+
 std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DType* dtype) {
   auto shape_of = [&](size_t i) -> const Shape* {
     if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
@@ -171,12 +189,16 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx") return std::nullopt;
   *dtype = dtype_of(0);
+  if (op == "Attention") {
+    if (out_index == 2) *dtype = dtype_of(2);
+    return attention_shape(n, out_index, shape_of);
+  }
   if (out_index != 0) return std::nullopt;
   if (same_shape_ops().count(op)) {
     const Shape* s = shape_of(0);
     return s ? std::optional<Shape>(*s) : std::nullopt;
   }
-  if (op == "Cast") {
+  if (op == "Cast" || op == "BitCast") {
     *dtype = DType::kUndefined;  // the target type is ONNX's enum; the passes need only the shape
     const Shape* s = shape_of(0);
     return s ? std::optional<Shape>(*s) : std::nullopt;
@@ -225,6 +247,50 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const Shape* x = shape_of(0);
     if (!x || !n.has_attr("kernel_shape")) return std::nullopt;
     return windowed(n, *x, (*x)[1], n.attr_ints("kernel_shape"));
+  }
+  if (op == "DeformConv") {  // [N, M, offset's spatial dims]
+    const Shape* x = shape_of(0);
+    const Shape* w = shape_of(1);
+    const Shape* off = shape_of(2);
+    if (!x || !w || !off || off->rank() != x->rank() || x->rank() < 3) return std::nullopt;
+    std::vector<Dim> out{(*x)[0], (*w)[0]};
+    out.insert(out.end(), off->dims().begin() + 2, off->dims().end());
+    return Shape(std::move(out));
+  }
+  if (op == "Col2Im") {  // [N, C / prod(block_shape), image_shape...]
+    const Shape* x = shape_of(0);
+    const Tensor* image = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
+    const Tensor* block = constant_of(g, n.inputs.size() > 2 ? n.inputs[2] : kNoValue);
+    if (!x || x->rank() != 3 || !image || !block) return std::nullopt;
+    int64_t kprod = 1;
+    for (int64_t i = 0; i < block->numel(); ++i) kprod *= tensor_element_as_int64(*block, i);
+    std::vector<Dim> out{(*x)[0], dim_div((*x)[1], kprod)};
+    for (int64_t i = 0; i < image->numel(); ++i) out.push_back(tensor_element_as_int64(*image, i));
+    return Shape(std::move(out));
+  }
+  if (op == "CenterCropPad") {
+    const Shape* x = shape_of(0);
+    const Tensor* target = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
+    if (!x || !target) return std::nullopt;
+    std::vector<int64_t> axes = n.attr_ints("axes");
+    if (!n.has_attr("axes"))
+      for (size_t a = 0; a < x->rank(); ++a) axes.push_back(static_cast<int64_t>(a));
+    if (static_cast<int64_t>(axes.size()) != target->numel()) return std::nullopt;
+    std::vector<Dim> out = x->dims();
+    for (size_t i = 0; i < axes.size(); ++i) {
+      auto a = norm_axis(axes[i], x->rank());
+      if (!a) return std::nullopt;
+      out[static_cast<size_t>(*a)] = tensor_element_as_int64(*target, static_cast<int64_t>(i));
+    }
+    return Shape(std::move(out));
+  }
+  if (op == "AffineGrid") {  // size (N, C, [D,] H, W) -> (N, [D,] H, W, spatial rank)
+    const Tensor* size = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
+    if (!size || (size->numel() != 4 && size->numel() != 5)) return std::nullopt;
+    std::vector<Dim> out{tensor_element_as_int64(*size, 0)};
+    for (int64_t i = 2; i < size->numel(); ++i) out.push_back(tensor_element_as_int64(*size, i));
+    out.push_back(size->numel() - 2);
+    return Shape(std::move(out));
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     const Shape* x = shape_of(0);
@@ -388,6 +454,10 @@ int propagate_shapes(Graph& g) {
     }
   }
   return filled;
+}
+
+bool broadcasts(const std::string& op_type) {
+  return broadcast_ops().count(op_type) > 0;
 }
 
 }  // namespace hone::passes
