@@ -88,8 +88,28 @@ for mode in range(4):
               attrs={"qk_matmul_output_mode": mode, "softcap": 2.0})
 attention("attention23_softmax_precision", 23, (1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4),
           attrs={"softmax_precision": TensorProto.FLOAT})
+attention("attention23_mask_3d_heads", 23, (2, 3, 2, 4), (2, 3, 5, 4), (2, 3, 5, 4),
+          mask=lambda r: r.standard_normal((3, 2, 5)).astype(np.float32))
+attention("attention23_bool_mask_masked_row", 23, (1, 1, 3, 4), (1, 1, 4, 4), (1, 1, 4, 4),
+          mask=np.array([[True, False, True, True], [False] * 4, [True] * 4]))
+attention("attention23_3d_causal_past", 23, (2, 2, 8), (2, 2, 8), (2, 2, 6),
+          past=((2, 2, 3, 4), (2, 2, 3, 3)), present=True,
+          attrs={"q_num_heads": 2, "kv_num_heads": 2, "is_causal": 1})
+attention("attention23_4d_gqa_past_mask", 23, (1, 4, 2, 4), (1, 2, 2, 4), (1, 2, 2, 4),
+          past=((1, 2, 3, 4), (1, 2, 3, 4)), present=True,
+          mask=lambda r: r.standard_normal((1, 1, 2, 5)).astype(np.float32), qk_out=True)
+attention("attention23_softcap_mask_scale", 23, (1, 2, 3, 4), (1, 2, 4, 4), (1, 2, 4, 4),
+          mask=lambda r: r.standard_normal((3, 4)).astype(np.float32),
+          attrs={"softcap": 1.5, "scale": 0.9})
+attention("attention23_4d_dv_differs", 23, (2, 1, 3, 5), (2, 1, 4, 5), (2, 1, 4, 2),
+          attrs={"is_causal": 1})
 # opset 24: nonpad_kv_seqlen
 attention("attention24_nonpad", 24, (2, 2, 3, 4), (2, 2, 6, 4), (2, 2, 6, 4), nonpad=[4, 6])
+attention("attention24_nonpad_causal", 24, (2, 2, 2, 4), (2, 2, 6, 4), (2, 2, 6, 4),
+          nonpad=[4, 6], attrs={"is_causal": 1})
+attention("attention24_nonpad_3d_mask", 24, (2, 3, 8), (2, 5, 8), (2, 5, 8), nonpad=[3, 5],
+          mask=lambda r: r.standard_normal((3, 5)).astype(np.float32),
+          attrs={"q_num_heads": 2, "kv_num_heads": 2})
 attention("attention24_4d", 24, (1, 2, 3, 4), (1, 2, 3, 4), (1, 2, 3, 4), attrs={"is_causal": 1})
 # (Opset 25's sliding window, left/right_window_size, is newer than ONNX
 # Runtime 1.30's Attention schema: it refuses the attributes, so no case.)
