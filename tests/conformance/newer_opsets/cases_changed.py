@@ -239,3 +239,22 @@ case("dft20_length_inverse", "DFT", 20,
       ("axis", np.array(-2, dtype=np.int64))], [("output", D)], {"inverse": 1})
 case("dft20_onesided", "DFT", 20, [("input", r.standard_normal((3, 8, 1)))], [("output", D)],
      {"onesided": 1})
+case("cast19_saturate_attr", "Cast", 19, [("input", x * 1000)], [("output", TensorProto.FLOAT16)],
+     {"to": TensorProto.FLOAT16, "saturate": 1})
+case("cast21_f32_to_uint8", "Cast", 21, [("input", np.abs(x) * 50)], [("output", TensorProto.UINT8)],
+     {"to": TensorProto.UINT8})
+
+
+def qlinear_matmul(name, opset, scale_dtype):
+    r = rng(name)
+    a = r.integers(0, 255, (2, 3)).astype(np.uint8)
+    b = r.integers(0, 255, (3, 4)).astype(np.uint8)
+    sd = np.dtype(scale_dtype)
+    ins = [("a", a), ("a_scale", np.array(0.02, sd)), ("a_zero_point", np.array(120, np.uint8)),
+           ("b", b), ("b_scale", np.array(0.03, sd)), ("b_zero_point", np.array(130, np.uint8)),
+           ("y_scale", np.array(0.5, sd)), ("y_zero_point", np.array(100, np.uint8))]
+    case(name, "QLinearMatMul", opset, ins, [("y", TensorProto.UINT8)])
+
+
+qlinear_matmul("qlinear_matmul21", 21, np.float32)
+qlinear_matmul("qlinear_matmul21_f16_scales", 21, np.float16)
