@@ -41,7 +41,24 @@ def case(name, op, opset, inputs, outputs, attrs=None, initializers=None):
                       attrs=attrs or {}, initializers=initializers or {}))
 
 
+def graph_case(name, opset, nodes, inputs, outputs, initializers):
+    """A model of several nodes (onnx.helper.make_node): `inputs` are fed,
+    `initializers` (name -> array) stored, `outputs` as for case()."""
+    CASES.append(dict(name=name, opset=opset, nodes=nodes, inputs=inputs, outputs=outputs,
+                      initializers=initializers))
+
+
 def build(c):
+    if "nodes" in c:
+        vi = helper.make_tensor_value_info
+        g = helper.make_graph(
+            c["nodes"], c["name"], [vi(n, NP_TO_ONNX[a.dtype], a.shape) for n, a in c["inputs"]],
+            [vi(n, t, None) for n, t in c["outputs"]],
+            initializer=[numpy_helper.from_array(a, n) for n, a in c["initializers"].items()])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", c["opset"])],
+                              producer_name="hone-newer-opsets")
+        m.ir_version = IR_FOR_OPSET[c["opset"]]
+        return m
     graph_inputs, inits = [], []
     for name, arr in c["inputs"]:
         if not name:

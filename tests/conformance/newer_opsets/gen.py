@@ -30,6 +30,7 @@ def main():
     import cases_attention  # noqa: F401  (each module registers its cases)
     import cases_misc  # noqa: F401
     import cases_changed  # noqa: F401
+    import cases_models  # noqa: F401
 
     pattern = sys.argv[1] if len(sys.argv) > 1 else ""
     todo = [c for c in CASES if pattern in c["name"]]
@@ -43,7 +44,7 @@ def main():
             with open(os.path.join(d, "model.onnx"), "wb") as f:
                 f.write(build(c).SerializeToString())
             fed = [(n, a) for n, a in c["inputs"] if n and n not in c["initializers"]]
-            for k, (_, a) in enumerate(fed):
+            for k, (_, a) in enumerate(fed):  # noqa: B007
                 np.save(os.path.join(d, f"input_{k}.npy"), a)
             with open(os.path.join(d, "meta.json"), "w") as f:
                 json.dump({"inputs": [n for n, _ in fed],
