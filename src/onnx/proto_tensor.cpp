@@ -5,10 +5,12 @@
 #include <charconv>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <random>
+#include <string>
 #include <system_error>
 
 #include "hone/file_io.h"
@@ -90,9 +92,14 @@ Result<DType> from_onnx_dtype(int32_t onnx_type) {
     case TensorProto::COMPLEX128:
       return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
     default:
-      // 17..20 are the float8 types of later ONNX versions.
-      if (onnx_type >= 17 && onnx_type <= 20)
-        return fail(ErrorCode::kUnsupported, "float8 tensors are not supported");
+      // The element types of IR 9 to 13 (onnx.proto's numbers 17 to 26), which
+      // hone has no dtype for.
+      static constexpr const char* kNewer[] = {
+          "FLOAT8E4M3FN", "FLOAT8E4M3FNUZ", "FLOAT8E5M2", "FLOAT8E5M2FNUZ", "UINT4",
+          "INT4",         "FLOAT4E2M1",     "FLOAT8E8M0", "UINT2",          "INT2"};
+      if (onnx_type >= 17 && onnx_type < 17 + static_cast<int32_t>(std::size(kNewer)))
+        return fail(ErrorCode::kUnsupported,
+                    std::string(kNewer[onnx_type - 17]) + " tensors are not supported");
       return fail(ErrorCode::kCorrupt, "unknown ONNX data type " + std::to_string(onnx_type));
   }
 }

@@ -1,6 +1,7 @@
 #include "onnx/schema_check.h"
 
 #include "onnx/proto_types.h"
+#include "ops/signature.h"
 
 #include <onnx/defs/schema.h>
 #include <algorithm>
@@ -56,9 +57,8 @@ struct Checker {
   std::map<std::string, int64_t> opsets;  // normalized domain -> version
   std::set<std::pair<std::string, std::string>> local_functions;
   std::set<std::string> known_domains;  // those libonnx has schemas for
-  /// Domains imported at an opset newer than libonnx's schemas go (within
-  /// what the interpreter implements): their nodes are left to the backends.
-  std::set<std::string> beyond_schemas;
+  /// The newest ai.onnx opset libonnx has schemas for (17 in Debian 12's 1.12).
+  int64_t onnx_schema_newest = 0;
 
   Result<void> check_node(const NodeProto& n, int index, const std::string& graph) const {
     const std::string label = node_label(n, index, graph);
@@ -70,14 +70,25 @@ struct Checker {
     if (local_functions.count({n.domain(), n.op_type()})) return {};
     // Like ONNX's checker: operators of domains libonnx has no schemas for
     // (custom ops) are left to the backends, which refuse what they cannot run.
-    if (!known_domains.count(domain) || beyond_schemas.count(domain))
-      return check_subgraphs(n, label);
+    if (!known_domains.count(domain)) return check_subgraphs(n, label);
     const auto opset = opsets.find(domain);
     if (opset == opsets.end())
       return bad("uses domain '" + domain_label(domain) +
                  "', which the model does not import (no opset_import entry for it)");
+    // Beyond libonnx's newest ai.onnx opset, hone's own rows (src/ops/signature.h)
+    // give the op versions that changed since; an op without one keeps the
+    // signature of its version at libonnx's newest opset.
+    int64_t schema_opset = opset->second;
+    if (domain.empty() && opset->second > onnx_schema_newest) {
+      const ops::OpSignature* sig = ops::newer_signature(n.op_type(), opset->second);
+      if (sig != nullptr && sig->since > onnx_schema_newest) {
+        HONE_CHECK_OK(check_signature(n, *sig, label));
+        return check_subgraphs(n, label);
+      }
+      schema_opset = onnx_schema_newest;
+    }
     const OpSchema* schema =
-        OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(opset->second), domain);
+        OpSchemaRegistry::Schema(n.op_type(), static_cast<int>(schema_opset), domain);
     if (schema == nullptr) {
       if (hone_allowed_ops().count({domain, n.op_type()})) return {};
       return bad("is not an operator of domain '" + domain_label(domain) + "' at opset " +
@@ -87,34 +98,12 @@ struct Checker {
       return bad("uses " + n.op_type() + ", deprecated since opset " +
                  std::to_string(schema->SinceVersion()) + " of domain '" + domain_label(domain) +
                  "'");
-    const auto& declared = schema->attributes();
-    std::set<std::string> seen;
-    bool refers_to_function = false;
-    for (const AttributeProto& a : n.attribute()) {
-      if (!seen.insert(a.name()).second) return bad("has attribute '" + a.name() + "' twice");
-      // A reference to an enclosing function's attribute: the importer
-      // refuses those (no ONNX functions), naming it.
-      if (!a.ref_attr_name().empty()) {
-        refers_to_function = true;
-        continue;
-      }
-      const auto it = declared.find(a.name());
-      if (it == declared.end()) {
-        std::string known;
-        for (const auto& [name, attr] : declared) known += (known.empty() ? "" : ", ") + name;
-        return bad("has attribute '" + a.name() + "', which " + n.op_type() + " (opset " +
-                   std::to_string(schema->SinceVersion()) +
-                   ") does not take (it takes: " + (known.empty() ? "none" : known) + ")");
-      }
-      const AttributeProto::AttributeType held = held_type(a);
-      if (held != it->second.type)
-        return bad("has attribute '" + a.name() + "' of type " + type_name(held) + "; " +
-                   n.op_type() + " takes " + type_name(it->second.type));
-    }
+    std::vector<Declared> declared;
+    for (const auto& [name, attr] : schema->attributes())
+      declared.push_back({name, attr.type, attr.required});
+    HONE_TRY(const bool refers_to_function,
+             check_attributes(n, declared, schema->SinceVersion(), label));
     if (refers_to_function) return {};
-    for (const auto& [name, attr] : declared)
-      if (attr.required && !seen.count(name))
-        return bad("lacks the required attribute '" + name + "'");
     // Input and output counts, and whatever else the schema verifies.
     try {
       schema->Verify(n);
@@ -122,6 +111,106 @@ struct Checker {
       return bad("does not fit its schema: " + std::string(e.what()));
     }
     return check_subgraphs(n, label);
+  }
+
+  /// An attribute an op version declares.
+  struct Declared {
+    std::string name;
+    AttributeProto::AttributeType type;
+    bool required;
+  };
+
+  /// Each attribute of `n` is declared, once, with the declared type, and
+  /// every required one is present. True when an attribute refers to an
+  /// enclosing function's (the importer refuses those, naming it), which
+  /// leaves the required ones unchecked.
+  Result<bool> check_attributes(const NodeProto& n, const std::vector<Declared>& declared,
+                                int since, const std::string& label) const {
+    auto bad = [&](const std::string& what) {
+      return fail(ErrorCode::kInvalidArgument, label + " " + what);
+    };
+    std::set<std::string> seen;
+    bool refers_to_function = false;
+    for (const AttributeProto& a : n.attribute()) {
+      if (!seen.insert(a.name()).second) return bad("has attribute '" + a.name() + "' twice");
+      if (!a.ref_attr_name().empty()) {
+        refers_to_function = true;
+        continue;
+      }
+      const auto it = std::find_if(declared.begin(), declared.end(),
+                                   [&](const Declared& d) { return d.name == a.name(); });
+      if (it == declared.end()) {
+        std::string known;
+        for (const Declared& d : declared) known += (known.empty() ? "" : ", ") + d.name;
+        return bad("has attribute '" + a.name() + "', which " + n.op_type() + " (opset " +
+                   std::to_string(since) +
+                   ") does not take (it takes: " + (known.empty() ? "none" : known) + ")");
+      }
+      const AttributeProto::AttributeType held = held_type(a);
+      if (held != it->type)
+        return bad("has attribute '" + a.name() + "' of type " + type_name(held) + "; " +
+                   n.op_type() + " takes " + type_name(it->type));
+    }
+    if (!refers_to_function)
+      for (const Declared& d : declared)
+        if (d.required && !seen.count(d.name))
+          return bad("lacks the required attribute '" + d.name + "'");
+    return refers_to_function;
+  }
+
+  /// A node of an op version newer than libonnx's schemas, against hone's row.
+  Result<void> check_signature(const NodeProto& n, const ops::OpSignature& sig,
+                               const std::string& label) const {
+    std::vector<Declared> declared;
+    for (const ops::AttrSignature& a : sig.attributes)
+      declared.push_back({std::string(a.name), proto_type(a.kind), a.required});
+    HONE_TRY(const bool refers_to_function, check_attributes(n, declared, sig.since, label));
+    (void)refers_to_function;
+    auto count = [&](int got, int lo, int hi, const char* what) -> Result<void> {
+      if (got >= lo && (hi == ops::kVariadic || got <= hi)) return {};
+      const std::string range = hi == ops::kVariadic ? std::to_string(lo) + " or more"
+                                : lo == hi           ? std::to_string(lo)
+                                           : std::to_string(lo) + " to " + std::to_string(hi);
+      return fail(ErrorCode::kInvalidArgument, label + " has " + std::to_string(got) + " " + what +
+                                                   "; " + n.op_type() + " (opset " +
+                                                   std::to_string(sig.since) + ") takes " + range);
+    };
+    HONE_CHECK_OK(count(n.input_size(), sig.min_inputs, sig.max_inputs, "inputs"));
+    return count(n.output_size(), sig.min_outputs, sig.max_outputs, "outputs");
+  }
+
+  static AttributeProto::AttributeType proto_type(ops::AttrKind kind) {
+    switch (kind) {
+      case ops::AttrKind::kFloat:
+        return AttributeProto::FLOAT;
+      case ops::AttrKind::kInt:
+        return AttributeProto::INT;
+      case ops::AttrKind::kString:
+        return AttributeProto::STRING;
+      case ops::AttrKind::kTensor:
+        return AttributeProto::TENSOR;
+      case ops::AttrKind::kGraph:
+        return AttributeProto::GRAPH;
+      case ops::AttrKind::kSparseTensor:
+        return AttributeProto::SPARSE_TENSOR;
+      case ops::AttrKind::kTypeProto:
+        return AttributeProto::TYPE_PROTO;
+      case ops::AttrKind::kFloats:
+        return AttributeProto::FLOATS;
+      case ops::AttrKind::kInts:
+        return AttributeProto::INTS;
+      case ops::AttrKind::kStrings:
+        return AttributeProto::STRINGS;
+      case ops::AttrKind::kTensors:
+        return AttributeProto::TENSORS;
+      case ops::AttrKind::kGraphs:
+        return AttributeProto::GRAPHS;
+      case ops::AttrKind::kSparseTensors:
+        return AttributeProto::SPARSE_TENSORS;
+      case ops::AttrKind::kTypeProtos:
+        return AttributeProto::TYPE_PROTOS;
+    }
+    return AttributeProto::UNDEFINED;
   }
 
   Result<void> check_subgraphs(const NodeProto& n, const std::string& label) const {
@@ -156,8 +245,10 @@ Result<void> check_model_schemas(const ::onnx::ModelProto& model) {
                 "one for the ai.onnx domain");
   Checker c;
   const auto& ranges = OpSchemaRegistry::DomainToVersionRange::Instance().Map();
-  for (const auto& [domain, range] : ranges)
+  for (const auto& [domain, range] : ranges) {
     c.known_domains.insert(domain == "ai.onnx" ? "" : domain);
+    if (domain.empty() || domain == "ai.onnx") c.onnx_schema_newest = range.second;
+  }
   for (const auto& op : model.opset_import()) {
     const std::string domain = op.domain() == "ai.onnx" ? std::string() : op.domain();
     if (c.opsets.count(domain))
@@ -169,17 +260,16 @@ Result<void> check_model_schemas(const ::onnx::ModelProto& model) {
                                                    std::to_string(op.version()) + " of domain '" +
                                                    domain_label(domain) + "'; opsets start at 1");
     if (range != ranges.end()) {
-      // The interpreter implements ai.onnx up to kNewestOnnxOpset, which can be
-      // newer than the libonnx it is built with (Debian 12's 1.12 stops at 17).
+      // ai.onnx goes up to ops::kNewestOnnxOpset, newer than the libonnx hone
+      // is built with: hone's own rows cover the op versions after it.
       const int64_t newest = domain.empty()
-                                 ? std::max<int64_t>(range->second.second, kNewestOnnxOpset)
+                                 ? std::max<int64_t>(range->second.second, ops::kNewestOnnxOpset)
                                  : range->second.second;
       if (op.version() < range->second.first || op.version() > newest)
         return fail(ErrorCode::kUnsupported,
                     "the model imports opset " + std::to_string(op.version()) + " of domain '" +
                         domain_label(domain) + "'; hone reads " +
                         std::to_string(range->second.first) + " to " + std::to_string(newest));
-      if (op.version() > range->second.second) c.beyond_schemas.insert(domain);
     }
     c.opsets[domain] = op.version();
   }
