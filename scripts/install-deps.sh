@@ -26,6 +26,7 @@ TEST_PACKAGES=(
   libonnx-testdata python3-pytest
   nodejs npm
   chromium
+  python3-torch python3-torchvision python3-onnx
 )
 case "${1:-}" in
   --tests) PACKAGES+=("${TEST_PACKAGES[@]}") ;;

@@ -1,0 +1,218 @@
+"""The zoo's models: what each is, how it is built (random weights, seeded),
+its inputs and their seeded values, the points (batch, sequence length) it
+runs at, and the export by either PyTorch exporter. zoo.py stamps each export
+with the SHA-256 of this file and models.py: change either and every model is
+exported again, and its pinned hash must match or be re-pinned.
+"""
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+TORCHSCRIPT_OPSET = 17
+DYNAMO_OPSET = 18
+
+
+def tv(builder, **kw):
+    """A torchvision builder with random weights (weights=None)."""
+    def build():
+        import torchvision
+        fn = getattr(torchvision.models, builder, None) or getattr(torchvision.models.segmentation, builder)
+        return fn(weights=None, **kw)
+    return build
+
+
+def custom(cls, **kw):
+    def build():
+        sys.path.insert(0, str(HERE))
+        import models
+        return getattr(models, cls)(**kw)
+    return build
+
+
+def vit_tiny():
+    import torchvision
+    # DeiT-tiny's width (192, 3 heads) at 4 layers: the ViT family at CI size.
+    return torchvision.models.VisionTransformer(image_size=224, patch_size=16, num_layers=4, num_heads=3,
+                                                hidden_dim=192, mlp_dim=768, num_classes=1000)
+
+
+def image_model(name, build, family, size=224, outputs=("logits",), heavy=False, note=""):
+    return dict(name=name, family=family, build=build, heavy=heavy, note=note,
+                inputs=[dict(name="pixels", dtype="float32", shape=["batch", 3, size, size], gen="normal")],
+                outputs=list(outputs), seqs=[None])
+
+
+def text_model(name, build, family, inputs, outputs, seqs, note=""):
+    return dict(name=name, family=family, build=build, heavy=False, note=note,
+                inputs=inputs, outputs=list(outputs), seqs=list(seqs))
+
+
+IDS = dict(name="input_ids", dtype="int64", shape=["batch", "seq"], gen="ids", vocab=1000)
+MASK = dict(name="attention_mask", dtype="int64", shape=["batch", "seq"], gen="mask")
+TYPES = dict(name="token_type_ids", dtype="int64", shape=["batch", "seq"], gen="types")
+
+MODELS = [
+    # torchvision image classification
+    image_model("resnet18", tv("resnet18"), "torchvision classification"),
+    image_model("resnet50", tv("resnet50"), "torchvision classification"),
+    image_model("resnext50_32x4d", tv("resnext50_32x4d"), "torchvision classification"),
+    image_model("wide_resnet50_2", tv("wide_resnet50_2"), "torchvision classification", heavy=True),
+    image_model("alexnet", tv("alexnet"), "torchvision classification"),
+    image_model("vgg11_bn", tv("vgg11_bn"), "torchvision classification", heavy=True),
+    image_model("mobilenet_v2", tv("mobilenet_v2"), "torchvision classification"),
+    image_model("mobilenet_v3_small", tv("mobilenet_v3_small"), "torchvision classification"),
+    image_model("mobilenet_v3_large", tv("mobilenet_v3_large"), "torchvision classification"),
+    image_model("efficientnet_b0", tv("efficientnet_b0"), "torchvision classification"),
+    image_model("efficientnet_v2_s", tv("efficientnet_v2_s"), "torchvision classification", size=224),
+    image_model("regnet_y_400mf", tv("regnet_y_400mf"), "torchvision classification"),
+    image_model("regnet_x_400mf", tv("regnet_x_400mf"), "torchvision classification"),
+    image_model("densenet121", tv("densenet121"), "torchvision classification"),
+    image_model("squeezenet1_1", tv("squeezenet1_1"), "torchvision classification"),
+    image_model("shufflenet_v2_x1_0", tv("shufflenet_v2_x1_0"), "torchvision classification"),
+    image_model("mnasnet1_0", tv("mnasnet1_0"), "torchvision classification"),
+    image_model("googlenet", tv("googlenet", aux_logits=False, init_weights=True), "torchvision classification"),
+    image_model("inception_v3", tv("inception_v3", aux_logits=False, init_weights=True),
+                "torchvision classification", size=299, heavy=True),
+    image_model("convnext_tiny", tv("convnext_tiny"), "torchvision classification"),
+    # vision transformers
+    image_model("vit_tiny", vit_tiny, "vision transformer",
+                note="torchvision's VisionTransformer at DeiT-tiny width, 4 layers"),
+    image_model("vit_b_16", tv("vit_b_16"), "vision transformer", heavy=True),
+    image_model("swin_t", tv("swin_t"), "vision transformer"),
+    image_model("maxvit_t", tv("maxvit_t"), "vision transformer", heavy=True),
+    # torchvision segmentation (outputs 'out' only: aux_loss off)
+    image_model("deeplabv3_mobilenet_v3_large", tv("deeplabv3_mobilenet_v3_large"), "torchvision segmentation",
+                outputs=("out",)),
+    image_model("lraspp_mobilenet_v3_large", tv("lraspp_mobilenet_v3_large"), "torchvision segmentation",
+                outputs=("out",)),
+    image_model("fcn_resnet50", tv("fcn_resnet50"), "torchvision segmentation", size=160, outputs=("out",),
+                heavy=True, note="160x160: its dilated ResNet-50 keeps stride 8, 4x the work of resnet50"),
+    image_model("deeplabv3_resnet50", tv("deeplabv3_resnet50"), "torchvision segmentation", size=160,
+                outputs=("out",), heavy=True, note="160x160, as fcn_resnet50"),
+    # transformers' encoders and decoders, written in models.py
+    text_model("bert_encoder", custom("BertEncoder"), "transformer encoder", [IDS, MASK, TYPES],
+               ("last_hidden_state", "pooler_output"), (16, 128)),
+    text_model("t5_encoder", custom("T5Encoder"), "transformer encoder", [IDS, MASK], ("last_hidden_state",),
+               (16, 128)),
+    text_model("gpt2_decoder", custom("Gpt2Decoder"), "transformer decoder", [IDS], ("logits",), (16, 128)),
+    text_model("llama_decoder", custom("LlamaDecoder"), "transformer decoder", [IDS], ("logits",), (16, 128)),
+    text_model("whisper_encoder", custom("WhisperEncoder"), "audio transformer encoder",
+               [dict(name="input_features", dtype="float32", shape=["batch", 80, "seq"], gen="normal")],
+               ("last_hidden_state",), (200, 400), note="seq is mel frames (2 s and 4 s of audio)"),
+    text_model("lstm_tagger", custom("LstmTagger"), "recurrent", [IDS], ("tags",), (16, 128)),
+    text_model("gru_kws", custom("GruClassifier"), "recurrent",
+               [dict(name="features", dtype="float32", shape=["batch", 40, "seq"], gen="normal")],
+               ("logits",), (49, 98), note="seq is 10 ms frames (0.5 s and 1 s)"),
+]
+BY_NAME = {m["name"]: m for m in MODELS}
+
+
+def points(model, batches):
+    """[(tag, {dim: value})] for the batch sizes asked, every sequence length.
+    Batch 1 runs in CI; larger ones when asked (HONE_ZOO_BATCHES=1,32), and on
+    a model marked heavy only with HONE_ZOO_HEAVY_BATCHES=1."""
+    out = []
+    for b in batches:
+        if model["heavy"] and b != 1 and os.environ.get("HONE_ZOO_HEAVY_BATCHES") != "1":
+            continue
+        for s in model["seqs"]:
+            dims = {"batch": b}
+            if s is not None:
+                dims["seq"] = s
+            out.append(("b%d" % b + ("" if s is None else "_s%d" % s), dims))
+    return out
+
+
+def seed_of(text):
+    return int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "little")
+
+
+def make_inputs(model, dims, seed):
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    arrays = []
+    for spec in model["inputs"]:
+        shape = [dims[d] if isinstance(d, str) else d for d in spec["shape"]]
+        if spec["gen"] == "normal":
+            a = rng.standard_normal(shape).astype(np.float32)
+        elif spec["gen"] == "ids":
+            a = rng.integers(0, spec["vocab"], size=shape, dtype=np.int64)
+        elif spec["gen"] == "types":  # segment A then segment B, split at a random point per row
+            a = np.zeros(shape, np.int64)
+            for r in range(shape[0]):
+                a[r, rng.integers(1, shape[1]):] = 1
+        elif spec["gen"] == "mask":  # each row padded after a random length of at least half
+            a = np.zeros(shape, np.int64)
+            for r in range(shape[0]):
+                a[r, : rng.integers(max(1, shape[1] // 2), shape[1] + 1)] = 1
+        else:
+            raise ValueError(spec["gen"])
+        arrays.append(a)
+    return arrays
+
+
+def build_model(model):
+    import torch
+    torch.manual_seed(seed_of(model["name"]))
+    m = model["build"]()
+    m.eval()
+    return m
+
+
+def torch_version_tuple():
+    import torch
+    return tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+
+
+def export(model, module, example, path, exporter):
+    import torch
+    names = [x["name"] for x in model["inputs"]]
+    if exporter == "torchscript":
+        kw = {}
+        if torch_version_tuple() >= (2, 5):
+            kw["dynamo"] = False  # torch >= 2.9 makes dynamo the default
+        dynamic_axes = {x["name"]: {i: d for i, d in enumerate(x["shape"]) if isinstance(d, str)}
+                        for x in model["inputs"]}
+        for o in model["outputs"]:
+            dynamic_axes[o] = {0: "batch"}
+        # Not under torch.no_grad(): there torch 1.13's nn.MultiheadAttention
+        # takes its fused fast path (aten::_native_multi_head_attention), which
+        # the TorchScript exporter cannot export (vit_b_16, whisper_encoder).
+        torch.onnx.export(module, tuple(example), str(path), input_names=names,
+                          output_names=model["outputs"], dynamic_axes=dynamic_axes,
+                          opset_version=TORCHSCRIPT_OPSET, do_constant_folding=True, **kw)
+    elif exporter == "dynamo":
+        if torch_version_tuple() < (2, 5):
+            raise RuntimeError("the dynamo exporter needs torch >= 2.5 (this is %s)" % torch.__version__)
+        from torch.export import Dim
+        dims = {"batch": Dim("batch", min=1, max=1024), "seq": Dim("seq", min=2, max=4096)}
+        dynamic_shapes = {x["name"]: {i: dims[d] for i, d in enumerate(x["shape"]) if isinstance(d, str)}
+                          for x in model["inputs"]}
+        prog = torch.onnx.export(module, tuple(example), input_names=names, output_names=model["outputs"],
+                                 dynamic_shapes=dynamic_shapes, opset_version=DYNAMO_OPSET, dynamo=True,
+                                 external_data=False)
+        prog.save(str(path), external_data=False)
+    else:
+        raise ValueError("exporter is torchscript or dynamo, not '%s'" % exporter)
+
+
+def save_npy(folder, prefix, arrays):
+    import numpy as np
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, a in enumerate(arrays):
+        np.save(folder / ("%s_%d.npy" % (prefix, i)), np.ascontiguousarray(a))
+
+
+def torch_outputs(module, arrays):
+    import torch
+    with torch.no_grad():
+        out = module(*[torch.from_numpy(a) for a in arrays])
+    if isinstance(out, dict):
+        out = [out[k] for k in out]
+    elif not isinstance(out, (tuple, list)):
+        out = [out]
+    return [o.detach().numpy() for o in out]
+
+
