@@ -151,8 +151,10 @@ Result<void> attention(KernelContext& ctx) {
     mask = to_doubles(m);
   }
 
+  // Default 1/sqrt(head_size); an empty head makes every score 0 whatever the scale.
   const double scale = node.has_attr("scale") ? node.attr_float("scale", 1.0f)
-                                              : 1.0 / std::sqrt(static_cast<double>(D));
+                       : D > 0                ? 1.0 / std::sqrt(static_cast<double>(D))
+                                              : 1.0;
   const double sqrt_scale = std::sqrt(scale);
   const double softcap = node.attr_float("softcap", 0.0f);
   const bool causal = node.attr_int("is_causal", 0) != 0;

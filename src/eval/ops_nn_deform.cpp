@@ -44,9 +44,16 @@ Result<void> col2im(KernelContext& ctx) {
                     ": dim 1 must be a multiple of prod(block_shape) " + std::to_string(kprod));
   std::vector<int64_t> blocks(sp);
   for (size_t d = 0; d < sp; ++d) {
-    if (strides[d] <= 0 || dil[d] <= 0)
-      return fail(ErrorCode::kInvalidArgument, "Col2Im strides and dilations must be positive");
+    if (strides[d] <= 0 || dil[d] <= 0 || block[d] <= 0 || image[d] < 0 || pads[d] < 0 ||
+        pads[d + sp] < 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Col2Im needs positive strides, dilations and block_shape, and non-negative "
+                  "image_shape and pads");
     blocks[d] = (image[d] + pads[d] + pads[d + sp] - dil[d] * (block[d] - 1) - 1) / strides[d] + 1;
+    if (blocks[d] <= 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Col2Im block_shape " + block_t->describe() + " does not fit image_shape " +
+                      image_t->describe() + " on dim " + std::to_string(d));
   }
   if (product(blocks) != x->dim(2))
     return fail(ErrorCode::kInvalidArgument,
@@ -125,6 +132,9 @@ Result<void> deform_conv(KernelContext& ctx) {
   HONE_TRY(const auto dil, spatial_attr(node, "dilations", 2, 1, "DeformConv"));
   HONE_TRY(const auto strides, spatial_attr(node, "strides", 2, 1, "DeformConv"));
   HONE_TRY(const auto pads, spatial_attr(node, "pads", 4, 0, "DeformConv"));
+  for (int64_t v : {strides[0], strides[1], dil[0], dil[1]})
+    if (v <= 0)
+      return fail(ErrorCode::kInvalidArgument, "DeformConv strides and dilations must be positive");
   const int64_t OH = (H + pads[0] + pads[2] - dil[0] * (kh - 1) - 1) / strides[0] + 1;
   const int64_t OW = (W + pads[1] + pads[3] - dil[1] * (kw - 1) - 1) / strides[1] + 1;
   const int64_t taps = kh * kw;

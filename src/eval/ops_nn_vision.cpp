@@ -386,6 +386,10 @@ Result<void> affine_grid(KernelContext& ctx) {
     return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(len);
   };
   const std::vector<int64_t> dims(size.begin() + 2, size.end());  // (D,) H, W
+  for (int64_t d : dims)
+    if (d < 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  "AffineGrid size " + size_t_->describe() + " has a negative dim");
   const int64_t points = product(dims);
   const HostVector<double> theta = to_doubles(*theta_t);
   HostVector<double> out(static_cast<size_t>(n * points * sp));
