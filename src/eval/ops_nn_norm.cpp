@@ -1,6 +1,6 @@
 // Normalizations: BatchNormalization (inference), InstanceNormalization,
 // LayerNormalization, RMSNormalization, GroupNormalization, LRN,
-// MeanVarianceNormalization.
+// MeanVarianceNormalization, LpNormalization.
 // Statistics are accumulated in double, two-pass (mean, then squared
 // deviations), and each output is rounded once to its dtype.
 #include <algorithm>
@@ -312,9 +312,41 @@ Result<void> mean_variance_norm(KernelContext& ctx) {
   return {};
 }
 
+/// LpNormalization: x / ||x||_p along `axis` (p 1 or 2); a zero norm gives 0.
+Result<void> lp_norm(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  const Node& node = ctx.node();
+  const int64_t rank = static_cast<int64_t>(x->rank());
+  if (rank == 0)
+    return fail(ErrorCode::kInvalidArgument, "LpNormalization input must not be a scalar");
+  HONE_TRY(const int64_t axis,
+           normalize_axis(node.attr_int("axis", -1), rank, "LpNormalization axis"));
+  const int64_t p = node.attr_int("p", 2);
+  if (p != 1 && p != 2)
+    return fail(ErrorCode::kInvalidArgument,
+                "LpNormalization p must be 1 or 2, got " + std::to_string(p));
+  const int64_t len = x->dim(axis), inner = product(x->shape(), static_cast<size_t>(axis) + 1);
+  const int64_t outer = len * inner > 0 ? x->numel() / (len * inner) : 0;
+  HostVector<double> v = to_doubles(*x);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      double* base = v.data() + o * len * inner + i;
+      double norm = 0.0;
+      for (int64_t k = 0; k < len; ++k)
+        norm += p == 1 ? std::fabs(base[k * inner]) : base[k * inner] * base[k * inner];
+      if (p == 2) norm = std::sqrt(norm);
+      for (int64_t k = 0; k < len; ++k)
+        base[k * inner] = norm != 0.0 ? base[k * inner] / norm : 0.0;
+    }
+  HONE_TRY(Tensor y, to_tensor(x->dtype(), x->shape(), v));
+  ctx.set_output(0, std::move(y));
+  return {};
+}
+
 }  // namespace
 
 void register_norm_ops(OpRegistry& r) {
+  r.add("LpNormalization", lp_norm);
   r.add("BatchNormalization", batch_norm);
   r.add("InstanceNormalization", instance_norm);
   r.add("LayerNormalization", layer_norm);

@@ -1,6 +1,7 @@
-// Vision ops: RoiAlign, GridSample, AffineGrid, NonMaxSuppression.
+// Vision ops: RoiAlign, MaxRoiPool, GridSample, AffineGrid, NonMaxSuppression.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "eval/kernel_util.h"
@@ -355,6 +356,69 @@ Result<void> non_max_suppression(KernelContext& ctx) {
   return {};
 }
 
+// --- MaxRoiPool -------------------------------------------------------------------
+
+/// MaxRoiPool (Fast R-CNN RoI pooling): each RoI [batch, x1, y1, x2, y2],
+/// scaled and rounded to pixels, is split into pooled_shape bins and each bin
+/// gives its maximum (0 for an empty bin), as ONNX Runtime computes it.
+Result<void> max_roi_pool(KernelContext& ctx) {
+  HONE_TRY(const Tensor* x, ctx.tensor(0));
+  HONE_TRY(const Tensor* rois_t, ctx.tensor(1));
+  const Node& node = ctx.node();
+  if (x->rank() != 4 || rois_t->rank() != 2 || rois_t->dim(1) != 5)
+    return fail(ErrorCode::kInvalidArgument,
+                "MaxRoiPool needs X [N, C, H, W] and rois [R, 5], got " + x->describe() + " and " +
+                    rois_t->describe());
+  const std::vector<int64_t> pooled = node.attr_ints("pooled_shape");
+  if (pooled.size() != 2 || pooled[0] <= 0 || pooled[1] <= 0)
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "MaxRoiPool needs pooled_shape of two positive values, got " + list_to_string(pooled));
+  const double scale = node.attr_float("spatial_scale", 1.0f);
+  const int64_t N = x->dim(0), C = x->dim(1), H = x->dim(2), W = x->dim(3), R = rois_t->dim(0);
+  const int64_t ph_n = pooled[0], pw_n = pooled[1];
+  const HostVector<double> xv = to_doubles(*x), rois = to_doubles(*rois_t);
+  HostVector<double> out(static_cast<size_t>(R * C * ph_n * pw_n), 0.0);
+  for (int64_t r = 0; r < R; ++r) {
+    const double* roi = rois.data() + r * 5;
+    const int64_t b = static_cast<int64_t>(roi[0]);
+    if (b < 0 || b >= N)
+      return fail(ErrorCode::kInvalidArgument, "MaxRoiPool RoI " + std::to_string(r) +
+                                                   " has batch index " + std::to_string(b) +
+                                                   " outside [0, " + std::to_string(N) + ")");
+    const int64_t x1 = static_cast<int64_t>(std::round(roi[1] * scale));
+    const int64_t y1 = static_cast<int64_t>(std::round(roi[2] * scale));
+    const int64_t x2 = static_cast<int64_t>(std::round(roi[3] * scale));
+    const int64_t y2 = static_cast<int64_t>(std::round(roi[4] * scale));
+    const double bin_h =
+        static_cast<double>(std::max<int64_t>(y2 - y1 + 1, 1)) / static_cast<double>(ph_n);
+    const double bin_w =
+        static_cast<double>(std::max<int64_t>(x2 - x1 + 1, 1)) / static_cast<double>(pw_n);
+    for (int64_t c = 0; c < C; ++c) {
+      const double* plane = xv.data() + (b * C + c) * H * W;
+      for (int64_t ph = 0; ph < ph_n; ++ph)
+        for (int64_t pw = 0; pw < pw_n; ++pw) {
+          auto clamp_to = [](int64_t v, int64_t hi) {
+            return std::min(std::max<int64_t>(v, 0), hi);
+          };
+          const int64_t hs = clamp_to(static_cast<int64_t>(std::floor(ph * bin_h)) + y1, H);
+          const int64_t he = clamp_to(static_cast<int64_t>(std::ceil((ph + 1) * bin_h)) + y1, H);
+          const int64_t ws = clamp_to(static_cast<int64_t>(std::floor(pw * bin_w)) + x1, W);
+          const int64_t we = clamp_to(static_cast<int64_t>(std::ceil((pw + 1) * bin_w)) + x1, W);
+          double m = 0.0;
+          if (he > hs && we > ws) {
+            m = -std::numeric_limits<double>::infinity();
+            for (int64_t h = hs; h < he; ++h)
+              for (int64_t w = ws; w < we; ++w) m = std::max(m, plane[h * W + w]);
+          }
+          out[static_cast<size_t>(((r * C + c) * ph_n + ph) * pw_n + pw)] = m;
+        }
+    }
+  }
+  ctx.set_output(0, from_doubles(x->dtype(), {R, C, ph_n, pw_n}, out));
+  return {};
+}
+
 // --- AffineGrid -------------------------------------------------------------------
 
 /// AffineGrid-20: the sampling grid GridSample reads, theta (N, 2, 3) or
@@ -422,6 +486,7 @@ Result<void> affine_grid(KernelContext& ctx) {
 
 void register_vision_ops(OpRegistry& r) {
   r.add("AffineGrid", affine_grid);
+  r.add("MaxRoiPool", max_roi_pool);
   r.add("RoiAlign", roi_align);
   r.add("GridSample", grid_sample);
   r.add("NonMaxSuppression", non_max_suppression);

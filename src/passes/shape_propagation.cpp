@@ -19,7 +19,8 @@ const std::set<std::string>& same_shape_ops() {
       "HardSigmoid", "Reciprocal", "Softplus", "Mish", "Sin", "Cos", "Floor", "Ceil", "Round",
       "BatchNormalization", "LayerNormalization", "InstanceNormalization", "Dropout", "Not", "Sign",
       // opsets 23-26
-      "Swish", "RMSNormalization", "RotaryEmbedding", "TensorScatter", "CumProd"};
+      "Swish", "RMSNormalization", "RotaryEmbedding", "TensorScatter", "CumProd",
+      "LpNormalization"};
   return k;
 }
 
@@ -256,6 +257,14 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     std::vector<Dim> out{(*x)[0], (*w)[0]};
     out.insert(out.end(), off->dims().begin() + 2, off->dims().end());
     return Shape(std::move(out));
+  }
+  if (op == "MaxRoiPool") {  // [num_rois, C, pooled_shape...]
+    const Shape* x = shape_of(0);
+    const Shape* rois = shape_of(1);
+    const std::vector<int64_t> pooled = n.attr_ints("pooled_shape");
+    if (!x || !rois || x->rank() != 4 || rois->rank() != 2 || pooled.size() != 2)
+      return std::nullopt;
+    return Shape{(*rois)[0], (*x)[1], pooled[0], pooled[1]};
   }
   if (op == "Col2Im") {  // [N, C / prod(block_shape), image_shape...]
     const Shape* x = shape_of(0);

@@ -151,3 +151,31 @@ deform_conv("deform_conv19_dilations", (1, 1, 7, 7), (2, 1, 2, 2), dilations=[2,
 deform_conv("deform_conv19_group", (1, 4, 5, 5), (4, 2, 2, 2), group=2, bias=True)
 deform_conv("deform_conv19_offset_group", (1, 4, 4, 4), (2, 4, 2, 2), offset_group=2, mask=True)
 deform_conv("deform_conv22_basic", (1, 2, 4, 5), (2, 2, 2, 3), opset=22, bias=True)
+
+
+# LpNormalization-22 and MaxRoiPool-22 (22 only adds types; hone had neither)
+def lp_norm(name, x, **attrs):
+    case(name, "LpNormalization", 22, [("input", x)], [("output", F)], attrs)
+
+
+r = rng("lp_norm")
+lp_norm("lp_normalization22_p2", r.standard_normal((3, 5)).astype(np.float32))
+lp_norm("lp_normalization22_p1_axis0", r.standard_normal((4, 3, 2)).astype(np.float32), p=1, axis=0)
+lp_norm("lp_normalization22_zero_row", np.array([[0, 0, 0], [1, -2, 2]], np.float32), axis=1)
+
+
+def max_roi_pool(name, x_shape, rois, pooled, scale=None):
+    r = rng(name)
+    x = r.standard_normal(x_shape).astype(np.float32)
+    attrs = {"pooled_shape": pooled}
+    if scale is not None:
+        attrs["spatial_scale"] = scale
+    # ONNX Runtime 1.30 implements MaxRoiPool-1 only (not the -22 that adds
+    # bfloat16), so the models import opset 21.
+    case(name, "MaxRoiPool", 21, [("X", x), ("rois", np.array(rois, np.float32))], [("Y", F)], attrs)
+
+
+max_roi_pool("max_roi_pool1", (1, 2, 6, 6), [[0, 0, 0, 3, 3], [0, 1, 2, 5, 4]], [2, 2])
+max_roi_pool("max_roi_pool1_scale", (2, 1, 8, 8), [[1, 2, 3, 10, 13], [0, 0.4, 1.6, 6.2, 9]],
+             [3, 2], scale=0.5)
+max_roi_pool("max_roi_pool1_outside", (1, 1, 5, 5), [[0, 3, 3, 9, 9], [0, 0, 0, 0, 0]], [2, 3])
