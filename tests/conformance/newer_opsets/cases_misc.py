@@ -179,3 +179,43 @@ max_roi_pool("max_roi_pool1", (1, 2, 6, 6), [[0, 0, 0, 3, 3], [0, 1, 2, 5, 4]], 
 max_roi_pool("max_roi_pool1_scale", (2, 1, 8, 8), [[1, 2, 3, 10, 13], [0, 0.4, 1.6, 6.2, 9]],
              [3, 2], scale=0.5)
 max_roi_pool("max_roi_pool1_outside", (1, 1, 5, 5), [[0, 3, 3, 9, 9], [0, 0, 0, 0, 0]], [2, 3])
+
+
+# Other element types of the new ops
+r = rng("dtypes")
+D = TensorProto.DOUBLE
+H = TensorProto.FLOAT16
+case("rms_norm23_f64", "RMSNormalization", 23,
+     [("X", r.standard_normal((2, 5))), ("scale", r.standard_normal(5))], [("Y", D)])
+case("rotary23_f16", "RotaryEmbedding", 23,
+     [("X", r.standard_normal((1, 2, 3, 4)).astype(np.float16)),
+      ("cos_cache", np.cos(r.random((1, 3, 2)) * 6).astype(np.float16)),
+      ("sin_cache", np.sin(r.random((1, 3, 2)) * 6).astype(np.float16))], [("Y", H)])
+case("cumprod26_f16", "CumProd", 26,
+     [("x", (r.random((2, 4)) + 0.5).astype(np.float16)), ("axis", np.array(1, np.int64))],
+     [("y", H)])
+case("cumprod26_uint64", "CumProd", 26,
+     [("x", r.integers(0, 5, (6,)).astype(np.uint64)), ("axis", np.array(0, np.int32))],
+     [("y", TensorProto.UINT64)])
+case("tensor_scatter24_int64", "TensorScatter", 24,
+     [("past_cache", r.integers(-9, 9, (2, 4, 3)).astype(np.int64)),
+      ("update", r.integers(-9, 9, (2, 1, 3)).astype(np.int64)),
+      ("write_indices", np.array([3, 0], np.int64))], [("present_cache", TensorProto.INT64)])
+case("tensor_scatter24_f16_circular", "TensorScatter", 24,
+     [("past_cache", r.standard_normal((1, 2, 3, 2)).astype(np.float16)),
+      ("update", r.standard_normal((1, 2, 2, 2)).astype(np.float16)),
+      ("write_indices", np.array([2], np.int64))], [("present_cache", H)], {"mode": "circular"})
+case("affine_grid20_f64", "AffineGrid", 20,
+     [("theta", r.standard_normal((1, 2, 3))), ("size", np.array([1, 1, 3, 2], np.int64))],
+     [("grid", D)])
+case("center_crop_pad18_bool", "CenterCropPad", 18,
+     [("input_data", r.random((3, 4)) > 0.5), ("shape", np.array([5, 2], np.int64))],
+     [("output_data", TensorProto.BOOL)])
+case("deform_conv19_f64", "DeformConv", 19,
+     [("X", r.standard_normal((1, 1, 4, 4))), ("W", r.standard_normal((1, 1, 2, 2))),
+      ("offset", r.standard_normal((1, 8, 3, 3)))], [("Y", D)])
+case("swish24_f64", "Swish", 24, [("X", r.standard_normal((2, 3)) * 3)], [("Y", D)],
+     {"alpha": 0.7})
+case("attention23_f64", "Attention", 23,
+     [("Q", r.standard_normal((1, 2, 3, 4))), ("K", r.standard_normal((1, 2, 4, 4))),
+      ("V", r.standard_normal((1, 2, 4, 4)))], [("Y", D)], {"is_causal": 1})
