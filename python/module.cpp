@@ -124,6 +124,8 @@ Model tune_model(py::handle model, py::handle samples, const std::string& strate
   Keep keep;
   std::vector<Sample> list;
   if (samples.is_none()) {
+    // Unbounded dims get assumed bounds (logged), as `hone tune` gives them.
+    (void)assume_unbounded_dims(graph, o.dims);
     list = unwrap(random_samples(graph, o.dims, batch_sizes, seed));
   } else {
     for (py::handle s : samples) list.push_back(sample_of(s, graph, keep));

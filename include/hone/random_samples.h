@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -33,6 +34,30 @@ namespace hone {
 /// The name of `g`'s batch dim as its inputs spell it: the symbolic leading
 /// dim of the first input that has one ("" when none does).
 std::string leading_symbol(const Graph& g);
+
+/// A symbolic input dim that neither a sample nor a declaration bounds, and
+/// the bounds hone assumed for it.
+struct AssumedDim {
+  DimDeclaration declaration;  ///< dynamic, 1:opt:max
+  /// The largest size the graph's own shapes take (a 512-row position table
+  /// gives 512); unset when nothing in the graph bounds the dim.
+  std::optional<int64_t> graph_limit;
+  /// What to tell the user: the bounds, where they come from, how to set them.
+  std::string describe() const;
+};
+
+/// Sizes assumed for an unbounded dim: max kAssumedDimMax, or the graph's
+/// limit when lower, and opt kAssumedDimOpt, or max when lower.
+inline constexpr int64_t kAssumedDimMax = 512;
+inline constexpr int64_t kAssumedDimOpt = 128;
+
+/// For each symbolic dim of `g`'s tensor inputs other than the batch dim
+/// (leading_symbol) that `dims` does not declare, a dynamic declaration
+/// 1:opt:max (the sizes above, bounded by what the graph's shapes take:
+/// passes' largest fitting size), appended to `dims` and returned, so
+/// tuning without samples covers real inputs instead of fixing the dim at 1.
+/// Each is logged at warning level (describe()), before any tuning output.
+std::vector<AssumedDim> assume_unbounded_dims(const Graph& g, std::vector<DimDeclaration>& dims);
 
 /// One random sample per batch size, so tuning can learn the batch axis.
 /// When `batch_sizes` is empty and the graph has a batch dim it becomes the

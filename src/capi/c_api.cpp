@@ -190,6 +190,8 @@ hone_status hone_tune(const char* onnx_path, const hone_tune_options* options, h
     if (!graph) return set_error(graph.error());
     const uint64_t seed = o.seed == 0 ? 1 : o.seed;
     std::vector<int64_t> batch_sizes;
+    // Unbounded dims get assumed bounds (logged), as `hone tune` gives them.
+    (void)hone::assume_unbounded_dims(*graph, opts.dims);
     auto samples = hone::random_samples(*graph, opts.dims, batch_sizes, seed);
     if (!samples) return set_error(samples.error());
     opts.batch_sizes = batch_sizes;

@@ -5,6 +5,7 @@
 #include <variant>
 
 #include "hone/passes.h"
+#include "ops/broadcast.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -114,11 +115,9 @@ int shapes_by_evaluation(Graph& s) {
   return filled;
 }
 
-}  // namespace
-
-std::map<std::string, int64_t> derive_dim_bounds(
-    const Graph& g, const std::map<std::string, int64_t>& input_bounds) {
-  std::map<std::string, int64_t> out;
+/// `g` specialised to `input_bounds` with its shapes worked out as far as
+/// folding, propagation and stand-in evaluation go.
+Graph fold_at(const Graph& g, const std::map<std::string, int64_t>& input_bounds) {
   // Shapes become constants, constants fold, and what they feed gets a static
   // shape; each round can open the next (a Reshape's shape needs the Concat
   // folded before the Shape after it folds), so go until nothing changes.
@@ -135,6 +134,63 @@ std::map<std::string, int64_t> derive_dim_bounds(
     for (int f = 1; f > 0; filled += f) f = propagate_shapes(s) + shapes_by_evaluation(s);
     if (st.folded == 0 && filled == 0) break;
   }
+  return s;
+}
+
+std::vector<int64_t> static_dims(const Value& v) {
+  std::vector<int64_t> dims;
+  for (const Dim& d : v.shape->dims()) dims.push_back(d.value());
+  return dims;
+}
+
+/// Whether the folded graph contradicts itself: a node whose inputs are all
+/// constants fails on the interpreter with an invalid argument (a Gather of
+/// a position table past its last row, a Reshape to a size it cannot take),
+/// an element-wise op's static input shapes do not broadcast, or a MatMul's
+/// static inner dims differ (a sequence longer than a table it is added to,
+/// an image whose patch count a weight fixes).
+bool contradicts_itself(const Graph& s) {
+  constexpr size_t kMaxEvaluatedBytes = size_t{16} << 20;
+  for (const Node& n : s.nodes()) {
+    bool all_constant = !n.inputs.empty(), all_static = true;
+    size_t bytes = 0;
+    std::vector<std::vector<int64_t>> shapes;
+    std::map<ValueId, Tensor> known;
+    for (ValueId v : n.inputs) {
+      if (v < 0) continue;
+      const Value& val = s.value(v);
+      if (val.initializer) {
+        bytes += val.initializer->nbytes();
+        known.emplace(v, *val.initializer);
+      } else {
+        all_constant = false;
+      }
+      if (val.kind != ValueKind::kTensor || !val.shape || !val.shape->is_static())
+        all_static = false;
+      else
+        shapes.push_back(static_dims(val));
+    }
+    if (all_constant && bytes <= kMaxEvaluatedBytes && !shape_depends_on_data(n)) {
+      auto outs = evaluate_node(s, n, known);
+      if (!outs && outs.error().code() == ErrorCode::kInvalidArgument) return true;
+    }
+    if (!all_static || shapes.size() < 2) continue;
+    if (broadcasts(n.op_type) && !ops::broadcast_shapes(shapes)) return true;
+    if (n.op_type == "MatMul" && shapes[0].size() >= 1 && shapes[1].size() >= 1) {
+      const int64_t k_a = shapes[0].back();
+      const int64_t k_b = shapes[1].size() == 1 ? shapes[1][0] : shapes[1][shapes[1].size() - 2];
+      if (k_a != k_b) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> derive_dim_bounds(
+    const Graph& g, const std::map<std::string, int64_t>& input_bounds) {
+  std::map<std::string, int64_t> out;
+  const Graph s = fold_at(g, input_bounds);
   auto note = [&](const Dim& sym, const Dim& d) {
     if (!sym.is_symbolic() || !d.is_static()) return;
     int64_t& b = out.try_emplace(sym.symbol_name(), d.value()).first->second;
@@ -148,6 +204,34 @@ std::map<std::string, int64_t> derive_dim_bounds(
   }
   for (const auto& [name, bound] : input_bounds) out.try_emplace(name, bound);
   return out;
+}
+
+bool dims_fit(const Graph& g, const std::map<std::string, int64_t>& input_dims) {
+  return !contradicts_itself(fold_at(g, input_dims));
+}
+
+std::optional<int64_t> largest_fitting_dim(const Graph& g, std::map<std::string, int64_t> dims,
+                                           const std::string& symbol, int64_t limit) {
+  auto fits = [&](int64_t v) {
+    dims[symbol] = v;
+    return dims_fit(g, dims);
+  };
+  if (!fits(1)) return 0;
+  // Doubling finds a size that does not fit, halving the gap the last that does.
+  int64_t good = 1, bad = 0;
+  for (int64_t v = 2; bad == 0; v = std::min(v * 2, limit)) {
+    if (!fits(v)) {
+      bad = v;
+    } else {
+      good = v;
+      if (v >= limit) return std::nullopt;
+    }
+  }
+  while (bad - good > 1) {
+    const int64_t mid = good + (bad - good) / 2;
+    (fits(mid) ? good : bad) = mid;
+  }
+  return good;
 }
 
 }  // namespace hone::passes

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "hone/graph.h"
@@ -29,5 +30,20 @@ namespace hone::passes {
 /// a graph the passes cannot fold gives what propagation alone found.
 std::map<std::string, int64_t> derive_dim_bounds(
     const Graph& g, const std::map<std::string, int64_t>& input_bounds);
+
+/// Whether `g`'s shapes hold together with its input symbols at
+/// `input_dims`: false when, specialised and folded there, a node of constant
+/// inputs fails (a Gather past a table's last row), static shapes an
+/// element-wise op broadcasts clash, or a MatMul's inner dims differ.
+bool dims_fit(const Graph& g, const std::map<std::string, int64_t>& input_dims);
+
+/// The largest value of input symbol `symbol` (the others at `dims`) up to
+/// `limit` at which dims_fit holds, found by doubling then bisection (about
+/// 2 log2 of the answer folds of the graph): 512 for a text encoder whose
+/// position table has 512 rows. nullopt when every size up to `limit` fits
+/// (nothing in the graph bounds it); 0 when not even 1 fits (the graph fixes
+/// the dim to a size only a sample can tell).
+std::optional<int64_t> largest_fitting_dim(const Graph& g, std::map<std::string, int64_t> dims,
+                                           const std::string& symbol, int64_t limit);
 
 }  // namespace hone::passes

@@ -10,11 +10,17 @@
 //   if (g.value(v).shape && g.value(v).shape->rank() == 2) { ... }
 #pragma once
 
+#include <string>
+
 #include "hone/graph.h"
 
 namespace hone::passes {
 
 /// Returns how many values got a shape.
 int propagate_shapes(Graph& g);
+
+/// Whether `op_type` broadcasts its inputs the NumPy way (Add, Where, ...):
+/// the list propagation's rule for such ops reads.
+bool broadcasts(const std::string& op_type);
 
 }  // namespace hone::passes

@@ -1,6 +1,12 @@
 #include "hone/random_samples.h"
 
+#include <set>
 #include <utility>
+
+#include <fmt/core.h>
+
+#include "core/log.h"
+#include "passes/dim_bounds.h"
 
 namespace hone {
 
@@ -40,6 +46,56 @@ std::map<std::string, int64_t> declared_dims(const std::vector<DimDeclaration>& 
   for (const auto& d : decls)
     dims[d.name] = d.kind == DimSpec::Kind::kStatic ? d.size : d.bounds.opt;
   return dims;
+}
+
+std::string AssumedDim::describe() const {
+  const DimBounds& b = declaration.bounds;
+  const std::string where =
+      graph_limit ? fmt::format("the model's shapes take at most {}", *graph_limit)
+                  : fmt::format("nothing in the model bounds it; {} is hone's default", b.max);
+  return fmt::format(
+      "dim '{}' is not bounded by samples or --dim: assuming {}:{}:{} ({}); set it with --dim "
+      "{}=MIN:OPT:MAX",
+      declaration.name, b.min, b.opt, b.max, where, declaration.name);
+}
+
+std::vector<AssumedDim> assume_unbounded_dims(const Graph& g, std::vector<DimDeclaration>& dims) {
+  std::set<std::string> known;
+  for (const DimDeclaration& d : dims) known.insert(d.name);
+  known.insert(leading_symbol(g));
+  // The symbols in input order, each once; the others sit at their declared
+  // size (or opt) and the batch at 1 while one is probed.
+  std::vector<std::string> open;
+  for (ValueId id : g.inputs()) {
+    const Value& v = g.value(id);
+    if (v.kind != ValueKind::kTensor || !v.shape) continue;
+    for (const Dim& d : v.shape->dims())
+      if (d.is_symbolic() && known.insert(d.symbol_name()).second) open.push_back(d.symbol_name());
+  }
+  std::vector<AssumedDim> assumed;
+  if (open.empty()) return assumed;
+  std::map<std::string, int64_t> at = declared_dims(dims);
+  if (const std::string batch = leading_symbol(g); !batch.empty()) at.try_emplace(batch, 1);
+  for (const std::string& s : open) at[s] = 1;
+  for (const std::string& s : open) {
+    AssumedDim a;
+    a.declaration.name = s;
+    a.declaration.kind = DimSpec::Kind::kDynamic;
+    // Probed past the assumed max, so a limit the graph sets is reported as such.
+    constexpr int64_t kProbeLimit = 8192;
+    const std::optional<int64_t> limit = passes::largest_fitting_dim(g, at, s, kProbeLimit);
+    int64_t max = kAssumedDimMax;
+    if (limit && *limit > 0) {
+      a.graph_limit = *limit;
+      max = std::min(max, *limit);
+    }
+    a.declaration.bounds = {1, std::min(kAssumedDimOpt, max), max};
+    at[s] = a.declaration.bounds.opt;
+    HONE_LOG_WARN("{}", a.describe());
+    dims.push_back(a.declaration);
+    assumed.push_back(std::move(a));
+  }
+  return assumed;
 }
 
 Result<std::vector<Sample>> random_samples_with(const Graph& g, std::map<std::string, int64_t> dims,

@@ -116,7 +116,7 @@ class Progress {
 };
 
 /// Random samples when no --samples, as hone::random_samples() makes them
-/// (one per batch size, other symbolic dims at their declared opt, else 1),
+/// (one per batch size, other symbolic dims at their declared or assumed opt),
 /// with the values --shape, --fill and --range ask for.
 Result<std::vector<Sample>> random_samples(const Graph& g, const std::vector<DimDeclaration>& decls,
                                            const InputValueOptions& values,
@@ -166,6 +166,10 @@ int run_tune(TuneCliOptions& o) {
   if (sources > 1)
     return usage_error(
         "give one of --samples DIR, --inputs DIR, or --shape/--fill/--range for random samples");
+  // Without samples, a symbolic dim nobody bounds would be tuned at 1 alone and
+  // the package would refuse every real input: assume bounds (logged first).
+  if (sources == 0 || (o.values.any() && o.values.shapes.empty()))
+    (void)assume_unbounded_dims(*graph, opts.dims);
   Result<std::vector<Sample>> samples =
       !o.samples_dir.empty()  ? load_samples(o.samples_dir, *graph)
       : !o.inputs_dir.empty() ? one_sample(o.inputs_dir, *graph)
@@ -255,7 +259,9 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       "  mpirun -np 2 hone tune models/cnn.onnx -o cnn.hone   # ranks measure, rank 0 decides");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("-o,--output", o->output, "the package to write")->type_name("OUT.hone");
-  sub->add_option("--backends", o->backends, "candidates, comma-separated (default: every backend but the opt-in ones, such as select)")
+  sub->add_option(
+         "--backends", o->backends,
+         "candidates, comma-separated (default: every backend but the opt-in ones, such as select)")
       ->delimiter(',')
       ->type_name("A,B");
   sub->add_option("--strategy", o->strategy,

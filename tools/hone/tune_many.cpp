@@ -90,8 +90,9 @@ Result<Outcome> tune_one(const TuneManyOptions& o, const TuneOptions& base,
   const auto t0 = std::chrono::steady_clock::now();
   HONE_TRY(Graph graph, onnx::load_model(model));
   std::vector<int64_t> batch_sizes = o.batch_sizes;
-  HONE_TRY(auto samples, random_samples(graph, base.dims, batch_sizes, o.seed));
   TuneOptions opts = base;
+  (void)assume_unbounded_dims(graph, opts.dims);  // logged, as `hone tune` does
+  HONE_TRY(auto samples, random_samples(graph, opts.dims, batch_sizes, o.seed));
   opts.batch_sizes = batch_sizes;
   if (together) {
     opts.group = run.group();
