@@ -34,7 +34,7 @@ struct PartitionOptions {
 };
 
 struct Block {
-  bool on_backend = false;         // false: runs on the fallback
+  bool on_backend = false;  // false: runs on the fallback
   /// Set when the executor placed this block on another backend than the
   /// one that planned (per-op kernel selection): that backend's name.
   std::string placed_on;
@@ -56,9 +56,12 @@ struct Partition {
   /// How `graph` came about ("optimize: 64 -> 31 nodes in 3 rounds: ..."); empty without one.
   std::string notes;
   size_t nodes_on_backend() const;
-  /// "3 blocks: backend [12 nodes], fallback [Foo 'f1': no kernel], backend [7 nodes]"
+  /// "3 blocks: backend[12 nodes] fallback[1 node] backend[7 nodes]", then
+  /// fallback_summary() and one line per fallback node with its reason.
   /// `g` is the graph given to plan(); fallback names come from `graph` when set.
   std::string describe(const Graph& g) const;
+  /// "fallbacks by op: Split x12, Where, GatherND x2" (most first); "" without any.
+  std::string fallback_summary(const Graph& g) const;
 };
 
 /// `support` has one entry per node of `g` (same order as g.nodes()).

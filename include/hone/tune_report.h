@@ -78,6 +78,9 @@ struct TuneReport {
   std::string graph_hash;  // hex
   std::string strategy;    // Strategy::describe()
   std::string spec;        // GraphSpec::describe()
+  /// The inputs every candidate was measured at, one line per batch size
+  /// ("batch 8: ids i64[8,128]"): the dims the figures belong to.
+  std::vector<std::string> measured_inputs;
   int threads = 0;
   std::vector<int64_t> batch_sizes;
   double baseline_gate_percent = 1.0;

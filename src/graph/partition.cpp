@@ -1,6 +1,8 @@
 #include "hone/partition.h"
 
+#include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
 
 namespace hone {
@@ -18,9 +20,27 @@ std::string Partition::describe(const Graph& g) const {
     s += !b.on_backend ? " fallback[" : b.placed_on.empty() ? " backend[" : " " + b.placed_on + "[";
     s += std::to_string(b.nodes.size()) + (b.nodes.size() == 1 ? " node]" : " nodes]");
   }
+  if (fallbacks.empty()) return s;
+  s += "\n  " + fallback_summary(g);
   // Node ids refer to the planned (rewritten) graph when the backend made one.
   const Graph& planned = graph ? *graph : g;
-  for (const auto& [node, why] : fallbacks) s += "\n  fallback " + planned.node(node).describe() + ": " + why;
+  for (const auto& [node, why] : fallbacks)
+    s += "\n  fallback " + planned.node(node).describe() + ": " + why;
+  return s;
+}
+
+std::string Partition::fallback_summary(const Graph& g) const {
+  if (fallbacks.empty()) return "";
+  const Graph& planned = graph ? *graph : g;
+  std::map<std::string, int> count;
+  for (const auto& [node, why] : fallbacks) ++count[planned.node(node).op_type];
+  std::vector<std::pair<std::string, int>> ops(count.begin(), count.end());
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::string s = "fallbacks by op:";
+  for (size_t i = 0; i < ops.size(); ++i)
+    s += (i == 0 ? " " : ", ") + ops[i].first +
+         (ops[i].second > 1 ? " x" + std::to_string(ops[i].second) : "");
   return s;
 }
 
@@ -57,7 +77,8 @@ std::vector<NodeId> grouped_order(const Graph& g, const std::vector<bool>& side)
 }
 
 void fill_io(const Graph& g, Block& b, const std::vector<int>& block_of, int index,
-                   const std::vector<std::set<int>>& reader_blocks, const std::set<ValueId>& graph_outputs) {
+             const std::vector<std::set<int>>& reader_blocks,
+             const std::set<ValueId>& graph_outputs) {
   std::set<ValueId> seen_in, seen_const;
   for (NodeId n : b.nodes)
     for (ValueId v : g.reads_of(n)) {
@@ -72,7 +93,8 @@ void fill_io(const Graph& g, Block& b, const std::vector<int>& block_of, int ind
     for (ValueId v : g.node(n).outputs) {
       if (v == kNoValue || g.value(v).name.empty()) continue;
       const auto& readers = reader_blocks[v];
-      const bool read_elsewhere = readers.size() > 1 || (readers.size() == 1 && !readers.count(index));
+      const bool read_elsewhere =
+          readers.size() > 1 || (readers.size() == 1 && !readers.count(index));
       if (read_elsewhere || graph_outputs.count(v)) b.outputs.push_back(v);
     }
 }
@@ -92,7 +114,8 @@ Result<Partition> partition_graph(const Graph& g, const std::vector<NodeSupport>
     if (!side[i]) {
       if (options.require_full_compilation)
         return fail(ErrorCode::kUnsupported,
-                    "require_full_compilation is set, but node " + g.node(static_cast<NodeId>(i)).describe() +
+                    "require_full_compilation is set, but node " +
+                        g.node(static_cast<NodeId>(i)).describe() +
                         " cannot run on this backend: " + support[i].reason);
       p.fallbacks.emplace_back(static_cast<NodeId>(i), support[i].reason);
     }

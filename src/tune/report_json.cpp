@@ -255,6 +255,7 @@ std::string TuneReport::json() const {
       {"graph_hash", graph_hash},
       {"strategy", strategy},
       {"spec", spec},
+      {"measured_inputs", measured_inputs},
       {"threads", threads},
       {"batch_sizes", batch_sizes},
       {"baseline_gate_percent", baseline_gate_percent},
@@ -277,6 +278,7 @@ Result<TuneReport> TuneReport::from_json(std::string_view text) {
     r.graph_hash = j.value("graph_hash", "");
     r.strategy = j.value("strategy", "");
     r.spec = j.value("spec", "");
+    r.measured_inputs = j.value("measured_inputs", std::vector<std::string>{});
     r.threads = j.value("threads", 0);
     r.batch_sizes = j.value("batch_sizes", std::vector<int64_t>{});
     r.baseline_gate_percent = j.value("baseline_gate_percent", 1.0);

@@ -162,6 +162,41 @@ std::string check_basis(const std::vector<CandidateResult>& cands) {
   return "";
 }
 
+/// A partition as Partition::describe() writes it, split into its summary
+/// (the blocks line and the fallbacks-by-op line) and the per-node lines.
+std::pair<std::string, std::string> partition_summary(const std::string& partition) {
+  std::string blocks, by_op;
+  std::istringstream in(partition);
+  std::string line;
+  for (bool first = true; std::getline(in, line); first = false) {
+    if (first)
+      blocks = line;
+    else if (line.starts_with("  fallbacks by op:"))
+      by_op = line.substr(2);
+  }
+  return {blocks, by_op};
+}
+
+/// The HTML partition cell: the blocks and the fallbacks by op type, with the
+/// fallback nodes (a transformer can have hundreds) folded away.
+std::string partition_cell(const std::string& partition) {
+  const auto [blocks, by_op] = partition_summary(partition);
+  std::string nodes;
+  int count = 0;
+  std::istringstream in(partition);
+  for (std::string line; std::getline(in, line);)
+    if (line.starts_with("  fallback ")) {
+      nodes += html_escape(line.substr(2)) + "\n";
+      ++count;
+    }
+  std::string cell = "<code>" + html_escape(blocks) + "</code>";
+  if (!by_op.empty()) cell += "<br><code>" + html_escape(by_op) + "</code>";
+  if (count > 0)
+    cell += fmt::format("<details><summary>{} fallback node{}</summary><pre>{}</pre></details>",
+                        count, count == 1 ? "" : "s", nodes);
+  return cell;
+}
+
 }  // namespace
 
 std::string TuneReport::table() const {
@@ -197,6 +232,15 @@ std::string TuneReport::table() const {
     line(kCheckHeader);
     for (const auto& r : rows) line(r);
   }
+  if (!measured_inputs.empty()) {
+    o << "measured at:";
+    for (size_t i = 0; i < measured_inputs.size(); ++i)
+      o << (i == 0 ? " " : "; ") << measured_inputs[i];
+    o << "\n";
+  }
+  for (const CandidateResult& c : candidates)
+    if (const std::string f = partition_summary(c.partition).second; !f.empty())
+      o << fmt::format("{} partition: {}\n", c.backend, f);
   if (!optimized.empty()) o << "graph passes (once, for every candidate): " << optimized << "\n";
   o << fmt::format("chose {}: {}\n", decision.backend, decision.reason);
   return o.str();
@@ -241,6 +285,12 @@ std::string TuneReport::html() const {
     << (cache_used ? fmt::format(", tuning cache {} hits / {} misses", cache_hits, cache_misses)
                    : std::string(", no cache"))
     << "</span></div>";
+  if (!measured_inputs.empty()) {
+    o << "<p class=\"muted\">Every candidate measured at: ";
+    for (size_t i = 0; i < measured_inputs.size(); ++i)
+      o << (i == 0 ? "" : "; ") << "<code>" << html_escape(measured_inputs[i]) << "</code>";
+    o << "</p>";
+  }
   o << "<h2>Latency and throughput against batch size</h2><div class=\"charts\">"
     << svg_chart("p50 latency", "ms", lat) << svg_chart("throughput", "samples/s", thr) << "</div>";
   o << "<h2>Candidates</h2><table><tr><th>backend</th><th>status</th><th>build</th><th>partition</"
@@ -263,9 +313,9 @@ std::string TuneReport::html() const {
         o << "<td" << span << "><b>" << html_escape(c.backend) << "</b>"
           << (c.from_cache ? " <span class=\"muted\">(cached)</span>" : "") << "</td><td" << span
           << ">" << status << "</td><td" << span << " class=\"num\">"
-          << (c.built ? fmt::format("{:.1f} ms", c.build_ms) : "-") << "</td><td" << span
-          << "><code>" << html_escape(c.partition) << "</code></td><td" << span << ">"
-          << html_escape(check) << "</td>";
+          << (c.built ? fmt::format("{:.1f} ms", c.build_ms) : "-") << "</td><td" << span << ">"
+          << partition_cell(c.partition) << "</td><td" << span << ">" << html_escape(check)
+          << "</td>";
       }
       if (c.figures.empty()) {
         o << "<td>-</td><td>-</td><td>-</td><td>-</td><td>-</td>";

@@ -58,6 +58,20 @@ std::vector<std::string> distinct_plan(const std::vector<std::string>& lines) {
   return out;
 }
 
+std::vector<std::string> Session::measured_inputs() const {
+  std::vector<std::string> lines;
+  for (const auto& [b, ins] : profile_inputs_) {
+    std::string line = fmt::format("batch {}:", b);
+    for (size_t i = 0; i < ins.size(); ++i)
+      line +=
+          fmt::format("{} {} {}", i == 0 ? "" : ",",
+                      i < spec_.inputs.size() ? spec_.inputs[i].name : fmt::format("input {}", i),
+                      ins[i].describe());
+    lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const GraphSpec& spec,
                                                  const std::vector<Sample>& samples,
                                                  std::vector<int64_t> batch_sizes,
@@ -123,7 +137,7 @@ Result<std::unique_ptr<Session>> Session::create(const Graph& graph, const Graph
     s->optimized_ = std::move(*opt);
     s->optimized_note_ = s->optimized_->report.describe();
     HONE_LOG_DEBUG("tune '{}': graph passes, once for every candidate: {}", graph.name(),
-                  s->optimized_note_);
+                   s->optimized_note_);
   } else {
     s->optimized_note_ = "the graph passes failed (" + opt.error().message() +
                          "); each candidate that optimizes runs them itself";

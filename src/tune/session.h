@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "hone/optimize.h"
+#include "hone/registry.h"
 #include "hone/tune.h"
 #include "tune/cache.h"
-#include "hone/registry.h"
 
 namespace hone::tune_internal {
 
@@ -59,6 +59,9 @@ class Session final : public TuneSession {
   const std::string& graph_hash() const { return graph_hash_; }
   /// What the graph passes, run once for every candidate, made of the graph.
   const std::string& optimized_note() const { return optimized_note_; }
+  /// The inputs every candidate is profiled on, one line per batch size:
+  /// "batch 8: ids i64[8,128], mask bool[8,128]".
+  std::vector<std::string> measured_inputs() const;
   int cache_hits() const { return cache_hits_; }
   int cache_misses() const { return cache_misses_; }
   bool cache_used() const { return cache_.has_value(); }

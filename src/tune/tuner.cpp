@@ -5,12 +5,12 @@
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
-#include "hone/sha256.h"
 #include "core/log.h"
 #include "hone/onnx.h"
+#include "hone/registry.h"
+#include "hone/sha256.h"
 #include "hone/tune.h"
 #include "tune/session.h"
-#include "hone/registry.h"
 
 namespace hone {
 namespace {
@@ -73,8 +73,7 @@ std::vector<std::string> known_candidates(const Strategy& strategy, const Backen
 
 Result<std::string> graph_hash(const Graph& graph) {
   HONE_TRY(auto bytes, onnx::save_model_to_bytes(graph));
-  return sha256_hex(
-      std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  return sha256_hex(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
 const LatencyFigures* CandidateResult::at_batch(int64_t batch) const {
@@ -152,6 +151,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   report.graph_hash = session->graph_hash();
   report.strategy = strategy.describe();
   report.spec = spec.describe();
+  report.measured_inputs = session->measured_inputs();
   report.threads = session->threads();
   report.batch_sizes = batch_sizes;
   report.baseline_gate_percent = options.baseline_gate_percent;

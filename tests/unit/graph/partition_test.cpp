@@ -46,6 +46,21 @@ TEST(Partition, SmallIslandsFallBackAndNeighboursMerge) {
   EXPECT_EQ(g.value(p->blocks[1].outputs[0]).name, "y");
 }
 
+TEST(Partition, FallbacksAreSummarisedByOpTypeBeforeTheNodeList) {
+  Graph g = chain_with_weird();
+  auto p = partition_graph(g, vote(g), PartitionOptions{5, false});
+  ASSERT_TRUE(p) << p.error().to_string();
+  // Weird, and the two Relus of the island after it, most first.
+  EXPECT_EQ(p->fallback_summary(g), "fallbacks by op: Relu x2, Weird");
+  const std::string d = p->describe(g);
+  const size_t summary = d.find("\n  fallbacks by op: Relu x2, Weird");
+  ASSERT_NE(summary, std::string::npos) << d;
+  EXPECT_LT(summary, d.find("\n  fallback 'weird'")) << d;
+  auto whole = partition_graph(g, vote(g), PartitionOptions{1, false});
+  ASSERT_TRUE(whole);
+  EXPECT_EQ(whole->fallback_summary(g), "fallbacks by op: Weird");
+}
+
 TEST(Partition, MinBlockSizeOneKeepsEveryIsland) {
   Graph g = chain_with_weird();
   auto p = partition_graph(g, vote(g), PartitionOptions{1, false});

@@ -137,6 +137,12 @@ TEST(Tune, ReportsAsJsonTableAndHtml) {
   EXPECT_NE(html.find("throughput"), std::string::npos);
   EXPECT_EQ(html.find("http"), std::string::npos) << "the page must be self-contained";
   EXPECT_FALSE(TuneReport::from_json("{\"model\": 3}"));
+  // The inputs the figures were measured at, one line per batch size, in all three.
+  ASSERT_EQ(r.measured_inputs.size(), r.batch_sizes.size());
+  EXPECT_EQ(r.measured_inputs.front().rfind("batch 1: x f32[1,", 0), 0u) << r.measured_inputs[0];
+  EXPECT_NE(table.find("measured at: batch 1: x f32[1,"), std::string::npos) << table;
+  EXPECT_NE(html.find("measured at: <code>batch 1: x f32[1,"), std::string::npos);
+  EXPECT_EQ(back->measured_inputs, r.measured_inputs);
 }
 
 TEST(Tune, BadSamplesAreClearErrors) {
