@@ -203,8 +203,8 @@ Result<void> grid_sample(KernelContext& ctx) {
   if (mode == "bicubic") mode = "cubic";
   if (mode != "linear" && mode != "nearest" && mode != "cubic")
     return fail(ErrorCode::kInvalidArgument, op + " mode '" + mode + "' is not valid");
-  if (mode == "cubic" && r != 2)
-    return fail(ErrorCode::kUnsupported, op + " cubic mode supports 2-D inputs only");
+  // Cubic, like linear, is the tensor product of 1-D interpolations: opset
+  // 20's N-cubic for any number of spatial dims.
   const std::string pad = node.attr_string("padding_mode", "zeros");
   GridSampler s;
   if (pad == "zeros") s.padding = Padding::kZeros;

@@ -52,6 +52,35 @@ TEST(NnGridSample, IdentityGridWithAlignCorners) {
   }
 }
 
+TEST(NnGridSample, CubicIsSeparableInAnyRank) {
+  // Opset 20's N-cubic: a volume constant along depth samples like its plane
+  // (border padding keeps the clamped depth taps equal), and a plane
+  // constant along rows like its 1-D row.
+  std::mt19937 rng(7);
+  const Tensor plane = random({1, 1, 4, 5}, rng);
+  Tensor volume = Tensor::zeros(DType::kF32, {1, 1, 3, 4, 5});
+  for (int64_t d = 0; d < 3; ++d)
+    for (int64_t i = 0; i < 20; ++i) volume.data<float>()[d * 20 + i] = plane.data<float>()[i];
+  const Tensor grid2 = f32({1, 1, 3, 2}, {0.3f, -0.4f, -0.7f, 0.6f, 0.05f, 0.9f});
+  const Tensor grid3 =
+      f32({1, 1, 1, 3, 3}, {0.3f, -0.4f, 0.2f, -0.7f, 0.6f, -0.8f, 0.05f, 0.9f, 0.5f});
+  const std::map<std::string, Attribute> cubic{{"mode", std::string("cubic")},
+                                               {"padding_mode", std::string("border")}};
+  auto y2 = run1("GridSample", {plane, grid2}, cubic, 20);
+  auto y3 = run1("GridSample", {volume, grid3}, cubic, 20);
+  ASSERT_TRUE(y2) << y2.error().to_string();
+  ASSERT_TRUE(y3) << y3.error().to_string();
+  expect_values(*y3, {1, 1, 1, 1, 3}, values(*y2), 1e-5);
+  const Tensor row = random({1, 1, 6}, rng);
+  Tensor rows = Tensor::zeros(DType::kF32, {1, 1, 2, 6});
+  for (int64_t i = 0; i < 12; ++i) rows.data<float>()[i] = row.data<float>()[i % 6];
+  auto y1 = run1("GridSample", {row, f32({1, 2, 1}, {-0.35f, 0.8f})}, cubic, 20);
+  auto y12 = run1("GridSample", {rows, f32({1, 1, 2, 2}, {-0.35f, 0.5f, 0.8f, -0.5f})}, cubic, 20);
+  ASSERT_TRUE(y1) << y1.error().to_string();
+  ASSERT_TRUE(y12) << y12.error().to_string();
+  expect_values(*y12, {1, 1, 1, 2}, values(*y1), 1e-5);
+}
+
 TEST(NnGridSample, InterpolationAndPaddingModes) {
   Tensor x = iota({1, 1, 2, 3});
   // (x=-0.5, y=-1): pixel column 0.5 on row 0 → 0.5. (x=-3, y=-1): far left.
