@@ -23,6 +23,12 @@ def tv(builder, **kw):
     return build
 
 
+def seg(builder):
+    """A torchvision segmentation builder: no weights, and no pretrained
+    backbone either (its default would download ImageNet weights)."""
+    return tv(builder, weights_backbone=None)
+
+
 def custom(cls, **kw):
     def build():
         sys.path.insert(0, str(HERE))
@@ -58,7 +64,6 @@ MODELS = [
     image_model("resnet18", tv("resnet18"), "torchvision classification"),
     image_model("resnet50", tv("resnet50"), "torchvision classification"),
     image_model("resnext50_32x4d", tv("resnext50_32x4d"), "torchvision classification"),
-    image_model("wide_resnet50_2", tv("wide_resnet50_2"), "torchvision classification", heavy=True),
     image_model("alexnet", tv("alexnet"), "torchvision classification"),
     image_model("vgg11_bn", tv("vgg11_bn"), "torchvision classification", heavy=True),
     image_model("mobilenet_v2", tv("mobilenet_v2"), "torchvision classification"),
@@ -83,13 +88,13 @@ MODELS = [
     image_model("swin_t", tv("swin_t"), "vision transformer"),
     image_model("maxvit_t", tv("maxvit_t"), "vision transformer", heavy=True),
     # torchvision segmentation (outputs 'out' only: aux_loss off)
-    image_model("deeplabv3_mobilenet_v3_large", tv("deeplabv3_mobilenet_v3_large"), "torchvision segmentation",
+    image_model("deeplabv3_mobilenet_v3_large", seg("deeplabv3_mobilenet_v3_large"), "torchvision segmentation",
                 outputs=("out",)),
-    image_model("lraspp_mobilenet_v3_large", tv("lraspp_mobilenet_v3_large"), "torchvision segmentation",
+    image_model("lraspp_mobilenet_v3_large", seg("lraspp_mobilenet_v3_large"), "torchvision segmentation",
                 outputs=("out",)),
-    image_model("fcn_resnet50", tv("fcn_resnet50"), "torchvision segmentation", size=160, outputs=("out",),
+    image_model("fcn_resnet50", seg("fcn_resnet50"), "torchvision segmentation", size=160, outputs=("out",),
                 heavy=True, note="160x160: its dilated ResNet-50 keeps stride 8, 4x the work of resnet50"),
-    image_model("deeplabv3_resnet50", tv("deeplabv3_resnet50"), "torchvision segmentation", size=160,
+    image_model("deeplabv3_resnet50", seg("deeplabv3_resnet50"), "torchvision segmentation", size=160,
                 outputs=("out",), heavy=True, note="160x160, as fcn_resnet50"),
     # transformers' encoders and decoders, written in models.py
     text_model("bert_encoder", custom("BertEncoder"), "transformer encoder", [IDS, MASK, TYPES],
@@ -186,14 +191,17 @@ def export(model, module, example, path, exporter):
     elif exporter == "dynamo":
         if torch_version_tuple() < (2, 5):
             raise RuntimeError("the dynamo exporter needs torch >= 2.5 (this is %s)" % torch.__version__)
+        import inspect
         from torch.export import Dim
         dims = {"batch": Dim("batch", min=1, max=1024), "seq": Dim("seq", min=2, max=4096)}
-        dynamic_shapes = {x["name"]: {i: dims[d] for i, d in enumerate(x["shape"]) if isinstance(d, str)}
-                          for x in model["inputs"]}
-        prog = torch.onnx.export(module, tuple(example), input_names=names, output_names=model["outputs"],
-                                 dynamic_shapes=dynamic_shapes, opset_version=DYNAMO_OPSET, dynamo=True,
-                                 external_data=False)
-        prog.save(str(path), external_data=False)
+        # Positional, one entry per input: forward's own argument names differ from the inputs'.
+        dynamic_shapes = tuple({i: dims[d] for i, d in enumerate(x["shape"]) if isinstance(d, str)}
+                               for x in model["inputs"])
+        kw = dict(input_names=names, output_names=model["outputs"], dynamic_shapes=dynamic_shapes,
+                  opset_version=DYNAMO_OPSET, dynamo=True, external_data=False)
+        accepted = inspect.signature(torch.onnx.export).parameters
+        prog = torch.onnx.export(module, tuple(example), **{k: v for k, v in kw.items() if k in accepted})
+        prog.save(str(path))
     else:
         raise ValueError("exporter is torchscript or dynamo, not '%s'" % exporter)
 

@@ -54,11 +54,24 @@ def sha256(path):
 
 
 
+def package_version(name):
+    """A package's __version__ from its version.py, without importing it (torch
+    takes seconds to import, and a cached export needs only the versions)."""
+    import importlib.util
+    import re
+    spec = importlib.util.find_spec(name)
+    for folder in spec.submodule_search_locations or []:
+        p = Path(folder) / "version.py"
+        if p.exists():
+            m = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", p.read_text(), re.M)
+            if m:
+                return m.group(1)
+    return __import__(name).__version__
+
+
 def stamp(exporter):
-    import torch
-    import torchvision
-    return dict(script=script_hash(), torch=torch.__version__, torchvision=torchvision.__version__,
-                exporter=exporter)
+    return dict(script=script_hash(), torch=package_version("torch"),
+                torchvision=package_version("torchvision"), exporter=exporter)
 
 
 def cmd_export(args):
@@ -88,12 +101,12 @@ def export_one(name, exporter, work, batches):
             if p.is_dir():
                 shutil.rmtree(p)
         work.mkdir(parents=True, exist_ok=True)
-        module = build_model(model)
         # The example batch is 2 so that no batch-1 special case is traced in.
         ex_dims = {"batch": 2, "seq": model["seqs"][0]} if model["seqs"][0] else {"batch": 2}
-        example = [__import__("torch").from_numpy(a) for a in make_inputs(model, ex_dims, 0)]
         tmp = work / "model.onnx.tmp"
         try:
+            module = build_model(model)
+            example = [__import__("torch").from_numpy(a) for a in make_inputs(model, ex_dims, 0)]
             export(model, module, example, tmp, exporter)
         except Exception as e:  # recorded so the test can say why; not retried until the stamp changes
             msg = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0] if str(e).strip() else "")

@@ -123,7 +123,7 @@ for point in $(zoo points "$name" --batches "$batches"); do
     if timeout "$per_run_timeout" "${ort_run[@]}" "$dir/model.onnx" --inputs "$pdir/in" \
          --outputs "$pdir/ort" --threads "$threads" > "$pdir/ort.log" 2>&1; then
       ort_dir="$pdir/ort"
-      echo "ORT $name/$point against PyTorch: $(zoo compare "$pdir/torch" "$pdir/ort")"
+      echo "ORT $name/$point against PyTorch: $(zoo compare "$pdir/torch" "$pdir/ort" | sed 's/ (bound [^)]*)//g')"
     else
       echo "note: ONNX Runtime failed on $name/$point: $(tail -n1 "$pdir/ort.log")"
     fi
