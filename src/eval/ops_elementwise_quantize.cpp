@@ -132,9 +132,14 @@ Result<void> quantize_kernel(KernelContext& ctx) {
     HONE_TRY(zp, ctx.tensor(2));
   }
   DType out_type = zp ? zp->dtype() : DType::kU8;
-  if (const int64_t code = ctx.node().attr_int("output_dtype", 0); code != 0 && !zp) {
+  if (const int64_t code = ctx.node().attr_int("output_dtype", 0); code != 0) {
     auto t = dtype_from_onnx(code);
     if (!t) return fail(std::move(t).error().add_context("QuantizeLinear output_dtype"));
+    if (zp && *t != zp->dtype())
+      return fail(ErrorCode::kInvalidArgument, "QuantizeLinear output_dtype " +
+                                                   std::string(dtype_name(*t)) +
+                                                   " differs from the zero point's type " +
+                                                   std::string(dtype_name(zp->dtype())));
     out_type = *t;
   }
   HONE_CHECK_OK(check_quant_type("QuantizeLinear", out_type));
