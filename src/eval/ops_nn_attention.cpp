@@ -20,9 +20,6 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 struct Heads {
   int64_t batch = 0, heads = 0, seq = 0, size = 0;
   HostVector<double> v;
-  double at(int64_t b, int64_t h, int64_t s, int64_t d) const {
-    return v[static_cast<size_t>(((b * heads + h) * seq + s) * size + d)];
-  }
 };
 
 Result<Heads> to_heads(const Tensor& t, int64_t heads_attr, const char* what) {
@@ -168,22 +165,24 @@ Result<void> attention(KernelContext& ctx) {
 
   HostVector<double> y(static_cast<size_t>(B * Hq * Sq * Dv), 0.0);
   HostVector<double> qk_out(want_qk ? static_cast<size_t>(B * Hq * Sq * T) : 0, 0.0);
+  // The KV cache goes out as it came in, before the scaling below.
+  if (ctx.wants_output(1)) ctx.set_output(1, heads_tensor(k_t->dtype(), k));
+  if (ctx.wants_output(2)) ctx.set_output(2, heads_tensor(v_t->dtype(), v));
+  // Q and K scaled by sqrt(scale) each, as the spec writes it (it keeps the
+  // products in range in low precision; in double it only fixes the rounding).
+  for (double& e : q.v) e *= sqrt_scale;
+  for (double& e : k.v) e *= sqrt_scale;
   ctx.pool().parallel_for(B * Hq * Sq, [&](int64_t begin, int64_t end) {
-    std::vector<double> score(static_cast<size_t>(T)), bias(static_cast<size_t>(T));
+    std::vector<double> score(static_cast<size_t>(T));
     for (int64_t row = begin; row < end; ++row) {
       const int64_t i = row % Sq, h = (row / Sq) % Hq, b = row / (Sq * Hq), hk = h / group;
+      const double* qrow = q.v.data() + row * D;  // q is [B, Hq, Sq, D]: row-major rows
+      const double* kbase = k.v.data() + (b * Hkv + hk) * T * D;
       // Count of valid keys before this query block: the frontier of the
       // causal mask and the window is relative to it.
       const int64_t offset = nonpad.empty() ? past_len : nonpad[static_cast<size_t>(b)] - Sq;
       bool any = false;
       for (int64_t j = 0; j < T; ++j) {
-        double s = 0.0;
-        for (int64_t d = 0; d < D; ++d)
-          s += (q.at(b, h, i, d) * sqrt_scale) * (k.at(b, hk, j, d) * sqrt_scale);
-        double* out_qk = want_qk ? &qk_out[static_cast<size_t>(row * T + j)] : nullptr;
-        if (out_qk && qk_mode == 0) *out_qk = s;
-        if (softcap > 0.0) s = softcap * std::tanh(s / softcap);
-        if (out_qk && qk_mode == 1) *out_qk = s;
         double bj = 0.0;
         if (!mask.empty()) {
           if (j >= mask_len) {
@@ -199,8 +198,19 @@ Result<void> attention(KernelContext& ctx) {
         if (left >= 0 && diff > left) bj = kNegInf;
         if (right >= 0 && -diff > right) bj = kNegInf;
         if (!nonpad.empty() && j >= nonpad[static_cast<size_t>(b)]) bj = kNegInf;
-        bias[static_cast<size_t>(j)] = bj;
         any = any || bj != kNegInf;
+        // A key masked out costs no dot product unless the raw scores are wanted.
+        if (bj == kNegInf && !want_qk) {
+          score[static_cast<size_t>(j)] = kNegInf;
+          continue;
+        }
+        const double* krow = kbase + j * D;
+        double s = 0.0;
+        for (int64_t d = 0; d < D; ++d) s += qrow[d] * krow[d];
+        double* out_qk = want_qk ? &qk_out[static_cast<size_t>(row * T + j)] : nullptr;
+        if (out_qk && qk_mode == 0) *out_qk = s;
+        if (softcap > 0.0) s = softcap * std::tanh(s / softcap);
+        if (out_qk && qk_mode == 1) *out_qk = s;
         s += bj;
         if (out_qk && qk_mode == 2) *out_qk = s;
         score[static_cast<size_t>(j)] = s;
@@ -220,10 +230,12 @@ Result<void> attention(KernelContext& ctx) {
       for (double& s : score) s /= sum;
       if (want_qk && qk_mode == 3) std::copy(score.begin(), score.end(), qk_out.data() + row * T);
       double* out = y.data() + row * Dv;
+      const double* vbase = v.v.data() + (b * Hkv + hk) * T * Dv;
       for (int64_t j = 0; j < T; ++j) {
         const double p = score[static_cast<size_t>(j)];
         if (p == 0.0) continue;
-        for (int64_t d = 0; d < Dv; ++d) out[d] += p * v.at(b, hk, j, d);
+        const double* vrow = vbase + j * Dv;
+        for (int64_t d = 0; d < Dv; ++d) out[d] += p * vrow[d];
       }
     }
   });
@@ -240,8 +252,6 @@ Result<void> attention(KernelContext& ctx) {
                       y3.data() + (b * Sq + s) * Hq * Dv + h * Dv);
     ctx.set_output(0, from_doubles(dtype, {B, Sq, Hq * Dv}, y3));
   }
-  if (ctx.wants_output(1)) ctx.set_output(1, heads_tensor(k_t->dtype(), k));
-  if (ctx.wants_output(2)) ctx.set_output(2, heads_tensor(v_t->dtype(), v));
   if (want_qk) ctx.set_output(3, from_doubles(dtype, {B, Hq, Sq, T}, qk_out));
   return {};
 }
