@@ -14,11 +14,14 @@
 // bit-exact f32 reference must not give a zero bound). Integer and bool
 // outputs must equal the truth, except where the f32 reference already
 // differs from it (an argmax near a tie): there the f32 answer is accepted
-// too. The strict check (check_outputs, for data with exact expected
-// values such as the ONNX conformance tests) asks every element for
-// |actual - expected| <= atol + rtol * |expected|. Both keep the worst
-// element (index, both values) so a report can say where a candidate went
-// wrong.
+// too; and where a TieWitness gives the float values an index output was
+// chosen from (ArgMax, ArgMin, TopK's indices), another index is accepted
+// exactly where its value ties the truth's within the precision's bound
+// (two correct backends may order near-equal values differently; a flip
+// between values that differ by more is wrong). The strict check (check_outputs, for data with
+// exact expected values such as the ONNX conformance tests) asks every element for |actual -
+// expected| <= atol + rtol * |expected|. Both keep the worst element (index, both values) so a
+// report can say where a candidate went wrong.
 #pragma once
 
 #include <cstdint>
@@ -81,6 +84,19 @@ struct OutputCheck {
   double ref_rel_l2 = 0, ref_max_err = 0;  // the f32 reference vs the truth
   double bound_rel_l2 = 0, bound_max_err = 0;
   int64_t mismatches = 0;  // exact outputs: elements equal to neither truth nor f32 reference
+  int64_t tied_flips = 0;  // exact outputs: other indices accepted for a tie (TieWitness)
+};
+
+/// The float values an integer output's indices were chosen from, so the
+/// gate can tell a tie from a wrong answer: the f64 truth's values of the
+/// data input of the ArgMax, ArgMin or TopK that made graph output `output`.
+struct TieWitness {
+  size_t output = 0;  ///< the graph output (an index tensor) it explains
+  Tensor values;      ///< the data input the indices point into (truth run)
+  int64_t axis = 0;   ///< normalised into [0, values.rank())
+  /// TopK's indices: the output has K entries along `axis`; ArgMax/ArgMin:
+  /// one (keepdims) or none (the axis removed).
+  bool along_axis = false;
 };
 
 struct CorrectnessResult {
@@ -116,11 +132,13 @@ CorrectnessResult worse_of(CorrectnessResult a, CorrectnessResult b);
 /// the calibration. `truth` may be the f32 reference itself (no f64 run):
 /// then the bound is the floor. Outputs must have the f32 reference's dtype
 /// and shape; NaN/Inf must sit where the truth has them.
+/// `ties` (may be empty) explains index outputs: see TieWitness.
 CorrectnessResult calibrated_check(const std::vector<Tensor>& candidate,
                                    const std::vector<Tensor>& reference,
                                    const std::vector<Tensor>& truth,
                                    const std::vector<std::string>& names,
-                                   const GateTolerance& tolerance);
+                                   const GateTolerance& tolerance,
+                                   const std::vector<TieWitness>& ties = {});
 
 /// Merges the calibrated results of two check inputs: per output the larger
 /// errors (and bounds of the input they came from), the first failure's message.

@@ -98,7 +98,8 @@ json output_check_json(const OutputCheck& o) {
           {"ref_max_err", number(o.ref_max_err)},
           {"bound_rel_l2", number(o.bound_rel_l2)},
           {"bound_max_err", number(o.bound_max_err)},
-          {"mismatches", o.mismatches}};
+          {"mismatches", o.mismatches},
+          {"tied_flips", o.tied_flips}};
 }
 
 OutputCheck output_check_from(const json& j) {
@@ -113,6 +114,7 @@ OutputCheck output_check_from(const json& j) {
   o.bound_rel_l2 = number_from(j, "bound_rel_l2");
   o.bound_max_err = number_from(j, "bound_max_err");
   o.mismatches = j.value("mismatches", int64_t{0});
+  o.tied_flips = j.value("tied_flips", int64_t{0});
   return o;
 }
 

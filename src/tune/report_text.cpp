@@ -141,7 +141,9 @@ std::vector<std::vector<std::string>> check_rows(const std::vector<CandidateResu
     for (const OutputCheck& o : c.correctness.outputs) {
       if (o.exact) {
         rows.push_back({c.backend, o.output, "exact", "", "", "", "", "",
-                        o.passed ? "pass" : fmt::format("FAIL ({} differ)", o.mismatches)});
+                        !o.passed          ? fmt::format("FAIL ({} differ)", o.mismatches)
+                        : o.tied_flips > 0 ? fmt::format("pass ({} tied flips)", o.tied_flips)
+                                           : "pass"});
         continue;
       }
       rows.push_back({c.backend, o.output, sci(o.rel_l2), sci(o.ref_rel_l2), sci(o.bound_rel_l2),

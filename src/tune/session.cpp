@@ -8,6 +8,7 @@
 
 #include "core/log.h"
 #include "hone/thread_pool.h"
+#include "ops/axis.h"
 #include "tune/machine.h"
 
 namespace hone::tune_internal {
@@ -36,6 +37,35 @@ auto guarded(const std::string& what, F&& f) -> decltype(f()) {
   } catch (const std::exception& e) {
     return fail(ErrorCode::kInternal, what + " threw: " + e.what());
   }
+}
+
+/// The graph outputs that are indices chosen by comparing floats (ArgMax,
+/// ArgMin, TopK's second output), each with the value its choice was made
+/// from: the witnesses the gate reads to tell a tie from a wrong index.
+struct TieSource {
+  size_t output;
+  ValueId values;
+  int64_t axis;
+  bool along_axis;
+};
+
+std::vector<TieSource> tie_sources(const Graph& g) {
+  std::vector<TieSource> out;
+  for (size_t i = 0; i < g.outputs().size(); ++i) {
+    const Value& v = g.value(g.outputs()[i]);
+    if (v.producer < 0 || is_floating(v.dtype)) continue;
+    const Node& n = g.node(v.producer);
+    const bool arg = n.op_type == "ArgMax" || n.op_type == "ArgMin";
+    const bool topk = n.op_type == "TopK" && n.outputs.size() > 1 && n.outputs[1] == g.outputs()[i];
+    if ((!arg && !topk) || n.inputs.empty() || n.inputs[0] < 0) continue;
+    const Value& data = g.value(n.inputs[0]);
+    if (!is_floating(data.dtype) || !data.shape) continue;
+    const auto axis = ops::try_normalize_axis(n.attr_int("axis", arg ? 0 : -1),
+                                              static_cast<int64_t>(data.shape->rank()));
+    if (!axis) continue;
+    out.push_back({i, n.inputs[0], *axis, topk});
+  }
+  return out;
 }
 
 }  // namespace
@@ -178,13 +208,18 @@ Result<void> Session::run_reference(const Backend& ref) {
   // the f32 reference as the truth: then only the floors bound the errors.
   std::unique_ptr<Backend> wide;
   std::string no_f64;
+  // The truth run also returns the witnesses of index outputs, after the outputs.
+  const std::vector<TieSource> ties = tie_sources(graph_);
+  Graph truth_graph = graph_;
+  for (const TieSource& t : ties) truth_graph.add_output(t.values);
   if (auto w = create_backend(kReference); !w) {
     no_f64 = w.error().message();
   } else if (!(*w)->config().has("precision")) {
     no_f64 = "this registry's reference has no f64 mode";
   } else if (auto st = (*w)->configure("precision", "f64"); !st) {
     no_f64 = st.error().message();
-  } else if (auto b = guarded("f64 reference build", [&] { return (*w)->build(graph_); }); !b) {
+  } else if (auto b = guarded("f64 reference build", [&] { return (*w)->build(truth_graph); });
+             !b) {
     no_f64 = b.error().message();
   } else {
     wide = std::move(*w);
@@ -194,7 +229,13 @@ Result<void> Session::run_reference(const Backend& ref) {
     if (wide) {
       auto truth = guarded("f64 reference infer", [&] { return wide->infer(check_inputs_[i]); });
       if (truth) {
+        std::vector<TieWitness> witnesses;
+        for (size_t t = 0; t < ties.size(); ++t)
+          witnesses.push_back({ties[t].output, std::move((*truth)[graph_.outputs().size() + t]),
+                               ties[t].axis, ties[t].along_axis});
+        truth->resize(graph_.outputs().size());
         check_truth_.push_back(std::move(*truth));
+        check_ties_.push_back(std::move(witnesses));
       } else {
         no_f64 = truth.error().message();
         wide.reset();
@@ -212,6 +253,7 @@ Result<void> Session::run_reference(const Backend& ref) {
     HONE_LOG_WARN("tune: no f64 reference ({}); candidates are judged against the f32 reference",
                   no_f64);
     check_truth_ = check_expected_;
+    check_ties_.assign(check_inputs_.size(), {});
     truth_ = "f32 reference (no f64 run: " + no_f64 + ")";
   } else {
     truth_ = "f64 reference";
@@ -389,8 +431,9 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
       r.error = std::move(out).error().add_context("while checking against the reference");
       return nullptr;
     }
-    worst = merge_checks(std::move(worst), calibrated_check(*out, check_expected_[i],
-                                                            check_truth_[i], output_names_, tol));
+    worst =
+        merge_checks(std::move(worst), calibrated_check(*out, check_expected_[i], check_truth_[i],
+                                                        output_names_, tol, check_ties_[i]));
   }
   worst.truth = truth_;
   r.checked = true;

@@ -105,7 +105,9 @@ class Session final : public TuneSession {
   std::vector<std::vector<Tensor>> check_inputs_;
   std::vector<std::vector<Tensor>> check_expected_;  // the f32 reference's outputs
   std::vector<std::vector<Tensor>> check_truth_;     // the f64 reference's (or the f32's)
-  std::string truth_;                                // what check_truth_ is
+  /// Per check input, the f64 values its index outputs were chosen from.
+  std::vector<std::vector<TieWitness>> check_ties_;
+  std::string truth_;  // what check_truth_ is
   std::chrono::steady_clock::time_point start_;
   double reference_s_ = 0;                 // the reference's share of the time
   std::vector<double> candidate_seconds_;  // each evaluated (not cached) candidate's time

@@ -80,6 +80,49 @@ TEST(CalibratedCheck, IntegersMustMatchTheTruthOrTheF32Reference) {
   EXPECT_NE(bad.message.find("integers must be equal"), std::string::npos) << bad.message;
 }
 
+// ArgMax over rows of 4: row 0 has a near-tie (values 1e-6 apart on an RMS of
+// about 2), row 1 a clear winner. Another correct backend may pick either of
+// row 0's two; picking the loser of row 1 is wrong.
+TEST(CalibratedCheck, AnIndexFlipIsAcceptedExactlyWhereTheValuesTie) {
+  TieWitness w;
+  w.output = 0;
+  w.values = Tensor::from<double>({2, 4}, {1.0, 3.0, 3.000001, -2.0, 0.5, 2.5, 1.0, -1.0});
+  w.axis = 1;
+  const Tensor truth = Tensor::from<int64_t>({2}, {2, 1});
+  const Tensor tied = Tensor::from<int64_t>({2}, {1, 1});
+  const Tensor wrong = Tensor::from<int64_t>({2}, {2, 2});
+  const CorrectnessResult ok = calibrated_check({tied}, {truth}, {truth}, {"idx"}, kF32, {w});
+  EXPECT_TRUE(ok.passed) << ok.message;
+  ASSERT_EQ(ok.outputs.size(), 1u);
+  EXPECT_EQ(ok.outputs[0].tied_flips, 1);
+  const CorrectnessResult bad = calibrated_check({wrong}, {truth}, {truth}, {"idx"}, kF32, {w});
+  EXPECT_FALSE(bad.passed);
+  EXPECT_EQ(bad.outputs[0].mismatches, 1);
+  EXPECT_NE(bad.message.find("element 1"), std::string::npos) << bad.message;
+  // Without the witness the tie is a mismatch, as before.
+  EXPECT_FALSE(calibrated_check({tied}, {truth}, {truth}, {"idx"}, kF32).passed);
+  // bf16's looser bound accepts values a bf16 product cannot tell apart.
+  w.values = Tensor::from<double>({2, 4}, {1.0, 3.0, 3.01, -2.0, 0.5, 2.5, 1.0, -1.0});
+  EXPECT_FALSE(calibrated_check({tied}, {truth}, {truth}, {"idx"}, kF32, {w}).passed);
+  EXPECT_TRUE(
+      calibrated_check({tied}, {truth}, {truth}, {"idx"}, GateTolerance::for_precision("bf16"), {w})
+          .passed);
+}
+
+// TopK's indices: K along the axis; a tie between the 2nd and 3rd largest
+// may come out in either order.
+TEST(CalibratedCheck, TopKIndicesMayOrderTiedValuesEitherWay) {
+  TieWitness w;
+  w.values = Tensor::from<double>({1, 5}, {4.0, 2.0, 7.0, 4.0000001, -1.0});
+  w.axis = 1;
+  w.along_axis = true;
+  const Tensor truth = Tensor::from<int64_t>({1, 3}, {2, 0, 3});
+  const Tensor swapped = Tensor::from<int64_t>({1, 3}, {2, 3, 0});
+  const Tensor wrong = Tensor::from<int64_t>({1, 3}, {2, 1, 3});
+  EXPECT_TRUE(calibrated_check({swapped}, {truth}, {truth}, {"i"}, kF32, {w}).passed);
+  EXPECT_FALSE(calibrated_check({wrong}, {truth}, {truth}, {"i"}, kF32, {w}).passed);
+}
+
 TEST(CalibratedCheck, NonFiniteValuesMustSitWhereTheTruthHasThem) {
   const double nan = std::nan("");
   const Tensor truth = Tensor::from<double>({3}, {1.0, nan, 2.0});

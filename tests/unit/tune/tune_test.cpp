@@ -145,6 +145,30 @@ TEST(Tune, ReportsAsJsonTableAndHtml) {
   EXPECT_EQ(back->measured_inputs, r.measured_inputs);
 }
 
+// An index output (ArgMax) is judged with its witness: the f64 truth run
+// returns the values it was chosen from beside the outputs, which must not
+// leak into the outputs the candidates are compared with.
+TEST(Tune, IndexOutputsAreCheckedBesideTheirWitness) {
+  HONE_NEED_CPU_BACKEND(cpu);
+  GraphBuilder b("argmax");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4});
+  b.output(b.op("ArgMax", {b.relu(x)}, {{"axis", int64_t{1}}}), "idx");
+  b.output(b.relu(x), "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto tuned = tune(*g, {sample_of(1), sample_of(4)}, MaxThroughput({cpu}), real_options());
+  ASSERT_TRUE(tuned) << tuned.error().to_string();
+  bool seen = false;
+  for (const CandidateResult& c : tuned->report().candidates)
+    if (c.backend == cpu) {
+      ASSERT_EQ(c.correctness.outputs.size(), 2u);
+      EXPECT_TRUE(c.correctness.outputs[0].exact);
+      EXPECT_TRUE(c.correctness.passed) << c.correctness.message;
+      seen = true;
+    }
+  EXPECT_TRUE(seen);
+}
+
 TEST(Tune, BadSamplesAreClearErrors) {
   HONE_NEED_CPU_BACKEND(cpu);
   auto none = tune(tiny_mlp(), {}, MaxThroughput(), real_options());
