@@ -68,3 +68,35 @@ def decoder_block(name, opset, seq, past=0, interleaved=0):
 decoder_block("model_decoder_block23_prefill", 23, seq=5)
 decoder_block("model_decoder_block24_decode_cache", 24, seq=1, past=4)
 decoder_block("model_decoder_block25_interleaved_cache", 25, seq=3, past=2, interleaved=1)
+
+
+def control_flow_and_optionals():
+    r = rng("control")
+    vi = helper.make_tensor_value_info
+    x = r.standard_normal((2, 3)).astype(np.float32)
+    # If-24 whose branches hold opset-24 ops (Swish, RMSNormalization).
+    then_g = helper.make_graph([mk("Swish", ["x"], ["t"], alpha=0.5)], "then", [], [vi("t", F, None)])
+    else_g = helper.make_graph([mk("RMSNormalization", ["x", "s"], ["e"])], "else", [],
+                               [vi("e", F, None)])
+    for cond in (True, False):
+        graph_case(f"if24_{'then' if cond else 'else'}", 24,
+                   [mk("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)],
+                   [("c", np.array(cond)), ("x", x)], [("y", F)],
+                   {"s": r.standard_normal(3).astype(np.float32)})
+    # Loop-25: a loop-carried product and per-iteration scan outputs.
+    body = helper.make_graph(
+        [mk("Identity", ["cond_in"], ["cond_out"]), mk("Mul", ["acc_in", "x"], ["acc_out"]),
+         mk("Add", ["acc_out", "x"], ["scan_out"])], "body",
+        [vi("i", TensorProto.INT64, []), vi("cond_in", TensorProto.BOOL, []), vi("acc_in", F, None)],
+        [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", F, None), vi("scan_out", F, None)])
+    graph_case("loop25", 25, [mk("Loop", ["n", "", "acc0"], ["acc", "scans"], body=body)],
+               [("n", np.array(3, np.int64)), ("acc0", np.ones((2, 3), np.float32)), ("x", x)],
+               [("acc", F), ("scans", F)], {})
+    # OptionalHasElement / OptionalGetElement-18 take a plain tensor too.
+    graph_case("optional_has_element18_tensor", 18, [mk("OptionalHasElement", ["x"], ["y"])],
+               [("x", x)], [("y", TensorProto.BOOL)], {})
+    graph_case("optional_get_element18_tensor", 18, [mk("OptionalGetElement", ["x"], ["y"])],
+               [("x", x)], [("y", F)], {})
+
+
+control_flow_and_optionals()
