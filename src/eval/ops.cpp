@@ -12,6 +12,7 @@ const OpRegistry& OpRegistry::reference() {
     register_reduce_ops(r);
     register_rnn_ops(r);
     register_control_ops(r);
+    register_random_ops(r);
     return r;
   }();
   return registry;

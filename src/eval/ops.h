@@ -14,5 +14,6 @@ void register_shape_ops(OpRegistry& r);        // Reshape, Transpose, Concat, Sl
 void register_reduce_ops(OpRegistry& r);       // Reduce*, ArgMax/Min, Softmax, TopK, CumSum, ...
 void register_rnn_ops(OpRegistry& r);          // LSTM, GRU, RNN
 void register_control_ops(OpRegistry& r);      // If, Loop, Scan, sequences, optionals
+void register_random_ops(OpRegistry& r);       // RandomNormal/Uniform(Like), Bernoulli, Multinomial
 
 }  // namespace hone::eval
