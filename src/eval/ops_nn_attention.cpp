@@ -152,7 +152,6 @@ Result<void> attention(KernelContext& ctx) {
   const double scale = node.has_attr("scale") ? node.attr_float("scale", 1.0f)
                        : D > 0                ? 1.0 / std::sqrt(static_cast<double>(D))
                                               : 1.0;
-  const double sqrt_scale = std::sqrt(scale);
   const double softcap = node.attr_float("softcap", 0.0f);
   const bool causal = node.attr_int("is_causal", 0) != 0;
   const int64_t left = ctx.opset() >= 25 ? node.attr_int("left_window_size", -1) : -1;
@@ -168,10 +167,10 @@ Result<void> attention(KernelContext& ctx) {
   // The KV cache goes out as it came in, before the scaling below.
   if (ctx.wants_output(1)) ctx.set_output(1, heads_tensor(k_t->dtype(), k));
   if (ctx.wants_output(2)) ctx.set_output(2, heads_tensor(v_t->dtype(), v));
-  // Q and K scaled by sqrt(scale) each, as the spec writes it (it keeps the
-  // products in range in low precision; in double it only fixes the rounding).
-  for (double& e : q.v) e *= sqrt_scale;
-  for (double& e : k.v) e *= sqrt_scale;
+  // The spec scales Q and K by sqrt(scale) each to keep low-precision
+  // products in range; in double, scaling Q alone is the same product (and
+  // a negative scale stays defined).
+  for (double& e : q.v) e *= scale;
   ctx.pool().parallel_for(B * Hq * Sq, [&](int64_t begin, int64_t end) {
     std::vector<double> score(static_cast<size_t>(T));
     for (int64_t row = begin; row < end; ++row) {
