@@ -24,9 +24,9 @@ class Onnx : public BackendTest {
   void SetUp() override {
     BackendTest::SetUp();
     if (IsSkipped()) return;
-    dir_ = fs::temp_directory_path() /
-           ("hone_functional_onnx_" + std::to_string(::getpid()) + "_" +
-            testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ =
+        fs::temp_directory_path() / ("hone_functional_onnx_" + std::to_string(::getpid()) + "_" +
+                                     testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -63,7 +63,8 @@ HONE_MATRIX_TEST_P(Onnx, InlineWeightsRoundTrip, "onnx.inline-weights", "onnx.ex
   EXPECT_EQ(files, 1);
 }
 
-HONE_MATRIX_TEST_P(Onnx, ExternalWeightsRoundTrip, "onnx.external-weights", "onnx.exported-by-hone") {
+HONE_MATRIX_TEST_P(Onnx, ExternalWeightsRoundTrip, "onnx.external-weights",
+                   "onnx.exported-by-hone") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(42);
   Graph g = attention_block(s);
@@ -106,6 +107,18 @@ HONE_MATRIX_TEST_P(Onnx, IfAndLoopSubgraphs, "onnx.control-flow") {
     HONE_SKIP("the ONNX backend test data (Debian package libonnx-testdata) is not installed");
   run_test_folder(c, kNodeData / "test_if");
   run_test_folder(c, kNodeData / "test_loop11");
+}
+
+// Models of the opsets after libonnx's (23 to 25): a grouped-query decoder
+// block (RMSNormalization, RotaryEmbedding, causal Attention, with and
+// without a KV cache), against the outputs ONNX Runtime 1.30 computed
+// (tests/conformance/newer_opsets).
+HONE_MATRIX_TEST_P(Onnx, NewerOpsetDecoderBlocks, "onnx.newer-opsets") {
+  const BackendCase& c = GetParam();
+  const fs::path data = fs::path(HONE_SOURCE_DIR) / "tests/conformance/newer_opsets/data";
+  for (const char* name : {"model_decoder_block23_prefill", "model_decoder_block24_decode_cache",
+                           "model_decoder_block25_interleaved_cache"})
+    run_test_folder(c, data / name);
 }
 
 HONE_WITH_BACKENDS(Onnx);
