@@ -268,7 +268,10 @@ def comparison(expect_dir, got_dir, ort_dir=None):
             row["problem"] = "shape %s vs PyTorch %s" % (list(got[i].shape), list(w.shape))
         elif np.issubdtype(w.dtype, np.floating):
             nan = int(np.sum(np.isnan(got[i]) != np.isnan(w)))
-            if nan:
+            finite = w[np.isfinite(w)]
+            if finite.size and float(np.ptp(finite)) == 0.0:
+                row["problem"] = "PyTorch's output is constant (%g): comparing it would measure nothing" % finite[0]
+            elif nan:
                 row["problem"] = "%d NaN where PyTorch has none (or the reverse)" % nan
             else:
                 row["rel_l2"] = rel_l2(np.nan_to_num(got[i]), np.nan_to_num(w))
@@ -318,18 +321,21 @@ def cmd_self_test(args):
     cases = {"same": ([a], True, None), "off": ([a * 1.01], False, None), "shape": ([a[:32]], False, None),
              "nan": ([np.where(np.arange(64) == 3, np.nan, a).astype(np.float32)], False, None),
              "missing": ([], False, None), "int": ([np.arange(64) + (np.arange(64) == 5)], False, None),
-             "spread": ([a * 1.001], True, [a * 1.0005]), "nospread": ([a * 1.001], False, None)}
+             "spread": ([a * 1.001], True, [a * 1.0005]), "nospread": ([a * 1.001], False, None),
+             "constant": ([np.zeros(64, np.float32)], False, None)}
     bad = 0
     with tempfile.TemporaryDirectory() as t:
         t = Path(t)
         save_npy(t / "expect", "output", [a])
         save_npy(t / "expect_int", "output", [np.arange(64)])
+        save_npy(t / "expect_zero", "output", [np.zeros(64, np.float32)])
         for name, (got, want, ort) in cases.items():
             save_npy(t / name, "output", got)
             (t / name).mkdir(exist_ok=True)
             if ort is not None:
                 save_npy(t / (name + "_ort"), "output", ort)
-            ok, rows = comparison(t / ("expect_int" if name == "int" else "expect"), t / name,
+            expect = {"int": "expect_int", "constant": "expect_zero"}.get(name, "expect")
+            ok, rows = comparison(t / expect, t / name,
                                   t / (name + "_ort") if ort is not None else None)
             if ok != want:
                 print("FAIL: '%s' %s: %s" % (name, "passed" if ok else "failed", rows))
