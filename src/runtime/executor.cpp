@@ -119,6 +119,68 @@ std::string body_note(std::string_view backend, const Node& n, const std::string
   return line;
 }
 
+/// The compiler that compiles block `b`: the one it is placed on, else the first.
+BlockCompiler* compiler_of(const std::vector<BlockCompiler*>& compilers, const Block& b) {
+  for (BlockCompiler* c : compilers)
+    if (!b.placed_on.empty() && c->name() == b.placed_on) return c;
+  return compilers.front();
+}
+
+/// The first compiler proposed on the whole graph. Cut by placed nodes, one
+/// of its blocks can lack what a node of it needs from the same block (the
+/// shape computation of a dynamic Reshape lands in the block before the cut),
+/// and its compiler would refuse that node there. So each compiled block is
+/// asked again, as the graph it is compiled as; a node refused there runs on
+/// the fallback with the reason, and the blocks are asked again until none
+/// refuses (each round moves a node, so it ends). Whichever nodes were
+/// placed, the build then succeeds.
+Result<void> settle_blocks(const Graph& g, Partition& p,
+                           const std::vector<BlockCompiler*>& compilers) {
+  for (bool moved = true; moved;) {
+    moved = false;
+    std::vector<Block> blocks;
+    const auto append = [&blocks](Block b) {
+      if (!b.on_backend && !blocks.empty() && !blocks.back().on_backend) {
+        auto& dst = blocks.back().nodes;
+        dst.insert(dst.end(), b.nodes.begin(), b.nodes.end());
+      } else {
+        blocks.push_back(std::move(b));
+      }
+    };
+    for (Block& b : p.blocks) {
+      if (!b.on_backend) {
+        append(std::move(b));
+        continue;
+      }
+      BlockCompiler* c = compiler_of(compilers, b);
+      HONE_TRY(Graph sub, extract_block(g, b));  // its nodes in b's order
+      Block run;
+      for (size_t k = 0; k < b.nodes.size(); ++k) {
+        const NodeSupport s = c->supports(sub, sub.nodes()[k]);
+        if (!s.supported) {
+          moved = true;
+          std::string why = "in its block on " + std::string(c->name()) +
+                            " (cut by nodes placed on other compilers): " + s.reason;
+          HONE_LOG_DEBUG("executor: {} runs on the fallback: {}", g.node(b.nodes[k]).describe(),
+                         why);
+          p.fallbacks.emplace_back(b.nodes[k], std::move(why));
+        }
+        if (!run.nodes.empty() && run.on_backend != s.supported) {
+          append(std::move(run));
+          run = Block{};
+        }
+        run.on_backend = s.supported;
+        run.placed_on = s.supported ? b.placed_on : std::string();
+        run.nodes.push_back(b.nodes[k]);
+      }
+      if (!run.nodes.empty()) append(std::move(run));
+    }
+    p.blocks = std::move(blocks);
+    fill_block_io(g, p.blocks);
+  }
+  return {};
+}
+
 }  // namespace
 
 /// Hands the fallback interpreter the bodies this executor compiled.
@@ -226,7 +288,7 @@ Result<void> Executor::place(const Graph& g, Partition& p) const {
     fallbacks.emplace_back(id, refused[id].empty() ? std::move(why) : refused[id]);
   }
   p.fallbacks = std::move(fallbacks);
-  return {};
+  return settle_blocks(g, p, compilers_);
 }
 
 Result<Partition> Executor::plan_graph(const Graph& g, int depth, bool describe_bodies) const {
@@ -294,10 +356,7 @@ Result<std::shared_ptr<Executor::GraphRun>> Executor::build_program(const Graph&
     HONE_TRY(Graph sub, extract_block(graph, b));
     Stage st{b, std::move(sub), nullptr, {}};
     if (b.on_backend) {
-      BlockCompiler* c = compilers_.front();
-      for (BlockCompiler* other : compilers_)
-        if (!b.placed_on.empty() && other->name() == b.placed_on) c = other;
-      HONE_TRY(st.compiled, c->compile(st.graph));
+      HONE_TRY(st.compiled, compiler_of(compilers_, b)->compile(st.graph));
     } else {
       HONE_CHECK_OK_CTX(
           fallback_.check_supported(st.graph),

@@ -15,8 +15,12 @@
 // options. Nodes that `placement` puts on another compiler (per-op kernel
 // selection) are cut out of the first compiler's blocks and become blocks of
 // their own on that compiler, so one executor holds blocks of several
-// backends. Every other block runs on the fallback interpreter, whose node
-// order and value lifetimes (eval::Schedule) are made once at build.
+// backends. Each compiled block is then asked again as the graph it will be
+// compiled as: a node its compiler refuses there (a Reshape whose shape
+// computation the cut left in the block before) runs on the fallback, with
+// the reason, so any placement builds. Every other block runs on the
+// fallback interpreter, whose node order and value lifetimes
+// (eval::Schedule) are made once at build.
 //
 // Control flow: an If, Loop or Scan node runs on the fallback, but its bodies
 // are built like graphs of their own (partitioned and compiled by the first

@@ -99,6 +99,73 @@ TEST(Executor, APlacedNodeItsCompilerRefusesFallsBackWithTheReason) {
       << p->fallbacks[0].second;
 }
 
+// Like a backend built with require_full_compilation: claims Shape, MatMul and
+// Relu, and Reshape only when its shape is computed in the graph it is shown
+// (as onednn does, from dims); compiling a block with a node it would refuse
+// there fails.
+class StrictShapeCompiler final : public BlockCompiler {
+ public:
+  std::string_view name() const override { return "strict"; }
+  NodeSupport supports(const Graph& g, const Node& n) const override {
+    if (n.op_type == "Reshape")
+      return g.value(n.inputs[1]).producer >= 0
+                 ? NodeSupport::yes()
+                 : NodeSupport::no("shape is not computed in this graph");
+    return n.op_type == "Shape" || n.op_type == "MatMul" || n.op_type == "Relu"
+               ? NodeSupport::yes()
+               : NodeSupport::no("strict has no " + n.op_type);
+  }
+  Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override {
+    for (const Node& n : block.nodes())
+      if (NodeSupport s = supports(block, n); !s.supported)
+        return fail(ErrorCode::kUnsupported, n.describe() + ": " + s.reason);
+    return std::make_unique<CountingBlock>(block, &runs);
+  }
+  std::atomic<int> runs{0};
+};
+
+// The first compiler's proposals are made on the whole graph; a node placed
+// elsewhere cuts its blocks, and the Shape that feeds the Reshape lands in the
+// block before the cut, the Reshape after it. The first compiler's block with
+// the Reshape cannot take it: it runs on the fallback, with the reason,
+// whichever compiler each placed node went to.
+TEST(Executor, ANodeItsBlockCannotRunOnceCutByPlacementFallsBackWithTheReason) {
+  GraphBuilder b("cut");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 2});
+  ValueId w = b.constant("w", Tensor::from<float>({2, 2}, {1.0f, 2.0f, -1.0f, 0.5f}));
+  ValueId s = b.op("Shape", {x});
+  ValueId v = b.relu(b.matmul(x, w));
+  b.output(b.op("Reshape", {v, s}, {}, "reshape"), "y");
+  auto built = std::move(b).build();
+  ASSERT_TRUE(built) << built.error().to_string();
+  const Graph& g = *built;
+  StrictShapeCompiler main;
+  OpsCompiler other("other", {"MatMul"});
+  Executor ex({&main, &other});
+  ExecutorOptions o;
+  o.partition.min_block_size = 1;
+  o.optimize = false;
+  o.placement[name_of(g, "MatMul")] = 1;
+  ex.set_options(o);
+  auto built_ex = ex.build(g);
+  ASSERT_TRUE(built_ex) << built_ex.error().to_string();
+  const Partition& p = ex.partition();
+  ASSERT_EQ(p.fallbacks.size(), 1u) << p.describe(g);
+  EXPECT_EQ(g.node(p.fallbacks[0].first).name, "reshape");
+  EXPECT_NE(p.fallbacks[0].second.find("shape is not computed in this graph"), std::string::npos)
+      << p.fallbacks[0].second;
+  for (const Block& blk : p.blocks)
+    for (NodeId id : blk.nodes)
+      if (g.node(id).name == "reshape") EXPECT_FALSE(blk.on_backend) << p.describe(g);
+  Tensor x3 = Tensor::from<float>({3, 2}, {1.0f, -2.0f, 3.0f, 0.5f, -1.0f, 4.0f});
+  auto got = ex.run({x3});
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = eval::Interpreter().run_tensors(g, {x3});
+  ASSERT_TRUE(want);
+  EXPECT_TRUE((*got)[0].bitwise_equal((*want)[0]));
+  EXPECT_EQ(other.blocks, 1);
+}
+
 TEST(Executor, AnUnknownPlacedNodeIsAnError) {
   Graph g = chain();
   OpsCompiler main("main", {"Relu"}), other("other", {"MatMul"});
