@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "hone/limits.h"
 #include "hone/shape.h"
 
 namespace hone::eval {
@@ -126,6 +127,20 @@ Result<DType> dtype_from_onnx(int64_t code) {
     default:
       return fail(ErrorCode::kUnsupported, "ONNX element type " + std::to_string(code) + " is not supported");
   }
+}
+
+Result<void> check_result_size(const std::vector<int64_t>& shape, const std::string& what) {
+  uint64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0)
+      return fail(ErrorCode::kInvalidArgument,
+                  what + " " + shape_to_string(shape) + " has a negative dim");
+    if (d != 0 && n > (uint64_t{1} << 60) / static_cast<uint64_t>(d))
+      return fail(ErrorCode::kInvalidArgument,
+                  what + " " + shape_to_string(shape) + " has too many elements");
+    n *= static_cast<uint64_t>(d);
+  }
+  return check_allocation(n * sizeof(double), what + " " + shape_to_string(shape));
 }
 
 Result<std::vector<int64_t>> read_int_list(const Tensor& t, const char* what) {

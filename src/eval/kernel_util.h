@@ -130,6 +130,13 @@ std::vector<int64_t> broadcast_index_map(const std::vector<int64_t>& in_shape,
 /// attributes) → DType, for the types hone holds; kUnsupported otherwise.
 [[nodiscard]] Result<DType> dtype_from_onnx(int64_t code);
 
+/// Checks that a result of `shape` fits in int64 and, held as doubles (the
+/// reference's working precision), in the memory budget (hone/limits.h):
+/// kInvalidArgument or kOutOfMemory naming `what`, before a kernel allocates
+/// a size it computed from attributes or input values.
+[[nodiscard]] Result<void> check_result_size(const std::vector<int64_t>& shape,
+                                             const std::string& what);
+
 /// Reads a 1-D (or scalar) integer tensor, e.g. a shape or axes input.
 [[nodiscard]] Result<std::vector<int64_t>> read_int_list(const Tensor& t, const char* what);
 

@@ -162,6 +162,8 @@ Result<void> attention(KernelContext& ctx) {
                 "Attention qk_matmul_output_mode must be 0 to 3, got " + std::to_string(qk_mode));
   const bool want_qk = ctx.wants_output(3);
 
+  HONE_CHECK_OK(check_result_size({B, Hq, Sq, Dv}, "Attention output"));
+  if (want_qk) HONE_CHECK_OK(check_result_size({B, Hq, Sq, T}, "Attention qk_matmul_output"));
   HostVector<double> y(static_cast<size_t>(B * Hq * Sq * Dv), 0.0);
   HostVector<double> qk_out(want_qk ? static_cast<size_t>(B * Hq * Sq * T) : 0, 0.0);
   // The KV cache goes out as it came in, before the scaling below.

@@ -60,6 +60,9 @@ Result<void> col2im(KernelContext& ctx) {
                 "Col2Im input " + x->describe() + " has " + std::to_string(x->dim(2)) +
                     " blocks; image_shape, block_shape and the attributes give " +
                     std::to_string(product(blocks)));
+  std::vector<int64_t> shape{x->dim(0), x->dim(1) / kprod};
+  shape.insert(shape.end(), image.begin(), image.end());
+  HONE_CHECK_OK(check_result_size(shape, "Col2Im output"));
   const int64_t n = x->dim(0), c = x->dim(1) / kprod, L = x->dim(2), pixels = product(image);
   const HostVector<double> in = to_doubles(*x);
   HostVector<double> out(static_cast<size_t>(n * c * pixels), 0.0);
@@ -88,8 +91,6 @@ Result<void> col2im(KernelContext& ctx) {
         out[static_cast<size_t>(plane * pixels + at)] += in[static_cast<size_t>(col * L + l)];
     }
   }
-  std::vector<int64_t> shape{n, c};
-  shape.insert(shape.end(), image.begin(), image.end());
   ctx.set_output(0, from_doubles(x->dtype(), shape, out));
   return {};
 }

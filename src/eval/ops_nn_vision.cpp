@@ -377,6 +377,7 @@ Result<void> max_roi_pool(KernelContext& ctx) {
   const double scale = node.attr_float("spatial_scale", 1.0f);
   const int64_t N = x->dim(0), C = x->dim(1), H = x->dim(2), W = x->dim(3), R = rois_t->dim(0);
   const int64_t ph_n = pooled[0], pw_n = pooled[1];
+  HONE_CHECK_OK(check_result_size({R, C, ph_n, pw_n}, "MaxRoiPool output"));
   const HostVector<double> xv = to_doubles(*x), rois = to_doubles(*rois_t);
   HostVector<double> out(static_cast<size_t>(R * C * ph_n * pw_n), 0.0);
   for (int64_t r = 0; r < R; ++r) {
@@ -454,6 +455,10 @@ Result<void> affine_grid(KernelContext& ctx) {
     if (d < 0)
       return fail(ErrorCode::kInvalidArgument,
                   "AffineGrid size " + size_t_->describe() + " has a negative dim");
+  std::vector<int64_t> shape{n};
+  shape.insert(shape.end(), dims.begin(), dims.end());
+  shape.push_back(sp);
+  HONE_CHECK_OK(check_result_size(shape, "AffineGrid grid"));
   const int64_t points = product(dims);
   const HostVector<double> theta = to_doubles(*theta_t);
   HostVector<double> out(static_cast<size_t>(n * points * sp));
@@ -475,9 +480,6 @@ Result<void> affine_grid(KernelContext& ctx) {
         out[static_cast<size_t>((b * points + pt) * sp + row)] = v;
       }
     }
-  std::vector<int64_t> shape{n};
-  shape.insert(shape.end(), dims.begin(), dims.end());
-  shape.push_back(sp);
   ctx.set_output(0, from_doubles(theta_t->dtype(), shape, out));
   return {};
 }

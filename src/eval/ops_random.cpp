@@ -55,6 +55,7 @@ Result<void> random_fill(KernelContext& ctx, bool normal, bool like) {
   HONE_TRY(dtype, out_dtype(node, dtype, op));
   if (!is_floating(dtype))
     return fail(unsupported_dtype(dtype, "a floating-point type").add_context(op));
+  HONE_CHECK_OK(check_result_size(shape, std::string(op) + " output"));
   std::mt19937_64 gen = engine(node);
   HostVector<double> v(static_cast<size_t>(shape_numel(shape)));
   if (normal) {
@@ -108,6 +109,7 @@ Result<void> multinomial(KernelContext& ctx) {
   if (dtype != DType::kI32 && dtype != DType::kI64)
     return fail(ErrorCode::kInvalidArgument, "Multinomial dtype must be int32 or int64");
   const int64_t batch = x->dim(0), classes = x->dim(1);
+  HONE_CHECK_OK(check_result_size({batch, samples}, "Multinomial output"));
   const HostVector<double> logits = to_doubles(*x);
   std::mt19937_64 gen = engine(node);
   HostVector<double> out(static_cast<size_t>(batch * samples));

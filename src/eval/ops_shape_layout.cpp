@@ -340,6 +340,7 @@ Result<void> center_crop_pad(KernelContext& ctx) {
     else
       out_start[a] = (t - dim) / 2;
   }
+  HONE_CHECK_OK(check_result_size(out_shape, "CenterCropPad output"));
   Tensor y = Tensor::zeros(x->dtype(), out_shape);
   const std::vector<int64_t> is = strides_of(x->shape()), os = strides_of(out_shape);
   const int64_t n = shape_numel(kept);
