@@ -157,7 +157,10 @@ void bind_model(py::module_& m) {
                     "A tuned model: the chosen backend, built. Call it on numpy arrays (graph "
                     "inputs by position or name) or use infer() with an input tree. Thread-safe; "
                     "inference releases the GIL.")
-      .def("__call__", &call)
+      .def("__call__", &call,
+           "Runs one call on numpy arrays: graph inputs by position or by name. One output "
+           "comes back as an array, several as a tuple in graph order. Raises TypeError for a "
+           "wrong dtype or input count, hone.Error for a shape outside the tuned bounds.")
       .def("infer", &infer, py::arg("sample"),
            "Runs one call: a dict (tree) of inputs to the tree of outputs.")
       .def(
@@ -180,21 +183,28 @@ void bind_model(py::module_& m) {
            "Writes a deployable artifact: format 'onnx', 'native-so' (with backend='aot') or "
            "'triton' (a model folder named `name` in the Triton repository `dir`); returns "
            "what was written.")
-      .def_property_readonly("backend",
-                             [](const Model& self) { return self.tuned->decision().backend; })
-      .def_property_readonly("inputs",
-                             [](const Model& self) {
-                               return tensor_specs(self.tuned->spec().inputs, self.tuned->spec());
-                             })
-      .def_property_readonly("outputs",
-                             [](const Model& self) {
-                               return tensor_specs(self.tuned->spec().outputs, self.tuned->spec());
-                             })
+      .def_property_readonly(
+          "backend", [](const Model& self) { return self.tuned->decision().backend; },
+          "The name of the backend tuning chose.")
+      .def_property_readonly(
+          "inputs",
+          [](const Model& self) {
+            return tensor_specs(self.tuned->spec().inputs, self.tuned->spec());
+          },
+          "The graph inputs: dicts of name, path, dtype, shape (ints and dim "
+          "names), batch_axis and bounds ({dim: (min, opt, max)}).")
+      .def_property_readonly(
+          "outputs",
+          [](const Model& self) {
+            return tensor_specs(self.tuned->spec().outputs, self.tuned->spec());
+          },
+          "The graph outputs, described as inputs are.")
       .def_property_readonly(
           "report",
           [](const Model& self) {
             return py::module_::import("json").attr("loads")(self.tuned->report().json());
-          })
+          },
+          "The tuning report (its JSON) as a dict; report['decision'] holds the choice.")
       .def(
           "report_html", [](const Model& self) { return self.tuned->report().html(); },
           "The tuning report as a self-contained HTML page with plots.")

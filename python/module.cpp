@@ -202,7 +202,9 @@ py::list backends() {
 }  // namespace
 }  // namespace hone::python
 
-PYBIND11_MODULE(hone, m) {
+// hone._hone: the package python/hone/ re-exports it as `hone` (build/python/hone/
+// in a build tree, the installed wheel's hone/ after `pip install .`).
+PYBIND11_MODULE(_hone, m) {
   namespace hp = hone::python;
   m.doc() =
       "hone: tune a model for this machine (try every backend, check, measure, keep the best), "
