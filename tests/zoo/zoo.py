@@ -1,14 +1,14 @@
 #!/usr/bin/python3
-"""hone's model zoo: real architectures exported from PyTorch by this script,
+"""hone's model zoo: real architectures (registry.py) exported from PyTorch,
 with random seeded weights (nothing is downloaded), each by either PyTorch
 ONNX exporter, with seeded inputs and PyTorch's own outputs as ground truth.
 
-  zoo.py list [--all]                       models (name, family, points) one a line
+  zoo.py list                               models (name, family, batch-1 points) one a line
   zoo.py export [NAME...] --exporter E --work DIR [--batches 1,32] [--keep-going]
         DIR/NAME/model.onnx, DIR/NAME/export.json (sha256, torch, opset, script
         hash), DIR/NAME/POINT/in/input_<i>.npy and DIR/NAME/POINT/torch/output_<i>.npy;
-        cached: nothing is redone while export.json's stamp (this folder's
-        scripts, torch and torchvision versions, exporter) is unchanged
+        cached: nothing is redone while export.json's stamp (registry.py and
+        models.py, torch and torchvision versions, exporter) is unchanged
   zoo.py points NAME [--batches 1,32]      the points (batch, sequence) to run, one a line
   zoo.py hash NAME --exporter E --work DIR/NAME  compare the export's SHA-256 with manifest.json
   zoo.py compare EXPECT_DIR GOT_DIR [--ort ORT_DIR]
