@@ -17,6 +17,7 @@ ONNX exporter, with seeded inputs and PyTorch's own outputs as ground truth.
   zoo.py pin --exporter E --work DIR [NAME...]  write the exports' hashes into manifest.json
   zoo.py summary WORK/results              zoo_test.sh's results as a table
   zoo.py check-manifest | self-test         the manifest lists registry.py's models; compare can fail
+  zoo.py has-dynamo [--version]             exit 0 where the dynamo exporter can run
 
 Exporters: 'torchscript' is torch.onnx.export's tracer at opset 17 (the only
 one torch 1.13 has); 'dynamo' is torch.onnx.export(..., dynamo=True) at opset
@@ -344,6 +345,18 @@ def cmd_self_test(args):
     return bad
 
 
+def cmd_has_dynamo(args):
+    """Exit 0 where torch.onnx.export(..., dynamo=True) can run: torch >= 2.5
+    and onnxscript (read without importing torch)."""
+    import importlib.util
+    version = package_version("torch")
+    if args.version:
+        print(version)
+        return 0
+    major_minor = tuple(int(x) for x in version.split("+")[0].split(".")[:2])
+    return 0 if major_minor >= (2, 5) and importlib.util.find_spec("onnxscript") else 1
+
+
 def cmd_list(args):
     for m in MODELS:
         print("%s\t%s\t%s" % (m["name"], m["family"], ",".join(t for t, _ in points(m, [1]))))
@@ -379,6 +392,9 @@ def main():
     p = sub.add_parser("summary")
     p.add_argument("results", help="WORK/results (zoo_test.sh's .tsv files)")
     p.set_defaults(fn=cmd_summary)
+    p = sub.add_parser("has-dynamo")
+    p.add_argument("--version", action="store_true")
+    p.set_defaults(fn=cmd_has_dynamo)
     p = sub.add_parser("check-manifest")
     p.set_defaults(fn=cmd_check_manifest)
     p = sub.add_parser("self-test")

@@ -45,6 +45,11 @@ print(", ".join(m)); sys.exit(1 if m else 0)' 2>&1); then
   exit 77
 fi
 
+if [ "$exporter" = dynamo ] && ! "$py" "$here/zoo.py" has-dynamo; then
+  echo "SKIP: the dynamo exporter needs torch >= 2.5 and onnxscript (this is torch $("$py" "$here/zoo.py" has-dynamo --version))"
+  exit 77
+fi
+
 dir="$work/$exporter/$name"
 results="$work/results/$exporter"
 mkdir -p "$dir" "$results"
