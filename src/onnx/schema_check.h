@@ -11,9 +11,9 @@
 // not deprecated there; its attributes are ones the schema declares, of the declared type, with
 // every required one present; its input and output counts fit the schema. For ai.onnx opsets newer
 // than libonnx's (1.12: 17), the schema of an op version after 17 is hone's own row
-// (src/ops/signature.h), and an op unchanged since is checked against its version at 17. Each error names the node and the graph. As
-// in ONNX's own checker, nodes of other (custom) domains are left to the backends, which refuse
-// what they cannot run.
+// (src/ops/signature.h), and an op unchanged since is checked against its version at 17. Each error
+// names the node and the graph. As in ONNX's own checker, nodes of other (custom) domains are left
+// to the backends, which refuse what they cannot run.
 #pragma once
 
 #include <onnx/onnx_pb.h>
