@@ -62,6 +62,38 @@ TEST_F(HostileModel, DomainImportedTwice) {
   refuse(m, {"twice"});
 }
 
+// The opsets after libonnx's (18 to 26) are checked against hone's own
+// signature rows: one newer than ONNX Runtime reads, a newer op's attribute
+// of the wrong kind, a required one missing, or too many inputs.
+TEST_F(HostileModel, Opset27) {
+  auto m = one_node_model("Relu");
+  m.mutable_opset_import(0)->set_version(27);
+  refuse(m, {"opset 27", "hone reads 1 to 26"});
+}
+
+TEST_F(HostileModel, NewerOpAttributeOfTheWrongKind) {
+  auto m = one_node_model("Swish");
+  m.mutable_opset_import(0)->set_version(24);
+  auto* a = m.mutable_graph()->mutable_node(0)->add_attribute();
+  a->set_name("alpha");
+  a->set_type(::onnx::AttributeProto::STRING);
+  a->set_s("one");
+  refuse(m, {"'n0' (Swish)", "'alpha' of type STRING", "takes FLOAT"});
+}
+
+TEST_F(HostileModel, NewerOpMissingItsRequiredAttribute) {
+  auto m = one_node_model("BitCast");
+  m.mutable_opset_import(0)->set_version(26);
+  refuse(m, {"'n0' (BitCast)", "required attribute 'to'"});
+}
+
+TEST_F(HostileModel, NewerOpWithTooManyInputs) {
+  auto m = one_node_model("RMSNormalization");
+  m.mutable_opset_import(0)->set_version(23);
+  for (int i = 0; i < 2; ++i) m.mutable_graph()->mutable_node(0)->add_input("x");
+  refuse(m, {"'n0' (RMSNormalization)", "has 3 inputs", "takes 2"});
+}
+
 // As in ONNX's checker, a custom domain's operators are the backends' to
 // refuse: `inspect` describes the model, `run` says what no backend can run.
 TEST_F(HostileModel, CustomDomainOperator) {
