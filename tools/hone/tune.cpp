@@ -279,7 +279,9 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       ->type_name("DIR");
   add_input_value_options(*sub, o->values);
   sub->add_option("--dim", o->dims,
-                  "declare a dim: NAME=MIN:OPT:MAX (dynamic) or NAME=V (static); repeatable")
+                  "declare a dim: NAME=MIN:OPT:MAX (dynamic) or NAME=V (static); repeatable. "
+                  "Without samples, a dim other than the batch that none declares is assumed "
+                  "1:128:512, or up to what the model's shapes take, and logged first")
       ->type_name("NAME=MIN:OPT:MAX");
   sub->add_option("--config", o->configs, "a backend's config field (repeatable)")
       ->type_name("BACKEND.FIELD=VALUE");
