@@ -42,6 +42,9 @@ struct AssumedDim {
   /// The largest size the graph's own shapes take (a 512-row position table
   /// gives 512); unset when nothing in the graph bounds the dim.
   std::optional<int64_t> graph_limit;
+  /// False when the model's shapes do not even hold at size 1: the model
+  /// likely fixes the dim to a size only a sample or --dim can give.
+  bool fits_at_one = true;
   /// What to tell the user: the bounds, where they come from, how to set them.
   std::string describe() const;
 };

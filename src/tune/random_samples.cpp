@@ -51,8 +51,12 @@ std::map<std::string, int64_t> declared_dims(const std::vector<DimDeclaration>& 
 std::string AssumedDim::describe() const {
   const DimBounds& b = declaration.bounds;
   const std::string where =
-      graph_limit ? fmt::format("the model's shapes take at most {}", *graph_limit)
-                  : fmt::format("nothing in the model bounds it; {} is hone's default", b.max);
+      graph_limit   ? fmt::format("the model's shapes take at most {}", *graph_limit)
+      : fits_at_one ? fmt::format("nothing in the model bounds it; {} is hone's default", b.max)
+                    : fmt::format(
+                          "the model's shapes do not hold at 1, so it may fix this dim; "
+                          "{} is hone's default",
+                          b.max);
   return fmt::format(
       "dim '{}' is not bounded by samples or --dim: assuming {}:{}:{} ({}); set it with --dim "
       "{}=MIN:OPT:MAX",
@@ -85,6 +89,7 @@ std::vector<AssumedDim> assume_unbounded_dims(const Graph& g, std::vector<DimDec
     constexpr int64_t kProbeLimit = 8192;
     const std::optional<int64_t> limit = passes::largest_fitting_dim(g, at, s, kProbeLimit);
     int64_t max = kAssumedDimMax;
+    a.fits_at_one = !limit || *limit > 0;
     if (limit && *limit > 0) {
       a.graph_limit = *limit;
       max = std::min(max, *limit);

@@ -99,6 +99,24 @@ TEST(AssumedDims, NothingBoundsTheDimOrItIsDeclared) {
   EXPECT_EQ(declared.size(), 1u);
 }
 
+// An image side a weight fixes (a MatMul over the flattened image needs
+// exactly 6 columns): not even 1 fits, and the note says the model may fix it.
+TEST(AssumedDims, ADimTheModelFixesIsSaidSo) {
+  GraphBuilder b("fixed");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("w")});
+  b.output(b.matmul(x, b.constant("m", table(6, 2))), "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g);
+  EXPECT_EQ(passes::largest_fitting_dim(*g, {{"batch", 1}}, "w", 8192), 0);
+  std::vector<DimDeclaration> dims;
+  auto assumed = assume_unbounded_dims(*g, dims);
+  ASSERT_EQ(assumed.size(), 1u);
+  EXPECT_FALSE(assumed[0].fits_at_one);
+  EXPECT_FALSE(assumed[0].graph_limit);
+  EXPECT_NE(assumed[0].describe().find("may fix this dim"), std::string::npos)
+      << assumed[0].describe();
+}
+
 TEST(AssumedDims, RandomSamplesTakeTheAssumedOpt) {
   const Graph g = text_encoder(300, false);
   std::vector<DimDeclaration> dims;
