@@ -179,38 +179,11 @@ struct Checker {
     return count(n.output_size(), sig.min_outputs, sig.max_outputs, "outputs");
   }
 
+  /// attr_kind_name() spells each kind as AttributeProto names its type.
   static AttributeProto::AttributeType proto_type(ops::AttrKind kind) {
-    switch (kind) {
-      case ops::AttrKind::kFloat:
-        return AttributeProto::FLOAT;
-      case ops::AttrKind::kInt:
-        return AttributeProto::INT;
-      case ops::AttrKind::kString:
-        return AttributeProto::STRING;
-      case ops::AttrKind::kTensor:
-        return AttributeProto::TENSOR;
-      case ops::AttrKind::kGraph:
-        return AttributeProto::GRAPH;
-      case ops::AttrKind::kSparseTensor:
-        return AttributeProto::SPARSE_TENSOR;
-      case ops::AttrKind::kTypeProto:
-        return AttributeProto::TYPE_PROTO;
-      case ops::AttrKind::kFloats:
-        return AttributeProto::FLOATS;
-      case ops::AttrKind::kInts:
-        return AttributeProto::INTS;
-      case ops::AttrKind::kStrings:
-        return AttributeProto::STRINGS;
-      case ops::AttrKind::kTensors:
-        return AttributeProto::TENSORS;
-      case ops::AttrKind::kGraphs:
-        return AttributeProto::GRAPHS;
-      case ops::AttrKind::kSparseTensors:
-        return AttributeProto::SPARSE_TENSORS;
-      case ops::AttrKind::kTypeProtos:
-        return AttributeProto::TYPE_PROTOS;
-    }
-    return AttributeProto::UNDEFINED;
+    AttributeProto::AttributeType t = AttributeProto::UNDEFINED;
+    (void)AttributeProto::AttributeType_Parse(std::string(ops::attr_kind_name(kind)), &t);
+    return t;
   }
 
   Result<void> check_subgraphs(const NodeProto& n, const std::string& label) const {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <vector>
 
 #include <fmt/core.h>
 
@@ -164,38 +165,40 @@ std::string check_basis(const std::vector<CandidateResult>& cands) {
   return "";
 }
 
-/// A partition as Partition::describe() writes it, split into its summary
-/// (the blocks line and the fallbacks-by-op line) and the per-node lines.
-std::pair<std::string, std::string> partition_summary(const std::string& partition) {
+/// A partition as Partition::describe() writes it: the blocks line, the
+/// fallbacks-by-op line and the per-node fallback lines.
+struct PartitionText {
   std::string blocks, by_op;
+  std::vector<std::string> nodes;
+};
+
+PartitionText parse_partition(const std::string& partition) {
+  PartitionText p;
   std::istringstream in(partition);
   std::string line;
   for (bool first = true; std::getline(in, line); first = false) {
     if (first)
-      blocks = line;
+      p.blocks = line;
     else if (line.starts_with("  fallbacks by op:"))
-      by_op = line.substr(2);
+      p.by_op = line.substr(2);
+    else if (line.starts_with("  fallback "))
+      p.nodes.push_back(line.substr(2));
   }
-  return {blocks, by_op};
+  return p;
 }
 
 /// The HTML partition cell: the blocks and the fallbacks by op type, with the
 /// fallback nodes (a transformer can have hundreds) folded away.
 std::string partition_cell(const std::string& partition) {
-  const auto [blocks, by_op] = partition_summary(partition);
-  std::string nodes;
-  int count = 0;
-  std::istringstream in(partition);
-  for (std::string line; std::getline(in, line);)
-    if (line.starts_with("  fallback ")) {
-      nodes += html_escape(line.substr(2)) + "\n";
-      ++count;
-    }
-  std::string cell = "<code>" + html_escape(blocks) + "</code>";
-  if (!by_op.empty()) cell += "<br><code>" + html_escape(by_op) + "</code>";
-  if (count > 0)
+  const PartitionText p = parse_partition(partition);
+  std::string cell = "<code>" + html_escape(p.blocks) + "</code>";
+  if (!p.by_op.empty()) cell += "<br><code>" + html_escape(p.by_op) + "</code>";
+  if (!p.nodes.empty()) {
+    std::string nodes;
+    for (const std::string& n : p.nodes) nodes += html_escape(n) + "\n";
     cell += fmt::format("<details><summary>{} fallback node{}</summary><pre>{}</pre></details>",
-                        count, count == 1 ? "" : "s", nodes);
+                        p.nodes.size(), p.nodes.size() == 1 ? "" : "s", nodes);
+  }
   return cell;
 }
 
@@ -241,7 +244,7 @@ std::string TuneReport::table() const {
     o << "\n";
   }
   for (const CandidateResult& c : candidates)
-    if (const std::string f = partition_summary(c.partition).second; !f.empty())
+    if (const std::string f = parse_partition(c.partition).by_op; !f.empty())
       o << fmt::format("{} partition: {}\n", c.backend, f);
   if (!optimized.empty()) o << "graph passes (once, for every candidate): " << optimized << "\n";
   o << fmt::format("chose {}: {}\n", decision.backend, decision.reason);
