@@ -32,7 +32,8 @@ std::vector<float> random_values(size_t n, unsigned seed) {
 }
 
 void set_flops(benchmark::State& state) {
-  state.counters["flops"] = benchmark::Counter(2.0 * kN * kN * kN, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["flops"] =
+      benchmark::Counter(2.0 * kN * kN * kN, benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // What benchdnn times: one primitive, memory objects made once, execute in a loop.

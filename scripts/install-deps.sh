@@ -23,7 +23,7 @@ PACKAGES=(
   python3-dev python3-pybind11 python3-numpy
 )
 TEST_PACKAGES=(
-  libonnx-testdata python3-pytest python3-venv python3-pip
+  libonnx-testdata python3-pytest python3-venv python3-pip clang-format-14
   nodejs npm
   chromium
   python3-torch python3-torchvision python3-onnx

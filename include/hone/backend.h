@@ -124,7 +124,8 @@ class Backend {
   /// memory, which the GPU's copy engines read directly (on the H200, 54 GB/s
   /// against 17 GB/s from ordinary memory); other backends, and cuda where
   /// no GPU is, give Tensor::allocate()'s. Any tensor can still be passed.
-  [[nodiscard]] virtual Result<Tensor> allocate_host(DType dtype, std::vector<int64_t> shape) const {
+  [[nodiscard]] virtual Result<Tensor> allocate_host(DType dtype,
+                                                     std::vector<int64_t> shape) const {
     return Tensor::allocate(dtype, std::move(shape));
   }
 
@@ -135,7 +136,8 @@ class Backend {
   /// For subclasses to declare their fields in their constructor.
   BackendConfig& mutable_config() { return config_; }
   [[nodiscard]] virtual Result<void> do_build(const Graph& graph) = 0;
-  [[nodiscard]] virtual Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& inputs) const = 0;
+  [[nodiscard]] virtual Result<std::vector<Tensor>> do_infer(
+      const std::vector<Tensor>& inputs) const = 0;
   /// Default: nothing to write (the backend rebuilds cheaply from the graph).
   [[nodiscard]] virtual Result<void> do_save(const std::filesystem::path& dir) const;
   /// Default: do_build(graph), for backends whose build is their load.

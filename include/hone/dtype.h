@@ -48,18 +48,57 @@ constexpr DType dtype_of();
 struct Half;
 struct BFloat16;
 
-template <> constexpr DType dtype_of<float>() { return DType::kF32; }
-template <> constexpr DType dtype_of<double>() { return DType::kF64; }
-template <> constexpr DType dtype_of<Half>() { return DType::kF16; }
-template <> constexpr DType dtype_of<BFloat16>() { return DType::kBF16; }
-template <> constexpr DType dtype_of<int8_t>() { return DType::kI8; }
-template <> constexpr DType dtype_of<uint8_t>() { return DType::kU8; }
-template <> constexpr DType dtype_of<int16_t>() { return DType::kI16; }
-template <> constexpr DType dtype_of<uint16_t>() { return DType::kU16; }
-template <> constexpr DType dtype_of<int32_t>() { return DType::kI32; }
-template <> constexpr DType dtype_of<uint32_t>() { return DType::kU32; }
-template <> constexpr DType dtype_of<int64_t>() { return DType::kI64; }
-template <> constexpr DType dtype_of<uint64_t>() { return DType::kU64; }
-template <> constexpr DType dtype_of<bool>() { return DType::kBool; }
+template <>
+constexpr DType dtype_of<float>() {
+  return DType::kF32;
+}
+template <>
+constexpr DType dtype_of<double>() {
+  return DType::kF64;
+}
+template <>
+constexpr DType dtype_of<Half>() {
+  return DType::kF16;
+}
+template <>
+constexpr DType dtype_of<BFloat16>() {
+  return DType::kBF16;
+}
+template <>
+constexpr DType dtype_of<int8_t>() {
+  return DType::kI8;
+}
+template <>
+constexpr DType dtype_of<uint8_t>() {
+  return DType::kU8;
+}
+template <>
+constexpr DType dtype_of<int16_t>() {
+  return DType::kI16;
+}
+template <>
+constexpr DType dtype_of<uint16_t>() {
+  return DType::kU16;
+}
+template <>
+constexpr DType dtype_of<int32_t>() {
+  return DType::kI32;
+}
+template <>
+constexpr DType dtype_of<uint32_t>() {
+  return DType::kU32;
+}
+template <>
+constexpr DType dtype_of<int64_t>() {
+  return DType::kI64;
+}
+template <>
+constexpr DType dtype_of<uint64_t>() {
+  return DType::kU64;
+}
+template <>
+constexpr DType dtype_of<bool>() {
+  return DType::kBool;
+}
 
 }  // namespace hone

@@ -69,7 +69,9 @@ using Result = std::expected<T, Error>;
 inline std::unexpected<Error> fail(ErrorCode code, std::string message) {
   return std::unexpected<Error>(Error(code, std::move(message)));
 }
-inline std::unexpected<Error> fail(Error error) { return std::unexpected<Error>(std::move(error)); }
+inline std::unexpected<Error> fail(Error error) {
+  return std::unexpected<Error>(std::move(error));
+}
 
 }  // namespace hone
 
@@ -79,22 +81,22 @@ inline std::unexpected<Error> fail(Error error) { return std::unexpected<Error>(
 /// `HONE_TRY(auto x, expr);` evaluates a Result; on error returns it from the
 /// enclosing function (whose return type must be a Result), else binds the value.
 #define HONE_TRY(lhs, expr) HONE_TRY_IMPL_(HONE_CONCAT_(hone_try_, __LINE__), lhs, expr)
-#define HONE_TRY_IMPL_(tmp, lhs, expr)                                 \
-  auto tmp = (expr);                                                   \
+#define HONE_TRY_IMPL_(tmp, lhs, expr)                                  \
+  auto tmp = (expr);                                                    \
   if (!tmp.has_value()) return std::unexpected(std::move(tmp).error()); \
   lhs = std::move(*tmp)
 
 /// `HONE_CHECK_OK(expr);` for Result<void> (or any Result whose value is unused).
-#define HONE_CHECK_OK(expr)                                                     \
-  do {                                                                          \
-    auto hone_check_ = (expr);                                                  \
+#define HONE_CHECK_OK(expr)                                                               \
+  do {                                                                                    \
+    auto hone_check_ = (expr);                                                            \
     if (!hone_check_.has_value()) return std::unexpected(std::move(hone_check_).error()); \
   } while (0)
 
 /// Like HONE_CHECK_OK but adds a context line to the error on the way out.
-#define HONE_CHECK_OK_CTX(expr, ctx)                                   \
-  do {                                                                 \
-    auto hone_check_ = (expr);                                         \
-    if (!hone_check_.has_value())                                      \
+#define HONE_CHECK_OK_CTX(expr, ctx)                                           \
+  do {                                                                         \
+    auto hone_check_ = (expr);                                                 \
+    if (!hone_check_.has_value())                                              \
       return std::unexpected(std::move(hone_check_).error().add_context(ctx)); \
   } while (0)

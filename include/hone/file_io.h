@@ -18,6 +18,7 @@ namespace hone {
 
 [[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
                                              std::span<const uint8_t> bytes);
-[[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path, std::string_view text);
+[[nodiscard]] Result<void> write_file_atomic(const std::filesystem::path& path,
+                                             std::string_view text);
 
 }  // namespace hone

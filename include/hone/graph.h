@@ -91,9 +91,9 @@ class Graph {
   ValueId add_initializer(std::string name, Tensor t);
   /// Adds a node and `num_outputs` fresh output values named "<node>_out<i>"
   /// (or "<op>_<n>_out<i>"); returns the output ids.
-  std::vector<ValueId> add_node(std::string op_type, std::vector<ValueId> inputs,
-                                int num_outputs, std::map<std::string, Attribute> attrs = {},
-                                std::string name = "", std::string domain = "");
+  std::vector<ValueId> add_node(std::string op_type, std::vector<ValueId> inputs, int num_outputs,
+                                std::map<std::string, Attribute> attrs = {}, std::string name = "",
+                                std::string domain = "");
   /// Adds a node whose outputs already exist (importers); sets their producer.
   NodeId add_node_with_outputs(Node node);
   void add_output(ValueId v) { outputs_.push_back(v); }

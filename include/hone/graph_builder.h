@@ -72,8 +72,12 @@ class GraphBuilder {
   /// Reshape to `shape` (a constant i64 tensor is added for it).
   ValueId reshape(ValueId x, std::vector<int64_t> shape);
   ValueId flatten(ValueId x, int64_t axis = 1) { return op("Flatten", {x}, {{"axis", axis}}); }
-  ValueId concat(std::vector<ValueId> xs, int64_t axis) { return op("Concat", std::move(xs), {{"axis", axis}}); }
-  ValueId scalar_f32(std::string name, float v) { return constant(std::move(name), Tensor::scalar(v)); }
+  ValueId concat(std::vector<ValueId> xs, int64_t axis) {
+    return op("Concat", std::move(xs), {{"axis", axis}});
+  }
+  ValueId scalar_f32(std::string name, float v) {
+    return constant(std::move(name), Tensor::scalar(v));
+  }
 
   Graph& graph() { return graph_; }
   /// Validates and hands over the graph.

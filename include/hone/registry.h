@@ -32,7 +32,9 @@ class BackendRegistry {
     /// Tried by tune() only when a strategy names it (a candidate whose
     /// own tuning is slow or rarely wins); listed and created like any other.
     bool opt_in = false;
-    std::string unavailable() const { return unavailable_reason ? unavailable_reason() : std::string(); }
+    std::string unavailable() const {
+      return unavailable_reason ? unavailable_reason() : std::string();
+    }
   };
 
   /// Adds a backend; a second entry with the same name is an error.

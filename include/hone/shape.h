@@ -20,7 +20,7 @@ namespace hone {
 /// (neither: a dim nobody could name, like ONNX's dim without value or param).
 class Dim {
  public:
-  Dim() = default;  // unknown
+  Dim() = default;                       // unknown
   Dim(int64_t value) : value_(value) {}  // NOLINT: numbers convert implicitly
   static Dim symbol(std::string name) {
     Dim d;

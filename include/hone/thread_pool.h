@@ -30,8 +30,7 @@ class ThreadPool {
 
   /// Calls fn(begin, end) over disjoint chunks covering [0, n). Chunks hold
   /// at least `grain` items. Exceptions from fn are rethrown in the caller.
-  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
-                    int64_t grain = 1);
+  void parallel_for(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int64_t grain = 1);
 
   /// The process-wide pool used by backends unless they are given another.
   static ThreadPool& global();

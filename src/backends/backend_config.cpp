@@ -9,19 +9,27 @@ namespace {
 
 const char* type_name(const BackendConfig::FieldValue& v) {
   switch (v.index()) {
-    case 0: return "bool";
-    case 1: return "integer";
-    case 2: return "number";
-    default: return "string";
+    case 0:
+      return "bool";
+    case 1:
+      return "integer";
+    case 2:
+      return "number";
+    default:
+      return "string";
   }
 }
 
 const char* a_type(const BackendConfig::FieldValue& v) {
   switch (v.index()) {
-    case 0: return "a bool";
-    case 1: return "an integer";
-    case 2: return "a number";
-    default: return "a string";
+    case 0:
+      return "a bool";
+    case 1:
+      return "an integer";
+    case 2:
+      return "a number";
+    default:
+      return "a string";
   }
 }
 
@@ -73,16 +81,18 @@ Result<void> BackendConfig::set(const std::string& name, FieldValue value) {
   if (f == nullptr) {
     std::string known;
     for (const Field& x : fields_) known += (known.empty() ? "" : ", ") + x.name;
-    return fail(ErrorCode::kInvalidArgument,
-                "unknown config field '" + name + "' (known: " + (known.empty() ? "none" : known) + ")");
+    return fail(ErrorCode::kInvalidArgument, "unknown config field '" + name + "' (known: " +
+                                                 (known.empty() ? "none" : known) + ")");
   }
   if (value.index() != f->default_value.index()) {
     // An integer where a number is wanted is fine.
-    if (std::holds_alternative<int64_t>(value) && std::holds_alternative<double>(f->default_value)) {
+    if (std::holds_alternative<int64_t>(value) &&
+        std::holds_alternative<double>(f->default_value)) {
       value = static_cast<double>(std::get<int64_t>(value));
     } else {
-      return fail(ErrorCode::kInvalidArgument, "config field '" + name + "' is " +
-                                                   a_type(f->default_value) + ", got " + a_type(value));
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "config field '" + name + "' is " + a_type(f->default_value) + ", got " + a_type(value));
     }
   }
   f->value = std::move(value);
@@ -113,16 +123,19 @@ Result<void> BackendConfig::set_from_string(const std::string& name, const std::
       if (ec != std::errc() || p != text.data() + text.size()) return bad("a number");
       return set(name, v);
     }
-    default: return set(name, text);
+    default:
+      return set(name, text);
   }
 }
 
 std::string BackendConfig::key() const {
   std::vector<const Field*> sorted;
   for (const Field& f : fields_) sorted.push_back(&f);
-  std::sort(sorted.begin(), sorted.end(), [](const Field* a, const Field* b) { return a->name < b->name; });
+  std::sort(sorted.begin(), sorted.end(),
+            [](const Field* a, const Field* b) { return a->name < b->name; });
   std::string canon;
-  for (const Field* f : sorted) canon += f->name + ":" + type_name(f->value) + "=" + to_string(f->value) + ";";
+  for (const Field* f : sorted)
+    canon += f->name + ":" + type_name(f->value) + "=" + to_string(f->value) + ";";
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(fnv1a(canon)));
   return buf;
@@ -131,7 +144,8 @@ std::string BackendConfig::key() const {
 std::string BackendConfig::describe() const {
   std::string s;
   for (const Field& f : fields_)
-    if (f.value != f.default_value) s += (s.empty() ? "" : ", ") + f.name + "=" + to_string(f.value);
+    if (f.value != f.default_value)
+      s += (s.empty() ? "" : ", ") + f.name + "=" + to_string(f.value);
   return s.empty() ? "defaults" : s;
 }
 

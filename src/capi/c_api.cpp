@@ -20,7 +20,6 @@
 #include "hone/tune.h"
 #include "hone/version.h"
 
-
 /// The handle: the tuned model and the info arrays handed out for it.
 struct hone_model {
   struct Info {

@@ -4,15 +4,24 @@ namespace hone {
 
 std::string_view to_string(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "invalid argument";
-    case ErrorCode::kUnsupported: return "unsupported";
-    case ErrorCode::kUnsupportedHardware: return "unsupported on this machine";
-    case ErrorCode::kNotFound: return "not found";
-    case ErrorCode::kCorrupt: return "corrupt";
-    case ErrorCode::kOutOfMemory: return "out of memory";
-    case ErrorCode::kFailedPrecondition: return "failed precondition";
-    case ErrorCode::kIo: return "i/o error";
-    case ErrorCode::kInternal: return "internal error";
+    case ErrorCode::kInvalidArgument:
+      return "invalid argument";
+    case ErrorCode::kUnsupported:
+      return "unsupported";
+    case ErrorCode::kUnsupportedHardware:
+      return "unsupported on this machine";
+    case ErrorCode::kNotFound:
+      return "not found";
+    case ErrorCode::kCorrupt:
+      return "corrupt";
+    case ErrorCode::kOutOfMemory:
+      return "out of memory";
+    case ErrorCode::kFailedPrecondition:
+      return "failed precondition";
+    case ErrorCode::kIo:
+      return "i/o error";
+    case ErrorCode::kInternal:
+      return "internal error";
   }
   return "unknown error";
 }

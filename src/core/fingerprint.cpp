@@ -8,8 +8,8 @@
 #include <set>
 #include <sstream>
 
-#include "hone/version.h"
 #include "hone/sha256.h"
+#include "hone/version.h"
 
 namespace hone {
 namespace {

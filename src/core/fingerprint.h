@@ -2,8 +2,8 @@
 // ISA features that change which kernels run, thread count, library
 // versions, OS), recorded at save and compared at load.
 //
-//   Fingerprint here = current_fingerprint(4, {{"onednn", "2.6.3"}});  // tune/machine.h fills these
-//   for (const std::string& d : fingerprint_differences(saved, here)) log(d);
+//   Fingerprint here = current_fingerprint(4, {{"onednn", "2.6.3"}});  // tune/machine.h fills
+//   these for (const std::string& d : fingerprint_differences(saved, here)) log(d);
 //   cache_key.fingerprint = here.key();
 //
 // Only the ISA features that decide kernel choice are kept, so two machines

@@ -30,7 +30,9 @@ int64_t Shape::numel() const {
   return n;
 }
 
-Result<std::vector<int64_t>> Shape::to_static() const { return bind({}); }
+Result<std::vector<int64_t>> Shape::to_static() const {
+  return bind({});
+}
 
 Result<std::vector<int64_t>> Shape::bind(const std::map<std::string, int64_t>& bindings) const {
   std::vector<int64_t> out;

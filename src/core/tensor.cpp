@@ -28,9 +28,9 @@ Result<size_t> checked_bytes(DType dtype, const std::vector<int64_t>& shape, int
   for (size_t i = 0; i < shape.size(); ++i) {
     const int64_t d = shape[i];
     if (d < 0)
-      return fail(ErrorCode::kInvalidArgument,
-                  "negative dim " + std::to_string(d) + " at axis " + std::to_string(i) +
-                      " of shape " + shape_to_string(shape));
+      return fail(ErrorCode::kInvalidArgument, "negative dim " + std::to_string(d) + " at axis " +
+                                                   std::to_string(i) + " of shape " +
+                                                   shape_to_string(shape));
     if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
       return fail(ErrorCode::kInvalidArgument,
                   "shape " + shape_to_string(shape) + " has more elements than fit in 64 bits");
@@ -158,36 +158,60 @@ bool Tensor::bitwise_equal(const Tensor& other) const {
 
 double tensor_element_as_double(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kF32: return t.data<float>()[i];
-    case DType::kF64: return t.data<double>()[i];
-    case DType::kF16: return t.data<Half>()[i].to_float();
-    case DType::kBF16: return t.data<BFloat16>()[i].to_float();
-    case DType::kI8: return t.data<int8_t>()[i];
-    case DType::kU8: return t.data<uint8_t>()[i];
-    case DType::kI16: return t.data<int16_t>()[i];
-    case DType::kU16: return t.data<uint16_t>()[i];
-    case DType::kI32: return t.data<int32_t>()[i];
-    case DType::kU32: return t.data<uint32_t>()[i];
-    case DType::kI64: return static_cast<double>(t.data<int64_t>()[i]);
-    case DType::kU64: return static_cast<double>(t.data<uint64_t>()[i]);
-    case DType::kBool: return t.data<bool>()[i] ? 1.0 : 0.0;
-    case DType::kUndefined: return 0.0;
+    case DType::kF32:
+      return t.data<float>()[i];
+    case DType::kF64:
+      return t.data<double>()[i];
+    case DType::kF16:
+      return t.data<Half>()[i].to_float();
+    case DType::kBF16:
+      return t.data<BFloat16>()[i].to_float();
+    case DType::kI8:
+      return t.data<int8_t>()[i];
+    case DType::kU8:
+      return t.data<uint8_t>()[i];
+    case DType::kI16:
+      return t.data<int16_t>()[i];
+    case DType::kU16:
+      return t.data<uint16_t>()[i];
+    case DType::kI32:
+      return t.data<int32_t>()[i];
+    case DType::kU32:
+      return t.data<uint32_t>()[i];
+    case DType::kI64:
+      return static_cast<double>(t.data<int64_t>()[i]);
+    case DType::kU64:
+      return static_cast<double>(t.data<uint64_t>()[i]);
+    case DType::kBool:
+      return t.data<bool>()[i] ? 1.0 : 0.0;
+    case DType::kUndefined:
+      return 0.0;
   }
   return 0.0;
 }
 
 int64_t tensor_element_as_int64(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kI8: return t.data<int8_t>()[i];
-    case DType::kU8: return t.data<uint8_t>()[i];
-    case DType::kI16: return t.data<int16_t>()[i];
-    case DType::kU16: return t.data<uint16_t>()[i];
-    case DType::kI32: return t.data<int32_t>()[i];
-    case DType::kU32: return t.data<uint32_t>()[i];
-    case DType::kI64: return t.data<int64_t>()[i];
-    case DType::kU64: return static_cast<int64_t>(t.data<uint64_t>()[i]);
-    case DType::kBool: return t.data<bool>()[i] ? 1 : 0;
-    default: return static_cast<int64_t>(tensor_element_as_double(t, i));
+    case DType::kI8:
+      return t.data<int8_t>()[i];
+    case DType::kU8:
+      return t.data<uint8_t>()[i];
+    case DType::kI16:
+      return t.data<int16_t>()[i];
+    case DType::kU16:
+      return t.data<uint16_t>()[i];
+    case DType::kI32:
+      return t.data<int32_t>()[i];
+    case DType::kU32:
+      return t.data<uint32_t>()[i];
+    case DType::kI64:
+      return t.data<int64_t>()[i];
+    case DType::kU64:
+      return static_cast<int64_t>(t.data<uint64_t>()[i]);
+    case DType::kBool:
+      return t.data<bool>()[i] ? 1 : 0;
+    default:
+      return static_cast<int64_t>(tensor_element_as_double(t, i));
   }
 }
 
@@ -200,20 +224,47 @@ T int_from_double(double v) {
 
 void tensor_set_element_from_double(Tensor& t, int64_t i, double v) {
   switch (t.dtype()) {
-    case DType::kF32: t.data<float>()[i] = static_cast<float>(v); return;
-    case DType::kF64: t.data<double>()[i] = v; return;
-    case DType::kF16: t.data<Half>()[i] = Half::from_float(static_cast<float>(v)); return;
-    case DType::kBF16: t.data<BFloat16>()[i] = BFloat16::from_float(static_cast<float>(v)); return;
-    case DType::kI8: t.data<int8_t>()[i] = int_from_double<int8_t>(v); return;
-    case DType::kU8: t.data<uint8_t>()[i] = int_from_double<uint8_t>(v); return;
-    case DType::kI16: t.data<int16_t>()[i] = int_from_double<int16_t>(v); return;
-    case DType::kU16: t.data<uint16_t>()[i] = int_from_double<uint16_t>(v); return;
-    case DType::kI32: t.data<int32_t>()[i] = int_from_double<int32_t>(v); return;
-    case DType::kU32: t.data<uint32_t>()[i] = int_from_double<uint32_t>(v); return;
-    case DType::kI64: t.data<int64_t>()[i] = int_from_double<int64_t>(v); return;
-    case DType::kU64: t.data<uint64_t>()[i] = int_from_double<uint64_t>(v); return;
-    case DType::kBool: t.data<bool>()[i] = v != 0.0; return;
-    case DType::kUndefined: return;
+    case DType::kF32:
+      t.data<float>()[i] = static_cast<float>(v);
+      return;
+    case DType::kF64:
+      t.data<double>()[i] = v;
+      return;
+    case DType::kF16:
+      t.data<Half>()[i] = Half::from_float(static_cast<float>(v));
+      return;
+    case DType::kBF16:
+      t.data<BFloat16>()[i] = BFloat16::from_float(static_cast<float>(v));
+      return;
+    case DType::kI8:
+      t.data<int8_t>()[i] = int_from_double<int8_t>(v);
+      return;
+    case DType::kU8:
+      t.data<uint8_t>()[i] = int_from_double<uint8_t>(v);
+      return;
+    case DType::kI16:
+      t.data<int16_t>()[i] = int_from_double<int16_t>(v);
+      return;
+    case DType::kU16:
+      t.data<uint16_t>()[i] = int_from_double<uint16_t>(v);
+      return;
+    case DType::kI32:
+      t.data<int32_t>()[i] = int_from_double<int32_t>(v);
+      return;
+    case DType::kU32:
+      t.data<uint32_t>()[i] = int_from_double<uint32_t>(v);
+      return;
+    case DType::kI64:
+      t.data<int64_t>()[i] = int_from_double<int64_t>(v);
+      return;
+    case DType::kU64:
+      t.data<uint64_t>()[i] = int_from_double<uint64_t>(v);
+      return;
+    case DType::kBool:
+      t.data<bool>()[i] = v != 0.0;
+      return;
+    case DType::kUndefined:
+      return;
   }
 }
 

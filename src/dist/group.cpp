@@ -110,9 +110,8 @@ Result<void> Group::agree_report(TuneReport& r) {
   // included, and the packages match.
   Decision agreed = r.decision;
   agreed.kernel_plan.clear();
-  const json mine = {{"decision", decision_hash(agreed)},
-                     {"backend", r.decision.backend},
-                     {"report", r.json()}};
+  const json mine = {
+      {"decision", decision_hash(agreed)}, {"backend", r.decision.backend}, {"report", r.json()}};
   HONE_TRY(auto all, exchange("decision", mine.dump()));
   std::vector<json> per_rank;
   for (const auto& a : all) per_rank.push_back(json::parse(a, nullptr, false));

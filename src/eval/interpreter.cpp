@@ -214,12 +214,14 @@ Result<std::vector<RuntimeValue>> Interpreter::run(const Graph& graph, const Sch
       return fail(
           Error(ErrorCode::kUnsupported, "no reference kernel for op '" + node.op_type + "'")
               .add_context(ctx_line()));
-    const auto started = profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+    const auto started =
+        profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     Result<void> r = run_kernel(*fn, node, graph, std::move(ins), outs, &scope);
     if (!r) return fail(std::move(r).error().add_context(ctx_line()));
     if (profile) {
       auto& [ms, count] = spent[node.op_type];
-      ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+      ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
       ++count;
     }
     for (size_t o = 0; o < node.outputs.size(); ++o) {

@@ -31,8 +31,12 @@ class KernelContext {
   KernelContext(const Node& node, const Graph& graph, std::vector<const RuntimeValue*> inputs,
                 std::vector<RuntimeValue>* outputs, const Interpreter* interpreter,
                 const Scope* scope)
-      : node_(node), graph_(graph), inputs_(std::move(inputs)), outputs_(outputs),
-        interpreter_(interpreter), scope_(scope) {}
+      : node_(node),
+        graph_(graph),
+        inputs_(std::move(inputs)),
+        outputs_(outputs),
+        interpreter_(interpreter),
+        scope_(scope) {}
 
   const Node& node() const { return node_; }
   const Graph& graph() const { return graph_; }
@@ -58,8 +62,8 @@ class KernelContext {
 
   /// Runs a subgraph attribute (If branches, Loop bodies) with these inputs;
   /// names it captures resolve in this node's scope.
-  [[nodiscard]] Result<std::vector<RuntimeValue>> run_subgraph(const Graph& g,
-                                                               std::vector<RuntimeValue> inputs) const;
+  [[nodiscard]] Result<std::vector<RuntimeValue>> run_subgraph(
+      const Graph& g, std::vector<RuntimeValue> inputs) const;
 
   ThreadPool& pool() const { return ThreadPool::global(); }
 

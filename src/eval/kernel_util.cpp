@@ -8,8 +8,8 @@
 namespace hone::eval {
 
 Error unsupported_dtype(DType t, const char* what) {
-  return Error(ErrorCode::kUnsupported,
-               "dtype " + std::string(dtype_name(t)) + " is not supported here (expected " + what + ")");
+  return Error(ErrorCode::kUnsupported, "dtype " + std::string(dtype_name(t)) +
+                                            " is not supported here (expected " + what + ")");
 }
 
 HostVector<double> to_doubles(const Tensor& t) {
@@ -87,22 +87,37 @@ std::vector<int64_t> broadcast_index_map(const std::vector<int64_t>& in_shape,
 
 Result<DType> dtype_from_onnx(int64_t code) {
   switch (code) {
-    case 1: return DType::kF32;
-    case 2: return DType::kU8;
-    case 3: return DType::kI8;
-    case 4: return DType::kU16;
-    case 5: return DType::kI16;
-    case 6: return DType::kI32;
-    case 7: return DType::kI64;
-    case 9: return DType::kBool;
-    case 10: return DType::kF16;
-    case 11: return DType::kF64;
-    case 12: return DType::kU32;
-    case 13: return DType::kU64;
-    case 16: return DType::kBF16;
-    case 8: return fail(ErrorCode::kUnsupported, "string tensors are not supported");
+    case 1:
+      return DType::kF32;
+    case 2:
+      return DType::kU8;
+    case 3:
+      return DType::kI8;
+    case 4:
+      return DType::kU16;
+    case 5:
+      return DType::kI16;
+    case 6:
+      return DType::kI32;
+    case 7:
+      return DType::kI64;
+    case 9:
+      return DType::kBool;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 12:
+      return DType::kU32;
+    case 13:
+      return DType::kU64;
+    case 16:
+      return DType::kBF16;
+    case 8:
+      return fail(ErrorCode::kUnsupported, "string tensors are not supported");
     case 14:
-    case 15: return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
+    case 15:
+      return fail(ErrorCode::kUnsupported, "complex tensors are not supported");
     // Types of opsets 19-26 hone has no dtype for; named so the refusal says which.
     case 17:
       return fail(ErrorCode::kUnsupported, "element type FLOAT8E4M3FN (17) is not supported");
@@ -125,7 +140,8 @@ Result<DType> dtype_from_onnx(int64_t code) {
     case 26:
       return fail(ErrorCode::kUnsupported, "element type INT2 (26) is not supported");
     default:
-      return fail(ErrorCode::kUnsupported, "ONNX element type " + std::to_string(code) + " is not supported");
+      return fail(ErrorCode::kUnsupported,
+                  "ONNX element type " + std::to_string(code) + " is not supported");
   }
 }
 
@@ -145,8 +161,8 @@ Result<void> check_result_size(const std::vector<int64_t>& shape, const std::str
 
 Result<std::vector<int64_t>> read_int_list(const Tensor& t, const char* what) {
   if (!is_integer(t.dtype()))
-    return fail(ErrorCode::kInvalidArgument, std::string(what) + " must be an integer tensor, got " +
-                                                 t.describe());
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(what) + " must be an integer tensor, got " + t.describe());
   if (t.rank() > 1)
     return fail(ErrorCode::kInvalidArgument,
                 std::string(what) + " must be 1-D, got " + t.describe());

@@ -50,8 +50,8 @@ inline T from_f64(double v) {
 }
 
 template <class T>
-inline constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T, Half> ||
-                                 std::is_same_v<T, BFloat16>;
+inline constexpr bool kIsFloat =
+    std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
 // --- dtype dispatch -----------------------------------------------------------
 
@@ -61,11 +61,16 @@ inline constexpr bool kIsFloat = std::is_floating_point_v<T> || std::is_same_v<T
 template <class F>
 auto dispatch_float(DType t, F&& f) -> decltype(f.template operator()<float>()) {
   switch (t) {
-    case DType::kF32: return f.template operator()<float>();
-    case DType::kF64: return f.template operator()<double>();
-    case DType::kF16: return f.template operator()<Half>();
-    case DType::kBF16: return f.template operator()<BFloat16>();
-    default: return std::unexpected(unsupported_dtype(t, "a floating-point type"));
+    case DType::kF32:
+      return f.template operator()<float>();
+    case DType::kF64:
+      return f.template operator()<double>();
+    case DType::kF16:
+      return f.template operator()<Half>();
+    case DType::kBF16:
+      return f.template operator()<BFloat16>();
+    default:
+      return std::unexpected(unsupported_dtype(t, "a floating-point type"));
   }
 }
 
@@ -73,15 +78,24 @@ auto dispatch_float(DType t, F&& f) -> decltype(f.template operator()<float>()) 
 template <class F>
 auto dispatch_integer(DType t, F&& f) -> decltype(f.template operator()<int64_t>()) {
   switch (t) {
-    case DType::kI8: return f.template operator()<int8_t>();
-    case DType::kU8: return f.template operator()<uint8_t>();
-    case DType::kI16: return f.template operator()<int16_t>();
-    case DType::kU16: return f.template operator()<uint16_t>();
-    case DType::kI32: return f.template operator()<int32_t>();
-    case DType::kU32: return f.template operator()<uint32_t>();
-    case DType::kI64: return f.template operator()<int64_t>();
-    case DType::kU64: return f.template operator()<uint64_t>();
-    default: return std::unexpected(unsupported_dtype(t, "an integer type"));
+    case DType::kI8:
+      return f.template operator()<int8_t>();
+    case DType::kU8:
+      return f.template operator()<uint8_t>();
+    case DType::kI16:
+      return f.template operator()<int16_t>();
+    case DType::kU16:
+      return f.template operator()<uint16_t>();
+    case DType::kI32:
+      return f.template operator()<int32_t>();
+    case DType::kU32:
+      return f.template operator()<uint32_t>();
+    case DType::kI64:
+      return f.template operator()<int64_t>();
+    case DType::kU64:
+      return f.template operator()<uint64_t>();
+    default:
+      return std::unexpected(unsupported_dtype(t, "an integer type"));
   }
 }
 

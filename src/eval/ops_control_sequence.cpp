@@ -25,7 +25,6 @@ Result<const RuntimeValue*> sequence_input(KernelContext& ctx, size_t i) {
   return v;
 }
 
-
 // A position input (scalar int32/int64) checked against [lo, hi], made non-negative.
 Result<int64_t> read_position(const Tensor& t, int64_t size, bool allow_end,
                               const std::string& op) {

@@ -12,7 +12,6 @@ namespace {
 using ew::narrow;
 using ew::saturate_cast;
 
-
 /// One element S → D with ONNX Cast semantics: float → integer truncates
 /// toward zero (NaN → 0, out of range saturates: ONNX leaves it undefined),
 /// integer → integer wraps, anything → bool is "!= 0", floats round once.

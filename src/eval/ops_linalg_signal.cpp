@@ -14,11 +14,11 @@
 namespace hone::eval {
 namespace {
 
-
 // The output_datatype attribute as a DType; the error names the op and attribute.
 Result<DType> output_datatype(const KernelContext& ctx, const char* op) {
   auto dt = dtype_from_onnx(ctx.node().attr_int("output_datatype", 1));
-  if (!dt) return fail(dt.error().code(), std::string(op) + " output_datatype: " + dt.error().message());
+  if (!dt)
+    return fail(dt.error().code(), std::string(op) + " output_datatype: " + dt.error().message());
   return dt;
 }
 
@@ -182,8 +182,7 @@ Result<void> stft(KernelContext& ctx) {
   HONE_CHECK_OK(dispatch_float(x->dtype(), [&]<class T>() -> Result<void> {
     const T* in = x->data<T>();
     T* o = out.data<T>();
-    HostVector<double> re(static_cast<size_t>(frame_length)),
-        im(static_cast<size_t>(frame_length));
+    HostVector<double> re(static_cast<size_t>(frame_length)), im(static_cast<size_t>(frame_length));
     HostVector<double> ore(static_cast<size_t>(bins)), oim(static_cast<size_t>(bins));
     for (int64_t b = 0; b < batch; ++b) {
       for (int64_t f = 0; f < frames; ++f) {

@@ -17,15 +17,19 @@ namespace hone::eval::nn {
 namespace {
 
 struct ConvShape {
-  int64_t n = 0;       // batch
-  int64_t c = 0;       // input channels
-  int64_t m = 0;       // output channels
+  int64_t n = 0;  // batch
+  int64_t c = 0;  // input channels
+  int64_t m = 0;  // output channels
   int64_t group = 1;
-  Window win;          // in = input spatial dims, out = output spatial dims
+  Window win;  // in = input spatial dims, out = output spatial dims
 };
 
-int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t ceil_div(int64_t a, int64_t b) { return -floor_div(-a, b); }
+int64_t floor_div(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t ceil_div(int64_t a, int64_t b) {
+  return -floor_div(-a, b);
+}
 
 /// Row offsets into `dst` for every (outer kernel position, `src` row): the
 /// destination coordinate along outer dim d is src*stride + k*dilation - pad.
@@ -37,7 +41,8 @@ std::vector<int64_t> row_table(const std::vector<int64_t>& src, const std::vecto
   const int64_t src_rows = product(std::vector<int64_t>(src.begin(), src.end() - 1));
   const int64_t k_outer = product(std::vector<int64_t>(w.kernel.begin(), w.kernel.end() - 1));
   std::vector<int64_t> dst_stride(r, 1);
-  for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d) dst_stride[d] = dst_stride[d + 1] * dst[d + 1];
+  for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d)
+    dst_stride[d] = dst_stride[d + 1] * dst[d + 1];
   std::vector<int64_t> table(static_cast<size_t>(k_outer * src_rows), -1);
   std::vector<int64_t> kidx(outer, 0), sidx(outer, 0);
   for (int64_t ko = 0; ko < k_outer; ++ko) {
@@ -68,7 +73,8 @@ std::vector<int64_t> row_table(const std::vector<int64_t>& src, const std::vecto
 /// Adds one (kernel position, source row) contribution along the last dim:
 /// dst[j*s + off] += wv * src[j] (transposed) or dst[j] += wv * src[j*s + off].
 template <class A>
-inline void axpy_gather(A* dst, const A* src, A wv, int64_t lo, int64_t hi, int64_t s, int64_t off) {
+inline void axpy_gather(A* dst, const A* src, A wv, int64_t lo, int64_t hi, int64_t s,
+                        int64_t off) {
   if (s == 1) {
     const A* sp = src + off;
     for (int64_t j = lo; j < hi; ++j) dst[j] += wv * sp[j];
@@ -78,7 +84,8 @@ inline void axpy_gather(A* dst, const A* src, A wv, int64_t lo, int64_t hi, int6
 }
 
 template <class A>
-inline void axpy_scatter(A* dst, const A* src, A wv, int64_t lo, int64_t hi, int64_t s, int64_t off) {
+inline void axpy_scatter(A* dst, const A* src, A wv, int64_t lo, int64_t hi, int64_t s,
+                         int64_t off) {
   for (int64_t j = lo; j < hi; ++j) dst[j * s + off] += wv * src[j];
 }
 
@@ -259,8 +266,8 @@ Result<ConvShape> conv_shape(const KernelContext& ctx, const Tensor& x, const Te
                              const std::string& op) {
   HONE_CHECK_OK(check_nc_input(x, 3, op));
   if (w.rank() != x.rank())
-    return fail(ErrorCode::kInvalidArgument, op + " weight W " + w.describe() +
-                                                 " must have the rank of X " + x.describe());
+    return fail(ErrorCode::kInvalidArgument,
+                op + " weight W " + w.describe() + " must have the rank of X " + x.describe());
   ConvShape p;
   p.n = x.dim(0);
   p.c = x.dim(1);
@@ -297,8 +304,8 @@ Result<HostVector<double>> read_bias(const KernelContext& ctx, size_t index, int
   if (!ctx.has_input(index)) return bias;
   HONE_TRY(const Tensor* b, ctx.tensor(index));
   if (b->rank() != 1 || b->dim(0) != m)
-    return fail(ErrorCode::kInvalidArgument, op + " bias B " + b->describe() +
-                                                 " must have shape [" + std::to_string(m) + "]");
+    return fail(ErrorCode::kInvalidArgument,
+                op + " bias B " + b->describe() + " must have shape [" + std::to_string(m) + "]");
   return to_doubles(*b);
 }
 
@@ -306,8 +313,8 @@ Result<void> check_float_pair(const Tensor& x, const Tensor& w, const std::strin
   if (!is_floating(x.dtype()))
     return fail(unsupported_dtype(x.dtype(), "a floating-point X").add_context(op));
   if (w.dtype() != x.dtype())
-    return fail(ErrorCode::kInvalidArgument, op + " weight W " + w.describe() +
-                                                 " must have the dtype of X " + x.describe());
+    return fail(ErrorCode::kInvalidArgument,
+                op + " weight W " + w.describe() + " must have the dtype of X " + x.describe());
   return {};
 }
 
@@ -343,8 +350,8 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(check_nc_input(*x, 3, op));
   const Node& node = ctx.node();
   if (w->rank() != x->rank())
-    return fail(ErrorCode::kInvalidArgument, op + " weight W " + w->describe() +
-                                                 " must have the rank of X " + x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                op + " weight W " + w->describe() + " must have the rank of X " + x->describe());
   ConvShape p;
   p.n = x->dim(0);
   p.c = x->dim(1);
@@ -368,9 +375,10 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
   HONE_TRY(win.dilations, per_dim_attr(node, "dilations", r, 1, op));
   for (size_t d = 0; d < r; ++d)
     if (win.strides[d] <= 0 || win.dilations[d] <= 0 || kernel[d] <= 0)
-      return fail(ErrorCode::kInvalidArgument, op + " strides " + list_to_string(win.strides) + ", dilations " +
-                                                   list_to_string(win.dilations) + " and kernel " +
-                                                   list_to_string(kernel) + " must be positive");
+      return fail(ErrorCode::kInvalidArgument, op + " strides " + list_to_string(win.strides) +
+                                                   ", dilations " + list_to_string(win.dilations) +
+                                                   " and kernel " + list_to_string(kernel) +
+                                                   " must be positive");
   win.pad_begin.assign(r, 0);
   win.pad_end.assign(r, 0);
   win.out.assign(r, 0);
@@ -413,9 +421,9 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
       win.out[d] = full - win.pad_begin[d] - win.pad_end[d];
     }
     if (win.out[d] < 0)
-      return fail(ErrorCode::kInvalidArgument,
-                  op + " output spatial dim " + std::to_string(d) + " would be " +
-                      std::to_string(win.out[d]) + " (pads larger than the full output)");
+      return fail(ErrorCode::kInvalidArgument, op + " output spatial dim " + std::to_string(d) +
+                                                   " would be " + std::to_string(win.out[d]) +
+                                                   " (pads larger than the full output)");
   }
   p.win = win;
   HONE_TRY(HostVector<double> bias, read_bias(ctx, 2, p.m, op));
@@ -435,7 +443,9 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
   return {};
 }
 
-bool is_8bit(DType t) { return t == DType::kU8 || t == DType::kI8; }
+bool is_8bit(DType t) {
+  return t == DType::kU8 || t == DType::kI8;
+}
 
 /// A zero point: absent → 0; a scalar or 1-element tensor → that value for
 /// every channel; a [channels] tensor → one per channel.
@@ -444,7 +454,8 @@ Result<std::vector<int64_t>> zero_points(const KernelContext& ctx, size_t index,
   if (!ctx.has_input(index)) return std::vector<int64_t>(static_cast<size_t>(channels), 0);
   HONE_TRY(const Tensor* z, ctx.tensor(index));
   if (!is_integer(z->dtype()))
-    return fail(ErrorCode::kInvalidArgument, what + " " + z->describe() + " must be an integer tensor");
+    return fail(ErrorCode::kInvalidArgument,
+                what + " " + z->describe() + " must be an integer tensor");
   std::vector<int64_t> v = to_int64s(*z);
   if (v.size() == 1) return std::vector<int64_t>(static_cast<size_t>(channels), v[0]);
   if (per_channel_ok && static_cast<int64_t>(v.size()) == channels && z->rank() == 1) return v;
@@ -473,8 +484,8 @@ Result<std::vector<int64_t>> integer_conv(KernelContext& ctx, const Tensor& x, c
                                           const std::vector<int64_t>& xz, size_t wz_index,
                                           const std::string& op, ConvShape* shape) {
   if (!is_8bit(x.dtype()) || !is_8bit(w.dtype()))
-    return fail(ErrorCode::kUnsupported, op + " needs u8/i8 X and W, got " + x.describe() +
-                                             " and " + w.describe());
+    return fail(ErrorCode::kUnsupported,
+                op + " needs u8/i8 X and W, got " + x.describe() + " and " + w.describe());
   HONE_TRY(ConvShape p, conv_shape(ctx, x, w, op));
   HONE_TRY(std::vector<int64_t> wz, zero_points(ctx, wz_index, p.m, true, op + " w_zero_point"));
   std::vector<int64_t> xs = to_int64s(x), ws = to_int64s(w);

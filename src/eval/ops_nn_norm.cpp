@@ -13,18 +13,19 @@ namespace hone::eval::nn {
 namespace {
 
 Result<HostVector<double>> channel_param(const KernelContext& ctx, size_t index, int64_t c,
-                                          const std::string& what) {
+                                         const std::string& what) {
   HONE_TRY(const Tensor* t, ctx.tensor(index));
   if (t->numel() != c || t->rank() > 1)
-    return fail(ErrorCode::kInvalidArgument, what + " " + t->describe() + " must have shape [" +
-                                                 std::to_string(c) + "]");
+    return fail(ErrorCode::kInvalidArgument,
+                what + " " + t->describe() + " must have shape [" + std::to_string(c) + "]");
   if (!is_floating(t->dtype()))
     return fail(unsupported_dtype(t->dtype(), "a floating-point type").add_context(what));
   return to_doubles(*t);
 }
 
 /// Writes doubles into a float tensor of `dtype`.
-Result<Tensor> to_tensor(DType dtype, const std::vector<int64_t>& shape, const HostVector<double>& v) {
+Result<Tensor> to_tensor(DType dtype, const std::vector<int64_t>& shape,
+                         const HostVector<double>& v) {
   if (!is_floating(dtype)) return fail(unsupported_dtype(dtype, "a floating-point type"));
   return from_doubles(dtype, shape, v);
 }
@@ -33,11 +34,13 @@ Result<void> batch_norm(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const Node& node = ctx.node();
   if (node.attr_int("training_mode", 0) != 0)
-    return fail(ErrorCode::kUnsupported,
-                "BatchNormalization training_mode=1 is not supported by the reference (inference only)");
+    return fail(
+        ErrorCode::kUnsupported,
+        "BatchNormalization training_mode=1 is not supported by the reference (inference only)");
   if (ctx.wants_output(1) || ctx.wants_output(2))
-    return fail(ErrorCode::kUnsupported,
-                "BatchNormalization training outputs (running/saved mean and variance) are not supported");
+    return fail(
+        ErrorCode::kUnsupported,
+        "BatchNormalization training outputs (running/saved mean and variance) are not supported");
   if (node.attr_int("spatial", 1) == 0)
     return fail(ErrorCode::kUnsupported, "BatchNormalization spatial=0 is not supported");
   HONE_CHECK_OK(check_nc_input(*x, 2, "BatchNormalization"));
@@ -95,14 +98,18 @@ Result<void> instance_norm(KernelContext& ctx) {
 
 Result<DType> stash_dtype(int64_t stash_type) {
   switch (stash_type) {
-    case 1: return DType::kF32;
-    case 10: return DType::kF16;
-    case 11: return DType::kF64;
-    case 16: return DType::kBF16;
+    case 1:
+      return DType::kF32;
+    case 10:
+      return DType::kF16;
+    case 11:
+      return DType::kF64;
+    case 16:
+      return DType::kBF16;
     default:
-      return fail(ErrorCode::kUnsupported,
-                  "LayerNormalization stash_type " + std::to_string(stash_type) +
-                      " is not a float type (1, 10, 11 or 16)");
+      return fail(ErrorCode::kUnsupported, "LayerNormalization stash_type " +
+                                               std::to_string(stash_type) +
+                                               " is not a float type (1, 10, 11 or 16)");
   }
 }
 
@@ -123,12 +130,14 @@ Result<void> layer_norm(KernelContext& ctx) {
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0)
     return fail(ErrorCode::kInvalidArgument, "LayerNormalization input X must not be a scalar");
-  HONE_TRY(const int64_t axis, normalize_axis(node.attr_int("axis", -1), rank, "LayerNormalization axis"));
+  HONE_TRY(const int64_t axis,
+           normalize_axis(node.attr_int("axis", -1), rank, "LayerNormalization axis"));
   HONE_TRY(const DType stash, stash_dtype(node.attr_int("stash_type", 1)));
   const double eps = node.attr_float("epsilon", 1e-5f);
   const std::vector<int64_t> norm_shape(x->shape().begin() + axis, x->shape().end());
   const int64_t inner = product(norm_shape);
-  const int64_t outer = product(std::vector<int64_t>(x->shape().begin(), x->shape().begin() + axis));
+  const int64_t outer =
+      product(std::vector<int64_t>(x->shape().begin(), x->shape().begin() + axis));
   HONE_TRY(const Tensor* scale_t, ctx.tensor(1));
   HONE_TRY(auto scale_map, param_map(*scale_t, norm_shape, "LayerNormalization Scale"));
   const HostVector<double> scale = to_doubles(*scale_t);
@@ -204,18 +213,18 @@ Result<void> group_norm(KernelContext& ctx) {
   const int64_t groups = node.attr_int("num_groups", 0);
   const int64_t c = x->dim(1);
   if (groups <= 0 || c % groups != 0)
-    return fail(ErrorCode::kInvalidArgument, "GroupNormalization num_groups " + std::to_string(groups) +
-                                                 " must be positive and divide the channels (" +
-                                                 std::to_string(c) + ")");
+    return fail(ErrorCode::kInvalidArgument,
+                "GroupNormalization num_groups " + std::to_string(groups) +
+                    " must be positive and divide the channels (" + std::to_string(c) + ")");
   HONE_TRY(const Tensor* scale_t, ctx.tensor(1));
   HONE_TRY(const Tensor* bias_t, ctx.tensor(2));
   // Opset 18 has one scale/bias per group, opset 21 one per channel.
   const int64_t params = scale_t->numel();
   if ((params != c && params != groups) || bias_t->numel() != params)
     return fail(ErrorCode::kInvalidArgument,
-                "GroupNormalization scale " + scale_t->describe() + " and bias " + bias_t->describe() +
-                    " must both have " + std::to_string(c) + " (channels) or " +
-                    std::to_string(groups) + " (groups) values");
+                "GroupNormalization scale " + scale_t->describe() + " and bias " +
+                    bias_t->describe() + " must both have " + std::to_string(c) +
+                    " (channels) or " + std::to_string(groups) + " (groups) values");
   const HostVector<double> scale = to_doubles(*scale_t), bias = to_doubles(*bias_t);
   const bool per_channel = params == c;
   const double eps = node.attr_float("epsilon", 1e-5f);
@@ -245,7 +254,8 @@ Result<void> lrn(KernelContext& ctx) {
   const Node& node = ctx.node();
   const int64_t size = node.attr_int("size", 0);
   if (size <= 0)
-    return fail(ErrorCode::kInvalidArgument, "LRN needs a positive 'size' attribute, got " + std::to_string(size));
+    return fail(ErrorCode::kInvalidArgument,
+                "LRN needs a positive 'size' attribute, got " + std::to_string(size));
   const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f);
   const double bias = node.attr_float("bias", 1.0f);
   const int64_t c = x->dim(1), inner = product(x->shape(), 2);

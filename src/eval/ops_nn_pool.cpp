@@ -26,7 +26,8 @@ TapTables make_taps(const Window& w) {
   t.coord.resize(r);
   t.in_padded.resize(r);
   t.in_stride.assign(r, 1);
-  for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d) t.in_stride[d] = t.in_stride[d + 1] * w.in[d + 1];
+  for (int64_t d = static_cast<int64_t>(r) - 2; d >= 0; --d)
+    t.in_stride[d] = t.in_stride[d + 1] * w.in[d + 1];
   for (size_t d = 0; d < r; ++d) {
     t.coord[d].resize(static_cast<size_t>(w.out[d] * w.kernel[d]));
     t.in_padded[d].resize(t.coord[d].size());
@@ -79,7 +80,7 @@ void for_each_window(const Window& w, const TapTables& t, Visit&& visit) {
 struct PoolSetup {
   Window win;
   std::vector<int64_t> out_shape;
-  int64_t planes = 0;   // N * C
+  int64_t planes = 0;  // N * C
   int64_t in_plane = 0;
   int64_t out_plane = 0;
 };
@@ -176,7 +177,8 @@ Result<void> average_pool(KernelContext& ctx) {
           double sum = 0.0;
           for (int64_t off : t) sum += to_f64(xs[off]);
           const int64_t count = include_pad ? padded : static_cast<int64_t>(t.size());
-          yp[plane * s.out_plane + o] = from_f64<T>(count > 0 ? sum / static_cast<double>(count) : 0.0);
+          yp[plane * s.out_plane + o] =
+              from_f64<T>(count > 0 ? sum / static_cast<double>(count) : 0.0);
         });
       }
     });
@@ -186,8 +188,12 @@ Result<void> average_pool(KernelContext& ctx) {
   return {};
 }
 
-double lp_finish(double sum, double p) { return p == 1.0 ? sum : std::pow(sum, 1.0 / p); }
-double lp_term(double v, double p) { return p == 2.0 ? v * v : std::pow(std::abs(v), p); }
+double lp_finish(double sum, double p) {
+  return p == 1.0 ? sum : std::pow(sum, 1.0 / p);
+}
+double lp_term(double v, double p) {
+  return p == 2.0 ? v * v : std::pow(std::abs(v), p);
+}
 
 Result<void> lp_pool(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
@@ -282,8 +288,9 @@ Result<void> max_unpool(KernelContext& ctx) {
   if (ctx.has_input(2)) {
     HONE_TRY(out_shape, read_int_list(ctx.input(2), "MaxUnpool output_shape"));
     if (out_shape.size() != x->rank())
-      return fail(ErrorCode::kInvalidArgument, "MaxUnpool output_shape " + list_to_string(out_shape) +
-                                                   " must have rank " + std::to_string(x->rank()));
+      return fail(ErrorCode::kInvalidArgument, "MaxUnpool output_shape " +
+                                                   list_to_string(out_shape) + " must have rank " +
+                                                   std::to_string(x->rank()));
   } else {
     for (size_t d = 0; d < r; ++d)
       out_shape.push_back((x->dim(d + 2) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + r]);
@@ -312,9 +319,12 @@ void register_pool_ops(OpRegistry& r) {
   r.add("MaxPool", max_pool);
   r.add("AveragePool", average_pool);
   r.add("LpPool", lp_pool);
-  r.add("GlobalAveragePool", [](KernelContext& c) { return global_pool(c, GlobalKind::kAverage, "GlobalAveragePool"); });
-  r.add("GlobalMaxPool", [](KernelContext& c) { return global_pool(c, GlobalKind::kMax, "GlobalMaxPool"); });
-  r.add("GlobalLpPool", [](KernelContext& c) { return global_pool(c, GlobalKind::kLp, "GlobalLpPool"); });
+  r.add("GlobalAveragePool",
+        [](KernelContext& c) { return global_pool(c, GlobalKind::kAverage, "GlobalAveragePool"); });
+  r.add("GlobalMaxPool",
+        [](KernelContext& c) { return global_pool(c, GlobalKind::kMax, "GlobalMaxPool"); });
+  r.add("GlobalLpPool",
+        [](KernelContext& c) { return global_pool(c, GlobalKind::kLp, "GlobalLpPool"); });
   r.add("MaxUnpool", max_unpool);
 }
 

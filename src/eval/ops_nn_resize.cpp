@@ -21,7 +21,8 @@ struct ResizeParams {
   Mode mode = Mode::kNearest;
   std::string transform = "half_pixel";
   std::string nearest_mode = "round_prefer_floor";
-  bool opset10_nearest = false;  // Resize-10 / Upsample: floor when upsampling, ceil when downsampling
+  bool opset10_nearest =
+      false;  // Resize-10 / Upsample: floor when upsampling, ceil when downsampling
   double cubic_a = -0.75;
   bool exclude_outside = false;
   double extrapolation = 0.0;
@@ -42,8 +43,8 @@ struct AxisTaps {
   bool identity = true;
 };
 
-Result<double> to_input_coord(const ResizeParams& p, int64_t o, double scale, int64_t in, int64_t out,
-                              double roi_start, double roi_end) {
+Result<double> to_input_coord(const ResizeParams& p, int64_t o, double scale, int64_t in,
+                              int64_t out, double roi_start, double roi_end) {
   const double x = static_cast<double>(o);
   const std::string& t = p.transform;
   if (t == "half_pixel") return (x + 0.5) / scale - 0.5;
@@ -63,7 +64,8 @@ Result<double> to_input_coord(const ResizeParams& p, int64_t o, double scale, in
       return roi_start * span + x * (roi_end - roi_start) * span / static_cast<double>(out - 1);
     return 0.5 * (roi_start + roi_end) * span;
   }
-  return fail(ErrorCode::kInvalidArgument, "Resize coordinate_transformation_mode '" + t + "' is not valid");
+  return fail(ErrorCode::kInvalidArgument,
+              "Resize coordinate_transformation_mode '" + t + "' is not valid");
 }
 
 int64_t nearest_index(const ResizeParams& p, double x, double scale) {
@@ -96,7 +98,8 @@ void filter_taps(const ResizeParams& p, double x, int64_t in, double scale, Axis
   double total = 0.0;
   for (int64_t j = start; j < stop; ++j) {
     const double d = (static_cast<double>(j) - ratio) * fscale;
-    double w = p.mode == Mode::kLinear ? std::max(0.0, 1.0 - std::abs(d)) : cubic_weight(d, p.cubic_a);
+    double w =
+        p.mode == Mode::kLinear ? std::max(0.0, 1.0 - std::abs(d)) : cubic_weight(d, p.cubic_a);
     int64_t idx = base + j;
     if (idx < 0 || idx >= in) {
       if (p.exclude_outside) w = 0.0;
@@ -142,8 +145,10 @@ T saturate_round(double v) {
   } else {
     if (std::isnan(v)) return T{0};
     const double r = std::nearbyint(v);
-    if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-    if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+    if (r <= static_cast<double>(std::numeric_limits<T>::lowest()))
+      return std::numeric_limits<T>::lowest();
+    if (r >= static_cast<double>(std::numeric_limits<T>::max()))
+      return std::numeric_limits<T>::max();
     return static_cast<T>(r);
   }
 }
@@ -236,7 +241,8 @@ Result<Mode> parse_mode(const std::string& m, const std::string& op) {
   if (m == "nearest") return Mode::kNearest;
   if (m == "linear" || m == "bilinear" || m == "trilinear") return Mode::kLinear;
   if (m == "cubic" || m == "bicubic") return Mode::kCubic;
-  return fail(ErrorCode::kInvalidArgument, op + " mode '" + m + "' is not nearest, linear or cubic");
+  return fail(ErrorCode::kInvalidArgument,
+              op + " mode '" + m + "' is not nearest, linear or cubic");
 }
 
 /// Output dims from per-axis scales: floor(in * scale).
@@ -246,7 +252,8 @@ Result<std::vector<int64_t>> dims_from_scales(const Tensor& x, const HostVector<
   for (size_t d = 0; d < x.rank(); ++d) {
     if (!(scales[d] > 0.0))
       return fail(ErrorCode::kInvalidArgument, op + " scale " + std::to_string(scales[d]) +
-                                                   " for axis " + std::to_string(d) + " must be positive");
+                                                   " for axis " + std::to_string(d) +
+                                                   " must be positive");
     out[d] = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d]));
   }
   return out;
@@ -259,7 +266,8 @@ Result<void> resize(KernelContext& ctx) {
   const size_t rank = x->rank();
   ResizeParams p;
   HONE_TRY(p.mode, parse_mode(node.attr_string("mode", "nearest"), "Resize"));
-  p.transform = node.attr_string("coordinate_transformation_mode", opset < 11 ? "asymmetric" : "half_pixel");
+  p.transform =
+      node.attr_string("coordinate_transformation_mode", opset < 11 ? "asymmetric" : "half_pixel");
   p.nearest_mode = node.attr_string("nearest_mode", "round_prefer_floor");
   p.opset10_nearest = opset < 11;
   p.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
@@ -267,9 +275,11 @@ Result<void> resize(KernelContext& ctx) {
   p.extrapolation = node.attr_float("extrapolation_value", 0.0f);
   p.antialias = node.attr_int("antialias", 0) != 0 && p.mode != Mode::kNearest;
   const std::string policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
-  const std::vector<std::string> nearest_modes{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  const std::vector<std::string> nearest_modes{"round_prefer_floor", "round_prefer_ceil", "floor",
+                                               "ceil"};
   if (std::find(nearest_modes.begin(), nearest_modes.end(), p.nearest_mode) == nearest_modes.end())
-    return fail(ErrorCode::kInvalidArgument, "Resize nearest_mode '" + p.nearest_mode + "' is not valid");
+    return fail(ErrorCode::kInvalidArgument,
+                "Resize nearest_mode '" + p.nearest_mode + "' is not valid");
   // Which axes the scales/sizes/roi inputs talk about (opset 18 'axes').
   std::vector<int64_t> axes;
   for (int64_t a : node.attr_ints("axes")) {
@@ -281,7 +291,8 @@ Result<void> resize(KernelContext& ctx) {
   const size_t scales_at = opset < 11 ? 1 : 2;
   HostVector<double> scale_list;
   std::vector<int64_t> size_list;
-  if (ctx.has_input(scales_at) && ctx.input(scales_at).numel() > 0) scale_list = to_doubles(ctx.input(scales_at));
+  if (ctx.has_input(scales_at) && ctx.input(scales_at).numel() > 0)
+    scale_list = to_doubles(ctx.input(scales_at));
   if (opset >= 11 && ctx.has_input(3) && ctx.input(3).numel() > 0) {
     HONE_TRY(size_list, read_int_list(ctx.input(3), "Resize sizes"));
   }
@@ -300,7 +311,9 @@ Result<void> resize(KernelContext& ctx) {
     HONE_TRY(out_shape, dims_from_scales(*x, scales, "Resize"));
   } else {
     for (int64_t s : size_list)
-      if (s < 0) return fail(ErrorCode::kInvalidArgument, "Resize sizes " + list_to_string(size_list) + " must be non-negative");
+      if (s < 0)
+        return fail(ErrorCode::kInvalidArgument,
+                    "Resize sizes " + list_to_string(size_list) + " must be non-negative");
     if (policy == "not_larger" || policy == "not_smaller") {
       double common = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
       for (size_t i = 0; i < axes.size(); ++i) {
@@ -315,10 +328,12 @@ Result<void> resize(KernelContext& ctx) {
       for (size_t i = 0; i < axes.size(); ++i) {
         out_shape[axes[i]] = size_list[i];
         const int64_t in = x->dim(axes[i]);
-        scales[axes[i]] = in > 0 ? static_cast<double>(size_list[i]) / static_cast<double>(in) : 1.0;
+        scales[axes[i]] =
+            in > 0 ? static_cast<double>(size_list[i]) / static_cast<double>(in) : 1.0;
       }
     } else {
-      return fail(ErrorCode::kInvalidArgument, "Resize keep_aspect_ratio_policy '" + policy + "' is not valid");
+      return fail(ErrorCode::kInvalidArgument,
+                  "Resize keep_aspect_ratio_policy '" + policy + "' is not valid");
     }
   }
   HostVector<double> roi;
@@ -329,7 +344,8 @@ Result<void> resize(KernelContext& ctx) {
       const HostVector<double> r = to_doubles(ctx.input(1));
       if (r.size() != 2 * axes.size())
         return fail(ErrorCode::kInvalidArgument, "Resize roi has " + std::to_string(r.size()) +
-                                                     " values, expected " + std::to_string(2 * axes.size()));
+                                                     " values, expected " +
+                                                     std::to_string(2 * axes.size()));
       for (size_t i = 0; i < axes.size(); ++i) {
         roi[axes[i]] = r[i];
         roi[axes[i] + rank] = r[i + axes.size()];
@@ -343,7 +359,8 @@ Result<void> upsample(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   ResizeParams p;
   HONE_TRY(p.mode, parse_mode(ctx.node().attr_string("mode", "nearest"), "Upsample"));
-  if (p.mode == Mode::kCubic) return fail(ErrorCode::kInvalidArgument, "Upsample has no cubic mode");
+  if (p.mode == Mode::kCubic)
+    return fail(ErrorCode::kInvalidArgument, "Upsample has no cubic mode");
   p.transform = "asymmetric";
   p.opset10_nearest = true;
   HostVector<double> scales;
@@ -353,8 +370,9 @@ Result<void> upsample(KernelContext& ctx) {
     for (float f : ctx.node().attr_floats("scales")) scales.push_back(f);
   }
   if (scales.size() != x->rank())
-    return fail(ErrorCode::kInvalidArgument, "Upsample scales has " + std::to_string(scales.size()) +
-                                                 " values, expected one per dim of " + x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                "Upsample scales has " + std::to_string(scales.size()) +
+                    " values, expected one per dim of " + x->describe());
   HONE_TRY(auto out_shape, dims_from_scales(*x, scales, "Upsample"));
   return run_resize(ctx, *x, p, out_shape, scales, {});
 }

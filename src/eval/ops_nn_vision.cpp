@@ -53,35 +53,43 @@ Result<void> roi_align(KernelContext& ctx) {
   HONE_TRY(const Tensor* rois_t, ctx.tensor(1));
   HONE_TRY(const Tensor* batch_t, ctx.tensor(2));
   if (x->rank() != 4)
-    return fail(ErrorCode::kInvalidArgument, op + " input X must be [N, C, H, W], got " + x->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                op + " input X must be [N, C, H, W], got " + x->describe());
   if (rois_t->rank() != 2 || rois_t->dim(1) != 4)
-    return fail(ErrorCode::kInvalidArgument, op + " rois must be [num_rois, 4], got " + rois_t->describe());
+    return fail(ErrorCode::kInvalidArgument,
+                op + " rois must be [num_rois, 4], got " + rois_t->describe());
   const int64_t num = rois_t->dim(0);
   if (batch_t->rank() != 1 || batch_t->dim(0) != num || !is_integer(batch_t->dtype()))
     return fail(ErrorCode::kInvalidArgument, op + " batch_indices " + batch_t->describe() +
-                                                 " must be an integer [" + std::to_string(num) + "]");
-  if (!is_floating(x->dtype())) return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
+                                                 " must be an integer [" + std::to_string(num) +
+                                                 "]");
+  if (!is_floating(x->dtype()))
+    return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
   const Node& node = ctx.node();
   const std::string mode = node.attr_string("mode", "avg");
   if (mode != "avg" && mode != "max")
     return fail(ErrorCode::kInvalidArgument, op + " mode '" + mode + "' is not avg or max");
-  const std::string ctm =
-      node.attr_string("coordinate_transformation_mode", ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");
+  const std::string ctm = node.attr_string("coordinate_transformation_mode",
+                                           ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");
   if (ctm != "half_pixel" && ctm != "output_half_pixel")
-    return fail(ErrorCode::kInvalidArgument, op + " coordinate_transformation_mode '" + ctm + "' is not valid");
+    return fail(ErrorCode::kInvalidArgument,
+                op + " coordinate_transformation_mode '" + ctm + "' is not valid");
   const bool half_pixel = ctm == "half_pixel";
   const int64_t oh = node.attr_int("output_height", 1), ow = node.attr_int("output_width", 1);
   const int64_t sampling = node.attr_int("sampling_ratio", 0);
   const double spatial_scale = node.attr_float("spatial_scale", 1.0f);
   if (oh <= 0 || ow <= 0 || sampling < 0)
-    return fail(ErrorCode::kInvalidArgument, op + " output_height/output_width must be positive and sampling_ratio non-negative");
+    return fail(
+        ErrorCode::kInvalidArgument,
+        op + " output_height/output_width must be positive and sampling_ratio non-negative");
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
   const HostVector<double> xs = to_doubles(*x), rois = to_doubles(*rois_t);
   const std::vector<int64_t> batch = to_int64s(*batch_t);
   for (int64_t r = 0; r < num; ++r)
     if (batch[r] < 0 || batch[r] >= n)
-      return fail(ErrorCode::kInvalidArgument, op + " batch index " + std::to_string(batch[r]) + " of roi " +
-                                                   std::to_string(r) + " is outside [0, " + std::to_string(n) + ")");
+      return fail(ErrorCode::kInvalidArgument, op + " batch index " + std::to_string(batch[r]) +
+                                                   " of roi " + std::to_string(r) +
+                                                   " is outside [0, " + std::to_string(n) + ")");
   HostVector<double> out(static_cast<size_t>(num * c * oh * ow), 0.0);
   const double offset = half_pixel ? 0.5 : 0.0;
   ctx.pool().parallel_for(num, [&](int64_t b, int64_t e) {
@@ -95,8 +103,10 @@ Result<void> roi_align(KernelContext& ctx) {
         rh = std::max(rh, 1.0);
       }
       const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
-      const int64_t gh = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
-      const int64_t gw = sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
+      const int64_t gh =
+          sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
+      const int64_t gw =
+          sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
       const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
       std::vector<Bilinear> pts;
       for (int64_t ph = 0; ph < oh; ++ph)
@@ -116,8 +126,10 @@ Result<void> roi_align(KernelContext& ctx) {
             double acc = 0.0;
             bool first = true;
             for (const Bilinear& q : pts) {
-              const double v00 = q.w00 * plane[q.y0 * w + q.x0], v01 = q.w01 * plane[q.y0 * w + q.x1];
-              const double v10 = q.w10 * plane[q.y1 * w + q.x0], v11 = q.w11 * plane[q.y1 * w + q.x1];
+              const double v00 = q.w00 * plane[q.y0 * w + q.x0],
+                           v01 = q.w01 * plane[q.y0 * w + q.x1];
+              const double v10 = q.w10 * plane[q.y1 * w + q.x0],
+                           v11 = q.w11 * plane[q.y1 * w + q.x1];
               if (mode == "avg") {
                 acc += v00 + v01 + v10 + v11;
               } else {
@@ -194,9 +206,11 @@ Result<void> grid_sample(KernelContext& ctx) {
   const size_t r = x->rank() - 2;
   if (grid_t->rank() != x->rank() || grid_t->dim(0) != x->dim(0) ||
       grid_t->dim(grid_t->rank() - 1) != static_cast<int64_t>(r))
-    return fail(ErrorCode::kInvalidArgument, op + " grid " + grid_t->describe() + " must be [N, out..., " +
-                                                 std::to_string(r) + "] for X " + x->describe());
-  if (!is_floating(x->dtype())) return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
+    return fail(ErrorCode::kInvalidArgument, op + " grid " + grid_t->describe() +
+                                                 " must be [N, out..., " + std::to_string(r) +
+                                                 "] for X " + x->describe());
+  if (!is_floating(x->dtype()))
+    return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
   const Node& node = ctx.node();
   std::string mode = node.attr_string("mode", ctx.opset() >= 20 ? "linear" : "bilinear");
   if (mode == "bilinear") mode = "linear";
@@ -207,10 +221,14 @@ Result<void> grid_sample(KernelContext& ctx) {
   // 20's N-cubic for any number of spatial dims.
   const std::string pad = node.attr_string("padding_mode", "zeros");
   GridSampler s;
-  if (pad == "zeros") s.padding = Padding::kZeros;
-  else if (pad == "border") s.padding = Padding::kBorder;
-  else if (pad == "reflection") s.padding = Padding::kReflection;
-  else return fail(ErrorCode::kInvalidArgument, op + " padding_mode '" + pad + "' is not valid");
+  if (pad == "zeros")
+    s.padding = Padding::kZeros;
+  else if (pad == "border")
+    s.padding = Padding::kBorder;
+  else if (pad == "reflection")
+    s.padding = Padding::kReflection;
+  else
+    return fail(ErrorCode::kInvalidArgument, op + " padding_mode '" + pad + "' is not valid");
   s.align_corners = node.attr_int("align_corners", 0) != 0;
   s.dims.assign(x->shape().begin() + 2, x->shape().end());
   s.stride = strides_of(s.dims);
@@ -305,8 +323,10 @@ Result<void> non_max_suppression(KernelContext& ctx) {
   HONE_TRY(const Tensor* boxes_t, ctx.tensor(0));
   HONE_TRY(const Tensor* scores_t, ctx.tensor(1));
   if (boxes_t->rank() != 3 || boxes_t->dim(2) != 4)
-    return fail(ErrorCode::kInvalidArgument, op + " boxes must be [batches, boxes, 4], got " + boxes_t->describe());
-  if (scores_t->rank() != 3 || scores_t->dim(0) != boxes_t->dim(0) || scores_t->dim(2) != boxes_t->dim(1))
+    return fail(ErrorCode::kInvalidArgument,
+                op + " boxes must be [batches, boxes, 4], got " + boxes_t->describe());
+  if (scores_t->rank() != 3 || scores_t->dim(0) != boxes_t->dim(0) ||
+      scores_t->dim(2) != boxes_t->dim(1))
     return fail(ErrorCode::kInvalidArgument, op + " scores " + scores_t->describe() +
                                                  " must be [batches, classes, boxes] for boxes " +
                                                  boxes_t->describe());
@@ -317,8 +337,8 @@ Result<void> non_max_suppression(KernelContext& ctx) {
   bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
   const double score_threshold = has_score_threshold ? to_doubles(ctx.input(4))[0] : 0.0;
   if (iou_threshold < 0.0 || iou_threshold > 1.0)
-    return fail(ErrorCode::kInvalidArgument, op + " iou_threshold " + std::to_string(iou_threshold) +
-                                                 " must be in [0, 1]");
+    return fail(ErrorCode::kInvalidArgument,
+                op + " iou_threshold " + std::to_string(iou_threshold) + " must be in [0, 1]");
   const int64_t center = ctx.node().attr_int("center_point_box", 0);
   if (center != 0 && center != 1)
     return fail(ErrorCode::kInvalidArgument, op + " center_point_box must be 0 or 1");
@@ -328,14 +348,16 @@ Result<void> non_max_suppression(KernelContext& ctx) {
   std::vector<Box> all(static_cast<size_t>(nb));
   std::vector<int64_t> order, kept;
   for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t i = 0; i < nb; ++i) all[i] = make_box(boxes.data() + (b * nb + i) * 4, center == 1);
+    for (int64_t i = 0; i < nb; ++i)
+      all[i] = make_box(boxes.data() + (b * nb + i) * 4, center == 1);
     for (int64_t c = 0; c < classes; ++c) {
       if (max_out <= 0) break;
       const double* sc = scores.data() + (b * classes + c) * nb;
       order.clear();
       for (int64_t i = 0; i < nb; ++i)
         if (!has_score_threshold || sc[i] > score_threshold) order.push_back(i);
-      std::stable_sort(order.begin(), order.end(), [&](int64_t l, int64_t r) { return sc[l] > sc[r]; });
+      std::stable_sort(order.begin(), order.end(),
+                       [&](int64_t l, int64_t r) { return sc[l] > sc[r]; });
       kept.clear();
       for (int64_t i : order) {
         if (static_cast<int64_t>(kept.size()) >= max_out) break;

@@ -150,8 +150,8 @@ struct Problem {
   bool input_forget = false;
   bool linear_before_reset = false;
   HostVector<double> x, w, r, b, h0, c0, p;  // b, h0, c0, p empty when absent
-  std::vector<int64_t> lens;                  // per batch row
-  std::vector<Activation> acts;               // acts_per_dir * dirs
+  std::vector<int64_t> lens;                 // per batch row
+  std::vector<Activation> acts;              // acts_per_dir * dirs
   int64_t acts_per_dir = 1;
 
   double x_at(int64_t t, int64_t n, int64_t i) const {

@@ -13,7 +13,7 @@ struct RuntimeValue {
   Kind kind = Kind::kNone;
   Tensor tensor;
   std::vector<Tensor> sequence;
-  bool optional = false;  // wrapped in an ONNX optional (kNone then means "no value")
+  bool optional = false;                // wrapped in an ONNX optional (kNone then means "no value")
   DType elem_type = DType::kUndefined;  // element type, kept for empty sequences/optionals
 
   static RuntimeValue of(Tensor t) {

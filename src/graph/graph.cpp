@@ -41,12 +41,16 @@ std::vector<std::string> Node::attr_strings(const std::string& key) const {
   const auto* v = find_attr<std::vector<std::string>>(*this, key);
   return v ? *v : std::vector<std::string>{};
 }
-const Tensor* Node::attr_tensor(const std::string& key) const { return find_attr<Tensor>(*this, key); }
+const Tensor* Node::attr_tensor(const std::string& key) const {
+  return find_attr<Tensor>(*this, key);
+}
 const Graph* Node::attr_graph(const std::string& key) const {
   const auto* v = find_attr<std::shared_ptr<const Graph>>(*this, key);
   return v ? v->get() : nullptr;
 }
-std::string Node::describe() const { return "'" + name + "' (" + op_type + ")"; }
+std::string Node::describe() const {
+  return "'" + name + "' (" + op_type + ")";
+}
 
 namespace {
 
@@ -54,7 +58,8 @@ void collect_captures(const Graph& g, std::set<std::string>& out);
 
 void collect_node_captures(const Node& n, std::set<std::string>& out) {
   for (const auto& [key, attr] : n.attrs) {
-    if (const auto* sg = std::get_if<std::shared_ptr<const Graph>>(&attr)) collect_captures(**sg, out);
+    if (const auto* sg = std::get_if<std::shared_ptr<const Graph>>(&attr))
+      collect_captures(**sg, out);
     if (const auto* gs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&attr))
       for (const auto& sub : *gs) collect_captures(*sub, out);
   }
@@ -225,23 +230,28 @@ Result<void> Graph::validate(const std::vector<std::string>& outer_names) const 
   std::set<ValueId> is_input(inputs_.begin(), inputs_.end());
   for (ValueId v : inputs_)
     if (!in_range(v))
-      return fail(ErrorCode::kInvalidArgument, "graph '" + name_ + "' has an input id out of range");
+      return fail(ErrorCode::kInvalidArgument,
+                  "graph '" + name_ + "' has an input id out of range");
   for (const Node& node : nodes_) {
     if (node.op_type.empty())
       return fail(ErrorCode::kInvalidArgument,
                   "graph '" + name_ + "' has node '" + node.name + "' with no op_type");
     for (ValueId v : node.inputs)
       if (v != kNoValue && !in_range(v))
-        return fail(ErrorCode::kInvalidArgument, "node " + node.describe() + " reads a value id out of range");
+        return fail(ErrorCode::kInvalidArgument,
+                    "node " + node.describe() + " reads a value id out of range");
     for (ValueId v : node.outputs) {
       if (v == kNoValue) continue;
       if (!in_range(v))
-        return fail(ErrorCode::kInvalidArgument, "node " + node.describe() + " writes a value id out of range");
+        return fail(ErrorCode::kInvalidArgument,
+                    "node " + node.describe() + " writes a value id out of range");
       if (++producers[v] > 1)
         return fail(ErrorCode::kInvalidArgument,
                     "value '" + values_[v].name + "' is produced by more than one node");
       if (is_input.count(v) || values_[v].initializer)
-        return fail(ErrorCode::kInvalidArgument, "node " + node.describe() + " overwrites graph input or initializer '" + values_[v].name + "'");
+        return fail(ErrorCode::kInvalidArgument, "node " + node.describe() +
+                                                     " overwrites graph input or initializer '" +
+                                                     values_[v].name + "'");
     }
   }
   std::set<std::string> outer(outer_names.begin(), outer_names.end());
@@ -252,16 +262,19 @@ Result<void> Graph::validate(const std::vector<std::string>& outer_names) const 
       for (const Node& node : nodes_)
         for (ValueId in : node.inputs)
           if (in == v)
-            return fail(ErrorCode::kInvalidArgument,
-                        "node " + node.describe() + " reads '" + val.name +
-                            "', which is not a graph input, an initializer or the output of any node");
-      return fail(ErrorCode::kInvalidArgument,
-                  "graph output '" + val.name + "' is not produced by any node, input or initializer");
+            return fail(
+                ErrorCode::kInvalidArgument,
+                "node " + node.describe() + " reads '" + val.name +
+                    "', which is not a graph input, an initializer or the output of any node");
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "graph output '" + val.name + "' is not produced by any node, input or initializer");
     }
   }
   for (ValueId v : outputs_)
     if (!in_range(v))
-      return fail(ErrorCode::kInvalidArgument, "graph '" + name_ + "' has an output id out of range");
+      return fail(ErrorCode::kInvalidArgument,
+                  "graph '" + name_ + "' has an output id out of range");
   auto order = topological_order();
   if (!order) return fail(order.error());
   return {};

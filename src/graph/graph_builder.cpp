@@ -23,7 +23,8 @@ void GraphBuilder::output(ValueId v, std::string name) {
 
 ValueId GraphBuilder::op(std::string op_type, std::vector<ValueId> inputs,
                          std::map<std::string, Attribute> attrs, std::string name) {
-  return graph_.add_node(std::move(op_type), std::move(inputs), 1, std::move(attrs), std::move(name))[0];
+  return graph_.add_node(std::move(op_type), std::move(inputs), 1, std::move(attrs),
+                         std::move(name))[0];
 }
 
 std::vector<ValueId> GraphBuilder::op_n(std::string op_type, std::vector<ValueId> inputs,
@@ -45,22 +46,25 @@ ValueId GraphBuilder::gemm(ValueId a, ValueId b, ValueId c, GemmOptions o) {
   std::vector<ValueId> ins{a, b};
   if (c != kNoValue) ins.push_back(c);
   return op("Gemm", std::move(ins),
-            {{"transA", int64_t{o.trans_a}}, {"transB", int64_t{o.trans_b}},
-             {"alpha", o.alpha}, {"beta", o.beta}});
+            {{"transA", int64_t{o.trans_a}},
+             {"transB", int64_t{o.trans_b}},
+             {"alpha", o.alpha},
+             {"beta", o.beta}});
 }
 
 ValueId GraphBuilder::conv(ValueId x, ValueId w, ValueId bias, ConvOptions o) {
   std::vector<ValueId> ins{x, w};
   if (bias != kNoValue) ins.push_back(bias);
-  return op("Conv", std::move(ins),
-            {{"strides", o.strides}, {"pads", o.pads}, {"dilations", o.dilations},
-             {"group", o.group}});
+  return op(
+      "Conv", std::move(ins),
+      {{"strides", o.strides}, {"pads", o.pads}, {"dilations", o.dilations}, {"group", o.group}});
 }
 
 ValueId GraphBuilder::max_pool(ValueId x, std::vector<int64_t> kernel, std::vector<int64_t> strides,
                                std::vector<int64_t> pads) {
   return op("MaxPool", {x},
-            {{"kernel_shape", std::move(kernel)}, {"strides", std::move(strides)},
+            {{"kernel_shape", std::move(kernel)},
+             {"strides", std::move(strides)},
              {"pads", std::move(pads)}});
 }
 

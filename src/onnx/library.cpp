@@ -4,6 +4,8 @@
 
 namespace hone::onnx {
 
-std::string library_version() { return ::ONNX_NAMESPACE::LAST_RELEASE_VERSION; }
+std::string library_version() {
+  return ::ONNX_NAMESPACE::LAST_RELEASE_VERSION;
+}
 
 }  // namespace hone::onnx

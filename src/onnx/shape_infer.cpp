@@ -90,7 +90,8 @@ void copy_inferred(const GraphProto& from, GraphProto& to) {
       AttributeProto& ta = *tn.mutable_attribute(j);
       if (fa.has_g() && ta.has_g()) copy_inferred(fa.g(), *ta.mutable_g());
       if (fa.graphs_size() == ta.graphs_size())
-        for (int k = 0; k < fa.graphs_size(); ++k) copy_inferred(fa.graphs(k), *ta.mutable_graphs(k));
+        for (int k = 0; k < fa.graphs_size(); ++k)
+          copy_inferred(fa.graphs(k), *ta.mutable_graphs(k));
     }
   }
 }
@@ -143,7 +144,8 @@ bool infer_in_child(ModelProto& model, const char* who) {
 
   std::string bytes;
   bool timed_out = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kInferenceTimeoutMs);
+  const auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::milliseconds(kInferenceTimeoutMs);
   char buf[1 << 16];
   for (;;) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

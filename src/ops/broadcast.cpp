@@ -24,7 +24,8 @@ Result<std::vector<int64_t>> broadcast_shapes(const std::vector<std::vector<int6
 
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
-  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i) s[i] = s[i + 1] * shape[i + 1];
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * shape[i + 1];
   return s;
 }
 

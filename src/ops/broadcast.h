@@ -42,9 +42,13 @@ std::optional<std::vector<D>> broadcast_dims(const std::vector<std::vector<D>>& 
       D& o = out[off + i];
       switch (match(o, s[i])) {
         case DimMatch::kSame:
-        case DimMatch::kSecondIsOne: break;
-        case DimMatch::kFirstIsOne: o = s[i]; break;
-        case DimMatch::kClash: return std::nullopt;
+        case DimMatch::kSecondIsOne:
+          break;
+        case DimMatch::kFirstIsOne:
+          o = s[i];
+          break;
+        case DimMatch::kClash:
+          return std::nullopt;
         case DimMatch::kUndecided: {
           std::optional<D> d = undecided(o, s[i]);
           if (!d) return std::nullopt;

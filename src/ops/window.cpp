@@ -24,8 +24,12 @@ Result<std::vector<int64_t>> per_dim_attr(const Node& node, const char* key, siz
 
 namespace {
 
-int64_t div_floor(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
-int64_t div_ceil(int64_t a, int64_t b) { return -div_floor(-a, b); }
+int64_t div_floor(int64_t a, int64_t b) {
+  return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+int64_t div_ceil(int64_t a, int64_t b) {
+  return -div_floor(-a, b);
+}
 
 }  // namespace
 
@@ -44,14 +48,14 @@ Result<Window> make_window(const Node& node, const std::vector<int64_t>& in,
   HONE_TRY(w.dilations, per_dim_attr(node, "dilations", r, 1, op));
   for (size_t d = 0; d < r; ++d) {
     if (kernel[d] <= 0)
-      return fail(ErrorCode::kInvalidArgument, op + " kernel_shape " + list_to_string(kernel) +
-                                                   " must be positive");
+      return fail(ErrorCode::kInvalidArgument,
+                  op + " kernel_shape " + list_to_string(kernel) + " must be positive");
     if (w.strides[d] <= 0)
-      return fail(ErrorCode::kInvalidArgument, op + " strides " + list_to_string(w.strides) +
-                                                   " must be positive");
+      return fail(ErrorCode::kInvalidArgument,
+                  op + " strides " + list_to_string(w.strides) + " must be positive");
     if (w.dilations[d] <= 0)
-      return fail(ErrorCode::kInvalidArgument, op + " dilations " + list_to_string(w.dilations) +
-                                                   " must be positive");
+      return fail(ErrorCode::kInvalidArgument,
+                  op + " dilations " + list_to_string(w.dilations) + " must be positive");
   }
   const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
   w.pad_begin.assign(r, 0);
@@ -72,9 +76,9 @@ Result<Window> make_window(const Node& node, const std::vector<int64_t>& in,
     std::vector<int64_t> pads = node.attr_ints("pads");
     if (!pads.empty()) {
       if (pads.size() != 2 * r)
-        return fail(ErrorCode::kInvalidArgument,
-                    op + " attribute 'pads' " + list_to_string(pads) + " has " +
-                        std::to_string(pads.size()) + " values, expected " + std::to_string(2 * r));
+        return fail(ErrorCode::kInvalidArgument, op + " attribute 'pads' " + list_to_string(pads) +
+                                                     " has " + std::to_string(pads.size()) +
+                                                     " values, expected " + std::to_string(2 * r));
       for (size_t d = 0; d < r; ++d) {
         w.pad_begin[d] = pads[d];
         w.pad_end[d] = pads[d + r];
@@ -84,9 +88,9 @@ Result<Window> make_window(const Node& node, const std::vector<int64_t>& in,
       }
     }
   } else if (auto_pad != "VALID") {
-    return fail(ErrorCode::kInvalidArgument,
-                op + " auto_pad '" + auto_pad +
-                    "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
+    return fail(
+        ErrorCode::kInvalidArgument,
+        op + " auto_pad '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   }
   for (size_t d = 0; d < r; ++d) {
     const int64_t padded = in[d] + w.pad_begin[d] + w.pad_end[d];

@@ -19,13 +19,13 @@ namespace hone::ops {
 /// Geometry of a sliding window over the spatial dims of an [N, C, D1..Dn]
 /// tensor: one entry per spatial dim.
 struct Window {
-  std::vector<int64_t> in;         // input spatial dims
-  std::vector<int64_t> kernel;     // kernel extent (undilated)
+  std::vector<int64_t> in;      // input spatial dims
+  std::vector<int64_t> kernel;  // kernel extent (undilated)
   std::vector<int64_t> strides;
   std::vector<int64_t> dilations;
   std::vector<int64_t> pad_begin;
   std::vector<int64_t> pad_end;
-  std::vector<int64_t> out;        // output spatial dims
+  std::vector<int64_t> out;  // output spatial dims
 
   size_t rank() const { return in.size(); }
   int64_t dilated(size_t d) const { return (kernel[d] - 1) * dilations[d] + 1; }

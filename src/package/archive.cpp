@@ -16,7 +16,6 @@
 #include <set>
 #include <system_error>
 
-#include "hone/sha256.h"
 #include "core/log.h"
 #include "hone/sha256.h"
 #include "hone/temp_paths.h"

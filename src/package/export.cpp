@@ -9,9 +9,9 @@
 #include <fmt/core.h>
 #include <nlohmann/json.hpp>
 
-#include "hone/sha256.h"
 #include "hone/file_io.h"
 #include "hone/onnx.h"
+#include "hone/sha256.h"
 #include "hone/temp_paths.h"
 #include "package/archive.h"
 
@@ -37,8 +37,8 @@ struct Producer {
 };
 
 /// Writes the artifact's files into `tmp`.
-Result<Producer> write_files(const TunedModel& model, const fs::path& tmp,
-                                const ExportOptions& o, const std::string& format) {
+Result<Producer> write_files(const TunedModel& model, const fs::path& tmp, const ExportOptions& o,
+                             const std::string& format) {
   if (format == "onnx") {
     onnx::SaveOptions so;
     so.external_data =
@@ -70,7 +70,8 @@ Result<Producer> write_files(const TunedModel& model, const fs::path& tmp,
                     caps.has_artifact ? " (its format is '" + caps.artifact_format + "')" : ""));
   HONE_CHECK_OK(be->export_artifact(tmp));
   Producer p{std::string(be->name()), {}};
-  for (const auto& f : be->config().fields()) p.config.emplace_back(f.name, BackendConfig::to_string(f.value));
+  for (const auto& f : be->config().fields())
+    p.config.emplace_back(f.name, BackendConfig::to_string(f.value));
   return p;
 }
 

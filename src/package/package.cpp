@@ -8,18 +8,18 @@
 #include <nlohmann/json.hpp>
 
 #include "core/log.h"
-#include "hone/sha256.h"
-#include "hone/version.h"
-#include "hone/npy.h"
 #include "hone/limits.h"
+#include "hone/npy.h"
 #include "hone/onnx.h"
+#include "hone/sha256.h"
 #include "hone/signing.h"
 #include "hone/temp_paths.h"
 #include "hone/thread_pool.h"
+#include "hone/version.h"
 #include "package/archive.h"
-#include "tune/machine.h"
 #include "package/manifest.h"
 #include "package/signature.h"
+#include "tune/machine.h"
 #include "tune/report_json.h"
 
 namespace hone {

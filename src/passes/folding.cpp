@@ -100,7 +100,7 @@ int count_dropped(const std::vector<bool>& candidate, const std::vector<bool>& l
 }  // namespace
 
 Result<std::vector<Tensor>> passes::evaluate_node(const Graph& g, const Node& n,
-                                     const std::map<ValueId, Tensor>& known) {
+                                                  const std::map<ValueId, Tensor>& known) {
   Graph one("fold");
   one.opsets() = g.opsets();
   Node copy = n;

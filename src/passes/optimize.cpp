@@ -126,7 +126,7 @@ Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options) {
 }
 
 Result<std::shared_ptr<const OptimizedGraph>> optimize_shared(const Graph& g,
-                                                               const OptimizeOptions& options) {
+                                                              const OptimizeOptions& options) {
   auto copy = std::make_shared<Graph>(g);
   HONE_TRY(OptimizeReport report, optimize(*copy, options));
   auto out = std::make_shared<OptimizedGraph>();

@@ -13,7 +13,6 @@ namespace {
 using passes::constant_of;
 using passes::int_list;
 
-
 /// The dims a Shape node reports (start/end attributes of opset 15 applied),
 /// as optional per entry: nothing where the dim is not static.
 std::optional<std::vector<Dim>> shape_entries(const Graph& g, const Node& shape_node) {

@@ -63,8 +63,8 @@ std::optional<Shape> broadcast(const std::vector<const Shape*>& shapes) {
     if (a.is_static() && b.is_static()) return ops::DimMatch::kClash;  // run time says so
     return ops::DimMatch::kUndecided;
   };
-  auto out = ops::broadcast_dims<Dim>(dims, Dim(1), match,
-                                      [](const Dim&, const Dim&) { return std::optional(Dim::unknown()); });
+  auto out = ops::broadcast_dims<Dim>(
+      dims, Dim(1), match, [](const Dim&, const Dim&) { return std::optional(Dim::unknown()); });
   if (!out) return std::nullopt;
   return Shape(std::move(*out));
 }
@@ -130,7 +130,8 @@ std::optional<Shape> windowed(const Node& n, const Shape& x, Dim channels,
   auto w = ops::make_window(n, in, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type);
   if (!w) return std::nullopt;  // bad attributes or too small an input: run time says so
   std::vector<Dim> out{x[0], channels};
-  for (size_t i = 0; i < sp; ++i) out.push_back(x[2 + i].is_static() ? Dim(w->out[i]) : Dim::unknown());
+  for (size_t i = 0; i < sp; ++i)
+    out.push_back(x[2 + i].is_static() ? Dim(w->out[i]) : Dim::unknown());
   return Shape(std::move(out));
 }
 

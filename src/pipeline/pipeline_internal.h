@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "hone/pipeline.h"
-#include "jit/call_stats.h"
 #include "hone/registry.h"
+#include "jit/call_stats.h"
 
 namespace hone {
 
@@ -25,7 +25,9 @@ struct Pipeline::Stage {
     return tuned ? &tuned->backend() : reference.get();
   }
   std::string runner_name() const {
-    if (jit) return jit->tuned() ? std::string(jit->tuned()->backend().name()) : std::string(kReferenceBackend);
+    if (jit)
+      return jit->tuned() ? std::string(jit->tuned()->backend().name())
+                          : std::string(kReferenceBackend);
     return std::string(runner()->name());
   }
 };

@@ -227,7 +227,9 @@ const Partition& Executor::partition() const {
   return main_ ? main_->partition : kEmpty;
 }
 
-const Graph* Executor::planned_graph() const { return main_ ? main_->graph.get() : nullptr; }
+const Graph* Executor::planned_graph() const {
+  return main_ ? main_->graph.get() : nullptr;
+}
 
 Result<std::shared_ptr<const OptimizedGraph>> Executor::optimized(const Graph& g) const {
   if (!options_.optimize) return std::shared_ptr<const OptimizedGraph>();
@@ -242,9 +244,9 @@ Result<void> Executor::place(const Graph& g, Partition& p) const {
   std::vector<std::string> refused(g.nodes().size());
   for (const auto& [name, index] : options_.placement) {
     if (index == 0 || index >= compilers_.size())
-      return fail(ErrorCode::kInvalidArgument,
-                  "placement of node '" + name + "' names compiler " + std::to_string(index) +
-                      ", but there are " + std::to_string(compilers_.size()));
+      return fail(ErrorCode::kInvalidArgument, "placement of node '" + name + "' names compiler " +
+                                                   std::to_string(index) + ", but there are " +
+                                                   std::to_string(compilers_.size()));
     bool found = false;
     for (size_t i = 0; i < g.nodes().size(); ++i)
       if (const Node& n = g.nodes()[i]; n.name == name) {
@@ -254,12 +256,12 @@ Result<void> Executor::place(const Graph& g, Partition& p) const {
           where[i] = index;
         else
           refused[i] = "placed on " + std::string(compilers_[index]->name()) +
-                          ", which cannot run it: " + s.reason;
+                       ", which cannot run it: " + s.reason;
       }
     if (!found)
-      return fail(ErrorCode::kInvalidArgument,
-                  "placement names node '" + name + "', which graph '" + g.name() +
-                      "' (as planned) does not have");
+      return fail(ErrorCode::kInvalidArgument, "placement names node '" + name +
+                                                   "', which graph '" + g.name() +
+                                                   "' (as planned) does not have");
   }
   std::vector<Block> blocks;
   for (Block& b : p.blocks) {
@@ -345,7 +347,9 @@ Result<Partition> Executor::plan_graph(const Graph& g, int depth, bool describe_
   return p;
 }
 
-Result<Partition> Executor::plan(const Graph& g) const { return plan_graph(g, 0, true); }
+Result<Partition> Executor::plan(const Graph& g) const {
+  return plan_graph(g, 0, true);
+}
 
 Result<std::shared_ptr<Executor::GraphRun>> Executor::build_program(const Graph& g, int depth) {
   auto p = std::make_shared<GraphRun>();
@@ -358,9 +362,9 @@ Result<std::shared_ptr<Executor::GraphRun>> Executor::build_program(const Graph&
     if (b.on_backend) {
       HONE_TRY(st.compiled, compiler_of(compilers_, b)->compile(st.graph));
     } else {
-      HONE_CHECK_OK_CTX(
-          fallback_.check_supported(st.graph),
-          "while preparing the fallback for nodes " + std::string(primary().name()) + " cannot run");
+      HONE_CHECK_OK_CTX(fallback_.check_supported(st.graph),
+                        "while preparing the fallback for nodes " + std::string(primary().name()) +
+                            " cannot run");
       HONE_TRY(st.schedule, eval::schedule(st.graph));
       // Control flow stays on the fallback; its bodies are built like graphs.
       for (NodeId id : b.nodes) {
@@ -372,7 +376,8 @@ Result<std::shared_ptr<Executor::GraphRun>> Executor::build_program(const Graph&
               sb ? build_program(sb->graph, depth + 1) : fail(sb.error());
           std::string line;
           if (!bp) {
-            line = body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
+            line =
+                body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
             HONE_LOG_DEBUG("{}: {}", primary().name(), line);
           } else {
             line = body_note(primary().name(), n, attr, depth, &(*bp)->partition, sb->graph, {});

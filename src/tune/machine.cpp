@@ -13,6 +13,8 @@ std::map<std::string, std::string> machine_library_versions() {
   return out;
 }
 
-Fingerprint machine_fingerprint(int threads) { return current_fingerprint(threads, machine_library_versions()); }
+Fingerprint machine_fingerprint(int threads) {
+  return current_fingerprint(threads, machine_library_versions());
+}
 
 }  // namespace hone

@@ -5,9 +5,9 @@
 
 #include <fmt/core.h>
 
+#include "hone/registry.h"
 #include "hone/strategy.h"
 #include "hone/tune.h"
-#include "hone/registry.h"
 
 namespace hone {
 namespace {

@@ -35,7 +35,7 @@ TEST_F(Cli, TuneWritesItsHtmlReportNextToThePackage) {
   EXPECT_NE(page.find("<svg"), std::string::npos);
   EXPECT_NE(page.find("onednn"), std::string::npos);
   EXPECT_NE(page.find("passed: worst output"), std::string::npos);  // correctness figures
-  EXPECT_NE(page.find("ref rel L2"), std::string::npos);             // per-output table
+  EXPECT_NE(page.find("ref rel L2"), std::string::npos);            // per-output table
 
   const fs::path quiet = dir_ / "quiet.hone";
   auto q = hone("--threads 1 tune " + model("mlp.onnx") + " -o " + quiet.string() +

@@ -163,7 +163,8 @@ HONE_MATRIX_TEST_P(Artifacts, OwnArtifactRunsWithoutHone, "artifacts.export",
   ASSERT_TRUE(loaded) << loaded.error().to_string();
   auto again = export_artifact(*loaded, dir_ / "artifact2", {});
   ASSERT_TRUE(again) << again.error().to_string();
-  EXPECT_EQ(again->files, rec->files) << "the loaded package's artifact differs from the tuned model's";
+  EXPECT_EQ(again->files, rec->files)
+      << "the loaded package's artifact differs from the tuned model's";
   Seeded s(9);
   const auto x = s.inputs(g, {{"batch", 2}});
   const fs::path in = write_inputs(x);

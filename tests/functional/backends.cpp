@@ -51,13 +51,14 @@ std::vector<SuiteDecl>& suites() {
 
 }  // namespace
 
-testing::AssertionResult Tolerance::assert_close(const Tensor& actual, const Tensor& expected) const {
+testing::AssertionResult Tolerance::assert_close(const Tensor& actual,
+                                                 const Tensor& expected) const {
   if (actual.dtype() != expected.dtype())
     return testing::AssertionFailure() << "dtype " << dtype_name(actual.dtype()) << " != expected "
                                        << dtype_name(expected.dtype());
   if (actual.shape() != expected.shape())
-    return testing::AssertionFailure() << "shape " << actual.describe() << " != expected "
-                                       << expected.describe();
+    return testing::AssertionFailure()
+           << "shape " << actual.describe() << " != expected " << expected.describe();
   double worst_excess = -1;
   int64_t worst = -1;
   for (int64_t i = 0; i < expected.numel(); ++i) {
@@ -71,15 +72,19 @@ testing::AssertionResult Tolerance::assert_close(const Tensor& actual, const Ten
     }
   }
   if (worst >= 0 && worst_excess > 0) {
-    const double a = tensor_element_as_double(actual, worst), e = tensor_element_as_double(expected, worst);
+    const double a = tensor_element_as_double(actual, worst),
+                 e = tensor_element_as_double(expected, worst);
     return testing::AssertionFailure()
-           << "worst element " << worst << " of " << expected.describe() << ": " << a << " vs expected "
-           << e << " (|diff| " << std::abs(a - e) << " > atol " << atol << " + rtol " << rtol << " * |e|)";
+           << "worst element " << worst << " of " << expected.describe() << ": " << a
+           << " vs expected " << e << " (|diff| " << std::abs(a - e) << " > atol " << atol
+           << " + rtol " << rtol << " * |e|)";
   }
   return testing::AssertionSuccess();
 }
 
-void PrintTo(const BackendCase& c, std::ostream* os) { *os << c.key; }
+void PrintTo(const BackendCase& c, std::ostream* os) {
+  *os << c.key;
+}
 
 std::string BackendCase::unavailable() const {
   const auto* entry = default_registry().find(key);
@@ -92,15 +97,38 @@ void BackendTest::SetUp() {
 
 const std::vector<BackendCase>& backend_cases() {
   static const std::vector<BackendCase> cases = {
-      {"reference", registry_factory("reference"), Tolerance{1e-5, 1e-6},
-       {"dynamic-shapes", "integer-io", "export"}, "onnx"},
-      {"onednn", registry_factory("onednn"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
-      {"blas", registry_factory("blas"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
-      {"aot", registry_factory("aot"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "export"}, "native-so"},
+      {"reference",
+       registry_factory("reference"),
+       Tolerance{1e-5, 1e-6},
+       {"dynamic-shapes", "integer-io", "export"},
+       "onnx"},
+      {"onednn",
+       registry_factory("onednn"),
+       Tolerance{1e-4, 1e-5},
+       {"dynamic-shapes", "integer-io"},
+       ""},
+      {"blas",
+       registry_factory("blas"),
+       Tolerance{1e-4, 1e-5},
+       {"dynamic-shapes", "integer-io"},
+       ""},
+      {"aot",
+       registry_factory("aot"),
+       Tolerance{1e-4, 1e-5},
+       {"dynamic-shapes", "export"},
+       "native-so"},
       // Skipped, with the registry's reason, where there is no CUDA device.
-      {"cuda", registry_factory("cuda"), Tolerance{1e-4, 1e-5}, {"gpu", "dynamic-shapes", "integer-io"}, ""},
+      {"cuda",
+       registry_factory("cuda"),
+       Tolerance{1e-4, 1e-5},
+       {"gpu", "dynamic-shapes", "integer-io"},
+       ""},
       // Per-op selection: heavy nodes on the fastest CPU backend, the rest on onednn.
-      {"select", registry_factory("select"), Tolerance{1e-4, 1e-5}, {"dynamic-shapes", "integer-io"}, ""},
+      {"select",
+       registry_factory("select"),
+       Tolerance{1e-4, 1e-5},
+       {"dynamic-shapes", "integer-io"},
+       ""},
   };
   return cases;
 }
@@ -125,10 +153,12 @@ std::vector<std::string> check_backend_table(const BackendRegistry& registry,
     if (registry.find(c.key) == nullptr)
       problems.push_back("BACKENDS row '" + c.key + "' has no registered backend");
     if (c.has("export") && c.artifact_format.empty())
-      problems.push_back("BACKENDS row '" + c.key + "' declares 'export' without an artifact_format");
+      problems.push_back("BACKENDS row '" + c.key +
+                         "' declares 'export' without an artifact_format");
   }
   for (const auto& e : registry.entries())
-    if (!keys.count(e.name)) problems.push_back("registered backend '" + e.name + "' has no BACKENDS row");
+    if (!keys.count(e.name))
+      problems.push_back("registered backend '" + e.name + "' has no BACKENDS row");
   const std::set<std::string> columns(matrix_backends.begin(), matrix_backends.end());
   if (columns != keys) {
     std::ostringstream m;

@@ -72,9 +72,9 @@ std::string case_name(const testing::TestParamInfo<BackendCase>& info);
 
 }  // namespace hone::functional
 
-#define HONE_WITH_BACKENDS(Suite, ...)                                                      \
+#define HONE_WITH_BACKENDS(Suite, ...)                                                             \
   static const bool hone_suite_##Suite = ::hone::functional::declare_suite(#Suite, {__VA_ARGS__}); \
-  INSTANTIATE_TEST_SUITE_P(Backends, Suite,                                                 \
-                           ::testing::ValuesIn(::hone::functional::cases_with({__VA_ARGS__})), \
-                           ::hone::functional::case_name);                                  \
+  INSTANTIATE_TEST_SUITE_P(Backends, Suite,                                                        \
+                           ::testing::ValuesIn(::hone::functional::cases_with({__VA_ARGS__})),     \
+                           ::hone::functional::case_name);                                         \
   GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(Suite)

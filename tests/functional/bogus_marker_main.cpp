@@ -6,7 +6,9 @@
 namespace hone::functional {
 namespace {
 class Bogus : public testing::TestWithParam<BackendCase> {};
-HONE_MATRIX_TEST_P(Bogus, NamesAMissingCell, "lifecycle.teleport") { SUCCEED(); }
+HONE_MATRIX_TEST_P(Bogus, NamesAMissingCell, "lifecycle.teleport") {
+  SUCCEED();
+}
 HONE_WITH_BACKENDS(Bogus);
 }  // namespace
 }  // namespace hone::functional

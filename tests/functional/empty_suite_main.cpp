@@ -6,7 +6,9 @@
 namespace hone::functional {
 namespace {
 class Nobody : public testing::TestWithParam<BackendCase> {};
-HONE_MATRIX_TEST_P(Nobody, NeedsAnImpossibleCapability, "lifecycle.build") { SUCCEED(); }
+HONE_MATRIX_TEST_P(Nobody, NeedsAnImpossibleCapability, "lifecycle.build") {
+  SUCCEED();
+}
 HONE_WITH_BACKENDS(Nobody, "time-travel");
 }  // namespace
 }  // namespace hone::functional

@@ -76,14 +76,14 @@ const BackendRegistry& case_registry() {
     for (const BackendCase& c : backend_cases()) {
       const auto* entry = default_registry().find(c.key);
       // check_backend_table() at start-up guarantees every row is registered.
-      auto added =
-          r.add({c.key, entry ? entry->description : c.key,
-                 entry ? entry->capabilities : BackendCapabilities{}, [factory = c.factory] {
-                   ++g_created;
-                   auto be = factory();
-                   return be ? std::move(*be) : std::unique_ptr<Backend>();
-                 },
-                 entry ? entry->unavailable_reason : std::function<std::string()>()});
+      auto added = r.add({c.key, entry ? entry->description : c.key,
+                          entry ? entry->capabilities : BackendCapabilities{},
+                          [factory = c.factory] {
+                            ++g_created;
+                            auto be = factory();
+                            return be ? std::move(*be) : std::unique_ptr<Backend>();
+                          },
+                          entry ? entry->unavailable_reason : std::function<std::string()>()});
       (void)added;
     }
     return r;

@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
   }
   auto data = hone::matrix::data_from_features(features);
   if (!data) {
-    std::fprintf(stderr, "bad feature list %s: %s\n", HONE_FEATURES_JSON, data.error().to_string().c_str());
+    std::fprintf(stderr, "bad feature list %s: %s\n", HONE_FEATURES_JSON,
+                 data.error().to_string().c_str());
     return 1;
   }
 
@@ -37,7 +38,9 @@ int main(int argc, char** argv) {
 
   const auto empty = hone::functional::empty_suites();
   for (const auto& s : empty)
-    std::fprintf(stderr, "HONE_WITH_BACKENDS(%s) selects no backend: no row has all of those capabilities\n", s.c_str());
+    std::fprintf(
+        stderr, "HONE_WITH_BACKENDS(%s) selects no backend: no row has all of those capabilities\n",
+        s.c_str());
   if (!empty.empty()) return 1;
 
   auto resolution = hone::functional::resolve_markers(*testing::UnitTest::GetInstance(),

@@ -56,7 +56,8 @@ std::string one_line(const std::string& s) {
 
 }  // namespace
 
-bool declare_matrix(const char* suite, const char* name, std::initializer_list<const char*> templates) {
+bool declare_matrix(const char* suite, const char* name,
+                    std::initializer_list<const char*> templates) {
   Marker m{suite, name, {}};
   for (const char* t : templates) m.templates.emplace_back(t);
   markers().push_back(std::move(m));
@@ -75,7 +76,8 @@ std::string expand_cell_template(const std::string& tmpl,
   return s;
 }
 
-MarkerResolution resolve_markers(const testing::UnitTest& unit, const std::set<std::string>& known_ids) {
+MarkerResolution resolve_markers(const testing::UnitTest& unit,
+                                 const std::set<std::string>& known_ids) {
   MarkerResolution out;
   for (int i = 0; i < unit.total_test_suite_count(); ++i) {
     const testing::TestSuite* suite = unit.GetTestSuite(i);
@@ -90,7 +92,8 @@ MarkerResolution resolve_markers(const testing::UnitTest& unit, const std::set<s
         for (const auto& t : m.templates) {
           const std::string id = expand_cell_template(t, params);
           if (id.find('{') != std::string::npos || !known_ids.count(id)) out.unknown.insert(id);
-          out.cells_by_test[std::string(info->test_suite_name()) + "." + info->name()].push_back(id);
+          out.cells_by_test[std::string(info->test_suite_name()) + "." + info->name()].push_back(
+              id);
         }
       }
     }
@@ -146,7 +149,8 @@ void MatrixRecorder::OnTestProgramEnd(const testing::UnitTest&) {
   j["cells"] = nlohmann::json::object();
   for (const auto& [id, c] : cells_) {
     static constexpr const char* kNames[] = {"passed", "skipped", "failed"};
-    nlohmann::json cell = {{"status", kNames[static_cast<int>(c.outcome)]}, {"tests", c.tests}, {"updated", when}};
+    nlohmann::json cell = {
+        {"status", kNames[static_cast<int>(c.outcome)]}, {"tests", c.tests}, {"updated", when}};
     std::string reason;
     for (const auto& r : c.reasons)
       if (reason.find(r) == std::string::npos) reason += (reason.empty() ? "" : "; ") + r;

@@ -22,7 +22,8 @@ namespace hone::functional {
 
 /// Records that test Suite.Name proves the cells in `templates`. Returns true
 /// so it can initialize a namespace-scope constant next to the test.
-bool declare_matrix(const char* suite, const char* name, std::initializer_list<const char*> templates);
+bool declare_matrix(const char* suite, const char* name,
+                    std::initializer_list<const char*> templates);
 
 /// "lifecycle.infer" + {backend: reference} -> "lifecycle.infer/reference";
 /// "topology.{backend}/single-device" -> "topology.reference/single-device".
@@ -35,7 +36,8 @@ struct MarkerResolution {
   std::set<std::string> unknown;
 };
 /// Expands every declared marker for every registered test.
-MarkerResolution resolve_markers(const testing::UnitTest& unit, const std::set<std::string>& known_ids);
+MarkerResolution resolve_markers(const testing::UnitTest& unit,
+                                 const std::set<std::string>& known_ids);
 
 enum class Outcome { kPassed, kSkipped, kFailed };
 /// One cell's aggregate: the worst outcome of its tests (failed > skipped > passed).
@@ -50,7 +52,8 @@ void record_cell(std::map<std::string, CellResult>& cells, const std::string& id
 /// Listens to the run and writes {"run": ..., "cells": ...} to `results_path` at the end.
 class MatrixRecorder : public testing::EmptyTestEventListener {
  public:
-  MatrixRecorder(std::map<std::string, std::vector<std::string>> cells_by_test, std::string results_path);
+  MatrixRecorder(std::map<std::string, std::vector<std::string>> cells_by_test,
+                 std::string results_path);
   void OnTestEnd(const testing::TestInfo& info) override;
   void OnTestProgramEnd(const testing::UnitTest& unit) override;
   const std::map<std::string, CellResult>& cells() const { return cells_; }
@@ -67,16 +70,16 @@ void fail_if_no_reason(const std::string& reason);
 }  // namespace hone::functional
 
 #define HONE_MATRIX_CONCAT_(a, b) a##b
-#define HONE_MATRIX_TEST_P(Suite, Name, ...)                                       \
-  static const bool HONE_MATRIX_CONCAT_(hone_matrix_, Suite##_##Name) =           \
-      ::hone::functional::declare_matrix(#Suite, #Name, {__VA_ARGS__});            \
+#define HONE_MATRIX_TEST_P(Suite, Name, ...)                            \
+  static const bool HONE_MATRIX_CONCAT_(hone_matrix_, Suite##_##Name) = \
+      ::hone::functional::declare_matrix(#Suite, #Name, {__VA_ARGS__}); \
   TEST_P(Suite, Name)
 
 /// Skips with a reason the feature matrix shows; a skip without one fails.
-#define HONE_SKIP(reason)                                        \
-  do {                                                           \
-    const std::string hone_reason_ = (reason);                   \
-    ::hone::functional::fail_if_no_reason(hone_reason_);         \
-    if (!hone_reason_.empty()) GTEST_SKIP() << hone_reason_;     \
-    return;                                                      \
+#define HONE_SKIP(reason)                                    \
+  do {                                                       \
+    const std::string hone_reason_ = (reason);               \
+    ::hone::functional::fail_if_no_reason(hone_reason_);     \
+    if (!hone_reason_.empty()) GTEST_SKIP() << hone_reason_; \
+    return;                                                  \
   } while (0)

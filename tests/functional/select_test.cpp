@@ -98,8 +98,8 @@ void cuda_choices_survive_a_package(const BackendCase& c) {
     want.push_back(std::move(*y));
   }
 
-  const fs::path dir = fs::temp_directory_path() / ("hone-functional-choices-" +
-                                                    std::to_string(getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("hone-functional-choices-" + std::to_string(getpid()));
   fs::create_directories(dir);
   struct Cleanup {
     fs::path p;
@@ -192,7 +192,8 @@ HONE_MATRIX_TEST_P(KernelSelection, HeavyNodesAreTimedAndTheWinnerRecorded,
     mine += takes ? 1 : 0;
     std::string acc;
     for (const std::string& a : e.accepted) acc += (acc.empty() ? "" : "+") + a;
-    forced += (forced.empty() ? "" : ";") + e.node + "=" + (takes ? c.key : e.winner) + "(" + acc + ")";
+    forced +=
+        (forced.empty() ? "" : ";") + e.node + "=" + (takes ? c.key : e.winner) + "(" + acc + ")";
   }
   if (mine == 0) HONE_SKIP(c.key + " accepts none of the model's heavy nodes: " + choices);
   auto placed = select_with(forced, g);

@@ -24,7 +24,8 @@ HONE_MATRIX_TEST_P(Shapes, StaticShapeConvNet, "shapes.static", "models.conv-net
   EXPECT_TRUE(batch_consistent(c, **be, x));
 }
 
-HONE_MATRIX_TEST_P(Shapes, EveryBatchSizeInBounds, "shapes.dynamic-batch", "shapes.every-batch-in-bounds") {
+HONE_MATRIX_TEST_P(Shapes, EveryBatchSizeInBounds, "shapes.dynamic-batch",
+                   "shapes.every-batch-in-bounds") {
   const BackendCase& c = GetParam();
   Seeded s = seeded(22);
   MlpWeights w;
@@ -50,7 +51,8 @@ HONE_MATRIX_TEST_P(Shapes, DynamicBatchAndSequence, "shapes.dynamic-seq", "model
     for (int64_t batch : {1, 2, 4})
       for (int64_t seq : {1, 5, 16}) {
         auto x = s.inputs(g, {{"batch", batch}, {"seq", seq}});
-        EXPECT_TRUE(matches_reference(c, g, x, **be)) << g.name() << " batch " << batch << " seq " << seq;
+        EXPECT_TRUE(matches_reference(c, g, x, **be))
+            << g.name() << " batch " << batch << " seq " << seq;
       }
     EXPECT_TRUE(batch_consistent(c, **be, s.inputs(g, {{"batch", 3}, {"seq", 7}}))) << g.name();
   }
@@ -97,7 +99,8 @@ HONE_MATRIX_TEST_P(Io, IntegerAndBoolTensors, "io.integer-inputs") {
       count += on;
       const int64_t id = x[0].data<int64_t>()[b * 3 + j];
       for (int64_t e = 0; e < 4; ++e)
-        EXPECT_EQ((*y)[0].data<float>()[(b * 3 + j) * 4 + e], on ? table.data<float>()[id * 4 + e] : 0.0f);
+        EXPECT_EQ((*y)[0].data<float>()[(b * 3 + j) * 4 + e],
+                  on ? table.data<float>()[id * 4 + e] : 0.0f);
     }
     EXPECT_EQ((*y)[1].data<int64_t>()[b], count);
   }

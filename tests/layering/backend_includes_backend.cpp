@@ -2,4 +2,6 @@
 // fail to build with the aot layer's include folder.
 #include "backends/onednn/plan.h"
 
-int main() { return 0; }
+int main() {
+  return 0;
+}

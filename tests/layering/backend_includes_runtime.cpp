@@ -3,4 +3,6 @@
 // folder, and it must build.
 #include "runtime/executor.h"
 
-int main() { return 0; }
+int main() {
+  return 0;
+}

@@ -3,4 +3,6 @@
 // with the header not found.
 #include "passes/rewrite.h"
 
-int main() { return 0; }
+int main() {
+  return 0;
+}

@@ -2,4 +2,6 @@
 // test compiles this with the passes layer's include folder, and it must build.
 #include "eval/interpreter.h"
 
-int main() { return 0; }
+int main() {
+  return 0;
+}

@@ -3,4 +3,6 @@
 // the header not found.
 #include "tune/session.h"
 
-int main() { return 0; }
+int main() {
+  return 0;
+}

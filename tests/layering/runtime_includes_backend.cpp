@@ -3,4 +3,6 @@
 // layer's include folder, and it must fail with the header not found.
 #include "backends/common/compiling_backend.h"
 
-int main() { return 0; }
+int main() {
+  return 0;
+}

@@ -25,9 +25,9 @@
 #include <chrono>
 #include <cstring>
 
-#include "eval/interpreter.h"
 #include "cli_common.h"
 #include "conformance.h"
+#include "eval/interpreter.h"
 #include "hone/onnx.h"
 #include "hone/registry.h"
 

@@ -141,7 +141,9 @@ void print_partition(const Graph& given, const std::string& backend, const Parti
   for (size_t i = 0; i < p.blocks.size(); ++i) {
     const Block& b = p.blocks[i];
     fmt::print("  [{}] {:<10} {:>4} node{}  {}\n", i,
-               !b.on_backend ? std::string("fallback") : b.placed_on.empty() ? backend : b.placed_on,
+               !b.on_backend         ? std::string("fallback")
+               : b.placed_on.empty() ? backend
+                                     : b.placed_on,
                b.nodes.size(), b.nodes.size() == 1 ? " " : "s", block_ops(g, b));
   }
   if (!p.fallbacks.empty()) fmt::print("fallbacks ({})\n", p.fallbacks.size());

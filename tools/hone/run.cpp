@@ -11,9 +11,9 @@
 
 #include <fmt/core.h>
 
+#include "cli_common.h"
 #include "eval/interpreter.h"
 #include "eval/kernel_util.h"
-#include "cli_common.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
 #include "hone/registry.h"

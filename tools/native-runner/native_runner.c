@@ -28,7 +28,8 @@ static int die(const char* what, const char* detail) {
 }
 
 /* Reads a little-endian f32 C-order .npy into *data with its shape. 0 on success. */
-static int read_npy(const char* path, float** data, int64_t* shape, int max_rank, int* rank, char* err) {
+static int read_npy(const char* path, float** data, int64_t* shape, int max_rank, int* rank,
+                    char* err) {
   FILE* f = fopen(path, "rb");
   unsigned char pre[10];
   if (!f) return sprintf(err, "cannot open %s", path), -1;
@@ -44,11 +45,13 @@ static int read_npy(const char* path, float** data, int64_t* shape, int max_rank
     hlen = b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
   }
   char* h = calloc(hlen + 1, 1);
-  if (!h || fread(h, 1, hlen, f) != hlen) return free(h), fclose(f), sprintf(err, "%s: short header", path), -1;
+  if (!h || fread(h, 1, hlen, f) != hlen)
+    return free(h), fclose(f), sprintf(err, "%s: short header", path), -1;
   const char* d = strstr(h, "'descr'");
   const char* fo = strstr(h, "'fortran_order'");
   const char* s = strstr(h, "'shape'");
-  if (!d || !strstr(d, "'<f4'") || !fo || strncmp(strchr(fo, ':') + 1 + strspn(strchr(fo, ':') + 1, " "), "False", 5) || !s)
+  if (!d || !strstr(d, "'<f4'") || !fo ||
+      strncmp(strchr(fo, ':') + 1 + strspn(strchr(fo, ':') + 1, " "), "False", 5) || !s)
     return free(h), fclose(f), sprintf(err, "%s: needs dtype '<f4' in C order", path), -1;
   const char* p = strchr(s, '(');
   int64_t n = 1;
@@ -72,15 +75,18 @@ static int write_npy(const char* path, const float* data, const int64_t* shape, 
   char dims[512] = "", h[640];
   int64_t n = 1;
   for (int a = 0; a < rank; ++a) {
-    snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%lld,%s", (long long)shape[a], rank > 1 ? " " : "");
+    snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%lld,%s", (long long)shape[a],
+             rank > 1 ? " " : "");
     n *= shape[a];
   }
-  int len = snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", dims);
+  int len =
+      snprintf(h, sizeof h, "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", dims);
   while ((10 + len + 1) % 64) h[len++] = ' '; /* header padded so data starts 64-aligned */
   h[len++] = '\n';
   FILE* f = fopen(path, "wb");
   if (!f) return -1;
-  const unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(len & 0xff), (unsigned char)(len >> 8)};
+  const unsigned char pre[10] = {
+      0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(len & 0xff), (unsigned char)(len >> 8)};
   int ok = fwrite(pre, 1, 10, f) == 10 && fwrite(h, 1, (size_t)len, f) == (size_t)len &&
            fwrite(data, sizeof(float), (size_t)n, f) == (size_t)n;
   return (fclose(f) == 0 && ok) ? 0 : -1;
@@ -90,22 +96,29 @@ int main(int argc, char** argv) {
   const char *dir = NULL, *in_dir = NULL, *out_dir = NULL;
   int threads = 0;
   for (int i = 1; i < argc; ++i) {
-    if (!strcmp(argv[i], "--inputs") && i + 1 < argc) in_dir = argv[++i];
-    else if (!strcmp(argv[i], "--outputs") && i + 1 < argc) out_dir = argv[++i];
-    else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
-    else if (argv[i][0] != '-' && !dir) dir = argv[i];
-    else return die("unknown argument", argv[i]);
+    if (!strcmp(argv[i], "--inputs") && i + 1 < argc)
+      in_dir = argv[++i];
+    else if (!strcmp(argv[i], "--outputs") && i + 1 < argc)
+      out_dir = argv[++i];
+    else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+      threads = atoi(argv[++i]);
+    else if (argv[i][0] != '-' && !dir)
+      dir = argv[i];
+    else
+      return die("unknown argument", argv[i]);
   }
   if (!dir || !in_dir || !out_dir)
     return die("usage: native-runner ARTIFACT_DIR --inputs DIR --outputs DIR [--threads N]", NULL);
-  mkdir(out_dir, 0755); /* like `hone run --outputs`; an existing folder is fine, other errors show on write */
+  mkdir(
+      out_dir,
+      0755); /* like `hone run --outputs`; an existing folder is fine, other errors show on write */
   char path[4096], err[4400];
   snprintf(path, sizeof path, "%s/model.so", dir);
   void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return die("cannot load the library", dlerror());
   abi_t a;
-#define RESOLVE(name, ret, params)                                           \
-  if (!(*(void**)&a.name = dlsym(lib, "hone_aot_" #name)))                   \
+#define RESOLVE(name, ret, params)                          \
+  if (!(*(void**)& a.name = dlsym(lib, "hone_aot_" #name))) \
     return die("not a hone native-so library; missing", "hone_aot_" #name);
   HONE_AOT_FUNCTIONS(RESOLVE)
 #undef RESOLVE
@@ -126,7 +139,9 @@ int main(int argc, char** argv) {
     snprintf(path, sizeof path, "%s/input_%d.npy", in_dir, i);
     if (read_npy(path, &in[i], shapes + i * 16, 16, &rank, err) != 0) return die("bad input", err);
     if (rank != a.input_rank(m, i))
-      return snprintf(err, sizeof err, "%s has rank %d, the model expects %d", path, rank, a.input_rank(m, i)), die("bad input", err);
+      return snprintf(err, sizeof err, "%s has rank %d, the model expects %d", path, rank,
+                      a.input_rank(m, i)),
+             die("bad input", err);
     shape_ptrs[i] = shapes + i * 16;
   }
   float** out = calloc((size_t)no + 1, sizeof(float*));
@@ -136,12 +151,15 @@ int main(int argc, char** argv) {
       return die("inputs rejected", a.last_error());
     int64_t n = 1;
     for (int d = 0; d < a.output_rank(m, k); ++d) n *= out_shapes[k * 16 + d];
-    if (!(out[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float)))) return die("out of memory", NULL);
+    if (!(out[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float))))
+      return die("out of memory", NULL);
   }
-  if (a.run(m, (const float* const*)in, shape_ptrs, out) != HONE_AOT_OK) return die("run failed", a.last_error());
+  if (a.run(m, (const float* const*)in, shape_ptrs, out) != HONE_AOT_OK)
+    return die("run failed", a.last_error());
   for (int k = 0; k < no; ++k) {
     snprintf(path, sizeof path, "%s/output_%d.npy", out_dir, k);
-    if (write_npy(path, out[k], out_shapes + k * 16, a.output_rank(m, k)) != 0) return die("cannot write", path);
+    if (write_npy(path, out[k], out_shapes + k * 16, a.output_rank(m, k)) != 0)
+      return die("cannot write", path);
   }
   a.destroy(m);
   printf("native-runner: %d inputs, %d outputs written to %s\n", ni, no, out_dir);

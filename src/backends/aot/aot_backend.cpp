@@ -381,12 +381,12 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
                     "the library saved in '" + dir.string() + "' was generated with aot runtime " +
                         meta.runtime + ", and this hone has " + ours +
                         " (source hash differs): tune the model again with this hone");
-      return fail(ErrorCode::kCorrupt,
-                  "the library saved in '" + dir.string() +
-                      "' was generated for another graph or config, or by another hone build "
-                      "(source hash differs)" +
-                      (meta.runtime.empty() ? ": if an older hone made it, tune the model again"
-                                            : ""));
+      return fail(
+          ErrorCode::kCorrupt,
+          "the library saved in '" + dir.string() +
+              "' was generated for another graph or config, or by another hone build "
+              "(source hash differs)" +
+              (meta.runtime.empty() ? ": if an older hone made it, tune the model again" : ""));
     }
     HONE_TRY(std::string w, read_file(dir / "weights.bin"));
     if (w.size() != b->blob.size() || std::memcmp(w.data(), b->blob.data(), w.size()) != 0)

@@ -270,7 +270,8 @@ class Lowering {
     auto read = [&](size_t si, ValueId v) {
       const size_t r = static_cast<size_t>(root(v));
       const int m = slot[r];
-      if (m < 0 || p_.values[r].def_step < 0 || p_.values[r].def_step >= static_cast<int>(si)) return;
+      if (m < 0 || p_.values[r].def_step < 0 || p_.values[r].def_step >= static_cast<int>(si))
+        return;
       auto& reads = mp.steps[si].reads;
       if (std::find(reads.begin(), reads.end(), m) == reads.end()) reads.push_back(m);
     };

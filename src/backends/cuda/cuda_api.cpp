@@ -314,14 +314,15 @@ Result<Tensor> PinnedPool::tensor(const Driver& d, DType dtype, std::vector<int6
     HONE_CHECK_OK(d.make_current());
     if (!d.check(d.api().cuMemHostAlloc(&p, cap, 0), "cuMemHostAlloc")) {
       trim();  // free blocks of other sizes may be what the limit is short of
-      HONE_CHECK_OK_CTX(d.check(d.api().cuMemHostAlloc(&p, cap, 0), "cuMemHostAlloc"),
-                        "while allocating " + std::to_string(cap) +
-                            " bytes of page-locked host memory");
+      HONE_CHECK_OK_CTX(
+          d.check(d.api().cuMemHostAlloc(&p, cap, 0), "cuMemHostAlloc"),
+          "while allocating " + std::to_string(cap) + " bytes of page-locked host memory");
     }
   }
   const Driver* dp = &d;
-  std::shared_ptr<void> storage(
-      p, [dp, cap](void* q) { free_pinned(*dp, pinned_free().give({q, cap})); });
+  std::shared_ptr<void> storage(p, [dp, cap](void* q) {
+    free_pinned(*dp, pinned_free().give({q, cap}));
+  });
   return Tensor::adopt(dtype, std::move(shape), std::move(storage), cap, false);
 }
 
@@ -366,7 +367,8 @@ Result<void> upload(const Driver& d, CUstream s, PinnedBuffer& staging, size_t s
         r = current;
         continue;
       }
-      const size_t off = static_cast<size_t>(c) * kCopyChunk, len = std::min(kCopyChunk, bytes - off);
+      const size_t off = static_cast<size_t>(c) * kCopyChunk,
+                   len = std::min(kCopyChunk, bytes - off);
       char* stage = staging.data() + staging_offset + off;
       std::memcpy(stage, static_cast<const char*>(src) + off, len);
       r = d.check(d.api().cuMemcpyHtoDAsync(dst + off, stage, len, s), "cuMemcpyHtoDAsync");

@@ -65,12 +65,12 @@ inline constexpr int kCublasCompute32FFast16BF = 75;  // CUBLAS_COMPUTE_32F_FAST
 
 // cuBLASLt (cublasLt.h): descriptors are opaque pointers; the enum values we set.
 using LtHandle = void*;  // cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, ...
-inline constexpr int kLtDescTransA = 3;          // CUBLASLT_MATMUL_DESC_TRANSA (int32)
-inline constexpr int kLtDescTransB = 4;          // CUBLASLT_MATMUL_DESC_TRANSB (int32)
-inline constexpr int kLtDescEpilogue = 7;        // CUBLASLT_MATMUL_DESC_EPILOGUE (uint32)
-inline constexpr int kLtDescBiasPointer = 8;     // CUBLASLT_MATMUL_DESC_BIAS_POINTER (void*)
-inline constexpr int kLtEpilogueBias = 4;        // CUBLASLT_EPILOGUE_BIAS
-inline constexpr int kLtPrefMaxWorkspace = 1;    // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64)
+inline constexpr int kLtDescTransA = 3;        // CUBLASLT_MATMUL_DESC_TRANSA (int32)
+inline constexpr int kLtDescTransB = 4;        // CUBLASLT_MATMUL_DESC_TRANSB (int32)
+inline constexpr int kLtDescEpilogue = 7;      // CUBLASLT_MATMUL_DESC_EPILOGUE (uint32)
+inline constexpr int kLtDescBiasPointer = 8;   // CUBLASLT_MATMUL_DESC_BIAS_POINTER (void*)
+inline constexpr int kLtEpilogueBias = 4;      // CUBLASLT_EPILOGUE_BIAS
+inline constexpr int kLtPrefMaxWorkspace = 1;  // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64)
 /// cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t.
 struct LtAlgo {
   uint64_t data[8];

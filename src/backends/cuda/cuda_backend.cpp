@@ -111,7 +111,7 @@ struct Plan {
     dims_t dims;
     DType dtype = DType::kF32;
     std::shared_ptr<const Tensor> host;  // a value computed on the host at plan time
-    bool dims_only = false;  // OpPlan::dims_only: no bytes, only dims for Shape nodes
+    bool dims_only = false;              // OpPlan::dims_only: no bytes, only dims for Shape nodes
   };
   struct Step {
     OpPlan op;
@@ -248,9 +248,9 @@ class CudaBlock final : public CompiledBlock {
       if (t.nbytes() == 0) continue;
       // Page-locked inputs (allocate_host()) go in one DMA, no staging copy.
       if (t.nbytes() >= (size_t{1} << 20) && is_pinned(d_, t.raw(), t.nbytes()))
-        HONE_CHECK_OK(d_.check(
-            a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), t.raw(), t.nbytes(), s),
-            "cuMemcpyHtoDAsync"));
+        HONE_CHECK_OK(
+            d_.check(a.cuMemcpyHtoDAsync(ptr(plan.input_slots[i]), t.raw(), t.nbytes(), s),
+                     "cuMemcpyHtoDAsync"));
       else
         HONE_CHECK_OK(
             upload(d_, s, ex->staging, off, ptr(plan.input_slots[i]), t.raw(), t.nbytes()));
@@ -372,8 +372,9 @@ class CudaBlock final : public CompiledBlock {
         off += t.nbytes();
       }
     if (profile)
-      HONE_LOG_DEBUG("cuda profile io: download of {} bytes {:.3f} ms", out_bytes,
-                     std::chrono::duration<double, std::milli>(Clock::now() - download_start).count());
+      HONE_LOG_DEBUG(
+          "cuda profile io: download of {} bytes {:.3f} ms", out_bytes,
+          std::chrono::duration<double, std::milli>(Clock::now() - download_start).count());
     pool_->give(std::move(ex));
     stats_->kernel_executions.fetch_add(launched, std::memory_order_relaxed);
     return outputs;
@@ -715,8 +716,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
                 "cuda gemm_select '" + gemm_select + "': expected time or reduced");
   const std::string attention = config().get<std::string>("attention_select", "time");
   if (attention != "time" && attention != "fused" && attention != "unfused")
-    return fail(ErrorCode::kInvalidArgument, "cuda attention_select '" + attention +
-                                                 "': expected time, fused or unfused");
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda attention_select '" + attention + "': expected time, fused or unfused");
   auto given = KernelChoices::parse(config().get<std::string>("kernel_choices", ""));
   if (!given) return fail(std::move(given).error());
   HONE_TRY(const Driver* d, Driver::get());
@@ -738,9 +739,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   // planned at build, or at their first inference of a new shape) is written
   // back into the config, so a package saved after the tune replays it.
   choices_ = std::make_shared<KernelChoices>(std::move(*given));
-  choices_->on_change([this](const std::string& text) {
-    (void)mutable_config().set("kernel_choices", text);
-  });
+  choices_->on_change(
+      [this](const std::string& text) { (void)mutable_config().set("kernel_choices", text); });
   conv_.choices = choices_;
   conv_.gemm_epilogue = config().get<bool>("gemm_epilogue", true);
   conv_.attention_select = attention == "fused"     ? AttentionSelect::kFused

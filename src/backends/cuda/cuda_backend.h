@@ -72,7 +72,7 @@ struct ConvSettings {
   bool depthwise_on_dnn = true;
   bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
   ConvSelect conv_select = ConvSelect::kTime;
-  bool tf32 = false;           // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
+  bool tf32 = false;  // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
   /// The operand type of every matrix product: 0 runs cublasSgemm on the f32
   /// data (strict or TF32 by the handle's math mode); kCudaR16BF or kCudaR16F
   /// run cublasGemmStridedBatchedEx on bf16 / f16 operands (constant weights
@@ -127,7 +127,8 @@ class CudaBackend final : public CompilingBackend {
   std::optional<uint64_t> device_nanoseconds() const override { return stats_->device_ns.load(); }
   /// Page-locked host memory (cuMemHostAlloc): inputs in it reach the device
   /// in one DMA, with no staging copy. Ordinary memory where no GPU is.
-  [[nodiscard]] Result<Tensor> allocate_host(DType dtype, std::vector<int64_t> shape) const override;
+  [[nodiscard]] Result<Tensor> allocate_host(DType dtype,
+                                             std::vector<int64_t> shape) const override;
   /// One line per distinct (unit, kernel) planned, in planning order, then
   /// one per recorded choice ("choice: LABEL SHAPES MODE -> KERNEL").
   std::vector<std::string> kernel_plan() const override;

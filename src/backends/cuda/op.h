@@ -122,10 +122,10 @@ using Unit = FusedUnit<Op>;  // label e.g. "'act1' (Relu) +Add+Sigmoid"
 struct AttentionSpec {
   std::vector<NodeId> members;  // every node the unit replaces
   ValueId q = -1, k = -1, v = -1, mask = -1;
-  bool k_transposed = true;   // k holds Kᵀ [..., D, Sk]; false: K [..., Sk, D]
-  double scale = 1.0;         // the constant factor of the scores
+  bool k_transposed = true;           // k holds Kᵀ [..., D, Sk]; false: K [..., Sk, D]
+  double scale = 1.0;                 // the constant factor of the scores
   std::vector<ValueId> scale_values;  // one-value factors known at plan time
-  NodeId av = -1;             // MatMul(P, V)
+  NodeId av = -1;                     // MatMul(P, V)
   /// Views and Transposes between q, k, v and the products (forward order),
   /// read through by the fused kernels' strides.
   /// Chain nodes run as dims-only units (DimsOnly), not absorbed: Shape nodes
@@ -157,7 +157,7 @@ struct BlockInfo : BlockReaders {
   const std::vector<NodeId>& readers(ValueId v);
 
  private:
-  std::vector<size_t> position_;  // filled on first use
+  std::vector<size_t> position_;              // filled on first use
   std::vector<std::vector<NodeId>> readers_;  // per value; filled on first use
 };
 

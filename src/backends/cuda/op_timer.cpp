@@ -42,7 +42,7 @@ Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_
   HONE_TRY(const Driver* d, Driver::get());
   HONE_CHECK_OK(d->make_current());
   const Api& a = d->api();
-  HONE_TRY(Stream* st, planning_stream(*d, math_mode, dnn));
+  HONE_TRY(Stream * st, planning_stream(*d, math_mode, dnn));
   auto bytes = [](const dims_t& dims) {
     return (static_cast<size_t>(numel_of(dims)) * sizeof(float) + 255) / 256 * 256;
   };
@@ -269,15 +269,16 @@ Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
       const Result<double>& err = errs[i];
       if (!err) {  // e.g. a library status the candidate's shape provokes
         ok[i] = false;
-        HONE_LOG_WARN("cuda: {}: {} failed on random inputs ({}); not used", label,
-                      cands[i].kernel, err.error().message());
+        HONE_LOG_WARN("cuda: {}: {} failed on random inputs ({}); not used", label, cands[i].kernel,
+                      err.error().message());
         continue;
       }
       if (!(*err <= check.tolerance)) {
         ok[i] = false;
-        HONE_LOG_WARN("cuda: {}: {} differs from {} by {:.3g} (relative L2; allowed {:.3g}) "
-                      "on random inputs; not used",
-                      label, cands[i].kernel, ref.kernel, *err, check.tolerance);
+        HONE_LOG_WARN(
+            "cuda: {}: {} differs from {} by {:.3g} (relative L2; allowed {:.3g}) "
+            "on random inputs; not used",
+            label, cands[i].kernel, ref.kernel, *err, check.tolerance);
       }
     }
   }

@@ -251,8 +251,8 @@ class AttentionOp final : public Op {
         dims.push_back(code >= 0 ? in[static_cast<size_t>(code)]
                                  : made[static_cast<size_t>(-1 - code)]);
       HONE_TRY(OpPlan p, subs_[i].op->plan(dims, env));
-      if (p.outputs.size() != 1 || std::any_of(p.host.begin(), p.host.end(),
-                                               [](const auto& h) { return h != nullptr; }))
+      if (p.outputs.size() != 1 ||
+          std::any_of(p.host.begin(), p.host.end(), [](const auto& h) { return h != nullptr; }))
         return fail(ErrorCode::kInternal, label_ + ": a member makes other than one device value");
       made[i] = p.outputs[0];
       Step& st = steps[i];
@@ -366,9 +366,9 @@ class AttentionOp final : public Op {
     const int64_t D = q.dims.back(), Sq = q.dims[q.dims.size() - 2];
     const int64_t Sk = k.dims[k.dims.size() - 2];
     if (k.dims.back() != D || v.dims[v.dims.size() - 2] != Sk)
-      return fail(ErrorCode::kInvalidArgument,
-                  "attention: Q " + shape_to_string(q.dims) + ", K " + shape_to_string(k.dims) +
-                      ", V " + shape_to_string(v.dims) + " do not agree");
+      return fail(ErrorCode::kInvalidArgument, "attention: Q " + shape_to_string(q.dims) + ", K " +
+                                                   shape_to_string(k.dims) + ", V " +
+                                                   shape_to_string(v.dims) + " do not agree");
     if (v.dims.back() != D) return unsupported("V's head dim differs from Q's");
     if (D != 32 && D != 64 && D != 128) return unsupported("head dim " + std::to_string(D));
     HONE_TRY(const Driver* drv, Driver::get());
@@ -436,8 +436,7 @@ class AttentionOp final : public Op {
       const dims_t ts = strides_of(td);
       for (size_t j = 0; j < perm.size(); ++j) {
         const int64_t p = perm[j] < 0 ? perm[j] + static_cast<int64_t>(perm.size()) : perm[j];
-        if (p < 0 || p >= static_cast<int64_t>(out.size()) ||
-            td[j] != out[static_cast<size_t>(p)])
+        if (p < 0 || p >= static_cast<int64_t>(out.size()) || td[j] != out[static_cast<size_t>(p)])
           return unsupported("the output Transpose's perm");
         o.st[static_cast<size_t>(p)] = ts[j];
       }
@@ -452,7 +451,8 @@ class AttentionOp final : public Op {
       p.outputs = {out};
       p.kernel = std::move(kernel);
       const int q_at = iq(), k_at = ik(), v_at = iv(), m_at = im();
-      const auto qo = static_cast<CUdeviceptr>(q.offset * 4), ko = static_cast<CUdeviceptr>(k.offset * 4),
+      const auto qo = static_cast<CUdeviceptr>(q.offset * 4),
+                 ko = static_cast<CUdeviceptr>(k.offset * 4),
                  vo = static_cast<CUdeviceptr>(v.offset * 4);
       const auto blocks = static_cast<unsigned>(nbatch * tiles);
       p.run = [a, fn, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo](
@@ -498,7 +498,7 @@ class AttentionOp final : public Op {
   AttentionSpec spec_;
   std::vector<Sub> subs_;
   std::vector<NodeId> sub_nodes_;  // the member node of each sub, in order
-  std::vector<int> io_;  // unit-input indices of q, k, v, mask (-1: none)
+  std::vector<int> io_;            // unit-input indices of q, k, v, mask (-1: none)
   ConvSettings s_;
   std::string label_;
 };
@@ -679,7 +679,8 @@ Result<Unit> create_dims_only(BlockInfo& b, const Node& n) {
 Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeId>* absorbed) {
   const Graph& g = b.g;
   const NodeId first_id = b.node_id(first);
-  const AttentionSpec& sp = b.attention[static_cast<size_t>(b.attention_of[static_cast<size_t>(first_id)])];
+  const AttentionSpec& sp =
+      b.attention[static_cast<size_t>(b.attention_of[static_cast<size_t>(first_id)])];
   HONE_TRY(std::vector<NodeId> order, g.topological_order());
   std::vector<NodeId> members;
   for (NodeId id : order)
@@ -698,8 +699,8 @@ Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeI
     }
     if (!none.empty() || sub->outputs.size() != 1) {
       b.inside_attention = false;
-      return fail(ErrorCode::kInternal, "attention member " + g.node(id).describe() +
-                                            " did not make a one-node unit");
+      return fail(ErrorCode::kInternal,
+                  "attention member " + g.node(id).describe() + " did not make a one-node unit");
     }
     Sub s;
     for (ValueId v : sub->inputs) {
@@ -722,8 +723,8 @@ Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeI
     if (v < 0) return -1;
     auto at = std::find(u.inputs.begin(), u.inputs.end(), v);
     if (at == u.inputs.end())
-      return fail(ErrorCode::kInternal, "attention operand '" + g.value(v).name +
-                                            "' is not read by its members");
+      return fail(ErrorCode::kInternal,
+                  "attention operand '" + g.value(v).name + "' is not read by its members");
     return static_cast<int>(at - u.inputs.begin());
   };
   std::vector<int> io;

@@ -115,13 +115,12 @@ Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::stri
     HONE_CHECK_OK(
         lib.check(a.cudnnSetConvolutionMathType(dc.conv, math), "cudnnSetConvolutionMathType"));
   size_t bytes = 0;
-  auto sized = lib.check(a.cudnnGetConvolutionForwardWorkspaceSize(lib.planning_handle(), dc.x,
-                                                                   dc.w, dc.conv, dc.y, algo,
-                                                                   &bytes),
+  auto sized = lib.check(a.cudnnGetConvolutionForwardWorkspaceSize(
+                             lib.planning_handle(), dc.x, dc.w, dc.conv, dc.y, algo, &bytes),
                          "cudnnGetConvolutionForwardWorkspaceSize");
   if (sized && bytes > kMaxDnnWorkspace)
-    sized = fail(ErrorCode::kUnsupported, "needs " + std::to_string(bytes >> 20) +
-                                              " MiB of workspace here");
+    sized = fail(ErrorCode::kUnsupported,
+                 "needs " + std::to_string(bytes >> 20) + " MiB of workspace here");
   if (!sized) {
     if (tensor_ops)  // back to what cudnnFindConvolutionForwardAlgorithm searches under
       HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc.conv, search_math),
@@ -197,12 +196,13 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
         dc->algo = *p;
         have = true;
         s.choices->count_replayed();
-        HONE_LOG_DEBUG("cuda: {} {}: {} from kernel_choices, not searched", label,
-                       shapes_text(in), *id);
+        HONE_LOG_DEBUG("cuda: {} {}: {} from kernel_choices, not searched", label, shapes_text(in),
+                       *id);
       } else {
-        HONE_LOG_WARN("cuda: {} {}: the recorded cuDNN algorithm {} (kernel_choices) cannot run "
-                      "here ({}); searching instead",
-                      label, shapes_text(in), *id, p.error().message());
+        HONE_LOG_WARN(
+            "cuda: {} {}: the recorded cuDNN algorithm {} (kernel_choices) cannot run "
+            "here ({}); searching instead",
+            label, shapes_text(in), *id, p.error().message());
       }
     }
   }
@@ -213,10 +213,10 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
     } else {
       DnnAlgoPerf perf[16] = {};
       int n = 0;
-      HONE_CHECK_OK(lib.check(a.cudnnFindConvolutionForwardAlgorithm(lib.planning_handle(), dc->x,
-                                                                     dc->w, dc->conv, dc->y, 16,
-                                                                     &n, perf),
-                              "cudnnFindConvolutionForwardAlgorithm"));
+      HONE_CHECK_OK(
+          lib.check(a.cudnnFindConvolutionForwardAlgorithm(lib.planning_handle(), dc->x, dc->w,
+                                                           dc->conv, dc->y, 16, &n, perf),
+                    "cudnnFindConvolutionForwardAlgorithm"));
       // Sorted fastest first. Strict fp32 takes no tensor-op result.
       const DnnAlgoPerf* best = nullptr;
       for (int k = 0; k < n && best == nullptr; ++k)
@@ -329,12 +329,12 @@ class ConvOp final : public Op {
         HONE_TRY(OpPlan on_blas, plan_on_blas(g, in[0].size(), depthwise));
         // Timed once per geometry and epilogue for the process (same shapes,
         // same answer), recorded and replayed per backend.
-        const std::vector<int64_t> problem = {g.N,     g.C,       g.H,       g.W,
-                                              g.M,     g.KH,      g.KW,      g.SH,
-                                              g.SW,    g.PH,      g.PW,      g.DH,
-                                              g.DW,    g.group,   s_.tf32,   relu_,
-                                              has_z_,  has_bias_, s_.fused_relu,
-                                              s_.depthwise_on_dnn,  s_.gemm_half};
+        const std::vector<int64_t> problem = {
+            g.N,         g.C,    g.H,       g.W,           g.M,
+            g.KH,        g.KW,   g.SH,      g.SW,          g.PH,
+            g.PW,        g.DH,   g.DW,      g.group,       s_.tf32,
+            relu_,       has_z_, has_bias_, s_.fused_relu, s_.depthwise_on_dnn,
+            s_.gemm_half};
         std::string flags = "conv";
         for (int64_t x : problem) flags += " " + std::to_string(x);
         std::vector<OpPlan> cands;
@@ -557,8 +557,8 @@ class ConvOp final : public Op {
     const bool bias = has_bias_, z = has_z_, relu = relu_;
     int geo[] = {int(H),    int(W),    int(KH),   int(KW),   int(g.SH), int(g.SW),
                  int(g.PH), int(g.PW), int(g.DH), int(g.DW), int(g.OH), int(g.OW)};
-    const bool rows4 = depthwise && KH == KW && (KH == 3 || KH == 5 || KH == 7) &&
-                       g.SH == g.SW && (g.SH == 1 || g.SH == 2) && g.DH == 1 && g.DW == 1;
+    const bool rows4 = depthwise && KH == KW && (KH == 3 || KH == 5 || KH == 7) && g.SH == g.SW &&
+                       (g.SH == 1 || g.SH == 2) && g.DH == 1 && g.DW == 1;
     const std::string dw_name =
         rows4 ? "hone_conv_dw_" + std::to_string(KH) + "_" + std::to_string(g.SH) : "hone_conv_dw";
     p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {

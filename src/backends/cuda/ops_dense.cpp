@@ -180,9 +180,9 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
           d->check_blas(a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescTransA, &t, sizeof(t)),
                         "cublasLtMatmulDescSetAttribute"));
     }
-    HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->la, ab, tb ? K : N,
-                                                             tb ? N : K, tb ? K : N),
-                                "cublasLtMatrixLayoutCreate"));
+    HONE_CHECK_OK(
+        d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->la, ab, tb ? K : N, tb ? N : K, tb ? K : N),
+                      "cublasLtMatrixLayoutCreate"));
     HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lb, ab, K, M, K),
                                 "cublasLtMatrixLayoutCreate"));
     HONE_CHECK_OK(d->check_blas(a.cublasLtMatrixLayoutCreate(&lt->lc, o.y_type, N, M, N),
@@ -200,10 +200,9 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
     HONE_CHECK_OK(d->check_blas(
         a.cublasLtMatmulPreferenceSetAttribute(pref, kLtPrefMaxWorkspace, &max_ws, sizeof(max_ws)),
         "cublasLtMatmulPreferenceSetAttribute"));
-    return d->check_blas(a.cublasLtMatmulAlgoGetHeuristic(d->lt(), first->desc, first->la,
-                                                          first->lb, first->lc, first->lc, pref,
-                                                          static_cast<int>(h.size()), h.data(),
-                                                          &count),
+    return d->check_blas(a.cublasLtMatmulAlgoGetHeuristic(
+                             d->lt(), first->desc, first->la, first->lb, first->lc, first->lc, pref,
+                             static_cast<int>(h.size()), h.data(), &count),
                          "cublasLtMatmulAlgoGetHeuristic");
   }();
   a.cublasLtMatmulPreferenceDestroy(pref);
@@ -476,11 +475,11 @@ class MatMulBiasOp final : public Op {
                       " and " + shape_to_string(b));
     const int64_t K = a.back(), N = b[1];
     if (b[0] != K)
-      return fail(ErrorCode::kInvalidArgument, "MatMul inner dims differ: " + shape_to_string(a) +
-                                                   " and " + shape_to_string(b));
+      return fail(ErrorCode::kInvalidArgument,
+                  "MatMul inner dims differ: " + shape_to_string(a) + " and " + shape_to_string(b));
     if (numel_of(in[2]) != N)
-      return fail(ErrorCode::kInvalidArgument, "bias " + shape_to_string(in[2]) + " is not [" +
-                                                   std::to_string(N) + "]");
+      return fail(ErrorCode::kInvalidArgument,
+                  "bias " + shape_to_string(in[2]) + " is not [" + std::to_string(N) + "]");
     const int64_t M = numel_of(a) / K;
     if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
     dims_t out = a;
@@ -674,7 +673,7 @@ NodeId bias_add_of(const BlockInfo& b, const Node& n) {
   const auto& bd = bv.initializer->shape();
   if (bd.empty() || bd.back() != N) return -1;  // [N] or [1, ..., 1, N]
   const Value& x = g.value(n.inputs[0]);
-  if (x.shape && x.shape->rank() < 2) return -1;  // a vector A drops a dim
+  if (x.shape && x.shape->rank() < 2) return -1;          // a vector A drops a dim
   if (x.shape && bd.size() > x.shape->rank()) return -1;  // the bias would add dims
   return c;
 }

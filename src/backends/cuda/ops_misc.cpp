@@ -43,13 +43,14 @@ Result<CUfunction> fn(const ExecCtx& c, const char* name) {
 /// Sum (op 0), mean (1) or max (2) of x viewed as [outer, r, inner] along r.
 /// Contiguous rows (inner 1) of up to 16384 take a warp each (8 a block,
 /// float4 loads where aligned); the rest a block per output.
-Result<void> run_reduce(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, long long outer, long long r,
-                    long long inner, int op) {
+Result<void> run_reduce(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, long long outer,
+                        long long r, long long inner, int op) {
   if (inner == 1 && r <= 16384) {
     HONE_TRY(CUfunction f, fn(c, "hone_reduce_rows"));
     int vec = r % 4 == 0 && x % 16 == 0 ? 1 : 0;
-    return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>((outer + 7) / 8, 65535)),
-                  256, {&x, &y, &outer, &r, &op, &vec});
+    return launch(c.d, f, c.stream,
+                  static_cast<unsigned>(std::min<long long>((outer + 7) / 8, 65535)), 256,
+                  {&x, &y, &outer, &r, &op, &vec});
   }
   HONE_TRY(CUfunction f, fn(c, "hone_reduce"));
   return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(outer * inner, 65535)),
@@ -427,8 +428,7 @@ NodeId layernorm_after(BlockInfo& b, const Node& add) {
   // Two computed f32 values (a residual stream and a branch); a broadcast
   // between them is rare, and handled when planned (plan_layernorm).
   auto f32 = [](const Value& v) { return v.dtype == DType::kF32 || v.dtype == DType::kUndefined; };
-  if (!f32(x) || !f32(z) || x.initializer || z.initializer ||
-      add.inputs[0] == add.inputs[1])
+  if (!f32(x) || !f32(z) || x.initializer || z.initializer || add.inputs[0] == add.inputs[1])
     return -1;
   const ValueId sum = add.outputs[0];
   NodeId ln = -1;
@@ -461,13 +461,14 @@ Result<Unit> create_add_layernorm(BlockInfo& b, const Node& add, NodeId ln,
   const ValueId sum = add.outputs[0];
   // The sum stays a value of its own when anything else reads it (a
   // pre-norm transformer's residual stream).
-  const bool keep_sum = b.is_output[static_cast<size_t>(sum)] || b.consumers[static_cast<size_t>(sum)] > 1;
+  const bool keep_sum =
+      b.is_output[static_cast<size_t>(sum)] || b.consumers[static_cast<size_t>(sum)] > 1;
   Unit u;
   u.label = add.describe() + "+LayerNormalization";
   u.inputs = {add.inputs[0], add.inputs[1], n.inputs[1]};
   if (n.inputs.size() > 2 && n.inputs[2] >= 0) u.inputs.push_back(n.inputs[2]);
-  u.outputs = keep_sum ? std::vector<ValueId>{sum, n.outputs[0]}
-                       : std::vector<ValueId>{n.outputs[0]};
+  u.outputs =
+      keep_sum ? std::vector<ValueId>{sum, n.outputs[0]} : std::vector<ValueId>{n.outputs[0]};
   b.used[static_cast<size_t>(ln)] = true;
   absorbed->push_back(ln);
   const Node node = n;

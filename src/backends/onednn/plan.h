@@ -10,10 +10,10 @@
 // plan, values may live in whatever (blocked) layout a primitive prefers, and
 // a reorder is added only where a consumer needs another layout or at the
 // block's outputs. Temporaries share arena bytes by liveness, so a chain of
-// layers reuses memory that is still in cache. With set_bf16, Conv/Gemm/MatMul take bf16 copies of their
-// source (a reorder step) and weights (packed once) and write f32. Temporaries live in one arena
-// allocated per run() call, so concurrent calls share nothing writable; constants (packed weights)
-// are built once and only read.
+// layers reuses memory that is still in cache. With set_bf16, Conv/Gemm/MatMul take bf16 copies of
+// their source (a reorder step) and weights (packed once) and write f32. Temporaries live in one
+// arena allocated per run() call, so concurrent calls share nothing writable; constants (packed
+// weights) are built once and only read.
 #pragma once
 
 #include <atomic>

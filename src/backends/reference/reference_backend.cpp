@@ -45,9 +45,8 @@ class ReferenceBackend final : public Backend {
       return fail(ErrorCode::kInvalidArgument,
                   "reference precision '" + precision + "' is not f32 or f64");
     f64_ = precision == "f64";
-    interpreter_ =
-        eval::Interpreter(eval::OpRegistry::reference(),
-                               f64_ ? eval::Precision::kF64 : eval::Precision::kF32);
+    interpreter_ = eval::Interpreter(eval::OpRegistry::reference(),
+                                     f64_ ? eval::Precision::kF64 : eval::Precision::kF32);
     HONE_CHECK_OK(interpreter_.check_supported(graph));
     graph_ = std::make_unique<Graph>(f64_ ? eval::widen_to_f64(graph) : graph);
     return {};

@@ -117,9 +117,9 @@ Result<std::unique_ptr<Backend>> RegistryCompiler::create() const {
   HONE_CHECK_OK(be->configure("min_block_size", "1"));
   HONE_CHECK_OK(be->configure("optimize", "false"));
   if (be->config().has("allow_reduced_precision"))
-    HONE_CHECK_OK(be->configure("allow_reduced_precision",
-                                owner_->get<bool>("allow_reduced_precision", false) ? "true"
-                                                                                    : "false"));
+    HONE_CHECK_OK(
+        be->configure("allow_reduced_precision",
+                      owner_->get<bool>("allow_reduced_precision", false) ? "true" : "false"));
   return be;
 }
 
@@ -195,7 +195,9 @@ Result<std::unique_ptr<CompiledBlock>> SelectBackend::compile(const Graph& block
   return onednn_.compile(block);
 }
 
-std::vector<BlockCompiler*> SelectBackend::compilers() { return {this, &blas_, &aot_}; }
+std::vector<BlockCompiler*> SelectBackend::compilers() {
+  return {this, &blas_, &aot_};
+}
 
 Result<runtime::ExecutorOptions> SelectBackend::executor_options(const Graph& g) const {
   HONE_TRY(runtime::ExecutorOptions o, CompilingBackend::executor_options(g));
@@ -224,9 +226,8 @@ Result<std::vector<SelectBackend::Choice>> SelectBackend::parse_choices(
     c.winner = item.substr(eq + 1, open - eq - 1);
     c.accepted = split(item.substr(open + 1, item.size() - open - 2), '+');
     if (std::find(contenders().begin(), contenders().end(), c.winner) == contenders().end())
-      return fail(ErrorCode::kInvalidArgument, "kernel_choices entry '" + item +
-                                                   "': winner '" + c.winner +
-                                                   "' is not one of onednn, blas, aot");
+      return fail(ErrorCode::kInvalidArgument, "kernel_choices entry '" + item + "': winner '" +
+                                                   c.winner + "' is not one of onednn, blas, aot");
     out.push_back(std::move(c));
   }
   return out;
@@ -309,11 +310,12 @@ Result<std::vector<SelectBackend::Choice>> SelectBackend::choose(const Graph& pl
       for (Run& r : runs) {
         const auto t0 = std::chrono::steady_clock::now();
         auto out = r.be->infer(ins);
-        if (!out) return fail(std::move(out).error().add_context("while timing " + n.describe() +
-                                                                  " on " + r.name));
-        r.ms.push_back(std::chrono::duration<double, std::milli>(
-                           std::chrono::steady_clock::now() - t0)
-                           .count());
+        if (!out)
+          return fail(
+              std::move(out).error().add_context("while timing " + n.describe() + " on " + r.name));
+        r.ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
       }
       if (round >= 4 && std::chrono::steady_clock::now() > t_end) break;
     }
@@ -375,9 +377,9 @@ Result<void> SelectBackend::do_build(const Graph& graph) {
         ops_[c.node] = n.describe();
       }
     if (!found)
-      return fail(ErrorCode::kInvalidArgument,
-                  "kernel_choices names node '" + c.node + "', which graph '" + graph.name() +
-                      "' (as planned) does not have");
+      return fail(ErrorCode::kInvalidArgument, "kernel_choices names node '" + c.node +
+                                                   "', which graph '" + graph.name() +
+                                                   "' (as planned) does not have");
   }
   return CompilingBackend::do_build(graph);
 }
@@ -396,8 +398,8 @@ std::vector<std::string> SelectBackend::kernel_plan() const {
     if (!b.on_backend) ++fallback;
     if (b.on_backend && b.placed_on.empty()) ++onednn;
   }
-  out.push_back(fmt::format("the rest -> onednn ({} blocks; {} on the fallback)", onednn,
-                            fallback));
+  out.push_back(
+      fmt::format("the rest -> onednn ({} blocks; {} on the fallback)", onednn, fallback));
   return out;
 }
 

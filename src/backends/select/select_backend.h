@@ -11,12 +11,12 @@
 //
 // The choice is made once and recorded in the config field kernel_choices
 // ("NODE=WINNER(ACCEPTED+...)", ';'-separated, in graph order; "-" when there
-// is nothing to choose; nodes whose names hold ';' are not selected). A build whose config already holds choices (a loaded
-// package, a rank given rank 0's choices) replays them without timing, so two
-// builds of one config never differ. A challenger wins only when its median
-// is at least `select_margin` percent faster than onednn's, so noise does not
-// move a node off onednn. Problem shapes: the graph's static dims, and for
-// symbolic ones their bound in dim_bounds ("batch=8"), else 1.
+// is nothing to choose; nodes whose names hold ';' are not selected). A build whose config already
+// holds choices (a loaded package, a rank given rank 0's choices) replays them without timing, so
+// two builds of one config never differ. A challenger wins only when its median is at least
+// `select_margin` percent faster than onednn's, so noise does not move a node off onednn. Problem
+// shapes: the graph's static dims, and for symbolic ones their bound in dim_bounds ("batch=8"),
+// else 1.
 #pragma once
 
 #include <map>

@@ -34,7 +34,9 @@ class Seeded {
   std::mt19937_64 rng_;
 };
 
-inline Seeded seeded(uint64_t seed) { return Seeded(seed); }
+inline Seeded seeded(uint64_t seed) {
+  return Seeded(seed);
+}
 
 /// x[batch,16] -> Gemm 32 -> Relu -> Gemm 8 -> y[batch,8]. The weights are
 /// returned too so tests can compute the answer independently.
@@ -83,7 +85,7 @@ struct EncoderHead {
   std::vector<TensorMap> samples;
 };
 /// Draws them and adds them as the stages "encoder" and "head" of each of `pipelines`.
-[[nodiscard]] Result<EncoderHead> encoder_head_pipelines(Seeded& s,
-                                                         std::initializer_list<Pipeline*> pipelines);
+[[nodiscard]] Result<EncoderHead> encoder_head_pipelines(
+    Seeded& s, std::initializer_list<Pipeline*> pipelines);
 
 }  // namespace hone::functional

@@ -17,8 +17,10 @@ BackendConfig sample() {
 TEST(BackendConfig, KeyIsStableAndOrderFree) {
   BackendConfig a = sample();
   BackendConfig b;
-  b.declare("layout", std::string("any"), "").declare("budget_ms", 2.5, "")
-      .declare("require_full_compilation", false, "").declare("min_block_size", int64_t{5}, "");
+  b.declare("layout", std::string("any"), "")
+      .declare("budget_ms", 2.5, "")
+      .declare("require_full_compilation", false, "")
+      .declare("min_block_size", int64_t{5}, "");
   EXPECT_EQ(a.key(), b.key());
   EXPECT_EQ(a.key().size(), 16u);
   ASSERT_TRUE(a.set("min_block_size", int64_t{3}));

@@ -27,9 +27,13 @@ Result<void> add_inputs(KernelContext& ctx) {
   return {};
 }
 
-Result<void> throws(KernelContext&) { throw std::runtime_error("kaboom"); }
+Result<void> throws(KernelContext&) {
+  throw std::runtime_error("kaboom");
+}
 
-Result<void> refuses(KernelContext&) { return fail(ErrorCode::kInvalidArgument, "bad axis 7"); }
+Result<void> refuses(KernelContext&) {
+  return fail(ErrorCode::kInvalidArgument, "bad axis 7");
+}
 
 // Runs its "body" attribute on its input (a stand-in for If/Loop bodies).
 Result<void> call_body(KernelContext& ctx) {
@@ -78,7 +82,8 @@ TEST(Interpreter, ChecksInputsAgainstTheDeclaration) {
   EXPECT_NE(rank.error().message().find("rank 2"), std::string::npos);
   auto dim = interp.run_tensors(g, {Tensor::zeros(DType::kF32, {2, 3})});
   ASSERT_FALSE(dim);
-  EXPECT_NE(dim.error().message().find("input 0 'x' axis 1 must be 2"), std::string::npos) << dim.error().message();
+  EXPECT_NE(dim.error().message().find("input 0 'x' axis 1 must be 2"), std::string::npos)
+      << dim.error().message();
   auto dtype = interp.run_tensors(g, {Tensor::zeros(DType::kI32, {2, 2})});
   ASSERT_FALSE(dtype);
   EXPECT_NE(dtype.error().message().find("must be f32, got i32"), std::string::npos);
@@ -92,7 +97,8 @@ TEST(Interpreter, SymbolMustTakeOneValueAcrossInputs) {
   b.output(b.op("AddOne", {c}), "yc");
   Graph g = *std::move(b).build();
   OpRegistry ops = test_ops();
-  auto r = Interpreter(ops).run_tensors(g, {Tensor::zeros(DType::kF32, {2}), Tensor::zeros(DType::kF32, {3})});
+  auto r = Interpreter(ops).run_tensors(
+      g, {Tensor::zeros(DType::kF32, {2}), Tensor::zeros(DType::kF32, {3})});
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message().find("dim 'n' = 3"), std::string::npos) << r.error().message();
 }
@@ -103,7 +109,8 @@ TEST(Interpreter, KernelErrorsAndExceptionsNameTheNode) {
   auto refused = interp.run_tensors(chain("Refuses"), {Tensor::zeros(DType::kF32, {1, 2})});
   ASSERT_FALSE(refused);
   EXPECT_EQ(refused.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(refused.error().to_string().find("while running node 'second' (Refuses)"), std::string::npos);
+  EXPECT_NE(refused.error().to_string().find("while running node 'second' (Refuses)"),
+            std::string::npos);
   auto thrown = interp.run_tensors(chain("Throws"), {Tensor::zeros(DType::kF32, {1, 2})});
   ASSERT_FALSE(thrown);
   EXPECT_EQ(thrown.error().code(), ErrorCode::kInternal);

@@ -74,8 +74,10 @@ TEST(LinalgMatMul, LargeBroadcastBatchesMatchNaive) {
   // large enough for the BLAS path, its row blocks and batch offsets.
   const int64_t M = 40, K = 33, N = 70;
   Tensor a = Tensor::zeros(DType::kF32, {3, 1, M, K}), b = Tensor::zeros(DType::kF32, {2, K, N});
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>((i * 7) % 11) - 5.0f;
-  for (int64_t i = 0; i < b.numel(); ++i) b.data<float>()[i] = static_cast<float>((i * 5) % 13) * 0.25f;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    a.data<float>()[i] = static_cast<float>((i * 7) % 11) - 5.0f;
+  for (int64_t i = 0; i < b.numel(); ++i)
+    b.data<float>()[i] = static_cast<float>((i * 5) % 13) * 0.25f;
   auto y = run1("MatMul", {a, b});
   ASSERT_TRUE(y) << y.error().to_string();
   EXPECT_EQ(y->shape(), (std::vector<int64_t>{3, 2, M, N}));
@@ -95,8 +97,10 @@ TEST(LinalgMatMul, BatchesOverOneWeightMatchNaive) {
   // one 180-row GEMM; rows of different batches must land in their places.
   const int64_t B = 6, M = 30, K = 20, N = 50;
   Tensor a = Tensor::zeros(DType::kF32, {B, M, K}), b = Tensor::zeros(DType::kF32, {K, N});
-  for (int64_t i = 0; i < a.numel(); ++i) a.data<float>()[i] = static_cast<float>((i * 7) % 11) - 5.0f;
-  for (int64_t i = 0; i < b.numel(); ++i) b.data<float>()[i] = static_cast<float>((i * 5) % 13) * 0.25f;
+  for (int64_t i = 0; i < a.numel(); ++i)
+    a.data<float>()[i] = static_cast<float>((i * 7) % 11) - 5.0f;
+  for (int64_t i = 0; i < b.numel(); ++i)
+    b.data<float>()[i] = static_cast<float>((i * 5) % 13) * 0.25f;
   auto y = run1("MatMul", {a, b});
   ASSERT_TRUE(y) << y.error().to_string();
   EXPECT_EQ(y->shape(), (std::vector<int64_t>{B, M, N}));
@@ -104,7 +108,8 @@ TEST(LinalgMatMul, BatchesOverOneWeightMatchNaive) {
   for (int64_t r = 0; r < B * M; ++r)
     for (int64_t j = 0; j < N; ++j)
       for (int64_t k = 0; k < K; ++k)
-        want[static_cast<size_t>(r * N + j)] += a.data<float>()[r * K + k] * b.data<float>()[k * N + j];
+        want[static_cast<size_t>(r * N + j)] +=
+            a.data<float>()[r * K + k] * b.data<float>()[k * N + j];
   expect_near(*y, want, 1e-4);
 }
 

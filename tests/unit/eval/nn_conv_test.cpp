@@ -8,7 +8,7 @@
 namespace hone::nn_test {
 namespace {
 
-const std::vector<float> kConvPadded = {12, 21, 27, 33, 24, 33, 54, 63, 72, 51, 63, 99, 108,
+const std::vector<float> kConvPadded = {12,  21, 27, 33,  24,  33,  54,  63, 72,  51,  63,  99, 108,
                                         117, 81, 93, 144, 153, 162, 111, 72, 111, 117, 123, 84};
 
 TEST(NnConv, OnnxExampleWithAndWithoutPadding) {
@@ -35,13 +35,16 @@ TEST(NnConv, AutoPadSameMatchesExplicitPads) {
   // SAME_UPPER puts at the end and SAME_LOWER at the start.
   Tensor x5 = iota({1, 1, 1, 5});
   Tensor w2 = f32({1, 1, 1, 2}, {1, 10});
-  auto upper = run1("Conv", {x5, w2}, {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{1, 2}}});
-  auto lower = run1("Conv", {x5, w2}, {{"auto_pad", std::string("SAME_LOWER")}, {"strides", Ints{1, 2}}});
+  auto upper =
+      run1("Conv", {x5, w2}, {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{1, 2}}});
+  auto lower =
+      run1("Conv", {x5, w2}, {{"auto_pad", std::string("SAME_LOWER")}, {"strides", Ints{1, 2}}});
   ASSERT_TRUE(upper && lower);
   expect_values(*upper, {1, 1, 1, 3}, {10, 32, 4});
   expect_values(*lower, {1, 1, 1, 3}, {0, 21, 43});
   Tensor x4 = iota({1, 1, 1, 4});
-  auto valid = run1("Conv", {x4, w2}, {{"auto_pad", std::string("VALID")}, {"pads", Ints{0, 5, 0, 5}}});
+  auto valid =
+      run1("Conv", {x4, w2}, {{"auto_pad", std::string("VALID")}, {"pads", Ints{0, 5, 0, 5}}});
   ASSERT_TRUE(valid);
   expect_values(*valid, {1, 1, 1, 3}, {10, 21, 32});
 }
@@ -66,9 +69,13 @@ TEST(NnConv, MatchesNaiveLoopsOnRandomConfigurations) {
     Tensor b = random({c.w_shape[0]}, rng);
     std::vector<Tensor> ins{x, w};
     if (c.bias) ins.push_back(b);
-    auto y = run1("Conv", ins, {{"strides", c.strides}, {"pads", c.pads}, {"dilations", c.dil}, {"group", c.group}});
+    auto y =
+        run1("Conv", ins,
+             {{"strides", c.strides}, {"pads", c.pads}, {"dilations", c.dil}, {"group", c.group}});
     ASSERT_TRUE(y) << y.error().to_string();
-    expect_near(*y, naive_conv2d(x, w, c.bias ? values(b) : std::vector<float>{}, c.strides, c.pads, c.dil, c.group),
+    expect_near(*y,
+                naive_conv2d(x, w, c.bias ? values(b) : std::vector<float>{}, c.strides, c.pads,
+                             c.dil, c.group),
                 1e-4);
   }
 }
@@ -77,7 +84,8 @@ TEST(NnConv, OneAndThreeDimensionsAgreeWithTwoDimensions) {
   std::mt19937 rng(11);
   // 1-D conv = 2-D conv with a height-1 input and kernel.
   Tensor x1 = random({2, 3, 10}, rng), w1 = random({2, 3, 3}, rng);
-  auto y1 = run1("Conv", {x1, w1}, {{"strides", Ints{2}}, {"pads", Ints{1, 2}}, {"dilations", Ints{2}}});
+  auto y1 =
+      run1("Conv", {x1, w1}, {{"strides", Ints{2}}, {"pads", Ints{1, 2}}, {"dilations", Ints{2}}});
   ASSERT_TRUE(y1) << y1.error().to_string();
   Tensor x1r = *x1.reshaped({2, 3, 1, 10}), w1r = *w1.reshaped({2, 3, 1, 3});
   Tensor want1 = naive_conv2d(x1r, w1r, {}, {1, 2}, {0, 1, 0, 2}, {1, 2}, 1);
@@ -86,7 +94,8 @@ TEST(NnConv, OneAndThreeDimensionsAgreeWithTwoDimensions) {
   Tensor x3 = random({1, 2, 1, 6, 5}, rng), w3 = random({3, 2, 1, 3, 2}, rng);
   auto y3 = run1("Conv", {x3, w3}, {{"pads", Ints{0, 1, 0, 0, 1, 1}}});
   ASSERT_TRUE(y3) << y3.error().to_string();
-  Tensor want3 = naive_conv2d(*x3.reshaped({1, 2, 6, 5}), *w3.reshaped({3, 2, 3, 2}), {}, {1, 1}, {1, 0, 1, 1}, {1, 1}, 1);
+  Tensor want3 = naive_conv2d(*x3.reshaped({1, 2, 6, 5}), *w3.reshaped({3, 2, 3, 2}), {}, {1, 1},
+                              {1, 0, 1, 1}, {1, 1}, 1);
   expect_near(*y3, *want3.reshaped(y3->shape()), 1e-4);
   // A true 3-D case: all-ones 2x2x2 kernel sums a 2x2x2 block.
   Tensor cube = iota({1, 1, 2, 2, 2});
@@ -110,19 +119,26 @@ TEST(NnConv, HalfPrecisionRoundsOnce) {
 
 TEST(NnConv, RejectsBadShapes) {
   Tensor x = iota({1, 4, 5, 5});
-  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 3, 3, 3})}), ErrorCode::kInvalidArgument, "input channels per group"));
-  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({3, 2, 3, 3})}, {{"group", int64_t{2}}}), ErrorCode::kInvalidArgument, "group 2"));
-  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 3, 3}), iota({3})}), ErrorCode::kInvalidArgument, "bias B"));
-  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 7, 7})}), ErrorCode::kInvalidArgument, "larger than the padded input"));
-  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 3, 3})}, {{"strides", Ints{1}}}), ErrorCode::kInvalidArgument, "strides"));
-  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 3, 3})}, {{"kernel_shape", Ints{2, 2}}}), ErrorCode::kInvalidArgument, "kernel_shape"));
-  EXPECT_TRUE(fails_with(run1("Conv", {iota({4, 5}), iota({2, 4, 3})}), ErrorCode::kInvalidArgument, "rank >= 3"));
+  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 3, 3, 3})}), ErrorCode::kInvalidArgument,
+                         "input channels per group"));
+  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({3, 2, 3, 3})}, {{"group", int64_t{2}}}),
+                         ErrorCode::kInvalidArgument, "group 2"));
+  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 3, 3}), iota({3})}),
+                         ErrorCode::kInvalidArgument, "bias B"));
+  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 7, 7})}), ErrorCode::kInvalidArgument,
+                         "larger than the padded input"));
+  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 3, 3})}, {{"strides", Ints{1}}}),
+                         ErrorCode::kInvalidArgument, "strides"));
+  EXPECT_TRUE(fails_with(run1("Conv", {x, iota({2, 4, 3, 3})}, {{"kernel_shape", Ints{2, 2}}}),
+                         ErrorCode::kInvalidArgument, "kernel_shape"));
+  EXPECT_TRUE(fails_with(run1("Conv", {iota({4, 5}), iota({2, 4, 3})}), ErrorCode::kInvalidArgument,
+                         "rank >= 3"));
 }
 
 /// Naive 2-D transposed convolution (scatter form) with explicit begin pads
 /// and a given output size.
-Tensor naive_conv_transpose2d(const Tensor& x, const Tensor& w, Ints strides, Ints pads_begin, Ints dil,
-                              Ints out_hw, int64_t group) {
+Tensor naive_conv_transpose2d(const Tensor& x, const Tensor& w, Ints strides, Ints pads_begin,
+                              Ints dil, Ints out_hw, int64_t group) {
   const int64_t n = x.dim(0), c = x.dim(1), h = x.dim(2), wd = x.dim(3);
   const int64_t mg = w.dim(1), kh = w.dim(2), kw = w.dim(3), m = mg * group, cg = c / group;
   Tensor y = Tensor::zeros(DType::kF32, {n, m, out_hw[0], out_hw[1]});
@@ -138,7 +154,8 @@ Tensor naive_conv_transpose2d(const Tensor& x, const Tensor& w, Ints strides, In
                 if (yy < 0 || yy >= out_hw[0] || xx < 0 || xx >= out_hw[1]) continue;
                 const int64_t out_c = (ic / cg) * mg + oc;
                 y.data<float>()[((b * m + out_c) * out_hw[0] + yy) * out_hw[1] + xx] +=
-                    x.data<float>()[((b * c + ic) * h + i) * wd + j] * w.data<float>()[((ic * mg + oc) * kh + a) * kw + q];
+                    x.data<float>()[((b * c + ic) * h + i) * wd + j] *
+                    w.data<float>()[((ic * mg + oc) * kh + a) * kw + q];
               }
   return y;
 }
@@ -154,7 +171,8 @@ TEST(NnConvTranspose, OnnxStyleExamples) {
   ASSERT_TRUE(p) << p.error().to_string();
   expect_values(*p, {1, 1, 1, 6}, {0, 0, 0, 1, 2, 0});
   // An input smaller than the kernel is fine for the transposed direction.
-  auto small = run1("ConvTranspose", {f32({1, 1, 1, 1}, {2}), f32({1, 1, 3, 3}, std::vector<float>(9, 1.0f))});
+  auto small = run1("ConvTranspose",
+                    {f32({1, 1, 1, 1}, {2}), f32({1, 1, 3, 3}, std::vector<float>(9, 1.0f))});
   ASSERT_TRUE(small) << small.error().to_string();
   expect_values(*small, {1, 1, 3, 3}, std::vector<float>(9, 2.0f));
 }
@@ -163,7 +181,10 @@ TEST(NnConvTranspose, MatchesNaiveLoops) {
   std::mt19937 rng(3);
   Tensor x = random({2, 4, 3, 4}, rng), w = random({4, 3, 3, 2}, rng), b = random({6}, rng);
   auto y = run1("ConvTranspose", {x, w, b},
-                {{"strides", Ints{2, 3}}, {"pads", Ints{1, 0, 0, 1}}, {"dilations", Ints{1, 2}}, {"group", int64_t{2}}});
+                {{"strides", Ints{2, 3}},
+                 {"pads", Ints{1, 0, 0, 1}},
+                 {"dilations", Ints{1, 2}},
+                 {"group", int64_t{2}}});
   ASSERT_TRUE(y) << y.error().to_string();
   // out = s*(in-1) + dilated kernel - pads
   const Ints out_hw{2 * 2 + 3 - 1, 3 * 3 + 3 - 1};
@@ -180,11 +201,12 @@ TEST(NnConvTranspose, OutputShapeAndSameAutoPadComputePads) {
   auto y = run1("ConvTranspose", {x, w}, {{"strides", Ints{2, 2}}, {"output_shape", Ints{6, 6}}});
   ASSERT_TRUE(y) << y.error().to_string();
   expect_near(*y, naive_conv_transpose2d(x, w, {2, 2}, {1, 1}, {1, 1}, {6, 6}, 1), 1e-5);
-  auto upper = run1("ConvTranspose", {x, w}, {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}});
+  auto upper = run1("ConvTranspose", {x, w},
+                    {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}});
   ASSERT_TRUE(upper) << upper.error().to_string();
   expect_near(*upper, naive_conv_transpose2d(x, w, {2, 2}, {0, 0}, {1, 1}, {6, 6}, 1), 1e-5);
-  EXPECT_TRUE(fails_with(run1("ConvTranspose", {x, w}, {{"pads", Ints{4, 4, 4, 4}}}), ErrorCode::kInvalidArgument,
-                         "output spatial dim"));
+  EXPECT_TRUE(fails_with(run1("ConvTranspose", {x, w}, {{"pads", Ints{4, 4, 4, 4}}}),
+                         ErrorCode::kInvalidArgument, "output spatial dim"));
 }
 
 TEST(NnConvInteger, OnnxExampleWithZeroPoints) {
@@ -193,7 +215,8 @@ TEST(NnConvInteger, OnnxExampleWithZeroPoints) {
   auto y = run1("ConvInteger", {x, w, Tensor::scalar<uint8_t>(1)});
   ASSERT_TRUE(y) << y.error().to_string();
   ASSERT_EQ(y->dtype(), DType::kI32);
-  EXPECT_EQ(std::vector<int32_t>(y->data<int32_t>(), y->data<int32_t>() + 4), (std::vector<int32_t>{12, 16, 24, 28}));
+  EXPECT_EQ(std::vector<int32_t>(y->data<int32_t>(), y->data<int32_t>() + 4),
+            (std::vector<int32_t>{12, 16, 24, 28}));
   // Padding reads as the zero point, i.e. contributes nothing.
   auto p = run1("ConvInteger", {x, w, Tensor::scalar<uint8_t>(1)}, {{"pads", Ints{1, 1, 1, 1}}});
   ASSERT_TRUE(p);
@@ -202,24 +225,27 @@ TEST(NnConvInteger, OnnxExampleWithZeroPoints) {
   Tensor wi = Tensor::from<int8_t>({2, 1, 1, 1}, {3, -3});
   auto pc = run1("ConvInteger", {x, wi, Tensor(), Tensor::from<int8_t>({2}, {1, -1})});
   ASSERT_TRUE(pc) << pc.error().to_string();
-  EXPECT_EQ(pc->data<int32_t>()[0], 4);       // 2 * (3-1)
+  EXPECT_EQ(pc->data<int32_t>()[0], 4);        // 2 * (3-1)
   EXPECT_EQ(pc->data<int32_t>()[9 + 8], -20);  // 10 * (-3+1)
 }
 
 TEST(NnQLinearConv, RequantizesWithRoundingAndSaturation) {
   Tensor x = Tensor::from<uint8_t>({1, 1, 1, 3}, {10, 20, 250});
   Tensor w = Tensor::from<uint8_t>({1, 1, 1, 1}, {3});
-  auto y = run1("QLinearConv", {x, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(0), w, Tensor::scalar(1.0f),
-                                Tensor::scalar<uint8_t>(1), Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(5)});
+  auto y = run1("QLinearConv",
+                {x, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(0), w, Tensor::scalar(1.0f),
+                 Tensor::scalar<uint8_t>(1), Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(5)});
   ASSERT_TRUE(y) << y.error().to_string();
   ASSERT_EQ(y->dtype(), DType::kU8);
   // real = (x * (3-1)) * 0.5 = x; + 5; 250 + 5 saturates to 255.
-  EXPECT_EQ(std::vector<uint8_t>(y->data<uint8_t>(), y->data<uint8_t>() + 3), (std::vector<uint8_t>{15, 25, 255}));
+  EXPECT_EQ(std::vector<uint8_t>(y->data<uint8_t>(), y->data<uint8_t>() + 3),
+            (std::vector<uint8_t>{15, 25, 255}));
   // Bias (int32) is added before the scale; 2.5 rounds to even.
   Tensor xs = Tensor::from<uint8_t>({1, 1, 1, 1}, {1});
-  auto b = run1("QLinearConv", {xs, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(0), w, Tensor::scalar(1.0f),
-                                Tensor::scalar<uint8_t>(0), Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0),
-                                Tensor::from<int32_t>({1}, {2})});
+  auto b =
+      run1("QLinearConv", {xs, Tensor::scalar(0.5f), Tensor::scalar<uint8_t>(0), w,
+                           Tensor::scalar(1.0f), Tensor::scalar<uint8_t>(0), Tensor::scalar(1.0f),
+                           Tensor::scalar<uint8_t>(0), Tensor::from<int32_t>({1}, {2})});
   ASSERT_TRUE(b) << b.error().to_string();
   EXPECT_EQ(b->data<uint8_t>()[0], 2);  // (3 + 2) * 0.5 = 2.5 → 2
 }

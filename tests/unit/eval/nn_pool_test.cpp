@@ -7,7 +7,9 @@
 namespace hone::nn_test {
 namespace {
 
-std::vector<int64_t> ints(const Tensor& t) { return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel()); }
+std::vector<int64_t> ints(const Tensor& t) {
+  return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+}
 
 TEST(NnMaxPool, ValuesAndIndicesInBothStorageOrders) {
   Tensor x = iota({1, 2, 4, 4});
@@ -15,7 +17,9 @@ TEST(NnMaxPool, ValuesAndIndicesInBothStorageOrders) {
   ASSERT_TRUE(r) << r.error().to_string();
   expect_values((*r)[0], {1, 2, 2, 2}, {5, 7, 13, 15, 21, 23, 29, 31});
   EXPECT_EQ(ints((*r)[1]), (Ints{5, 7, 13, 15, 21, 23, 29, 31}));
-  auto c = run("MaxPool", {x}, {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"storage_order", int64_t{1}}}, 2);
+  auto c = run(
+      "MaxPool", {x},
+      {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"storage_order", int64_t{1}}}, 2);
   ASSERT_TRUE(c) << c.error().to_string();
   // Column-major within the plane: h + w * H, plus the plane offset.
   EXPECT_EQ(ints((*c)[1]), (Ints{5, 13, 7, 15, 21, 29, 23, 31}));
@@ -26,7 +30,9 @@ TEST(NnMaxPool, CeilModeDilationsAndPadding) {
   auto floor = run1("MaxPool", {x}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}});
   ASSERT_TRUE(floor);
   expect_values(*floor, {1, 1, 1, 1}, {10});
-  auto ceil = run1("MaxPool", {x}, {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}});
+  auto ceil =
+      run1("MaxPool", {x},
+           {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}});
   ASSERT_TRUE(ceil) << ceil.error().to_string();
   expect_values(*ceil, {1, 1, 2, 2}, {10, 11, 14, 15});
   auto dil = run1("MaxPool", {x}, {{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}});
@@ -37,8 +43,10 @@ TEST(NnMaxPool, CeilModeDilationsAndPadding) {
   auto pad = run1("MaxPool", {neg}, {{"kernel_shape", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}});
   ASSERT_TRUE(pad);
   expect_values(*pad, {1, 1, 3, 3}, {-1, -1, -2, -1, -1, -2, -3, -3, -4});
-  auto same = run1("MaxPool", {iota({1, 1, 1, 5})}, {{"kernel_shape", Ints{1, 2}}, {"strides", Ints{1, 2}},
-                                                    {"auto_pad", std::string("SAME_LOWER")}});
+  auto same = run1("MaxPool", {iota({1, 1, 1, 5})},
+                   {{"kernel_shape", Ints{1, 2}},
+                    {"strides", Ints{1, 2}},
+                    {"auto_pad", std::string("SAME_LOWER")}});
   ASSERT_TRUE(same);
   expect_values(*same, {1, 1, 1, 3}, {0, 2, 4});
 }
@@ -61,18 +69,21 @@ TEST(NnMaxPool, OneAndThreeDimensionsAndUint8) {
 TEST(NnMaxPool, Errors) {
   Tensor x = iota({1, 1, 4, 4});
   EXPECT_TRUE(fails_with(run1("MaxPool", {x}), ErrorCode::kInvalidArgument, "kernel_shape"));
-  EXPECT_TRUE(fails_with(run1("MaxPool", {x}, {{"kernel_shape", Ints{2}}}), ErrorCode::kInvalidArgument, "kernel_shape"));
+  EXPECT_TRUE(fails_with(run1("MaxPool", {x}, {{"kernel_shape", Ints{2}}}),
+                         ErrorCode::kInvalidArgument, "kernel_shape"));
   EXPECT_TRUE(fails_with(run1("MaxPool", {x}, {{"kernel_shape", Ints{2, 2}}, {"pads", Ints{1, 1}}}),
                          ErrorCode::kInvalidArgument, "pads"));
-  EXPECT_TRUE(fails_with(run1("MaxPool", {x}, {{"kernel_shape", Ints{2, 2}}, {"auto_pad", std::string("SAME")}}),
-                         ErrorCode::kInvalidArgument, "auto_pad"));
-  EXPECT_TRUE(fails_with(run1("MaxPool", {iota({4, 4})}, {{"kernel_shape", Ints{2, 2}}}), ErrorCode::kInvalidArgument,
-                         "rank >= 3"));
+  EXPECT_TRUE(fails_with(
+      run1("MaxPool", {x}, {{"kernel_shape", Ints{2, 2}}, {"auto_pad", std::string("SAME")}}),
+      ErrorCode::kInvalidArgument, "auto_pad"));
+  EXPECT_TRUE(fails_with(run1("MaxPool", {iota({4, 4})}, {{"kernel_shape", Ints{2, 2}}}),
+                         ErrorCode::kInvalidArgument, "rank >= 3"));
 }
 
 TEST(NnAveragePool, CountIncludePadAndCeilMode) {
   Tensor x = iota({1, 1, 3, 3});
-  const std::map<std::string, Attribute> base{{"kernel_shape", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}};
+  const std::map<std::string, Attribute> base{{"kernel_shape", Ints{2, 2}},
+                                              {"pads", Ints{1, 1, 1, 1}}};
   auto ex = run1("AveragePool", {x}, base);
   ASSERT_TRUE(ex) << ex.error().to_string();
   ASSERT_EQ(ex->shape(), (Ints{1, 1, 4, 4}));
@@ -87,8 +98,11 @@ TEST(NnAveragePool, CountIncludePadAndCeilMode) {
   EXPECT_FLOAT_EQ(inc->data<float>()[5], 2.0f);
   // ceil_mode: the last window hangs past the input and averages 1 element.
   for (int64_t include : {0, 1}) {
-    auto c = run1("AveragePool", {iota({1, 1, 1, 5})}, {{"kernel_shape", Ints{1, 2}}, {"strides", Ints{1, 2}},
-                                                      {"ceil_mode", int64_t{1}}, {"count_include_pad", include}});
+    auto c = run1("AveragePool", {iota({1, 1, 1, 5})},
+                  {{"kernel_shape", Ints{1, 2}},
+                   {"strides", Ints{1, 2}},
+                   {"ceil_mode", int64_t{1}},
+                   {"count_include_pad", include}});
     ASSERT_TRUE(c) << c.error().to_string();
     expect_values(*c, {1, 1, 1, 3}, {0.5f, 2.5f, 4.0f});
   }
@@ -98,7 +112,8 @@ TEST(NnLpPool, PNormOverWindows) {
   auto y = run1("LpPool", {f32({1, 1, 1, 3}, {3, -4, 12})}, {{"kernel_shape", Ints{1, 2}}});
   ASSERT_TRUE(y) << y.error().to_string();
   expect_values(*y, {1, 1, 1, 2}, {5, std::sqrt(160.0f)});
-  auto p1 = run1("LpPool", {f32({1, 1, 1, 3}, {3, -4, 12})}, {{"kernel_shape", Ints{1, 3}}, {"p", int64_t{1}}});
+  auto p1 = run1("LpPool", {f32({1, 1, 1, 3}, {3, -4, 12})},
+                 {{"kernel_shape", Ints{1, 3}}, {"p", int64_t{1}}});
   ASSERT_TRUE(p1);
   expect_values(*p1, {1, 1, 1, 1}, {19});
 }
@@ -119,7 +134,8 @@ TEST(NnGlobalPools, ReduceAllSpatialDims) {
 
 TEST(NnMaxUnpool, InvertsMaxPoolPlacement) {
   Tensor x = iota({1, 1, 4, 4});
-  const std::map<std::string, Attribute> attrs{{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  const std::map<std::string, Attribute> attrs{{"kernel_shape", Ints{2, 2}},
+                                               {"strides", Ints{2, 2}}};
   auto pooled = run("MaxPool", {x}, attrs, 2);
   ASSERT_TRUE(pooled);
   auto up = run1("MaxUnpool", {(*pooled)[0], (*pooled)[1]}, attrs);

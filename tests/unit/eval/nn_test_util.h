@@ -55,7 +55,8 @@ inline Result<std::vector<Tensor>> run(const std::string& op, const std::vector<
       ins.push_back(kNoValue);
       continue;
     }
-    ins.push_back(b.input("in" + std::to_string(i), inputs[i].dtype(), Shape::of(inputs[i].shape())));
+    ins.push_back(
+        b.input("in" + std::to_string(i), inputs[i].dtype(), Shape::of(inputs[i].shape())));
     feed.push_back(inputs[i]);
   }
   std::vector<ValueId> outs = b.op_n(op, ins, num_outputs, std::move(attrs), "node");

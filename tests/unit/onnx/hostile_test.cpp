@@ -251,12 +251,15 @@ TEST(OnnxHostile, SchemaInvalidNodeDoesNotReachShapeInference) {
 // or fail with an Error. The ConvTranspose one crashes inside libonnx's own
 // shape inference, which import now runs in a child process.
 TEST(OnnxHostile, FuzzRegressionsImportWithoutCrashing) {
-  const std::filesystem::path dir = std::filesystem::path(HONE_SOURCE_DIR) / "tests/fuzz/regressions";
+  const std::filesystem::path dir =
+      std::filesystem::path(HONE_SOURCE_DIR) / "tests/fuzz/regressions";
   int seen = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     auto g = load_model(entry.path());
-    if (g) EXPECT_TRUE(g->validate()) << entry.path();
-    else EXPECT_FALSE(g.error().to_string().empty()) << entry.path();
+    if (g)
+      EXPECT_TRUE(g->validate()) << entry.path();
+    else
+      EXPECT_FALSE(g.error().to_string().empty()) << entry.path();
     ++seen;
   }
   EXPECT_GE(seen, 2);

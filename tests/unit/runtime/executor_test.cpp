@@ -21,7 +21,8 @@ class OpsCompiler final : public BlockCompiler {
       : name_(std::move(name)), ops_(std::move(ops)) {}
   std::string_view name() const override { return name_; }
   NodeSupport supports(const Graph&, const Node& n) const override {
-    return ops_.contains(n.op_type) ? NodeSupport::yes() : NodeSupport::no(name_ + " has no " + n.op_type);
+    return ops_.contains(n.op_type) ? NodeSupport::yes()
+                                    : NodeSupport::no(name_ + " has no " + n.op_type);
   }
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override {
     ++blocks;
@@ -94,8 +95,9 @@ TEST(Executor, APlacedNodeItsCompilerRefusesFallsBackWithTheReason) {
   auto p = ex.plan(g);
   ASSERT_TRUE(p) << p.error().to_string();
   ASSERT_EQ(p->fallbacks.size(), 1u);
-  EXPECT_NE(p->fallbacks[0].second.find("placed on other, which cannot run it: other has no MatMul"),
-            std::string::npos)
+  EXPECT_NE(
+      p->fallbacks[0].second.find("placed on other, which cannot run it: other has no MatMul"),
+      std::string::npos)
       << p->fallbacks[0].second;
 }
 

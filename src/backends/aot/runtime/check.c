@@ -30,15 +30,23 @@ static const int64_t symbol_max[] = {8, 0};
 
 static void output_dims(const int64_t* d, int k, int64_t* dims) {
   switch (k) {
-    case 0: dims[0] = d[0]; dims[1] = 16; dims[2] = 4; dims[3] = 4; break;
-    default: break;
+    case 0:
+      dims[0] = d[0];
+      dims[1] = 16;
+      dims[2] = 4;
+      dims[3] = 4;
+      break;
+    default:
+      break;
   }
 }
 
 __attribute__((noinline)) static void step0_conv(const ctx_t* c) {
   const int64_t* d = c->d;
-  static const dn_conv_desc k = {"conv", 16, 4, 4, 16, 1, 1, 4, 4, 1, 1, 1, 1, 0, 0, 0, 0, 1, 0, 1,
-                                 {{0, dnnl_eltwise_relu, 0.0f, 0.0f}}, 0, 0};
+  static const dn_conv_desc k = {"conv", 16, 4, 4, 16, 1, 1,
+                                 4,      4,  1, 1, 1,  1, 0,
+                                 0,      0,  0, 1, 0,  1, {{0, dnnl_eltwise_relu, 0.0f, 0.0f}},
+                                 0,      0};
   const float* const post_src[] = {NULL};
   if (dn_conv_run(c, 0, &k, d[0], c->in[0], c->W, NULL, (float*)c->A, NULL, post_src) != 0) {
     *c->status = last_status;
@@ -62,7 +70,8 @@ __attribute__((noinline)) static void step1_gelu_lstm(const ctx_t* c) {
   const int64_t H = c->d[0];
   float* hn = (float*)c->A + 256;
   float* cs = hn + 16;
-  hone_lstm_tile(1, 4, H, c->W, c->W, 16, hn, cs, H, c->W, X, H, c->W, NULL, 0, 16, NULL, 0, 16, NULL, 0.0f, 0);
+  hone_lstm_tile(1, 4, H, c->W, c->W, 16, hn, cs, H, c->W, X, H, c->W, NULL, 0, 16, NULL, 0, 16,
+                 NULL, 0.0f, 0);
 }
 
 static void run_steps(const ctx_t* c) {
@@ -75,7 +84,8 @@ static int check_cpu(void) {
 #if defined(__x86_64__) && defined(__GNUC__)
   __builtin_cpu_init();
   if (!__builtin_cpu_supports("avx2"))
-    return set_error(HONE_AOT_UNSUPPORTED_CPU, "this CPU lacks 'avx2', which this library was compiled for");
+    return set_error(HONE_AOT_UNSUPPORTED_CPU,
+                     "this CPU lacks 'avx2', which this library was compiled for");
 #endif
   return 0;
 }

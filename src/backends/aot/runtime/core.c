@@ -3,12 +3,12 @@
  * context types, and the per-thread error. Included into the generated
  * source as text (see runtime/README.md); not a translation unit alone. */
 #include <math.h>
+#include <omp.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <omp.h>
 
 #include "hone_aot_abi.h"
 
@@ -22,10 +22,12 @@ HONE_AOT_FUNCTIONS(HONE_AOT_DECLARE)
 /* oneDNN's row-major SGEMM (libdnnl.so.2), declared here so no oneDNN header is
  * needed. It threads with OpenMP (libgomp), the runtime of the loops below, so
  * one thread team serves both. */
-int dnnl_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-               int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-#define SGEMM(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) \
-  dnnl_sgemm((ta) ? 'T' : 'N', (tb) ? 'T' : 'N', (m), (n), (k), (alpha), (a), (lda), (b), (ldb), (beta), (c), (ldc))
+int dnnl_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,
+               const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+               int64_t ldc);
+#define SGEMM(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)                              \
+  dnnl_sgemm((ta) ? 'T' : 'N', (tb) ? 'T' : 'N', (m), (n), (k), (alpha), (a), (lda), (b), (ldb), \
+             (beta), (c), (ldc))
 
 /* glibc's vector math (libmvec): with these, loops that call them vectorize. */
 float expf(float) __attribute__((simd("notinbranch")));
@@ -67,13 +69,13 @@ static inline __attribute__((always_inline)) float hone_erf(float x) {
 }
 
 typedef struct hone_model {
-  const float* w;  /* the weights payload */
-  void* owned;     /* the blob read by hone_aot_create, or NULL */
-  int threads;     /* as given to create; 0: OpenMP's default */
-  int nt;          /* OpenMP team size of every loop */
-  char* arena;     /* used by one run at a time; others allocate their own */
+  const float* w; /* the weights payload */
+  void* owned;    /* the blob read by hone_aot_create, or NULL */
+  int threads;    /* as given to create; 0: OpenMP's default */
+  int nt;         /* OpenMP team size of every loop */
+  char* arena;    /* used by one run at a time; others allocate their own */
   int arena_busy;
-  void* dn;                /* oneDNN state of channels-last convs, or NULL */
+  void* dn; /* oneDNN state of channels-last convs, or NULL */
   void (*free_dn)(void*);
 } hone_model;
 
@@ -93,7 +95,8 @@ static __thread char last_error[1024];
 static __thread int last_status;
 
 /* Records why the call fails; returns `status` for `return set_error(...)`. */
-__attribute__((format(printf, 2, 3))) static int set_error(hone_aot_status status, const char* fmt, ...) {
+__attribute__((format(printf, 2, 3))) static int set_error(hone_aot_status status, const char* fmt,
+                                                           ...) {
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(last_error, sizeof last_error, fmt, ap);
@@ -102,6 +105,12 @@ __attribute__((format(printf, 2, 3))) static int set_error(hone_aot_status statu
   return (int)status;
 }
 
-HONE_EXPORT const char* hone_aot_last_error(void) { return last_error; }
-HONE_EXPORT int hone_aot_last_status(void) { return last_status; }
-HONE_EXPORT int hone_aot_abi_version(void) { return HONE_AOT_ABI_VERSION; }
+HONE_EXPORT const char* hone_aot_last_error(void) {
+  return last_error;
+}
+HONE_EXPORT int hone_aot_last_status(void) {
+  return last_status;
+}
+HONE_EXPORT int hone_aot_abi_version(void) {
+  return HONE_AOT_ABI_VERSION;
+}

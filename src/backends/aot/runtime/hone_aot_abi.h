@@ -38,23 +38,23 @@ typedef enum hone_aot_status {
 /* X(name, return type, parameters): each function the library exports, as
  * hone_aot_<name>. Loaders resolve them by this list; the generated source
  * declares them from it, so a definition that drifts does not compile. */
-#define HONE_AOT_FUNCTIONS(X)                                                                    \
-  X(abi_version, int, (void))                                                                    \
-  X(last_error, const char*, (void))                                                             \
-  X(last_status, int, (void))                                                                    \
-  X(create, void*, (const char* weights_path, int threads))                                      \
-  X(create_from_memory, void*, (const void* blob, uint64_t bytes, int threads))                  \
-  X(destroy, void, (void* model))                                                                \
-  X(run, int, (void* model, const float* const* in, const int64_t* const* in_shapes,             \
-               float* const* out))                                                               \
+#define HONE_AOT_FUNCTIONS(X)                                                                      \
+  X(abi_version, int, (void))                                                                      \
+  X(last_error, const char*, (void))                                                               \
+  X(last_status, int, (void))                                                                      \
+  X(create, void*, (const char* weights_path, int threads))                                        \
+  X(create_from_memory, void*, (const void* blob, uint64_t bytes, int threads))                    \
+  X(destroy, void, (void* model))                                                                  \
+  X(run, int,                                                                                      \
+    (void* model, const float* const* in, const int64_t* const* in_shapes, float* const* out))     \
   X(output_shape, int, (const void* model, const int64_t* const* in_shapes, int k, int64_t* dims)) \
-  X(num_inputs, int, (const void* model))                                                        \
-  X(num_outputs, int, (const void* model))                                                       \
-  X(input_name, const char*, (const void* model, int i))                                         \
-  X(output_name, const char*, (const void* model, int k))                                        \
-  X(input_rank, int, (const void* model, int i))                                                 \
-  X(output_rank, int, (const void* model, int k))                                                \
-  X(input_dim, int64_t, (const void* model, int i, int axis))                                    \
+  X(num_inputs, int, (const void* model))                                                          \
+  X(num_outputs, int, (const void* model))                                                         \
+  X(input_name, const char*, (const void* model, int i))                                           \
+  X(output_name, const char*, (const void* model, int k))                                          \
+  X(input_rank, int, (const void* model, int i))                                                   \
+  X(output_rank, int, (const void* model, int k))                                                  \
+  X(input_dim, int64_t, (const void* model, int i, int axis))                                      \
   X(input_dim_symbol, const char*, (const void* model, int i, int axis))
 
 /* A function pointer type per function: hone_aot_run_fn and so on. */

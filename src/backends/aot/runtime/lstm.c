@@ -16,7 +16,9 @@ typedef float hv16 __attribute__((vector_size(64)));
 typedef int hv16i __attribute__((vector_size(64)));
 typedef float hv16u __attribute__((vector_size(64), aligned(4)));
 
-static inline hv16 hv_ld(const float* p) { return *(const hv16u*)p; }
+static inline hv16 hv_ld(const float* p) {
+  return *(const hv16u*)p;
+}
 /* A load kept in a register: GCC otherwise folds it into every FMA that uses
  * it, and 16 FMA loads plus 4 broadcasts per k bind the kernel on the load
  * ports instead of the FMA pipes. Below AVX-512 no register holds 64 bytes
@@ -28,16 +30,24 @@ static inline hv16 hv_ld_reg(const float* p) {
 #endif
   return v;
 }
-static inline void hv_st(float* p, hv16 v) { *(hv16u*)p = v; }
+static inline void hv_st(float* p, hv16 v) {
+  *(hv16u*)p = v;
+}
 /* A list, not (hv16){0} + x: without -ffast-math that add is kept (0 + -0 is +0). */
-static inline hv16 hv_set(float x) { return (hv16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x}; }
+static inline hv16 hv_set(float x) {
+  return (hv16){x, x, x, x, x, x, x, x, x, x, x, x, x, x, x, x};
+}
 #if defined(__AVX512F__)
 /* AVX-512: min/max, an exp whose 2^n is one vscalefps (no clamp needed for
  * the exponent), and a reciprocal from vrcp14ps plus one Newton step
  * (relative error ~1e-8) instead of a vdivps, the slowest op of the cell. */
 #include <immintrin.h>
-static inline hv16 hv_min(hv16 a, hv16 b) { return (hv16)_mm512_min_ps((__m512)a, (__m512)b); }
-static inline hv16 hv_max(hv16 a, hv16 b) { return (hv16)_mm512_max_ps((__m512)a, (__m512)b); }
+static inline hv16 hv_min(hv16 a, hv16 b) {
+  return (hv16)_mm512_min_ps((__m512)a, (__m512)b);
+}
+static inline hv16 hv_max(hv16 a, hv16 b) {
+  return (hv16)_mm512_max_ps((__m512)a, (__m512)b);
+}
 static inline hv16 hv_rcp(hv16 d) {
   const hv16 r = (hv16)_mm512_rcp14_ps((__m512)d);
   return r + r * (1.0f - d * r);
@@ -55,7 +65,8 @@ static inline hv16 hv_sigmoid_k(hv16 x, const float k) {
   const float m = -k;
   const hv16 n = (hv16)_mm512_roundscale_ps((__m512)(x * (m * 1.44269504088896341f)), 0);
   const hv16 r = x + n * (0.693147182464599609f / k);
-  hv16 q = r * (8.369148708879948e-3f * (m * m * m * m * m)) + 4.1917506605386734e-2f * (m * m * m * m);
+  hv16 q =
+      r * (8.369148708879948e-3f * (m * m * m * m * m)) + 4.1917506605386734e-2f * (m * m * m * m);
   q = q * r + 1.6666504740715027e-1f * (m * m * m);
   q = q * r + 4.9998870491981506e-1f * (m * m);
   q = q * r + m;
@@ -63,8 +74,14 @@ static inline hv16 hv_sigmoid_k(hv16 x, const float k) {
   return hv_rcp(1.0f + (hv16)_mm512_scalef_ps((__m512)q, (__m512)n));
 }
 #else
-static inline hv16 hv_min(hv16 a, hv16 b) { const hv16i m = a < b; return (hv16)((m & (hv16i)a) | (~m & (hv16i)b)); }
-static inline hv16 hv_max(hv16 a, hv16 b) { const hv16i m = a > b; return (hv16)((m & (hv16i)a) | (~m & (hv16i)b)); }
+static inline hv16 hv_min(hv16 a, hv16 b) {
+  const hv16i m = a < b;
+  return (hv16)((m & (hv16i)a) | (~m & (hv16i)b));
+}
+static inline hv16 hv_max(hv16 a, hv16 b) {
+  const hv16i m = a > b;
+  return (hv16)((m & (hv16i)a) | (~m & (hv16i)b));
+}
 static inline hv16 hv_exp(hv16 x) {
   x = hv_min(hv_max(x, hv_set(-87.0f)), hv_set(88.0f));
   const hv16 magic = hv_set(12582912.0f); /* 1.5 * 2^23: adding it rounds to an integer */
@@ -81,16 +98,24 @@ static inline hv16 hv_exp(hv16 x) {
   const hv16i e = ((hv16i)t - 0x4B400000 + 127) << 23;
   return q * (hv16)e;
 }
-static inline hv16 hv_rcp(hv16 d) { return 1.0f / d; }
+static inline hv16 hv_rcp(hv16 d) {
+  return 1.0f / d;
+}
 /* The argument is clamped so 1 + e^-x stays finite; sigmoid(+-88) is 1 and ~0 in f32. */
 static inline hv16 hv_sigmoid_k(hv16 x, const float k) {
   x = hv_min(hv_max(x * k, hv_set(-88.0f)), hv_set(88.0f));
   return hv_rcp(1.0f + hv_exp(-x));
 }
 #endif
-static inline hv16 hv_sigmoid(hv16 x) { return hv_sigmoid_k(x, 1.0f); }
-static inline hv16 hv_tanh(hv16 x) { return 2.0f * hv_sigmoid_k(x, 2.0f) - 1.0f; }
-static inline hv16 hv_clip(hv16 x, float c) { return c > 0.0f ? hv_min(hv_max(x, hv_set(-c)), hv_set(c)) : x; }
+static inline hv16 hv_sigmoid(hv16 x) {
+  return hv_sigmoid_k(x, 1.0f);
+}
+static inline hv16 hv_tanh(hv16 x) {
+  return 2.0f * hv_sigmoid_k(x, 2.0f) - 1.0f;
+}
+static inline hv16 hv_clip(hv16 x, float c) {
+  return c > 0.0f ? hv_min(hv_max(x, hv_set(-c)), hv_set(c)) : x;
+}
 
 /* acc[s][r][g] += a[r] · w over K, for MB rows a (stride as) and w packed
  * [k][gate][16], with KS partial sums over k (few rows keep 16 accumulators in
@@ -102,7 +127,8 @@ static inline __attribute__((always_inline)) void hone_lstm_dot(
   for (; k + KS <= K; k += KS)
     for (int s = 0; s < KS; ++s) {
       const float* w = wt + (k + s) * 64;
-      const hv16 w0 = hv_ld_reg(w), w1 = hv_ld_reg(w + 16), w2 = hv_ld_reg(w + 32), w3 = hv_ld_reg(w + 48);
+      const hv16 w0 = hv_ld_reg(w), w1 = hv_ld_reg(w + 16), w2 = hv_ld_reg(w + 32),
+                 w3 = hv_ld_reg(w + 48);
       for (int r = 0; r < MB; ++r) {
         const hv16 h = hv_set(a[r * as + k + s]);
         acc[s][r][0] += h * w0;
@@ -139,8 +165,9 @@ static inline __attribute__((always_inline)) void hone_lstm_tile(
     const int MB, const int KS, const int64_t K, const float* restrict rt, const float* restrict hp,
     const int64_t hs, float* restrict hn, float* restrict cs, const int64_t KI,
     const float* restrict wt, const float* restrict xp, const int64_t xs,
-    const float* restrict bias, const float* restrict pj, const int64_t ps, const int64_t gs, float* restrict y, const int64_t ys, const int nv,
-    const float* restrict peep, const float clip, const int input_forget) {
+    const float* restrict bias, const float* restrict pj, const int64_t ps, const int64_t gs,
+    float* restrict y, const int64_t ys, const int nv, const float* restrict peep, const float clip,
+    const int input_forget) {
   hv16 acc[4][4][4];
   for (int r = 0; r < MB; ++r)
     for (int g = 0; g < 4; ++g) {

@@ -43,8 +43,8 @@ Graph mixed() {
   ValueId two = b.scalar_f32("two", 2.0f);
   ValueId v = x;
   for (int i = 0; i < 3; ++i) v = b.relu(b.add(b.mul(v, two), x));  // 9 supported nodes
-  v = b.sigmoid(v);                                                // refused
-  ValueId w = b.relu(b.add(v, x));                                 // 2-node island
+  v = b.sigmoid(v);                                                 // refused
+  ValueId w = b.relu(b.add(v, x));                                  // 2-node island
   b.output(w, "y");
   b.output(v, "mid");
   return *std::move(b).build();
@@ -78,7 +78,8 @@ TEST(CompilingBackend, RequireFullCompilationFailsTheBuild) {
   auto r = be.build(g);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kUnsupported);
-  EXPECT_NE(r.error().to_string().find("picky has no Sigmoid"), std::string::npos) << r.error().to_string();
+  EXPECT_NE(r.error().to_string().find("picky has no Sigmoid"), std::string::npos)
+      << r.error().to_string();
   EXPECT_EQ(be.state(), BackendState::kCreated);
 }
 

@@ -91,16 +91,18 @@ Graph mha_export(std::mt19937& rng, int64_t S, int64_t H, int64_t D, bool shared
   ValueId sq = b.op("Squeeze", {t, i64({3})});
   if (shared_reader) b.output(b.relu(t), "packed");
   auto head = [&](int64_t i) {
-    ValueId g = b.op("Gather", {sq, b.constant("", Tensor::from<int64_t>({}, {i}))}, {{"axis", int64_t{0}}});
+    ValueId g = b.op("Gather", {sq, b.constant("", Tensor::from<int64_t>({}, {i}))},
+                     {{"axis", int64_t{0}}});
     ValueId t1 = b.transpose(b.op("Reshape", {g, i64({S, -1, D})}), {1, 0, 2});
     return b.op("Reshape", {t1, i64({-1, H, S, D})});
   };
   ValueId q = head(0), k = head(1), v = head(2);
   ValueId d = b.op("Cast", {b.op("Slice", {b.op("Shape", {q}), i64({-1}), i64({INT64_MAX})})},
                    {{"to", int64_t{1}}});
-  ValueId sc = b.op("Sqrt", {b.div(b.constant("", Tensor::from<float>({1}, {1.0f})),
-                                   b.op("Sqrt", {d}))});
-  ValueId o = b.matmul(b.softmax(b.matmul(b.mul(q, sc), b.mul(b.transpose(k, {0, 1, 3, 2}), sc))), v);
+  ValueId sc =
+      b.op("Sqrt", {b.div(b.constant("", Tensor::from<float>({1}, {1.0f})), b.op("Sqrt", {d}))});
+  ValueId o =
+      b.matmul(b.softmax(b.matmul(b.mul(q, sc), b.mul(b.transpose(k, {0, 1, 3, 2}), sc))), v);
   b.output(b.op("Reshape", {b.transpose(o, {2, 0, 1, 3}), i64({0, 0, E})}), "y");
   return *std::move(b).build();
 }
@@ -213,8 +215,9 @@ TEST(CudaAttention, FusedKernelsMatchTheReferenceInEveryPrecision) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.precision);
     for (int64_t batch : {1, 2}) {
-      auto be = expect_matches_reference(g, sdpa_inputs(rng, batch, 64), c.rtol, c.atol,
-                                         {{"precision", c.precision}, {"attention_select", "fused"}});
+      auto be =
+          expect_matches_reference(g, sdpa_inputs(rng, batch, 64), c.rtol, c.atol,
+                                   {{"precision", c.precision}, {"attention_select", "fused"}});
       const std::string plan = plan_text(*be);
       EXPECT_NE(plan.find(c.fused), std::string::npos) << plan;
       EXPECT_EQ(plan.find("softmax.f32"), std::string::npos) << plan;
@@ -230,9 +233,9 @@ TEST(CudaAttention, FusedKernelsReadSplitHeadsInPlace) {
     SCOPED_TRACE(c.precision);
     for (int64_t batch : {1, 3}) {
       Tensor mask = uniform(rng, {batch, 1, 1, 77}, -1.0f, 0.0f);
-      auto be = expect_matches_reference(g, {uniform(rng, {batch, 77, 128}), mask}, c.rtol,
-                                         c.atol,
-                                         {{"precision", c.precision}, {"attention_select", "fused"}});
+      auto be =
+          expect_matches_reference(g, {uniform(rng, {batch, 77, 128}), mask}, c.rtol, c.atol,
+                                   {{"precision", c.precision}, {"attention_select", "fused"}});
       const std::string plan = plan_text(*be);
       EXPECT_NE(plan.find(c.fused), std::string::npos) << plan;
       EXPECT_EQ(plan.find("transpose."), std::string::npos) << plan;  // no head copies
@@ -247,8 +250,9 @@ TEST(CudaAttention, PackedQkvIsReadInPlaceWithoutHeadCopies) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.precision);
     for (int64_t batch : {1, 3}) {
-      auto be = expect_matches_reference(g, {uniform(rng, {77, batch, 192})}, c.rtol, c.atol,
-                                         {{"precision", c.precision}, {"attention_select", "fused"}});
+      auto be =
+          expect_matches_reference(g, {uniform(rng, {77, batch, 192})}, c.rtol, c.atol,
+                                   {{"precision", c.precision}, {"attention_select", "fused"}});
       const std::string plan = plan_text(*be);
       EXPECT_NE(plan.find(c.fused), std::string::npos) << plan;
       EXPECT_EQ(plan.find("transpose."), std::string::npos) << plan;  // no head copies
@@ -299,12 +303,12 @@ TEST(CudaAttention, EveryKernelMatchesAHostReference) {
     double tol;  // relative L2 against the f64 reference
   };
   const Kernel kernels[] = {
-      {"hone_attn_simt_32", 32, 64, 1e-5},      {"hone_attn_simt_64", 64, 64, 1e-5},
-      {"hone_attn_3xtf32_32", 32, 128, 1e-5},   {"hone_attn_3xtf32_64", 64, 128, 1e-5},
-      {"hone_attn_tf32_32", 32, 128, 3e-3},     {"hone_attn_tf32_64", 64, 128, 3e-3},
-      {"hone_attn_mma_32_bf16", 32, 128, 2e-2}, {"hone_attn_mma_64_bf16", 64, 128, 2e-2},
+      {"hone_attn_simt_32", 32, 64, 1e-5},        {"hone_attn_simt_64", 64, 64, 1e-5},
+      {"hone_attn_3xtf32_32", 32, 128, 1e-5},     {"hone_attn_3xtf32_64", 64, 128, 1e-5},
+      {"hone_attn_tf32_32", 32, 128, 3e-3},       {"hone_attn_tf32_64", 64, 128, 3e-3},
+      {"hone_attn_mma_32_bf16", 32, 128, 2e-2},   {"hone_attn_mma_64_bf16", 64, 128, 2e-2},
       {"hone_attn_mma_128_bf16", 128, 128, 2e-2}, {"hone_attn_mma_32_f16", 32, 128, 3e-3},
-      {"hone_attn_mma_64_f16", 64, 128, 3e-3},  {"hone_attn_mma_128_f16", 128, 128, 3e-3}};
+      {"hone_attn_mma_64_f16", 64, 128, 3e-3},    {"hone_attn_mma_128_f16", 128, 128, 3e-3}};
   constexpr int64_t B0 = 2, B1 = 3, Sq = 77, Sk = 130;
   std::mt19937 rng(31);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
@@ -378,12 +382,12 @@ TEST(CudaAttention, EveryKernelMatchesAHostReference) {
       EXPECT_EQ(a.vec & 6, 6);
       auto f = (*module)->function(kn.name);
       ASSERT_TRUE(f) << f.error().to_string();
-      ASSERT_TRUE(launch_grid(d, *f, stream->get(), B0 * B1 * ((Sq + kAttnRows - 1) / kAttnRows), 1, 1,
-                              kn.threads, 1, {&a}));
+      ASSERT_TRUE(launch_grid(d, *f, stream->get(), B0 * B1 * ((Sq + kAttnRows - 1) / kAttnRows), 1,
+                              1, kn.threads, 1, {&a}));
       std::vector<float> got(q.size());
-      ASSERT_TRUE(d.check(api.cuMemcpyDtoHAsync(got.data(), dout.ptr(), got.size() * sizeof(float),
-                                                stream->get()),
-                          "cuMemcpyDtoHAsync"));
+      ASSERT_TRUE(d.check(
+          api.cuMemcpyDtoHAsync(got.data(), dout.ptr(), got.size() * sizeof(float), stream->get()),
+          "cuMemcpyDtoHAsync"));
       ASSERT_TRUE(d.check(api.cuStreamSynchronize(stream->get()), "cuStreamSynchronize"));
       double diff = 0, norm = 0;
       size_t unwritten = 0;
@@ -405,14 +409,15 @@ TEST(CudaAttention, UnfusedPathAndTimedChoiceMatchTheReference) {
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.precision);
     // The unit's unfused candidate: the members' own kernels, one after another.
-    auto unit = expect_matches_reference(g, sdpa_inputs(rng, 2, 64), c.rtol, c.atol,
-                                         {{"precision", c.precision}, {"attention_select", "time"}});
+    auto unit =
+        expect_matches_reference(g, sdpa_inputs(rng, 2, 64), c.rtol, c.atol,
+                                 {{"precision", c.precision}, {"attention_select", "time"}});
     const std::string plan = plan_text(*unit);
     EXPECT_NE(plan.find("attention"), std::string::npos) << plan;
     // attention_select=unfused: no attention unit at all.
-    auto nodes = expect_matches_reference(g, sdpa_inputs(rng, 2, 64), c.rtol, c.atol,
-                                          {{"precision", c.precision},
-                                           {"attention_select", "unfused"}});
+    auto nodes =
+        expect_matches_reference(g, sdpa_inputs(rng, 2, 64), c.rtol, c.atol,
+                                 {{"precision", c.precision}, {"attention_select", "unfused"}});
     EXPECT_EQ(plan_text(*nodes).find("attention"), std::string::npos) << plan_text(*nodes);
     EXPECT_NE(plan_text(*nodes).find("softmax.f32"), std::string::npos) << plan_text(*nodes);
   }

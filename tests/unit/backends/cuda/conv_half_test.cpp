@@ -16,8 +16,8 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
-using testing_util::same_bits;
 using testing_util::plan_text;
+using testing_util::same_bits;
 using testing_util::uniform;
 
 using Ints = std::vector<int64_t>;

@@ -10,8 +10,8 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
-using testing_util::same_bits;
 using testing_util::plan_text;
+using testing_util::same_bits;
 using testing_util::uniform;
 
 constexpr double kBf16Tol = 5e-2;

@@ -366,8 +366,8 @@ TEST(CudaOps, ResidualAddAndLayerNormAreOneUnit) {
   // Pre-norm: the sum feeds the LayerNormalization and, later, the next
   // residual Add, so the unit keeps it as an output of its own.
   ValueId s1 = b.add(x, y);
-  ValueId l1 = b.layer_norm(s1, b.constant("g1", uniform(rng, {64})),
-                            b.constant("b1", uniform(rng, {64})));
+  ValueId l1 =
+      b.layer_norm(s1, b.constant("g1", uniform(rng, {64})), b.constant("b1", uniform(rng, {64})));
   ValueId h = b.matmul(l1, b.constant("w", uniform(rng, {64, 64}, -0.2f, 0.2f)));
   // Post-norm: this sum is read by the LayerNormalization alone (no bias).
   ValueId s2 = b.add(s1, h);
@@ -386,9 +386,9 @@ TEST(CudaOps, ResidualAddAndLayerNormAreOneUnit) {
   Graph g = *std::move(b).build();
   for (int64_t batch : {1, 3}) {
     auto be = expect_matches_reference(
-        g, {uniform(rng, {batch, 9, 64}, -2.0f, 2.0f), uniform(rng, {batch, 9, 64}),
-            uniform(rng, {batch, 5, 1030}), uniform(rng, {batch, 5, 1030}),
-            uniform(rng, {1, 9, 64})},
+        g,
+        {uniform(rng, {batch, 9, 64}, -2.0f, 2.0f), uniform(rng, {batch, 9, 64}),
+         uniform(rng, {batch, 5, 1030}), uniform(rng, {batch, 5, 1030}), uniform(rng, {1, 9, 64})},
         1e-4, 1e-4);
     const std::string plan = plan_text(*be);
     EXPECT_NE(plan.find("add+layernorm.f32.cuda.warp"), std::string::npos) << plan;
@@ -405,10 +405,11 @@ TEST(CudaOps, ElementwiseChainsFourAtATimeWhereRowsAllow) {
   std::mt19937 rng(14);
   GraphBuilder b("wide");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 9, 64});
-  b.output(b.gelu(x), "y_gelu");                                        // flat
+  b.output(b.gelu(x), "y_gelu");                                         // flat
   b.output(b.add(x, b.constant("bias", uniform(rng, {64}))), "y_bias");  // contiguous along rows
   ValueId c = b.input("c", DType::kF32, Shape{Dim::symbol("n"), 8, 6, 4});
-  b.output(b.mul(c, b.constant("ch", uniform(rng, {8, 1, 1}))), "y_channel");  // constant along rows
+  b.output(b.mul(c, b.constant("ch", uniform(rng, {8, 1, 1}))),
+           "y_channel");                                                    // constant along rows
   b.output(b.mul(c, b.constant("col", uniform(rng, {6, 1}))), "y_column");  // rows of 4
   ValueId o = b.input("o", DType::kF32, Shape{Dim::symbol("n"), 3, 5});
   b.output(b.sigmoid(b.add(o, b.constant("ob", uniform(rng, {5})))), "y_odd");  // scalar kernel
@@ -417,9 +418,9 @@ TEST(CudaOps, ElementwiseChainsFourAtATimeWhereRowsAllow) {
   b.output(b.relu(big), "big_relu");
   Graph g = *std::move(b).build();
   for (int64_t batch : {1, 2})
-    expect_matches_reference(g, {uniform(rng, {batch, 9, 64}, -3.0f, 3.0f),
-                                 uniform(rng, {batch, 8, 6, 4}), uniform(rng, {batch, 3, 5}),
-                                 uniform(rng, {batch, 1100, 1024})});
+    expect_matches_reference(
+        g, {uniform(rng, {batch, 9, 64}, -3.0f, 3.0f), uniform(rng, {batch, 8, 6, 4}),
+            uniform(rng, {batch, 3, 5}), uniform(rng, {batch, 1100, 1024})});
 }
 
 TEST(CudaOps, LayoutOpsAndViews) {
