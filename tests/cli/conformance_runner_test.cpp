@@ -88,7 +88,7 @@ TEST(ConformanceCompare, HalfComparesByValue) {
 }
 
 TEST(ConformanceCompare, SequencesAndOptionals) {
-  using eval::RuntimeValue;
+  using RuntimeValue = RunValue;
   auto seq = [](std::vector<Tensor> ts) {
     return RuntimeValue::of_sequence(std::move(ts), DType::kF32);
   };

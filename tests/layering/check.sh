@@ -5,10 +5,18 @@
 # stops because HEADER is not visible from that layer).
 #
 #   check.sh CXX LAYER_ROOT PUBLIC_INCLUDE GENERATED_INCLUDE SOURCE EXPECT
+#
+# LAYER_ROOT may list several folders separated by ';' (a target's whole
+# INCLUDE_DIRECTORIES, as for the CLI).
 set -uo pipefail
 cxx=$1 root=$2 inc=$3 gen=$4 src=$5 expect=$6
-[ -d "$root" ] || { echo "layering: no include folder $root"; exit 1; }
-out=$("$cxx" -std=c++23 -fsyntax-only -DSPDLOG_FMT_EXTERNAL -I"$root" -I"$inc" -I"$gen" "$src" 2>&1)
+flags=()
+IFS=';' read -r -a roots <<<"$root"
+for r in "${roots[@]}"; do
+  [ -d "$r" ] || { echo "layering: no include folder $r"; exit 1; }
+  flags+=("-I$r")
+done
+out=$("$cxx" -std=c++23 -fsyntax-only -DSPDLOG_FMT_EXTERNAL "${flags[@]}" -I"$inc" -I"$gen" "$src" 2>&1)
 rc=$?
 case "$expect" in
   ok)

@@ -27,8 +27,8 @@
 
 #include "cli_common.h"
 #include "conformance.h"
-#include "eval/interpreter.h"
 #include "hone/onnx.h"
+#include "hone/reference.h"
 #include "hone/registry.h"
 
 namespace hone::cli {
@@ -36,7 +36,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using conformance::TestCase;
-using eval::RuntimeValue;
+using RuntimeValue = RunValue;
 
 struct ConformanceOptions {
   std::string dir;
@@ -208,7 +208,6 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
   }
 
   std::unique_ptr<Backend> backend;
-  eval::Interpreter interpreter;
   if (!tensors_only) {
     if (o.backend != hone::kReferenceBackend)
       return skipped("sequence or optional values: only the reference interpreter runs these");
@@ -231,7 +230,7 @@ Outcome run_one(const TestCase& test, const ConformanceOptions& o) {
       if (!outs) return failed(prefix + one_line(outs.error()));
       for (Tensor& t : *outs) got.push_back(RuntimeValue::of(std::move(t)));
     } else {
-      auto outs = interpreter.run(g, s.inputs);
+      auto outs = run_reference(g, s.inputs);
       if (!outs) return failed(prefix + one_line(outs.error()));
       got = std::move(*outs);
     }

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "eval/runtime_value.h"
 #include "hone/tensor.h"
+#include "hone/value.h"
 
 namespace hone::cli::conformance {
 
@@ -35,7 +35,6 @@ struct Tolerance {
 /// index, both values and the error.
 std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want, Tolerance tol);
 /// As compare_tensors, for tensors, sequences and optionals.
-std::optional<std::string> compare_values(const eval::RuntimeValue& got,
-                                          const eval::RuntimeValue& want, Tolerance tol);
+std::optional<std::string> compare_values(const RunValue& got, const RunValue& want, Tolerance tol);
 
 }  // namespace hone::cli::conformance

@@ -154,10 +154,10 @@ std::optional<std::string> compare_tensors(const Tensor& got, const Tensor& want
                      index_string(want.shape(), worst), show(got), show(want));
 }
 
-std::optional<std::string> compare_values(const eval::RuntimeValue& got,
-                                          const eval::RuntimeValue& want, Tolerance tol) {
-  using Kind = eval::RuntimeValue::Kind;
-  auto kind_name = [](const eval::RuntimeValue& v) {
+std::optional<std::string> compare_values(const RunValue& got, const RunValue& want,
+                                          Tolerance tol) {
+  using Kind = RunValue::Kind;
+  auto kind_name = [](const RunValue& v) {
     return v.kind == Kind::kNone     ? "an empty optional"
            : v.kind == Kind::kTensor ? "a tensor"
                                      : "a sequence";

@@ -15,9 +15,9 @@
 
 #include "cli_common.h"
 #include "dist_cli.h"
-#include "eval/openblas.h"
 #include "hone/limits.h"
 #include "hone/logging.h"
+#include "hone/platform.h"
 #include "hone/temp_paths.h"
 #include "hone/thread_pool.h"
 #include "hone/version.h"
@@ -31,8 +31,8 @@ namespace {
 static int run_main(int argc, char** argv) {
   using namespace hone::cli;
   CLI::App app{"hone: tune, check and run neural-network models (ONNX) on this machine"};
-  app.set_version_flag("--version",
-                       std::string("hone ") + hone::kVersion + "\n" + distributed_tuning_status());
+  app.set_version_flag("--version", std::string("hone ") + hone::kVersion + "\n" +
+                                        hone::distributed_tuning_status());
   app.require_subcommand(1);
   app.footer(
       "Examples:\n"
@@ -108,12 +108,12 @@ static int run_main(int argc, char** argv) {
   return usage_error("no command given (try --help)");
 }
 
-/// OpenBLAS fell back to kernels older than this CPU (eval/openblas.h): run
+/// OpenBLAS fell back to kernels older than this CPU (hone/platform.h): run
 /// again with OPENBLAS_CORETYPE naming the right ones, which OpenBLAS reads
 /// only when it loads. Once: not when the variable is already set.
 static void reexec_for_openblas(char** argv) {
   if (std::getenv("OPENBLAS_CORETYPE") != nullptr) return;
-  const std::string core = hone::eval::better_openblas_core_here();
+  const std::string core = hone::better_openblas_core();
   if (core.empty()) return;
   ::setenv("OPENBLAS_CORETYPE", core.c_str(), 1);
   ::execv("/proc/self/exe", argv);  // returns only on failure: go on with the old kernels

@@ -12,10 +12,9 @@
 #include <fmt/core.h>
 
 #include "cli_common.h"
-#include "eval/interpreter.h"
-#include "eval/kernel_util.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
+#include "hone/reference.h"
 #include "hone/registry.h"
 #include "hone/sample.h"
 #include "hone/sample_folder.h"
@@ -84,12 +83,7 @@ int run_run(const RunOptions& o) {
 
   // Check the inputs against the declared types before the (possibly slow)
   // build, so a wrong shape is reported as such whatever the backend.
-  {
-    std::vector<eval::RuntimeValue> values;
-    for (const Tensor& t : inputs) values.push_back(eval::RuntimeValue::of(t));
-    auto fits = eval::check_inputs(g, values);
-    if (!fits) return report(fits.error());
-  }
+  if (auto fits = check_inputs(g, inputs); !fits) return report(fits.error());
   // A backend that sizes its buffers by bounds (aot) gets this run's dims as
   // the bounds of the input symbols; it derives the inner dims from them.
   if (auto c = bound_dims_by_inputs(**backend, g, inputs); !c) return report(c.error());

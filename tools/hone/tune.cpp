@@ -18,7 +18,6 @@
 #include <fmt/core.h>
 
 #include "cli_common.h"
-#include "dist/reduce.h"
 #include "dist_cli.h"
 #include "hone/onnx.h"
 #include "hone/package.h"
@@ -139,7 +138,7 @@ Result<std::vector<Sample>> one_sample(const std::string& dir, const Graph& g) {
 
 int run_tune(TuneCliOptions& o) {
   // First, so that under mpirun every later failure is the group's.
-  auto dist_run = DistRun::open(o.dist);
+  auto dist_run = open_dist_run(o.dist);
   if (!dist_run) return report(dist_run.error());
   DistRun& dist = **dist_run;
   if (o.output.empty() && !o.dry_run)
@@ -220,7 +219,7 @@ int run_tune(TuneCliOptions& o) {
   if (!package_sha) return report(package_sha.error());
   if (!dist.alone())
     fmt::print("{}decision {}, package sha256 {}: the same on every rank\n", dist.tag(),
-               dist::decision_hash(r.decision), *package_sha);
+               decision_hash(r.decision), *package_sha);
   if (dist.rank() != 0) return kExitOk;  // rank 0 prints and writes the reports
   fmt::print("{}", r.table());
   if (!o.report_json.empty())

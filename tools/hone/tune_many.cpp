@@ -16,7 +16,6 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.h"
-#include "dist/reduce.h"
 #include "dist_cli.h"
 #include "hone/onnx.h"
 #include "hone/package.h"
@@ -113,7 +112,7 @@ Result<Outcome> tune_one(const TuneManyOptions& o, const TuneOptions& base,
   x.model = model;
   x.package = package.string();
   x.backend = tuned.decision().backend;
-  x.decision = dist::decision_hash(tuned.decision());
+  x.decision = decision_hash(tuned.decision());
   x.rank = together ? 0 : run.rank();
   x.best_throughput = 0;
   for (const auto& f : tuned.decision().figures)
@@ -123,7 +122,7 @@ Result<Outcome> tune_one(const TuneManyOptions& o, const TuneOptions& base,
 }
 
 int run_tune_many(TuneManyOptions& o) {
-  auto dist_run = DistRun::open(o.dist);
+  auto dist_run = open_dist_run(o.dist);
   if (!dist_run) return report(dist_run.error());
   DistRun& run = **dist_run;
   const bool spread = o.dist.distribute == "models" && !run.alone();
