@@ -1,5 +1,6 @@
 # Writes a C++ source that holds text files as string constants, so the
-# program carries them and reads no file at run time (aot's C runtime).
+# program carries them and reads no file at run time (aot's C runtime, the
+# cuda backend's kernels).
 #
 #   cmake -DOUT=x.cpp -DHEADER=backends/aot/runtime_text.h -DNAMESPACE=hone::aot::runtime_text
 #         -DFILES="a.c;b.h" -P embed_text.cmake

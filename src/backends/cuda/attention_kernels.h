@@ -47,7 +47,7 @@ struct AttnArgs {
   /// (float2 stores). Set per launch from the pointers (vector_access()).
   int32_t vec = 0;
 };
-static_assert(sizeof(AttnArgs) == 336, "must match HoneAttn in attention_kernels.cpp");
+static_assert(sizeof(AttnArgs) == 336, "must match HoneAttn in kernels/attention.cu");
 
 /// The `vec` bits for `a` with its pointers set.
 int32_t vector_access(const AttnArgs& a);

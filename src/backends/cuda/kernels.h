@@ -35,7 +35,7 @@ struct EwArgs {
   int32_t flat[kMaxOperands] = {};
 };
 static_assert(sizeof(CopyShape) == 152 && sizeof(EwArgs) == 536,
-              "must match the CUDA structs in kernels.cpp");
+              "must match the CUDA structs in kernels/prelude.cu");
 
 /// Shared definitions (HoneEw, hone_ld, math helpers) every module starts with.
 const std::string& ew_prelude();

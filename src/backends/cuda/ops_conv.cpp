@@ -246,7 +246,7 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
 /// not in 32x32 tiles, most of which they would leave idle.
 constexpr int64_t kMinTiledChannels = 16;
 
-/// Launches a 32x32-tile kernel of kernels.cpp (block 32 x 8, grid-stride over
+/// Launches a 32x32-tile kernel of kernels/fixed.cu (block 32 x 8, grid-stride over
 /// `tiles` tiles on gridDim.x alone).
 Result<void> launch_tiles(const ExecCtx& c, CUfunction f, int64_t tiles, std::vector<void*> args) {
   const auto blocks = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));

@@ -1,0 +1,16 @@
+// Private to the cuda backend: the CUDA C++ source of its kernels
+// (src/backends/cuda/kernels/*.cu), embedded at build time by
+// cmake/embed_text.cmake and compiled by NVRTC at run time, so hone reads no
+// file to run a kernel. kernels.cpp and attention_kernels.cpp own the modules.
+#pragma once
+
+#include <string_view>
+
+namespace hone::cuda::kernel_text {
+
+extern const std::string_view kPrelude;  // prelude.cu: HoneEw, HoneShape, hone_ld, math helpers
+extern const std::string_view
+    kFixed;  // fixed.cu: im2col, copies, pools, reductions, softmax, norms
+extern const std::string_view kAttention;  // attention.cu: the fused attention kernels
+
+}  // namespace hone::cuda::kernel_text
