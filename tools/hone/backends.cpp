@@ -70,13 +70,28 @@ int run_backends(bool json) {
 
 }  // namespace
 
+int write_backend_pages(const std::string& dir, bool check);  // backend_pages.cpp
+
 void add_backends_command(CLI::App& root, std::vector<Command>& commands) {
   auto json = std::make_shared<bool>(false);
+  auto markdown = std::make_shared<std::string>();
+  auto check = std::make_shared<bool>(false);
   CLI::App* sub =
       root.add_subcommand("backends", "list the backends in this build and what they can do");
-  sub->footer("Examples:\n  hone backends\n  hone backends --json");
+  sub->footer(
+      "Examples:\n  hone backends\n  hone backends --json\n"
+      "  hone backends --markdown docs/backends          # write docs/backends/<name>.md\n"
+      "  hone backends --markdown docs/backends --check  # exit 1 if a page is stale");
   sub->add_flag("--json", *json, "machine-readable output");
-  commands.push_back({sub, [json] { return run_backends(*json); }});
+  CLI::Option* md =
+      sub->add_option("--markdown", *markdown,
+                      "write DIR/<name>.md per backend (settings, capabilities, DIR/<name>.in.md)");
+  sub->add_flag("--check", *check, "with --markdown: write nothing, exit 1 if a page differs")
+      ->needs(md);
+  commands.push_back({sub, [json, markdown, check] {
+                        if (!markdown->empty()) return write_backend_pages(*markdown, *check);
+                        return run_backends(*json);
+                      }});
 }
 
 }  // namespace hone::cli
