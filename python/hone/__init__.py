@@ -15,3 +15,8 @@ __all__ = ["Error", "Model", "__version__", "backends", "inspect", "load", "tune
 
 # Users meet these as hone.Model and hone.Error (repr, help(), type checkers).
 Model.__module__ = __name__
+
+from . import _dlpack  # noqa: E402
+
+# numpy, PyTorch CPU tensors and anything with __dlpack__ in, the same kind out.
+_dlpack.install(Model)
