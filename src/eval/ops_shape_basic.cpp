@@ -8,6 +8,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -32,7 +33,7 @@ Result<void> reshape(KernelContext& ctx) {
   } else {
     HONE_TRY(target, input_ints(ctx, 1, "Reshape shape"));
   }
-  const bool allow_zero = ctx.node().attr_int("allowzero", 0) != 0;
+  const bool allow_zero = ops::reshape_allowzero(ctx.node());
   int64_t infer_at = -1;
   int64_t known = 1;
   bool has_zero = false;
@@ -84,7 +85,7 @@ Result<void> reshape(KernelContext& ctx) {
 Result<void> flatten(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  const int64_t given = ctx.node().attr_int("axis", 1);
+  const int64_t given = ops::axis_attr(ctx.node());
   const auto boundary = ops::try_normalize_boundary(given, rank);
   if (!boundary)
     return fail(ErrorCode::kInvalidArgument, "Flatten axis " + std::to_string(given) +
@@ -101,16 +102,7 @@ Result<void> flatten(KernelContext& ctx) {
 Result<void> transpose(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  std::vector<int64_t> perm = ctx.node().attr_ints("perm");
-  if (!ctx.node().has_attr("perm")) {
-    perm.resize(rank);
-    for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
-  }
-  if (static_cast<int64_t>(perm.size()) != rank)
-    return fail(ErrorCode::kInvalidArgument, "Transpose perm " + ints_to_string(perm) +
-                                                 " has the wrong length for input " +
-                                                 x->describe());
-  HONE_TRY(perm, normalize_axes(perm, rank, "Transpose perm"));
+  HONE_TRY(const std::vector<int64_t> perm, ops::transpose_perm(ctx.node(), rank));
   const std::vector<int64_t> in_strides = strides_of(x->shape());
   std::vector<int64_t> out_shape(rank), strides(rank);
   for (int64_t i = 0; i < rank; ++i) {
@@ -189,7 +181,7 @@ Result<void> concat(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument, "Concat needs an 'axis' attribute");
   const int64_t rank = static_cast<int64_t>(first->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Concat inputs must have rank >= 1");
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1), rank, "Concat axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "Concat axis"));
   std::vector<const Tensor*> xs;
   std::vector<int64_t> shape = first->shape();
   shape[axis] = 0;
@@ -230,7 +222,7 @@ Result<void> split(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Split input must have rank >= 1");
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "Split axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "Split axis"));
   const int64_t dim = x->dim(axis);
   const int64_t n_out = static_cast<int64_t>(ctx.num_outputs());
   std::vector<int64_t> sizes;
@@ -297,12 +289,7 @@ Result<void> split(KernelContext& ctx) {
 Result<void> shape_op(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  auto clamp = [&](int64_t v) {
-    if (v < 0) v += rank;
-    return std::clamp<int64_t>(v, 0, rank);
-  };
-  const int64_t start = clamp(ctx.node().attr_int("start", 0));
-  const int64_t end = clamp(ctx.node().attr_int("end", rank));
+  const auto [start, end] = ops::shape_range(ctx.node(), rank);
   std::vector<int64_t> dims;
   for (int64_t a = start; a < end; ++a) dims.push_back(x->dim(a));
   const int64_t n = static_cast<int64_t>(dims.size());

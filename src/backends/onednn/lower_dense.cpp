@@ -11,6 +11,7 @@
 
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
+#include "ops/attrs.h"
 #include "ops/broadcast.h"
 #include "ops/window.h"
 
@@ -304,8 +305,9 @@ Result<void> lower_depthwise_1d(PlanBuilder& b, const Node& n, const Window& win
   const dims_t dst3{x.dims[0], wd[0], win.out[0]};
   const dims_t dst4 = add_h(dst3);
   const dims_t wdims{group, wd[0] / group, 1, 1, wd[2]};
-  const dims_t strides{1, n.attr_ints("strides", {1})[0]};
-  const dims_t dil0{0, n.attr_ints("dilations", {1})[0] - 1};
+  HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(n));
+  const dims_t strides{1, ca.strides.empty() ? 1 : ca.strides[0]};
+  const dims_t dil0{0, ca.dilations.empty() ? 0 : ca.dilations[0] - 1};
   const dims_t pad_l{0, win.pad_l[0]}, pad_r{0, win.pad_r[0]};
   const md_t bias_md = plain_md({wd[0]});
   const md_t wei_any(wdims, kF32, tag::any);
@@ -334,16 +336,16 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
   const dims_t wd = w ? w->shape() : b.value(n.inputs[1]).dims;
   const size_t rank = x.dims.size();
-  const int64_t group = n.attr_int("group", 1);
-  if (wd.size() != rank || rank < 3 || group < 1 || x.dims[1] != wd[1] * group ||
-      wd[0] % group != 0)
+  HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(n));
+  const int64_t group = ca.group;
+  if (wd.size() != rank || rank < 3 || x.dims[1] != wd[1] * group || wd[0] % group != 0)
     return fail(ErrorCode::kInvalidArgument, "Conv: input " + shape_to_string(x.dims) +
                                                  " and weights " + shape_to_string(wd) +
                                                  " do not fit group " + std::to_string(group));
   const size_t sp = rank - 2;
   const dims_t kernel(wd.begin() + 2, wd.end());
-  const dims_t strides = n.attr_ints("strides", dims_t(sp, 1));
-  const dims_t dil = n.attr_ints("dilations", dims_t(sp, 1));
+  const dims_t strides = ca.strides.empty() ? dims_t(sp, 1) : ca.strides;
+  const dims_t dil = ca.dilations.empty() ? dims_t(sp, 1) : ca.dilations;
   HONE_TRY(Window win, sliding_window(n, dims_t(x.dims.begin() + 2, x.dims.end()), kernel, false));
   if (rank == 3 && group > 1 && wd[1] == 1 && !b.bf16()) {
     try {
@@ -474,8 +476,9 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
 }
 
 Result<void> lower_gemm(PlanBuilder& b, const Node& n) {
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
-  const float alpha = n.attr_float("alpha", 1.0f), beta = n.attr_float("beta", 1.0f);
+  HONE_TRY(const ops::GemmAttrs ga, ops::gemm_attrs(n));
+  const bool ta = ga.trans_a, tb = ga.trans_b;
+  const float alpha = ga.alpha, beta = ga.beta;
   const dims_t ad = b.value(n.inputs[0]).dims;
   const Tensor* bconst = b.constant(n.inputs[1]);
   const dims_t bd = bconst ? bconst->shape() : b.value(n.inputs[1]).dims;

@@ -8,8 +8,10 @@
 
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
+#include "ops/unary.h"
 
 namespace hone::onednn {
 namespace {
@@ -90,19 +92,25 @@ Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   const size_t sp = x.dims.size() - 2;
   const dims_t in(x.dims.begin() + 2, x.dims.end());
   const bool global = n.op_type.starts_with("Global");
-  const dims_t kernel = global ? in : n.attr_ints("kernel_shape");
-  const dims_t strides = global ? dims_t(sp, 1) : n.attr_ints("strides", dims_t(sp, 1));
-  const dims_t dil = global ? dims_t(sp, 1) : n.attr_ints("dilations", dims_t(sp, 1));
+  ops::PoolAttrs pa;
+  ops::ConvAttrs wa;  // the window attributes
+  if (!global) {
+    HONE_TRY(pa, ops::pool_attrs(n));
+    HONE_TRY(wa, ops::conv_attrs(n));
+  }
+  const dims_t kernel = global ? in : pa.kernel_shape;
+  const dims_t strides = global || wa.strides.empty() ? dims_t(sp, 1) : wa.strides;
+  const dims_t dil = global || wa.dilations.empty() ? dims_t(sp, 1) : wa.dilations;
   Window win;
   if (global) {
     win = Window{dims_t(sp, 1), dims_t(sp, 0), dims_t(sp, 0)};
   } else {
-    HONE_TRY(win, sliding_window(n, in, kernel, n.attr_int("ceil_mode", 0) != 0));
+    HONE_TRY(win, sliding_window(n, in, kernel, pa.ceil_mode));
   }
   algorithm alg = algorithm::pooling_max;
   if (n.op_type.ends_with("AveragePool"))
-    alg = n.attr_int("count_include_pad", 0) ? algorithm::pooling_avg_include_padding
-                                             : algorithm::pooling_avg_exclude_padding;
+    alg = pa.count_include_pad ? algorithm::pooling_avg_include_padding
+                               : algorithm::pooling_avg_exclude_padding;
   dims_t dst{x.dims[0], x.dims[1]};
   dst.insert(dst.end(), win.out.begin(), win.out.end());
   dims_t dil0;
@@ -138,8 +146,9 @@ dims_t split2(const dims_t& d, int64_t axis) {
 
 Result<void> lower_softmax(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
-  const bool legacy = b.graph().opset("") < 13;
-  const int64_t axis = normalize_axis(n.attr_int("axis", legacy ? 1 : -1), x.dims.size());
+  HONE_TRY(const ops::SoftmaxAttrs sa, ops::softmax_attrs(n, b.graph().opset("")));
+  const bool legacy = sa.coerce_2d;
+  const int64_t axis = normalize_axis(sa.axis, x.dims.size());
   if (axis < 0 || axis >= static_cast<int64_t>(std::max<size_t>(x.dims.size(), 1)))
     return fail(ErrorCode::kInvalidArgument,
                 "softmax axis out of range for " + shape_to_string(x.dims));
@@ -172,10 +181,10 @@ Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
                   "BatchNormalization parameters must be constants of C elements");
   const auto flags = dnnl::normalization_flags::use_global_stats |
                      dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  HONE_TRY(const ops::BatchNormAttrs ba, ops::batch_norm_attrs(n));
   dnnl::batch_normalization_forward::primitive_desc pd(
-      dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, n.attr_float("epsilon", 1e-5f),
-                                              flags),
-      user_scratch(), cpu_engine());
+      dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, ba.epsilon, flags), user_scratch(),
+      cpu_engine());
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
   b.add_step("batchnorm", dnnl::batch_normalization_forward(pd), pd,
@@ -191,7 +200,8 @@ Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
 
 Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
-  const int64_t axis = normalize_axis(n.attr_int("axis", -1), x.dims.size());
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
+  const int64_t axis = normalize_axis(na.axis, x.dims.size());
   if (x.dims.empty() || axis < 0 || axis >= static_cast<int64_t>(x.dims.size()))
     return fail(ErrorCode::kInvalidArgument,
                 "LayerNormalization axis out of range for " + shape_to_string(x.dims));
@@ -205,8 +215,8 @@ Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {
   if (has_bias) flags = flags | dnnl::normalization_flags::use_shift;
   const md_t md = plain_md(flat);
   dnnl::layer_normalization_forward::primitive_desc pd(
-      dnnl::layer_normalization_forward::desc(kInfer, md, n.attr_float("epsilon", 1e-5f), flags),
-      user_scratch(), cpu_engine());
+      dnnl::layer_normalization_forward::desc(kInfer, md, na.epsilon, flags), user_scratch(),
+      cpu_engine());
   BufferRef src = b.plain(n.inputs[0]);
   const int out = b.new_temp(md);
   std::vector<std::pair<int, BufferRef>> args{{DNNL_ARG_SRC, {src.buffer, md}},
@@ -232,14 +242,15 @@ Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
                                                         {"ReduceMax", algorithm::reduction_max},
                                                         {"ReduceMin", algorithm::reduction_min}};
   const dims_t in = b.value(n.inputs[0]).dims;
-  dims_t axes = n.attr_ints("axes");
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
+  dims_t axes = ra.axes;
   if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
     const Tensor* t = b.constant(n.inputs[1]);
     if (t == nullptr || t->dtype() != DType::kI64)
       return fail(ErrorCode::kUnsupported, n.op_type + " needs constant i64 axes");
     axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
   }
-  if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) != 0)
+  if (axes.empty() && ra.noop_with_empty_axes)
     return fail(ErrorCode::kUnsupported, n.op_type + " with noop_with_empty_axes and no axes");
   std::vector<bool> reduced(in.size(), axes.empty());
   for (int64_t a : axes) {
@@ -257,7 +268,7 @@ Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
   }
   for (int64_t d : in)
     if (d == 0) return fail(ErrorCode::kUnsupported, n.op_type + " of an empty tensor");
-  const dims_t out = n.attr_int("keepdims", 1) != 0 ? kept : squeezed;
+  const dims_t out = ra.keepdims ? kept : squeezed;
   if (kept == in) {
     // Every reduced axis has one element: the result is the input (oneDNN
     // refuses a reduction whose source and destination are alike).
@@ -281,7 +292,7 @@ Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
   const Tensor* shape = b.constant(n.inputs[1]);
   if (shape == nullptr || shape->dtype() != DType::kI64)
     return fail(ErrorCode::kUnsupported, "Reshape needs a constant i64 shape");
-  const bool allowzero = n.attr_int("allowzero", 0) != 0;
+  const bool allowzero = ops::reshape_allowzero(n);
   dims_t out(shape->data<int64_t>(), shape->data<int64_t>() + shape->numel());
   int64_t known = 1, infer = -1;
   for (size_t i = 0; i < out.size(); ++i) {
@@ -378,7 +389,7 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
     if (v >= 0) srcs.push_back(v);
   if (srcs.empty()) return fail(ErrorCode::kInvalidArgument, "Concat without inputs");
   const dims_t first = b.value(srcs[0]).dims;
-  const int64_t axis = normalize_axis(n.attr_int("axis", 0), first.size());
+  const int64_t axis = normalize_axis(ops::axis_attr(n), first.size());
   if (first.empty() || axis < 0 || axis >= static_cast<int64_t>(first.size()))
     return fail(ErrorCode::kInvalidArgument,
                 "Concat axis out of range for " + shape_to_string(first));
@@ -498,11 +509,7 @@ Result<void> lower_slice(PlanBuilder& b, const Node& n) {
 
 Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   const dims_t in = b.value(n.inputs[0]).dims;
-  dims_t perm = n.attr_ints("perm");
-  if (perm.empty())
-    for (size_t i = in.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  if (perm.size() != in.size())
-    return fail(ErrorCode::kInvalidArgument, "Transpose perm has the wrong length");
+  HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(in.size())));
   if (in.empty()) {
     alias(b, n, in);
     return {};
@@ -535,13 +542,17 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
   if (op == "Relu") {
     s.alg = algorithm::eltwise_relu;
   } else if (op == "LeakyRelu") {
-    s = {algorithm::eltwise_relu, n.attr_float("alpha", 0.01f), 0, false};
+    const auto p = ops::unary_params(n, *ops::find_unary(op));
+    if (!p) return false;
+    s = {algorithm::eltwise_relu, p->a, 0, false};
   } else if (op == "Sigmoid") {
     s.alg = algorithm::eltwise_logistic;
   } else if (op == "Tanh") {
     s.alg = algorithm::eltwise_tanh;
   } else if (op == "Elu") {
-    s = {algorithm::eltwise_elu, n.attr_float("alpha", 1.0f), 0, false};
+    const auto p = ops::unary_params(n, *ops::find_unary(op));
+    if (!p) return false;
+    s = {algorithm::eltwise_elu, p->a, 0, false};
   } else if (op == "HardSwish") {
     s.alg = algorithm::eltwise_hardswish;
   } else if (op == "Sqrt") {
@@ -558,16 +569,20 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
     s = {algorithm::eltwise_pow, 1.0f, e->data<float>()[0], false};
   } else if (op == "Gelu") {
     // What the graph passes turn the spelled-out erf and tanh forms into.
-    const std::string approx = n.attr_string("approximate", "none");
-    if (approx != "none" && approx != "tanh") return false;
-    s.alg = approx == "none" ? algorithm::eltwise_gelu_erf : algorithm::eltwise_gelu_tanh;
+    const auto approx = ops::gelu_approx(n);
+    if (!approx) return false;
+    s.alg = *approx == ops::GeluApprox::kNone ? algorithm::eltwise_gelu_erf
+                                              : algorithm::eltwise_gelu_tanh;
   } else if (op == "HardSigmoid") {
-    s = {algorithm::eltwise_linear, n.attr_float("alpha", 0.2f), n.attr_float("beta", 0.5f), true};
+    const auto p = ops::unary_params(n, *ops::find_unary(op));
+    if (!p) return false;
+    s = {algorithm::eltwise_linear, p->a, p->b, true};
   } else if (op == "Clip") {
     float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
     if (n.has_attr("min") || n.has_attr("max")) {
-      lo = n.attr_float("min", lo);
-      hi = n.attr_float("max", hi);
+      const ops::ClipAttrs c = ops::clip_attrs(n);
+      lo = c.min;
+      hi = c.max;
     }
     for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
       if (n.inputs[i] < 0) continue;
@@ -633,7 +648,7 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   }
   if (op == "Flatten") {
     const dims_t in = b.value(n.inputs[0]).dims;
-    const int64_t axis = normalize_axis(n.attr_int("axis", 1), in.size());
+    const int64_t axis = normalize_axis(ops::axis_attr(n), in.size());
     if (axis < 0 || axis > static_cast<int64_t>(in.size()))
       return fail(ErrorCode::kInvalidArgument,
                   "Flatten axis out of range for " + shape_to_string(in));
