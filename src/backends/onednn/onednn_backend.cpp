@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "backends/common/block_runtime.h"
 #include "backends/common/static_dims.h"
 #include "backends/onednn/plan.h"
 #include "core/log.h"
@@ -51,87 +52,60 @@ double time_plan(const Plan& plan, const Signature& sig) {
   return best;
 }
 
-class OnednnBlock final : public CompiledBlock {
+/// A block of oneDNN primitives; its Program is onednn's Plan (plan.h).
+class OnednnBlock final : public BlockRuntime<Plan> {
  public:
   OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16)
-      : graph_(std::move(g)), stats_(std::move(stats)), threads_(threads), bf16_(bf16) {}
-
-  /// Builds the plan for `sig` now (used at compile time for static blocks).
-  Result<void> prepare(const Signature& sig) {
-    ThreadScope scope(threads_);
-    std::lock_guard lock(mu_);
-    HONE_CHECK_OK(plan_locked(sig));
-    return {};
-  }
+      : BlockRuntime("onednn", std::make_shared<const Graph>(std::move(g)), &stats->fallback_runs),
+        stats_(std::move(stats)),
+        threads_(threads),
+        bf16_(bf16) {}
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     ThreadScope scope(threads_);
     stats_->openmp_threads.store(omp_get_max_threads(), std::memory_order_relaxed);
-    Signature sig;
-    sig.reserve(inputs.size());
-    bool all_f32 = true;
-    for (const Tensor& t : inputs) {
-      sig.push_back(t.shape());
-      all_f32 = all_f32 && t.dtype() == DType::kF32;
-    }
-    std::shared_ptr<const Plan> plan;
-    if (all_f32) {
-      std::lock_guard lock(mu_);
-      auto p = plan_locked(sig);
-      if (p) plan = *p;
-    }
-    if (!plan) {
-      stats_->fallback_runs.fetch_add(1, std::memory_order_relaxed);
-      return fallback_.run_tensors(graph_, inputs);
-    }
-    return plan->run(inputs, &stats_->primitive_executions);
+    return BlockRuntime::run(inputs);
   }
 
  private:
-  Result<std::shared_ptr<const Plan>> plan_locked(const Signature& sig) const {
-    if (auto it = plans_.find(sig); it != plans_.end()) return it->second;
-    if (auto it = failed_.find(sig); it != failed_.end()) return fail(it->second);
-    PlanBuilder builder(graph_);
+  Result<std::vector<Tensor>> execute(const Plan& plan,
+                                      const std::vector<Tensor>& inputs) const override {
+    return plan.run(inputs, &stats_->primitive_executions);
+  }
+
+  Result<std::shared_ptr<const Plan>> build(const Signature& sig) const override {
+    ThreadScope scope(threads_);  // prepare() builds outside run()
+    const Graph& g = graph();
+    PlanBuilder builder(g);
     builder.set_bf16(bf16_);
     auto plan = builder.build(sig);
     if (plan && builder.has_depthwise()) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept.
-      PlanBuilder blocked(graph_);
+      PlanBuilder blocked(g);
       blocked.set_prefer_blocked16(true);
       blocked.set_bf16(bf16_);
       if (auto alt = blocked.build(sig)) {
         const double t_any = time_plan(**plan, sig), t_blocked = time_plan(**alt, sig);
         HONE_LOG_DEBUG(
             "onednn: block '{}' for {}: convs on oneDNN's pick {:.1f} us, on nChw16c {:.1f} us",
-            graph_.name(), signature_text(sig), t_any, t_blocked);
+            g.name(), signature_text(sig), t_any, t_blocked);
         if (t_blocked < t_any) plan = std::move(alt);
       }
     }
-    if (!plan) {
-      HONE_LOG_DEBUG("onednn: block '{}' for {} runs on the reference: {}", graph_.name(),
-                     signature_text(sig), plan.error().to_string());
-      failed_.emplace(sig, plan.error());
-      return fail(std::move(plan).error());
-    }
-    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", graph_.name(), signature_text(sig),
+    if (!plan) return fail(std::move(plan).error());
+    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", g.name(), signature_text(sig),
                    (*plan)->describe(), (*plan)->arena);
     {
       std::lock_guard lock(stats_->mu);
       stats_->plans.push_back((*plan)->describe());
     }
-    plans_.emplace(sig, *plan);
-    return *plan;
+    return std::shared_ptr<const Plan>(*plan);
   }
 
-  Graph graph_;
   std::shared_ptr<Stats> stats_;
   int threads_;
   bool bf16_;
-  eval::Interpreter fallback_;
-  mutable std::mutex mu_;
-  mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
-  mutable std::map<Signature, Error> failed_;
 };
 
 /// oneDNN's version, "2.6.3".
@@ -199,7 +173,7 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16);
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
-  if (auto sig = static_input_dims(block)) (void)compiled->prepare(*sig);
+  if (auto sig = static_input_dims(block)) compiled->prepare(*sig);
   return compiled;
 }
 
