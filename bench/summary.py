@@ -35,6 +35,8 @@ def describe(d):
         what = r.get('title') or r['kind']
         if r['kind'] == 'pytorch-peer':
             what = 'against PyTorch: ' + ', '.join(sorted({x['model'] for x in r['rows']}))
+        elif r['kind'] == 'zoo-cpu-vs-ort':
+            what = f"zoo against ONNX Runtime at {r['threads']} thread(s)"
         elif r['kind'] == 'tune-report':
             what = 'hone tune: ' + ', '.join(sorted({x['model'] for x in r['rows']}))
         if what not in parts:
@@ -105,11 +107,30 @@ def corpus_table(files):
     return out + ['']
 
 
+def zoo_table(files):
+    runs = [(d, r) for d in files for r in d['runs'] if r['kind'] == 'zoo-cpu-vs-ort']
+    if not runs:
+        return []
+    d, r = max(runs, key=lambda dr: (dr[0]['date'], dr[0]['commit']))
+    out = [f'### The zoo against ONNX Runtime on the CPU ({d["date"]}, {d["commit"]}, {r["threads"]} thread(s))', '',
+           f'`bench/zoo_speed.py`: {r["method"]}; same inputs and threads on both sides. Ratio below 1: hone is '
+           f'faster. Geometric mean over {sum(1 for x in r["rows"] if "ratio" in x)} points: '
+           f'**{r["geomean_ratio"]:.2f}** ([results]({d["_file"]})).', '',
+           '| model | point | hone p50 (backend) | ORT p50 | ratio |', '| --- | --- | --- | --- | --- |']
+    for x in sorted(r['rows'], key=lambda x: (x['model'], x['point'])):
+        best = x.get('hone_best')
+        hone = f'{fmt(best["p50_ms"])} ({best["backend"]})' if best else '-'
+        ratio = f'{x["ratio"]:.2f}' if 'ratio' in x else '-'
+        out.append(f'| {x["model"]} | {x["point"]} | {hone} | {fmt(x["p50_ms"].get("ort"))} | {ratio} |')
+    return out + ['']
+
+
 def summary():
     files = load()
     out = [BEGIN, '']
     out += gpu_table(files)
     out += corpus_table(files)
+    out += zoo_table(files)
     out += ['### Every results file', '', '| date | machine | commit | what | file |', '| --- | --- | --- | --- | --- |']
     for d in sorted(files, key=lambda d: (d['date'], d['machine'], d['commit']), reverse=True):
         out.append(f'| {d["date"]} | {d["machine"]} | {d["commit"]} | {describe(d)} | [json]({d["_file"]}) |')

@@ -36,9 +36,9 @@ Result<std::vector<int64_t>> transpose_perm(const Node& n, int64_t rank) {
                                " entries for an input of rank " + std::to_string(rank)));
   auto normalized = normalize_axes(perm, rank, "perm");
   if (!normalized)
-    return fail(attr_error(
-        n, "perm",
-        list_to_string(perm) + " is not a permutation of the " + std::to_string(rank) + " axes"));
+    return fail(attr_error(n, "perm",
+                           list_to_string(perm) + " is not a permutation of the " +
+                               std::to_string(rank) + " axes: " + normalized.error().message()));
   return *normalized;
 }
 
