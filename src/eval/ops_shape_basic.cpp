@@ -9,6 +9,7 @@
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
 #include "ops/attrs.h"
+#include "ops/split.h"
 
 namespace hone::eval {
 namespace {
@@ -225,49 +226,12 @@ Result<void> split(KernelContext& ctx) {
   HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "Split axis"));
   const int64_t dim = x->dim(axis);
   const int64_t n_out = static_cast<int64_t>(ctx.num_outputs());
-  std::vector<int64_t> sizes;
+  std::vector<int64_t> given;
   if (ctx.has_input(1)) {
-    HONE_TRY(sizes, input_ints(ctx, 1, "Split split"));
-  } else if (ctx.node().has_attr("split")) {
-    sizes = ctx.node().attr_ints("split");
-  } else {
-    int64_t n = n_out;
-    if (ctx.node().has_attr("num_outputs")) {
-      n = ctx.node().attr_int("num_outputs", n_out);
-      if (n != n_out)
-        return fail(ErrorCode::kInvalidArgument, "Split num_outputs=" + std::to_string(n) +
-                                                     " but the node has " + std::to_string(n_out) +
-                                                     " outputs");
-    }
-    if (n <= 0) return fail(ErrorCode::kInvalidArgument, "Split needs at least one output");
-    if (!ctx.node().has_attr("num_outputs") && dim % n != 0)
-      return fail(ErrorCode::kInvalidArgument, "Split of axis " + std::to_string(axis) + " (size " +
-                                                   std::to_string(dim) + ") into " +
-                                                   std::to_string(n) + " equal parts is uneven");
-    // Opset 18: chunks of ceil(dim / n), the last one smaller.
-    const int64_t chunk = (dim + n - 1) / n;
-    int64_t left = dim;
-    for (int64_t i = 0; i < n; ++i) {
-      sizes.push_back(std::min(chunk, left));
-      left -= sizes.back();
-    }
+    HONE_TRY(given, input_ints(ctx, 1, "Split split"));
   }
-  if (static_cast<int64_t>(sizes.size()) != n_out)
-    return fail(ErrorCode::kInvalidArgument,
-                "Split sizes " + ints_to_string(sizes) + " give " + std::to_string(sizes.size()) +
-                    " parts but the node has " + std::to_string(n_out) + " outputs");
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0)
-      return fail(ErrorCode::kInvalidArgument,
-                  "Split sizes " + ints_to_string(sizes) + " contain a negative size");
-    total += s;
-  }
-  if (total != dim)
-    return fail(ErrorCode::kInvalidArgument, "Split sizes " + ints_to_string(sizes) + " sum to " +
-                                                 std::to_string(total) + ", but axis " +
-                                                 std::to_string(axis) + " of " + x->describe() +
-                                                 " has size " + std::to_string(dim));
+  HONE_TRY(const std::vector<int64_t> sizes, ops::split_sizes(ctx.node(), dim, ctx.num_outputs(),
+                                                              ctx.has_input(1) ? &given : nullptr));
   int64_t outer = 1, inner = 1;
   for (int64_t a = 0; a < axis; ++a) outer *= x->dim(a);
   for (int64_t a = axis + 1; a < rank; ++a) inner *= x->dim(a);

@@ -54,10 +54,13 @@ Result<void> CudaBlock::init() {
   // Weights and other constants go to the device once, here.
   auto upload = [&](ValueId v) -> Result<void> {
     const Value& val = g.value(v);
-    // Any dtype: i64 Gather indices travel as they are.
+    // Any dtype: i64 Gather indices travel as they are; bools (Where's
+    // condition) as 0/1 floats, the only form device kernels read.
     if (!val.initializer || constants_.count(v)) return {};
-    HONE_TRY(DeviceBuffer buf,
-             DeviceBuffer::upload(d_, val.initializer->raw(), val.initializer->nbytes()));
+    const Tensor& t = *val.initializer;
+    const Tensor as_f32 = t.dtype() == DType::kBool ? bools_as_floats(t) : Tensor();
+    const Tensor& up = t.dtype() == DType::kBool ? as_f32 : t;
+    HONE_TRY(DeviceBuffer buf, DeviceBuffer::upload(d_, up.raw(), up.nbytes()));
     constants_.emplace(v, std::move(buf));
     return {};
   };

@@ -48,7 +48,12 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
     if (auto it = slot_of.find(v); it != slot_of.end()) {
       Program::Slot& sl = program->slots[it->second];
       if (sl.host && !sl.constant) {
-        HONE_TRY(DeviceBuffer buf, DeviceBuffer::upload(d_, sl.host->raw(), sl.host->nbytes()));
+        // A bool (Where's condition) goes up as 0/1 floats; the slot keeps
+        // its host tensor, so a block output reads the bools themselves.
+        const bool bools = sl.host->dtype() == DType::kBool;
+        const Tensor as_f32 = bools ? bools_as_floats(*sl.host) : Tensor();
+        const Tensor& up = bools ? as_f32 : *sl.host;
+        HONE_TRY(DeviceBuffer buf, DeviceBuffer::upload(d_, up.raw(), up.nbytes()));
         sl.constant = true;
         sl.cptr = buf.ptr();
         program->uploads.push_back(std::move(buf));
@@ -61,9 +66,13 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
                   "value '" + g.value(v).name + "' is read before it is made");
     const Tensor& t = *g.value(v).initializer;
     const auto h = half_constants_.find(v);
+    // A bool constant is 0/1 floats on the device (cuda_block.cpp): a block
+    // output reads it from the host copy.
+    std::shared_ptr<const Tensor> host;
+    if (t.dtype() == DType::kBool) host = std::make_shared<const Tensor>(t.clone());
     program->slots.push_back({true, 0, c->second.ptr(),
                               h == half_constants_.end() ? 0 : h->second.ptr(), t.shape(),
-                              t.dtype(), nullptr});
+                              t.dtype(), std::move(host)});
     return slot_of[v] = program->slots.size() - 1;
   };
   std::vector<std::string> lines;

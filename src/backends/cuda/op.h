@@ -245,6 +245,9 @@ bool fits_int(std::initializer_list<int64_t> xs);
 /// Row-major strides of `d` (ops/broadcast.h).
 using ops::strides_of;
 int64_t numel_of(const dims_t& d);
+/// A bool tensor as 0.0f/1.0f floats of its shape: how a known condition
+/// (Where's) reaches the device, whose kernels read f32 only.
+Tensor bools_as_floats(const Tensor& t);
 /// Multidirectional (numpy) broadcast of `a` and `b` (the rule is
 /// ops/broadcast.h); kInvalidArgument when they clash.
 [[nodiscard]] inline Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {
