@@ -4,7 +4,7 @@
 # exports run on the CPUs.
 #   bash bench/cuda_h200/zoo.sh EXPORTER "BACKENDS" BUDGET_S [UNIT(0|1)] [MODELS]
 # e.g. bash bench/cuda_h200/zoo.sh dynamo "cuda onednn" 520 1
-# Writes to $OUT: summary.txt (zoo.py summary), results.tar.xz (the per-model .tsv rows with each
+# Writes to $OUT (at most 8 files come back: keep it so): summary.txt (zoo.py summary), results.tar.xz (the per-model .tsv rows with each
 # backend's fallbacks by op type), export.txt (export failures), tests.txt (unit tests), and
 # small_*.tar.xz (the small models' exports with their inputs and PyTorch's outputs, so that the
 # CPU backends can be worked on elsewhere against the same files).
@@ -31,6 +31,10 @@ if [ "$unit" = 1 ]; then
   timeout 240 /tmp/g/bin/hone_unit_tests --gtest_filter='Cuda*:HostEval*:HostBlocks*' > $OUT/tests.txt 2>&1
   echo "unit rc $?"
   grep -E "^\[  (PASSED|FAILED) |Failure|^\[  FAILED" -A3 $OUT/tests.txt | head -30
+  if [ -x /tmp/g/bin/hone_unit_tests_lead ]; then  # a second build's tests, when bundled
+    timeout 60 /tmp/g/bin/hone_unit_tests_lead --gtest_filter="${LEAD_FILTER:-Cuda*}" > $OUT/tests_lead.txt 2>&1
+    echo "lead unit rc $?"; grep -E "^\[  (PASSED|FAILED) |Failure|^\[  FAILED" -A3 $OUT/tests_lead.txt | head -30
+  fi
   (cd /tmp && timeout 200 /tmp/g/bin/hone_functional_tests --gtest_filter='*/cuda' > $OUT/functional.txt 2>&1)
   echo "functional rc $?"
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" $OUT/functional.txt | head -20
