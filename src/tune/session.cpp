@@ -52,6 +52,26 @@ std::vector<TieSource> tie_sources(const Graph& g) {
 
 }  // namespace
 
+Result<CandidateName> split_candidate(const std::string& name) {
+  const size_t at = name.rfind('@');
+  if (at == std::string::npos) return CandidateName{name, std::nullopt};
+  auto p = parse_precision(std::string_view(name).substr(at + 1));
+  if (!p)
+    return fail(
+        std::move(p).error().add_context("in candidate '" + name + "' (BACKEND@PRECISION)"));
+  return CandidateName{name.substr(0, at), *p};
+}
+
+std::vector<std::string> precision_variants(const BackendRegistry& registry,
+                                            const std::string& backend, bool all) {
+  std::vector<std::string> out{backend};
+  const auto* e = registry.find(backend);
+  if (!all || e == nullptr || backend == kReferenceBackend) return out;
+  for (Precision p : e->capabilities.precisions)
+    if (is_reduced(p)) out.push_back(backend + "@" + std::string(to_string(p)));
+  return out;
+}
+
 std::vector<std::string> distinct_plan(const std::vector<std::string>& lines) {
   // A backend with a plan per input-shape signature repeats identical lines.
   std::vector<std::string> out;
@@ -196,9 +216,7 @@ Result<void> Session::run_reference(const Backend& ref) {
   for (const TieSource& t : ties) truth_graph.add_output(t.values);
   if (auto w = create_backend(kReference); !w) {
     no_f64 = w.error().message();
-  } else if (!(*w)->config().has("precision")) {
-    no_f64 = "this registry's reference has no f64 mode";
-  } else if (auto st = (*w)->configure("precision", "f64"); !st) {
+  } else if (auto st = (*w)->set_precision(Precision::kFp64); !st) {
     no_f64 = st.error().message();
   } else if (auto b = guarded("f64 reference build", [&] { return (*w)->build(truth_graph); });
              !b) {
@@ -288,25 +306,8 @@ double Session::eta_s(int index, double fraction) const {
 
 GateTolerance Session::tolerance_for(const Backend& be) const {
   if (options_.tolerance) return *options_.tolerance;
-  // A backend allowed reduced precision is judged by the loosest declared
-  // tolerance of the reduced precisions it has.
-  GateTolerance tol = GateTolerance::for_precision("f32");
-  // A backend with a precision setting (cuda: fp32, tf32, bf16, fp16) is
-  // judged by the tolerance of the precision it was asked for.
-  if (be.config().has("precision")) {
-    std::string p = be.config().get<std::string>("precision", "fp32");
-    if (p.starts_with("fp")) p.erase(0, 1);  // fp16 -> f16, as the factor table names it
-    tol = GateTolerance::for_precision(p);
-  }
-  if (be.config().get<bool>("allow_reduced_precision", false))
-    for (const std::string& p : be.capabilities().precisions)
-      if (p != "f32") {
-        const GateTolerance t = GateTolerance::for_precision(p);
-        tol.factor = std::max(tol.factor, t.factor);
-        tol.floor_rel_l2 = std::max(tol.floor_rel_l2, t.floor_rel_l2);
-        tol.floor_max = std::max(tol.floor_max, t.floor_max);
-      }
-  return tol;
+  // Each precision has its own bound; a mixed plan is judged by its reduced one.
+  return GateTolerance::for_precision(be.precision());
 }
 
 double Session::best_p50(int64_t batch) const {
@@ -319,7 +320,10 @@ double Session::best_p50(int64_t batch) const {
   return best;
 }
 
-Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name) const {
+Result<std::unique_ptr<Backend>> Session::create_backend(
+    const std::string& candidate, const std::vector<std::string>& fp32_nodes) const {
+  HONE_TRY(const CandidateName split, split_candidate(candidate));
+  const std::string& name = split.backend;
   HONE_TRY(auto be, registry_->create(name));
   HONE_CHECK_OK(be->configure("threads", std::to_string(threads_)));
   be->share_optimized(optimized_);
@@ -329,6 +333,10 @@ Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name
     HONE_CHECK_OK(be->configure("dim_bounds", spec_.max_bounds_text()));
   if (auto it = options_.configs.find(name); it != options_.configs.end())
     for (const auto& [field, value] : it->second) HONE_CHECK_OK(be->configure(field, value));
+  // The candidate's own precision wins over the user's --config (it is what
+  // the candidate's name says it is).
+  if (split.precision) HONE_CHECK_OK(be->set_precision(*split.precision));
+  if (!fp32_nodes.empty()) HONE_CHECK_OK(be->set_fp32_nodes(fp32_nodes));
   return be;
 }
 
@@ -346,20 +354,24 @@ void Session::emit(const std::string& name, const std::string& step, int index,
 }
 
 std::unique_ptr<Backend> Session::build_and_check(const std::string& name, CandidateResult& r,
-                                                  int index) {
+                                                  int index,
+                                                  const std::vector<std::string>& fp32_nodes) {
   emit(name, "build", index, 0.05);
-  if (const auto* entry = registry_->find(name); entry != nullptr) {
+  const auto split = split_candidate(name);
+  if (const auto* entry = registry_->find(split ? split->backend : name); entry != nullptr) {
     if (std::string why = entry->unavailable(); !why.empty()) {
       r.error = Error(ErrorCode::kUnsupportedHardware,
                       "backend '" + name + "' cannot run on this machine: " + why);
       return nullptr;
     }
   }
-  auto be = create_backend(name);
+  auto be = create_backend(name, fp32_nodes);
   if (!be) {
     r.error = std::move(be).error();
     return nullptr;
   }
+  r.precision = std::string(to_string((*be)->precision()));
+  r.fp32_nodes = fp32_nodes;
   // A backend that times kernels at build or plan time (select, cuda; its
   // kernel_choices empty) could choose differently on each rank, and would
   // record that in its config; a group takes it only with choices given
@@ -502,6 +514,7 @@ CandidateResult& Session::evaluate_here(const std::string& name) {
     return r;
   }
   std::unique_ptr<Backend> be = build_and_check(name, r, index);
+  if (!be && r.checked && !r.correctness.passed) be = search_fp32_nodes(name, r, index);
   if (be) measure(*be, r, index);
   candidate_seconds_.push_back(std::chrono::duration<double>(clock_type::now() - started).count());
   emit(name, r.error || !r.correctness.passed ? "failed" : "done", index, 1.0);
@@ -515,7 +528,9 @@ Result<std::unique_ptr<Backend>> Session::take_built(const std::string& name) {
   if (auto it = built_.find(name); it != built_.end() && it->second) return std::move(it->second);
   CandidateResult fresh;
   fresh.backend = name;
-  auto be = build_and_check(name, fresh, static_cast<int>(order_.size()));
+  std::vector<std::string> fp32_nodes;  // a mixed plan's, as the cache recorded them
+  if (auto it = results_.find(name); it != results_.end()) fp32_nodes = it->second.fp32_nodes;
+  auto be = build_and_check(name, fresh, static_cast<int>(order_.size()), fp32_nodes);
   if (fresh.error)
     return fail(
         Error(*fresh.error).add_context("while building the chosen backend '" + name + "'"));

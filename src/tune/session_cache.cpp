@@ -58,7 +58,11 @@ bool Session::lookup_cache(CandidateResult& r) {
 
 void Session::store_cache(const CandidateResult& r) {
   if (!cache_) return;
-  const auto key = cache_key(r.backend, r.config_key);
+  // Keyed as lookup_cache() probes: by the config the candidate's name gives
+  // (a mixed plan's fp32_nodes are part of the figures, not of the key).
+  auto probe = create_backend(r.backend);
+  if (!probe) return;
+  const auto key = cache_key(r.backend, (*probe)->config().key());
   if (auto st = cache_->store(*key, candidate_to_json(r)); !st)
     HONE_LOG_WARN("could not store {} in the tuning cache: {}", r.backend, st.error().to_string());
 }

@@ -6,6 +6,7 @@
 // code is 1, so a ctest keeps the checked-in pages equal to the code.
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <variant>
@@ -74,7 +75,19 @@ std::string page(const BackendRegistry::Entry& e, const Backend* backend,
   out += "| capability | value |\n| --- | --- |\n";
   out += fmt::format("| devices | {} |\n", list_text(devices));
   out += fmt::format("| dtypes | {} |\n", list_text(dtypes));
-  out += fmt::format("| precisions | {} |\n", list_text(c.precisions));
+  // Machine-independent: what the backend has, wherever this page is made.
+  std::set<Precision> has(c.precisions.begin(), c.precisions.end());
+  for (const auto& [p, need] : c.precision_needs) has.insert(p);
+  std::vector<std::string> precisions;
+  for (Precision p : has) {
+    auto need = c.precision_needs.find(p);
+    precisions.push_back(std::string(to_string(p)) +
+                         (need != c.precision_needs.end() ? " (needs " + need->second + ")" : ""));
+  }
+  out += fmt::format("| precisions | {} |\n", list_text(precisions));
+  out += fmt::format(
+      "| mixed precision | {} |\n",
+      c.mixed_precision ? "yes (`fp32_nodes`; `hone tune --precision auto` finds them)" : "no");
   out += fmt::format("| build mode | {} |\n", to_string(c.build_mode));
   out += fmt::format("| dynamic shapes | {} |\n", c.dynamic_shapes ? "yes" : "no");
   out += fmt::format("| artifact | {} |\n",

@@ -1,4 +1,5 @@
 // `hone backends [--json]`: the backends this build has, with capabilities.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -34,12 +35,20 @@ int run_backends(bool json) {
     const BackendCapabilities& c = e.capabilities;
     const auto devices = names_of(c.devices, [](Device d) { return std::string(to_string(d)); });
     const auto dtypes = names_of(c.dtypes, [](DType d) { return std::string(dtype_name(d)); });
+    const auto precisions =
+        names_of(c.precisions, [](Precision p) { return std::string(to_string(p)); });
+    std::vector<std::string> missing;  // machine-dependent precisions this machine lacks
+    for (const auto& [p, need] : c.precision_needs)
+      if (std::find(c.precisions.begin(), c.precisions.end(), p) == c.precisions.end())
+        missing.push_back(std::string(to_string(p)) + " needs " + need);
     if (json) {
       j.push_back({{"name", e.name},
                    {"description", e.description},
                    {"devices", devices},
                    {"dtypes", dtypes},
-                   {"precisions", c.precisions},
+                   {"precisions", precisions},
+                   {"precision_needs", missing},
+                   {"mixed_precision", c.mixed_precision},
                    {"build_mode", std::string(to_string(c.build_mode))},
                    {"dynamic_shapes", c.dynamic_shapes},
                    {"artifact",
@@ -52,7 +61,9 @@ int run_backends(bool json) {
     fmt::print("{}\n  {}\n", e.name, e.description);
     fmt::print("  devices:        {}\n", join(devices));
     fmt::print("  dtypes:         {}\n", join(dtypes));
-    fmt::print("  precisions:     {}\n", join(c.precisions));
+    fmt::print("  precisions:     {}{}\n", join(precisions),
+               c.mixed_precision ? " (mixed: fp32_nodes)" : "");
+    for (const auto& m : missing) fmt::print("  not here:       {}\n", m);
     fmt::print("  build mode:     {}\n", to_string(c.build_mode));
     fmt::print("  dynamic shapes: {}\n", c.dynamic_shapes ? "yes" : "no");
     fmt::print("  artifact:       {}\n", c.has_artifact ? c.artifact_format : "none");

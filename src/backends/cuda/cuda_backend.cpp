@@ -22,7 +22,7 @@ CudaBackend::CudaBackend() {
       .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
       .declare("precision", std::string("fp32"),
                "fp32: strict f32 matrix products (TF32 off); tf32: cuBLAS and cuDNN on TF32 "
-               "tensor cores (also chosen by allow_reduced_precision); bf16 / fp16: matrix "
+               "tensor cores; bf16 / fp16: matrix "
                "products on bf16 / f16 tensor cores, convolutions on TF32 ones or (timed per "
                "geometry, conv_select) on cuDNN's bf16 / f16 NHWC kernels; every product "
                "accumulates in f32, and tensors, softmax and normalisation stay f32 (but for the "
@@ -78,7 +78,7 @@ const BackendCapabilities& CudaBackend::caps() {
     BackendCapabilities k = f32_capabilities(Device::kCuda, BuildMode::kJustInTime);
     // tf32: cuBLAS's TF32 tensor-op math mode; bf16 / f16: its f32-accumulating
     // bf16 / f16 tensor-core compute types.
-    k.precisions = {"f32", "tf32", "bf16", "f16"};
+    k.precisions = {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16};
     return k;
   }();
   return c;
@@ -124,20 +124,18 @@ NodeSupport CudaBackend::supports(const Graph& g, const Node& node) const {
 
 Result<void> CudaBackend::do_build(const Graph& graph) {
   // No device, no build: fail before partitioning, with the machine's reason.
-  std::string precision = config().get<std::string>("precision", "fp32");
-  if (precision == "f32" || precision == "f16") precision.insert(1, "p");  // the caps' names
-  if (precision != "fp32" && precision != "tf32" && precision != "bf16" && precision != "fp16")
-    return fail(ErrorCode::kInvalidArgument,
-                "cuda precision '" + precision + "': expected fp32, tf32, bf16 or fp16");
+  // configure() admitted only the precisions caps() lists.
+  const Precision precision = this->precision();
+  const bool half = precision == Precision::kBf16 || precision == Precision::kFp16;
   const std::string select = config().get<std::string>("conv_select", "time");
   if (select != "time" && select != "cudnn" && select != "cudnn_nhwc")
     return fail(ErrorCode::kInvalidArgument,
                 "cuda conv_select '" + select + "': expected time, cudnn or cudnn_nhwc");
-  if (select == "cudnn_nhwc" && precision != "bf16" && precision != "fp16")
+  if (select == "cudnn_nhwc" && !half)
     return fail(ErrorCode::kInvalidArgument,
                 "cuda conv_select 'cudnn_nhwc' runs convs in bf16 or f16: it needs precision "
                 "bf16 or fp16, not '" +
-                    precision + "'");
+                    std::string(to_string(precision)) + "'");
   const std::string gemm_select = config().get<std::string>("gemm_select", "time");
   if (gemm_select != "time" && gemm_select != "reduced")
     return fail(ErrorCode::kInvalidArgument,
@@ -149,8 +147,10 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   auto given = KernelChoices::parse(config().get<std::string>("kernel_choices", ""));
   if (!given) return fail(std::move(given).error());
   HONE_TRY(const Driver* d, Driver::get());
-  const bool tf32 = precision != "fp32" || config().get<bool>("allow_reduced_precision", false);
-  const int gemm_half = precision == "bf16" ? kCudaR16BF : precision == "fp16" ? kCudaR16F : 0;
+  const bool tf32 = precision != Precision::kFp32;
+  const int gemm_half = precision == Precision::kBf16   ? kCudaR16BF
+                        : precision == Precision::kFp16 ? kCudaR16F
+                                                        : 0;
   const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
   // Handles take their math mode when made, and graphs are keyed by plans of
   // the blocks being replaced: each build gets a new pool.
@@ -162,7 +162,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   settings_.math.tf32 = tf32;
   settings_.math.half = gemm_half;
   settings_.gemm.by_time = gemm_select == "time";
-  settings_.math.mode = gemm_half != 0 ? precision : tf32 ? "tf32" : "fp32";
+  settings_.math.precision = precision;
+  settings_.math.mode = std::string(to_string(precision));
   // The record starts from the given choices; what is timed later (blocks
   // planned at build, or at their first inference of a new shape) is written
   // back into the config, so a package saved after the tune replays it.
@@ -197,9 +198,9 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
     std::lock_guard lock(stats_->mu);
     if (stats_->seen.insert(line).second) stats_->kernel_lines.push_back(line);
   }
-  HONE_LOG_DEBUG("cuda: matrix products in {}", gemm_half != 0 ? precision + " (f32 accumulation)"
-                                                : tf32         ? "tf32 (f32 accumulation)"
-                                                               : "strict fp32");
+  HONE_LOG_DEBUG("cuda: matrix products in {}", precision == Precision::kFp32
+                                                    ? std::string("strict fp32")
+                                                    : settings_.math.mode + " (f32 accumulation)");
   return CompilingBackend::do_build(graph);
 }
 

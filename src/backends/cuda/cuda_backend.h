@@ -64,8 +64,8 @@ enum class ConvSelect {
   kCudnnNhwc,  // bf16/fp16 only: cuDNN in bf16/f16 NHWC wherever it can run it, else as kCudnn
 };
 
-/// What the precision setting (and allow_reduced_precision) sets: the math
-/// of matrix products and convolutions.
+/// What the precision setting sets: the math of matrix products and
+/// convolutions.
 struct MathSettings {
   bool tf32 = false;  // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
   /// The operand type of every matrix product: 0 runs cublasSgemm on the f32
@@ -74,8 +74,9 @@ struct MathSettings {
   /// converted once at build, activations by a kernel before each product)
   /// into an f32 result, summed in f32 (CUBLAS_COMPUTE_32F).
   int half = 0;
-  /// The precision the selections are recorded under: fp32, tf32 (also
-  /// fp32 with allow_reduced_precision), bf16 or fp16.
+  Precision precision = Precision::kFp32;
+  /// to_string(precision): the name kernel choices are recorded under
+  /// (fp32, tf32, bf16 or fp16).
   std::string mode = "fp32";
 };
 

@@ -55,11 +55,13 @@ double time_plan(const Plan& plan, const Signature& sig) {
 /// A block of oneDNN primitives; its Program is onednn's Plan (plan.h).
 class OnednnBlock final : public BlockRuntime<Plan> {
  public:
-  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16)
+  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16,
+              std::set<std::string> fp32_nodes)
       : BlockRuntime("onednn", std::make_shared<const Graph>(std::move(g)), &stats->fallback_runs),
         stats_(std::move(stats)),
         threads_(threads),
-        bf16_(bf16) {}
+        bf16_(bf16),
+        fp32_nodes_(std::move(fp32_nodes)) {}
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     ThreadScope scope(threads_);
@@ -77,14 +79,14 @@ class OnednnBlock final : public BlockRuntime<Plan> {
     ThreadScope scope(threads_);  // prepare() builds outside run()
     const Graph& g = graph();
     PlanBuilder builder(g);
-    builder.set_bf16(bf16_);
+    builder.set_bf16(bf16_, fp32_nodes_);
     auto plan = builder.build(sig);
     if (plan && builder.has_depthwise()) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept.
       PlanBuilder blocked(g);
       blocked.set_prefer_blocked16(true);
-      blocked.set_bf16(bf16_);
+      blocked.set_bf16(bf16_, fp32_nodes_);
       if (auto alt = blocked.build(sig)) {
         const double t_any = time_plan(**plan, sig), t_blocked = time_plan(**alt, sig);
         HONE_LOG_DEBUG(
@@ -106,6 +108,7 @@ class OnednnBlock final : public BlockRuntime<Plan> {
   std::shared_ptr<Stats> stats_;
   int threads_;
   bool bf16_;
+  std::set<std::string> fp32_nodes_;
 };
 
 /// oneDNN's version, "2.6.3".
@@ -140,8 +143,12 @@ const BackendCapabilities& OnednnBackend::caps() {
     BackendCapabilities k;
     k.devices = {Device::kCpu};
     k.dtypes = {DType::kF32};
-    k.precisions = {"f32"};
-    if (cpu_has_bf16()) k.precisions.push_back("bf16");
+    k.precisions = {Precision::kFp32};
+    // Emulated bf16 (below avx512_core_bf16) is slower than f32: not offered.
+    k.precision_needs[Precision::kBf16] =
+        "a CPU with AVX-512 BF16 (oneDNN ISA avx512_core_bf16)";
+    if (cpu_has_bf16()) k.precisions.push_back(Precision::kBf16);
+    k.mixed_precision = true;  // fp32_nodes: those Conv/Gemm/MatMul stay f32 under bf16
     k.build_mode = BuildMode::kAheadOfTime;
     k.dynamic_shapes = true;
     k.libraries = {{"onednn", onednn_version()}};
@@ -167,10 +174,11 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   const int threads =
       configured > 0 ? static_cast<int>(configured) : ThreadPool::global().num_threads();
   HONE_LOG_DEBUG("onednn: block '{}' runs on {} OpenMP threads", block.name(), threads);
-  // Reduced precision is a permission, not an order: without native bf16
-  // (oneDNN would emulate it, slower than f32) the blocks stay f32.
-  const bool bf16 = config().get<bool>("allow_reduced_precision", false) && cpu_has_bf16();
-  auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16);
+  // configure() admits bf16 only where the CPU has it natively (caps()).
+  const bool bf16 = precision() == Precision::kBf16;
+  std::set<std::string> keep;
+  for (std::string& n : fp32_nodes()) keep.insert(std::move(n));
+  auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16, std::move(keep));
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
   if (auto sig = static_input_dims(block)) compiled->prepare(*sig);
@@ -185,7 +193,7 @@ void register_onednn(BackendRegistry& registry) {
   auto r = registry.add(
       {"onednn",
        "oneDNN primitives for f32 conv/matmul/RNN/eltwise/pooling/norm blocks, with post-op "
-       "fusion (bf16 conv/matmul with allow_reduced_precision where the CPU has AVX-512 BF16)",
+       "fusion (precision=bf16: bf16 conv/matmul where the CPU has AVX-512 BF16)",
        onednn::OnednnBackend::caps(), [] { return std::make_unique<onednn::OnednnBackend>(); },
        /*unavailable_reason=*/{}});
   (void)r;  // only fails on a duplicate name, which the one list rules out

@@ -442,6 +442,7 @@ Result<void> PlanBuilder::lower_all() {
           (!constant(v) || (constant(v)->dtype() == DType::kF32 && constant(v)->numel() > 0)))
         return fail(ErrorCode::kInternal, "value '" + g_.value(v).name + "' read by node " +
                                               n.describe() + " was not lowered");
+    lowering_fp32_ = fp32_nodes_.count(n.name) > 0;
     try {
       HONE_CHECK_OK_CTX(lower_node(*this, n), "while lowering node " + n.describe() + " to oneDNN");
     } catch (const dnnl::error& e) {

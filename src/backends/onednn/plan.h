@@ -140,10 +140,15 @@ class PlanBuilder {
   void set_prefer_blocked16(bool on) { prefer_blocked16_ = on; }
   bool prefer_blocked16() const { return prefer_blocked16_; }
   /// Conv, Gemm and MatMul read bf16 source and weights (f32 accumulation
-  /// and destination) where oneDNN has such a kernel; set before build(),
-  /// only where the CPU has native bf16 (cpu_has_bf16()).
-  void set_bf16(bool on) { bf16_ = on; }
-  bool bf16() const { return bf16_; }
+  /// and destination) where oneDNN has such a kernel, but for the nodes
+  /// named in `fp32_nodes`; set before build(), only where the CPU has
+  /// native bf16 (cpu_has_bf16()).
+  void set_bf16(bool on, std::set<std::string> fp32_nodes = {}) {
+    bf16_ = on;
+    fp32_nodes_ = std::move(fp32_nodes);
+  }
+  /// Whether the node being lowered reads bf16.
+  bool bf16() const { return bf16_ && !lowering_fp32_; }
   /// Records `v`'s plan-time value.
   void set_host(ValueId v, Tensor t) { host_[static_cast<size_t>(v)] = std::move(t); }
 
@@ -193,6 +198,8 @@ class PlanBuilder {
   std::set<NodeId> absorbed_;
   bool prefer_blocked16_ = false;
   bool bf16_ = false;
+  std::set<std::string> fp32_nodes_;
+  bool lowering_fp32_ = false;  // the node being lowered is in fp32_nodes_
   bool has_depthwise_ = false;
   std::shared_ptr<Plan> plan_;
 };
