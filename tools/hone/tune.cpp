@@ -263,6 +263,7 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       "  hone tune models/cnn.onnx -o cnn.hone --batch-sizes 1,8 --backends onednn,blas\n"
       "  hone tune model.onnx -o m.hone --samples samples/ --dim seq=1:16:64\n"
       "  hone tune models/cnn.onnx -o cnn.hone --strategy latency-budget:2\n"
+      "  hone tune models/resnet.onnx -o r.hone --precision auto   # fp32 and bf16/tf32/fp16\n"
       "  hone tune models/cnn.onnx --dry-run\n"
       "  mpirun -np 2 hone tune models/cnn.onnx -o cnn.hone   # ranks measure, rank 0 decides");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
