@@ -165,10 +165,17 @@ const char* kCheckHeader[] = {"candidate",     "output", "rel L2", "ref rel L2",
 
 /// The truth and tolerance the checks used (the first candidate that has them).
 std::string check_basis(const std::vector<CandidateResult>& cands) {
+  const CandidateResult* first = nullptr;
   for (const CandidateResult& c : cands)
-    if (!c.correctness.outputs.empty())
-      return "truth: " + c.correctness.truth + "; " + c.correctness.tolerance;
-  return "";
+    if (!c.correctness.outputs.empty()) {
+      if (first == nullptr) first = &c;
+      // Candidates at several precisions have several tolerances: the rows' bounds say each.
+      if (c.correctness.tolerance != first->correctness.tolerance)
+        return "truth: " + first->correctness.truth + "; tolerance per precision, see each bound";
+    }
+  return first == nullptr
+             ? ""
+             : "truth: " + first->correctness.truth + "; " + first->correctness.tolerance;
 }
 
 /// A partition as Partition::describe() writes it: the blocks line, the

@@ -66,7 +66,8 @@ std::vector<std::string> precision_variants(const BackendRegistry& registry,
                                             const std::string& backend, bool all) {
   std::vector<std::string> out{backend};
   const auto* e = registry.find(backend);
-  if (!all || e == nullptr || backend == kReferenceBackend) return out;
+  // A backend this machine cannot run is one n/a row, not one per precision.
+  if (!all || e == nullptr || backend == kReferenceBackend || !e->unavailable().empty()) return out;
   for (Precision p : e->capabilities.precisions)
     if (is_reduced(p)) out.push_back(backend + "@" + std::string(to_string(p)));
   return out;

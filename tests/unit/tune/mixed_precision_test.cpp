@@ -134,6 +134,35 @@ TEST(MixedPrecision, DefaultTriesFp32Only) {
   EXPECT_EQ(tuned->backend().precision(), Precision::kFp32);
 }
 
+TEST(MixedPrecision, OneBackendUnderAutoTriesItsPrecisions) {
+  HONE_NEED_ONEDNN_BF16();
+  TuneOptions o = options();
+  o.precision_auto = true;
+  o.mixed_precision = false;  // the all-bf16 plan just fails
+  auto tuned = tune(logits_model(), {sample(1, 1), sample(4, 2)}, OneBackend("onednn", false), o);
+  ASSERT_TRUE(tuned) << tuned.error().to_string();
+  const TuneReport& r = tuned->report();
+  ASSERT_NE(find(r, "onednn"), nullptr);
+  ASSERT_NE(find(r, "onednn@bf16"), nullptr);
+  EXPECT_EQ(find(r, "onednn@bf16 (no fp32 nodes)"), nullptr);  // no search asked for
+  EXPECT_FALSE(find(r, "onednn@bf16")->correctness.passed);
+  EXPECT_EQ(r.decision.chosen(), "onednn");  // the one precision that passes
+  EXPECT_NE(r.decision.losers.at("onednn@bf16").find("wrong results"), std::string::npos);
+}
+
+TEST(MixedPrecision, AnUnknownPrecisionInACandidateNameIsAFailedCandidate) {
+  HONE_NEED_ONEDNN_BF16();
+  auto tuned =
+      tune(logits_model(), {sample(1, 1), sample(4, 2)}, MaxThroughput({"onednn@fp8"}), options());
+  ASSERT_TRUE(tuned) << tuned.error().to_string();  // the reference is kept
+  const CandidateResult* c = find(tuned->report(), "onednn@fp8");
+  ASSERT_NE(c, nullptr);
+  ASSERT_TRUE(c->error.has_value());
+  EXPECT_NE(c->error->message().find("unknown precision 'fp8'"), std::string::npos)
+      << c->error->to_string();
+  EXPECT_EQ(tuned->decision().backend, "reference");
+}
+
 TEST(MixedPrecision, ThePackageReplaysThePrecisionAndTheFp32Nodes) {
   HONE_NEED_ONEDNN_BF16();
   const Graph g = logits_model();
