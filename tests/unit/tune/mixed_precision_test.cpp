@@ -163,6 +163,28 @@ TEST(MixedPrecision, AnUnknownPrecisionInACandidateNameIsAFailedCandidate) {
   EXPECT_EQ(tuned->decision().backend, "reference");
 }
 
+TEST(MixedPrecision, AWarmCacheKeepsTheMixedPlan) {
+  HONE_NEED_ONEDNN_BF16();
+  const Graph g = logits_model();
+  const fs::path dir = fs::temp_directory_path() / ("hone-mixed-cache-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  TuneOptions o = options();
+  o.use_cache = true;
+  o.cache_path = dir / "tuning.db";
+  const std::vector<Sample> samples{sample(1, 1), sample(4, 2)};
+  auto first = tune(g, samples, MaxThroughput({"onednn@bf16"}), o);
+  auto second = tune(g, samples, MaxThroughput({"onednn@bf16"}), o);
+  fs::remove_all(dir);
+  ASSERT_TRUE(first && second);
+  EXPECT_EQ(second->report().cache_hits, 1);
+  const CandidateResult* c = find(second->report(), "onednn@bf16");
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->from_cache);
+  EXPECT_EQ(c->fp32_nodes, std::vector<std::string>{logits_matmul(g)});
+  // The winner is built again from the cached figures, with its fp32 nodes.
+  EXPECT_EQ(second->backend().fp32_nodes(), std::vector<std::string>{logits_matmul(g)});
+}
+
 TEST(MixedPrecision, ThePackageReplaysThePrecisionAndTheFp32Nodes) {
   HONE_NEED_ONEDNN_BF16();
   const Graph g = logits_model();
