@@ -32,10 +32,10 @@ std::vector<std::string> slice(const std::vector<std::string>& xs, size_t from, 
 std::unique_ptr<Backend> Session::search_fp32_nodes(const std::string& name, CandidateResult& r,
                                                     int index) {
   if (!options_.mixed_precision || r.error) return nullptr;
-  const auto split = split_candidate(name);
-  if (!split || !split->precision || !is_reduced(*split->precision)) return nullptr;
-  const auto* entry = registry_->find(split->backend);
-  if (entry == nullptr || !entry->capabilities.mixed_precision) return nullptr;
+  // The precision the candidate's name or the user's --config asked for.
+  auto probe = create_backend(name);
+  if (!probe || !is_reduced((*probe)->precision()) || !(*probe)->capabilities().mixed_precision)
+    return nullptr;
   const Graph& g = optimized_ && optimized_->graph ? *optimized_->graph : graph_;
   auto order = g.topological_order();
   if (!order || order->empty()) return nullptr;

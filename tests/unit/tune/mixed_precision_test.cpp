@@ -163,6 +163,20 @@ TEST(MixedPrecision, AnUnknownPrecisionInACandidateNameIsAFailedCandidate) {
   EXPECT_EQ(tuned->decision().backend, "reference");
 }
 
+TEST(MixedPrecision, APrecisionAskedForInTheConfigIsSearchedToo) {
+  HONE_NEED_ONEDNN_BF16();
+  const Graph g = logits_model();
+  TuneOptions o = options();
+  o.configs["onednn"]["precision"] = "bf16";  // --config onednn.precision=bf16
+  auto tuned = tune(g, {sample(1, 1), sample(4, 2)}, MaxThroughput({"onednn"}), o);
+  ASSERT_TRUE(tuned) << tuned.error().to_string();
+  const CandidateResult* c = find(tuned->report(), "onednn");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->precision, "bf16");
+  EXPECT_EQ(c->fp32_nodes, std::vector<std::string>{logits_matmul(g)});
+  EXPECT_NE(find(tuned->report(), "onednn (no fp32 nodes)"), nullptr);
+}
+
 TEST(MixedPrecision, AWarmCacheKeepsTheMixedPlan) {
   HONE_NEED_ONEDNN_BF16();
   const Graph g = logits_model();
