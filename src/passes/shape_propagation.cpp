@@ -182,6 +182,41 @@ std::optional<Shape> attention_shape(const Node& n, size_t out_index,
   }
 }
 
+/// The value of the integer scalar `v` as a dim: a constant, or dim k of a
+/// tensor reached through Gather(Shape(x), k) and the Casts, Squeezes and
+/// Unsqueezes exporters wrap it in (a Range over a sequence length).
+Dim scalar_dim(const Graph& g, ValueId v, int depth = 0) {
+  if (v < 0 || depth > 8) return Dim::unknown();
+  const Value& val = g.value(v);
+  if (val.initializer) {
+    const Tensor& t = *val.initializer;
+    if (t.numel() != 1 || (t.dtype() != DType::kI64 && t.dtype() != DType::kI32))
+      return Dim::unknown();
+    return Dim(tensor_element_as_int64(t, 0));
+  }
+  if (val.producer < 0) return Dim::unknown();
+  const Node& n = g.node(val.producer);
+  if (!n.domain.empty() || n.inputs.empty()) return Dim::unknown();
+  if (n.op_type == "Cast" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze" ||
+      n.op_type == "Identity")
+    return scalar_dim(g, n.inputs[0], depth + 1);
+  if (n.op_type != "Gather" || n.inputs.size() != 2 || ops::axis_attr(n) != 0)
+    return Dim::unknown();
+  const Value& src = g.value(n.inputs[0]);
+  const Value& idx = g.value(n.inputs[1]);
+  if (src.producer < 0 || !idx.initializer || idx.initializer->numel() != 1) return Dim::unknown();
+  const Node& shape = g.node(src.producer);
+  if (shape.op_type != "Shape" || !shape.domain.empty()) return Dim::unknown();
+  const Value& x = g.value(shape.inputs[0]);
+  if (!x.shape) return Dim::unknown();
+  const auto rank = static_cast<int64_t>(x.shape->rank());
+  const auto [b, e] = ops::shape_range(shape, rank);
+  int64_t k = tensor_element_as_int64(*idx.initializer, 0);
+  if (k < 0) k += e - b;
+  if (k < 0 || k >= e - b) return Dim::unknown();
+  return (*x.shape)[static_cast<size_t>(b + k)];
+}
+
 std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DType* dtype) {
   auto shape_of = [&](size_t i) -> const Shape* {
     if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
@@ -408,6 +443,29 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     out[static_cast<size_t>(*axis)] = known ? Dim(total) : Dim::unknown();
     return Shape(std::move(out));
   }
+  if (op == "Range" && n.inputs.size() == 3) {
+    // Its length: static when start, limit and delta are constants; the
+    // limit's dim when counting from 0 by 1 up to a dim (positions over a
+    // sequence).
+    auto number = [&](size_t i) -> std::optional<int64_t> {
+      const Value& v = g.value(n.inputs[i]);
+      if (!v.initializer || v.initializer->numel() != 1) return std::nullopt;
+      const DType t = v.initializer->dtype();
+      if (t != DType::kI64 && t != DType::kI32) return std::nullopt;
+      return tensor_element_as_int64(*v.initializer, 0);
+    };
+    const auto start = number(0), delta = number(2);
+    if (start && delta && *delta != 0) {
+      if (const auto limit = number(1)) {
+        const int64_t span = *limit - *start, d = *delta;
+        const int64_t count = span / d + (span % d != 0 && (span > 0) == (d > 0) ? 1 : 0);
+        return Shape{Dim(std::max<int64_t>(count, 0))};
+      }
+      if (*start == 0 && *delta == 1)
+        if (const Dim limit = scalar_dim(g, n.inputs[1]); !limit.is_unknown()) return Shape{limit};
+    }
+    return Shape{Dim::unknown()};
+  }
   if (op == "Gather") {
     const Shape* data = shape_of(0);
     const Shape* idx = shape_of(1);
@@ -446,6 +504,15 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   return std::nullopt;
 }
 
+/// A dim that says nothing: unknown, or a placeholder symbol ONNX's shape
+/// inference made up for an unknown dim ("unk__" and a number).
+bool placeholder(const Dim& d) {
+  if (d.is_unknown()) return true;
+  const std::string& s = d.symbol_name();
+  return d.is_symbolic() && s.size() > 5 && s.rfind("unk__", 0) == 0 &&
+         std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
 int propagate_shapes(Graph& g) {
@@ -464,6 +531,21 @@ int propagate_shapes(Graph& g) {
       if (!v.shape && s) {
         v.shape = std::move(s);
         ++filled;
+      } else if (v.shape && s && v.shape->rank() == s->rank()) {
+        // Refine: a dim the importer's inference left unknown, or named with
+        // one of the placeholders ONNX's inference invents ("unk__3": it knows
+        // no Range length), takes a number or a real symbol inferred here.
+        std::vector<Dim> dims = v.shape->dims();
+        bool changed = false;
+        for (size_t i = 0; i < dims.size(); ++i)
+          if (placeholder(dims[i]) && !placeholder((*s)[i])) {
+            dims[i] = (*s)[i];
+            changed = true;
+          }
+        if (changed) {
+          v.shape = Shape(std::move(dims));
+          ++filled;
+        }
       }
     }
   }
