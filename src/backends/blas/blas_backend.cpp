@@ -236,15 +236,7 @@ class BlasBlock final : public BlockRuntime<Program> {
     std::vector<std::string> lines;
     for (const Unit& u : units_) {
       Program::Step st;
-      std::vector<dims_t> dims;
-      for (ValueId v : u.inputs) {
-        HONE_TRY(size_t s, slot_for(v));
-        st.in.push_back(s);
-        dims.push_back(program->slots[s].dims);
-      }
-      auto op = u.op->plan(dims, *pool_);
-      if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
-      st.op = std::move(*op);
+      HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, *pool_));
       for (size_t o = 0; o < u.outputs.size(); ++o) {
         program->slots.push_back({Program::Slot::Kind::kTemp, 0, 0, nullptr, st.op.outputs[o]});
         st.out.push_back(program->slots.size() - 1);
