@@ -7,7 +7,7 @@
 #include "backends/aot/nhwc.h"
 #include "backends/aot/program.h"
 #include "backends/aot/shape_rules.h"
-#include "backends/common/memory_plan.h"
+#include "backends/common/arena_layout.h"
 
 namespace hone::aot {
 namespace {
@@ -99,7 +99,7 @@ class Lowering {
     }
     place_values();
     choose_layouts(p_);
-    HONE_CHECK_OK(plan_arena());
+    HONE_CHECK_OK(place_arena());
     return std::move(p_);
   }
 
@@ -255,14 +255,14 @@ class Lowering {
     std::copy_n(t.data<float>(), t.numel(), p_.weights.begin() + info.offset);
   }
 
-  /// Arena offsets from the shared liveness planner (backends/common/memory_plan.h):
+  /// Arena offsets from the shared liveness planner (backends/common/arena_layout.h):
   /// an arena value lives from the step that writes it to the last step that
   /// reads it (through views, its root), and graph outputs that are copied out
   /// at the end live until one last step that stands for that copy.
-  Result<void> plan_arena() {
-    MemoryProblem mp;
+  Result<void> place_arena() {
+    ArenaProblem mp;
     mp.alignment = static_cast<size_t>(kAlign);
-    std::vector<int> slot(p_.values.size(), -1);  // ValueInfo → MemoryProblem value
+    std::vector<int> slot(p_.values.size(), -1);  // ValueInfo → ArenaProblem value
     for (size_t i = 0; i < p_.values.size(); ++i)
       if (p_.values[i].place == Place::kArena) {
         slot[i] = static_cast<int>(mp.values.size());
@@ -291,12 +291,12 @@ class Lowering {
         mp.steps[si].scratch_bytes = static_cast<size_t>(p_.at_bounds(s.scratch_floats) * 4);
     }
     for (ValueId v : g_.outputs()) read(p_.steps.size(), v);
-    HONE_TRY(MemoryPlan plan, plan_memory(mp));
+    HONE_TRY(ArenaLayout plan, lay_out(mp));
     for (size_t i = 0; i < p_.values.size(); ++i)
-      if (slot[i] >= 0 && plan.offsets[static_cast<size_t>(slot[i])] != MemoryPlan::kNotPlaced)
+      if (slot[i] >= 0 && plan.offsets[static_cast<size_t>(slot[i])] != ArenaLayout::kNotPlaced)
         p_.values[i].offset = static_cast<int64_t>(plan.offsets[static_cast<size_t>(slot[i])]);
     for (size_t si = 0; si < p_.steps.size(); ++si)
-      if (plan.scratch_offsets[si] != MemoryPlan::kNotPlaced)
+      if (plan.scratch_offsets[si] != ArenaLayout::kNotPlaced)
         p_.steps[si].scratch_offset = static_cast<int64_t>(plan.scratch_offsets[si]);
     p_.arena_bytes = static_cast<int64_t>(plan.arena_bytes);
     return {};
