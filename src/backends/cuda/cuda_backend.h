@@ -91,7 +91,7 @@ struct ConvSettings {
 };
 
 /// What gemm_select and gemm_epilogue set: how matrix products are chosen
-/// and fused (ops_dense.cpp).
+/// and fused (ops_dense.cpp, ops_mlp.cpp; the products in gemm.cpp).
 struct GemmSettings {
   /// gemm_select=time: under bf16/fp16, each matrix-product shape times its
   /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
