@@ -326,7 +326,7 @@ MemoryFigures BlasBackend::memory_figures() const {
   return stats_->memory;
 }
 
-std::vector<std::string> BlasBackend::kernel_plan() const {
+std::vector<std::string> BlasBackend::describe_kernels() const {
   std::lock_guard lock(stats_->mu);
   return stats_->kernel_lines;
 }

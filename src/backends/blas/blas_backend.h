@@ -71,7 +71,7 @@ class BlasBackend final : public CompilingBackend {
   /// One line per distinct (unit, kernel) planned, in planning order, and one
   /// "peak_activation_bytes N for block 'B' [dims]: arena ... (naive ...)"
   /// line per planned block and signature.
-  std::vector<std::string> kernel_plan() const override;
+  std::vector<std::string> describe_kernels() const override;
 
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;

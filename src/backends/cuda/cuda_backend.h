@@ -149,7 +149,7 @@ class CudaBackend final : public CompilingBackend {
                                              std::vector<int64_t> shape) const override;
   /// One line per distinct (unit, kernel) planned, in planning order, then
   /// one per recorded choice ("choice: LABEL SHAPES MODE -> KERNEL").
-  std::vector<std::string> kernel_plan() const override;
+  std::vector<std::string> describe_kernels() const override;
   /// How this backend's kernel selections were made since build(): timed
   /// here, replayed from kernel_choices, or reused from another backend's
   /// timing in this process.

@@ -266,7 +266,7 @@ TEST(MixedPrecision, ThePackageReplaysThePrecisionAndTheFp32Nodes) {
   const std::vector<Tensor> x{uniform(rng, {3, 256}, 0.0f, 1.0f)};
   auto a = tuned->infer_flat(x), b = loaded->infer_flat(x);
   ASSERT_TRUE(a && b);
-  for (const auto& l : loaded->backend().kernel_plan()) plan += l + "\n";
+  for (const auto& l : loaded->backend().describe_kernels()) plan += l + "\n";
   EXPECT_NE(plan.find("matmul[bf16]"), std::string::npos) << plan;
   EXPECT_NE(plan.find(", matmul,"), std::string::npos) << plan;  // the logits, in f32
   ASSERT_EQ(a->size(), b->size());
