@@ -6,7 +6,7 @@
 
 #include "ops/attrs.h"
 #include "ops/axis.h"
-#include "ops/broadcast.h"
+#include "ops/shape_fn.h"
 #include "ops/window.h"
 #include "passes/rewrite.h"
 
@@ -52,22 +52,11 @@ bool is_compare(const std::string& op) {
          op == "GreaterOrEqual";
 }
 
-/// Broadcasting over symbolic dims (the rule is ops/broadcast.h): dims nobody
-/// can compare (different symbols, unknowns) give an unknown dim.
-std::optional<Shape> broadcast(const std::vector<const Shape*>& shapes) {
-  std::vector<std::vector<Dim>> dims;
-  for (const Shape* s : shapes) dims.push_back(s->dims());
-  auto match = [](const Dim& a, const Dim& b) {
-    if (a == b) return ops::DimMatch::kSame;
-    if (b == Dim(1)) return ops::DimMatch::kSecondIsOne;
-    if (a == Dim(1)) return ops::DimMatch::kFirstIsOne;
-    if (a.is_static() && b.is_static()) return ops::DimMatch::kClash;  // run time says so
-    return ops::DimMatch::kUndecided;
-  };
-  auto out = ops::broadcast_dims<Dim>(
-      dims, Dim(1), match, [](const Dim&, const Dim&) { return std::optional(Dim::unknown()); });
-  if (!out) return std::nullopt;
-  return Shape(std::move(*out));
+/// A shared shape function's result (ops/shape_fn.h) as propagation wants
+/// it: a shape, or none where the function refused (the value stays unknown).
+std::optional<Shape> shape_or_none(Result<std::vector<Dim>> r) {
+  if (!r) return std::nullopt;
+  return Shape(std::move(*r));
 }
 
 std::optional<int64_t> norm_axis(int64_t axis, size_t rank) {
@@ -244,30 +233,21 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return s ? std::optional<Shape>(*s) : std::nullopt;
   }
   if (broadcast_ops().count(op)) {
-    std::vector<const Shape*> shapes;
+    std::vector<std::vector<Dim>> shapes;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Shape* s = shape_of(i);
       if (s == nullptr) return std::nullopt;
-      shapes.push_back(s);
+      shapes.push_back(s->dims());
     }
     if (op == "Where") *dtype = dtype_of(1);
     if (is_compare(op)) *dtype = DType::kBool;
-    return broadcast(shapes);
+    return shape_or_none(ops::broadcast_shape<Dim>(op, shapes));
   }
   if (op == "MatMul") {
     const Shape* a = shape_of(0);
     const Shape* b = shape_of(1);
-    if (!a || !b || a->rank() < 1 || b->rank() < 1) return std::nullopt;
-    Shape a2 = a->rank() == 1 ? Shape{1, (*a)[0]} : *a;
-    Shape b2 = b->rank() == 1 ? Shape{(*b)[0], 1} : *b;
-    Shape ab(std::vector<Dim>(a2.dims().begin(), a2.dims().end() - 2));
-    Shape bb(std::vector<Dim>(b2.dims().begin(), b2.dims().end() - 2));
-    auto batch = broadcast({&ab, &bb});
-    if (!batch) return std::nullopt;
-    std::vector<Dim> out = batch->dims();
-    if (a->rank() > 1) out.push_back(a2[a2.rank() - 2]);
-    if (b->rank() > 1) out.push_back(b2[b2.rank() - 1]);
-    return Shape(std::move(out));
+    if (!a || !b) return std::nullopt;
+    return shape_or_none(ops::matmul_shape(a->dims(), b->dims()));
   }
   if (op == "Conv") {
     const Shape* x = shape_of(0);
@@ -353,21 +333,19 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   if (op == "Gemm") {
     const Shape* a = shape_of(0);
     const Shape* b = shape_of(1);
-    if (!a || !b || a->rank() != 2 || b->rank() != 2) return std::nullopt;
+    if (!a || !b) return std::nullopt;
     const auto ga = ops::gemm_attrs(n);
     if (!ga) return std::nullopt;
-    const Dim m = ga->trans_a ? (*a)[1] : (*a)[0];
-    const Dim k = ga->trans_b ? (*b)[0] : (*b)[1];
-    return Shape{m, k};
+    const Shape* c = shape_of(2);  // checked when known
+    const std::vector<Dim> cd = c ? c->dims() : std::vector<Dim>();
+    return shape_or_none(ops::gemm_shape(*ga, a->dims(), b->dims(), c ? &cd : nullptr));
   }
   if (op == "Transpose") {
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
     const auto perm = ops::transpose_perm(n, static_cast<int64_t>(s->rank()));
     if (!perm) return std::nullopt;
-    std::vector<Dim> out;
-    for (int64_t p : *perm) out.push_back((*s)[static_cast<size_t>(p)]);
-    return Shape(std::move(out));
+    return Shape(ops::transpose_shape(s->dims(), *perm));
   }
   if (op == "Reshape") {
     const Shape* s = shape_of(0);

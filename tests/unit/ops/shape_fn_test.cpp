@@ -1,0 +1,103 @@
+// The shared shape functions (ops/shape_fn.h) over concrete and symbolic dims.
+#include "ops/shape_fn.h"
+
+#include <gtest/gtest.h>
+
+namespace hone::ops {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using Dims = std::vector<Dim>;
+
+const Dim kBatch = Dim::symbol("batch");
+const Dim kSeq = Dim::symbol("seq");
+
+template <class T>
+bool fails_with(const Result<T>& r, ErrorCode code, const std::string& text) {
+  if (r) return false;
+  EXPECT_EQ(r.error().code(), code) << r.error().message();
+  EXPECT_NE(r.error().message().find(text), std::string::npos) << r.error().message();
+  return r.error().code() == code && r.error().message().find(text) != std::string::npos;
+}
+
+TEST(ShapeFn, BroadcastConcreteOnesAndLowerRanks) {
+  EXPECT_EQ(broadcast_shape<int64_t>("Add", {{2, 1, 3}, {4, 1}}).value(), (Ints{2, 4, 3}));
+  EXPECT_EQ(broadcast_shape<int64_t>("Where", {{3}, {1, 3}, {2, 1}}).value(), (Ints{2, 3}));
+  EXPECT_EQ(broadcast_shape<int64_t>("Mul", {{}, {5}}).value(), (Ints{5}));
+}
+
+TEST(ShapeFn, BroadcastZeroDimsKeepZeroAgainstOne) {
+  EXPECT_EQ(broadcast_shape<int64_t>("Add", {{0, 3}, {1, 3}}).value(), (Ints{0, 3}));
+  EXPECT_EQ(broadcast_shape<int64_t>("Add", {{1}, {0}}).value(), (Ints{0}));
+  // 0 is not 1: it does not stretch to 3.
+  EXPECT_TRUE(fails_with(broadcast_shape<int64_t>("Sub", {{0}, {3}}), ErrorCode::kInvalidArgument,
+                         "Sub: input shapes [0] [3] do not broadcast"));
+}
+
+TEST(ShapeFn, BroadcastSymbolicKeepsSymbolsAndUnknownsWhatCannotBeCompared) {
+  EXPECT_EQ(broadcast_shape<Dim>("Add", {{kBatch, 3}, {1, 3}}).value(), (Dims{kBatch, 3}));
+  EXPECT_EQ(broadcast_shape<Dim>("Add", {{kBatch, 1}, {kBatch, kSeq}}).value(),
+            (Dims{kBatch, kSeq}));
+  const Dims mixed = broadcast_shape<Dim>("Add", {{kBatch, 4}, {kSeq, 4}}).value();
+  EXPECT_TRUE(mixed[0].is_unknown());
+  EXPECT_EQ(mixed[1], Dim(4));
+  EXPECT_TRUE(fails_with(broadcast_shape<Dim>("Mul", {{kBatch, 2}, {kBatch, 3}}),
+                         ErrorCode::kInvalidArgument, "Mul: input shapes [batch,2] [batch,3]"));
+}
+
+TEST(ShapeFn, MatMulPromotesOneDimOperandsAndBroadcastsBatches) {
+  EXPECT_EQ(matmul_shape<int64_t>({2, 1, 3, 4}, {5, 4, 6}).value(), (Ints{2, 5, 3, 6}));
+  EXPECT_EQ(matmul_shape<int64_t>({4}, {4, 5}).value(), (Ints{5}));
+  EXPECT_EQ(matmul_shape<int64_t>({3, 4}, {4}).value(), (Ints{3}));
+  EXPECT_EQ(matmul_shape<int64_t>({4}, {4}).value(), (Ints{}));
+  EXPECT_EQ(matmul_shape<Dim>({kBatch, kSeq, 64}, {64, 32}).value(), (Dims{kBatch, kSeq, 32}));
+  // An unknown K is not a clash for the passes.
+  EXPECT_EQ(matmul_shape<Dim>({kBatch, Dim::unknown()}, {64, 32}).value(), (Dims{kBatch, 32}));
+}
+
+TEST(ShapeFn, MatMulErrorsNameTheOpAndOperand) {
+  EXPECT_TRUE(fails_with(matmul_shape<int64_t>({3, 4}, {5, 6}), ErrorCode::kInvalidArgument,
+                         "MatMul: K dims 4 and 5 differ"));
+  EXPECT_TRUE(fails_with(matmul_shape<int64_t>({}, {5, 6}), ErrorCode::kInvalidArgument,
+                         "MatMul: input A is a scalar"));
+  EXPECT_TRUE(fails_with(matmul_shape<int64_t>({2, 3, 4}, {3, 4, 5}), ErrorCode::kInvalidArgument,
+                         "MatMul: input shapes [2] [3] do not broadcast"));
+}
+
+TEST(ShapeFn, GemmTransposesAndChecksC) {
+  const GemmAttrs plain;
+  GemmAttrs both;
+  both.trans_a = both.trans_b = true;
+  EXPECT_EQ(gemm_shape<int64_t>(plain, {3, 4}, {4, 5}).value(), (Ints{3, 5}));
+  EXPECT_EQ(gemm_shape<int64_t>(both, {4, 3}, {5, 4}).value(), (Ints{3, 5}));
+  const Ints row{5}, col{3, 1}, bad{2, 5}, too_long{1, 3, 5};
+  EXPECT_TRUE(gemm_shape<int64_t>(plain, {3, 4}, {4, 5}, &row).has_value());
+  EXPECT_TRUE(gemm_shape<int64_t>(plain, {3, 4}, {4, 5}, &col).has_value());
+  EXPECT_TRUE(fails_with(gemm_shape<int64_t>(plain, {3, 4}, {4, 5}, &bad),
+                         ErrorCode::kInvalidArgument, "Gemm: input C [2,5] does not broadcast"));
+  EXPECT_TRUE(fails_with(gemm_shape<int64_t>(plain, {3, 4}, {4, 5}, &too_long),
+                         ErrorCode::kInvalidArgument, "input C [1,3,5]"));
+  EXPECT_TRUE(fails_with(gemm_shape<int64_t>(plain, {3, 4}, {5, 4}), ErrorCode::kInvalidArgument,
+                         "Gemm: K dims 4 and 5 differ"));
+  EXPECT_TRUE(fails_with(gemm_shape<int64_t>(plain, {3, 4, 1}, {4, 5}), ErrorCode::kInvalidArgument,
+                         "must be 2-D"));
+  const Dims c{kBatch, 1};
+  EXPECT_EQ(gemm_shape<Dim>(plain, {kBatch, 8}, {8, 16}, &c).value(), (Dims{kBatch, 16}));
+}
+
+TEST(ShapeFn, BroadcastsToIsOneWay) {
+  EXPECT_TRUE(check_broadcasts_to<int64_t>("PRelu", "slope", {3, 1, 1}, {2, 3, 4, 4}).has_value());
+  EXPECT_TRUE(fails_with(check_broadcasts_to<int64_t>("PRelu", "slope", {2, 3}, {3}),
+                         ErrorCode::kInvalidArgument, "PRelu: slope [2,3] does not broadcast"));
+  // The input's 1 does not stretch to the slope's 3: that would grow the output.
+  EXPECT_FALSE(check_broadcasts_to<int64_t>("PRelu", "slope", {3}, {2, 1}).has_value());
+}
+
+TEST(ShapeFn, TransposePermutesAnyDims) {
+  const Ints perm{2, 0, 1};
+  EXPECT_EQ(transpose_shape<int64_t>({2, 3, 4}, perm), (Ints{4, 2, 3}));
+  EXPECT_EQ(transpose_shape<Dim>({kBatch, kSeq, 8}, perm), (Dims{8, kBatch, kSeq}));
+}
+
+}  // namespace
+}  // namespace hone::ops
