@@ -23,16 +23,20 @@
 #include <vector>
 
 #include "hone/error.h"
+#include "hone/graph.h"
 #include "hone/shape.h"
 #include "ops/attrs.h"
 #include "ops/broadcast.h"
+#include "ops/window.h"
 
 namespace hone::ops {
 
 /// How a dim type takes part in shape functions; specialised per type.
 /// match(a, b): how two dims of one axis relate (broadcast.h's DimMatch).
-/// merge(a, b): the dim to use where match said kUndecided, or nullopt when
-/// the type cannot go on (the function then fails with kUnsupported).
+/// known(d): the number, when d is one.
+/// unknown(): the dim to give where nobody can work one out (two dims match
+/// said kUndecided for, an output of a symbolic window), or nullopt when the
+/// type cannot go on (the function then fails with kUnsupported).
 /// str(d): the dim as text, for error messages.
 template <class D>
 struct DimTraits;
@@ -40,7 +44,8 @@ struct DimTraits;
 template <>
 struct DimTraits<int64_t> {
   static DimMatch match(int64_t a, int64_t b) { return match_dims(a, b); }
-  static std::optional<int64_t> merge(int64_t, int64_t) { return std::nullopt; }
+  static std::optional<int64_t> known(int64_t d) { return d; }
+  static std::optional<int64_t> unknown() { return std::nullopt; }
   static std::string str(int64_t d) { return std::to_string(d); }
 };
 
@@ -55,7 +60,10 @@ struct DimTraits<Dim> {
     if (a.is_static() && b.is_static()) return DimMatch::kClash;
     return DimMatch::kUndecided;
   }
-  static std::optional<Dim> merge(const Dim&, const Dim&) { return Dim::unknown(); }
+  static std::optional<int64_t> known(const Dim& d) {
+    return d.is_static() ? std::optional(d.value()) : std::nullopt;
+  }
+  static std::optional<Dim> unknown() { return Dim::unknown(); }
   static std::string str(const Dim& d) { return d.to_string(); }
 };
 
@@ -65,7 +73,8 @@ template <class D>
 concept ShapeDim = std::copyable<D> && std::constructible_from<D, int64_t> &&
     requires(const D& a, const D& b) {
   { DimTraits<D>::match(a, b) } -> std::same_as<DimMatch>;
-  { DimTraits<D>::merge(a, b) } -> std::same_as<std::optional<D>>;
+  { DimTraits<D>::known(a) } -> std::same_as<std::optional<int64_t>>;
+  { DimTraits<D>::unknown() } -> std::same_as<std::optional<D>>;
   { DimTraits<D>::str(a) } -> std::convertible_to<std::string>;
 };
 
@@ -85,8 +94,8 @@ template <ShapeDim D>
   bool undecided = false;
   auto out = broadcast_dims<D>(
       inputs, D(int64_t{1}), [](const D& a, const D& b) { return DimTraits<D>::match(a, b); },
-      [&](const D& a, const D& b) {
-        std::optional<D> d = DimTraits<D>::merge(a, b);
+      [&](const D&, const D&) {
+        std::optional<D> d = DimTraits<D>::unknown();
         undecided = !d;
         return d;
       });
@@ -106,7 +115,7 @@ template <ShapeDim D>
                                           const D& b) {
   const DimMatch m = DimTraits<D>::match(a, b);
   if (m == DimMatch::kSame) return {};
-  if (m == DimMatch::kUndecided && DimTraits<D>::merge(a, b)) return {};
+  if (m == DimMatch::kUndecided && DimTraits<D>::unknown()) return {};
   return fail(m == DimMatch::kUndecided ? ErrorCode::kUnsupported : ErrorCode::kInvalidArgument,
               std::string(op) + ": " + std::string(what) + " " + DimTraits<D>::str(a) + " and " +
                   DimTraits<D>::str(b) + " differ");
@@ -124,7 +133,7 @@ template <ShapeDim D>
     const D& t = to[to.size() - from.size() + i];
     const DimMatch m = DimTraits<D>::match(from[i], t);
     if (m == DimMatch::kSame || m == DimMatch::kFirstIsOne) continue;
-    if (m == DimMatch::kUndecided && DimTraits<D>::merge(from[i], t)) continue;
+    if (m == DimMatch::kUndecided && DimTraits<D>::unknown()) continue;
     if (m == DimMatch::kUndecided) code = ErrorCode::kUnsupported;
     ok = false;
   }
@@ -177,6 +186,91 @@ std::vector<D> transpose_shape(const std::vector<D>& in, std::span<const int64_t
   std::vector<D> out;
   out.reserve(perm.size());
   for (int64_t p : perm) out.push_back(in[static_cast<size_t>(p)]);
+  return out;
+}
+
+/// Conv and pools: [N, channels, spatial...], each spatial dim from
+/// ops::make_window (strides, dilations, pads, auto_pad read from `node`).
+/// A spatial dim that is not a known number gives DimTraits<D>::unknown():
+/// each output dim depends on its own input dim alone, so a stand-in size
+/// for it leaves the others right.
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> window_shape(const Node& node, const std::string& op,
+                                                  const std::vector<D>& x, const D& channels,
+                                                  const std::vector<int64_t>& kernel,
+                                                  bool ceil_mode) {
+  if (x.size() < 3 || kernel.size() + 2 != x.size())
+    return fail(ErrorCode::kInvalidArgument, op + ": kernel " + list_to_string(kernel) +
+                                                 " does not match input X " + dims_string(x));
+  constexpr int64_t kStandIn = int64_t{1} << 20;
+  std::vector<int64_t> in;
+  for (size_t i = 2; i < x.size(); ++i) {
+    const std::optional<int64_t> d = DimTraits<D>::known(x[i]);
+    if (!d && !DimTraits<D>::unknown())
+      return fail(ErrorCode::kUnsupported,
+                  op + ": spatial dims of input X " + dims_string(x) + " must be known");
+    in.push_back(d.value_or(kStandIn));
+  }
+  HONE_TRY(const Window w, make_window(node, in, kernel, ceil_mode, op));
+  std::vector<D> out{x[0], channels};
+  for (size_t i = 2; i < x.size(); ++i)
+    out.push_back(DimTraits<D>::known(x[i]) ? D(w.out[i - 2]) : *DimTraits<D>::unknown());
+  return out;
+}
+
+/// Conv: [N, M, spatial...] for weights [M, C/group, k...]. The kernel is
+/// the weights' spatial dims (kernel_shape, when set, must agree); weights
+/// whose spatial dims are not known give unknown output spatial dims.
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> conv_shape(const Node& node, const ConvAttrs& attrs,
+                                                const std::vector<D>& x, const std::vector<D>& w) {
+  if (x.size() < 3 || w.size() != x.size())
+    return fail(ErrorCode::kInvalidArgument, "Conv: weights W " + dims_string(w) + " and input X " +
+                                                 dims_string(x) +
+                                                 " must have one rank, at least 3");
+  std::vector<int64_t> kernel;
+  for (size_t i = 2; i < w.size(); ++i) {
+    const std::optional<int64_t> k = DimTraits<D>::known(w[i]);
+    if (!k) break;
+    kernel.push_back(*k);
+  }
+  if (kernel.size() + 2 == w.size() && !attrs.kernel_shape.empty() && attrs.kernel_shape != kernel)
+    return fail(ErrorCode::kInvalidArgument, "Conv: kernel_shape " +
+                                                 list_to_string(attrs.kernel_shape) +
+                                                 " disagrees with weights W " + dims_string(w));
+  if (kernel.size() + 2 != w.size()) {
+    if (!attrs.kernel_shape.empty())
+      return window_shape(node, "Conv", x, w[0], attrs.kernel_shape, false);
+    const std::optional<D> unknown = DimTraits<D>::unknown();
+    if (!unknown)
+      return fail(ErrorCode::kUnsupported,
+                  "Conv: spatial dims of weights W " + dims_string(w) + " must be known");
+    std::vector<D> out{x[0], w[0]};
+    out.resize(x.size(), *unknown);
+    return out;
+  }
+  return window_shape(node, "Conv", x, w[0], kernel, false);
+}
+
+/// MaxPool, AveragePool, LpPool: [N, C, spatial...] over kernel_shape.
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> pool_shape(const Node& node, const PoolAttrs& attrs,
+                                                const std::vector<D>& x) {
+  if (x.size() < 3)
+    return fail(ErrorCode::kInvalidArgument,
+                node.op_type + ": input X " + dims_string(x) + " has no spatial dims");
+  return window_shape(node, node.op_type, x, x[1], attrs.kernel_shape, attrs.ceil_mode);
+}
+
+/// GlobalAveragePool, GlobalMaxPool: [N, C, 1...] (ONNX takes rank 2 too).
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> global_pool_shape(std::string_view op,
+                                                       const std::vector<D>& x) {
+  if (x.size() < 2)
+    return fail(ErrorCode::kInvalidArgument,
+                std::string(op) + ": input X " + dims_string(x) + " has no channel dim");
+  std::vector<D> out{x[0], x[1]};
+  out.resize(x.size(), D(int64_t{1}));
   return out;
 }
 

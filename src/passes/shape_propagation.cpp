@@ -106,27 +106,6 @@ std::optional<Shape> reshape(const Shape& in, const Tensor& spec, bool allowzero
   return Shape(std::move(out));
 }
 
-/// Conv and pooling: [N, C, spatial...] with each spatial dim worked out
-/// (ops/window.h) where the input's is static; the others are unknown. Each
-/// spatial dim's output depends on its own input dim alone, so a stand-in size
-/// for the dynamic ones leaves the static ones right.
-std::optional<Shape> windowed(const Node& n, const Shape& x, Dim channels,
-                              const std::vector<int64_t>& kernel) {
-  if (x.rank() < 3 || kernel.size() != x.rank() - 2) return std::nullopt;
-  const size_t sp = x.rank() - 2;
-  constexpr int64_t kStandIn = int64_t{1} << 20;
-  std::vector<int64_t> in;
-  for (size_t i = 0; i < sp; ++i) in.push_back(x[2 + i].is_static() ? x[2 + i].value() : kStandIn);
-  const bool ceil_mode =
-      n.op_type != "Conv" && ops::pool_attrs(n).value_or(ops::PoolAttrs{}).ceil_mode;
-  auto w = ops::make_window(n, in, kernel, ceil_mode, n.op_type);
-  if (!w) return std::nullopt;  // bad attributes or too small an input: run time says so
-  std::vector<Dim> out{x[0], channels};
-  for (size_t i = 0; i < sp; ++i)
-    out.push_back(x[2 + i].is_static() ? Dim(w->out[i]) : Dim::unknown());
-  return Shape(std::move(out));
-}
-
 Dim dim_sum(const Dim& a, const Dim& b) {
   return a.is_static() && b.is_static() ? Dim(a.value() + b.value()) : Dim::unknown();
 }
@@ -252,24 +231,15 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   if (op == "Conv") {
     const Shape* x = shape_of(0);
     const Shape* w = shape_of(1);
-    if (!x || !w || w->rank() != x->rank()) return std::nullopt;
-    std::vector<int64_t> kernel;
-    for (size_t i = 2; i < w->rank(); ++i)
-      kernel.push_back((*w)[i].is_static() ? (*w)[i].value() : -1);
-    if (std::find(kernel.begin(), kernel.end(), -1) != kernel.end()) {
-      std::vector<Dim> out{(*x)[0], (*w)[0]};
-      out.resize(x->rank(), Dim::unknown());
-      return Shape(std::move(out));
-    }
     const auto ca = ops::conv_attrs(n);
-    if (!ca) return std::nullopt;
-    return windowed(n, *x, (*w)[0], ca->kernel_shape.empty() ? kernel : ca->kernel_shape);
+    if (!x || !w || !ca) return std::nullopt;
+    return shape_or_none(ops::conv_shape(n, *ca, x->dims(), w->dims()));
   }
   if (op == "MaxPool" || op == "AveragePool") {
     const Shape* x = shape_of(0);
     const auto pa = ops::pool_attrs(n);
     if (!x || !pa) return std::nullopt;
-    return windowed(n, *x, (*x)[1], pa->kernel_shape);
+    return shape_or_none(ops::pool_shape(n, *pa, x->dims()));
   }
   if (op == "DeformConv") {  // [N, M, offset's spatial dims]
     const Shape* x = shape_of(0);
@@ -325,10 +295,8 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     const Shape* x = shape_of(0);
-    if (!x || x->rank() < 2) return std::nullopt;
-    std::vector<Dim> out{(*x)[0], (*x)[1]};
-    out.resize(x->rank(), Dim(1));
-    return Shape(std::move(out));
+    if (!x) return std::nullopt;
+    return shape_or_none(ops::global_pool_shape(op, x->dims()));
   }
   if (op == "Gemm") {
     const Shape* a = shape_of(0);

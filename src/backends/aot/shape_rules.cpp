@@ -24,9 +24,10 @@ struct hone::ops::DimTraits<hone::aot::DimExpr> {
     if (x.is_const() && y.is_const()) return DimMatch::kClash;
     return DimMatch::kUndecided;
   }
-  static std::optional<aot::DimExpr> merge(const aot::DimExpr&, const aot::DimExpr&) {
-    return std::nullopt;
+  static std::optional<int64_t> known(const aot::DimExpr& d) {
+    return d.is_const() ? std::optional(d.value()) : std::nullopt;
   }
+  static std::optional<aot::DimExpr> unknown() { return std::nullopt; }
   static std::string str(const aot::DimExpr& d) { return d.to_string(); }
 };
 
@@ -140,11 +141,7 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
     return fail(ErrorCode::kInvalidArgument, "Conv group " + std::to_string(group) +
                                                  " does not fit input " + to_string(x) +
                                                  " and weights " + to_string(w));
-  std::vector<int64_t> k;
-  for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
-  if (!ca.kernel_shape.empty() && ca.kernel_shape != k)
-    return fail(ErrorCode::kInvalidArgument, "Conv kernel_shape disagrees with the weights");
-  HONE_TRY(Window2d win, window_of(n, x, k, false));
+  HONE_TRY(DimExprs out, ops::conv_shape(n, ca, x, w));
   p.operands[id] = {xv, wv};
   if (has_input(n, 2)) {
     HONE_TRY(ValueId bv, data_input(p, n, 2));
@@ -153,9 +150,6 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
                   "Conv bias must have shape [" + std::to_string(m) + "]");
     p.operands[id].push_back(bv);
   }
-  DimExprs out{x[0], m};
-  if (x.size() == 4) out.push_back(win.oh);
-  out.push_back(win.ow);
   return out;
 }
 
@@ -186,23 +180,13 @@ Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
   p.operands[id] = {xv};
   if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
     if (x.size() < 3) return fail(unsupported("input " + to_string(x) + " has no spatial dims"));
-    DimExprs out{x[0], x[1]};
-    out.resize(x.size(), 1);
-    return out;
+    return refused(ops::global_pool_shape(n.op_type, x));
   }
   if (x.size() != 3 && x.size() != 4)
     return fail(unsupported(n.op_type + " input " + to_string(x) + ": aot runs 1-D and 2-D pools"));
   HONE_CHECK_OK(check_static(x, 2, n.op_type + " input"));
   HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
-  const std::vector<int64_t>& k = pa.kernel_shape;
-  if (k.size() + 2 != x.size())
-    return fail(ErrorCode::kInvalidArgument,
-                n.op_type + " kernel_shape does not match the input rank");
-  HONE_TRY(Window2d win, window_of(n, x, k, pa.ceil_mode));
-  DimExprs out{x[0], x[1]};
-  if (x.size() == 4) out.push_back(win.oh);
-  out.push_back(win.ow);
-  return out;
+  return ops::pool_shape(n, pa, x);
 }
 
 Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {

@@ -99,5 +99,63 @@ TEST(ShapeFn, TransposePermutesAnyDims) {
   EXPECT_EQ(transpose_shape<Dim>({kBatch, kSeq, 8}, perm), (Dims{8, kBatch, kSeq}));
 }
 
+Node node(const std::string& op, std::map<std::string, Attribute> attrs = {}) {
+  Node n;
+  n.op_type = op;
+  n.attrs = std::move(attrs);
+  return n;
+}
+
+TEST(ShapeFn, ConvWindowsWithDilationStridesAndSameUpper) {
+  const Node dilated = node("Conv", {{"dilations", Ints{2, 2}}});
+  EXPECT_EQ(conv_shape<int64_t>(dilated, {}, {1, 3, 32, 32}, {8, 3, 3, 3}).value(),
+            (Ints{1, 8, 28, 28}));
+  const Node same =
+      node("Conv", {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}});
+  EXPECT_EQ(conv_shape<int64_t>(same, {}, {1, 3, 7, 8}, {4, 3, 3, 3}).value(), (Ints{1, 4, 4, 4}));
+  // 1-D, with pads.
+  const Node padded = node("Conv", {{"pads", Ints{1, 1}}});
+  EXPECT_EQ(conv_shape<int64_t>(padded, {}, {2, 3, 10}, {5, 3, 3}).value(), (Ints{2, 5, 10}));
+}
+
+TEST(ShapeFn, ConvSymbolicSpatialDimsStayUnknownAndTheOthersAreRight) {
+  const Node conv = node("Conv");
+  const Dims out = conv_shape<Dim>(conv, {}, {kBatch, 3, kSeq, 32}, {8, 3, 3, 3}).value();
+  ASSERT_EQ(out.size(), 4u);
+  EXPECT_EQ(out[0], kBatch);
+  EXPECT_EQ(out[1], Dim(8));
+  EXPECT_TRUE(out[2].is_unknown());
+  EXPECT_EQ(out[3], Dim(30));
+  // Weights whose kernel nobody knows: the spatial dims are unknown.
+  const Dims open = conv_shape<Dim>(conv, {}, {kBatch, 3, 32, 32}, {8, 3, kSeq, 3}).value();
+  EXPECT_TRUE(open[2].is_unknown() && open[3].is_unknown());
+}
+
+TEST(ShapeFn, ConvErrorsNameTheOpAndInput) {
+  ConvAttrs attrs;
+  attrs.kernel_shape = {5, 5};
+  EXPECT_TRUE(fails_with(conv_shape<int64_t>(node("Conv"), attrs, {1, 3, 8, 8}, {4, 3, 3, 3}),
+                         ErrorCode::kInvalidArgument, "Conv: kernel_shape [5,5] disagrees"));
+  EXPECT_TRUE(fails_with(conv_shape<int64_t>(node("Conv"), {}, {1, 3, 8, 8}, {4, 3, 3}),
+                         ErrorCode::kInvalidArgument, "Conv: weights W [4,3,3]"));
+  // A window larger than the input: make_window's error, naming Conv.
+  EXPECT_TRUE(fails_with(conv_shape<int64_t>(node("Conv"), {}, {1, 3, 2, 2}, {4, 3, 3, 3}),
+                         ErrorCode::kInvalidArgument, "Conv"));
+}
+
+TEST(ShapeFn, PoolsCeilModeAndGlobal) {
+  PoolAttrs attrs;
+  attrs.kernel_shape = {3, 3};
+  const Node strided = node("MaxPool", {{"strides", Ints{2, 2}}});
+  EXPECT_EQ(pool_shape<int64_t>(strided, attrs, {1, 2, 6, 6}).value(), (Ints{1, 2, 2, 2}));
+  attrs.ceil_mode = true;
+  EXPECT_EQ(pool_shape<int64_t>(strided, attrs, {1, 2, 6, 6}).value(), (Ints{1, 2, 3, 3}));
+  EXPECT_EQ(pool_shape<Dim>(strided, attrs, {kBatch, 2, 6, 6}).value(), (Dims{kBatch, 2, 3, 3}));
+  EXPECT_TRUE(fails_with(pool_shape<int64_t>(strided, attrs, {1, 2}), ErrorCode::kInvalidArgument,
+                         "MaxPool: input X [1,2] has no spatial dims"));
+  EXPECT_EQ(global_pool_shape<Dim>("GlobalAveragePool", {kBatch, 16, 7, 7}).value(),
+            (Dims{kBatch, 16, 1, 1}));
+}
+
 }  // namespace
 }  // namespace hone::ops
