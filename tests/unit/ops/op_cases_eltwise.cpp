@@ -32,6 +32,8 @@ std::vector<OpCase> eltwise_cases() {
   t.push_back(unary("Celu_alpha", "Celu", edge({3, 8}), {{"alpha", 2.0f}}, 12));
   t.push_back(unary("HardSigmoid_alpha_beta", "HardSigmoid", edge({3, 8}),
                     {{"alpha", 0.3f}, {"beta", 0.4f}}));
+  t.push_back(
+      unary("Shrink_lambd_bias", "Shrink", edge_nan({3, 8}), {{"lambd", 1.0f}, {"bias", 0.5f}}, 9));
   t.push_back(unary("ThresholdedRelu_alpha", "ThresholdedRelu", edge({3, 8}), {{"alpha", 0.5f}}));
 
   // The basic math unaries, on edge values where the whole line is defined.
