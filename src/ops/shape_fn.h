@@ -37,6 +37,7 @@ namespace hone::ops {
 /// unknown(): the dim to give where nobody can work one out (two dims match
 /// said kUndecided for, an output of a symbolic window), or nullopt when the
 /// type cannot go on (the function then fails with kUnsupported).
+/// add(a, b): a + b (Concat's axis), or unknown() where it cannot be said.
 /// str(d): the dim as text, for error messages.
 template <class D>
 struct DimTraits;
@@ -46,6 +47,7 @@ struct DimTraits<int64_t> {
   static DimMatch match(int64_t a, int64_t b) { return match_dims(a, b); }
   static std::optional<int64_t> known(int64_t d) { return d; }
   static std::optional<int64_t> unknown() { return std::nullopt; }
+  static std::optional<int64_t> add(int64_t a, int64_t b) { return a + b; }
   static std::string str(int64_t d) { return std::to_string(d); }
 };
 
@@ -64,6 +66,9 @@ struct DimTraits<Dim> {
     return d.is_static() ? std::optional(d.value()) : std::nullopt;
   }
   static std::optional<Dim> unknown() { return Dim::unknown(); }
+  static std::optional<Dim> add(const Dim& a, const Dim& b) {
+    return a.is_static() && b.is_static() ? Dim(a.value() + b.value()) : Dim::unknown();
+  }
   static std::string str(const Dim& d) { return d.to_string(); }
 };
 
@@ -75,6 +80,7 @@ concept ShapeDim = std::copyable<D> && std::constructible_from<D, int64_t> &&
   { DimTraits<D>::match(a, b) } -> std::same_as<DimMatch>;
   { DimTraits<D>::known(a) } -> std::same_as<std::optional<int64_t>>;
   { DimTraits<D>::unknown() } -> std::same_as<std::optional<D>>;
+  { DimTraits<D>::add(a, b) } -> std::same_as<std::optional<D>>;
   { DimTraits<D>::str(a) } -> std::convertible_to<std::string>;
 };
 
@@ -271,6 +277,38 @@ template <ShapeDim D>
                 std::string(op) + ": input X " + dims_string(x) + " has no channel dim");
   std::vector<D> out{x[0], x[1]};
   out.resize(x.size(), D(int64_t{1}));
+  return out;
+}
+
+/// Concat along `axis` (negative counts from the end): the inputs agree off
+/// the axis, and the axis dims add up.
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> concat_shape(int64_t axis,
+                                                  const std::vector<std::vector<D>>& inputs) {
+  if (inputs.empty()) return fail(ErrorCode::kInvalidArgument, "Concat: no inputs");
+  std::vector<D> out = inputs[0];
+  const auto rank = static_cast<int64_t>(out.size());
+  if (axis < -rank || axis >= rank)
+    return fail(ErrorCode::kInvalidArgument, "Concat: axis " + std::to_string(axis) +
+                                                 " is out of range for input 0 " +
+                                                 dims_string(out));
+  const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    const std::vector<D>& d = inputs[i];
+    const std::string input = "input " + std::to_string(i);
+    if (d.size() != out.size())
+      return fail(ErrorCode::kInvalidArgument, "Concat: " + input + " " + dims_string(d) +
+                                                   " and input 0 " + dims_string(inputs[0]) +
+                                                   " differ in rank");
+    for (size_t k = 0; k < d.size(); ++k)
+      if (k != a) HONE_CHECK_OK(check_same_dim<D>("Concat", input + "'s dims", out[k], d[k]));
+    std::optional<D> sum = DimTraits<D>::add(out[a], d[a]);
+    if (!sum)
+      return fail(ErrorCode::kUnsupported, "Concat: the axis dims " + DimTraits<D>::str(out[a]) +
+                                               " and " + DimTraits<D>::str(d[a]) +
+                                               " cannot be added");
+    out[a] = std::move(*sum);
+  }
   return out;
 }
 

@@ -372,22 +372,13 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return Shape(std::move(out));
   }
   if (op == "Concat") {
-    const Shape* first = shape_of(0);
-    if (!first) return std::nullopt;
-    auto axis = norm_axis(ops::axis_attr(n), first->rank());
-    if (!axis) return std::nullopt;
-    std::vector<Dim> out = first->dims();
-    int64_t total = 0;
-    bool known = true;
+    std::vector<std::vector<Dim>> inputs;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Shape* s = shape_of(i);
-      if (!s || s->rank() != first->rank()) return std::nullopt;
-      const Dim& d = (*s)[static_cast<size_t>(*axis)];
-      known = known && d.is_static();
-      if (d.is_static()) total += d.value();
+      if (!s) return std::nullopt;
+      inputs.push_back(s->dims());
     }
-    out[static_cast<size_t>(*axis)] = known ? Dim(total) : Dim::unknown();
-    return Shape(std::move(out));
+    return shape_or_none(ops::concat_shape(ops::axis_attr(n), inputs));
   }
   if (op == "Range" && n.inputs.size() == 3) {
     // Its length: static when start, limit and delta are constants; the

@@ -28,6 +28,9 @@ struct hone::ops::DimTraits<hone::aot::DimExpr> {
     return d.is_const() ? std::optional(d.value()) : std::nullopt;
   }
   static std::optional<aot::DimExpr> unknown() { return std::nullopt; }
+  static std::optional<aot::DimExpr> add(const aot::DimExpr& a, const aot::DimExpr& b) {
+    return a + b;
+  }
   static std::string str(const aot::DimExpr& d) { return d.to_string(); }
 };
 
@@ -264,29 +267,13 @@ Result<DimExprs> transpose(Program& p, NodeId id, const Node& n) {
 
 Result<DimExprs> concat(Program& p, NodeId id, const Node& n) {
   p.operands[id].clear();
-  DimExprs out;
-  int64_t axis = 0;
+  std::vector<DimExprs> inputs;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     HONE_TRY(ValueId v, data_input(p, n, i));
-    const DimExprs d = dims_of(p, v);
-    if (i == 0) {
-      out = d;
-      axis = norm_axis(ops::axis_attr(n), static_cast<int64_t>(d.size()));
-      if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
-        return fail(ErrorCode::kInvalidArgument, "Concat axis out of range for " + to_string(d));
-    } else {
-      if (d.size() != out.size())
-        return fail(ErrorCode::kInvalidArgument, "Concat inputs differ in rank");
-      for (size_t a = 0; a < d.size(); ++a)
-        if (static_cast<int64_t>(a) != axis && !(d[a] == out[a]))
-          return fail(unsupported("Concat inputs " + to_string(out) + " and " + to_string(d) +
-                                  " differ off the axis"));
-      out[static_cast<size_t>(axis)] =
-          out[static_cast<size_t>(axis)] + d[static_cast<size_t>(axis)];
-    }
+    inputs.push_back(dims_of(p, v));
     p.operands[id].push_back(v);
   }
-  return out;
+  return ops::concat_shape(ops::axis_attr(n), inputs);
 }
 
 Result<DimExprs> view(Program& p, NodeId id, const Node& n) {

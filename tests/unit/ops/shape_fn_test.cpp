@@ -157,5 +157,18 @@ TEST(ShapeFn, PoolsCeilModeAndGlobal) {
             (Dims{kBatch, 16, 1, 1}));
 }
 
+TEST(ShapeFn, ConcatAddsTheAxisAndChecksTheRest) {
+  EXPECT_EQ(concat_shape<int64_t>(1, {{2, 3}, {2, 0}, {2, 4}}).value(), (Ints{2, 7}));
+  EXPECT_EQ(concat_shape<int64_t>(-2, {{2, 3}, {5, 3}}).value(), (Ints{7, 3}));
+  EXPECT_EQ(concat_shape<Dim>(0, {{kBatch, 8}, {4, 8}})->at(0), Dim::unknown());
+  EXPECT_EQ(concat_shape<Dim>(1, {{kBatch, 8}, {kBatch, 4}}).value(), (Dims{kBatch, 12}));
+  EXPECT_TRUE(fails_with(concat_shape<int64_t>(2, {{2, 3}}), ErrorCode::kInvalidArgument,
+                         "Concat: axis 2 is out of range for input 0 [2,3]"));
+  EXPECT_TRUE(fails_with(concat_shape<int64_t>(0, {{2, 3}, {2, 4}}), ErrorCode::kInvalidArgument,
+                         "Concat: input 1's dims 3 and 4 differ"));
+  EXPECT_TRUE(fails_with(concat_shape<int64_t>(0, {{2, 3}, {2}}), ErrorCode::kInvalidArgument,
+                         "differ in rank"));
+}
+
 }  // namespace
 }  // namespace hone::ops
