@@ -38,6 +38,33 @@ Result<void> lower_eltwise(PlanBuilder& b, const Node& n, const EltwiseSpec& es)
   return {};
 }
 
+/// `a op b` where `a` is short of the output's shape and cannot trade
+/// places with `b` (oneDNN broadcasts only a binary op's second operand):
+/// one step adds `a` to zeros of the output's shape and applies `op b` as
+/// its post-op. Exact but for the sign of a zero `a`.
+Result<void> lower_binary_widened(PlanBuilder& b, const Node& n, algorithm alg, const dims_t& out) {
+  const size_t r = out.size();
+  const ValueId v0 = n.inputs[0], v1 = n.inputs[1];
+  const md_t full = plain_md(r ? out : dims_t{1});
+  const md_t m0 = plain_md(r ? pad_left(b.value(v0).dims, r) : dims_t{1});
+  const md_t m1 = plain_md(r ? pad_left(b.value(v1).dims, r) : dims_t{1});
+  const BufferRef zeros{b.new_constant(Tensor::zeros(DType::kF32, out)), full};
+  dnnl::post_ops po;
+  po.append_binary(alg, m1);
+  dnnl::primitive_attr attr = user_scratch();
+  attr.set_post_ops(po);
+  dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, full, m0, full), attr,
+                                  cpu_engine());
+  const BufferRef dst{b.new_temp(full), full};
+  b.add_step("binary", dnnl::binary(pd), pd,
+             {{DNNL_ARG_SRC_0, zeros},
+              {DNNL_ARG_SRC_1, {b.plain(v0).buffer, m0}},
+              {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, {b.plain(v1).buffer, m1}},
+              {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst});
+  return {};
+}
+
 Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
   ValueId v0 = n.inputs[0], v1 = n.inputs[1];
   HONE_TRY(dims_t out, ops::broadcast_shapes({b.value(v0).dims, b.value(v1).dims}));
@@ -46,10 +73,7 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
                            alg == algorithm::binary_max || alg == algorithm::binary_min;
   if (pad_left(b.value(v0).dims, r) != out) {
     if (!commutative || pad_left(b.value(v1).dims, r) != out)
-      return fail(ErrorCode::kUnsupported,
-                  "oneDNN binary ops broadcast only their second operand (" +
-                      shape_to_string(b.value(v0).dims) + " vs " +
-                      shape_to_string(b.value(v1).dims) + ")");
+      return lower_binary_widened(b, n, alg, out);
     std::swap(v0, v1);
   }
   auto attempt = [&](bool keep_layout) -> dnnl::binary::primitive_desc {
@@ -496,6 +520,146 @@ Result<void> lower_slice(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// Split: each output a view of the input along the axis, copied by a
+/// reorder. The sizes come from the `split` input (opset 13) or attribute,
+/// else equal parts (the last smaller under opset 18's num_outputs).
+Result<void> lower_split(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  const auto rank = static_cast<int64_t>(in.size());
+  const int64_t a = ops::try_normalize_axis(n.attr_int("axis", 0), rank).value_or(-1);
+  if (a < 0)
+    return fail(ErrorCode::kInvalidArgument, "Split axis " + std::to_string(n.attr_int("axis", 0)) +
+                                                 " out of range for " + shape_to_string(in));
+  const int64_t dim = in[static_cast<size_t>(a)];
+  std::vector<int64_t> sizes;
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const Tensor* t = b.constant(n.inputs[1]);
+    if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
+      return fail(ErrorCode::kUnsupported, "Split sizes are not known when the plan is built");
+    for (int64_t i = 0; i < t->numel(); ++i)
+      sizes.push_back(t->dtype() == DType::kI64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i]);
+  } else if (n.has_attr("split")) {
+    sizes = n.attr_ints("split");
+  } else {
+    const auto parts = static_cast<int64_t>(n.outputs.size());
+    const int64_t each = (dim + parts - 1) / parts;
+    for (int64_t k = 0, left = dim; k < parts; ++k, left -= each)
+      sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  if (sizes.size() != n.outputs.size() || total != dim)
+    return fail(ErrorCode::kInvalidArgument,
+                "Split sizes do not add up to axis " + std::to_string(a) + " of " +
+                    shape_to_string(in) + " in " + std::to_string(n.outputs.size()) + " parts");
+  dims_t strides(in.size(), 1);
+  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  const BufferRef src = b.plain(n.inputs[0]);
+  int64_t start = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    const int64_t count = sizes[k];
+    if (n.outputs[k] >= 0) {
+      if (count == 0) return fail(ErrorCode::kUnsupported, "Split with an empty part");
+      dims_t out = in;
+      out[static_cast<size_t>(a)] = count;
+      md_t view(out, memory::data_type::f32, strides);
+      view.data.offset0 = start * strides[static_cast<size_t>(a)];
+      const md_t dst = plain_md(out);
+      dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
+      const BufferRef ref{b.new_temp(dst), dst};
+      b.add_step("reorder", dnnl::reorder(pd), pd,
+                 {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, ref}});
+      b.set(n.outputs[k], PValue{out, ref});
+    }
+    start += count;
+  }
+  return {};
+}
+
+/// Pad in constant mode, its pads known when the plan is built: the output
+/// is first copied from a constant holding the pad value, then the input
+/// into its interior (two reorders). Pads of zero alias the input; a
+/// negative pad (a crop) is refused.
+Result<void> lower_pad(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  const size_t r = x.dims.size();
+  std::vector<int64_t> pads;
+  double value = 0;
+  std::vector<int64_t> axes;
+  auto ints = [&](size_t i, const char* what) -> Result<std::vector<int64_t>> {
+    const Tensor* t = b.constant(n.inputs[i]);
+    if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
+      return fail(ErrorCode::kUnsupported,
+                  std::string("Pad ") + what + " are not known when the plan is built");
+    std::vector<int64_t> out;
+    for (int64_t k = 0; k < t->numel(); ++k)
+      out.push_back(static_cast<int64_t>(tensor_element_as_double(*t, k)));
+    return out;
+  };
+  if (b.graph().opset("") < 11) {
+    pads = n.attr_ints("pads");
+    value = n.attr_float("value", 0.0f);
+  } else {
+    HONE_TRY(pads, ints(1, "pads"));
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const Tensor* v = b.constant(n.inputs[2]);
+      if (v == nullptr || v->numel() != 1)
+        return fail(ErrorCode::kUnsupported, "Pad's constant_value is not a known scalar");
+      value = tensor_element_as_double(*v, 0);
+    }
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
+      HONE_TRY(axes, ints(3, "axes"));
+    }
+  }
+  if (axes.empty())
+    for (size_t a = 0; a < r; ++a) axes.push_back(static_cast<int64_t>(a));
+  if (pads.size() != 2 * axes.size())
+    return fail(ErrorCode::kInvalidArgument, "Pad has " + std::to_string(pads.size()) +
+                                                 " pads for " + std::to_string(axes.size()) +
+                                                 " axes of " + shape_to_string(x.dims));
+  dims_t begin(r, 0), end(r, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = ops::try_normalize_axis(axes[k], static_cast<int64_t>(r)).value_or(-1);
+    if (a < 0)
+      return fail(ErrorCode::kInvalidArgument, "Pad axis " + std::to_string(axes[k]) +
+                                                   " out of range for " + shape_to_string(x.dims));
+    begin[static_cast<size_t>(a)] = pads[k];
+    end[static_cast<size_t>(a)] = pads[k + axes.size()];
+  }
+  dims_t out = x.dims;
+  bool none = true;
+  for (size_t a = 0; a < r; ++a) {
+    if (begin[a] < 0 || end[a] < 0)
+      return fail(ErrorCode::kUnsupported, "Pad with a negative pad (a crop)");
+    out[a] += begin[a] + end[a];
+    none = none && begin[a] == 0 && end[a] == 0;
+  }
+  if (none) {
+    b.set(n.outputs[0], x);
+    return {};
+  }
+  const md_t dst = plain_md(out);
+  Tensor fill = Tensor::zeros(DType::kF32, out);
+  if (value != 0) std::fill_n(fill.data<float>(), fill.numel(), static_cast<float>(value));
+  const BufferRef filled{b.new_constant(std::move(fill)), dst};
+  const BufferRef ref{b.new_temp(dst), dst};
+  dnnl::reorder::primitive_desc fill_pd(cpu_engine(), dst, cpu_engine(), dst, user_scratch());
+  b.add_step("reorder", dnnl::reorder(fill_pd), fill_pd,
+             {{DNNL_ARG_FROM, filled}, {DNNL_ARG_TO, ref}});
+  dims_t strides(r, 1);
+  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * out[i];
+  md_t interior(x.dims, memory::data_type::f32, strides);
+  int64_t offset = 0;
+  for (size_t a = 0; a < r; ++a) offset += begin[a] * strides[a];
+  interior.data.offset0 = offset;
+  const BufferRef src = b.plain(n.inputs[0]);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), src.md, cpu_engine(), interior, user_scratch());
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, {ref.buffer, interior}}});
+  b.set(n.outputs[0], PValue{out, ref});
+  return {};
+}
+
 Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   const dims_t in = b.value(n.inputs[0]).dims;
   dims_t perm = n.attr_ints("perm");
@@ -627,6 +791,8 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
     return lower_reduce(b, n);
   if (op == "Concat") return lower_concat(b, n);
   if (op == "Slice") return lower_slice(b, n);
+  if (op == "Split") return lower_split(b, n);
+  if (op == "Pad") return lower_pad(b, n);
   if (op == "Identity") {
     b.set(n.outputs[0], b.value(n.inputs[0]));
     return {};

@@ -36,9 +36,9 @@ using Signature = ShapeSignature;  // dims_t is std::vector<int64_t>: the shared
 
 /// Fastest of a few runs of `plan` on zeros, in microseconds (infinity when
 /// it fails). The minimum, as other processes share the machine.
-double time_plan(const Plan& plan, const Signature& sig) {
+double time_plan(const Plan& plan, const Signature& sig, size_t num_inputs) {
   std::vector<Tensor> inputs;
-  for (const dims_t& d : sig) inputs.push_back(Tensor::zeros(DType::kF32, d));
+  for (size_t i = 0; i < num_inputs; ++i) inputs.push_back(Tensor::zeros(DType::kF32, sig[i]));
   std::atomic<uint64_t> executions{0};
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 7; ++i) {
@@ -54,13 +54,31 @@ double time_plan(const Plan& plan, const Signature& sig) {
 class OnednnBlock final : public CompiledBlock {
  public:
   OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16)
-      : graph_(std::move(g)), stats_(std::move(stats)), threads_(threads), bf16_(bf16) {}
+      : graph_(std::move(g)), stats_(std::move(stats)), threads_(threads), bf16_(bf16) {
+    // An input only Shape or Size reads (input_ids whose length makes the
+    // positions and the mask) may have any dtype: no primitive reads it. An
+    // integer or bool input that only host nodes and shape operands read is
+    // shape arithmetic another block made: its values become plan constants.
+    for (ValueId in : graph_.inputs()) {
+      bool dims_only = true;
+      for (const Node& n : graph_.nodes())
+        for (ValueId v : n.inputs)
+          if (v == in && n.op_type != "Shape" && n.op_type != "Size") dims_only = false;
+      for (ValueId out : graph_.outputs()) dims_only = dims_only && out != in;
+      read_as_data_.push_back(!dims_only);
+      const DType t = graph_.value(in).dtype;
+      known_input_.push_back(!dims_only && t != DType::kF32 && t != DType::kUndefined);
+    }
+  }
 
   /// Builds the plan for `sig` now (used at compile time for static blocks).
   Result<void> prepare(const Signature& sig) {
+    // A block reading another block's shape arithmetic plans when it has it.
+    for (bool known : known_input_)
+      if (known) return {};
     ThreadScope scope(threads_);
     std::lock_guard lock(mu_);
-    HONE_CHECK_OK(plan_locked(sig));
+    HONE_CHECK_OK(plan_locked(sig, {}));
     return {};
   }
 
@@ -70,14 +88,25 @@ class OnednnBlock final : public CompiledBlock {
     Signature sig;
     sig.reserve(inputs.size());
     bool all_f32 = true;
-    for (const Tensor& t : inputs) {
-      sig.push_back(t.shape());
-      all_f32 = all_f32 && t.dtype() == DType::kF32;
+    std::vector<const Tensor*> known(inputs.size(), nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i) sig.push_back(inputs[i].shape());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (inputs[i].dtype() == DType::kF32 || !read_as_data_[i]) continue;
+      if (!known_input_[i] || inputs[i].numel() > kMaxKnownInput) {
+        all_f32 = false;
+        continue;
+      }
+      // Shape arithmetic from another block: its values join the signature.
+      known[i] = &inputs[i];
+      dims_t key{static_cast<int64_t>(i)};
+      for (int64_t k = 0; k < inputs[i].numel(); ++k)
+        key.push_back(static_cast<int64_t>(tensor_element_as_double(inputs[i], k)));
+      sig.push_back(std::move(key));
     }
     std::shared_ptr<const Plan> plan;
     if (all_f32) {
       std::lock_guard lock(mu_);
-      auto p = plan_locked(sig);
+      auto p = plan_locked(sig, known);
       if (p) plan = *p;
     }
     if (!plan) {
@@ -88,20 +117,24 @@ class OnednnBlock final : public CompiledBlock {
   }
 
  private:
-  Result<std::shared_ptr<const Plan>> plan_locked(const Signature& sig) const {
+  /// `sig`: the inputs' dims, then for each known input its index and values.
+  Result<std::shared_ptr<const Plan>> plan_locked(const Signature& sig,
+                                                  const std::vector<const Tensor*>& known) const {
+    const size_t n = graph_.inputs().size();
+    const std::vector<dims_t> dims(sig.begin(), sig.begin() + static_cast<ptrdiff_t>(n));
     if (auto it = plans_.find(sig); it != plans_.end()) return it->second;
     if (auto it = failed_.find(sig); it != failed_.end()) return fail(it->second);
     PlanBuilder builder(graph_);
     builder.set_bf16(bf16_);
-    auto plan = builder.build(sig);
+    auto plan = builder.build(dims, known);
     if (plan && builder.has_depthwise()) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept.
       PlanBuilder blocked(graph_);
       blocked.set_prefer_blocked16(true);
       blocked.set_bf16(bf16_);
-      if (auto alt = blocked.build(sig)) {
-        const double t_any = time_plan(**plan, sig), t_blocked = time_plan(**alt, sig);
+      if (auto alt = blocked.build(dims, known)) {
+        const double t_any = time_plan(**plan, sig, n), t_blocked = time_plan(**alt, sig, n);
         HONE_LOG_DEBUG(
             "onednn: block '{}' for {}: convs on oneDNN's pick {:.1f} us, on nChw16c {:.1f} us",
             graph_.name(), signature_text(sig), t_any, t_blocked);
@@ -128,6 +161,9 @@ class OnednnBlock final : public CompiledBlock {
   std::shared_ptr<Stats> stats_;
   int threads_;
   bool bf16_;
+  std::vector<bool> read_as_data_;  // per block input: a node reads its elements
+  std::vector<bool> known_input_;   // per block input: non-f32 values planned as constants
+  static constexpr int64_t kMaxKnownInput = 64;
   eval::Interpreter fallback_;
   mutable std::mutex mu_;
   mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;

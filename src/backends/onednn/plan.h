@@ -27,10 +27,17 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/common/host_eval.h"
 #include "hone/graph.h"
 #include "hone/tensor.h"
 
 namespace hone::onednn {
+
+/// What onednn evaluates when it builds a plan (common/host_eval.h): shape
+/// arithmetic and also the masks, scales and tables exporters compute from
+/// dims (f32 and bool results too). support.cpp decides with it, plan.cpp
+/// evaluates with it.
+inline constexpr host_eval::Policy kHostPolicy = host_eval::Policy::kAnyDtype;
 
 using md_t = dnnl::memory::desc;
 using dims_t = std::vector<int64_t>;
@@ -124,7 +131,11 @@ class PlanBuilder {
 
   /// Lowers every node for these input dims; kUnsupported naming the node
   /// when oneDNN cannot express it for these shapes.
-  [[nodiscard]] Result<std::shared_ptr<const Plan>> build(const std::vector<dims_t>& input_dims);
+  /// `known[i]`, where given, is input i's value: a small integer or bool
+  /// tensor another block computed from dims (a Reshape's target), used as a
+  /// plan constant like a host value; the plan then ignores that input.
+  [[nodiscard]] Result<std::shared_ptr<const Plan>> build(
+      const std::vector<dims_t>& input_dims, const std::vector<const Tensor*>& known = {});
 
   // --- for the lowerings ----------------------------------------------------
   const Graph& graph() const { return g_; }
