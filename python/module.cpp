@@ -112,9 +112,14 @@ Sample sample_of(py::handle obj, const Graph& g, Keep& keep) {
 Model tune_model(py::handle model, py::handle samples, const std::string& strategy,
                  py::handle backends, py::handle dims, std::vector<int64_t> batch_sizes,
                  int threads, bool cache, uint64_t seed,
-                 std::map<std::string, std::map<std::string, std::string>> configs) {
+                 std::map<std::string, std::map<std::string, std::string>> configs,
+                 const std::string& precision) {
   Graph graph = load_graph(model);
   TuneOptions o;
+  if (precision == "auto")
+    o.precision_auto = true;
+  else if (auto p = parse_precision(precision); !p || *p != Precision::kFp32)
+    throw py::value_error("precision takes 'fp32' or 'auto', not '" + precision + "'");
   o.dims = dim_declarations(dims);
   o.threads = threads;
   o.use_cache = cache;
@@ -191,7 +196,9 @@ py::list backends() {
     for (DType t : e.capabilities.dtypes) dtypes.append(std::string(dtype_name(t)));
     d["devices"] = devices;
     d["dtypes"] = dtypes;
-    d["precisions"] = e.capabilities.precisions;
+    py::list precisions;
+    for (Precision p : e.capabilities.precisions) precisions.append(std::string(to_string(p)));
+    d["precisions"] = precisions;
     d["build_mode"] = std::string(to_string(e.capabilities.build_mode));
     d["artifact_format"] = e.capabilities.artifact_format;
     out.append(d);
@@ -217,11 +224,15 @@ PYBIND11_MODULE(_hone, m) {
         pybind11::arg("batch_sizes") = std::vector<int64_t>{}, pybind11::arg("threads") = 0,
         pybind11::arg("cache") = true, pybind11::arg("seed") = 1,
         pybind11::arg("configs") = std::map<std::string, std::map<std::string, std::string>>{},
+        pybind11::arg("precision") = "fp32",
         "Tunes an ONNX model (a path or its bytes) on samples: a list of dicts of numpy arrays "
         "(or arrays, or tuples of arrays in input order), at two or more batch sizes; None: "
         "random samples. strategy: 'max-throughput', 'min-latency', 'first-wins', "
         "'one-backend', 'latency-budget:MS'. backends: candidates (list or 'a,b'). dims: "
-        "{'batch': (1, 8, 32)} or ['seq=16']. Returns a hone.Model; raises hone.Error.");
+        "{'batch': (1, 8, 32)} or ['seq=16']. precision: 'fp32' (strict, the default) or "
+        "'auto' (also every reduced precision each backend declares, each judged by its own "
+        "bound; the mixed plan with fp32 nodes where one fails). Returns a hone.Model; raises "
+        "hone.Error.");
   m.def(
       "load",
       [](const std::string& path, bool allow_env_mismatch, int threads) {

@@ -33,7 +33,7 @@ if [ -n "${HONE_CORPUS_RUN_HONE:-}" ]; then
   hone=$(realpath "$HONE_CORPUS_RUN_HONE")
   echo "CPU dry run ($backend), none" > "$W/device.txt"
 else
-  # As bench/cuda_h200/run4.sh: the bundle's binaries and libraries, CUDA 13 and the cuDNN
+  # As bench/cuda_h200/run.sh: the bundle's binaries and libraries, CUDA 13 and the cuDNN
   # of PyTorch's Python packages.
   mkdir -p /tmp/g && tar -xJf "$G/bundle.tar.xz" -C /tmp/g || { echo "corpus_run: no bundle"; exit 1; }
   C=/usr/local/cuda-13.0/targets/x86_64-linux/lib

@@ -1,4 +1,4 @@
-# Sourced by the device scripts (run4.sh, probe.sh, profile5.sh, rows5.sh, tune4.sh) on the GPU
+# Sourced by the device scripts (run.sh, probe.sh, profile.sh, rows.sh, tune.sh) on the GPU
 # machine, from the repository root where `.gpu/` holds the bundle (../shared/gpu/bundle.sh) and
 # the scripts: unpacks the bundle into /tmp/g (hone's binaries and the Debian libraries they
 # link), and points hone at CUDA 13's libraries and at PyTorch's cuDNN. Defines

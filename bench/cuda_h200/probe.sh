@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Diagnostics for one device call, after run4.sh in the same command (its bundle in /tmp/g and
+# Diagnostics for one device call, after run.sh in the same command (its bundle in /tmp/g and
 # its exports in /tmp/w): what the timed selectors chose and a per-step profile of MODEL at
 # BATCH under each CONFIG ("|"-separated lists of hone arguments), whether each block kept its
 # CUDA graph, the partition after the graph passes, and small exports of vit_b_16 and bert

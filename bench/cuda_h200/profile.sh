@@ -1,38 +1,46 @@
 #!/usr/bin/env bash
-# One device call: the cuda unit tests, then where each model's time goes, step by step
-# (HONE_CUDA_PROFILE=1: events around every step, no CUDA graph), summed per kernel family.
-#   bash .gpu/profile.sh MODELS BATCH "CONFIG ARGS"      (bundle as for cudnn.sh)
+# Where the time goes, both sides, for one device call: exports MODELS (peer.py's exporter, random
+# weights) to /tmp/w, then for each "MODEL:BATCH:PREC" job a PyTorch profile of the matching mode
+# (fp32 strict eager, tf32 eager, bf16 autocast; kernels summed by name family) and hone's
+# per-step profile (probe.sh) under precision=PREC plus EXTRA settings.
+#   bash .gpu/profile.sh "vit_b_16:32:tf32 bert:32:fp32" ["--config k=v ..."]
 set -u
-R=$PWD
-mkdir -p /tmp/g && tar -xJf .gpu/bundle.tar.xz -C /tmp/g
-C=/usr/local/cuda-13.0/targets/x86_64-linux/lib
-D=$(python3 -c "import nvidia.cudnn;print(nvidia.cudnn.__path__[0])")/lib
-export LD_LIBRARY_PATH=/tmp/g/lib:$C HONE_CUDNN_PATH=$D HONE_CACHE_DIR=/tmp/hc PYTHONUNBUFFERED=1
-S=$(cat .gpu/srcdir.txt)
-mkdir -p $S/build && tar -xJf .gpu/src.tar.xz -C $S && cp /tmp/g/bin/hone $S/build/hone
-(cd $S && timeout 200 /tmp/g/bin/hone_unit_tests --gtest_filter='Cuda*:HostEval*' > $OUT/tests.txt 2>&1)
-grep -E "^\[  (PASSED|FAILED) |Failure" -A3 $OUT/tests.txt | head -20
-mkdir -p /tmp/w && cd /tmp/w
-for m in ${1//,/ }; do
-  python3 -c "import sys; sys.path.insert(0,'$R/.gpu'); import peer; mod,shape,_=peer.make('$m'); peer.export(mod,shape,'$m.onnx')" > /dev/null 2>&1
-  HONE_CUDA_PROFILE=1 /tmp/g/bin/hone --log-level debug bench $m.onnx --backend cuda --batch $2 \
-    --iters 2 --warmup 1 $3 > $OUT/prof_$m.log 2>&1
-  python3 - $OUT/prof_$m.log $m <<'PY'
-import re, sys, collections
-runs = [[]]
-for l in open(sys.argv[1]):
-    m = re.search(r"cuda profile: ([\d.]+) ms (.*) \[(.*)\]$", l.strip())
-    if m: runs[-1].append((float(m.group(1)), m.group(2), m.group(3)))
-steps = runs[0][-len(runs[0]) // 4:] if False else runs[0]
-n = len(steps)
-# the log holds every profiled run; take the last run's steps
-last = steps[-(n // max(1, sum(1 for s in steps if s[1] == steps[0][1]))):]
-fam = collections.defaultdict(lambda: [0.0, 0])
-for ms, label, k in last:
-    f = re.sub(r"\[algo \d+(, tf32)?\]", "", k); f = re.sub(r"nvrtc\[.*\]", "nvrtc", f)
-    fam[f][0] += ms; fam[f][1] += 1
-print(sys.argv[2], "steps", len(last), "total %.3f ms" % sum(s[0] for s in last))
-for f, (ms, c) in sorted(fam.items(), key=lambda x: -x[1][0])[:12]: print("  %.3f ms %3d x %s" % (ms, c, f))
-for ms, label, k in sorted(last, reverse=True)[:6]: print("  top %.4f %s [%s]" % (ms, label[-50:], k))
+. "$(dirname "$0")/device_env.sh"
+provenance
+(cd /tmp/w && timeout 300 python3 - "$R/.gpu" "$1" <<'PY'
+import sys, os, collections, re, torch
+sys.path.insert(0, sys.argv[1]); import peer
+from torch.profiler import profile, ProfilerActivity
+jobs = [j.split(":") for j in sys.argv[2].split()]
+done = {}
+for name, bs, prec in jobs:
+    if name not in done:
+        m, shape, _ = peer.make(name)
+        if not os.path.exists(f"{name}.onnx"): peer.export(m, shape, f"{name}.onnx")
+        done[name] = (m.cuda(), shape)
+    m, shape = done[name]
+    x = torch.randn(int(bs), *shape, device="cuda")
+    tf = prec != "fp32"
+    torch.backends.cuda.matmul.allow_tf32 = tf; torch.backends.cudnn.allow_tf32 = tf
+    ac = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(prec)
+    with torch.no_grad(), torch.autocast("cuda", dtype=ac or torch.float32, enabled=ac is not None):
+        for _ in range(5): m(x)
+        torch.cuda.synchronize()
+        with profile(activities=[ProfilerActivity.CUDA]) as p:
+            for _ in range(5): m(x)
+            torch.cuda.synchronize()
+    fam = collections.defaultdict(lambda: [0.0, 0])
+    for e in p.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA: continue
+        k = re.sub(r"<.*", "", e.name)[:90]
+        fam[k][0] += e.device_time / 5 / 1000; fam[k][1] += 1
+    tot = sum(v[0] for v in fam.values())
+    print(f"== torch {name} b{bs} {prec}: {tot:.3f} ms of kernels per run")
+    for k, (ms, c) in sorted(fam.items(), key=lambda x: -x[1][0])[:12]:
+        print(f"  {ms:.3f} ms {c // 5:4d} x {k}")
 PY
+)
+for j in $1; do
+  IFS=: read -r m b p <<< "$j"
+  bash $R/.gpu/probe.sh $m $b "--config precision=$p ${2:-}"
 done

@@ -30,6 +30,7 @@
 #include "hone/error.h"
 #include "hone/graph.h"
 #include "hone/partition.h"
+#include "hone/precision.h"
 #include "hone/tensor.h"
 
 namespace hone {
@@ -47,7 +48,17 @@ std::string_view to_string(BackendState s);
 struct BackendCapabilities {
   std::vector<Device> devices;
   std::vector<DType> dtypes;
-  std::vector<std::string> precisions;  // "f32", "bf16", ...
+  /// The precisions it computes f32 models in on this machine, fp32 first;
+  /// asked for through the `precision` config field.
+  std::vector<Precision> precisions;
+  /// Precisions that depend on the machine, each with what it needs
+  /// (bf16 -> "a CPU with AVX-512 BF16"); in `precisions` only where this
+  /// machine has it, so a user learns why one is missing.
+  std::map<Precision, std::string> precision_needs;
+  /// Honours the `fp32_nodes` config field: under a reduced precision, the
+  /// nodes named there compute in fp32 (mixed precision, as tune's bisection
+  /// builds it).
+  bool mixed_precision = false;
   BuildMode build_mode = BuildMode::kAheadOfTime;
   bool dynamic_shapes = false;
   bool has_artifact = false;
@@ -67,7 +78,20 @@ class Backend {
   /// The backend's settings. Every backend has `threads` (0: the global pool).
   const BackendConfig& config() const { return config_; }
   /// Sets one field from text ("min_block_size", "3"); only before build().
+  /// `precision` is parsed (hone/precision.h spellings) and must be one of
+  /// capabilities().precisions: kUnsupportedHardware with the reason when this
+  /// machine lacks it, kUnsupported when the backend has no such kernels.
   [[nodiscard]] Result<void> configure(const std::string& field, const std::string& value);
+  /// The precision it computes in: the `precision` field every backend has
+  /// (fp32 unless configured).
+  Precision precision() const;
+  [[nodiscard]] Result<void> set_precision(Precision p);
+  /// The nodes kept in fp32 under a reduced precision (the `fp32_nodes`
+  /// field, comma-separated names); empty by default.
+  std::vector<std::string> fp32_nodes() const;
+  /// Sets `fp32_nodes`; kUnsupported on a backend without mixed_precision,
+  /// kInvalidArgument for a name holding a comma.
+  [[nodiscard]] Result<void> set_fp32_nodes(const std::vector<std::string>& nodes);
 
   /// Before build(): the graph passes' result for the graph build() will be
   /// given, made once by the caller (tune() shares one among its candidates).

@@ -1,6 +1,6 @@
 // Correctness checks: does a candidate compute what the reference computes?
 //
-//   GateTolerance g = GateTolerance::for_precision("f32");      // factor 100, floors
+//   GateTolerance g = GateTolerance::for_precision(Precision::kFp32);  // factor 100, floors
 //   CorrectnessResult r = calibrated_check(cand, ref_f32, ref_f64, {"probs"}, g);
 //   if (!r.passed) std::puts(r.message.c_str());               // names the output and figures
 //
@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "hone/error.h"
+#include "hone/precision.h"
 #include "hone/tensor.h"
 
 namespace hone {
@@ -37,21 +38,20 @@ namespace hone {
 struct Tolerance {
   double rtol = 1e-4;
   double atol = 1e-5;
-  /// The declared tolerance of a precision: "f32" rtol 1e-4 / atol 1e-5;
-  /// "tf32" 1e-3 / 1e-4; "bf16" 2e-2 / 1e-2; "f16" 1e-2 / 1e-3. Unknown
-  /// names get f32's.
-  static Tolerance for_precision(std::string_view precision);
+  /// The declared tolerance of a precision: fp32 (and fp64) rtol 1e-4 / atol
+  /// 1e-5; tf32 1e-3 / 1e-4; bf16 2e-2 / 1e-2; fp16 1e-2 / 1e-3.
+  static Tolerance for_precision(Precision precision);
 };
 
 /// The calibrated gate's bound for one precision: an error passes when it is
 /// <= max(factor * the f32 reference's error, floor). The declared values
 /// (the one place they live) are:
 ///
-///   precision  factor  floor rel. L2  floor max|diff|/RMS
-///   f32         100      1e-5            1e-4
-///   tf32        100      2e-3            2e-2
-///   f16         100      2e-3            2e-2
-///   bf16        100      2e-2            1e-1
+///   precision    factor  floor rel. L2  floor max|diff|/RMS
+///   fp32 (fp64)   100      1e-5            1e-4
+///   tf32          100      2e-3            2e-2
+///   fp16          100      2e-3            2e-2
+///   bf16          100      2e-2            1e-1
 ///
 /// Why: the f32 reference rounds each op's result to f32 but accumulates in
 /// f64, so its error is rounding carried through the model, while a correct
@@ -62,12 +62,12 @@ struct Tolerance {
 /// Gemm, MatMul or LSTM result off by 1% lands 14x or more above the bound
 /// on all of them (tests/unit/tune/gate_models_test.cpp). The floors sit at
 /// ~100 units of rounding of the precision for relative L2, 10x that for the
-/// single worst element. Unknown names get f32's.
+/// single worst element.
 struct GateTolerance {
   double factor = 100;
   double floor_rel_l2 = 1e-5;
   double floor_max = 1e-4;
-  static GateTolerance for_precision(std::string_view precision);
+  static GateTolerance for_precision(Precision precision);
   /// "FACTOR[:FLOOR_REL_L2[:FLOOR_MAX]]" (--tolerance); floors not given are
   /// f32's. kInvalidArgument naming the part that is not a positive number.
   [[nodiscard]] static Result<GateTolerance> parse(std::string_view text);

@@ -90,6 +90,9 @@ typedef struct hone_tune_options {
   int threads;          /* kernel threads; 0: all cores */
   int no_cache;         /* nonzero: neither read nor write the tuning cache */
   uint64_t seed;        /* seed of the random samples; 0 means 1 */
+  /* "fp32" (NULL: strict fp32) or "auto": also every reduced precision each
+   * backend declares, each judged by its own bound (as `hone tune --precision`). */
+  const char* precision;
 } hone_tune_options;
 
 /* The calling thread's last error message ("" when none yet). */

@@ -54,6 +54,12 @@ struct PassStats {
 /// Counted in `folded`.
 [[nodiscard]] Result<Graph> fold_shapes(const Graph& g, PassStats* stats = nullptr);
 
+/// A Reshape whose target is computed from dims (Shape, Gather, Unsqueeze,
+/// Concat, Cast of them) gets a constant target: entries equal to the input's
+/// dim at their position become 0 (copy), static ones stay, one other becomes
+/// -1. Left alone: allowzero = 1, two or more entries no rule covers.
+[[nodiscard]] Result<Graph> fold_reshape_targets(const Graph& g, PassStats* stats = nullptr);
+
 /// Inference BatchNormalization into the Conv before it (weights scaled per
 /// output channel, bias shifted) or into a Gemm with constant B over its
 /// output columns, when BN's parameters and the weights are constants and the

@@ -40,6 +40,10 @@ class TuneSession {
   /// What a strategy naming no backends tries: registered() less the
   /// opt-in backends (BackendRegistry::Entry::opt_in).
   virtual std::vector<std::string> tried_by_default() const { return registered(); }
+  /// The candidates one backend stands for: {backend}, or with
+  /// TuneOptions::precision_auto also "backend@bf16", ... for each reduced
+  /// precision it declares.
+  virtual std::vector<std::string> variants(const std::string& backend) const { return {backend}; }
 };
 
 struct Selection {
@@ -67,6 +71,8 @@ class Strategy {
   explicit Strategy(std::vector<std::string> backends) : backends_(std::move(backends)) {}
   /// backends(), or every registered name but "reference" when empty.
   std::vector<std::string> candidates(const std::vector<std::string>& registered) const;
+  /// candidates(session.tried_by_default()), each with its precision variants.
+  std::vector<std::string> candidates(const TuneSession& session) const;
 
  private:
   std::vector<std::string> backends_;

@@ -53,7 +53,7 @@ struct BatchSearchOptions {
 
 /// One step of tuning, for progress displays.
 struct TuneEvent {
-  std::string candidate;  // backend name
+  std::string candidate;  // backend name (BACKEND@PRECISION under precision_auto)
   std::string step;       // "build", "check", "profile batch 8", "cached", "done", "failed"
   int candidate_index = 0;
   int candidate_count = 0;
@@ -71,8 +71,19 @@ struct TuneOptions {
   /// A choice must beat the reference by this much on the strategy's metric.
   double baseline_gate_percent = 1.0;
   /// The calibrated gate's tolerance for every candidate (--tolerance); unset:
-  /// GateTolerance::for_precision of the loosest precision a candidate allows.
+  /// GateTolerance::for_precision of the precision the candidate computes in.
   std::optional<GateTolerance> tolerance;
+  /// Which precisions each candidate backend is tried at. false (the default):
+  /// strict fp32 only (or what --config BACKEND.precision names). true
+  /// (--precision auto): every precision it declares (caps().precisions but
+  /// fp64), each as its own candidate "BACKEND@PRECISION" judged by that
+  /// precision's bound; the strategy picks among all that pass.
+  bool precision_auto = false;
+  /// A reduced-precision candidate that fails the gate on a backend with
+  /// mixed precision gets a search for the nodes to keep in fp32 (bisection
+  /// over the topological order, then pruning of that window); the mixed
+  /// plan that passes takes its place, naming those nodes.
+  bool mixed_precision = true;
   ProfileOptions profile;
   /// Seconds of profiling per candidate, shared by its batch sizes (each also
   /// bounded by profile.max_seconds).

@@ -20,9 +20,14 @@
 
 namespace hone {
 
-/// One candidate backend: how its build, check and measurements went.
+/// One candidate: a backend at one precision ("onednn", or "onednn@bf16"
+/// under --precision auto), how its build, check and measurements went.
 struct CandidateResult {
-  std::string backend;
+  std::string backend;    // the candidate's name: BACKEND or BACKEND@PRECISION
+  std::string precision;  // the precision it was built at ("fp32", "bf16", ...)
+  /// A mixed plan: the nodes kept in fp32 under a reduced precision that
+  /// failed the gate without them (found by bisection); empty otherwise.
+  std::vector<std::string> fp32_nodes;
   std::string config_key;
   std::string config;  // BackendConfig::describe(): the fields changed from defaults
   bool built = false;
@@ -62,7 +67,8 @@ struct BatchSearchResult {
 };
 
 struct Decision {
-  std::string backend;
+  std::string backend;    // the registry name the package creates
+  std::string candidate;  // the winning candidate's name ("onednn@bf16"); empty: `backend`
   std::string config_key;
   std::vector<std::pair<std::string, std::string>> config_fields;  // every field, name -> value
   std::string config;                                              // fields changed from defaults
@@ -71,6 +77,8 @@ struct Decision {
   std::string reason;                         // why it won
   std::map<std::string, std::string> losers;  // backend -> why it lost
   bool baseline_kept = false;                 // the reference was kept by the baseline gate
+  /// The name the winner has among the candidates.
+  const std::string& chosen() const { return candidate.empty() ? backend : candidate; }
 };
 
 struct TuneReport {

@@ -34,14 +34,20 @@ class Model:
     inference releases the GIL."""
 
     def __call__(
-        self, *args: npt.ArrayLike, **kwargs: npt.ArrayLike
-    ) -> Union[np.ndarray, tuple[np.ndarray, ...]]:
+        self, *args: Any, out: Any = None, **kwargs: Any
+    ) -> Any:
         """Runs one call on numpy arrays: graph inputs by position or by name. One
         output comes back as an array, several as a tuple in graph order. Raises
         TypeError for a wrong dtype or input count, hone.Error for a shape outside
-        the tuned bounds."""
+        the tuned bounds. Any tensor with __dlpack__ is accepted (numpy arrays,
+        PyTorch CPU tensors): a C-contiguous tensor of the model's dtype is read in
+        place, and the outputs come back as the kind given (torch in, torch out, over
+        hone's memory: no copy). out= (a tensor or a sequence, in output order)
+        receives the outputs instead and is returned."""
     def infer(self, sample: Mapping[str, Any]) -> Any:
-        """Runs one call: a dict (tree) of inputs to the tree of outputs."""
+        """Runs one call: a dict (tree) of inputs to the tree of outputs. Tensors
+        with __dlpack__ are accepted as in __call__, and come back as the kind
+        given."""
     def save(self, path: str) -> None:
         """Saves the model as a .hone package (atomically)."""
     def input_buffer(self, input: Union[str, int], shape: Sequence[int]) -> np.ndarray:

@@ -1,5 +1,7 @@
 #include "hone/backend.h"
 
+#include <algorithm>
+
 namespace hone {
 
 std::string_view to_string(Device d) {
@@ -33,17 +35,102 @@ std::string_view to_string(BackendState s) {
 }
 
 Backend::Backend() {
-  config_.declare("threads", int64_t{0}, "intra-op threads; 0 uses the global pool (--threads)");
+  config_.declare("threads", int64_t{0}, "intra-op threads; 0 uses the global pool (--threads)")
+      .declare("precision", std::string("fp32"),
+               "the arithmetic of f32 models: one of this backend's precisions (fp32: strict; "
+               "fp64, tf32, bf16, fp16 where listed); f32/f16/half/bfloat16 are accepted")
+      .declare("fp32_nodes", std::string(),
+               "under a reduced precision, these nodes (comma-separated names of the optimized "
+               "graph) compute in fp32: mixed precision, backends that list it only");
 }
+
+namespace {
+
+std::string precision_list(const BackendCapabilities& c) {
+  std::string s;
+  for (Precision p : c.precisions) s += (s.empty() ? "" : ", ") + std::string(to_string(p));
+  return s;
+}
+
+}  // namespace
 
 Result<void> Backend::configure(const std::string& field, const std::string& value) {
   if (state_ != BackendState::kCreated)
     return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
                                                     std::string(to_string(state_)) +
                                                     "; its config can only change before build()");
-  HONE_CHECK_OK_CTX(config_.set_from_string(field, value),
-                    "while configuring backend '" + std::string(name()) + "'");
+  const std::string where = "while configuring backend '" + std::string(name()) + "'";
+  // Packages made before the precision field record allow_reduced_precision=false;
+  // its old meaning (reduced precision where available) is now precision=NAME.
+  if (field == "allow_reduced_precision" && !config_.has(field)) {
+    if (value == "false") return {};
+    return fail(Error(ErrorCode::kInvalidArgument,
+                      "allow_reduced_precision was replaced by precision=NAME (this backend has " +
+                          precision_list(capabilities()) + ")")
+                    .add_context(where));
+  }
+  if (field == "precision") {
+    auto p = parse_precision(value);
+    if (!p) return fail(std::move(p).error().add_context(where));
+    const auto& caps = capabilities();
+    // fp32 is every backend's default, listed or not (a test's bare capabilities).
+    if (*p != Precision::kFp32 &&
+        std::find(caps.precisions.begin(), caps.precisions.end(), *p) == caps.precisions.end()) {
+      if (auto it = caps.precision_needs.find(*p); it != caps.precision_needs.end())
+        return fail(Error(ErrorCode::kUnsupportedHardware, std::string(to_string(*p)) + " needs " +
+                                                               it->second +
+                                                               ", which this machine lacks")
+                        .add_context(where));
+      return fail(Error(ErrorCode::kUnsupported, "backend '" + std::string(name()) + "' has no " +
+                                                     std::string(to_string(*p)) +
+                                                     " (its precisions: " + precision_list(caps) +
+                                                     ")")
+                      .add_context(where));
+    }
+    HONE_CHECK_OK_CTX(config_.set(field, std::string(to_string(*p))), where);
+    return {};
+  }
+  if (field == "fp32_nodes" && !value.empty() && !capabilities().mixed_precision)
+    return fail(Error(ErrorCode::kUnsupported,
+                      "backend '" + std::string(name()) +
+                          "' cannot keep single nodes in fp32 (no mixed precision)")
+                    .add_context(where));
+  HONE_CHECK_OK_CTX(config_.set_from_string(field, value), where);
   return {};
+}
+
+Precision Backend::precision() const {
+  // configure() stored a canonical name; a subclass that redeclared the field
+  // with another default still holds a parseable one.
+  auto p = parse_precision(config_.get<std::string>("precision", "fp32"));
+  return p ? *p : Precision::kFp32;
+}
+
+Result<void> Backend::set_precision(Precision p) {
+  return configure("precision", std::string(to_string(p)));
+}
+
+std::vector<std::string> Backend::fp32_nodes() const {
+  std::vector<std::string> out;
+  const std::string s = config_.get<std::string>("fp32_nodes", "");
+  size_t start = 0;
+  while (start < s.size()) {
+    const size_t comma = std::min(s.find(',', start), s.size());
+    if (comma > start) out.push_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+Result<void> Backend::set_fp32_nodes(const std::vector<std::string>& nodes) {
+  std::string s;
+  for (const std::string& n : nodes) {
+    if (n.find(',') != std::string::npos)
+      return fail(ErrorCode::kInvalidArgument,
+                  "node name '" + n + "' holds a comma; fp32_nodes cannot name it");
+    s += (s.empty() ? "" : ",") + n;
+  }
+  return configure("fp32_nodes", s);
 }
 
 void Backend::share_optimized(std::shared_ptr<const OptimizedGraph> optimized) {

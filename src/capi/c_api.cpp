@@ -176,6 +176,14 @@ hone_status hone_tune(const char* onnx_path, const hone_tune_options* options, h
     const hone_tune_options defaults{};
     const hone_tune_options& o = options != nullptr ? *options : defaults;
     hone::TuneOptions opts;
+    if (o.precision != nullptr && std::string_view(o.precision) == "auto") {
+      opts.precision_auto = true;
+    } else if (o.precision != nullptr) {
+      auto p = hone::parse_precision(o.precision);
+      if (!p || *p != hone::Precision::kFp32)
+        return invalid("hone_tune_options.precision: 'fp32' or 'auto', not '" +
+                       std::string(o.precision) + "'");
+    }
     for (const std::string& d : split(o.dims, ';')) {
       auto decl = hone::parse_dim_declaration(d);
       if (!decl) return set_error(std::move(decl).error().add_context("in hone_tune_options.dims"));

@@ -10,6 +10,7 @@
 
 #include "eval/kernel_util.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval::control {
 namespace {
@@ -122,8 +123,7 @@ Result<void> split_to_sequence(KernelContext& ctx) {
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0)
     return fail(ErrorCode::kInvalidArgument, "SplitToSequence input must not be a scalar");
-  HONE_TRY(int64_t axis,
-           normalize_axis(ctx.node().attr_int("axis", 0), rank, "SplitToSequence axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "SplitToSequence axis"));
   const int64_t dim = x->dim(static_cast<size_t>(axis));
   std::vector<Tensor> seq;
   if (!ctx.has_input(1)) {
@@ -177,7 +177,7 @@ Result<void> concat_from_sequence(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument, "ConcatFromSequence of an empty sequence");
   const bool new_axis = ctx.node().attr_int("new_axis", 0) != 0;
   const int64_t rank = static_cast<int64_t>(s->sequence.front().rank());
-  const int64_t axis_attr = ctx.node().attr_int("axis", 0);
+  const int64_t axis_attr = ops::axis_attr(ctx.node());
   if (new_axis) {
     HONE_TRY(int64_t axis, normalize_axis(axis_attr, rank + 1, "ConcatFromSequence axis"));
     HONE_TRY(Tensor t, stack_along(s->sequence, axis, "ConcatFromSequence"));

@@ -6,6 +6,8 @@
 #include <numbers>
 
 #include "eval/ops_elementwise_internal.h"
+#include "ops/attrs.h"
+#include "ops/unary.h"
 
 namespace hone::eval {
 namespace {
@@ -17,11 +19,6 @@ using ew::narrow;
 double softplus(double v) {
   // log(1 + e^v) without overflow for large v.
   return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
-}
-
-/// Clamps to [0, 1]; NaN stays NaN (std::min/max would turn it into a bound).
-double clamp01(double v) {
-  return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v);
 }
 
 Result<void> relu_kernel(KernelContext& ctx) {
@@ -110,17 +107,14 @@ Result<void> shrink_kernel(KernelContext& ctx) {
 }
 
 Result<void> gelu_kernel(KernelContext& ctx) {
-  const std::string approx = ctx.node().attr_string("approximate", "none");
-  if (approx == "none")
+  HONE_TRY(const ops::GeluApprox approx, ops::gelu_approx(ctx.node()));
+  if (approx == ops::GeluApprox::kNone)
     return map_float(ctx,
                      [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
-  if (approx == "tanh")
-    return map_float(ctx, [](double v) {
-      const double k = std::sqrt(2.0 / std::numbers::pi);
-      return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
-    });
-  return fail(ErrorCode::kInvalidArgument,
-              "Gelu approximate must be 'none' or 'tanh', got '" + approx + "'");
+  return map_float(ctx, [](double v) {
+    const double k = std::sqrt(2.0 / std::numbers::pi);
+    return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
+  });
 }
 
 }  // namespace
@@ -130,28 +124,14 @@ void register_elementwise_activation_ops(OpRegistry& r) {
   r.add("PRelu", prelu_kernel);
   r.add("Shrink", shrink_kernel);
   r.add("Gelu", gelu_kernel);
-  r.add("LeakyRelu", [](KernelContext& ctx) {
-    const double alpha = ctx.node().attr_float("alpha", 0.01f);
-    return map_float(ctx, [alpha](double v) { return v < 0 ? alpha * v : v; });
-  });
-  r.add("Elu", [](KernelContext& ctx) {
-    const double alpha = ctx.node().attr_float("alpha", 1.0f);
-    return map_float(ctx, [alpha](double v) { return v < 0 ? alpha * std::expm1(v) : v; });
-  });
-  r.add("Selu", [](KernelContext& ctx) {
-    const double alpha = ctx.node().attr_float("alpha", 1.67326319217681884765625f);
-    const double gamma = ctx.node().attr_float("gamma", 1.05070102214813232421875f);
-    return map_float(ctx, [alpha, gamma](double v) {
-      return v <= 0 ? gamma * alpha * std::expm1(v) : gamma * v;
+  // The formula ops of the schema (ops/unary.h): LeakyRelu, Elu, Selu, Celu,
+  // HardSigmoid, HardSwish, ThresholdedRelu, Softplus, Softsign.
+  for (const ops::UnaryFormula& f : ops::unary_formulas())
+    r.add(f.op, [&f](KernelContext& ctx) -> Result<void> {
+      HONE_TRY(const ops::UnaryParams p, ops::unary_params(ctx.node(), f));
+      const double a = p.a, b = p.b;
+      return map_float(ctx, [&f, a, b](double v) { return f.eval(v, a, b); });
     });
-  });
-  r.add("Celu", [](KernelContext& ctx) {
-    const double alpha = ctx.node().attr_float("alpha", 1.0f);
-    return map_float(ctx, [alpha](double v) {
-      // max(0, x) + min(0, alpha * (e^(x/alpha) - 1)), written so NaN propagates.
-      return v > 0 ? v : alpha * std::expm1(v / alpha);
-    });
-  });
   r.add("Sigmoid", [](KernelContext& ctx) {
     return map_float(ctx, [](double v) {
       // Both branches avoid overflow of exp for large |v|.
@@ -160,24 +140,8 @@ void register_elementwise_activation_ops(OpRegistry& r) {
       return e / (1.0 + e);
     });
   });
-  r.add("HardSigmoid", [](KernelContext& ctx) {
-    const double alpha = ctx.node().attr_float("alpha", 0.2f);
-    const double beta = ctx.node().attr_float("beta", 0.5f);
-    return map_float(ctx, [alpha, beta](double v) { return clamp01(alpha * v + beta); });
-  });
-  r.add("HardSwish", [](KernelContext& ctx) {
-    return map_float(ctx, [](double v) { return v * clamp01(v / 6.0 + 0.5); });
-  });
   r.add("Tanh",
         [](KernelContext& ctx) { return map_float(ctx, [](double v) { return std::tanh(v); }); });
-  r.add("Softplus", [](KernelContext& ctx) { return map_float(ctx, softplus); });
-  r.add("Softsign", [](KernelContext& ctx) {
-    return map_float(ctx, [](double v) { return v / (1.0 + std::fabs(v)); });
-  });
-  r.add("ThresholdedRelu", [](KernelContext& ctx) {
-    const double alpha = ctx.node().attr_float("alpha", 1.0f);
-    return map_float(ctx, [alpha](double v) { return v > alpha ? v : 0.0; });
-  });
   r.add("Swish", [](KernelContext& ctx) {  // opset 24: x * sigmoid(alpha * x)
     const double alpha = ctx.node().attr_float("alpha", 1.0f);
     return map_float(ctx, [alpha](double v) {

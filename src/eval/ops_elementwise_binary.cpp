@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "eval/ops_elementwise_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -28,7 +29,7 @@ Result<std::vector<int64_t>> legacy_broadcast_shape(KernelContext& ctx, const Te
   const int64_t ra = static_cast<int64_t>(a.rank()), rb = static_cast<int64_t>(b.rank());
   int64_t axis = ra - rb;
   if (ctx.node().has_attr("axis")) {
-    HONE_TRY(axis, normalize_axis(ctx.node().attr_int("axis", 0), std::max<int64_t>(ra, 1),
+    HONE_TRY(axis, normalize_axis(ops::axis_attr(ctx.node()), std::max<int64_t>(ra, 1),
                                   "legacy broadcast axis"));
   }
   if (rb == 0) return std::vector<int64_t>(static_cast<size_t>(ra), 1);

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "eval/ops_elementwise_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -64,7 +65,7 @@ Result<void> cast_kernel(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   if (!ctx.node().has_attr("to"))
     return fail(ErrorCode::kInvalidArgument, "Cast needs the 'to' attribute");
-  HONE_TRY(DType to, dtype_from_onnx(ctx.node().attr_int("to", 0)));
+  HONE_TRY(DType to, dtype_from_onnx(ops::cast_to(ctx.node())));
   HONE_CHECK_OK(check_castable(*x));
   ctx.set_output(0, cast_to(*x, to));
   return {};
@@ -114,8 +115,9 @@ Result<void> clip_kernel(KernelContext& ctx) {
       double lo = -std::numeric_limits<double>::infinity();
       double hi = std::numeric_limits<double>::infinity();
       if (attr_form) {
-        lo = ctx.node().attr_float("min", -std::numeric_limits<float>::max());
-        hi = ctx.node().attr_float("max", std::numeric_limits<float>::max());
+        const ops::ClipAttrs c = ops::clip_attrs(ctx.node());
+        lo = c.min;
+        hi = c.max;
       }
       if (lo_t) lo = to_f64(lo_t->data<T>()[0]);
       if (hi_t) hi = to_f64(hi_t->data<T>()[0]);
@@ -202,7 +204,7 @@ Result<void> bit_cast_kernel(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   if (!ctx.node().has_attr("to"))
     return fail(ErrorCode::kInvalidArgument, "BitCast needs the 'to' attribute");
-  HONE_TRY(const DType to, dtype_from_onnx(ctx.node().attr_int("to", 0)));
+  HONE_TRY(const DType to, dtype_from_onnx(ops::cast_to(ctx.node())));
   if (to == DType::kBool || x->dtype() == DType::kBool)
     return fail(ErrorCode::kInvalidArgument, "BitCast does not take or give bool tensors");
   // In the f64 reference an f32 input arrives widened; kUnsupported makes the

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "eval/ops_elementwise_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -53,7 +54,7 @@ Result<QuantLayout> quant_layout(KernelContext& ctx, const Tensor& x, const Tens
     if (block < 0)
       return fail(ErrorCode::kInvalidArgument,
                   op + " block_size must be positive, got " + std::to_string(block));
-    HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1),
+    HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()),
                                           static_cast<int64_t>(x.rank()), (op + " axis").c_str()));
     bool ok = scale.rank() == x.rank();
     for (size_t d = 0; ok && d < x.rank(); ++d)
@@ -75,7 +76,7 @@ Result<QuantLayout> quant_layout(KernelContext& ctx, const Tensor& x, const Tens
                 op + " scale must be a scalar or 1-D (or blocked, with block_size), got " +
                     scale.describe());
   if (scale.rank() == 1 && scale.numel() != 1) {
-    HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1),
+    HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()),
                                           static_cast<int64_t>(x.rank()), (op + " axis").c_str()));
     if (x.dim(axis) != scale.numel())
       return fail(ErrorCode::kInvalidArgument, op + " per-axis scale " + scale.describe() +

@@ -10,6 +10,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_linalg_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 
@@ -133,8 +134,9 @@ Result<void> gemm(KernelContext& ctx) {
     HONE_TRY(c, ctx.tensor(2));
   }
   const Node& n = ctx.node();
-  const bool trans_a = n.attr_int("transA", 0) != 0, trans_b = n.attr_int("transB", 0) != 0;
-  const double alpha = n.attr_float("alpha", 1.0f), beta = n.attr_float("beta", 1.0f);
+  HONE_TRY(const ops::GemmAttrs ga, ops::gemm_attrs(n));
+  const bool trans_a = ga.trans_a, trans_b = ga.trans_b;
+  const double alpha = ga.alpha, beta = ga.beta;
   if (a->rank() != 2 || b->rank() != 2)
     return fail(ErrorCode::kInvalidArgument,
                 "Gemm needs 2-D A and B, got " + a->describe() + " and " + b->describe());

@@ -9,6 +9,7 @@
 
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval::nn {
 namespace {
@@ -86,8 +87,7 @@ Result<void> attention(KernelContext& ctx) {
   if (!is_floating(q_t->dtype()))
     return fail(
         unsupported_dtype(q_t->dtype(), "a floating-point type").add_context("Attention Q"));
-  const int64_t q_heads_attr = node.attr_int("q_num_heads", 0);
-  const int64_t kv_heads_attr = node.attr_int("kv_num_heads", 0);
+  const auto [q_heads_attr, kv_heads_attr] = ops::attention_heads(node);
   HONE_TRY(Heads q, to_heads(*q_t, q_heads_attr, "Q"));
   HONE_TRY(Heads k, to_heads(*k_t, kv_heads_attr, "K"));
   HONE_TRY(Heads v, to_heads(*v_t, kv_heads_attr, "V"));

@@ -12,6 +12,7 @@
 #include "eval/kernel_util.h"
 #include "eval/openblas.h"
 #include "eval/ops_nn_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval::nn {
 namespace {
@@ -272,8 +273,9 @@ Result<ConvShape> conv_shape(const KernelContext& ctx, const Tensor& x, const Te
   p.n = x.dim(0);
   p.c = x.dim(1);
   p.m = w.dim(0);
-  p.group = ctx.node().attr_int("group", 1);
-  if (p.group <= 0 || p.c % p.group != 0 || p.m % p.group != 0)
+  HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(ctx.node()));
+  p.group = ca.group;
+  if (p.c % p.group != 0 || p.m % p.group != 0)
     return fail(ErrorCode::kInvalidArgument,
                 op + " group " + std::to_string(p.group) + " must divide the input channels (" +
                     std::to_string(p.c) + ") and output channels (" + std::to_string(p.m) + ")");
@@ -284,7 +286,7 @@ Result<ConvShape> conv_shape(const KernelContext& ctx, const Tensor& x, const Te
                     std::to_string(p.group) + " needs " + std::to_string(p.c / p.group));
   std::vector<int64_t> spatial(x.shape().begin() + 2, x.shape().end());
   std::vector<int64_t> kernel(w.shape().begin() + 2, w.shape().end());
-  std::vector<int64_t> ks = ctx.node().attr_ints("kernel_shape");
+  const std::vector<int64_t>& ks = ca.kernel_shape;
   if (!ks.empty() && ks != kernel)
     return fail(ErrorCode::kInvalidArgument, op + " kernel_shape " + list_to_string(ks) +
                                                  " does not match weight W " + w.describe());
@@ -355,8 +357,9 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
   ConvShape p;
   p.n = x->dim(0);
   p.c = x->dim(1);
-  p.group = node.attr_int("group", 1);
-  if (p.group <= 0 || p.c % p.group != 0 || w->dim(0) != p.c)
+  HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(node));
+  p.group = ca.group;
+  if (p.c % p.group != 0 || w->dim(0) != p.c)
     return fail(ErrorCode::kInvalidArgument,
                 op + " weight W " + w->describe() + " must be [C, M/group, k...] with C = " +
                     std::to_string(p.c) + " divisible by group " + std::to_string(p.group));
@@ -364,7 +367,7 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
   const size_t r = x->rank() - 2;
   std::vector<int64_t> in(x->shape().begin() + 2, x->shape().end());
   std::vector<int64_t> kernel(w->shape().begin() + 2, w->shape().end());
-  std::vector<int64_t> ks = node.attr_ints("kernel_shape");
+  const std::vector<int64_t>& ks = ca.kernel_shape;
   if (!ks.empty() && ks != kernel)
     return fail(ErrorCode::kInvalidArgument, op + " kernel_shape " + list_to_string(ks) +
                                                  " does not match weight W " + w->describe());
@@ -382,30 +385,28 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
   win.pad_begin.assign(r, 0);
   win.pad_end.assign(r, 0);
   win.out.assign(r, 0);
-  std::vector<int64_t> out_pad = node.attr_ints("output_padding");
+  std::vector<int64_t> out_pad = ca.output_padding;
   if (out_pad.empty()) out_pad.assign(r, 0);
   if (out_pad.size() != r)
     return fail(ErrorCode::kInvalidArgument, op + " output_padding " + list_to_string(out_pad) +
                                                  " must have one value per spatial dim");
-  std::vector<int64_t> out_shape = node.attr_ints("output_shape");
+  std::vector<int64_t> out_shape = ca.output_shape;
   if (out_shape.size() == r + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
   if (!out_shape.empty() && out_shape.size() != r)
     return fail(ErrorCode::kInvalidArgument, op + " output_shape " + list_to_string(out_shape) +
                                                  " must have one value per spatial dim");
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
-  std::vector<int64_t> pads = node.attr_ints("pads");
+  const ops::AutoPad auto_pad = ca.auto_pad;
+  std::vector<int64_t> pads = ca.pads;
   if (!pads.empty() && pads.size() != 2 * r)
     return fail(ErrorCode::kInvalidArgument, op + " pads " + list_to_string(pads) + " must have " +
                                                  std::to_string(2 * r) + " values");
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  if (!same && auto_pad != "NOTSET" && auto_pad != "VALID")
-    return fail(ErrorCode::kInvalidArgument, op + " auto_pad '" + auto_pad + "' is not valid");
+  const bool same = auto_pad == ops::AutoPad::kSameUpper || auto_pad == ops::AutoPad::kSameLower;
   for (size_t d = 0; d < r; ++d) {
     const int64_t full = win.strides[d] * (in[d] - 1) + out_pad[d] + win.dilated(d);
     if (!out_shape.empty() || same) {
       const int64_t target = out_shape.empty() ? in[d] * win.strides[d] : out_shape[d];
       const int64_t total = std::max<int64_t>(0, full - target);
-      if (auto_pad == "SAME_UPPER") {
+      if (auto_pad == ops::AutoPad::kSameUpper) {
         win.pad_begin[d] = total / 2;
         win.pad_end[d] = total - total / 2;
       } else {
@@ -414,7 +415,7 @@ Result<void> conv_transpose_kernel(KernelContext& ctx) {
       }
       win.out[d] = target;
     } else {
-      if (!pads.empty() && auto_pad == "NOTSET") {
+      if (!pads.empty() && auto_pad == ops::AutoPad::kNotSet) {
         win.pad_begin[d] = pads[d];
         win.pad_end[d] = pads[d + r];
       }

@@ -6,6 +6,7 @@
 
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval::nn {
 namespace {
@@ -122,7 +123,8 @@ Result<void> deform_conv(KernelContext& ctx) {
     return fail(unsupported_dtype(x->dtype(), "a floating-point type").add_context("DeformConv X"));
   const int64_t N = x->dim(0), C = x->dim(1), H = x->dim(2), W = x->dim(3);
   const int64_t OC = w_t->dim(0), kh = w_t->dim(2), kw = w_t->dim(3);
-  const int64_t group = node.attr_int("group", 1), og = node.attr_int("offset_group", 1);
+  HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(node));
+  const int64_t group = ca.group, og = node.attr_int("offset_group", 1);
   HONE_TRY(const auto ks, spatial_attr(node, "kernel_shape", 2, 0, "DeformConv"));
   if ((node.has_attr("kernel_shape") && (ks[0] != kh || ks[1] != kw)) || group <= 0 || og <= 0 ||
       C != w_t->dim(1) * group || OC % group != 0 || C % og != 0)

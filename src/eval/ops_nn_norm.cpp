@@ -8,6 +8,7 @@
 
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval::nn {
 namespace {
@@ -32,8 +33,8 @@ Result<Tensor> to_tensor(DType dtype, const std::vector<int64_t>& shape,
 
 Result<void> batch_norm(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
-  const Node& node = ctx.node();
-  if (node.attr_int("training_mode", 0) != 0)
+  HONE_TRY(const ops::BatchNormAttrs ba, ops::batch_norm_attrs(ctx.node()));
+  if (ba.training_mode)
     return fail(
         ErrorCode::kUnsupported,
         "BatchNormalization training_mode=1 is not supported by the reference (inference only)");
@@ -41,7 +42,7 @@ Result<void> batch_norm(KernelContext& ctx) {
     return fail(
         ErrorCode::kUnsupported,
         "BatchNormalization training outputs (running/saved mean and variance) are not supported");
-  if (node.attr_int("spatial", 1) == 0)
+  if (!ba.spatial)
     return fail(ErrorCode::kUnsupported, "BatchNormalization spatial=0 is not supported");
   HONE_CHECK_OK(check_nc_input(*x, 2, "BatchNormalization"));
   const int64_t c = x->dim(1);
@@ -49,7 +50,7 @@ Result<void> batch_norm(KernelContext& ctx) {
   HONE_TRY(auto bias, channel_param(ctx, 2, c, "BatchNormalization B"));
   HONE_TRY(auto mean, channel_param(ctx, 3, c, "BatchNormalization input_mean"));
   HONE_TRY(auto var, channel_param(ctx, 4, c, "BatchNormalization input_var"));
-  const double eps = node.attr_float("epsilon", 1e-5f);
+  const double eps = ba.epsilon;
   const int64_t inner = product(x->shape(), 2);
   HostVector<double> v = to_doubles(*x);
   for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
@@ -78,7 +79,8 @@ Result<void> instance_norm(KernelContext& ctx) {
   const int64_t c = x->dim(1);
   HONE_TRY(auto scale, channel_param(ctx, 1, c, "InstanceNormalization scale"));
   HONE_TRY(auto bias, channel_param(ctx, 2, c, "InstanceNormalization B"));
-  const double eps = ctx.node().attr_float("epsilon", 1e-5f);
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(ctx.node()));
+  const double eps = na.epsilon;
   const int64_t inner = product(x->shape(), 2);
   HostVector<double> v = to_doubles(*x);
   ctx.pool().parallel_for(x->dim(0) * c, [&](int64_t b, int64_t e) {
@@ -130,10 +132,10 @@ Result<void> layer_norm(KernelContext& ctx) {
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0)
     return fail(ErrorCode::kInvalidArgument, "LayerNormalization input X must not be a scalar");
-  HONE_TRY(const int64_t axis,
-           normalize_axis(node.attr_int("axis", -1), rank, "LayerNormalization axis"));
-  HONE_TRY(const DType stash, stash_dtype(node.attr_int("stash_type", 1)));
-  const double eps = node.attr_float("epsilon", 1e-5f);
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(node));
+  HONE_TRY(const int64_t axis, normalize_axis(na.axis, rank, "LayerNormalization axis"));
+  HONE_TRY(const DType stash, stash_dtype(na.stash_type));
+  const double eps = na.epsilon;
   const std::vector<int64_t> norm_shape(x->shape().begin() + axis, x->shape().end());
   const int64_t inner = product(norm_shape);
   const int64_t outer =
@@ -180,11 +182,11 @@ Result<void> rms_norm(KernelContext& ctx) {
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0)
     return fail(ErrorCode::kInvalidArgument, "RMSNormalization input X must not be a scalar");
-  HONE_TRY(const int64_t axis,
-           normalize_axis(node.attr_int("axis", -1), rank, "RMSNormalization axis"));
-  HONE_TRY(const DType stash, stash_dtype(node.attr_int("stash_type", 1)));
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(node));
+  HONE_TRY(const int64_t axis, normalize_axis(na.axis, rank, "RMSNormalization axis"));
+  HONE_TRY(const DType stash, stash_dtype(na.stash_type));
   (void)stash;  // the statistics are kept in double whatever it asks
-  const double eps = node.attr_float("epsilon", 1e-5f);
+  const double eps = na.epsilon;
   const std::vector<int64_t> norm_shape(x->shape().begin() + axis, x->shape().end());
   const int64_t inner = product(norm_shape);
   const int64_t outer = inner > 0 ? x->numel() / inner : 0;
@@ -210,7 +212,8 @@ Result<void> group_norm(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_CHECK_OK(check_nc_input(*x, 2, "GroupNormalization"));
   const Node& node = ctx.node();
-  const int64_t groups = node.attr_int("num_groups", 0);
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(node));
+  const int64_t groups = na.num_groups;
   const int64_t c = x->dim(1);
   if (groups <= 0 || c % groups != 0)
     return fail(ErrorCode::kInvalidArgument,
@@ -227,7 +230,7 @@ Result<void> group_norm(KernelContext& ctx) {
                     " (channels) or " + std::to_string(groups) + " (groups) values");
   const HostVector<double> scale = to_doubles(*scale_t), bias = to_doubles(*bias_t);
   const bool per_channel = params == c;
-  const double eps = node.attr_float("epsilon", 1e-5f);
+  const double eps = na.epsilon;
   const int64_t cg = c / groups, spatial = product(x->shape(), 2), inner = cg * spatial;
   HostVector<double> v = to_doubles(*x);
   ctx.pool().parallel_for(x->dim(0) * groups, [&](int64_t b, int64_t e) {
@@ -252,12 +255,10 @@ Result<void> lrn(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_CHECK_OK(check_nc_input(*x, 2, "LRN"));
   const Node& node = ctx.node();
-  const int64_t size = node.attr_int("size", 0);
-  if (size <= 0)
-    return fail(ErrorCode::kInvalidArgument,
-                "LRN needs a positive 'size' attribute, got " + std::to_string(size));
-  const double alpha = node.attr_float("alpha", 1e-4f), beta = node.attr_float("beta", 0.75f);
-  const double bias = node.attr_float("bias", 1.0f);
+  HONE_TRY(const ops::LrnAttrs la, ops::lrn_attrs(node));
+  const int64_t size = la.size;
+  const double alpha = la.alpha, beta = la.beta;
+  const double bias = la.bias;
   const int64_t c = x->dim(1), inner = product(x->shape(), 2);
   const int64_t before = (size - 1) / 2, after = size - 1 - before;
   const HostVector<double> v = to_doubles(*x);
@@ -281,7 +282,8 @@ Result<void> lrn(KernelContext& ctx) {
 Result<void> mean_variance_norm(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  std::vector<int64_t> axes = ctx.node().attr_ints("axes", {0, 2, 3});
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(ctx.node()));
+  std::vector<int64_t> axes = na.axes;
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
   for (int64_t a : axes) {
     HONE_TRY(const int64_t ax, normalize_axis(a, rank, "MeanVarianceNormalization axis"));
@@ -329,9 +331,9 @@ Result<void> lp_norm(KernelContext& ctx) {
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0)
     return fail(ErrorCode::kInvalidArgument, "LpNormalization input must not be a scalar");
-  HONE_TRY(const int64_t axis,
-           normalize_axis(node.attr_int("axis", -1), rank, "LpNormalization axis"));
-  const int64_t p = node.attr_int("p", 2);
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(node));
+  HONE_TRY(const int64_t axis, normalize_axis(na.axis, rank, "LpNormalization axis"));
+  const int64_t p = na.p;
   if (p != 1 && p != 2)
     return fail(ErrorCode::kInvalidArgument,
                 "LpNormalization p must be 1 or 2, got " + std::to_string(p));

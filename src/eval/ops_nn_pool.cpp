@@ -7,6 +7,7 @@
 
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval::nn {
 namespace {
@@ -83,18 +84,21 @@ struct PoolSetup {
   int64_t planes = 0;  // N * C
   int64_t in_plane = 0;
   int64_t out_plane = 0;
+  ops::PoolAttrs attrs;
 };
 
 Result<PoolSetup> pool_setup(const KernelContext& ctx, const Tensor& x, const std::string& op,
                              bool allow_ceil) {
   HONE_CHECK_OK(check_nc_input(x, 3, op));
   const Node& node = ctx.node();
-  std::vector<int64_t> kernel = node.attr_ints("kernel_shape");
+  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(node));
+  const std::vector<int64_t>& kernel = pa.kernel_shape;
   if (kernel.empty())
     return fail(ErrorCode::kInvalidArgument, op + " needs the 'kernel_shape' attribute");
   std::vector<int64_t> in(x.shape().begin() + 2, x.shape().end());
-  const bool ceil_mode = allow_ceil && node.attr_int("ceil_mode", 0) != 0;
+  const bool ceil_mode = allow_ceil && pa.ceil_mode;
   PoolSetup s;
+  s.attrs = pa;
   HONE_TRY(s.win, make_window(node, in, kernel, ceil_mode, op));
   s.out_shape = {x.dim(0), x.dim(1)};
   s.out_shape.insert(s.out_shape.end(), s.win.out.begin(), s.win.out.end());
@@ -107,7 +111,7 @@ Result<PoolSetup> pool_setup(const KernelContext& ctx, const Tensor& x, const st
 Result<void> max_pool(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_TRY(PoolSetup s, pool_setup(ctx, *x, "MaxPool", true));
-  const int64_t storage_order = ctx.node().attr_int("storage_order", 0);
+  const int64_t storage_order = s.attrs.storage_order;
   if (storage_order != 0 && storage_order != 1)
     return fail(ErrorCode::kInvalidArgument,
                 "MaxPool storage_order " + std::to_string(storage_order) + " must be 0 or 1");
@@ -164,7 +168,7 @@ Result<void> max_pool(KernelContext& ctx) {
 Result<void> average_pool(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_TRY(PoolSetup s, pool_setup(ctx, *x, "AveragePool", true));
-  const bool include_pad = ctx.node().attr_int("count_include_pad", 0) != 0;
+  const bool include_pad = s.attrs.count_include_pad;
   const TapTables taps = make_taps(s.win);
   Tensor y = Tensor::zeros(x->dtype(), s.out_shape);
   HONE_CHECK_OK(dispatch_float(x->dtype(), [&]<class T>() -> Result<void> {
@@ -198,7 +202,7 @@ double lp_term(double v, double p) {
 Result<void> lp_pool(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_TRY(PoolSetup s, pool_setup(ctx, *x, "LpPool", true));
-  const double p = static_cast<double>(ctx.node().attr_int("p", 2));
+  const double p = static_cast<double>(s.attrs.p);
   if (p <= 0) return fail(ErrorCode::kInvalidArgument, "LpPool p must be positive");
   const TapTables taps = make_taps(s.win);
   Tensor y = Tensor::zeros(x->dtype(), s.out_shape);
@@ -230,7 +234,8 @@ Result<void> global_pool(KernelContext& ctx, GlobalKind kind, const std::string&
   for (size_t d = 2; d < out_shape.size(); ++d) out_shape[d] = 1;
   const int64_t planes = x->dim(0) * x->dim(1);
   const int64_t plane = product(x->shape(), 2);
-  const double p = static_cast<double>(ctx.node().attr_int("p", 2));
+  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(ctx.node()));
+  const double p = static_cast<double>(pa.p);
   Tensor y = Tensor::zeros(x->dtype(), out_shape);
   auto body = [&]<class T>() -> Result<void> {
     const T* xp = x->data<T>();

@@ -11,6 +11,7 @@
 
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval::nn {
 namespace {
@@ -265,16 +266,16 @@ Result<void> resize(KernelContext& ctx) {
   const int64_t opset = ctx.opset();
   const size_t rank = x->rank();
   ResizeParams p;
-  HONE_TRY(p.mode, parse_mode(node.attr_string("mode", "nearest"), "Resize"));
-  p.transform =
-      node.attr_string("coordinate_transformation_mode", opset < 11 ? "asymmetric" : "half_pixel");
-  p.nearest_mode = node.attr_string("nearest_mode", "round_prefer_floor");
+  HONE_TRY(const ops::ResizeAttrs ra, ops::resize_attrs(node, opset));
+  HONE_TRY(p.mode, parse_mode(ra.mode, "Resize"));
+  p.transform = ra.coordinate_transformation_mode;
+  p.nearest_mode = ra.nearest_mode;
   p.opset10_nearest = opset < 11;
-  p.cubic_a = node.attr_float("cubic_coeff_a", -0.75f);
-  p.exclude_outside = node.attr_int("exclude_outside", 0) != 0;
-  p.extrapolation = node.attr_float("extrapolation_value", 0.0f);
-  p.antialias = node.attr_int("antialias", 0) != 0 && p.mode != Mode::kNearest;
-  const std::string policy = node.attr_string("keep_aspect_ratio_policy", "stretch");
+  p.cubic_a = ra.cubic_coeff_a;
+  p.exclude_outside = ra.exclude_outside;
+  p.extrapolation = ra.extrapolation_value;
+  p.antialias = ra.antialias && p.mode != Mode::kNearest;
+  const std::string& policy = ra.keep_aspect_ratio_policy;
   const std::vector<std::string> nearest_modes{"round_prefer_floor", "round_prefer_ceil", "floor",
                                                "ceil"};
   if (std::find(nearest_modes.begin(), nearest_modes.end(), p.nearest_mode) == nearest_modes.end())
@@ -282,7 +283,7 @@ Result<void> resize(KernelContext& ctx) {
                 "Resize nearest_mode '" + p.nearest_mode + "' is not valid");
   // Which axes the scales/sizes/roi inputs talk about (opset 18 'axes').
   std::vector<int64_t> axes;
-  for (int64_t a : node.attr_ints("axes")) {
+  for (int64_t a : ra.axes) {
     HONE_TRY(const int64_t ax, normalize_axis(a, static_cast<int64_t>(rank), "Resize axes"));
     axes.push_back(ax);
   }
@@ -358,7 +359,8 @@ Result<void> resize(KernelContext& ctx) {
 Result<void> upsample(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   ResizeParams p;
-  HONE_TRY(p.mode, parse_mode(ctx.node().attr_string("mode", "nearest"), "Upsample"));
+  HONE_TRY(const ops::ResizeAttrs ra, ops::resize_attrs(ctx.node(), ctx.opset()));
+  HONE_TRY(p.mode, parse_mode(ra.mode, "Upsample"));
   if (p.mode == Mode::kCubic)
     return fail(ErrorCode::kInvalidArgument, "Upsample has no cubic mode");
   p.transform = "asymmetric";

@@ -16,6 +16,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_reduce_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 
@@ -217,14 +218,15 @@ const char* reduce_name(ReduceKind k) {
 Result<void> reduce(KernelContext& ctx, ReduceKind kind) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const Node& n = ctx.node();
-  const bool keepdims = n.attr_int("keepdims", 1) != 0;
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
+  const bool keepdims = ra.keepdims;
   std::vector<int64_t> axes;
   if (ctx.has_input(1)) {
     HONE_TRY(axes, read_int_list(ctx.input(1), "axes input"));
   } else {
-    axes = n.attr_ints("axes");
+    axes = ra.axes;
   }
-  if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) != 0) {
+  if (axes.empty() && ra.noop_with_empty_axes) {
     ctx.set_output(0, x->clone());
     return {};
   }
@@ -263,9 +265,10 @@ Result<void> arg_extreme(KernelContext& ctx, bool is_max) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const Node& n = ctx.node();
   const int64_t rank = static_cast<int64_t>(x->rank());
-  HONE_TRY(int64_t axis, normalize_axis(n.attr_int("axis", 0), std::max<int64_t>(rank, 1)));
-  const bool keepdims = n.attr_int("keepdims", 1) != 0;
-  const bool last = n.attr_int("select_last_index", 0) != 0;
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(n), std::max<int64_t>(rank, 1)));
+  const bool keepdims = ra.keepdims;
+  const bool last = ra.select_last_index;
   const std::vector<int64_t>& shape = x->shape();
   const int64_t len = rank == 0 ? 1 : shape[static_cast<size_t>(axis)];
   if (len == 0)

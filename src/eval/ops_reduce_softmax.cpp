@@ -10,6 +10,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops.h"
 #include "eval/ops_reduce_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -22,8 +23,9 @@ enum class SoftKind { kSoftmax, kLogSoftmax, kHardmax };
 Result<void> split_axis(const KernelContext& ctx, const std::vector<int64_t>& shape, int64_t& outer,
                         int64_t& len, int64_t& inner) {
   const int64_t rank = static_cast<int64_t>(shape.size());
-  const bool legacy = ctx.opset() < 13;
-  const int64_t raw = ctx.node().attr_int("axis", legacy ? 1 : -1);
+  HONE_TRY(const ops::SoftmaxAttrs sa, ops::softmax_attrs(ctx.node(), ctx.opset()));
+  const bool legacy = sa.coerce_2d;
+  const int64_t raw = sa.axis;
   outer = len = inner = 1;
   if (rank == 0) return {};  // a scalar is a one-element row
   if (legacy) {
@@ -127,7 +129,7 @@ Result<void> top_k(KernelContext& ctx) {
   }
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "TopK needs rank >= 1, got a scalar");
-  HONE_TRY(int64_t axis, normalize_axis(n.attr_int("axis", -1), rank));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(n), rank));
   const bool largest = n.attr_int("largest", 1) != 0;
   const int64_t len = x->dim(static_cast<size_t>(axis));
   if (k < 0 || k > len)

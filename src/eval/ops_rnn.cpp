@@ -15,6 +15,7 @@
 
 #include "eval/kernel_util.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -201,28 +202,18 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
     return fail(ErrorCode::kInvalidArgument,
                 std::string(op) + " X, W and R must be rank 3, got X " + x->describe() + ", W " +
                     w->describe() + ", R " + r->describe());
-  p.layout = node.attr_int("layout", 0);
-  if (p.layout != 0 && p.layout != 1)
-    return fail(ErrorCode::kInvalidArgument,
-                std::string(op) + " layout must be 0 or 1, got " + std::to_string(p.layout));
+  HONE_TRY(const ops::RnnAttrs ra, ops::rnn_attrs(node));
+  p.layout = ra.layout;
   p.seq = p.layout == 0 ? x->dim(0) : x->dim(1);
   p.batch = p.layout == 0 ? x->dim(1) : x->dim(0);
   p.input = x->dim(2);
 
-  const std::string direction = node.attr_string("direction", "forward");
-  if (direction == "forward") {
-    p.dirs = 1;
-  } else if (direction == "reverse") {
-    p.dirs = 1;
-    p.reverse_only = true;
-  } else if (direction == "bidirectional") {
-    p.dirs = 2;
-  } else {
-    return fail(ErrorCode::kInvalidArgument,
-                std::string(op) + " direction must be forward, reverse or bidirectional, got '" +
-                    direction + "'");
-  }
-  p.hidden = node.attr_int("hidden_size", r->dim(2));
+  p.dirs = ra.directions();
+  p.reverse_only = ra.direction == ops::RnnDirection::kReverse;
+  const std::string direction = ra.direction == ops::RnnDirection::kForward   ? "forward"
+                                : ra.direction == ops::RnnDirection::kReverse ? "reverse"
+                                                                              : "bidirectional";
+  p.hidden = ra.hidden_size.value_or(r->dim(2));
   if (p.hidden <= 0)
     return fail(ErrorCode::kInvalidArgument,
                 std::string(op) + " hidden_size must be positive, got " + std::to_string(p.hidden));
@@ -272,15 +263,12 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
                         std::to_string(p.seq) + "]");
   }
 
-  if (node.has_attr("clip")) {
+  if (ra.clip) {
     p.has_clip = true;
-    p.clip = node.attr_float("clip", 0.0f);
-    if (!(p.clip > 0.0))
-      return fail(ErrorCode::kInvalidArgument,
-                  std::string(op) + " clip must be positive, got " + std::to_string(p.clip));
+    p.clip = *ra.clip;
   }
-  p.input_forget = node.attr_int("input_forget", 0) != 0;
-  p.linear_before_reset = node.attr_int("linear_before_reset", 0) != 0;
+  p.input_forget = ra.input_forget;
+  p.linear_before_reset = ra.linear_before_reset;
 
   std::vector<std::string> defaults;
   switch (kind) {
@@ -295,7 +283,7 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
       break;
   }
   p.acts_per_dir = static_cast<int64_t>(defaults.size());
-  std::vector<std::string> names = node.attr_strings("activations");
+  std::vector<std::string> names = ra.activations;
   if (names.empty()) {
     for (int64_t d = 0; d < p.dirs; ++d)
       names.insert(names.end(), defaults.begin(), defaults.end());
@@ -309,8 +297,8 @@ Result<Problem> read_problem(KernelContext& ctx, CellKind kind) {
                                                  std::to_string(p.acts_per_dir * p.dirs) +
                                                  " activations for direction '" + direction +
                                                  "', got " + std::to_string(names.size()));
-  const std::vector<float> alphas = node.attr_floats("activation_alpha");
-  const std::vector<float> betas = node.attr_floats("activation_beta");
+  const std::vector<float>& alphas = ra.activation_alpha;
+  const std::vector<float>& betas = ra.activation_beta;
   size_t na = 0, nb = 0;
   for (const std::string& name : names) {
     HONE_TRY(Activation a, parse_activation(name, alphas, na, betas, nb));

@@ -8,6 +8,8 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
+#include "ops/split.h"
 
 namespace hone::eval {
 namespace {
@@ -32,7 +34,7 @@ Result<void> reshape(KernelContext& ctx) {
   } else {
     HONE_TRY(target, input_ints(ctx, 1, "Reshape shape"));
   }
-  const bool allow_zero = ctx.node().attr_int("allowzero", 0) != 0;
+  const bool allow_zero = ops::reshape_allowzero(ctx.node());
   int64_t infer_at = -1;
   int64_t known = 1;
   bool has_zero = false;
@@ -84,7 +86,7 @@ Result<void> reshape(KernelContext& ctx) {
 Result<void> flatten(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  const int64_t given = ctx.node().attr_int("axis", 1);
+  const int64_t given = ops::axis_attr(ctx.node());
   const auto boundary = ops::try_normalize_boundary(given, rank);
   if (!boundary)
     return fail(ErrorCode::kInvalidArgument, "Flatten axis " + std::to_string(given) +
@@ -101,16 +103,7 @@ Result<void> flatten(KernelContext& ctx) {
 Result<void> transpose(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  std::vector<int64_t> perm = ctx.node().attr_ints("perm");
-  if (!ctx.node().has_attr("perm")) {
-    perm.resize(rank);
-    for (int64_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
-  }
-  if (static_cast<int64_t>(perm.size()) != rank)
-    return fail(ErrorCode::kInvalidArgument, "Transpose perm " + ints_to_string(perm) +
-                                                 " has the wrong length for input " +
-                                                 x->describe());
-  HONE_TRY(perm, normalize_axes(perm, rank, "Transpose perm"));
+  HONE_TRY(const std::vector<int64_t> perm, ops::transpose_perm(ctx.node(), rank));
   const std::vector<int64_t> in_strides = strides_of(x->shape());
   std::vector<int64_t> out_shape(rank), strides(rank);
   for (int64_t i = 0; i < rank; ++i) {
@@ -189,7 +182,7 @@ Result<void> concat(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument, "Concat needs an 'axis' attribute");
   const int64_t rank = static_cast<int64_t>(first->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Concat inputs must have rank >= 1");
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 1), rank, "Concat axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "Concat axis"));
   std::vector<const Tensor*> xs;
   std::vector<int64_t> shape = first->shape();
   shape[axis] = 0;
@@ -230,52 +223,15 @@ Result<void> split(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Split input must have rank >= 1");
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "Split axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "Split axis"));
   const int64_t dim = x->dim(axis);
   const int64_t n_out = static_cast<int64_t>(ctx.num_outputs());
-  std::vector<int64_t> sizes;
+  std::vector<int64_t> given;
   if (ctx.has_input(1)) {
-    HONE_TRY(sizes, input_ints(ctx, 1, "Split split"));
-  } else if (ctx.node().has_attr("split")) {
-    sizes = ctx.node().attr_ints("split");
-  } else {
-    int64_t n = n_out;
-    if (ctx.node().has_attr("num_outputs")) {
-      n = ctx.node().attr_int("num_outputs", n_out);
-      if (n != n_out)
-        return fail(ErrorCode::kInvalidArgument, "Split num_outputs=" + std::to_string(n) +
-                                                     " but the node has " + std::to_string(n_out) +
-                                                     " outputs");
-    }
-    if (n <= 0) return fail(ErrorCode::kInvalidArgument, "Split needs at least one output");
-    if (!ctx.node().has_attr("num_outputs") && dim % n != 0)
-      return fail(ErrorCode::kInvalidArgument, "Split of axis " + std::to_string(axis) + " (size " +
-                                                   std::to_string(dim) + ") into " +
-                                                   std::to_string(n) + " equal parts is uneven");
-    // Opset 18: chunks of ceil(dim / n), the last one smaller.
-    const int64_t chunk = (dim + n - 1) / n;
-    int64_t left = dim;
-    for (int64_t i = 0; i < n; ++i) {
-      sizes.push_back(std::min(chunk, left));
-      left -= sizes.back();
-    }
+    HONE_TRY(given, input_ints(ctx, 1, "Split split"));
   }
-  if (static_cast<int64_t>(sizes.size()) != n_out)
-    return fail(ErrorCode::kInvalidArgument,
-                "Split sizes " + ints_to_string(sizes) + " give " + std::to_string(sizes.size()) +
-                    " parts but the node has " + std::to_string(n_out) + " outputs");
-  int64_t total = 0;
-  for (int64_t s : sizes) {
-    if (s < 0)
-      return fail(ErrorCode::kInvalidArgument,
-                  "Split sizes " + ints_to_string(sizes) + " contain a negative size");
-    total += s;
-  }
-  if (total != dim)
-    return fail(ErrorCode::kInvalidArgument, "Split sizes " + ints_to_string(sizes) + " sum to " +
-                                                 std::to_string(total) + ", but axis " +
-                                                 std::to_string(axis) + " of " + x->describe() +
-                                                 " has size " + std::to_string(dim));
+  HONE_TRY(const std::vector<int64_t> sizes, ops::split_sizes(ctx.node(), dim, ctx.num_outputs(),
+                                                              ctx.has_input(1) ? &given : nullptr));
   int64_t outer = 1, inner = 1;
   for (int64_t a = 0; a < axis; ++a) outer *= x->dim(a);
   for (int64_t a = axis + 1; a < rank; ++a) inner *= x->dim(a);
@@ -297,12 +253,7 @@ Result<void> split(KernelContext& ctx) {
 Result<void> shape_op(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  auto clamp = [&](int64_t v) {
-    if (v < 0) v += rank;
-    return std::clamp<int64_t>(v, 0, rank);
-  };
-  const int64_t start = clamp(ctx.node().attr_int("start", 0));
-  const int64_t end = clamp(ctx.node().attr_int("end", rank));
+  const auto [start, end] = ops::shape_range(ctx.node(), rank);
   std::vector<int64_t> dims;
   for (int64_t a = start; a < end; ++a) dims.push_back(x->dim(a));
   const int64_t n = static_cast<int64_t>(dims.size());

@@ -6,6 +6,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -53,7 +54,7 @@ Result<void> gather(KernelContext& ctx) {
   HONE_TRY(const Tensor* idx_t, ctx.tensor(1));
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Gather data must have rank >= 1");
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "Gather axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "Gather axis"));
   HONE_TRY(std::vector<int64_t> idx, read_indices(*idx_t, "Gather indices"));
   const int64_t dim = x->dim(axis);
   for (int64_t& i : idx) {
@@ -84,8 +85,7 @@ Result<void> gather_elements(KernelContext& ctx) {
     return fail(ErrorCode::kInvalidArgument, "GatherElements indices " + idx_t->describe() +
                                                  " must have the rank of data " + x->describe() +
                                                  " (at least 1)");
-  HONE_TRY(int64_t axis,
-           normalize_axis(ctx.node().attr_int("axis", 0), rank, "GatherElements axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "GatherElements axis"));
   for (int64_t a = 0; a < rank; ++a)
     if (a != axis && idx_t->dim(a) > x->dim(a))
       return fail(ErrorCode::kInvalidArgument, "GatherElements indices " + idx_t->describe() +
@@ -171,7 +171,7 @@ Result<void> compress(KernelContext& ctx) {
   const bool flat = !ctx.node().has_attr("axis");
   int64_t axis = 0;
   if (!flat) {
-    HONE_TRY(axis, normalize_axis(ctx.node().attr_int("axis", 0), static_cast<int64_t>(x->rank()),
+    HONE_TRY(axis, normalize_axis(ops::axis_attr(ctx.node()), static_cast<int64_t>(x->rank()),
                                   "Compress axis"));
   }
   const int64_t dim = flat ? x->numel() : x->dim(axis);
@@ -250,7 +250,7 @@ Result<void> one_hot(KernelContext& ctx) {
   const int64_t depth = is_integer(depth_t->dtype()) ? tensor_element_as_int64(*depth_t, 0)
                                                      : static_cast<int64_t>(depth_d);
   const int64_t out_rank = static_cast<int64_t>(idx_t->rank()) + 1;
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", -1), out_rank, "OneHot axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), out_rank, "OneHot axis"));
   std::vector<int64_t> out_shape = idx_t->shape();
   out_shape.insert(out_shape.begin() + axis, depth);
   HONE_TRY(Tensor y, Tensor::allocate(values->dtype(), out_shape));

@@ -7,6 +7,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -53,7 +54,8 @@ void pad_fill(const E* in, const std::vector<std::vector<int64_t>>& offs,
 Result<void> pad(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   const int64_t rank = static_cast<int64_t>(x->rank());
-  const std::string mode_s = ctx.node().attr_string("mode", "constant");
+  HONE_TRY(const ops::PadAttrs pa, ops::pad_attrs(ctx.node()));
+  const std::string& mode_s = pa.mode;
   PadMode mode;
   if (mode_s == "constant")
     mode = PadMode::kConstant;
@@ -71,9 +73,8 @@ Result<void> pad(KernelContext& ctx) {
   Tensor value;
   std::vector<int64_t> axes;
   if (ctx.opset() < 11 && !ctx.has_input(1)) {
-    pads = ctx.node().has_attr("pads") ? ctx.node().attr_ints("pads")
-                                       : ctx.node().attr_ints("paddings");
-    value = from_doubles(x->dtype(), {}, std::vector<double>{ctx.node().attr_float("value", 0.0f)});
+    pads = pa.pads;
+    value = from_doubles(x->dtype(), {}, std::vector<double>{pa.value});
   } else {
     HONE_TRY(pads, input_ints(ctx, 1, "Pad pads"));
     if (ctx.has_input(2) && ctx.input(2).numel() > 0) {

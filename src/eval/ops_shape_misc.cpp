@@ -7,6 +7,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -27,7 +28,7 @@ Result<void> unique(KernelContext& ctx) {
   const bool flat = !ctx.node().has_attr("axis");
   int64_t axis = 0, outer = 1, inner = 1, n = x->numel();
   if (!flat) {
-    HONE_TRY(axis, normalize_axis(ctx.node().attr_int("axis", 0), static_cast<int64_t>(x->rank()),
+    HONE_TRY(axis, normalize_axis(ops::axis_attr(ctx.node()), static_cast<int64_t>(x->rank()),
                                   "Unique axis"));
     n = x->dim(axis);
     for (int64_t a = 0; a < axis; ++a) outer *= x->dim(a);

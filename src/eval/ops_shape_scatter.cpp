@@ -9,6 +9,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -90,7 +91,7 @@ Result<void> scatter_elements(KernelContext& ctx) {
   if (!is_integer(idx_t->dtype()))
     return fail(ErrorCode::kInvalidArgument,
                 op + " indices must be integers, got " + idx_t->describe());
-  HONE_TRY(int64_t axis, normalize_axis(ctx.node().attr_int("axis", 0), rank, "axis"));
+  HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(ctx.node()), rank, "axis"));
   for (int64_t a = 0; a < rank; ++a)
     if (a != axis && idx_t->dim(a) > x->dim(a))
       return fail(ErrorCode::kInvalidArgument, op + " indices " + idx_t->describe() +
@@ -196,8 +197,7 @@ Result<void> tensor_scatter(KernelContext& ctx) {
         ErrorCode::kInvalidArgument,
         "TensorScatter needs past_cache of rank >= 2 and update of its rank and type, got " +
             cache->describe() + " and " + upd->describe());
-  HONE_TRY(const int64_t axis,
-           normalize_axis(node.attr_int("axis", -2), rank, "TensorScatter axis"));
+  HONE_TRY(const int64_t axis, normalize_axis(ops::axis_attr(node), rank, "TensorScatter axis"));
   if (axis == 0)
     return fail(ErrorCode::kInvalidArgument, "TensorScatter axis cannot be the batch axis 0");
   for (int64_t a = 0; a < rank; ++a)

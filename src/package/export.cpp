@@ -14,6 +14,7 @@
 #include "hone/sha256.h"
 #include "hone/temp_paths.h"
 #include "package/archive.h"
+#include "package/folder_path.h"
 
 namespace hone {
 namespace {
@@ -100,8 +101,9 @@ json tensor_specs(const std::vector<TensorSpec>& ts, const GraphSpec& spec) {
 
 }  // namespace
 
-Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& dir,
+Result<ExportRecord> export_artifact(const TunedModel& model, const fs::path& dir_given,
                                      const ExportOptions& o) {
+  const fs::path dir = package::folder_path(dir_given);
   const std::string where = "while exporting to '" + dir.string() + "'";
   std::string format = o.format;
   if (format.empty()) {

@@ -8,6 +8,7 @@
 
 #include "hone/file_io.h"
 #include "hone/onnx.h"
+#include "package/folder_path.h"
 
 namespace hone {
 namespace {
@@ -105,8 +106,9 @@ Result<std::string> tensor_entries(const char* field, const std::vector<TensorSp
 
 }  // namespace
 
-Result<TritonRecord> export_triton(const TunedModel& model, const fs::path& repo,
+Result<TritonRecord> export_triton(const TunedModel& model, const fs::path& repo_given,
                                    const TritonOptions& options) {
+  const fs::path repo = package::folder_path(repo_given);
   const std::string where = "while exporting a Triton model to '" + repo.string() + "'";
   TritonRecord rec;
   rec.name = options.name.empty() ? default_name(model.graph()) : options.name;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -94,7 +95,9 @@ std::vector<AttentionMatch> find_attention(const Graph& g) {
     };
     const Node* sm = step(v);
     if (!sm || !passes::is_op(*sm, "Softmax", 1)) continue;
-    const int64_t axis = sm->attr_int("axis", -1);
+    const auto sa = ops::softmax_attrs(*sm, g.opset());
+    if (!sa) continue;
+    const int64_t axis = sa->axis;
     const Value& sv = g.value(sm->inputs[0]);
     if (axis != -1 && !(sv.shape && axis == static_cast<int64_t>(sv.shape->rank()) - 1)) continue;
     m.softmax = g.value(v).producer;

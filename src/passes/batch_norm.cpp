@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 
 namespace hone {
@@ -20,7 +21,8 @@ struct Affine {
 };
 std::optional<Affine> bn_affine(const Graph& g, const Node& bn) {
   if (bn.op_type != "BatchNormalization" || !bn.domain.empty() || bn.inputs.size() != 5) return {};
-  if (bn.attr_int("training_mode", 0) != 0 || bn.attr_int("spatial", 1) != 1) return {};
+  const auto ba = ops::batch_norm_attrs(bn);
+  if (!ba || ba->training_mode || !ba->spatial) return {};
   for (size_t k = 1; k < bn.outputs.size(); ++k)
     if (bn.outputs[k] >= 0) return {};  // running statistics are asked for
   const Tensor* p[4];
@@ -29,7 +31,7 @@ std::optional<Affine> bn_affine(const Graph& g, const Node& bn) {
     if (p[k] == nullptr || p[k]->dtype() != DType::kF32 || p[k]->rank() != 1) return {};
     if (p[k]->numel() != p[0]->numel()) return {};
   }
-  const double eps = bn.attr_float("epsilon", 1e-5f);
+  const double eps = ba->epsilon;
   Affine a;
   for (int64_t c = 0; c < p[0]->numel(); ++c) {
     const double scale = p[0]->data<float>()[c], bias = p[1]->data<float>()[c];
@@ -81,7 +83,9 @@ bool fold_into_gemm(const Graph& g, const Node& gemm, const Node& bn, const Affi
                     passes::Rewriter& rw) {
   const Tensor* b = constant_of(g, gemm.inputs[1]);
   if (b == nullptr || b->dtype() != DType::kF32 || b->rank() != 2) return false;
-  const bool trans_b = gemm.attr_int("transB", 0) != 0;
+  const auto ga = ops::gemm_attrs(gemm);
+  if (!ga) return false;
+  const bool trans_b = ga->trans_b;
   const int64_t n_cols = trans_b ? b->dim(0) : b->dim(1);
   const int64_t k_dim = trans_b ? b->dim(1) : b->dim(0);
   if (n_cols != static_cast<int64_t>(a.s.size())) return false;
@@ -91,7 +95,7 @@ bool fold_into_gemm(const Graph& g, const Node& gemm, const Node& bn, const Affi
   if (has_c && (c == nullptr || c->dtype() != DType::kF32 || c->rank() > 2 ||
                 !(c->numel() == 1 || (c->numel() == n_cols && c->shape().back() == n_cols))))
     return false;
-  const double beta = gemm.attr_float("beta", 1.0f);
+  const double beta = ga->beta;
   std::vector<double> nb(static_cast<size_t>(b->numel())), nc(static_cast<size_t>(n_cols));
   for (int64_t k = 0; k < k_dim; ++k)
     for (int64_t j = 0; j < n_cols; ++j) {

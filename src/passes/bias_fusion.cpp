@@ -2,6 +2,7 @@
 // bias as part of Conv/Gemm (one oneDNN primitive, one BLAS call with C)
 // instead of a separate pass over the output.
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -87,8 +88,9 @@ Result<Graph> fuse_bias(const Graph& in, PassStats* stats) {
       fused.attrs.clear();
     } else if (d.op_type == "Gemm") {
       if (d.inputs.size() > 2 && d.inputs[2] >= 0) continue;
-      const int64_t n =
-          d.attr_int("transB", 0) ? dim_of(g, d.inputs[1], 0) : dim_of(g, d.inputs[1], 1);
+      const int64_t n = ops::gemm_attrs(d).value_or(ops::GemmAttrs{}).trans_b
+                            ? dim_of(g, d.inputs[1], 0)
+                            : dim_of(g, d.inputs[1], 1);
       if (!is_row(*c, n)) continue;
       fused.inputs = {d.inputs[0], d.inputs[1], passes::other_operand(add, d.outputs[0])};
       fused.attrs["beta"] = 1.0f;

@@ -22,6 +22,8 @@ const std::vector<Pass>& pipeline() {
   static const std::vector<Pass> k = {
       {"fold_shapes",
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fold_shapes(g, s); }},
+      {"fold_reshape_targets", [](const Graph& g, PassStats* s,
+                                  const OptimizeOptions&) { return fold_reshape_targets(g, s); }},
       {"fold_constants",
        [](const Graph& g, PassStats* s, const OptimizeOptions& o) {
          return fold_constants(g, s, o.fold_max_bytes);

@@ -4,6 +4,7 @@
 // on a compiled backend a block boundary (oneDNN reorders out of and back
 // into its blocked layout around it, and runs the Pad on the fallback).
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 
 namespace hone {
@@ -15,9 +16,10 @@ using passes::constant_of;
 /// e0..e(r-1)], when they are known constants and the pad writes zeros in
 /// constant mode; else nothing.
 std::optional<std::vector<int64_t>> zero_pads(const Graph& g, const Node& pad, size_t rank) {
-  if (pad.attr_string("mode", "constant") != "constant") return std::nullopt;
+  const auto pa = ops::pad_attrs(pad);
+  if (!pa || pa->mode != "constant") return std::nullopt;
   // The fill: attribute `value` before opset 11, optional input 2 after.
-  if (pad.attr_float("value", 0.0f) != 0.0f) return std::nullopt;
+  if (pa->value != 0.0f) return std::nullopt;
   if (pad.inputs.size() > 2 && pad.inputs[2] >= 0 && !passes::is_scalar(g, pad.inputs[2], 0.0, 0.0))
     return std::nullopt;
   auto given = passes::int_list(g, pad, "pads", 1);
@@ -68,8 +70,9 @@ Result<Graph> fuse_pad(const Graph& in, PassStats* stats) {
         (conv.inputs.size() > 2 && conv.inputs[2] == pad.outputs[0]))
       continue;
     // Explicit pads only: SAME_* derives them from the padded input's size.
-    const std::string auto_pad = conv.attr_string("auto_pad", "NOTSET");
-    if (auto_pad != "NOTSET" && auto_pad != "VALID") continue;
+    const auto ca = ops::conv_attrs(conv);
+    if (!ca || (ca->auto_pad != ops::AutoPad::kNotSet && ca->auto_pad != ops::AutoPad::kValid))
+      continue;
     const Tensor* w = constant_of(g, conv.inputs[1]);
     if (w == nullptr || w->rank() < 3) continue;
     const size_t rank = w->rank();
@@ -81,7 +84,7 @@ Result<Graph> fuse_pad(const Graph& in, PassStats* stats) {
     if (!fits) continue;
     const size_t spatial = rank - 2;
     std::vector<int64_t> conv_pads =
-        auto_pad == "VALID" ? std::vector<int64_t>{} : conv.attr_ints("pads", {});
+        ca->auto_pad == ops::AutoPad::kValid ? std::vector<int64_t>{} : ca->pads;
     if (conv_pads.empty()) conv_pads.assign(2 * spatial, 0);
     if (conv_pads.size() != 2 * spatial) continue;
     for (size_t a = 0; a < spatial; ++a) {

@@ -5,6 +5,7 @@
 #include <numbers>
 
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -37,7 +38,8 @@ const Node* next(const Graph& g, const passes::Uses& uses, ValueId v, const char
 
 /// The normalized axes of a ReduceMean over the last axis only (keepdims).
 bool reduces_last_axis(const Graph& g, const Node& m, size_t rank) {
-  if (m.attr_int("keepdims", 1) != 1) return false;
+  const auto ra = ops::reduce_attrs(m);
+  if (!ra || !ra->keepdims) return false;
   auto axes = passes::int_list(g, m, "axes", 1);
   if (!axes || axes->size() != 1) return false;
   const int64_t a = (*axes)[0];

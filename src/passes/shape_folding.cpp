@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -19,9 +20,7 @@ std::optional<std::vector<Dim>> shape_entries(const Graph& g, const Node& shape_
   const Value& x = g.value(shape_node.inputs[0]);
   if (!x.shape) return std::nullopt;
   const auto r = static_cast<int64_t>(x.shape->rank());
-  auto clampi = [&](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
-  const int64_t b = clampi(shape_node.attr_int("start", 0));
-  const int64_t e = clampi(shape_node.attr_int("end", r));
+  const auto [b, e] = ops::shape_range(shape_node, r);
   std::vector<Dim> out;
   for (int64_t i = b; i < e; ++i) out.push_back((*x.shape)[static_cast<size_t>(i)]);
   return out;
@@ -34,7 +33,7 @@ Tensor i64_tensor(std::vector<int64_t> shape, const std::vector<int64_t>& values
 /// Gather(Shape(x), const indices) with every gathered dim static.
 std::optional<Tensor> fold_gather(const Graph& g, const Node& n, const std::vector<Dim>& dims) {
   const Tensor* idx = constant_of(g, n.inputs[1]);
-  if (idx == nullptr || n.attr_int("axis", 0) != 0) return std::nullopt;
+  if (idx == nullptr || ops::axis_attr(n) != 0) return std::nullopt;
   if (idx->dtype() != DType::kI64 && idx->dtype() != DType::kI32) return std::nullopt;
   const auto r = static_cast<int64_t>(dims.size());
   std::vector<int64_t> vals;

@@ -4,6 +4,7 @@
 #include <functional>
 #include <set>
 
+#include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
 #include "ops/window.h"
@@ -127,7 +128,9 @@ std::optional<Shape> windowed(const Node& n, const Shape& x, Dim channels,
   constexpr int64_t kStandIn = int64_t{1} << 20;
   std::vector<int64_t> in;
   for (size_t i = 0; i < sp; ++i) in.push_back(x[2 + i].is_static() ? x[2 + i].value() : kStandIn);
-  auto w = ops::make_window(n, in, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type);
+  const bool ceil_mode =
+      n.op_type != "Conv" && ops::pool_attrs(n).value_or(ops::PoolAttrs{}).ceil_mode;
+  auto w = ops::make_window(n, in, kernel, ceil_mode, n.op_type);
   if (!w) return std::nullopt;  // bad attributes or too small an input: run time says so
   std::vector<Dim> out{x[0], channels};
   for (size_t i = 0; i < sp; ++i)
@@ -154,7 +157,7 @@ std::optional<Shape> attention_shape(const Node& n, size_t out_index,
   if (!q || !k || !v || q->rank() != k->rank() || q->rank() != v->rank()) return std::nullopt;
   const bool four = q->rank() == 4;
   if (!four && q->rank() != 3) return std::nullopt;
-  const int64_t qh = n.attr_int("q_num_heads", 0), kvh = n.attr_int("kv_num_heads", 0);
+  const auto [qh, kvh] = ops::attention_heads(n);
   const Dim b = (*q)[0];
   const Dim sq = four ? (*q)[2] : (*q)[1];
   const Dim hq = four ? (*q)[1] : Dim(qh);
@@ -243,12 +246,15 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
       out.resize(x->rank(), Dim::unknown());
       return Shape(std::move(out));
     }
-    return windowed(n, *x, (*w)[0], n.attr_ints("kernel_shape", kernel));
+    const auto ca = ops::conv_attrs(n);
+    if (!ca) return std::nullopt;
+    return windowed(n, *x, (*w)[0], ca->kernel_shape.empty() ? kernel : ca->kernel_shape);
   }
   if (op == "MaxPool" || op == "AveragePool") {
     const Shape* x = shape_of(0);
-    if (!x || !n.has_attr("kernel_shape")) return std::nullopt;
-    return windowed(n, *x, (*x)[1], n.attr_ints("kernel_shape"));
+    const auto pa = ops::pool_attrs(n);
+    if (!x || !pa) return std::nullopt;
+    return windowed(n, *x, (*x)[1], pa->kernel_shape);
   }
   if (op == "DeformConv") {  // [N, M, offset's spatial dims]
     const Shape* x = shape_of(0);
@@ -313,34 +319,31 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const Shape* a = shape_of(0);
     const Shape* b = shape_of(1);
     if (!a || !b || a->rank() != 2 || b->rank() != 2) return std::nullopt;
-    const Dim m = n.attr_int("transA", 0) ? (*a)[1] : (*a)[0];
-    const Dim k = n.attr_int("transB", 0) ? (*b)[0] : (*b)[1];
+    const auto ga = ops::gemm_attrs(n);
+    if (!ga) return std::nullopt;
+    const Dim m = ga->trans_a ? (*a)[1] : (*a)[0];
+    const Dim k = ga->trans_b ? (*b)[0] : (*b)[1];
     return Shape{m, k};
   }
   if (op == "Transpose") {
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
-    std::vector<int64_t> perm = n.attr_ints("perm");
-    if (perm.empty())
-      for (size_t i = s->rank(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-    if (perm.size() != s->rank()) return std::nullopt;
+    const auto perm = ops::transpose_perm(n, static_cast<int64_t>(s->rank()));
+    if (!perm) return std::nullopt;
     std::vector<Dim> out;
-    for (int64_t p : perm) {
-      if (p < 0 || p >= static_cast<int64_t>(s->rank())) return std::nullopt;
-      out.push_back((*s)[static_cast<size_t>(p)]);
-    }
+    for (int64_t p : *perm) out.push_back((*s)[static_cast<size_t>(p)]);
     return Shape(std::move(out));
   }
   if (op == "Reshape") {
     const Shape* s = shape_of(0);
     const Tensor* spec = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
     if (!s || !spec) return std::nullopt;
-    return reshape(*s, *spec, n.attr_int("allowzero", 0) != 0);
+    return reshape(*s, *spec, ops::reshape_allowzero(n));
   }
   if (op == "Flatten") {
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
-    const auto axis = n.attr_int("axis", 1);
+    const auto axis = ops::axis_attr(n);
     const auto a = axis < 0 ? axis + static_cast<int64_t>(s->rank()) : axis;
     if (a < 0 || a > static_cast<int64_t>(s->rank())) return std::nullopt;
     return Shape{product(s->dims(), 0, static_cast<size_t>(a)),
@@ -351,8 +354,7 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
     const auto r = static_cast<int64_t>(s->rank());
-    auto clampi = [&](int64_t v) { return std::clamp(v < 0 ? v + r : v, int64_t{0}, r); };
-    const int64_t b = clampi(n.attr_int("start", 0)), e = clampi(n.attr_int("end", r));
+    const auto [b, e] = ops::shape_range(n, r);
     return Shape{std::max<int64_t>(0, e - b)};
   }
   if (op == "Size") {
@@ -391,7 +393,7 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   if (op == "Concat") {
     const Shape* first = shape_of(0);
     if (!first) return std::nullopt;
-    auto axis = norm_axis(n.attr_int("axis", 0), first->rank());
+    auto axis = norm_axis(ops::axis_attr(n), first->rank());
     if (!axis) return std::nullopt;
     std::vector<Dim> out = first->dims();
     int64_t total = 0;
@@ -410,7 +412,7 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const Shape* data = shape_of(0);
     const Shape* idx = shape_of(1);
     if (!data || !idx) return std::nullopt;
-    auto axis = norm_axis(n.attr_int("axis", 0), data->rank());
+    auto axis = norm_axis(ops::axis_attr(n), data->rank());
     if (!axis) return std::nullopt;
     std::vector<Dim> out(data->dims().begin(), data->dims().begin() + *axis);
     out.insert(out.end(), idx->dims().begin(), idx->dims().end());
@@ -421,9 +423,11 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
     auto axes = int_list(g, n, "axes", 1);
-    const bool keep = n.attr_int("keepdims", 1) != 0;
+    const auto ra = ops::reduce_attrs(n);
+    if (!ra) return std::nullopt;
+    const bool keep = ra->keepdims;
     std::vector<bool> red(s->rank(), !axes || axes->empty());
-    if (axes && axes->empty() && n.attr_int("noop_with_empty_axes", 0)) return *s;
+    if (axes && axes->empty() && ra->noop_with_empty_axes) return *s;
     if (axes)
       for (int64_t a : *axes) {
         auto na = norm_axis(a, s->rank());

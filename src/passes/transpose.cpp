@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -15,12 +16,14 @@ namespace {
 
 /// A Transpose's permutation; the default (reverse) needs the input's rank.
 std::optional<std::vector<int64_t>> perm_of(const Graph& g, const Node& t) {
-  if (t.has_attr("perm")) return t.attr_ints("perm");
   const Value& x = g.value(t.inputs[0]);
-  if (!x.shape) return std::nullopt;
-  std::vector<int64_t> p(x.shape->rank());
-  std::iota(p.rbegin(), p.rend(), int64_t{0});
-  return p;
+  if (!x.shape) {
+    if (t.has_attr("perm")) return t.attr_ints("perm");
+    return std::nullopt;
+  }
+  auto p = ops::transpose_perm(t, static_cast<int64_t>(x.shape->rank()));
+  if (!p) return std::nullopt;
+  return *p;
 }
 
 bool is_identity(const std::vector<int64_t>& p) {

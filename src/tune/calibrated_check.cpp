@@ -13,14 +13,22 @@
 
 namespace hone {
 
-GateTolerance GateTolerance::for_precision(std::string_view precision) {
-  if (precision == "tf32" || precision == "f16") return {100, 2e-3, 2e-2};
-  if (precision == "bf16") return {100, 2e-2, 1e-1};
+GateTolerance GateTolerance::for_precision(Precision precision) {
+  switch (precision) {
+    case Precision::kTf32:
+    case Precision::kFp16:
+      return {100, 2e-3, 2e-2};
+    case Precision::kBf16:
+      return {100, 2e-2, 1e-1};
+    case Precision::kFp32:
+    case Precision::kFp64:
+      break;
+  }
   return {100, 1e-5, 1e-4};
 }
 
 Result<GateTolerance> GateTolerance::parse(std::string_view text) {
-  GateTolerance g = for_precision("f32");
+  GateTolerance g = for_precision(Precision::kFp32);
   double* fields[] = {&g.factor, &g.floor_rel_l2, &g.floor_max};
   const char* names[] = {"factor", "relative L2 floor", "max|diff|/RMS floor"};
   size_t field = 0, start = 0;

@@ -7,10 +7,18 @@
 
 namespace hone {
 
-Tolerance Tolerance::for_precision(std::string_view precision) {
-  if (precision == "tf32") return {1e-3, 1e-4};
-  if (precision == "bf16") return {2e-2, 1e-2};
-  if (precision == "f16") return {1e-2, 1e-3};
+Tolerance Tolerance::for_precision(Precision precision) {
+  switch (precision) {
+    case Precision::kTf32:
+      return {1e-3, 1e-4};
+    case Precision::kBf16:
+      return {2e-2, 1e-2};
+    case Precision::kFp16:
+      return {1e-2, 1e-3};
+    case Precision::kFp32:
+    case Precision::kFp64:
+      break;
+  }
   return {1e-4, 1e-5};
 }
 

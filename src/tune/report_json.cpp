@@ -156,6 +156,8 @@ json candidate_json(const CandidateResult& c) {
   json figs = json::array();
   for (const auto& f : c.figures) figs.push_back(figures_json(f));
   return {{"backend", c.backend},
+          {"precision", c.precision},
+          {"fp32_nodes", c.fp32_nodes},
           {"config_key", c.config_key},
           {"config", c.config},
           {"built", c.built},
@@ -174,6 +176,8 @@ json candidate_json(const CandidateResult& c) {
 CandidateResult candidate_from(const json& j) {
   CandidateResult c;
   c.backend = j.at("backend").get<std::string>();
+  c.precision = j.value("precision", "");
+  c.fp32_nodes = j.value("fp32_nodes", std::vector<std::string>{});
   c.config_key = j.value("config_key", "");
   c.config = j.value("config", "");
   c.built = j.value("built", false);
@@ -207,15 +211,22 @@ json decision_json(const Decision& d) {
   for (const auto& [k, v] : d.config_fields) fields[k] = v;
   json figs = json::array();
   for (const auto& f : d.figures) figs.push_back(figures_json(f));
-  return {
-      {"backend", d.backend}, {"config_key", d.config_key},   {"config_fields", fields},
-      {"config", d.config},   {"kernel_plan", d.kernel_plan}, {"figures", figs},
-      {"reason", d.reason},   {"losers", d.losers},           {"baseline_kept", d.baseline_kept}};
+  return {{"backend", d.backend},
+          {"candidate", d.chosen()},
+          {"config_key", d.config_key},
+          {"config_fields", fields},
+          {"config", d.config},
+          {"kernel_plan", d.kernel_plan},
+          {"figures", figs},
+          {"reason", d.reason},
+          {"losers", d.losers},
+          {"baseline_kept", d.baseline_kept}};
 }
 
 Decision decision_from(const json& j) {
   Decision d;
   d.backend = j.at("backend").get<std::string>();
+  d.candidate = j.value("candidate", "");
   d.config_key = j.value("config_key", "");
   const json fields = j.value("config_fields", json::object());
   for (const auto& [k, v] : fields.items()) d.config_fields.emplace_back(k, v.get<std::string>());

@@ -15,8 +15,14 @@
 namespace hone {
 namespace {
 
+std::string join_names(const std::vector<std::string>& xs) {
+  std::string s;
+  for (const auto& x : xs) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
 std::string status_of(const CandidateResult& c, const Decision& d) {
-  if (c.backend == d.backend) return "chosen";
+  if (c.backend == d.chosen()) return "chosen";
   if (!c.skipped.empty()) return "skipped";
   if (c.error && c.error->code() == ErrorCode::kUnsupportedHardware)
     return "n/a";  // this machine cannot run it
@@ -159,10 +165,17 @@ const char* kCheckHeader[] = {"candidate",     "output", "rel L2", "ref rel L2",
 
 /// The truth and tolerance the checks used (the first candidate that has them).
 std::string check_basis(const std::vector<CandidateResult>& cands) {
+  const CandidateResult* first = nullptr;
   for (const CandidateResult& c : cands)
-    if (!c.correctness.outputs.empty())
-      return "truth: " + c.correctness.truth + "; " + c.correctness.tolerance;
-  return "";
+    if (!c.correctness.outputs.empty()) {
+      if (first == nullptr) first = &c;
+      // Candidates at several precisions have several tolerances: the rows' bounds say each.
+      if (c.correctness.tolerance != first->correctness.tolerance)
+        return "truth: " + first->correctness.truth + "; tolerance per precision, see each bound";
+    }
+  return first == nullptr
+             ? ""
+             : "truth: " + first->correctness.truth + "; " + first->correctness.tolerance;
 }
 
 /// A partition as Partition::describe() writes it: the blocks line, the
@@ -210,7 +223,8 @@ std::string TuneReport::table() const {
                    "build ms", "batch", "p50 ms", "p90 ms", "samples/s", "note");
   for (const CandidateResult& c : candidates) {
     const std::string status = status_of(c, decision);
-    std::string note = c.backend == decision.backend ? decision.reason : c.lost_because;
+    std::string note = c.backend == decision.chosen() ? decision.reason : c.lost_because;
+    if (!c.fp32_nodes.empty()) note += "; fp32 nodes: " + join_names(c.fp32_nodes);
     if (c.from_cache) note = "(cached) " + note;
     const std::string build = c.built ? fmt::format("{:.1f}", c.build_ms) : "-";
     if (c.figures.empty()) {
@@ -247,7 +261,7 @@ std::string TuneReport::table() const {
     if (const std::string f = parse_partition(c.partition).by_op; !f.empty())
       o << fmt::format("{} partition: {}\n", c.backend, f);
   if (!optimized.empty()) o << "graph passes (once, for every candidate): " << optimized << "\n";
-  o << fmt::format("chose {}: {}\n", decision.backend, decision.reason);
+  o << fmt::format("chose {}: {}\n", decision.chosen(), decision.reason);
   return o.str();
 }
 
@@ -283,7 +297,7 @@ std::string TuneReport::html() const {
        "muted{color:#666}"
     << "</style></head><body>";
   o << "<h1>hone tuning report: " << html_escape(model) << "</h1>";
-  o << "<div class=\"decision\"><b>Chosen: " << html_escape(decision.backend) << "</b> &mdash; "
+  o << "<div class=\"decision\"><b>Chosen: " << html_escape(decision.chosen()) << "</b> &mdash; "
     << html_escape(decision.reason) << "<br><span class=\"muted\">strategy "
     << html_escape(strategy) << ", " << threads << " threads, baseline gate "
     << baseline_gate_percent << "%, tuned in " << fmt::format("{:.1f}", total_ms / 1000.0) << " s"
@@ -310,7 +324,8 @@ std::string TuneReport::html() const {
                                                : c.correctness.message;
     if (c.error) check = c.error->to_string();
     if (!c.skipped.empty()) check = "skipped: " + c.skipped;
-    const std::string why = c.backend == decision.backend ? decision.reason : c.lost_because;
+    std::string why = c.backend == decision.chosen() ? decision.reason : c.lost_because;
+    if (!c.fp32_nodes.empty()) why += "; fp32 nodes: " + join_names(c.fp32_nodes);
     for (size_t i = 0; i < rows; ++i) {
       o << "<tr class=\"" << status << "\">";
       if (i == 0) {

@@ -10,6 +10,7 @@
 #include "hone/thread_pool.h"
 #include "ops/axis.h"
 #include "tune/machine.h"
+#include "tune/session_detail.h"
 
 namespace hone::tune_internal {
 namespace {
@@ -18,25 +19,6 @@ using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-}
-
-std::string shapes_text(const std::vector<Tensor>& ts) {
-  std::string s;
-  for (const Tensor& t : ts) s += (s.empty() ? "" : " ") + t.describe();
-  return s;
-}
-
-/// A backend call that throws (bad_alloc, a library's exception) becomes an
-/// error of the candidate instead of ending the process.
-template <class F>
-auto guarded(const std::string& what, F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    return fail(ErrorCode::kOutOfMemory, what + ": out of memory");
-  } catch (const std::exception& e) {
-    return fail(ErrorCode::kInternal, what + " threw: " + e.what());
-  }
 }
 
 /// The graph outputs that are indices chosen by comparing floats (ArgMax,
@@ -69,6 +51,27 @@ std::vector<TieSource> tie_sources(const Graph& g) {
 }
 
 }  // namespace
+
+Result<CandidateName> split_candidate(const std::string& name) {
+  const size_t at = name.rfind('@');
+  if (at == std::string::npos) return CandidateName{name, std::nullopt};
+  auto p = parse_precision(std::string_view(name).substr(at + 1));
+  if (!p)
+    return fail(
+        std::move(p).error().add_context("in candidate '" + name + "' (BACKEND@PRECISION)"));
+  return CandidateName{name.substr(0, at), *p};
+}
+
+std::vector<std::string> precision_variants(const BackendRegistry& registry,
+                                            const std::string& backend, bool all) {
+  std::vector<std::string> out{backend};
+  const auto* e = registry.find(backend);
+  // A backend this machine cannot run is one n/a row, not one per precision.
+  if (!all || e == nullptr || backend == kReferenceBackend || !e->unavailable().empty()) return out;
+  for (Precision p : e->capabilities.precisions)
+    if (is_reduced(p)) out.push_back(backend + "@" + std::string(to_string(p)));
+  return out;
+}
 
 std::vector<std::string> distinct_plan(const std::vector<std::string>& lines) {
   // A backend with a plan per input-shape signature repeats identical lines.
@@ -214,9 +217,7 @@ Result<void> Session::run_reference(const Backend& ref) {
   for (const TieSource& t : ties) truth_graph.add_output(t.values);
   if (auto w = create_backend(kReference); !w) {
     no_f64 = w.error().message();
-  } else if (!(*w)->config().has("precision")) {
-    no_f64 = "this registry's reference has no f64 mode";
-  } else if (auto st = (*w)->configure("precision", "f64"); !st) {
+  } else if (auto st = (*w)->set_precision(Precision::kFp64); !st) {
     no_f64 = st.error().message();
   } else if (auto b = guarded("f64 reference build", [&] { return (*w)->build(truth_graph); });
              !b) {
@@ -306,25 +307,8 @@ double Session::eta_s(int index, double fraction) const {
 
 GateTolerance Session::tolerance_for(const Backend& be) const {
   if (options_.tolerance) return *options_.tolerance;
-  // A backend allowed reduced precision is judged by the loosest declared
-  // tolerance of the reduced precisions it has.
-  GateTolerance tol = GateTolerance::for_precision("f32");
-  // A backend with a precision setting (cuda: fp32, tf32, bf16, fp16) is
-  // judged by the tolerance of the precision it was asked for.
-  if (be.config().has("precision")) {
-    std::string p = be.config().get<std::string>("precision", "fp32");
-    if (p.starts_with("fp")) p.erase(0, 1);  // fp16 -> f16, as the factor table names it
-    tol = GateTolerance::for_precision(p);
-  }
-  if (be.config().get<bool>("allow_reduced_precision", false))
-    for (const std::string& p : be.capabilities().precisions)
-      if (p != "f32") {
-        const GateTolerance t = GateTolerance::for_precision(p);
-        tol.factor = std::max(tol.factor, t.factor);
-        tol.floor_rel_l2 = std::max(tol.floor_rel_l2, t.floor_rel_l2);
-        tol.floor_max = std::max(tol.floor_max, t.floor_max);
-      }
-  return tol;
+  // Each precision has its own bound; a mixed plan is judged by its reduced one.
+  return GateTolerance::for_precision(be.precision());
 }
 
 double Session::best_p50(int64_t batch) const {
@@ -337,7 +321,10 @@ double Session::best_p50(int64_t batch) const {
   return best;
 }
 
-Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name) const {
+Result<std::unique_ptr<Backend>> Session::create_backend(
+    const std::string& candidate, const std::vector<std::string>& fp32_nodes) const {
+  HONE_TRY(const CandidateName split, split_candidate(candidate));
+  const std::string& name = split.backend;
   HONE_TRY(auto be, registry_->create(name));
   HONE_CHECK_OK(be->configure("threads", std::to_string(threads_)));
   be->share_optimized(optimized_);
@@ -347,6 +334,10 @@ Result<std::unique_ptr<Backend>> Session::create_backend(const std::string& name
     HONE_CHECK_OK(be->configure("dim_bounds", spec_.max_bounds_text()));
   if (auto it = options_.configs.find(name); it != options_.configs.end())
     for (const auto& [field, value] : it->second) HONE_CHECK_OK(be->configure(field, value));
+  // The candidate's own precision wins over the user's --config (it is what
+  // the candidate's name says it is).
+  if (split.precision) HONE_CHECK_OK(be->set_precision(*split.precision));
+  if (!fp32_nodes.empty()) HONE_CHECK_OK(be->set_fp32_nodes(fp32_nodes));
   return be;
 }
 
@@ -363,37 +354,25 @@ void Session::emit(const std::string& name, const std::string& step, int index,
   options_.progress(e);
 }
 
-std::optional<CacheKey> Session::cache_key(const std::string& name,
-                                           const std::string& config_key) const {
-  if (!cache_) return std::nullopt;
-  std::string shapes;
-  for (const auto& [b, ins] : profile_inputs_)
-    shapes += fmt::format("[{}] {}; ", b, shapes_text(ins));
-  shapes += fmt::format("threads {}; checks {}", threads_, check_inputs_.size());
-  const ProfileOptions& p = options_.profile;
-  shapes += fmt::format("; profile {} {} {} {} {}", p.warmup, p.window, p.cv_target, p.min_runs,
-                        p.max_runs);
-  shapes += "; gate " + (options_.tolerance ? options_.tolerance->describe() : "per precision") +
-            "; truth " + truth_;
-  shapes += fmt::format("; budget {}", options_.candidate_budget_s);
-  return CacheKey{graph_hash_, name, config_key, shapes, spec_.key() + "/" + fingerprint_key_};
-}
-
 std::unique_ptr<Backend> Session::build_and_check(const std::string& name, CandidateResult& r,
-                                                  int index) {
+                                                  int index,
+                                                  const std::vector<std::string>& fp32_nodes) {
   emit(name, "build", index, 0.05);
-  if (const auto* entry = registry_->find(name); entry != nullptr) {
+  const auto split = split_candidate(name);
+  if (const auto* entry = registry_->find(split ? split->backend : name); entry != nullptr) {
     if (std::string why = entry->unavailable(); !why.empty()) {
       r.error = Error(ErrorCode::kUnsupportedHardware,
                       "backend '" + name + "' cannot run on this machine: " + why);
       return nullptr;
     }
   }
-  auto be = create_backend(name);
+  auto be = create_backend(name, fp32_nodes);
   if (!be) {
     r.error = std::move(be).error();
     return nullptr;
   }
+  r.precision = std::string(to_string((*be)->precision()));
+  r.fp32_nodes = fp32_nodes;
   // A backend that times kernels at build or plan time (select, cuda; its
   // kernel_choices empty) could choose differently on each rank, and would
   // record that in its config; a group takes it only with choices given
@@ -536,6 +515,7 @@ CandidateResult& Session::evaluate_here(const std::string& name) {
     return r;
   }
   std::unique_ptr<Backend> be = build_and_check(name, r, index);
+  if (!be && r.checked && !r.correctness.passed) be = search_fp32_nodes(name, r, index);
   if (be) measure(*be, r, index);
   candidate_seconds_.push_back(std::chrono::duration<double>(clock_type::now() - started).count());
   emit(name, r.error || !r.correctness.passed ? "failed" : "done", index, 1.0);
@@ -545,50 +525,13 @@ CandidateResult& Session::evaluate_here(const std::string& name) {
   return r;
 }
 
-bool Session::lookup_cache(CandidateResult& r) {
-  if (!cache_) return false;
-  auto probe = create_backend(r.backend);  // cheap: only its config key is needed
-  if (!probe) return false;
-  const auto key = cache_key(r.backend, (*probe)->config().key());
-  auto hit = cache_->lookup(*key);
-  if (!hit) {
-    HONE_LOG_WARN("tuning cache lookup failed, measuring {}: {}", r.backend,
-                  hit.error().to_string());
-    ++cache_misses_;
-    return false;
-  }
-  if (!*hit) {
-    ++cache_misses_;
-    return false;
-  }
-  auto cached = candidate_from_json(**hit);
-  if (!cached) {
-    HONE_LOG_WARN("tuning cache entry for {} unreadable, measuring again: {}", r.backend,
-                  cached.error().to_string());
-    ++cache_misses_;
-    return false;
-  }
-  const std::string name = r.backend;
-  r = std::move(*cached);
-  r.backend = name;
-  r.from_cache = true;
-  ++cache_hits_;
-  HONE_LOG_DEBUG("tune: {}: figures from the tuning cache", name);
-  return true;
-}
-
-void Session::store_cache(const CandidateResult& r) {
-  if (!cache_) return;
-  const auto key = cache_key(r.backend, r.config_key);
-  if (auto st = cache_->store(*key, candidate_to_json(r)); !st)
-    HONE_LOG_WARN("could not store {} in the tuning cache: {}", r.backend, st.error().to_string());
-}
-
 Result<std::unique_ptr<Backend>> Session::take_built(const std::string& name) {
   if (auto it = built_.find(name); it != built_.end() && it->second) return std::move(it->second);
   CandidateResult fresh;
   fresh.backend = name;
-  auto be = build_and_check(name, fresh, static_cast<int>(order_.size()));
+  std::vector<std::string> fp32_nodes;  // a mixed plan's, as the cache recorded them
+  if (auto it = results_.find(name); it != results_.end()) fp32_nodes = it->second.fp32_nodes;
+  auto be = build_and_check(name, fresh, static_cast<int>(order_.size()), fp32_nodes);
   if (fresh.error)
     return fail(
         Error(*fresh.error).add_context("while building the chosen backend '" + name + "'"));
@@ -601,84 +544,6 @@ Result<std::unique_ptr<Backend>> Session::take_built(const std::string& name) {
   r.kernel_plan = fresh.kernel_plan;
   r.correctness = fresh.correctness;
   return be;
-}
-
-Result<BatchSearchResult> Session::search_batch(const std::string& name) {
-  const BatchSearchOptions& o = options_.batch_search;
-  BatchSearchResult res;
-  res.backend = name;
-  if (spec_.batch_dim.empty()) {
-    res.stopped_because = "the model has no batch axis";
-    searches_.push_back(res);
-    return res;
-  }
-  const CandidateResult& r = evaluate(name);
-  if (!r.usable())
-    return fail(ErrorCode::kFailedPrecondition, "batch search on '" + name + "': it is not usable");
-  Backend* be = nullptr;
-  if (name == kReference) {
-    be = built_.at(kReference).get();
-  } else {
-    HONE_TRY(auto b, take_built(name));
-    built_[name] = std::move(b);
-    be = built_[name].get();
-  }
-  GraphSpec wide = spec_;
-  wide.bounds[spec_.batch_dim].max = std::max(wide.bounds[spec_.batch_dim].max, o.max_batch);
-  ProfileOptions po = options_.profile;
-  po.max_seconds = std::min(po.max_seconds, 5.0);
-  double prev = 0;
-  int stalls = 0;
-  res.stopped_because = "reached the largest batch tried";
-  for (int64_t b = std::max<int64_t>(o.start, 1); b <= o.max_batch; b *= 2) {
-    emit(name, fmt::format("batch search {}", b), static_cast<int>(order_.size()), 0.5);
-    auto point = guarded("batch search", [&]() -> Result<LatencyFigures> {
-      HONE_TRY(Sample s, wide.rebatch(base_sample_, b));
-      HONE_TRY(auto flat, wide.flatten(s));
-      return profile(*be, flat, b, po);
-    });
-    if (!point) {
-      res.stopped_because = point.error().code() == ErrorCode::kOutOfMemory
-                                ? fmt::format("out of memory at batch {}", b)
-                                : fmt::format("failed at batch {}: {}", b, point.error().message());
-      break;
-    }
-    res.points.push_back(*point);
-    if (o.latency_budget_ms > 0 && point->p50_ms > o.latency_budget_ms) {
-      res.stopped_because =
-          fmt::format("latency budget {} ms crossed at batch {}", o.latency_budget_ms, b);
-      break;
-    }
-    if (prev > 0 && point->throughput < prev * (1 + o.min_gain)) {
-      if (++stalls >= o.stalls_to_stop) {
-        res.stopped_because = fmt::format("throughput grew less than {:.0f}% {} times in a row",
-                                          o.min_gain * 100, stalls);
-        break;
-      }
-    } else {
-      stalls = 0;
-    }
-    prev = std::max(prev, point->throughput);
-  }
-  double best = 0;
-  for (const auto& p : res.points)
-    if (p.throughput > best && (o.latency_budget_ms <= 0 || p.p50_ms <= o.latency_budget_ms)) {
-      best = p.throughput;
-      res.best_batch = p.batch;
-    }
-  // Rank 0 decides the batch sizes: its search is every rank's.
-  if (options_.group != nullptr) {
-    HONE_CHECK_OK_CTX(options_.group->agree_batch_search(res),
-                      "while agreeing on the batch-size search of '" + name + "'");
-  }
-  // The search's points count as the candidate's figures too.
-  CandidateResult& rr = name == kReference ? results_.at(kReference) : results_.at(name);
-  for (const auto& p : res.points)
-    if (rr.at_batch(p.batch) == nullptr) rr.figures.push_back(p);
-  std::sort(rr.figures.begin(), rr.figures.end(),
-            [](const LatencyFigures& a, const LatencyFigures& b) { return a.batch < b.batch; });
-  searches_.push_back(res);
-  return res;
 }
 
 std::vector<CandidateResult> Session::results_in_order() const {

@@ -17,6 +17,19 @@
 
 namespace hone::tune_internal {
 
+/// Candidate name -> (registry name, the precision it asks for, if any):
+/// "onednn@bf16" -> ("onednn", bf16); "onednn" -> ("onednn", none).
+struct CandidateName {
+  std::string backend;
+  std::optional<Precision> precision;
+};
+Result<CandidateName> split_candidate(const std::string& name);
+
+/// {backend}, and with `all` "backend@P" for every precision the registry
+/// entry declares but fp32 and fp64.
+std::vector<std::string> precision_variants(const BackendRegistry& registry,
+                                            const std::string& backend, bool all);
+
 class Session final : public TuneSession {
  public:
   /// Prepares inputs (profiling batches, checks at the bounds), builds the
@@ -41,6 +54,9 @@ class Session final : public TuneSession {
   std::vector<std::string> registered() const override { return registry_->names(); }
   std::vector<std::string> tried_by_default() const override {
     return registry_->tried_by_default();
+  }
+  std::vector<std::string> variants(const std::string& backend) const override {
+    return precision_variants(*registry_, backend, options_.precision_auto);
   }
 
   /// The built backend for `name`, building it now when its figures came
@@ -71,7 +87,10 @@ class Session final : public TuneSession {
  private:
   Session(const Graph& graph, const GraphSpec& spec, const TuneOptions& options)
       : graph_(graph), spec_(spec), options_(options) {}
-  Result<std::unique_ptr<Backend>> create_backend(const std::string& name) const;
+  /// The backend of candidate `name` (BACKEND or BACKEND@PRECISION),
+  /// configured, with `fp32_nodes` kept in fp32.
+  Result<std::unique_ptr<Backend>> create_backend(
+      const std::string& name, const std::vector<std::string>& fp32_nodes = {}) const;
   /// Runs the reference (f32, timed, and f64) on every check input and fills
   /// the baseline's one-shot figures.
   Result<void> run_reference(const Backend& ref);
@@ -83,7 +102,14 @@ class Session final : public TuneSession {
   /// Seconds the tune has left by the average candidate so far (and the budget); < 0 unknown.
   double eta_s(int index, double fraction) const;
   /// Builds and checks; fills `r`. Returns the built backend on success.
-  std::unique_ptr<Backend> build_and_check(const std::string& name, CandidateResult& r, int index);
+  std::unique_ptr<Backend> build_and_check(const std::string& name, CandidateResult& r, int index,
+                                           const std::vector<std::string>& fp32_nodes = {});
+  /// `r` failed the gate at a reduced precision: searches the nodes to keep
+  /// in fp32 (session_mixed.cpp). On success `r` becomes the mixed plan's
+  /// result (its fp32_nodes named) and its backend is returned; the pure
+  /// plan's failure stays in the report as its own row.
+  std::unique_ptr<Backend> search_fp32_nodes(const std::string& name, CandidateResult& r,
+                                             int index);
   void measure(const Backend& be, CandidateResult& r, int index);
   /// evaluate() on this rank alone, without agreeing with the group.
   CandidateResult& evaluate_here(const std::string& name);

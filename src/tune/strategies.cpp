@@ -117,6 +117,13 @@ std::vector<std::string> Strategy::candidates(const std::vector<std::string>& re
   return out;
 }
 
+std::vector<std::string> Strategy::candidates(const TuneSession& session) const {
+  std::vector<std::string> out;
+  for (const auto& n : candidates(session.tried_by_default()))
+    for (auto& v : session.variants(n)) out.push_back(std::move(v));
+  return out;
+}
+
 std::vector<std::string> Strategy::dry_run(const std::vector<std::string>& registered,
                                            const std::vector<int64_t>& batch_sizes) const {
   std::string batches;
@@ -146,7 +153,7 @@ Result<Selection> FirstWins::select(TuneSession& session) const {
   const CandidateResult& base = session.baseline();
   const double need = gate_factor(session);
   Selection sel;
-  for (const std::string& n : candidates(session.tried_by_default())) {
+  for (const std::string& n : candidates(session)) {
     if (!sel.backend.empty()) {
       sel.losers[n] = "not tried: " + sel.backend + " won first";
       continue;
@@ -180,7 +187,24 @@ Result<Selection> OneBackend::select(TuneSession& session) const {
   if (std::find(reg.begin(), reg.end(), n) == reg.end())
     return fail(ErrorCode::kNotFound,
                 "one-backend: no backend named '" + n + "' (known: " + join(reg) + ")");
-  const CandidateResult& c = session.evaluate(n);
+  // Under --precision auto, the one backend at its fastest precision that passes.
+  Selection sel;
+  std::string chosen = n;
+  double best = -1;
+  for (const std::string& v : session.variants(n)) {
+    const CandidateResult& c = session.evaluate(v);
+    if (std::string why = unusable_reason(c); !why.empty()) {
+      if (v != n) sel.losers[v] = why;
+      continue;
+    }
+    if (const double s = speedup(c, session.baseline()); s > best) best = s, chosen = v;
+  }
+  for (const std::string& v : session.variants(n))
+    if (v != chosen && !sel.losers.contains(v))
+      sel.losers[v] = fmt::format("{:.2f}x the reference's speed, {} reached {:.2f}x",
+                                  speedup(session.evaluate(v), session.baseline()), chosen, best);
+  sel.losers.erase(chosen);
+  const CandidateResult& c = session.evaluate(chosen);
   if (!c.skipped.empty())
     return fail(ErrorCode::kFailedPrecondition,
                 "one-backend: backend '" + n + "' was skipped: " + c.skipped);
@@ -190,7 +214,6 @@ Result<Selection> OneBackend::select(TuneSession& session) const {
                 "one-backend: backend '" + n + "' gives wrong results: " + c.correctness.message);
   if (std::string why = unusable_reason(c); !why.empty())
     return fail(ErrorCode::kInternal, "one-backend: backend '" + n + "' " + why);
-  Selection sel;
   if (n == kReference) {
     sel.backend = n;
     sel.reason = "the one backend asked for";
@@ -198,14 +221,14 @@ Result<Selection> OneBackend::select(TuneSession& session) const {
   }
   const double s = speedup(c, session.baseline());
   if (s < 1.0 && fallback_when_slower_) {
-    sel.losers[n] = fmt::format("slower than the reference ({:.2f}x its speed)", s);
+    sel.losers[chosen] = fmt::format("slower than the reference ({:.2f}x its speed)", s);
     sel.backend = kReference;
     sel.baseline_kept = true;
-    sel.reason =
-        fmt::format("{} was slower than the reference ({:.2f}x), so the reference is kept", n, s);
+    sel.reason = fmt::format("{} was slower than the reference ({:.2f}x), so the reference is kept",
+                             chosen, s);
     return sel;
   }
-  sel.backend = n;
+  sel.backend = chosen;
   sel.reason = fmt::format("the one backend asked for; {:.2f}x the reference's speed", s);
   return sel;
 }
@@ -216,7 +239,7 @@ std::string MaxThroughput::describe() const {
 }
 
 Result<Selection> MaxThroughput::select(TuneSession& session) const {
-  const auto names = candidates(session.tried_by_default());
+  const auto names = candidates(session);
   if (search_batch_)
     for (const auto& n : names)
       if (session.evaluate(n).usable()) HONE_CHECK_OK(session.search_batch(n));
@@ -241,7 +264,7 @@ Result<Selection> MinLatency::select(TuneSession& session) const {
   // Higher is better in pick_best (and its gate), so the metric is calls per
   // millisecond at the smallest batch; it is shown as the p50 it stands for.
   return pick_best(
-      session, candidates(session.tried_by_default()),
+      session, candidates(session),
       [](const CandidateResult& c) {
         const double p50 = c.min_batch_p50_ms();
         return std::isfinite(p50) && p50 > 0 ? 1.0 / p50 : 0.0;
@@ -262,7 +285,7 @@ Result<Selection> LatencyBudget::select(TuneSession& session) const {
       if (f.p50_ms <= budget) best = std::max(best, f.throughput);
     return best;
   };
-  auto names = candidates(session.tried_by_default());
+  auto names = candidates(session);
   HONE_TRY(Selection sel, pick_best(session, names, within, "throughput within the budget", per_s));
   const CandidateResult& chosen =
       sel.backend == kReference ? session.baseline() : session.evaluate(sel.backend);

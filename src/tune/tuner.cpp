@@ -61,12 +61,17 @@ Result<GraphSpec> spec_for(const Graph& graph, const std::vector<Sample>& sample
   return spec;
 }
 
-std::vector<std::string> known_candidates(const Strategy& strategy, const BackendRegistry& reg) {
+std::vector<std::string> known_candidates(const Strategy& strategy, const BackendRegistry& reg,
+                                          const TuneOptions& options) {
   std::vector<std::string> names = strategy.backends();
   if (names.empty())
     for (const auto& n : reg.tried_by_default())
       if (n != kReferenceBackend) names.push_back(n);
-  return names;
+  std::vector<std::string> out;
+  for (const auto& n : names)
+    for (auto& v : tune_internal::precision_variants(reg, n, options.precision_auto))
+      out.push_back(std::move(v));
+  return out;
 }
 
 }  // namespace
@@ -128,7 +133,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   HONE_LOG_INFO("tune '{}': strategy {}, batch sizes {}", graph.name(), strategy.describe(),
                 fmt::format("{}", fmt::join(batch_sizes, ",")));
   HONE_TRY(auto session, tune_internal::Session::create(graph, spec, samples, batch_sizes, options,
-                                                        known_candidates(strategy, reg)));
+                                                        known_candidates(strategy, reg, options)));
   // Name the output axes from what the reference returned for the samples
   // (before any candidate is evaluated: the spec is part of the cache key).
   HONE_CHECK_OK_CTX(spec.learn_outputs(samples, session->sample_outputs()),
@@ -136,7 +141,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   // A group that splits the candidates evaluates each rank's share first;
   // the strategy then finds every result already there.
   if (options.group != nullptr && options.group->split_candidates())
-    HONE_CHECK_OK_CTX(session->evaluate_share(known_candidates(strategy, reg)),
+    HONE_CHECK_OK_CTX(session->evaluate_share(known_candidates(strategy, reg, options)),
                       "while sharing the candidates between the ranks");
   auto selected = strategy.select(*session);
   if (session->group_error()) return fail(*session->group_error());
@@ -170,7 +175,10 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   }
   report.batch_searches = session->batch_searches();
   Decision& d = report.decision;
-  d.backend = sel.backend;
+  // The registry name the package creates; the candidate's when it differs ("onednn@bf16").
+  HONE_TRY(const tune_internal::CandidateName chosen, tune_internal::split_candidate(sel.backend));
+  d.backend = chosen.backend;
+  if (d.backend != sel.backend) d.candidate = sel.backend;
   d.config_key = backend->config().key();
   d.config = backend->config().describe();
   for (const auto& f : backend->config().fields())
@@ -179,6 +187,13 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   for (const auto& c : report.candidates)
     if (c.backend == sel.backend) d.figures = c.figures;
   d.reason = sel.reason;
+  if (backend->precision() != Precision::kFp32)
+    d.reason +=
+        fmt::format(" (precision {}{})", to_string(backend->precision()),
+                    backend->fp32_nodes().empty()
+                        ? std::string()
+                        : fmt::format(", {} nodes kept in fp32: {}", backend->fp32_nodes().size(),
+                                      fmt::join(backend->fp32_nodes(), ", ")));
   d.losers = sel.losers;
   d.baseline_kept = sel.baseline_kept;
   report.cache_used = session->cache_used();
@@ -189,7 +204,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   // Every rank must hold the same decision; then all take rank 0's report
   // (its times and cache counts too), so the packages match byte for byte.
   if (options.group != nullptr) HONE_CHECK_OK(options.group->agree_report(report));
-  HONE_LOG_INFO("tune '{}': chose {} ({})", graph.name(), d.backend, d.reason);
+  HONE_LOG_INFO("tune '{}': chose {} ({})", graph.name(), d.chosen(), d.reason);
   return TunedModel(graph, std::move(spec), std::move(backend), std::move(report));
 }
 
@@ -208,18 +223,31 @@ Result<std::vector<std::string>> dry_run(const Graph& graph, const std::vector<S
     if (reg.find(n) != nullptr && std::find(listed.begin(), listed.end(), n) == listed.end())
       listed.push_back(n);
   for (auto& l : strategy.dry_run(listed, batch_sizes)) lines.push_back(std::move(l));
-  for (const auto& name : known_candidates(strategy, reg))
+  for (const auto& name : known_candidates(strategy, reg, options))
     if (const auto* e = reg.find(name); e != nullptr)
       if (const std::string why = e->unavailable(); !why.empty())
         lines.push_back("note: " + name + " cannot run on this machine (" + why +
                         "); it would be skipped");
+  std::vector<std::string> reduced;
+  for (const auto& name : known_candidates(strategy, reg, options))
+    if (name.find('@') != std::string::npos) reduced.push_back(name);
+  lines.push_back(options.precision_auto
+                      ? fmt::format("precision auto: also {} (each judged by its precision's "
+                                    "bound{})",
+                                    reduced.empty() ? "nothing: no backend declares a reduced one"
+                                                    : fmt::format("{}", fmt::join(reduced, ", ")),
+                                    options.mixed_precision
+                                        ? "; one that fails gets a bisection for fp32 nodes"
+                                        : "")
+                      : "precision: strict fp32 (--precision auto tries every precision each "
+                        "backend declares)");
   lines.push_back(fmt::format("threads {}, baseline gate {}%, tuning cache {}", options.threads,
                               options.baseline_gate_percent, options.use_cache ? "on" : "off"));
   lines.push_back(fmt::format(
       "correctness: {}; profiling {:g} s per candidate{}",
-      options.tolerance
-          ? "tolerance " + options.tolerance->describe()
-          : "tolerance per precision (f32: " + GateTolerance::for_precision("f32").describe() + ")",
+      options.tolerance ? "tolerance " + options.tolerance->describe()
+                        : "tolerance per precision (fp32: " +
+                              GateTolerance::for_precision(Precision::kFp32).describe() + ")",
       options.candidate_budget_s,
       options.time_budget_s > 0 ? fmt::format(", {:g} s for the whole tune", options.time_budget_s)
                                 : std::string()));

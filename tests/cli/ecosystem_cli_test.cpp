@@ -82,6 +82,15 @@ TEST_F(Cli, ExportTritonAddsAModelAndNeverOverwritesOne) {
   auto misuse =
       hone("export " + pkg.string() + " --format onnx --name x -o " + (dir_ / "o").string());
   EXPECT_EQ(misuse.code, 2) << misuse.err;
+  // A folder named with a trailing slash is the same folder.
+  auto slash =
+      hone("export " + pkg.string() + " --format onnx -o " + (dir_ / "onnx").string() + "/");
+  ASSERT_EQ(slash.code, 0) << slash.err;
+  EXPECT_TRUE(fs::exists(dir_ / "onnx" / "model.onnx"));
+  auto repo_slash = hone("export " + pkg.string() + " --format triton --name m3 -o " +
+                         (dir_ / "repo2").string() + "/");
+  ASSERT_EQ(repo_slash.code, 0) << repo_slash.err;
+  EXPECT_TRUE(fs::exists(dir_ / "repo2" / "m3" / "config.pbtxt"));
 }
 
 }  // namespace

@@ -14,22 +14,24 @@ namespace {
 
 class Precision : public BackendTest {
  protected:
-  void run_reduced(const std::string& precision) {
+  void run_reduced(hone::Precision precision) {
     const BackendCase& c = GetParam();
     const auto* entry = case_registry().find(c.key);
     ASSERT_NE(entry, nullptr);
     const auto& ps = entry->capabilities.precisions;
+    const std::string name(to_string(precision));
     if (std::find(ps.begin(), ps.end(), precision) == ps.end())
-      HONE_SKIP("backend '" + c.key + "' has no " + precision + " kernels (precisions: f32 only)");
+      HONE_SKIP("backend '" + c.key + "' has no " + name + " kernels" +
+                (entry->capabilities.precision_needs.contains(precision)
+                     ? " here (it needs " + entry->capabilities.precision_needs.at(precision) + ")"
+                     : std::string()));
     Seeded s = seeded(71);
     Graph g = conv_net(s);
     std::vector<Sample> samples;
     for (int64_t b : {1, 4}) samples.push_back(sample_from(g, s.inputs(g, {{"batch", b}})));
     TuneOptions o = quick_tune_options();
-    o.configs[c.key]["allow_reduced_precision"] = "true";
-    // A backend with a precision setting (cuda) is asked for this one, and
-    // the gate then judges it by this precision's tolerance.
-    if (entry->factory()->config().has("precision")) o.configs[c.key]["precision"] = precision;
+    // The gate then judges it by this precision's tolerance.
+    o.configs[c.key]["precision"] = name;
     auto tuned = tune(g, samples, *pinned_strategy(c), o);
     ASSERT_TRUE(tuned) << tuned.error().to_string();
     EXPECT_TRUE(selected_backend(*tuned, c.key, samples[1]));
@@ -39,10 +41,10 @@ class Precision : public BackendTest {
 };
 
 HONE_MATRIX_TEST_P(Precision, Bf16WithItsTolerance, "precision.bf16") {
-  run_reduced("bf16");
+  run_reduced(hone::Precision::kBf16);
 }
 HONE_MATRIX_TEST_P(Precision, F16WithItsTolerance, "precision.f16") {
-  run_reduced("f16");
+  run_reduced(hone::Precision::kFp16);
 }
 
 HONE_WITH_BACKENDS(Precision);

@@ -11,7 +11,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TORCHSCRIPT_OPSET = 17
-DYNAMO_OPSET = 18
+# The dynamo exporter's opset: its own default unless HONE_ZOO_DYNAMO_OPSET names
+# one (PyTorch's default is what a user gets, and what hone must read).
+DYNAMO_OPSET = int(os.environ["HONE_ZOO_DYNAMO_OPSET"]) if os.environ.get("HONE_ZOO_DYNAMO_OPSET") else None
 
 
 def tv(builder, **kw):
@@ -222,7 +224,9 @@ def export(model, module, example, path, exporter):
         dynamic_shapes = tuple({i: dims[d] for i, d in enumerate(x["shape"]) if isinstance(d, str)}
                                for x in model["inputs"])
         kw = dict(input_names=names, output_names=model["outputs"], dynamic_shapes=dynamic_shapes,
-                  opset_version=DYNAMO_OPSET, dynamo=True, external_data=False)
+                  dynamo=True, external_data=False)
+        if DYNAMO_OPSET is not None:
+            kw["opset_version"] = DYNAMO_OPSET
         accepted = inspect.signature(torch.onnx.export).parameters
         prog = torch.onnx.export(module, tuple(example), **{k: v for k, v in kw.items() if k in accepted})
         prog.save(str(path))

@@ -51,6 +51,8 @@ struct TuneCliOptions {
   uint64_t seed = 1;
   int64_t max_batch = 256;
   std::string tolerance;
+  std::string precision = "fp32";
+  bool no_mixed = false;
   double time_budget = 0;
   double candidate_budget = 3.0;
   DistCliOptions dist;  // under mpirun (dist_cli.h)
@@ -192,6 +194,13 @@ int run_tune(TuneCliOptions& o) {
     if (!tol) return usage_error("--tolerance: " + tol.error().message());
     opts.tolerance = *tol;
   }
+  if (o.precision == "auto") {
+    opts.precision_auto = true;
+  } else if (auto p = parse_precision(o.precision); !p || *p != Precision::kFp32) {
+    return usage_error("--precision takes fp32 or auto, not '" + o.precision +
+                       "' (one backend at one precision: --config BACKEND.precision=NAME)");
+  }
+  opts.mixed_precision = !o.no_mixed;
   if (!(o.time_budget >= 0) || !(o.candidate_budget > 0))
     return usage_error("--time-budget must be >= 0 and --candidate-budget > 0 seconds");
   opts.time_budget_s = o.time_budget;
@@ -254,6 +263,7 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       "  hone tune models/cnn.onnx -o cnn.hone --batch-sizes 1,8 --backends onednn,blas\n"
       "  hone tune model.onnx -o m.hone --samples samples/ --dim seq=1:16:64\n"
       "  hone tune models/cnn.onnx -o cnn.hone --strategy latency-budget:2\n"
+      "  hone tune models/resnet.onnx -o r.hone --precision auto   # fp32 and bf16/tf32/fp16\n"
       "  hone tune models/cnn.onnx --dry-run\n"
       "  mpirun -np 2 hone tune models/cnn.onnx -o cnn.hone   # ranks measure, rank 0 decides");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
@@ -304,9 +314,20 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       ->capture_default_str();
   sub->add_option("--tolerance", o->tolerance,
                   "correctness gate for every candidate: an output's error vs the f64 truth may "
-                  "be FACTOR x the f32 reference's, or the floors (default per precision; f32: "
-                  "100:1e-5:1e-4)")
+                  "be FACTOR x the f32 reference's, or the floors (default per precision; fp32: "
+                  "100:1e-5:1e-4, tf32/fp16: 100:2e-3:2e-2, bf16: 100:2e-2:1e-1)")
       ->type_name("FACTOR[:FLOOR_REL_L2[:FLOOR_MAX]]");
+  sub->add_option("--precision", o->precision,
+                  "fp32 (the default): every candidate in strict fp32; auto: also every reduced "
+                  "precision each backend declares (onednn: bf16 where the CPU has AVX-512 BF16; "
+                  "cuda: tf32, bf16, fp16), each a candidate BACKEND@PRECISION judged against the "
+                  "f64 truth by its precision's bound (or --tolerance); the strategy picks among "
+                  "all that pass, and the package replays the precision")
+      ->capture_default_str()
+      ->type_name("fp32|auto");
+  sub->add_flag("--no-mixed", o->no_mixed,
+                "under --precision auto, no bisection for the nodes to keep in fp32 when a "
+                "reduced precision fails the gate");
   sub->add_option("--time-budget", o->time_budget,
                   "seconds for the whole tune; candidates not reached are skipped (0: no limit)")
       ->capture_default_str()

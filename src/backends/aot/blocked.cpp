@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "backends/aot/nhwc.h"
+#include "ops/attrs.h"
 
 namespace hone::aot {
 namespace {
@@ -37,7 +38,7 @@ ConvSource conv_source(const Program& p, const Step& s) {
   if (reads_blocked(p, x)) return ConvSource::kBlocked;
   // oneDNN 2.6's JIT kernel from NCHW straight into nChw16c covers inputs of
   // under 16 channels (an image); others would fall to its reference kernel.
-  if (conv.attr_int("group", 1) == 1 && xd[1].is_const() && xd[1].value() < 16)
+  if (ops::conv_group(conv) == 1 && xd[1].is_const() && xd[1].value() < 16)
     return ConvSource::kNchwDirect;
   if (mult16(xd[1])) return ConvSource::kCopy;
   return ConvSource::kNone;
@@ -89,7 +90,7 @@ bool blocked_fits(const Program& p) {
     if (!mult16(y[1])) return false;
     if (n.op_type == "Conv") {
       if (conv_source(p, s) == ConvSource::kNone) return false;
-      depthwise = depthwise || n.attr_int("group", 1) > 1;
+      depthwise = depthwise || ops::conv_group(n) > 1;
     } else if (!reads_blocked(p, p.operands.at(s.anchor)[0])) {
       return false;  // a pool
     }

@@ -1,6 +1,7 @@
 // The element-wise op table of eltwise.h. An entry: name, arity, the C
-// expression of one element (operands a[0], a[1]; attributes through f()),
-// and optionally the attribute values aot refuses. The expressions run in
+// expression of one element (operands a[0], a[1]), and optionally the
+// attribute values aot refuses. The unary ops with attributes come from the
+// schema's formula table (ops/unary.h), not from here. The expressions run in
 // float inside loops GCC vectorizes: libm calls with a libmvec variant
 // (expf, logf, erff, tanhf, powf; declared in runtime/core.c) keep them
 // vectorized.
@@ -9,57 +10,37 @@
 #include <algorithm>
 
 #include "backends/aot/emitter.h"
+#include "ops/attrs.h"
+#include "ops/unary.h"
 
 namespace hone::aot {
 namespace {
 
 using Args = std::vector<std::string>;
 
-/// An attribute as a C float literal.
-std::string f(const Node& n, const char* attr, float fallback) {
-  return float_literal(n.attr_float(attr, fallback));
+/// A unary formula op of the schema (ops/unary.h), its attributes as C
+/// float literals.
+std::string formula_expr(const Node& n, const Args& a) {
+  const ops::UnaryFormula& f = *ops::find_unary(n.op_type);
+  const ops::UnaryParams p = ops::unary_params(n, f).value_or(ops::UnaryParams{});
+  return ops::unary_c_expr(f, a[0], float_literal(p.a), float_literal(p.b));
+}
+
+std::string formula_refuse(const Node& n) {
+  auto p = ops::unary_params(n, *ops::find_unary(n.op_type));
+  return p ? "" : p.error().message();
 }
 
 std::string call(const char* fn, const std::string& x) {
   return std::string(fn) + "(" + x + ")";
 }
 
-const std::vector<EltwiseOp> kOps = {
+const std::vector<EltwiseOp> kOwnOps = {
     // --- unary ------------------------------------------------------------
     {"Relu", 1,
      [](const Node&, const Args& a) { return "(" + a[0] + " > 0.0f ? " + a[0] + " : 0.0f)"; }},
-    {"LeakyRelu", 1,
-     [](const Node& n, const Args& a) {
-       return "(" + a[0] + " < 0.0f ? " + f(n, "alpha", 0.01f) + " * " + a[0] + " : " + a[0] + ")";
-     }},
-    {"Elu", 1,
-     [](const Node& n, const Args& a) {
-       return "(" + a[0] + " < 0.0f ? " + f(n, "alpha", 1.0f) + " * expm1f(" + a[0] +
-              ") : " + a[0] + ")";
-     }},
-    {"Selu", 1,
-     [](const Node& n, const Args& a) {
-       const std::string g = f(n, "gamma", 1.05070102214813232421875f),
-                         al = f(n, "alpha", 1.67326319217681884765625f);
-       return "(" + a[0] + " <= 0.0f ? " + g + " * " + al + " * expm1f(" + a[0] + ") : " + g +
-              " * " + a[0] + ")";
-     }},
-    {"Celu", 1,
-     [](const Node& n, const Args& a) {
-       return "(" + a[0] + " > 0.0f ? " + a[0] + " : " + f(n, "alpha", 1.0f) + " * expm1f(" + a[0] +
-              " / " + f(n, "alpha", 1.0f) + "))";
-     }},
     {"Sigmoid", 1,
      [](const Node&, const Args& a) { return "(1.0f / (1.0f + expf(-" + a[0] + ")))"; }},
-    {"HardSigmoid", 1,
-     [](const Node& n, const Args& a) {
-       return "fminf(fmaxf(" + f(n, "alpha", 0.2f) + " * " + a[0] + " + " + f(n, "beta", 0.5f) +
-              ", 0.0f), 1.0f)";
-     }},
-    {"HardSwish", 1,
-     [](const Node&, const Args& a) {
-       return "(" + a[0] + " * fminf(fmaxf(" + a[0] + " / 6.0f + 0.5f, 0.0f), 1.0f))";
-     }},
     {"Tanh", 1, [](const Node&, const Args& a) { return call("tanhf", a[0]); }},
     {"Erf", 1, [](const Node&, const Args& a) { return call("erff", a[0]); }},
     {"Sqrt", 1, [](const Node&, const Args& a) { return call("sqrtf", a[0]); }},
@@ -68,33 +49,22 @@ const std::vector<EltwiseOp> kOps = {
     {"Abs", 1, [](const Node&, const Args& a) { return call("fabsf", a[0]); }},
     {"Neg", 1, [](const Node&, const Args& a) { return "(-" + a[0] + ")"; }},
     {"Reciprocal", 1, [](const Node&, const Args& a) { return "(1.0f / " + a[0] + ")"; }},
-    {"Softplus", 1,
-     [](const Node&, const Args& a) {
-       return "(" + a[0] + " > 0.0f ? " + a[0] + " + log1pf(expf(-" + a[0] + ")) : log1pf(expf(" +
-              a[0] + ")))";
-     }},
-    {"Softsign", 1,
-     [](const Node&, const Args& a) { return "(" + a[0] + " / (1.0f + fabsf(" + a[0] + ")))"; }},
     {"Floor", 1, [](const Node&, const Args& a) { return call("floorf", a[0]); }},
     {"Ceil", 1, [](const Node&, const Args& a) { return call("ceilf", a[0]); }},
     {"Sin", 1, [](const Node&, const Args& a) { return call("sinf", a[0]); }},
     {"Cos", 1, [](const Node&, const Args& a) { return call("cosf", a[0]); }},
-    {"ThresholdedRelu", 1,
-     [](const Node& n, const Args& a) {
-       return "(" + a[0] + " > " + f(n, "alpha", 1.0f) + " ? " + a[0] + " : 0.0f)";
-     }},
     {"Gelu", 1,
      [](const Node& n, const Args& a) {
        const std::string& x = a[0];
-       if (n.attr_string("approximate", "none") == "tanh")
+       if (ops::gelu_approx(n).value_or(ops::GeluApprox::kNone) == ops::GeluApprox::kTanh)
          return "(0.5f * " + x + " * (1.0f + tanhf(0.7978845608028654f * (" + x +
                 " + 0.044715f * " + x + " * " + x + " * " + x + "))))";
        // hone_erf (runtime/core.c): inline FMAs, where erff is a call per element.
        return "(0.5f * " + x + " * (1.0f + hone_erf(" + x + " * 0.7071067811865476f)))";
      },
      [](const Node& n) -> std::string {
-       const std::string approx = n.attr_string("approximate", "none");
-       return approx == "none" || approx == "tanh" ? "" : "approximate must be 'none' or 'tanh'";
+       auto approx = ops::gelu_approx(n);
+       return approx ? "" : approx.error().message();
      }},
     // --- binary (numpy broadcasting) ----------------------------------------
     {"Add", 2, [](const Node&, const Args& a) { return "(" + a[0] + " + " + a[1] + ")"; }},
@@ -107,16 +77,29 @@ const std::vector<EltwiseOp> kOps = {
      }},
 };
 
+/// aot's own entries, then every unary formula of the schema.
+/// (Built on first use: the schema's table is another file's static.)
+const std::vector<EltwiseOp>& all_ops() {
+  static const std::vector<EltwiseOp> kAll = [] {
+    std::vector<EltwiseOp> out = kOwnOps;
+    for (const ops::UnaryFormula& f : ops::unary_formulas())
+      out.push_back({f.op, 1, formula_expr, formula_refuse});
+    return out;
+  }();
+  return kAll;
+}
+
 }  // namespace
 
 const std::vector<EltwiseOp>& eltwise_ops() {
-  return kOps;
+  return all_ops();
 }
 
 const EltwiseOp* find_eltwise(std::string_view op) {
+  const std::vector<EltwiseOp>& all = all_ops();
   const auto it =
-      std::find_if(kOps.begin(), kOps.end(), [&](const EltwiseOp& e) { return op == e.name; });
-  return it == kOps.end() ? nullptr : &*it;
+      std::find_if(all.begin(), all.end(), [&](const EltwiseOp& e) { return op == e.name; });
+  return it == all.end() ? nullptr : &*it;
 }
 
 }  // namespace hone::aot

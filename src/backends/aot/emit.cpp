@@ -12,6 +12,7 @@
 #include "backends/aot/nhwc.h"
 #include "backends/aot/runtime_text.h"
 #include "backends/aot/weights_blob.h"
+#include "ops/attrs.h"
 
 namespace hone::aot {
 namespace {
@@ -78,8 +79,8 @@ std::vector<std::string> describe_steps(const Program& p) {
       const std::string& op = p.node(s.anchor).op_type;
       if (op == "Conv")
         kernel = s.scratch_floats.is_const() && s.scratch_floats.value() == 0
-                     ? (p.node(s.anchor).attr_int("group", 1) > 1 ? "conv.f32.aot.depthwise_direct"
-                                                                  : "conv.f32.aot.pointwise_sgemm")
+                     ? (ops::conv_group(p.node(s.anchor)) > 1 ? "conv.f32.aot.depthwise_direct"
+                                                              : "conv.f32.aot.pointwise_sgemm")
                      : "conv.f32.aot.im2col_sgemm";
       else if (op == "LSTM")
         kernel = "lstm.f32.aot.fused_cell";

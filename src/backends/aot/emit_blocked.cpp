@@ -3,6 +3,7 @@
 #include "backends/aot/emitter.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/shape_rules.h"
+#include "ops/attrs.h"
 
 namespace hone::aot {
 // The taps of a pool window inside the image, as ranges [k0, k1) computed up
@@ -53,8 +54,9 @@ void Emitter::emit_pool_blocked(const Node& n, NodeId id, const std::string& y) 
     end_parallel();
     return;
   }
-  const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
-  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  const ops::PoolAttrs pa = ops::pool_attrs(n).value_or(ops::PoolAttrs{});
+  const Window2d w = *window_of(n, x, pa.kernel_shape, pa.ceil_mode);
+  const bool include_pad = pa.count_include_pad;
   begin_parallel("parallel for",
                  worth_threads("nb * " + c_int(cb * 16 * w.oh * w.ow * w.kh * w.kw)));
   // r walks (image, channel block, output row); each block's planes are contiguous.

@@ -9,6 +9,7 @@
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/shape_rules.h"
+#include "ops/attrs.h"
 
 namespace hone::aot {
 namespace {
@@ -30,7 +31,6 @@ std::string v(ValueId id) {
 /// the table's (eltwise.h), or one of the ops with constant operands of their own.
 std::string expr(const Program& p, const Node& n, const std::vector<std::string>& a) {
   const std::string& op = n.op_type;
-  auto f = [&](const char* attr, float d) { return float_literal(n.attr_float(attr, d)); };
   const std::string& x = a[0];
   if (const EltwiseOp* e = find_eltwise(op)) return e->expr(n, a);
   if (op == "PRelu") return "(" + x + " < 0.0f ? " + a[1] + " * " + x + " : " + x + ")";
@@ -38,8 +38,9 @@ std::string expr(const Program& p, const Node& n, const std::vector<std::string>
   // Clip: bounds from constant inputs (opset 11+) or attributes.
   std::string lo = "(-INFINITY)", hi = "INFINITY";
   if (p.graph->opset() < 11) {
-    if (n.has_attr("min")) lo = f("min", 0.0f);
-    if (n.has_attr("max")) hi = f("max", 0.0f);
+    const ops::ClipAttrs c = ops::clip_attrs(n);
+    lo = float_literal(c.min);
+    hi = float_literal(c.max);
   } else {
     for (size_t i = 1; i < 3; ++i)
       if (i < n.inputs.size() && n.inputs[i] >= 0) {

@@ -6,6 +6,7 @@
 #include "backends/aot/emitter.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/shape_rules.h"
+#include "ops/attrs.h"
 
 namespace hone::aot {
 bool uses_dnnl_conv(const Program& p) {
@@ -26,7 +27,7 @@ void Emitter::emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, con
   const DimExprs& x = dims(ops[0]);
   const DimExprs& w = dims(ops[1]);
   const Window2d win = *window_of(n, x, {w[2].value(), w[3].value()}, false);
-  const int64_t g = n.attr_int("group", 1), c = x[1].value(), m = w[0].value();
+  const int64_t g = ops::conv_group(n), c = x[1].value(), m = w[0].value();
   const int slot = static_cast<int>(&st - p_.steps.data());
   std::vector<PostOp> post;
   if (st.post_ops) post = *conv_post_ops(p_, st);
@@ -110,8 +111,9 @@ void Emitter::emit_pool_nhwc(const Node& n, NodeId id, const std::string& y) {
     end_parallel();
     return;
   }
-  const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
-  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  const ops::PoolAttrs pa = ops::pool_attrs(n).value_or(ops::PoolAttrs{});
+  const Window2d w = *window_of(n, x, pa.kernel_shape, pa.ceil_mode);
+  const bool include_pad = pa.count_include_pad;
   begin_parallel("parallel for", worth_threads("nb * " + c_int(w.oh * w.ow * w.kh * w.kw * c)));
   open("for (int64_t r = 0; r < nb * " + c_int(w.oh) + "; ++r)");
   line("const int64_t b = r / " + c_int(w.oh) + ", oh = r % " + c_int(w.oh) + ";");

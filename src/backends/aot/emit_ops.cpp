@@ -7,6 +7,7 @@
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/shape_rules.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
 
 namespace hone::aot {
@@ -67,7 +68,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   std::vector<int64_t> k;
   for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
   const Window2d win = *window_of(n, x, k, false);
-  const int64_t g = n.attr_int("group", 1), m = w[0].value(), cg = w[1].value();
+  const int64_t g = ops::conv_group(n), m = w[0].value(), cg = w[1].value();
   const int64_t c = cg * g, mg = m / g, in_plane = win.ih * win.iw, out_plane = win.oh * win.ow;
   const int64_t ck = cg * win.kh * win.kw;
   line("const float* X = " + ptr(ops[0]) + ";");
@@ -202,11 +203,11 @@ void Emitter::emit_gemm(const Node& n, NodeId id, const std::string& y, float sc
   const auto& ops = p_.operands.at(id);
   const DimExprs& a = dims(ops[0]);
   const DimExprs& b = dims(ops[1]);
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  const ops::GemmAttrs ga = ops::gemm_attrs(n).value_or(ops::GemmAttrs{});
+  const bool ta = ga.trans_a, tb = ga.trans_b;
   const std::string M = dim(ta ? a[1] : a[0]), K = dim(ta ? a[0] : a[1]), N = dim(tb ? b[0] : b[1]);
   // A scalar Mul/Div after the Gemm scales both terms (gemm_fold.h).
-  const float alpha = n.attr_float("alpha", 1.0f) * scale,
-              beta = n.attr_float("beta", 1.0f) * scale;
+  const float alpha = ga.alpha * scale, beta = ga.beta * scale;
   const bool has_c = ops.size() > 2 && beta != 0.0f;
   line("const float* A = " + ptr(ops[0]) + ";");
   line("const float* Bm = " + ptr(ops[1]) + ";");
@@ -249,8 +250,9 @@ void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
     end_parallel();
     return;
   }
-  const Window2d w = *window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0);
-  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  const ops::PoolAttrs pa = ops::pool_attrs(n).value_or(ops::PoolAttrs{});
+  const Window2d w = *window_of(n, x, pa.kernel_shape, pa.ceil_mode);
+  const bool include_pad = pa.count_include_pad;
   begin_parallel("parallel for", worth_threads(planes + " * " + c_int(w.oh * w.ow * w.kh * w.kw)));
   open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
   line("const float* xp = X + pl * " + c_int(w.ih * w.iw) + ";");
@@ -383,7 +385,8 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   const DimExprs& x = dims(ops[0]);
   const int64_t r = static_cast<int64_t>(x.size());
   // support() has checked the axis.
-  const int64_t axis = ops::try_normalize_axis(n.attr_int("axis", -1), r).value_or(0);
+  const ops::NormAttrs na = ops::norm_attrs(n).value_or(ops::NormAttrs{});
+  const int64_t axis = ops::try_normalize_axis(na.axis, r).value_or(0);
   const std::string rows = dim(product(x, 0, static_cast<size_t>(axis)));
   const int64_t cols = product(x, static_cast<size_t>(axis), x.size()).value();
   line("const float* X = " + ptr(ops[0]) + ";");
@@ -402,7 +405,7 @@ void Emitter::emit_layer_norm(const Node& n, NodeId id, const std::string& y) {
   line("#pragma omp simd reduction(+:var)");
   line("for (int64_t j = 0; j < " + c_int(cols) + "; ++j) var += (x[j] - mean) * (x[j] - mean);");
   line("const float inv = 1.0f / sqrtf(var / " + c_int(cols) + ".0f + " +
-       float_literal(n.attr_float("epsilon", 1e-5f)) + ");");
+       float_literal(na.epsilon) + ");");
   line("#pragma omp simd");
   line("for (int64_t j = 0; j < " + c_int(cols) + "; ++j) yr[j] = (x[j] - mean) * inv * S[j]" +
        (ops.size() > 2 ? " + Bv[j];" : ";"));
@@ -462,9 +465,8 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
   const ValueId xv = p_.operands.at(id)[0];
   const DimExprs& x = dims(xv);
   const DimExprs& o = dims(n.outputs[0]);
-  std::vector<int64_t> perm = n.attr_ints("perm");
-  if (perm.empty())
-    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+  const std::vector<int64_t> perm =
+      ops::transpose_perm(n, static_cast<int64_t>(x.size())).value_or(std::vector<int64_t>{});
   line("const float* X = " + ptr(xv) + ";");
   line("float* Y = " + y + ";");
   if (o.empty()) {
@@ -493,7 +495,7 @@ void Emitter::emit_concat(const Node& n, NodeId id, const std::string& y) {
   const auto& ops = p_.operands.at(id);
   const DimExprs& o = dims(n.outputs[0]);
   const int64_t axis =
-      ops::try_normalize_axis(n.attr_int("axis", 0), static_cast<int64_t>(o.size())).value_or(0);
+      ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(o.size())).value_or(0);
   const size_t a = static_cast<size_t>(axis);
   const std::string inner = dim(product(o, a + 1, o.size()));
   line("float* Y = " + y + ";");

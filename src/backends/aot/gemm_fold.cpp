@@ -1,4 +1,5 @@
 #include "backends/aot/gemm_fold.h"
+#include "ops/attrs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,11 +7,11 @@
 namespace hone::aot {
 namespace {
 
+/// The permutation (shape_rules.cpp has checked it; identity if it is not one).
 std::vector<int64_t> perm_of(const Node& n, size_t rank) {
-  std::vector<int64_t> perm = n.attr_ints("perm");
-  if (perm.empty())
-    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  return perm;
+  std::vector<int64_t> identity(rank);
+  for (size_t i = 0; i < rank; ++i) identity[i] = static_cast<int64_t>(i);
+  return ops::transpose_perm(n, static_cast<int64_t>(rank)).value_or(identity);
 }
 
 DimExprs contiguous_strides(const DimExprs& d) {

@@ -7,6 +7,7 @@
 #include "backends/aot/lstm.h"
 #include "backends/aot/shape_rules.h"
 #include "backends/common/node_query.h"
+#include "ops/attrs.h"
 
 namespace hone::aot {
 namespace {
@@ -21,8 +22,13 @@ std::string lower_case(std::string s) {
   return s;
 }
 
+/// The attributes (why_not_lstm has checked them).
+ops::RnnAttrs attrs_of(const Node& n) {
+  return ops::rnn_attrs(n).value_or(ops::RnnAttrs{});
+}
+
 int64_t dirs_of(const Node& n) {
-  return n.attr_string("direction", "forward") == "bidirectional" ? 2 : 1;
+  return attrs_of(n).directions();
 }
 
 bool has(const Node& n, size_t i) {
@@ -60,12 +66,9 @@ std::string why_not_lstm(const Graph& g, const Node& n) {
     for (size_t a = 0; a < 3; ++a)
       if (!(*v->shape)[a].is_static()) return "W and R must have static dims";
   }
-  const std::string dir = n.attr_string("direction", "forward");
-  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
-    return "direction '" + dir + "'";
-  const int64_t layout = n.attr_int("layout", 0);
-  if (layout != 0 && layout != 1) return "layout " + std::to_string(layout);
-  const std::vector<std::string> acts = n.attr_strings("activations");
+  const auto ra = ops::rnn_attrs(n);
+  if (!ra) return ra.error().message();
+  const std::vector<std::string>& acts = ra->activations;
   if (!acts.empty()) {
     static const char* const kDefault[] = {"sigmoid", "tanh", "tanh"};
     if (acts.size() != 3 && acts.size() != static_cast<size_t>(3 * dirs_of(n)))
@@ -74,7 +77,6 @@ std::string why_not_lstm(const Graph& g, const Node& n) {
       if (lower_case(acts[i]) != kDefault[i % 3])
         return "activation '" + acts[i] + "' (aot runs Sigmoid, Tanh, Tanh only)";
   }
-  if (n.has_attr("clip") && !(n.attr_float("clip", 0.0f) > 0.0f)) return "clip is not positive";
   for (size_t i = 0; i < n.outputs.size() && i < 3; ++i)
     if (n.outputs[i] >= 0) {
       const DType t = g.value(n.outputs[i]).dtype;
@@ -91,15 +93,16 @@ LstmInfo lstm_info(const Program& p, NodeId id) {
   const DimExprs& w = dims_of(p, n.inputs[1]);
   const DimExprs& x = dims_of(p, n.inputs[0]);
   L.dirs = dirs_of(n);
-  L.hidden = n.attr_int("hidden_size", dims_of(p, n.inputs[2])[2].value());
+  const ops::RnnAttrs ra = attrs_of(n);
+  L.hidden = ra.hidden_size.value_or(dims_of(p, n.inputs[2])[2].value());
   L.hidden_pad = (L.hidden + kLanes - 1) / kLanes * kLanes;
   L.input = w[2].value();
-  L.reverse = n.attr_string("direction", "forward") == "reverse";
-  L.batch_major = n.attr_int("layout", 0) == 1;
+  L.reverse = ra.direction == ops::RnnDirection::kReverse;
+  L.batch_major = ra.layout == 1;
   L.seq = L.batch_major ? x[1] : x[0];
   L.batch = L.batch_major ? x[0] : x[1];
-  L.clip = n.has_attr("clip") ? n.attr_float("clip", 0.0f) : 0.0f;
-  L.input_forget = n.attr_int("input_forget", 0) != 0;
+  L.clip = ra.clip.value_or(0.0f);
+  L.input_forget = ra.input_forget;
   L.packed = weights_constant(*p.graph, n);
   size_t k = 0;
   L.x = ops[k++];
@@ -126,8 +129,9 @@ Result<void> infer_lstm(Program& p, NodeId id) {
     return fail(ErrorCode::kUnsupported,
                 "LSTM X must be rank 3 with a static input size, got " + to_string(x));
   const int64_t dirs = dirs_of(n), I = x[2].value();
-  const int64_t H = n.attr_int("hidden_size", r[2].value());
-  const bool bm = n.attr_int("layout", 0) == 1;
+  const ops::RnnAttrs ra = attrs_of(n);
+  const int64_t H = ra.hidden_size.value_or(r[2].value());
+  const bool bm = ra.layout == 1;
   const DimExpr seq = bm ? x[1] : x[0], batch = bm ? x[0] : x[1];
   auto expect = [&](size_t i, const DimExprs& want, const char* what) -> Result<void> {
     if (!has(n, i)) return {};

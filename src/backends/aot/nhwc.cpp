@@ -6,6 +6,8 @@
 #include <map>
 
 #include "backends/aot/shape_rules.h"
+#include "ops/attrs.h"
+#include "ops/unary.h"
 
 namespace hone::aot {
 namespace {
@@ -29,7 +31,7 @@ bool conv_capable(const Program& p, NodeId id) {
   const ValueInfo& w = p.values[static_cast<size_t>(ops[1])];
   if (!static_chw(x.dims) || !w.constant || !w.f32 || w.dims.size() != 4) return false;
   if (ops.size() > 2 && !p.values[static_cast<size_t>(ops[2])].constant) return false;
-  const int64_t g = n.attr_int("group", 1), c = x.dims[1].value(), m = w.dims[0].value();
+  const int64_t g = ops::conv_group(n), c = x.dims[1].value(), m = w.dims[0].value();
   if (!(g == 1 || (g == c && m == g && w.dims[1].value() == 1))) return false;
   return window_of(n, x.dims, {w.dims[2].value(), w.dims[3].value()}, false).has_value();
 }
@@ -39,7 +41,8 @@ bool pool_capable(const Program& p, NodeId id) {
   const DimExprs& x = p.values[static_cast<size_t>(p.operands.at(id)[0])].dims;
   if (!static_chw(x)) return false;
   if (n.op_type.rfind("Global", 0) == 0) return true;
-  return window_of(n, x, n.attr_ints("kernel_shape"), n.attr_int("ceil_mode", 0) != 0).has_value();
+  const auto pa = ops::pool_attrs(n);
+  return pa && window_of(n, x, pa->kernel_shape, pa->ceil_mode).has_value();
 }
 
 class Layouts {
@@ -94,7 +97,7 @@ class Layouts {
       bool binary = false;
       if (const auto ops = s.post_ops ? conv_post_ops(p_, s) : std::nullopt; ops)
         for (const PostOp& po : *ops) binary = binary || po.src1 != kNoValue;
-      if (!stored_nhwc_compatible(x) && conv.attr_int("group", 1) == 1 && xd[1].is_const() &&
+      if (!stored_nhwc_compatible(x) && ops::conv_group(conv) == 1 && xd[1].is_const() &&
           xd[1].value() < 16 && yd[1].is_const() && yd[1].value() % 16 == 0 && !binary) {
         s.nchw_src_blocked = true;
         s.scratch_floats = product(yd);
@@ -203,7 +206,9 @@ std::optional<std::vector<PostOp>> conv_post_ops(const Program& p, const Step& s
     } else if (op == "Relu") {
       out.push_back({"dnnl_eltwise_relu"});
     } else if (op == "LeakyRelu") {
-      out.push_back({"dnnl_eltwise_relu", n.attr_float("alpha", 0.01f)});
+      const auto a = ops::unary_params(n, *ops::find_unary(op));
+      if (!a) return std::nullopt;
+      out.push_back({"dnnl_eltwise_relu", a->a});
     } else if (op == "Sigmoid") {
       out.push_back({"dnnl_eltwise_logistic"});
     } else if (op == "Tanh") {
@@ -211,8 +216,9 @@ std::optional<std::vector<PostOp>> conv_post_ops(const Program& p, const Step& s
     } else if (op == "Clip") {
       float lo = -INFINITY, hi = INFINITY;
       if (p.graph->opset() < 11) {
-        lo = n.attr_float("min", lo);
-        hi = n.attr_float("max", hi);
+        const ops::ClipAttrs c = ops::clip_attrs(n);
+        lo = c.min;
+        hi = c.max;
       } else {
         for (size_t k = 1; k < 3; ++k)
           if (k < n.inputs.size() && n.inputs[k] >= 0) {

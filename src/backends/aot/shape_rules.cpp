@@ -7,6 +7,7 @@
 
 #include "backends/aot/eltwise.h"
 #include "backends/aot/lstm.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
 #include "ops/window.h"
@@ -96,7 +97,8 @@ Result<void> batch_norm(Program& p, NodeId id, const Node& n, const DimExprs& x)
   HONE_TRY(auto bias, const_floats(p, n, 2, c, "B"));
   HONE_TRY(auto mean, const_floats(p, n, 3, c, "input_mean"));
   HONE_TRY(auto var, const_floats(p, n, 4, c, "input_var"));
-  const double eps = n.attr_float("epsilon", 1e-5f);
+  HONE_TRY(const ops::BatchNormAttrs ba, ops::batch_norm_attrs(n));
+  const double eps = ba.epsilon;
   // y = x * s + t with s = scale / sqrt(var + eps), t = B - mean * s, folded in double.
   std::vector<int64_t> shape{c};
   for (size_t i = 2; i < x.size(); ++i) shape.push_back(1);
@@ -121,15 +123,16 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
   if (w.size() != x.size()) return fail(unsupported("Conv weights rank differs from the input's"));
   HONE_CHECK_OK(check_static(w, 0, "Conv weight"));
   HONE_CHECK_OK(check_static(x, 1, "Conv input"));
-  const int64_t group = n.attr_int("group", 1);
+  HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(n));
+  const int64_t group = ca.group;
   const int64_t m = w[0].value(), cg = w[1].value();
-  if (group <= 0 || m % group != 0 || x[1].value() != cg * group)
+  if (m % group != 0 || x[1].value() != cg * group)
     return fail(ErrorCode::kInvalidArgument, "Conv group " + std::to_string(group) +
                                                  " does not fit input " + to_string(x) +
                                                  " and weights " + to_string(w));
   std::vector<int64_t> k;
   for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
-  if (n.has_attr("kernel_shape") && n.attr_ints("kernel_shape") != k)
+  if (!ca.kernel_shape.empty() && ca.kernel_shape != k)
     return fail(ErrorCode::kInvalidArgument, "Conv kernel_shape disagrees with the weights");
   HONE_TRY(Window2d win, window_of(n, x, k, false));
   p.operands[id] = {xv, wv};
@@ -151,7 +154,8 @@ Result<DimExprs> gemm(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId bv, data_input(p, n, 1));
   const DimExprs a = dims_of(p, av), b = dims_of(p, bv);
   if (a.size() != 2 || b.size() != 2) return fail(unsupported("Gemm A and B must be 2-D"));
-  const bool ta = n.attr_int("transA", 0) != 0, tb = n.attr_int("transB", 0) != 0;
+  HONE_TRY(const ops::GemmAttrs ga, ops::gemm_attrs(n));
+  const bool ta = ga.trans_a, tb = ga.trans_b;
   const DimExpr m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1];
   const DimExpr kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
   if (!(ka == kb))
@@ -204,11 +208,12 @@ Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
   if (x.size() != 3 && x.size() != 4)
     return fail(unsupported(n.op_type + " input " + to_string(x) + ": aot runs 1-D and 2-D pools"));
   HONE_CHECK_OK(check_static(x, 2, n.op_type + " input"));
-  const std::vector<int64_t> k = n.attr_ints("kernel_shape");
+  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
+  const std::vector<int64_t>& k = pa.kernel_shape;
   if (k.size() + 2 != x.size())
     return fail(ErrorCode::kInvalidArgument,
                 n.op_type + " kernel_shape does not match the input rank");
-  HONE_TRY(Window2d win, window_of(n, x, k, n.attr_int("ceil_mode", 0) != 0));
+  HONE_TRY(Window2d win, window_of(n, x, k, pa.ceil_mode));
   DimExprs out{x[0], x[1]};
   if (x.size() == 4) out.push_back(win.oh);
   out.push_back(win.ow);
@@ -218,7 +223,8 @@ Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
 Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
   const DimExprs x = dims_of(p, xv);
-  const int64_t axis = norm_axis(n.attr_int("axis", -1), static_cast<int64_t>(x.size()));
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
+  const int64_t axis = norm_axis(na.axis, static_cast<int64_t>(x.size()));
   if (axis < 0 || axis >= static_cast<int64_t>(x.size()))
     return fail(ErrorCode::kInvalidArgument,
                 "LayerNormalization axis out of range for " + to_string(x));
@@ -266,7 +272,8 @@ Result<DimExprs> reduce(Program& p, NodeId id, const Node& n) {
   const DimExprs x = dims_of(p, xv);
   p.operands[id] = {xv};
   HONE_TRY(auto axes, reduce_axes(p, n));
-  const bool keep = n.attr_int("keepdims", 1) != 0;
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
+  const bool keep = ra.keepdims;
   DimExprs out;
   for (size_t i = 0; i < x.size(); ++i) {
     const bool r = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
@@ -281,15 +288,7 @@ Result<DimExprs> reduce(Program& p, NodeId id, const Node& n) {
 Result<DimExprs> transpose(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
   const DimExprs x = dims_of(p, xv);
-  std::vector<int64_t> perm = n.attr_ints("perm");
-  if (perm.empty())
-    for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-  std::vector<int64_t> sorted = perm;
-  std::sort(sorted.begin(), sorted.end());
-  for (size_t i = 0; i < sorted.size(); ++i)
-    if (sorted.size() != x.size() || sorted[i] != static_cast<int64_t>(i))
-      return fail(ErrorCode::kInvalidArgument,
-                  "Transpose perm is not a permutation of the input's axes");
+  HONE_TRY(const std::vector<int64_t> perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
   p.operands[id] = {xv};
   DimExprs out;
   for (int64_t a : perm) out.push_back(x[static_cast<size_t>(a)]);
@@ -305,7 +304,7 @@ Result<DimExprs> concat(Program& p, NodeId id, const Node& n) {
     const DimExprs d = dims_of(p, v);
     if (i == 0) {
       out = d;
-      axis = norm_axis(n.attr_int("axis", 0), static_cast<int64_t>(d.size()));
+      axis = norm_axis(ops::axis_attr(n), static_cast<int64_t>(d.size()));
       if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
         return fail(ErrorCode::kInvalidArgument, "Concat axis out of range for " + to_string(d));
     } else {
@@ -330,14 +329,14 @@ Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
   p.operands[id] = {xv};
   if (n.op_type == "Identity") return x;
   if (n.op_type == "Flatten") {
-    const int64_t a = norm_axis(n.attr_int("axis", 1), r);
+    const int64_t a = norm_axis(ops::axis_attr(n), r);
     if (a < 0 || a > r) return fail(ErrorCode::kInvalidArgument, "Flatten axis out of range");
     return DimExprs{product(x, 0, static_cast<size_t>(a)),
                     product(x, static_cast<size_t>(a), x.size())};
   }
   if (n.op_type == "Reshape") {
     HONE_TRY(auto shape, const_ints(p, n, 1));
-    const bool allowzero = n.attr_int("allowzero", 0) != 0;
+    const bool allowzero = ops::reshape_allowzero(n);
     DimExprs out;
     int infer = -1;
     DimExpr known = 1;
@@ -469,11 +468,12 @@ Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<i
 
 Result<std::vector<int64_t>> reduce_axes(const Program& p, const Node& n) {
   const int64_t r = static_cast<int64_t>(dims_of(p, n.inputs[0]).size());
-  std::vector<int64_t> axes = n.attr_ints("axes");
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
+  std::vector<int64_t> axes = ra.axes;
   if (axes.empty() && has_input(n, 1)) {
     HONE_TRY(axes, const_ints(p, n, 1));
   }
-  if (axes.empty() && n.attr_int("noop_with_empty_axes", 0) == 0)
+  if (axes.empty() && !ra.noop_with_empty_axes)
     for (int64_t i = 0; i < r; ++i) axes.push_back(i);
   for (int64_t& a : axes) {
     a = norm_axis(a, r);
@@ -486,8 +486,9 @@ Result<std::vector<int64_t>> reduce_axes(const Program& p, const Node& n) {
 
 Result<std::pair<int64_t, int64_t>> softmax_range(const Program& p, const Node& n) {
   const int64_t r = static_cast<int64_t>(dims_of(p, n.inputs[0]).size());
-  const bool legacy = p.graph->opset() < 13;
-  const int64_t a = norm_axis(n.attr_int("axis", legacy ? 1 : -1), r);
+  HONE_TRY(const ops::SoftmaxAttrs sa, ops::softmax_attrs(n, p.graph->opset()));
+  const bool legacy = sa.coerce_2d;
+  const int64_t a = norm_axis(sa.axis, r);
   if (a < 0 || a > r || (!legacy && a == r))
     return fail(ErrorCode::kInvalidArgument, "axis out of range for rank " + std::to_string(r));
   return std::pair<int64_t, int64_t>{a, legacy ? r : a + 1};
@@ -499,7 +500,7 @@ DimExpr scratch_floats(const Program& p, NodeId id) {
   if (n.op_type != "Conv") return 0;
   const DimExprs& w = dims_of(p, n.inputs[1]);
   const DimExprs& x = dims_of(p, n.inputs[0]);
-  const int64_t group = n.attr_int("group", 1);
+  const int64_t group = ops::conv_group(n);
   if (group == x[1].value() && w[0].value() == group) return 0;  // depthwise: direct loop
   std::vector<int64_t> k;
   for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());

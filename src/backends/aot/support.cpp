@@ -8,6 +8,7 @@
 #include "backends/aot/lstm.h"
 #include "backends/aot/program.h"
 #include "backends/common/node_query.h"
+#include "ops/attrs.h"
 
 namespace hone::aot {
 
@@ -65,13 +66,17 @@ std::string why_not(const Graph& g, const Node& n) {
     if (n.inputs[i] >= 0 && !is_const(g, n, i))
       return "input " + std::to_string(i) + " (shape, axes or bounds) must be a constant";
   if (op == "BatchNormalization") {
-    if (n.attr_int("training_mode", 0) != 0) return "training_mode=1";
-    if (n.attr_int("spatial", 1) != 1) return "spatial=0";
+    const auto ba = ops::batch_norm_attrs(n);
+    if (!ba) return ba.error().message();
+    if (ba->training_mode) return "training_mode=1";
+    if (!ba->spatial) return "spatial=0";
     for (size_t i = 1; i < 5; ++i)
       if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
   }
   if (op == "LayerNormalization") {
-    if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
+    const auto na = ops::norm_attrs(n);
+    if (!na) return na.error().message();
+    if (na->stash_type != 1) return "stash_type other than f32";
     if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
       return "scale and bias must be constants";
   }

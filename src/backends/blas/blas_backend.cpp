@@ -6,6 +6,7 @@
 
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
+#include "backends/common/block_runtime.h"
 #include "backends/common/capabilities.h"
 #include "backends/common/memory_plan.h"
 #include "backends/common/static_dims.h"
@@ -20,7 +21,7 @@ using Signature = ShapeSignature;
 
 /// One block for one input-shape signature: where every value lives and
 /// the planned op of every unit.
-struct Plan {
+struct Program {
   struct Slot {
     enum class Kind : uint8_t { kInput, kConstant, kTemp, kOutput };
     Kind kind = Kind::kTemp;
@@ -111,65 +112,45 @@ class ArenaPool {
   std::vector<std::pair<Arena, size_t>> free_;
 };
 
-class BlasBlock final : public CompiledBlock {
+class BlasBlock final : public BlockRuntime<Program> {
  public:
   BlasBlock(Graph g, std::vector<Unit> units, std::shared_ptr<Stats> stats, ThreadPool* pool,
             std::shared_ptr<ThreadPool> keep)
-      : graph_(std::move(g)),
+      : BlockRuntime("blas", std::make_shared<const Graph>(std::move(g)), &stats->fallback_runs),
         units_(std::move(units)),
         stats_(std::move(stats)),
         pool_(pool),
         keep_pool_(std::move(keep)) {}
 
-  Result<void> prepare(const Signature& sig) {
-    std::lock_guard lock(mu_);
-    HONE_CHECK_OK(plan_locked(sig));
-    return {};
-  }
-
-  Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
-    const Signature sig = signature_of(inputs);
-    std::shared_ptr<const Plan> plan;
-    if (all_f32(inputs)) {
-      std::lock_guard lock(mu_);
-      auto p = plan_locked(sig);
-      if (p) plan = *p;
-    }
-    if (!plan) {
-      stats_->fallback_runs.fetch_add(1, std::memory_order_relaxed);
-      return fallback_.run_tensors(graph_, inputs);
-    }
-    return execute(*plan, inputs);
-  }
-
  private:
-  Result<std::vector<Tensor>> execute(const Plan& plan, const std::vector<Tensor>& inputs) const {
+  Result<std::vector<Tensor>> execute(const Program& program,
+                                      const std::vector<Tensor>& inputs) const override {
     try {
       std::vector<Tensor> outputs;
-      for (const dims_t& d : plan.output_dims) {
+      for (const dims_t& d : program.output_dims) {
         HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, d));
         outputs.push_back(std::move(t));
       }
-      // One arena per call, laid out by the memory plan.
+      // One arena per call, laid out by plan_arena().
       ArenaPool::Lease arena;
-      arenas_.take(plan.arena_floats, &arena);
+      arenas_.take(program.arena_floats, &arena);
       auto ptr = [&](size_t s) -> float* {
-        const Plan::Slot& sl = plan.slots[s];
+        const Program::Slot& sl = program.slots[s];
         switch (sl.kind) {
-          case Plan::Slot::Kind::kInput:
+          case Program::Slot::Kind::kInput:
             return const_cast<float*>(inputs[sl.index].data<float>());  // only ever read
-          case Plan::Slot::Kind::kConstant:
+          case Program::Slot::Kind::kConstant:
             return const_cast<float*>(sl.data);  // only ever read
-          case Plan::Slot::Kind::kTemp:
+          case Program::Slot::Kind::kTemp:
             return arena.get() + sl.offset;
-          case Plan::Slot::Kind::kOutput:
+          case Program::Slot::Kind::kOutput:
             return outputs[sl.index].data<float>();
         }
         return nullptr;
       };
       RunArgs args;
       args.pool = pool_;
-      for (const Plan::Step& st : plan.steps) {
+      for (const Program::Step& st : program.steps) {
         args.workspace = arena.get() + st.workspace;
         args.inputs.clear();
         args.outputs.clear();
@@ -178,7 +159,7 @@ class BlasBlock final : public CompiledBlock {
         st.op.run(args);
         stats_->kernel_executions.fetch_add(1, std::memory_order_relaxed);
       }
-      for (const auto& [s, k] : plan.copies)
+      for (const auto& [s, k] : program.copies)
         if (outputs[k].numel() > 0)
           std::copy(ptr(s), ptr(s) + outputs[k].numel(), outputs[k].data<float>());
       return outputs;
@@ -189,32 +170,18 @@ class BlasBlock final : public CompiledBlock {
     }
   }
 
-  Result<std::shared_ptr<const Plan>> plan_locked(const Signature& sig) const {
-    if (auto it = plans_.find(sig); it != plans_.end()) return it->second;
-    if (auto it = failed_.find(sig); it != failed_.end()) return fail(it->second);
-    auto plan = build_plan(sig);
-    if (!plan) {
-      HONE_LOG_DEBUG("blas: block '{}' for {} runs on the reference: {}", graph_.name(),
-                     signature_text(sig), plan.error().to_string());
-      failed_.emplace(sig, plan.error());
-      return fail(std::move(plan).error());
-    }
-    plans_.emplace(sig, *plan);
-    return *plan;
-  }
-
-  /// Lays out the temporaries and workspaces of `plan` in one arena: each
+  /// Lays out the temporaries and workspaces of `program` in one arena: each
   /// step's workspace is scratch live only during that step; copies to the
   /// block's outputs read their sources after the last step.
-  static Result<MemoryPlan> plan_arena(Plan* plan) {
+  static Result<MemoryPlan> plan_arena(Program* program) {
     MemoryProblem mp;
     mp.alignment = 64;
-    for (const Plan::Slot& sl : plan->slots) {
+    for (const Program::Slot& sl : program->slots) {
       size_t n = 1;
       for (int64_t d : sl.dims) n *= static_cast<size_t>(d);
-      mp.values.push_back({n * sizeof(float), sl.kind != Plan::Slot::Kind::kTemp});
+      mp.values.push_back({n * sizeof(float), sl.kind != Program::Slot::Kind::kTemp});
     }
-    for (const Plan::Step& st : plan->steps) {
+    for (const Program::Step& st : program->steps) {
       MemoryStep ms;
       for (size_t s : st.in) ms.reads.push_back(static_cast<int>(s));
       for (size_t s : st.out) ms.writes.push_back(static_cast<int>(s));
@@ -224,111 +191,108 @@ class BlasBlock final : public CompiledBlock {
                                  static_cast<int>(st.out[0]));
       mp.steps.push_back(std::move(ms));
     }
-    if (!plan->copies.empty()) {
+    if (!program->copies.empty()) {
       MemoryStep tail;
-      for (const auto& [s, k] : plan->copies) tail.reads.push_back(static_cast<int>(s));
+      for (const auto& [s, k] : program->copies) tail.reads.push_back(static_cast<int>(s));
       mp.steps.push_back(std::move(tail));
     }
     HONE_TRY(MemoryPlan m, plan_memory(mp));
-    for (size_t s = 0; s < plan->slots.size(); ++s)
-      if (plan->slots[s].kind == Plan::Slot::Kind::kTemp && m.offsets[s] != MemoryPlan::kNotPlaced)
-        plan->slots[s].offset = m.offsets[s] / sizeof(float);
-    for (size_t i = 0; i < plan->steps.size(); ++i)
+    for (size_t s = 0; s < program->slots.size(); ++s)
+      if (program->slots[s].kind == Program::Slot::Kind::kTemp &&
+          m.offsets[s] != MemoryPlan::kNotPlaced)
+        program->slots[s].offset = m.offsets[s] / sizeof(float);
+    for (size_t i = 0; i < program->steps.size(); ++i)
       if (m.scratch_offsets[i] != MemoryPlan::kNotPlaced)
-        plan->steps[i].workspace = m.scratch_offsets[i] / sizeof(float);
+        program->steps[i].workspace = m.scratch_offsets[i] / sizeof(float);
     return m;
   }
 
-  Result<std::shared_ptr<const Plan>> build_plan(const Signature& sig) const {
-    if (sig.size() != graph_.inputs().size())
+  Result<std::shared_ptr<const Program>> build(const Signature& sig) const override {
+    const Graph& g = graph();
+    if (sig.size() != g.inputs().size())
       return fail(ErrorCode::kInvalidArgument, "block expects " +
-                                                   std::to_string(graph_.inputs().size()) +
+                                                   std::to_string(g.inputs().size()) +
                                                    " inputs, got " + std::to_string(sig.size()));
-    auto plan = std::make_shared<Plan>();
+    auto program = std::make_shared<Program>();
     std::map<ValueId, size_t> slot_of;
     for (size_t i = 0; i < sig.size(); ++i) {
       for (int64_t d : sig[i])
         if (d == 0)
-          return fail(ErrorCode::kUnsupported, "input '" + graph_.value(graph_.inputs()[i]).name +
+          return fail(ErrorCode::kUnsupported, "input '" + g.value(g.inputs()[i]).name +
                                                    "' is empty; blas blocks need data");
-      plan->slots.push_back({Plan::Slot::Kind::kInput, i, 0, nullptr, sig[i]});
-      slot_of[graph_.inputs()[i]] = plan->slots.size() - 1;
+      program->slots.push_back({Program::Slot::Kind::kInput, i, 0, nullptr, sig[i]});
+      slot_of[g.inputs()[i]] = program->slots.size() - 1;
     }
     auto slot_for = [&](ValueId v) -> Result<size_t> {
       if (auto it = slot_of.find(v); it != slot_of.end()) return it->second;
-      const Value& val = graph_.value(v);
+      const Value& val = g.value(v);
       if (!val.initializer || val.initializer->dtype() != DType::kF32)
         return fail(ErrorCode::kInternal, "value '" + val.name + "' is read before it is made");
-      plan->slots.push_back({Plan::Slot::Kind::kConstant, 0, 0, val.initializer->data<float>(),
-                             val.initializer->shape()});
-      slot_of[v] = plan->slots.size() - 1;
-      return plan->slots.size() - 1;
+      program->slots.push_back({Program::Slot::Kind::kConstant, 0, 0,
+                                val.initializer->data<float>(), val.initializer->shape()});
+      slot_of[v] = program->slots.size() - 1;
+      return program->slots.size() - 1;
     };
     std::vector<std::string> lines;
     for (const Unit& u : units_) {
-      Plan::Step st;
+      Program::Step st;
       std::vector<dims_t> dims;
       for (ValueId v : u.inputs) {
         HONE_TRY(size_t s, slot_for(v));
         st.in.push_back(s);
-        dims.push_back(plan->slots[s].dims);
+        dims.push_back(program->slots[s].dims);
       }
       auto op = u.op->plan(dims, *pool_);
       if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
       st.op = std::move(*op);
       for (size_t o = 0; o < u.outputs.size(); ++o) {
-        plan->slots.push_back({Plan::Slot::Kind::kTemp, 0, 0, nullptr, st.op.outputs[o]});
-        st.out.push_back(plan->slots.size() - 1);
-        slot_of[u.outputs[o]] = plan->slots.size() - 1;
+        program->slots.push_back({Program::Slot::Kind::kTemp, 0, 0, nullptr, st.op.outputs[o]});
+        st.out.push_back(program->slots.size() - 1);
+        slot_of[u.outputs[o]] = program->slots.size() - 1;
       }
       lines.push_back(u.label + " [" + st.op.kernel + "]");
-      plan->steps.push_back(std::move(st));
+      program->steps.push_back(std::move(st));
     }
-    std::vector<bool> taken(plan->slots.size(), false);
-    for (size_t k = 0; k < graph_.outputs().size(); ++k) {
-      HONE_TRY(size_t s, slot_for(graph_.outputs()[k]));
-      Plan::Slot& sl = plan->slots[s];
-      plan->output_dims.push_back(sl.dims);
-      if (sl.kind == Plan::Slot::Kind::kTemp && !taken[s]) {
+    std::vector<bool> taken(program->slots.size(), false);
+    for (size_t k = 0; k < g.outputs().size(); ++k) {
+      HONE_TRY(size_t s, slot_for(g.outputs()[k]));
+      Program::Slot& sl = program->slots[s];
+      program->output_dims.push_back(sl.dims);
+      if (sl.kind == Program::Slot::Kind::kTemp && !taken[s]) {
         // The step making this value writes straight into the output tensor.
-        sl.kind = Plan::Slot::Kind::kOutput;
+        sl.kind = Program::Slot::Kind::kOutput;
         sl.index = k;
         taken[s] = true;
       } else {
-        plan->copies.emplace_back(s, k);
+        program->copies.emplace_back(s, k);
       }
     }
-    HONE_TRY(plan->memory, plan_arena(plan.get()));
-    HONE_CHECK_OK(check_allocation(plan->memory.arena_bytes,
-                                   "the activation arena of block '" + graph_.name() + "'"));
-    plan->arena_floats = plan->memory.arena_bytes / sizeof(float);
+    HONE_TRY(program->memory, plan_arena(program.get()));
+    HONE_CHECK_OK(check_allocation(program->memory.arena_bytes,
+                                   "the activation arena of block '" + g.name() + "'"));
+    program->arena_floats = program->memory.arena_bytes / sizeof(float);
     const std::string memory_line =
-        "peak_activation_bytes " + std::to_string(plan->memory.arena_bytes) + " for block '" +
-        graph_.name() + "' " + signature_text(sig) + ": " + plan->memory.describe();
+        "peak_activation_bytes " + std::to_string(program->memory.arena_bytes) + " for block '" +
+        g.name() + "' " + signature_text(sig) + ": " + program->memory.describe();
     {
       std::lock_guard lock(stats_->mu);
       for (const std::string& l : lines)
         if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
       if (stats_->seen.insert(memory_line).second) stats_->kernel_lines.push_back(memory_line);
-      if (plan->memory.arena_bytes >= stats_->memory.peak_activation_bytes) {
-        stats_->memory.peak_activation_bytes = plan->memory.arena_bytes;
-        stats_->memory.naive_activation_bytes = plan->memory.naive_bytes;
+      if (program->memory.arena_bytes >= stats_->memory.peak_activation_bytes) {
+        stats_->memory.peak_activation_bytes = program->memory.arena_bytes;
+        stats_->memory.naive_activation_bytes = program->memory.naive_bytes;
       }
     }
-    HONE_LOG_DEBUG("blas: block '{}' for {}: {} steps, {}", graph_.name(), signature_text(sig),
-                   plan->steps.size(), plan->memory.describe());
-    return std::shared_ptr<const Plan>(std::move(plan));
+    HONE_LOG_DEBUG("blas: block '{}' for {}: {} steps, {}", g.name(), signature_text(sig),
+                   program->steps.size(), program->memory.describe());
+    return std::shared_ptr<const Program>(std::move(program));
   }
 
-  Graph graph_;
   std::vector<Unit> units_;
   std::shared_ptr<Stats> stats_;
   ThreadPool* pool_;
   std::shared_ptr<ThreadPool> keep_pool_;
-  eval::Interpreter fallback_;
-  mutable std::mutex mu_;
-  mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
-  mutable std::map<Signature, Error> failed_;
   mutable ArenaPool arenas_;
 };
 
@@ -390,7 +354,7 @@ Result<std::unique_ptr<CompiledBlock>> BlasBackend::compile(const Graph& block) 
   auto compiled = std::make_unique<BlasBlock>(block, std::move(units), stats_, pool, own_pool_);
   // Static blocks are planned now; a failure is not fatal: that signature
   // runs on the reference (and the reason is logged).
-  if (auto sig = static_input_dims(block)) (void)compiled->prepare(*sig);
+  if (auto sig = static_input_dims(block)) compiled->prepare(*sig);
   return compiled;
 }
 

@@ -7,6 +7,7 @@
 #include "backends/blas/kernels/conv.h"
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
+#include "ops/attrs.h"
 #include "ops/broadcast.h"
 #include "ops/window.h"
 
@@ -104,8 +105,9 @@ class ConvOp final : public Op {
     if (w.size() != x.size())
       return fail(ErrorCode::kInvalidArgument,
                   "Conv weights " + dims_str(w) + " and input " + dims_str(x) + " ranks differ");
-    const int64_t group = node_.attr_int("group", 1);
-    if (group <= 0 || x[1] != w[1] * group || w[0] % group != 0)
+    HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(node_));
+    const int64_t group = ca.group;
+    if (x[1] != w[1] * group || w[0] % group != 0)
       return fail(ErrorCode::kInvalidArgument, "Conv input " + dims_str(x) + ", weights " +
                                                    dims_str(w) + " and group " +
                                                    std::to_string(group) + " disagree");
@@ -214,15 +216,17 @@ Result<Unit> create_conv(const BlockInfo& b, const Node& n, std::vector<NodeId>*
     // Fold a following BatchNormalization: w' = w * k, b' = (b - mean) * k + beta,
     // k = scale / sqrt(var + eps), once, here.
     const Node* bn = b.sole_consumer(cur);
-    if (bn && bn->op_type == "BatchNormalization" && bn->inputs[0] == cur &&
-        bn->attr_int("training_mode", 0) == 0) {
+    const auto bn_attrs = bn && bn->op_type == "BatchNormalization"
+                              ? ops::batch_norm_attrs(*bn)
+                              : Result<ops::BatchNormAttrs>(fail(ErrorCode::kUnsupported, ""));
+    if (bn_attrs && bn->inputs[0] == cur && !bn_attrs->training_mode) {
       const Tensor* sc = constant_of(g, *bn, 1);
       const Tensor* be = constant_of(g, *bn, 2);
       const Tensor* mean = constant_of(g, *bn, 3);
       const Tensor* var = constant_of(g, *bn, 4);
       if (sc && be && mean && var && sc->numel() == m && be->numel() == m && mean->numel() == m &&
           var->numel() == m) {
-        const double eps = bn->attr_float("epsilon", 1e-5f);
+        const double eps = bn_attrs->epsilon;
         float* pw = packed.data<float>();
         for (int64_t o = 0; o < m; ++o) {
           const double k = sc->data<float>()[o] / std::sqrt(var->data<float>()[o] + eps);
@@ -373,8 +377,9 @@ Result<Unit> create_matmul(const BlockInfo& b, const Node& n, std::vector<NodeId
   EwOperands ops;
   ops.input.push_back(-2);
   ops.own.emplace_back();
+  HONE_TRY(const ops::GemmAttrs ga, gemm ? ops::gemm_attrs(n) : Result<ops::GemmAttrs>());
   if (gemm && n.inputs.size() > 2 && n.inputs[2] >= 0) {
-    const float beta = n.attr_float("beta", 1.0f);
+    const float beta = ga.beta;
     const Tensor* c = constant_of(g, n, 2);
     if (beta != 0.0f) {
       if (c != nullptr) {
@@ -397,9 +402,8 @@ Result<Unit> create_matmul(const BlockInfo& b, const Node& n, std::vector<NodeId
   for (size_t i = before; i < absorbed->size(); ++i)
     u.label += "+" + g.node((*absorbed)[i]).op_type;
   u.outputs = {last};
-  u.op = std::make_unique<MatMulOp>(
-      gemm, gemm && n.attr_int("transA", 0) != 0, gemm && n.attr_int("transB", 0) != 0,
-      gemm ? n.attr_float("alpha", 1.0f) : 1.0f, std::move(prog), std::move(ops));
+  u.op = std::make_unique<MatMulOp>(gemm, ga.trans_a, ga.trans_b, ga.alpha, std::move(prog),
+                                    std::move(ops));
   return u;
 }
 

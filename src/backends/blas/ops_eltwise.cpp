@@ -4,7 +4,9 @@
 #include <limits>
 
 #include "backends/blas/op.h"
+#include "ops/attrs.h"
 #include "ops/broadcast.h"
+#include "ops/unary.h"
 
 namespace hone::blas {
 namespace {
@@ -95,11 +97,17 @@ class EltwiseOp final : public Op {
 bool unary_instr(const Graph& g, const Node& n, EwInstr* out) {
   const std::string& op = n.op_type;
   EwInstr in;
-  if (op == "Relu") {
+  if (const ops::UnaryFormula* f = ops::find_unary(op)) {
+    auto p = ops::unary_params(n, *f);
+    if (!p) return false;
+    // LeakyRelu has a float loop of its own (vectorized); the rest call the
+    // schema's formula in double.
+    in.op = op == "LeakyRelu" ? EwOp::kLeakyRelu : EwOp::kFormula;
+    in.formula = f;
+    in.a = p->a;
+    in.b = p->b;
+  } else if (op == "Relu") {
     in.op = EwOp::kRelu;
-  } else if (op == "LeakyRelu") {
-    in.op = EwOp::kLeakyRelu;
-    in.a = n.attr_float("alpha", 0.01f);
   } else if (op == "Sigmoid") {
     in.op = EwOp::kSigmoid;
   } else if (op == "Tanh") {
@@ -108,24 +116,12 @@ bool unary_instr(const Graph& g, const Node& n, EwInstr* out) {
     in.op = EwOp::kClip;
     const float inf = std::numeric_limits<float>::infinity();
     if (g.opset() < 11) {
-      in.a = n.attr_float("min", -inf);
-      in.b = n.attr_float("max", inf);
+      const ops::ClipAttrs c = ops::clip_attrs(n);
+      in.a = c.min;
+      in.b = c.max;
     } else if (!const_scalar(g, n, 1, -inf, &in.a) || !const_scalar(g, n, 2, inf, &in.b)) {
       return false;
     }
-  } else if (op == "Elu") {
-    in.op = EwOp::kElu;
-    in.a = n.attr_float("alpha", 1.0f);
-  } else if (op == "Selu") {
-    in.op = EwOp::kSelu;
-    in.a = n.attr_float("alpha", 1.67326319217681884765625f);
-    in.b = n.attr_float("gamma", 1.05070102214813232421875f);
-  } else if (op == "HardSigmoid") {
-    in.op = EwOp::kHardSigmoid;
-    in.a = n.attr_float("alpha", 0.2f);
-    in.b = n.attr_float("beta", 0.5f);
-  } else if (op == "HardSwish") {
-    in.op = EwOp::kHardSwish;
   } else if (op == "Erf") {
     in.op = EwOp::kErf;
   } else if (op == "Exp") {
@@ -140,12 +136,10 @@ bool unary_instr(const Graph& g, const Node& n, EwInstr* out) {
     in.op = EwOp::kNeg;
   } else if (op == "Reciprocal") {
     in.op = EwOp::kReciprocal;
-  } else if (op == "Softplus") {
-    in.op = EwOp::kSoftplus;
   } else if (op == "Gelu") {
-    const std::string approx = n.attr_string("approximate", "none");
-    if (approx != "none" && approx != "tanh") return false;
-    in.op = approx == "tanh" ? EwOp::kGeluTanh : EwOp::kGelu;
+    auto approx = ops::gelu_approx(n);
+    if (!approx) return false;
+    in.op = *approx == ops::GeluApprox::kTanh ? EwOp::kGeluTanh : EwOp::kGelu;
   } else {
     return false;
   }
@@ -208,7 +202,8 @@ Result<Unit> create_eltwise(const BlockInfo& b, const Node& n, std::vector<NodeI
     const Tensor& bias = *g.value(n.inputs[2]).initializer;
     const Tensor& mean = *g.value(n.inputs[3]).initializer;
     const Tensor& var = *g.value(n.inputs[4]).initializer;
-    const double eps = n.attr_float("epsilon", 1e-5f);
+    HONE_TRY(const ops::BatchNormAttrs bn, ops::batch_norm_attrs(n));
+    const double eps = bn.epsilon;
     const int64_t c = scale.numel();
     if (bias.numel() != c || mean.numel() != c || var.numel() != c)
       return fail(ErrorCode::kInvalidArgument,

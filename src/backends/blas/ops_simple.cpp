@@ -10,6 +10,7 @@
 #include "backends/blas/kernels/norm.h"
 #include "backends/blas/kernels/pool.h"
 #include "backends/blas/op.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/window.h"
 
@@ -90,7 +91,7 @@ Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
       return copy_plan(in[0]);
     });
   if (op == "Flatten") {
-    const int64_t axis = n.attr_int("axis", 1);
+    const int64_t axis = ops::axis_attr(n);
     return PlanFn([axis, n](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
       const int64_t r = static_cast<int64_t>(in[0].size());
       const auto a = ops::try_normalize_boundary(axis, r);
@@ -103,7 +104,7 @@ Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
   if (op == "Reshape") {
     const Tensor& t = *g.value(n.inputs[1]).initializer;
     const dims_t want(t.data<int64_t>(), t.data<int64_t>() + t.numel());
-    const bool allowzero = n.attr_int("allowzero", 0) != 0;
+    const bool allowzero = ops::reshape_allowzero(n);
     return PlanFn([want, allowzero, n](const std::vector<dims_t>& in,
                                        ThreadPool&) -> Result<OpPlan> {
       dims_t out = want;
@@ -198,9 +199,10 @@ Result<PlanFn> make_pool(const Node& n) {
     });
   }
   const bool max = op == "MaxPool";
-  const dims_t kernel = n.attr_ints("kernel_shape");
-  const bool ceil = n.attr_int("ceil_mode", 0) != 0;
-  const bool include_pad = n.attr_int("count_include_pad", 0) != 0;
+  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
+  const dims_t kernel = pa.kernel_shape;
+  const bool ceil = pa.ceil_mode;
+  const bool include_pad = pa.count_include_pad;
   return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
     const dims_t& x = in[0];
     if (x.size() < 3 || x.size() > 4)
@@ -245,8 +247,9 @@ Result<PlanFn> make_pool(const Node& n) {
 Result<PlanFn> make_norm(const Graph& g, const Node& n) {
   const std::string op = n.op_type;
   if (op == "Softmax" || op == "LogSoftmax") {
-    const bool legacy = g.opset() < 13;  // before 13: coerced to 2-D at axis
-    const int64_t axis = n.attr_int("axis", legacy ? 1 : -1);
+    HONE_TRY(const ops::SoftmaxAttrs sa, ops::softmax_attrs(n, g.opset()));
+    const bool legacy = sa.coerce_2d;
+    const int64_t axis = sa.axis;
     const bool log = op == "LogSoftmax";
     return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
       const dims_t& x = in[0];
@@ -264,8 +267,9 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
     });
   }
   if (op == "LayerNormalization") {
-    const int64_t axis = n.attr_int("axis", -1);
-    const float eps = n.attr_float("epsilon", 1e-5f);
+    HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
+    const int64_t axis = na.axis;
+    const float eps = na.epsilon;
     const Tensor scale = *g.value(n.inputs[1]).initializer;
     const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
     const Tensor bias = has_bias ? *g.value(n.inputs[2]).initializer : Tensor();
@@ -292,8 +296,9 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
   const int64_t input_from = op == "ReduceSum" ? 13 : 18;
   if (!int_list(g, n, "axes", input_from, &axes, &present))
     return fail(ErrorCode::kUnsupported, op + " axes must be a constant i64 tensor");
-  const bool keep = n.attr_int("keepdims", 1) != 0;
-  const bool noop = n.attr_int("noop_with_empty_axes", 0) != 0;
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
+  const bool keep = ra.keepdims;
+  const bool noop = ra.noop_with_empty_axes;
   const bool mean = op == "ReduceMean";
   return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
     const dims_t& x = in[0];
@@ -318,25 +323,11 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
 
 Result<PlanFn> make_layout(const Node& n) {
   if (n.op_type == "Transpose") {
-    const std::vector<int64_t> perm_attr = n.attr_ints("perm");
     return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
       const dims_t& x = in[0];
-      std::vector<int64_t> perm = perm_attr;
-      if (perm.empty())
-        for (size_t i = x.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-      std::vector<bool> seen(x.size(), false);
-      if (perm.size() != x.size())
-        return fail(ErrorCode::kInvalidArgument, "Transpose perm of " + n.describe() +
-                                                     " does not match rank " +
-                                                     std::to_string(x.size()));
+      HONE_TRY(std::vector<int64_t> perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
       dims_t out;
-      for (int64_t p : perm) {
-        if (p < 0 || p >= static_cast<int64_t>(x.size()) || seen[static_cast<size_t>(p)])
-          return fail(ErrorCode::kInvalidArgument,
-                      "Transpose perm of " + n.describe() + " is not a permutation");
-        seen[static_cast<size_t>(p)] = true;
-        out.push_back(x[static_cast<size_t>(p)]);
-      }
+      for (int64_t p : perm) out.push_back(x[static_cast<size_t>(p)]);
       OpPlan p;
       p.outputs = {out};
       p.kernel = "transpose.f32.blas.strided";
@@ -347,7 +338,7 @@ Result<PlanFn> make_layout(const Node& n) {
     });
   }
   // Concat
-  const int64_t axis = n.attr_int("axis", 0);
+  const int64_t axis = ops::axis_attr(n);
   return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
     HONE_TRY(size_t a, norm_axis(axis, in[0].size(), n));
     dims_t out = in[0];

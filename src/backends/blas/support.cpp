@@ -5,6 +5,7 @@
 #include "backends/blas/blas_backend.h"
 #include "backends/blas/op.h"
 #include "backends/common/node_query.h"
+#include "ops/attrs.h"
 
 namespace hone::blas {
 namespace {
@@ -13,13 +14,17 @@ using node_query::check_f32_io;
 using node_query::extra_outputs_used;
 using node_query::is_const;
 using node_query::is_const_i64;
-using node_query::is_onnx_auto_pad;
 using node_query::rank_of;
 using node_query::val;
 
+/// "" when the schema accepts the node's attributes, else its reason.
+template <class T>
+std::string attrs_error(const Result<T>& r) {
+  return r ? "" : r.error().message();
+}
+
 std::string check_window(const Node& n, int64_t rank) {
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
-  if (!is_onnx_auto_pad(ap)) return "auto_pad '" + ap + "' is not an ONNX value";
+  if (std::string e = attrs_error(ops::conv_attrs(n)); !e.empty()) return e;
   if (rank >= 0 && rank != 3 && rank != 4)
     return "input rank " + std::to_string(rank) + " (blas runs 1-D and 2-D windows)";
   return {};
@@ -80,8 +85,10 @@ std::string why_not(const Graph& g, const Node& n) {
     if (wr >= 0 && wr != 3 && wr != 4)
       return "weights rank " + std::to_string(wr) + " (blas runs 1-D and 2-D convs)";
     if (val(g, n, 2) && !is_const(g, n, 2)) return "the bias must be a constant";
-    if (n.has_attr("kernel_shape") && is_const(g, n, 1)) {
-      const auto ks = n.attr_ints("kernel_shape");
+    const auto ca = ops::conv_attrs(n);
+    if (!ca) return ca.error().message();
+    if (!ca->kernel_shape.empty() && is_const(g, n, 1)) {
+      const auto& ks = ca->kernel_shape;
       const auto& wd = g.value(n.inputs[1]).initializer->shape();
       if (wd.size() < 2 || ks != std::vector<int64_t>(wd.begin() + 2, wd.end()))
         return "kernel_shape disagrees with the weights";
@@ -91,7 +98,9 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "Gemm") {
     for (size_t i = 0; i < 2; ++i)
       if (rank_of(val(g, n, i)) >= 0 && rank_of(val(g, n, i)) != 2) return "A and B must be 2-D";
-    const float beta = n.attr_float("beta", 1.0f);
+    const auto ga = ops::gemm_attrs(n);
+    if (!ga) return ga.error().message();
+    const float beta = ga->beta;
     if (val(g, n, 2) && beta != 1.0f && beta != 0.0f && !is_const(g, n, 2))
       return "beta != 1 with a non-constant C";
     if (rank_of(val(g, n, 2)) > 2) return "C has rank > 2";
@@ -104,6 +113,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "MaxPool" || op == "AveragePool") {
     if (extra_outputs_used(n)) return "the Indices output is not supported";
     if (!n.has_attr("kernel_shape")) return "kernel_shape is missing";
+    if (std::string e = attrs_error(ops::pool_attrs(n)); !e.empty()) return e;
     return check_window(n, rank_of(val(g, n, 0)));
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
@@ -112,8 +122,10 @@ std::string why_not(const Graph& g, const Node& n) {
                            : "";
   }
   if (op == "BatchNormalization") {
-    if (n.attr_int("training_mode", 0) != 0) return "training_mode=1";
-    if (n.attr_int("spatial", 1) != 1) return "spatial=0";
+    const auto ba = ops::batch_norm_attrs(n);
+    if (!ba) return ba.error().message();
+    if (ba->training_mode) return "training_mode=1";
+    if (!ba->spatial) return "spatial=0";
     if (extra_outputs_used(n)) return "running mean/var outputs are not supported";
     for (size_t i = 1; i < 5; ++i)
       if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
@@ -122,7 +134,9 @@ std::string why_not(const Graph& g, const Node& n) {
   }
   if (op == "LayerNormalization") {
     if (extra_outputs_used(n)) return "Mean/InvStdDev outputs are not supported";
-    if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
+    const auto na = ops::norm_attrs(n);
+    if (!na) return na.error().message();
+    if (na->stash_type != 1) return "stash_type other than f32";
     if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
       return "scale and bias must be constants";
     return {};

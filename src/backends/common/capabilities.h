@@ -16,7 +16,7 @@ inline BackendCapabilities f32_capabilities(Device device, BuildMode mode) {
   BackendCapabilities k;
   k.devices = {device};
   k.dtypes = {DType::kF32};
-  k.precisions = {"f32"};
+  k.precisions = {Precision::kFp32};
   k.build_mode = mode;
   k.dynamic_shapes = true;
   return k;

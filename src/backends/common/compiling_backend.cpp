@@ -6,8 +6,6 @@ CompilingBackend::CompilingBackend() {
   mutable_config()
       .declare("min_block_size", int64_t{5}, "supported islands with fewer nodes fall back")
       .declare("require_full_compilation", false, "any node this backend cannot run is an error")
-      .declare("allow_reduced_precision", false,
-               "bf16/f16 kernels for f32 models when the CPU has them")
       .declare("optimize", true,
                "run the graph passes (folding, BN/bias/LayerNorm/GELU fusion, transposes) before "
                "partitioning");

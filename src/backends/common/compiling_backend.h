@@ -11,7 +11,7 @@
 //   };
 //
 // Config fields it declares: min_block_size (5), require_full_compilation
-// (false), allow_reduced_precision (false), optimize (true): run hone's graph
+// (false), optimize (true): run hone's graph
 // passes (hone/optimize.h) first, so supports(), compile() and the partition
 // all see the optimized graph. The partition then carries that graph and what
 // the passes did (Partition::graph, Partition::notes). A graph the caller

@@ -16,7 +16,7 @@
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
 // Transpose, Concat, and views; everything else runs on the reference
 // through CompilingBackend, with copies to and from the device at block edges.
-// precision=fp32 (strict) | tf32 | bf16 | fp16 (ConvSettings): bf16/fp16 run matrix
+// precision=fp32 (strict) | tf32 | bf16 | fp16 (MathSettings): bf16/fp16 run matrix
 // products and convolutions on bf16/f16 operands (weights converted once when a block
 // compiles or a conv is planned) with f32 sums; every tensor between steps stays f32.
 // Kernels chosen by timing at plan time (conv_select, gemm_select,
@@ -64,32 +64,50 @@ enum class ConvSelect {
   kCudnnNhwc,  // bf16/fp16 only: cuDNN in bf16/f16 NHWC wherever it can run it, else as kCudnn
 };
 
-/// How a build runs convolutions (ops_conv.cpp) and matrix products
-/// (ops_dense.cpp), from the cudnn and precision settings.
-struct ConvSettings {
-  const Cudnn* dnn = nullptr;  // null: im2col + cuBLAS for every conv
-  std::string why_not;         // why dnn is null ("cudnn=false", "cuDNN not found ...")
-  bool depthwise_on_dnn = true;
-  bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
-  ConvSelect conv_select = ConvSelect::kTime;
+/// What the precision setting sets: the math of matrix products and
+/// convolutions.
+struct MathSettings {
   bool tf32 = false;  // tensor-op math allowed: TF32 for f32 data (tf32, bf16, fp16)
   /// The operand type of every matrix product: 0 runs cublasSgemm on the f32
   /// data (strict or TF32 by the handle's math mode); kCudaR16BF or kCudaR16F
   /// run cublasGemmStridedBatchedEx on bf16 / f16 operands (constant weights
   /// converted once at build, activations by a kernel before each product)
   /// into an f32 result, summed in f32 (CUBLAS_COMPUTE_32F).
-  int gemm_half = 0;
+  int half = 0;
+  Precision precision = Precision::kFp32;
+  /// to_string(precision): the name kernel choices are recorded under
+  /// (fp32, tf32, bf16 or fp16).
+  std::string mode = "fp32";
+};
+
+/// What cudnn, cudnn_depthwise, cudnn_fused and conv_select set: how
+/// convolutions run (ops_conv.cpp).
+struct ConvSettings {
+  const Cudnn* dnn = nullptr;  // null: im2col + cuBLAS for every conv
+  std::string why_not;         // why dnn is null ("cudnn=false", "cuDNN not found ...")
+  bool depthwise_on_dnn = true;
+  bool fused_relu = true;  // Relu (and the residual) inside cudnnConvolutionBiasActivationForward
+  ConvSelect select = ConvSelect::kTime;
+};
+
+/// What gemm_select and gemm_epilogue set: how matrix products are chosen
+/// and fused (ops_dense.cpp).
+struct GemmSettings {
   /// gemm_select=time: under bf16/fp16, each matrix-product shape times its
   /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
-  bool gemm_by_time = true;
-  AttentionSelect attention_select = AttentionSelect::kTime;
+  bool by_time = true;
   /// gemm_epilogue: a MatMul by a constant weight and the Add of a constant
   /// bias after it are one unit (cuBLASLt's bias epilogue, or the bias
   /// broadcast into the output and added to by the product; timed).
-  bool gemm_epilogue = true;
-  /// The precision the selections are recorded under: fp32, tf32 (also
-  /// fp32 with allow_reduced_precision), bf16 or fp16.
-  std::string mode = "fp32";
+  bool epilogue = true;
+};
+
+/// Everything a build's ops read from the config, grouped by what it sets.
+struct BuildSettings {
+  MathSettings math;
+  ConvSettings conv;
+  GemmSettings gemm;
+  AttentionSelect attention = AttentionSelect::kTime;  // attention_select (ops_attention.cpp)
   /// This backend's record of timed choices (kernel_choices.h), shared by
   /// its blocks' ops: replayed before anything is timed, added to after.
   std::shared_ptr<KernelChoices> choices;
@@ -145,7 +163,7 @@ class CudaBackend final : public CompilingBackend {
  private:
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
   std::shared_ptr<StreamPool> streams_;
-  ConvSettings conv_;
+  BuildSettings settings_;
   std::shared_ptr<KernelChoices> choices_;
 };
 

@@ -141,7 +141,7 @@ struct AttentionSpec {
 /// value twice counts once), and the units found in it.
 struct BlockInfo : BlockReaders {
   std::shared_ptr<ChainModule> chains;
-  ConvSettings conv;
+  BuildSettings settings;
   std::vector<AttentionSpec> attention;  // find_attention_units()
   std::vector<int> attention_of;         // per node: its attention unit, or -1
   bool inside_attention = false;         // creating an attention unit's members
@@ -201,7 +201,7 @@ NodeId layernorm_after(BlockInfo& b, const Node& add);
 /// Row-major Y[M, N] = alpha * A[M, K] · B[K, N] + beta * Y on cuBLAS,
 /// `batch` times with the given element strides (0 repeats an operand). Y is
 /// f32; A and B are f32 (half == 0, SGEMM) or of the cudaDataType `half`
-/// (ConvSettings::gemm_half: bf16 or f16, summed in f32).
+/// (MathSettings::half: bf16 or f16, summed in f32).
 [[nodiscard]] Result<void> gemm_rm(const ExecCtx& c, bool ta, bool tb, int64_t m, int64_t n,
                                    int64_t k, float alpha, CUdeviceptr a, int64_t sa, CUdeviceptr b,
                                    int64_t sb, float beta, CUdeviceptr y, int64_t sy, int64_t batch,
@@ -245,6 +245,9 @@ bool fits_int(std::initializer_list<int64_t> xs);
 /// Row-major strides of `d` (ops/broadcast.h).
 using ops::strides_of;
 int64_t numel_of(const dims_t& d);
+/// A bool tensor as 0.0f/1.0f floats of its shape: how a known condition
+/// (Where's) reaches the device, whose kernels read f32 only.
+Tensor bools_as_floats(const Tensor& t);
 /// Multidirectional (numpy) broadcast of `a` and `b` (the rule is
 /// ops/broadcast.h); kInvalidArgument when they clash.
 [[nodiscard]] inline Result<dims_t> broadcast(const dims_t& a, const dims_t& b) {

@@ -226,7 +226,7 @@ std::vector<Result<double>> compare_ops(const std::vector<OpPlan>& cands, size_t
 }
 
 Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
-                       std::vector<OpPlan> cands, const ConvSettings& s, const Check& check,
+                       std::vector<OpPlan> cands, const BuildSettings& s, const Check& check,
                        const std::string& problem) {
   if (cands.empty()) return fail(ErrorCode::kInternal, label + ": no candidate kernel");
   std::vector<std::string> names;
@@ -234,13 +234,13 @@ Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
   // This backend's record first (a loaded package's choices): no timing, no
   // check, and nothing shared with other backends of the process.
   if (s.choices)
-    if (auto i = s.choices->replay(KernelChoices::key(label, in, s.mode), names, label))
+    if (auto i = s.choices->replay(KernelChoices::key(label, in, s.math.mode), names, label))
       return std::move(cands[*i]);
   if (cands.size() == 1) return std::move(cands.front());
-  const int math_mode = s.tf32 ? kCublasTf32Math : kCublasDefaultMath;
-  const Cudnn* dnn = s.dnn;
+  const int math_mode = s.math.tf32 ? kCublasTf32Math : kCublasDefaultMath;
+  const Cudnn* dnn = s.conv.dnn;
   auto keep = [&](size_t i, KernelChoices::How how) {
-    if (s.choices) s.choices->record(label, in, s.mode, cands[i].kernel, how);
+    if (s.choices) s.choices->record(label, in, s.math.mode, cands[i].kernel, how);
     return std::move(cands[i]);
   };
   static std::map<std::vector<std::string>, size_t> chosen;

@@ -44,14 +44,14 @@ struct Check {
 
 /// The fastest of `cands` (one op's candidate plans for inputs of `in` dims,
 /// in the math mode and with the cuDNN of `s`) that passes `check`. The
-/// kernel recorded in s.choices for (label, in, s.mode) is taken untimed when
+/// kernel recorded in s.choices for (label, in, s.math.mode) is taken untimed when
 /// it is among the candidates (else a warning, and timing); otherwise the
 /// candidates are timed once per process for these kernel ids, dims and
 /// `problem` (what else tells problems with the same kernel ids apart) and
 /// remembered, and the winner is recorded in s.choices. The timings go to the
 /// debug log under `label`. One candidate is returned as is.
 [[nodiscard]] Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
-                                     std::vector<OpPlan> cands, const ConvSettings& s,
+                                     std::vector<OpPlan> cands, const BuildSettings& s,
                                      const Check& check = {}, const std::string& problem = "");
 /// The relative L2 a candidate may differ from the reference by under each
 /// precision setting (gemm_half: 0 / bf16 / f16; tf32): far above rounding,

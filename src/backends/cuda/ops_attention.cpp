@@ -192,7 +192,7 @@ class AttentionOp final : public Op {
  public:
   AttentionOp(const Graph& g, AttentionSpec spec, std::vector<Sub> subs,
               std::vector<NodeId> sub_nodes, std::vector<ValueId> inputs, std::vector<int> io,
-              ConvSettings s, std::string label)
+              BuildSettings s, std::string label)
       : g_(g),
         inputs_(std::move(inputs)),
         spec_(std::move(spec)),
@@ -205,20 +205,20 @@ class AttentionOp final : public Op {
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
     std::vector<dims_t> made;
     HONE_TRY(OpPlan unfused, plan_unfused(in, env, &made));
-    if (s_.attention_select == AttentionSelect::kUnfused) return unfused;
+    if (s_.attention == AttentionSelect::kUnfused) return unfused;
     auto fused = plan_fused(in, env, made);
     if (!fused) {
       HONE_LOG_DEBUG("cuda: {}: unfused ({})", label_, fused.error().message());
       return unfused;
     }
     std::vector<OpPlan> cands = std::move(*fused);
-    if (s_.attention_select == AttentionSelect::kFused) return std::move(cands.front());
+    if (s_.attention == AttentionSelect::kFused) return std::move(cands.front());
     cands.push_back(std::move(unfused));
     // The fused kernels must match the unfused path on random inputs (with
     // the real scale factors, which they read at plan time) before timing.
     Check check;
     check.reference = static_cast<int>(cands.size()) - 1;
-    check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
+    check.tolerance = check_tolerance(s_.math.half, s_.math.tf32);
     for (ValueId v : inputs_)
       check.fixed.push_back(std::find(spec_.scale_values.begin(), spec_.scale_values.end(), v) !=
                                     spec_.scale_values.end()
@@ -471,14 +471,14 @@ class AttentionOp final : public Op {
       cands.push_back(std::move(p));
     };
     const std::string d = std::to_string(D);
-    if (s_.gemm_half != 0) {
-      const bool bf16 = s_.gemm_half == kCudaR16BF;
+    if (s_.math.half != 0) {
+      const bool bf16 = s_.math.half == kCudaR16BF;
       add(std::string("attention.") + (bf16 ? "bf16" : "f16") + ".cuda.fused_mma",
           "hone_attn_mma_" + d + (bf16 ? "_bf16" : "_f16"), 128);
     } else if (D <= 64) {
       // Tensor cores on f32 operands: rounded to tf32 where the precision allows
       // it, else each product split in three tf32 products (3xTF32).
-      if (s_.tf32)
+      if (s_.math.tf32)
         add("attention.tf32.cuda.fused_mma", "hone_attn_tf32_" + d, 128);
       else
         add("attention.f32.cuda.fused_mma3xtf32", "hone_attn_3xtf32_" + d, 128);
@@ -499,7 +499,7 @@ class AttentionOp final : public Op {
   std::vector<Sub> subs_;
   std::vector<NodeId> sub_nodes_;  // the member node of each sub, in order
   std::vector<int> io_;            // unit-input indices of q, k, v, mask (-1: none)
-  ConvSettings s_;
+  BuildSettings s_;
   std::string label_;
 };
 
@@ -735,7 +735,7 @@ Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeI
   u.outputs = {g.node(sp.out_transpose >= 0 ? sp.out_transpose : sp.av).outputs[0]};
   u.label = g.node(sp.av).describe() + " attention of " + std::to_string(members.size()) + " nodes";
   u.op = std::make_unique<AttentionOp>(g, sp, std::move(subs), members, u.inputs, std::move(io),
-                                       b.conv, u.label);
+                                       b.settings, u.label);
   return u;
 }
 

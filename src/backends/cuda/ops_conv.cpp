@@ -140,7 +140,7 @@ Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::stri
 /// NHWC (KRSC), f32 sums, tensor-op math, the entry LABEL + " cudnn-find-nhwc"
 /// and a cache of its own; `relu` must then be false (no fused call).
 Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, bool tf32, bool relu,
-                                          const ConvSettings& s, const std::string& label,
+                                          const BuildSettings& s, const std::string& label,
                                           const std::vector<dims_t>& in, int half) {
   auto dc = std::make_shared<DnnConv>();
   dc->lib = &lib;
@@ -191,7 +191,7 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
   const std::string what = label + (half != 0 ? " cudnn-find-nhwc" : " cudnn-find");
   bool have = false;
   if (s.choices) {
-    if (auto id = s.choices->find(KernelChoices::key(what, in, s.mode))) {
+    if (auto id = s.choices->find(KernelChoices::key(what, in, s.math.mode))) {
       if (auto p = recorded_algo(lib, *dc, *id, tensor_ops, half, math)) {
         dc->algo = *p;
         have = true;
@@ -234,7 +234,7 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const Geometry& g, b
       how = KernelChoices::How::kTimed;
       HONE_LOG_DEBUG("cuda: {} {}: cuDNN found {}", label, shapes_text(in), algo_id(*best, half));
     }
-    if (s.choices) s.choices->record(what, in, s.mode, algo_id(dc->algo, half), how);
+    if (s.choices) s.choices->record(what, in, s.math.mode, algo_id(dc->algo, half), how);
   }
   if (tensor_ops)  // run the algorithm in the math mode it was timed with
     HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionMathType(dc->conv, dc->algo.math_type),
@@ -289,7 +289,7 @@ Result<void> nhwc_half_epilogue(const ExecCtx& c, CUdeviceptr yh, CUdeviceptr ou
 
 class ConvOp final : public Op {
  public:
-  ConvOp(Node n, bool has_bias, bool has_z, bool relu, ConvSettings s, std::string label,
+  ConvOp(Node n, bool has_bias, bool has_z, bool relu, BuildSettings s, std::string label,
          const Tensor* weights)
       : node_(std::move(n)),
         weights_(weights),
@@ -310,13 +310,13 @@ class ConvOp final : public Op {
                     "Conv's residual Add operand " + shape_to_string(in.back()) +
                         " differs from its output " + shape_to_string(want));
     }
-    if (s_.dnn != nullptr && g.symmetric && (!depthwise || s_.depthwise_on_dnn)) {
-      auto dc = plan_dnn(*s_.dnn, g, s_.tf32, relu_, s_, label_, in, 0);
+    if (s_.conv.dnn != nullptr && g.symmetric && (!depthwise || s_.conv.depthwise_on_dnn)) {
+      auto dc = plan_dnn(*s_.conv.dnn, g, s_.math.tf32, relu_, s_, label_, in, 0);
       if (dc) {
         HONE_TRY(OpPlan on_dnn, plan_on_dnn(g, in[0].size(), std::move(*dc)));
         // bf16/fp16: cuDNN on half NHWC copies, group 1 only (module comment).
         std::optional<OpPlan> on_half;
-        if (s_.gemm_half != 0 && g.group == 1 && s_.conv_select != ConvSelect::kCudnn) {
+        if (s_.math.half != 0 && g.group == 1 && s_.conv.select != ConvSelect::kCudnn) {
           auto half = plan_on_dnn_half(g, in);
           if (half)
             on_half = std::move(*half);
@@ -324,17 +324,32 @@ class ConvOp final : public Op {
             HONE_LOG_DEBUG("cuda: {}: no bf16/f16 NHWC cuDNN candidate: {}", node_.describe(),
                            half.error().to_string());
         }
-        if (s_.conv_select == ConvSelect::kCudnnNhwc && on_half) return std::move(*on_half);
-        if (s_.conv_select != ConvSelect::kTime) return on_dnn;
+        if (s_.conv.select == ConvSelect::kCudnnNhwc && on_half) return std::move(*on_half);
+        if (s_.conv.select != ConvSelect::kTime) return on_dnn;
         HONE_TRY(OpPlan on_blas, plan_on_blas(g, in[0].size(), depthwise));
         // Timed once per geometry and epilogue for the process (same shapes,
         // same answer), recorded and replayed per backend.
-        const std::vector<int64_t> problem = {
-            g.N,         g.C,    g.H,       g.W,           g.M,
-            g.KH,        g.KW,   g.SH,      g.SW,          g.PH,
-            g.PW,        g.DH,   g.DW,      g.group,       s_.tf32,
-            relu_,       has_z_, has_bias_, s_.fused_relu, s_.depthwise_on_dnn,
-            s_.gemm_half};
+        const std::vector<int64_t> problem = {g.N,
+                                              g.C,
+                                              g.H,
+                                              g.W,
+                                              g.M,
+                                              g.KH,
+                                              g.KW,
+                                              g.SH,
+                                              g.SW,
+                                              g.PH,
+                                              g.PW,
+                                              g.DH,
+                                              g.DW,
+                                              g.group,
+                                              s_.math.tf32,
+                                              relu_,
+                                              has_z_,
+                                              has_bias_,
+                                              s_.conv.fused_relu,
+                                              s_.conv.depthwise_on_dnn,
+                                              s_.math.half};
         std::string flags = "conv";
         for (int64_t x : problem) flags += " " + std::to_string(x);
         std::vector<OpPlan> cands;
@@ -348,7 +363,7 @@ class ConvOp final : public Op {
         if (on_half) {
           cands.push_back(std::move(*on_half));
           check.reference = 0;
-          check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
+          check.tolerance = check_tolerance(s_.math.half, s_.math.tf32);
           check.fixed = {nullptr, weights_};
         }
         return fastest(label_, in, std::move(cands), s_, check, flags);
@@ -429,7 +444,7 @@ class ConvOp final : public Op {
       for (int64_t c = 0; c < C; ++c)
         for (int64_t r = 0; r < R; ++r)
           h[static_cast<size_t>((m * R + r) * C + c)] =
-              half_bits(f[(m * C + c) * R + r], s_.gemm_half);
+              half_bits(f[(m * C + c) * R + r], s_.math.half);
     HONE_TRY(const Driver* d, Driver::get());
     HONE_TRY(DeviceBuffer buf, DeviceBuffer::upload(*d, h.data(), h.size() * sizeof(uint16_t)));
     krsc_ = std::make_shared<const DeviceBuffer>(std::move(buf));
@@ -441,8 +456,9 @@ class ConvOp final : public Op {
   /// Workspace: x as half NHWC, y as half NHWC, [the weights as half KRSC],
   /// cuDNN's workspace, each region from a 256-byte boundary.
   Result<OpPlan> plan_on_dnn_half(const Geometry& g, const std::vector<dims_t>& in) const {
-    const int half = s_.gemm_half;
-    HONE_TRY(std::shared_ptr<DnnConv> dc, plan_dnn(*s_.dnn, g, true, false, s_, label_, in, half));
+    const int half = s_.math.half;
+    HONE_TRY(std::shared_ptr<DnnConv> dc,
+             plan_dnn(*s_.conv.dnn, g, true, false, s_, label_, in, half));
     const int64_t N = g.N, C = g.C, M = g.M, HW = g.H * g.W, P = g.OH * g.OW, R = g.KH * g.KW;
     std::shared_ptr<const DeviceBuffer> krsc;
     if (weights_ != nullptr) {
@@ -482,15 +498,16 @@ class ConvOp final : public Op {
     p.outputs = {out_dims(g, rank)};
     p.workspace_bytes = dc->algo.memory;
     p.kernel = "conv2d.f32.cuda.cudnn[algo " + std::to_string(dc->algo.algo) +
-               (dc->algo.math_type == kDnnFmaMath || !s_.tf32 ? "" : ", tf32") + "]" + suffix();
-    if (relu_ && !has_bias_ && s_.fused_relu) {
+               (dc->algo.math_type == kDnnFmaMath || !s_.math.tf32 ? "" : ", tf32") + "]" +
+               suffix();
+    if (relu_ && !has_bias_ && s_.conv.fused_relu) {
       HONE_TRY(const Driver* d, Driver::get());
       const std::vector<float> host(static_cast<size_t>(g.M), 0.0f);
       HONE_TRY(DeviceBuffer zeros,
                DeviceBuffer::upload(*d, host.data(), host.size() * sizeof(float)));
       dc->zero_bias = std::make_shared<DeviceBuffer>(std::move(zeros));
     }
-    const bool bias = has_bias_, z = has_z_, relu = relu_, fused = s_.fused_relu;
+    const bool bias = has_bias_, z = has_z_, relu = relu_, fused = s_.conv.fused_relu;
     const int64_t N = g.N, M = g.M, P = g.OH * g.OW;
     p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
       if (c.dnn == nullptr)
@@ -547,7 +564,7 @@ class ConvOp final : public Op {
     p.workspace_bytes = direct || depthwise ? 0 : static_cast<size_t>(chunk * per_image);
     // bf16/f16: the chunk's columns and (unless converted at build) the
     // weights are converted into the workspace after the f32 columns.
-    const int half = depthwise ? 0 : s_.gemm_half;
+    const int half = depthwise ? 0 : s_.math.half;
     const size_t half_cols = (p.workspace_bytes + 255) / 256 * 256;
     const size_t half_w = half_cols + half_bytes(chunk * C * KH * KW * P);
     if (half != 0) p.workspace_bytes = half_w + half_bytes(M * Kg);
@@ -635,7 +652,7 @@ class ConvOp final : public Op {
   /// outlives its units and so this op), else null: known before any plan.
   const Tensor* weights_;
   bool has_bias_, has_z_, relu_;
-  ConvSettings s_;
+  BuildSettings s_;
   std::string label_;  // the unit's, as recorded in kernel_choices
   mutable std::mutex krsc_mu_;
   mutable std::shared_ptr<const DeviceBuffer> krsc_;  // krsc_weights()
@@ -686,7 +703,7 @@ Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
   const Value& wv = g.value(n.inputs[1]);
   const Tensor* weights =
       wv.initializer && wv.initializer->dtype() == DType::kF32 ? &*wv.initializer : nullptr;
-  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.conv, u.label, weights);
+  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.settings, u.label, weights);
   return u;
 }
 

@@ -107,7 +107,7 @@ Result<std::pair<CUdeviceptr, CUdeviceptr>> product_operands(const ExecCtx& c, c
 /// every run. `problem`: the product's flags beyond its kernel ids and dims.
 Result<OpPlan> pick(const std::string& label, const std::vector<int64_t>& problem,
                     const std::vector<dims_t>& in, OpPlan reduced, OpPlan full,
-                    const ConvSettings& s) {
+                    const BuildSettings& s) {
   std::string flags = "product";
   for (int64_t x : problem) flags += " " + std::to_string(x);
   std::vector<OpPlan> cands;
@@ -283,7 +283,7 @@ void add_f32_in(std::vector<OpPlan>& cands, const std::string& op, const dims_t&
 
 class GemmOp final : public Op {
  public:
-  GemmOp(const Node& n, bool has_c, ConvSettings s)
+  GemmOp(const Node& n, bool has_c, BuildSettings s)
       : ta_(n.attr_int("transA", 0) != 0),
         tb_(n.attr_int("transB", 0) != 0),
         alpha_(n.attr_float("alpha", 1.0f)),
@@ -293,24 +293,24 @@ class GemmOp final : public Op {
         label_(n.describe()) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
-    HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
+    HONE_TRY(OpPlan p, plan_with(in, s_.math.half));
     std::vector<OpPlan> lt = with_lt(in);
     if (!lt.empty()) {
       // C a bias over N: cuBLASLt's epilogue against the broadcast copy, timed;
       // the plain cuBLAS plan is the reference the epilogue must match.
       Check check;
       check.reference = static_cast<int>(lt.size());
-      check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
+      check.tolerance = check_tolerance(s_.math.half, s_.math.tf32);
       lt.push_back(std::move(p));
-      if (s_.gemm_half != 0 && s_.gemm_by_time) {
+      if (s_.math.half != 0 && s_.gemm.by_time) {
         HONE_TRY(OpPlan full, plan_with(in, 0));
         lt.push_back(std::move(full));
       }
       return fastest(label_, in, std::move(lt), s_, check, tb_ ? "gemm tb" : "gemm");
     }
-    if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
+    if (s_.math.half == 0 || !s_.gemm.by_time) return p;
     HONE_TRY(OpPlan full, plan_with(in, 0));
-    return pick(label_, {0, s_.gemm_half, ta_, tb_, has_c_, beta_ != 0.0f}, in, std::move(p),
+    return pick(label_, {0, s_.math.half, ta_, tb_, has_c_, beta_ != 0.0f}, in, std::move(p),
                 std::move(full), s_);
   }
 
@@ -318,23 +318,23 @@ class GemmOp final : public Op {
   /// cuBLASLt bias-epilogue plans when C is a bias over N (alpha = beta = 1, A not transposed).
   std::vector<OpPlan> with_lt(const std::vector<dims_t>& in) const {
     std::vector<OpPlan> out;
-    if (!s_.gemm_epilogue || !has_c_ || alpha_ != 1.0f || beta_ != 1.0f || ta_ ||
+    if (!s_.gemm.epilogue || !has_c_ || alpha_ != 1.0f || beta_ != 1.0f || ta_ ||
         in[0].size() != 2 || in[1].size() != 2)
       return out;
     const int64_t M = in[0][0], K = in[0][1], N = tb_ ? in[1][0] : in[1][1];
     if ((tb_ ? in[1][1] : in[1][0]) != K || numel_of(in[2]) != N || in[2].back() != N ||
         in[2].size() > 2 || !fits_int({M, N, K}))
       return out;
-    std::vector<int> halves{s_.gemm_half};
-    if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
+    std::vector<int> halves{s_.math.half};
+    if (s_.math.half != 0 && s_.gemm.by_time) halves.push_back(0);
     for (int half : halves) {
-      if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tf32 = s_.tf32, .tb = tb_}))
+      if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tf32 = s_.math.tf32, .tb = tb_}))
         for (size_t r = 0; r < lts->size(); ++r)
           out.push_back(lt_plan("gemm", {M, N}, M, N, K, half, (*lts)[r], r));
       else
         HONE_LOG_DEBUG("cuda: {}: {}", label_, lts.error().message());
     }
-    if (s_.gemm_half != 0) add_f32_in(out, "gemm", {M, N}, M, N, K, s_.gemm_half, tb_, label_);
+    if (s_.math.half != 0) add_f32_in(out, "gemm", {M, N}, M, N, K, s_.math.half, tb_, label_);
     return out;
   }
 
@@ -377,19 +377,19 @@ class GemmOp final : public Op {
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
-  ConvSettings s_;
+  BuildSettings s_;
   std::string label_;
 };
 
 class MatMulOp final : public Op {
  public:
-  MatMulOp(const Node& n, ConvSettings s) : s_(std::move(s)), label_(n.describe()) {}
+  MatMulOp(const Node& n, BuildSettings s) : s_(std::move(s)), label_(n.describe()) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
-    HONE_TRY(OpPlan p, plan_with(in, s_.gemm_half));
-    if (s_.gemm_half == 0 || !s_.gemm_by_time) return p;
+    HONE_TRY(OpPlan p, plan_with(in, s_.math.half));
+    if (s_.math.half == 0 || !s_.gemm.by_time) return p;
     HONE_TRY(OpPlan full, plan_with(in, 0));
-    return pick(label_, {1, s_.gemm_half}, in, std::move(p), std::move(full), s_);
+    return pick(label_, {1, s_.math.half}, in, std::move(p), std::move(full), s_);
   }
 
  private:
@@ -455,7 +455,7 @@ class MatMulOp final : public Op {
     return p;
   }
 
-  ConvSettings s_;
+  BuildSettings s_;
   std::string label_;
 };
 
@@ -464,7 +464,7 @@ class MatMulOp final : public Op {
 /// added to it (beta = 1); timed, the faster kept.
 class MatMulBiasOp final : public Op {
  public:
-  MatMulBiasOp(std::string label, ConvSettings s, ValueId weight)
+  MatMulBiasOp(std::string label, BuildSettings s, ValueId weight)
       : s_(std::move(s)), label_(std::move(label)), weight_(weight) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
@@ -486,28 +486,28 @@ class MatMulBiasOp final : public Op {
     out.back() = N;
     // The first candidate (cuBLAS in the build's precision) is the reference
     // the others must match on random data.
-    std::vector<OpPlan> cands{with_prefill(out, M, N, K, s_.gemm_half)};
-    std::vector<int> halves{s_.gemm_half};
-    if (s_.gemm_half != 0 && s_.gemm_by_time) halves.push_back(0);
+    std::vector<OpPlan> cands{with_prefill(out, M, N, K, s_.math.half)};
+    std::vector<int> halves{s_.math.half};
+    if (s_.math.half != 0 && s_.gemm.by_time) halves.push_back(0);
     for (int half : halves) {
-      if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tf32 = s_.tf32})) {
+      if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tf32 = s_.math.tf32})) {
         for (size_t r = 0; r < lts->size(); ++r)
           cands.push_back(lt_plan("matmul", out, M, N, K, half, (*lts)[r], r));
       } else {
         HONE_LOG_DEBUG("cuda: {}: {}", label_, lts.error().message());
       }
-      if (half != s_.gemm_half) cands.push_back(with_prefill(out, M, N, K, half));
+      if (half != s_.math.half) cands.push_back(with_prefill(out, M, N, K, half));
     }
-    if (s_.gemm_half != 0) add_f32_in(cands, "matmul", out, M, N, K, s_.gemm_half, false, label_);
+    if (s_.math.half != 0) add_f32_in(cands, "matmul", out, M, N, K, s_.math.half, false, label_);
     // f32 operands: cuBLASLt again with the weight stored [N, K] (a copy
     // made now), as a Linear layer keeps it: for some shapes its heuristic
     // offers faster kernels for that layout than for [K, N].
     Check check;
     check.reference = 0;
-    check.tolerance = check_tolerance(s_.gemm_half, s_.tf32);
-    if (s_.gemm_half == 0)
+    check.tolerance = check_tolerance(s_.math.half, s_.math.tf32);
+    if (s_.math.half == 0)
       if (auto bt = transposed_weight(env, K, N)) {
-        if (auto lts = lt_matmul_bias(M, N, K, {.tf32 = s_.tf32, .tb = true})) {
+        if (auto lts = lt_matmul_bias(M, N, K, {.tf32 = s_.math.tf32, .tb = true})) {
           for (size_t r = 0; r < lts->size(); ++r)
             cands.push_back(lt_plan("matmul", out, M, N, K, 0, (*lts)[r], r, *bt));
           // Those read the real weight's copy: the check and the timing run
@@ -556,7 +556,7 @@ class MatMulBiasOp final : public Op {
     return p;
   }
 
-  ConvSettings s_;
+  BuildSettings s_;
   std::string label_;
   ValueId weight_;
   mutable std::mutex mu_;
@@ -582,7 +582,8 @@ Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int hal
 /// Inputs: x, W1 [K, H], b1 [H], W2 [H, N], b2 [N]; output [..., N] f32.
 class MlpOp final : public Op {
  public:
-  MlpOp(ConvSettings s, std::shared_ptr<ChainModule> m, std::string fn, std::string ops, ValueId b1)
+  MlpOp(BuildSettings s, std::shared_ptr<ChainModule> m, std::string fn, std::string ops,
+        ValueId b1)
       : s_(std::move(s)),
         module_(std::move(m)),
         fn_(std::move(fn)),
@@ -604,7 +605,7 @@ class MlpOp final : public Op {
     const int64_t M = numel_of(a) / K;
     if (!fits_int({M, N, K, H, M * H}) || H % 4 != 0)
       return fail(ErrorCode::kUnsupported, "MLP: sizes");
-    const int half = s_.gemm_half;
+    const int half = s_.math.half;
     HONE_TRY(auto l1, lt_matmul_bias(M, H, K, {.half = half, .want = 1, .y_type = half}));
     HONE_TRY(auto l2, lt_matmul_bias(M, N, H, {.half = half, .want = 1}));
     std::shared_ptr<LtMatmul> g1 = l1.front(), g2 = l2.front();
@@ -643,7 +644,7 @@ class MlpOp final : public Op {
   }
 
  private:
-  ConvSettings s_;
+  BuildSettings s_;
   std::shared_ptr<ChainModule> module_;
   std::string fn_, ops_;
   ValueId b1_;
@@ -689,7 +690,7 @@ struct MlpNodes {
 std::optional<MlpNodes> mlp_from(BlockInfo& b, const Node& n) {
   const Graph& g = b.g;
   MlpNodes m;
-  if (b.conv.gemm_half == 0 || !b.conv.gemm_epilogue || (m.add1 = bias_add_of(b, n)) < 0)
+  if (b.settings.math.half == 0 || !b.settings.gemm.epilogue || (m.add1 = bias_add_of(b, n)) < 0)
     return std::nullopt;
   // Its products are cuBLASLt's (a bf16/f16 output with its bias epilogue).
   const auto d = Driver::get();
@@ -766,20 +767,20 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
       u.label += " MLP +Add+" + std::to_string(m->chain.size()) + " element-wise+MatMul+Add";
       u.inputs = {n.inputs[0], n.inputs[1], b1, mm2.inputs[1], b2};
       u.outputs = {a2.outputs[0]};
-      u.op = std::make_unique<MlpOp>(b.conv, b.chains, *fn, ops, b1);
+      u.op = std::make_unique<MlpOp>(b.settings, b.chains, *fn, ops, b1);
       return u;
     } else {
       HONE_LOG_DEBUG("cuda: {}: no MLP unit: {}", u.label, fn.error().message());
     }
   }
-  if (const NodeId add = b.conv.gemm_epilogue ? bias_add_of(b, n) : -1; add >= 0) {
+  if (const NodeId add = b.settings.gemm.epilogue ? bias_add_of(b, n) : -1; add >= 0) {
     const Node& a = b.g.node(add);
     b.used[static_cast<size_t>(add)] = true;
     absorbed->push_back(add);
     u.label += "+Add";
     u.inputs = {n.inputs[0], n.inputs[1], a.inputs[0] == n.outputs[0] ? a.inputs[1] : a.inputs[0]};
     u.outputs = {a.outputs[0]};
-    u.op = std::make_unique<MatMulBiasOp>(u.label, b.conv, n.inputs[1]);
+    u.op = std::make_unique<MatMulBiasOp>(u.label, b.settings, n.inputs[1]);
     return u;
   }
   const bool third = n.inputs.size() > 2 && n.inputs[2] >= 0;
@@ -787,9 +788,9 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   if (third) u.inputs.push_back(n.inputs[2]);
   u.outputs = {n.outputs[0]};
   if (n.op_type == "Gemm")
-    u.op = std::make_unique<GemmOp>(n, third, b.conv);
+    u.op = std::make_unique<GemmOp>(n, third, b.settings);
   else
-    u.op = std::make_unique<MatMulOp>(n, b.conv);
+    u.op = std::make_unique<MatMulOp>(n, b.settings);
   return u;
 }
 

@@ -233,6 +233,9 @@ std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::s
     if (op == "Min") return "fminf(" + x + ", " + y + ")";
     if (op == "PRelu") return "(" + x + " < 0.0f ? " + y + " * " + x + " : " + x + ")";
   }
+  // Where's condition reaches the device as 0.0f/1.0f (a bool constant or
+  // host value, converted when uploaded: cuda_block.cpp, slot_for).
+  if (a.size() == 3 && op == "Where") return "(" + a[0] + " != 0.0f ? " + a[1] + " : " + a[2] + ")";
   return "";
 }
 
@@ -371,6 +374,14 @@ int64_t numel_of(const dims_t& d) {
   int64_t n = 1;
   for (int64_t x : d) n *= x;
   return n;
+}
+
+Tensor bools_as_floats(const Tensor& t) {
+  Tensor f = Tensor::zeros(DType::kF32, t.shape());
+  const auto* b = static_cast<const uint8_t*>(t.raw());
+  float* out = f.data<float>();
+  for (int64_t i = 0; i < t.numel(); ++i) out[i] = b[i] != 0 ? 1.0f : 0.0f;
+  return f;
 }
 
 namespace {

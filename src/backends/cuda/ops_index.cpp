@@ -8,8 +8,10 @@
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/slice.h"
+#include "ops/split.h"
 
 namespace hone::cuda {
 namespace {
@@ -143,6 +145,52 @@ Result<OpPlan> plan_expand(const Node& n, const std::vector<dims_t>& in, const P
   return p;
 }
 
+/// Split: every part is a view when nothing lies outside the axis (the
+/// parts are contiguous runs of the input), else one strided copy per part.
+Result<OpPlan> plan_split(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
+  const dims_t& x = in[0];
+  const auto rank = static_cast<int64_t>(x.size());
+  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Split of a scalar");
+  HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), rank, "Split axis"));
+  const auto a = static_cast<size_t>(axis);
+  std::vector<int64_t> given;
+  const bool has_given = n.inputs.size() > 1 && n.inputs[1] >= 0;
+  if (has_given) {
+    HONE_TRY(given, known_ints(n, 1, env, "Split split"));
+  }
+  HONE_TRY(const std::vector<int64_t> sizes,
+           ops::split_sizes(n, x[a], n.outputs.size(), has_given ? &given : nullptr));
+  const int64_t outer = span_of(x, 0, a), inner = span_of(x, a + 1, x.size());
+  OpPlan p;
+  std::vector<int64_t> starts;
+  int64_t start = 0;
+  for (const int64_t s : sizes) {
+    dims_t d = x;
+    d[a] = s;
+    p.outputs.push_back(d);
+    starts.push_back(start);
+    start += s;
+  }
+  if (outer == 1) {
+    p.kernel = "split.f32.cuda.view";
+    p.alias.assign(sizes.size(), 0);
+    for (const int64_t s : starts) p.alias_offset.push_back(s * inner);
+    return p;
+  }
+  p.kernel = "split.f32.cuda.strided_copy";
+  const int64_t dim = x[a];
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    for (size_t j = 0; j < sizes.size(); ++j) {
+      const int64_t row = sizes[j] * inner;
+      if (row == 0) continue;
+      HONE_CHECK_OK(strided_copy(c, b.in[0] + static_cast<CUdeviceptr>(starts[j] * inner * 4),
+                                 b.out[j], {outer, row}, {dim * inner, 1}, {row, 1}));
+    }
+    return {};
+  };
+  return p;
+}
+
 }  // namespace
 
 Result<Unit> create_host(const BlockInfo& b, const Node& n) {
@@ -159,7 +207,7 @@ Result<Unit> create_index(const BlockInfo& b, const Node& n) {
   Unit u;
   u.label = n.describe();
   u.inputs = {n.inputs[0]};  // the data; the rest is read when planning
-  u.outputs = {n.outputs[0]};
+  u.outputs = n.op_type == "Split" ? n.outputs : std::vector<ValueId>{n.outputs[0]};
   const Node node = n;
   Planner p;
   if (n.op_type == "Gather")
@@ -169,6 +217,10 @@ Result<Unit> create_index(const BlockInfo& b, const Node& n) {
   else if (n.op_type == "Slice")
     p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {
       return plan_slice(g, node, in, env);
+    };
+  else if (n.op_type == "Split")
+    p = [node](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_split(node, in, env);
     };
   else if (n.op_type == "Expand")
     p = [node](const std::vector<dims_t>& in, const PlanEnv& env) {

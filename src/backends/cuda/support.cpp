@@ -21,7 +21,8 @@ using node_query::val;
 /// Inputs that carry data (f32), not shapes, indices or axes (read when planning).
 size_t data_inputs(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
-  if (op == "Reshape" || op == "Gather" || op == "Slice" || op == "Expand") return 1;
+  if (op == "Reshape" || op == "Gather" || op == "Slice" || op == "Expand" || op == "Split")
+    return 1;
   if ((op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum") && g.opset() >= 13) return 1;
   if ((op == "ReduceMean" || op == "ReduceMax") && g.opset() >= 18) return 1;
   if (op == "Clip") return 1;
@@ -32,6 +33,7 @@ size_t data_inputs(const Graph& g, const Node& n) {
 std::string param_name(const std::string& op, size_t i) {
   if (op == "Reshape" || op == "Expand") return "shape";
   if (op == "Gather") return "indices";
+  if (op == "Split") return "split";
   if (op == "Slice") return i == 1 ? "starts" : i == 2 ? "ends" : i == 3 ? "axes" : "steps";
   return "axes";
 }
@@ -47,7 +49,8 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Flatten",       "Squeeze",
                                              "Unsqueeze",     "Transpose",
                                              "Concat",        "Gather",
-                                             "Slice",         "Expand"};
+                                             "Slice",         "Expand",
+                                             "Split"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
   if (host_eval::host_node(g, n, host_eval::Policy::kAnyDtype)) return {};
@@ -59,9 +62,31 @@ std::string why_not(const Graph& g, const Node& n) {
     if (op == "Max" || op == "Min") return op + " with other than two inputs";
     return "no cuda kernel for " + op;
   }
-  if (std::string io = check_f32_io(g, n, data_inputs(g, n), "cuda runs f32 only"); !io.empty())
+  if (op == "Where") {
+    // The condition must be known when the plan is built: cuda holds no bool
+    // tensors, and uploads a known one as 0/1 floats.
+    const Value* c = val(g, n, 0);
+    if (c != nullptr && c->dtype != DType::kBool && c->dtype != DType::kUndefined)
+      return "condition is " + std::string(dtype_name(c->dtype)) + ", not bool";
+    if (n.inputs.empty() || n.inputs[0] < 0) return "input 0 is missing";
+    if (!host_eval::host_value(g, n.inputs[0], host_eval::Policy::kAnyDtype))
+      return "condition is neither a constant nor computed from shapes (cuda holds no bool "
+             "tensors)";
+    for (size_t i = 1; i < 3; ++i)
+      if (const Value* v = val(g, n, i);
+          v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+        return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
+               "; cuda runs f32 only";
+  } else if (std::string io = check_f32_io(g, n, data_inputs(g, n), "cuda runs f32 only");
+             !io.empty()) {
     return io;
-  if (extra_outputs_used(n)) return "more than one output";
+  }
+  if (op == "Split") {
+    for (ValueId v : n.outputs)
+      if (v < 0) return "an output of the Split is left out";
+  } else if (extra_outputs_used(n)) {
+    return "more than one output";
+  }
   if (eltwise) {
     for (size_t i = 0; i < eltwise_arity(n); ++i)
       if (val(g, n, i) == nullptr) return "input " + std::to_string(i) + " is missing";

@@ -11,6 +11,7 @@
 #include <cmath>
 
 #include "backends/onednn/plan.h"
+#include "ops/attrs.h"
 
 namespace hone::onednn {
 namespace {
@@ -108,9 +109,10 @@ Result<void> lower_resize(PlanBuilder& b, const Node& n) {
                                              shape_to_string(out) +
                                              "); oneDNN resamples spatial "
                                              "axes only");
-  const bool nearest = n.attr_string("mode", "nearest") == "nearest";
-  const std::string ctm = n.attr_string("coordinate_transformation_mode", "half_pixel");
-  const std::string nmode = n.attr_string("nearest_mode", "round_prefer_floor");
+  HONE_TRY(const ops::ResizeAttrs ra, ops::resize_attrs(n, b.graph().opset("")));
+  const bool nearest = ra.mode == "nearest";
+  const std::string& ctm = ra.coordinate_transformation_mode;
+  const std::string& nmode = ra.nearest_mode;
   std::vector<float> factors;
   for (size_t i = 2; i < rank; ++i) {
     if (std::string why = axis_mismatch(nearest, ctm, nmode, x.dims[i], out[i], scales[i], i);
@@ -141,23 +143,23 @@ Result<void> lower_deconv(PlanBuilder& b, const Node& n) {
   // ONNX weights are (C_in, C_out / group, k...).
   const dims_t& wd = w->shape();
   const size_t rank = x.dims.size();
-  const int64_t group = n.attr_int("group", 1);
-  if (rank != 4 || wd.size() != 4 || group < 1 || x.dims[1] != wd[0] || wd[0] % group != 0)
+  HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(n));
+  const int64_t group = ca.group;
+  if (rank != 4 || wd.size() != 4 || x.dims[1] != wd[0] || wd[0] % group != 0)
     return fail(ErrorCode::kInvalidArgument, "ConvTranspose: input " + shape_to_string(x.dims) +
                                                  " and weights " + shape_to_string(wd) +
                                                  " do not fit a 2-D deconvolution of group " +
                                                  std::to_string(group));
   const int64_t ic = wd[0], ocg = wd[1], icg = ic / group, oc = ocg * group;
   const dims_t kernel{wd[2], wd[3]};
-  const dims_t strides = n.attr_ints("strides", {1, 1});
-  const dims_t dil = n.attr_ints("dilations", {1, 1});
-  const dims_t opad = n.attr_ints("output_padding", {0, 0});
-  dims_t pads = n.attr_ints("pads", {0, 0, 0, 0});
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  const dims_t strides = ca.strides.empty() ? dims_t{1, 1} : ca.strides;
+  const dims_t dil = ca.dilations.empty() ? dims_t{1, 1} : ca.dilations;
+  const dims_t opad = ca.output_padding.empty() ? dims_t{0, 0} : ca.output_padding;
+  dims_t pads = ca.pads.empty() ? dims_t{0, 0, 0, 0} : ca.pads;
   if (strides.size() != 2 || dil.size() != 2 || opad.size() != 2 || pads.size() != 4)
     return fail(ErrorCode::kInvalidArgument,
                 "ConvTranspose strides, dilations, output_padding need 2 values and pads 4");
-  if (ap == "VALID") pads = {0, 0, 0, 0};
+  if (ca.auto_pad == ops::AutoPad::kValid) pads = {0, 0, 0, 0};
   dims_t dst{x.dims[0], oc}, pad_l, pad_r, dil0;
   for (size_t i = 0; i < 2; ++i) {
     if (strides[i] < 1 || dil[i] < 1 || opad[i] < 0 || opad[i] >= std::max(strides[i], dil[i]))

@@ -20,6 +20,7 @@
 #include <cctype>
 
 #include "backends/onednn/plan.h"
+#include "ops/attrs.h"
 
 namespace hone::onednn {
 namespace {
@@ -130,18 +131,21 @@ Result<Rnn> read_rnn(PlanBuilder& b, const Node& n) {
   r.seq = x[0];
   r.batch = x[1];
   r.input = x[2];
-  const std::string dir = n.attr_string("direction", "forward");
-  r.dirs = dir == "bidirectional" ? 2 : 1;
-  if (dir == "reverse") r.direction = dnnl::rnn_direction::unidirectional_right2left;
-  if (dir == "bidirectional") r.direction = dnnl::rnn_direction::bidirectional_concat;
+  HONE_TRY(const ops::RnnAttrs ra, ops::rnn_attrs(n));
+  r.dirs = ra.directions();
+  if (ra.direction == ops::RnnDirection::kReverse)
+    r.direction = dnnl::rnn_direction::unidirectional_right2left;
+  if (ra.direction == ops::RnnDirection::kBidirectional)
+    r.direction = dnnl::rnn_direction::bidirectional_concat;
   r.hidden = rw->dim(2);
   const int64_t gh = r.onnx_gates * r.hidden;
   if (w->shape() != dims_t{r.dirs, gh, r.input} || rw->shape() != dims_t{r.dirs, gh, r.hidden})
-    return fail(ErrorCode::kInvalidArgument, op + ": W " + shape_to_string(w->shape()) + " and R " +
-                                                 shape_to_string(rw->shape()) + " do not fit X " +
-                                                 shape_to_string(x) + ", direction '" + dir +
-                                                 "' and hidden size " + std::to_string(r.hidden));
-  if (n.attr_int("hidden_size", r.hidden) != r.hidden)
+    return fail(ErrorCode::kInvalidArgument,
+                op + ": W " + shape_to_string(w->shape()) + " and R " +
+                    shape_to_string(rw->shape()) + " do not fit X " + shape_to_string(x) + ", " +
+                    std::to_string(r.dirs) + " direction(s) and hidden size " +
+                    std::to_string(r.hidden));
+  if (ra.hidden_size.value_or(r.hidden) != r.hidden)
     return fail(ErrorCode::kInvalidArgument, op + ": hidden_size disagrees with R");
   if (present(n, 3)) {
     const Tensor* bias = b.constant(n.inputs[3]);
@@ -182,7 +186,8 @@ Result<void> lower_rnn(PlanBuilder& b, const Node& n) {
   const std::string& op = n.op_type;
   const int64_t G = static_cast<int64_t>(r.gate_of.size()), H = r.hidden, D = r.dirs;
   const bool lstm = op == "LSTM", gru = op == "GRU";
-  const bool lbr = gru && n.attr_int("linear_before_reset", 0) != 0;
+  HONE_TRY(const ops::RnnAttrs ra, ops::rnn_attrs(n));
+  const bool lbr = gru && ra.linear_before_reset;
   const bool peephole = lstm && present(n, 7);
   if (peephole) {
     const Tensor* p = b.constant(n.inputs[7]);
@@ -229,7 +234,7 @@ Result<void> lower_rnn(PlanBuilder& b, const Node& n) {
     pd = p;
   } else {
     // support.cpp admits Tanh, Relu or Sigmoid, the same in every direction.
-    const std::vector<std::string> acts = n.attr_strings("activations");
+    const std::vector<std::string>& acts = ra.activations;
     std::string act = acts.empty() ? "tanh" : acts[0];
     for (char& c : act) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     const dnnl::algorithm alg = act == "relu"      ? dnnl::algorithm::eltwise_relu

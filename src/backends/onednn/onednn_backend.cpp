@@ -2,11 +2,13 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
-#include <map>
+#include <optional>
 #include <set>
 
+#include "backends/common/block_runtime.h"
 #include "backends/common/static_dims.h"
 #include "backends/onednn/plan.h"
 #include "core/log.h"
@@ -36,9 +38,9 @@ using Signature = ShapeSignature;  // dims_t is std::vector<int64_t>: the shared
 
 /// Fastest of a few runs of `plan` on zeros, in microseconds (infinity when
 /// it fails). The minimum, as other processes share the machine.
-double time_plan(const Plan& plan, const Signature& sig, size_t num_inputs) {
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < num_inputs; ++i) inputs.push_back(Tensor::zeros(DType::kF32, sig[i]));
+double time_plan(const Plan& plan, const std::vector<dims_t>& dims) {
+  std::vector<Tensor> inputs;  // a known input's zeros go unread: the plan holds its values
+  for (const dims_t& d : dims) inputs.push_back(Tensor::zeros(DType::kF32, d));
   std::atomic<uint64_t> executions{0};
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 7; ++i) {
@@ -51,123 +53,142 @@ double time_plan(const Plan& plan, const Signature& sig, size_t num_inputs) {
   return best;
 }
 
-class OnednnBlock final : public CompiledBlock {
+/// A block of oneDNN primitives; its Program is onednn's Plan (plan.h).
+class OnednnBlock final : public BlockRuntime<Plan> {
  public:
-  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16)
-      : graph_(std::move(g)), stats_(std::move(stats)), threads_(threads), bf16_(bf16) {
+  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16,
+              std::set<std::string> fp32_nodes)
+      : BlockRuntime("onednn", std::make_shared<const Graph>(std::move(g)), &stats->fallback_runs),
+        stats_(std::move(stats)),
+        threads_(threads),
+        bf16_(bf16),
+        fp32_nodes_(std::move(fp32_nodes)) {
     // An input only Shape or Size reads (input_ids whose length makes the
     // positions and the mask) may have any dtype: no primitive reads it. An
     // integer or bool input that only host nodes and shape operands read is
     // shape arithmetic another block made: its values become plan constants.
-    for (ValueId in : graph_.inputs()) {
+    for (ValueId in : graph().inputs()) {
       bool dims_only = true;
-      for (const Node& n : graph_.nodes())
+      for (const Node& n : graph().nodes())
         for (ValueId v : n.inputs)
           if (v == in && n.op_type != "Shape" && n.op_type != "Size") dims_only = false;
-      for (ValueId out : graph_.outputs()) dims_only = dims_only && out != in;
+      for (ValueId out : graph().outputs()) dims_only = dims_only && out != in;
       read_as_data_.push_back(!dims_only);
-      const DType t = graph_.value(in).dtype;
-      known_input_.push_back(!dims_only && t != DType::kF32 && t != DType::kUndefined);
+      const DType t = graph().value(in).dtype;
+      const bool known = !dims_only && (is_integer(t) || t == DType::kBool);
+      known_input_.push_back(known);
+      plans_on_values_ = plans_on_values_ || known;
     }
   }
 
-  /// Builds the plan for `sig` now (used at compile time for static blocks).
-  Result<void> prepare(const Signature& sig) {
-    // A block reading another block's shape arithmetic plans when it has it.
-    for (bool known : known_input_)
-      if (known) return {};
-    ThreadScope scope(threads_);
-    std::lock_guard lock(mu_);
-    HONE_CHECK_OK(plan_locked(sig, {}));
-    return {};
-  }
+  /// Some input's values (not only its dims) go into the plan: the block is
+  /// planned at its first run, when they are known.
+  bool plans_on_values() const { return plans_on_values_; }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     ThreadScope scope(threads_);
     stats_->openmp_threads.store(omp_get_max_threads(), std::memory_order_relaxed);
-    Signature sig;
-    sig.reserve(inputs.size());
-    bool all_f32 = true;
-    std::vector<const Tensor*> known(inputs.size(), nullptr);
-    for (size_t i = 0; i < inputs.size(); ++i) sig.push_back(inputs[i].shape());
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].dtype() == DType::kF32 || !read_as_data_[i]) continue;
-      if (!known_input_[i] || inputs[i].numel() > kMaxKnownInput) {
-        all_f32 = false;
-        continue;
-      }
-      // Shape arithmetic from another block: its values join the signature.
-      known[i] = &inputs[i];
-      dims_t key{static_cast<int64_t>(i)};
-      for (int64_t k = 0; k < inputs[i].numel(); ++k)
-        key.push_back(static_cast<int64_t>(tensor_element_as_double(inputs[i], k)));
-      sig.push_back(std::move(key));
-    }
-    std::shared_ptr<const Plan> plan;
-    if (all_f32) {
-      std::lock_guard lock(mu_);
-      auto p = plan_locked(sig, known);
-      if (p) plan = *p;
-    }
-    if (!plan) {
-      stats_->fallback_runs.fetch_add(1, std::memory_order_relaxed);
-      return fallback_.run_tensors(graph_, inputs);
-    }
-    return plan->run(inputs, &stats_->primitive_executions);
+    return BlockRuntime::run(inputs);
   }
 
  private:
-  /// `sig`: the inputs' dims, then for each known input its index and values.
-  Result<std::shared_ptr<const Plan>> plan_locked(const Signature& sig,
-                                                  const std::vector<const Tensor*>& known) const {
-    const size_t n = graph_.inputs().size();
-    const std::vector<dims_t> dims(sig.begin(), sig.begin() + static_cast<ptrdiff_t>(n));
-    if (auto it = plans_.find(sig); it != plans_.end()) return it->second;
-    if (auto it = failed_.find(sig); it != failed_.end()) return fail(it->second);
-    PlanBuilder builder(graph_);
-    builder.set_bf16(bf16_);
+  /// The inputs' dims, then for each known input (shape arithmetic another
+  /// block computed: integer or bool, at most kMaxKnownInput elements, of its
+  /// declared dtype) an entry {index, values...}. Any other non-f32 input a
+  /// node reads sends the run to the reference.
+  std::optional<Signature> key_of(const std::vector<Tensor>& inputs) const override {
+    Signature key = signature_of(inputs);
+    if (inputs.size() != read_as_data_.size()) return key;  // build() reports the count
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      if (t.dtype() == DType::kF32 || !read_as_data_[i]) continue;
+      if (!known_input_[i] || t.numel() > kMaxKnownInput ||
+          t.dtype() != graph().value(graph().inputs()[i]).dtype)
+        return std::nullopt;
+      dims_t entry{static_cast<int64_t>(i)};
+      for (int64_t k = 0; k < t.numel(); ++k) entry.push_back(tensor_element_as_int64(t, k));
+      key.push_back(std::move(entry));
+    }
+    return key;
+  }
+
+  Result<std::vector<Tensor>> execute(const Plan& plan,
+                                      const std::vector<Tensor>& inputs) const override {
+    return plan.run(inputs, &stats_->primitive_executions);
+  }
+
+  /// The known inputs a key_of() key carries, rebuilt as tensors of their
+  /// declared dtypes (`known[i]` points into `values`, null for the others).
+  Result<void> known_inputs(const Signature& key, std::vector<Tensor>& values,
+                            std::vector<const Tensor*>& known) const {
+    const size_t n = graph().inputs().size();
+    if (key.size() > n) values.reserve(key.size() - n);  // known[] points into it
+    known.assign(n, nullptr);
+    for (size_t e = n; e < key.size(); ++e) {
+      const dims_t& entry = key[e];
+      const auto i = entry.empty() ? n : static_cast<size_t>(entry[0]);
+      if (i >= n) return fail(ErrorCode::kInternal, "onednn: a known-input key names no input");
+      Tensor t = Tensor::zeros(graph().value(graph().inputs()[i]).dtype, key[i]);
+      if (static_cast<size_t>(t.numel()) + 1 != entry.size())
+        return fail(ErrorCode::kInternal, "onednn: a known-input key does not match its dims");
+      for (int64_t k = 0; k < t.numel(); ++k) {
+        const int64_t v = entry[static_cast<size_t>(k) + 1];
+        if (t.dtype() == DType::kI64)
+          t.data<int64_t>()[k] = v;
+        else if (t.dtype() == DType::kU64)
+          t.data<uint64_t>()[k] = static_cast<uint64_t>(v);
+        else
+          tensor_set_element_from_double(t, k, static_cast<double>(v));  // exact: 32 bits or fewer
+      }
+      values.push_back(std::move(t));
+      known[i] = &values.back();
+    }
+    return {};
+  }
+
+  Result<std::shared_ptr<const Plan>> build(const Signature& key) const override {
+    ThreadScope scope(threads_);  // prepare() builds outside run()
+    const Graph& g = graph();
+    const size_t n = std::min(g.inputs().size(), key.size());
+    const std::vector<dims_t> dims(key.begin(), key.begin() + static_cast<ptrdiff_t>(n));
+    std::vector<Tensor> values;
+    std::vector<const Tensor*> known;
+    HONE_CHECK_OK(known_inputs(key, values, known));
+    PlanBuilder builder(g);
+    builder.set_bf16(bf16_, fp32_nodes_);
     auto plan = builder.build(dims, known);
     if (plan && builder.has_depthwise()) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept.
-      PlanBuilder blocked(graph_);
+      PlanBuilder blocked(g);
       blocked.set_prefer_blocked16(true);
-      blocked.set_bf16(bf16_);
+      blocked.set_bf16(bf16_, fp32_nodes_);
       if (auto alt = blocked.build(dims, known)) {
-        const double t_any = time_plan(**plan, sig, n), t_blocked = time_plan(**alt, sig, n);
+        const double t_any = time_plan(**plan, dims), t_blocked = time_plan(**alt, dims);
         HONE_LOG_DEBUG(
             "onednn: block '{}' for {}: convs on oneDNN's pick {:.1f} us, on nChw16c {:.1f} us",
-            graph_.name(), signature_text(sig), t_any, t_blocked);
+            g.name(), signature_text(key), t_any, t_blocked);
         if (t_blocked < t_any) plan = std::move(alt);
       }
     }
-    if (!plan) {
-      HONE_LOG_DEBUG("onednn: block '{}' for {} runs on the reference: {}", graph_.name(),
-                     signature_text(sig), plan.error().to_string());
-      failed_.emplace(sig, plan.error());
-      return fail(std::move(plan).error());
-    }
-    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", graph_.name(), signature_text(sig),
+    if (!plan) return fail(std::move(plan).error());
+    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", g.name(), signature_text(key),
                    (*plan)->describe(), (*plan)->arena);
     {
       std::lock_guard lock(stats_->mu);
       stats_->plans.push_back((*plan)->describe());
     }
-    plans_.emplace(sig, *plan);
-    return *plan;
+    return std::shared_ptr<const Plan>(*plan);
   }
 
-  Graph graph_;
   std::shared_ptr<Stats> stats_;
   int threads_;
   bool bf16_;
+  std::set<std::string> fp32_nodes_;
   std::vector<bool> read_as_data_;  // per block input: a node reads its elements
-  std::vector<bool> known_input_;   // per block input: non-f32 values planned as constants
+  std::vector<bool> known_input_;   // per block input: integer or bool values planned as constants
+  bool plans_on_values_ = false;    // some known_input_
   static constexpr int64_t kMaxKnownInput = 64;
-  eval::Interpreter fallback_;
-  mutable std::mutex mu_;
-  mutable std::map<Signature, std::shared_ptr<const Plan>> plans_;
-  mutable std::map<Signature, Error> failed_;
 };
 
 /// oneDNN's version, "2.6.3".
@@ -202,8 +223,11 @@ const BackendCapabilities& OnednnBackend::caps() {
     BackendCapabilities k;
     k.devices = {Device::kCpu};
     k.dtypes = {DType::kF32};
-    k.precisions = {"f32"};
-    if (cpu_has_bf16()) k.precisions.push_back("bf16");
+    k.precisions = {Precision::kFp32};
+    // Emulated bf16 (below avx512_core_bf16) is slower than f32: not offered.
+    k.precision_needs[Precision::kBf16] = "a CPU with AVX-512 BF16 (oneDNN ISA avx512_core_bf16)";
+    if (cpu_has_bf16()) k.precisions.push_back(Precision::kBf16);
+    k.mixed_precision = true;  // fp32_nodes: those Conv/Gemm/MatMul stay f32 under bf16
     k.build_mode = BuildMode::kAheadOfTime;
     k.dynamic_shapes = true;
     k.libraries = {{"onednn", onednn_version()}};
@@ -229,13 +253,15 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   const int threads =
       configured > 0 ? static_cast<int>(configured) : ThreadPool::global().num_threads();
   HONE_LOG_DEBUG("onednn: block '{}' runs on {} OpenMP threads", block.name(), threads);
-  // Reduced precision is a permission, not an order: without native bf16
-  // (oneDNN would emulate it, slower than f32) the blocks stay f32.
-  const bool bf16 = config().get<bool>("allow_reduced_precision", false) && cpu_has_bf16();
-  auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16);
+  // configure() admits bf16 only where the CPU has it natively (caps()).
+  const bool bf16 = precision() == Precision::kBf16;
+  std::set<std::string> keep;
+  for (std::string& n : fp32_nodes()) keep.insert(std::move(n));
+  auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16, std::move(keep));
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
-  if (auto sig = static_input_dims(block)) (void)compiled->prepare(*sig);
+  if (auto sig = static_input_dims(block); sig && !compiled->plans_on_values())
+    compiled->prepare(*sig);
   return compiled;
 }
 
@@ -247,7 +273,7 @@ void register_onednn(BackendRegistry& registry) {
   auto r = registry.add(
       {"onednn",
        "oneDNN primitives for f32 conv/matmul/RNN/eltwise/pooling/norm blocks, with post-op "
-       "fusion (bf16 conv/matmul with allow_reduced_precision where the CPU has AVX-512 BF16)",
+       "fusion (precision=bf16: bf16 conv/matmul where the CPU has AVX-512 BF16)",
        onednn::OnednnBackend::caps(), [] { return std::make_unique<onednn::OnednnBackend>(); },
        /*unavailable_reason=*/{}});
   (void)r;  // only fails on a duplicate name, which the one list rules out

@@ -3,10 +3,11 @@
 // with post-op fusion (bias, activation, residual Add) and blocked layouts
 // inside a block; integer shape arithmetic (Shape, Slice, Concat, ... of dims)
 // is evaluated when a block's plan is built; everything else falls back to
-// the reference through CompilingBackend. With allow_reduced_precision on a
-// CPU with native bf16 (cpu_has_bf16()), Conv/Gemm/MatMul read bf16 source and
-// weights and accumulate into f32 ("conv[bf16]" in kernel_plan()); block
-// inputs and outputs stay f32 either way.
+// the reference through CompilingBackend. With precision=bf16 (declared only
+// on a CPU with native bf16, cpu_has_bf16()), Conv/Gemm/MatMul read bf16
+// source and weights and accumulate into f32 ("conv[bf16]" in kernel_plan()),
+// but for the nodes named in fp32_nodes (mixed precision); block inputs and
+// outputs stay f32 either way.
 //
 //   auto be = std::make_unique<onednn::OnednnBackend>();
 //   HONE_CHECK_OK(be->build(graph));
@@ -70,7 +71,7 @@ class OnednnBackend final : public CompilingBackend {
 };
 
 /// Whether this CPU runs oneDNN's native bf16 kernels (AVX-512 BF16 or
-/// newer), asked of oneDNN once. allow_reduced_precision has effect only here.
+/// newer), asked of oneDNN once. Only then does caps() list bf16.
 bool cpu_has_bf16();
 
 /// The per-node answer behind OnednnBackend::supports().

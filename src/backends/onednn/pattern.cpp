@@ -1,4 +1,5 @@
 #include "backends/onednn/pattern.h"
+#include "ops/attrs.h"
 
 #include <cmath>
 
@@ -54,7 +55,7 @@ std::vector<const Node*> readers(const Graph& g, ValueId v) {
 bool clip_between(const Graph& g, const Node& clip, float lo, float hi) {
   if (clip.op_type != "Clip" || clip.outputs.size() != 1 || !clip.domain.empty()) return false;
   if (clip.inputs.size() == 1)
-    return clip.attr_float("min", -1.0f) == lo && clip.attr_float("max", -1.0f) == hi;
+    return ops::clip_attrs(clip).min == lo && ops::clip_attrs(clip).max == hi;
   return clip.inputs.size() == 3 && is_scalar_const(g, clip.inputs[1], lo) &&
          is_scalar_const(g, clip.inputs[2], hi);
 }

@@ -8,6 +8,7 @@
 #include "backends/common/host_eval.h"
 #include "backends/common/memory_plan.h"
 #include "hone/limits.h"
+#include "ops/attrs.h"
 
 namespace hone::onednn {
 
@@ -171,7 +172,7 @@ size_t Plan::compute_steps() const {
 
 PlanBuilder::PlanBuilder(const Graph& g) : g_(g) {
   for (const Node& n : g_.nodes()) {
-    const int64_t group = n.op_type == "Conv" ? n.attr_int("group", 1) : 1;
+    const int64_t group = n.op_type == "Conv" ? ops::conv_group(n) : 1;
     const Value* w = n.inputs.size() > 1 && n.inputs[1] >= 0 ? &g_.value(n.inputs[1]) : nullptr;
     if (group > 1 && w != nullptr && w->initializer && w->initializer->rank() == 4 &&
         w->initializer->dim(1) == 1 && w->initializer->dim(0) == group)
@@ -446,6 +447,7 @@ Result<void> PlanBuilder::lower_all() {
           (!constant(v) || (constant(v)->dtype() == DType::kF32 && constant(v)->numel() > 0)))
         return fail(ErrorCode::kInternal, "value '" + g_.value(v).name + "' read by node " +
                                               n.describe() + " was not lowered");
+    lowering_fp32_ = fp32_nodes_.count(n.name) > 0;
     try {
       HONE_CHECK_OK_CTX(lower_node(*this, n), "while lowering node " + n.describe() + " to oneDNN");
     } catch (const dnnl::error& e) {

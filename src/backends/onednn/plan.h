@@ -151,10 +151,15 @@ class PlanBuilder {
   void set_prefer_blocked16(bool on) { prefer_blocked16_ = on; }
   bool prefer_blocked16() const { return prefer_blocked16_; }
   /// Conv, Gemm and MatMul read bf16 source and weights (f32 accumulation
-  /// and destination) where oneDNN has such a kernel; set before build(),
-  /// only where the CPU has native bf16 (cpu_has_bf16()).
-  void set_bf16(bool on) { bf16_ = on; }
-  bool bf16() const { return bf16_; }
+  /// and destination) where oneDNN has such a kernel, but for the nodes
+  /// named in `fp32_nodes`; set before build(), only where the CPU has
+  /// native bf16 (cpu_has_bf16()).
+  void set_bf16(bool on, std::set<std::string> fp32_nodes = {}) {
+    bf16_ = on;
+    fp32_nodes_ = std::move(fp32_nodes);
+  }
+  /// Whether the node being lowered reads bf16.
+  bool bf16() const { return bf16_ && !lowering_fp32_; }
   /// Records `v`'s plan-time value.
   void set_host(ValueId v, Tensor t) { host_[static_cast<size_t>(v)] = std::move(t); }
 
@@ -204,14 +209,19 @@ class PlanBuilder {
   std::set<NodeId> absorbed_;
   bool prefer_blocked16_ = false;
   bool bf16_ = false;
+  std::set<std::string> fp32_nodes_;
+  bool lowering_fp32_ = false;  // the node being lowered is in fp32_nodes_
   bool has_depthwise_ = false;
   std::shared_ptr<Plan> plan_;
 };
 
 /// One node (and whatever it fuses) into `b`. Defined in lower_*.cpp.
 [[nodiscard]] Result<void> lower_node(PlanBuilder& b, const Node& n);
-[[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);     // Conv, Gemm, MatMul
-[[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);    // everything else
+[[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);   // Conv, Gemm, MatMul
+[[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);  // everything else
+/// Reshape, Squeeze, Unsqueeze, Flatten, Identity, Transpose, Concat, Slice,
+/// Split, Pad (lower_simple hands them on).
+[[nodiscard]] Result<void> lower_shape(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_rnn(PlanBuilder& b, const Node& n);       // LSTM, GRU, RNN
 [[nodiscard]] Result<void> lower_resample(PlanBuilder& b, const Node& n);  // Resize, ConvTranspose
 
@@ -226,6 +236,16 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out);
 
 /// Left-pads `dims` with ones to `rank`.
 dims_t pad_left(const dims_t& dims, size_t rank);
+
+// Shared by lower_simple.cpp and lower_shape.cpp (defined in lower_simple.cpp).
+/// The non-plain layouts a conv leaves its output in, by rank.
+std::vector<dnnl::memory::format_tag> native_tags(size_t rank);
+/// `axis` normalised for `rank`; supports() has checked it (ops/axis.h maps it).
+int64_t normalize_axis(int64_t axis, size_t rank);
+/// `d` as two dims: the product of those before `axis`, of those from it on.
+dims_t split2(const dims_t& d, int64_t axis);
+/// `n`'s output is its input's bytes under new dims (the plain layout).
+void alias(PlanBuilder& b, const Node& n, dims_t dims);
 
 }  // namespace hone::onednn
 

@@ -8,9 +8,16 @@
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
+#include "ops/attrs.h"
 
 namespace hone::onednn {
 namespace {
+
+/// "" when the schema accepts the node's attributes, else its reason.
+template <class T>
+std::string attrs_error(const Result<T>& r) {
+  return r ? "" : r.error().message();
+}
 
 using host_eval::host_node;
 using host_eval::host_value;
@@ -28,15 +35,10 @@ std::string binary_shapes(const Graph& g, const Node& n) {
   auto dim = [&](const Shape& s, size_t i) -> Dim {
     return i + s.rank() < r ? Dim(1) : s[i + s.rank() - r];
   };
-  bool a_bcast = false, b_bcast = false;
   for (size_t i = 0; i < r; ++i) {
     const Dim da = dim(*a->shape, i), db = dim(*b->shape, i);
-    if (da == db) continue;
-    if (da == Dim(1))
-      a_bcast = true;
-    else if (db == Dim(1))
-      b_bcast = true;
-    else if (da.is_static() && db.is_static())
+    if (da == db || da == Dim(1) || db == Dim(1)) continue;
+    if (da.is_static() && db.is_static())
       return "shapes " + a->shape->to_string() + " and " + b->shape->to_string() +
              " do not broadcast";
   }
@@ -46,9 +48,7 @@ std::string binary_shapes(const Graph& g, const Node& n) {
 }
 
 std::string check_window_attrs(const Node& n, int64_t rank) {
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
-  if (ap != "NOTSET" && ap != "SAME_UPPER" && ap != "SAME_LOWER" && ap != "VALID" && !ap.empty())
-    return "auto_pad '" + ap + "' is not an ONNX value";
+  if (std::string e = attrs_error(ops::conv_attrs(n)); !e.empty()) return e;
   if (rank >= 0 && (rank < 3 || rank > 5))
     return "input rank " + std::to_string(rank) + " (needs 1-3 spatial dims)";
   return {};
@@ -83,15 +83,14 @@ std::string rnn_why_not(const Graph& g, const Node& n) {
              " must be an f32 constant";
   if (val(g, n, 4) && !is_const(g, n, 4))
     return "sequence_lens is computed at run time; oneDNN runs whole sequences only";
-  if (n.attr_int("layout", 0) != 0) return "layout 1 (batch first)";
-  if (n.has_attr("clip")) return "clip is not supported by oneDNN";
-  if (n.attr_int("input_forget", 0) != 0) return "input_forget=1";
-  const std::string dir = n.attr_string("direction", "forward");
-  if (dir != "forward" && dir != "reverse" && dir != "bidirectional")
-    return "direction '" + dir + "'";
-  const std::vector<std::string> acts = n.attr_strings("activations");
+  const auto ra = ops::rnn_attrs(n);
+  if (!ra) return ra.error().message();
+  if (ra->layout != 0) return "layout 1 (batch first)";
+  if (ra->clip) return "clip is not supported by oneDNN";
+  if (ra->input_forget) return "input_forget=1";
+  const std::vector<std::string>& acts = ra->activations;
   if (acts.empty()) return {};
-  const size_t dirs = dir == "bidirectional" ? 2 : 1;
+  const size_t dirs = static_cast<size_t>(ra->directions());
   const std::vector<std::string> defaults =
       op == "LSTM"  ? std::vector<std::string>{"sigmoid", "tanh", "tanh"}
       : op == "GRU" ? std::vector<std::string>{"sigmoid", "tanh"}
@@ -117,17 +116,19 @@ std::string rnn_why_not(const Graph& g, const Node& n) {
 std::string resize_why_not(const Graph& g, const Node& n) {
   if (g.opset() < 11 || n.inputs.size() < 3)
     return "opset-10 Resize (floor or ceil by direction, no coordinate transformation)";
-  const std::string mode = n.attr_string("mode", "nearest");
+  const auto ra = ops::resize_attrs(n, g.opset());
+  if (!ra) return ra.error().message();
+  const std::string& mode = ra->mode;
   if (mode != "nearest" && mode != "linear")
     return "mode '" + mode + "' (oneDNN resamples nearest and linear only)";
-  if (n.attr_int("antialias", 0) != 0 && mode != "nearest")
+  if (ra->antialias && mode != "nearest")
     return "antialias (oneDNN's linear filter is not stretched when downsampling)";
-  if (n.attr_int("exclude_outside", 0) != 0)
+  if (ra->exclude_outside)
     return "exclude_outside (oneDNN clamps to the edge instead of renormalizing)";
   if (n.has_attr("axes")) return "the axes attribute";
-  if (n.attr_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+  if (ra->keep_aspect_ratio_policy != "stretch")
     return "keep_aspect_ratio_policy other than stretch";
-  const std::string ctm = n.attr_string("coordinate_transformation_mode", "half_pixel");
+  const std::string& ctm = ra->coordinate_transformation_mode;
   if (ctm == "align_corners" || ctm == "tf_crop_and_resize" || ctm == "tf_half_pixel_for_nn" ||
       ctm == "half_pixel_symmetric")
     return "coordinate_transformation_mode '" + ctm +
@@ -136,7 +137,7 @@ std::string resize_why_not(const Graph& g, const Node& n) {
     return "coordinate_transformation_mode '" + ctm + "' is not an ONNX value";
   if (mode == "linear" && ctm == "asymmetric")
     return "linear with asymmetric coordinates (oneDNN samples at half-pixel centres)";
-  const std::string nm = n.attr_string("nearest_mode", "round_prefer_floor");
+  const std::string& nm = ra->nearest_mode;
   if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
     return "nearest_mode '" + nm + "' is not an ONNX value";
   if (mode == "nearest" && ctm == "asymmetric" && nm != "floor")
@@ -167,15 +168,14 @@ std::string conv_transpose_why_not(const Graph& g, const Node& n) {
            " (only 2-D ConvTranspose is lowered)";
   const int64_t r = rank_of(val(g, n, 0));
   if (r >= 0 && r != 4) return "input rank " + std::to_string(r) + " (only 2-D)";
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
-  if (ap == "SAME_UPPER" || ap == "SAME_LOWER")
-    return "auto_pad " + ap + " (the pad split is not lowered)";
-  if (ap != "NOTSET" && ap != "VALID" && !ap.empty())
-    return "auto_pad '" + ap + "' is not an ONNX value";
-  if (n.has_attr("output_shape")) return "the output_shape attribute";
-  if (n.has_attr("kernel_shape")) {
+  const auto ca = ops::conv_attrs(n);
+  if (!ca) return ca.error().message();
+  if (ca->auto_pad == ops::AutoPad::kSameUpper || ca->auto_pad == ops::AutoPad::kSameLower)
+    return "auto_pad SAME_UPPER/SAME_LOWER (the pad split is not lowered)";
+  if (!ca->output_shape.empty()) return "the output_shape attribute";
+  if (!ca->kernel_shape.empty()) {
     const auto& wd = g.value(n.inputs[1]).initializer->shape();
-    if (n.attr_ints("kernel_shape") != std::vector<int64_t>(wd.begin() + 2, wd.end()))
+    if (ca->kernel_shape != std::vector<int64_t>(wd.begin() + 2, wd.end()))
       return "kernel_shape disagrees with the weights";
   }
   return {};
@@ -259,10 +259,7 @@ std::string why_not(const Graph& g, const Node& n) {
         return "Clip bounds must be constant scalars";
     return {};
   }
-  if (op == "Gelu") {
-    const std::string approx = n.attr_string("approximate", "none");
-    return approx == "none" || approx == "tanh" ? "" : "Gelu approximate '" + approx + "'";
-  }
+  if (op == "Gelu") return attrs_error(ops::gelu_approx(n));
   if (kEltwise.count(op)) return {};
   if (op == "Pow") {
     // One exponent for every element: oneDNN's eltwise pow (alpha * x^beta).
@@ -276,7 +273,9 @@ std::string why_not(const Graph& g, const Node& n) {
     // constant input.
     if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !host_value(g, n.inputs[1], kHostPolicy))
       return "axes must be constant";
-    if (n.attr_int("noop_with_empty_axes", 0) != 0) return "noop_with_empty_axes";
+    const auto ra = ops::reduce_attrs(n);
+    if (!ra) return ra.error().message();
+    if (ra->noop_with_empty_axes) return "noop_with_empty_axes";
     return {};
   }
   if (op == "Max" || op == "Min") {
@@ -294,10 +293,11 @@ std::string why_not(const Graph& g, const Node& n) {
       return "weights rank " + std::to_string(wr) + " (needs 1-3 spatial dims)";
     if (wr >= 0 && rank_of(val(g, n, 0)) >= 0 && rank_of(val(g, n, 0)) != wr)
       return "input and weights ranks differ";
-    if (n.has_attr("kernel_shape") && is_const(g, n, 1)) {
-      const auto ks = n.attr_ints("kernel_shape");
+    const auto ca = ops::conv_attrs(n);
+    if (!ca) return ca.error().message();
+    if (!ca->kernel_shape.empty() && is_const(g, n, 1)) {
       const auto& wd = g.value(n.inputs[1]).initializer->shape();
-      if (ks != std::vector<int64_t>(wd.begin() + 2, wd.end()))
+      if (ca->kernel_shape != std::vector<int64_t>(wd.begin() + 2, wd.end()))
         return "kernel_shape disagrees with the weights";
     }
     return check_window_attrs(n, wr >= 0 ? wr : rank_of(val(g, n, 0)));
@@ -305,7 +305,9 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "Gemm") {
     for (size_t i = 0; i < 2; ++i)
       if (rank_of(val(g, n, i)) >= 0 && rank_of(val(g, n, i)) != 2) return "A and B must be 2-D";
-    const float beta = n.attr_float("beta", 1.0f);
+    const auto ga = ops::gemm_attrs(n);
+    if (!ga) return ga.error().message();
+    const float beta = ga->beta;
     if (val(g, n, 2)) {
       if (beta != 1.0f && beta != 0.0f && !is_const(g, n, 2))
         return "beta != 1 with a non-constant C";
@@ -322,7 +324,9 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "MaxPool" || op == "AveragePool") {
     if (extra_outputs_used(n)) return "the Indices output is not supported";
     if (!n.has_attr("kernel_shape")) return "kernel_shape is missing";
-    if (op == "AveragePool" && n.attr_int("ceil_mode", 0) && n.attr_int("count_include_pad", 0))
+    const auto pa = ops::pool_attrs(n);
+    if (!pa) return pa.error().message();
+    if (op == "AveragePool" && pa->ceil_mode && pa->count_include_pad)
       return "ceil_mode with count_include_pad";
     return check_window_attrs(n, rank_of(val(g, n, 0)));
   }
@@ -331,8 +335,10 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "Softmax" || op == "LogSoftmax")
     return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
   if (op == "BatchNormalization") {
-    if (n.attr_int("training_mode", 0) != 0) return "training_mode=1";
-    if (n.attr_int("spatial", 1) != 1) return "spatial=0";
+    const auto ba = ops::batch_norm_attrs(n);
+    if (!ba) return ba.error().message();
+    if (ba->training_mode) return "training_mode=1";
+    if (!ba->spatial) return "spatial=0";
     if (extra_outputs_used(n)) return "running mean/var outputs are not supported";
     for (size_t i = 1; i < 5; ++i)
       if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
@@ -342,7 +348,9 @@ std::string why_not(const Graph& g, const Node& n) {
   }
   if (op == "LayerNormalization") {
     if (extra_outputs_used(n)) return "Mean/InvStdDev outputs are not supported";
-    if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
+    const auto na = ops::norm_attrs(n);
+    if (!na) return na.error().message();
+    if (na->stash_type != 1) return "stash_type other than f32";
     if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
       return "scale and bias must be constants";
     return {};
@@ -355,8 +363,9 @@ std::string why_not(const Graph& g, const Node& n) {
   }
   if (op == "Pad") {
     // Constant mode with pads, value and axes known when the plan is built.
-    const std::string mode = n.attr_string("mode", "constant");
-    if (mode != "constant") return "mode '" + mode + "' (only constant runs on oneDNN)";
+    const auto pa = ops::pad_attrs(n);
+    if (!pa) return pa.error().message();
+    if (pa->mode != "constant") return "mode '" + pa->mode + "' (only constant runs on oneDNN)";
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (val(g, n, i) && !host_value(g, n.inputs[i], kHostPolicy))
         return "pads, value and axes must be constants or computed from dims";
@@ -366,7 +375,7 @@ std::string why_not(const Graph& g, const Node& n) {
         if (tensor_element_as_double(pads, i) < 0) return "a negative pad (a crop)";
     }
     if (g.opset("") < 11)
-      for (int64_t p : n.attr_ints("pads"))
+      for (int64_t p : pa->pads)
         if (p < 0) return "a negative pad (a crop)";
     return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
   }

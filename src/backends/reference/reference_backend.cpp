@@ -17,7 +17,7 @@ class ReferenceBackend final : public Backend {
       k.dtypes = {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI8,
                   DType::kU8,  DType::kI16, DType::kU16, DType::kI32,  DType::kU32,
                   DType::kI64, DType::kU64, DType::kBool};
-      k.precisions = {"f32"};
+      k.precisions = {Precision::kFp32, Precision::kFp64};
       k.build_mode = BuildMode::kJustInTime;
       k.dynamic_shapes = true;
       // Its partition is the plain ONNX graph, which hone's exporter writes.
@@ -30,8 +30,8 @@ class ReferenceBackend final : public Backend {
 
   ReferenceBackend() {
     mutable_config().declare(
-        "precision", std::string("f32"),
-        "f32: the answer in the model's own types; f64: every f32 value, weight and input "
+        "precision", std::string("fp32"),
+        "fp32: the answer in the model's own types; fp64: every f32 value, weight and input "
         "widened to f64 and f64 outputs (the ground truth tuning measures candidates against)");
   }
 
@@ -40,11 +40,7 @@ class ReferenceBackend final : public Backend {
 
  protected:
   Result<void> do_build(const Graph& graph) override {
-    const std::string precision = config().get<std::string>("precision", "f32");
-    if (precision != "f32" && precision != "f64")
-      return fail(ErrorCode::kInvalidArgument,
-                  "reference precision '" + precision + "' is not f32 or f64");
-    f64_ = precision == "f64";
+    f64_ = precision() == Precision::kFp64;  // configure() admits only fp32 and fp64
     interpreter_ = eval::Interpreter(eval::OpRegistry::reference(),
                                      f64_ ? eval::Precision::kF64 : eval::Precision::kF32);
     HONE_CHECK_OK(interpreter_.check_supported(graph));

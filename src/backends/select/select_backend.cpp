@@ -116,10 +116,6 @@ Result<std::unique_ptr<Backend>> RegistryCompiler::create() const {
       return fail(ErrorCode::kInternal, "backend '" + backend_ + "' has no '" + f + "' field");
   HONE_CHECK_OK(be->configure("min_block_size", "1"));
   HONE_CHECK_OK(be->configure("optimize", "false"));
-  if (be->config().has("allow_reduced_precision"))
-    HONE_CHECK_OK(
-        be->configure("allow_reduced_precision",
-                      owner_->get<bool>("allow_reduced_precision", false) ? "true" : "false"));
   return be;
 }
 
@@ -165,7 +161,7 @@ const BackendCapabilities& SelectBackend::caps() {
     BackendCapabilities x;
     x.devices = {Device::kCpu};
     x.dtypes = {DType::kF32};
-    x.precisions = {"f32"};
+    x.precisions = {Precision::kFp32};
     x.build_mode = BuildMode::kAheadOfTime;
     x.dynamic_shapes = true;
     return x;

@@ -62,8 +62,53 @@ TEST(PassesShapes, StaticDimsFoldAndSymbolicOnesStay) {
   EXPECT_EQ(count_op(opt, "ReduceProd"), 0u);
   EXPECT_EQ(count_op(opt, "Slice"), 0u);
   EXPECT_EQ(count_op(opt, "Size"), 0u);
-  EXPECT_EQ(count_op(opt, "Shape"), 1u);
+  // The Reshape's target became the constant [0, 12] (fold_reshape_targets):
+  // nothing reads the symbolic Shape any more.
+  EXPECT_EQ(count_op(opt, "Shape"), 0u);
   EXPECT_TRUE(same_outputs(g, opt, in, 0.0, /*bitwise=*/true));
+}
+
+// Attention's head split and merge as exporters write them for a dynamic
+// batch and sequence: each Reshape target is built from the input's own dims.
+TEST(PassesShapes, ReshapeTargetsFromDimsBecomeConstants) {
+  GraphBuilder b("heads");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq"), 8});
+  ValueId other = b.input("y", DType::kF32, Shape{Dim::symbol("n"), 2, 6});
+  auto dim = [&](ValueId v, int64_t k) {
+    ValueId d = b.op("Gather", {b.op("Shape", {v}), b.constant("", Tensor::scalar<int64_t>(k))});
+    return b.op("Unsqueeze", {d, b.constant("", i64s({0}))});
+  };
+  ValueId split =
+      b.op("Reshape", {x, b.concat({dim(x, 0), dim(x, 1), b.constant("", i64s({2, 4}))}, 0)});
+  ValueId t = b.transpose(split, {0, 2, 1, 3});  // [batch, 2, seq, 4]
+  ValueId back = b.transpose(b.relu(t), {0, 2, 1, 3});
+  b.output(
+      b.op("Reshape", {back, b.concat({dim(back, 0), dim(back, 1), b.constant("", i64s({8}))}, 0)}),
+      "merged");
+  // x's seq is not y's dim 0 (n) as far as the graph says: -1 stands for it.
+  b.output(b.op("Reshape", {other, b.concat({dim(x, 1), b.constant("", i64s({3, 4}))}, 0)}), "z");
+  // Two entries no rule covers: left alone.
+  ValueId flat = b.input("u", DType::kF32, Shape{Dim::symbol("m"), 2, 6});
+  b.output(b.op("Reshape", {flat, b.concat({dim(x, 0), dim(x, 1), b.constant("", i64s({12}))}, 0)}),
+           "w");
+  const Graph g = *std::move(b).build();
+  PassStats st;
+  auto once = fold_reshape_targets(g, &st);
+  ASSERT_TRUE(once) << once.error().to_string();
+  EXPECT_EQ(st.rewritten, 2);  // the split, and z; merged needs the split's dims first
+  Graph opt = g;
+  auto report = optimize(opt);
+  ASSERT_TRUE(report) << report.error().to_string();
+  size_t computed = 0;
+  for (const Node& n : opt.nodes())
+    if (n.op_type == "Reshape" && !opt.value(n.inputs[1]).initializer) ++computed;
+  EXPECT_EQ(computed, 1u);  // w's
+  std::mt19937 rng(23);
+  for (const auto& [bt, sq] : {std::pair{1, 3}, std::pair{2, 5}}) {
+    const std::vector<Tensor> in{uniform(rng, {bt, sq, 8}), uniform(rng, {sq, 2, 6}),
+                                 uniform(rng, {bt * sq, 2, 6})};
+    EXPECT_TRUE(same_outputs(g, opt, in, 0.0, /*bitwise=*/true)) << bt << "x" << sq;
+  }
 }
 
 TEST(PassesOptimize, PipelineRunsToAFixedPointAndReportsEachPass) {

@@ -31,7 +31,7 @@ Tensor f32_off_by(const std::vector<double>& v, double rel) {
   return Tensor::from<float>({static_cast<int64_t>(v.size())}, out);
 }
 
-const GateTolerance kF32 = GateTolerance::for_precision("f32");
+const GateTolerance kF32 = GateTolerance::for_precision(Precision::kFp32);
 
 TEST(CalibratedCheck, BitExactReferenceGetsTheFloorNotAZeroBound) {
   const auto t = truth_values();
@@ -104,9 +104,9 @@ TEST(CalibratedCheck, AnIndexFlipIsAcceptedExactlyWhereTheValuesTie) {
   // bf16's looser bound accepts values a bf16 product cannot tell apart.
   w.values = Tensor::from<double>({2, 4}, {1.0, 3.0, 3.01, -2.0, 0.5, 2.5, 1.0, -1.0});
   EXPECT_FALSE(calibrated_check({tied}, {truth}, {truth}, {"idx"}, kF32, {w}).passed);
-  EXPECT_TRUE(
-      calibrated_check({tied}, {truth}, {truth}, {"idx"}, GateTolerance::for_precision("bf16"), {w})
-          .passed);
+  EXPECT_TRUE(calibrated_check({tied}, {truth}, {truth}, {"idx"},
+                               GateTolerance::for_precision(Precision::kBf16), {w})
+                  .passed);
 }
 
 // TopK's indices: K along the axis; a tie between the 2nd and 3rd largest
@@ -181,9 +181,9 @@ TEST(CalibratedCheck, ToleranceParsesAndNamesWhatIsWrong) {
   EXPECT_NE(GateTolerance::parse("10:abc").error().message().find("relative L2 floor"),
             std::string::npos);
   // Reduced precisions have looser floors than f32.
-  EXPECT_GT(GateTolerance::for_precision("bf16").floor_rel_l2,
-            GateTolerance::for_precision("f16").floor_rel_l2);
-  EXPECT_GT(GateTolerance::for_precision("tf32").floor_rel_l2, kF32.floor_rel_l2);
+  EXPECT_GT(GateTolerance::for_precision(Precision::kBf16).floor_rel_l2,
+            GateTolerance::for_precision(Precision::kFp16).floor_rel_l2);
+  EXPECT_GT(GateTolerance::for_precision(Precision::kTf32).floor_rel_l2, kF32.floor_rel_l2);
 }
 
 /// y = Cast<float>(x * w) summed with 1e-8 steps: f32 loses what f64 keeps.
@@ -219,12 +219,11 @@ TEST(ReferenceF64, WidensTheGraphAndReturnsF64Outputs) {
   const double want = 2.0 * (1.0 + 3.0 * static_cast<double>(1e-7f));
   EXPECT_NEAR((*b)[0].span<double>()[0], want, 1e-15);
   EXPECT_NE(static_cast<double>((*a)[0].span<float>()[0]), (*b)[0].span<double>()[0]);
-  // An unknown precision is refused at build, naming it.
+  // An unknown precision is refused when configured, naming it.
   auto bad = default_registry().create("reference");
-  ASSERT_TRUE((*bad)->configure("precision", "f128"));
-  auto built = (*bad)->build(g);
-  ASSERT_FALSE(built);
-  EXPECT_NE(built.error().to_string().find("f128"), std::string::npos);
+  auto set = (*bad)->configure("precision", "f128");
+  ASSERT_FALSE(set);
+  EXPECT_NE(set.error().to_string().find("f128"), std::string::npos);
 }
 
 }  // namespace

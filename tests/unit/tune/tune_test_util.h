@@ -39,9 +39,13 @@ inline std::atomic<int>& sleep_builds() {
 class SleepBackend final : public Backend {
  public:
   SleepBackend(std::string name, SleepSpec spec, std::unique_ptr<Backend> inner)
-      : name_(std::move(name)), spec_(spec), inner_(std::move(inner)) {}
+      : name_(std::move(name)), spec_(spec), inner_(std::move(inner)) {
+    // The inner backend is built as it is: this wrapper has no f64 mode.
+    caps_ = inner_->capabilities();
+    caps_.precisions = {Precision::kFp32};
+  }
   std::string_view name() const override { return name_; }
-  const BackendCapabilities& capabilities() const override { return inner_->capabilities(); }
+  const BackendCapabilities& capabilities() const override { return caps_; }
 
  protected:
   Result<void> do_build(const Graph& g) override {
@@ -69,6 +73,7 @@ class SleepBackend final : public Backend {
   std::string name_;
   SleepSpec spec_;
   std::unique_ptr<Backend> inner_;
+  BackendCapabilities caps_;
 };
 
 /// A registry whose "reference" and other entries are SleepBackends over the real reference.

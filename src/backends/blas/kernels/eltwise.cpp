@@ -1,6 +1,7 @@
 #include "backends/blas/kernels/eltwise.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <numbers>
 
@@ -14,15 +15,24 @@ constexpr int64_t kTile = 256;
 
 std::string_view op_name(EwOp op) {
   static constexpr std::string_view kNames[] = {
-      "add",        "sub",      "mul",  "div",       "pow",   "prelu", "relu",
-      "leaky_relu", "sigmoid",  "tanh", "clip",      "elu",   "selu",  "hard_sigmoid",
-      "hard_swish", "erf",      "exp",  "log",       "sqrt",  "abs",   "neg",
-      "reciprocal", "softplus", "gelu", "gelu_tanh", "affine"};
+      "add",     "sub",        "mul",  "div",       "pow",    "prelu",  "relu", "leaky_relu",
+      "sigmoid", "tanh",       "clip", "erf",       "exp",    "log",    "sqrt", "abs",
+      "neg",     "reciprocal", "gelu", "gelu_tanh", "affine", "formula"};
   return kNames[static_cast<size_t>(op)];
 }
 
-double clamp01(double v) {
-  return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v);  // NaN stays NaN
+/// "HardSigmoid" -> "hard_sigmoid".
+std::string snake_case(std::string_view op) {
+  std::string s;
+  for (char c : op) {
+    if (std::isupper(static_cast<unsigned char>(c))) {
+      if (!s.empty()) s += '_';
+      s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else {
+      s += c;
+    }
+  }
+  return s;
 }
 
 /// Applies a transcendental op element by element in double.
@@ -68,18 +78,6 @@ void unary(const EwInstr& in, float* acc, int64_t n) {
     case EwOp::kTanh:
       map_double(acc, n, [](double v) { return std::tanh(v); });
       break;
-    case EwOp::kElu:
-      map_double(acc, n, [a](double v) { return v < 0 ? a * std::expm1(v) : v; });
-      break;
-    case EwOp::kSelu:
-      map_double(acc, n, [a, b](double v) { return v <= 0 ? b * a * std::expm1(v) : b * v; });
-      break;
-    case EwOp::kHardSigmoid:
-      map_double(acc, n, [a, b](double v) { return clamp01(a * v + b); });
-      break;
-    case EwOp::kHardSwish:
-      map_double(acc, n, [](double v) { return v * clamp01(v / 6.0 + 0.5); });
-      break;
     case EwOp::kErf:
       map_double(acc, n, [](double v) { return std::erf(v); });
       break;
@@ -89,11 +87,11 @@ void unary(const EwInstr& in, float* acc, int64_t n) {
     case EwOp::kLog:
       map_double(acc, n, [](double v) { return std::log(v); });
       break;
-    case EwOp::kSoftplus:
-      map_double(acc, n, [](double v) {
-        return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
-      });
+    case EwOp::kFormula: {
+      const auto f = in.formula->eval;
+      map_double(acc, n, [f, a, b](double v) { return f(v, a, b); });
       break;
+    }
     case EwOp::kGelu:
       // erfc keeps the tail accurate where 1 + erf(v) would cancel.
       map_double(acc, n, [](double v) { return 0.5 * v * std::erfc(-v / std::numbers::sqrt2); });
@@ -190,7 +188,7 @@ std::string EwProgram::describe() const {
     // Appended piece by piece: GCC 12 at -O3 warns (-Wrestrict, falsely) on
     // `"," + std::string(...)` here.
     if (!s.empty()) s += ',';
-    s += op_name(in.op);
+    s += in.op == EwOp::kFormula ? snake_case(in.formula->op) : std::string(op_name(in.op));
   }
   return s;
 }

@@ -19,6 +19,7 @@
 
 #include "hone/error.h"
 #include "hone/thread_pool.h"
+#include "ops/unary.h"
 
 namespace hone::blas::kernels {
 
@@ -35,11 +36,7 @@ enum class EwOp : uint8_t {
   kLeakyRelu,  // a = alpha
   kSigmoid,
   kTanh,
-  kClip,         // [a, b]
-  kElu,          // a = alpha
-  kSelu,         // a = alpha, b = gamma
-  kHardSigmoid,  // a = alpha, b = beta
-  kHardSwish,
+  kClip,  // [a, b]
   kErf,
   kExp,
   kLog,
@@ -47,10 +44,10 @@ enum class EwOp : uint8_t {
   kAbs,
   kNeg,
   kReciprocal,
-  kSoftplus,
   kGelu,      // erf form
   kGeluTanh,  // tanh approximation
   kAffine,    // acc * a + b
+  kFormula,   // formula->eval(acc, a, b): a unary formula of the schema (ops/unary.h)
 };
 
 bool ew_is_binary(EwOp op);
@@ -60,6 +57,7 @@ struct EwInstr {
   int operand = -1;  // binary ops: which operand
   bool reversed = false;
   float a = 0.0f, b = 0.0f;
+  const ops::UnaryFormula* formula = nullptr;  // kFormula
 };
 
 struct EwProgram {

@@ -86,7 +86,7 @@ TEST(CompilingBackend, RequireFullCompilationFailsTheBuild) {
 TEST(CompilingBackend, MinBlockSizeIsAConfigField) {
   Graph g = mixed();
   PickyBackend be;
-  EXPECT_TRUE(be.config().has("allow_reduced_precision"));
+  EXPECT_TRUE(be.config().has("precision"));
   ASSERT_TRUE(be.configure("min_block_size", "1"));
   ASSERT_TRUE(be.build(g));
   EXPECT_EQ(be.partition().blocks.size(), 3u);

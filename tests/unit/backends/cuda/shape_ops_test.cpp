@@ -1,6 +1,6 @@
 // Transformers on cuda: shape subgraphs evaluated on the host once per shape
 // signature (common/host_eval.h) keep an attention block whole on the device;
-// Gather, Slice and Expand run there; precision selects cuBLAS's math mode.
+// Gather, Slice, Expand and Split run there; precision selects cuBLAS's math mode.
 // The partition and configuration checks need no device; the rest skip
 // without one, naming why.
 #include <cmath>
@@ -13,6 +13,7 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
+using testing_util::plan_text;
 using testing_util::uniform;
 using Ints = std::vector<int64_t>;
 
@@ -88,6 +89,29 @@ TEST(CudaShapes, ShapesComputedFromDataAreRefusedWithTheReason) {
       << p[4].reason;
 }
 
+/// Where whose condition comes from data stays on the reference, saying why;
+/// one whose condition is known, and Split, are proposed (no device needed).
+TEST(CudaShapes, WhereNeedsAKnownCondition) {
+  GraphBuilder b("where_data", 18);
+  ValueId x = b.input("x", DType::kF32, Shape{2, 4});
+  ValueId pos = b.op("Greater", {x, b.constant("", Tensor::scalar<float>(0.0f))});
+  b.output(b.op("Where", {pos, x, b.constant("", Tensor::scalar<float>(0.0f))}), "y");
+  const std::vector<bool> keep = {true, false, true, false};
+  ValueId w = b.op("Where", {b.constant("", Tensor::from<bool>({4}, keep)), x, b.relu(x)});
+  const auto parts = b.op_n("Split", {w}, 2, {{"axis", int64_t{0}}, {"num_outputs", int64_t{2}}});
+  b.output(b.add(parts[0], parts[1]), "z");
+  const Graph g = *std::move(b).build();
+  CudaBackend be;
+  const std::vector<NodeSupport> p = be.propose(g);
+  ASSERT_EQ(p.size(), 6u);  // Greater, Where, Relu, Where, Split, Add
+  EXPECT_FALSE(p[1].supported);
+  EXPECT_NE(p[1].reason.find("condition is neither a constant nor computed from shapes"),
+            std::string::npos)
+      << p[1].reason;
+  EXPECT_TRUE(p[3].supported) << p[3].reason;
+  EXPECT_TRUE(p[4].supported) << p[4].reason;
+}
+
 /// A config value the backend takes but refuses when it builds, before any
 /// device work (these run where no GPU is), with `says` in the message.
 void expect_refused_at_build(const char* field, const char* value, const std::string& says) {
@@ -154,6 +178,52 @@ TEST(CudaShapes, GatherSliceExpandOnTheDevice) {
            "e");
   const Graph g = *std::move(b).build();
   expect_matches_reference(g, {uniform(rng, {4, 5, 6}, -1.0f, 1.0f)});
+}
+
+/// Split as the dynamo exporter writes it for q, k and v (opset 18's
+/// num_outputs along the last axis: strided copies), by a `split` input along
+/// a middle axis, and along the outermost axis (views of the input).
+TEST(CudaShapes, SplitOnTheDevice) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(6);
+  GraphBuilder b("split", 18);
+  ValueId x = b.input("x", DType::kF32, Shape{2, 5, 12});
+  ValueId r = b.relu(x);
+  const auto qkv = b.op_n("Split", {r}, 3, {{"axis", int64_t{-1}}, {"num_outputs", int64_t{3}}});
+  const auto mid = b.op_n("Split", {r, b.constant("", i64s({1, 4}))}, 2, {{"axis", int64_t{1}}});
+  const auto outer = b.op_n("Split", {r}, 2, {{"axis", int64_t{0}}});
+  b.output(b.sigmoid(qkv[0]), "q");
+  b.output(b.add(qkv[1], qkv[2]), "kv");
+  b.output(b.tanh(mid[0]), "m0");
+  b.output(b.sigmoid(mid[1]), "m1");
+  b.output(b.mul(outer[0], outer[1]), "o");
+  const Graph g = *std::move(b).build();
+  auto be = expect_matches_reference(g, {uniform(rng, {2, 5, 12}, -1.0f, 1.0f)});
+  const std::string plan = plan_text(*be);
+  EXPECT_NE(plan.find("split.f32.cuda.strided_copy"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("split.f32.cuda.view"), std::string::npos) << plan;
+}
+
+/// Where with a known condition, as exporters mask attention scores: a
+/// causal mask computed from the input's dims (Range, a comparison: host
+/// values) and a bool constant, each uploaded as 0/1 floats for the chain.
+TEST(CudaShapes, WhereWithAKnownConditionOnTheDevice) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(7);
+  GraphBuilder b("where");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 6, 6});
+  ValueId r = b.relu(x);
+  ValueId seq = b.op("Gather", {b.op("Shape", {r}), b.constant("", Tensor::scalar<int64_t>(2))});
+  ValueId ar = b.op("Range", {b.constant("", Tensor::scalar<int64_t>(0)), seq,
+                              b.constant("", Tensor::scalar<int64_t>(1))});
+  ValueId causal = b.op("LessOrEqual", {ar, b.op("Unsqueeze", {ar, b.constant("", i64s({1}))})});
+  ValueId masked = b.op("Where", {causal, r, b.constant("", Tensor::scalar<float>(-1e4f))});
+  b.output(b.op("Softmax", {masked}, {{"axis", int64_t{-1}}}), "p");
+  const std::vector<bool> keep = {false, true, true, false, true, false};
+  ValueId fixed = b.constant("", Tensor::from<bool>({6}, keep));
+  b.output(b.sigmoid(b.op("Where", {fixed, b.tanh(r), r})), "w");
+  const Graph g = *std::move(b).build();
+  expect_matches_reference(g, {uniform(rng, {2, 6, 6}, -1.0f, 1.0f)});
 }
 
 /// ‖a − b‖ / ‖b‖.

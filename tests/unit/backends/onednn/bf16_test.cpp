@@ -1,7 +1,8 @@
-// Reduced precision on the onednn backend: with allow_reduced_precision on a
-// CPU with native bf16, Conv/Gemm/MatMul read bf16 (plan lines say
-// "[bf16]"), stay within bf16's declared tolerance and really differ from
-// the f32 plan; with the flag off, or on a CPU without bf16, plans are f32.
+// Reduced precision on the onednn backend: with precision=bf16 on a CPU with
+// native bf16, Conv/Gemm/MatMul read bf16 (plan lines say "[bf16]"), stay
+// within bf16's declared tolerance and really differ from the f32 plan, but
+// for the nodes named in fp32_nodes; at fp32 plans are f32, and a CPU
+// without bf16 refuses precision=bf16 with the reason.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -49,10 +50,12 @@ Graph activation_graph() {
   return *std::move(b).build();
 }
 
-std::unique_ptr<OnednnBackend> build(const Graph& g, bool reduced) {
+std::unique_ptr<OnednnBackend> build(const Graph& g, bool reduced,
+                                     const std::vector<std::string>& fp32_nodes = {}) {
   auto be = std::make_unique<OnednnBackend>();
   EXPECT_TRUE(be->configure("min_block_size", "1"));
-  EXPECT_TRUE(be->configure("allow_reduced_precision", reduced ? "true" : "false"));
+  EXPECT_TRUE(be->configure("precision", reduced ? "bf16" : "f32"));
+  EXPECT_TRUE(be->set_fp32_nodes(fp32_nodes));
   auto r = be->build(g);
   EXPECT_TRUE(r) << r.error().to_string();
   return be;
@@ -89,7 +92,7 @@ void expect_bf16_differs_within_tolerance(const Graph& g, const std::vector<Tens
   auto exact = f32->infer(inputs);
   ASSERT_TRUE(exact) << exact.error().to_string();
   ASSERT_EQ(got->size(), want->size());
-  const Tolerance tol = Tolerance::for_precision("bf16");
+  const Tolerance tol = Tolerance::for_precision(Precision::kBf16);
   for (size_t i = 0; i < want->size(); ++i) {
     EXPECT_EQ((*got)[i].dtype(), DType::kF32) << "output " << i;
     EXPECT_TRUE(close((*got)[i], (*want)[i], tol.rtol, tol.atol)) << "output " << i;
@@ -111,8 +114,12 @@ TEST(OnednnBf16, DetectionAgreesWithCpuinfo) {
 
 TEST(OnednnBf16, CapabilitiesListBf16OnlyWhereTheCpuHasIt) {
   const auto& ps = OnednnBackend::caps().precisions;
-  EXPECT_EQ(ps.front(), "f32");
-  EXPECT_EQ(std::find(ps.begin(), ps.end(), "bf16") != ps.end(), cpu_has_bf16());
+  EXPECT_EQ(ps.front(), Precision::kFp32);
+  EXPECT_EQ(std::find(ps.begin(), ps.end(), Precision::kBf16) != ps.end(), cpu_has_bf16());
+  // Whether or not this machine has it, the capabilities say what it needs.
+  EXPECT_NE(OnednnBackend::caps().precision_needs.at(Precision::kBf16).find("AVX-512 BF16"),
+            std::string::npos);
+  EXPECT_TRUE(OnednnBackend::caps().mixed_precision);
   const auto* e = default_registry().find("onednn");
   ASSERT_NE(e, nullptr);
   EXPECT_EQ(e->capabilities.precisions, ps);
@@ -152,19 +159,40 @@ TEST(OnednnBf16, FlagOffKeepsF32Plans) {
   EXPECT_EQ(plans.find("[bf16]"), std::string::npos) << plans;
 }
 
-TEST(OnednnBf16, FlagIsIgnoredWithoutCpuSupport) {
+TEST(OnednnBf16, Bf16IsRefusedWithTheReasonWithoutCpuSupport) {
   if (cpu_has_bf16())
-    GTEST_SKIP() << "this CPU has AVX-512 BF16; the flag is honoured here (other tests cover it)";
-  std::mt19937 rng(10);
-  Graph g = dense_graph(rng);
-  auto be = build(g, true);
+    GTEST_SKIP() << "this CPU has AVX-512 BF16; bf16 is honoured here (other tests cover it)";
+  OnednnBackend be;
+  auto r = be.configure("precision", "bf16");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kUnsupportedHardware);
+  EXPECT_NE(r.error().message().find("AVX-512 BF16"), std::string::npos) << r.error().message();
+  EXPECT_EQ(be.precision(), Precision::kFp32);
+}
+
+TEST(OnednnBf16, Fp32NodesKeepTheirProductsInF32) {
+  if (!cpu_has_bf16())
+    GTEST_SKIP() << "this CPU has no AVX-512 BF16 (oneDNN ISA below avx512_core_bf16)";
+  std::mt19937 rng(11);
+  Graph g = activation_graph();
+  std::string matmul;
+  for (const Node& n : g.nodes())
+    if (n.op_type == "MatMul") matmul = n.name;
+  ASSERT_FALSE(matmul.empty());
+  auto be = build(g, true, {matmul});
+  EXPECT_EQ(be->fp32_nodes(), std::vector<std::string>{matmul});
+  EXPECT_NE(be->config().describe().find("fp32_nodes=" + matmul), std::string::npos);
   const std::string plans = plans_of(*be);
-  EXPECT_EQ(plans.find("[bf16]"), std::string::npos) << plans;
-  const std::vector<Tensor> in{uniform(rng, {2, 16, 12, 12}), uniform(rng, {4, 32})};
-  auto want = eval::Interpreter().run_tensors(g, in);
-  auto got = be->infer(in);
-  ASSERT_TRUE(want && got);
-  for (size_t i = 0; i < want->size(); ++i) EXPECT_TRUE(close((*got)[i], (*want)[i]));
+  EXPECT_NE(plans.find("gemm[bf16]"), std::string::npos) << plans;
+  EXPECT_EQ(plans.find("matmul[bf16]"), std::string::npos) << plans;
+  // The MatMul kept in fp32 gives the f32 plan's bits.
+  std::vector<Tensor> in{uniform(rng, {24, 8}), uniform(rng, {24, 12}, -0.3f, 0.3f),
+                         uniform(rng, {3, 8, 16}), uniform(rng, {3, 16, 5}, -0.3f, 0.3f)};
+  auto f32 = build(g, false);
+  auto mixed = be->infer(in), exact = f32->infer(in);
+  ASSERT_TRUE(mixed && exact);
+  EXPECT_TRUE(bitwise_equal((*mixed)[1], (*exact)[1]));
+  EXPECT_FALSE(bitwise_equal((*mixed)[0], (*exact)[0]));
 }
 
 }  // namespace

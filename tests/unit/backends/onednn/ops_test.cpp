@@ -137,6 +137,34 @@ TEST(OnednnOps, ShapeArithmeticFromAnotherBlockIsPlanned) {
   expect_matches_reference(g, {uniform(rng, {2, 3, 4})}, /*expect_all_nodes=*/false);
 }
 
+TEST(OnednnOps, KnownInputValuesKeyThePlan) {
+  // Block 1 turns y's dims into a Reshape target; Erf (no oneDNN lowering)
+  // splits the graph; block 2 reshapes x by that i64 input. Two runs give
+  // block 2 inputs of the same dims but other target values: each run must
+  // get a plan of its own values (BlockRuntime::key_of), not the first one's.
+  std::mt19937 rng(9);
+  GraphBuilder b("known_key");
+  ValueId y = b.input("y", DType::kF32, Shape{Dim::symbol("a"), Dim::symbol("b")});
+  ValueId x = b.input("x", DType::kF32, Shape{2, 12});
+  ValueId target = b.op("Shape", {y});
+  ValueId e = b.op("Erf", {b.relu(x)});
+  b.output(b.op("Reshape", {b.relu(e), target}), "out");
+  Graph g = *std::move(b).build();
+  auto be = testing_util::build_onednn(g);
+  const Tensor xs = uniform(rng, {2, 12});
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{4, 6}, {3, 8}, {4, 6}}) {
+    const std::vector<Tensor> in{Tensor::zeros(DType::kF32, dims), xs};
+    auto got = be->infer(in);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_EQ((*got)[0].shape(), dims);
+    EXPECT_TRUE(testing_util::close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
+  }
+  EXPECT_EQ(be->fallback_runs(), 0u) << "a block fell back to the reference";
+  // Each block has one plan per key: block 1 per y's dims, block 2 per
+  // target; the third run reuses both of the first run's.
+  EXPECT_EQ(be->plan_descriptions().size(), 4u);
+}
+
 TEST(OnednnOps, ConvVariants) {
   std::mt19937 rng(5);
   struct Case {

@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Writes the generated summary of bench/RESULTS.md from bench/results/*.json.
+
+  bench/summary.py           # rewrite the part between the summary markers
+  bench/summary.py --check   # exit 1 if it differs (the ctest bench_summary_is_current)
+
+Each results file is bench/results/<date>-<machine>-<commit>.json (schema
+hone-bench/1: date, machine, commit, device, runs[]; each run names its
+harness, method and source, and holds rows). Nothing here measures anything:
+it only tabulates what the files hold.
+"""
+import glob, json, math, os, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+BEGIN, END = '<!-- summary:begin (bench/summary.py writes this part) -->', '<!-- summary:end -->'
+
+
+def load():
+    files = []
+    for p in sorted(glob.glob(os.path.join(HERE, 'results', '*.json'))):
+        with open(p) as f:
+            d = json.load(f)
+        d['_file'] = os.path.relpath(p, HERE)
+        files.append(d)
+    return files
+
+
+def fmt(x):
+    return '-' if x is None else (f'{x:.3f}' if x < 10 else f'{x:.1f}')
+
+
+def describe(d):
+    parts = []
+    for r in d['runs']:
+        what = r.get('title') or r['kind']
+        if r['kind'] == 'pytorch-peer':
+            what = 'against PyTorch: ' + ', '.join(sorted({x['model'] for x in r['rows']}))
+        elif r['kind'] == 'zoo-cpu-vs-ort':
+            what = f"zoo against ONNX Runtime at {r['threads']} thread(s)"
+        elif r['kind'] == 'tune-report':
+            what = 'hone tune: ' + ', '.join(sorted({x['model'] for x in r['rows']}))
+        if what not in parts:
+            parts.append(what)
+    return '; '.join(parts).replace('|', '\\|')
+
+
+def gpu_table(files):
+    peers = [d for d in files if any(r['kind'] == 'pytorch-peer' for r in d['runs'])]
+    if not peers:
+        return []
+    latest = max(peers, key=lambda d: d['date'])['date']
+    # The newest row per model and batch, from the newest date's files.
+    rows = {}
+    for d in peers:
+        if d['date'] != latest:
+            continue
+        for r in d['runs']:
+            if r['kind'] != 'pytorch-peer':
+                continue
+            for x in r['rows']:
+                rows[(x['model'], x['batch'])] = (x['ms'], d)
+    out = [f'### cuda on an H200 against PyTorch (newest: {latest})', '',
+           'Milliseconds. PyTorch fp32 best = the fastest of eager, CUDA graph and torch.compile in strict fp32; '
+           'bf16 best = the fastest of eager autocast and CUDA graph in bf16, of those the run measured (which one in '
+           'brackets; PyTorch timed by CUDA events, median of 50). hone = `hone bench --backend cuda` p50 end to end '
+           '(input and output copies included) at that precision. Ratio below 1: hone is faster.', '',
+           '| model | batch | PyTorch fp32 best | hone fp32 | ratio | PyTorch bf16 best | hone bf16 | ratio | results |',
+           '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
+    for (model, batch), (ms, d) in sorted(rows.items()):
+        t32 = [(ms[k], k.split('_')[0]) for k in ('eager_fp32', 'cudagraph_fp32', 'compile_fp32') if ms.get(k)]
+        t16 = [(ms[k], k.split('_')[0]) for k in ('eager_bf16', 'cudagraph_bf16') if ms.get(k)]
+        b32, b16 = (min(t32) if t32 else None), (min(t16) if t16 else None)
+        h32, h16 = ms.get('hone_fp32'), ms.get('hone_bf16')
+        r32 = f'{h32 / b32[0]:.2f}' if h32 and b32 else '-'
+        r16 = f'{h16 / b16[0]:.2f}' if h16 and b16 else '-'
+        c32 = f'{fmt(b32[0])} ({b32[1]})' if b32 else '-'
+        c16 = f'{fmt(b16[0])} ({b16[1]})' if b16 else '-'
+        out.append(f'| {model} | {batch} | {c32} | {fmt(h32)} | {r32} | {c16} | {fmt(h16)} | {r16} | '
+                   f'[{d["commit"]}]({d["_file"]}) |')
+    return out + ['']
+
+
+def corpus_table(files):
+    runs = [(d, r) for d in files for r in d['runs']
+            if r.get('harness') == 'bench/corpus.sh' and 'hone p50 (ms)' in r.get('columns', [])]
+    if not runs:
+        return []
+    latest = max(d['date'] + d['commit'] for d, _ in runs)
+    by_threads = {}
+    for d, r in runs:
+        if d['date'] + d['commit'] != latest:
+            continue
+        for x in r['rows']:
+            h, o = x.get('hone p50 (ms)'), x.get('ORT p50 (ms)')
+            if isinstance(h, float) and isinstance(o, float) and o > 0:
+                by_threads.setdefault(int(x['threads']), []).append((h / o, x['model'], d))
+    out = ['### Tuned hone against ONNX Runtime on the real-model corpus (CPU)', '',
+           '`bench/corpus.sh`: `hone tune` on each model, then alternating rounds of `hone bench` and ONNX Runtime '
+           'at the same threads and inputs. Geometric mean of hone p50 / ORT p50 over the models, computed from the '
+           'stored p50s; below 1: hone is faster.', '',
+           '| threads | models | geometric mean | worst model (ratio) | results |', '| --- | --- | --- | --- | --- |']
+    for t, xs in sorted(by_threads.items()):
+        g = math.exp(sum(math.log(r) for r, _, _ in xs) / len(xs))
+        worst = max(xs)
+        d = xs[0][2]
+        out.append(f'| {t} | {len(xs)} | {g:.2f} | {worst[1]} ({worst[0]:.2f}) | [{d["commit"]}, {d["date"]}]({d["_file"]}) |')
+    return out + ['']
+
+
+def zoo_table(files):
+    runs = [(d, r) for d in files for r in d['runs'] if r['kind'] == 'zoo-cpu-vs-ort']
+    if not runs:
+        return []
+    d, r = max(runs, key=lambda dr: (dr[0]['date'], dr[0]['commit']))
+    out = [f'### The zoo against ONNX Runtime on the CPU ({d["date"]}, {d["commit"]}, {r["threads"]} thread(s))', '',
+           f'`bench/zoo_speed.py`: {r["method"]}; same inputs and threads on both sides. Ratio below 1: hone is '
+           f'faster. Geometric mean over {sum(1 for x in r["rows"] if "ratio" in x)} points: '
+           f'**{r["geomean_ratio"]:.2f}** ([results]({d["_file"]})).', '',
+           '| model | point | hone p50 (backend) | ORT p50 | ratio |', '| --- | --- | --- | --- | --- |']
+    for x in sorted(r['rows'], key=lambda x: (x['model'], x['point'])):
+        best = x.get('hone_best')
+        hone = f'{fmt(best["p50_ms"])} ({best["backend"]})' if best else '-'
+        ratio = f'{x["ratio"]:.2f}' if 'ratio' in x else '-'
+        out.append(f'| {x["model"]} | {x["point"]} | {hone} | {fmt(x["p50_ms"].get("ort"))} | {ratio} |')
+    return out + ['']
+
+
+def summary():
+    files = load()
+    out = [BEGIN, '']
+    out += gpu_table(files)
+    out += corpus_table(files)
+    out += zoo_table(files)
+    out += ['### Every results file', '', '| date | machine | commit | what | file |', '| --- | --- | --- | --- | --- |']
+    for d in sorted(files, key=lambda d: (d['date'], d['machine'], d['commit']), reverse=True):
+        out.append(f'| {d["date"]} | {d["machine"]} | {d["commit"]} | {describe(d)} | [json]({d["_file"]}) |')
+    out += ['', END]
+    return '\n'.join(out)
+
+
+def main():
+    path = os.path.join(HERE, 'RESULTS.md')
+    with open(path) as f:
+        text = f.read()
+    a, b = text.find(BEGIN), text.find(END)
+    if a < 0 or b < 0:
+        sys.exit(f'{path}: no summary markers')
+    new = text[:a] + summary() + text[b + len(END):]
+    if '--check' in sys.argv:
+        if new != text:
+            print(f'{path}: the summary differs from bench/results/; run bench/summary.py', file=sys.stderr)
+            sys.exit(1)
+        print('summary current')
+        return
+    with open(path, 'w') as f:
+        f.write(new)
+
+
+if __name__ == '__main__':
+    main()

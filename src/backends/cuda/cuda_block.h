@@ -1,0 +1,69 @@
+// Private to the cuda backend: one compiled block. init() creates its units,
+// compiles its element-wise chains into one module and uploads its
+// constants; each input-shape signature is built into a Program
+// (cuda_block_build.cpp) and run on a stream of the pool (cuda_block.cpp).
+// The signature cache, its failure memo and the reference fallback are
+// BlockRuntime's (backends/common/block_runtime.h).
+//
+//   auto b = std::make_unique<CudaBlock>(graph, driver, fixed, stats, streams, settings);
+//   HONE_CHECK_OK(b->init());
+//   HONE_TRY(auto outputs, b->run(inputs));  // thread-safe
+#pragma once
+
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "backends/common/block_runtime.h"
+#include "backends/cuda/cuda_api.h"
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/op.h"
+#include "backends/cuda/program.h"
+#include "backends/cuda/stream_pool.h"
+
+namespace hone::cuda {
+
+class CudaBlock final : public BlockRuntime<Program> {
+ public:
+  CudaBlock(std::shared_ptr<const Graph> g, const Driver& d, const Module& fixed,
+            std::shared_ptr<Stats> stats, std::shared_ptr<StreamPool> pool, BuildSettings conv);
+
+  /// Creates the units, compiles the block's chains, uploads its constants.
+  [[nodiscard]] Result<void> init();
+
+  /// Makes the device's context current on this thread first: building a
+  /// Program looks up kernels in modules, not only the launches need it.
+  [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override;
+
+ private:
+  // cuda_block_build.cpp: slots, steps (each unit's op planned for its input
+  // dims), the arena and workspace sizes.
+  Result<std::shared_ptr<const Program>> build(const ShapeSignature& sig) const override;
+
+  // cuda_block.cpp: one inference on a stream taken from the pool.
+  Result<std::vector<Tensor>> execute(const Program& program,
+                                      const std::vector<Tensor>& inputs) const override;
+  Result<std::vector<Tensor>> execute_on(const Program& program, StreamPool::Exec& ex,
+                                         const std::vector<Tensor>& inputs) const;
+  /// Copies the inputs into their slots (through the stream's pinned staging).
+  Result<void> upload_inputs(const Program& program, StreamPool::Exec& ex,
+                             const std::vector<Tensor>& inputs) const;
+  /// Enqueues the steps: replayed as a CUDA graph once captured, else one by one.
+  Result<void> launch_steps(const Program& program, StreamPool::Exec& ex, const ExecCtx& ctx) const;
+  Result<void> run_steps(const Program& program, const ExecCtx& ctx, CUdeviceptr base) const;
+  /// HONE_CUDA_PROFILE=1: each step timed with events and logged.
+  Result<void> profile_steps(const Program& program, const ExecCtx& ctx, CUdeviceptr base) const;
+  /// Downloads the outputs (page-locked, staged or direct) and synchronizes.
+  Result<std::vector<Tensor>> download_outputs(const Program& program, StreamPool::Exec& ex) const;
+
+  const Driver& d_;
+  const Module& fixed_;
+  std::shared_ptr<Stats> stats_;
+  std::shared_ptr<StreamPool> pool_;
+  BuildSettings settings_;
+  std::vector<Unit> units_;
+  std::map<ValueId, DeviceBuffer> constants_;
+  std::map<ValueId, DeviceBuffer> half_constants_;  // bf16/f16 copies of GEMM weights
+};
+
+}  // namespace hone::cuda

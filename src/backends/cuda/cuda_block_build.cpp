@@ -1,0 +1,166 @@
+// CudaBlock::build: one input-shape signature of a block into a Program.
+// Every value gets a slot (arena offset, constant, host value or view), every
+// unit's op is planned for its input dims, and the steps share one workspace.
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "backends/cuda/cuda_block.h"
+#include "core/log.h"
+
+namespace hone::cuda {
+
+Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& sig) const {
+  const Graph& g = graph();
+  if (sig.size() != g.inputs().size())
+    return fail(ErrorCode::kInvalidArgument, "block expects " + std::to_string(g.inputs().size()) +
+                                                 " inputs, got " + std::to_string(sig.size()));
+  auto program = std::make_shared<Program>();
+  std::map<ValueId, size_t> slot_of;
+  auto new_slot = [&](const dims_t& dims) {
+    program->slots.push_back({false, program->arena_bytes, 0, 0, dims, DType::kF32, nullptr});
+    program->arena_bytes += round256(static_cast<size_t>(numel_of(dims)) * sizeof(float));
+    return program->slots.size() - 1;
+  };
+  for (size_t i = 0; i < sig.size(); ++i) {
+    if (numel_of(sig[i]) == 0)
+      return fail(ErrorCode::kUnsupported,
+                  "input '" + g.value(g.inputs()[i]).name + "' is empty; cuda blocks need data");
+    program->input_slots.push_back(new_slot(sig[i]));
+    slot_of[g.inputs()[i]] = program->input_slots.back();
+  }
+  // What host nodes and the ops' planners read: dims of every value made so
+  // far, contents of constants and host values.
+  PlanEnv env;
+  env.dims = [&](ValueId v) -> const dims_t* {
+    if (auto it = slot_of.find(v); it != slot_of.end()) return &program->slots[it->second].dims;
+    const Value& val = g.value(v);
+    return val.initializer ? &val.initializer->shape() : nullptr;
+  };
+  env.value = [&](ValueId v) -> const Tensor* {
+    if (auto it = slot_of.find(v); it != slot_of.end() && program->slots[it->second].host)
+      return program->slots[it->second].host.get();
+    const Value& val = g.value(v);  // a constant (its device copy has a slot too)
+    return val.initializer ? &*val.initializer : nullptr;
+  };
+  // The slot a device op reads `v` from; a host value gets its device copy here.
+  auto slot_for = [&](ValueId v) -> Result<size_t> {
+    if (auto it = slot_of.find(v); it != slot_of.end()) {
+      Program::Slot& sl = program->slots[it->second];
+      if (sl.host && !sl.constant) {
+        // A bool (Where's condition) goes up as 0/1 floats; the slot keeps
+        // its host tensor, so a block output reads the bools themselves.
+        const bool bools = sl.host->dtype() == DType::kBool;
+        const Tensor as_f32 = bools ? bools_as_floats(*sl.host) : Tensor();
+        const Tensor& up = bools ? as_f32 : *sl.host;
+        HONE_TRY(DeviceBuffer buf, DeviceBuffer::upload(d_, up.raw(), up.nbytes()));
+        sl.constant = true;
+        sl.cptr = buf.ptr();
+        program->uploads.push_back(std::move(buf));
+      }
+      return it->second;
+    }
+    auto c = constants_.find(v);
+    if (c == constants_.end())
+      return fail(ErrorCode::kInternal,
+                  "value '" + g.value(v).name + "' is read before it is made");
+    const Tensor& t = *g.value(v).initializer;
+    const auto h = half_constants_.find(v);
+    // A bool constant is 0/1 floats on the device (cuda_block.cpp): a block
+    // output reads it from the host copy.
+    std::shared_ptr<const Tensor> host;
+    if (t.dtype() == DType::kBool) host = std::make_shared<const Tensor>(t.clone());
+    program->slots.push_back({true, 0, c->second.ptr(),
+                              h == half_constants_.end() ? 0 : h->second.ptr(), t.shape(),
+                              t.dtype(), std::move(host)});
+    return slot_of[v] = program->slots.size() - 1;
+  };
+  std::vector<std::string> lines;
+  size_t workspace = 0;
+  for (const Unit& u : units_) {
+    Program::Step st;
+    std::vector<dims_t> dims;
+    for (ValueId v : u.inputs) {
+      HONE_TRY(size_t s, slot_for(v));
+      st.in.push_back(s);
+      dims.push_back(program->slots[s].dims);
+    }
+    auto op = u.op->plan(dims, env);
+    if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
+    st.op = std::move(*op);
+    for (size_t i = 0; i < st.in.size(); ++i)
+      if (program->slots[st.in[i]].dims_only && st.op.run)
+        return fail(ErrorCode::kInternal,
+                    u.label + " reads '" + g.value(u.inputs[i]).name +
+                        "', which an attention unit reads in place (only its dims are known)");
+    if (st.op.dims_only) {
+      // Dims for the Shape nodes that read them; the attention unit reads the
+      // chain's source through strides.
+      for (size_t o = 0; o < u.outputs.size(); ++o) {
+        program->slots.push_back({false, 0, 0, 0, st.op.outputs[o], DType::kF32, nullptr});
+        program->slots.back().dims_only = true;
+        st.out.push_back(program->slots.size() - 1);
+        slot_of[u.outputs[o]] = program->slots.size() - 1;
+      }
+      lines.push_back(u.label + " [" + st.op.kernel + "]");
+      program->steps.push_back(std::move(st));
+      continue;
+    }
+    for (size_t o = 0; o < u.outputs.size(); ++o) {
+      const dims_t& od = st.op.outputs[o];
+      size_t s;
+      if (o < st.op.host.size() && st.op.host[o]) {
+        // A host value: no device memory until a device op reads it.
+        program->slots.push_back({false, 0, 0, 0, od, st.op.host[o]->dtype(), st.op.host[o]});
+        s = program->slots.size() - 1;
+      } else if (numel_of(od) == 0) {
+        return fail(ErrorCode::kUnsupported, u.label + " makes an empty tensor");
+      } else if (o < st.op.alias.size() && st.op.alias[o] >= 0) {
+        Program::Slot view = program->slots[st.in[static_cast<size_t>(st.op.alias[o])]];
+        const int64_t off = o < st.op.alias_offset.size() ? st.op.alias_offset[o] : 0;
+        const size_t bytes = static_cast<size_t>(off) * dtype_size(view.dtype);
+        if (view.constant)
+          view.cptr += bytes;
+        else
+          view.offset += bytes;
+        view.dims = od;
+        view.host = nullptr;
+        view.half = 0;
+        program->slots.push_back(view);
+        s = program->slots.size() - 1;
+      } else {
+        s = new_slot(od);
+      }
+      st.out.push_back(s);
+      slot_of[u.outputs[o]] = s;
+    }
+    workspace = std::max(workspace, st.op.workspace_bytes);
+    program->launches += st.op.run ? 1 : 0;
+    if (st.op.run || !st.op.kernel.empty()) lines.push_back(u.label + " [" + st.op.kernel + "]");
+    program->steps.push_back(std::move(st));
+  }
+  // Steps run one after another on one stream, so they share one workspace.
+  program->workspace_offset = program->arena_bytes;
+  program->arena_bytes += round256(workspace);
+  for (ValueId v : g.outputs()) {
+    if (auto it = slot_of.find(v); it != slot_of.end()) {
+      program->output_slots.push_back(it->second);
+      continue;
+    }
+    HONE_TRY(size_t s, slot_for(v));
+    program->output_slots.push_back(s);
+  }
+  {
+    std::lock_guard lock(stats_->mu);
+    for (const std::string& l : lines)
+      if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
+  }
+  HONE_LOG_DEBUG(
+      "cuda: block '{}' for {}: {} steps, {} bytes of device arena, {} host values "
+      "uploaded",
+      g.name(), signature_text(sig), program->steps.size(), program->arena_bytes,
+      program->uploads.size());
+  return std::shared_ptr<const Program>(std::move(program));
+}
+
+}  // namespace hone::cuda

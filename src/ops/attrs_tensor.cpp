@@ -1,0 +1,90 @@
+// Attribute parsing of the layout, indexing, reduction, cast, pad, clip and
+// Gelu ops (ops/attrs.h): ONNX's defaults and validity rules.
+#include "ops/attrs.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "ops/axis.h"
+#include "ops/window.h"
+
+namespace hone::ops {
+
+int64_t axis_attr(const Node& n) {
+  const std::string& op = n.op_type;
+  int64_t fallback = 0;
+  if (op == "Flatten" || op == "Concat" || op == "QuantizeLinear" || op == "DequantizeLinear")
+    fallback = 1;
+  else if (op == "OneHot" || op == "TopK" || op == "LpNormalization" ||
+           op == "LayerNormalization" || op == "RMSNormalization")
+    fallback = -1;
+  else if (op == "TensorScatter")
+    fallback = -2;
+  return n.attr_int("axis", fallback);
+}
+
+Result<std::vector<int64_t>> transpose_perm(const Node& n, int64_t rank) {
+  std::vector<int64_t> perm = n.attr_ints("perm");
+  if (!n.has_attr("perm")) {
+    perm.resize(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = rank - 1 - i;
+    return perm;
+  }
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return fail(attr_error(n, "perm",
+                           list_to_string(perm) + " has " + std::to_string(perm.size()) +
+                               " entries for an input of rank " + std::to_string(rank)));
+  auto normalized = normalize_axes(perm, rank, "perm");
+  if (!normalized)
+    return fail(attr_error(n, "perm",
+                           list_to_string(perm) + " is not a permutation of the " +
+                               std::to_string(rank) + " axes: " + normalized.error().message()));
+  return *normalized;
+}
+
+bool reshape_allowzero(const Node& n) {
+  return n.attr_int("allowzero", 0) != 0;
+}
+
+ShapeRange shape_range(const Node& n, int64_t rank) {
+  auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
+  return {clamp(n.attr_int("start", 0)), clamp(n.attr_int("end", rank))};
+}
+
+Result<ReduceAttrs> reduce_attrs(const Node& n) {
+  ReduceAttrs a;
+  a.axes = n.attr_ints("axes");
+  a.keepdims = n.attr_int("keepdims", 1) != 0;
+  a.noop_with_empty_axes = n.attr_int("noop_with_empty_axes", 0) != 0;
+  a.select_last_index = n.attr_int("select_last_index", 0) != 0;
+  return a;
+}
+
+int64_t cast_to(const Node& n) {
+  return n.attr_int("to", 0);
+}
+
+Result<PadAttrs> pad_attrs(const Node& n) {
+  PadAttrs a;
+  a.mode = n.attr_string("mode", "constant");
+  if (a.mode != "constant" && a.mode != "reflect" && a.mode != "edge" && a.mode != "wrap")
+    return fail(attr_error(n, "mode", "'" + a.mode + "' is not constant, reflect, edge or wrap"));
+  a.pads = n.has_attr("pads") ? n.attr_ints("pads") : n.attr_ints("paddings");
+  a.value = n.attr_float("value", 0.0f);
+  return a;
+}
+
+ClipAttrs clip_attrs(const Node& n) {
+  return {n.attr_float("min", std::numeric_limits<float>::lowest()),
+          n.attr_float("max", std::numeric_limits<float>::max())};
+}
+
+Result<GeluApprox> gelu_approx(const Node& n) {
+  const std::string approx = n.attr_string("approximate", "none");
+  if (approx == "none") return GeluApprox::kNone;
+  if (approx == "tanh") return GeluApprox::kTanh;
+  return fail(
+      attr_error(n, "approximate", "is '" + approx + "': approximate must be 'none' or 'tanh'"));
+}
+
+}  // namespace hone::ops
