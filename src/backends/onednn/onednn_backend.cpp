@@ -75,7 +75,8 @@ class OnednnBlock final : public BlockRuntime<Plan> {
       for (ValueId out : graph().outputs()) dims_only = dims_only && out != in;
       read_as_data_.push_back(!dims_only);
       const DType t = graph().value(in).dtype;
-      const bool known = !dims_only && (is_integer(t) || t == DType::kBool);
+      const bool known =
+          !dims_only && (is_integer(t) || t == DType::kBool || t == DType::kUndefined);
       known_input_.push_back(known);
       plans_on_values_ = plans_on_values_ || known;
     }
@@ -93,8 +94,8 @@ class OnednnBlock final : public BlockRuntime<Plan> {
 
  private:
   /// The inputs' dims, then for each known input (shape arithmetic another
-  /// block computed: integer or bool, at most kMaxKnownInput elements, of its
-  /// declared dtype) an entry {index, values...}. Any other non-f32 input a
+  /// block computed: integer or bool, at most kMaxKnownInput elements) an
+  /// entry {index, dtype, values...}. Any other non-f32 input a
   /// node reads sends the run to the reference.
   std::optional<Signature> key_of(const std::vector<Tensor>& inputs) const override {
     Signature key = signature_of(inputs);
@@ -103,9 +104,9 @@ class OnednnBlock final : public BlockRuntime<Plan> {
       const Tensor& t = inputs[i];
       if (t.dtype() == DType::kF32 || !read_as_data_[i]) continue;
       if (!known_input_[i] || t.numel() > kMaxKnownInput ||
-          t.dtype() != graph().value(graph().inputs()[i]).dtype)
+          !(is_integer(t.dtype()) || t.dtype() == DType::kBool))
         return std::nullopt;
-      dims_t entry{static_cast<int64_t>(i)};
+      dims_t entry{static_cast<int64_t>(i), static_cast<int64_t>(t.dtype())};
       for (int64_t k = 0; k < t.numel(); ++k) entry.push_back(tensor_element_as_int64(t, k));
       key.push_back(std::move(entry));
     }
@@ -118,7 +119,7 @@ class OnednnBlock final : public BlockRuntime<Plan> {
   }
 
   /// The known inputs a key_of() key carries, rebuilt as tensors of their
-  /// declared dtypes (`known[i]` points into `values`, null for the others).
+  /// dtypes (`known[i]` points into `values`, null for the others).
   Result<void> known_inputs(const Signature& key, std::vector<Tensor>& values,
                             std::vector<const Tensor*>& known) const {
     const size_t n = graph().inputs().size();
@@ -126,13 +127,13 @@ class OnednnBlock final : public BlockRuntime<Plan> {
     known.assign(n, nullptr);
     for (size_t e = n; e < key.size(); ++e) {
       const dims_t& entry = key[e];
-      const auto i = entry.empty() ? n : static_cast<size_t>(entry[0]);
+      const auto i = entry.size() < 2 ? n : static_cast<size_t>(entry[0]);
       if (i >= n) return fail(ErrorCode::kInternal, "onednn: a known-input key names no input");
-      Tensor t = Tensor::zeros(graph().value(graph().inputs()[i]).dtype, key[i]);
-      if (static_cast<size_t>(t.numel()) + 1 != entry.size())
+      Tensor t = Tensor::zeros(static_cast<DType>(entry[1]), key[i]);
+      if (static_cast<size_t>(t.numel()) + 2 != entry.size())
         return fail(ErrorCode::kInternal, "onednn: a known-input key does not match its dims");
       for (int64_t k = 0; k < t.numel(); ++k) {
-        const int64_t v = entry[static_cast<size_t>(k) + 1];
+        const int64_t v = entry[static_cast<size_t>(k) + 2];
         if (t.dtype() == DType::kI64)
           t.data<int64_t>()[k] = v;
         else if (t.dtype() == DType::kU64)
