@@ -123,7 +123,12 @@ class Backend {
   [[nodiscard]] Result<void> load(const Graph& graph, const std::filesystem::path& dir);
   /// What this built backend chose to run each part of the graph with, one
   /// line per block or kernel ("conv+eltwise [conv2d.f32.onednn]"), for
-  /// reports and package manifests. Empty for a backend with no choices.
+  /// reports and package manifests (their field `kernel_plan`). Empty for a
+  /// backend with no choices.
+  virtual std::vector<std::string> describe_kernels() const { return kernel_plan(); }
+  /// The former name of describe_kernels(), which calls it by default:
+  /// transitional, for the onednn backend until it overrides
+  /// describe_kernels() itself. Call describe_kernels().
   virtual std::vector<std::string> kernel_plan() const { return {}; }
   /// Writes this built backend's deployable artifact (capabilities().
   /// artifact_format, e.g. "native-so") into `dir`, which exists and is

@@ -83,19 +83,19 @@ Result<void> prelu_kernel(KernelContext& ctx) {
   });
 }
 
-// Shrink: y = x < -lambd ? x + bias : (x > lambd ? x - bias : 0); any numeric type.
+// Shrink on any numeric type (integers saturate), by the schema's formula
+// (ops/unary.h) and its attribute defaults; the formula loop below covers floats only.
 Result<void> shrink_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(expect_inputs(ctx, 1, 1));
   HONE_TRY(const Tensor* x, ctx.tensor(0));
-  const double bias = ctx.node().attr_float("bias", 0.0f);
-  const double lambd = ctx.node().attr_float("lambd", 0.5f);
+  const ops::UnaryFormula& f = *ops::find_unary("Shrink");
+  HONE_TRY(const ops::UnaryParams p, ops::unary_params(ctx.node(), f));
   return dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
     Tensor y = Tensor::zeros(x->dtype(), x->shape());
     const T* in = x->data<T>();
     T* out = y.data<T>();
     for (int64_t i = 0; i < x->numel(); ++i) {
-      const double v = to_f64(in[i]);
-      const double r = v < -lambd ? v + bias : (v > lambd ? v - bias : 0.0);
+      const double r = f.eval(to_f64(in[i]), p.a, p.b);
       if constexpr (kIsFloat<T>)
         out[i] = narrow<T>(r);
       else
@@ -122,16 +122,16 @@ Result<void> gelu_kernel(KernelContext& ctx) {
 void register_elementwise_activation_ops(OpRegistry& r) {
   r.add("Relu", relu_kernel);
   r.add("PRelu", prelu_kernel);
-  r.add("Shrink", shrink_kernel);
   r.add("Gelu", gelu_kernel);
   // The formula ops of the schema (ops/unary.h): LeakyRelu, Elu, Selu, Celu,
-  // HardSigmoid, HardSwish, ThresholdedRelu, Softplus, Softsign.
+  // HardSigmoid, HardSwish, ThresholdedRelu, Shrink, Softplus, Softsign.
   for (const ops::UnaryFormula& f : ops::unary_formulas())
     r.add(f.op, [&f](KernelContext& ctx) -> Result<void> {
       HONE_TRY(const ops::UnaryParams p, ops::unary_params(ctx.node(), f));
       const double a = p.a, b = p.b;
       return map_float(ctx, [&f, a, b](double v) { return f.eval(v, a, b); });
     });
+  r.add("Shrink", shrink_kernel);  // after the loop: integers too
   r.add("Sigmoid", [](KernelContext& ctx) {
     return map_float(ctx, [](double v) {
       // Both branches avoid overflow of exp for large |v|.

@@ -13,10 +13,12 @@ Error attr_error(const Node& n, const char* key, const std::string& what) {
 
 namespace {
 
-Result<void> all_positive(const Node& n, const char* key, const std::vector<int64_t>& v) {
+/// Int-list attribute `key` of `n` (empty when absent), every entry positive.
+Result<std::vector<int64_t>> checked_ints(const Node& n, const char* key) {
+  std::vector<int64_t> v = n.attr_ints(key);
   for (int64_t x : v)
     if (x <= 0) return fail(attr_error(n, key, list_to_string(v) + " must be positive"));
-  return {};
+  return v;
 }
 
 }  // namespace
@@ -35,15 +37,12 @@ Result<ConvAttrs> conv_attrs(const Node& n) {
   a.group = n.attr_int("group", 1);
   if (a.group < 1)
     return fail(attr_error(n, "group", std::to_string(a.group) + " must be at least 1"));
-  a.kernel_shape = n.attr_ints("kernel_shape");
-  a.strides = n.attr_ints("strides");
-  a.dilations = n.attr_ints("dilations");
+  HONE_TRY(a.kernel_shape, checked_ints(n, "kernel_shape"));
+  HONE_TRY(a.strides, checked_ints(n, "strides"));
+  HONE_TRY(a.dilations, checked_ints(n, "dilations"));
   a.pads = n.attr_ints("pads");
   a.output_padding = n.attr_ints("output_padding");
   a.output_shape = n.attr_ints("output_shape");
-  HONE_CHECK_OK(all_positive(n, "kernel_shape", a.kernel_shape));
-  HONE_CHECK_OK(all_positive(n, "strides", a.strides));
-  HONE_CHECK_OK(all_positive(n, "dilations", a.dilations));
   if (a.pads.size() % 2 != 0)
     return fail(attr_error(n, "pads", list_to_string(a.pads) + " must have an even length"));
   for (int64_t p : a.pads)
@@ -69,8 +68,7 @@ int64_t conv_group(const Node& n) {
 
 Result<PoolAttrs> pool_attrs(const Node& n) {
   PoolAttrs a;
-  a.kernel_shape = n.attr_ints("kernel_shape");
-  HONE_CHECK_OK(all_positive(n, "kernel_shape", a.kernel_shape));
+  HONE_TRY(a.kernel_shape, checked_ints(n, "kernel_shape"));
   a.ceil_mode = n.attr_int("ceil_mode", 0) != 0;
   a.count_include_pad = n.attr_int("count_include_pad", 0) != 0;
   a.storage_order = n.attr_int("storage_order", 0);

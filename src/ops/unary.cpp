@@ -64,6 +64,12 @@ const std::vector<UnaryFormula>& formulas() {
        {},
        "(x > 0.0f ? x + log1pf(expf(-x)) : log1pf(expf(x)))",
        [](double x, double, double) { return softplus(x); }},
+      // Opset 9: lambd and bias; NaN falls in neither tail and gives 0.
+      {"Shrink",
+       {"lambd", 0.5f},
+       {"bias", 0.0f},
+       "(x < -(a) ? x + (b) : (x > (a) ? x - (b) : 0.0f))",
+       [](double x, double a, double b) { return x < -a ? x + b : (x > a ? x - b : 0.0); }},
       {"Softsign",
        {},
        {},

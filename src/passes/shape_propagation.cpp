@@ -6,7 +6,7 @@
 
 #include "ops/attrs.h"
 #include "ops/axis.h"
-#include "ops/broadcast.h"
+#include "ops/shape_fn.h"
 #include "ops/window.h"
 #include "passes/rewrite.h"
 
@@ -52,22 +52,11 @@ bool is_compare(const std::string& op) {
          op == "GreaterOrEqual";
 }
 
-/// Broadcasting over symbolic dims (the rule is ops/broadcast.h): dims nobody
-/// can compare (different symbols, unknowns) give an unknown dim.
-std::optional<Shape> broadcast(const std::vector<const Shape*>& shapes) {
-  std::vector<std::vector<Dim>> dims;
-  for (const Shape* s : shapes) dims.push_back(s->dims());
-  auto match = [](const Dim& a, const Dim& b) {
-    if (a == b) return ops::DimMatch::kSame;
-    if (b == Dim(1)) return ops::DimMatch::kSecondIsOne;
-    if (a == Dim(1)) return ops::DimMatch::kFirstIsOne;
-    if (a.is_static() && b.is_static()) return ops::DimMatch::kClash;  // run time says so
-    return ops::DimMatch::kUndecided;
-  };
-  auto out = ops::broadcast_dims<Dim>(
-      dims, Dim(1), match, [](const Dim&, const Dim&) { return std::optional(Dim::unknown()); });
-  if (!out) return std::nullopt;
-  return Shape(std::move(*out));
+/// A shared shape function's result (ops/shape_fn.h) as propagation wants
+/// it: a shape, or none where the function refused (the value stays unknown).
+std::optional<Shape> shape_or_none(Result<std::vector<Dim>> r) {
+  if (!r) return std::nullopt;
+  return Shape(std::move(*r));
 }
 
 std::optional<int64_t> norm_axis(int64_t axis, size_t rank) {
@@ -117,27 +106,6 @@ std::optional<Shape> reshape(const Shape& in, const Tensor& spec, bool allowzero
   return Shape(std::move(out));
 }
 
-/// Conv and pooling: [N, C, spatial...] with each spatial dim worked out
-/// (ops/window.h) where the input's is static; the others are unknown. Each
-/// spatial dim's output depends on its own input dim alone, so a stand-in size
-/// for the dynamic ones leaves the static ones right.
-std::optional<Shape> windowed(const Node& n, const Shape& x, Dim channels,
-                              const std::vector<int64_t>& kernel) {
-  if (x.rank() < 3 || kernel.size() != x.rank() - 2) return std::nullopt;
-  const size_t sp = x.rank() - 2;
-  constexpr int64_t kStandIn = int64_t{1} << 20;
-  std::vector<int64_t> in;
-  for (size_t i = 0; i < sp; ++i) in.push_back(x[2 + i].is_static() ? x[2 + i].value() : kStandIn);
-  const bool ceil_mode =
-      n.op_type != "Conv" && ops::pool_attrs(n).value_or(ops::PoolAttrs{}).ceil_mode;
-  auto w = ops::make_window(n, in, kernel, ceil_mode, n.op_type);
-  if (!w) return std::nullopt;  // bad attributes or too small an input: run time says so
-  std::vector<Dim> out{x[0], channels};
-  for (size_t i = 0; i < sp; ++i)
-    out.push_back(x[2 + i].is_static() ? Dim(w->out[i]) : Dim::unknown());
-  return Shape(std::move(out));
-}
-
 Dim dim_sum(const Dim& a, const Dim& b) {
   return a.is_static() && b.is_static() ? Dim(a.value() + b.value()) : Dim::unknown();
 }
@@ -182,6 +150,41 @@ std::optional<Shape> attention_shape(const Node& n, size_t out_index,
   }
 }
 
+/// The value of the integer scalar `v` as a dim: a constant, or dim k of a
+/// tensor reached through Gather(Shape(x), k) and the Casts, Squeezes and
+/// Unsqueezes exporters wrap it in (a Range over a sequence length).
+Dim scalar_dim(const Graph& g, ValueId v, int depth = 0) {
+  if (v < 0 || depth > 8) return Dim::unknown();
+  const Value& val = g.value(v);
+  if (val.initializer) {
+    const Tensor& t = *val.initializer;
+    if (t.numel() != 1 || (t.dtype() != DType::kI64 && t.dtype() != DType::kI32))
+      return Dim::unknown();
+    return Dim(tensor_element_as_int64(t, 0));
+  }
+  if (val.producer < 0) return Dim::unknown();
+  const Node& n = g.node(val.producer);
+  if (!n.domain.empty() || n.inputs.empty()) return Dim::unknown();
+  if (n.op_type == "Cast" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze" ||
+      n.op_type == "Identity")
+    return scalar_dim(g, n.inputs[0], depth + 1);
+  if (n.op_type != "Gather" || n.inputs.size() != 2 || ops::axis_attr(n) != 0)
+    return Dim::unknown();
+  const Value& src = g.value(n.inputs[0]);
+  const Value& idx = g.value(n.inputs[1]);
+  if (src.producer < 0 || !idx.initializer || idx.initializer->numel() != 1) return Dim::unknown();
+  const Node& shape = g.node(src.producer);
+  if (shape.op_type != "Shape" || !shape.domain.empty()) return Dim::unknown();
+  const Value& x = g.value(shape.inputs[0]);
+  if (!x.shape) return Dim::unknown();
+  const auto rank = static_cast<int64_t>(x.shape->rank());
+  const auto [b, e] = ops::shape_range(shape, rank);
+  int64_t k = tensor_element_as_int64(*idx.initializer, 0);
+  if (k < 0) k += e - b;
+  if (k < 0 || k >= e - b) return Dim::unknown();
+  return (*x.shape)[static_cast<size_t>(b + k)];
+}
+
 std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DType* dtype) {
   auto shape_of = [&](size_t i) -> const Shape* {
     if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
@@ -209,52 +212,34 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return s ? std::optional<Shape>(*s) : std::nullopt;
   }
   if (broadcast_ops().count(op)) {
-    std::vector<const Shape*> shapes;
+    std::vector<std::vector<Dim>> shapes;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Shape* s = shape_of(i);
       if (s == nullptr) return std::nullopt;
-      shapes.push_back(s);
+      shapes.push_back(s->dims());
     }
     if (op == "Where") *dtype = dtype_of(1);
     if (is_compare(op)) *dtype = DType::kBool;
-    return broadcast(shapes);
+    return shape_or_none(ops::broadcast_shape<Dim>(op, shapes));
   }
   if (op == "MatMul") {
     const Shape* a = shape_of(0);
     const Shape* b = shape_of(1);
-    if (!a || !b || a->rank() < 1 || b->rank() < 1) return std::nullopt;
-    Shape a2 = a->rank() == 1 ? Shape{1, (*a)[0]} : *a;
-    Shape b2 = b->rank() == 1 ? Shape{(*b)[0], 1} : *b;
-    Shape ab(std::vector<Dim>(a2.dims().begin(), a2.dims().end() - 2));
-    Shape bb(std::vector<Dim>(b2.dims().begin(), b2.dims().end() - 2));
-    auto batch = broadcast({&ab, &bb});
-    if (!batch) return std::nullopt;
-    std::vector<Dim> out = batch->dims();
-    if (a->rank() > 1) out.push_back(a2[a2.rank() - 2]);
-    if (b->rank() > 1) out.push_back(b2[b2.rank() - 1]);
-    return Shape(std::move(out));
+    if (!a || !b) return std::nullopt;
+    return shape_or_none(ops::matmul_shape(a->dims(), b->dims()));
   }
   if (op == "Conv") {
     const Shape* x = shape_of(0);
     const Shape* w = shape_of(1);
-    if (!x || !w || w->rank() != x->rank()) return std::nullopt;
-    std::vector<int64_t> kernel;
-    for (size_t i = 2; i < w->rank(); ++i)
-      kernel.push_back((*w)[i].is_static() ? (*w)[i].value() : -1);
-    if (std::find(kernel.begin(), kernel.end(), -1) != kernel.end()) {
-      std::vector<Dim> out{(*x)[0], (*w)[0]};
-      out.resize(x->rank(), Dim::unknown());
-      return Shape(std::move(out));
-    }
     const auto ca = ops::conv_attrs(n);
-    if (!ca) return std::nullopt;
-    return windowed(n, *x, (*w)[0], ca->kernel_shape.empty() ? kernel : ca->kernel_shape);
+    if (!x || !w || !ca) return std::nullopt;
+    return shape_or_none(ops::conv_shape(n, *ca, x->dims(), w->dims()));
   }
   if (op == "MaxPool" || op == "AveragePool") {
     const Shape* x = shape_of(0);
     const auto pa = ops::pool_attrs(n);
     if (!x || !pa) return std::nullopt;
-    return windowed(n, *x, (*x)[1], pa->kernel_shape);
+    return shape_or_none(ops::pool_shape(n, *pa, x->dims()));
   }
   if (op == "DeformConv") {  // [N, M, offset's spatial dims]
     const Shape* x = shape_of(0);
@@ -310,29 +295,25 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     const Shape* x = shape_of(0);
-    if (!x || x->rank() < 2) return std::nullopt;
-    std::vector<Dim> out{(*x)[0], (*x)[1]};
-    out.resize(x->rank(), Dim(1));
-    return Shape(std::move(out));
+    if (!x) return std::nullopt;
+    return shape_or_none(ops::global_pool_shape(op, x->dims()));
   }
   if (op == "Gemm") {
     const Shape* a = shape_of(0);
     const Shape* b = shape_of(1);
-    if (!a || !b || a->rank() != 2 || b->rank() != 2) return std::nullopt;
+    if (!a || !b) return std::nullopt;
     const auto ga = ops::gemm_attrs(n);
     if (!ga) return std::nullopt;
-    const Dim m = ga->trans_a ? (*a)[1] : (*a)[0];
-    const Dim k = ga->trans_b ? (*b)[0] : (*b)[1];
-    return Shape{m, k};
+    const Shape* c = shape_of(2);  // checked when known
+    const std::vector<Dim> cd = c ? c->dims() : std::vector<Dim>();
+    return shape_or_none(ops::gemm_shape(*ga, a->dims(), b->dims(), c ? &cd : nullptr));
   }
   if (op == "Transpose") {
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
     const auto perm = ops::transpose_perm(n, static_cast<int64_t>(s->rank()));
     if (!perm) return std::nullopt;
-    std::vector<Dim> out;
-    for (int64_t p : *perm) out.push_back((*s)[static_cast<size_t>(p)]);
-    return Shape(std::move(out));
+    return Shape(ops::transpose_shape(s->dims(), *perm));
   }
   if (op == "Reshape") {
     const Shape* s = shape_of(0);
@@ -391,22 +372,36 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return Shape(std::move(out));
   }
   if (op == "Concat") {
-    const Shape* first = shape_of(0);
-    if (!first) return std::nullopt;
-    auto axis = norm_axis(ops::axis_attr(n), first->rank());
-    if (!axis) return std::nullopt;
-    std::vector<Dim> out = first->dims();
-    int64_t total = 0;
-    bool known = true;
+    std::vector<std::vector<Dim>> inputs;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Shape* s = shape_of(i);
-      if (!s || s->rank() != first->rank()) return std::nullopt;
-      const Dim& d = (*s)[static_cast<size_t>(*axis)];
-      known = known && d.is_static();
-      if (d.is_static()) total += d.value();
+      if (!s) return std::nullopt;
+      inputs.push_back(s->dims());
     }
-    out[static_cast<size_t>(*axis)] = known ? Dim(total) : Dim::unknown();
-    return Shape(std::move(out));
+    return shape_or_none(ops::concat_shape(ops::axis_attr(n), inputs));
+  }
+  if (op == "Range" && n.inputs.size() == 3) {
+    // Its length: static when start, limit and delta are constants; the
+    // limit's dim when counting from 0 by 1 up to a dim (positions over a
+    // sequence).
+    auto number = [&](size_t i) -> std::optional<int64_t> {
+      const Value& v = g.value(n.inputs[i]);
+      if (!v.initializer || v.initializer->numel() != 1) return std::nullopt;
+      const DType t = v.initializer->dtype();
+      if (t != DType::kI64 && t != DType::kI32) return std::nullopt;
+      return tensor_element_as_int64(*v.initializer, 0);
+    };
+    const auto start = number(0), delta = number(2);
+    if (start && delta && *delta != 0) {
+      if (const auto limit = number(1)) {
+        const int64_t span = *limit - *start, d = *delta;
+        const int64_t count = span / d + (span % d != 0 && (span > 0) == (d > 0) ? 1 : 0);
+        return Shape{Dim(std::max<int64_t>(count, 0))};
+      }
+      if (*start == 0 && *delta == 1)
+        if (const Dim limit = scalar_dim(g, n.inputs[1]); !limit.is_unknown()) return Shape{limit};
+    }
+    return Shape{Dim::unknown()};
   }
   if (op == "Gather") {
     const Shape* data = shape_of(0);
@@ -446,6 +441,15 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   return std::nullopt;
 }
 
+/// A dim that says nothing: unknown, or a placeholder symbol ONNX's shape
+/// inference made up for an unknown dim ("unk__" and a number).
+bool placeholder(const Dim& d) {
+  if (d.is_unknown()) return true;
+  const std::string& s = d.symbol_name();
+  return d.is_symbolic() && s.size() > 5 && s.rfind("unk__", 0) == 0 &&
+         std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
 }  // namespace
 
 int propagate_shapes(Graph& g) {
@@ -464,6 +468,21 @@ int propagate_shapes(Graph& g) {
       if (!v.shape && s) {
         v.shape = std::move(s);
         ++filled;
+      } else if (v.shape && s && v.shape->rank() == s->rank()) {
+        // Refine: a dim the importer's inference left unknown, or named with
+        // one of the placeholders ONNX's inference invents ("unk__3": it knows
+        // no Range length), takes a number or a real symbol inferred here.
+        std::vector<Dim> dims = v.shape->dims();
+        bool changed = false;
+        for (size_t i = 0; i < dims.size(); ++i)
+          if (placeholder(dims[i]) && !placeholder((*s)[i])) {
+            dims[i] = (*s)[i];
+            changed = true;
+          }
+        if (changed) {
+          v.shape = Shape(std::move(dims));
+          ++filled;
+        }
       }
     }
   }

@@ -400,7 +400,7 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
     r.partition = part->blocks.size() == 1 && part->blocks[0].on_backend ? "whole graph"
                                                                          : part->describe(graph_);
   }
-  r.kernel_plan = distinct_plan((*be)->kernel_plan());
+  r.kernel_plan = distinct_plan((*be)->describe_kernels());
   emit(name, "check", index, 0.2);
   const GateTolerance tol = tolerance_for(**be);
   CorrectnessResult worst;

@@ -5,10 +5,11 @@
 // in topological order. Keeping every node in fp32 must pass, or there is no
 // mixed plan. Then, assuming more fp32 nodes never hurt: a binary search for
 // the shortest prefix [0, end) that passes, a second for the latest start of
-// a window [start, end) that still passes, and last, pruning: each node
-// inside the window is dropped when the plan still passes without it (the
-// window's two ends are needed by construction). Every probe is one build
-// and one run of the check inputs; the search stops at kMaxProbes.
+// a window [start, end) that still passes, and last, pruning: runs of nodes
+// inside the window (halving in length down to one node) are dropped when the
+// plan still passes without them (the window's two ends are needed by
+// construction). Every probe is one build and one run of the check inputs;
+// the search stops at kMaxProbes or the tune's time budget.
 #include <algorithm>
 #include <chrono>
 
@@ -32,10 +33,10 @@ std::vector<std::string> slice(const std::vector<std::string>& xs, size_t from, 
 std::unique_ptr<Backend> Session::search_fp32_nodes(const std::string& name, CandidateResult& r,
                                                     int index) {
   if (!options_.mixed_precision || r.error) return nullptr;
-  const auto split = split_candidate(name);
-  if (!split || !split->precision || !is_reduced(*split->precision)) return nullptr;
-  const auto* entry = registry_->find(split->backend);
-  if (entry == nullptr || !entry->capabilities.mixed_precision) return nullptr;
+  // The precision the candidate's name or the user's --config asked for.
+  auto probe = create_backend(name);
+  if (!probe || !is_reduced((*probe)->precision()) || !(*probe)->capabilities().mixed_precision)
+    return nullptr;
   const Graph& g = optimized_ && optimized_->graph ? *optimized_->graph : graph_;
   auto order = g.topological_order();
   if (!order || order->empty()) return nullptr;
@@ -88,14 +89,23 @@ std::unique_ptr<Backend> Session::search_fp32_nodes(const std::string& name, Can
       last = mid - 1;
   }
   std::vector<std::string> keep = slice(nodes, first, end);
-  // Pruning inside the window; its ends are needed by the two searches.
-  for (size_t i = 1; i + 1 < keep.size() && !out_of_time();) {
-    std::vector<std::string> without = keep;
-    without.erase(without.begin() + static_cast<std::ptrdiff_t>(i));
-    if (passes(without))
-      keep = std::move(without);
-    else
-      ++i;
+  // Pruning inside the window (its ends are needed by the two searches): runs
+  // of nodes are dropped where the plan passes without them, halving the run
+  // length down to single nodes, so a window of mostly harmless nodes (Relu,
+  // reshapes) costs a few probes rather than one per node.
+  for (size_t run = std::max<size_t>(1, (keep.size() - std::min<size_t>(keep.size(), 2)) / 2);
+       keep.size() > 2 && !out_of_time(); run /= 2) {
+    for (size_t i = 1; i + 1 < keep.size() && !out_of_time();) {
+      const size_t n = std::min(run, keep.size() - 1 - i);
+      std::vector<std::string> without = keep;
+      without.erase(without.begin() + static_cast<std::ptrdiff_t>(i),
+                    without.begin() + static_cast<std::ptrdiff_t>(i + n));
+      if (passes(without))
+        keep = std::move(without);
+      else
+        i += n;
+    }
+    if (run == 1) break;
   }
 
   CandidateResult mixed;

@@ -183,7 +183,7 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   d.config = backend->config().describe();
   for (const auto& f : backend->config().fields())
     d.config_fields.emplace_back(f.name, BackendConfig::to_string(f.value));
-  d.kernel_plan = tune_internal::distinct_plan(backend->kernel_plan());
+  d.kernel_plan = tune_internal::distinct_plan(backend->describe_kernels());
   for (const auto& c : report.candidates)
     if (c.backend == sel.backend) d.figures = c.figures;
   d.reason = sel.reason;

@@ -134,9 +134,9 @@ void cuda_choices_survive_a_package(const BackendCase& c) {
     EXPECT_EQ(log.find(timing), std::string::npos) << timing << "\n" << log;
   // The same kernels: every unit line the loaded backend planned, the tuned
   // one planned too, and both show the same recorded choices.
-  const std::vector<std::string> before = tuned->backend().kernel_plan();
+  const std::vector<std::string> before = tuned->backend().describe_kernels();
   const std::set<std::string> tuned_lines(before.begin(), before.end());
-  for (const std::string& line : loaded->backend().kernel_plan())
+  for (const std::string& line : loaded->backend().describe_kernels())
     EXPECT_TRUE(tuned_lines.contains(line)) << line;
   for (size_t i = 0; i < xs.size(); ++i)
     for (size_t k = 0; k < want[i].size(); ++k)
@@ -176,7 +176,7 @@ HONE_MATRIX_TEST_P(KernelSelection, HeavyNodesAreTimedAndTheWinnerRecorded,
   // The recorded choice replays: same plan, same answer, nothing timed.
   auto replay = select_with(choices, g);
   ASSERT_TRUE(replay) << replay.error().to_string();
-  EXPECT_EQ((*replay)->kernel_plan(), (*timed)->kernel_plan());
+  EXPECT_EQ((*replay)->describe_kernels(), (*timed)->describe_kernels());
   EXPECT_EQ((*replay)->config().key(), (*timed)->config().key());
   auto again = (*replay)->infer(x);
   ASSERT_TRUE(again) << again.error().to_string();
@@ -199,7 +199,7 @@ HONE_MATRIX_TEST_P(KernelSelection, HeavyNodesAreTimedAndTheWinnerRecorded,
   auto placed = select_with(forced, g);
   ASSERT_TRUE(placed) << placed.error().to_string();
   size_t lines = 0;
-  for (const std::string& line : (*placed)->kernel_plan())
+  for (const std::string& line : (*placed)->describe_kernels())
     lines += line.find("-> " + c.key + " (per-op selection") != std::string::npos ? 1 : 0;
   EXPECT_EQ(lines, mine) << forced;
   auto out = (*placed)->infer(x);

@@ -508,7 +508,7 @@ Result<void> AotBackend::do_load(const Graph& graph, const fs::path& dir) {
   return {};
 }
 
-std::vector<std::string> AotBackend::kernel_plan() const {
+std::vector<std::string> AotBackend::describe_kernels() const {
   std::vector<std::string> out;
   for (const AotBlock* b : blocks_)
     for (std::string& s : describe_steps(b->program)) out.push_back(std::move(s));

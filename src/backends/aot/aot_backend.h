@@ -49,7 +49,7 @@ class AotBackend final : public CompilingBackend {
   /// Blocks proposed but not lowered (each runs on the reference), with why.
   const std::vector<std::string>& lowering_fallbacks() const { return fallbacks_; }
   /// One line per fused step of every block: "Conv+Relu [conv.f32.aot.dnnl_nhwc+post_ops]".
-  std::vector<std::string> kernel_plan() const override;
+  std::vector<std::string> describe_kernels() const override;
   /// Per block: the compiler's log, and whether the library came from the cache.
   std::vector<std::string> compile_logs() const;
   std::vector<bool> cache_hits() const;

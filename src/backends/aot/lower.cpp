@@ -7,7 +7,7 @@
 #include "backends/aot/nhwc.h"
 #include "backends/aot/program.h"
 #include "backends/aot/shape_rules.h"
-#include "backends/common/memory_plan.h"
+#include "backends/common/arena_layout.h"
 
 namespace hone::aot {
 namespace {
@@ -28,6 +28,58 @@ std::vector<std::vector<NodeId>> consumers_of(const Graph& g) {
   return c;
 }
 
+/// The block's inputs: f32 tensors of known rank, each dim a number or a
+/// symbol bound at run time (its bound from `opts`).
+Result<void> bind_inputs(Program& p, const Graph& g, const LowerOptions& opts) {
+  std::set<std::string> seen;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const ValueId v = g.inputs()[i];
+    const Value& val = g.value(v);
+    ValueInfo& info = p.values[static_cast<size_t>(v)];
+    if (val.dtype != DType::kF32 || val.kind != ValueKind::kTensor)
+      return fail(ErrorCode::kUnsupported, "input '" + val.name + "' is " +
+                                               std::string(dtype_name(val.dtype)) +
+                                               "; aot runs f32 tensors only");
+    if (!val.shape)
+      return fail(ErrorCode::kUnsupported,
+                  "input '" + val.name + "' has no known rank; aot needs ranked inputs");
+    info.place = Place::kInput;
+    info.index = static_cast<int64_t>(i);
+    for (size_t a = 0; a < val.shape->rank(); ++a) {
+      const Dim& d = (*val.shape)[a];
+      if (d.is_static()) {
+        info.dims.push_back(d.value());
+        continue;
+      }
+      // An unnamed dim gets a name of its own, so it still binds at run time.
+      const std::string name =
+          d.is_symbolic() ? d.symbol_name() : val.name + ":" + std::to_string(a);
+      info.dims.push_back(DimExpr::symbol(name));
+      if (seen.insert(name).second) {
+        p.symbols.push_back(name);
+        auto it = opts.bounds.find(name);
+        p.symbol_max.push_back(it != opts.bounds.end() ? it->second : opts.default_max);
+      }
+    }
+  }
+  return {};
+}
+
+/// The block's initializers, as weights placed when code first points at them.
+Result<void> bind_constants(Program& p, const Graph& g) {
+  for (size_t i = 0; i < g.values().size(); ++i) {
+    const Value& val = g.values()[i];
+    if (!val.initializer) continue;
+    ValueInfo& info = p.values[i];
+    info.constant = &*val.initializer;
+    info.f32 = val.initializer->dtype() == DType::kF32;
+    for (int64_t d : val.initializer->shape()) info.dims.push_back(d);
+    info.place = Place::kWeight;
+    info.offset = -1;  // assigned when code first points at it
+  }
+  return {};
+}
+
 class Lowering {
  public:
   Lowering(const Graph& g, const LowerOptions& o) : g_(g), opts_(o), consumers_(consumers_of(g)) {
@@ -37,8 +89,8 @@ class Lowering {
   }
 
   Result<Program> run() {
-    HONE_CHECK_OK(bind_inputs());
-    HONE_CHECK_OK(bind_constants());
+    HONE_CHECK_OK(bind_inputs(p_, g_, opts_));
+    HONE_CHECK_OK(bind_constants(p_, g_));
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
       const NodeId id = static_cast<NodeId>(i);
       const Node& n = g_.node(id);
@@ -47,60 +99,11 @@ class Lowering {
     }
     place_values();
     choose_layouts(p_);
-    HONE_CHECK_OK(plan_arena());
+    HONE_CHECK_OK(place_arena());
     return std::move(p_);
   }
 
  private:
-  Result<void> bind_inputs() {
-    std::set<std::string> seen;
-    for (size_t i = 0; i < g_.inputs().size(); ++i) {
-      const ValueId v = g_.inputs()[i];
-      const Value& val = g_.value(v);
-      ValueInfo& info = p_.values[static_cast<size_t>(v)];
-      if (val.dtype != DType::kF32 || val.kind != ValueKind::kTensor)
-        return fail(ErrorCode::kUnsupported, "input '" + val.name + "' is " +
-                                                 std::string(dtype_name(val.dtype)) +
-                                                 "; aot runs f32 tensors only");
-      if (!val.shape)
-        return fail(ErrorCode::kUnsupported,
-                    "input '" + val.name + "' has no known rank; aot needs ranked inputs");
-      info.place = Place::kInput;
-      info.index = static_cast<int64_t>(i);
-      for (size_t a = 0; a < val.shape->rank(); ++a) {
-        const Dim& d = (*val.shape)[a];
-        if (d.is_static()) {
-          info.dims.push_back(d.value());
-          continue;
-        }
-        // An unnamed dim gets a name of its own, so it still binds at run time.
-        const std::string name =
-            d.is_symbolic() ? d.symbol_name() : val.name + ":" + std::to_string(a);
-        info.dims.push_back(DimExpr::symbol(name));
-        if (seen.insert(name).second) {
-          p_.symbols.push_back(name);
-          auto it = opts_.bounds.find(name);
-          p_.symbol_max.push_back(it != opts_.bounds.end() ? it->second : opts_.default_max);
-        }
-      }
-    }
-    return {};
-  }
-
-  Result<void> bind_constants() {
-    for (size_t i = 0; i < g_.values().size(); ++i) {
-      const Value& val = g_.values()[i];
-      if (!val.initializer) continue;
-      ValueInfo& info = p_.values[i];
-      info.constant = &*val.initializer;
-      info.f32 = val.initializer->dtype() == DType::kF32;
-      for (int64_t d : val.initializer->shape()) info.dims.push_back(d);
-      info.place = Place::kWeight;
-      info.offset = -1;  // assigned when code first points at it
-    }
-    return {};
-  }
-
   /// Adds `id` to the last step as an epilogue, or starts a step.
   void group(NodeId id) {
     const Node& n = g_.node(id);
@@ -252,14 +255,14 @@ class Lowering {
     std::copy_n(t.data<float>(), t.numel(), p_.weights.begin() + info.offset);
   }
 
-  /// Arena offsets from the shared liveness planner (backends/common/memory_plan.h):
+  /// Arena offsets from the shared liveness planner (backends/common/arena_layout.h):
   /// an arena value lives from the step that writes it to the last step that
   /// reads it (through views, its root), and graph outputs that are copied out
   /// at the end live until one last step that stands for that copy.
-  Result<void> plan_arena() {
-    MemoryProblem mp;
+  Result<void> place_arena() {
+    ArenaProblem mp;
     mp.alignment = static_cast<size_t>(kAlign);
-    std::vector<int> slot(p_.values.size(), -1);  // ValueInfo → MemoryProblem value
+    std::vector<int> slot(p_.values.size(), -1);  // ValueInfo → ArenaProblem value
     for (size_t i = 0; i < p_.values.size(); ++i)
       if (p_.values[i].place == Place::kArena) {
         slot[i] = static_cast<int>(mp.values.size());
@@ -288,12 +291,12 @@ class Lowering {
         mp.steps[si].scratch_bytes = static_cast<size_t>(p_.at_bounds(s.scratch_floats) * 4);
     }
     for (ValueId v : g_.outputs()) read(p_.steps.size(), v);
-    HONE_TRY(MemoryPlan plan, plan_memory(mp));
+    HONE_TRY(ArenaLayout plan, lay_out(mp));
     for (size_t i = 0; i < p_.values.size(); ++i)
-      if (slot[i] >= 0 && plan.offsets[static_cast<size_t>(slot[i])] != MemoryPlan::kNotPlaced)
+      if (slot[i] >= 0 && plan.offsets[static_cast<size_t>(slot[i])] != ArenaLayout::kNotPlaced)
         p_.values[i].offset = static_cast<int64_t>(plan.offsets[static_cast<size_t>(slot[i])]);
     for (size_t si = 0; si < p_.steps.size(); ++si)
-      if (plan.scratch_offsets[si] != MemoryPlan::kNotPlaced)
+      if (plan.scratch_offsets[si] != ArenaLayout::kNotPlaced)
         p_.steps[si].scratch_offset = static_cast<int64_t>(plan.scratch_offsets[si]);
     p_.arena_bytes = static_cast<int64_t>(plan.arena_bytes);
     return {};

@@ -105,7 +105,7 @@ struct EmitOptions {
 };
 std::string emit_c(const Program& p, const EmitOptions& options);
 
-/// One line per step for kernel_plan(): "Conv+Relu [conv2d.f32.aot.im2col_sgemm]".
+/// One line per step for describe_kernels(): "Conv+Relu [conv2d.f32.aot.im2col_sgemm]".
 std::vector<std::string> describe_steps(const Program& p);
 
 }  // namespace hone::aot

@@ -9,8 +9,30 @@
 #include "backends/aot/lstm.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
-#include "ops/broadcast.h"
+#include "ops/shape_fn.h"
 #include "ops/window.h"
+
+/// aot's dims in the shared shape functions: dims it cannot compare
+/// (different symbols or expressions) are refused, never merged, since the
+/// code it emits must know every extent exactly.
+template <>
+struct hone::ops::DimTraits<hone::aot::DimExpr> {
+  static DimMatch match(const aot::DimExpr& x, const aot::DimExpr& y) {
+    if (x == y) return DimMatch::kSame;
+    if (aot::is_one(y)) return DimMatch::kSecondIsOne;
+    if (aot::is_one(x)) return DimMatch::kFirstIsOne;
+    if (x.is_const() && y.is_const()) return DimMatch::kClash;
+    return DimMatch::kUndecided;
+  }
+  static std::optional<int64_t> known(const aot::DimExpr& d) {
+    return d.is_const() ? std::optional(d.value()) : std::nullopt;
+  }
+  static std::optional<aot::DimExpr> unknown() { return std::nullopt; }
+  static std::optional<aot::DimExpr> add(const aot::DimExpr& a, const aot::DimExpr& b) {
+    return a + b;
+  }
+  static std::string str(const aot::DimExpr& d) { return d.to_string(); }
+};
 
 namespace hone::aot {
 namespace {
@@ -42,22 +64,14 @@ Result<ValueId> data_input(const Program& p, const Node& n, size_t i) {
   return n.inputs[i];
 }
 
-/// Broadcasting of two dim lists (the rule is ops/broadcast.h); dims aot
-/// cannot compare (different symbols or expressions) are refused.
-Result<DimExprs> broadcast(const DimExprs& a, const DimExprs& b) {
-  auto match = [](const DimExpr& x, const DimExpr& y) {
-    if (x == y) return ops::DimMatch::kSame;
-    if (y.is_const() && y.value() == 1) return ops::DimMatch::kSecondIsOne;
-    if (x.is_const() && x.value() == 1) return ops::DimMatch::kFirstIsOne;
-    return ops::DimMatch::kUndecided;
-  };
-  auto out = ops::broadcast_dims<DimExpr>(
-      {a, b}, DimExpr(1), match,
-      [](const DimExpr&, const DimExpr&) { return std::optional<DimExpr>(); });
-  if (!out)
-    return fail(unsupported("dims " + to_string(a) + " and " + to_string(b) +
-                            " do not broadcast (or differ in symbols aot cannot compare)"));
-  return *out;
+/// A shared shape function's result (ops/shape_fn.h), with any refusal
+/// made kUnsupported: a shape aot cannot work out is one it cannot build, and
+/// the partitioner sends the node elsewhere.
+template <class T>
+Result<T> refused(Result<T> r) {
+  if (!r && r.error().code() != ErrorCode::kUnsupported)
+    return fail(unsupported(r.error().message()));
+  return r;
 }
 
 /// support() has checked the axis; ops/axis.h maps it.
@@ -130,11 +144,7 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
     return fail(ErrorCode::kInvalidArgument, "Conv group " + std::to_string(group) +
                                                  " does not fit input " + to_string(x) +
                                                  " and weights " + to_string(w));
-  std::vector<int64_t> k;
-  for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
-  if (!ca.kernel_shape.empty() && ca.kernel_shape != k)
-    return fail(ErrorCode::kInvalidArgument, "Conv kernel_shape disagrees with the weights");
-  HONE_TRY(Window2d win, window_of(n, x, k, false));
+  HONE_TRY(DimExprs out, ops::conv_shape(n, ca, x, w));
   p.operands[id] = {xv, wv};
   if (has_input(n, 2)) {
     HONE_TRY(ValueId bv, data_input(p, n, 2));
@@ -143,9 +153,6 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
                   "Conv bias must have shape [" + std::to_string(m) + "]");
     p.operands[id].push_back(bv);
   }
-  DimExprs out{x[0], m};
-  if (x.size() == 4) out.push_back(win.oh);
-  out.push_back(win.ow);
   return out;
 }
 
@@ -155,44 +162,19 @@ Result<DimExprs> gemm(Program& p, NodeId id, const Node& n) {
   const DimExprs a = dims_of(p, av), b = dims_of(p, bv);
   if (a.size() != 2 || b.size() != 2) return fail(unsupported("Gemm A and B must be 2-D"));
   HONE_TRY(const ops::GemmAttrs ga, ops::gemm_attrs(n));
-  const bool ta = ga.trans_a, tb = ga.trans_b;
-  const DimExpr m = ta ? a[1] : a[0], ka = ta ? a[0] : a[1];
-  const DimExpr kb = tb ? b[1] : b[0], nn = tb ? b[0] : b[1];
-  if (!(ka == kb))
-    return fail(
-        unsupported("Gemm K dims " + ka.to_string() + " and " + kb.to_string() + " differ"));
   p.operands[id] = {av, bv};
-  DimExprs out{m, nn};
-  if (has_input(n, 2)) {
-    HONE_TRY(ValueId cv, data_input(p, n, 2));
-    const DimExprs c = dims_of(p, cv);
-    HONE_TRY(DimExprs bc, broadcast(out, c));
-    if (!(bc == out) || c.size() > 2)
-      return fail(
-          unsupported("Gemm C " + to_string(c) + " does not broadcast to " + to_string(out)));
-    p.operands[id].push_back(cv);
-  }
-  return out;
+  if (!has_input(n, 2)) return refused(ops::gemm_shape(ga, a, b));
+  HONE_TRY(ValueId cv, data_input(p, n, 2));
+  const DimExprs c = dims_of(p, cv);
+  p.operands[id].push_back(cv);
+  return refused(ops::gemm_shape(ga, a, b, &c));
 }
 
 Result<DimExprs> matmul(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId av, data_input(p, n, 0));
   HONE_TRY(ValueId bv, data_input(p, n, 1));
-  DimExprs a = dims_of(p, av), b = dims_of(p, bv);
-  if (a.empty() || b.empty()) return fail(unsupported("MatMul of a scalar"));
-  const bool a1 = a.size() == 1, b1 = b.size() == 1;
-  if (a1) a.insert(a.begin(), DimExpr(1));
-  if (b1) b.push_back(1);
-  if (!(a.back() == b[b.size() - 2]))
-    return fail(unsupported("MatMul K dims " + a.back().to_string() + " and " +
-                            b[b.size() - 2].to_string() + " differ"));
-  HONE_TRY(DimExprs batch,
-           broadcast(DimExprs(a.begin(), a.end() - 2), DimExprs(b.begin(), b.end() - 2)));
   p.operands[id] = {av, bv};
-  DimExprs out = batch;
-  if (!a1) out.push_back(a[a.size() - 2]);
-  if (!b1) out.push_back(b.back());
-  return out;
+  return refused(ops::matmul_shape(dims_of(p, av), dims_of(p, bv)));
 }
 
 Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
@@ -201,23 +183,13 @@ Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
   p.operands[id] = {xv};
   if (n.op_type == "GlobalAveragePool" || n.op_type == "GlobalMaxPool") {
     if (x.size() < 3) return fail(unsupported("input " + to_string(x) + " has no spatial dims"));
-    DimExprs out{x[0], x[1]};
-    out.resize(x.size(), 1);
-    return out;
+    return refused(ops::global_pool_shape(n.op_type, x));
   }
   if (x.size() != 3 && x.size() != 4)
     return fail(unsupported(n.op_type + " input " + to_string(x) + ": aot runs 1-D and 2-D pools"));
   HONE_CHECK_OK(check_static(x, 2, n.op_type + " input"));
   HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
-  const std::vector<int64_t>& k = pa.kernel_shape;
-  if (k.size() + 2 != x.size())
-    return fail(ErrorCode::kInvalidArgument,
-                n.op_type + " kernel_shape does not match the input rank");
-  HONE_TRY(Window2d win, window_of(n, x, k, pa.ceil_mode));
-  DimExprs out{x[0], x[1]};
-  if (x.size() == 4) out.push_back(win.oh);
-  out.push_back(win.ow);
-  return out;
+  return ops::pool_shape(n, pa, x);
 }
 
 Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
@@ -290,36 +262,18 @@ Result<DimExprs> transpose(Program& p, NodeId id, const Node& n) {
   const DimExprs x = dims_of(p, xv);
   HONE_TRY(const std::vector<int64_t> perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
   p.operands[id] = {xv};
-  DimExprs out;
-  for (int64_t a : perm) out.push_back(x[static_cast<size_t>(a)]);
-  return out;
+  return ops::transpose_shape(x, perm);
 }
 
 Result<DimExprs> concat(Program& p, NodeId id, const Node& n) {
   p.operands[id].clear();
-  DimExprs out;
-  int64_t axis = 0;
+  std::vector<DimExprs> inputs;
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     HONE_TRY(ValueId v, data_input(p, n, i));
-    const DimExprs d = dims_of(p, v);
-    if (i == 0) {
-      out = d;
-      axis = norm_axis(ops::axis_attr(n), static_cast<int64_t>(d.size()));
-      if (axis < 0 || axis >= static_cast<int64_t>(d.size()))
-        return fail(ErrorCode::kInvalidArgument, "Concat axis out of range for " + to_string(d));
-    } else {
-      if (d.size() != out.size())
-        return fail(ErrorCode::kInvalidArgument, "Concat inputs differ in rank");
-      for (size_t a = 0; a < d.size(); ++a)
-        if (static_cast<int64_t>(a) != axis && !(d[a] == out[a]))
-          return fail(unsupported("Concat inputs " + to_string(out) + " and " + to_string(d) +
-                                  " differ off the axis"));
-      out[static_cast<size_t>(axis)] =
-          out[static_cast<size_t>(axis)] + d[static_cast<size_t>(axis)];
-    }
+    inputs.push_back(dims_of(p, v));
     p.operands[id].push_back(v);
   }
-  return out;
+  return ops::concat_shape(ops::axis_attr(n), inputs);
 }
 
 Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
@@ -539,9 +493,9 @@ Result<void> infer_node(Program& p, NodeId id) {
     p.operands[id] = {av, bv};
     mark_literal(p, av);
     mark_literal(p, bv);
-    out = broadcast(dims_of(p, av), dims_of(p, bv));
-    if (out && op == "PRelu" && !(*out == dims_of(p, av)))
-      return fail(unsupported("PRelu slope does not broadcast to the input"));
+    if (op == "PRelu")
+      HONE_CHECK_OK(refused(ops::check_broadcasts_to(op, "slope", dims_of(p, bv), dims_of(p, av))));
+    out = refused(ops::broadcast_shape<DimExpr>(op, {dims_of(p, av), dims_of(p, bv)}));
   } else if (op == "BatchNormalization") {
     HONE_TRY(ValueId xv, data_input(p, n, 0));
     HONE_CHECK_OK(batch_norm(p, id, n, dims_of(p, xv)));

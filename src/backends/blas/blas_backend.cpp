@@ -6,9 +6,9 @@
 
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
+#include "backends/common/arena_layout.h"
 #include "backends/common/block_runtime.h"
 #include "backends/common/capabilities.h"
-#include "backends/common/memory_plan.h"
 #include "backends/common/static_dims.h"
 #include "core/log.h"
 #include "hone/limits.h"
@@ -40,7 +40,7 @@ struct Program {
   std::vector<std::pair<size_t, size_t>> copies;  // (slot, output) for outputs no step writes
   std::vector<dims_t> output_dims;
   size_t arena_floats = 0;
-  MemoryPlan memory;  // how the arena was laid out
+  ArenaLayout memory;  // how the arena was laid out
 };
 
 struct AlignedDelete {
@@ -131,7 +131,7 @@ class BlasBlock final : public BlockRuntime<Program> {
         HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, d));
         outputs.push_back(std::move(t));
       }
-      // One arena per call, laid out by plan_arena().
+      // One arena per call, laid out by arena_layout_of().
       ArenaPool::Lease arena;
       arenas_.take(program.arena_floats, &arena);
       auto ptr = [&](size_t s) -> float* {
@@ -173,8 +173,8 @@ class BlasBlock final : public BlockRuntime<Program> {
   /// Lays out the temporaries and workspaces of `program` in one arena: each
   /// step's workspace is scratch live only during that step; copies to the
   /// block's outputs read their sources after the last step.
-  static Result<MemoryPlan> plan_arena(Program* program) {
-    MemoryProblem mp;
+  static Result<ArenaLayout> arena_layout_of(Program* program) {
+    ArenaProblem mp;
     mp.alignment = 64;
     for (const Program::Slot& sl : program->slots) {
       size_t n = 1;
@@ -182,7 +182,7 @@ class BlasBlock final : public BlockRuntime<Program> {
       mp.values.push_back({n * sizeof(float), sl.kind != Program::Slot::Kind::kTemp});
     }
     for (const Program::Step& st : program->steps) {
-      MemoryStep ms;
+      ArenaStep ms;
       for (size_t s : st.in) ms.reads.push_back(static_cast<int>(s));
       for (size_t s : st.out) ms.writes.push_back(static_cast<int>(s));
       ms.scratch_bytes = st.op.workspace_floats * sizeof(float);
@@ -192,17 +192,17 @@ class BlasBlock final : public BlockRuntime<Program> {
       mp.steps.push_back(std::move(ms));
     }
     if (!program->copies.empty()) {
-      MemoryStep tail;
+      ArenaStep tail;
       for (const auto& [s, k] : program->copies) tail.reads.push_back(static_cast<int>(s));
       mp.steps.push_back(std::move(tail));
     }
-    HONE_TRY(MemoryPlan m, plan_memory(mp));
+    HONE_TRY(ArenaLayout m, lay_out(mp));
     for (size_t s = 0; s < program->slots.size(); ++s)
       if (program->slots[s].kind == Program::Slot::Kind::kTemp &&
-          m.offsets[s] != MemoryPlan::kNotPlaced)
+          m.offsets[s] != ArenaLayout::kNotPlaced)
         program->slots[s].offset = m.offsets[s] / sizeof(float);
     for (size_t i = 0; i < program->steps.size(); ++i)
-      if (m.scratch_offsets[i] != MemoryPlan::kNotPlaced)
+      if (m.scratch_offsets[i] != ArenaLayout::kNotPlaced)
         program->steps[i].workspace = m.scratch_offsets[i] / sizeof(float);
     return m;
   }
@@ -236,15 +236,7 @@ class BlasBlock final : public BlockRuntime<Program> {
     std::vector<std::string> lines;
     for (const Unit& u : units_) {
       Program::Step st;
-      std::vector<dims_t> dims;
-      for (ValueId v : u.inputs) {
-        HONE_TRY(size_t s, slot_for(v));
-        st.in.push_back(s);
-        dims.push_back(program->slots[s].dims);
-      }
-      auto op = u.op->plan(dims, *pool_);
-      if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
-      st.op = std::move(*op);
+      HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, *pool_));
       for (size_t o = 0; o < u.outputs.size(); ++o) {
         program->slots.push_back({Program::Slot::Kind::kTemp, 0, 0, nullptr, st.op.outputs[o]});
         st.out.push_back(program->slots.size() - 1);
@@ -267,7 +259,7 @@ class BlasBlock final : public BlockRuntime<Program> {
         program->copies.emplace_back(s, k);
       }
     }
-    HONE_TRY(program->memory, plan_arena(program.get()));
+    HONE_TRY(program->memory, arena_layout_of(program.get()));
     HONE_CHECK_OK(check_allocation(program->memory.arena_bytes,
                                    "the activation arena of block '" + g.name() + "'"));
     program->arena_floats = program->memory.arena_bytes / sizeof(float);
@@ -334,7 +326,7 @@ MemoryFigures BlasBackend::memory_figures() const {
   return stats_->memory;
 }
 
-std::vector<std::string> BlasBackend::kernel_plan() const {
+std::vector<std::string> BlasBackend::describe_kernels() const {
   std::lock_guard lock(stats_->mu);
   return stats_->kernel_lines;
 }

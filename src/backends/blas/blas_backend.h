@@ -12,8 +12,8 @@
 // Lifecycle per block: compile() creates one Op per fused unit (validates,
 // packs weights once); each input-shape signature gets a plan (kernel
 // choice, buffer offsets, workspace size), built at compile time for static
-// blocks and on first use otherwise, cached under a mutex; the memory planner
-// (backends/common/memory_plan.h) lays every temporary and workspace out in
+// blocks and on first use otherwise, cached under a mutex; lay_out()
+// (backends/common/arena_layout.h) places every temporary and workspace in
 // one arena per call, taken from a small pool of arenas, and run() binds it.
 // A signature no plan fits (empty tensors, non-f32 inputs) runs on the
 // reference and counts a fallback run.
@@ -71,7 +71,7 @@ class BlasBackend final : public CompilingBackend {
   /// One line per distinct (unit, kernel) planned, in planning order, and one
   /// "peak_activation_bytes N for block 'B' [dims]: arena ... (naive ...)"
   /// line per planned block and signature.
-  std::vector<std::string> kernel_plan() const override;
+  std::vector<std::string> describe_kernels() const override;
 
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;

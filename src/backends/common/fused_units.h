@@ -5,12 +5,14 @@
 //   using Unit = FusedUnit<Op>;
 //   HONE_TRY(std::vector<Unit> units, place_units<Unit>(block, [&](NodeId id, const Node& n,
 //            std::vector<NodeId>* absorbed) { return create_unit(info, n, absorbed); }));
+//   for (const Unit& u : units) HONE_CHECK_OK(plan_unit_step(step, u, slot_for, slots, env));
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -88,6 +90,26 @@ template <class Unit, class Create>
   units.reserve(placed.size());
   for (auto& [at, u] : placed) units.push_back(std::move(u));
   return units;
+}
+
+/// Plans unit `u` as one step of a compiled block: `slot_for(v)` ->
+/// Result<size_t> gives the slot of each input (making it on first use),
+/// whose dims are `slots[slot].dims`; the slots go to `step.in` and the op's
+/// plan for those dims (`env`: what its plan() takes besides them) to
+/// `step.op`. A failure names the unit.
+template <class Step, class Unit, class SlotFor, class Slots, class Env>
+[[nodiscard]] Result<void> plan_unit_step(Step& step, const Unit& u, SlotFor&& slot_for,
+                                          const Slots& slots, Env& env) {
+  std::vector<std::decay_t<decltype(slots.front().dims)>> dims;
+  for (ValueId v : u.inputs) {
+    HONE_TRY(size_t s, slot_for(v));
+    step.in.push_back(s);
+    dims.push_back(slots[s].dims);
+  }
+  auto op = u.op->plan(dims, env);
+  if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
+  step.op = std::move(*op);
+  return {};
 }
 
 }  // namespace hone

@@ -103,7 +103,7 @@ Result<Tensor> CudaBackend::allocate_host(DType dtype, std::vector<int64_t> shap
   return t;
 }
 
-std::vector<std::string> CudaBackend::kernel_plan() const {
+std::vector<std::string> CudaBackend::describe_kernels() const {
   std::vector<std::string> out;
   {
     std::lock_guard lock(stats_->mu);

@@ -91,7 +91,7 @@ struct ConvSettings {
 };
 
 /// What gemm_select and gemm_epilogue set: how matrix products are chosen
-/// and fused (ops_dense.cpp).
+/// and fused (ops_dense.cpp, ops_mlp.cpp; the products in gemm.cpp).
 struct GemmSettings {
   /// gemm_select=time: under bf16/fp16, each matrix-product shape times its
   /// bf16/f16 candidate against SGEMM in TF32 and keeps the faster.
@@ -149,7 +149,7 @@ class CudaBackend final : public CompilingBackend {
                                              std::vector<int64_t> shape) const override;
   /// One line per distinct (unit, kernel) planned, in planning order, then
   /// one per recorded choice ("choice: LABEL SHAPES MODE -> KERNEL").
-  std::vector<std::string> kernel_plan() const override;
+  std::vector<std::string> describe_kernels() const override;
   /// How this backend's kernel selections were made since build(): timed
   /// here, replayed from kernel_choices, or reused from another backend's
   /// timing in this process.

@@ -79,15 +79,7 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
   size_t workspace = 0;
   for (const Unit& u : units_) {
     Program::Step st;
-    std::vector<dims_t> dims;
-    for (ValueId v : u.inputs) {
-      HONE_TRY(size_t s, slot_for(v));
-      st.in.push_back(s);
-      dims.push_back(program->slots[s].dims);
-    }
-    auto op = u.op->plan(dims, env);
-    if (!op) return fail(std::move(op).error().add_context("while planning " + u.label));
-    st.op = std::move(*op);
+    HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, env));
     for (size_t i = 0; i < st.in.size(); ++i)
       if (program->slots[st.in[i]].dims_only && st.op.run)
         return fail(ErrorCode::kInternal,

@@ -1,5 +1,5 @@
 // Private to the cuda backend: the record of the kernels chosen by timing at
-// plan time (op_timer.h's fastest(), ops_dense.cpp's pick(), ops_conv.cpp's
+// plan time (op_timer.h's fastest(), gemm.cpp's pick(), ops_conv.cpp's
 // cuDNN-or-cuBLAS and cuDNN algorithm choices), one per backend instance, kept
 // in the backend's config field `kernel_choices` so that a package replays
 // them without timing (STYLE.md rule 9).

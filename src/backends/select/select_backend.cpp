@@ -380,7 +380,7 @@ Result<void> SelectBackend::do_build(const Graph& graph) {
   return CompilingBackend::do_build(graph);
 }
 
-std::vector<std::string> SelectBackend::kernel_plan() const {
+std::vector<std::string> SelectBackend::describe_kernels() const {
   std::vector<std::string> out;
   for (const Choice& c : choices_) {
     std::string acc;

@@ -58,7 +58,7 @@ class SelectBackend final : public CompilingBackend {
   std::string_view name() const override { return "select"; }
   const BackendCapabilities& capabilities() const override { return caps(); }
   static const BackendCapabilities& caps();
-  std::vector<std::string> kernel_plan() const override;
+  std::vector<std::string> describe_kernels() const override;
   /// Heavy nodes timed by this build (0 when it replayed recorded choices).
   int timed_nodes() const { return timed_nodes_; }
 

@@ -44,11 +44,11 @@ inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double
   return ::testing::AssertionSuccess();
 }
 
-/// All kernel_plan() lines of a backend that has them, one per line.
+/// All describe_kernels() lines of a backend that has them, one per line.
 template <class B>
 std::string plan_text(const B& be) {
   std::string s;
-  for (const std::string& l : be.kernel_plan()) s += l + "\n";
+  for (const std::string& l : be.describe_kernels()) s += l + "\n";
   return s;
 }
 

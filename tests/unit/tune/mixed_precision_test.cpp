@@ -50,6 +50,32 @@ Sample sample(int64_t batch, uint32_t seed) {
   return Sample(std::move(m));
 }
 
+/// Two logits heads with the MLP between them in the graph's order: the
+/// search's window spans the MLP, and pruning must drop it and keep both heads.
+Graph two_heads_model() {
+  std::mt19937 rng(31);
+  GraphBuilder b("bf16_two_heads");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 256});
+  b.output(b.softmax(b.matmul(x, b.constant("wbig1", uniform(rng, {256, 32}, 3.5f, 4.5f)))),
+           "probs1");
+  ValueId h = b.relu(b.matmul(x, b.constant("wa", uniform(rng, {256, 512}, -0.1f, 0.1f))));
+  h = b.relu(b.matmul(h, b.constant("wb", uniform(rng, {512, 256}, -0.1f, 0.1f))));
+  b.output(b.matmul(h, b.constant("wc", uniform(rng, {256, 256}, -0.1f, 0.1f))), "features");
+  b.output(b.softmax(b.matmul(x, b.constant("wbig2", uniform(rng, {256, 32}, 3.5f, 4.5f)))),
+           "probs2");
+  auto g = std::move(b).build();
+  EXPECT_TRUE(g) << g.error().to_string();
+  return std::move(*g);
+}
+
+/// The MatMul that reads constant `weights`.
+std::string matmul_reading(const Graph& g, const std::string& weights) {
+  for (const Node& n : g.nodes())
+    if (n.op_type == "MatMul" && n.inputs.size() == 2 && g.value(n.inputs[1]).name == weights)
+      return n.name;
+  return {};
+}
+
 /// The MatMul that makes the logits (it reads "wbig").
 std::string logits_matmul(const Graph& g) {
   for (const Node& n : g.nodes())
@@ -163,6 +189,35 @@ TEST(MixedPrecision, AnUnknownPrecisionInACandidateNameIsAFailedCandidate) {
   EXPECT_EQ(tuned->decision().backend, "reference");
 }
 
+TEST(MixedPrecision, APrecisionAskedForInTheConfigIsSearchedToo) {
+  HONE_NEED_ONEDNN_BF16();
+  const Graph g = logits_model();
+  TuneOptions o = options();
+  o.configs["onednn"]["precision"] = "bf16";  // --config onednn.precision=bf16
+  auto tuned = tune(g, {sample(1, 1), sample(4, 2)}, MaxThroughput({"onednn"}), o);
+  ASSERT_TRUE(tuned) << tuned.error().to_string();
+  const CandidateResult* c = find(tuned->report(), "onednn");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->precision, "bf16");
+  EXPECT_EQ(c->fp32_nodes, std::vector<std::string>{logits_matmul(g)});
+  EXPECT_NE(find(tuned->report(), "onednn (no fp32 nodes)"), nullptr);
+}
+
+TEST(MixedPrecision, PruningKeepsBothFailingHeadsAndDropsWhatLiesBetween) {
+  HONE_NEED_ONEDNN_BF16();
+  const Graph g = two_heads_model();
+  auto tuned = tune(g, {sample(1, 1), sample(4, 2)}, MaxThroughput({"onednn@bf16"}), options());
+  ASSERT_TRUE(tuned) << tuned.error().to_string();
+  const CandidateResult* c = find(tuned->report(), "onednn@bf16");
+  ASSERT_NE(c, nullptr);
+  EXPECT_TRUE(c->usable()) << tuned->report().table();
+  std::vector<std::string> want{matmul_reading(g, "wbig1"), matmul_reading(g, "wbig2")};
+  std::vector<std::string> got = c->fp32_nodes;
+  std::sort(want.begin(), want.end());
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, want) << tuned->report().table();
+}
+
 TEST(MixedPrecision, AWarmCacheKeepsTheMixedPlan) {
   HONE_NEED_ONEDNN_BF16();
   const Graph g = logits_model();
@@ -211,7 +266,7 @@ TEST(MixedPrecision, ThePackageReplaysThePrecisionAndTheFp32Nodes) {
   const std::vector<Tensor> x{uniform(rng, {3, 256}, 0.0f, 1.0f)};
   auto a = tuned->infer_flat(x), b = loaded->infer_flat(x);
   ASSERT_TRUE(a && b);
-  for (const auto& l : loaded->backend().kernel_plan()) plan += l + "\n";
+  for (const auto& l : loaded->backend().describe_kernels()) plan += l + "\n";
   EXPECT_NE(plan.find("matmul[bf16]"), std::string::npos) << plan;
   EXPECT_NE(plan.find(", matmul,"), std::string::npos) << plan;  // the logits, in f32
   ASSERT_EQ(a->size(), b->size());

@@ -110,7 +110,7 @@ inline GraphBuilder::ConvOptions pad1(int64_t stride = 1, int64_t group = 1) {
 /// How many lines of the kernel plan are exactly `want`.
 inline int count_lines(const AotBackend& be, const std::string& want) {
   int n = 0;
-  for (const std::string& l : be.kernel_plan()) n += l == want;
+  for (const std::string& l : be.describe_kernels()) n += l == want;
   return n;
 }
 inline bool plan_has(const AotBackend& be, const std::string& want) {
@@ -118,7 +118,7 @@ inline bool plan_has(const AotBackend& be, const std::string& want) {
 }
 inline std::string plan_text(const AotBackend& be) {
   std::string s;
-  for (const std::string& l : be.kernel_plan()) s += l + "\n";
+  for (const std::string& l : be.describe_kernels()) s += l + "\n";
   return s;
 }
 

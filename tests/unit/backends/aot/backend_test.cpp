@@ -103,7 +103,7 @@ TEST(AotBackend, GeneratedSourceIsReadableAndCached) {
        {"ARENA_BYTES", "static void step0_conv_relu(const ctx_t* c)", "hone_aot_run", "dnnl_sgemm",
         "#pragma omp parallel for", "d[0] = 'batch', at most 64"})
     EXPECT_NE(src.find(needle), std::string::npos) << needle << "\n" << src.substr(0, 1500);
-  const auto plan = first->kernel_plan();
+  const auto plan = first->describe_kernels();
   ASSERT_FALSE(plan.empty());
   // The graph input arrives NCHW: the first conv copies it channels-last.
   EXPECT_EQ(plan[0], "Conv+Relu [layout.f32.aot.nchw_to_nhwc+conv.f32.aot.dnnl_nhwc+post_ops]");

@@ -34,7 +34,7 @@ TEST(AotGemmFold, TransformerMatchesReferenceAtSymbolicBatchAndSeq) {
   ASSERT_TRUE(g) << g.error().to_string();
   auto be = build_aot(*g);
   ASSERT_TRUE(be);
-  const auto plan = be->kernel_plan();
+  const auto plan = be->describe_kernels();
   // The head split/merge Transposes are strides of the attention GEMMs and
   // the 1/sqrt(d) Div is their alpha: no Transpose step, no Div loop.
   EXPECT_EQ(count_steps(plan, "Transpose"), 0u) << joined(plan);
@@ -84,7 +84,7 @@ TEST(AotGemmFold, HeadTransposesFoldIntoStridedBatchedMatMul) {
   ASSERT_TRUE(g) << g.error().to_string();
   auto be = build_aot(*g);
   ASSERT_TRUE(be);
-  const auto plan = be->kernel_plan();
+  const auto plan = be->describe_kernels();
   EXPECT_EQ(count_steps(plan, "Transpose"), 0u) << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Mul+Div [gemm.f32.aot.dnnl_sgemm]"), 1u) << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Transpose+Add+Relu [gemm.f32.aot.dnnl_sgemm+fused_eltwise]"),
@@ -123,7 +123,7 @@ TEST(AotGemmFold, TransposesThatCannotFoldStillRun) {
   ASSERT_TRUE(g) << g.error().to_string();
   auto be = build_aot(*g);
   ASSERT_TRUE(be);
-  const auto plan = be->kernel_plan();
+  const auto plan = be->describe_kernels();
   EXPECT_EQ(count_steps(plan, "Transpose"), 5u) << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Transpose"), 0u) << joined(plan);
   expect_matches_reference(*g, {{uniform(rng, {1, 4, 5})}, {uniform(rng, {3, 4, 5})}});
@@ -157,7 +157,7 @@ TEST(AotGemmFold, ScalarMulAndDivBecomeAlpha) {
   ASSERT_TRUE(g) << g.error().to_string();
   auto be = build_aot(*g);
   ASSERT_TRUE(be);
-  const auto plan = be->kernel_plan();
+  const auto plan = be->describe_kernels();
   EXPECT_EQ(count_steps(plan, "Gemm+Div+Add [gemm.f32.aot.dnnl_sgemm+fused_eltwise]"), 1u)
       << joined(plan);
   EXPECT_EQ(count_steps(plan, "MatMul+Div [gemm.f32.aot.dnnl_sgemm]"), 1u) << joined(plan);

@@ -90,7 +90,7 @@ TEST(AotNhwc, NchwReadersKeepTheirProducerNchw) {
   ASSERT_TRUE(g) << g.error().to_string();
   auto be = build_aot(*g);
   ASSERT_TRUE(be);
-  for (const std::string& l : be->kernel_plan())
+  for (const std::string& l : be->describe_kernels())
     EXPECT_EQ(l.find("nhwc"), std::string::npos) << plan_text(*be);
   expect_matches_reference(*g, {{uniform(rng, {1, 4, 6, 6})}, {uniform(rng, {3, 4, 6, 6})}});
 }

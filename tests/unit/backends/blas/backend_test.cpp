@@ -125,7 +125,8 @@ TEST(BlasBackend, DynamicBatchPlansOncePerShape) {
   std::mt19937 rng(3);
   Graph g = res_block(rng);
   auto be = build_blas(g, 2);
-  EXPECT_TRUE(be->kernel_plan().empty()) << "symbolic batch: nothing planned before the first call";
+  EXPECT_TRUE(be->describe_kernels().empty())
+      << "symbolic batch: nothing planned before the first call";
   eval::Interpreter ref;
   for (int round = 0; round < 2; ++round)
     for (int64_t n = 1; n <= 5; ++n) {
@@ -141,7 +142,7 @@ TEST(BlasBackend, DynamicBatchPlansOncePerShape) {
             std::string::npos)
       << plan_text(*be);
   // One memory line per planned batch size, and the arena grows with the batch.
-  EXPECT_EQ(be->kernel_plan().size(), 14u) << plan_text(*be);
+  EXPECT_EQ(be->describe_kernels().size(), 14u) << plan_text(*be);
   EXPECT_NE(plan_text(*be).find("for block 'resblock_block' [5,3,10,10]: arena"), std::string::npos)
       << plan_text(*be);
   const MemoryFigures m = be->memory_figures();

@@ -58,10 +58,10 @@ inline std::unique_ptr<BlasBackend> expect_matches_reference(const Graph& g,
   return be;
 }
 
-/// The kernel_plan() lines of units (the memory lines left out).
+/// The describe_kernels() lines of units (the memory lines left out).
 inline std::vector<std::string> unit_lines(const BlasBackend& be) {
   std::vector<std::string> out;
-  for (const std::string& l : be.kernel_plan())
+  for (const std::string& l : be.describe_kernels())
     if (l.rfind("peak_activation_bytes ", 0) != 0) out.push_back(l);
   return out;
 }

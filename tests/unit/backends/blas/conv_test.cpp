@@ -1,6 +1,8 @@
-// The blas Conv kernels against the reference: im2col, pointwise and
-// depthwise paths, odd sizes, strides, padding, dilations, groups, 1-D,
-// runtime weights, and the single-image path that splits one SGEMM.
+// The blas Conv kernels' paths against the reference: which of im2col,
+// pointwise and depthwise each problem takes (odd sizes, strides, padding,
+// dilations, groups), runtime weights, batched images and the single-image
+// path that splits one SGEMM. Conv's attribute cases on their own (1-D,
+// auto_pad) run from the op-case table (tests/unit/ops/op_cases_nn.cpp).
 #include "blas_test_util.h"
 
 namespace hone::blas {
@@ -92,29 +94,6 @@ TEST(BlasConv, SingleImageSplitsTheGemmAcrossThreads) {
   run_case(
       {{1, 16, 20, 20}, {32, 16, 3, 3}, {.pads = {1, 1, 1, 1}}, true, "conv2d.f32.blas.im2col"}, 7,
       2);
-}
-
-TEST(BlasConv, OneDimensionalConv) {
-  std::mt19937 rng(8);
-  GraphBuilder b("conv1d");
-  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 13});
-  b.output(b.op("Conv",
-                {x, b.constant("w", uniform(rng, {4, 3, 3})), b.constant("b", uniform(rng, {4}))},
-                {{"strides", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{1, 2}}}),
-           "y");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {2, 3, 13})});
-}
-
-TEST(BlasConv, AutoPadSameUpper) {
-  std::mt19937 rng(9);
-  GraphBuilder b("same");
-  ValueId x = b.input("x", DType::kF32, Shape{1, 2, 7, 8});
-  b.output(b.op("Conv", {x, b.constant("w", uniform(rng, {3, 2, 3, 3}))},
-                {{"auto_pad", std::string("SAME_UPPER")}, {"strides", std::vector<int64_t>{2, 2}}}),
-           "y");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {1, 2, 7, 8})});
 }
 
 TEST(BlasConv, RuntimeWeights) {

@@ -1,6 +1,7 @@
-// The blas non-conv kernels against the reference: Gemm/MatMul with
-// broadcasting, pools, Softmax, LayerNormalization, reductions, layout ops,
-// and fused element-wise chains.
+// The blas kernels' own behaviour: Gemm epilogues, MatMul with shared
+// weights as one tall GEMM, a chain of layout ops, fused element-wise chains.
+// Each op's cases on their own run from the op-case table
+// (tests/unit/ops/op_cases_*.cpp) on every backend that claims them.
 #include "blas_test_util.h"
 
 namespace hone::blas {
@@ -22,37 +23,6 @@ TEST(BlasOps, GemmTransposesAlphaBetaBroadcastC) {
   EXPECT_NE(plan_text(*be).find("gemm.f32.blas.sgemm +add"), std::string::npos) << plan_text(*be);
 }
 
-TEST(BlasOps, GemmRuntimeC) {
-  std::mt19937 rng(2);
-  GraphBuilder b("gemmc");
-  ValueId a = b.input("a", DType::kF32, Shape{33, 17});
-  ValueId c = b.input("c", DType::kF32, Shape{33, 1});
-  b.output(b.gemm(a, b.constant("w", uniform(rng, {17, 40})), c), "y");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {33, 17}), uniform(rng, {33, 1})});
-}
-
-TEST(BlasOps, MatMulBatchedBroadcasting) {
-  std::mt19937 rng(3);
-  GraphBuilder b("mm");
-  ValueId x = b.input("x", DType::kF32, Shape{2, 1, 3, 4});
-  ValueId y = b.input("y", DType::kF32, Shape{5, 4, 6});
-  b.output(b.matmul(x, y), "z");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {2, 1, 3, 4}), uniform(rng, {5, 4, 6})});
-}
-
-TEST(BlasOps, MatMulOneDimensionalOperands) {
-  std::mt19937 rng(4);
-  GraphBuilder b("mm1");
-  ValueId v = b.input("v", DType::kF32, Shape{4});
-  ValueId m = b.input("m", DType::kF32, Shape{3, 4, 5});
-  ValueId u = b.input("u", DType::kF32, Shape{5});
-  b.output(b.matmul(b.matmul(v, m), u), "z");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {4}), uniform(rng, {3, 4, 5}), uniform(rng, {5})});
-}
-
 TEST(BlasOps, MatMulSharedWeightsRunsAsOneTallGemmWithResidual) {
   std::mt19937 rng(5);
   GraphBuilder b("mmres");
@@ -66,61 +36,6 @@ TEST(BlasOps, MatMulSharedWeightsRunsAsOneTallGemmWithResidual) {
                                          << plan_text(*be);
   EXPECT_NE(plan_text(*be).find("matmul.f32.blas.sgemm +add,add,relu"), std::string::npos)
       << plan_text(*be);
-}
-
-TEST(BlasOps, Pools) {
-  std::mt19937 rng(6);
-  GraphBuilder b("pools");
-  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 9, 8});
-  b.output(b.op("MaxPool", {x},
-                {{"kernel_shape", std::vector<int64_t>{3, 2}},
-                 {"strides", std::vector<int64_t>{2, 2}},
-                 {"pads", std::vector<int64_t>{1, 0, 1, 1}},
-                 {"ceil_mode", int64_t{1}}}),
-           "max");
-  b.output(b.op("AveragePool", {x},
-                {{"kernel_shape", std::vector<int64_t>{3, 3}},
-                 {"strides", std::vector<int64_t>{2, 1}},
-                 {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-                 {"count_include_pad", int64_t{1}}}),
-           "avg_pad");
-  b.output(b.op("AveragePool", {x},
-                {{"kernel_shape", std::vector<int64_t>{2, 3}},
-                 {"pads", std::vector<int64_t>{1, 1, 0, 1}},
-                 {"dilations", std::vector<int64_t>{2, 1}}}),
-           "avg");
-  b.output(b.global_average_pool(x), "gap");
-  b.output(b.op("GlobalMaxPool", {x}), "gmp");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {2, 3, 9, 8})});
-}
-
-TEST(BlasOps, OneDimensionalPool) {
-  std::mt19937 rng(7);
-  GraphBuilder b("pool1d");
-  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 11});
-  b.output(b.op("MaxPool", {x},
-                {{"kernel_shape", std::vector<int64_t>{3}}, {"strides", std::vector<int64_t>{2}}}),
-           "y");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {2, 3, 11})});
-}
-
-TEST(BlasOps, SoftmaxLayerNormReductions) {
-  std::mt19937 rng(8);
-  GraphBuilder b("norms");
-  ValueId x = b.input("x", DType::kF32, Shape{2, 5, 7});
-  b.output(b.softmax(x, 1), "sm");
-  b.output(b.op("LogSoftmax", {x}, {{"axis", int64_t{-1}}}), "lsm");
-  b.output(b.layer_norm(x, b.constant("s", uniform(rng, {7})), b.constant("bb", uniform(rng, {7}))),
-           "ln");
-  b.output(b.layer_norm(x, b.constant("s2", uniform(rng, {5, 7})), kNoValue, 1, 1e-3f), "ln2");
-  b.output(
-      b.op("ReduceMean", {x}, {{"axes", std::vector<int64_t>{0, 2}}, {"keepdims", int64_t{0}}}),
-      "mean");
-  b.output(b.op("ReduceSum", {x, b.constant("ax", Tensor::from<int64_t>({1}, {-2}))}), "sum");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {2, 5, 7}, -4.0f, 4.0f)});
 }
 
 TEST(BlasOps, LayoutOps) {
@@ -174,34 +89,6 @@ TEST(BlasOps, GeluPatternFusesIntoOneChain) {
   EXPECT_EQ(be->kernel_executions(), 2u) << plan_text(*be);
   EXPECT_NE(plan_text(*be).find("eltwise.f32.blas.fused(div,erf,add,mul,mul)"), std::string::npos)
       << plan_text(*be);
-}
-
-TEST(BlasOps, UnaryActivations) {
-  std::mt19937 rng(12);
-  GraphBuilder b("acts");
-  ValueId x = b.input("x", DType::kF32, Shape{5, 8});
-  for (const char* op :
-       {"Elu", "Selu", "HardSigmoid", "HardSwish", "Softplus", "Exp", "Abs", "Neg", "Erf"})
-    b.output(b.op(op, {x}), std::string("y_") + op);
-  b.output(b.op("Gelu", {x}, {{"approximate", std::string("tanh")}}), "gelu_tanh");
-  b.output(b.op("Sqrt", {b.op("Abs", {x})}), "sqrt_abs");
-  b.output(b.op("PRelu", {x, b.constant("slope", uniform(rng, {8}))}), "prelu");
-  b.output(b.op("Pow", {b.op("Abs", {x}), b.scalar_f32("p", 1.5f)}), "pow");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {5, 8}, -3.0f, 3.0f)});
-}
-
-TEST(BlasOps, StandaloneBatchNormalization) {
-  std::mt19937 rng(13);
-  GraphBuilder b("bn");
-  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4, 4});
-  b.output(
-      b.op("BatchNormalization",
-           {b.relu(x), b.constant("s", uniform(rng, {3})), b.constant("b", uniform(rng, {3})),
-            b.constant("m", uniform(rng, {3})), b.constant("v", uniform(rng, {3}, 0.5f, 2.0f))}),
-      "y");
-  Graph g = *std::move(b).build();
-  expect_matches_reference(g, {uniform(rng, {2, 3, 4, 4})});
 }
 
 }  // namespace

@@ -82,7 +82,7 @@ TEST(CudaKernelChoicesGpu, RecordedChoicesReplayWithoutTiming) {
   EXPECT_EQ(again.timed, 0u);
   EXPECT_EQ(again.reused, 0u);
   EXPECT_EQ(again.replayed, entries->size());
-  EXPECT_EQ(replay->kernel_plan(), timed->kernel_plan());
+  EXPECT_EQ(replay->describe_kernels(), timed->describe_kernels());
   EXPECT_EQ(replay->config().get<std::string>("kernel_choices", ""), choices);
   EXPECT_TRUE(same_bits(*got, *want)) << "replayed choices computed other bits";
 }

@@ -1,4 +1,6 @@
-// Each op family on oneDNN against the reference interpreter, seeded random inputs.
+// oneDNN's own behaviour: which nodes become one primitive or a post-op, and
+// what it refuses. Each op's cases on their own run from the op-case table
+// (tests/unit/ops/op_cases_*.cpp) on every backend that claims them.
 #include "onednn_test_util.h"
 
 namespace hone::onednn {
@@ -6,34 +8,6 @@ namespace {
 
 using testing_util::expect_matches_reference;
 using testing_util::uniform;
-
-Graph one_op(const std::string& op, const std::vector<int64_t>& shape,
-             std::map<std::string, Attribute> attrs = {}) {
-  GraphBuilder b(op);
-  ValueId x = b.input("x", DType::kF32, Shape::of(shape));
-  b.output(b.op(op, {x}, std::move(attrs)), "y");
-  return *std::move(b).build();
-}
-
-TEST(OnednnOps, Activations) {
-  std::mt19937 rng(1);
-  const std::vector<std::pair<std::string, std::map<std::string, Attribute>>> cases = {
-      {"Relu", {}},
-      {"LeakyRelu", {{"alpha", 0.2f}}},
-      {"Sigmoid", {}},
-      {"Tanh", {}},
-      {"Elu", {{"alpha", 0.7f}}},
-      {"HardSwish", {}},
-      {"HardSigmoid", {{"alpha", 0.3f}, {"beta", 0.4f}}},
-      {"Clip", {{"min", -0.5f}, {"max", 0.25f}}},
-  };
-  for (const auto& [op, attrs] : cases) {
-    SCOPED_TRACE(op);
-    Graph g = one_op(op, {2, 3, 5}, attrs);
-    g.opsets()[""] = op == "Clip" ? 6 : 17;  // Clip with attributes is opset 6
-    expect_matches_reference(g, {uniform(rng, {2, 3, 5}, -4.0f, 4.0f)});
-  }
-}
 
 TEST(OnednnOps, ClipWithConstantBoundsAndGelu) {
   std::mt19937 rng(2);
@@ -48,29 +22,6 @@ TEST(OnednnOps, ClipWithConstantBoundsAndGelu) {
   ASSERT_EQ(plans.size(), 1u);
   EXPECT_EQ(plans[0], "eltwise, eltwise")
       << "Clip and the 5-node GELU pattern as two eltwise primitives";
-}
-
-TEST(OnednnOps, BinaryWithBroadcasting) {
-  std::mt19937 rng(3);
-  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
-    SCOPED_TRACE(op);
-    GraphBuilder b(op);
-    ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4});
-    ValueId y = b.input("y", DType::kF32, Shape{3, 1});
-    ValueId z = b.input("z", DType::kF32, Shape{2, 3, 4});
-    ValueId k = b.constant("k", uniform(rng, {4}, 0.5f, 1.5f));
-    ValueId t = b.op(op, {b.op(op, {x, y}), k});
-    b.output(b.op(op, {t, z}), "out");
-    Graph g = *std::move(b).build();
-    expect_matches_reference(g, {uniform(rng, {2, 3, 4}), uniform(rng, {3, 1}, 0.5f, 2.0f),
-                                 uniform(rng, {2, 3, 4}, 0.5f, 2.0f)});
-  }
-  // Commutative ops may broadcast their first operand: oneDNN sees them swapped.
-  GraphBuilder b("swap");
-  ValueId s = b.input("s", DType::kF32, Shape{4});
-  ValueId x = b.input("x", DType::kF32, Shape{3, 4});
-  b.output(b.add(s, x), "y");
-  expect_matches_reference(*std::move(b).build(), {uniform(rng, {4}), uniform(rng, {3, 4})});
 }
 
 TEST(OnednnOps, FirstOperandOrBothBroadcast) {
@@ -163,161 +114,6 @@ TEST(OnednnOps, KnownInputValuesKeyThePlan) {
   // Each block has one plan per key: block 1 per y's dims, block 2 per
   // target; the third run reuses both of the first run's.
   EXPECT_EQ(be->plan_descriptions().size(), 4u);
-}
-
-TEST(OnednnOps, ConvVariants) {
-  std::mt19937 rng(5);
-  struct Case {
-    std::string name;
-    int64_t c_in, c_out, group, k;
-    std::map<std::string, Attribute> attrs;
-    bool bias;
-  };
-  const std::vector<Case> cases = {
-      {"plain", 3, 4, 1, 3, {}, true},
-      {"strided_padded",
-       4,
-       6,
-       1,
-       3,
-       {{"strides", std::vector<int64_t>{2, 2}}, {"pads", std::vector<int64_t>{1, 0, 1, 2}}},
-       true},
-      {"dilated", 2, 3, 1, 3, {{"dilations", std::vector<int64_t>{2, 1}}}, false},
-      {"groups",
-       4,
-       6,
-       2,
-       3,
-       {{"group", int64_t{2}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}},
-       true},
-      {"depthwise",
-       4,
-       4,
-       4,
-       3,
-       {{"group", int64_t{4}}, {"auto_pad", std::string("SAME_UPPER")}},
-       true},
-      {"same_lower_strided",
-       3,
-       2,
-       1,
-       2,
-       {{"auto_pad", std::string("SAME_LOWER")}, {"strides", std::vector<int64_t>{2, 2}}},
-       false},
-      {"valid", 3, 2, 1, 3, {{"auto_pad", std::string("VALID")}}, true},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.name);
-    GraphBuilder b(c.name);
-    ValueId x = b.input("x", DType::kF32, Shape{2, c.c_in, 7, 8});
-    std::vector<ValueId> ins{x,
-                             b.constant("w", uniform(rng, {c.c_out, c.c_in / c.group, c.k, c.k}))};
-    if (c.bias) ins.push_back(b.constant("b", uniform(rng, {c.c_out})));
-    b.output(b.op("Conv", ins, c.attrs), "y");
-    expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, c.c_in, 7, 8})});
-  }
-  // Weights and bias as graph inputs (as ONNX node tests have them): reordered per run.
-  GraphBuilder b("runtime_weights");
-  ValueId x = b.input("x", DType::kF32, Shape{1, 4, 5, 5});
-  ValueId w = b.input("w", DType::kF32, Shape{6, 2, 3, 3});
-  ValueId bias = b.input("b", DType::kF32, Shape{6});
-  b.output(b.relu(b.conv(x, w, bias, {.pads = {1, 1, 1, 1}, .group = 2})), "y");
-  expect_matches_reference(*std::move(b).build(), {uniform(rng, {1, 4, 5, 5}),
-                                                   uniform(rng, {6, 2, 3, 3}), uniform(rng, {6})});
-}
-
-TEST(OnednnOps, GemmAndMatMul) {
-  std::mt19937 rng(6);
-  {
-    GraphBuilder b("gemm");
-    ValueId a = b.input("a", DType::kF32, Shape{4, 5});
-    ValueId w = b.constant("w", uniform(rng, {3, 4}));
-    ValueId c = b.constant("c", uniform(rng, {3}));
-    ValueId y = b.gemm(a, w, c, {.trans_a = true, .trans_b = true, .alpha = 0.5f, .beta = 2.0f});
-    ValueId d = b.input("d", DType::kF32, Shape{3, 5});  // non-constant B
-    b.output(b.gemm(y, d, kNoValue), "out");
-    expect_matches_reference(*std::move(b).build(), {uniform(rng, {4, 5}), uniform(rng, {3, 5})});
-  }
-  {
-    GraphBuilder b("matmul");
-    ValueId a = b.input("a", DType::kF32, Shape{2, 3, 4, 5});
-    ValueId w = b.constant("w", uniform(rng, {5, 6}));
-    ValueId k = b.input("k", DType::kF32, Shape{3, 6, 2});  // batched, broadcast over the first dim
-    ValueId v = b.input("v", DType::kF32, Shape{2});        // 1-D second operand
-    b.output(b.matmul(b.matmul(b.matmul(a, w), k), v), "out");
-    expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 3, 4, 5}),
-                                                     uniform(rng, {3, 6, 2}), uniform(rng, {2})});
-  }
-}
-
-TEST(OnednnOps, Pooling) {
-  std::mt19937 rng(7);
-  const std::vector<std::pair<std::string, std::map<std::string, Attribute>>> cases = {
-      {"MaxPool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"strides", std::vector<int64_t>{2, 2}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"MaxPool",
-       {{"kernel_shape", std::vector<int64_t>{2, 2}},
-        {"ceil_mode", int64_t{1}},
-        {"strides", std::vector<int64_t>{2, 2}}}},
-      {"MaxPool",
-       {{"kernel_shape", std::vector<int64_t>{2, 2}}, {"dilations", std::vector<int64_t>{2, 2}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}}, {"pads", std::vector<int64_t>{1, 1, 1, 1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{3, 3}},
-        {"pads", std::vector<int64_t>{1, 1, 1, 1}},
-        {"count_include_pad", int64_t{1}}}},
-      {"AveragePool",
-       {{"kernel_shape", std::vector<int64_t>{2, 2}},
-        {"auto_pad", std::string("SAME_UPPER")},
-        {"strides", std::vector<int64_t>{2, 2}}}},
-      {"GlobalAveragePool", {}},
-      {"GlobalMaxPool", {}},
-  };
-  for (const auto& [op, attrs] : cases) {
-    SCOPED_TRACE(op);
-    expect_matches_reference(one_op(op, {2, 3, 7, 6}, attrs), {uniform(rng, {2, 3, 7, 6})});
-  }
-}
-
-TEST(OnednnOps, SoftmaxFamily) {
-  std::mt19937 rng(8);
-  for (const char* op : {"Softmax", "LogSoftmax"})
-    for (int64_t axis : {-1, 1, 0}) {
-      SCOPED_TRACE(std::string(op) + " axis " + std::to_string(axis));
-      expect_matches_reference(one_op(op, {2, 3, 4}, {{"axis", axis}}),
-                               {uniform(rng, {2, 3, 4}, -3.0f, 3.0f)});
-      Graph legacy = one_op(op, {2, 3, 4}, {{"axis", axis}});
-      legacy.opsets()[""] = 11;  // softmax over the flattened [:axis] x [axis:] view
-      expect_matches_reference(legacy, {uniform(rng, {2, 3, 4}, -3.0f, 3.0f)});
-    }
-}
-
-TEST(OnednnOps, Normalizations) {
-  std::mt19937 rng(9);
-  {
-    GraphBuilder b("bn");
-    ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4, 5});
-    ValueId y =
-        b.op("BatchNormalization",
-             {x, b.constant("s", uniform(rng, {3})), b.constant("b", uniform(rng, {3})),
-              b.constant("m", uniform(rng, {3})), b.constant("v", uniform(rng, {3}, 0.5f, 2.0f))},
-             {{"epsilon", 1e-3f}});
-    b.output(y, "y");
-    expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 3, 4, 5})});
-  }
-  for (int64_t axis : {-1, 1}) {
-    GraphBuilder b("ln");
-    ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4});
-    const std::vector<int64_t> norm =
-        axis == -1 ? std::vector<int64_t>{4} : std::vector<int64_t>{3, 4};
-    b.output(b.layer_norm(x, b.constant("s", uniform(rng, norm)),
-                          b.constant("b", uniform(rng, norm)), axis),
-             "y");
-    expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 3, 4}, -2.0f, 2.0f)});
-  }
 }
 
 TEST(OnednnOps, LayoutOps) {

@@ -1,0 +1,60 @@
+// Shape propagation of Range (its length from constants, or a sequence dim
+// it counts up to) and the refinement of dims ONNX's inference left unknown
+// or named with its "unk__N" placeholders.
+#include <gtest/gtest.h>
+
+#include "hone/graph_builder.h"
+#include "passes/shape_propagation.h"
+
+namespace hone {
+namespace {
+
+std::string shape_of(const Graph& g, ValueId v) {
+  return g.value(v).shape ? g.value(v).shape->to_string() : "none";
+}
+
+ValueId scalar(GraphBuilder& b, int64_t v) {
+  return b.constant("", Tensor::scalar<int64_t>(v));
+}
+
+TEST(ShapePropagationRange, LengthFromConstantsOrTheDimItCountsTo) {
+  GraphBuilder b("range");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq"), 8});
+  ValueId seq =
+      b.op("Cast", {b.op("Gather", {b.op("Shape", {x}), scalar(b, 1)})}, {{"to", int64_t{7}}});
+  ValueId positions = b.op("Range", {scalar(b, 0), seq, scalar(b, 1)});
+  ValueId stepped = b.op("Range", {scalar(b, 2), scalar(b, 11), scalar(b, 3)});  // 2 5 8
+  ValueId empty = b.op("Range", {scalar(b, 5), scalar(b, 1), scalar(b, 1)});
+  ValueId down = b.op("Range", {scalar(b, 5), scalar(b, 0), scalar(b, -2)});  // 5 3 1
+  ValueId odd = b.op("Range", {scalar(b, 1), seq, scalar(b, 1)});             // seq - 1
+  for (ValueId v : {positions, stepped, empty, down, odd}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, positions), "[seq]");
+  EXPECT_EQ(shape_of(*g, stepped), "[3]");
+  EXPECT_EQ(shape_of(*g, empty), "[0]");
+  EXPECT_EQ(shape_of(*g, down), "[3]");
+  EXPECT_EQ(g->value(odd).shape->rank(), 1u);
+  EXPECT_TRUE((*g->value(odd).shape)[0].is_unknown());
+}
+
+TEST(ShapePropagationRange, PlaceholderDimsAreRefinedRealOnesKept) {
+  GraphBuilder b("refine");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq")});
+  ValueId y = b.relu(x);
+  ValueId z = b.sigmoid(x);
+  b.output(y);
+  b.output(z);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  // As the importer leaves them after ONNX's own inference.
+  g->value(y).shape = Shape{Dim::symbol("batch"), Dim::symbol("unk__7")};
+  g->value(z).shape = Shape{Dim::symbol("batch"), Dim::symbol("unk__seq")};
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, y), "[batch,seq]");
+  EXPECT_EQ(shape_of(*g, z), "[batch,unk__seq]");  // not a placeholder's name: kept
+}
+
+}  // namespace
+}  // namespace hone

@@ -1,0 +1,178 @@
+// The op-case table's network rows: MatMul, Gemm, Conv, pools, the
+// normalisations, Softmax and the reductions.
+#include "ops/op_cases.h"
+
+namespace hone::op_cases {
+namespace {
+
+using Attrs = std::map<std::string, Attribute>;
+using Ints = std::vector<int64_t>;
+
+OpCase conv(std::string name, Ints x, Ints w, bool bias, Attrs attrs) {
+  OpCase c{std::move(name), "Conv", 11, {in(std::move(x)), weight(w)}, std::move(attrs)};
+  if (bias) c.inputs.push_back(weight({w[0]}));
+  return c;
+}
+
+OpCase pool(std::string name, std::string op, Ints x, Attrs attrs) {
+  return {std::move(name), std::move(op), 19, {in(std::move(x))}, std::move(attrs)};
+}
+
+}  // namespace
+
+std::vector<OpCase> nn_cases() {
+  std::vector<OpCase> t;
+  // MatMul: 2-D, batched with broadcasting, 1-D operands, constant weights.
+  t.push_back({"MatMul_2d", "MatMul", 13, {in({3, 4}), in({4, 5})}});
+  t.push_back({"MatMul_batched_bcast", "MatMul", 13, {in({2, 1, 3, 4}), in({5, 4, 6})}});
+  t.push_back({"MatMul_vector_left", "MatMul", 13, {in({4}), in({3, 4, 5})}});
+  t.push_back({"MatMul_vector_right", "MatMul", 13, {in({3, 2, 4}), in({4})}});
+  t.push_back({"MatMul_weight", "MatMul", 13, {in({2, 7, 16}), weight({16, 9})}});
+  // Gemm: transA/transB/alpha/beta, C broadcast from a row, a column, a scalar, none.
+  t.push_back({"Gemm_plain", "Gemm", 13, {in({5, 7}), weight({7, 9}), weight({9})}});
+  t.push_back({"Gemm_transA_transB_alpha_beta",
+               "Gemm",
+               13,
+               {in({7, 5}), weight({9, 7}), weight({9})},
+               {{"transA", int64_t{1}}, {"transB", int64_t{1}}, {"alpha", 0.5f}, {"beta", 2.0f}}});
+  t.push_back({"Gemm_transB_column_C",
+               "Gemm",
+               13,
+               {in({6, 8}), weight({4, 8}), weight({6, 1})},
+               {{"transB", int64_t{1}}}});
+  t.push_back({"Gemm_scalar_C_beta0",
+               "Gemm",
+               13,
+               {in({3, 4}), weight({4, 5}), weight({})},
+               {{"beta", 0.0f}, {"alpha", 3.0f}}});
+  t.push_back({"Gemm_no_C", "Gemm", 13, {in({3, 4}), weight({4, 5})}});
+  t.push_back({"Gemm_runtime_B_C", "Gemm", 13, {in({6, 5}), in({5, 3}), in({6, 3})}});
+
+  // Conv: pads, strides, dilations, groups (depthwise too), 1x1, 1-D, auto_pad.
+  t.push_back(conv("Conv_3x3", {1, 3, 8, 8}, {4, 3, 3, 3}, true, {}));
+  t.push_back(
+      conv("Conv_3x3_pads", {2, 3, 7, 9}, {5, 3, 3, 3}, true, {{"pads", Ints{1, 1, 1, 1}}}));
+  t.push_back(conv("Conv_asym_pads_strides", {1, 4, 9, 8}, {6, 4, 3, 2}, true,
+                   {{"pads", Ints{1, 0, 2, 1}}, {"strides", Ints{2, 3}}}));
+  t.push_back(conv("Conv_dilated_3x3", {1, 3, 11, 11}, {4, 3, 3, 3}, true,
+                   {{"dilations", Ints{2, 2}}, {"pads", Ints{2, 2, 2, 2}}}));
+  t.push_back(conv("Conv_groups", {1, 8, 6, 6}, {6, 4, 3, 3}, true,
+                   {{"group", int64_t{2}}, {"pads", Ints{1, 1, 1, 1}}}));
+  t.push_back(conv("Conv_depthwise_strided", {2, 6, 9, 9}, {6, 1, 3, 3}, true,
+                   {{"group", int64_t{6}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}));
+  t.push_back(conv("Conv_1x1_no_bias", {1, 16, 5, 5}, {8, 16, 1, 1}, false, {}));
+  t.push_back(conv("Conv_1d", {2, 3, 12}, {4, 3, 3}, true,
+                   {{"pads", Ints{1, 2}}, {"strides", Ints{2}}, {"dilations", Ints{2}}}));
+  t.push_back(conv("Conv_auto_pad_same_upper", {1, 2, 7, 7}, {3, 2, 4, 4}, true,
+                   {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}));
+  t.push_back(conv("Conv_auto_pad_same_lower", {2, 3, 7, 8}, {2, 3, 2, 2}, false,
+                   {{"auto_pad", std::string("SAME_LOWER")}, {"strides", Ints{2, 2}}}));
+  t.push_back(conv("Conv_auto_pad_valid", {2, 3, 7, 8}, {2, 3, 3, 3}, true,
+                   {{"auto_pad", std::string("VALID")}}));
+  t.push_back({"Conv_runtime_weights",
+               "Conv",
+               11,
+               {in({1, 3, 6, 6}), in({4, 3, 3, 3}), in({4})},
+               {{"pads", Ints{1, 1, 1, 1}}}});
+  t.push_back(conv("Conv_wide_channels", {1, 64, 6, 6}, {32, 64, 3, 3}, true, {}));
+  t.back().atol = 1e-4;  // sums of 576 products
+
+  // Pools: padding, strides, ceil_mode, count_include_pad, dilations, global.
+  t.push_back(
+      pool("MaxPool_3x3_s2_pads", "MaxPool", {2, 3, 9, 8},
+           {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}));
+  t.push_back(pool("MaxPool_ceil_mode", "MaxPool", {2, 3, 9, 8},
+                   {{"kernel_shape", Ints{3, 2}},
+                    {"strides", Ints{2, 2}},
+                    {"pads", Ints{1, 0, 1, 1}},
+                    {"ceil_mode", int64_t{1}}}));
+  t.push_back(pool("MaxPool_dilated", "MaxPool", {1, 2, 10, 10},
+                   {{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}}));
+  t.push_back(
+      pool("MaxPool_1d", "MaxPool", {2, 3, 11}, {{"kernel_shape", Ints{3}}, {"strides", Ints{2}}}));
+  t.push_back(
+      pool("AveragePool_exclude_pad", "AveragePool", {2, 3, 9, 8},
+           {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 1}}, {"pads", Ints{1, 1, 1, 1}}}));
+  t.push_back(pool("AveragePool_count_include_pad", "AveragePool", {2, 3, 9, 8},
+                   {{"kernel_shape", Ints{3, 3}},
+                    {"strides", Ints{2, 1}},
+                    {"pads", Ints{1, 1, 1, 1}},
+                    {"count_include_pad", int64_t{1}}}));
+  t.push_back(
+      pool("AveragePool_ceil_mode", "AveragePool", {1, 2, 7, 7},
+           {{"kernel_shape", Ints{2, 2}}, {"strides", Ints{2, 2}}, {"ceil_mode", int64_t{1}}}));
+  t.push_back(
+      pool("AveragePool_dilated", "AveragePool", {2, 3, 9, 8},
+           {{"kernel_shape", Ints{2, 3}}, {"pads", Ints{1, 1, 0, 1}}, {"dilations", Ints{2, 1}}}));
+  t.push_back(pool("AveragePool_auto_pad_same_upper", "AveragePool", {2, 3, 7, 6},
+                   {{"kernel_shape", Ints{2, 2}},
+                    {"auto_pad", std::string("SAME_UPPER")},
+                    {"strides", Ints{2, 2}}}));
+  t.push_back(pool("GlobalAveragePool", "GlobalAveragePool", {2, 5, 6, 7}, {}));
+  t.push_back(pool("GlobalMaxPool", "GlobalMaxPool", {2, 5, 6, 7}, {}));
+
+  // BatchNormalization (inference): given epsilon, 4-D and 2-D.
+  t.push_back(
+      {"BatchNormalization_4d",
+       "BatchNormalization",
+       15,
+       {in({2, 3, 4, 5}), weight({3}), weight({3}), weight({3}), weight({3}, Fill::kPositive)},
+       {{"epsilon", 1e-3f}}});
+  t.push_back({"BatchNormalization_2d",
+               "BatchNormalization",
+               15,
+               {in({4, 6}), weight({6}), weight({6}), weight({6}), weight({6}, Fill::kPositive)}});
+  // LayerNormalization: last axis, from axis 1 (scale over two dims), no bias.
+  t.push_back({"LayerNormalization_last",
+               "LayerNormalization",
+               17,
+               {in({2, 5, 7}), weight({7}), weight({7})}});
+  t.push_back({"LayerNormalization_axis1_no_bias",
+               "LayerNormalization",
+               17,
+               {in({2, 5, 7}), weight({5, 7})},
+               {{"axis", int64_t{1}}, {"epsilon", 1e-3f}}});
+  t.push_back({"InstanceNormalization",
+               "InstanceNormalization",
+               6,
+               {in({2, 3, 4, 5}), weight({3}), weight({3})}});
+
+  // Softmax: opset 11 flattens from `axis`, opset 13 normalises along it.
+  for (int64_t opset : {11, 13})
+    for (int64_t axis : {0, 1, -1}) {
+      const std::string suffix = "_opset" + std::to_string(opset) +
+                                 (axis < 0 ? "_axis_last" : "_axis" + std::to_string(axis));
+      t.push_back({"Softmax" + suffix, "Softmax", opset, {edge({2, 5, 7})}, {{"axis", axis}}});
+      t.push_back({"LogSoftmax" + suffix, "LogSoftmax", opset, {in({2, 5, 7})}, {{"axis", axis}}});
+    }
+
+  // Reductions: axes as an attribute (opset 13 for all but ReduceSum),
+  // axes as an input (ReduceSum 13, every Reduce* 18), keepdims, all axes.
+  for (const char* op : {"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                         "ReduceL2", "ReduceSumSquare", "ReduceLogSumExp"}) {
+    const std::string o = op;
+    t.push_back({o + "_axes_attr",
+                 op,
+                 13,
+                 {in({2, 5, 7})},
+                 {{"axes", Ints{0, 2}}, {"keepdims", int64_t{0}}}});
+    t.push_back({o + "_axes_input_keepdims", op, 18, {in({2, 5, 7}), values({-1})}});
+  }
+  t.push_back({"ReduceMean_all_axes", "ReduceMean", 13, {in({3, 4, 5})}});
+  t.push_back({"ReduceSum_axes_input",
+               "ReduceSum",
+               13,
+               {in({2, 5, 7}), values({1})},
+               {{"keepdims", int64_t{0}}}});
+  t.push_back({"ReduceSum_axes_input_keepdims", "ReduceSum", 13, {in({2, 5, 7}), values({0, 2})}});
+  t.push_back({"ReduceSum_all_axes", "ReduceSum", 13, {in({4, 6, 5})}});
+  t.push_back({"ArgMax_axis1", "ArgMax", 13, {in({3, 6, 4})}, {{"axis", int64_t{1}}}});
+  t.push_back({"ArgMin_last_no_keepdims",
+               "ArgMin",
+               13,
+               {in({3, 6, 4})},
+               {{"axis", int64_t{-1}}, {"keepdims", int64_t{0}}}});
+  return t;
+}
+
+}  // namespace hone::op_cases

@@ -1,0 +1,134 @@
+// The op-case table's data-movement rows: Transpose, Concat, Split, Slice,
+// Gather, Pad, Resize and the reshaping ops.
+#include "ops/op_cases.h"
+
+namespace hone::op_cases {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+}  // namespace
+
+std::vector<OpCase> tensor_cases() {
+  std::vector<OpCase> t;
+  // Transpose: reversed (no perm), a given permutation, a 4-D NCHW -> NHWC.
+  t.push_back({"Transpose_default", "Transpose", 13, {in({2, 3, 4})}});
+  t.push_back({"Transpose_perm", "Transpose", 13, {in({2, 3, 4})}, {{"perm", Ints{1, 0, 2}}}});
+  t.push_back(
+      {"Transpose_nchw_nhwc", "Transpose", 13, {in({2, 3, 4, 5})}, {{"perm", Ints{0, 2, 3, 1}}}});
+
+  // Concat: on the channel axis, a negative axis, with a constant part.
+  t.push_back({"Concat_axis1",
+               "Concat",
+               13,
+               {in({2, 3, 4}), in({2, 5, 4}), in({2, 1, 4})},
+               {{"axis", int64_t{1}}}});
+  t.push_back(
+      {"Concat_axis_last", "Concat", 13, {in({2, 3}), weight({2, 4})}, {{"axis", int64_t{-1}}}});
+  t.push_back({"Concat_axis0", "Concat", 13, {in({1, 6}), in({3, 6})}, {{"axis", int64_t{0}}}});
+
+  // Split: equal parts, sizes as an input (13), num_outputs uneven (18).
+  t.push_back({"Split_equal", "Split", 13, {in({2, 6, 3})}, {{"axis", int64_t{1}}}, 3});
+  t.push_back({"Split_sizes_input",
+               "Split",
+               13,
+               {in({2, 7, 3}), values({2, 4, 1})},
+               {{"axis", int64_t{1}}},
+               3});
+  t.push_back({"Split_num_outputs_uneven",
+               "Split",
+               18,
+               {in({2, 3, 7})},
+               {{"axis", int64_t{-1}}, {"num_outputs", int64_t{3}}},
+               3});
+
+  // Slice: one axis, negative starts and ends, steps (negative too), clamping.
+  t.push_back({"Slice_axis1", "Slice", 13, {in({3, 8, 4}), values({1}), values({6}), values({1})}});
+  t.push_back({"Slice_negative_bounds",
+               "Slice",
+               13,
+               {in({3, 8, 4}), values({-3, 0}), values({-1, 100}), values({1, 2})}});
+  t.push_back({"Slice_steps",
+               "Slice",
+               13,
+               {in({3, 8, 4}), values({0, 1}), values({3, 8}), values({0, 1}), values({2, 3})}});
+  t.push_back({"Slice_negative_step",
+               "Slice",
+               13,
+               {in({3, 8, 4}), values({-1}), values({-100}), values({1}), values({-2})}});
+
+  // Gather: rows by index (negative ones too), along an inner axis, a scalar index.
+  t.push_back({"Gather_axis0", "Gather", 13, {in({5, 4}), values({0, 4, -1, 2})}});
+  t.push_back({"Gather_axis1_2d_indices",
+               "Gather",
+               13,
+               {in({3, 6, 2}), values({5, 0, 1, -2})},
+               {{"axis", int64_t{1}}}});
+  t.back().inputs[1].shape = {2, 2};
+  t.push_back(
+      {"Gather_scalar_index", "Gather", 13, {in({4, 5}), values({2})}, {{"axis", int64_t{1}}}});
+  t.back().inputs[1].shape = {};
+  t.push_back({"Gather_runtime_indices",
+               "Gather",
+               13,
+               {weight({10, 4}), given(DType::kI64, {2, 3}, {1, 9, 0, 3, 3, -1})}});
+
+  // Pad: constant (with a value), reflect, edge; pads as an input.
+  t.push_back({"Pad_constant_value",
+               "Pad",
+               13,
+               {in({2, 3, 4}), values({0, 1, 2, 0, 2, 1}), values({0.5}, DType::kF32)}});
+  t.back().inputs[2].shape = {};
+  t.push_back({"Pad_reflect",
+               "Pad",
+               13,
+               {in({1, 2, 5, 5}), values({0, 0, 2, 1, 0, 0, 1, 2})},
+               {{"mode", std::string("reflect")}}});
+  t.push_back({"Pad_edge",
+               "Pad",
+               13,
+               {in({1, 2, 4, 4}), values({0, 0, 1, 2, 0, 0, 3, 1})},
+               {{"mode", std::string("edge")}}});
+
+  // Resize (opset 13): nearest by scales, linear by sizes (half_pixel,
+  // align_corners), cubic by scales.
+  const OpInput no_roi = absent();
+  t.push_back({"Resize_nearest_scales",
+               "Resize",
+               13,
+               {in({1, 2, 4, 5}), no_roi, values({1, 1, 2, 3}, DType::kF32)}});
+  t.push_back({"Resize_nearest_floor_asymmetric",
+               "Resize",
+               13,
+               {in({1, 2, 4, 5}), no_roi, values({1, 1, 1.5, 0.6}, DType::kF32)},
+               {{"nearest_mode", std::string("floor")},
+                {"coordinate_transformation_mode", std::string("asymmetric")}}});
+  t.push_back({"Resize_linear_sizes",
+               "Resize",
+               13,
+               {in({1, 3, 5, 4}), no_roi, no_roi, values({1, 3, 8, 7})},
+               {{"mode", std::string("linear")}}});
+  t.push_back({"Resize_linear_align_corners",
+               "Resize",
+               13,
+               {in({2, 2, 4, 4}), no_roi, values({1, 1, 2, 2}, DType::kF32)},
+               {{"mode", std::string("linear")},
+                {"coordinate_transformation_mode", std::string("align_corners")}}});
+  t.push_back({"Resize_cubic_scales",
+               "Resize",
+               13,
+               {in({1, 1, 5, 6}), no_roi, values({1, 1, 2, 2}, DType::kF32)},
+               {{"mode", std::string("cubic")}}});
+
+  // The reshaping ops.
+  t.push_back({"Reshape_infer_dim", "Reshape", 14, {in({2, 3, 4}), values({4, -1})}});
+  t.push_back({"Reshape_copy_dim", "Reshape", 14, {in({2, 3, 4}), values({0, 12})}});
+  t.push_back({"Flatten_axis2", "Flatten", 13, {in({2, 3, 4, 5})}, {{"axis", int64_t{2}}}});
+  t.push_back({"Squeeze_axes_input", "Squeeze", 13, {in({2, 1, 4, 1}), values({1, -1})}});
+  t.push_back({"Unsqueeze_axes_input", "Unsqueeze", 13, {in({2, 4}), values({0, 3})}});
+  t.push_back({"Expand_bcast", "Expand", 13, {in({3, 1}), values({2, 3, 4})}});
+  t.push_back({"Tile", "Tile", 13, {in({2, 3}), values({2, 1})}});
+  return t;
+}
+
+}  // namespace hone::op_cases
