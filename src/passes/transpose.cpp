@@ -4,6 +4,7 @@
 // operand is what Gemm's transA/transB are for.
 #include <algorithm>
 #include <numeric>
+#include <optional>
 
 #include "hone/passes.h"
 #include "ops/attrs.h"
@@ -39,6 +40,33 @@ bool all_readers_use_inputs(const Graph& g, const passes::Uses& uses, ValueId v)
   return true;
 }
 
+/// A constant scalar of `n`'s input `i`, or nothing.
+std::optional<double> const_scalar(const Graph& g, const Node& n, size_t i) {
+  if (i >= n.inputs.size() || n.inputs[i] < 0) return std::nullopt;
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.initializer || v.initializer->numel() != 1) return std::nullopt;
+  return tensor_element_as_double(*v.initializer, 0);
+}
+
+/// `n` passes its input through: an Identity, or a Dropout whose mask nobody
+/// reads that is not training (training_mode absent or a constant false) or
+/// drops nothing (ratio a constant 0, as exporters write a module's
+/// `dropout(p=0.0, training=True)`). ONNX: Dropout is then the identity.
+bool passes_through(const Graph& g, const passes::Uses& uses, const Node& n) {
+  if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+  if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) return false;
+  if (n.op_type == "Identity") return n.inputs.size() == 1 && n.outputs.size() == 1;
+  if (n.op_type != "Dropout") return false;
+  if (n.outputs.size() > 1 && n.outputs[1] >= 0 &&
+      (!uses.readers(n.outputs[1]).empty() || uses.is_output(n.outputs[1])))
+    return false;
+  const bool has_mode = n.inputs.size() > 2 && n.inputs[2] >= 0;
+  const std::optional<double> training = const_scalar(g, n, 2);
+  if (!has_mode || (training && *training == 0)) return true;
+  const std::optional<double> ratio = const_scalar(g, n, 1);
+  return training && ratio && *ratio == 0;
+}
+
 size_t rank_of(const Graph& g, ValueId v) {
   const Value& val = g.value(v);
   return val.shape ? val.shape->rank() : size_t{99};
@@ -72,7 +100,7 @@ Result<Graph> eliminate_transposes(const Graph& in, PassStats* stats) {
     const auto id = static_cast<NodeId>(i);
     const Node& n = g.nodes()[i];
     if (rw.taken(id)) continue;
-    if (passes::is_op(n, "Identity", 1) && n.inputs[0] >= 0 && !uses.is_output(n.outputs[0]) &&
+    if (passes_through(g, uses, n) && !uses.is_output(n.outputs[0]) &&
         all_readers_use_inputs(g, uses, n.outputs[0])) {
       rw.remove(id);
       rw.replace_uses(n.outputs[0], n.inputs[0]);

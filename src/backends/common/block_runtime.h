@@ -3,7 +3,8 @@
 // signature into a Program (the backend's type: slots, steps, arena layout),
 // which is cached; a signature whose build failed is remembered with its
 // Error and runs on the reference interpreter, as does any call with a
-// non-f32 input; each such run counts as a fallback run.
+// non-f32 input; each such run counts as a fallback run. A backend whose
+// Program depends on some inputs' values widens the cache key (key_of).
 //
 //   class MyBlock final : public BlockRuntime<MyProgram> {
 //     Result<std::shared_ptr<const MyProgram>> build(const ShapeSignature&) const override;
@@ -22,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,9 +44,9 @@ class BlockRuntime : public CompiledBlock {
   /// use), or on the reference interpreter when there is none.
   [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     std::shared_ptr<const Program> program;
-    if (all_f32(inputs)) {
+    if (std::optional<ShapeSignature> key = key_of(inputs)) {
       std::lock_guard lock(mu_);
-      if (auto p = program_locked(signature_of(inputs))) program = *p;
+      if (auto p = program_locked(*key)) program = *p;
     }
     if (!program) {
       fallback_runs_->fetch_add(1, std::memory_order_relaxed);
@@ -70,8 +72,21 @@ class BlockRuntime : public CompiledBlock {
   const Graph& graph() const { return *graph_; }
   const std::shared_ptr<const Graph>& shared_graph() const { return graph_; }
 
-  /// The Program for one signature; its error says why this backend cannot
-  /// run those shapes (they then run on the reference).
+  /// The key one run's Program is cached under, or nullopt to run `inputs`
+  /// on the reference. By default the inputs' dims, when every input is f32.
+  /// A backend whose Program depends on more than dims overrides it (onednn
+  /// plans small integer inputs another block computed as constants): the key
+  /// must then hold all that build() reads, as build() sees only the key and
+  /// runs sharing a key share a Program.
+  [[nodiscard]] virtual std::optional<ShapeSignature> key_of(
+      const std::vector<Tensor>& inputs) const {
+    if (!all_f32(inputs)) return std::nullopt;
+    return signature_of(inputs);
+  }
+
+  /// The Program for one key (key_of's; by default a signature); its error
+  /// says why this backend cannot run those shapes (they then run on the
+  /// reference).
   [[nodiscard]] virtual Result<std::shared_ptr<const Program>> build(
       const ShapeSignature& sig) const = 0;
   /// Runs `inputs` (of the Program's signature, all f32) on `program`.

@@ -19,7 +19,9 @@ const std::set<std::string>& integer_ops() {
 
 // kAnyDtype adds what exporters build masks, scales and broadcast shapes
 // with: -1 placeholders (ConstantOfShape, Equal, Where), position ranges
-// (Range, comparisons), the 1/sqrt(head dim) of scaled dot-product attention.
+// (Range, comparisons), the 1/sqrt(head dim) of scaled dot-product attention,
+// causal masks (Trilu, CumSum), shifted-window masks (ScatterND), relative
+// position buckets (Log of a Range), rotary tables (Sin, Cos of a Range).
 const std::set<std::string>& any_dtype_ops() {
   static const std::set<std::string> k = [] {
     std::set<std::string> s = integer_ops();
@@ -47,7 +49,17 @@ const std::set<std::string>& any_dtype_ops() {
                            "Range",
                            "GatherElements",
                            "Tile",
-                           "Transpose"})
+                           "Transpose",
+                           "Log",
+                           "Exp",
+                           "Sin",
+                           "Cos",
+                           "Sign",
+                           "Trilu",
+                           "CumSum",
+                           "Split",
+                           "ScatterND",
+                           "ScatterElements"})
       s.insert(op);
     return s;
   }();

@@ -1,5 +1,5 @@
 // Conv, Gemm and MatMul as oneDNN primitives, with the nodes that follow them
-// (bias/residual Add, activations, scaling) fused in as post-ops.
+// (bias/residual Add, activations, scaling) fused in as post-ops (fusion.h).
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -9,7 +9,7 @@
 #include <optional>
 #include <unordered_map>
 
-#include "backends/onednn/pattern.h"
+#include "backends/onednn/fusion.h"
 #include "backends/onednn/plan.h"
 #include "ops/attrs.h"
 #include "ops/broadcast.h"
@@ -22,176 +22,8 @@ using dnnl::algorithm;
 using dnnl::memory;
 using tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
-constexpr auto kBf16 = memory::data_type::bf16;
 md_t strided_md(const dims_t& d, const dims_t& strides) {
   return md_t(d, kF32, strides);
-}
-
-/// The step name: "conv", or "conv[bf16]" when it reads bf16.
-std::string dense_kind(const char* op, memory::data_type dt) {
-  return dt == kBf16 ? std::string(op) + "[bf16]" : std::string(op);
-}
-
-/// Runs `create(dt)` with bf16 inputs when the builder allows it, and with
-/// f32 when oneDNN has no bf16 kernel for this op (it throws dnnl::error).
-/// `create` must not add steps before its primitive_desc exists.
-template <class Create>
-auto with_input_type(const PlanBuilder& b, Create create, memory::data_type* dt) {
-  if (b.bf16()) {
-    try {
-      *dt = kBf16;
-      return create(kBf16);
-    } catch (const dnnl::error&) {
-    }
-  }
-  *dt = kF32;
-  return create(kF32);
-}
-
-/// The nodes after a dense op folded into its post-ops.
-struct Fusion {
-  dnnl::post_ops ops;
-  std::vector<std::pair<int, BufferRef>> src1;  // post-op index -> operand
-  std::vector<const Node*> nodes;
-  ValueId out = kNoValue;
-  std::string kind;
-  int count = 0;
-  /// A residual Add taken as a sum post-op: the op writes its result over
-  /// the skip value, which lives in this buffer (-1: none).
-  int sum_into = -1;
-};
-
-/// Whether a residual operand may be accumulated into in place (a sum
-/// post-op writing over it); null: never.
-using CanSum = std::function<bool(ValueId)>;
-
-std::optional<algorithm> binary_alg(const std::string& op) {
-  if (op == "Add") return algorithm::binary_add;
-  if (op == "Sub") return algorithm::binary_sub;
-  if (op == "Mul") return algorithm::binary_mul;
-  if (op == "Div") return algorithm::binary_div;
-  return std::nullopt;
-}
-
-/// An operand the dense op's result can be combined with as a post-op: it
-/// broadcasts into `dst` without enlarging it. Returns its plain view.
-std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const dims_t& dst) {
-  if (!b.has(other)) return std::nullopt;
-  const dims_t od = b.value(other).dims;
-  if (od.size() > dst.size()) return std::nullopt;
-  const dims_t padded = pad_left(od, dst.size());
-  for (size_t i = 0; i < dst.size(); ++i)
-    if (padded[i] != 1 && padded[i] != dst[i]) return std::nullopt;
-  BufferRef r = b.plain(other);
-  return BufferRef{r.buffer, plain_md(padded)};
-}
-
-/// Follows single-consumer chains of activations and binary ops from `from`.
-/// `seed` already holds post-ops the op itself needs (Gemm's C). With
-/// `full_size_binary` false, a binary operand as large as `dst` (a residual
-/// add) ends the chain: a Conv given a plain full-size post-op operand falls
-/// to oneDNN 2.6's slow plain-layout path (measured: 5 ms instead of 0.3 ms for
-/// resnet.onnx's projection conv), so the Add runs as its own primitive,
-/// unless the operand already lives in `residual` (the layout chosen for the
-/// op's output): then it is read in place.
-Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, bool full_size_binary,
-               const md_t* residual, const CanSum& can_sum) {
-  Fusion f = std::move(seed);
-  f.out = from;
-  for (int depth = 0; depth < 6; ++depth) {
-    // HardSwish spelled out reads the value twice, so it has no sole consumer.
-    if (std::vector<const Node*> hs; match_hardswish(b.graph(), f.out, &hs)) {
-      f.ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);
-      ++f.count;
-      f.kind += "+eltwise";
-      f.nodes.insert(f.nodes.end(), hs.begin(), hs.end());
-      f.out = hs.back()->outputs[0];
-      continue;
-    }
-    const Node* c = b.sole_consumer(f.out);
-    if (c == nullptr || c->outputs.size() != 1) break;
-    EltwiseSpec es;
-    if (eltwise_spec(b, *c, &es) && c->inputs[0] == f.out) {
-      f.ops.append_eltwise(1.0f, es.alg, es.alpha, es.beta);
-      ++f.count;
-      if (es.then_clip01) {
-        f.ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 1.0f);
-        ++f.count;
-      }
-      f.kind += "+eltwise";
-    } else if (auto alg = binary_alg(c->op_type); alg && c->inputs.size() == 2) {
-      if (c->inputs[0] == c->inputs[1]) break;
-      const bool first = c->inputs[0] == f.out;
-      if (!first && (*alg == algorithm::binary_sub || *alg == algorithm::binary_div)) break;
-      const ValueId other = first ? c->inputs[1] : c->inputs[0];
-      if (!full_size_binary && b.has(other) && pad_left(b.value(other).dims, dst.size()) == dst) {
-        if (residual == nullptr || !(b.value(other).ref.md == *residual)) break;
-        if (*alg == algorithm::binary_add && f.sum_into < 0 && can_sum && can_sum(other)) {
-          // The skip dies here: the op accumulates onto it (oneDNN keeps its
-          // kernel for a sum post-op, while a binary one may change it).
-          f.ops.append_sum(1.0f);
-          f.sum_into = b.value(other).ref.buffer;
-          ++f.count;
-          f.kind += "+sum";
-        } else {
-          f.ops.append_binary(*alg, *residual);
-          f.src1.push_back({f.count++, b.value(other).ref});
-          f.kind += "+binary";
-        }
-        f.nodes.push_back(c);
-        f.out = c->outputs[0];
-        continue;
-      }
-      auto operand = post_op_operand(b, other, dst);
-      if (!operand) break;
-      f.ops.append_binary(*alg, operand->md);
-      f.src1.push_back({f.count++, *operand});
-      f.kind += "+binary";
-    } else {
-      break;
-    }
-    f.nodes.push_back(c);
-    f.out = c->outputs[0];
-  }
-  return f;
-}
-
-dnnl::primitive_attr make_attr(const Fusion& f, float scale) {
-  dnnl::primitive_attr attr;
-  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (scale != 1.0f) attr.set_output_scales(0, {scale});
-  attr.set_post_ops(f.ops);
-  return attr;
-}
-
-/// Creates the pd with the fused chain; when oneDNN cannot fuse it, with the
-/// seed's post-ops only (the rest then lowers node by node).
-template <class MakePd>
-auto with_fusion(PlanBuilder& b, ValueId from, const dims_t& dst, const Fusion& seed, float scale,
-                 MakePd make, Fusion* used, bool full_size_binary = true,
-                 const md_t* residual = nullptr, const CanSum& can_sum = {}) {
-  Fusion full = collect(b, from, dst, seed, full_size_binary, residual, can_sum);
-  if (!full.nodes.empty()) {
-    try {
-      auto pd = make(make_attr(full, scale));
-      *used = full;
-      return pd;
-    } catch (const dnnl::error&) {
-    }
-  }
-  *used = seed;
-  used->out = from;
-  return make(make_attr(seed, scale));
-}
-
-void finish(PlanBuilder& b, const Fusion& f, std::vector<std::pair<int, BufferRef>> args,
-            std::string kind, dnnl::primitive prim, const dnnl::primitive_desc_base& pd,
-            PValue out) {
-  for (const auto& [idx, ref] : f.src1)
-    args.push_back({DNNL_ARG_ATTR_MULTIPLE_POST_OP(idx) | DNNL_ARG_SRC_1, ref});
-  b.add_step(kind + f.kind, std::move(prim), pd, std::move(args));
-  for (const Node* n : f.nodes) b.absorb(n);
-  b.set(f.out, std::move(out));
 }
 
 /// The fastest of a few runs (ms) of `prim` on zeroed buffers laid out as

@@ -1,5 +1,5 @@
-// Element-wise, binary, pooling, softmax, normalization and layout ops as
-// oneDNN primitives (or, for reshapes, as metadata over the same buffer).
+// Element-wise, binary, pooling, softmax, normalization and reduction ops as
+// oneDNN primitives; the layout ops are lower_shape.cpp's.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -14,6 +14,33 @@
 #include "ops/unary.h"
 
 namespace hone::onednn {
+
+/// The non-plain layouts a conv leaves its output in, by rank.
+std::vector<dnnl::memory::format_tag> native_tags(size_t rank) {
+  using tag = dnnl::memory::format_tag;
+  if (rank == 3) return {tag::acb, tag::aBc16b, tag::aBc8b};
+  if (rank == 4) return {tag::acdb, tag::aBcd16b, tag::aBcd8b};
+  if (rank == 5) return {tag::acdeb, tag::aBcde16b, tag::aBcde8b};
+  return {};
+}
+
+/// supports() has checked the axis; ops/axis.h maps it.
+int64_t normalize_axis(int64_t axis, size_t rank) {
+  return ops::try_normalize_axis(axis, static_cast<int64_t>(rank)).value_or(axis);
+}
+
+dims_t split2(const dims_t& d, int64_t axis) {
+  const auto mid = d.begin() + axis;
+  return {std::accumulate(d.begin(), mid, int64_t{1}, std::multiplies<>()),
+          std::accumulate(mid, d.end(), int64_t{1}, std::multiplies<>())};
+}
+
+/// Same bytes, new logical dims (needs the plain layout).
+void alias(PlanBuilder& b, const Node& n, dims_t dims) {
+  BufferRef src = b.plain(n.inputs[0]);
+  b.set(n.outputs[0], PValue{dims, {src.buffer, plain_md(dims)}});
+}
+
 namespace {
 
 using dnnl::algorithm;
@@ -40,6 +67,33 @@ Result<void> lower_eltwise(PlanBuilder& b, const Node& n, const EltwiseSpec& es)
   return {};
 }
 
+/// `a op b` where `a` is short of the output's shape and cannot trade
+/// places with `b` (oneDNN broadcasts only a binary op's second operand):
+/// one step adds `a` to zeros of the output's shape and applies `op b` as
+/// its post-op. Exact but for the sign of a zero `a`.
+Result<void> lower_binary_widened(PlanBuilder& b, const Node& n, algorithm alg, const dims_t& out) {
+  const size_t r = out.size();
+  const ValueId v0 = n.inputs[0], v1 = n.inputs[1];
+  const md_t full = plain_md(r ? out : dims_t{1});
+  const md_t m0 = plain_md(r ? pad_left(b.value(v0).dims, r) : dims_t{1});
+  const md_t m1 = plain_md(r ? pad_left(b.value(v1).dims, r) : dims_t{1});
+  const BufferRef zeros{b.new_constant(Tensor::zeros(DType::kF32, out)), full};
+  dnnl::post_ops po;
+  po.append_binary(alg, m1);
+  dnnl::primitive_attr attr = user_scratch();
+  attr.set_post_ops(po);
+  dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, full, m0, full), attr,
+                                  cpu_engine());
+  const BufferRef dst{b.new_temp(full), full};
+  b.add_step("binary", dnnl::binary(pd), pd,
+             {{DNNL_ARG_SRC_0, zeros},
+              {DNNL_ARG_SRC_1, {b.plain(v0).buffer, m0}},
+              {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, {b.plain(v1).buffer, m1}},
+              {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst});
+  return {};
+}
+
 Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
   ValueId v0 = n.inputs[0], v1 = n.inputs[1];
   HONE_TRY(dims_t out, ops::broadcast_shapes({b.value(v0).dims, b.value(v1).dims}));
@@ -48,10 +102,7 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
                            alg == algorithm::binary_max || alg == algorithm::binary_min;
   if (pad_left(b.value(v0).dims, r) != out) {
     if (!commutative || pad_left(b.value(v1).dims, r) != out)
-      return fail(ErrorCode::kUnsupported,
-                  "oneDNN binary ops broadcast only their second operand (" +
-                      shape_to_string(b.value(v0).dims) + " vs " +
-                      shape_to_string(b.value(v1).dims) + ")");
+      return lower_binary_widened(b, n, alg, out);
     std::swap(v0, v1);
   }
   auto attempt = [&](bool keep_layout) -> dnnl::binary::primitive_desc {
@@ -73,15 +124,6 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
   } catch (const dnnl::error&) {
     attempt(false);
   }
-  return {};
-}
-
-/// The non-plain layouts a conv leaves its output in, by rank.
-std::vector<memory::format_tag> native_tags(size_t rank) {
-  using tag = memory::format_tag;
-  if (rank == 3) return {tag::acb, tag::aBc16b, tag::aBc8b};
-  if (rank == 4) return {tag::acdb, tag::aBcd16b, tag::aBcd8b};
-  if (rank == 5) return {tag::acdeb, tag::aBcde16b, tag::aBcde8b};
   return {};
 }
 
@@ -131,17 +173,6 @@ Result<void> lower_pool(PlanBuilder& b, const Node& n) {
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, out}});
   b.set(n.outputs[0], PValue{dst, out});
   return {};
-}
-
-/// supports() has checked the axis; ops/axis.h maps it.
-int64_t normalize_axis(int64_t axis, size_t rank) {
-  return ops::try_normalize_axis(axis, static_cast<int64_t>(rank)).value_or(axis);
-}
-
-dims_t split2(const dims_t& d, int64_t axis) {
-  const auto mid = d.begin() + axis;
-  return {std::accumulate(d.begin(), mid, int64_t{1}, std::multiplies<>()),
-          std::accumulate(mid, d.end(), int64_t{1}, std::multiplies<>())};
 }
 
 Result<void> lower_softmax(PlanBuilder& b, const Node& n) {
@@ -228,12 +259,6 @@ Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {
   return {};
 }
 
-/// Same bytes, new logical dims (needs the plain layout).
-void alias(PlanBuilder& b, const Node& n, dims_t dims) {
-  BufferRef src = b.plain(n.inputs[0]);
-  b.set(n.outputs[0], PValue{dims, {src.buffer, plain_md(dims)}});
-}
-
 /// ReduceMean/Sum/Max/Min over constant axes: oneDNN's reduction primitive on
 /// the plain layout, reduced axes kept as 1 (then dropped without a copy).
 Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
@@ -284,253 +309,6 @@ Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
   b.add_step("reduction", dnnl::reduction(pd), pd,
              {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, {buf, dst}}});
   b.set(n.outputs[0], PValue{out, {buf, plain_md(out)}});
-  return {};
-}
-
-Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
-  const dims_t in = b.value(n.inputs[0]).dims;
-  const Tensor* shape = b.constant(n.inputs[1]);
-  if (shape == nullptr || shape->dtype() != DType::kI64)
-    return fail(ErrorCode::kUnsupported, "Reshape needs a constant i64 shape");
-  const bool allowzero = ops::reshape_allowzero(n);
-  dims_t out(shape->data<int64_t>(), shape->data<int64_t>() + shape->numel());
-  int64_t known = 1, infer = -1;
-  for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == 0 && !allowzero) {
-      if (i >= in.size())
-        return fail(ErrorCode::kInvalidArgument, "Reshape copies a dim the input lacks");
-      out[i] = in[i];
-    }
-    if (out[i] == -1) {
-      infer = static_cast<int64_t>(i);
-      continue;
-    }
-    known *= out[i];
-  }
-  const int64_t numel = shape_numel(in);
-  if (infer >= 0) {
-    if (known == 0 || numel % known)
-      return fail(ErrorCode::kInvalidArgument, "Reshape cannot infer the -1 dim");
-    out[static_cast<size_t>(infer)] = numel / known;
-  }
-  if (shape_numel(out) != numel)
-    return fail(ErrorCode::kInvalidArgument, "Reshape of " + shape_to_string(in) + " to " +
-                                                 shape_to_string(out) +
-                                                 " changes the element count");
-  alias(b, n, out);
-  return {};
-}
-
-/// Squeeze and Unsqueeze: the same bytes under new dims.
-Result<void> lower_squeeze(PlanBuilder& b, const Node& n) {
-  const dims_t in = b.value(n.inputs[0]).dims;
-  dims_t axes = n.attr_ints("axes");
-  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
-    const Tensor* t = b.constant(n.inputs[1]);
-    if (t == nullptr || t->dtype() != DType::kI64)
-      return fail(ErrorCode::kUnsupported, n.op_type + " needs constant i64 axes");
-    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
-  }
-  const bool squeeze = n.op_type == "Squeeze";
-  const int64_t rank = static_cast<int64_t>(in.size() + (squeeze ? 0 : axes.size()));
-  std::vector<bool> marked(static_cast<size_t>(rank), false);
-  for (int64_t a : axes) {
-    const int64_t k = ops::try_normalize_axis(a, rank).value_or(-1);
-    if (k < 0 || k >= rank || marked[static_cast<size_t>(k)])
-      return fail(ErrorCode::kInvalidArgument, n.op_type + " axis " + std::to_string(a) +
-                                                   " is out of range or repeated for rank " +
-                                                   std::to_string(rank));
-    if (squeeze && in[static_cast<size_t>(k)] != 1)
-      return fail(ErrorCode::kInvalidArgument,
-                  "Squeeze axis " + std::to_string(a) + " of " + shape_to_string(in) + " is not 1");
-    marked[static_cast<size_t>(k)] = true;
-  }
-  dims_t out;
-  if (squeeze) {
-    for (size_t i = 0; i < in.size(); ++i)
-      if (axes.empty() ? in[i] != 1 : !marked[i]) out.push_back(in[i]);
-  } else {
-    for (size_t i = 0, next = 0; i < static_cast<size_t>(rank); ++i)
-      out.push_back(marked[i] ? 1 : in[next++]);
-  }
-  alias(b, n, out);
-  return {};
-}
-
-/// The layout tag of `md` among native_tags(), or undef.
-memory::format_tag layout_tag(const md_t& md) {
-  for (memory::format_tag t : native_tags(md.dims().size()))
-    if (md == md_t(md.dims(), memory::data_type::f32, t)) return t;
-  return memory::format_tag::undef;
-}
-
-/// The non-plain layout that every computed value of `vs` is in (constants
-/// are packed into it), or nothing.
-std::optional<memory::format_tag> shared_layout(const PlanBuilder& b,
-                                                const std::vector<ValueId>& vs) {
-  std::optional<memory::format_tag> shared;
-  for (ValueId v : vs) {
-    if (const Tensor* c = b.constant(v)) {
-      if (c->dtype() != DType::kF32) return std::nullopt;
-      continue;
-    }
-    const md_t& md = b.value(v).ref.md;
-    const memory::format_tag t =
-        md.data_type() == memory::data_type::f32 ? layout_tag(md) : memory::format_tag::undef;
-    if (t == memory::format_tag::undef || (shared && *shared != t)) return std::nullopt;
-    shared = t;
-  }
-  return shared;
-}
-
-Result<void> lower_concat(PlanBuilder& b, const Node& n) {
-  std::vector<ValueId> srcs;
-  for (ValueId v : n.inputs)
-    if (v >= 0) srcs.push_back(v);
-  if (srcs.empty()) return fail(ErrorCode::kInvalidArgument, "Concat without inputs");
-  const dims_t first = b.value(srcs[0]).dims;
-  const int64_t axis = normalize_axis(ops::axis_attr(n), first.size());
-  if (first.empty() || axis < 0 || axis >= static_cast<int64_t>(first.size()))
-    return fail(ErrorCode::kInvalidArgument,
-                "Concat axis out of range for " + shape_to_string(first));
-  dims_t out = first;
-  out[static_cast<size_t>(axis)] = 0;
-  std::vector<md_t> mds;
-  std::vector<std::pair<int, BufferRef>> args;
-  std::vector<ValueId> kept;
-  for (ValueId v : srcs) {
-    const dims_t d = b.value(v).dims;
-    for (size_t i = 0; i < d.size(); ++i)
-      if (d.size() != first.size() || (static_cast<int64_t>(i) != axis && d[i] != first[i]))
-        return fail(ErrorCode::kInvalidArgument, "Concat of " + shape_to_string(first) + " and " +
-                                                     shape_to_string(d) + " on axis " +
-                                                     std::to_string(axis));
-    // oneDNN refuses empty sources; they add nothing.
-    if (d[static_cast<size_t>(axis)] == 0) continue;
-    out[static_cast<size_t>(axis)] += d[static_cast<size_t>(axis)];
-    kept.push_back(v);
-  }
-  if (kept.empty()) return fail(ErrorCode::kUnsupported, "Concat of empty tensors only");
-  // Sources that all live in one channels-last or channel-blocked layout are
-  // joined in it (a conv net's skip connections): going through plain would
-  // cost a reorder out of and back into that layout for every source.
-  std::optional<memory::format_tag> shared = shared_layout(b, kept);
-  // A channel-blocked join along channels is a plain copy only when no
-  // source ends inside a block.
-  const auto tags = native_tags(out.size());
-  if (shared && axis == 1 && *shared != tags[0]) {
-    const int64_t block = *shared == tags[1] ? 16 : 8;
-    for (ValueId v : kept)
-      if (b.value(v).dims[1] % block != 0) shared.reset();
-  }
-  for (ValueId v : kept) {
-    const dims_t& d = b.value(v).dims;
-    BufferRef src;
-    if (!shared) {
-      src = b.plain(v);
-    } else if (const Tensor* c = b.constant(v)) {
-      src = b.pack(*c, plain_md(d), md_t(d, memory::data_type::f32, *shared));
-    } else {
-      src = b.value(v).ref;
-    }
-    args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), src});
-    mds.push_back(src.md);
-  }
-  const md_t dst_md = shared ? md_t(out, memory::data_type::f32, *shared) : plain_md(out);
-  dnnl::concat::primitive_desc pd(dst_md, static_cast<int>(axis), mds, cpu_engine(),
-                                  user_scratch());
-  const BufferRef ref{b.new_temp(dst_md), dst_md};
-  args.push_back({DNNL_ARG_DST, ref});
-  b.add_step("concat", dnnl::concat(pd), pd, std::move(args));
-  b.set(n.outputs[0], PValue{out, ref});
-  return {};
-}
-
-/// Reads Slice's starts/ends/axes/steps (inputs from opset 10, attributes before).
-Result<std::vector<int64_t>> slice_param(PlanBuilder& b, const Node& n, size_t input,
-                                         const char* attr) {
-  if (b.graph().opset("") < 10) return n.attr_ints(attr);
-  if (input >= n.inputs.size() || n.inputs[input] < 0) return std::vector<int64_t>{};
-  const Tensor* t = b.constant(n.inputs[input]);
-  if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
-    return fail(ErrorCode::kUnsupported,
-                std::string("Slice ") + attr + " is not known when the plan is built");
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < t->numel(); ++i)
-    out.push_back(t->dtype() == DType::kI64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i]);
-  return out;
-}
-
-/// Slice with positive steps: a strided view of the input, copied by a reorder.
-Result<void> lower_slice(PlanBuilder& b, const Node& n) {
-  const dims_t in = b.value(n.inputs[0]).dims;
-  const auto rank = static_cast<int64_t>(in.size());
-  HONE_TRY(std::vector<int64_t> starts, slice_param(b, n, 1, "starts"));
-  HONE_TRY(std::vector<int64_t> ends, slice_param(b, n, 2, "ends"));
-  HONE_TRY(std::vector<int64_t> axes, slice_param(b, n, 3, "axes"));
-  HONE_TRY(std::vector<int64_t> steps, slice_param(b, n, 4, "steps"));
-  if (axes.empty())
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
-  if (steps.empty()) steps.assign(starts.size(), 1);
-  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
-    return fail(ErrorCode::kInvalidArgument, "Slice starts, ends, axes and steps differ in length");
-  if (in.empty()) return fail(ErrorCode::kInvalidArgument, "Slice of a scalar");
-  dims_t strides(in.size(), 1);
-  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
-  dims_t out = in, view_strides = strides;
-  int64_t offset = 0;
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t a = ops::try_normalize_axis(axes[k], rank).value_or(-1);
-    if (a < 0)
-      return fail(ErrorCode::kInvalidArgument, "Slice axis " + std::to_string(axes[k]) +
-                                                   " out of range for " + shape_to_string(in));
-    if (steps[k] <= 0)
-      return fail(ErrorCode::kUnsupported, "Slice with a step of " + std::to_string(steps[k]));
-    const int64_t dim = in[static_cast<size_t>(a)];
-    auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + dim : i, 0, dim); };
-    const int64_t start = clamp(starts[k]), end = clamp(ends[k]);
-    const int64_t count = end > start ? (end - start + steps[k] - 1) / steps[k] : 0;
-    if (count == 0) return fail(ErrorCode::kUnsupported, "Slice with an empty result");
-    out[static_cast<size_t>(a)] = count;
-    view_strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a)] * steps[k];
-    offset += start * strides[static_cast<size_t>(a)];
-  }
-  const BufferRef src = b.plain(n.inputs[0]);
-  md_t view(out, memory::data_type::f32, view_strides);
-  view.data.offset0 = offset;  // the view starts at the first selected element
-  const md_t dst = plain_md(out);
-  dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
-  const BufferRef ref{b.new_temp(dst), dst};
-  b.add_step("reorder", dnnl::reorder(pd), pd,
-             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, ref}});
-  b.set(n.outputs[0], PValue{out, ref});
-  return {};
-}
-
-Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
-  const dims_t in = b.value(n.inputs[0]).dims;
-  HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(in.size())));
-  if (in.empty()) {
-    alias(b, n, in);
-    return {};
-  }
-  dims_t strides(in.size(), 1);
-  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
-  dims_t out(in.size()), view_strides(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    const auto p = static_cast<size_t>(perm[i]);
-    if (p >= in.size())
-      return fail(ErrorCode::kInvalidArgument, "Transpose perm value out of range");
-    out[i] = in[p];
-    view_strides[i] = strides[p];
-  }
-  BufferRef src = b.plain(n.inputs[0]);
-  const md_t view(out, memory::data_type::f32, view_strides), dst = plain_md(out);
-  dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
-  const int buf = b.new_temp(dst);
-  b.add_step("reorder", dnnl::reorder(pd), pd,
-             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, {buf, dst}}});
-  b.set(n.outputs[0], PValue{out, {buf, dst}});
   return {};
 }
 
@@ -635,27 +413,9 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   if (op == "Softmax" || op == "LogSoftmax") return lower_softmax(b, n);
   if (op == "BatchNormalization") return lower_batchnorm(b, n);
   if (op == "LayerNormalization") return lower_layernorm(b, n);
-  if (op == "Reshape") return lower_reshape(b, n);
-  if (op == "Transpose") return lower_transpose(b, n);
-  if (op == "Squeeze" || op == "Unsqueeze") return lower_squeeze(b, n);
   if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin")
     return lower_reduce(b, n);
-  if (op == "Concat") return lower_concat(b, n);
-  if (op == "Slice") return lower_slice(b, n);
-  if (op == "Identity") {
-    b.set(n.outputs[0], b.value(n.inputs[0]));
-    return {};
-  }
-  if (op == "Flatten") {
-    const dims_t in = b.value(n.inputs[0]).dims;
-    const int64_t axis = normalize_axis(ops::axis_attr(n), in.size());
-    if (axis < 0 || axis > static_cast<int64_t>(in.size()))
-      return fail(ErrorCode::kInvalidArgument,
-                  "Flatten axis out of range for " + shape_to_string(in));
-    alias(b, n, split2(in, axis));
-    return {};
-  }
-  return fail(ErrorCode::kUnsupported, "no oneDNN lowering for " + op);
+  return lower_shape(b, n);
 }
 
 }  // namespace hone::onednn

@@ -2,9 +2,10 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <limits>
-#include <map>
+#include <optional>
 #include <set>
 
 #include "backends/common/block_runtime.h"
@@ -37,9 +38,9 @@ using Signature = ShapeSignature;  // dims_t is std::vector<int64_t>: the shared
 
 /// Fastest of a few runs of `plan` on zeros, in microseconds (infinity when
 /// it fails). The minimum, as other processes share the machine.
-double time_plan(const Plan& plan, const Signature& sig) {
-  std::vector<Tensor> inputs;
-  for (const dims_t& d : sig) inputs.push_back(Tensor::zeros(DType::kF32, d));
+double time_plan(const Plan& plan, const std::vector<dims_t>& dims) {
+  std::vector<Tensor> inputs;  // a known input's zeros go unread: the plan holds its values
+  for (const dims_t& d : dims) inputs.push_back(Tensor::zeros(DType::kF32, d));
   std::atomic<uint64_t> executions{0};
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 7; ++i) {
@@ -61,7 +62,29 @@ class OnednnBlock final : public BlockRuntime<Plan> {
         stats_(std::move(stats)),
         threads_(threads),
         bf16_(bf16),
-        fp32_nodes_(std::move(fp32_nodes)) {}
+        fp32_nodes_(std::move(fp32_nodes)) {
+    // An input only Shape or Size reads (input_ids whose length makes the
+    // positions and the mask) may have any dtype: no primitive reads it. An
+    // integer or bool input that only host nodes and shape operands read is
+    // shape arithmetic another block made: its values become plan constants.
+    for (ValueId in : graph().inputs()) {
+      bool dims_only = true;
+      for (const Node& n : graph().nodes())
+        for (ValueId v : n.inputs)
+          if (v == in && n.op_type != "Shape" && n.op_type != "Size") dims_only = false;
+      for (ValueId out : graph().outputs()) dims_only = dims_only && out != in;
+      read_as_data_.push_back(!dims_only);
+      const DType t = graph().value(in).dtype;
+      const bool known =
+          !dims_only && (is_integer(t) || t == DType::kBool || t == DType::kUndefined);
+      known_input_.push_back(known);
+      plans_on_values_ = plans_on_values_ || known;
+    }
+  }
+
+  /// Some input's values (not only its dims) go into the plan: the block is
+  /// planned at its first run, when they are known.
+  bool plans_on_values() const { return plans_on_values_; }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     ThreadScope scope(threads_);
@@ -70,33 +93,87 @@ class OnednnBlock final : public BlockRuntime<Plan> {
   }
 
  private:
+  /// The inputs' dims, then for each known input (shape arithmetic another
+  /// block computed: integer or bool, at most kMaxKnownInput elements) an
+  /// entry {index, dtype, values...}. Any other non-f32 input a
+  /// node reads sends the run to the reference.
+  std::optional<Signature> key_of(const std::vector<Tensor>& inputs) const override {
+    Signature key = signature_of(inputs);
+    if (inputs.size() != read_as_data_.size()) return key;  // build() reports the count
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const Tensor& t = inputs[i];
+      if (t.dtype() == DType::kF32 || !read_as_data_[i]) continue;
+      if (!known_input_[i] || t.numel() > kMaxKnownInput ||
+          !(is_integer(t.dtype()) || t.dtype() == DType::kBool))
+        return std::nullopt;
+      dims_t entry{static_cast<int64_t>(i), static_cast<int64_t>(t.dtype())};
+      for (int64_t k = 0; k < t.numel(); ++k) entry.push_back(tensor_element_as_int64(t, k));
+      key.push_back(std::move(entry));
+    }
+    return key;
+  }
+
   Result<std::vector<Tensor>> execute(const Plan& plan,
                                       const std::vector<Tensor>& inputs) const override {
     return plan.run(inputs, &stats_->primitive_executions);
   }
 
-  Result<std::shared_ptr<const Plan>> build(const Signature& sig) const override {
+  /// The known inputs a key_of() key carries, rebuilt as tensors of their
+  /// dtypes (`known[i]` points into `values`, null for the others).
+  Result<void> known_inputs(const Signature& key, std::vector<Tensor>& values,
+                            std::vector<const Tensor*>& known) const {
+    const size_t n = graph().inputs().size();
+    if (key.size() > n) values.reserve(key.size() - n);  // known[] points into it
+    known.assign(n, nullptr);
+    for (size_t e = n; e < key.size(); ++e) {
+      const dims_t& entry = key[e];
+      const auto i = entry.size() < 2 ? n : static_cast<size_t>(entry[0]);
+      if (i >= n) return fail(ErrorCode::kInternal, "onednn: a known-input key names no input");
+      Tensor t = Tensor::zeros(static_cast<DType>(entry[1]), key[i]);
+      if (static_cast<size_t>(t.numel()) + 2 != entry.size())
+        return fail(ErrorCode::kInternal, "onednn: a known-input key does not match its dims");
+      for (int64_t k = 0; k < t.numel(); ++k) {
+        const int64_t v = entry[static_cast<size_t>(k) + 2];
+        if (t.dtype() == DType::kI64)
+          t.data<int64_t>()[k] = v;
+        else if (t.dtype() == DType::kU64)
+          t.data<uint64_t>()[k] = static_cast<uint64_t>(v);
+        else
+          tensor_set_element_from_double(t, k, static_cast<double>(v));  // exact: 32 bits or fewer
+      }
+      values.push_back(std::move(t));
+      known[i] = &values.back();
+    }
+    return {};
+  }
+
+  Result<std::shared_ptr<const Plan>> build(const Signature& key) const override {
     ThreadScope scope(threads_);  // prepare() builds outside run()
     const Graph& g = graph();
+    const size_t n = std::min(g.inputs().size(), key.size());
+    const std::vector<dims_t> dims(key.begin(), key.begin() + static_cast<ptrdiff_t>(n));
+    std::vector<Tensor> values;
+    std::vector<const Tensor*> known;
+    HONE_CHECK_OK(known_inputs(key, values, known));
     PlanBuilder builder(g);
     builder.set_bf16(bf16_, fp32_nodes_);
-    auto plan = builder.build(sig);
+    auto plan = builder.build(dims, known);
     if (plan && builder.has_depthwise()) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept.
       PlanBuilder blocked(g);
       blocked.set_prefer_blocked16(true);
       blocked.set_bf16(bf16_, fp32_nodes_);
-      if (auto alt = blocked.build(sig)) {
-        const double t_any = time_plan(**plan, sig), t_blocked = time_plan(**alt, sig);
+      if (auto alt = blocked.build(dims, known)) {
+        const double t_any = time_plan(**plan, dims), t_blocked = time_plan(**alt, dims);
         HONE_LOG_DEBUG(
             "onednn: block '{}' for {}: convs on oneDNN's pick {:.1f} us, on nChw16c {:.1f} us",
-            g.name(), signature_text(sig), t_any, t_blocked);
+            g.name(), signature_text(key), t_any, t_blocked);
         if (t_blocked < t_any) plan = std::move(alt);
       }
     }
     if (!plan) return fail(std::move(plan).error());
-    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", g.name(), signature_text(sig),
+    HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", g.name(), signature_text(key),
                    (*plan)->describe(), (*plan)->arena);
     {
       std::lock_guard lock(stats_->mu);
@@ -109,6 +186,10 @@ class OnednnBlock final : public BlockRuntime<Plan> {
   int threads_;
   bool bf16_;
   std::set<std::string> fp32_nodes_;
+  std::vector<bool> read_as_data_;  // per block input: a node reads its elements
+  std::vector<bool> known_input_;   // per block input: integer or bool values planned as constants
+  bool plans_on_values_ = false;    // some known_input_
+  static constexpr int64_t kMaxKnownInput = 64;
 };
 
 /// oneDNN's version, "2.6.3".
@@ -145,8 +226,7 @@ const BackendCapabilities& OnednnBackend::caps() {
     k.dtypes = {DType::kF32};
     k.precisions = {Precision::kFp32};
     // Emulated bf16 (below avx512_core_bf16) is slower than f32: not offered.
-    k.precision_needs[Precision::kBf16] =
-        "a CPU with AVX-512 BF16 (oneDNN ISA avx512_core_bf16)";
+    k.precision_needs[Precision::kBf16] = "a CPU with AVX-512 BF16 (oneDNN ISA avx512_core_bf16)";
     if (cpu_has_bf16()) k.precisions.push_back(Precision::kBf16);
     k.mixed_precision = true;  // fp32_nodes: those Conv/Gemm/MatMul stay f32 under bf16
     k.build_mode = BuildMode::kAheadOfTime;
@@ -181,7 +261,8 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16, std::move(keep));
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
-  if (auto sig = static_input_dims(block)) compiled->prepare(*sig);
+  if (auto sig = static_input_dims(block); sig && !compiled->plans_on_values())
+    compiled->prepare(*sig);
   return compiled;
 }
 

@@ -370,7 +370,8 @@ bool PlanBuilder::dies_at(ValueId v, const Node* reader) const {
   return true;
 }
 
-Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>& input_dims) {
+Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>& input_dims,
+                                                       const std::vector<const Tensor*>& known) {
   const size_t nv = g_.values().size();
   values_.assign(nv, PValue{});
   defined_.assign(nv, false);
@@ -398,6 +399,10 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
                                                  std::to_string(input_dims.size()));
   try {
     for (size_t i = 0; i < input_dims.size(); ++i) {
+      if (i < known.size() && known[i] != nullptr) {
+        set_host(g_.inputs()[i], *known[i]);  // read by no primitive: no buffer
+        continue;
+      }
       for (int64_t d : input_dims[i])
         if (d == 0)
           return fail(ErrorCode::kUnsupported,
@@ -491,8 +496,10 @@ Result<void> PlanBuilder::finish_outputs() {
 
 namespace {
 
-/// Integer shape arithmetic (common/host_eval.h): evaluated now, its outputs
-/// become plan constants that PlanBuilder::constant() returns.
+/// Shape arithmetic, masks and tables computed from dims and constants
+/// (common/host_eval.h, Policy::kAnyDtype): evaluated now, once per input
+/// signature. Its outputs become plan constants that PlanBuilder::constant()
+/// returns; an f32 one is also a constant buffer the primitives read.
 Result<void> lower_host(PlanBuilder& b, const Node& n) {
   const Graph& g = b.graph();
   host_eval::Env env;
@@ -506,12 +513,10 @@ Result<void> lower_host(PlanBuilder& b, const Node& n) {
   size_t k = 0;
   for (ValueId v : n.outputs) {
     if (v < 0) continue;
-    const DType t = outs[k].dtype();
-    if (t != DType::kI64 && t != DType::kI32)
-      return fail(ErrorCode::kUnsupported, "host node " + n.describe() + " produced " +
-                                               std::string(dtype_name(t)) +
-                                               ", not an integer tensor");
-    b.set_host(v, std::move(outs[k++]));
+    Tensor t = std::move(outs[k++]);
+    if (t.dtype() == DType::kF32 && t.numel() > 0)
+      b.set(v, PValue{t.shape(), {b.new_constant(t), plain_md(t.shape())}});
+    b.set_host(v, std::move(t));
   }
   return {};
 }
@@ -519,7 +524,7 @@ Result<void> lower_host(PlanBuilder& b, const Node& n) {
 }  // namespace
 
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
-  if (host_eval::host_node(b.graph(), n)) return lower_host(b, n);
+  if (host_eval::host_node(b.graph(), n, kHostPolicy)) return lower_host(b, n);
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
   if (n.op_type == "Resize" || n.op_type == "ConvTranspose") return lower_resample(b, n);

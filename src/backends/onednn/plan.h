@@ -27,10 +27,17 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/common/host_eval.h"
 #include "hone/graph.h"
 #include "hone/tensor.h"
 
 namespace hone::onednn {
+
+/// What onednn evaluates when it builds a plan (common/host_eval.h): shape
+/// arithmetic and also the masks, scales and tables exporters compute from
+/// dims (f32 and bool results too). support.cpp decides with it, plan.cpp
+/// evaluates with it.
+inline constexpr host_eval::Policy kHostPolicy = host_eval::Policy::kAnyDtype;
 
 using md_t = dnnl::memory::desc;
 using dims_t = std::vector<int64_t>;
@@ -124,7 +131,11 @@ class PlanBuilder {
 
   /// Lowers every node for these input dims; kUnsupported naming the node
   /// when oneDNN cannot express it for these shapes.
-  [[nodiscard]] Result<std::shared_ptr<const Plan>> build(const std::vector<dims_t>& input_dims);
+  /// `known[i]`, where given, is input i's value: a small integer or bool
+  /// tensor another block computed from dims (a Reshape's target), used as a
+  /// plan constant like a host value; the plan then ignores that input.
+  [[nodiscard]] Result<std::shared_ptr<const Plan>> build(
+      const std::vector<dims_t>& input_dims, const std::vector<const Tensor*>& known = {});
 
   // --- for the lowerings ----------------------------------------------------
   const Graph& graph() const { return g_; }
@@ -206,8 +217,11 @@ class PlanBuilder {
 
 /// One node (and whatever it fuses) into `b`. Defined in lower_*.cpp.
 [[nodiscard]] Result<void> lower_node(PlanBuilder& b, const Node& n);
-[[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);     // Conv, Gemm, MatMul
-[[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);    // everything else
+[[nodiscard]] Result<void> lower_dense(PlanBuilder& b, const Node& n);   // Conv, Gemm, MatMul
+[[nodiscard]] Result<void> lower_simple(PlanBuilder& b, const Node& n);  // everything else
+/// Reshape, Squeeze, Unsqueeze, Flatten, Identity, Transpose, Concat, Slice,
+/// Split, Pad (lower_simple hands them on).
+[[nodiscard]] Result<void> lower_shape(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_rnn(PlanBuilder& b, const Node& n);       // LSTM, GRU, RNN
 [[nodiscard]] Result<void> lower_resample(PlanBuilder& b, const Node& n);  // Resize, ConvTranspose
 
@@ -222,6 +236,16 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out);
 
 /// Left-pads `dims` with ones to `rank`.
 dims_t pad_left(const dims_t& dims, size_t rank);
+
+// Shared by lower_simple.cpp and lower_shape.cpp (defined in lower_simple.cpp).
+/// The non-plain layouts a conv leaves its output in, by rank.
+std::vector<dnnl::memory::format_tag> native_tags(size_t rank);
+/// `axis` normalised for `rank`; supports() has checked it (ops/axis.h maps it).
+int64_t normalize_axis(int64_t axis, size_t rank);
+/// `d` as two dims: the product of those before `axis`, of those from it on.
+dims_t split2(const dims_t& d, int64_t axis);
+/// `n`'s output is its input's bytes under new dims (the plain layout).
+void alias(PlanBuilder& b, const Node& n, dims_t dims);
 
 }  // namespace hone::onednn
 

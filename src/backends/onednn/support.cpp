@@ -7,6 +7,7 @@
 #include "backends/common/node_query.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/pattern.h"
+#include "backends/onednn/plan.h"
 #include "ops/attrs.h"
 
 namespace hone::onednn {
@@ -25,7 +26,7 @@ using node_query::is_const;
 using node_query::rank_of;
 using node_query::val;
 
-/// Refuses shapes where oneDNN would have to broadcast the first operand.
+/// Refuses operand shapes that do not broadcast.
 std::string binary_shapes(const Graph& g, const Node& n) {
   const Value* a = val(g, n, 0);
   const Value* b = val(g, n, 1);
@@ -34,25 +35,15 @@ std::string binary_shapes(const Graph& g, const Node& n) {
   auto dim = [&](const Shape& s, size_t i) -> Dim {
     return i + s.rank() < r ? Dim(1) : s[i + s.rank() - r];
   };
-  bool a_bcast = false, b_bcast = false;
   for (size_t i = 0; i < r; ++i) {
     const Dim da = dim(*a->shape, i), db = dim(*b->shape, i);
-    if (da == db) continue;
-    if (da == Dim(1))
-      a_bcast = true;
-    else if (db == Dim(1))
-      b_bcast = true;
-    else if (da.is_static() && db.is_static())
+    if (da == db || da == Dim(1) || db == Dim(1)) continue;
+    if (da.is_static() && db.is_static())
       return "shapes " + a->shape->to_string() + " and " + b->shape->to_string() +
              " do not broadcast";
   }
-  if (a->shape->rank() < r) a_bcast = true;
-  if (a_bcast && b_bcast)
-    return "both operands broadcast (" + a->shape->to_string() + " vs " + b->shape->to_string() +
-           "); oneDNN broadcasts only one";
-  if (a_bcast && (n.op_type == "Sub" || n.op_type == "Div"))
-    return "the first operand broadcasts (" + a->shape->to_string() + " vs " +
-           b->shape->to_string() + "); oneDNN broadcasts only the second";
+  // Either operand may broadcast, or both: a first operand short of the
+  // output's shape is widened inside the step (lower_binary).
   return {};
 }
 
@@ -157,10 +148,10 @@ std::string resize_why_not(const Graph& g, const Node& n) {
   const Value* scales = val(g, n, 2);
   const Value* sizes = val(g, n, 3);
   const bool scales_known = scales && is_const(g, n, 2);
-  const bool sizes_known = sizes && (is_const(g, n, 3) || host_value(g, n.inputs[3]));
+  const bool sizes_known = sizes && (is_const(g, n, 3) || host_value(g, n.inputs[3], kHostPolicy));
   if (!scales_known && !sizes_known)
     return "scales or sizes are neither constants nor computed from dims";
-  if (scales && !scales_known && !(is_const(g, n, 3) || host_value(g, n.inputs[3])))
+  if (scales && !scales_known && !(is_const(g, n, 3) || host_value(g, n.inputs[3], kHostPolicy)))
     return "scales are computed at run time";
   const int64_t r = rank_of(val(g, n, 0));
   if (r >= 0 && (r < 3 || r > 5))
@@ -222,6 +213,8 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Squeeze",
                                              "Concat",
                                              "Slice",
+                                             "Split",
+                                             "Pad",
                                              "Unsqueeze",
                                              "Transpose",
                                              "Identity",
@@ -230,14 +223,16 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "ConvTranspose"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
-  // Integer shape arithmetic is evaluated when a plan is built (common/host_eval.h).
-  if (host_node(g, n)) return {};
+  // Shape arithmetic and shape-only masks and tables are evaluated when a plan
+  // is built (common/host_eval.h, kHostPolicy).
+  if (host_node(g, n, kHostPolicy)) return {};
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
   const bool shape_op = n.op_type == "Reshape" || n.op_type == "Squeeze" ||
-                        n.op_type == "Unsqueeze" || n.op_type == "Slice" || n.op_type == "Resize" ||
+                        n.op_type == "Unsqueeze" || n.op_type == "Slice" || n.op_type == "Split" ||
+                        n.op_type == "Pad" || n.op_type == "Resize" ||
                         n.op_type.rfind("Reduce", 0) == 0;
   const size_t data_inputs = shape_op ? 1 : n.inputs.size();
   for (size_t i = 0; i < data_inputs; ++i) {
@@ -276,7 +271,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op.rfind("Reduce", 0) == 0) {
     // Axes as an attribute, or (ReduceSum from opset 13, the rest from 18) a
     // constant input.
-    if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !host_value(g, n.inputs[1]))
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !host_value(g, n.inputs[1], kHostPolicy))
       return "axes must be constant";
     const auto ra = ops::reduce_attrs(n);
     if (!ra) return ra.error().message();
@@ -361,14 +356,42 @@ std::string why_not(const Graph& g, const Node& n) {
     return {};
   }
   if (op == "Reshape") {
-    if (!val(g, n, 1) || !i64_or_unknown(g.value(n.inputs[1]).dtype) || !host_value(g, n.inputs[1]))
+    if (!val(g, n, 1) || !i64_or_unknown(g.value(n.inputs[1]).dtype) ||
+        !host_value(g, n.inputs[1], kHostPolicy))
       return "shape is neither a constant i64 tensor nor computed from dims and constants";
     return {};
+  }
+  if (op == "Pad") {
+    // Constant mode with pads, value and axes known when the plan is built.
+    const auto pa = ops::pad_attrs(n);
+    if (!pa) return pa.error().message();
+    if (pa->mode != "constant") return "mode '" + pa->mode + "' (only constant runs on oneDNN)";
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (val(g, n, i) && !host_value(g, n.inputs[i], kHostPolicy))
+        return "pads, value and axes must be constants or computed from dims";
+    if (is_const(g, n, 1)) {
+      const Tensor& pads = *g.value(n.inputs[1]).initializer;
+      for (int64_t i = 0; i < pads.numel(); ++i)
+        if (tensor_element_as_double(pads, i) < 0) return "a negative pad (a crop)";
+    }
+    if (g.opset("") < 11)
+      for (int64_t p : pa->pads)
+        if (p < 0) return "a negative pad (a crop)";
+    return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
+  }
+  if (op == "Split") {
+    // Sizes known when the plan is built; every part an f32 tensor.
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !host_value(g, n.inputs[1], kHostPolicy))
+      return "split sizes must be constants or computed from dims";
+    for (ValueId o : n.outputs)
+      if (o >= 0 && g.value(o).dtype != DType::kF32 && g.value(o).dtype != DType::kUndefined)
+        return "an output is not f32";
+    return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
   }
   if (op == "Slice") {
     // Positions must be known when the plan is built; steps must be positive.
     for (size_t i = 1; i < n.inputs.size(); ++i)
-      if (val(g, n, i) && !host_value(g, n.inputs[i]))
+      if (val(g, n, i) && !host_value(g, n.inputs[i], kHostPolicy))
         return "starts, ends, axes and steps must be constants or computed from dims";
     if (is_const(g, n, 4)) {
       const Tensor& steps = *g.value(n.inputs[4]).initializer;
@@ -385,7 +408,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "Squeeze" || op == "Unsqueeze") {
     // Axes come from an attribute before opset 13, from a constant input after.
     if (val(g, n, 1) &&
-        (!i64_or_unknown(g.value(n.inputs[1]).dtype) || !host_value(g, n.inputs[1])))
+        (!i64_or_unknown(g.value(n.inputs[1]).dtype) || !host_value(g, n.inputs[1], kHostPolicy)))
       return "axes is neither a constant i64 tensor nor computed from dims and constants";
     if (op == "Unsqueeze" && !val(g, n, 1) && !n.has_attr("axes")) return "axes is missing";
     return {};

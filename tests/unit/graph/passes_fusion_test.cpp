@@ -237,5 +237,45 @@ TEST(PassesTranspose, TransposedConstantWeightsFoldAndIdentitiesGo) {
   EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 4})}, 0.0, /*bitwise=*/true));
 }
 
+TEST(PassesTranspose, DropoutThatDropsNothingGoes) {
+  // Not training (no training_mode, or a constant false), or a ratio of 0 in
+  // training mode (torchvision's attention dropout exported from eval mode):
+  // the identity. A training Dropout with a ratio above 0 stays.
+  std::mt19937 rng(9);
+  auto graph = [](std::vector<Tensor> extra) {
+    GraphBuilder b("dropout");
+    ValueId x = b.input("x", DType::kF32, Shape{2, 3});
+    std::vector<ValueId> ins{x};
+    for (size_t i = 0; i < extra.size(); ++i)
+      ins.push_back(b.constant("c" + std::to_string(i), std::move(extra[i])));
+    b.output(b.relu(b.op("Dropout", ins)), "y");
+    return *std::move(b).build();
+  };
+  auto flag = [](bool on) {
+    Tensor t = Tensor::zeros(DType::kBool, {});
+    t.data<uint8_t>()[0] = on ? 1 : 0;
+    return t;
+  };
+  struct Case {
+    const char* what;
+    std::vector<Tensor> extra;
+    bool goes;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"no inputs but x", {}, true});
+  cases.push_back({"ratio 0.3, not training", {Tensor::scalar(0.3f), flag(false)}, true});
+  cases.push_back({"ratio 0, training", {Tensor::scalar(0.0f), flag(true)}, true});
+  cases.push_back({"ratio 0.3, training", {Tensor::scalar(0.3f), flag(true)}, false});
+  for (Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Graph g = graph(std::move(c.extra));
+    PassStats st;
+    auto out = eliminate_transposes(g, &st);
+    ASSERT_TRUE(out) << out.error().to_string();
+    EXPECT_EQ(count_op(*out, "Dropout"), c.goes ? 0u : 1u);
+    if (c.goes) EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3})}, 0.0, true));
+  }
+}
+
 }  // namespace
 }  // namespace hone

@@ -24,24 +24,96 @@ TEST(OnednnOps, ClipWithConstantBoundsAndGelu) {
       << "Clip and the 5-node GELU pattern as two eltwise primitives";
 }
 
-TEST(OnednnOps, RefusesFirstOperandBroadcastForSub) {
-  GraphBuilder b("sub");
-  ValueId s = b.input("s", DType::kF32, Shape{4});
-  ValueId x = b.input("x", DType::kF32, Shape{3, 4});
-  b.output(b.sub(s, x), "y");
-  Graph g = *std::move(b).build();
-  auto votes = OnednnBackend().propose(g);
+TEST(OnednnOps, FirstOperandOrBothBroadcast) {
+  // oneDNN broadcasts only a binary op's second operand: Sub and Div whose
+  // first operand broadcasts, and any op where both do, widen it in the step.
+  std::mt19937 rng(4);
+  for (const char* op : {"Sub", "Div", "Add", "Mul"}) {
+    SCOPED_TRACE(op);
+    GraphBuilder b(op);
+    ValueId s = b.input("s", DType::kF32, Shape{4});
+    ValueId x = b.input("x", DType::kF32, Shape{3, 4});
+    ValueId c = b.input("c", DType::kF32, Shape{3, 1});
+    ValueId r = b.input("r", DType::kF32, Shape{1, 4});
+    ValueId first = b.op(op, {s, x});  // [4] op [3,4]
+    ValueId both = b.op(op, {c, r});   // [3,1] op [1,4]
+    b.output(b.op(op, {b.scalar_f32("one", 1.5f), b.add(first, both)}), "y");
+    expect_matches_reference(*std::move(b).build(),
+                             {uniform(rng, {4}, 0.5f, 2.0f), uniform(rng, {3, 4}, 0.5f, 2.0f),
+                              uniform(rng, {3, 1}, 0.5f, 2.0f), uniform(rng, {1, 4}, 0.5f, 2.0f)});
+  }
+}
+
+TEST(OnednnOps, SplitAndPad) {
+  std::mt19937 rng(7);
+  GraphBuilder b("split_pad");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 6, 5});
+  ValueId sizes = b.constant("sizes", Tensor::from<int64_t>({3}, {1, 2, 3}));
+  const std::vector<ValueId> parts = b.op_n("Split", {x, sizes}, 3, {{"axis", int64_t{1}}});
+  ValueId pads = b.constant("pads", Tensor::from<int64_t>({6}, {0, 1, 2, 0, 0, 1}));
+  ValueId padded = b.op("Pad", {b.relu(parts[2]), pads, b.scalar_f32("v", 0.5f)});
+  b.output(parts[0], "a");
+  b.output(b.relu(parts[1]), "b");
+  b.output(padded, "c");
+  expect_matches_reference(*std::move(b).build(), {uniform(rng, {2, 6, 5})});
+}
+
+TEST(OnednnOps, RefusesReflectPad) {
+  GraphBuilder b("reflect");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 2, 4, 4});
+  ValueId pads = b.constant("pads", Tensor::from<int64_t>({8}, {0, 0, 1, 1, 0, 0, 1, 1}));
+  b.output(b.op("Pad", {x, pads}, {{"mode", std::string("reflect")}}), "y");
+  auto votes = OnednnBackend().propose(*std::move(b).build());
   ASSERT_EQ(votes.size(), 1u);
   EXPECT_FALSE(votes[0].supported);
-  EXPECT_NE(votes[0].reason.find("first operand"), std::string::npos) << votes[0].reason;
-  // It still runs correctly, on the reference.
-  std::mt19937 rng(4);
+  EXPECT_NE(votes[0].reason.find("reflect"), std::string::npos) << votes[0].reason;
+}
+
+TEST(OnednnOps, ShapeArithmeticFromAnotherBlockIsPlanned) {
+  // Block 1 computes a Reshape target from x's dims; an Erf outside the GELU
+  // pattern (no oneDNN lowering) splits the graph; block 2 reads the target
+  // as an i64 input and still plans, taking its values as constants.
+  std::mt19937 rng(8);
+  GraphBuilder b("split_blocks");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 4});
+  ValueId dims = b.op("Shape", {x});
+  ValueId first = b.op("Gather", {dims, b.constant("zero", Tensor::scalar<int64_t>(0))});
+  ValueId target =
+      b.concat({b.op("Unsqueeze", {first, b.constant("ax", Tensor::from<int64_t>({1}, {0}))}),
+                b.constant("rest", Tensor::from<int64_t>({1}, {-1}))},
+               0);
+  ValueId e = b.op("Erf", {b.relu(x)});
+  b.output(b.op("Reshape", {b.relu(e), target}), "y");
+  Graph g = *std::move(b).build();
+  expect_matches_reference(g, {uniform(rng, {2, 3, 4})}, /*expect_all_nodes=*/false);
+}
+
+TEST(OnednnOps, KnownInputValuesKeyThePlan) {
+  // Block 1 turns y's dims into a Reshape target; Erf (no oneDNN lowering)
+  // splits the graph; block 2 reshapes x by that i64 input. Two runs give
+  // block 2 inputs of the same dims but other target values: each run must
+  // get a plan of its own values (BlockRuntime::key_of), not the first one's.
+  std::mt19937 rng(9);
+  GraphBuilder b("known_key");
+  ValueId y = b.input("y", DType::kF32, Shape{Dim::symbol("a"), Dim::symbol("b")});
+  ValueId x = b.input("x", DType::kF32, Shape{2, 12});
+  ValueId target = b.op("Shape", {y});
+  ValueId e = b.op("Erf", {b.relu(x)});
+  b.output(b.op("Reshape", {b.relu(e), target}), "out");
+  Graph g = *std::move(b).build();
   auto be = testing_util::build_onednn(g);
-  std::vector<Tensor> in{uniform(rng, {4}), uniform(rng, {3, 4})};
-  auto got = be->infer(in);
-  ASSERT_TRUE(got);
-  EXPECT_TRUE(testing_util::close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
-  EXPECT_EQ(be->kernel_executions(), 0u);
+  const Tensor xs = uniform(rng, {2, 12});
+  for (const std::vector<int64_t>& dims : {std::vector<int64_t>{4, 6}, {3, 8}, {4, 6}}) {
+    const std::vector<Tensor> in{Tensor::zeros(DType::kF32, dims), xs};
+    auto got = be->infer(in);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_EQ((*got)[0].shape(), dims);
+    EXPECT_TRUE(testing_util::close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
+  }
+  EXPECT_EQ(be->fallback_runs(), 0u) << "a block fell back to the reference";
+  // Each block has one plan per key: block 1 per y's dims, block 2 per
+  // target; the third run reuses both of the first run's.
+  EXPECT_EQ(be->plan_descriptions().size(), 4u);
 }
 
 TEST(OnednnOps, LayoutOps) {

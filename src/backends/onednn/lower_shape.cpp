@@ -1,0 +1,424 @@
+// Layout ops: Reshape, Squeeze, Unsqueeze, Flatten and Identity as metadata
+// over the same buffer; Transpose, Concat, Slice, Split and constant-mode Pad
+// as reorders of strided views (Concat as oneDNN's concat primitive).
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "backends/onednn/plan.h"
+#include "ops/attrs.h"
+#include "ops/axis.h"
+#include "ops/split.h"
+
+namespace hone::onednn {
+namespace {
+
+using dnnl::memory;
+
+Result<void> lower_reshape(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  const Tensor* shape = b.constant(n.inputs[1]);
+  if (shape == nullptr || shape->dtype() != DType::kI64)
+    return fail(ErrorCode::kUnsupported, "Reshape needs a constant i64 shape");
+  const bool allowzero = ops::reshape_allowzero(n);
+  dims_t out(shape->data<int64_t>(), shape->data<int64_t>() + shape->numel());
+  int64_t known = 1, infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 0 && !allowzero) {
+      if (i >= in.size())
+        return fail(ErrorCode::kInvalidArgument, "Reshape copies a dim the input lacks");
+      out[i] = in[i];
+    }
+    if (out[i] == -1) {
+      infer = static_cast<int64_t>(i);
+      continue;
+    }
+    known *= out[i];
+  }
+  const int64_t numel = shape_numel(in);
+  if (infer >= 0) {
+    if (known == 0 || numel % known)
+      return fail(ErrorCode::kInvalidArgument, "Reshape cannot infer the -1 dim");
+    out[static_cast<size_t>(infer)] = numel / known;
+  }
+  if (shape_numel(out) != numel)
+    return fail(ErrorCode::kInvalidArgument, "Reshape of " + shape_to_string(in) + " to " +
+                                                 shape_to_string(out) +
+                                                 " changes the element count");
+  alias(b, n, out);
+  return {};
+}
+
+/// Squeeze and Unsqueeze: the same bytes under new dims.
+Result<void> lower_squeeze(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  dims_t axes = n.attr_ints("axes");
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const Tensor* t = b.constant(n.inputs[1]);
+    if (t == nullptr || t->dtype() != DType::kI64)
+      return fail(ErrorCode::kUnsupported, n.op_type + " needs constant i64 axes");
+    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
+  }
+  const bool squeeze = n.op_type == "Squeeze";
+  const int64_t rank = static_cast<int64_t>(in.size() + (squeeze ? 0 : axes.size()));
+  std::vector<bool> marked(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    const int64_t k = ops::try_normalize_axis(a, rank).value_or(-1);
+    if (k < 0 || k >= rank || marked[static_cast<size_t>(k)])
+      return fail(ErrorCode::kInvalidArgument, n.op_type + " axis " + std::to_string(a) +
+                                                   " is out of range or repeated for rank " +
+                                                   std::to_string(rank));
+    if (squeeze && in[static_cast<size_t>(k)] != 1)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Squeeze axis " + std::to_string(a) + " of " + shape_to_string(in) + " is not 1");
+    marked[static_cast<size_t>(k)] = true;
+  }
+  dims_t out;
+  if (squeeze) {
+    for (size_t i = 0; i < in.size(); ++i)
+      if (axes.empty() ? in[i] != 1 : !marked[i]) out.push_back(in[i]);
+  } else {
+    for (size_t i = 0, next = 0; i < static_cast<size_t>(rank); ++i)
+      out.push_back(marked[i] ? 1 : in[next++]);
+  }
+  alias(b, n, out);
+  return {};
+}
+
+/// The layout tag of `md` among native_tags(), or undef.
+memory::format_tag layout_tag(const md_t& md) {
+  for (memory::format_tag t : native_tags(md.dims().size()))
+    if (md == md_t(md.dims(), memory::data_type::f32, t)) return t;
+  return memory::format_tag::undef;
+}
+
+/// The non-plain layout that every computed value of `vs` is in (constants
+/// are packed into it), or nothing.
+std::optional<memory::format_tag> shared_layout(const PlanBuilder& b,
+                                                const std::vector<ValueId>& vs) {
+  std::optional<memory::format_tag> shared;
+  for (ValueId v : vs) {
+    if (const Tensor* c = b.constant(v)) {
+      if (c->dtype() != DType::kF32) return std::nullopt;
+      continue;
+    }
+    const md_t& md = b.value(v).ref.md;
+    const memory::format_tag t =
+        md.data_type() == memory::data_type::f32 ? layout_tag(md) : memory::format_tag::undef;
+    if (t == memory::format_tag::undef || (shared && *shared != t)) return std::nullopt;
+    shared = t;
+  }
+  return shared;
+}
+
+Result<void> lower_concat(PlanBuilder& b, const Node& n) {
+  std::vector<ValueId> srcs;
+  for (ValueId v : n.inputs)
+    if (v >= 0) srcs.push_back(v);
+  if (srcs.empty()) return fail(ErrorCode::kInvalidArgument, "Concat without inputs");
+  const dims_t first = b.value(srcs[0]).dims;
+  const int64_t axis = normalize_axis(ops::axis_attr(n), first.size());
+  if (first.empty() || axis < 0 || axis >= static_cast<int64_t>(first.size()))
+    return fail(ErrorCode::kInvalidArgument,
+                "Concat axis out of range for " + shape_to_string(first));
+  dims_t out = first;
+  out[static_cast<size_t>(axis)] = 0;
+  std::vector<md_t> mds;
+  std::vector<std::pair<int, BufferRef>> args;
+  std::vector<ValueId> kept;
+  for (ValueId v : srcs) {
+    const dims_t d = b.value(v).dims;
+    for (size_t i = 0; i < d.size(); ++i)
+      if (d.size() != first.size() || (static_cast<int64_t>(i) != axis && d[i] != first[i]))
+        return fail(ErrorCode::kInvalidArgument, "Concat of " + shape_to_string(first) + " and " +
+                                                     shape_to_string(d) + " on axis " +
+                                                     std::to_string(axis));
+    // oneDNN refuses empty sources; they add nothing.
+    if (d[static_cast<size_t>(axis)] == 0) continue;
+    out[static_cast<size_t>(axis)] += d[static_cast<size_t>(axis)];
+    kept.push_back(v);
+  }
+  if (kept.empty()) return fail(ErrorCode::kUnsupported, "Concat of empty tensors only");
+  // Sources that all live in one channels-last or channel-blocked layout are
+  // joined in it (a conv net's skip connections): going through plain would
+  // cost a reorder out of and back into that layout for every source.
+  std::optional<memory::format_tag> shared = shared_layout(b, kept);
+  // A channel-blocked join along channels is a plain copy only when no
+  // source ends inside a block.
+  const auto tags = native_tags(out.size());
+  if (shared && axis == 1 && *shared != tags[0]) {
+    const int64_t block = *shared == tags[1] ? 16 : 8;
+    for (ValueId v : kept)
+      if (b.value(v).dims[1] % block != 0) shared.reset();
+  }
+  for (ValueId v : kept) {
+    const dims_t& d = b.value(v).dims;
+    BufferRef src;
+    if (!shared) {
+      src = b.plain(v);
+    } else if (const Tensor* c = b.constant(v)) {
+      src = b.pack(*c, plain_md(d), md_t(d, memory::data_type::f32, *shared));
+    } else {
+      src = b.value(v).ref;
+    }
+    args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), src});
+    mds.push_back(src.md);
+  }
+  const md_t dst_md = shared ? md_t(out, memory::data_type::f32, *shared) : plain_md(out);
+  dnnl::concat::primitive_desc pd(dst_md, static_cast<int>(axis), mds, cpu_engine(),
+                                  user_scratch());
+  const BufferRef ref{b.new_temp(dst_md), dst_md};
+  args.push_back({DNNL_ARG_DST, ref});
+  b.add_step("concat", dnnl::concat(pd), pd, std::move(args));
+  b.set(n.outputs[0], PValue{out, ref});
+  return {};
+}
+
+/// Reads Slice's starts/ends/axes/steps (inputs from opset 10, attributes before).
+Result<std::vector<int64_t>> slice_param(PlanBuilder& b, const Node& n, size_t input,
+                                         const char* attr) {
+  if (b.graph().opset("") < 10) return n.attr_ints(attr);
+  if (input >= n.inputs.size() || n.inputs[input] < 0) return std::vector<int64_t>{};
+  const Tensor* t = b.constant(n.inputs[input]);
+  if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
+    return fail(ErrorCode::kUnsupported,
+                std::string("Slice ") + attr + " is not known when the plan is built");
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < t->numel(); ++i)
+    out.push_back(t->dtype() == DType::kI64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i]);
+  return out;
+}
+
+/// Slice with positive steps: a strided view of the input, copied by a reorder.
+Result<void> lower_slice(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  const auto rank = static_cast<int64_t>(in.size());
+  HONE_TRY(std::vector<int64_t> starts, slice_param(b, n, 1, "starts"));
+  HONE_TRY(std::vector<int64_t> ends, slice_param(b, n, 2, "ends"));
+  HONE_TRY(std::vector<int64_t> axes, slice_param(b, n, 3, "axes"));
+  HONE_TRY(std::vector<int64_t> steps, slice_param(b, n, 4, "steps"));
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    return fail(ErrorCode::kInvalidArgument, "Slice starts, ends, axes and steps differ in length");
+  if (in.empty()) return fail(ErrorCode::kInvalidArgument, "Slice of a scalar");
+  dims_t strides(in.size(), 1);
+  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  dims_t out = in, view_strides = strides;
+  int64_t offset = 0;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = ops::try_normalize_axis(axes[k], rank).value_or(-1);
+    if (a < 0)
+      return fail(ErrorCode::kInvalidArgument, "Slice axis " + std::to_string(axes[k]) +
+                                                   " out of range for " + shape_to_string(in));
+    if (steps[k] <= 0)
+      return fail(ErrorCode::kUnsupported, "Slice with a step of " + std::to_string(steps[k]));
+    const int64_t dim = in[static_cast<size_t>(a)];
+    auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + dim : i, 0, dim); };
+    const int64_t start = clamp(starts[k]), end = clamp(ends[k]);
+    const int64_t count = end > start ? (end - start + steps[k] - 1) / steps[k] : 0;
+    if (count == 0) return fail(ErrorCode::kUnsupported, "Slice with an empty result");
+    out[static_cast<size_t>(a)] = count;
+    view_strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a)] * steps[k];
+    offset += start * strides[static_cast<size_t>(a)];
+  }
+  const BufferRef src = b.plain(n.inputs[0]);
+  md_t view(out, memory::data_type::f32, view_strides);
+  view.data.offset0 = offset;  // the view starts at the first selected element
+  const md_t dst = plain_md(out);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
+  const BufferRef ref{b.new_temp(dst), dst};
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, ref}});
+  b.set(n.outputs[0], PValue{out, ref});
+  return {};
+}
+
+/// Split: each output a view of the input along the axis, copied by a
+/// reorder. The sizes are ONNX's (ops/split.h): the `split` input, known when
+/// the plan is built, or attribute, else equal parts.
+Result<void> lower_split(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  const auto rank = static_cast<int64_t>(in.size());
+  const int64_t axis = ops::axis_attr(n);
+  const int64_t a = ops::try_normalize_axis(axis, rank).value_or(-1);
+  if (a < 0)
+    return fail(ErrorCode::kInvalidArgument,
+                "Split axis " + std::to_string(axis) + " out of range for " + shape_to_string(in));
+  std::optional<std::vector<int64_t>> given;
+  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
+    const Tensor* t = b.constant(n.inputs[1]);
+    if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
+      return fail(ErrorCode::kUnsupported, "Split sizes are not known when the plan is built");
+    given.emplace();
+    for (int64_t i = 0; i < t->numel(); ++i) given->push_back(tensor_element_as_int64(*t, i));
+  }
+  HONE_TRY(
+      const std::vector<int64_t> sizes,
+      ops::split_sizes(n, in[static_cast<size_t>(a)], n.outputs.size(), given ? &*given : nullptr));
+  dims_t strides(in.size(), 1);
+  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  const BufferRef src = b.plain(n.inputs[0]);
+  int64_t start = 0;
+  for (size_t k = 0; k < n.outputs.size(); ++k) {
+    const int64_t count = sizes[k];
+    if (n.outputs[k] >= 0) {
+      if (count == 0) return fail(ErrorCode::kUnsupported, "Split with an empty part");
+      dims_t out = in;
+      out[static_cast<size_t>(a)] = count;
+      md_t view(out, memory::data_type::f32, strides);
+      view.data.offset0 = start * strides[static_cast<size_t>(a)];
+      const md_t dst = plain_md(out);
+      dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
+      const BufferRef ref{b.new_temp(dst), dst};
+      b.add_step("reorder", dnnl::reorder(pd), pd,
+                 {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, ref}});
+      b.set(n.outputs[k], PValue{out, ref});
+    }
+    start += count;
+  }
+  return {};
+}
+
+/// Pad in constant mode, its pads known when the plan is built: the output
+/// is first copied from a constant holding the pad value, then the input
+/// into its interior (two reorders). Pads of zero alias the input; a
+/// negative pad (a crop) is refused.
+Result<void> lower_pad(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  const size_t r = x.dims.size();
+  std::vector<int64_t> pads;
+  double value = 0;
+  std::vector<int64_t> axes;
+  auto ints = [&](size_t i, const char* what) -> Result<std::vector<int64_t>> {
+    const Tensor* t = b.constant(n.inputs[i]);
+    if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
+      return fail(ErrorCode::kUnsupported,
+                  std::string("Pad ") + what + " are not known when the plan is built");
+    std::vector<int64_t> out;
+    for (int64_t k = 0; k < t->numel(); ++k) out.push_back(tensor_element_as_int64(*t, k));
+    return out;
+  };
+  HONE_TRY(const ops::PadAttrs attrs, ops::pad_attrs(n));
+  if (attrs.mode != "constant")
+    return fail(ErrorCode::kUnsupported, "Pad mode '" + attrs.mode + "' (only constant)");
+  if (b.graph().opset("") < 11) {
+    pads = attrs.pads;
+    value = attrs.value;
+  } else {
+    HONE_TRY(pads, ints(1, "pads"));
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0) {
+      const Tensor* v = b.constant(n.inputs[2]);
+      if (v == nullptr || v->numel() != 1)
+        return fail(ErrorCode::kUnsupported, "Pad's constant_value is not a known scalar");
+      value = tensor_element_as_double(*v, 0);
+    }
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
+      HONE_TRY(axes, ints(3, "axes"));
+    }
+  }
+  if (axes.empty())
+    for (size_t a = 0; a < r; ++a) axes.push_back(static_cast<int64_t>(a));
+  if (pads.size() != 2 * axes.size())
+    return fail(ErrorCode::kInvalidArgument, "Pad has " + std::to_string(pads.size()) +
+                                                 " pads for " + std::to_string(axes.size()) +
+                                                 " axes of " + shape_to_string(x.dims));
+  dims_t begin(r, 0), end(r, 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = ops::try_normalize_axis(axes[k], static_cast<int64_t>(r)).value_or(-1);
+    if (a < 0)
+      return fail(ErrorCode::kInvalidArgument, "Pad axis " + std::to_string(axes[k]) +
+                                                   " out of range for " + shape_to_string(x.dims));
+    begin[static_cast<size_t>(a)] = pads[k];
+    end[static_cast<size_t>(a)] = pads[k + axes.size()];
+  }
+  dims_t out = x.dims;
+  bool none = true;
+  for (size_t a = 0; a < r; ++a) {
+    if (begin[a] < 0 || end[a] < 0)
+      return fail(ErrorCode::kUnsupported, "Pad with a negative pad (a crop)");
+    out[a] += begin[a] + end[a];
+    none = none && begin[a] == 0 && end[a] == 0;
+  }
+  if (none) {
+    b.set(n.outputs[0], x);
+    return {};
+  }
+  const md_t dst = plain_md(out);
+  Tensor fill = Tensor::zeros(DType::kF32, out);
+  if (value != 0) std::fill_n(fill.data<float>(), fill.numel(), static_cast<float>(value));
+  const BufferRef filled{b.new_constant(std::move(fill)), dst};
+  const BufferRef ref{b.new_temp(dst), dst};
+  dnnl::reorder::primitive_desc fill_pd(cpu_engine(), dst, cpu_engine(), dst, user_scratch());
+  b.add_step("reorder", dnnl::reorder(fill_pd), fill_pd,
+             {{DNNL_ARG_FROM, filled}, {DNNL_ARG_TO, ref}});
+  dims_t strides(r, 1);
+  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * out[i];
+  md_t interior(x.dims, memory::data_type::f32, strides);
+  int64_t offset = 0;
+  for (size_t a = 0; a < r; ++a) offset += begin[a] * strides[a];
+  interior.data.offset0 = offset;
+  const BufferRef src = b.plain(n.inputs[0]);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), src.md, cpu_engine(), interior, user_scratch());
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, {ref.buffer, interior}}});
+  b.set(n.outputs[0], PValue{out, ref});
+  return {};
+}
+
+Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(in.size())));
+  if (in.empty()) {
+    alias(b, n, in);
+    return {};
+  }
+  dims_t strides(in.size(), 1);
+  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  dims_t out(in.size()), view_strides(in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const auto p = static_cast<size_t>(perm[i]);
+    if (p >= in.size())
+      return fail(ErrorCode::kInvalidArgument, "Transpose perm value out of range");
+    out[i] = in[p];
+    view_strides[i] = strides[p];
+  }
+  BufferRef src = b.plain(n.inputs[0]);
+  const md_t view(out, memory::data_type::f32, view_strides), dst = plain_md(out);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
+  const int buf = b.new_temp(dst);
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, {buf, dst}}});
+  b.set(n.outputs[0], PValue{out, {buf, dst}});
+  return {};
+}
+
+}  // namespace
+
+Result<void> lower_shape(PlanBuilder& b, const Node& n) {
+  const std::string& op = n.op_type;
+  if (op == "Reshape") return lower_reshape(b, n);
+  if (op == "Transpose") return lower_transpose(b, n);
+  if (op == "Squeeze" || op == "Unsqueeze") return lower_squeeze(b, n);
+  if (op == "Concat") return lower_concat(b, n);
+  if (op == "Slice") return lower_slice(b, n);
+  if (op == "Split") return lower_split(b, n);
+  if (op == "Pad") return lower_pad(b, n);
+  if (op == "Identity") {
+    b.set(n.outputs[0], b.value(n.inputs[0]));
+    return {};
+  }
+  if (op == "Flatten") {
+    const dims_t in = b.value(n.inputs[0]).dims;
+    const int64_t axis = normalize_axis(ops::axis_attr(n), in.size());
+    if (axis < 0 || axis > static_cast<int64_t>(in.size()))
+      return fail(ErrorCode::kInvalidArgument,
+                  "Flatten axis out of range for " + shape_to_string(in));
+    alias(b, n, split2(in, axis));
+    return {};
+  }
+  return fail(ErrorCode::kUnsupported, "no oneDNN lowering for " + op);
+}
+
+}  // namespace hone::onednn
