@@ -6,8 +6,9 @@
 // bf16 runs all of them in bf16 (faster still, but wrong: shown for the
 // cost of the one fp32 node). Needs a CPU with AVX-512 BF16.
 //
-//   build/bench/hone_mixed_precision_bench --benchmark_repetitions=5 \
+//   build/bench/hone_mixed_precision_bench --benchmark_repetitions=5
 //       --benchmark_report_aggregates_only --benchmark_enable_random_interleaving
+//   (one command line)
 //
 // Arguments: 0 fp32, 1 mixed, 2 all bf16; batch 64, one thread unless
 // HONE_BENCH_THREADS says otherwise. The figure is mixed / fp32's median.

@@ -5,8 +5,9 @@
 #   bash bench/cuda_h200/zoo.sh EXPORTER "BACKENDS" BUDGET_S [UNIT(0|1)] [MODELS]
 # e.g. bash bench/cuda_h200/zoo.sh dynamo "cuda onednn" 520 1
 # Writes to $OUT (at most 8 files come back: keep it so): summary.txt (zoo.py summary), results.tar.xz (the per-model .tsv rows with each
-# backend's fallbacks by op type), export.txt (export failures), tests.txt (unit tests), and
-# small_*.tar.xz (the small models' exports with their inputs and PyTorch's outputs, so that the
+# backend's fallbacks by op type), export.txt (export failures), tests.txt (unit tests, UNIT_FILTER
+# picks them; the op-case table's cuda rows included), op_claims.txt (rewritten by that run),
+# functional.txt, device.txt and small.tar.xz (the small models' exports with their inputs and PyTorch's outputs, so that the
 # CPU backends can be worked on elsewhere against the same files).
 set -u
 start=$(date +%s)
@@ -28,14 +29,17 @@ exports=$!
 if [ "$unit" = 1 ]; then
   # The tests find their data under the source folder they were built in.
   S=$(cat .gpu/srcdir.txt); [ -e "$S" ] || { mkdir -p "$(dirname "$S")"; ln -s "$R" "$S"; }
-  timeout 240 /tmp/g/bin/hone_unit_tests --gtest_filter='Cuda*:HostEval*:HostBlocks*' > $OUT/tests.txt 2>&1
+  # The op-case table on cuda too, rewriting cuda's lines of op_claims.txt (brought back).
+  HONE_UPDATE_OP_CLAIMS=1 timeout 330 /tmp/g/bin/hone_unit_tests \
+    --gtest_filter="${UNIT_FILTER:-Cuda*:HostEval*:HostBlocks*:cuda/*}" > $OUT/tests.txt 2>&1
   echo "unit rc $?"
+  cp tests/unit/ops/op_claims.txt $OUT/op_claims.txt
   grep -E "^\[  (PASSED|FAILED) |Failure|^\[  FAILED" -A3 $OUT/tests.txt | head -30
   if [ -x /tmp/g/bin/hone_unit_tests_lead ]; then  # a second build's tests, when bundled
     timeout 60 /tmp/g/bin/hone_unit_tests_lead --gtest_filter="${LEAD_FILTER:-Cuda*}" > $OUT/tests_lead.txt 2>&1
     echo "lead unit rc $?"; grep -E "^\[  (PASSED|FAILED) |Failure|^\[  FAILED" -A3 $OUT/tests_lead.txt | head -30
   fi
-  (cd /tmp && timeout 200 /tmp/g/bin/hone_functional_tests --gtest_filter='*/cuda' > $OUT/functional.txt 2>&1)
+  (cd /tmp && timeout 150 /tmp/g/bin/hone_functional_tests --gtest_filter='*/cuda' > $OUT/functional.txt 2>&1)
   echo "functional rc $?"
   grep -E "^\[  (PASSED|FAILED) |^\[  FAILED" $OUT/functional.txt | head -20
 fi
@@ -51,12 +55,10 @@ echo "$models" | timeout $left xargs -P 4 -I{} sh -c \
 python3 tests/zoo/zoo.py summary $W/results > $OUT/summary.txt 2>&1
 cat $OUT/summary.txt | cut -c1-300
 tar -C $W -cJf $OUT/results.tar.xz results $(cd $W && ls *.test.log *.export.log 2>/dev/null)
-small="bert_encoder t5_encoder gpt2_decoder llama_decoder whisper_encoder lstm_tagger gru_kws"
-i=0
-for group in "bert_encoder t5_encoder gpt2_decoder" "llama_decoder whisper_encoder lstm_tagger gru_kws"; do
-  i=$((i + 1)); have=""
-  for m in $group; do [ -f $W/$exporter/$m/model.onnx ] && have="$have $exporter/$m"; done
-  [ -n "$have" ] && tar -C $W -cJf $OUT/small_$i.tar.xz $have
+have=""
+for m in bert_encoder t5_encoder gpt2_decoder llama_decoder whisper_encoder lstm_tagger gru_kws; do
+  [ -f $W/$exporter/$m/model.onnx ] && have="$have $exporter/$m"
 done
+[ -n "$have" ] && tar -C $W -cJf $OUT/small.tar.xz $have
 ls -la $OUT
 echo "total $(( $(date +%s) - start )) s"

@@ -90,13 +90,16 @@ def tune(
     cache: bool = True,
     seed: int = 1,
     configs: Mapping[str, Mapping[str, str]] = {},
+    precision: str = "fp32",
 ) -> Model:
     """Tunes an ONNX model (a path or its bytes) on samples: a list of dicts of
     numpy arrays (or arrays, or tuples of arrays in input order), at two or more
     batch sizes; None: random samples. strategy: 'max-throughput', 'min-latency',
     'first-wins', 'one-backend', 'latency-budget:MS'. backends: candidates (list
-    or 'a,b'). dims: {'batch': (1, 8, 32)} or ['seq=16']. Returns a hone.Model;
-    raises hone.Error."""
+    or 'a,b'). dims: {'batch': (1, 8, 32)} or ['seq=16']. precision: 'fp32'
+    (strict, the default) or 'auto' (also every reduced precision each backend
+    declares, each judged by its own bound; the mixed plan with fp32 nodes where
+    one fails). Returns a hone.Model; raises hone.Error."""
 
 def load(path: str, allow_env_mismatch: bool = False, threads: int = -1) -> Model:
     """Loads a .hone package (verified, not tuned again) as a hone.Model."""

@@ -112,7 +112,16 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
     const md_t m1 = same ? s0.md : plain_md(pad_left(b.value(v1).dims, r));
     dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0.md, m1, any_md(r ? out : dims_t{1})),
                                     user_scratch(), cpu_engine());
-    BufferRef s1 = same ? b.ensure(v1, s0.md) : BufferRef{b.plain(v1).buffer, m1};
+    // A second operand of lower rank that only lacks leading 1s ([T,D] added
+    // to [1,T,D]) is the same bytes under the output's dims first: a reorder
+    // cannot change the rank.
+    BufferRef s1;
+    if (!same)
+      s1 = BufferRef{b.plain(v1).buffer, m1};
+    else if (b.value(v1).dims.size() == r)
+      s1 = b.ensure(v1, s0.md);
+    else
+      s1 = b.reorder_to(BufferRef{b.plain(v1).buffer, plain_md(out)}, s0.md);
     BufferRef dst{b.new_temp(pd.dst_desc()), pd.dst_desc()};
     b.add_step("binary", dnnl::binary(pd), pd,
                {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, dst}});
