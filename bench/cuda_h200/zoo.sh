@@ -14,7 +14,7 @@ start=$(date +%s)
 exporter=$1 backends=$2 budget=$3 unit=${4:-0}
 . "$(dirname "$0")/device_env.sh"
 provenance $OUT/device.txt
-models=${5:-$(python3 tests/zoo/zoo.py list | cut -f1)}
+models=$(echo ${5:-$(python3 tests/zoo/zoo.py list | cut -f1)} | tr " " "\n")
 W=/tmp/zoo
 mkdir -p $W/$exporter
 export HONE_ZOO_PYTHON=python3 HONE_ZOO_EXPORTER=$exporter HONE_ZOO_BACKENDS="$backends" \

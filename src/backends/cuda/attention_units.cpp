@@ -13,6 +13,7 @@
 #include "backends/cuda/attention_op.h"
 #include "core/log.h"
 #include "hone/passes.h"
+#include "ops/attrs.h"
 
 namespace hone::cuda {
 namespace {
@@ -34,10 +35,15 @@ bool plan_scalar(const Graph& g, ValueId v) {
 bool swaps_last_two(const Graph& g, const Node& n) {
   if (n.op_type != "Transpose" || n.inputs.size() != 1 || n.outputs.size() != 1) return false;
   const Value& x = g.value(n.inputs[0]);
-  std::vector<int64_t> perm = n.attr_ints("perm");
-  if (perm.empty()) {
-    if (!x.shape || x.shape->rank() != 2) return false;
-    return true;  // rank 2, default perm reverses: a swap
+  std::vector<int64_t> perm;
+  if (x.shape) {
+    auto p = ops::transpose_perm(n, static_cast<int64_t>(x.shape->rank()));
+    if (!p) return false;
+    perm = std::move(*p);
+  } else if (n.has_attr("perm")) {
+    perm = n.attr_ints("perm");  // the default needs the rank
+  } else {
+    return false;
   }
   const size_t r = perm.size();
   if (r < 2) return false;
@@ -105,8 +111,10 @@ void find_attention_units(BlockInfo& b) {
     // Views, Transposes and one-index Gathers that only reshuffle an operand
     // are read through (the fused kernels take any strides and an offset): a
     // head split needs no copy.
+    // 16 steps: the dynamo exporter's packed-QKV K path is 11 views long (its
+    // Kᵀ is Reshape [B·H, S, D], Transpose, Reshape back).
     auto trace = [&](ValueId& x, std::vector<NodeId>& chain) {
-      for (int step = 0; step < 8; ++step) {
+      for (int step = 0; step < 16; ++step) {
         const Node* p = producer(x);
         if (!p || b.is_output[static_cast<size_t>(x)] || p->outputs.size() != 1 ||
             p->inputs.empty())
@@ -167,6 +175,17 @@ void find_attention_units(BlockInfo& b) {
     sp.q = q;
     sp.k = k;
     sp.v = v;
+    // The unit reads q, k, v and the mask from outside: one made by a member
+    // (a chain that stopped inside another's shared trunk) is no unit.
+    const std::set<NodeId> all(sp.members.begin(), sp.members.end());
+    bool inside = false;
+    for (ValueId x : {sp.q, sp.k, sp.v, sp.mask})
+      inside = inside || (x >= 0 && all.count(g.value(x).producer) != 0);
+    if (inside) {
+      HONE_LOG_DEBUG("cuda: attention at {} left unfused: an operand is made inside the unit",
+                     g.node(m.av).describe());
+      continue;
+    }
     bool taken = false;
     for (NodeId id : sp.members) taken = taken || b.attention_of[static_cast<size_t>(id)] >= 0;
     if (taken) continue;

@@ -6,6 +6,7 @@
 // mask, more keys than queries); attention_select names the path. Skips
 // without a device, naming why.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 
@@ -75,8 +76,11 @@ Graph bert_heads(std::mt19937& rng) {
 /// Reshape [batch, H, S, D]; SDPA's scale computed from Shape(q) (a Shape node
 /// reads the chain) on q and Kᵀ; the heads merged back by Transpose + Reshape.
 /// `shared_reader`: a Relu of the packed Transpose is an output too (the
-/// chains must then start after it).
-Graph mha_export(std::mt19937& rng, int64_t S, int64_t H, int64_t D, bool shared_reader = false) {
+/// chains must then start after it). `dynamo_kt`: Kᵀ as the dynamo exporter
+/// writes it, Reshape [batch·H, S, D], Transpose(0, 2, 1), Reshape [batch, H,
+/// D, S] (K's chain is then 11 views long, Q's and V's 8).
+Graph mha_export(std::mt19937& rng, int64_t S, int64_t H, int64_t D, bool shared_reader = false,
+                 bool dynamo_kt = false) {
   const int64_t E = H * D;
   GraphBuilder b("mha");
   auto i64 = [&](std::vector<int64_t> v) {
@@ -101,8 +105,11 @@ Graph mha_export(std::mt19937& rng, int64_t S, int64_t H, int64_t D, bool shared
                    {{"to", int64_t{1}}});
   ValueId sc =
       b.op("Sqrt", {b.div(b.constant("", Tensor::from<float>({1}, {1.0f})), b.op("Sqrt", {d}))});
-  ValueId o =
-      b.matmul(b.softmax(b.matmul(b.mul(q, sc), b.mul(b.transpose(k, {0, 1, 3, 2}), sc))), v);
+  ValueId kt = b.transpose(k, {0, 1, 3, 2});
+  if (dynamo_kt)
+    kt = b.op("Reshape",
+              {b.transpose(b.op("Reshape", {k, i64({-1, S, D})}), {0, 2, 1}), i64({-1, H, D, S})});
+  ValueId o = b.matmul(b.softmax(b.matmul(b.mul(q, sc), b.mul(kt, sc))), v);
   b.output(b.op("Reshape", {b.transpose(o, {2, 0, 1, 3}), i64({0, 0, E})}), "y");
   return *std::move(b).build();
 }
@@ -188,6 +195,19 @@ TEST(CudaAttention, UnitReadsThroughHeadSplitsAndScales) {
   auto ref = eval::Interpreter().run_tensors(mha, {uniform(rng, {9, 2, 64})});
   ASSERT_TRUE(ref) << ref.error().to_string();
   EXPECT_EQ((*ref)[0].shape(), (std::vector<int64_t>{9, 2, 64}));
+  // The dynamo exporter's form: K's chain is longer than Q's and V's; all three
+  // still start at the QKV bias Add (none at a value a member makes).
+  const Graph dyn = mha_export(rng, 9, 2, 32, false, true);
+  BlockInfo di(dyn);
+  find_attention_units(di);
+  ASSERT_EQ(di.attention.size(), 1u);
+  const AttentionSpec& ds = di.attention[0];
+  for (ValueId v : {ds.q, ds.k, ds.v}) EXPECT_EQ(dyn.node(dyn.value(v).producer).op_type, "Add");
+  EXPECT_EQ(ds.q_chain.size(), 8u);
+  EXPECT_EQ(ds.k_chain.size(), 11u);
+  auto dref = eval::Interpreter().run_tensors(dyn, {uniform(rng, {9, 2, 64})});
+  ASSERT_TRUE(dref) << dref.error().to_string();
+  EXPECT_EQ((*dref)[0].shape(), (std::vector<int64_t>{9, 2, 64}));
   // A reader outside the unit (an output Relu of the packed Transpose): the
   // chains start after it, at the Squeeze.
   const Graph shared = mha_export(rng, 9, 2, 32, true);
@@ -262,6 +282,18 @@ TEST(CudaAttention, PackedQkvIsReadInPlaceWithoutHeadCopies) {
   // Timed against the unfused path (which makes the copies), still right.
   expect_matches_reference(g, {uniform(rng, {77, 2, 192})}, 5e-3, 1e-3,
                            {{"precision", "tf32"}, {"attention_select", "time"}});
+}
+
+TEST(CudaAttention, DynamoExportersPackedQkvMatchesTheReference) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(27);
+  const Graph g = mha_export(rng, 50, 3, 64, false, true);
+  for (const char* select : {"fused", "unfused"}) {
+    SCOPED_TRACE(select);
+    auto be = expect_matches_reference(g, {uniform(rng, {50, 2, 192})}, 1e-4, 1e-5,
+                                       {{"precision", "fp32"}, {"attention_select", select}});
+    std::printf("%s\n", plan_text(*be).c_str());
+  }
 }
 
 TEST(CudaAttention, HeadDim32WithKtGivenAndMoreKeysThanQueries) {
