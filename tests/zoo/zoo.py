@@ -119,12 +119,19 @@ def export_one(name, exporter, work, batches):
         m = onnx.load(str(work / "model.onnx"))
         meta = dict(stamp=want, sha256=sha256(work / "model.onnx"),
                     opset=max(o.version for o in m.opset_import if o.domain in ("", "ai.onnx")),
-                    nodes=len(m.graph.node), ops=sorted({n.op_type for n in m.graph.node}), points={})
+                    nodes=len(m.graph.node), ops=sorted({n.op_type for n in m.graph.node}), points={},
+                    fixed_dims=fixed_dims(model, m))
         meta_path.write_text(json.dumps(meta, indent=1) + "\n")
         print("exported %s (%s, %d nodes, sha256 %s)" % (name, exporter, meta["nodes"], meta["sha256"]))
+    if "fixed_dims" not in meta:  # an export made before fixed dims were recorded
+        import onnx
+        meta["fixed_dims"] = fixed_dims(model, onnx.load(str(work / "model.onnx"), load_external_data=False))
+        meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     module = None
     for tag, dims in points(model, [int(b) for b in batches.split(",")]):
         if tag in meta["points"] and (work / tag / "torch").is_dir():
+            continue
+        if point_skip(meta, dims):
             continue
         if module is None:
             module = build_model(model)
@@ -134,6 +141,49 @@ def export_one(name, exporter, work, batches):
         meta["points"][tag] = dims
         meta_path.write_text(json.dumps(meta, indent=1) + "\n")
     return 0
+
+
+def fixed_dims(model, onnx_model):
+    """{dim name: value} of the registry's symbolic dims that the exporter
+    fixed in the graph's inputs (torch.export specializes a dim it cannot keep
+    symbolic, as the dynamo exporter does with an LSTM's or GRU's sequence
+    length): the export then runs only at that value."""
+    fixed = {}
+    graph_inputs = {i.name: i for i in onnx_model.graph.input}
+    for spec in model["inputs"]:
+        gi = graph_inputs.get(spec["name"])
+        if gi is None:
+            continue
+        dims = gi.type.tensor_type.shape.dim
+        for want, got in zip(spec["shape"], dims):
+            if isinstance(want, str) and not got.dim_param and got.dim_value > 0:
+                fixed[want] = got.dim_value
+    return fixed
+
+
+def point_skip(meta, dims):
+    """Why a point cannot run on this export (a dim the exporter fixed to
+    another value), or ""."""
+    for name, value in (meta.get("fixed_dims") or {}).items():
+        if name in dims and dims[name] != value:
+            return "the %s exporter fixed %s to %d in this export (the model is exported at %s=%d)" % (
+                meta["stamp"]["exporter"], name, value, name, value)
+    return ""
+
+
+def cmd_skip(args):
+    """Prints why point TAG of the export in WORK cannot run (exit 0), or
+    nothing (exit 1)."""
+    meta = json.loads((Path(args.work) / "export.json").read_text())
+    if "fixed_dims" not in meta:
+        import onnx
+        meta["fixed_dims"] = fixed_dims(BY_NAME[args.name], onnx.load(
+            str(Path(args.work) / "model.onnx"), load_external_data=False))
+    for tag, dims in points(BY_NAME[args.name], [int(b) for b in args.batches.split(",")]):
+        if tag == args.tag and point_skip(meta, dims):
+            print(point_skip(meta, dims))
+            return 0
+    return 1
 
 
 def cmd_points(args):
@@ -211,10 +261,11 @@ def cmd_summary(args):
         line = []
         for b in backends:
             r = cells.get(key + (b,))
-            line.append("" if r is None else "%s %ss fb %s" % ("ok" if r[4] == "passed" else "FAIL", r[5], r[6]))
+            line.append("" if r is None else "skipped" if r[4] == "skipped" else "%s %ss fb %s" % (
+                "ok" if r[4] == "passed" else "FAIL", r[5], r[6]))
         print("| %s | %s | %s |" % (key[0], key[1], " | ".join(line)))
     for b in backends:
-        mine = [r for r in rows if r[3] == b]
+        mine = [r for r in rows if r[3] == b and r[4] != "skipped"]
         ok = sum(r[4] == "passed" for r in mine)
         fb = {r[0]: r[6] for r in mine}
         print("%s: %d/%d passed; models with fallbacks: %d; fallback nodes: %s" % (
@@ -341,6 +392,19 @@ def cmd_self_test(args):
             if ok != want:
                 print("FAIL: '%s' %s: %s" % (name, "passed" if ok else "failed", rows))
                 bad = 1
+    # A dim the exporter fixed: points at other values are skipped with the reason.
+    import onnx
+    from onnx import TensorProto, helper
+    x = helper.make_tensor_value_info("input_ids", TensorProto.INT64, ["batch", 16])
+    y = helper.make_tensor_value_info("y", TensorProto.INT64, ["batch", 16])
+    g = helper.make_graph([helper.make_node("Identity", ["input_ids"], ["y"])], "g", [x], [y])
+    spec = dict(inputs=[dict(name="input_ids", shape=["batch", "seq"])])
+    fixed = fixed_dims(spec, helper.make_model(g))
+    meta = dict(stamp=dict(exporter="dynamo"), fixed_dims=fixed)
+    if fixed != {"seq": 16} or point_skip(meta, {"batch": 1, "seq": 16}) or \
+            "fixed seq to 16" not in point_skip(meta, {"batch": 1, "seq": 128}):
+        print("FAIL: fixed dims %s; skip at seq 128: '%s'" % (fixed, point_skip(meta, {"batch": 1, "seq": 128})))
+        bad = 1
     print("comparison self-test: %s" % ("failed" if bad else "ok"))
     return bad
 
@@ -379,6 +443,12 @@ def main():
     p.add_argument("name", choices=sorted(BY_NAME))
     p.add_argument("--batches", default="1")
     p.set_defaults(fn=cmd_points)
+    p = sub.add_parser("skip")
+    p.add_argument("name", choices=sorted(BY_NAME))
+    p.add_argument("tag")
+    p.add_argument("--work", required=True)
+    p.add_argument("--batches", default="1")
+    p.set_defaults(fn=cmd_skip)
     p = sub.add_parser("hash")
     p.add_argument("name", choices=sorted(BY_NAME))
     p.add_argument("--exporter", default="torchscript", choices=("torchscript", "dynamo"))
