@@ -125,11 +125,7 @@ class Backend {
   /// line per block or kernel ("conv+eltwise [conv2d.f32.onednn]"), for
   /// reports and package manifests (their field `kernel_plan`). Empty for a
   /// backend with no choices.
-  virtual std::vector<std::string> describe_kernels() const { return kernel_plan(); }
-  /// The former name of describe_kernels(), which calls it by default:
-  /// transitional, for the onednn backend until it overrides
-  /// describe_kernels() itself. Call describe_kernels().
-  virtual std::vector<std::string> kernel_plan() const { return {}; }
+  virtual std::vector<std::string> describe_kernels() const { return {}; }
   /// Writes this built backend's deployable artifact (capabilities().
   /// artifact_format, e.g. "native-so") into `dir`, which exists and is
   /// empty; it must run without hone. kUnsupported for backends without a

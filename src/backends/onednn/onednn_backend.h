@@ -5,7 +5,7 @@
 // is evaluated when a block's plan is built; everything else falls back to
 // the reference through CompilingBackend. With precision=bf16 (declared only
 // on a CPU with native bf16, cpu_has_bf16()), Conv/Gemm/MatMul read bf16
-// source and weights and accumulate into f32 ("conv[bf16]" in kernel_plan()),
+// source and weights and accumulate into f32 ("conv[bf16]" in describe_kernels()),
 // but for the nodes named in fp32_nodes (mixed precision); block inputs and
 // outputs stay f32 either way.
 //
@@ -60,7 +60,7 @@ class OnednnBackend final : public CompilingBackend {
   int openmp_threads() const { return stats_->openmp_threads.load(); }
   /// One line per plan built ("conv+eltwise, pooling, reorder"), in build order.
   std::vector<std::string> plan_descriptions() const;
-  std::vector<std::string> kernel_plan() const override { return plan_descriptions(); }
+  std::vector<std::string> describe_kernels() const override { return plan_descriptions(); }
 
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;

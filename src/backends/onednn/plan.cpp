@@ -5,8 +5,8 @@
 #include <new>
 #include <unordered_map>
 
+#include "backends/common/arena_layout.h"
 #include "backends/common/host_eval.h"
-#include "backends/common/memory_plan.h"
 #include "hone/limits.h"
 #include "ops/attrs.h"
 
@@ -219,7 +219,7 @@ bool is_written(int arg) {
 
 Result<void> PlanBuilder::place_temps() {
   std::vector<int> value_of(plan_->buffers.size(), -1);  // buffer -> arena value
-  MemoryProblem p;
+  ArenaProblem p;
   for (size_t i = 0; i < plan_->buffers.size(); ++i)
     if (plan_->buffers[i].kind == Buffer::Kind::kTemp) {
       value_of[i] = static_cast<int>(p.values.size());
@@ -227,7 +227,7 @@ Result<void> PlanBuilder::place_temps() {
     }
   std::vector<bool> written(p.values.size(), false);
   for (const Step& s : plan_->steps) {
-    MemoryStep ms;
+    ArenaStep ms;
     // A buffer written again (a second writer of part of it) is live from
     // its first writer on: later writes count as reads that keep it alive.
     for (const auto& [arg, ref] : s.args) {
@@ -266,14 +266,14 @@ Result<void> PlanBuilder::place_temps() {
     }
     p.steps.push_back(std::move(ms));
   }
-  HONE_TRY(MemoryPlan m, plan_memory(p));
+  HONE_TRY(ArenaLayout m, lay_out(p));
   for (size_t i = 0; i < plan_->buffers.size(); ++i) {
     const int v = value_of[i];
     if (v < 0) continue;
     const size_t off = m.offsets[static_cast<size_t>(v)];
-    // A temporary no step writes is never read either (plan_memory refuses
+    // A temporary no step writes is never read either (lay_out refuses
     // reads before writes); it keeps offset 0 and takes no room.
-    plan_->buffers[i].offset = off == MemoryPlan::kNotPlaced ? 0 : off;
+    plan_->buffers[i].offset = off == ArenaLayout::kNotPlaced ? 0 : off;
   }
   plan_->arena_bytes = m.arena_bytes;
   plan_->arena = m.describe();

@@ -192,7 +192,7 @@ class PlanBuilder {
  private:
   Result<void> lower_all();
   Result<void> finish_outputs();
-  /// Gives every temporary an arena offset by liveness (common/memory_plan.h):
+  /// Gives every temporary an arena offset by liveness (common/arena_layout.h):
   /// temporaries whose lives do not overlap share bytes, and an element-wise
   /// or binary step writes over a source that dies there. Run last.
   Result<void> place_temps();
