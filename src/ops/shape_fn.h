@@ -10,7 +10,8 @@
 //   HONE_TRY(auto g, ops::gemm_shape(ops::GemmAttrs{}, a, b, &c));
 //
 // Adding an op's rule: write `<op>_shape<D>` here (or in a sibling header for
-// a family), read its attributes through attrs.h, and call it from the passes'
+// a family: shape_fn_tensor.h holds the reshaping, indexing and reducing
+// ops), read its attributes through attrs.h, and call it from the passes'
 // propagation and aot's shape_rules; the dim type's own limits stay with it.
 #pragma once
 
@@ -38,6 +39,10 @@ namespace hone::ops {
 /// said kUndecided for, an output of a symbolic window), or nullopt when the
 /// type cannot go on (the function then fails with kUnsupported).
 /// add(a, b): a + b (Concat's axis), or unknown() where it cannot be said.
+/// mul(a, b): a * b (Flatten, Reshape's element counts); the passes' Dim
+/// gives an unknown dim for a product of symbols.
+/// div(a, b): a / b when it divides exactly (Reshape's -1); nullopt where
+/// the type cannot say so (callers work out known numbers themselves first).
 /// str(d): the dim as text, for error messages.
 template <class D>
 struct DimTraits;
@@ -48,6 +53,10 @@ struct DimTraits<int64_t> {
   static std::optional<int64_t> known(int64_t d) { return d; }
   static std::optional<int64_t> unknown() { return std::nullopt; }
   static std::optional<int64_t> add(int64_t a, int64_t b) { return a + b; }
+  static int64_t mul(int64_t a, int64_t b) { return a * b; }
+  static std::optional<int64_t> div(int64_t a, int64_t b) {
+    return b != 0 && a % b == 0 ? std::optional(a / b) : std::nullopt;
+  }
   static std::string str(int64_t d) { return std::to_string(d); }
 };
 
@@ -69,6 +78,19 @@ struct DimTraits<Dim> {
   static std::optional<Dim> add(const Dim& a, const Dim& b) {
     return a.is_static() && b.is_static() ? Dim(a.value() + b.value()) : Dim::unknown();
   }
+  static Dim mul(const Dim& a, const Dim& b) {
+    if (a == Dim(1)) return b;
+    if (b == Dim(1)) return a;
+    if (a == Dim(0) || b == Dim(0)) return Dim(0);
+    return a.is_static() && b.is_static() ? Dim(a.value() * b.value()) : Dim::unknown();
+  }
+  static std::optional<Dim> div(const Dim& a, const Dim& b) {
+    if (b == Dim(1)) return a;
+    if (a.is_static() && b.is_static() && b.value() > 0 && a.value() % b.value() == 0)
+      return Dim(a.value() / b.value());
+    if (a.is_symbolic() && a == b) return Dim(1);
+    return Dim::unknown();
+  }
   static std::string str(const Dim& d) { return d.to_string(); }
 };
 
@@ -81,6 +103,8 @@ concept ShapeDim = std::copyable<D> && std::constructible_from<D, int64_t> &&
   { DimTraits<D>::known(a) } -> std::same_as<std::optional<int64_t>>;
   { DimTraits<D>::unknown() } -> std::same_as<std::optional<D>>;
   { DimTraits<D>::add(a, b) } -> std::same_as<std::optional<D>>;
+  { DimTraits<D>::mul(a, b) } -> std::same_as<D>;
+  { DimTraits<D>::div(a, b) } -> std::same_as<std::optional<D>>;
   { DimTraits<D>::str(a) } -> std::convertible_to<std::string>;
 };
 
@@ -89,6 +113,14 @@ std::string dims_string(const std::vector<D>& dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) s += (i ? "," : "") + DimTraits<D>::str(dims[i]);
   return s + "]";
+}
+
+/// The product of dims[from, to) (1 when empty).
+template <ShapeDim D>
+D dims_product(const std::vector<D>& dims, size_t from, size_t to) {
+  D p(int64_t{1});
+  for (size_t i = from; i < to; ++i) p = DimTraits<D>::mul(p, dims[i]);
+  return p;
 }
 
 /// NumPy broadcasting of `inputs` for op `op`: kInvalidArgument naming the

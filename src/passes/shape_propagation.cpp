@@ -7,6 +7,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/shape_fn.h"
+#include "ops/shape_fn_tensor.h"
 #include "ops/window.h"
 #include "passes/rewrite.h"
 
@@ -61,49 +62,6 @@ std::optional<Shape> shape_or_none(Result<std::vector<Dim>> r) {
 
 std::optional<int64_t> norm_axis(int64_t axis, size_t rank) {
   return ops::try_normalize_axis(axis, static_cast<int64_t>(rank));
-}
-
-Dim product(const std::vector<Dim>& dims, size_t b, size_t e) {
-  int64_t p = 1;
-  for (size_t i = b; i < e; ++i) {
-    if (!dims[i].is_static()) return e - b == 1 ? dims[i] : Dim::unknown();
-    p *= dims[i].value();
-  }
-  return p;
-}
-
-std::optional<Shape> reshape(const Shape& in, const Tensor& spec, bool allowzero) {
-  std::vector<Dim> out;
-  int infer = -1;
-  for (int64_t i = 0; i < spec.numel(); ++i) {
-    const int64_t s = tensor_element_as_int64(spec, i);
-    if (s == 0 && !allowzero) {
-      if (static_cast<size_t>(i) >= in.rank()) return std::nullopt;
-      out.push_back(in[static_cast<size_t>(i)]);
-    } else if (s == -1) {
-      if (infer >= 0) return std::nullopt;
-      infer = static_cast<int>(out.size());
-      out.push_back(Dim::unknown());
-    } else if (s < 0) {
-      return std::nullopt;
-    } else {
-      out.push_back(s);
-    }
-  }
-  if (infer >= 0) {
-    const int64_t total = in.numel();
-    int64_t known = 1;
-    bool all = total >= 0;
-    for (size_t i = 0; i < out.size(); ++i)
-      if (static_cast<int>(i) != infer) {
-        all = all && out[i].is_static();
-        if (out[i].is_static()) known *= out[i].value();
-      }
-    if (all && known > 0 && total % known == 0) {
-      out[static_cast<size_t>(infer)] = total / known;
-    }  // else it stays unknown: a symbolic total cannot be divided here
-  }
-  return Shape(std::move(out));
 }
 
 Dim dim_sum(const Dim& a, const Dim& b) {
@@ -319,24 +277,20 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const Shape* s = shape_of(0);
     const Tensor* spec = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
     if (!s || !spec) return std::nullopt;
-    return reshape(*s, *spec, ops::reshape_allowzero(n));
+    std::vector<int64_t> dims;
+    for (int64_t i = 0; i < spec->numel(); ++i) dims.push_back(tensor_element_as_int64(*spec, i));
+    return shape_or_none(ops::reshape_shape(s->dims(), dims, ops::reshape_allowzero(n)));
   }
   if (op == "Flatten") {
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
-    const auto axis = ops::axis_attr(n);
-    const auto a = axis < 0 ? axis + static_cast<int64_t>(s->rank()) : axis;
-    if (a < 0 || a > static_cast<int64_t>(s->rank())) return std::nullopt;
-    return Shape{product(s->dims(), 0, static_cast<size_t>(a)),
-                 product(s->dims(), static_cast<size_t>(a), s->rank())};
+    return shape_or_none(ops::flatten_shape(ops::axis_attr(n), s->dims()));
   }
   if (op == "Shape") {
     *dtype = DType::kI64;
     const Shape* s = shape_of(0);
     if (!s) return std::nullopt;
-    const auto r = static_cast<int64_t>(s->rank());
-    const auto [b, e] = ops::shape_range(n, r);
-    return Shape{std::max<int64_t>(0, e - b)};
+    return Shape(ops::shape_shape<Dim>(ops::shape_range(n, static_cast<int64_t>(s->rank()))));
   }
   if (op == "Size") {
     *dtype = DType::kI64;
@@ -345,31 +299,10 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   if (op == "Unsqueeze" || op == "Squeeze") {
     const Shape* s = shape_of(0);
     auto axes = int_list(g, n, "axes", 1);
+    if (!axes && op == "Squeeze" && (n.inputs.size() < 2 || n.inputs[1] < 0)) axes.emplace();
     if (!s || !axes) return std::nullopt;
-    std::vector<Dim> dims = s->dims();
-    if (op == "Unsqueeze") {
-      const size_t r = dims.size() + axes->size();
-      std::vector<bool> ins(r, false);
-      for (int64_t a : *axes) {
-        auto na = norm_axis(a, r);
-        if (!na) return std::nullopt;
-        ins[static_cast<size_t>(*na)] = true;
-      }
-      std::vector<Dim> out;
-      size_t k = 0;
-      for (size_t i = 0; i < r; ++i) out.push_back(ins[i] ? Dim(1) : dims[k++]);
-      return Shape(std::move(out));
-    }
-    std::vector<bool> drop(dims.size(), false);
-    for (int64_t a : *axes) {
-      auto na = norm_axis(a, dims.size());
-      if (!na) return std::nullopt;
-      drop[static_cast<size_t>(*na)] = true;
-    }
-    std::vector<Dim> out;
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (!drop[i]) out.push_back(dims[i]);
-    return Shape(std::move(out));
+    return shape_or_none(op == "Unsqueeze" ? ops::unsqueeze_shape(s->dims(), *axes)
+                                           : ops::squeeze_shape(s->dims(), *axes));
   }
   if (op == "Concat") {
     std::vector<std::vector<Dim>> inputs;
@@ -381,9 +314,6 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return shape_or_none(ops::concat_shape(ops::axis_attr(n), inputs));
   }
   if (op == "Range" && n.inputs.size() == 3) {
-    // Its length: static when start, limit and delta are constants; the
-    // limit's dim when counting from 0 by 1 up to a dim (positions over a
-    // sequence).
     auto number = [&](size_t i) -> std::optional<int64_t> {
       const Value& v = g.value(n.inputs[i]);
       if (!v.initializer || v.initializer->numel() != 1) return std::nullopt;
@@ -391,52 +321,31 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
       if (t != DType::kI64 && t != DType::kI32) return std::nullopt;
       return tensor_element_as_int64(*v.initializer, 0);
     };
-    const auto start = number(0), delta = number(2);
-    if (start && delta && *delta != 0) {
-      if (const auto limit = number(1)) {
-        const int64_t span = *limit - *start, d = *delta;
-        const int64_t count = span / d + (span % d != 0 && (span > 0) == (d > 0) ? 1 : 0);
-        return Shape{Dim(std::max<int64_t>(count, 0))};
-      }
-      if (*start == 0 && *delta == 1)
-        if (const Dim limit = scalar_dim(g, n.inputs[1]); !limit.is_unknown()) return Shape{limit};
-    }
-    return Shape{Dim::unknown()};
+    auto r = ops::range_shape(number(0), scalar_dim(g, n.inputs[1]), number(2));
+    return r ? Shape(std::move(*r)) : Shape{Dim::unknown()};
   }
-  if (op == "Gather") {
+  if (op == "Gather" || op == "GatherElements") {
     const Shape* data = shape_of(0);
     const Shape* idx = shape_of(1);
     if (!data || !idx) return std::nullopt;
-    auto axis = norm_axis(ops::axis_attr(n), data->rank());
-    if (!axis) return std::nullopt;
-    std::vector<Dim> out(data->dims().begin(), data->dims().begin() + *axis);
-    out.insert(out.end(), idx->dims().begin(), idx->dims().end());
-    out.insert(out.end(), data->dims().begin() + *axis + 1, data->dims().end());
-    return Shape(std::move(out));
+    const int64_t axis = ops::axis_attr(n);
+    return shape_or_none(op == "Gather"
+                             ? ops::gather_shape(axis, data->dims(), idx->dims())
+                             : ops::gather_elements_shape(axis, data->dims(), idx->dims()));
   }
-  if (op.rfind("Reduce", 0) == 0) {
+  if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
     const Shape* s = shape_of(0);
-    if (!s) return std::nullopt;
-    auto axes = int_list(g, n, "axes", 1);
     const auto ra = ops::reduce_attrs(n);
-    if (!ra) return std::nullopt;
-    const bool keep = ra->keepdims;
-    std::vector<bool> red(s->rank(), !axes || axes->empty());
-    if (axes && axes->empty() && ra->noop_with_empty_axes) return *s;
-    if (axes)
-      for (int64_t a : *axes) {
-        auto na = norm_axis(a, s->rank());
-        if (!na) return std::nullopt;
-        red[static_cast<size_t>(*na)] = true;
-      }
-    std::vector<Dim> out;
-    for (size_t i = 0; i < s->rank(); ++i) {
-      if (!red[i])
-        out.push_back((*s)[i]);
-      else if (keep)
-        out.push_back(1);
+    if (!s || !ra) return std::nullopt;
+    std::optional<std::vector<int64_t>> axes;
+    if (op == "ArgMax" || op == "ArgMin") {
+      *dtype = DType::kI64;
+      axes = std::vector<int64_t>{ops::axis_attr(n)};
+    } else {
+      axes = int_list(g, n, "axes", 1);  // none: not given (every axis), or not a constant
+      if (!axes && (n.inputs.size() < 2 || n.inputs[1] < 0)) axes.emplace();
     }
-    return Shape(std::move(out));
+    return shape_or_none(ops::reduce_shape(op, *ra, s->dims(), axes ? &*axes : nullptr));
   }
   return std::nullopt;
 }

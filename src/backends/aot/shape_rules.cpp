@@ -10,6 +10,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/shape_fn.h"
+#include "ops/shape_fn_tensor.h"
 #include "ops/window.h"
 
 /// aot's dims in the shared shape functions: dims it cannot compare
@@ -30,6 +31,15 @@ struct hone::ops::DimTraits<hone::aot::DimExpr> {
   static std::optional<aot::DimExpr> unknown() { return std::nullopt; }
   static std::optional<aot::DimExpr> add(const aot::DimExpr& a, const aot::DimExpr& b) {
     return a + b;
+  }
+  static aot::DimExpr mul(const aot::DimExpr& a, const aot::DimExpr& b) { return a * b; }
+  /// Exact when the quotient times `b` gives `a` back (dim_expr.cpp cancels
+  /// common factors of products); else refused.
+  static std::optional<aot::DimExpr> div(const aot::DimExpr& a, const aot::DimExpr& b) {
+    if (b.is_const() && b.value() == 0) return std::nullopt;
+    aot::DimExpr q = a / b;
+    if (!(q * b == a)) return std::nullopt;
+    return q;
   }
   static std::string str(const aot::DimExpr& d) { return d.to_string(); }
 };
@@ -245,16 +255,7 @@ Result<DimExprs> reduce(Program& p, NodeId id, const Node& n) {
   p.operands[id] = {xv};
   HONE_TRY(auto axes, reduce_axes(p, n));
   HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
-  const bool keep = ra.keepdims;
-  DimExprs out;
-  for (size_t i = 0; i < x.size(); ++i) {
-    const bool r = std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i));
-    if (!r)
-      out.push_back(x[i]);
-    else if (keep)
-      out.push_back(1);
-  }
-  return out;
+  return ops::reduce_shape(n.op_type, ra, x, &axes);
 }
 
 Result<DimExprs> transpose(Program& p, NodeId id, const Node& n) {
@@ -279,50 +280,12 @@ Result<DimExprs> concat(Program& p, NodeId id, const Node& n) {
 Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
   const DimExprs x = dims_of(p, xv);
-  const int64_t r = static_cast<int64_t>(x.size());
   p.operands[id] = {xv};
   if (n.op_type == "Identity") return x;
-  if (n.op_type == "Flatten") {
-    const int64_t a = norm_axis(ops::axis_attr(n), r);
-    if (a < 0 || a > r) return fail(ErrorCode::kInvalidArgument, "Flatten axis out of range");
-    return DimExprs{product(x, 0, static_cast<size_t>(a)),
-                    product(x, static_cast<size_t>(a), x.size())};
-  }
+  if (n.op_type == "Flatten") return ops::flatten_shape(ops::axis_attr(n), x);
   if (n.op_type == "Reshape") {
     HONE_TRY(auto shape, const_ints(p, n, 1));
-    const bool allowzero = ops::reshape_allowzero(n);
-    DimExprs out;
-    int infer = -1;
-    DimExpr known = 1;
-    for (size_t i = 0; i < shape.size(); ++i) {
-      if (shape[i] == -1) {
-        if (infer >= 0) return fail(ErrorCode::kInvalidArgument, "Reshape shape has two -1 dims");
-        infer = static_cast<int>(i);
-        out.push_back(0);
-        continue;
-      }
-      if (shape[i] == 0 && !allowzero) {
-        if (i >= x.size())
-          return fail(ErrorCode::kInvalidArgument, "Reshape copies a dim the input lacks");
-        out.push_back(x[i]);
-      } else if (shape[i] < 0) {
-        return fail(ErrorCode::kInvalidArgument, "Reshape shape has a negative dim");
-      } else {
-        out.push_back(shape[i]);
-      }
-      known = known * out.back();
-    }
-    const DimExpr total = product(x);
-    if (infer >= 0) {
-      out[static_cast<size_t>(infer)] = total / known;
-      if (!(out[static_cast<size_t>(infer)] * known == total))
-        return fail(unsupported("Reshape -1 of " + to_string(x) + " by " + known.to_string() +
-                                " is not an exact division aot can prove"));
-    } else if (total.is_const() && known.is_const() && total.value() != known.value()) {
-      return fail(ErrorCode::kInvalidArgument, "Reshape " + to_string(x) + " to " + to_string(out) +
-                                                   " changes the element count");
-    }
-    return out;
+    return ops::reshape_shape(x, shape, ops::reshape_allowzero(n));
   }
   std::vector<int64_t> axes;
   if (n.attr_ints("axes").size() || !has_input(n, 1)) {
@@ -330,31 +293,8 @@ Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
   } else {
     HONE_TRY(axes, const_ints(p, n, 1));
   }
-  if (n.op_type == "Unsqueeze") {
-    const int64_t outr = r + static_cast<int64_t>(axes.size());
-    for (int64_t& a : axes) a = norm_axis(a, outr);
-    std::sort(axes.begin(), axes.end());
-    DimExprs out;
-    size_t src = 0;
-    for (int64_t i = 0; i < outr; ++i)
-      out.push_back(std::binary_search(axes.begin(), axes.end(), i) ? DimExpr(1) : x[src++]);
-    if (src != x.size())
-      return fail(ErrorCode::kInvalidArgument, "Unsqueeze axes are out of range");
-    return out;
-  }
-  // Squeeze
-  for (int64_t& a : axes) a = norm_axis(a, r);
-  DimExprs out;
-  for (int64_t i = 0; i < r; ++i) {
-    const bool listed = std::find(axes.begin(), axes.end(), i) != axes.end();
-    const DimExpr& d = x[static_cast<size_t>(i)];
-    const bool one = d.is_const() && d.value() == 1;
-    if (axes.empty() && !d.is_const())
-      return fail(unsupported("Squeeze without axes over symbolic dims " + to_string(x)));
-    if (listed && !one) return fail(ErrorCode::kInvalidArgument, "Squeeze of a dim that is not 1");
-    if (!(listed || (axes.empty() && one))) out.push_back(d);
-  }
-  return out;
+  if (n.op_type == "Unsqueeze") return ops::unsqueeze_shape(x, axes);
+  return ops::squeeze_shape(x, axes);
 }
 
 }  // namespace

@@ -1,0 +1,67 @@
+// Shape propagation of the reshaping, indexing and reducing ops through the
+// shared shape functions (ops/shape_fn_tensor.h): symbols flow through, what
+// nobody can tell stays unknown, a rule's error leaves the value unshaped.
+#include <gtest/gtest.h>
+
+#include "hone/graph_builder.h"
+#include "passes/shape_propagation.h"
+
+namespace hone {
+namespace {
+
+std::string shape_of(const Graph& g, ValueId v) {
+  return g.value(v).shape ? g.value(v).shape->to_string() : "none";
+}
+
+ValueId ints(GraphBuilder& b, std::vector<int64_t> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return b.constant("", Tensor::from<int64_t>({n}, v));
+}
+
+TEST(ShapePropagationTensor, ReshapeFlattenSqueezeKeepSymbols) {
+  GraphBuilder b("views");
+  const Dim batch = Dim::symbol("batch");
+  ValueId x = b.input("x", DType::kF32, Shape{batch, 4, 8});
+  ValueId merged = b.op("Reshape", {x, ints(b, {0, -1})});
+  ValueId flat = b.op("Flatten", {x}, {{"axis", int64_t{1}}});
+  ValueId ones = b.input("ones", DType::kF32, Shape{1, 3, 1});
+  ValueId squeezed = b.op("Squeeze", {ones});  // no axes: every dim of 1
+  ValueId unsqueezed = b.op("Unsqueeze", {x, ints(b, {0, -1})});
+  ValueId bad = b.op("Reshape", {x, ints(b, {-1, -1})});
+  for (ValueId v : {merged, flat, squeezed, unsqueezed, bad}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, merged), "[batch,32]");
+  EXPECT_EQ(shape_of(*g, flat), "[batch,32]");
+  EXPECT_EQ(shape_of(*g, squeezed), "[3]");
+  EXPECT_EQ(shape_of(*g, unsqueezed), "[1,batch,4,8,1]");
+  EXPECT_EQ(shape_of(*g, bad), "none");
+}
+
+TEST(ShapePropagationTensor, ReductionsArgMaxAndGathers) {
+  GraphBuilder b("reduce");
+  const Dim batch = Dim::symbol("batch");
+  ValueId x = b.input("x", DType::kF32, Shape{batch, 4, 8});
+  ValueId axes = b.input("axes", DType::kI64, Shape{1});
+  ValueId summed = b.op("ReduceSum", {x, ints(b, {-1})}, {{"keepdims", int64_t{0}}});
+  ValueId all = b.op("ReduceMax", {x});
+  ValueId open = b.op("ReduceMean", {x, axes});  // keepdims: the rank stays
+  ValueId arg = b.op("ArgMax", {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}});
+  ValueId idx = b.input("idx", DType::kI64, Shape{batch, 2, 8});
+  ValueId picked = b.op("GatherElements", {x, idx}, {{"axis", int64_t{1}}});
+  for (ValueId v : {summed, all, open, arg, picked}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, summed), "[batch,4]");
+  EXPECT_EQ(shape_of(*g, all), "[1,1,1]");
+  ASSERT_EQ(g->value(open).shape->rank(), 3u);
+  EXPECT_TRUE((*g->value(open).shape)[0].is_unknown());
+  EXPECT_EQ(shape_of(*g, arg), "[batch,8]");
+  EXPECT_EQ(g->value(arg).dtype, DType::kI64);
+  EXPECT_EQ(shape_of(*g, picked), "[batch,2,8]");
+}
+
+}  // namespace
+}  // namespace hone

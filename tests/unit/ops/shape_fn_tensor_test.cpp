@@ -1,0 +1,149 @@
+// The reshaping, indexing and reducing shape functions (ops/shape_fn_tensor.h)
+// over concrete and symbolic dims, and their errors.
+#include "ops/shape_fn_tensor.h"
+
+#include <gtest/gtest.h>
+
+namespace hone::ops {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using Dims = std::vector<Dim>;
+
+const Dim kBatch = Dim::symbol("batch");
+const Dim kSeq = Dim::symbol("seq");
+
+template <class T>
+bool fails_with(const Result<T>& r, ErrorCode code, const std::string& text) {
+  if (r) return false;
+  EXPECT_EQ(r.error().code(), code) << r.error().message();
+  EXPECT_NE(r.error().message().find(text), std::string::npos) << r.error().message();
+  return r.error().code() == code && r.error().message().find(text) != std::string::npos;
+}
+
+TEST(ShapeFnTensor, ReshapeCopiesZerosAndInfersMinusOne) {
+  EXPECT_EQ(reshape_shape<int64_t>({2, 3, 4}, {0, -1}, false).value(), (Ints{2, 12}));
+  EXPECT_EQ(reshape_shape<int64_t>({2, 3, 4}, {4, -1, 2}, false).value(), (Ints{4, 3, 2}));
+  EXPECT_EQ(reshape_shape<int64_t>({2, 3, 4}, {24}, false).value(), (Ints{24}));
+  // allowzero: a 0 is a 0.
+  EXPECT_EQ(reshape_shape<int64_t>({0, 3}, {0, 3}, true).value(), (Ints{0, 3}));
+  // A copied symbol cancels: the -1 is known.
+  EXPECT_EQ(reshape_shape<Dim>({kBatch, 4, 8}, {0, -1}, false).value(), (Dims{kBatch, 32}));
+  EXPECT_EQ(reshape_shape<Dim>({kBatch, kSeq, 8}, {0, 0, 2, 4}, false).value(),
+            (Dims{kBatch, kSeq, 2, 4}));
+  // A -1 over an uncopied symbol: the passes cannot divide, the dim is unknown.
+  const Dims open = reshape_shape<Dim>({kBatch, 4, 8}, {-1, 8}, false).value();
+  EXPECT_TRUE(open[0].is_unknown());
+  EXPECT_EQ(open[1], Dim(8));
+}
+
+TEST(ShapeFnTensor, ReshapeErrorsNameTheOpAndInput) {
+  EXPECT_TRUE(fails_with(reshape_shape<int64_t>({2, 3}, {-1, -1}, false),
+                         ErrorCode::kInvalidArgument, "Reshape: input shape [-1,-1] has two -1"));
+  EXPECT_TRUE(fails_with(reshape_shape<int64_t>({2, 3}, {0, 0, 0}, false),
+                         ErrorCode::kInvalidArgument, "copies dim 2 that input data [2,3] lacks"));
+  EXPECT_TRUE(fails_with(reshape_shape<int64_t>({2, 3}, {-2, 3}, false),
+                         ErrorCode::kInvalidArgument, "has a negative dim"));
+  EXPECT_TRUE(fails_with(reshape_shape<int64_t>({2, 3}, {4, 2}, false), ErrorCode::kInvalidArgument,
+                         "differ in element count"));
+  EXPECT_TRUE(fails_with(reshape_shape<int64_t>({2, 3}, {4, -1}, false),
+                         ErrorCode::kInvalidArgument, "leaves no whole -1 for input data [2,3]"));
+  // The passes cannot check a symbolic count: the -1 stays unknown.
+  EXPECT_TRUE(reshape_shape<Dim>({kBatch, 6}, {4, -1}, false)->at(1).is_unknown());
+}
+
+TEST(ShapeFnTensor, FlattenMultipliesEachSide) {
+  EXPECT_EQ(flatten_shape<int64_t>(1, {2, 3, 4}).value(), (Ints{2, 12}));
+  EXPECT_EQ(flatten_shape<int64_t>(0, {2, 3, 4}).value(), (Ints{1, 24}));
+  EXPECT_EQ(flatten_shape<int64_t>(3, {2, 3, 4}).value(), (Ints{24, 1}));
+  EXPECT_EQ(flatten_shape<int64_t>(-1, {2, 3, 4}).value(), (Ints{6, 4}));
+  EXPECT_EQ(flatten_shape<Dim>(1, {kBatch, 3, 4}).value(), (Dims{kBatch, 12}));
+  EXPECT_EQ(flatten_shape<Dim>(2, {kBatch, 1, 4}).value(), (Dims{kBatch, 4}));
+  EXPECT_TRUE(flatten_shape<Dim>(2, {kBatch, kSeq, 4})->at(0).is_unknown());
+  EXPECT_TRUE(fails_with(flatten_shape<int64_t>(4, {2, 3, 4}), ErrorCode::kInvalidArgument,
+                         "Flatten: axis 4 is out of range for input 'input' [2,3,4]"));
+}
+
+TEST(ShapeFnTensor, SqueezeListedOrEveryOne) {
+  EXPECT_EQ(squeeze_shape<int64_t>({1, 3, 1, 4}, {0, -2}).value(), (Ints{3, 4}));
+  EXPECT_EQ(squeeze_shape<int64_t>({1, 3, 1, 4}, {}).value(), (Ints{3, 4}));
+  EXPECT_EQ(squeeze_shape<Dim>({kBatch, 1, kSeq}, {1}).value(), (Dims{kBatch, kSeq}));
+  // A listed symbol is taken to be 1 by the passes.
+  EXPECT_EQ(squeeze_shape<Dim>({kBatch, 1, kSeq}, {0}).value(), (Dims{1, kSeq}));
+  EXPECT_TRUE(fails_with(squeeze_shape<int64_t>({1, 3}, {1}), ErrorCode::kInvalidArgument,
+                         "Squeeze: dim 1 of input data [1,3] is not 1"));
+  EXPECT_TRUE(fails_with(squeeze_shape<int64_t>({1, 3}, {2}), ErrorCode::kInvalidArgument,
+                         "Squeeze: axes 2 is out of range for rank 2"));
+  EXPECT_TRUE(fails_with(squeeze_shape<int64_t>({1, 1}, {0, -2}), ErrorCode::kInvalidArgument,
+                         "names axis 0 twice"));
+  EXPECT_TRUE(fails_with(squeeze_shape<Dim>({kBatch, 1}, {}), ErrorCode::kUnsupported,
+                         "Squeeze: without axes"));
+}
+
+TEST(ShapeFnTensor, UnsqueezeCountsAxesInTheOutput) {
+  EXPECT_EQ(unsqueeze_shape<int64_t>({3, 4}, {0, 3}).value(), (Ints{1, 3, 4, 1}));
+  EXPECT_EQ(unsqueeze_shape<int64_t>({3, 4}, {-1}).value(), (Ints{3, 4, 1}));
+  EXPECT_EQ(unsqueeze_shape<Dim>({kBatch, kSeq}, {1}).value(), (Dims{kBatch, 1, kSeq}));
+  EXPECT_EQ(unsqueeze_shape<int64_t>({}, {0}).value(), (Ints{1}));
+  EXPECT_TRUE(fails_with(unsqueeze_shape<int64_t>({3}, {2}), ErrorCode::kInvalidArgument,
+                         "Unsqueeze: axes 2 is out of range for rank 2"));
+  EXPECT_TRUE(fails_with(unsqueeze_shape<int64_t>({3}, {0, 0}), ErrorCode::kInvalidArgument,
+                         "Unsqueeze: axes [0,0] names axis 0 twice"));
+}
+
+TEST(ShapeFnTensor, ReduceKeepsOrDropsAxes) {
+  ReduceAttrs keep, drop, noop;
+  drop.keepdims = false;
+  noop.noop_with_empty_axes = true;
+  const Ints axes{1, -1}, none;
+  EXPECT_EQ(reduce_shape<int64_t>("ReduceSum", keep, {2, 3, 4}, &axes).value(), (Ints{2, 1, 1}));
+  EXPECT_EQ(reduce_shape<int64_t>("ReduceSum", drop, {2, 3, 4}, &axes).value(), (Ints{2}));
+  EXPECT_EQ(reduce_shape<int64_t>("ReduceMax", drop, {2, 3, 4}, &none).value(), (Ints{}));
+  EXPECT_EQ(reduce_shape<int64_t>("ReduceMax", noop, {2, 3, 4}, &none).value(), (Ints{2, 3, 4}));
+  EXPECT_EQ(reduce_shape<Dim>("ReduceMean", keep, {kBatch, kSeq, 8}, &axes).value(),
+            (Dims{kBatch, 1, 1}));
+  // Axes nobody knows: the rank stays under keepdims, the dims are unknown.
+  const Dims open = reduce_shape<Dim>("ReduceMean", keep, {kBatch, 1}, nullptr).value();
+  EXPECT_TRUE(open[0].is_unknown());
+  EXPECT_EQ(open[1], Dim(1));
+  EXPECT_TRUE(fails_with(reduce_shape<Dim>("ReduceMean", drop, {kBatch}, nullptr),
+                         ErrorCode::kUnsupported, "ReduceMean: input axes is not a constant"));
+  EXPECT_TRUE(fails_with(reduce_shape<int64_t>("ArgMax", keep, {2, 3}, &axes),
+                         ErrorCode::kInvalidArgument, "ArgMax: axes [1,-1] names axis 1 twice"));
+  const Ints far{3};
+  EXPECT_TRUE(fails_with(reduce_shape<int64_t>("ReduceL2", keep, {2, 3}, &far),
+                         ErrorCode::kInvalidArgument, "ReduceL2: axes 3 is out of range"));
+}
+
+TEST(ShapeFnTensor, GatherReplacesTheAxisByTheIndices) {
+  EXPECT_EQ(gather_shape<int64_t>(0, {10, 4}, {2, 3}).value(), (Ints{2, 3, 4}));
+  EXPECT_EQ(gather_shape<int64_t>(-1, {10, 4}, {}).value(), (Ints{10}));
+  EXPECT_EQ(gather_shape<Dim>(0, {32000, 512}, {kBatch, kSeq}).value(), (Dims{kBatch, kSeq, 512}));
+  EXPECT_TRUE(fails_with(gather_shape<int64_t>(2, {10, 4}, {3}), ErrorCode::kInvalidArgument,
+                         "Gather: axis 2 is out of range for input data [10,4]"));
+  EXPECT_EQ(gather_elements_shape<Dim>(1, {kBatch, 8}, {kBatch, 2}).value(), (Dims{kBatch, 2}));
+  EXPECT_TRUE(fails_with(gather_elements_shape<int64_t>(0, {4, 4}, {4}),
+                         ErrorCode::kInvalidArgument,
+                         "GatherElements: input indices [4] and input data [4,4] differ in rank"));
+  EXPECT_TRUE(fails_with(gather_elements_shape<int64_t>(-3, {4, 4}, {4, 4}),
+                         ErrorCode::kInvalidArgument, "GatherElements: axis -3"));
+}
+
+TEST(ShapeFnTensor, RangeCountsOrFollowsItsLimit) {
+  EXPECT_EQ(range_shape<int64_t>(0, 10, 3).value(), (Ints{4}));
+  EXPECT_EQ(range_shape<int64_t>(10, 0, -2).value(), (Ints{5}));
+  EXPECT_EQ(range_shape<int64_t>(5, 0, 1).value(), (Ints{0}));
+  EXPECT_EQ(range_shape<Dim>(0, kSeq, 1).value(), (Dims{kSeq}));
+  EXPECT_TRUE(range_shape<Dim>(1, kSeq, 1)->at(0).is_unknown());
+  EXPECT_TRUE(range_shape<Dim>(std::nullopt, 4, 1)->at(0).is_unknown());
+  EXPECT_TRUE(fails_with(range_shape<int64_t>(0, 4, 0), ErrorCode::kInvalidArgument,
+                         "Range: input delta is 0"));
+}
+
+TEST(ShapeFnTensor, ShapeCountsItsRange) {
+  EXPECT_EQ(shape_shape<int64_t>(ShapeRange{1, 3}), (Ints{2}));
+  EXPECT_EQ(shape_shape<Dim>(ShapeRange{2, 1}), (Dims{0}));
+}
+
+}  // namespace
+}  // namespace hone::ops
