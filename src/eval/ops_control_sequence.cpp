@@ -127,7 +127,7 @@ Result<void> split_to_sequence(KernelContext& ctx) {
   const int64_t dim = x->dim(static_cast<size_t>(axis));
   std::vector<Tensor> seq;
   if (!ctx.has_input(1)) {
-    const bool keepdims = ctx.node().attr_int("keepdims", 1) != 0;
+    const bool keepdims = ops::keepdims_attr(ctx.node());
     for (int64_t i = 0; i < dim; ++i)
       seq.push_back(keepdims ? narrow_along(*x, axis, i, 1) : slice_along(*x, axis, i));
   } else {

@@ -124,7 +124,7 @@ void register_elementwise_activation_ops(OpRegistry& r) {
   r.add("PRelu", prelu_kernel);
   r.add("Gelu", gelu_kernel);
   // The formula ops of the schema (ops/unary.h): LeakyRelu, Elu, Selu, Celu,
-  // HardSigmoid, HardSwish, ThresholdedRelu, Shrink, Softplus, Softsign.
+  // HardSigmoid, HardSwish, ThresholdedRelu, Shrink, Softplus, Softsign, Swish.
   for (const ops::UnaryFormula& f : ops::unary_formulas())
     r.add(f.op, [&f](KernelContext& ctx) -> Result<void> {
       HONE_TRY(const ops::UnaryParams p, ops::unary_params(ctx.node(), f));
@@ -142,13 +142,6 @@ void register_elementwise_activation_ops(OpRegistry& r) {
   });
   r.add("Tanh",
         [](KernelContext& ctx) { return map_float(ctx, [](double v) { return std::tanh(v); }); });
-  r.add("Swish", [](KernelContext& ctx) {  // opset 24: x * sigmoid(alpha * x)
-    const double alpha = ctx.node().attr_float("alpha", 1.0f);
-    return map_float(ctx, [alpha](double v) {
-      const double a = alpha * v;
-      return a >= 0 ? v / (1.0 + std::exp(-a)) : v * std::exp(a) / (1.0 + std::exp(a));
-    });
-  });
   r.add("Mish", [](KernelContext& ctx) {
     return map_float(ctx, [](double v) { return v * std::tanh(softplus(v)); });
   });

@@ -18,13 +18,14 @@ namespace {
 
 enum class Mode { kNearest, kLinear, kCubic };
 
+/// What resize() and upsample() run; the attribute values (and their
+/// defaults) come from ops::resize_attrs.
 struct ResizeParams {
   Mode mode = Mode::kNearest;
-  std::string transform = "half_pixel";
-  std::string nearest_mode = "round_prefer_floor";
+  std::string transform, nearest_mode;
   bool opset10_nearest =
       false;  // Resize-10 / Upsample: floor when upsampling, ceil when downsampling
-  double cubic_a = -0.75;
+  double cubic_a = 0.0;
   bool exclude_outside = false;
   double extrapolation = 0.0;
   bool antialias = false;
@@ -364,6 +365,7 @@ Result<void> upsample(KernelContext& ctx) {
   if (p.mode == Mode::kCubic)
     return fail(ErrorCode::kInvalidArgument, "Upsample has no cubic mode");
   p.transform = "asymmetric";
+  p.nearest_mode = ra.nearest_mode;
   p.opset10_nearest = true;
   HostVector<double> scales;
   if (ctx.has_input(1)) {

@@ -46,6 +46,8 @@ struct ConvAttrs {
   AutoPad auto_pad = AutoPad::kNotSet;
 };
 [[nodiscard]] Result<ConvAttrs> conv_attrs(const Node& n);
+/// auto_pad alone (default NOTSET), for the window (ops/window.h).
+[[nodiscard]] Result<AutoPad> auto_pad_attr(const Node& n);
 /// conv_attrs(n)'s group, 1 when the attributes are invalid: for code past
 /// the check of conv_attrs (kernel choice, emitters).
 [[nodiscard]] int64_t conv_group(const Node& n);
@@ -158,6 +160,8 @@ struct ReduceAttrs {
   bool select_last_index = false;
 };
 [[nodiscard]] Result<ReduceAttrs> reduce_attrs(const Node& n);
+/// keepdims (default 1) of the reductions, ArgMax/ArgMin and SplitToSequence.
+[[nodiscard]] bool keepdims_attr(const Node& n);
 
 /// Cast's and CastLike's target: the ONNX dtype code of `to`.
 [[nodiscard]] int64_t cast_to(const Node& n);

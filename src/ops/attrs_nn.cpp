@@ -47,19 +47,18 @@ Result<ConvAttrs> conv_attrs(const Node& n) {
     return fail(attr_error(n, "pads", list_to_string(a.pads) + " must have an even length"));
   for (int64_t p : a.pads)
     if (p < 0) return fail(attr_error(n, "pads", list_to_string(a.pads) + " must be non-negative"));
-  const std::string ap = n.attr_string("auto_pad", "NOTSET");
-  if (ap == "NOTSET" || ap.empty())
-    a.auto_pad = AutoPad::kNotSet;
-  else if (ap == "SAME_UPPER")
-    a.auto_pad = AutoPad::kSameUpper;
-  else if (ap == "SAME_LOWER")
-    a.auto_pad = AutoPad::kSameLower;
-  else if (ap == "VALID")
-    a.auto_pad = AutoPad::kValid;
-  else
-    return fail(attr_error(n, "auto_pad",
-                           "'" + ap + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID"));
+  HONE_TRY(a.auto_pad, auto_pad_attr(n));
   return a;
+}
+
+Result<AutoPad> auto_pad_attr(const Node& n) {
+  const std::string ap = n.attr_string("auto_pad", "NOTSET");
+  if (ap == "NOTSET" || ap.empty()) return AutoPad::kNotSet;
+  if (ap == "SAME_UPPER") return AutoPad::kSameUpper;
+  if (ap == "SAME_LOWER") return AutoPad::kSameLower;
+  if (ap == "VALID") return AutoPad::kValid;
+  return fail(attr_error(n, "auto_pad",
+                         "'" + ap + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID"));
 }
 
 int64_t conv_group(const Node& n) {
@@ -91,7 +90,7 @@ Result<BatchNormAttrs> batch_norm_attrs(const Node& n) {
 Result<NormAttrs> norm_attrs(const Node& n) {
   NormAttrs a;
   a.epsilon = n.attr_float("epsilon", 1e-5f);
-  a.axis = n.attr_int("axis", -1);
+  a.axis = axis_attr(n);  // -1 for Layer/RMS/LpNormalization
   a.stash_type = n.attr_int("stash_type", 1);
   a.num_groups = n.attr_int("num_groups", 0);
   a.p = n.attr_int("p", 2);

@@ -51,10 +51,14 @@ ShapeRange shape_range(const Node& n, int64_t rank) {
   return {clamp(n.attr_int("start", 0)), clamp(n.attr_int("end", rank))};
 }
 
+bool keepdims_attr(const Node& n) {
+  return n.attr_int("keepdims", 1) != 0;
+}
+
 Result<ReduceAttrs> reduce_attrs(const Node& n) {
   ReduceAttrs a;
   a.axes = n.attr_ints("axes");
-  a.keepdims = n.attr_int("keepdims", 1) != 0;
+  a.keepdims = keepdims_attr(n);
   a.noop_with_empty_axes = n.attr_int("noop_with_empty_axes", 0) != 0;
   a.select_last_index = n.attr_int("select_last_index", 0) != 0;
   return a;

@@ -16,6 +16,11 @@ double clamp01(double v) {
   return v < 0.0 ? 0.0 : (v > 1.0 ? 1.0 : v);  // NaN stays NaN
 }
 
+double swish(double v, double alpha) {
+  const double a = alpha * v;
+  return a >= 0 ? v / (1.0 + std::exp(-a)) : v * std::exp(a) / (1.0 + std::exp(a));
+}
+
 double softplus(double v) {
   return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
 }
@@ -75,6 +80,15 @@ const std::vector<UnaryFormula>& formulas() {
        {},
        "(x / (1.0f + fabsf(x)))",
        [](double x, double, double) { return x / (1.0 + std::fabs(x)); }},
+      // Opset 24: x * sigmoid(alpha * x). The double form avoids exp's
+      // overflow on both sides; in float, x / inf gives the same signed 0.
+      {"Swish",
+       {"alpha", 1.0f},
+       {},
+       "(x / (1.0f + expf(-(a * x))))",
+       [](double x, double a, double) { return swish(x, a); },
+       nullptr,
+       24},
   };
   return kFormulas;
 }

@@ -31,6 +31,7 @@ struct UnaryFormula {
   double (*eval)(double x, double a, double b);  ///< the same in double
   /// A reason the attribute values are invalid, or null (e.g. Celu's alpha 0).
   const char* (*check)(double a, double b) = nullptr;
+  int since = 1;  ///< the first opset with the op in this form
 };
 
 /// An op's attribute values, in the formula's order.

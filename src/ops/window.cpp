@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/attrs.h"
+
 namespace hone::ops {
 
 std::string list_to_string(const std::vector<int64_t>& v) {
@@ -57,22 +59,22 @@ Result<Window> make_window(const Node& node, const std::vector<int64_t>& in,
       return fail(ErrorCode::kInvalidArgument,
                   op + " dilations " + list_to_string(w.dilations) + " must be positive");
   }
-  const std::string auto_pad = node.attr_string("auto_pad", "NOTSET");
+  HONE_TRY(const AutoPad auto_pad, auto_pad_attr(node));
   w.pad_begin.assign(r, 0);
   w.pad_end.assign(r, 0);
   w.out.assign(r, 0);
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+  if (auto_pad == AutoPad::kSameUpper || auto_pad == AutoPad::kSameLower) {
     for (size_t d = 0; d < r; ++d) {
       const int64_t out = div_ceil(in[d], w.strides[d]);
       const int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + w.dilated(d) - in[d]);
       const int64_t small = total / 2, big = total - total / 2;
-      w.pad_begin[d] = auto_pad == "SAME_UPPER" ? small : big;
-      w.pad_end[d] = auto_pad == "SAME_UPPER" ? big : small;
+      w.pad_begin[d] = auto_pad == AutoPad::kSameUpper ? small : big;
+      w.pad_end[d] = auto_pad == AutoPad::kSameUpper ? big : small;
       w.out[d] = out;
     }
     return w;
   }
-  if (auto_pad == "NOTSET") {
+  if (auto_pad == AutoPad::kNotSet) {
     std::vector<int64_t> pads = node.attr_ints("pads");
     if (!pads.empty()) {
       if (pads.size() != 2 * r)
@@ -87,10 +89,6 @@ Result<Window> make_window(const Node& node, const std::vector<int64_t>& in,
                       op + " pads " + list_to_string(pads) + " must be non-negative");
       }
     }
-  } else if (auto_pad != "VALID") {
-    return fail(
-        ErrorCode::kInvalidArgument,
-        op + " auto_pad '" + auto_pad + "' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID");
   }
   for (size_t d = 0; d < r; ++d) {
     const int64_t padded = in[d] + w.pad_begin[d] + w.pad_end[d];

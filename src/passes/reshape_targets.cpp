@@ -54,7 +54,7 @@ class Resolver {
       return e;
     }
     if (op == "Concat") {
-      if (n->attr_int("axis", 0) != 0 && n->attr_int("axis", 0) != -1) return std::nullopt;
+      if (const int64_t axis = ops::axis_attr(*n); axis != 0 && axis != -1) return std::nullopt;
       Entries all;
       for (ValueId in : n->inputs) {
         auto e = entries(in, depth + 1);
@@ -141,7 +141,7 @@ Result<Graph> fold_reshape_targets(const Graph& in, PassStats* stats) {
     if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.size() != 2 || n.inputs[0] < 0 ||
         n.inputs[1] < 0 || n.outputs.size() != 1)
       continue;
-    if (n.attr_int("allowzero", 0) != 0 || constant_of(g, n.inputs[1]) != nullptr) continue;
+    if (ops::reshape_allowzero(n) || constant_of(g, n.inputs[1]) != nullptr) continue;
     const Value& x = g.value(n.inputs[0]);
     if (!x.shape) continue;
     const auto e = resolve.entries(n.inputs[1]);

@@ -8,6 +8,7 @@
 
 #include "core/log.h"
 #include "hone/thread_pool.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
 #include "tune/machine.h"
 #include "tune/session_detail.h"
@@ -42,8 +43,8 @@ std::vector<TieSource> tie_sources(const Graph& g) {
     if ((!arg && !topk) || n.inputs.empty() || n.inputs[0] < 0) continue;
     const Value& data = g.value(n.inputs[0]);
     if (!is_floating(data.dtype) || !data.shape) continue;
-    const auto axis = ops::try_normalize_axis(n.attr_int("axis", arg ? 0 : -1),
-                                              static_cast<int64_t>(data.shape->rank()));
+    const auto axis =
+        ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(data.shape->rank()));
     if (!axis) continue;
     out.push_back({i, n.inputs[0], *axis, topk});
   }

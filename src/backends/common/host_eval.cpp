@@ -5,6 +5,7 @@
 #include <string>
 
 #include "eval/interpreter.h"
+#include "ops/attrs.h"
 
 namespace hone::host_eval {
 namespace {
@@ -98,8 +99,7 @@ bool host_node_depth(const Graph& g, const Node& n, int depth, Policy p) {
     if (out >= 0 && g.value(out).dtype != DType::kUndefined &&
         !allowed_dtype(g.value(out).dtype, p))
       return false;
-  if (p == Policy::kIntegers && n.op_type == "Cast" && n.attr_int("to", 0) != 6 &&
-      n.attr_int("to", 0) != 7)
+  if (p == Policy::kIntegers && n.op_type == "Cast" && ops::cast_to(n) != 6 && ops::cast_to(n) != 7)
     return false;  // ONNX TensorProto: 6 = INT32, 7 = INT64
   for (ValueId in : n.inputs)
     if (!host_value_depth(g, in, depth, p)) return false;
@@ -113,12 +113,7 @@ Tensor shape_of(const Node& n, const std::vector<int64_t>& dims) {
     return Tensor::from<int64_t>({}, {numel});
   }
   // Opset 15's start/end select a range of dims, clamped as the spec says.
-  const auto rank = static_cast<int64_t>(dims.size());
-  auto clamp = [&](int64_t i) {
-    if (i < 0) i += rank;
-    return std::clamp<int64_t>(i, 0, rank);
-  };
-  const int64_t start = clamp(n.attr_int("start", 0)), end = clamp(n.attr_int("end", rank));
+  const auto [start, end] = ops::shape_range(n, static_cast<int64_t>(dims.size()));
   const std::vector<int64_t> part(dims.begin() + start, dims.begin() + std::max(start, end));
   return Tensor::from<int64_t>({static_cast<int64_t>(part.size())}, part);
 }

@@ -7,6 +7,7 @@
 #include <iterator>
 
 #include "backends/cuda/conv.h"
+#include "ops/attrs.h"
 #include "ops/window.h"
 
 namespace hone::cuda {
@@ -18,7 +19,7 @@ Result<ConvGeometry> conv_geometry(const Node& n, bool has_bias, const std::vect
   if (w.size() != x.size())
     return fail(ErrorCode::kInvalidArgument,
                 "Conv weights " + shape_to_string(w) + " do not match input " + shape_to_string(x));
-  const int64_t group = n.attr_int("group", 1);
+  const int64_t group = ops::conv_group(n);
   const int64_t N = x[0], C = x[1], M = w[0];
   if (group <= 0 || C % group != 0 || M % group != 0 || w[1] != C / group)
     return fail(ErrorCode::kInvalidArgument, "Conv: input " + shape_to_string(x) + ", weights " +

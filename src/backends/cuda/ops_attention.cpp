@@ -20,6 +20,7 @@
 #include "backends/cuda/attention_op.h"
 #include "backends/cuda/op_timer.h"
 #include "core/log.h"
+#include "ops/attrs.h"
 
 namespace hone::cuda {
 
@@ -202,15 +203,13 @@ class AttentionOp final : public Op {
       const Node& n = g_.node(id);
       const dims_t now = v.sizes();
       if (n.op_type == "Transpose") {
-        std::vector<int64_t> perm = n.attr_ints("perm");
-        if (perm.empty())
-          for (size_t i = now.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-        if (!v.transpose(perm))
+        const auto perm = ops::transpose_perm(n, static_cast<int64_t>(now.size()));
+        if (!perm || !v.transpose(*perm))
           return fail(ErrorCode::kUnsupported, "fused attention: a Transpose's perm");
       } else if (n.op_type == "Gather") {
         const auto index = gather_index(g_, n);
         const auto r = static_cast<int64_t>(now.size());
-        int64_t axis = n.attr_int("axis", 0);
+        int64_t axis = ops::axis_attr(n);
         if (axis < 0) axis += r;
         if (!index || axis < 0 || axis >= r)
           return fail(ErrorCode::kUnsupported, "fused attention: " + n.describe());
@@ -314,10 +313,10 @@ class AttentionOp final : public Op {
     View o{out, strides_of(out)};
     if (spec_.out_transpose >= 0) {
       const dims_t& td = made.back();
-      std::vector<int64_t> perm = g_.node(spec_.out_transpose).attr_ints("perm");
-      if (perm.empty())
-        for (size_t i = out.size(); i-- > 0;) perm.push_back(static_cast<int64_t>(i));
-      if (perm.size() != out.size()) return unsupported("the output Transpose's perm");
+      const auto given =
+          ops::transpose_perm(g_.node(spec_.out_transpose), static_cast<int64_t>(out.size()));
+      if (!given) return unsupported("the output Transpose's perm");
+      const std::vector<int64_t>& perm = *given;
       const dims_t ts = strides_of(td);
       for (size_t j = 0; j < perm.size(); ++j) {
         const int64_t p = perm[j] < 0 ? perm[j] + static_cast<int64_t>(perm.size()) : perm[j];

@@ -17,17 +17,18 @@
 
 #include "backends/cuda/dense.h"
 #include "core/log.h"
+#include "ops/attrs.h"
 
 namespace hone::cuda {
 namespace {
 
 class GemmOp final : public Op {
  public:
-  GemmOp(const Node& n, bool has_c, BuildSettings s)
-      : ta_(n.attr_int("transA", 0) != 0),
-        tb_(n.attr_int("transB", 0) != 0),
-        alpha_(n.attr_float("alpha", 1.0f)),
-        beta_(n.attr_float("beta", 1.0f)),
+  GemmOp(const Node& n, const ops::GemmAttrs& a, bool has_c, BuildSettings s)
+      : ta_(a.trans_a),
+        tb_(a.trans_b),
+        alpha_(a.alpha),
+        beta_(a.beta),
         has_c_(has_c),
         s_(std::move(s)),
         label_(n.describe()) {}
@@ -324,10 +325,12 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   u.inputs = {n.inputs[0], n.inputs[1]};
   if (third) u.inputs.push_back(n.inputs[2]);
   u.outputs = {n.outputs[0]};
-  if (n.op_type == "Gemm")
-    u.op = std::make_unique<GemmOp>(n, third, b.settings);
-  else
+  if (n.op_type == "Gemm") {
+    HONE_TRY(const ops::GemmAttrs a, ops::gemm_attrs(n));
+    u.op = std::make_unique<GemmOp>(n, a, third, b.settings);
+  } else {
     u.op = std::make_unique<MatMulOp>(n, b.settings);
+  }
   return u;
 }
 

@@ -18,6 +18,8 @@
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
+#include "ops/attrs.h"
+#include "ops/unary.h"
 
 namespace hone::cuda {
 namespace {
@@ -161,54 +163,33 @@ std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::s
   const std::string& op = n.op_type;
   if (a.size() == 1) {
     const std::string& x = a[0];
-    static const std::map<std::string, std::string> kCalls = {{"Sigmoid", "hone_sigmoid"},
-                                                              {"Tanh", "tanhf"},
-                                                              {"Exp", "expf"},
-                                                              {"Log", "logf"},
-                                                              {"Sqrt", "sqrtf"},
-                                                              {"Abs", "fabsf"},
-                                                              {"Erf", "erff"},
-                                                              {"Floor", "floorf"},
-                                                              {"Ceil", "ceilf"},
-                                                              {"Sin", "sinf"},
-                                                              {"Cos", "cosf"},
-                                                              {"Softplus", "hone_softplus"}};
+    static const std::map<std::string, std::string> kCalls = {
+        {"Sigmoid", "hone_sigmoid"}, {"Tanh", "tanhf"}, {"Exp", "expf"}, {"Log", "logf"},
+        {"Sqrt", "sqrtf"},           {"Abs", "fabsf"},  {"Erf", "erff"}, {"Floor", "floorf"},
+        {"Ceil", "ceilf"},           {"Sin", "sinf"},   {"Cos", "cosf"}};
     if (auto it = kCalls.find(op); it != kCalls.end()) return it->second + "(" + x + ")";
     if (op == "Relu") return "(" + x + " < 0.0f ? 0.0f : " + x + ")";  // NaN stays NaN
     if (op == "Neg") return "(-" + x + ")";
     if (op == "Identity") return x;
     if (op == "Reciprocal") return "(1.0f / " + x + ")";
-    if (op == "Softsign") return "(" + x + " / (1.0f + fabsf(" + x + ")))";
-    if (op == "LeakyRelu")
-      return "(" + x + " < 0.0f ? " + literal(n.attr_float("alpha", 0.01f)) + " * " + x + " : " +
-             x + ")";
-    if (op == "Elu")
-      return "(" + x + " < 0.0f ? " + literal(n.attr_float("alpha", 1.0f)) + " * (expf(" + x +
-             ") - 1.0f) : " + x + ")";
-    if (op == "Selu") {
-      const std::string al = literal(n.attr_float("alpha", 1.67326319217681884765625f));
-      const std::string ga = literal(n.attr_float("gamma", 1.05070102214813232421875f));
-      return "(" + x + " > 0.0f ? " + ga + " * " + x + " : " + ga + " * (" + al + " * expf(" + x +
-             ") - " + al + "))";
-    }
-    if (op == "HardSigmoid" || op == "HardSwish") {
-      const float al = op == "HardSwish" ? 1.0f / 6.0f : n.attr_float("alpha", 0.2f);
-      const float be = op == "HardSwish" ? 0.5f : n.attr_float("beta", 0.5f);
-      const std::string h =
-          "fminf(fmaxf(" + literal(al) + " * " + x + " + " + literal(be) + ", 0.0f), 1.0f)";
-      return op == "HardSwish" ? "(" + x + " * " + h + ")" : h;
+    if (const ops::UnaryFormula* f = ops::find_unary(op)) {
+      // The schema's formula and attribute defaults (ops/unary.h); values
+      // it refuses (Celu's alpha 0) have no expression.
+      const Result<ops::UnaryParams> p = ops::unary_params(n, *f);
+      if (!p) return "";
+      return ops::unary_c_expr(*f, x, literal(p->a), literal(p->b));
     }
     if (op == "Gelu") {
-      const std::string approx = n.attr_string("approximate", "none");
-      if (approx == "none") return "hone_gelu(" + x + ")";
-      if (approx == "tanh") return "hone_gelu_tanh(" + x + ")";
-      return "";
+      const Result<ops::GeluApprox> approx = ops::gelu_approx(n);
+      if (!approx) return "";
+      return (*approx == ops::GeluApprox::kTanh ? "hone_gelu_tanh(" : "hone_gelu(") + x + ")";
     }
     if (op == "Clip") {
       float lo = -std::numeric_limits<float>::infinity(), hi = -lo;
       if (g.opset() < 11) {
-        lo = n.attr_float("min", lo);
-        hi = n.attr_float("max", hi);
+        const ops::ClipAttrs c = ops::clip_attrs(n);
+        lo = c.min;
+        hi = c.max;
       } else {
         for (size_t i = 1; i < n.inputs.size() && i < 3; ++i) {
           if (n.inputs[i] < 0) continue;

@@ -47,7 +47,7 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   const dims_t& x = in[0];
   const auto rank = static_cast<int64_t>(x.size());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Gather of a scalar");
-  HONE_TRY(const int64_t axis, ops::normalize_axis(n.attr_int("axis", 0), rank, "Gather axis"));
+  HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), rank, "Gather axis"));
   const auto a = static_cast<size_t>(axis);
   const Tensor* idx_t = env.value(n.inputs[1]);
   HONE_TRY(std::vector<int64_t> idx, known_ints(n, 1, env, "Gather indices"));

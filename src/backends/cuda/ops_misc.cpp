@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "backends/cuda/op.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/window.h"
 
@@ -78,9 +79,9 @@ Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
     };
     return p;
   }
-  const dims_t kernel = n.attr_ints("kernel_shape");
-  HONE_TRY(ops::Window w,
-           ops::make_window(n, spatial, kernel, n.attr_int("ceil_mode", 0) != 0, n.op_type));
+  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
+  const dims_t& kernel = pa.kernel_shape;
+  HONE_TRY(ops::Window w, ops::make_window(n, spatial, kernel, pa.ceil_mode, n.op_type));
   if (!is_max && w.dilations != dims_t(w.rank(), 1))
     return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
   const bool one_d = x.size() == 3;
@@ -94,7 +95,7 @@ Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
                 at(w.pad_begin, 0, 0), at(w.pad_begin, 1, 0),
                 at(w.pad_end, 0, 0),   at(w.pad_end, 1, 0),
                 at(w.dilations, 0, 1), at(w.dilations, 1, 1),
-                is_max ? 1 : 0,        int(n.attr_int("count_include_pad", 0))};
+                is_max ? 1 : 0,        pa.count_include_pad ? 1 : 0};
   dims_t out = {x[0], x[1]};
   out.insert(out.end(), w.out.begin(), w.out.end());
   p.outputs = {out};
@@ -123,9 +124,9 @@ Result<void> rows_kernel(const ExecCtx& c, const char* name, CUdeviceptr x, CUde
 
 Result<OpPlan> plan_softmax(const Graph& g, const Node& n, const std::vector<dims_t>& in) {
   const dims_t& x = in[0];
-  const bool v13 = g.opset() >= 13;
-  HONE_TRY(int64_t axis,
-           norm_axis(n.attr_int("axis", v13 ? -1 : 1), std::max<size_t>(x.size(), 1), n.op_type));
+  HONE_TRY(const ops::SoftmaxAttrs sa, ops::softmax_attrs(n, g.opset()));
+  const bool v13 = !sa.coerce_2d;
+  HONE_TRY(int64_t axis, norm_axis(sa.axis, std::max<size_t>(x.size(), 1), n.op_type));
   const long long outer = prod(x, 0, axis),
                   r = v13 ? prod(x, axis, axis + 1) : prod(x, axis, x.size());
   const long long inner = v13 ? prod(x, axis + 1, x.size()) : 1;
@@ -157,9 +158,9 @@ Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims
                            const PlanEnv& env) {
   const dims_t& x = in[0];
   const bool from_input = g.opset() >= (n.op_type == "ReduceSum" ? 13 : 18);
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
   HONE_TRY(std::optional<std::vector<int64_t>> axes, axes_of(n, from_input, env));
-  if ((!axes || axes->empty()) && n.attr_int("noop_with_empty_axes", 0) != 0)
-    return view(x, "reduce.f32.cuda.noop");
+  if ((!axes || axes->empty()) && ra.noop_with_empty_axes) return view(x, "reduce.f32.cuda.noop");
   std::vector<int64_t> ax;
   if (!axes || axes->empty()) {
     ax.resize(x.size());
@@ -174,7 +175,7 @@ Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims
   ax.erase(std::unique(ax.begin(), ax.end()), ax.end());
   if (!ax.empty() && ax.back() - ax.front() + 1 != static_cast<int64_t>(ax.size()))
     return fail(ErrorCode::kUnsupported, n.op_type + " over non-adjacent axes");
-  const bool keep = n.attr_int("keepdims", 1) != 0;
+  const bool keep = ra.keepdims;
   dims_t out;
   for (size_t d = 0; d < x.size(); ++d) {
     const bool reduced = std::binary_search(ax.begin(), ax.end(), static_cast<int64_t>(d));
@@ -234,12 +235,13 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
   }
   const dims_t& x = in[0];
   const size_t at = residual ? 2 : 1;  // scale
-  HONE_TRY(int64_t axis, norm_axis(n.attr_int("axis", -1), x.size(), "LayerNormalization"));
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
+  HONE_TRY(int64_t axis, norm_axis(na.axis, x.size(), "LayerNormalization"));
   const long long rows = prod(x, 0, axis), r = prod(x, axis, x.size());
   const bool has_bias = in.size() > at + 1;
   if (numel_of(in[at]) != r || (has_bias && numel_of(in[at + 1]) != r))
     return fail(ErrorCode::kUnsupported, "LayerNormalization scale/bias that broadcast");
-  const float eps = n.attr_float("epsilon", 1e-5f);
+  const float eps = na.epsilon;
   const bool warp = r % 4 == 0 && r <= 1024;
   OpPlan p;
   p.outputs = keep_sum ? std::vector<dims_t>{x, x} : std::vector<dims_t>{x};
@@ -267,18 +269,10 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
 
 Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in) {
   const dims_t& x = in[0];
-  dims_t perm = n.attr_ints("perm");
-  if (perm.empty()) {
-    perm.resize(x.size());
-    std::iota(perm.rbegin(), perm.rend(), 0);
-  }
-  if (perm.size() != x.size())
-    return fail(ErrorCode::kInvalidArgument, "Transpose perm has " + std::to_string(perm.size()) +
-                                                 " entries for rank " + std::to_string(x.size()));
+  HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
   const dims_t xs = strides_of(x);
   dims_t out, src;
-  for (int64_t a : perm) {
-    HONE_TRY(int64_t d, norm_axis(a, x.size(), "Transpose"));
+  for (int64_t d : perm) {
     out.push_back(x[d]);
     src.push_back(xs[d]);
   }
@@ -293,7 +287,7 @@ Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in) {
 }
 
 Result<OpPlan> plan_concat(const Node& n, const std::vector<dims_t>& in) {
-  HONE_TRY(int64_t axis, norm_axis(n.attr_int("axis", 0), in[0].size(), "Concat"));
+  HONE_TRY(int64_t axis, norm_axis(ops::axis_attr(n), in[0].size(), "Concat"));
   dims_t out = in[0];
   out[axis] = 0;
   for (const dims_t& d : in) {
@@ -326,7 +320,7 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
   const std::string& op = n.op_type;
   if (op == "Flatten") {
     // Flatten's axis may equal the rank (everything in the first dim).
-    const int64_t given = n.attr_int("axis", 1);
+    const int64_t given = ops::axis_attr(n);
     const auto r = static_cast<int64_t>(x.size());
     const auto boundary = ops::try_normalize_boundary(given, r);
     if (!boundary)
@@ -338,7 +332,7 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
   }
   if (op == "Reshape") {
     HONE_TRY(dims_t out, known_ints(n, 1, env, "Reshape shape"));
-    const bool allowzero = n.attr_int("allowzero", 0) != 0;
+    const bool allowzero = ops::reshape_allowzero(n);
     int64_t known = 1, infer = -1;
     for (size_t i = 0; i < out.size(); ++i) {
       if (out[i] == 0 && !allowzero) {

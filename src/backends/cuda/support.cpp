@@ -8,6 +8,8 @@
 #include "backends/common/node_query.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/op.h"
+#include "ops/attrs.h"
+#include "ops/unary.h"
 
 namespace hone::cuda {
 namespace {
@@ -58,6 +60,8 @@ std::string why_not(const Graph& g, const Node& n) {
   const bool eltwise = !eltwise_expr(g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty();
   if (!eltwise && !kOps.count(op)) {
     if (op == "Clip") return "Clip bounds must be constant f32 scalars";
+    if (const ops::UnaryFormula* f = ops::find_unary(op))
+      if (Result<ops::UnaryParams> p = ops::unary_params(n, *f); !p) return p.error().message();
     if (op == "Gelu") return "Gelu approximate must be 'none' or 'tanh'";
     if (op == "Max" || op == "Min") return op + " with other than two inputs";
     return "no cuda kernel for " + op;
@@ -116,7 +120,9 @@ std::string why_not(const Graph& g, const Node& n) {
     return {};
   }
   if (op == "LayerNormalization") {
-    if (n.attr_int("stash_type", 1) != 1) return "stash_type other than f32";
+    const Result<ops::NormAttrs> a = ops::norm_attrs(n);
+    if (!a) return a.error().message();
+    if (a->stash_type != 1) return "stash_type other than f32";
     return {};
   }
   // Shapes, indices, bounds and axes are read when the plan is built.

@@ -1,6 +1,8 @@
 // The op-case table's element-wise rows: every formula of src/ops/unary.h
 // (default and given attributes), the basic math unaries, binary arithmetic
 // with broadcasting (the first operand's too), Where, Clip and Cast.
+#include <algorithm>
+
 #include "ops/op_cases.h"
 #include "ops/unary.h"
 
@@ -24,7 +26,7 @@ std::vector<OpCase> eltwise_cases() {
   // Every formula of ops/unary.h with its defaults, on edge values; a formula
   // added there is covered here without a new row.
   for (const ops::UnaryFormula& f : ops::unary_formulas())
-    t.push_back(unary(std::string(f.op), f.op, edge({2, 3, 7})));
+    t.push_back(unary(std::string(f.op), f.op, edge({2, 3, 7}), {}, std::max(17, f.since)));
   // ... and with given attributes.
   t.push_back(unary("LeakyRelu_alpha", "LeakyRelu", edge({3, 8}), {{"alpha", 0.2f}}));
   t.push_back(unary("Elu_alpha", "Elu", edge({3, 8}), {{"alpha", 0.5f}}));
@@ -35,6 +37,7 @@ std::vector<OpCase> eltwise_cases() {
   t.push_back(
       unary("Shrink_lambd_bias", "Shrink", edge_nan({3, 8}), {{"lambd", 1.0f}, {"bias", 0.5f}}, 9));
   t.push_back(unary("ThresholdedRelu_alpha", "ThresholdedRelu", edge({3, 8}), {{"alpha", 0.5f}}));
+  t.push_back(unary("Swish_alpha", "Swish", edge({3, 8}), {{"alpha", 0.5f}}, 24));
 
   // The basic math unaries, on edge values where the whole line is defined.
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Floor", "Ceil", "Round", "Sign",
