@@ -1,12 +1,12 @@
 #include "passes/shape_propagation.h"
 
 #include <algorithm>
-#include <functional>
 #include <set>
 
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/shape_fn.h"
+#include "ops/shape_fn_nn.h"
 #include "ops/shape_fn_tensor.h"
 #include "ops/window.h"
 #include "passes/rewrite.h"
@@ -60,52 +60,13 @@ std::optional<Shape> shape_or_none(Result<std::vector<Dim>> r) {
   return Shape(std::move(*r));
 }
 
-std::optional<int64_t> norm_axis(int64_t axis, size_t rank) {
-  return ops::try_normalize_axis(axis, static_cast<int64_t>(rank));
-}
-
-Dim dim_sum(const Dim& a, const Dim& b) {
-  return a.is_static() && b.is_static() ? Dim(a.value() + b.value()) : Dim::unknown();
-}
-
-/// `d / by` where d is static and divisible; else unknown.
-Dim dim_div(const Dim& d, int64_t by) {
-  return by > 0 && d.is_static() && d.value() % by == 0 ? Dim(d.value() / by) : Dim::unknown();
-}
-
-/// Attention-23..25: Y, present_key, present_value and qk_matmul_output.
-/// Inputs are 4-D [B, heads, seq, size] or 3-D [B, seq, heads * size].
-std::optional<Shape> attention_shape(const Node& n, size_t out_index,
-                                     const std::function<const Shape*(size_t)>& shape_of) {
-  const Shape* q = shape_of(0);
-  const Shape* k = shape_of(1);
-  const Shape* v = shape_of(2);
-  if (!q || !k || !v || q->rank() != k->rank() || q->rank() != v->rank()) return std::nullopt;
-  const bool four = q->rank() == 4;
-  if (!four && q->rank() != 3) return std::nullopt;
-  const auto [qh, kvh] = ops::attention_heads(n);
-  const Dim b = (*q)[0];
-  const Dim sq = four ? (*q)[2] : (*q)[1];
-  const Dim hq = four ? (*q)[1] : Dim(qh);
-  const Dim hkv = four ? (*k)[1] : Dim(kvh);
-  const Dim dk = four ? (*k)[3] : dim_div((*k)[2], kvh);
-  const Dim dv = four ? (*v)[3] : dim_div((*v)[2], kvh);
-  Dim total = four ? (*k)[2] : (*k)[1];
-  if (const Shape* past = shape_of(4); past && past->rank() == 4)
-    total = dim_sum((*past)[2], total);
-  switch (out_index) {
-    case 0:
-      if (four) return Shape{b, hq, sq, dv};
-      return Shape{b, sq, dv.is_static() ? Dim(qh * dv.value()) : Dim::unknown()};
-    case 1:
-      return Shape{b, hkv, total, dk};
-    case 2:
-      return Shape{b, hkv, total, dv};
-    case 3:
-      return Shape{b, hq, sq, total};
-    default:
-      return std::nullopt;
-  }
+/// The values of constant input `i` of `n` as integers, or nothing.
+std::optional<std::vector<int64_t>> constant_ints(const Graph& g, const Node& n, size_t i) {
+  const Tensor* t = constant_of(g, i < n.inputs.size() ? n.inputs[i] : kNoValue);
+  if (!t) return std::nullopt;
+  std::vector<int64_t> out;
+  for (int64_t k = 0; k < t->numel(); ++k) out.push_back(tensor_element_as_int64(*t, k));
+  return out;
 }
 
 /// The value of the integer scalar `v` as a dim: a constant, or dim k of a
@@ -157,7 +118,14 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   *dtype = dtype_of(0);
   if (op == "Attention") {
     if (out_index == 2) *dtype = dtype_of(2);
-    return attention_shape(n, out_index, shape_of);
+    const Shape* q = shape_of(0);
+    const Shape* k = shape_of(1);
+    const Shape* v = shape_of(2);
+    if (!q || !k || !v) return std::nullopt;
+    const Shape* past = shape_of(4);
+    const std::vector<Dim> pd = past ? past->dims() : std::vector<Dim>();
+    return shape_or_none(ops::attention_shape(ops::attention_heads(n), out_index, q->dims(),
+                                              k->dims(), v->dims(), past ? &pd : nullptr));
   }
   if (out_index != 0) return std::nullopt;
   if (same_shape_ops().count(op)) {
@@ -199,57 +167,36 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     if (!x || !pa) return std::nullopt;
     return shape_or_none(ops::pool_shape(n, *pa, x->dims()));
   }
-  if (op == "DeformConv") {  // [N, M, offset's spatial dims]
+  if (op == "DeformConv") {
     const Shape* x = shape_of(0);
     const Shape* w = shape_of(1);
     const Shape* off = shape_of(2);
-    if (!x || !w || !off || off->rank() != x->rank() || x->rank() < 3) return std::nullopt;
-    std::vector<Dim> out{(*x)[0], (*w)[0]};
-    out.insert(out.end(), off->dims().begin() + 2, off->dims().end());
-    return Shape(std::move(out));
+    if (!x || !w || !off) return std::nullopt;
+    return shape_or_none(ops::deform_conv_shape(x->dims(), w->dims(), off->dims()));
   }
-  if (op == "MaxRoiPool") {  // [num_rois, C, pooled_shape...]
+  if (op == "MaxRoiPool") {
     const Shape* x = shape_of(0);
     const Shape* rois = shape_of(1);
-    const std::vector<int64_t> pooled = n.attr_ints("pooled_shape");
-    if (!x || !rois || x->rank() != 4 || rois->rank() != 2 || pooled.size() != 2)
-      return std::nullopt;
-    return Shape{(*rois)[0], (*x)[1], pooled[0], pooled[1]};
+    if (!x || !rois) return std::nullopt;
+    return shape_or_none(
+        ops::max_roi_pool_shape(x->dims(), rois->dims(), n.attr_ints("pooled_shape")));
   }
-  if (op == "Col2Im") {  // [N, C / prod(block_shape), image_shape...]
+  if (op == "Col2Im") {
     const Shape* x = shape_of(0);
-    const Tensor* image = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
-    const Tensor* block = constant_of(g, n.inputs.size() > 2 ? n.inputs[2] : kNoValue);
-    if (!x || x->rank() != 3 || !image || !block) return std::nullopt;
-    int64_t kprod = 1;
-    for (int64_t i = 0; i < block->numel(); ++i) kprod *= tensor_element_as_int64(*block, i);
-    std::vector<Dim> out{(*x)[0], dim_div((*x)[1], kprod)};
-    for (int64_t i = 0; i < image->numel(); ++i) out.push_back(tensor_element_as_int64(*image, i));
-    return Shape(std::move(out));
+    const auto image = constant_ints(g, n, 1), block = constant_ints(g, n, 2);
+    if (!x || !image || !block) return std::nullopt;
+    return shape_or_none(ops::col2im_shape(x->dims(), *image, *block));
   }
   if (op == "CenterCropPad") {
     const Shape* x = shape_of(0);
-    const Tensor* target = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
+    const auto target = constant_ints(g, n, 1);
     if (!x || !target) return std::nullopt;
-    std::vector<int64_t> axes = n.attr_ints("axes");
-    if (!n.has_attr("axes"))
-      for (size_t a = 0; a < x->rank(); ++a) axes.push_back(static_cast<int64_t>(a));
-    if (static_cast<int64_t>(axes.size()) != target->numel()) return std::nullopt;
-    std::vector<Dim> out = x->dims();
-    for (size_t i = 0; i < axes.size(); ++i) {
-      auto a = norm_axis(axes[i], x->rank());
-      if (!a) return std::nullopt;
-      out[static_cast<size_t>(*a)] = tensor_element_as_int64(*target, static_cast<int64_t>(i));
-    }
-    return Shape(std::move(out));
+    return shape_or_none(ops::center_crop_pad_shape(x->dims(), *target, n.attr_ints("axes")));
   }
-  if (op == "AffineGrid") {  // size (N, C, [D,] H, W) -> (N, [D,] H, W, spatial rank)
-    const Tensor* size = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
-    if (!size || (size->numel() != 4 && size->numel() != 5)) return std::nullopt;
-    std::vector<Dim> out{tensor_element_as_int64(*size, 0)};
-    for (int64_t i = 2; i < size->numel(); ++i) out.push_back(tensor_element_as_int64(*size, i));
-    out.push_back(size->numel() - 2);
-    return Shape(std::move(out));
+  if (op == "AffineGrid") {
+    const auto size = constant_ints(g, n, 1);
+    if (!size) return std::nullopt;
+    return shape_or_none(ops::affine_grid_shape<Dim>(*size));
   }
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     const Shape* x = shape_of(0);
