@@ -16,9 +16,19 @@ std::optional<algorithm> binary_alg(const std::string& op) {
   return std::nullopt;
 }
 
-std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const dims_t& dst) {
+std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const dims_t& dst,
+                                         const dims_t& logical) {
   if (!b.has(other)) return std::nullopt;
-  const dims_t od = b.value(other).dims;
+  dims_t od = b.value(other).dims;
+  if (!logical.empty() && od.size() <= logical.size()) {
+    // Under a flattened result (a MatMul run as one product of fewer dims),
+    // an operand of the result's own dims is the same bytes as dst, and an
+    // operand's leading 1s add nothing (past the result's rank they would
+    // add dims).
+    if (pad_left(od, logical.size()) == logical)
+      return BufferRef{b.plain(other).buffer, plain_md(dst)};
+    while (od.size() > dst.size() && od.front() == 1) od.erase(od.begin());
+  }
   if (od.size() > dst.size()) return std::nullopt;
   const dims_t padded = pad_left(od, dst.size());
   for (size_t i = 0; i < dst.size(); ++i)
@@ -43,6 +53,15 @@ Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, boo
       f.kind += "+eltwise";
       f.nodes.insert(f.nodes.end(), hs.begin(), hs.end());
       f.out = hs.back()->outputs[0];
+      continue;
+    }
+    // So does SiLU (x * sigmoid(x)), oneDNN's swish with alpha 1.
+    if (std::vector<const Node*> sw; match_swish(b.graph(), f.out, &sw)) {
+      f.ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);
+      ++f.count;
+      f.kind += "+eltwise";
+      f.nodes.insert(f.nodes.end(), sw.begin(), sw.end());
+      f.out = sw.back()->outputs[0];
       continue;
     }
     const Node* c = b.sole_consumer(f.out);
@@ -79,7 +98,7 @@ Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, boo
         f.out = c->outputs[0];
         continue;
       }
-      auto operand = post_op_operand(b, other, dst);
+      auto operand = post_op_operand(b, other, dst, f.logical);
       if (!operand) break;
       f.ops.append_binary(*alg, operand->md);
       f.src1.push_back({f.count++, *operand});

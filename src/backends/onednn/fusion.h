@@ -47,6 +47,9 @@ struct Fusion {
   /// A residual Add taken as a sum post-op: the op writes its result over
   /// the skip value, which lives in this buffer (-1: none).
   int sum_into = -1;
+  /// The op's ONNX result dims when `dst` flattens them (a MatMul run as
+  /// one product of fewer dims); empty: dst's own.
+  dims_t logical;
 };
 
 /// Whether a residual operand may be accumulated into in place (a sum
@@ -58,7 +61,9 @@ std::optional<dnnl::algorithm> binary_alg(const std::string& op);
 
 /// An operand the dense op's result can be combined with as a post-op: it
 /// broadcasts into `dst` without enlarging it. Returns its plain view.
-std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const dims_t& dst);
+/// `logical`: see Fusion::logical.
+std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const dims_t& dst,
+                                         const dims_t& logical = {});
 
 /// Follows single-consumer chains of activations and binary ops from `from`.
 /// `seed` already holds post-ops the op itself needs (Gemm's C). With

@@ -2,6 +2,7 @@
 // over the same buffer; Transpose, Concat, Slice, Split and constant-mode Pad
 // as reorders of strided views (Concat as oneDNN's concat primitive).
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -92,23 +93,35 @@ memory::format_tag layout_tag(const md_t& md) {
   return memory::format_tag::undef;
 }
 
-/// The non-plain layout that every computed value of `vs` is in (constants
-/// are packed into it), or nothing.
+/// The non-plain layout the computed values of `vs` are joined in
+/// (constants are packed into it), or nothing (plain). Values of rank 4 and
+/// up (feature maps) in mixed layouts are joined in the non-plain layout
+/// that holds most of their bytes, the others reordered into it: a
+/// DenseNet's growing concat of a pool's plain output and its convs'
+/// channels-last ones otherwise turns plain for the rest of the block, and
+/// every conv then reorders its whole input back.
 std::optional<memory::format_tag> shared_layout(const PlanBuilder& b,
                                                 const std::vector<ValueId>& vs) {
-  std::optional<memory::format_tag> shared;
+  std::map<memory::format_tag, int64_t> bytes;
+  bool mixed = false;
+  size_t rank = 0;
   for (ValueId v : vs) {
     if (const Tensor* c = b.constant(v)) {
       if (c->dtype() != DType::kF32) return std::nullopt;
       continue;
     }
     const md_t& md = b.value(v).ref.md;
+    rank = b.value(v).dims.size();
     const memory::format_tag t =
         md.data_type() == memory::data_type::f32 ? layout_tag(md) : memory::format_tag::undef;
-    if (t == memory::format_tag::undef || (shared && *shared != t)) return std::nullopt;
-    shared = t;
+    mixed = mixed || (!bytes.empty() && !bytes.count(t));
+    bytes[t] += shape_numel(b.value(v).dims);
   }
-  return shared;
+  if (bytes.empty() || (mixed && rank < 4)) return std::nullopt;
+  std::optional<memory::format_tag> best;
+  for (const auto& [t, n] : bytes)
+    if (t != memory::format_tag::undef && (!best || n > bytes[*best])) best = t;
+  return best;
 }
 
 Result<void> lower_concat(PlanBuilder& b, const Node& n) {
@@ -159,7 +172,7 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
     } else if (const Tensor* c = b.constant(v)) {
       src = b.pack(*c, plain_md(d), md_t(d, memory::data_type::f32, *shared));
     } else {
-      src = b.value(v).ref;
+      src = b.ensure(v, md_t(d, memory::data_type::f32, *shared));
     }
     args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), src});
     mds.push_back(src.md);

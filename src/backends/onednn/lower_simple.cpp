@@ -5,6 +5,8 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
+#include <string>
 
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
@@ -105,19 +107,80 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
       return lower_binary_widened(b, n, alg, out);
     std::swap(v0, v1);
   }
-  auto attempt = [&](bool keep_layout) -> dnnl::binary::primitive_desc {
-    BufferRef s0 = keep_layout && b.value(v0).dims.size() == r ? b.value(v0).ref : b.plain(v0);
-    if (!keep_layout || b.value(v0).dims.size() != r) s0.md = plain_md(out);
-    const bool same = pad_left(b.value(v1).dims, r) == out;
-    const md_t m1 = same ? s0.md : plain_md(pad_left(b.value(v1).dims, r));
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0.md, m1, any_md(r ? out : dims_t{1})),
+  const bool same = pad_left(b.value(v1).dims, r) == out;
+  const md_t m1_plain = plain_md(pad_left(b.value(v1).dims, r));
+  // Where the first operand lives (kept: its own layout, else a layout it is
+  // reordered into) and the layout of a broadcast second operand.
+  struct Layouts {
+    std::optional<md_t> s0;  // nullopt: plain
+    md_t m1;
+  };
+  // oneDNN 2.6's jit binary broadcasts a plain second operand only over
+  // plain or channels-last sources; over a channel-blocked one it needs the
+  // operand in the same blocking of the vector's width (16 on AVX-512), and
+  // otherwise takes its reference kernel, 40 times slower (regnet_y_400mf's
+  // squeeze-and-excitation Mul on nChw8c: 38 ms of 47). So: the kept layout
+  // with a plain operand, the kept layout with the operand in the same
+  // blocking, the source in channels-last, and plain last.
+  std::vector<Layouts> tries;
+  const PValue& x0 = b.value(v0);
+  if (x0.dims.size() == r) {
+    tries.push_back({x0.ref.md, m1_plain});
+    if (!same && !is_plain(x0.ref.md))
+      for (auto t : native_tags(r))
+        if (x0.ref.md == md_t(out, memory::data_type::f32, t))
+          tries.push_back(
+              {x0.ref.md, md_t(pad_left(b.value(v1).dims, r), memory::data_type::f32, t)});
+    if (!same && !is_plain(x0.ref.md) && !native_tags(r).empty())
+      tries.push_back({md_t(out, memory::data_type::f32, native_tags(r)[0]), m1_plain});
+  }
+  tries.push_back({std::nullopt, m1_plain});
+  // Plain, the dims that broadcast alike merge (plain bytes keep their
+  // order): [1,64,3,49,49] + [1,64,1,49,49] (swin_t's shifted-window mask)
+  // is [64,3,2401] + [64,1,2401], a pattern oneDNN's jit kernel takes,
+  // while for the 5-D one it takes its reference kernel.
+  dims_t cout, c1;
+  std::vector<bool> cbc;  // per merged dim: the second operand broadcasts
+  {
+    const dims_t p1 = pad_left(b.value(v1).dims, r);
+    for (size_t i = 0; i < r; ++i) {
+      if (out[i] == 1) continue;
+      const bool bc = p1[i] == 1;
+      if (!cbc.empty() && cbc.back() == bc) {
+        cout.back() *= out[i];
+        c1.back() *= p1[i];
+      } else {
+        cout.push_back(out[i]);
+        c1.push_back(p1[i]);
+        cbc.push_back(bc);
+      }
+    }
+    if (cout.empty()) cout = c1 = {1};
+  }
+  const bool collapsible = !same && cout.size() < r;
+  auto attempt_collapsed = [&]() {
+    const md_t s0_md = plain_md(cout), m1 = plain_md(c1);
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0_md, m1, s0_md), user_scratch(),
+                                    cpu_engine());
+    const BufferRef s0{b.plain(v0).buffer, s0_md}, s1{b.plain(v1).buffer, m1};
+    const int dst = b.new_temp(s0_md);
+    b.add_step("binary", dnnl::binary(pd), pd,
+               {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, {dst, s0_md}}});
+    b.set(n.outputs[0], PValue{out, {dst, plain_md(out)}});
+  };
+  auto attempt = [&](const Layouts& l, bool last) -> std::optional<dnnl::binary::primitive_desc> {
+    const md_t s0_md = l.s0 ? *l.s0 : plain_md(out);
+    const md_t m1 = same ? s0_md : l.m1;
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0_md, m1, any_md(r ? out : dims_t{1})),
                                     user_scratch(), cpu_engine());
+    if (!last && std::string(pd.impl_info_str()).starts_with("ref")) return std::nullopt;
+    BufferRef s0 = l.s0 ? b.ensure(v0, *l.s0) : BufferRef{b.plain(v0).buffer, plain_md(out)};
     // A second operand of lower rank that only lacks leading 1s ([T,D] added
     // to [1,T,D]) is the same bytes under the output's dims first: a reorder
     // cannot change the rank.
     BufferRef s1;
     if (!same)
-      s1 = BufferRef{b.plain(v1).buffer, m1};
+      s1 = b.reorder_to(BufferRef{b.plain(v1).buffer, m1_plain}, m1);
     else if (b.value(v1).dims.size() == r)
       s1 = b.ensure(v1, s0.md);
     else
@@ -128,11 +191,15 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
     b.set(n.outputs[0], PValue{out, dst});
     return pd;
   };
-  try {
-    attempt(true);
-  } catch (const dnnl::error&) {
-    attempt(false);
+  for (size_t i = 0; i < tries.size(); ++i) {
+    const bool last = i + 1 == tries.size() && !collapsible;
+    try {
+      if (attempt(tries[i], last)) return {};
+    } catch (const dnnl::error&) {
+      if (last) throw;
+    }
   }
+  attempt_collapsed();
   return {};
 }
 
@@ -350,6 +417,9 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
     s.alg = algorithm::eltwise_abs;
   } else if (op == "Neg") {
     s = {algorithm::eltwise_linear, -1.0f, 0.0f, false};
+  } else if (op == "Reciprocal") {
+    // x^-1: oneDNN's jit divides (1 / x, bit for bit, ±0, ±inf and NaN too).
+    s = {algorithm::eltwise_pow, 1.0f, -1.0f, false};
   } else if (op == "Pow") {
     const Tensor* e = n.inputs.size() == 2 ? b.constant(n.inputs[1]) : nullptr;
     if (e == nullptr || e->numel() != 1 || e->dtype() != DType::kF32) return false;
@@ -387,6 +457,13 @@ bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
 
 Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   const std::string& op = n.op_type;
+  if (std::vector<const Node*> sw;
+      op == "Sigmoid" && match_swish(b.graph(), n.inputs[0], &sw) && sw[0] == &n) {
+    b.absorb(sw[1]);
+    Node as_swish = n;
+    as_swish.outputs = sw[1]->outputs;
+    return lower_eltwise(b, as_swish, EltwiseSpec{algorithm::eltwise_swish, 1.0f, 0, false});
+  }
   EltwiseSpec es;
   if (eltwise_spec(b, n, &es)) return lower_eltwise(b, n, es);
   if (op == "Div") {

@@ -90,6 +90,27 @@ bool match_hardswish(const Graph& g, ValueId y, std::vector<const Node*>* nodes)
   return false;
 }
 
+bool match_swish(const Graph& g, ValueId y, std::vector<const Node*>* nodes) {
+  if (y < 0) return false;
+  for (ValueId o : g.outputs())
+    if (o == y) return false;
+  const std::vector<const Node*> r = readers(g, y);
+  if (r.size() != 2) return false;
+  for (int first = 0; first < 2; ++first) {
+    const Node* sig = r[static_cast<size_t>(first)];
+    const Node* mul = r[static_cast<size_t>(1 - first)];
+    if (sig->op_type != "Sigmoid" || !sig->domain.empty() || sig->inputs.size() != 1 ||
+        sig->outputs.size() != 1 || sig->outputs[0] < 0)
+      continue;
+    if (sole_reader(g, sig->outputs[0]) != mul ||
+        !binary_with(*mul, "Mul", y, [&](ValueId v) { return v == sig->outputs[0]; }))
+      continue;
+    if (nodes != nullptr) *nodes = {sig, mul};
+    return true;
+  }
+  return false;
+}
+
 bool match_gelu(const Graph& g, const Node& div, std::vector<const Node*>* rest) {
   if (div.op_type != "Div" || div.inputs.size() != 2 || div.outputs.size() != 1) return false;
   const ValueId x = div.inputs[0];

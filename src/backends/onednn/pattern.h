@@ -19,6 +19,11 @@ bool match_gelu(const Graph& g, const Node& div, std::vector<const Node*>* rest)
 /// that order.
 bool match_hardswish(const Graph& g, ValueId y, std::vector<const Node*>* nodes);
 
+/// SiLU (swish) as exporters write it: Sigmoid(y) -> Mul(y, .), where `y`
+/// is read by exactly the two and the Sigmoid's output only by the Mul.
+/// `nodes` gets the Sigmoid and the Mul.
+bool match_swish(const Graph& g, ValueId y, std::vector<const Node*>* nodes);
+
 /// The Div that starts the GELU pattern `erf` belongs to, or nullptr.
 const Node* gelu_start_of_erf(const Graph& g, const Node& erf);
 
