@@ -92,6 +92,12 @@ struct PassStats {
 ///   x * 0.5 * (1 + Tanh(sqrt(2/pi) * (x + 0.044715 * x^3)))   (x^3 as Pow or Mul).
 [[nodiscard]] Result<Graph> fuse_gelu(const Graph& g, PassStats* stats = nullptr);
 
+/// An Einsum of two operands that is a batched matrix product (each label in
+/// both operands and the output, in one operand and the output, or in both
+/// operands only) becomes Transpose/Reshape around one MatMul; ellipses,
+/// diagonals and sums over one operand's labels stay (the reason logged).
+[[nodiscard]] Result<Graph> lower_einsum(const Graph& g, PassStats* stats = nullptr);
+
 /// A maximal run of element-wise nodes (unary math, activations, binary ops
 /// whose other operand is a constant or broadcasts into the chain) where each
 /// node's output is read only by the next: one loop for a backend to compile.

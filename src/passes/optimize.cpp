@@ -30,6 +30,8 @@ const std::vector<Pass>& pipeline() {
        }},
       {"eliminate_dead_code", [](const Graph& g, PassStats* s,
                                  const OptimizeOptions&) { return eliminate_dead_code(g, s); }},
+      {"lower_einsum",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return lower_einsum(g, s); }},
       {"eliminate_transposes", [](const Graph& g, PassStats* s,
                                   const OptimizeOptions&) { return eliminate_transposes(g, s); }},
       {"fold_batch_norm",

@@ -28,6 +28,22 @@ std::vector<OpCase> nn_cases() {
   t.push_back({"MatMul_vector_left", "MatMul", 13, {in({4}), in({3, 4, 5})}});
   t.push_back({"MatMul_vector_right", "MatMul", 13, {in({3, 2, 4}), in({4})}});
   t.push_back({"MatMul_weight", "MatMul", 13, {in({2, 7, 16}), weight({16, 9})}});
+  // Einsum of two operands that is a batched matrix product (lower_einsum
+  // makes it Transpose/Reshape/MatMul): maxvit's attention products, the
+  // output permuted, labels merged, an outer product, a full contraction.
+  auto einsum = [](std::string name, std::string eq, std::vector<OpInput> ins) {
+    return OpCase{std::move(name), "Einsum", 12, std::move(ins), {{"equation", std::move(eq)}}};
+  };
+  t.push_back(
+      einsum("Einsum_qk", "bghid,bghjd->bghij", {in({1, 2, 2, 5, 4}), in({1, 2, 2, 6, 4})}));
+  t.push_back(
+      einsum("Einsum_av", "bghij,bghjd->bghid", {in({1, 2, 2, 5, 6}), in({1, 2, 2, 6, 4})}));
+  t.push_back(einsum("Einsum_permuted", "bhqd,hbkd->bkhq", {in({2, 3, 4, 5}), in({3, 2, 6, 5})}));
+  t.push_back(
+      einsum("Einsum_merged_groups", "abkl,klcd->acbd", {in({2, 3, 4, 5}), in({4, 5, 3, 2})}));
+  t.push_back(einsum("Einsum_implicit", "ij,jk", {in({3, 4}), weight({4, 5})}));
+  t.push_back(einsum("Einsum_outer", "i,j->ij", {in({3}), in({4})}));
+  t.push_back(einsum("Einsum_dot", "ijk,ijk->", {in({2, 3, 4}), in({2, 3, 4})}));
   // Gemm: transA/transB/alpha/beta, C broadcast from a row, a column, a scalar, none.
   t.push_back({"Gemm_plain", "Gemm", 13, {in({5, 7}), weight({7, 9}), weight({9})}});
   t.push_back({"Gemm_transA_transB_alpha_beta",
