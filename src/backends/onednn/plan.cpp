@@ -528,6 +528,8 @@ Result<void> lower_node(PlanBuilder& b, const Node& n) {
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
   if (n.op_type == "Resize" || n.op_type == "ConvTranspose") return lower_resample(b, n);
+  if (n.op_type == "Gather") return lower_gather(b, n);
+  if (n.op_type == "Expand") return lower_expand(b, n);
   return lower_simple(b, n);
 }
 

@@ -224,6 +224,9 @@ class PlanBuilder {
 [[nodiscard]] Result<void> lower_shape(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_rnn(PlanBuilder& b, const Node& n);       // LSTM, GRU, RNN
 [[nodiscard]] Result<void> lower_resample(PlanBuilder& b, const Node& n);  // Resize, ConvTranspose
+/// Gather and Expand, indices and shape known when the plan is built (lower_index.cpp).
+[[nodiscard]] Result<void> lower_gather(PlanBuilder& b, const Node& n);
+[[nodiscard]] Result<void> lower_expand(PlanBuilder& b, const Node& n);
 
 /// Maps an ONNX activation node to a oneDNN eltwise algorithm; false when it is not one.
 struct EltwiseSpec {

@@ -9,6 +9,7 @@
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
 #include "ops/attrs.h"
+#include "ops/axis.h"
 
 namespace hone::onednn {
 namespace {
@@ -185,7 +186,7 @@ std::string why_not(const Graph& g, const Node& n) {
   static const std::set<std::string> kEltwise = {
       // Not Log: oneDNN's is an approximation (log(1) = -1.4e-6).
       "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Elu", "HardSwish", "HardSigmoid",
-      "Clip", "Gelu",      "Sqrt",    "Exp",  "Abs", "Neg"};
+      "Clip", "Gelu",      "Sqrt",    "Exp",  "Abs", "Neg",       "Reciprocal"};
   static const std::set<std::string> kOps = {"Add",
                                              "Pow",
                                              "ReduceMean",
@@ -220,7 +221,9 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Identity",
                                              "Erf",
                                              "Resize",
-                                             "ConvTranspose"};
+                                             "ConvTranspose",
+                                             "Gather",
+                                             "Expand"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
   // Shape arithmetic and shape-only masks and tables are evaluated when a plan
@@ -232,8 +235,8 @@ std::string why_not(const Graph& g, const Node& n) {
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
   const bool shape_op = n.op_type == "Reshape" || n.op_type == "Squeeze" ||
                         n.op_type == "Unsqueeze" || n.op_type == "Slice" || n.op_type == "Split" ||
-                        n.op_type == "Pad" || n.op_type == "Resize" ||
-                        n.op_type.rfind("Reduce", 0) == 0;
+                        n.op_type == "Pad" || n.op_type == "Resize" || n.op_type == "Gather" ||
+                        n.op_type == "Expand" || n.op_type.rfind("Reduce", 0) == 0;
   const size_t data_inputs = shape_op ? 1 : n.inputs.size();
   for (size_t i = 0; i < data_inputs; ++i) {
     const Value* v = val(g, n, i);
@@ -401,6 +404,27 @@ std::string why_not(const Graph& g, const Node& n) {
           return "a step that is not positive";
     }
     return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
+  }
+  if (op == "Gather") {
+    // Each run of consecutive indices is a reorder of a view (lower_index.cpp).
+    const Value* idx = val(g, n, 1);
+    if (idx == nullptr) return "needs data and indices";
+    if (!host_value(g, n.inputs[1], kHostPolicy))
+      return "indices are computed at run time (oneDNN 2.6 has no gather primitive; only indices "
+             "known when the plan is built are lowered, as reorders of views)";
+    const int64_t r = rank_of(val(g, n, 0));
+    if (r == 0) return "a scalar input";
+    if (r > 0 && !ops::try_normalize_axis(ops::axis_attr(n), r))
+      return "axis " + std::to_string(ops::axis_attr(n)) + " out of range for rank " +
+             std::to_string(r);
+    return {};
+  }
+  if (op == "Expand") {
+    // One reorder of a view with stride 0 on the broadcast axes (lower_index.cpp).
+    if (!val(g, n, 1) || !i64_or_unknown(g.value(n.inputs[1]).dtype) ||
+        !host_value(g, n.inputs[1], kHostPolicy))
+      return "shape is neither a constant i64 tensor nor computed from dims and constants";
+    return {};
   }
   if (op == "Resize") return resize_why_not(g, n);
   if (op == "ConvTranspose") return conv_transpose_why_not(g, n);

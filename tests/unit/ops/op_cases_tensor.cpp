@@ -68,6 +68,15 @@ std::vector<OpCase> tensor_cases() {
   t.push_back(
       {"Gather_scalar_index", "Gather", 13, {in({4, 5}), values({2})}, {{"axis", int64_t{1}}}});
   t.back().inputs[1].shape = {};
+  // The select of q, k or v out of a packed projection (`qkv[1]`), and a
+  // negative axis with repeated and unordered indices.
+  t.push_back({"Gather_select_packed", "Gather", 13, {in({3, 2, 4, 5}), values({1})}});
+  t.back().inputs[1].shape = {};
+  t.push_back({"Gather_negative_axis_runs",
+               "Gather",
+               13,
+               {in({2, 3, 6}), values({4, 5, 0, 1, 2, 2, -6})},
+               {{"axis", int64_t{-1}}}});
   t.push_back({"Gather_runtime_indices",
                "Gather",
                13,
@@ -127,6 +136,9 @@ std::vector<OpCase> tensor_cases() {
   t.push_back({"Squeeze_axes_input", "Squeeze", 13, {in({2, 1, 4, 1}), values({1, -1})}});
   t.push_back({"Unsqueeze_axes_input", "Unsqueeze", 13, {in({2, 4}), values({0, 3})}});
   t.push_back({"Expand_bcast", "Expand", 13, {in({3, 1}), values({2, 3, 4})}});
+  // Expand's shape broadcasts both ways (its 1s keep the input's dims); a no-op.
+  t.push_back({"Expand_shape_ones", "Expand", 13, {in({2, 1, 5}), values({3, 1, 1, 1})}});
+  t.push_back({"Expand_same", "Expand", 13, {in({2, 3}), values({2, 3})}});
   t.push_back({"Tile", "Tile", 13, {in({2, 3}), values({2, 1})}});
   return t;
 }
