@@ -14,7 +14,10 @@
 // flash-style kernels timed against the unfused path, ops_attention.cpp), element-wise
 // chains fused into one generated kernel each (the epilogue of dense ops),
 // pools, Softmax/LogSoftmax, LayerNormalization, ReduceMean/Sum/Max,
-// Transpose, Concat, and views; everything else runs on the reference
+// Transpose, Concat, standalone BatchNormalization, constant-mode Pad, Gather
+// (by known indices, or by i64/i32 indices read on the device: an embedding),
+// Cast to f32 (from i64/i32: integer block inputs keep their dtype on the
+// device), and views; everything else runs on the reference
 // through CompilingBackend, with copies to and from the device at block edges.
 // precision=fp32 (strict) | tf32 | bf16 | fp16 (MathSettings): bf16/fp16 run matrix
 // products and convolutions on bf16/f16 operands (weights converted once when a block

@@ -17,16 +17,20 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
                                                  " inputs, got " + std::to_string(sig.size()));
   auto program = std::make_shared<Program>();
   std::map<ValueId, size_t> slot_of;
-  auto new_slot = [&](const dims_t& dims) {
-    program->slots.push_back({false, program->arena_bytes, 0, 0, dims, DType::kF32, nullptr});
-    program->arena_bytes += round256(static_cast<size_t>(numel_of(dims)) * sizeof(float));
+  auto new_slot = [&](const dims_t& dims, DType dtype) {
+    program->slots.push_back({false, program->arena_bytes, 0, 0, dims, dtype, nullptr});
+    program->arena_bytes += round256(static_cast<size_t>(numel_of(dims)) * dtype_size(dtype));
     return program->slots.size() - 1;
   };
   for (size_t i = 0; i < sig.size(); ++i) {
     if (numel_of(sig[i]) == 0)
       return fail(ErrorCode::kUnsupported,
                   "input '" + g.value(g.inputs()[i]).name + "' is empty; cuda blocks need data");
-    program->input_slots.push_back(new_slot(sig[i]));
+    // An integer input (token ids a Gather reads, a mask a Cast reads) keeps
+    // its dtype; the rest is f32.
+    const DType t = g.value(g.inputs()[i]).dtype;
+    const bool integer = t == DType::kI64 || t == DType::kI32;
+    program->input_slots.push_back(new_slot(sig[i], integer ? t : DType::kF32));
     slot_of[g.inputs()[i]] = program->input_slots.back();
   }
   // What host nodes and the ops' planners read: dims of every value made so
@@ -121,7 +125,7 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
         program->slots.push_back(view);
         s = program->slots.size() - 1;
       } else {
-        s = new_slot(od);
+        s = new_slot(od, DType::kF32);
       }
       st.out.push_back(s);
       slot_of[u.outputs[o]] = s;

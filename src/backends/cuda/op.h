@@ -239,6 +239,15 @@ bool fits_int(std::initializer_list<int64_t> xs);
 [[nodiscard]] Result<Unit> create_misc(const BlockInfo& b, const Node& n);
 /// Gather, Slice, Expand (ops_index.cpp).
 [[nodiscard]] Result<Unit> create_index(const BlockInfo& b, const Node& n);
+/// The dtype of `v`: inferred, its initializer's, or a Cast's target; else
+/// kUndefined (ops_int.cpp).
+DType known_dtype(const Graph& g, ValueId v);
+/// Whether Gather `n` reads indices known only at run time (ops_int.cpp).
+bool gathers_on_device(const Graph& g, const Node& n);
+/// That Gather, or a Cast to f32 from i64, i32 or f32 (ops_int.cpp).
+[[nodiscard]] Result<Unit> create_int_op(const BlockInfo& b, const Node& n);
+/// Standalone BatchNormalization and constant-mode Pad (ops_pad_norm.cpp).
+[[nodiscard]] Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n);
 /// A host node (common/host_eval.h, kAnyDtype): evaluated when a plan is built.
 [[nodiscard]] Result<Unit> create_host(const BlockInfo& b, const Node& n);
 

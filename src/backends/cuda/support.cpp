@@ -23,7 +23,8 @@ using node_query::val;
 /// Inputs that carry data (f32), not shapes, indices or axes (read when planning).
 size_t data_inputs(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
-  if (op == "Reshape" || op == "Gather" || op == "Slice" || op == "Expand" || op == "Split")
+  if (op == "Reshape" || op == "Gather" || op == "Slice" || op == "Expand" || op == "Split" ||
+      op == "Pad")
     return 1;
   if ((op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum") && g.opset() >= 13) return 1;
   if ((op == "ReduceMean" || op == "ReduceMax") && g.opset() >= 18) return 1;
@@ -36,27 +37,82 @@ std::string param_name(const std::string& op, size_t i) {
   if (op == "Reshape" || op == "Expand") return "shape";
   if (op == "Gather") return "indices";
   if (op == "Split") return "split";
+  if (op == "Pad") return i == 1 ? "pads" : i == 2 ? "constant_value" : "axes";
   if (op == "Slice") return i == 1 ? "starts" : i == 2 ? "ends" : i == 3 ? "axes" : "steps";
   return "axes";
 }
 
+/// Input 0 of `n` is an i64 or i32 tensor made at run time.
+bool integer_data(const Graph& g, const Node& n) {
+  if (n.inputs.empty()) return false;
+  const DType t = known_dtype(g, n.inputs[0]);
+  return t == DType::kI64 || t == DType::kI32;
+}
+
+/// Cast to f32, and Gather with run-time indices (ops_int.cpp).
+std::string int_op_why_not(const Graph& g, const Node& n) {
+  if (extra_outputs_used(n)) return "more than one output";
+  const Value* x = val(g, n, 0);
+  if (x == nullptr) return "input 0 is missing";
+  const DType xt = known_dtype(g, n.inputs[0]);
+  if (n.op_type == "Cast") {
+    if (ops::cast_to(n) != 1) return "Cast to other than f32 (cuda makes f32 tensors only)";
+    if (xt != DType::kF32 && xt != DType::kI64 && xt != DType::kI32)
+      return "Cast from " + std::string(dtype_name(xt)) + " (cuda casts i64, i32 and f32)";
+    return {};
+  }
+  if (xt != DType::kF32 && xt != DType::kUndefined)
+    return "data is " + std::string(dtype_name(xt)) + "; cuda gathers f32 data";
+  const DType it = known_dtype(g, n.inputs[1]);
+  if (it != DType::kI64 && it != DType::kI32)
+    return "indices are " + std::string(dtype_name(it)) + "; cuda gathers by i64 or i32";
+  return {};
+}
+
+/// A view of an integer tensor (it keeps its dtype; a Cast or Gather reads it).
+std::string views_why_not(const Graph& g, const Node& n) {
+  if (extra_outputs_used(n)) return "more than one output";
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !host_eval::host_value(g, n.inputs[i], host_eval::Policy::kAnyDtype))
+      return "input " + std::to_string(i) + " (" + param_name(n.op_type, i) +
+             ") is neither a constant nor computed from shapes";
+  return {};
+}
+
 std::string why_not(const Graph& g, const Node& n) {
-  static const std::set<std::string> kOps = {"Conv",          "Gemm",
-                                             "MatMul",        "MaxPool",
-                                             "AveragePool",   "GlobalAveragePool",
-                                             "GlobalMaxPool", "Softmax",
-                                             "LogSoftmax",    "LayerNormalization",
-                                             "ReduceMean",    "ReduceSum",
-                                             "ReduceMax",     "Reshape",
-                                             "Flatten",       "Squeeze",
-                                             "Unsqueeze",     "Transpose",
-                                             "Concat",        "Gather",
-                                             "Slice",         "Expand",
-                                             "Split"};
+  static const std::set<std::string> kOps = {"Conv",
+                                             "Gemm",
+                                             "MatMul",
+                                             "MaxPool",
+                                             "AveragePool",
+                                             "GlobalAveragePool",
+                                             "GlobalMaxPool",
+                                             "Softmax",
+                                             "LogSoftmax",
+                                             "LayerNormalization",
+                                             "ReduceMean",
+                                             "ReduceSum",
+                                             "ReduceMax",
+                                             "Reshape",
+                                             "Flatten",
+                                             "Squeeze",
+                                             "Unsqueeze",
+                                             "Transpose",
+                                             "Concat",
+                                             "Gather",
+                                             "Slice",
+                                             "Expand",
+                                             "Split",
+                                             "BatchNormalization",
+                                             "Pad"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
   if (host_eval::host_node(g, n, host_eval::Policy::kAnyDtype)) return {};
   const std::string& op = n.op_type;
+  if (op == "Cast" || gathers_on_device(g, n)) return int_op_why_not(g, n);
+  if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") &&
+      integer_data(g, n))
+    return views_why_not(g, n);
   const bool eltwise = !eltwise_expr(g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty();
   if (!eltwise && !kOps.count(op)) {
     if (op == "Clip") return "Clip bounds must be constant f32 scalars";
@@ -125,10 +181,26 @@ std::string why_not(const Graph& g, const Node& n) {
     if (a->stash_type != 1) return "stash_type other than f32";
     return {};
   }
+  if (op == "BatchNormalization") {
+    if (n.inputs.size() != 5) return "BatchNormalization with other than 5 inputs";
+    const Result<ops::BatchNormAttrs> a = ops::batch_norm_attrs(n);
+    if (!a) return a.error().message();
+    if (a->training_mode) return "BatchNormalization in training mode";
+    return {};
+  }
+  if (op == "Pad") {
+    const Result<ops::PadAttrs> a = ops::pad_attrs(n);
+    if (!a) return a.error().message();
+    if (a->mode != "constant") return "Pad mode '" + a->mode + "' (cuda pads with a constant)";
+    // The fill value is read when the plan is built too, as a float.
+    if (n.inputs.size() > 2 && n.inputs[2] >= 0 &&
+        !host_eval::host_value(g, n.inputs[2], host_eval::Policy::kAnyDtype))
+      return "input 2 (constant_value) is neither a constant nor computed from shapes";
+  }
   // Shapes, indices, bounds and axes are read when the plan is built.
   for (size_t i = data_inputs(g, n); i < n.inputs.size(); ++i) {
     const ValueId v = n.inputs[i];
-    if (v < 0) continue;
+    if (v < 0 || (op == "Pad" && i == 2)) continue;
     if (!host_eval::host_value(g, v, host_eval::Policy::kAnyDtype))
       return "input " + std::to_string(i) + " (" + param_name(op, i) +
              ") is neither a constant nor computed from shapes";

@@ -443,6 +443,45 @@ extern "C" __global__ void hone_softmax_warp(const float* x, float* y, long long
   }
 }
 
+// Inference BatchNormalization of x viewed as [n / (C·inner), C, inner]
+// (ops_pad_norm.cpp): the statistics of channel c from device constants.
+extern "C" __global__ void hone_batchnorm(const float* x, const float* scale, const float* bias,
+                                          const float* mean, const float* var, float* y,
+                                          long long n, long long inner, int C, float eps) {
+  HONE_FOR(i, n) {
+    const int c = (int)((i / inner) % C);
+    y[i] = (x[i] - mean[c]) * (scale[c] * rsqrtf(var[c] + eps)) + bias[c];
+  }
+}
+
+// y[o, j, k] = x[o, idx[j], k] over [outer, count, inner] (ops_int.cpp):
+// a Gather whose indices (i64 when is64, else i32) are known only at run
+// time. A negative index counts from the end; one out of range gives NaN.
+extern "C" __global__ void hone_gather_indices(const float* x, const void* idx, float* y,
+                                               long long outer, long long count, long long dim,
+                                               long long inner, int is64) {
+  HONE_FOR(i, outer * count * inner) {
+    const long long k = i % inner, t = i / inner, j = t % count, o = t / count;
+    long long id = is64 ? ((const long long*)idx)[j] : (long long)((const int*)idx)[j];
+    if (id < 0) id += dim;
+    y[i] = id >= 0 && id < dim ? x[(o * dim + id) * inner + k] : __int_as_float(0x7fc00000);
+  }
+}
+
+// y = (float)x for n elements of x: f32 (kind 0), i64 (1) or i32 (2).
+extern "C" __global__ void hone_cast_to_f32(const void* x, float* y, long long n, int kind) {
+  HONE_FOR(i, n) {
+    y[i] = kind == 1   ? (float)((const long long*)x)[i]
+           : kind == 2 ? (float)((const int*)x)[i]
+                       : ((const float*)x)[i];
+  }
+}
+
+// y[i] = v for n elements: Pad's border before the input is copied in.
+extern "C" __global__ void hone_fill(float* y, float v, long long n) {
+  HONE_FOR(i, n) y[i] = v;
+}
+
 // y = a + b with broadcasting (p: the two operands): the residual Add of an
 // add+layernorm unit whose operands' shapes differ at run time.
 extern "C" __global__ void hone_add_bcast(float* y, HoneEw p, long long n) {

@@ -105,10 +105,10 @@ Graph mha_export(std::mt19937& rng, int64_t S, int64_t H, int64_t D, bool shared
                    {{"to", int64_t{1}}});
   ValueId sc =
       b.op("Sqrt", {b.div(b.constant("", Tensor::from<float>({1}, {1.0f})), b.op("Sqrt", {d}))});
-  ValueId kt = b.transpose(k, {0, 1, 3, 2});
-  if (dynamo_kt)
-    kt = b.op("Reshape",
-              {b.transpose(b.op("Reshape", {k, i64({-1, S, D})}), {0, 2, 1}), i64({-1, H, D, S})});
+  const ValueId kt =
+      dynamo_kt ? b.op("Reshape", {b.transpose(b.op("Reshape", {k, i64({-1, S, D})}), {0, 2, 1}),
+                                   i64({-1, H, D, S})})
+                : b.transpose(k, {0, 1, 3, 2});
   ValueId o = b.matmul(b.softmax(b.matmul(b.mul(q, sc), b.mul(kt, sc))), v);
   b.output(b.op("Reshape", {b.transpose(o, {2, 0, 1, 3}), i64({0, 0, E})}), "y");
   return *std::move(b).build();

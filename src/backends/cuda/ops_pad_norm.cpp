@@ -1,0 +1,149 @@
+// The cuda backend's standalone BatchNormalization (inference: one pass,
+// y = (x - mean[c]) · scale[c] / sqrt(var[c] + eps) + B[c], the statistics
+// read from device constants) and constant-mode Pad (the output filled with
+// the value, then the input copied into its window by the strided copy;
+// negative pads crop). A BatchNormalization after a Conv or Gemm never gets
+// here: passes/batch_norm.cpp folds it into the weights.
+#include <algorithm>
+
+#include "backends/cuda/op.h"
+#include "ops/attrs.h"
+#include "ops/axis.h"
+
+namespace hone::cuda {
+namespace {
+
+Result<OpPlan> plan_batchnorm(const Node& n, const std::vector<dims_t>& in) {
+  HONE_TRY(const ops::BatchNormAttrs a, ops::batch_norm_attrs(n));
+  if (a.training_mode) return fail(ErrorCode::kUnsupported, "BatchNormalization in training mode");
+  const dims_t& x = in[0];
+  if (x.size() < 2)
+    return fail(ErrorCode::kInvalidArgument,
+                "BatchNormalization input of rank " + std::to_string(x.size()) + " (needs N, C)");
+  const int64_t channels = x[1];
+  for (size_t i = 1; i < 5; ++i)
+    if (numel_of(in[i]) != channels)
+      return fail(ErrorCode::kInvalidArgument, "BatchNormalization input " + std::to_string(i) +
+                                                   " has " + std::to_string(numel_of(in[i])) +
+                                                   " values for " + std::to_string(channels) +
+                                                   " channels");
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.size(); ++d) inner *= x[d];
+  OpPlan p;
+  p.outputs = {x};
+  p.kernel = "batchnorm.f32.cuda.affine";
+  const long long count = numel_of(x), in_c = inner;
+  const int ch = static_cast<int>(channels);
+  const float eps = a.epsilon;
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_batchnorm"));
+    CUdeviceptr xi = b.in[0], s = b.in[1], bi = b.in[2], m = b.in[3], v = b.in[4], y = b.out[0];
+    long long n_ = count, inner_ = in_c;
+    int ch_ = ch;
+    float e = eps;
+    return launch_1d(c.d, f, c.stream, count, {&xi, &s, &bi, &m, &v, &y, &n_, &inner_, &ch_, &e});
+  };
+  return p;
+}
+
+/// The constant fill value of Pad `n`: its constant_value input (opset 11+)
+/// or its value attribute; 0 when neither is given.
+Result<float> pad_value(const Node& n, int opset, const ops::PadAttrs& a, const PlanEnv& env) {
+  if (opset < 11) return a.value;
+  if (n.inputs.size() < 3 || n.inputs[2] < 0) return 0.0f;
+  const Tensor* t = env.value(n.inputs[2]);
+  if (t == nullptr || t->numel() > 1)
+    return fail(ErrorCode::kUnsupported, "Pad constant_value is not one known value");
+  return t->numel() == 0 ? 0.0f : static_cast<float>(tensor_element_as_double(*t, 0));
+}
+
+Result<OpPlan> plan_pad(const Node& n, int opset, const std::vector<dims_t>& in,
+                        const PlanEnv& env) {
+  HONE_TRY(const ops::PadAttrs a, ops::pad_attrs(n));
+  if (a.mode != "constant")
+    return fail(ErrorCode::kUnsupported, "Pad mode '" + a.mode + "' (cuda pads with a constant)");
+  const dims_t& x = in[0];
+  const auto r = static_cast<int64_t>(x.size());
+  std::vector<int64_t> pads = a.pads, axes;
+  if (opset >= 11) {
+    HONE_TRY(pads, known_ints(n, 1, env, "Pad pads"));
+    if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
+      HONE_TRY(axes, known_ints(n, 3, env, "Pad axes"));
+    }
+  }
+  if (axes.empty())
+    for (int64_t d = 0; d < r; ++d) axes.push_back(d);
+  if (pads.size() != 2 * axes.size())
+    return fail(ErrorCode::kInvalidArgument, "Pad has " + std::to_string(pads.size()) +
+                                                 " pads for " + std::to_string(axes.size()) +
+                                                 " axes of a rank-" + std::to_string(r) + " input");
+  HONE_TRY(const float value, pad_value(n, opset, a, env));
+  dims_t begin(x.size(), 0), end(x.size(), 0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    HONE_TRY(const int64_t d, ops::normalize_axis(axes[k], r, "Pad axes"));
+    begin[static_cast<size_t>(d)] = pads[k];
+    end[static_cast<size_t>(d)] = pads[k + axes.size()];
+  }
+  // The output; the window of it the input fills (after crops) and where the
+  // input's part starts on each side.
+  dims_t out(x.size()), window(x.size());
+  int64_t src_off = 0, dst_off = 0;
+  const dims_t xs = strides_of(x);
+  for (size_t d = 0; d < x.size(); ++d) {
+    out[d] = x[d] + begin[d] + end[d];
+    window[d] = x[d] - std::max<int64_t>(0, -begin[d]) - std::max<int64_t>(0, -end[d]);
+    if (out[d] < 0 || window[d] < 0)
+      return fail(ErrorCode::kInvalidArgument, "Pad pads crop axis " + std::to_string(d) +
+                                                   " of size " + std::to_string(x[d]) +
+                                                   " below nothing");
+  }
+  const dims_t ys = strides_of(out);
+  for (size_t d = 0; d < x.size(); ++d) {
+    src_off += std::max<int64_t>(0, -begin[d]) * xs[d];
+    dst_off += std::max<int64_t>(0, begin[d]) * ys[d];
+  }
+  const bool padded = out != window;  // some output element is not the input's
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = padded ? "pad.f32.cuda.fill+strided_copy" : "pad.f32.cuda.strided_copy";
+  const long long total = numel_of(out);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    CUdeviceptr y = b.out[0];
+    if (padded) {
+      HONE_TRY(CUfunction f, c.fixed.function("hone_fill"));
+      long long n_ = total;
+      float v = value;
+      HONE_CHECK_OK(launch_1d(c.d, f, c.stream, total, {&y, &v, &n_}));
+    }
+    if (numel_of(window) == 0) return {};
+    return strided_copy(c, b.in[0] + static_cast<CUdeviceptr>(src_off) * sizeof(float),
+                        y + static_cast<CUdeviceptr>(dst_off) * sizeof(float), window, xs, ys);
+  };
+  return p;
+}
+
+}  // namespace
+
+Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n) {
+  Unit u;
+  u.label = n.describe();
+  u.outputs = {n.outputs[0]};
+  const Node node = n;  // the planners keep their own copy
+  Planner p;
+  if (n.op_type == "BatchNormalization") {
+    u.inputs = {n.inputs.begin(), n.inputs.begin() + 5};
+    p = [node](const std::vector<dims_t>& in, const PlanEnv&) { return plan_batchnorm(node, in); };
+  } else if (n.op_type == "Pad") {
+    u.inputs = {n.inputs[0]};  // pads, value and axes are read when planning
+    const auto opset = static_cast<int>(b.g.opset());
+    p = [node, opset](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_pad(node, opset, in, env);
+    };
+  } else {
+    return fail(ErrorCode::kInternal, "cuda: no unit for " + n.describe());
+  }
+  u.op = std::make_unique<FnOp>(std::move(p));
+  return u;
+}
+
+}  // namespace hone::cuda
