@@ -230,6 +230,12 @@ std::string why_not(const Graph& g, const Node& n) {
   // is built (common/host_eval.h, kHostPolicy).
   if (host_node(g, n, kHostPolicy)) return {};
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
+  if (n.op_type == "Where")
+    return "no oneDNN lowering for Where (oneDNN 2.6 has no select; its binary_select came in 3.x)";
+  if (n.op_type == "Cast")
+    return "no oneDNN lowering for Cast (a block holds f32 values only, and oneDNN 2.6 has no "
+           "64-bit integers; a Cast of dims and masks computed from them is evaluated at plan "
+           "time instead)";
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
