@@ -108,20 +108,33 @@ def corpus_table(files):
 
 
 def zoo_table(files):
+    """The newest figure of every (model, point), newest runs first (by date,
+    then the run's time where it records one): a run of a few models updates
+    their rows and keeps the others' last figures, each row naming its file."""
     runs = [(d, r) for d in files for r in d['runs'] if r['kind'] == 'zoo-cpu-vs-ort']
     if not runs:
         return []
-    d, r = max(runs, key=lambda dr: (dr[0]['date'], dr[0]['commit']))
-    out = [f'### The zoo against ONNX Runtime on the CPU ({d["date"]}, {d["commit"]}, {r["threads"]} thread(s))', '',
+    runs.sort(key=lambda dr: (dr[0]['date'], dr[0].get('time', ''), dr[0]['commit']), reverse=True)
+    d, r = runs[0]
+    rows = {}
+    for dd, rr in runs:
+        if rr['threads'] != r['threads']:
+            continue
+        for x in rr['rows']:
+            rows.setdefault((x['model'], x['point']), (x, dd))
+    ratios = [x['ratio'] for x, _ in rows.values() if 'ratio' in x]
+    geo = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else float('nan')
+    out = [f'### The zoo against ONNX Runtime on the CPU (newest: {d["date"]}, {d["commit"]}, {r["threads"]} thread(s))', '',
            f'`bench/zoo_speed.py`: {r["method"]}; same inputs and threads on both sides. Ratio below 1: hone is '
-           f'faster. Geometric mean over {sum(1 for x in r["rows"] if "ratio" in x)} points: '
-           f'**{r["geomean_ratio"]:.2f}** ([results]({d["_file"]})).', '',
-           '| model | point | hone p50 (backend) | ORT p50 | ratio |', '| --- | --- | --- | --- | --- |']
-    for x in sorted(r['rows'], key=lambda x: (x['model'], x['point'])):
+           f'faster. Each row is the newest run of that model and point. Geometric mean over {len(ratios)} points: '
+           f'**{geo:.2f}**.', '',
+           '| model | point | hone p50 (backend) | ORT p50 | ratio | results |', '| --- | --- | --- | --- | --- | --- |']
+    for (model, point), (x, dd) in sorted(rows.items()):
         best = x.get('hone_best')
         hone = f'{fmt(best["p50_ms"])} ({best["backend"]})' if best else '-'
         ratio = f'{x["ratio"]:.2f}' if 'ratio' in x else '-'
-        out.append(f'| {x["model"]} | {x["point"]} | {hone} | {fmt(x["p50_ms"].get("ort"))} | {ratio} |')
+        out.append(f'| {model} | {point} | {hone} | {fmt(x["p50_ms"].get("ort"))} | {ratio} | '
+                   f'[{dd["commit"]}]({dd["_file"]}) |')
     return out + ['']
 
 

@@ -129,7 +129,8 @@ def main():
                                 capture_output=True, text=True).stdout.strip() or "unknown"
         date = datetime.date.today().isoformat()
         device = a.device or f"{os.cpu_count()} cores ({platform.processor() or platform.machine()})"
-        doc = {"schema": "hone-bench/1", "date": date, "machine": a.machine, "commit": commit,
+        time = datetime.datetime.now(datetime.timezone.utc).strftime("%H:%M:%SZ")
+        doc = {"schema": "hone-bench/1", "date": date, "time": time, "machine": a.machine, "commit": commit,
                "device": device,
                "runs": [{"kind": "zoo-cpu-vs-ort", "harness": "bench/zoo_speed.py",
                          "title": f"The zoo ({a.exporter} exports) against ONNX Runtime at {a.threads} thread(s)",
