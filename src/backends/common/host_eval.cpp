@@ -1,8 +1,10 @@
 #include "backends/common/host_eval.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "eval/interpreter.h"
 #include "ops/attrs.h"
@@ -75,21 +77,44 @@ bool allowed_dtype(DType t, Policy p) {
   return p == Policy::kAnyDtype || integer_dtype(t);
 }
 
-bool host_node_depth(const Graph& g, const Node& n, int depth, Policy p);
+/// One question's walk up the graph: each node's answer once (a shape
+/// subgraph is a DAG whose Shape nodes many paths share: without the memo a
+/// walk is exponential in its depth).
+struct Walk {
+  const Graph& g;
+  Policy p;
+  std::vector<int8_t> memo;  // per node: -1 unknown, 0 no, 1 yes
+};
 
-bool host_value_depth(const Graph& g, ValueId v, int depth, Policy p) {
+bool host_node_at(Walk& w, const Node& n, int depth);
+bool host_node_here(Walk& w, const Node& n, int depth);
+
+bool host_value_at(Walk& w, ValueId v, int depth) {
   if (v < 0) return true;  // an omitted optional input
-  const Value& val = g.value(v);
-  if (val.initializer) return allowed_dtype(val.initializer->dtype(), p);
-  if (val.producer < 0 || (val.dtype != DType::kUndefined && !allowed_dtype(val.dtype, p)))
+  const Value& val = w.g.value(v);
+  if (val.initializer) return allowed_dtype(val.initializer->dtype(), w.p);
+  if (val.producer < 0 || (val.dtype != DType::kUndefined && !allowed_dtype(val.dtype, w.p)))
     return false;
-  return host_node_depth(g, g.node(val.producer), depth + 1, p);
+  return host_node_at(w, w.g.node(val.producer), depth + 1);
 }
 
-bool host_node_depth(const Graph& g, const Node& n, int depth, Policy p) {
-  // Shape chains are short (an attention scale is six ops deep, a mask about
-  // twelve); the bound keeps a pathological graph cheap.
-  if (depth > 24 || (!n.domain.empty() && n.domain != "ai.onnx")) return false;
+bool host_node_at(Walk& w, const Node& n, int depth) {
+  const auto id = static_cast<size_t>(&n - w.g.nodes().data());
+  const bool in_graph = id < w.memo.size();
+  if (in_graph && w.memo[id] >= 0) return w.memo[id] == 1;
+  bool ok = host_node_here(w, n, depth);
+  if (in_graph) w.memo[id] = ok ? 1 : 0;
+  return ok;
+}
+
+bool host_node_here(Walk& w, const Node& n, int depth) {
+  const Graph& g = w.g;
+  const Policy p = w.p;
+  // A walk stops at the first op outside the list (every matrix product and
+  // activation is), so it stays within one shape subgraph; the bound only
+  // keeps a pathological chain off the stack. swin_t's shifted-window mask
+  // (ScatterND into zeros, then Equal, Not, Cast, Where) is about 30 deep.
+  if (depth > 256 || (!n.domain.empty() && n.domain != "ai.onnx")) return false;
   if (n.op_type == "Shape" || n.op_type == "Size")
     return !n.inputs.empty() && n.inputs[0] >= 0 && n.outputs.size() == 1;
   if (!(p == Policy::kAnyDtype ? any_dtype_ops() : integer_ops()).count(n.op_type)) return false;
@@ -102,7 +127,7 @@ bool host_node_depth(const Graph& g, const Node& n, int depth, Policy p) {
   if (p == Policy::kIntegers && n.op_type == "Cast" && ops::cast_to(n) != 6 && ops::cast_to(n) != 7)
     return false;  // ONNX TensorProto: 6 = INT32, 7 = INT64
   for (ValueId in : n.inputs)
-    if (!host_value_depth(g, in, depth, p)) return false;
+    if (!host_value_at(w, in, depth)) return false;
   return true;
 }
 
@@ -121,11 +146,13 @@ Tensor shape_of(const Node& n, const std::vector<int64_t>& dims) {
 }  // namespace
 
 bool host_node(const Graph& g, const Node& n, Policy policy) {
-  return host_node_depth(g, n, 0, policy);
+  Walk w{g, policy, std::vector<int8_t>(g.nodes().size(), -1)};
+  return host_node_at(w, n, 0);
 }
 
 bool host_value(const Graph& g, ValueId v, Policy policy) {
-  return host_value_depth(g, v, 0, policy);
+  Walk w{g, policy, std::vector<int8_t>(g.nodes().size(), -1)};
+  return host_value_at(w, v, 0);
 }
 
 Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& env) {

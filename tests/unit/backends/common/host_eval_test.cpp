@@ -162,5 +162,37 @@ TEST(HostEval, ShapeRangeAndUnknownDimsAreReported) {
   EXPECT_NE(missing.error().message().find("'x'"), std::string::npos) << missing.error().message();
 }
 
+TEST(HostEval, DeepSharedShapeSubgraphsAreHostNodes) {
+  // 40 levels, each reading the previous level through two paths
+  // (a diamond per level: 2^40 paths to the Shape at the top), then a mask
+  // made from the result as swin_t's shifted windows make theirs (Equal,
+  // Not, Cast to bool, Where): deeper than the old bound of 24, and walked
+  // once per node.
+  GraphBuilder b("deep");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4});
+  ValueId v = b.op("Shape", {x});
+  for (int i = 0; i < 40; ++i) {
+    ValueId a = b.op("Mul", {v, b.constant("", i64s({1, 1}))});
+    ValueId c = b.op("Sub", {v, b.constant("", i64s({0, 0}))});
+    v = b.op("Add", {b.op("Sub", {a, c}), c});  // a - c + c
+  }
+  ValueId eq = b.op("Equal", {v, b.constant("four", i64s({4, 4}))});
+  ValueId keep = b.op("Cast", {b.op("Not", {eq})}, {{"to", int64_t{9}}});
+  ValueId mask =
+      b.op("Where", {keep, b.constant("neg", Tensor::from<float>({2}, {-100.0f, -100.0f})),
+                     b.constant("zero", Tensor::from<float>({2}, {0.0f, 0.0f}))});
+  b.output(b.add(b.relu(x), mask), "y");
+  const Graph g = *std::move(b).build();
+  EXPECT_TRUE(host_node(g, producer(g, mask), Policy::kAnyDtype));
+  EXPECT_FALSE(host_node(g, producer(g, mask), Policy::kIntegers));  // f32 and bool results
+  EXPECT_TRUE(host_node(g, producer(g, v), Policy::kIntegers));
+  const auto known = evaluate_all(g, Policy::kAnyDtype, {{3, 4}});
+  ASSERT_TRUE(known.count(mask));
+  const Tensor& m = known.at(mask);
+  ASSERT_EQ(m.numel(), 2);
+  EXPECT_EQ(m.data<float>()[0], -100.0f);  // dims [3, 4]: 3 != 4, kept
+  EXPECT_EQ(m.data<float>()[1], 0.0f);
+}
+
 }  // namespace
 }  // namespace hone::host_eval
