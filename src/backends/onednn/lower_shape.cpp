@@ -155,29 +155,32 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   // Sources that all live in one channels-last or channel-blocked layout are
   // joined in it (a conv net's skip connections): going through plain would
   // cost a reorder out of and back into that layout for every source.
-  std::optional<memory::format_tag> shared = shared_layout(b, kept);
+  // undef: no shared layout (a tag, not an optional: GCC 12 warns that an
+  // optional's payload may be read uninitialized where it is not).
+  memory::format_tag layout = shared_layout(b, kept).value_or(memory::format_tag::undef);
   // A channel-blocked join along channels is a plain copy only when no
   // source ends inside a block.
   const auto tags = native_tags(out.size());
-  if (shared && axis == 1 && *shared != tags[0]) {
-    const int64_t block = *shared == tags[1] ? 16 : 8;
+  if (layout != memory::format_tag::undef && axis == 1 && layout != tags[0]) {
+    const int64_t block = layout == tags[1] ? 16 : 8;
     for (ValueId v : kept)
-      if (b.value(v).dims[1] % block != 0) shared.reset();
+      if (b.value(v).dims[1] % block != 0) layout = memory::format_tag::undef;
   }
+  const bool shared = layout != memory::format_tag::undef;
   for (ValueId v : kept) {
     const dims_t& d = b.value(v).dims;
     BufferRef src;
     if (!shared) {
       src = b.plain(v);
     } else if (const Tensor* c = b.constant(v)) {
-      src = b.pack(*c, plain_md(d), md_t(d, memory::data_type::f32, *shared));
+      src = b.pack(*c, plain_md(d), md_t(d, memory::data_type::f32, layout));
     } else {
-      src = b.ensure(v, md_t(d, memory::data_type::f32, *shared));
+      src = b.ensure(v, md_t(d, memory::data_type::f32, layout));
     }
     args.push_back({DNNL_ARG_MULTIPLE_SRC + static_cast<int>(mds.size()), src});
     mds.push_back(src.md);
   }
-  const md_t dst_md = shared ? md_t(out, memory::data_type::f32, *shared) : plain_md(out);
+  const md_t dst_md = shared ? md_t(out, memory::data_type::f32, layout) : plain_md(out);
   dnnl::concat::primitive_desc pd(dst_md, static_cast<int>(axis), mds, cpu_engine(),
                                   user_scratch());
   const BufferRef ref{b.new_temp(dst_md), dst_md};
