@@ -57,10 +57,6 @@ Arena make_arena(size_t bytes) {
   return Arena(static_cast<std::byte*>(::operator new[](bytes, std::align_val_t(64))));
 }
 
-size_t align64(size_t n) {
-  return (n + 63) / 64 * 64;
-}
-
 }  // namespace
 
 struct RunContext {
