@@ -3,10 +3,13 @@
 #include <pybind11/stl.h>
 #include <nlohmann/json.hpp>
 
+#include "args.h"
 #include "convert.h"
 #include "hone/export.h"
+#include "hone/file_io.h"
 #include "hone/package.h"
 #include "hone/triton.h"
+#include "hooks.h"
 
 namespace hone::python {
 
@@ -37,36 +40,20 @@ py::object call(const Model& self, py::args args, py::kwargs kwargs) {
   const TunedModel& m = *self.tuned;
   const auto& specs = m.spec().inputs;
   const Graph& g = m.graph();
-  if (args.size() + kwargs.size() != g.inputs().size())
-    throw py::type_error("the model takes " + std::to_string(g.inputs().size()) +
-                         " input(s), got " + std::to_string(args.size() + kwargs.size()));
-  Keep keep;
-  std::vector<Tensor> inputs(g.inputs().size());
-  std::vector<bool> given(inputs.size(), false);
-  auto set = [&](size_t i, py::handle obj) {
+  InputNames in;
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
     const Value& v = g.value(g.inputs()[i]);
-    const std::optional<DType> want = i < specs.size() ? specs[i].dtype : v.dtype;
-    inputs[i] = to_tensor(obj, want, "input '" + v.name + "'", keep);
-    given[i] = true;
-  };
-  for (size_t i = 0; i < args.size(); ++i) set(i, args[i]);
-  for (auto [k, v] : kwargs) {
-    const std::string name = k.cast<std::string>();
-    size_t i = 0;
-    while (i < g.inputs().size() && g.value(g.inputs()[i]).name != name) ++i;
-    if (i == g.inputs().size()) throw py::type_error("the model has no input named '" + name + "'");
-    if (given[i]) throw py::type_error("input '" + name + "' given twice");
-    set(i, v);
+    in.names.push_back(v.name);
+    in.dtypes.emplace_back(i < specs.size() ? specs[i].dtype : v.dtype);
   }
+  Keep keep;
+  std::vector<Tensor> inputs = call_inputs(in, args, kwargs, keep);
   Result<std::vector<Tensor>> out = [&] {
     py::gil_scoped_release release;
     return m.infer_flat(inputs);
   }();
-  std::vector<Tensor> outputs = unwrap(std::move(out));
-  if (outputs.size() == 1) return to_numpy(outputs[0]);
-  py::tuple t(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) t[i] = to_numpy(outputs[i]);
-  return t;
+  flush_log();
+  return call_outputs(unwrap(std::move(out)));
 }
 
 /// model.infer({...}): an input tree in, the output tree out.
@@ -78,6 +65,7 @@ py::object infer(const Model& self, py::handle sample) {
     py::gil_scoped_release release;
     return m.infer(in);
   }();
+  flush_log();
   return from_sample(unwrap(std::move(out)));
 }
 
@@ -110,6 +98,24 @@ py::array input_buffer(const Model& self, py::handle which, const std::vector<in
   }();
   return to_numpy(unwrap(std::move(t)));
 }
+
+/// The report's page at `path` and its JSON beside it, as the CLI writes them.
+void save_report(const Model& self, const std::string& path) {
+  const std::filesystem::path html(path);
+  if (html.extension() == ".json")
+    raise(Error(
+        ErrorCode::kInvalidArgument,
+        "the report page '" + path + "' would be overwritten by its .json; give a .html path"));
+  std::filesystem::path json = html;
+  json.replace_extension(".json");
+  const TuneReport& r = self.tuned->report();
+  unwrap(without_gil([&]() -> Result<void> {
+    HONE_CHECK_OK(write_file_atomic(html, r.html()));
+    return write_file_atomic(json, r.json());
+  }));
+}
+
+}  // namespace
 
 py::dict export_model(const Model& self, const std::string& dir, const std::string& format,
                       const std::string& backend, const std::string& name) {
@@ -149,8 +155,6 @@ py::dict export_model(const Model& self, const std::string& dir, const std::stri
   d["max_batch_measured"] = rec.max_batch_measured;
   return d;
 }
-
-}  // namespace
 
 void bind_model(py::module_& m) {
   py::class_<Model>(m, "Model",
@@ -208,6 +212,10 @@ void bind_model(py::module_& m) {
       .def(
           "report_html", [](const Model& self) { return self.tuned->report().html(); },
           "The tuning report as a self-contained HTML page with plots.")
+      .def("save_report", &save_report, py::arg("path"),
+           "Writes the tuning report as its self-contained HTML page at path and its JSON "
+           "beside it (same name, .json), each atomically; raises hone.Error for a path "
+           "ending in .json.")
       .def("__repr__", [](const Model& self) {
         return "<hone.Model '" + self.tuned->graph().name() + "' on " +
                self.tuned->decision().backend + ">";

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 #include <pybind11/pybind11.h>
 
@@ -13,6 +14,10 @@ namespace hone::python {
 struct Model {
   std::shared_ptr<const TunedModel> tuned;
 };
+
+/// Model.export: an artifact (hone/export.h) or a Triton model folder in `dir`.
+pybind11::dict export_model(const Model& self, const std::string& dir, const std::string& format,
+                            const std::string& backend, const std::string& name);
 
 /// Adds the Model class to `m`.
 void bind_model(pybind11::module_& m);

@@ -7,7 +7,9 @@
 //   m.save("mlp.hone"); y = hone.load("mlp.hone")(samples[0]["x"])
 //
 // Errors are hone.Error (a RuntimeError) with hone's message and context;
-// wrong Python types are TypeError.
+// wrong Python types are TypeError. hone's log goes to Python's `logging`
+// (the logger "hone"); Ctrl-C cancels a tune (hooks.h). The JIT, pipelines,
+// export and signing are in jit.cpp, pipeline.cpp and package.cpp.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
@@ -16,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "args.h"
+#include "bindings.h"
 #include "convert.h"
 #include "hone/onnx.h"
 #include "hone/package.h"
@@ -23,123 +27,36 @@
 #include "hone/registry.h"
 #include "hone/strategy.h"
 #include "hone/tune.h"
+#include "hooks.h"
 #include "model.h"
 
 namespace hone::python {
 namespace {
 
-Graph load_graph(py::handle model) {
-  if (py::isinstance<py::bytes>(model)) {
-    const std::string bytes = model.cast<std::string>();
-    const auto* p = reinterpret_cast<const uint8_t*>(bytes.data());
-    // External data, if any, is looked up in the working directory.
-    return unwrap(onnx::load_model_from_bytes(std::span<const uint8_t>(p, bytes.size()), "."));
-  }
-  // str or os.PathLike
-  const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
-  return unwrap(onnx::load_model(path));
-}
-
-std::vector<std::string> string_list(py::handle obj, const char* what) {
-  std::vector<std::string> out;
-  if (obj.is_none()) return out;
-  if (py::isinstance<py::str>(obj)) {
-    std::string s = obj.cast<std::string>(), cur;
-    for (char c : s + ",") {
-      if (c == ',') {
-        if (!cur.empty()) out.push_back(cur);
-        cur.clear();
-      } else {
-        cur += c;
-      }
-    }
-    return out;
-  }
-  for (py::handle item : obj) {
-    if (!py::isinstance<py::str>(item)) throw py::type_error(std::string(what) + " are strings");
-    out.push_back(item.cast<std::string>());
-  }
-  return out;
-}
-
-/// dims={"batch": (1, 8, 32), "seq": 16} or ["batch=1:8:32", "seq=16"].
-std::vector<DimDeclaration> dim_declarations(py::handle dims) {
-  std::vector<std::string> texts;
-  if (dims.is_none()) return {};
-  if (py::isinstance<py::dict>(dims)) {
-    for (auto [k, v] : py::reinterpret_borrow<py::dict>(dims)) {
-      std::string text = k.cast<std::string>() + "=";
-      if (py::isinstance<py::tuple>(v) || py::isinstance<py::list>(v)) {
-        std::string sep;
-        for (py::handle b : v) {
-          text += sep + std::to_string(b.cast<int64_t>());
-          sep = ":";
-        }
-      } else {
-        text += py::str(v).cast<std::string>();
-      }
-      texts.push_back(text);
-    }
-  } else {
-    texts = string_list(dims, "dims");
-  }
-  std::vector<DimDeclaration> out;
-  for (const std::string& t : texts) out.push_back(unwrap(parse_dim_declaration(t)));
-  return out;
-}
-
-/// One sample as the tree tune() wants: a dict is the tree itself; an array
-/// is the only input; a tuple (or list of arrays) gives the inputs in order.
-Sample sample_of(py::handle obj, const Graph& g, Keep& keep) {
-  std::map<std::string, DType> wants;
-  for (ValueId id : g.inputs()) wants[g.value(id).name] = g.value(id).dtype;
-  if (py::isinstance<py::dict>(obj)) return to_sample(obj, wants, keep);
-  py::list items;
-  if (py::isinstance<py::tuple>(obj) || py::isinstance<py::list>(obj)) {
-    for (py::handle item : obj) items.append(item);
-  } else {
-    items.append(obj);
-  }
-  if (items.size() != g.inputs().size())
-    throw py::value_error("a sample gives " + std::to_string(items.size()) +
-                          " input(s); the model takes " + std::to_string(g.inputs().size()) +
-                          " (or give a dict of inputs by name)");
-  py::dict d;
-  for (size_t i = 0; i < items.size(); ++i) d[py::str(g.value(g.inputs()[i]).name)] = items[i];
-  return to_sample(d, wants, keep);
-}
-
 Model tune_model(py::handle model, py::handle samples, const std::string& strategy,
                  py::handle backends, py::handle dims, std::vector<int64_t> batch_sizes,
                  int threads, bool cache, uint64_t seed,
                  std::map<std::string, std::map<std::string, std::string>> configs,
-                 const std::string& precision) {
+                 const std::string& precision, py::object progress) {
   Graph graph = load_graph(model);
-  TuneOptions o;
-  if (precision == "auto")
-    o.precision_auto = true;
-  else if (auto p = parse_precision(precision); !p || *p != Precision::kFp32)
-    throw py::value_error("precision takes 'fp32' or 'auto', not '" + precision + "'");
+  TuneOptions o = tune_options(threads, cache, seed, std::move(configs), precision);
   o.dims = dim_declarations(dims);
-  o.threads = threads;
-  o.use_cache = cache;
-  o.seed = seed;
-  o.configs = std::move(configs);
-  auto strat = unwrap(parse_strategy(strategy, string_list(backends, "backends")));
+  const std::shared_ptr<const Strategy> strat = strategy_of(strategy, backends);
   Keep keep;
   std::vector<Sample> list;
   if (samples.is_none()) {
     // Unbounded dims get assumed bounds (logged), as `hone tune` gives them.
+    sync_log_level();
     (void)assume_unbounded_dims(graph, o.dims);
     list = unwrap(random_samples(graph, o.dims, batch_sizes, seed));
   } else {
     for (py::handle s : samples) list.push_back(sample_of(s, graph, keep));
   }
   o.batch_sizes = batch_sizes;
-  Result<TunedModel> tuned = [&] {
-    py::gil_scoped_release release;
-    return tune(graph, list, *strat, o);
-  }();
+  TuneHooks hooks(std::move(progress));
+  hooks.attach(o);
+  Result<TunedModel> tuned = without_gil([&] { return tune(graph, list, *strat, o); });
+  hooks.finish();  // a KeyboardInterrupt (Ctrl-C) or the callback's exception cancelled it
   return Model{std::make_shared<const TunedModel>(unwrap(std::move(tuned)))};
 }
 
@@ -217,39 +134,44 @@ PYBIND11_MODULE(_hone, m) {
       "hone: tune a model for this machine (try every backend, check, measure, keep the best), "
       "save it, load it, run it on numpy arrays.";
   hp::register_error(m);
+  hp::install_log_bridge();
   hp::bind_model(m);
+  hp::bind_jit(m);
+  hp::bind_pipeline(m);
+  hp::bind_package(m);
   m.def("tune", &hp::tune_model, pybind11::arg("model"),
         pybind11::arg("samples") = pybind11::none(), pybind11::arg("strategy") = "max-throughput",
         pybind11::arg("backends") = pybind11::none(), pybind11::arg("dims") = pybind11::none(),
         pybind11::arg("batch_sizes") = std::vector<int64_t>{}, pybind11::arg("threads") = 0,
         pybind11::arg("cache") = true, pybind11::arg("seed") = 1,
         pybind11::arg("configs") = std::map<std::string, std::map<std::string, std::string>>{},
-        pybind11::arg("precision") = "fp32",
-        "Tunes an ONNX model (a path or its bytes) on samples: a list of dicts of numpy arrays "
+        pybind11::arg("precision") = "fp32", pybind11::arg("progress") = pybind11::none(),
+        "Tunes an ONNX model (a path, its bytes or an onnx.ModelProto) on samples: a list of dicts "
+        "of numpy arrays "
         "(or arrays, or tuples of arrays in input order), at two or more batch sizes; None: "
         "random samples. strategy: 'max-throughput', 'min-latency', 'first-wins', "
         "'one-backend', 'latency-budget:MS'. backends: candidates (list or 'a,b'). dims: "
         "{'batch': (1, 8, 32)} or ['seq=16']. precision: 'fp32' (strict, the default) or "
         "'auto' (also every reduced precision each backend declares, each judged by its own "
-        "bound; the mixed plan with fp32 nodes where one fails). Returns a hone.Model; raises "
-        "hone.Error.");
+        "bound; the mixed plan with fp32 nodes where one fails). progress: called with a dict per "
+        "step (candidate, step, candidate_index, "
+        "candidate_count, fraction, eta_s). Ctrl-C, or an exception from progress, cancels "
+        "the tune at its next step and is raised. Returns a hone.Model; raises hone.Error.");
   m.def(
       "load",
       [](const std::string& path, bool allow_env_mismatch, int threads) {
         hone::LoadOptions o;
         o.allow_env_mismatch = allow_env_mismatch;
         o.threads = threads;
-        hone::Result<hone::TunedModel> r = [&] {
-          pybind11::gil_scoped_release release;
-          return hone::load(path, o);
-        }();
+        hone::Result<hone::TunedModel> r = hp::without_gil([&] { return hone::load(path, o); });
         return hp::Model{std::make_shared<const hone::TunedModel>(hp::unwrap(std::move(r)))};
       },
       pybind11::arg("path"), pybind11::arg("allow_env_mismatch") = false,
       pybind11::arg("threads") = -1,
       "Loads a .hone package (verified, not tuned again) as a hone.Model.");
   m.def("inspect", &hp::inspect, pybind11::arg("model"),
-        "What an ONNX model (path or bytes) takes, gives and holds, as a dict.");
+        "What an ONNX model (a path, its bytes or an onnx.ModelProto) takes, gives and holds, as a "
+        "dict.");
   m.def("backends", &hp::backends,
         "The backends in this build: name, capabilities, whether this machine can run them.");
   m.attr("__version__") = HONE_VERSION_STRING;

@@ -101,10 +101,11 @@ struct TuneOptions {
   /// Seed of the random inputs used for the check at the bounds.
   uint64_t seed = 1;
   std::function<void(const TuneEvent&)> progress;
-  /// Asked before each candidate is built; when it returns true the remaining
-  /// candidates are skipped and tune() fails with kFailedPrecondition
-  /// ("tuning was cancelled"). Lets a just-in-time tune stop between
-  /// candidates when its owner is destroyed.
+  /// Asked before each candidate is built, before its check and before each
+  /// batch size it profiles; once it returns true the rest is skipped and
+  /// tune() fails with kFailedPrecondition ("tuning was cancelled"). Lets a
+  /// just-in-time tune stop when its owner is destroyed, and Ctrl-C in Python
+  /// stop a tune within a step.
   std::function<bool()> cancelled;
   /// Processes tuning this model together (hone/tune_group.h; not owned);
   /// null: this process alone.

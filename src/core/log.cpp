@@ -1,7 +1,11 @@
 #include "hone/logging.h"
 
 #include <cstdlib>
+#include <memory>
+#include <mutex>
 #include <string>
+
+#include "hone/log_sink.h"
 
 #include "core/log.h"
 
@@ -29,6 +33,17 @@ spdlog::logger& logger() {
   return *log;
 }
 
+/// The sink set_log_sink installed; null: stderr. Read under the mutex, called outside it.
+struct SinkSlot {
+  std::mutex mu;
+  std::shared_ptr<const LogSink> sink;
+};
+
+SinkSlot& sink_slot() {
+  static auto* slot = new SinkSlot;  // never destroyed: threads may log during exit
+  return *slot;
+}
+
 }  // namespace
 
 bool log_enabled(LogLevel level) {
@@ -36,6 +51,15 @@ bool log_enabled(LogLevel level) {
 }
 
 void log_message(LogLevel level, std::string_view message) {
+  std::shared_ptr<const LogSink> sink;
+  {
+    const std::lock_guard lock(sink_slot().mu);
+    sink = sink_slot().sink;
+  }
+  if (sink) {
+    (*sink)(level, message);
+    return;
+  }
   logger().log(to_spdlog(level), spdlog::string_view_t(message.data(), message.size()));
 }
 
@@ -43,6 +67,30 @@ void log_message(LogLevel level, std::string_view message) {
 
 void set_log_level(LogLevel level) {
   detail::logger().set_level(detail::to_spdlog(level));
+}
+
+void set_log_sink(LogSink sink) {
+  auto next = sink ? std::make_shared<const LogSink>(std::move(sink)) : nullptr;
+  const std::lock_guard lock(detail::sink_slot().mu);
+  detail::sink_slot().sink = std::move(next);
+}
+
+LogLevel log_level() {
+  switch (detail::logger().level()) {
+    case spdlog::level::trace:
+      return LogLevel::kTrace;
+    case spdlog::level::debug:
+      return LogLevel::kDebug;
+    case spdlog::level::info:
+      return LogLevel::kInfo;
+    case spdlog::level::warn:
+      return LogLevel::kWarn;
+    case spdlog::level::err:
+    case spdlog::level::critical:
+      return LogLevel::kError;
+    default:
+      return LogLevel::kOff;
+  }
 }
 
 Result<LogLevel> parse_log_level(std::string_view name) {

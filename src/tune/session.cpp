@@ -403,6 +403,11 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
   }
   r.kernel_plan = distinct_plan((*be)->describe_kernels());
   emit(name, "check", index, 0.2);
+  // Cancelling (Ctrl-C in Python) stops between steps, not only between candidates.
+  if (options_.cancelled && options_.cancelled()) {
+    r.error = Error(ErrorCode::kFailedPrecondition, "tuning was cancelled before its check");
+    return nullptr;
+  }
   const GateTolerance tol = tolerance_for(**be);
   CorrectnessResult worst;
   for (size_t i = 0; i < check_inputs_.size(); ++i) {
@@ -429,6 +434,11 @@ void Session::measure(const Backend& be, CandidateResult& r, int index) {
   for (const auto& [b, ins] : profile_inputs_) {
     emit(r.backend, fmt::format("profile batch {}", b), index,
          0.3 + 0.7 * static_cast<double>(done) / static_cast<double>(profile_inputs_.size()));
+    if (options_.cancelled && options_.cancelled()) {
+      r.error = Error(ErrorCode::kFailedPrecondition,
+                      fmt::format("tuning was cancelled before profiling batch {}", b));
+      return;
+    }
     // What is left of the candidate's budget, shared by the batches left;
     // with a budget for the whole tune, also its fair share of what is left
     // of that, shared with the candidates not yet tried.

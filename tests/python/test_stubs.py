@@ -75,7 +75,8 @@ def test_module_names_match():
     assert set(hone.__all__) == public(dir(_hone)) | {"__version__", "Module"}
 
 
-@pytest.mark.parametrize("name", ["tune", "load", "inspect", "backends"])
+@pytest.mark.parametrize("name", ["tune", "load", "inspect", "backends", "jit", "export",
+                                  "generate_key", "sign", "verify"])
 def test_function_parameters_and_docstrings_match(name):
     fn = stub_functions(stub_tree().body)[name]
     params, doc = runtime_signature(getattr(_hone, name))
@@ -83,20 +84,26 @@ def test_function_parameters_and_docstrings_match(name):
     assert words(ast.get_docstring(fn)) == words(doc)
 
 
-def test_model_members_match():
-    cls = next(n for n in stub_tree().body if isinstance(n, ast.ClassDef) and n.name == "Model")
-    assert words(ast.get_docstring(cls)) == words(hone.Model.__doc__)
+@pytest.mark.parametrize("name", ["Model", "JitModel", "Pipeline"])
+def test_class_members_match(name):
+    cls = next(n for n in stub_tree().body if isinstance(n, ast.ClassDef) and n.name == name)
+    runtime = getattr(hone, name)
+    assert words(ast.get_docstring(cls)) == words(runtime.__doc__)
     members = stub_functions(cls.body)
-    assert public(members) == public(dir(hone.Model))
-    for name, fn in members.items():
-        attr = getattr(hone.Model, name)
+    assert public(members) == public(dir(runtime))
+    for member, fn in members.items():
+        if member == "__init__":
+            params, doc = runtime_signature(runtime.__init__)
+            assert stub_params(fn) == params, member
+            continue
+        attr = getattr(runtime, member)
         if isinstance(attr, property):
-            assert any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list), name
-            assert words(ast.get_docstring(fn)) == words(attr.__doc__), name
+            assert any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list), member
+            assert words(ast.get_docstring(fn)) == words(attr.__doc__), member
         else:
             params, doc = runtime_signature(attr)
-            assert stub_params(fn) == params, name
-            assert words(ast.get_docstring(fn)) == words(doc), name
+            assert stub_params(fn) == params, member
+            assert words(ast.get_docstring(fn)) == words(doc), member
 
 
 def test_error_docstring_matches():
