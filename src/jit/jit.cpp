@@ -175,12 +175,38 @@ int64_t JitModel::Impl::batch_size(const std::vector<Tensor>& flat) const {
   return flat[i].dim(batch_axis);
 }
 
-bool JitModel::Impl::record(const Sample& sample, const std::vector<Tensor>& flat) {
+namespace {
+
+/// `sample` with every borrowed tensor (Tensor::borrow: the caller's memory,
+/// such as a NumPy array that Python frees after the call) copied, so that a
+/// recorded call outlives the memory it was made with; `sample` itself when
+/// every leaf owns its data.
+Sample owned_sample(const Sample& sample) {
+  if (sample.is_tensor()) return sample.tensor().owns() ? sample : Sample(sample.tensor().clone());
+  bool borrowed = false;
+  std::vector<std::pair<std::string, SampleValue>> leaves;
+  for (const auto& [path, v] : sample.leaves()) {
+    if (v->is_tensor() && !v->tensor().owns()) {
+      borrowed = true;
+      leaves.emplace_back(path, SampleValue(v->tensor().clone()));
+    } else {
+      leaves.emplace_back(path, *v);
+    }
+  }
+  if (!borrowed) return sample;
+  auto copy = sample_from_leaves(leaves);
+  return copy ? std::move(*copy) : sample;
+}
+
+}  // namespace
+
+bool JitModel::Impl::record(const Sample& given, const std::vector<Tensor>& flat) {
   std::lock_guard lock(mu);
   if (state != JitState::kRecording) return false;
   ++recorded;
   batch_sizes.insert(batch_size(flat));
   std::string key = shape_key(flat);
+  const Sample sample = owned_sample(given);
   if (samples.size() < options.max_samples_stored) {
     samples.push_back(sample);
     sample_keys.push_back(std::move(key));

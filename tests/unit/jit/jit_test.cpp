@@ -80,6 +80,29 @@ TEST(JitSamples, MemoryIsBoundedAndKeepsEveryShapeSeen) {
   EXPECT_EQ(jit.samples_in_memory(), 0u) << "samples are freed once tuned";
 }
 
+TEST(JitSamples, RecordedCallsOwnWhatTheyWereGiven) {
+  // A caller's memory (Tensor::borrow, as Python hands NumPy arrays over) may
+  // be freed or reused after the call: the recorded call keeps its own copy.
+  // Here the borrowed indices turn out of range after their calls; a tune on
+  // the shallow copies would fail on them.
+  GraphBuilder b("lookup");
+  ValueId idx = b.input("idx", DType::kI64, Shape{Dim::symbol("batch")});
+  ValueId table = b.constant("table", Tensor::from<float>({4, 2}, {0, 1, 2, 3, 4, 5, 6, 7}));
+  b.output(b.op("Gather", {table, idx}, {{"axis", int64_t{0}}}), "y");
+  Graph g = *std::move(b).build();
+  JitOptions o = reference_only(JitMode::kTuneDeferred, 1);
+  o.background = false;
+  JitModel jit(std::move(g), on_reference(), o);
+  std::vector<int64_t> one = {3}, three = {0, 1, 2};
+  ASSERT_TRUE(jit.infer(SampleMap{{"idx", Tensor::borrow(DType::kI64, {1}, one.data())}}));
+  ASSERT_TRUE(jit.infer(SampleMap{{"idx", Tensor::borrow(DType::kI64, {3}, three.data())}}));
+  one.assign(1, 99);
+  three.assign(3, 99);
+  auto tuned = jit.tune_now();
+  EXPECT_TRUE(tuned) << tuned.error().to_string();
+  EXPECT_EQ(jit.state(), JitState::kTuned);
+}
+
 TEST(JitSamples, SpilledSamplesAreTunedOnAndRemoved) {
   TempDir tmp;
   const fs::path spill = tmp.path / "spill";
