@@ -4,22 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/shape_fn_test_util.h"
+
 namespace hone::ops {
 namespace {
 
-using Ints = std::vector<int64_t>;
-using Dims = std::vector<Dim>;
-
-const Dim kBatch = Dim::symbol("batch");
-const Dim kSeq = Dim::symbol("seq");
-
-template <class T>
-bool fails_with(const Result<T>& r, ErrorCode code, const std::string& text) {
-  if (r) return false;
-  EXPECT_EQ(r.error().code(), code) << r.error().message();
-  EXPECT_NE(r.error().message().find(text), std::string::npos) << r.error().message();
-  return r.error().code() == code && r.error().message().find(text) != std::string::npos;
-}
+using namespace shape_fn_test;  // Ints, Dims, kBatch, kSeq, fails_with
 
 TEST(ShapeFnTensor, ReshapeCopiesZerosAndInfersMinusOne) {
   EXPECT_EQ(reshape_shape<int64_t>({2, 3, 4}, {0, -1}, false).value(), (Ints{2, 12}));

@@ -3,22 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/shape_fn_test_util.h"
+
 namespace hone::ops {
 namespace {
 
-using Ints = std::vector<int64_t>;
-using Dims = std::vector<Dim>;
-
-const Dim kBatch = Dim::symbol("batch");
-const Dim kSeq = Dim::symbol("seq");
-
-template <class T>
-bool fails_with(const Result<T>& r, ErrorCode code, const std::string& text) {
-  if (r) return false;
-  EXPECT_EQ(r.error().code(), code) << r.error().message();
-  EXPECT_NE(r.error().message().find(text), std::string::npos) << r.error().message();
-  return r.error().code() == code && r.error().message().find(text) != std::string::npos;
-}
+using namespace shape_fn_test;  // Ints, Dims, kBatch, kSeq, fails_with
 
 TEST(ShapeFn, BroadcastConcreteOnesAndLowerRanks) {
   EXPECT_EQ(broadcast_shape<int64_t>("Add", {{2, 1, 3}, {4, 1}}).value(), (Ints{2, 4, 3}));
