@@ -60,14 +60,21 @@ bool clip_between(const Graph& g, const Node& clip, float lo, float hi) {
          is_scalar_const(g, clip.inputs[2], hi);
 }
 
-}  // namespace
-
-bool match_hardswish(const Graph& g, ValueId y, std::vector<const Node*>* nodes) {
+/// `y` is no graph output and exactly two nodes read it (`r`): the shape of
+/// x · f(x) activations, whose x feeds both the gate and the product.
+bool read_by_two(const Graph& g, ValueId y, std::vector<const Node*>* r) {
   if (y < 0) return false;
   for (ValueId o : g.outputs())
     if (o == y) return false;
-  const std::vector<const Node*> r = readers(g, y);
-  if (r.size() != 2) return false;
+  *r = readers(g, y);
+  return r->size() == 2;
+}
+
+}  // namespace
+
+bool match_hardswish(const Graph& g, ValueId y, std::vector<const Node*>* nodes) {
+  std::vector<const Node*> r;
+  if (!read_by_two(g, y, &r)) return false;
   for (int first = 0; first < 2; ++first) {
     const Node* add = r[static_cast<size_t>(first)];
     const Node* mul = r[static_cast<size_t>(1 - first)];
@@ -91,11 +98,8 @@ bool match_hardswish(const Graph& g, ValueId y, std::vector<const Node*>* nodes)
 }
 
 bool match_swish(const Graph& g, ValueId y, std::vector<const Node*>* nodes) {
-  if (y < 0) return false;
-  for (ValueId o : g.outputs())
-    if (o == y) return false;
-  const std::vector<const Node*> r = readers(g, y);
-  if (r.size() != 2) return false;
+  std::vector<const Node*> r;
+  if (!read_by_two(g, y, &r)) return false;
   for (int first = 0; first < 2; ++first) {
     const Node* sig = r[static_cast<size_t>(first)];
     const Node* mul = r[static_cast<size_t>(1 - first)];
