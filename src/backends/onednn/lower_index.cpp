@@ -3,8 +3,8 @@
 // dims). Gather: each run of consecutive indices is a view of the data,
 // copied by one reorder into its place in the output; the select of q, k and
 // v out of a packed projection (`x[0]`, a scalar index) is one reorder.
-// oneDNN 2.6 has no gather primitive, so indices computed at run time
-// (embedding lookups) stay on the reference (support.cpp says so). Expand:
+// oneDNN 2.6 has no gather primitive: indices computed at run time
+// (embedding lookups) are hone's own step (own_steps.cpp). Expand:
 // one reorder from a view whose broadcast axes have stride 0.
 #include <string>
 #include <vector>
@@ -34,8 +34,11 @@ Result<void> lower_gather(PlanBuilder& b, const Node& n) {
     return fail(ErrorCode::kInvalidArgument,
                 "Gather axis " + std::to_string(axis) + " out of range for " + shape_to_string(in));
   const Tensor* idx = b.constant(n.inputs[1]);
-  if (idx == nullptr || (idx->dtype() != DType::kI64 && idx->dtype() != DType::kI32))
-    return fail(ErrorCode::kUnsupported, "Gather indices are not known when the plan is built");
+  if (idx == nullptr) return lower_gather_at_run_time(b, n);  // own_steps.cpp
+  if (idx->dtype() != DType::kI64 && idx->dtype() != DType::kI32)
+    return fail(
+        ErrorCode::kUnsupported,
+        "Gather indices are " + std::string(dtype_name(idx->dtype())) + "; i64 or i32 only");
   const auto ua = static_cast<size_t>(a);
   const int64_t dim = in[ua];
   // Each index, made positive and checked; then runs of consecutive ones.

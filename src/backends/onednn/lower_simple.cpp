@@ -39,6 +39,10 @@ dims_t split2(const dims_t& d, int64_t axis) {
 
 /// Same bytes, new logical dims (needs the plain layout).
 void alias(PlanBuilder& b, const Node& n, dims_t dims) {
+  if (const PValue& x = b.value(n.inputs[0]); x.dtype != DType::kF32) {
+    b.set(n.outputs[0], PValue{std::move(dims), x.ref, x.dtype});  // plain bytes already
+    return;
+  }
   BufferRef src = b.plain(n.inputs[0]);
   b.set(n.outputs[0], PValue{dims, {src.buffer, plain_md(dims)}});
 }

@@ -38,9 +38,11 @@ using Signature = ShapeSignature;  // dims_t is std::vector<int64_t>: the shared
 
 /// Fastest of a few runs of `plan` on zeros, in microseconds (infinity when
 /// it fails). The minimum, as other processes share the machine.
-double time_plan(const Plan& plan, const std::vector<dims_t>& dims) {
+double time_plan(const Plan& plan, const std::vector<dims_t>& dims,
+                 const std::vector<DType>& dtypes) {
   std::vector<Tensor> inputs;  // a known input's zeros go unread: the plan holds its values
-  for (const dims_t& d : dims) inputs.push_back(Tensor::zeros(DType::kF32, d));
+  for (size_t i = 0; i < dims.size(); ++i)
+    inputs.push_back(Tensor::zeros(i < dtypes.size() ? dtypes[i] : DType::kF32, dims[i]));
   std::atomic<uint64_t> executions{0};
   double best = std::numeric_limits<double>::infinity();
   for (int i = 0; i < 7; ++i) {
@@ -65,8 +67,10 @@ class OnednnBlock final : public BlockRuntime<Plan> {
         fp32_nodes_(std::move(fp32_nodes)) {
     // An input only Shape or Size reads (input_ids whose length makes the
     // positions and the mask) may have any dtype: no primitive reads it. An
-    // integer or bool input that only host nodes and shape operands read is
-    // shape arithmetic another block made: its values become plan constants.
+    // integer or bool input that only own steps and views read (token ids, an
+    // attention mask: read_at_run_time) is bound like an f32 one, its dtype
+    // in the key. Any other integer or bool input is shape arithmetic another
+    // block made: its values become plan constants.
     for (ValueId in : graph().inputs()) {
       bool dims_only = true;
       for (const Node& n : graph().nodes())
@@ -75,11 +79,27 @@ class OnednnBlock final : public BlockRuntime<Plan> {
       for (ValueId out : graph().outputs()) dims_only = dims_only && out != in;
       read_as_data_.push_back(!dims_only);
       const DType t = graph().value(in).dtype;
-      const bool known =
+      const bool integer =
           !dims_only && (is_integer(t) || t == DType::kBool || t == DType::kUndefined);
-      known_input_.push_back(known);
-      plans_on_values_ = plans_on_values_ || known;
+      const bool at_run = integer && read_at_run_time(graph(), in);
+      at_run_.push_back(at_run);
+      known_input_.push_back(integer && !at_run);
+      plans_on_values_ = plans_on_values_ || (integer && !at_run);
     }
+  }
+
+  /// The key of a static block's dims, with the declared dtype of each input
+  /// read at run time that is not f32 (as key_of adds them); nullopt when
+  /// one is not declared.
+  std::optional<Signature> static_key(Signature dims) const {
+    const size_t n = graph().inputs().size();
+    for (size_t i = 0; i < n && i < at_run_.size(); ++i) {
+      if (!at_run_[i]) continue;
+      const DType t = graph().value(graph().inputs()[i]).dtype;
+      if (t == DType::kUndefined) return std::nullopt;
+      dims.push_back({static_cast<int64_t>(n + i), static_cast<int64_t>(t)});
+    }
+    return dims;
   }
 
   /// Some input's values (not only its dims) go into the plan: the block is
@@ -95,14 +115,19 @@ class OnednnBlock final : public BlockRuntime<Plan> {
  private:
   /// The inputs' dims, then for each known input (shape arithmetic another
   /// block computed: integer or bool, at most kMaxKnownInput elements) an
-  /// entry {index, dtype, values...}. Any other non-f32 input a
-  /// node reads sends the run to the reference.
+  /// entry {index, dtype, values...}, and for each input read at run time
+  /// that is not f32 an entry {number of inputs + index, dtype}. Any other
+  /// non-f32 input a node reads sends the run to the reference.
   std::optional<Signature> key_of(const std::vector<Tensor>& inputs) const override {
     Signature key = signature_of(inputs);
     if (inputs.size() != read_as_data_.size()) return key;  // build() reports the count
     for (size_t i = 0; i < inputs.size(); ++i) {
       const Tensor& t = inputs[i];
       if (t.dtype() == DType::kF32 || !read_as_data_[i]) continue;
+      if (at_run_[i]) {
+        key.push_back({static_cast<int64_t>(inputs.size() + i), static_cast<int64_t>(t.dtype())});
+        continue;
+      }
       if (!known_input_[i] || t.numel() > kMaxKnownInput ||
           !(is_integer(t.dtype()) || t.dtype() == DType::kBool))
         return std::nullopt;
@@ -119,15 +144,21 @@ class OnednnBlock final : public BlockRuntime<Plan> {
   }
 
   /// The known inputs a key_of() key carries, rebuilt as tensors of their
-  /// dtypes (`known[i]` points into `values`, null for the others).
+  /// dtypes (`known[i]` points into `values`, null for the others), and the
+  /// dtypes of the inputs read at run time (f32 but where the key says).
   Result<void> known_inputs(const Signature& key, std::vector<Tensor>& values,
-                            std::vector<const Tensor*>& known) const {
+                            std::vector<const Tensor*>& known, std::vector<DType>& dtypes) const {
     const size_t n = graph().inputs().size();
     if (key.size() > n) values.reserve(key.size() - n);  // known[] points into it
     known.assign(n, nullptr);
+    dtypes.assign(n, DType::kF32);
     for (size_t e = n; e < key.size(); ++e) {
       const dims_t& entry = key[e];
-      const auto i = entry.size() < 2 ? n : static_cast<size_t>(entry[0]);
+      const auto i = entry.size() < 2 ? 2 * n : static_cast<size_t>(entry[0]);
+      if (i >= n && i < 2 * n && entry.size() == 2) {
+        dtypes[i - n] = static_cast<DType>(entry[1]);
+        continue;
+      }
       if (i >= n) return fail(ErrorCode::kInternal, "onednn: a known-input key names no input");
       Tensor t = Tensor::zeros(static_cast<DType>(entry[1]), key[i]);
       if (static_cast<size_t>(t.numel()) + 2 != entry.size())
@@ -154,18 +185,20 @@ class OnednnBlock final : public BlockRuntime<Plan> {
     const std::vector<dims_t> dims(key.begin(), key.begin() + static_cast<ptrdiff_t>(n));
     std::vector<Tensor> values;
     std::vector<const Tensor*> known;
-    HONE_CHECK_OK(known_inputs(key, values, known));
+    std::vector<DType> dtypes;
+    HONE_CHECK_OK(known_inputs(key, values, known, dtypes));
     PlanBuilder builder(g);
     builder.set_bf16(bf16_, fp32_nodes_);
-    auto plan = builder.build(dims, known);
+    auto plan = builder.build(dims, known, dtypes);
     if (plan && builder.has_depthwise()) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept.
       PlanBuilder blocked(g);
       blocked.set_prefer_blocked16(true);
       blocked.set_bf16(bf16_, fp32_nodes_);
-      if (auto alt = blocked.build(dims, known)) {
-        const double t_any = time_plan(**plan, dims), t_blocked = time_plan(**alt, dims);
+      if (auto alt = blocked.build(dims, known, dtypes)) {
+        const double t_any = time_plan(**plan, dims, dtypes),
+                     t_blocked = time_plan(**alt, dims, dtypes);
         HONE_LOG_DEBUG(
             "onednn: block '{}' for {}: convs on oneDNN's pick {:.1f} us, on nChw16c {:.1f} us",
             g.name(), signature_text(key), t_any, t_blocked);
@@ -188,6 +221,7 @@ class OnednnBlock final : public BlockRuntime<Plan> {
   std::set<std::string> fp32_nodes_;
   std::vector<bool> read_as_data_;  // per block input: a node reads its elements
   std::vector<bool> known_input_;   // per block input: integer or bool values planned as constants
+  std::vector<bool> at_run_;        // per block input: integer or bool values read at run time
   bool plans_on_values_ = false;    // some known_input_
   static constexpr int64_t kMaxKnownInput = 64;
 };
@@ -262,7 +296,7 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
   if (auto sig = static_input_dims(block); sig && !compiled->plans_on_values())
-    compiled->prepare(*sig);
+    if (auto key = compiled->static_key(*sig)) compiled->prepare(*key);
   return compiled;
 }
 

@@ -34,6 +34,11 @@ md_t plain_md(const dims_t& dims, dnnl::memory::data_type dt) {
   return md_t(d, dt, strides);
 }
 
+md_t bytes_md(size_t nbytes) {
+  return md_t({static_cast<int64_t>(std::max<size_t>(nbytes, 1))}, dnnl::memory::data_type::u8,
+              dnnl::memory::format_tag::a);
+}
+
 bool is_plain(const md_t& md) {
   return md == plain_md(md.dims());
 }
@@ -63,6 +68,8 @@ struct RunContext {
   Arena arena, scratch;
   dnnl::stream stream;
   std::vector<std::unordered_map<int, dnnl::memory>> args;  // per step
+  /// Per own step, its args' memory objects in the step's order (into `args`).
+  std::vector<std::vector<const dnnl::memory*>> own;
   /// Memory objects over input or output buffers, rebound every run.
   std::vector<std::pair<dnnl::memory*, int>> io;  // (memory, buffer index)
 };
@@ -102,6 +109,10 @@ std::unique_ptr<RunContext> Plan::acquire() const {
                                 eng, ctx->scratch.get()));
   }
   // Pointers into the maps stay valid: the maps are not touched again.
+  ctx->own.resize(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].own)
+      for (const auto& [arg, ref] : steps[i].args) ctx->own[i].push_back(&ctx->args[i].at(arg));
   for (size_t i = 0; i < steps.size(); ++i)
     for (const auto& [arg, ref] : steps[i].args) {
       const Buffer::Kind k = buffers[static_cast<size_t>(ref.buffer)].kind;
@@ -126,7 +137,7 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
         outputs.push_back(host_outputs[k]->clone());
         continue;
       }
-      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, output_dims[k]));
+      HONE_TRY(Tensor t, Tensor::allocate(output_dtypes[k], output_dims[k]));
       outputs.push_back(std::move(t));
     }
     std::unique_ptr<RunContext> ctx = acquire();
@@ -138,7 +149,17 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
                                : outputs[static_cast<size_t>(b.index)].raw());
     }
     for (size_t i = 0; i < steps.size(); ++i) {
-      steps[i].prim.execute(ctx->stream, ctx->args[i]);
+      if (const Step& s = steps[i]; s.own) {
+        ctx->stream.wait();  // what the primitives before it wrote
+        void* ptrs[kMaxOwnArgs] = {};
+        for (size_t k = 0; k < ctx->own[i].size(); ++k) ptrs[k] = ctx->own[i][k]->get_data_handle();
+        if (auto r = s.own(ptrs); !r) {
+          release(std::move(ctx));  // nothing in it is left half-made
+          return fail(std::move(r).error());
+        }
+      } else {
+        s.prim.execute(ctx->stream, ctx->args[i]);
+      }
       executions->fetch_add(1, std::memory_order_relaxed);
     }
     ctx->stream.wait();
@@ -367,7 +388,8 @@ bool PlanBuilder::dies_at(ValueId v, const Node* reader) const {
 }
 
 Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>& input_dims,
-                                                       const std::vector<const Tensor*>& known) {
+                                                       const std::vector<const Tensor*>& known,
+                                                       const std::vector<DType>& dtypes) {
   const size_t nv = g_.values().size();
   values_.assign(nv, PValue{});
   defined_.assign(nv, false);
@@ -408,9 +430,11 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
       b.kind = Buffer::Kind::kInput;
       b.index = static_cast<int>(i);
       plan_->buffers.push_back(b);
+      const DType t = i < dtypes.size() ? dtypes[i] : DType::kF32;
+      const md_t md = t == DType::kF32 ? plain_md(input_dims[i])
+                                       : bytes_md(shape_numel(input_dims[i]) * dtype_size(t));
       set(g_.inputs()[i],
-          PValue{input_dims[i],
-                 {static_cast<int>(plan_->buffers.size() - 1), plain_md(input_dims[i])}});
+          PValue{input_dims[i], {static_cast<int>(plan_->buffers.size() - 1), md}, t});
     }
     for (size_t v = 0; v < nv; ++v) {
       const Value& val = g_.values()[v];
@@ -458,16 +482,30 @@ Result<void> PlanBuilder::finish_outputs() {
   std::set<int> taken;
   for (size_t k = 0; k < g_.outputs().size(); ++k) {
     const ValueId v = g_.outputs()[k];
-    if (!has(v) && host_[static_cast<size_t>(v)]) {
+    if (host_[static_cast<size_t>(v)] && (!has(v) || value(v).dtype != DType::kF32)) {
       plan_->output_dims.push_back(host_[static_cast<size_t>(v)]->shape());
+      plan_->output_dtypes.push_back(host_[static_cast<size_t>(v)]->dtype());
       plan_->host_outputs.push_back(host_[static_cast<size_t>(v)]);
       continue;
     }
     plan_->host_outputs.push_back(std::nullopt);
     if (!has(v))
       return fail(ErrorCode::kInternal, "block output '" + g_.value(v).name + "' was not lowered");
-    const PValue pv = value(v);
+    PValue pv = value(v);
     plan_->output_dims.push_back(pv.dims);
+    plan_->output_dtypes.push_back(pv.dtype);
+    if (pv.dtype != DType::kF32) {
+      // Plain bytes already; a view of an input, a constant or another
+      // output's bytes is copied into a temporary of its own first.
+      if (plan_->buffers[static_cast<size_t>(pv.ref.buffer)].kind != Buffer::Kind::kTemp ||
+          taken.count(pv.ref.buffer))
+        pv.ref = copy_bytes(*this, pv.ref, shape_numel(pv.dims) * dtype_size(pv.dtype));
+      Buffer& b = plan_->buffers[static_cast<size_t>(pv.ref.buffer)];
+      b.kind = Buffer::Kind::kOutput;
+      b.index = static_cast<int>(k);
+      taken.insert(pv.ref.buffer);
+      continue;
+    }
     const md_t want = plain_md(pv.dims);
     Buffer& b = plan_->buffers[static_cast<size_t>(pv.ref.buffer)];
     if (b.kind == Buffer::Kind::kTemp && pv.ref.md == want && !taken.count(pv.ref.buffer)) {
@@ -517,10 +555,26 @@ Result<void> lower_host(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// Every input of `n` is known now and one has no buffer (an integer value
+/// of a known block input, or computed from one): no step could read it, so
+/// `n` is evaluated now, as a host node is.
+bool known_now(const PlanBuilder& b, const Node& n) {
+  bool some = false, unbuffered = false;
+  for (ValueId v : n.inputs) {
+    if (v < 0) continue;
+    if (b.constant(v) == nullptr) return false;
+    some = true;
+    unbuffered = unbuffered || !b.has(v);
+  }
+  return some && unbuffered;
+}
+
 }  // namespace
 
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
-  if (host_eval::host_node(b.graph(), n, kHostPolicy)) return lower_host(b, n);
+  if (host_eval::host_node(b.graph(), n, kHostPolicy) || known_now(b, n)) return lower_host(b, n);
+  if (n.op_type == "Where") return lower_where(b, n);
+  if (n.op_type == "Cast") return lower_cast(b, n);
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return lower_rnn(b, n);
   if (n.op_type == "Resize" || n.op_type == "ConvTranspose") return lower_resample(b, n);

@@ -6,8 +6,11 @@
 //   HONE_TRY(std::shared_ptr<const Plan> p, b.build({{2, 3, 16, 16}}));
 //   HONE_TRY(auto outs, p->run(inputs, &executions));   // thread-safe
 //
-// Buffers: block inputs and outputs are plain row-major f32 tensors; inside a
-// plan, values may live in whatever (blocked) layout a primitive prefers, and
+// Buffers: block inputs and outputs are plain row-major tensors, f32 but for
+// integer and bool values (token ids, masks) that only hone's own steps read
+// and write (own_steps.cpp: Gather by run-time indices, Where, Cast, and the
+// views of Reshape/Squeeze/Unsqueeze); inside a plan, f32 values may live in
+// whatever (blocked) layout a primitive prefers, and
 // a reorder is added only where a consumer needs another layout or at the
 // block's outputs. Temporaries share arena bytes by liveness, so a chain of
 // layers reuses memory that is still in cache. With set_bf16, Conv/Gemm/MatMul take bf16 copies of
@@ -18,6 +21,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -53,6 +57,10 @@ md_t any_md(const dims_t& dims);
 inline constexpr auto kInfer = dnnl::prop_kind::forward_inference;
 /// Attributes with a user scratchpad (the plan's workspace holds it).
 dnnl::primitive_attr user_scratch();
+/// The descriptor of a value that is not f32 (oneDNN 2.6 has no 64-bit
+/// integers): its plain row-major bytes, `nbytes` of u8, read and written by
+/// hone's own steps only.
+md_t bytes_md(size_t nbytes);
 
 struct Buffer {
   enum class Kind : uint8_t { kInput, kConstant, kTemp, kOutput };
@@ -70,11 +78,18 @@ struct BufferRef {
   md_t md;
 };
 
+/// A step of hone's own code (own_steps.cpp): called with the data pointer
+/// of each of its step's args, in their order; an error stops the run.
+using OwnFn = std::function<Result<void>(void* const* ptrs)>;
+/// At most this many args to an own step.
+inline constexpr size_t kMaxOwnArgs = 4;
+
 struct Step {
-  std::string kind;  // "conv", "matmul", "eltwise", "reorder", ... (+post-ops)
-  dnnl::primitive prim;
+  std::string kind;      // "conv", "matmul", "eltwise", "reorder", ... (+post-ops)
+  dnnl::primitive prim;  // unset for an own step
   std::vector<std::pair<int, BufferRef>> args;  // DNNL_ARG_* -> buffer
   size_t scratch_bytes = 0;
+  OwnFn own;  // set for a step of hone's own code instead of a primitive
 };
 
 /// What one run needs besides the plan: the arena, the scratchpad, a stream
@@ -92,6 +107,7 @@ class Plan {
   std::vector<Buffer> buffers;
   std::vector<Step> steps;
   std::vector<dims_t> output_dims;
+  std::vector<DType> output_dtypes;  // f32 but for integer and bool values
   /// Per output: a tensor known when the plan was built (a host-computed
   /// shape), handed out as a copy at run; nullopt for computed outputs.
   std::vector<std::optional<Tensor>> host_outputs;
@@ -100,10 +116,10 @@ class Plan {
   bool blocked16 = false;  // built with PlanBuilder::set_prefer_blocked16
   std::string arena;       // how the temporaries were placed: "arena 1.2 MiB (naive 3.4 MiB, ...)"
 
-  /// Runs every step; `executions` counts primitives run. Thread-safe: each
-  /// concurrent call takes a RunContext of its own from a pool (creating one
-  /// when all are busy), so a warm single caller allocates only its outputs
-  /// and rebinds only the input and output pointers.
+  /// Runs every step; `executions` counts the steps run (primitives and own steps). Thread-safe:
+  /// each concurrent call takes a RunContext of its own from a pool (creating one when all are
+  /// busy), so a warm single caller allocates only its outputs and rebinds only the input and
+  /// output pointers.
   [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs,
                                                 std::atomic<uint64_t>* executions) const;
   /// "conv+eltwise, pooling, reorder"
@@ -119,10 +135,12 @@ class Plan {
   mutable std::vector<std::unique_ptr<RunContext>> pool_;
 };
 
-/// A value of the block while lowering: logical (ONNX) dims and where it lives.
+/// A value of the block while lowering: logical (ONNX) dims and where it
+/// lives. A value that is not f32 lives plain, its md bytes_md().
 struct PValue {
   dims_t dims;
   BufferRef ref;
+  DType dtype = DType::kF32;
 };
 
 class PlanBuilder {
@@ -134,8 +152,11 @@ class PlanBuilder {
   /// `known[i]`, where given, is input i's value: a small integer or bool
   /// tensor another block computed from dims (a Reshape's target), used as a
   /// plan constant like a host value; the plan then ignores that input.
+  /// `dtypes[i]`, where given, is input i's dtype when it is read at run
+  /// time but is not f32 (token ids, a mask): only own steps read it.
   [[nodiscard]] Result<std::shared_ptr<const Plan>> build(
-      const std::vector<dims_t>& input_dims, const std::vector<const Tensor*>& known = {});
+      const std::vector<dims_t>& input_dims, const std::vector<const Tensor*>& known = {},
+      const std::vector<DType>& dtypes = {});
 
   // --- for the lowerings ----------------------------------------------------
   const Graph& graph() const { return g_; }
@@ -171,10 +192,19 @@ class PlanBuilder {
   BufferRef reorder_to(const BufferRef& src, const md_t& want);
   /// `v` in plain row-major layout.
   BufferRef plain(ValueId v) { return ensure(v, plain_md(value(v).dims)); }
+  /// `v`'s plain bytes whatever its dtype, for an own step: an f32 value as
+  /// plain(); a plan-time value without a buffer (an integer or bool
+  /// constant, a mask computed from dims) gets a constant buffer now.
+  BufferRef data(ValueId v);
+  /// `v`'s dtype: its PValue's, or its plan-time value's.
+  DType dtype(ValueId v) const;
   /// A constant tensor reordered now into layout `want` (packed weights).
   BufferRef pack(const Tensor& t, const md_t& src_view, const md_t& want);
   void add_step(std::string kind, dnnl::primitive prim, const dnnl::primitive_desc_base& pd,
                 std::vector<std::pair<int, BufferRef>> args);
+  /// A step of hone's own code; `args` as add_step's (DNNL_ARG_DST and
+  /// DNNL_ARG_DST_* written, the others read), at most kMaxOwnArgs.
+  void add_own_step(std::string kind, OwnFn fn, std::vector<std::pair<int, BufferRef>> args);
 
   // --- fusion queries ---------------------------------------------------------
   /// The one node reading `v`, when `v` is not a block output; else nullptr.
@@ -227,6 +257,20 @@ class PlanBuilder {
 /// Gather and Expand, indices and shape known when the plan is built (lower_index.cpp).
 [[nodiscard]] Result<void> lower_gather(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_expand(PlanBuilder& b, const Node& n);
+/// hone's own steps (own_steps.cpp), for what oneDNN 2.6 has no primitive
+/// for: Gather by indices read at run time, Where, Cast.
+[[nodiscard]] Result<void> lower_gather_at_run_time(PlanBuilder& b, const Node& n);
+[[nodiscard]] Result<void> lower_where(PlanBuilder& b, const Node& n);
+[[nodiscard]] Result<void> lower_cast(PlanBuilder& b, const Node& n);
+/// An own step copying `nbytes` of `src` (plain) into a new temporary: a
+/// block output that is a view of an input or of a constant.
+BufferRef copy_bytes(PlanBuilder& b, const BufferRef& src, size_t nbytes);
+/// Whether block input `in` of `g` (an integer or bool tensor) can be read
+/// at run time: every node reading it, and whatever reads their integer
+/// outputs in turn, is an own step or a view (Gather's indices, Where, Cast,
+/// Reshape/Squeeze/Unsqueeze/Flatten/Identity data, Shape, Size). Otherwise
+/// its values are needed when the plan is built (a Reshape's target).
+bool read_at_run_time(const Graph& g, ValueId in);
 
 /// Maps an ONNX activation node to a oneDNN eltwise algorithm; false when it is not one.
 struct EltwiseSpec {

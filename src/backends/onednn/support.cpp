@@ -8,6 +8,7 @@
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
+#include "eval/kernel_util.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
 
@@ -182,6 +183,46 @@ std::string conv_transpose_why_not(const Graph& g, const Node& n) {
   return {};
 }
 
+/// A dtype hone's own steps read and write in a block (own_steps.cpp);
+/// kUndefined is a builder-made intermediate whose dtype the plan checks.
+bool own_dtype(DType t) {
+  return t == DType::kF32 || t == DType::kI64 || t == DType::kI32 || t == DType::kBool ||
+         t == DType::kUndefined;
+}
+
+std::string dtype_text(DType t) {
+  return std::string(dtype_name(t));
+}
+
+/// Where with a condition known at run time or from dims: hone's own step
+/// (oneDNN 2.6 has no select; its binary_select came in 3.x).
+std::string where_why_not(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 3 || !val(g, n, 0) || !val(g, n, 1) || !val(g, n, 2))
+    return "needs a condition and two values";
+  const DType c = val(g, n, 0)->dtype, x = val(g, n, 1)->dtype, y = val(g, n, 2)->dtype;
+  if (c != DType::kBool && c != DType::kUndefined)
+    return "the condition is " + dtype_text(c) + ", not bool";
+  if (!own_dtype(x) || !own_dtype(y) ||
+      (x != y && x != DType::kUndefined && y != DType::kUndefined))
+    return "values of " + dtype_text(x) + " and " + dtype_text(y) +
+           " (onednn selects f32, i64, i32 or bool)";
+  return {};
+}
+
+/// Cast between f32, i64, i32 and bool: hone's own step (oneDNN 2.6 has no
+/// 64-bit integers); a Cast of dims and masks computed from them is
+/// evaluated at plan time instead.
+std::string cast_why_not(const Graph& g, const Node& n) {
+  const Value* x = val(g, n, 0);
+  if (x == nullptr) return "no input";
+  const auto to = eval::dtype_from_onnx(ops::cast_to(n));
+  if (!to) return to.error().message();
+  if (!own_dtype(x->dtype) || !own_dtype(*to))
+    return "Cast from " + dtype_text(x->dtype) + " to " + dtype_text(*to) +
+           " (onednn casts f32, i64, i32 and bool)";
+  return {};
+}
+
 std::string why_not(const Graph& g, const Node& n) {
   static const std::set<std::string> kEltwise = {
       // Not Log: oneDNN's is an approximation (log(1) = -1.4e-6).
@@ -230,12 +271,8 @@ std::string why_not(const Graph& g, const Node& n) {
   // is built (common/host_eval.h, kHostPolicy).
   if (host_node(g, n, kHostPolicy)) return {};
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
-  if (n.op_type == "Where")
-    return "no oneDNN lowering for Where (oneDNN 2.6 has no select; its binary_select came in 3.x)";
-  if (n.op_type == "Cast")
-    return "no oneDNN lowering for Cast (a block holds f32 values only, and oneDNN 2.6 has no "
-           "64-bit integers; a Cast of dims and masks computed from them is evaluated at plan "
-           "time instead)";
+  if (n.op_type == "Where") return where_why_not(g, n);
+  if (n.op_type == "Cast") return cast_why_not(g, n);
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
@@ -244,17 +281,23 @@ std::string why_not(const Graph& g, const Node& n) {
                         n.op_type == "Pad" || n.op_type == "Resize" || n.op_type == "Gather" ||
                         n.op_type == "Expand" || n.op_type.rfind("Reduce", 0) == 0;
   const size_t data_inputs = shape_op ? 1 : n.inputs.size();
+  // The views keep the bytes of an integer or bool tensor too (an attention
+  // mask unsqueezed before its Cast); only own steps read those.
+  const bool view = n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze" ||
+                    n.op_type == "Flatten" || n.op_type == "Identity";
   for (size_t i = 0; i < data_inputs; ++i) {
     const Value* v = val(g, n, i);
     // kUndefined: a builder-made intermediate; run() checks the real dtypes.
-    if (v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+    if (v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined &&
+        !(view && own_dtype(v->dtype)))
       return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
              "; only f32 runs on oneDNN";
     if (v != nullptr && v->kind != ValueKind::kTensor)
       return "input " + std::to_string(i) + " is not a tensor";
   }
   if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
-  if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
+  if (const DType t = g.value(n.outputs[0]).dtype;
+      t != DType::kF32 && t != DType::kUndefined && !(view && own_dtype(t)))
     return "output is " + std::string(dtype_name(t)) + "; only f32 runs on oneDNN";
   const std::string& op = n.op_type;
   if (op == "Erf")
@@ -412,12 +455,13 @@ std::string why_not(const Graph& g, const Node& n) {
     return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
   }
   if (op == "Gather") {
-    // Each run of consecutive indices is a reorder of a view (lower_index.cpp).
+    // Indices known when the plan is built: each run of consecutive ones is
+    // a reorder of a view (lower_index.cpp); read at run time (token ids): an
+    // own step (own_steps.cpp), as oneDNN 2.6 has no gather primitive.
     const Value* idx = val(g, n, 1);
     if (idx == nullptr) return "needs data and indices";
-    if (!host_value(g, n.inputs[1], kHostPolicy))
-      return "indices are computed at run time (oneDNN 2.6 has no gather primitive; only indices "
-             "known when the plan is built are lowered, as reorders of views)";
+    if (idx->dtype != DType::kI64 && idx->dtype != DType::kI32 && idx->dtype != DType::kUndefined)
+      return "indices are " + dtype_text(idx->dtype) + "; i64 or i32 only";
     const int64_t r = rank_of(val(g, n, 0));
     if (r == 0) return "a scalar input";
     if (r > 0 && !ops::try_normalize_axis(ops::axis_attr(n), r))

@@ -2,6 +2,7 @@
 // (default and given attributes), the basic math unaries, binary arithmetic
 // with broadcasting (the first operand's too), Where, Clip and Cast.
 #include <algorithm>
+#include <limits>
 
 #include "ops/op_cases.h"
 #include "ops/unary.h"
@@ -84,6 +85,13 @@ std::vector<OpCase> eltwise_cases() {
   t.back().inputs[0].dtype = DType::kBool;
   t.push_back({"Where_bcast", "Where", 16, {in({3, 1}, Fill::kBool), in({1, 5}), weight({})}});
   t.back().inputs[0].dtype = DType::kBool;
+  // Integer values, the condition broadcast over the leading axis.
+  t.push_back({"Where_i64",
+               "Where",
+               16,
+               {in({1, 4}, Fill::kBool), given(DType::kI64, {2, 4}, {1, -2, 3, -4, 5, -6, 7, -8}),
+                given(DType::kI64, {2, 1}, {100, -100})}});
+  t.back().inputs[0].dtype = DType::kBool;
 
   // Clip: bounds as attributes (opset 6), inputs (13+), one bound only, none.
   t.push_back(unary("Clip_attrs_opset6", "Clip", edge({3, 8}), {{"min", -0.5f}, {"max", 2.0f}}, 6));
@@ -108,6 +116,18 @@ std::vector<OpCase> eltwise_cases() {
   t.push_back(unary("Cast_i32_to_i64", "Cast", given(DType::kI32, {4}, {0, -1, 3, 1 << 20}),
                     {{"to", int64_t{7}}}, 13));
   t.push_back(unary("Cast_f32_to_f32", "Cast", edge({3, 5}), {{"to", int64_t{1}}}, 13));
+  // The reference's choices where ONNX leaves it undefined: NaN -> 0, out of
+  // range saturates; and bool both ways (NaN is true).
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double inf = std::numeric_limits<double>::infinity();
+  t.push_back(unary("Cast_f32_to_i32_saturate", "Cast",
+                    given(DType::kF32, {7}, {3e9, -3e9, nan, inf, -inf, 2.5, -0.5}),
+                    {{"to", int64_t{6}}}, 13));
+  t.push_back(unary("Cast_f32_to_bool", "Cast",
+                    given(DType::kF32, {6}, {0.0, -0.0, 0.25, -3.0, nan, inf}),
+                    {{"to", int64_t{9}}}, 13));
+  t.push_back(unary("Cast_bool_to_f32", "Cast", in({3, 4}, Fill::kBool), {{"to", int64_t{1}}}, 13));
+  t.back().inputs[0].dtype = DType::kBool;
   return t;
 }
 

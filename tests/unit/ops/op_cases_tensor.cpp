@@ -81,6 +81,12 @@ std::vector<OpCase> tensor_cases() {
                "Gather",
                13,
                {weight({10, 4}), given(DType::kI64, {2, 3}, {1, 9, 0, 3, 3, -1})}});
+  // i32 indices read at run time along an inner axis of data computed at run time.
+  t.push_back({"Gather_runtime_i32_axis1",
+               "Gather",
+               13,
+               {in({3, 5, 2}), given(DType::kI32, {2, 2}, {4, 0, -1, 2})},
+               {{"axis", int64_t{1}}}});
 
   // Pad: constant (with a value), reflect, edge; pads as an input.
   t.push_back({"Pad_constant_value",
@@ -135,6 +141,11 @@ std::vector<OpCase> tensor_cases() {
   t.push_back({"Flatten_axis2", "Flatten", 13, {in({2, 3, 4, 5})}, {{"axis", int64_t{2}}}});
   t.push_back({"Squeeze_axes_input", "Squeeze", 13, {in({2, 1, 4, 1}), values({1, -1})}});
   t.push_back({"Unsqueeze_axes_input", "Unsqueeze", 13, {in({2, 4}), values({0, 3})}});
+  // An i64 attention mask made [batch, 1, 1, seq] before its Cast.
+  t.push_back({"Unsqueeze_i64_mask",
+               "Unsqueeze",
+               13,
+               {given(DType::kI64, {2, 3}, {1, 1, 0, 1, 0, 0}), values({1, 2})}});
   t.push_back({"Expand_bcast", "Expand", 13, {in({3, 1}), values({2, 3, 4})}});
   // Expand's shape broadcasts both ways (its 1s keep the input's dims); a no-op.
   t.push_back({"Expand_shape_ones", "Expand", 13, {in({2, 1, 5}), values({3, 1, 1, 1})}});

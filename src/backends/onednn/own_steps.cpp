@@ -1,0 +1,343 @@
+// hone's own steps in a oneDNN block, for what oneDNN 2.6 has no primitive
+// for: a Gather whose indices are read at run time (the embedding lookup of a
+// text model's token ids), Where (a masked fill of attention scores), and
+// Cast between f32, i64, i32 and bool (an attention mask made f32). Each is
+// a loop over the plain bytes of the block's buffers, run in order with the
+// primitives (plan.cpp: Step::own), so the block stays whole instead of
+// handing these nodes to the reference between oneDNN blocks. Values that
+// are not f32 (ids, masks) live in the block as plain bytes (bytes_md) and
+// only these steps and the views of Reshape/Squeeze/Unsqueeze touch them.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backends/onednn/plan.h"
+#include "eval/kernel_util.h"
+#include "ops/attrs.h"
+#include "ops/axis.h"
+#include "ops/broadcast.h"
+
+namespace hone::onednn {
+namespace {
+
+/// `v`'s dims: its PValue's, or its plan-time value's.
+dims_t dims_of(const PlanBuilder& b, ValueId v) {
+  return b.has(v) ? b.value(v).dims : b.constant(v)->shape();
+}
+
+/// A new plain temporary for a value of `dims` and `dtype`.
+BufferRef new_value(PlanBuilder& b, const dims_t& dims, DType dtype) {
+  const md_t md =
+      dtype == DType::kF32 ? plain_md(dims) : bytes_md(shape_numel(dims) * dtype_size(dtype));
+  return BufferRef{b.new_temp(md), md};
+}
+
+bool castable(DType t) {
+  return t == DType::kF32 || t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
+}
+
+// --- Gather ------------------------------------------------------------------
+
+template <class I>
+Result<void> gather_rows(const std::string& node, const dims_t& in, int64_t axis,
+                         const std::byte* data, const I* idx, int64_t count, std::byte* out,
+                         size_t elem) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= in[static_cast<size_t>(d)];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < in.size(); ++d) inner *= in[d];
+  const int64_t dim = in[static_cast<size_t>(axis)];
+  for (int64_t j = 0; j < count; ++j)  // every index checked before any is used
+    if (const auto i = static_cast<int64_t>(idx[j]); i < -dim || i >= dim)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Gather " + node + ": index " + std::to_string(i) + " (position " +
+                      std::to_string(j) + " of the indices) is out of range for axis " +
+                      std::to_string(axis) + " of " + shape_to_string(in));
+  const size_t row = static_cast<size_t>(inner) * elem;
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < count; ++j) {
+      auto i = static_cast<int64_t>(idx[j]);
+      if (i < 0) i += dim;
+      std::memcpy(out + static_cast<size_t>(o * count + j) * row,
+                  data + static_cast<size_t>(o * dim + i) * row, row);
+    }
+  return {};
+}
+
+// --- Where -------------------------------------------------------------------
+
+/// Where's loop: the output row by row (its last axis), each operand read
+/// with its broadcast strides (0 on the axes it is broadcast along).
+struct WhereShape {
+  dims_t out;
+  std::vector<int64_t> sc, sx, sy;  // per output axis, in elements
+};
+
+template <class T>
+void where_loop(const WhereShape& s, const uint8_t* c, const T* x, const T* y, T* o) {
+  const size_t rank = s.out.size();
+  if (rank == 0) {
+    o[0] = c[0] ? x[0] : y[0];
+    return;
+  }
+  const int64_t n = s.out[rank - 1];
+  const int64_t ec = s.sc[rank - 1], ex = s.sx[rank - 1], ey = s.sy[rank - 1];
+  std::vector<int64_t> at(rank, 0);  // the odometer over the outer axes
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) rows *= s.out[d];
+  int64_t pc = 0, px = 0, py = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < n; ++k) o[k] = c[pc + k * ec] ? x[px + k * ex] : y[py + k * ey];
+    o += n;
+    for (size_t d = rank - 1; d-- > 0;) {  // next row: carry through the outer axes
+      pc += s.sc[d], px += s.sx[d], py += s.sy[d];
+      if (++at[d] < s.out[d]) break;
+      pc -= s.sc[d] * s.out[d], px -= s.sx[d] * s.out[d], py -= s.sy[d] * s.out[d];
+      at[d] = 0;
+    }
+  }
+}
+
+// --- Cast --------------------------------------------------------------------
+
+/// One element with the reference's Cast (eval/ops_elementwise_cast.cpp):
+/// float -> integer truncates toward zero, NaN gives 0 and values out of
+/// range saturate (ONNX leaves both undefined); integer -> integer wraps;
+/// anything -> bool is `!= 0` (NaN is true).
+template <class S, class D>
+D cast_one(S v) {
+  if constexpr (std::is_same_v<D, bool>) {
+    return v != S{0};
+  } else if constexpr (std::is_floating_point_v<S> && !std::is_floating_point_v<D>) {
+    if (std::isnan(v)) return D{0};
+    const double t = std::trunc(static_cast<double>(v));
+    constexpr double lo = static_cast<double>(std::numeric_limits<D>::lowest());
+    constexpr double hi_excl = static_cast<double>(std::numeric_limits<D>::max()) + 1.0;
+    if (t <= lo) return std::numeric_limits<D>::lowest();
+    if (t >= hi_excl) return std::numeric_limits<D>::max();
+    return static_cast<D>(t);
+  } else {
+    return static_cast<D>(v);
+  }
+}
+
+template <class S, class D>
+void cast_loop(const void* in, void* out, int64_t count) {
+  const S* x = static_cast<const S*>(in);
+  D* y = static_cast<D*>(out);
+  for (int64_t i = 0; i < count; ++i) {
+    if constexpr (std::is_same_v<S, bool>)  // a byte other than 0 is true
+      y[i] = static_cast<D>(reinterpret_cast<const uint8_t*>(x)[i] != 0);
+    else
+      y[i] = cast_one<S, D>(x[i]);
+  }
+}
+
+template <class S>
+void (*cast_fn_to(DType to))(const void*, void*, int64_t) {
+  switch (to) {
+    case DType::kF32:
+      return cast_loop<S, float>;
+    case DType::kI64:
+      return cast_loop<S, int64_t>;
+    case DType::kI32:
+      return cast_loop<S, int32_t>;
+    default:
+      return cast_loop<S, bool>;
+  }
+}
+
+/// The loop casting `from` to `to` (both castable()).
+void (*cast_fn(DType from, DType to))(const void*, void*, int64_t) {
+  switch (from) {
+    case DType::kF32:
+      return cast_fn_to<float>(to);
+    case DType::kI64:
+      return cast_fn_to<int64_t>(to);
+    case DType::kI32:
+      return cast_fn_to<int32_t>(to);
+    default:
+      return cast_fn_to<bool>(to);
+  }
+}
+
+/// The dtype of `n`'s output `o` as the graph says, or (a builder-made graph
+/// without inferred dtypes) a Cast's target.
+DType out_dtype(const Graph& g, const Node& n, ValueId o) {
+  if (g.value(o).dtype != DType::kUndefined) return g.value(o).dtype;
+  if (n.op_type == "Cast")
+    if (auto t = eval::dtype_from_onnx(ops::cast_to(n))) return *t;
+  return DType::kUndefined;
+}
+
+bool read_at_run_time(const Graph& g, ValueId v, int depth) {
+  if (depth > 64) return false;
+  for (const Node& n : g.nodes())
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k] != v) continue;
+      const std::string& op = n.op_type;
+      if (op == "Shape" || op == "Size" || (op == "Gather" && k == 1)) continue;
+      const bool own_or_view =
+          op == "Cast" || op == "Where" || op == "Flatten" || op == "Identity" ||
+          (k == 0 && (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze"));
+      if (!own_or_view) return false;
+      for (ValueId o : n.outputs)
+        if (o >= 0 && out_dtype(g, n, o) != DType::kF32 && !read_at_run_time(g, o, depth + 1))
+          return false;
+    }
+  return true;
+}
+
+}  // namespace
+
+bool read_at_run_time(const Graph& g, ValueId in) {
+  return read_at_run_time(g, in, 0);
+}
+
+// PlanBuilder's helpers for the steps that read values of any dtype (plan.h).
+void PlanBuilder::add_own_step(std::string kind, OwnFn fn,
+                               std::vector<std::pair<int, BufferRef>> args) {
+  Step s;
+  s.kind = std::move(kind);
+  s.args = std::move(args);
+  s.own = std::move(fn);
+  plan_->steps.push_back(std::move(s));
+}
+
+DType PlanBuilder::dtype(ValueId v) const {
+  if (has(v)) return value(v).dtype;
+  const Tensor* t = constant(v);
+  return t != nullptr ? t->dtype() : DType::kUndefined;
+}
+
+BufferRef PlanBuilder::data(ValueId v) {
+  if (has(v)) return value(v).dtype == DType::kF32 ? plain(v) : value(v).ref;
+  const Tensor* t = constant(v);  // supports() and lower_all() checked there is one
+  const md_t md = t->dtype() == DType::kF32 ? plain_md(t->shape()) : bytes_md(t->nbytes());
+  set(v, PValue{t->shape(), {new_constant(t->clone()), md}, t->dtype()});
+  return value(v).ref;
+}
+
+BufferRef copy_bytes(PlanBuilder& b, const BufferRef& src, size_t nbytes) {
+  const md_t md = bytes_md(nbytes);
+  const BufferRef dst{b.new_temp(md), md};
+  b.add_own_step("copy",
+                 [nbytes](void* const* p) -> Result<void> {
+                   std::memcpy(p[1], p[0], nbytes);
+                   return {};
+                 },
+                 {{DNNL_ARG_SRC, {src.buffer, md}}, {DNNL_ARG_DST, dst}});
+  return dst;
+}
+
+Result<void> lower_gather_at_run_time(PlanBuilder& b, const Node& n) {
+  const dims_t in = dims_of(b, n.inputs[0]);
+  const dims_t idx = dims_of(b, n.inputs[1]);
+  HONE_TRY(const int64_t axis,
+           ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(in.size()), "Gather axis"));
+  const DType data_t = b.dtype(n.inputs[0]), index_t = b.dtype(n.inputs[1]);
+  if (index_t != DType::kI64 && index_t != DType::kI32)
+    return fail(ErrorCode::kUnsupported,
+                "Gather indices are " + std::string(dtype_name(index_t)) + "; i64 or i32 only");
+  if (!castable(data_t))
+    return fail(ErrorCode::kUnsupported, "Gather of " + std::string(dtype_name(data_t)) + " data");
+  dims_t out(in.begin(), in.begin() + axis);
+  out.insert(out.end(), idx.begin(), idx.end());
+  out.insert(out.end(), in.begin() + axis + 1, in.end());
+  if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "Gather with an empty result");
+  const BufferRef data = b.data(n.inputs[0]), indices = b.data(n.inputs[1]);
+  const BufferRef dst = new_value(b, out, data_t);
+  const std::string node = n.describe();
+  const int64_t count = shape_numel(idx);
+  const size_t elem = dtype_size(data_t);
+  OwnFn fn;
+  if (index_t == DType::kI64)
+    fn = [=](void* const* p) {
+      return gather_rows(node, in, axis, static_cast<const std::byte*>(p[0]),
+                         static_cast<const int64_t*>(p[1]), count, static_cast<std::byte*>(p[2]),
+                         elem);
+    };
+  else
+    fn = [=](void* const* p) {
+      return gather_rows(node, in, axis, static_cast<const std::byte*>(p[0]),
+                         static_cast<const int32_t*>(p[1]), count, static_cast<std::byte*>(p[2]),
+                         elem);
+    };
+  b.add_own_step("gather", std::move(fn),
+                 {{DNNL_ARG_SRC_0, data}, {DNNL_ARG_SRC_1, indices}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst, data_t});
+  return {};
+}
+
+Result<void> lower_where(PlanBuilder& b, const Node& n) {
+  if (n.inputs.size() != 3) return fail(ErrorCode::kInvalidArgument, "Where needs three inputs");
+  const DType ct = b.dtype(n.inputs[0]), t = b.dtype(n.inputs[1]);
+  if (ct != DType::kBool)
+    return fail(ErrorCode::kUnsupported,
+                "Where's condition is " + std::string(dtype_name(ct)) + ", not bool");
+  if (b.dtype(n.inputs[2]) != t || !castable(t))
+    return fail(ErrorCode::kUnsupported, "Where of " + std::string(dtype_name(t)) + " and " +
+                                             std::string(dtype_name(b.dtype(n.inputs[2]))));
+  const dims_t dc = dims_of(b, n.inputs[0]), dx = dims_of(b, n.inputs[1]),
+               dy = dims_of(b, n.inputs[2]);
+  HONE_TRY(const dims_t out, ops::broadcast_shapes({dc, dx, dy}));
+  if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "Where with an empty result");
+  WhereShape s{out, ops::broadcast_strides(dc, out), ops::broadcast_strides(dx, out),
+               ops::broadcast_strides(dy, out)};
+  const BufferRef c = b.data(n.inputs[0]), x = b.data(n.inputs[1]), y = b.data(n.inputs[2]);
+  const BufferRef dst = new_value(b, out, t);
+  OwnFn fn;
+  auto typed = [&]<class T>() {
+    fn = [s](void* const* p) -> Result<void> {
+      where_loop(s, static_cast<const uint8_t*>(p[0]), static_cast<const T*>(p[1]),
+                 static_cast<const T*>(p[2]), static_cast<T*>(p[3]));
+      return {};
+    };
+  };
+  switch (dtype_size(t)) {  // Where only moves elements: their width is all it needs
+    case 1:
+      typed.operator()<uint8_t>();
+      break;
+    case 4:
+      typed.operator()<uint32_t>();
+      break;
+    default:
+      typed.operator()<uint64_t>();
+  }
+  b.add_own_step(
+      "where", std::move(fn),
+      {{DNNL_ARG_SRC_0, c}, {DNNL_ARG_SRC_1, x}, {DNNL_ARG_SRC_2, y}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst, t});
+  return {};
+}
+
+Result<void> lower_cast(PlanBuilder& b, const Node& n) {
+  const DType from = b.dtype(n.inputs[0]);
+  HONE_TRY(const DType to, eval::dtype_from_onnx(ops::cast_to(n)));
+  if (!castable(from) || !castable(to))
+    return fail(ErrorCode::kUnsupported, "Cast from " + std::string(dtype_name(from)) + " to " +
+                                             std::string(dtype_name(to)) +
+                                             " (onednn casts f32, i64, i32 and bool)");
+  if (from == to) {  // the same bytes, in whatever layout they are
+    if (!b.has(n.inputs[0])) b.data(n.inputs[0]);
+    b.set(n.outputs[0], b.value(n.inputs[0]));
+    return {};
+  }
+  const dims_t dims = dims_of(b, n.inputs[0]);
+  const BufferRef src = b.data(n.inputs[0]);
+  const BufferRef dst = new_value(b, dims, to);
+  const auto loop = cast_fn(from, to);
+  const int64_t count = shape_numel(dims);
+  b.add_own_step("cast",
+                 [loop, count](void* const* p) -> Result<void> {
+                   loop(p[0], p[1], count);
+                   return {};
+                 },
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{dims, dst, to});
+  return {};
+}
+
+}  // namespace hone::onednn
