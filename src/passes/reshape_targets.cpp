@@ -106,25 +106,38 @@ class Resolver {
   passes::Uses uses_;
 };
 
-/// The constant target equivalent to `entries` for an input of dims `in`
-/// (allowzero = 0); nothing when two or more entries are neither static nor
-/// the input's dim at their position.
-std::optional<std::vector<int64_t>> constant_target(const Entries& entries, const Shape& in) {
-  std::vector<int64_t> out;
+/// A constant target equivalent to `entries` for an input of dims `in`.
+struct Target {
+  std::vector<int64_t> dims;
+  bool copies = false;  // some 0 copies the input's dim (it needs allowzero = 0)
+};
+
+/// The constant target equivalent to `entries` for an input of dims `in`;
+/// nothing when two or more entries are neither static nor the input's dim at
+/// their position. Under allowzero = 1 (the dynamo exporter writes it on every
+/// Reshape) a static 0 is a dim of 0, so a target that also copies a dim
+/// cannot be written as a constant: nothing then too.
+std::optional<Target> constant_target(const Entries& entries, const Shape& in, bool allowzero) {
+  Target out;
   int inferred = 0;
-  for (const Dim& d : entries)
+  bool zero = false;
+  for (const Dim& d : entries) {
     if (d.is_static() && d.value() == -1) ++inferred;
+    if (d.is_static() && d.value() == 0) zero = true;
+  }
   for (size_t i = 0; i < entries.size(); ++i) {
     const Dim& d = entries[i];
     if (d.is_static()) {
-      out.push_back(d.value());
+      out.dims.push_back(d.value());
     } else if (i < in.rank() && in[i] == d) {
-      out.push_back(0);
+      out.dims.push_back(0);
+      out.copies = true;
     } else {
       if (++inferred > 1) return std::nullopt;
-      out.push_back(-1);
+      out.dims.push_back(-1);
     }
   }
+  if (allowzero && zero && out.copies) return std::nullopt;
   return out;
 }
 
@@ -141,7 +154,7 @@ Result<Graph> fold_reshape_targets(const Graph& in, PassStats* stats) {
     if (n.op_type != "Reshape" || !n.domain.empty() || n.inputs.size() != 2 || n.inputs[0] < 0 ||
         n.inputs[1] < 0 || n.outputs.size() != 1)
       continue;
-    if (ops::reshape_allowzero(n) || constant_of(g, n.inputs[1]) != nullptr) continue;
+    if (constant_of(g, n.inputs[1]) != nullptr) continue;
     const Value& x = g.value(n.inputs[0]);
     if (!x.shape) continue;
     const auto e = resolve.entries(n.inputs[1]);
@@ -152,17 +165,22 @@ Result<Graph> fold_reshape_targets(const Graph& in, PassStats* stats) {
           n.describe());
       continue;
     }
-    const auto target = constant_target(*e, *x.shape);
+    const bool allowzero = ops::reshape_allowzero(n);
+    const auto target = constant_target(*e, *x.shape, allowzero);
     if (!target) {
       HONE_LOG_DEBUG(
           "fold_reshape_targets: {} keeps its computed target {}: its input is {}, "
-          "two entries differ from it",
+          "two entries differ from it, or allowzero holds a 0 beside a copied dim",
           n.describe(), Shape(*e).to_string(), x.shape->to_string());
       continue;
     }
     Node r = n;
+    // A copied dim is a 0 under allowzero = 0; where allowzero was 1 the
+    // target has no other 0 (constant_target), so the meaning is the same.
+    if (target->copies) r.attrs.erase("allowzero");
     r.inputs[1] = rw.add_constant(
-        n.name + "_shape", Tensor::from<int64_t>({static_cast<int64_t>(target->size())}, *target));
+        n.name + "_shape",
+        Tensor::from<int64_t>({static_cast<int64_t>(target->dims.size())}, target->dims));
     rw.remove(static_cast<NodeId>(i));
     rw.add_node(std::move(r));
     ++count;

@@ -70,8 +70,9 @@ std::optional<std::vector<int64_t>> constant_ints(const Graph& g, const Node& n,
 }
 
 /// The value of the integer scalar `v` as a dim: a constant, or dim k of a
-/// tensor reached through Gather(Shape(x), k) and the Casts, Squeezes and
-/// Unsqueezes exporters wrap it in (a Range over a sequence length).
+/// tensor reached through Gather(Shape(x), k) or a one-dim Shape(x, k, k + 1),
+/// and the Casts, Squeezes and Unsqueezes exporters wrap it in (a Range over a
+/// sequence length).
 Dim scalar_dim(const Graph& g, ValueId v, int depth = 0) {
   if (v < 0 || depth > 8) return Dim::unknown();
   const Value& val = g.value(v);
@@ -87,6 +88,14 @@ Dim scalar_dim(const Graph& g, ValueId v, int depth = 0) {
   if (n.op_type == "Cast" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze" ||
       n.op_type == "Identity")
     return scalar_dim(g, n.inputs[0], depth + 1);
+  if (n.op_type == "Shape") {
+    // Shape with start and end of one dim (the dynamo exporter's sym_size,
+    // squeezed to a scalar): that dim.
+    const Value& x = g.value(n.inputs[0]);
+    if (!x.shape) return Dim::unknown();
+    const auto [b, e] = ops::shape_range(n, static_cast<int64_t>(x.shape->rank()));
+    return e - b == 1 ? (*x.shape)[static_cast<size_t>(b)] : Dim::unknown();
+  }
   if (n.op_type != "Gather" || n.inputs.size() != 2 || ops::axis_attr(n) != 0)
     return Dim::unknown();
   const Value& src = g.value(n.inputs[0]);
@@ -138,14 +147,15 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return s ? std::optional<Shape>(*s) : std::nullopt;
   }
   if (broadcast_ops().count(op)) {
+    // The dtype first: it is known even where a shape is not.
+    if (op == "Where") *dtype = dtype_of(1);
+    if (is_compare(op)) *dtype = DType::kBool;
     std::vector<std::vector<Dim>> shapes;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const Shape* s = shape_of(i);
       if (s == nullptr) return std::nullopt;
       shapes.push_back(s->dims());
     }
-    if (op == "Where") *dtype = dtype_of(1);
-    if (is_compare(op)) *dtype = DType::kBool;
     return shape_or_none(ops::broadcast_shape<Dim>(op, shapes));
   }
   if (op == "MatMul") {

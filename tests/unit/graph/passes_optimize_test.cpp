@@ -111,6 +111,50 @@ TEST(PassesShapes, ReshapeTargetsFromDimsBecomeConstants) {
   }
 }
 
+// The dynamo exporter writes allowzero = 1 on every Reshape, where a 0 in the
+// target is a dim of 0: a target made of the input's own dims is still a
+// constant (the copies as 0, allowzero dropped), unless it also holds a 0.
+TEST(PassesShapes, ReshapeTargetsUnderAllowzeroBecomeConstants) {
+  GraphBuilder b("dynamo_heads");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq"), 8});
+  auto dim = [&](ValueId v, int64_t k) {
+    return b.op("Shape", {v}, {{"start", k}, {"end", k + 1}});
+  };
+  const std::map<std::string, Attribute> allowzero = {{"allowzero", int64_t{1}}};
+  ValueId split = b.op(
+      "Reshape", {x, b.concat({dim(x, 0), dim(x, 1), b.constant("", i64s({2, 4}))}, 0)}, allowzero);
+  b.output(b.relu(split), "heads");
+  // A 0 beside the copied dims: under allowzero = 0 it would copy too.
+  ValueId e = b.input("e", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq"), 0});
+  b.output(b.op("Reshape", {e, b.concat({dim(e, 0), dim(e, 1), b.constant("", i64s({0, 5}))}, 0)},
+                allowzero),
+           "empty");
+  const Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fold_reshape_targets(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 1);
+  for (const Node& n : out->nodes()) {
+    if (n.op_type != "Reshape") continue;
+    const Tensor* t =
+        out->value(n.inputs[1]).initializer ? &*out->value(n.inputs[1]).initializer : nullptr;
+    if (out->value(n.inputs[0]).name == "x") {
+      ASSERT_NE(t, nullptr);
+      EXPECT_EQ(std::vector<int64_t>(t->data<int64_t>(), t->data<int64_t>() + t->numel()),
+                (std::vector<int64_t>{0, 0, 2, 4}));
+      EXPECT_FALSE(n.has_attr("allowzero"));
+    } else {
+      EXPECT_EQ(t, nullptr);  // kept computed
+    }
+  }
+  std::mt19937 rng(24);
+  for (const auto& [bt, sq] : {std::pair{1, 3}, std::pair{2, 5}}) {
+    const std::vector<Tensor> in{uniform(rng, {bt, sq, 8}),
+                                 Tensor::zeros(DType::kF32, {bt, sq, 0})};
+    EXPECT_TRUE(same_outputs(g, *out, in, 0.0, /*bitwise=*/true)) << bt << "x" << sq;
+  }
+}
+
 TEST(PassesOptimize, PipelineRunsToAFixedPointAndReportsEachPass) {
   std::mt19937 rng(22);
   GraphBuilder b("pipeline");
