@@ -84,6 +84,7 @@ struct Walk {
   const Graph& g;
   Policy p;
   std::vector<int8_t> memo;  // per node: -1 unknown, 0 no, 1 yes
+  const Known& known;
 };
 
 bool host_node_at(Walk& w, const Node& n, int depth);
@@ -93,6 +94,8 @@ bool host_value_at(Walk& w, ValueId v, int depth) {
   if (v < 0) return true;  // an omitted optional input
   const Value& val = w.g.value(v);
   if (val.initializer) return allowed_dtype(val.initializer->dtype(), w.p);
+  if (static_cast<size_t>(v) < w.known.size() && w.known[static_cast<size_t>(v)])
+    return allowed_dtype(val.dtype, w.p);
   if (val.producer < 0 || (val.dtype != DType::kUndefined && !allowed_dtype(val.dtype, w.p)))
     return false;
   return host_node_at(w, w.g.node(val.producer), depth + 1);
@@ -145,13 +148,13 @@ Tensor shape_of(const Node& n, const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-bool host_node(const Graph& g, const Node& n, Policy policy) {
-  Walk w{g, policy, std::vector<int8_t>(g.nodes().size(), -1)};
+bool host_node(const Graph& g, const Node& n, Policy policy, const Known& known) {
+  Walk w{g, policy, std::vector<int8_t>(g.nodes().size(), -1), known};
   return host_node_at(w, n, 0);
 }
 
-bool host_value(const Graph& g, ValueId v, Policy policy) {
-  Walk w{g, policy, std::vector<int8_t>(g.nodes().size(), -1)};
+bool host_value(const Graph& g, ValueId v, Policy policy, const Known& known) {
+  Walk w{g, policy, std::vector<int8_t>(g.nodes().size(), -1), known};
   return host_value_at(w, v, 0);
 }
 
@@ -197,6 +200,51 @@ Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& e
     return fail(
         std::move(outs).error().add_context("while evaluating " + n.describe() + " at plan time"));
   return std::move(*outs);
+}
+
+Result<std::vector<int64_t>> ints(const Node& n, size_t i, const Env& env,
+                                  const std::string& what) {
+  const Tensor* t =
+      i < n.inputs.size() && n.inputs[i] >= 0 && env.value ? env.value(n.inputs[i]) : nullptr;
+  if (t == nullptr)
+    return fail(ErrorCode::kInternal,
+                n.describe() + ": " + what + " is not known when the plan is built");
+  if (t->dtype() == DType::kI64)
+    return std::vector<int64_t>(t->span<int64_t>().begin(), t->span<int64_t>().end());
+  if (t->dtype() == DType::kI32)
+    return std::vector<int64_t>(t->span<int32_t>().begin(), t->span<int32_t>().end());
+  return fail(ErrorCode::kInvalidArgument, n.describe() + ": " + what + " is " +
+                                               std::string(dtype_name(t->dtype())) +
+                                               ", not an integer tensor");
+}
+
+Known known_inputs(const Graph& block, const std::function<bool(const Node&, size_t)>& data_slot) {
+  const std::vector<bool> dims_only = dims_only_inputs(block);
+  Known known(block.values().size(), false);
+  std::vector<bool> read_as_data(block.values().size(), false);
+  if (data_slot)
+    for (const Node& n : block.nodes())
+      for (size_t i = 0; i < n.inputs.size(); ++i)
+        if (n.inputs[i] >= 0 && data_slot(n, i))
+          read_as_data[static_cast<size_t>(n.inputs[i])] = true;
+  for (size_t i = 0; i < block.inputs().size(); ++i) {
+    const auto v = static_cast<size_t>(block.inputs()[i]);
+    const DType t = block.value(block.inputs()[i]).dtype;
+    known[v] = !dims_only[i] && !read_as_data[v] && (integer_dtype(t) || t == DType::kBool);
+  }
+  return known;
+}
+
+std::vector<bool> dims_only_inputs(const Graph& block) {
+  std::vector<bool> only(block.values().size(), true);
+  for (const Node& n : block.nodes())
+    if (n.op_type != "Shape" && n.op_type != "Size")
+      for (ValueId v : n.inputs)
+        if (v >= 0) only[static_cast<size_t>(v)] = false;
+  for (ValueId v : block.outputs()) only[static_cast<size_t>(v)] = false;
+  std::vector<bool> out;
+  for (ValueId v : block.inputs()) out.push_back(only[static_cast<size_t>(v)]);
+  return out;
 }
 
 }  // namespace hone::host_eval

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "hone/error.h"
@@ -30,12 +31,19 @@ enum class Policy {
   kAnyDtype,  // any dtype, a longer list (comparisons, Where, Range, Expand, ...)
 };
 
+/// Per value id of a block graph: its value is known when the plan is built
+/// though nothing in the block makes it (an input another block computed
+/// from dims, whose values the plan's key carries). Empty: none.
+using Known = std::vector<bool>;
+
 /// `n` computes its outputs from dims and constants only (Shape and Size read
 /// nothing but their input's dims), within `policy`, so it can be evaluated
-/// when a plan is built. Decided on the graph; a pure function of it.
-bool host_node(const Graph& g, const Node& n, Policy policy = Policy::kIntegers);
-/// `v` is a constant allowed by `policy` or the output of a host node.
-bool host_value(const Graph& g, ValueId v, Policy policy = Policy::kIntegers);
+/// when a plan is built. Decided on the graph (and `known`); a pure function of it.
+bool host_node(const Graph& g, const Node& n, Policy policy = Policy::kIntegers,
+               const Known& known = {});
+/// `v` is a constant allowed by `policy`, a known value or the output of a host node.
+bool host_value(const Graph& g, ValueId v, Policy policy = Policy::kIntegers,
+                const Known& known = {});
 
 /// What evaluation reads from the plan being built. Either may return
 /// nullptr for a value it does not know; evaluate() then fails with kInternal.
@@ -48,5 +56,23 @@ struct Env {
 /// the reference interpreter with its inputs as initializers). One tensor per
 /// wired output, in order of n.outputs (omitted outputs are skipped).
 [[nodiscard]] Result<std::vector<Tensor>> evaluate(const Graph& g, const Node& n, const Env& env);
+
+/// The integers of input `i` of `n` (a Reshape target, Slice bounds, Expand
+/// shape...), which `env` knows when the plan is built; `what` names them in
+/// errors: kInternal when unknown, kInvalidArgument when not i64 or i32.
+[[nodiscard]] Result<std::vector<int64_t>> ints(const Node& n, size_t i, const Env& env,
+                                                const std::string& what);
+
+/// Per input of `block`: only Shape and Size read it (and it is no block
+/// output), so no kernel reads its elements and its dtype does not matter
+/// (input_ids whose length makes the positions and the masks).
+std::vector<bool> dims_only_inputs(const Graph& block);
+
+/// The block inputs of an f32 backend whose values a plan takes as known
+/// (by value id): integer and bool inputs that are not dims-only. No kernel
+/// of such a backend reads their elements as data, except where `data_slot`
+/// says a node reads that input slot at run time (a Where's condition).
+Known known_inputs(const Graph& block,
+                   const std::function<bool(const Node&, size_t)>& data_slot = nullptr);
 
 }  // namespace hone::host_eval

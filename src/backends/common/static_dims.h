@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "hone/error.h"
 #include "hone/graph.h"
 #include "hone/tensor.h"
 
@@ -28,6 +29,18 @@ std::optional<ShapeSignature> static_input_dims(const Graph& block);
 ShapeSignature signature_of(const std::vector<Tensor>& inputs);
 /// Every tensor is f32 (what a plan of an f32-only backend can take).
 bool all_f32(const std::vector<Tensor>& inputs);
+/// A plan key that also carries the values of some inputs (a Reshape target
+/// or an Expand shape another block computed from dims): after the inputs'
+/// dims, one entry {index, dtype, values...} per input i with `take[i]`
+/// (integer or bool, at most `max_numel` elements). False when one is larger
+/// or of another dtype: such a run has no plan.
+[[nodiscard]] bool append_values(ShapeSignature& key, const std::vector<Tensor>& inputs,
+                                 const std::vector<bool>& take, int64_t max_numel);
+/// The tensors append_values() put in `key` (whose first `num_inputs`
+/// entries are the dims), by input index; kInternal for a malformed key.
+[[nodiscard]] Result<std::vector<std::pair<size_t, Tensor>>> values_of_key(
+    const ShapeSignature& key, size_t num_inputs);
+
 /// "[1, 3, 8, 8] [3]": the signature for logs and kernel plans.
 std::string signature_text(const ShapeSignature& s);
 

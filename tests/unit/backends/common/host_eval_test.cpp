@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/common/static_dims.h"
 #include "hone/graph_builder.h"
 
 namespace hone::host_eval {
@@ -192,6 +193,55 @@ TEST(HostEval, DeepSharedShapeSubgraphsAreHostNodes) {
   ASSERT_EQ(m.numel(), 2);
   EXPECT_EQ(m.data<float>()[0], -100.0f);  // dims [3, 4]: 3 != 4, kept
   EXPECT_EQ(m.data<float>()[1], 0.0f);
+}
+
+// A block whose Reshape target another block computed: the integer input is
+// known (its values travel in the plan key), so what reads it is a host node;
+// an input only Shape reads is dims-only; a Where's condition read as data is
+// not known.
+TEST(HostEval, KnownInputsMakeHostNodesAndTravelInTheKey) {
+  GraphBuilder b("block");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 6});
+  ValueId ids = b.input("ids", DType::kI64, Shape{2, 3});
+  ValueId dims = b.input("dims", DType::kI64, Shape{1});
+  ValueId mask = b.input("mask", DType::kBool, Shape{2, 6});
+  ValueId target = b.concat({b.op("Shape", {ids}, {{"end", int64_t{1}}}), dims}, 0);
+  b.output(b.op("Reshape", {x, target}), "y");
+  b.output(b.op("Where", {mask, x, b.scalar_f32("z", 0.0f)}), "w");
+  const Graph g = *std::move(b).build();
+  EXPECT_EQ(dims_only_inputs(g), (std::vector<bool>{false, true, false, false}));
+  const Known known =
+      known_inputs(g, [](const Node& n, size_t i) { return n.op_type == "Where" && i == 0; });
+  EXPECT_FALSE(known[static_cast<size_t>(x)]);
+  EXPECT_FALSE(known[static_cast<size_t>(ids)]);  // dims only
+  EXPECT_TRUE(known[static_cast<size_t>(dims)]);
+  EXPECT_FALSE(known[static_cast<size_t>(mask)]);  // read as data
+  const Node& concat = producer(g, target);
+  EXPECT_FALSE(host_node(g, concat, Policy::kIntegers));
+  EXPECT_TRUE(host_node(g, concat, Policy::kIntegers, known));
+  // The key: dims, then {index, dtype, values} of each input taken.
+  const std::vector<Tensor> in{Tensor::zeros(DType::kF32, {2, 6}),
+                               Tensor::zeros(DType::kI64, {2, 3}), i64s({6}),
+                               Tensor::zeros(DType::kBool, {2, 6})};
+  ShapeSignature key = signature_of(in);
+  ASSERT_TRUE(append_values(key, in, {false, false, true, false}, 64));
+  EXPECT_FALSE(append_values(key, in, {true, false, false, false}, 64));  // f32 is no known value
+  auto values = values_of_key(key, in.size());
+  ASSERT_TRUE(values) << values.error().to_string();
+  ASSERT_EQ(values->size(), 1u);
+  EXPECT_EQ((*values)[0].first, 2u);
+  EXPECT_EQ((*values)[0].second.data<int64_t>()[0], 6);
+  // ints(): the values, or an error naming what is missing or not an integer.
+  Env env;
+  env.value = [&](ValueId v) -> const Tensor* { return v == dims ? &in[2] : nullptr; };
+  const Node& reshape = producer(g, g.outputs()[0]);
+  auto missing = ints(reshape, 1, env, "Reshape shape");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message().find("Reshape shape is not known"), std::string::npos);
+  env.value = [&](ValueId) -> const Tensor* { return &in[0]; };
+  auto f32 = ints(reshape, 1, env, "Reshape shape");
+  ASSERT_FALSE(f32);
+  EXPECT_EQ(f32.error().code(), ErrorCode::kInvalidArgument);
 }
 
 }  // namespace
