@@ -9,6 +9,7 @@
 #include "backends/common/arena_layout.h"
 #include "backends/common/block_runtime.h"
 #include "backends/common/capabilities.h"
+#include "backends/common/host_eval.h"
 #include "backends/common/static_dims.h"
 #include "core/log.h"
 #include "hone/limits.h"
@@ -39,6 +40,12 @@ struct Program {
   std::vector<Step> steps;
   std::vector<std::pair<size_t, size_t>> copies;  // (slot, output) for outputs no step writes
   std::vector<dims_t> output_dims;
+  /// Per output: its value when a host node made it (common/host_eval.h),
+  /// handed out as is, whatever its dtype (a Reshape target another block
+  /// reads); null for the outputs the steps write.
+  std::vector<std::shared_ptr<const Tensor>> host_outputs;
+  /// Host values the constant slots point into.
+  std::vector<std::shared_ptr<const Tensor>> owned;
   size_t arena_floats = 0;
   ArenaLayout memory;  // how the arena was laid out
 };
@@ -112,23 +119,110 @@ class ArenaPool {
   std::vector<std::pair<Arena, size_t>> free_;
 };
 
+/// Lays out the temporaries and workspaces of `program` in one arena: each
+/// step's workspace is scratch live only during that step; copies to the
+/// block's outputs read their sources after the last step.
+Result<ArenaLayout> arena_layout_of(Program* program) {
+  ArenaProblem mp;
+  mp.alignment = 64;
+  for (const Program::Slot& sl : program->slots) {
+    size_t n = 1;
+    for (int64_t d : sl.dims) n *= static_cast<size_t>(d);
+    mp.values.push_back({n * sizeof(float), sl.kind != Program::Slot::Kind::kTemp});
+  }
+  for (const Program::Step& st : program->steps) {
+    ArenaStep ms;
+    for (size_t s : st.in) ms.reads.push_back(static_cast<int>(s));
+    for (size_t s : st.out) ms.writes.push_back(static_cast<int>(s));
+    ms.scratch_bytes = st.op.workspace_floats * sizeof(float);
+    for (int k : st.op.in_place)
+      ms.in_place.emplace_back(static_cast<int>(st.in[static_cast<size_t>(k)]),
+                               static_cast<int>(st.out[0]));
+    mp.steps.push_back(std::move(ms));
+  }
+  if (!program->copies.empty()) {
+    ArenaStep tail;
+    for (const auto& [s, k] : program->copies) tail.reads.push_back(static_cast<int>(s));
+    mp.steps.push_back(std::move(tail));
+  }
+  HONE_TRY(ArenaLayout m, lay_out(mp));
+  for (size_t s = 0; s < program->slots.size(); ++s)
+    if (program->slots[s].kind == Program::Slot::Kind::kTemp &&
+        m.offsets[s] != ArenaLayout::kNotPlaced)
+      program->slots[s].offset = m.offsets[s] / sizeof(float);
+  for (size_t i = 0; i < program->steps.size(); ++i)
+    if (m.scratch_offsets[i] != ArenaLayout::kNotPlaced)
+      program->steps[i].workspace = m.scratch_offsets[i] / sizeof(float);
+  return m;
+}
+
 class BlasBlock final : public BlockRuntime<Program> {
  public:
-  BlasBlock(Graph g, std::vector<Unit> units, std::shared_ptr<Stats> stats, ThreadPool* pool,
-            std::shared_ptr<ThreadPool> keep)
-      : BlockRuntime("blas", std::make_shared<const Graph>(std::move(g)), &stats->fallback_runs),
+  /// `units` were made from `*g` (host units and index ops keep references to it).
+  BlasBlock(std::shared_ptr<const Graph> g, std::vector<Unit> units, std::shared_ptr<Stats> stats,
+            ThreadPool* pool, std::shared_ptr<ThreadPool> keep, host_eval::Known known)
+      : BlockRuntime("blas", std::move(g), &stats->fallback_runs),
         units_(std::move(units)),
         stats_(std::move(stats)),
         pool_(pool),
-        keep_pool_(std::move(keep)) {}
+        keep_pool_(std::move(keep)),
+        dims_only_(host_eval::dims_only_inputs(graph())),
+        known_(std::move(known)) {
+    for (ValueId in : graph().inputs()) {
+      bool cond = false;
+      for (const Node& n : graph().nodes())
+        for (size_t k = 0; k < n.inputs.size(); ++k)
+          cond |= n.inputs[k] == in && reads_as_data(n, k);
+      cond_input_.push_back(cond);
+    }
+  }
+
+  /// Every run of this block goes to the reference, for `why`.
+  void refuse(Error why) { refused_ = std::move(why); }
 
  private:
+  /// The inputs' dims, then the values of the known inputs (integer and bool
+  /// values another block computed from dims: a Reshape target, an Expand
+  /// shape; static_dims.h's append_values). An input only Shape or Size reads
+  /// (input_ids, whose length makes the positions and masks) may have any
+  /// dtype, and a Where's condition is read when it runs; any other non-f32
+  /// input sends the run to the reference.
+  std::optional<Signature> key_of(const std::vector<Tensor>& inputs) const override {
+    Signature key = signature_of(inputs);
+    const std::vector<ValueId>& ins = graph().inputs();
+    if (inputs.size() != ins.size()) return all_f32(inputs) ? std::optional(key) : std::nullopt;
+    std::vector<bool> take(ins.size(), false);
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const DType t = inputs[i].dtype();
+      if (t == DType::kF32 || dims_only_[i]) continue;
+      if (known_[static_cast<size_t>(ins[i])]) {
+        take[i] = true;
+      } else if (!(cond_input_[i] && t == DType::kBool)) {
+        HONE_LOG_DEBUG("blas: block '{}' runs on the reference: its input '{}' is {}",
+                       graph().name(), graph().value(ins[i]).name, dtype_name(t));
+        return std::nullopt;
+      }
+    }
+    if (!append_values(key, inputs, take, kMaxKnownInput)) {
+      HONE_LOG_DEBUG(
+          "blas: block '{}' runs on the reference: an input whose values the plan takes has "
+          "more than {} elements",
+          graph().name(), kMaxKnownInput);
+      return std::nullopt;
+    }
+    return key;
+  }
+
   Result<std::vector<Tensor>> execute(const Program& program,
                                       const std::vector<Tensor>& inputs) const override {
     try {
       std::vector<Tensor> outputs;
-      for (const dims_t& d : program.output_dims) {
-        HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, d));
+      for (size_t k = 0; k < program.output_dims.size(); ++k) {
+        if (const auto& host = program.host_outputs[k]) {
+          outputs.push_back(host->clone());  // the caller may write it
+          continue;
+        }
+        HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, program.output_dims[k]));
         outputs.push_back(std::move(t));
       }
       // One arena per call, laid out by arena_layout_of().
@@ -170,59 +264,29 @@ class BlasBlock final : public BlockRuntime<Program> {
     }
   }
 
-  /// Lays out the temporaries and workspaces of `program` in one arena: each
-  /// step's workspace is scratch live only during that step; copies to the
-  /// block's outputs read their sources after the last step.
-  static Result<ArenaLayout> arena_layout_of(Program* program) {
-    ArenaProblem mp;
-    mp.alignment = 64;
-    for (const Program::Slot& sl : program->slots) {
-      size_t n = 1;
-      for (int64_t d : sl.dims) n *= static_cast<size_t>(d);
-      mp.values.push_back({n * sizeof(float), sl.kind != Program::Slot::Kind::kTemp});
-    }
-    for (const Program::Step& st : program->steps) {
-      ArenaStep ms;
-      for (size_t s : st.in) ms.reads.push_back(static_cast<int>(s));
-      for (size_t s : st.out) ms.writes.push_back(static_cast<int>(s));
-      ms.scratch_bytes = st.op.workspace_floats * sizeof(float);
-      for (int k : st.op.in_place)
-        ms.in_place.emplace_back(static_cast<int>(st.in[static_cast<size_t>(k)]),
-                                 static_cast<int>(st.out[0]));
-      mp.steps.push_back(std::move(ms));
-    }
-    if (!program->copies.empty()) {
-      ArenaStep tail;
-      for (const auto& [s, k] : program->copies) tail.reads.push_back(static_cast<int>(s));
-      mp.steps.push_back(std::move(tail));
-    }
-    HONE_TRY(ArenaLayout m, lay_out(mp));
-    for (size_t s = 0; s < program->slots.size(); ++s)
-      if (program->slots[s].kind == Program::Slot::Kind::kTemp &&
-          m.offsets[s] != ArenaLayout::kNotPlaced)
-        program->slots[s].offset = m.offsets[s] / sizeof(float);
-    for (size_t i = 0; i < program->steps.size(); ++i)
-      if (m.scratch_offsets[i] != ArenaLayout::kNotPlaced)
-        program->steps[i].workspace = m.scratch_offsets[i] / sizeof(float);
-    return m;
-  }
-
-  Result<std::shared_ptr<const Program>> build(const Signature& sig) const override {
+  Result<std::shared_ptr<const Program>> build(const Signature& key) const override {
+    if (refused_) return fail(*refused_);
     const Graph& g = graph();
-    if (sig.size() != g.inputs().size())
+    if (key.size() < g.inputs().size())
       return fail(ErrorCode::kInvalidArgument, "block expects " +
                                                    std::to_string(g.inputs().size()) +
-                                                   " inputs, got " + std::to_string(sig.size()));
+                                                   " inputs, got " + std::to_string(key.size()));
+    const Signature sig(key.begin(), key.begin() + static_cast<std::ptrdiff_t>(g.inputs().size()));
     auto program = std::make_shared<Program>();
     std::map<ValueId, size_t> slot_of;
     for (size_t i = 0; i < sig.size(); ++i) {
       for (int64_t d : sig[i])
-        if (d == 0)
+        if (d == 0 && !dims_only_[i])
           return fail(ErrorCode::kUnsupported, "input '" + g.value(g.inputs()[i]).name +
                                                    "' is empty; blas blocks need data");
       program->slots.push_back({Program::Slot::Kind::kInput, i, 0, nullptr, sig[i]});
       slot_of[g.inputs()[i]] = program->slots.size() - 1;
     }
+    // Values computed when planning (host nodes), by value; first the known
+    // inputs' values, which the key carries.
+    std::map<ValueId, std::shared_ptr<const Tensor>> host;
+    HONE_TRY(auto values, values_of_key(key, g.inputs().size()));
+    for (auto& [i, t] : values) host[g.inputs()[i]] = std::make_shared<const Tensor>(std::move(t));
     auto slot_for = [&](ValueId v) -> Result<size_t> {
       if (auto it = slot_of.find(v); it != slot_of.end()) return it->second;
       const Value& val = g.value(v);
@@ -233,10 +297,36 @@ class BlasBlock final : public BlockRuntime<Program> {
       slot_of[v] = program->slots.size() - 1;
       return program->slots.size() - 1;
     };
+    host_eval::Env known;
+    known.dims = [&](ValueId v) -> const std::vector<int64_t>* {
+      if (auto it = slot_of.find(v); it != slot_of.end()) return &program->slots[it->second].dims;
+      const Tensor* t = known.value(v);  // the Shape of a constant or of a host value
+      return t != nullptr ? &t->shape() : nullptr;
+    };
+    known.value = [&](ValueId v) -> const Tensor* {
+      if (auto it = host.find(v); it != host.end()) return it->second.get();
+      const Value& val = g.value(v);
+      return val.initializer ? &*val.initializer : nullptr;
+    };
+    const PlanEnv env{*pool_, known};
     std::vector<std::string> lines;
     for (const Unit& u : units_) {
       Program::Step st;
-      HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, *pool_));
+      HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, env));
+      if (!st.op.host.empty()) {
+        // A host node: its values are constants of this plan; an f32 one is
+        // also a slot the kernels read.
+        for (size_t o = 0; o < u.outputs.size() && o < st.op.host.size(); ++o) {
+          const std::shared_ptr<const Tensor>& t = st.op.host[o];
+          host[u.outputs[o]] = t;
+          if (t->dtype() != DType::kF32) continue;
+          program->owned.push_back(t);
+          program->slots.push_back(
+              {Program::Slot::Kind::kConstant, 0, 0, t->data<float>(), t->shape()});
+          slot_of[u.outputs[o]] = program->slots.size() - 1;
+        }
+        continue;
+      }
       for (size_t o = 0; o < u.outputs.size(); ++o) {
         program->slots.push_back({Program::Slot::Kind::kTemp, 0, 0, nullptr, st.op.outputs[o]});
         st.out.push_back(program->slots.size() - 1);
@@ -247,6 +337,12 @@ class BlasBlock final : public BlockRuntime<Program> {
     }
     std::vector<bool> taken(program->slots.size(), false);
     for (size_t k = 0; k < g.outputs().size(); ++k) {
+      if (auto it = host.find(g.outputs()[k]); it != host.end()) {
+        program->output_dims.push_back(it->second->shape());
+        program->host_outputs.push_back(it->second);
+        continue;
+      }
+      program->host_outputs.push_back(nullptr);
       HONE_TRY(size_t s, slot_for(g.outputs()[k]));
       Program::Slot& sl = program->slots[s];
       program->output_dims.push_back(sl.dims);
@@ -285,13 +381,18 @@ class BlasBlock final : public BlockRuntime<Program> {
   std::shared_ptr<Stats> stats_;
   ThreadPool* pool_;
   std::shared_ptr<ThreadPool> keep_pool_;
+  std::optional<Error> refused_;  // why no unit could be made: every run is the reference's
+  std::vector<bool> dims_only_;   // per block input: only Shape or Size reads it
+  host_eval::Known known_;        // by value id: inputs whose values the key carries
+  std::vector<bool> cond_input_;  // per block input: a Where reads it as its condition
+  static constexpr int64_t kMaxKnownInput = 64;
   mutable ArenaPool arenas_;
 };
 
 /// Fused units of `g` in an order where each unit runs after everything it
 /// reads: a unit runs at the position of its last node.
-Result<std::vector<Unit>> create_units(const Graph& g) {
-  BlockInfo info(g);
+Result<std::vector<Unit>> create_units(const Graph& g, host_eval::Known known) {
+  BlockInfo info(g, std::move(known));
   return place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
     info.used[static_cast<size_t>(id)] = true;
     auto u = create_unit(info, n, absorbed);
@@ -342,8 +443,22 @@ Result<std::unique_ptr<CompiledBlock>> BlasBackend::compile(const Graph& block) 
   ThreadPool* pool = own_pool_ ? own_pool_.get() : &ThreadPool::global();
   HONE_LOG_DEBUG("blas: OpenBLAS {} build, kept single-threaded; {} pool threads",
                  kernels::openblas_variant(), pool->num_threads());
-  HONE_TRY(std::vector<Unit> units, create_units(block));
-  auto compiled = std::make_unique<BlasBlock>(block, std::move(units), stats_, pool, own_pool_);
+  auto graph = std::make_shared<const Graph>(block);
+  host_eval::Known known = host_eval::known_inputs(*graph, reads_as_data);
+  auto units = create_units(*graph, known);
+  if (!units && units.error().code() == ErrorCode::kUnsupported) {
+    // A node the whole graph computes from dims that this block cannot (its
+    // inputs come from another block as data): every run goes to the reference.
+    HONE_LOG_DEBUG("blas: block '{}' runs on the reference: {}", block.name(),
+                   units.error().to_string());
+    auto compiled = std::make_unique<BlasBlock>(graph, std::vector<Unit>{}, stats_, pool, own_pool_,
+                                                std::move(known));
+    compiled->refuse(std::move(units).error());
+    return compiled;
+  }
+  if (!units) return fail(std::move(units).error());
+  auto compiled = std::make_unique<BlasBlock>(graph, std::move(*units), stats_, pool, own_pool_,
+                                              std::move(known));
   // Static blocks are planned now; a failure is not fatal: that signature
   // runs on the reference (and the reason is logged).
   if (auto sig = static_input_dims(block)) compiled->prepare(*sig);

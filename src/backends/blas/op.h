@@ -2,7 +2,7 @@
 // follows (STYLE.md rule 10).
 //
 //   HONE_TRY(std::unique_ptr<Op> op, create_unit(graph, nodes));   // validate, pack weights
-//   HONE_TRY(OpPlan p, op->plan(input_dims, pool));      // shapes -> kernel, workspace
+//   HONE_TRY(OpPlan p, op->plan(input_dims, {pool, known}));  // shapes -> kernel, workspace
 //   p.run(RunArgs{inputs, outputs, workspace, &pool});   // bind pointers, run
 //
 // An Op is immutable after create and shared by every plan of its block; an
@@ -18,6 +18,7 @@
 
 #include "backends/blas/kernels/eltwise.h"
 #include "backends/common/fused_units.h"
+#include "backends/common/host_eval.h"
 #include "hone/error.h"
 #include "hone/graph.h"
 #include "hone/tensor.h"
@@ -27,6 +28,17 @@ namespace hone::blas {
 
 using dims_t = std::vector<int64_t>;
 
+/// What blas evaluates when it plans a signature (common/host_eval.h): shape
+/// arithmetic and the masks, scales and tables exporters compute from dims.
+/// support.cpp decides with it, create_unit() makes host units with it.
+inline constexpr host_eval::Policy kHostPolicy = host_eval::Policy::kAnyDtype;
+
+/// The input slots a blas kernel reads at run time though they are not f32:
+/// a Where's condition (a mask another block made).
+inline bool reads_as_data(const Node& n, size_t slot) {
+  return n.op_type == "Where" && slot == 0;
+}
+
 /// Pointers for one run of one planned op.
 struct RunArgs {
   std::vector<const float*> inputs;  // the unit's inputs, in order
@@ -35,7 +47,19 @@ struct RunArgs {
   ThreadPool* pool = nullptr;
 };
 
+/// What an op's plan() reads besides its inputs' dims: the pool its kernels
+/// will run on, and the values known when the plan is built (initializers and
+/// the host values of this signature: common/host_eval.h), such as a Reshape
+/// target an exporter computed from Shape.
+struct PlanEnv {
+  ThreadPool& pool;
+  const host_eval::Env& known;
+};
+
 struct OpPlan {
+  /// Host nodes (common/host_eval.h): the values computed when planning, one
+  /// per output; such a plan has no run().
+  std::vector<std::shared_ptr<const Tensor>> host;
   std::vector<dims_t> outputs;
   size_t workspace_floats = 0;
   std::string kernel;  // self-describing kernel id, e.g. "conv2d.f32.blas.im2col"
@@ -52,7 +76,21 @@ class Op {
   /// kUnsupported when these shapes cannot run here (the block then runs on
   /// the reference for this signature); kInvalidArgument for shapes the op rejects.
   [[nodiscard]] virtual Result<OpPlan> plan(const std::vector<dims_t>& inputs,
-                                            ThreadPool& pool) const = 0;
+                                            const PlanEnv& env) const = 0;
+};
+
+using PlanFn = std::function<Result<OpPlan>(const std::vector<dims_t>&, const PlanEnv&)>;
+
+/// An op whose whole state is captured by its plan function.
+class FnOp final : public Op {
+ public:
+  explicit FnOp(PlanFn f) : f_(std::move(f)) {}
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
+    return f_(in, env);
+  }
+
+ private:
+  PlanFn f_;
 };
 
 /// Element-wise operands of a fused program: operand k is the unit's input
@@ -74,7 +112,10 @@ using Unit = FusedUnit<Op>;
 /// value twice counts twice). `used`: two dense ops can both end at one Add
 /// (a residual join); the first unit created takes it.
 struct BlockInfo : BlockReaders {
-  explicit BlockInfo(const Graph& graph) : BlockReaders(graph, false) {}
+  explicit BlockInfo(const Graph& graph, host_eval::Known known_values = {})
+      : BlockReaders(graph, false), known(std::move(known_values)) {}
+  /// Block inputs whose values the plan's key carries (common/host_eval.h).
+  host_eval::Known known;
   /// The one node reading `v` when `v` is no block output and that node is
   /// in no unit yet; else nullptr.
   const Node* sole_consumer(ValueId v) const;
@@ -103,6 +144,10 @@ bool binary_op(const Node& n, kernels::EwOp* out);
 [[nodiscard]] Result<Unit> create_eltwise(const BlockInfo& b, const Node& n,
                                           std::vector<NodeId>* absorbed);
 [[nodiscard]] Result<Unit> create_simple(const BlockInfo& b, const Node& n);
+/// Host nodes, and the ops that read indices, bounds or shapes known when the
+/// plan is built (Gather, Slice, Split, Expand, Where), in ops_index.cpp.
+[[nodiscard]] Result<Unit> create_host(const BlockInfo& b, const Node& n);
+[[nodiscard]] Result<Unit> create_index(const BlockInfo& b, const Node& n);
 
 /// The layout of a fused program over output `out`; operand dims come from
 /// the unit's inputs, the op's own constants, or `first` (input -2).

@@ -97,7 +97,8 @@ class ConvOp final : public Op {
         prog_(std::move(prog)),
         ops_(std::move(ops)) {}
 
-  Result<OpPlan> plan(const std::vector<dims_t>& in, ThreadPool& pool) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
+    ThreadPool& pool = env.pool;
     const dims_t& x = in[0];
     const dims_t& w = w_input_ >= 0 ? in[static_cast<size_t>(w_input_)] : w_.shape();
     if (x.size() < 3 || x.size() > 4)
@@ -272,7 +273,7 @@ class MatMulOp final : public Op {
         prog_(std::move(prog)),
         ops_(std::move(ops)) {}
 
-  Result<OpPlan> plan(const std::vector<dims_t>& in, ThreadPool& pool) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     dims_t a = in[0], b = in[1];
     const std::string op = gemm_ ? "Gemm" : "MatMul";
     if (gemm_ && (a.size() != 2 || b.size() != 2))

@@ -64,7 +64,7 @@ class EltwiseOp final : public Op {
   EltwiseOp(kernels::EwProgram prog, EwOperands ops)
       : prog_(std::move(prog)), ops_(std::move(ops)) {}
 
-  Result<OpPlan> plan(const std::vector<dims_t>& inputs, ThreadPool&) const override {
+  Result<OpPlan> plan(const std::vector<dims_t>& inputs, const PlanEnv&) const override {
     std::vector<dims_t> shapes;
     for (size_t k = 0; k < ops_.size(); ++k)
       if (!ops_.is_per_channel(k))

@@ -12,6 +12,7 @@
 #include "backends/blas/op.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/shape_fn_tensor.h"
 #include "ops/window.h"
 
 namespace hone::blas {
@@ -23,20 +24,6 @@ std::string dims_str(const dims_t& d) {
 }
 
 namespace {
-
-using PlanFn = std::function<Result<OpPlan>(const std::vector<dims_t>&, ThreadPool&)>;
-
-/// An op whose whole state is captured by its plan function.
-class FnOp final : public Op {
- public:
-  explicit FnOp(PlanFn f) : f_(std::move(f)) {}
-  Result<OpPlan> plan(const std::vector<dims_t>& in, ThreadPool& pool) const override {
-    return f_(in, pool);
-  }
-
- private:
-  PlanFn f_;
-};
 
 int64_t prod(const dims_t& d, size_t from = 0, size_t to = SIZE_MAX) {
   int64_t p = 1;
@@ -87,12 +74,12 @@ OpPlan copy_plan(dims_t out) {
 Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
   const std::string op = n.op_type;
   if (op == "Identity")
-    return PlanFn([](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    return PlanFn([](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
       return copy_plan(in[0]);
     });
   if (op == "Flatten") {
     const int64_t axis = ops::axis_attr(n);
-    return PlanFn([axis, n](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    return PlanFn([axis, n](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
       const int64_t r = static_cast<int64_t>(in[0].size());
       const auto a = ops::try_normalize_boundary(axis, r);
       if (!a)
@@ -102,45 +89,15 @@ Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
     });
   }
   if (op == "Reshape") {
-    const Tensor& t = *g.value(n.inputs[1]).initializer;
-    const dims_t want(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+    // The target is a constant or a host value of this signature (support.cpp).
     const bool allowzero = ops::reshape_allowzero(n);
-    return PlanFn([want, allowzero, n](const std::vector<dims_t>& in,
-                                       ThreadPool&) -> Result<OpPlan> {
-      dims_t out = want;
-      int64_t known = 1, infer = -1;
-      for (size_t i = 0; i < out.size(); ++i) {
-        if (out[i] == 0 && !allowzero) {
-          if (i >= in[0].size())
-            return fail(ErrorCode::kInvalidArgument, "Reshape " + n.describe() + " copies dim " +
-                                                         std::to_string(i) + " the input lacks");
-          out[i] = in[0][i];
-        }
-        if (out[i] == -1) {
-          if (infer >= 0)
-            return fail(ErrorCode::kInvalidArgument,
-                        "Reshape " + n.describe() + " has two -1 dims");
-          infer = static_cast<int64_t>(i);
-        } else if (out[i] < 0) {
-          return fail(ErrorCode::kInvalidArgument,
-                      "Reshape " + n.describe() + " has a negative dim");
-        } else {
-          known *= out[i];
-        }
-      }
-      const int64_t total = prod(in[0]);
-      if (infer >= 0) {
-        if (known == 0 || total % known != 0)
-          return fail(ErrorCode::kInvalidArgument,
-                      "Reshape " + n.describe() + " cannot infer -1 for " + dims_str(in[0]));
-        out[static_cast<size_t>(infer)] = total / known;
-      }
-      if (prod(out) != total)
-        return fail(ErrorCode::kInvalidArgument, "Reshape " + n.describe() + " from " +
-                                                     dims_str(in[0]) + " to " + dims_str(out) +
-                                                     " changes the element count");
-      return copy_plan(out);
-    });
+    return PlanFn(
+        [allowzero, n](const std::vector<dims_t>& in, const PlanEnv& env) -> Result<OpPlan> {
+          HONE_TRY(const dims_t want, host_eval::ints(n, 1, env.known, "Reshape shape"));
+          auto out = ops::reshape_shape<int64_t>(in[0], want, allowzero);
+          if (!out) return fail(std::move(out).error().add_context("in " + n.describe()));
+          return copy_plan(*out);
+        });
   }
   // Squeeze / Unsqueeze
   std::vector<int64_t> axes;
@@ -149,7 +106,7 @@ Result<PlanFn> make_shape_op(const Graph& g, const Node& n) {
     return fail(ErrorCode::kUnsupported, op + " axes must be a constant i64 tensor");
   const bool unsq = op == "Unsqueeze";
   return PlanFn([axes, present, unsq, n](const std::vector<dims_t>& in,
-                                         ThreadPool&) -> Result<OpPlan> {
+                                         const PlanEnv&) -> Result<OpPlan> {
     const dims_t& x = in[0];
     const int64_t r = static_cast<int64_t>(unsq ? x.size() + axes.size() : x.size());
     std::vector<bool> flag(static_cast<size_t>(r), false);
@@ -181,7 +138,7 @@ Result<PlanFn> make_pool(const Node& n) {
   const std::string op = n.op_type;
   if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     const bool max = op == "GlobalMaxPool";
-    return PlanFn([max, op](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    return PlanFn([max, op](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
       const dims_t& x = in[0];
       if (x.size() < 3)
         return fail(ErrorCode::kInvalidArgument, op + " input " + dims_str(x) + " needs rank >= 3");
@@ -203,7 +160,7 @@ Result<PlanFn> make_pool(const Node& n) {
   const dims_t kernel = pa.kernel_shape;
   const bool ceil = pa.ceil_mode;
   const bool include_pad = pa.count_include_pad;
-  return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+  return PlanFn([=](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
     const dims_t& x = in[0];
     if (x.size() < 3 || x.size() > 4)
       return fail(ErrorCode::kUnsupported,
@@ -251,7 +208,7 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
     const bool legacy = sa.coerce_2d;
     const int64_t axis = sa.axis;
     const bool log = op == "LogSoftmax";
-    return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    return PlanFn([=](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
       const dims_t& x = in[0];
       HONE_TRY(size_t a, norm_axis(axis, x.size(), n));
       OpPlan p;
@@ -273,7 +230,7 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
     const Tensor scale = *g.value(n.inputs[1]).initializer;
     const bool has_bias = n.inputs.size() > 2 && n.inputs[2] >= 0;
     const Tensor bias = has_bias ? *g.value(n.inputs[2]).initializer : Tensor();
-    return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    return PlanFn([=](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
       const dims_t& x = in[0];
       HONE_TRY(size_t a, norm_axis(axis, x.size(), n));
       const int64_t rows = prod(x, 0, a), size = prod(x, a);
@@ -300,7 +257,7 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
   const bool keep = ra.keepdims;
   const bool noop = ra.noop_with_empty_axes;
   const bool mean = op == "ReduceMean";
-  return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+  return PlanFn([=](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
     const dims_t& x = in[0];
     if (axes.empty() && noop) return copy_plan(x);
     std::vector<bool> red(x.size(), axes.empty());
@@ -323,7 +280,7 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
 
 Result<PlanFn> make_layout(const Node& n) {
   if (n.op_type == "Transpose") {
-    return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+    return PlanFn([=](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
       const dims_t& x = in[0];
       HONE_TRY(std::vector<int64_t> perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
       dims_t out;
@@ -339,7 +296,7 @@ Result<PlanFn> make_layout(const Node& n) {
   }
   // Concat
   const int64_t axis = ops::axis_attr(n);
-  return PlanFn([=](const std::vector<dims_t>& in, ThreadPool&) -> Result<OpPlan> {
+  return PlanFn([=](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
     HONE_TRY(size_t a, norm_axis(axis, in[0].size(), n));
     dims_t out = in[0];
     out[a] = 0;
@@ -401,6 +358,9 @@ Result<Unit> create_simple(const BlockInfo& b, const Node& n) {
 
 Result<Unit> create_unit(const BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
+  if (host_eval::host_node(b.g, n, kHostPolicy, b.known)) return create_host(b, n);
+  if (op == "Gather" || op == "Slice" || op == "Split" || op == "Expand" || op == "Where")
+    return create_index(b, n);
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
   kernels::EwInstr in;
   kernels::EwOp bop;

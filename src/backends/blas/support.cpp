@@ -4,6 +4,7 @@
 
 #include "backends/blas/blas_backend.h"
 #include "backends/blas/op.h"
+#include "backends/common/host_eval.h"
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
 
@@ -39,6 +40,60 @@ size_t data_inputs(const Node& n, int64_t opset) {
   return n.inputs.size();
 }
 
+/// Ops whose indices, bounds, shape or condition must be known at plan time.
+bool op_reads_known(const std::string& op) {
+  return op == "Gather" || op == "Slice" || op == "Split" || op == "Expand" || op == "Where";
+}
+
+/// Input `i` is a constant or a host value (known when the plan is built).
+bool known_at_plan(const Graph& g, const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] >= 0 &&
+         host_eval::host_value(g, n.inputs[i], kHostPolicy);
+}
+
+std::string why_not_index(const Graph& g, const Node& n) {
+  const std::string& op = n.op_type;
+  if (op == "Where") {
+    if (!known_at_plan(g, n, 0))
+      return "the condition is computed at run time (blas selects by a constant or a mask made "
+             "from dims)";
+    for (size_t i = 1; i < 3; ++i) {
+      const Value* v = val(g, n, i);
+      if (v == nullptr) return "input " + std::to_string(i) + " is missing";
+      if (v->kind != ValueKind::kTensor) return "input " + std::to_string(i) + " is not a tensor";
+      if (v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+        return "input " + std::to_string(i) + " is " + std::string(dtype_name(v->dtype)) +
+               "; blas runs f32 only";
+    }
+    if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
+    if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
+      return "output is " + std::string(dtype_name(t)) + "; blas runs f32 only";
+    return {};
+  }
+  if (std::string io = check_f32_io(g, n, 1, "blas runs f32 only"); !io.empty()) return io;
+  if (op == "Slice" && g.opset() < 10) return "Slice before opset 10 (bounds as attributes)";
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !known_at_plan(g, n, i))
+      return "input " + std::to_string(i) +
+             (op == "Gather" ? " (indices) is computed at run time (blas gathers by indices "
+                               "known when the plan is built)"
+                             : " is computed at run time, not from constants and dims");
+  if (op == "Gather" && !known_at_plan(g, n, 1)) return "the indices are missing";
+  if (op == "Expand" && !known_at_plan(g, n, 1)) return "the shape is missing";
+  if (op == "Split") {
+    for (size_t i = 0; i < n.outputs.size(); ++i)
+      if (n.outputs[i] < 0)
+        return "output " + std::to_string(i) + " is not wired";
+      else if (const DType t = g.value(n.outputs[i]).dtype;
+               t != DType::kF32 && t != DType::kUndefined)
+        return "output " + std::to_string(i) + " is " + std::string(dtype_name(t)) +
+               "; blas runs f32 only";
+  } else if (extra_outputs_used(n)) {
+    return "more than one output";
+  }
+  return {};
+}
+
 std::string why_not(const Graph& g, const Node& n) {
   static const std::set<std::string> kOps = {"Conv",
                                              "Gemm",
@@ -62,6 +117,10 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Concat"};
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
+  // Shape arithmetic and shape-only masks and tables are evaluated when a
+  // signature is planned (common/host_eval.h, kHostPolicy).
+  if (host_eval::host_node(g, n, kHostPolicy)) return {};
+  if (op_reads_known(n.op_type)) return why_not_index(g, n);
   kernels::EwInstr instr;
   kernels::EwOp bop;
   const bool unary = unary_instr(g, n, &instr);
@@ -141,7 +200,10 @@ std::string why_not(const Graph& g, const Node& n) {
       return "scale and bias must be constants";
     return {};
   }
-  if (op == "Reshape") return is_const_i64(g, n, 1) ? "" : "shape is not a constant i64 tensor";
+  if (op == "Reshape")
+    return known_at_plan(g, n, 1)
+               ? ""
+               : "the shape is computed at run time, not from constants and dims";
   if (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum" || op == "ReduceMean") {
     if (data < n.inputs.size() && n.inputs.size() > 1 && n.inputs[1] >= 0 && !is_const_i64(g, n, 1))
       return "axes must be a constant i64 tensor";
