@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "backends/aot/block_meta.h"
+#include "backends/aot/host_block.h"
 #include "backends/aot/program.h"
 #include "backends/aot/runtime_text.h"
 #include "backends/aot/toolchain.h"
@@ -49,66 +51,6 @@ ErrorCode error_code(int status) {
     default:
       return ErrorCode::kInvalidArgument;
   }
-}
-
-/// A saved block's block.json, every field hone reads checked first, so a
-/// hostile package's file is an error naming the field, never an exception.
-struct BlockMeta {
-  std::vector<std::string> cpu_features;
-  std::string sha_library, sha_weights, sha_source;
-  std::string runtime;  // "abiN-<hash>" of the C runtime it was made with; empty before it was kept
-  json toolchain;
-};
-
-Result<BlockMeta> parse_block_meta(const std::string& text, const fs::path& file) {
-  const std::string where = "'" + file.string() + "'";
-  const json meta = json::parse(text, nullptr, false);
-  if (meta.is_discarded() || !meta.is_object())
-    return fail(ErrorCode::kCorrupt, where + " is not a saved aot block (not a JSON object)");
-  auto bad = [&](const std::string& field, const std::string& what) {
-    return fail(ErrorCode::kCorrupt, where + ": field '" + field + "' " + what);
-  };
-  auto strings = [&](const char* key, bool required) -> Result<std::vector<std::string>> {
-    const auto it = meta.find(key);
-    if (it == meta.end()) {
-      if (required) return bad(key, "is missing");
-      return std::vector<std::string>{};
-    }
-    if (!it->is_array()) return bad(key, "must be an array of strings");
-    std::vector<std::string> out;
-    for (const json& v : *it) {
-      if (!v.is_string()) return bad(key, "must be an array of strings");
-      out.push_back(v.get<std::string>());
-    }
-    return out;
-  };
-  BlockMeta m;
-  if (meta.value("hash", json()) != "sha256")
-    return bad("hash", "must be \"sha256\" (a package saved by an older hone: tune it again)");
-  const auto sha = meta.find("sha");
-  if (sha == meta.end() || !sha->is_object()) return bad("sha", "must be an object");
-  for (auto [key, out] :
-       {std::pair{"model.so", &m.sha_library}, std::pair{"weights.bin", &m.sha_weights},
-        std::pair{"model.c", &m.sha_source}}) {
-    const auto it = sha->find(key);
-    if (it == sha->end() || !it->is_string() || !is_sha256_hex(it->get<std::string>()))
-      return bad(std::string("sha.") + key, "must be a SHA-256 in hex");
-    *out = it->get<std::string>();
-  }
-  HONE_TRY(m.cpu_features, strings("cpu_features", true));
-  HONE_TRY(auto flags, strings("compiler_flags", false));
-  HONE_TRY(auto libraries, strings("libraries", false));
-  if (const auto rt = meta.find("runtime"); rt != meta.end()) {
-    if (!rt->is_string()) return bad("runtime", "must be a string");
-    m.runtime = rt->get<std::string>();
-  }
-  const auto compiler = meta.find("compiler");
-  if (compiler != meta.end() && !compiler->is_string()) return bad("compiler", "must be a string");
-  m.toolchain = {{"compiler", compiler != meta.end() ? compiler->get<std::string>() : ""},
-                 {"compiler_flags", flags},
-                 {"cpu_features", m.cpu_features},
-                 {"libraries", libraries}};
-  return m;
 }
 
 Result<LowerOptions> lower_options(const BackendConfig& c) {
@@ -322,6 +264,35 @@ NodeSupport AotBackend::supports(const Graph& g, const Node& node) const {
 }
 
 Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
+  // Host nodes (host_block.h): the rest of the block is compiled, reading
+  // the values they make as inputs evaluated per signature.
+  auto cut = cut_host_nodes(block);
+  auto refer = [&](std::string why) -> Result<std::unique_ptr<CompiledBlock>> {
+    HONE_LOG_DEBUG("aot: block '{}' runs on the reference: {}", block.name(), why);
+    HONE_CHECK_OK_CTX(eval::Interpreter().check_supported(block),
+                      "while preparing a block aot cannot lower");
+    fallbacks_.push_back(why);
+    return std::make_unique<ReferenceBlock>(block, std::move(why));
+  };
+  if (!cut && cut.error().code() == ErrorCode::kUnsupported) return refer(cut.error().to_string());
+  if (!cut) return fail(std::move(cut).error());
+  if (!*cut) return compile_lowered(block);
+  ++host_blocks_;
+  if ((*cut)->graph.nodes().empty())
+    return make_host_block(block, std::move(**cut), nullptr, nullptr);
+  HONE_TRY(std::unique_ptr<CompiledBlock> inner, compile_lowered((*cut)->graph));
+  if (auto* ref = dynamic_cast<ReferenceBlock*>(inner.get()))  // logged and counted already
+    return std::unique_ptr<CompiledBlock>(std::make_unique<ReferenceBlock>(block, ref->why()));
+  const Program* program = &static_cast<AotBlock*>(inner.get())->program;
+  auto host = make_host_block(block, std::move(**cut), std::move(inner), program);
+  if (!host && host.error().code() == ErrorCode::kUnsupported) {
+    blocks_.pop_back();  // its library is not used
+    return refer(host.error().to_string());
+  }
+  return host;
+}
+
+Result<std::unique_ptr<CompiledBlock>> AotBackend::compile_lowered(const Graph& block) {
   HONE_TRY(LowerOptions lo, lower_options(config()));
   for (const auto& [name, bound] : derived_bounds_) lo.bounds.try_emplace(name, bound);
   auto b = std::make_unique<AotBlock>();
@@ -441,6 +412,7 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
 
 Result<void> AotBackend::do_build(const Graph& graph) {
   blocks_.clear();
+  host_blocks_ = 0;
   fallbacks_.clear();
   node_names_.clear();
   for (const Node& n : graph.nodes()) node_names_.push_back(n.describe());
@@ -539,6 +511,12 @@ Result<void> AotBackend::export_artifact(const fs::path& dir) const {
     return fail(ErrorCode::kFailedPrecondition,
                 "aot: only a built backend can export its artifact");
   const Partition& p = partition();
+  if (host_blocks_ > 0)
+    return fail(ErrorCode::kUnsupported,
+                "aot cannot export a native-so artifact: " + std::to_string(host_blocks_) +
+                    " of its blocks read values computed from the input shapes (masks, positions, "
+                    "shape arithmetic), which hone evaluates for each signature when the block "
+                    "runs; the artifact must run without hone");
   if (!p.fallbacks.empty() || p.blocks.size() != 1 || !p.blocks[0].on_backend ||
       blocks_.size() != 1) {
     std::string why;

@@ -61,6 +61,8 @@ class AotBackend final : public CompilingBackend {
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
+  /// compile() of a block without host nodes (host_block.h).
+  Result<std::unique_ptr<CompiledBlock>> compile_lowered(const Graph& block);
   Result<void> do_build(const Graph& graph) override;
   void prepare_body(const Graph& body) override;
   Result<void> do_save(const std::filesystem::path& dir) const override;
@@ -75,6 +77,7 @@ class AotBackend final : public CompilingBackend {
   std::filesystem::path load_dir_;       // set while do_load() runs
   std::vector<std::string> node_names_;  // describe() of every node, for export errors
   std::vector<std::string> fallbacks_;   // why each block aot could not lower runs on the reference
+  int host_blocks_ = 0;                  // blocks with host nodes (host_block.h): no artifact
   /// Bounds of the graph's inner symbolic dims, derived from the inputs'
   /// (passes/dim_bounds.h) when build() starts; dim_bounds still wins.
   std::map<std::string, int64_t> derived_bounds_;

@@ -75,6 +75,12 @@ const std::vector<EltwiseOp> kOwnOps = {
      [](const Node&, const Args& a) {
        return a[1] == "2.0f" ? "(" + a[0] + " * " + a[0] + ")" : "powf(" + a[0] + ", " + a[1] + ")";
      }},
+    // --- ternary -------------------------------------------------------------
+    // The condition reaches the code as floats, 0 or 1 (host_block.h).
+    {"Where", 3,
+     [](const Node&, const Args& a) {
+       return "(" + a[0] + " != 0.0f ? " + a[1] + " : " + a[2] + ")";
+     }},
 };
 
 /// aot's own entries, then every unary formula of the schema.

@@ -23,7 +23,7 @@ namespace hone::aot {
 
 struct EltwiseOp {
   const char* name;  // the ONNX op type
-  int arity;         // 1: y = f(x); 2: y = f(a, b), numpy-broadcast
+  int arity;         // 1: y = f(x); 2: y = f(a, b); 3: y = f(a, b, c); numpy-broadcast
   /// The C expression (float) of one element; `a` holds the operands' C
   /// expressions, a literal ("2.0f") where the operand is a constant scalar.
   std::string (*expr)(const Node& n, const std::vector<std::string>& a);

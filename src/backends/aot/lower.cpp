@@ -72,7 +72,15 @@ Result<void> bind_constants(Program& p, const Graph& g) {
     if (!val.initializer) continue;
     ValueInfo& info = p.values[i];
     info.constant = &*val.initializer;
-    info.f32 = val.initializer->dtype() == DType::kF32;
+    if (val.initializer->dtype() == DType::kBool) {
+      // A Where's constant condition: the generated code reads floats, 0 or 1.
+      Tensor f = Tensor::zeros(DType::kF32, val.initializer->shape());
+      for (int64_t k = 0; k < f.numel(); ++k)
+        f.data<float>()[k] = val.initializer->data<uint8_t>()[k] != 0 ? 1.0f : 0.0f;
+      p.synthetic.push_back(std::move(f));
+      info.constant = &p.synthetic.back();
+    }
+    info.f32 = info.constant->dtype() == DType::kF32;
     for (int64_t d : val.initializer->shape()) info.dims.push_back(d);
     info.place = Place::kWeight;
     info.offset = -1;  // assigned when code first points at it

@@ -436,6 +436,15 @@ Result<void> infer_node(Program& p, NodeId id) {
     if (op == "PRelu")
       HONE_CHECK_OK(refused(ops::check_broadcasts_to(op, "slope", dims_of(p, bv), dims_of(p, av))));
     out = refused(ops::broadcast_shape<DimExpr>(op, {dims_of(p, av), dims_of(p, bv)}));
+  } else if (eltwise_arity(op) == 3) {
+    std::vector<DimExprs> dims;
+    for (size_t i = 0; i < 3; ++i) {
+      HONE_TRY(ValueId v, data_input(p, n, i));
+      p.operands[id].push_back(v);
+      mark_literal(p, v);
+      dims.push_back(dims_of(p, v));
+    }
+    out = refused(ops::broadcast_shape<DimExpr>(op, dims));
   } else if (op == "BatchNormalization") {
     HONE_TRY(ValueId xv, data_input(p, n, 0));
     HONE_CHECK_OK(batch_norm(p, id, n, dims_of(p, xv)));

@@ -5,6 +5,7 @@
 
 #include "backends/aot/aot_backend.h"
 #include "backends/aot/eltwise.h"
+#include "backends/aot/host_block.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/program.h"
 #include "backends/common/node_query.h"
@@ -30,6 +31,7 @@ using node_query::val;
 /// Inputs that carry shapes or axes (constant integers) rather than data.
 size_t data_inputs(const Node& n) {
   const std::string& op = n.op_type;
+  if (op == "Where") return 0;  // the condition: checked in why_not; x and y below
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
       op == "Clip")
     return 1;
@@ -48,7 +50,14 @@ std::string why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
+  // Shape arithmetic, masks and tables computed from dims are evaluated for
+  // each signature when the block runs (host_block.h).
+  if (host_eval::host_node(g, n, kHostPolicy)) return {};
   if (op == "LSTM") return why_not_lstm(g, n);
+  if (op == "Where" && n.inputs.size() == 3 && n.inputs[0] >= 0 &&
+      !host_eval::host_value(g, n.inputs[0], kHostPolicy))
+    return "the condition is computed at run time (aot selects by a constant or a mask made "
+           "from dims)";
   if (!is_elementwise_op(op) && !is_view_op(op) && !kAnchors.count(op))
     return "aot has no code generator for " + op;
   for (size_t i = 0; i < data_inputs(n); ++i) {
@@ -62,7 +71,11 @@ std::string why_not(const Graph& g, const Node& n) {
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (n.outputs[i] >= 0 && !g.value(n.outputs[i]).name.empty())
       return "output " + std::to_string(i) + " (training or index outputs) is not supported";
-  for (size_t i = data_inputs(n); i < n.inputs.size(); ++i)
+  if (op == "Where")
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (const Value* v = val(g, n, i))
+        if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
+  for (size_t i = data_inputs(n); i < n.inputs.size() && op != "Where"; ++i)
     if (n.inputs[i] >= 0 && !is_const(g, n, i))
       return "input " + std::to_string(i) + " (shape, axes or bounds) must be a constant";
   if (op == "BatchNormalization") {

@@ -40,9 +40,14 @@ TEST(AotEltwise, EveryTableOpMatchesTheReference) {
     ASSERT_TRUE(is_elementwise_op(e.name)) << e.name;
     if (e.arity == 1) {
       out(b.op(e.name, {positive_only(e.name) ? pos : x}));
-    } else {
-      ASSERT_EQ(e.arity, 2) << e.name;
+    } else if (e.arity == 2) {
       out(b.op(e.name, {pos, row}));
+    } else {
+      // Where: a constant mask (the generated code reads it as 0 and 1) over x and row.
+      ASSERT_EQ(e.arity, 3) << e.name;
+      Tensor mask = Tensor::zeros(DType::kBool, {5, 7});
+      for (int64_t i = 0; i < mask.numel(); ++i) mask.data<uint8_t>()[i] = (i * 7 % 3) == 0;
+      out(b.op(e.name, {b.constant("mask_" + std::string(e.name), mask), x, row}));
     }
   }
   for (const auto& [op, attrs] : kAttributeCases) {
