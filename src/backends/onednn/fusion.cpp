@@ -41,11 +41,42 @@ std::string dense_kind(const char* op, dnnl::memory::data_type dt) {
   return dt == dnnl::memory::data_type::bf16 ? std::string(op) + "[bf16]" : std::string(op);
 }
 
+namespace {
+
+/// A post_ops of its own with `src`'s entries: dnnl::post_ops is a handle,
+/// so a copied Fusion appending to it would append to the seed's too (a
+/// seed of no post-ops then carried a whole chain's).
+dnnl::post_ops copy_of(const dnnl::post_ops& src) {
+  dnnl::post_ops out;
+  for (int i = 0; i < src.len(); ++i) {
+    float scale = 1.0f, alpha = 0.0f, beta = 0.0f;
+    algorithm alg = algorithm::undef;
+    md_t md;
+    switch (src.kind(i)) {
+      case dnnl::primitive::kind::sum:
+        src.get_params_sum(i, scale);
+        out.append_sum(scale);
+        break;
+      case dnnl::primitive::kind::eltwise:
+        src.get_params_eltwise(i, scale, alg, alpha, beta);
+        out.append_eltwise(scale, alg, alpha, beta);
+        break;
+      default:  // binary: the only other kind the dense ops append
+        src.get_params_binary(i, alg, md);
+        out.append_binary(alg, md);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, bool full_size_binary,
-               const md_t* residual, const CanSum& can_sum) {
+               const md_t* residual, const CanSum& can_sum, int max_links) {
   Fusion f = std::move(seed);
+  f.ops = copy_of(f.ops);
   f.out = from;
-  for (int depth = 0; depth < 6; ++depth) {
+  for (; f.links < max_links; ++f.links) {
     // HardSwish spelled out reads the value twice, so it has no sole consumer.
     if (std::vector<const Node*> hs; match_hardswish(b.graph(), f.out, &hs)) {
       f.ops.append_eltwise(1.0f, algorithm::eltwise_hardswish, 0.0f, 0.0f);

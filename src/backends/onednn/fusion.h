@@ -50,6 +50,8 @@ struct Fusion {
   /// The op's ONNX result dims when `dst` flattens them (a MatMul run as
   /// one product of fewer dims); empty: dst's own.
   dims_t logical;
+  /// Links of the chain taken (a link is one node, or a matched pattern).
+  int links = 0;
 };
 
 /// Whether a residual operand may be accumulated into in place (a sum
@@ -73,30 +75,56 @@ std::optional<BufferRef> post_op_operand(PlanBuilder& b, ValueId other, const di
 /// resnet.onnx's projection conv), so the Add runs as its own primitive,
 /// unless the operand already lives in `residual` (the layout chosen for the
 /// op's output): then it is read in place.
+/// At most `max_links` links are taken.
 Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, bool full_size_binary,
-               const md_t* residual, const CanSum& can_sum);
+               const md_t* residual, const CanSum& can_sum, int max_links = 6);
 
 /// The post-ops of `f` and an output scale, with a user scratchpad.
 dnnl::primitive_attr make_attr(const Fusion& f, float scale);
 
+/// Whether oneDNN picked its reference kernel for `pd`.
+inline bool is_ref_impl(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).starts_with("ref");
+}
+
 /// Creates the pd with the fused chain; when oneDNN cannot fuse it, with the
-/// seed's post-ops only (the rest then lowers node by node).
+/// seed's post-ops only (the rest then lowers node by node). A chain oneDNN
+/// accepts only with its reference kernel is shortened until it gets another
+/// one: oneDNN 2.6's brgemm MatMul takes no binary post-op broadcast along the
+/// batch only (a [1,T,T] attention mask added to [H,T,T] scores), and ran
+/// llama's score products as ref:any, 40 ms each instead of 0.1 ms. When the
+/// seed alone is a reference kernel too, the longest chain is kept.
 template <class MakePd>
 auto with_fusion(PlanBuilder& b, ValueId from, const dims_t& dst, const Fusion& seed, float scale,
                  MakePd make, Fusion* used, bool full_size_binary = true,
                  const md_t* residual = nullptr, const CanSum& can_sum = {}) {
-  Fusion full = collect(b, from, dst, seed, full_size_binary, residual, can_sum);
-  if (!full.nodes.empty()) {
+  using Pd = decltype(make(make_attr(seed, scale)));
+  std::optional<Pd> ref_pd;
+  Fusion ref_used;
+  Fusion f = collect(b, from, dst, seed, full_size_binary, residual, can_sum);
+  for (int links = f.links; links > 0 && !f.nodes.empty();) {
     try {
-      auto pd = make(make_attr(full, scale));
-      *used = full;
-      return pd;
+      Pd pd = make(make_attr(f, scale));
+      if (!is_ref_impl(pd)) {
+        *used = f;
+        return pd;
+      }
+      if (!ref_pd) {
+        ref_pd = pd;
+        ref_used = f;
+      }
     } catch (const dnnl::error&) {
     }
+    if (--links > 0) f = collect(b, from, dst, seed, full_size_binary, residual, can_sum, links);
+  }
+  Pd pd = make(make_attr(seed, scale));
+  if (ref_pd && is_ref_impl(pd)) {
+    *used = ref_used;
+    return *ref_pd;
   }
   *used = seed;
   used->out = from;
-  return make(make_attr(seed, scale));
+  return pd;
 }
 
 /// Adds the dense op's step (`args` plus `f`'s post-op operands, named
