@@ -23,6 +23,11 @@
 namespace hone::onednn {
 namespace {
 
+/// `v`'s name in messages.
+std::string g_name(const PlanBuilder& b, ValueId v) {
+  return "'" + b.graph().value(v).name + "'";
+}
+
 /// `v`'s dims: its PValue's, or its plan-time value's.
 dims_t dims_of(const PlanBuilder& b, ValueId v) {
   return b.has(v) ? b.value(v).dims : b.constant(v)->shape();
@@ -191,6 +196,21 @@ bool read_at_run_time(const Graph& g, ValueId v, int depth) {
 }
 
 }  // namespace
+
+Result<void> check_f32_reads(const PlanBuilder& b, const Node& n) {
+  const std::string& op = n.op_type;
+  if (op == "Where" || op == "Cast" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" ||
+      op == "Flatten" || op == "Identity")
+    return {};
+  const size_t reads = op == "Gather" ? 1 : n.inputs.size();  // any indices, f32 data
+  for (size_t i = 0; i < reads; ++i)
+    if (b.has(n.inputs[i]) && b.value(n.inputs[i]).dtype != DType::kF32)
+      return fail(ErrorCode::kUnsupported, n.describe() + " reads " + g_name(b, n.inputs[i]) +
+                                               ", a " +
+                                               std::string(dtype_name(b.value(n.inputs[i]).dtype)) +
+                                               " tensor; oneDNN primitives read f32 only");
+  return {};
+}
 
 bool read_at_run_time(const Graph& g, ValueId in) {
   return read_at_run_time(g, in, 0);

@@ -573,6 +573,7 @@ bool known_now(const PlanBuilder& b, const Node& n) {
 
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
   if (host_eval::host_node(b.graph(), n, kHostPolicy) || known_now(b, n)) return lower_host(b, n);
+  HONE_CHECK_OK(check_f32_reads(b, n));
   if (n.op_type == "Where") return lower_where(b, n);
   if (n.op_type == "Cast") return lower_cast(b, n);
   if (n.op_type == "Conv" || n.op_type == "Gemm" || n.op_type == "MatMul") return lower_dense(b, n);

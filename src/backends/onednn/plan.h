@@ -265,6 +265,10 @@ class PlanBuilder {
 /// An own step copying `nbytes` of `src` (plain) into a new temporary: a
 /// block output that is a view of an input or of a constant.
 BufferRef copy_bytes(PlanBuilder& b, const BufferRef& src, size_t nbytes);
+/// kUnsupported when `n` is lowered to primitives but reads a value that is
+/// not f32 (a graph without inferred dtypes: supports() let it through), so
+/// the block runs on the reference instead of a primitive reading bytes.
+[[nodiscard]] Result<void> check_f32_reads(const PlanBuilder& b, const Node& n);
 /// Whether block input `in` of `g` (an integer or bool tensor) can be read
 /// at run time: every node reading it, and whatever reads their integer
 /// outputs in turn, is an own step or a view (Gather's indices, Where, Cast,

@@ -6,6 +6,7 @@
 // reference, and run no block on the reference.
 #include <limits>
 
+#include "backends/onednn/plan.h"
 #include "onednn_test_util.h"
 
 namespace hone::onednn {
@@ -200,6 +201,70 @@ TEST(OnednnOwnSteps, IntegerInputsReadAtRunTimeDoNotKeyThePlan) {
   }
   EXPECT_EQ(be->plan_descriptions().size(), 1u) << "one plan for every mask of one shape";
   EXPECT_EQ(be->fallback_runs(), 0u);
+}
+
+// The functional suite's integer_io model: ids and a bool mask in, the
+// embedding zeroed where the mask is off, and the mask counted by a
+// ReduceSum of i64 (no oneDNN reduction of integers: on the reference). The
+// block hands its i64 Cast to that node as it is.
+TEST(OnednnOwnSteps, IntegerBlockOutputFeedsTheReference) {
+  std::mt19937 rng(77);
+  GraphBuilder b("integer_io");
+  ValueId ids = b.input("ids", DType::kI64, Shape{Dim::symbol("batch"), 3});
+  ValueId mask = b.input("mask", DType::kBool, Shape{Dim::symbol("batch"), 3});
+  ValueId emb = b.op("Gather", {b.constant("table", uniform(rng, {4, 4})), ids});
+  ValueId m = b.op("Unsqueeze", {mask, axes(b, "axes", {2})});
+  b.output(b.op("Where", {m, emb, b.scalar_f32("zero", 0.0f)}), "out");
+  ValueId count =
+      b.op("ReduceSum", {b.op("Cast", {mask}, {{"to", int64_t{7}}}), axes(b, "sum", {1})},
+           {{"keepdims", int64_t{0}}});
+  b.output(count, "count");
+  Graph g = *std::move(b).build();
+  // The dtypes an importer infers (the builder leaves them undefined): the
+  // ReduceSum of i64 is then refused.
+  g.value(g.node(g.value(count).producer).inputs[0]).dtype = DType::kI64;
+  g.value(count).dtype = DType::kI64;
+  auto be = build_onednn(g);
+  const std::vector<Tensor> in{Tensor::from<int64_t>({2, 3}, {3, 0, 2, 1, 1, 3}),
+                               Tensor::from<bool>({2, 3}, {true, false, true, true, true, false})};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = eval::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  EXPECT_TRUE(testing_util::close((*got)[0], (*want)[0]));
+  EXPECT_TRUE((*got)[1].bitwise_equal((*want)[1])) << (*got)[1].describe();
+  EXPECT_EQ(be->partition().fallbacks.size(), 1u) << "only the ReduceSum of i64";
+  EXPECT_NE(backend_test::plan_text(*be).find("cast"), std::string::npos)
+      << "the mask is read at run time, not planned as a constant: "
+      << backend_test::plan_text(*be);
+  EXPECT_EQ(be->fallback_runs(), 0u);
+}
+
+// A graph without inferred dtypes hides that a Cast to i64 feeds an Add:
+// supports() takes both, and the plan refuses the Add's read of integer
+// bytes (a binary primitive would add them as u8, and the Cast after it
+// read the sums as f32), so the block runs on the reference and the answer
+// stays right.
+TEST(OnednnOwnSteps, PrimitiveReadingIntegersRunsTheBlockOnTheReference) {
+  GraphBuilder b("untyped");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3});
+  ValueId i = b.op("Cast", {x}, {{"to", int64_t{7}}});
+  b.output(b.op("Cast", {b.add(i, i)}, {{"to", int64_t{6}}}), "y");
+  Graph g = *std::move(b).build();
+  for (const Node& n : g.nodes())
+    for (ValueId o : n.outputs) g.value(o).dtype = DType::kUndefined;
+  auto be = build_onednn(g);
+  const std::vector<Tensor> in{Tensor::from<float>({2, 3}, {-2.5f, -1.0f, 0.5f, 1.5f, 2.9f, 3.0f})};
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = eval::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  EXPECT_TRUE((*got)[0].bitwise_equal((*want)[0])) << (*got)[0].describe();
+  EXPECT_EQ(be->fallback_runs(), 1u);
+  auto plan = PlanBuilder(g).build({{2, 3}});
+  ASSERT_FALSE(plan);
+  EXPECT_NE(plan.error().to_string().find("(Add) reads"), std::string::npos)
+      << plan.error().to_string();
 }
 
 }  // namespace
