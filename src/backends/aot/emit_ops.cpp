@@ -1,6 +1,7 @@
 // The anchor ops of a step: convolution and matrix products through OpenBLAS
 // (im2col for general convolutions, a direct loop for depthwise ones),
-// pools, softmax, layer norm, reductions, transpose and concat as loops.
+// pools, softmax, layer norm, reductions, transpose, concat and the strided
+// copies of Slice and Gather by one index as loops.
 #include <algorithm>
 
 #include "backends/aot/emitter.h"
@@ -58,6 +59,7 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op.rfind("Reduce", 0) == 0) return emit_reduce(n, id, y);
   if (op == "Transpose") return emit_transpose(n, id, y);
   if (op == "Concat") return emit_concat(n, id, y);
+  if (op == "Slice" || op == "Gather" || op == "Expand") return emit_copy(n, id, y);
   return emit_pool(n, id, y);
 }
 
@@ -482,6 +484,33 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
   }
   const std::string last = dim(o[r - 1]);
   const std::string step = dim(product(x, static_cast<size_t>(perm[r - 1]) + 1, x.size()));
+  begin_parallel("parallel for", worth_threads(dim(product(o))));
+  open("for (int64_t o = 0; o < " + dim(product(o, 0, r - 1)) + "; ++o)");
+  line("const float* xb = X + " + base + ";");
+  line("float* yb = Y + o * " + last + ";");
+  line("for (int64_t i = 0; i < " + last + "; ++i) yb[i] = xb[i * " + step + "];");
+  close();
+  end_parallel();
+}
+
+void Emitter::emit_copy(const Node& n, NodeId id, const std::string& y) {
+  const Program::Copy& c = p_.copies.at(id);
+  const DimExprs& o = dims(n.outputs[0]);
+  line("const float* X = " + ptr(p_.operands.at(id)[0]) + " + " + dim(c.base) + ";");
+  line("float* Y = " + y + ";");
+  if (o.empty()) {
+    line("Y[0] = X[0];");
+    return;
+  }
+  const size_t r = o.size();
+  std::string base = "0";
+  for (size_t i = 0; i + 1 < r; ++i) {
+    std::string t = "(o / " + dim(product(o, i + 1, r - 1)) + ")";
+    if (i > 0) t = "(" + t + " % " + dim(o[i]) + ")";
+    base += " + " + t + " * " + dim(c.strides[i]);
+  }
+  const std::string last = dim(o[r - 1]);
+  const std::string step = dim(c.strides[r - 1]);
   begin_parallel("parallel for", worth_threads(dim(product(o))));
   open("for (int64_t o = 0; o < " + dim(product(o, 0, r - 1)) + "; ++o)");
   line("const float* xb = X + " + base + ";");

@@ -19,8 +19,11 @@ Tensor as_f32(const Tensor& t) {
   return out;
 }
 
-/// Host values of one signature, by value id.
-using HostValues = std::map<ValueId, Tensor>;
+/// Host values of one signature, by value id, and those the code reads as
+/// its inputs (f32, in HostCut::host_inputs order), converted once.
+struct HostValues : std::map<ValueId, Tensor> {
+  std::vector<Tensor> code_inputs;
+};
 
 class HostBlock final : public CompiledBlock {
  public:
@@ -38,7 +41,7 @@ class HostBlock final : public CompiledBlock {
     if (inner_) {
       std::vector<Tensor> in;
       for (size_t i : cut_.real_inputs) in.push_back(as_f32(inputs[i]));
-      for (ValueId v : cut_.host_inputs) in.push_back(as_f32(host->at(v)));
+      in.insert(in.end(), host->code_inputs.begin(), host->code_inputs.end());
       HONE_TRY(outs, inner_->run(in));
     }
     // The block's outputs: the compiled code's, in order, and host values.
@@ -116,6 +119,7 @@ class HostBlock final : public CompiledBlock {
                                               Shape::of(t.shape()).to_string() + ", not " +
                                               to_string(d) + " as shape inference said");
     }
+    for (ValueId v : cut_.host_inputs) values->code_inputs.push_back(as_f32(values->at(v)));
     if (cached) cache_.emplace(sig, values);
     return std::shared_ptr<const HostValues>(values);
   }
@@ -148,10 +152,17 @@ Result<std::optional<HostCut>> cut_host_nodes(const Graph& block) {
     if (host[static_cast<size_t>(id)]) cut.host_nodes.push_back(id);
   // Values the aot nodes read, and those a host node makes.
   std::set<ValueId> read, made;
+  // (A shape operand of an aot node, a Reshape target or Expand shape made
+  // from dims, is no input of the code: its dims come from shape inference.)
   for (size_t i = 0; i < block.nodes().size(); ++i) {
     const Node& n = block.nodes()[i];
-    for (ValueId v : (host[i] ? n.outputs : n.inputs))
-      if (v >= 0) (host[i] ? made : read).insert(v);
+    if (host[i]) {
+      for (ValueId v : n.outputs)
+        if (v >= 0) made.insert(v);
+      continue;
+    }
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] >= 0 && reads_data_slot(n, k)) read.insert(n.inputs[k]);
   }
   Graph& g = cut.graph;
   g = Graph(block.name());

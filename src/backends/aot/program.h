@@ -73,6 +73,15 @@ struct Program {
   /// Operands each node reads in the generated code (BatchNormalization reads
   /// its folded scale and shift, scalars become literals but stay listed).
   std::map<NodeId, std::vector<ValueId>> operands;
+  /// Slice, Gather by one constant index and Expand: each is a copy of its input read
+  /// from element `base` with `strides` (input elements per step of each
+  /// output axis; negative for a reversed Slice, 0 where Expand repeats),
+  /// set by shape_rules.cpp.
+  struct Copy {
+    DimExpr base;
+    DimExprs strides;
+  };
+  std::map<NodeId, Copy> copies;
   std::vector<std::string> symbols;  // in first-seen order over the inputs
   std::vector<int64_t> symbol_max;
   std::vector<Step> steps;
@@ -93,6 +102,9 @@ struct Program {
 /// The node families lower() knows.
 bool is_elementwise_op(const std::string& op);
 bool is_view_op(const std::string& op);
+/// Input `slot` of `n` is data the generated code reads, not a shape, axes or
+/// bounds operand (support.cpp).
+bool reads_data_slot(const Node& n, size_t slot);
 /// Why graph value `v`, input `i` of a node, cannot be an aot operand (not a
 /// tensor, or not f32), or "" when it can (support.cpp).
 std::string f32_tensor_problem(const Value& v, size_t i);

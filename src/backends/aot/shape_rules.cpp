@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "backends/aot/dim_traits.h"
 #include "backends/aot/eltwise.h"
 #include "backends/aot/lstm.h"
 #include "ops/attrs.h"
@@ -12,37 +13,6 @@
 #include "ops/shape_fn.h"
 #include "ops/shape_fn_tensor.h"
 #include "ops/window.h"
-
-/// aot's dims in the shared shape functions: dims it cannot compare
-/// (different symbols or expressions) are refused, never merged, since the
-/// code it emits must know every extent exactly.
-template <>
-struct hone::ops::DimTraits<hone::aot::DimExpr> {
-  static DimMatch match(const aot::DimExpr& x, const aot::DimExpr& y) {
-    if (x == y) return DimMatch::kSame;
-    if (aot::is_one(y)) return DimMatch::kSecondIsOne;
-    if (aot::is_one(x)) return DimMatch::kFirstIsOne;
-    if (x.is_const() && y.is_const()) return DimMatch::kClash;
-    return DimMatch::kUndecided;
-  }
-  static std::optional<int64_t> known(const aot::DimExpr& d) {
-    return d.is_const() ? std::optional(d.value()) : std::nullopt;
-  }
-  static std::optional<aot::DimExpr> unknown() { return std::nullopt; }
-  static std::optional<aot::DimExpr> add(const aot::DimExpr& a, const aot::DimExpr& b) {
-    return a + b;
-  }
-  static aot::DimExpr mul(const aot::DimExpr& a, const aot::DimExpr& b) { return a * b; }
-  /// Exact when the quotient times `b` gives `a` back (dim_expr.cpp cancels
-  /// common factors of products); else refused.
-  static std::optional<aot::DimExpr> div(const aot::DimExpr& a, const aot::DimExpr& b) {
-    if (b.is_const() && b.value() == 0) return std::nullopt;
-    aot::DimExpr q = a / b;
-    if (!(q * b == a)) return std::nullopt;
-    return q;
-  }
-  static std::string str(const aot::DimExpr& d) { return d.to_string(); }
-};
 
 namespace hone::aot {
 namespace {
@@ -53,35 +23,8 @@ int eltwise_arity(const std::string& op) {
   return e ? e->arity : 0;
 }
 
-Error unsupported(std::string what) {
-  return Error(ErrorCode::kUnsupported, std::move(what));
-}
-
 ValueInfo& info(Program& p, ValueId v) {
   return p.values[static_cast<size_t>(v)];
-}
-
-bool has_input(const Node& n, size_t i) {
-  return i < n.inputs.size() && n.inputs[i] >= 0;
-}
-
-Result<ValueId> data_input(const Program& p, const Node& n, size_t i) {
-  if (!has_input(n, i))
-    return fail(ErrorCode::kInvalidArgument, n.op_type + " is missing input " + std::to_string(i));
-  const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
-  if (!v.f32)
-    return fail(unsupported("input " + std::to_string(i) + " '" + v.name + "' is not f32"));
-  return n.inputs[i];
-}
-
-/// A shared shape function's result (ops/shape_fn.h), with any refusal
-/// made kUnsupported: a shape aot cannot work out is one it cannot build, and
-/// the partitioner sends the node elsewhere.
-template <class T>
-Result<T> refused(Result<T> r) {
-  if (!r && r.error().code() != ErrorCode::kUnsupported)
-    return fail(unsupported(r.error().message()));
-  return r;
 }
 
 /// support() has checked the axis; ops/axis.h maps it.
@@ -284,6 +227,13 @@ Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
   if (n.op_type == "Identity") return x;
   if (n.op_type == "Flatten") return ops::flatten_shape(ops::axis_attr(n), x);
   if (n.op_type == "Reshape") {
+    if (!p.values[static_cast<size_t>(n.inputs[1])].constant) {
+      HONE_TRY(DimExprs out, inferred_dims(p, n));
+      if (!(product(out) == product(x)))
+        return fail(unsupported("Reshape from " + to_string(x) + " to " + to_string(out) +
+                                " keeps a number of elements aot cannot prove equal"));
+      return out;
+    }
     HONE_TRY(auto shape, const_ints(p, n, 1));
     return ops::reshape_shape(x, shape, ops::reshape_allowzero(n));
   }
@@ -298,6 +248,23 @@ Result<DimExprs> view(Program& p, NodeId id, const Node& n) {
 }
 
 }  // namespace
+
+Error unsupported(std::string what) {
+  return Error(ErrorCode::kUnsupported, std::move(what));
+}
+
+bool has_input(const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] >= 0;
+}
+
+Result<ValueId> data_input(const Program& p, const Node& n, size_t i) {
+  if (!has_input(n, i))
+    return fail(ErrorCode::kInvalidArgument, n.op_type + " is missing input " + std::to_string(i));
+  const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
+  if (!v.f32)
+    return fail(unsupported("input " + std::to_string(i) + " '" + v.name + "' is not f32"));
+  return n.inputs[i];
+}
 
 ValueId add_synthetic(Program& p, const std::string& name, Tensor t) {
   p.synthetic.push_back(std::move(t));
@@ -471,6 +438,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = transpose(p, id, n);
   } else if (op == "Concat") {
     out = concat(p, id, n);
+  } else if (op == "Slice" || op == "Gather" || op == "Expand") {
+    out = copy_dims(p, id, n);
   } else if (is_view_op(op)) {
     out = view(p, id, n);
   }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "backends/aot/program.h"
@@ -30,6 +31,28 @@ struct Window2d {
 [[nodiscard]] Result<std::vector<int64_t>> reduce_axes(const Program& p, const Node& n);
 /// Softmax/LogSoftmax reduce dims [begin, end) of the input (opset < 13 coerces to 2-D).
 [[nodiscard]] Result<std::pair<int64_t, int64_t>> softmax_range(const Program& p, const Node& n);
+
+/// Slice, Gather by one constant index, Expand: their output dims, and the
+/// strided copy each is (Program::copies; copy_rules.cpp).
+[[nodiscard]] Result<DimExprs> copy_dims(Program& p, NodeId id, const Node& n);
+/// The output dims of a Reshape or Expand whose shape is computed from dims,
+/// from shape inference, each symbol read as the same dim of its input 0.
+[[nodiscard]] Result<DimExprs> inferred_dims(const Program& p, const Node& n);
+
+/// A kUnsupported error: what aot cannot build (the node then falls back).
+Error unsupported(std::string what);
+bool has_input(const Node& n, size_t i);
+/// Input `i` of `n`, which must be there and f32.
+[[nodiscard]] Result<ValueId> data_input(const Program& p, const Node& n, size_t i);
+/// A shared shape function's result (ops/shape_fn.h), with any refusal
+/// made kUnsupported: a shape aot cannot work out is one it cannot build, and
+/// the partitioner sends the node elsewhere.
+template <class T>
+Result<T> refused(Result<T> r) {
+  if (!r && r.error().code() != ErrorCode::kUnsupported)
+    return fail(unsupported(r.error().message()));
+  return r;
+}
 
 /// The i64 values of a constant input, or kUnsupported.
 [[nodiscard]] Result<std::vector<int64_t>> const_ints(const Program& p, const Node& n,

@@ -10,6 +10,7 @@
 #include "backends/aot/program.h"
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
+#include "ops/axis.h"
 
 namespace hone::aot {
 
@@ -33,20 +34,106 @@ size_t data_inputs(const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Where") return 0;  // the condition: checked in why_not; x and y below
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
-      op == "Clip")
+      op == "Clip" || op == "Slice" || op == "Gather" || op == "Expand")
     return 1;
   return n.inputs.size();
 }
 
-std::string why_not(const Graph& g, const Node& n) {
-  static const std::set<std::string> kAnchors = {"Conv",          "Gemm",
-                                                 "MatMul",        "MaxPool",
-                                                 "AveragePool",   "GlobalAveragePool",
-                                                 "GlobalMaxPool", "Softmax",
-                                                 "LogSoftmax",    "LayerNormalization",
-                                                 "ReduceMean",    "ReduceSum",
-                                                 "ReduceMax",     "ReduceMin",
-                                                 "Transpose",     "Concat"};
+/// A Reshape or Expand whose shape is computed from dims (a host value, known
+/// per signature only): aot takes its output dims from shape inference, so
+/// each must be a number or a symbol of its input's dims ([batch, 2, 4, seq,
+/// 16] from [batch, 2, 1, seq, 16]).
+std::string computed_shape_problem(const Graph& g, const Node& n) {
+  if (!host_eval::host_value(g, n.inputs[1], kHostPolicy))
+    return "input 1 (shape) must be a constant or computed from dims";
+  const Value* x = val(g, n, 0);
+  const Value& y = g.value(n.outputs[0]);
+  if (x == nullptr || !x->shape || !y.shape) return "the shape it makes is not known";
+  for (const Dim& d : y.shape->dims()) {
+    if (d.is_static()) continue;
+    bool found = false;
+    for (const Dim& e : x->shape->dims()) found |= e.is_symbolic() && d == e;
+    if (!found) return "its dim " + d.to_string() + " is none of its input's";
+  }
+  return "";
+}
+
+/// What aot's strided copy cannot do for this Slice or Gather (shape_rules.cpp
+/// says the same when lowering): every sliced or gathered axis has a static
+/// dim, bounds are constants (checked with the other operands), Gather takes
+/// one index.
+std::string copy_problem(const Graph& g, const Node& n) {
+  const Value* x = val(g, n, 0);
+  if (x == nullptr || !x->shape) return "the input's rank is unknown";
+  const auto r = static_cast<int64_t>(x->shape->rank());
+  auto static_axis = [&](int64_t axis, std::string* why) {
+    const auto a = ops::try_normalize_axis(axis, r);
+    if (!a) return *why = "axis " + std::to_string(axis) + " is out of range", false;
+    if (!(*x->shape)[static_cast<size_t>(*a)].is_static())
+      return *why = "axis " + std::to_string(axis) + " has a symbolic dim (aot slices static ones)",
+             false;
+    return true;
+  };
+  std::string why;
+  if (n.op_type == "Gather") {
+    const Value* idx = val(g, n, 1);
+    if (idx == nullptr || !idx->initializer || idx->initializer->rank() != 0)
+      return "the index must be one constant (aot copies one row)";
+    return static_axis(ops::axis_attr(n), &why) ? "" : why;
+  }
+  if (g.opset() < 10) return "Slice before opset 10 (bounds as attributes)";
+  if (!is_const(g, n, 1)) return "";  // the constant check below names it
+  std::vector<int64_t> axes;
+  if (is_const(g, n, 3)) {
+    const Tensor& t = *g.value(n.inputs[3]).initializer;
+    for (int64_t k = 0; k < t.numel(); ++k) axes.push_back(tensor_element_as_int64(t, k));
+  } else if (!val(g, n, 3)) {
+    for (int64_t k = 0; k < g.value(n.inputs[1]).initializer->numel(); ++k) axes.push_back(k);
+  }
+  for (int64_t a : axes)
+    if (!static_axis(a, &why)) return why;
+  return "";
+}
+
+std::string why_not(const Graph& g, const Node& n, int depth = 0);
+
+/// A data input of unknown rank that a node aot refuses makes: it would be
+/// an input of the block, which aot cannot lower without a rank, and the
+/// whole block would run on the reference (a chain of such nodes is looked
+/// at a few levels deep).
+std::string unranked_input_problem(const Graph& g, const Node& n, int depth) {
+  if (depth >= 4) return "";
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value* v = val(g, n, i);
+    if (v == nullptr || v->shape || v->initializer || v->producer < 0 || !reads_data_slot(n, i))
+      continue;
+    if (!why_not(g, g.node(v->producer), depth + 1).empty())
+      return "input " + std::to_string(i) + " has no known rank and is made by a node aot " +
+             "leaves to the reference";
+  }
+  return "";
+}
+
+std::string why_not(const Graph& g, const Node& n, int depth) {
+  static const std::set<std::string> kAnchors = {"Expand",
+                                                 "Slice",
+                                                 "Gather",
+                                                 "Conv",
+                                                 "Gemm",
+                                                 "MatMul",
+                                                 "MaxPool",
+                                                 "AveragePool",
+                                                 "GlobalAveragePool",
+                                                 "GlobalMaxPool",
+                                                 "Softmax",
+                                                 "LogSoftmax",
+                                                 "LayerNormalization",
+                                                 "ReduceMean",
+                                                 "ReduceSum",
+                                                 "ReduceMax",
+                                                 "ReduceMin",
+                                                 "Transpose",
+                                                 "Concat"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
@@ -68,6 +155,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
   if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
     return "output is " + std::string(dtype_name(t)) + "; aot runs f32 only";
+  if (std::string why = unranked_input_problem(g, n, depth); !why.empty()) return why;
   for (size_t i = 1; i < n.outputs.size(); ++i)
     if (n.outputs[i] >= 0 && !g.value(n.outputs[i]).name.empty())
       return "output " + std::to_string(i) + " (training or index outputs) is not supported";
@@ -76,8 +164,13 @@ std::string why_not(const Graph& g, const Node& n) {
       if (const Value* v = val(g, n, i))
         if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
   for (size_t i = data_inputs(n); i < n.inputs.size() && op != "Where"; ++i)
-    if (n.inputs[i] >= 0 && !is_const(g, n, i))
+    if (n.inputs[i] >= 0 && !is_const(g, n, i)) {
+      if ((op == "Reshape" || op == "Expand") && i == 1) {
+        if (std::string why = computed_shape_problem(g, n); !why.empty()) return why;
+        continue;
+      }
       return "input " + std::to_string(i) + " (shape, axes or bounds) must be a constant";
+    }
   if (op == "BatchNormalization") {
     const auto ba = ops::batch_norm_attrs(n);
     if (!ba) return ba.error().message();
@@ -92,6 +185,9 @@ std::string why_not(const Graph& g, const Node& n) {
     if (na->stash_type != 1) return "stash_type other than f32";
     if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
       return "scale and bias must be constants";
+  }
+  if (op == "Slice" || op == "Gather") {
+    if (std::string why = copy_problem(g, n); !why.empty()) return why;
   }
   if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
     const int64_t r = std::max(rank_of(val(g, n, 0)), op == "Conv" ? rank_of(val(g, n, 1)) : -1);
@@ -110,6 +206,10 @@ std::string why_not(const Graph& g, const Node& n) {
 }
 
 }  // namespace
+
+bool reads_data_slot(const Node& n, size_t slot) {
+  return n.op_type == "Where" || slot < data_inputs(n);
+}
 
 NodeSupport supports_node(const Graph& g, const Node& node) {
   return node_query::support_from(why_not(g, node));

@@ -67,6 +67,37 @@ TEST(AotHostValues, MasksAndTablesFromDimsAreInputsOfTheCompiledCode) {
   std::filesystem::remove_all(dir);
 }
 
+// Llama's repeat_kv as the dynamo exporter writes it: Expand to a shape built
+// from Shape, then the heads' Slice halves (rotate_half) and one head by
+// Gather. The Expand's output dims come from shape inference, its shape
+// operand is no input of the code.
+TEST(AotHostValues, ExpandToAComputedShapeSliceAndGatherRunCompiled) {
+  GraphBuilder b("repeat_kv");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 2, 1, Dim::symbol("seq"), 8});
+  ValueId shape = b.concat({shape_part(b, x, 0, 1), b.constant("heads", i64s({2, 3})),
+                            shape_part(b, x, 3, 4), b.constant("dim", i64s({8}))},
+                           0);
+  ValueId e = b.op("Expand", {x, shape});
+  ValueId lo = b.op("Slice", {e, b.constant("s0", i64s({0})), b.constant("e0", i64s({4})),
+                              b.constant("ax", i64s({-1}))});
+  ValueId hi = b.op("Slice", {e, b.constant("s1", i64s({4})), b.constant("e1", i64s({100})),
+                              b.constant("ax1", i64s({-1}))});
+  b.output(b.concat({b.op("Neg", {hi}), lo}, -1), "rotated");
+  b.output(
+      b.op("Gather", {e, b.constant("k", Tensor::scalar<int64_t>(-1))}, {{"axis", int64_t{2}}}),
+      "last_head");
+  Graph g = *std::move(b).build();
+  // The exporter's value_info says what the Expand makes (the passes cannot
+  // tell from a shape built by Concat).
+  g.value(e).shape = Shape{Dim::symbol("batch"), 2, 3, Dim::symbol("seq"), 8};
+  g.value(e).dtype = DType::kF32;
+  std::mt19937 rng(53);
+  std::vector<std::vector<Tensor>> runs;
+  for (const auto& [bt, sq] : {std::pair{1, 3}, std::pair{2, 5}})
+    runs.push_back({uniform(rng, {bt, 2, 1, sq, 8})});
+  expect_matches_reference(g, runs);
+}
+
 // A block of host nodes alone: its outputs are the values themselves.
 TEST(AotHostValues, ABlockOfHostNodesOnlyGivesTheirValues) {
   GraphBuilder b("positions");

@@ -1,0 +1,142 @@
+// Dims of the ops aot runs as strided copies (Slice, Gather by one index,
+// Expand), and of a Reshape or Expand whose shape is computed from dims.
+#include <string>
+#include <vector>
+
+#include "backends/aot/dim_traits.h"
+#include "backends/aot/shape_rules.h"
+#include "ops/axis.h"
+#include "ops/shape_fn.h"
+#include "ops/slice.h"
+
+namespace hone::aot {
+namespace {
+
+/// Slice with constant bounds over static sliced axes, and Gather of one
+/// constant index: a strided copy (Program::copies), the rule from
+/// ops::slice_window and ops::gather_shape.
+Result<DimExprs> strided_copy(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  p.operands[id] = {xv};
+  const auto r = static_cast<int64_t>(x.size());
+  DimExprs in_stride(x.size(), DimExpr(1));
+  for (size_t i = x.size(); i-- > 1;) in_stride[i - 1] = in_stride[i] * x[i];
+  Program::Copy c;
+  DimExprs out;
+  if (n.op_type == "Gather") {
+    HONE_TRY(const std::vector<int64_t> idx, const_ints(p, n, 1));
+    const Tensor& t = *p.values[static_cast<size_t>(n.inputs[1])].constant;
+    if (t.rank() != 0) return fail(unsupported("Gather of more than one index"));
+    HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), r, "Gather axis"));
+    const auto a = static_cast<size_t>(axis);
+    if (!x[a].is_const()) return fail(unsupported("Gather along a symbolic dim"));
+    int64_t k = idx[0];
+    if (k < -x[a].value() || k >= x[a].value())
+      return fail(ErrorCode::kInvalidArgument, "Gather index " + std::to_string(k) +
+                                                   " is out of range for dim " + x[a].to_string());
+    if (k < 0) k += x[a].value();
+    c.base = in_stride[a] * k;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (i != a) out.push_back(x[i]), c.strides.push_back(in_stride[i]);
+  } else {
+    HONE_TRY(const std::vector<int64_t> starts, const_ints(p, n, 1));
+    HONE_TRY(const std::vector<int64_t> ends, const_ints(p, n, 2));
+    std::vector<int64_t> axes, steps;
+    if (has_input(n, 3)) {
+      HONE_TRY(axes, const_ints(p, n, 3));
+    } else {
+      for (int64_t i = 0; i < static_cast<int64_t>(starts.size()); ++i) axes.push_back(i);
+    }
+    if (has_input(n, 4)) {
+      HONE_TRY(steps, const_ints(p, n, 4));
+    } else {
+      steps.assign(starts.size(), 1);
+    }
+    if (axes.size() != starts.size() || ends.size() != starts.size() ||
+        steps.size() != starts.size())
+      return fail(ErrorCode::kInvalidArgument,
+                  "Slice starts, ends, axes and steps differ in length");
+    out = x;
+    c.strides = in_stride;
+    c.base = 0;
+    std::vector<bool> seen(x.size(), false);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      HONE_TRY(const int64_t axis, ops::normalize_axis(axes[k], r, "Slice axis"));
+      const auto a = static_cast<size_t>(axis);
+      if (seen[a]) return fail(ErrorCode::kInvalidArgument, "Slice names an axis twice");
+      seen[a] = true;
+      if (!x[a].is_const()) return fail(unsupported("Slice of a symbolic dim " + x[a].to_string()));
+      // One axis at a time, by the shared rule.
+      const std::vector<int64_t> one_axis{0}, one_step{steps[k]};
+      HONE_TRY(const ops::SliceWindow w,
+               ops::slice_window({x[a].value()}, {starts[k]}, {ends[k]}, &one_axis, &one_step));
+      out[a] = w.out[0];
+      c.base = c.base + in_stride[a] * w.base;
+      c.strides[a] = in_stride[a] * w.strides[0];
+    }
+  }
+  p.copies[id] = std::move(c);
+  return out;
+}
+
+/// Expand: a copy with stride 0 on the broadcast axes (Program::copies).
+Result<DimExprs> expand(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  p.operands[id] = {xv};
+  DimExprs out;
+  if (const ValueInfo& s = p.values[static_cast<size_t>(n.inputs[1])]; s.constant) {
+    HONE_TRY(const std::vector<int64_t> shape, const_ints(p, n, 1));
+    HONE_TRY(out, refused(ops::broadcast_shape<DimExpr>(
+                      n.op_type, {x, DimExprs(shape.begin(), shape.end())})));
+  } else {
+    HONE_TRY(out, inferred_dims(p, n));
+    HONE_CHECK_OK(refused(ops::check_broadcasts_to(n.op_type, "input", x, out)));
+  }
+  Program::Copy c;
+  c.base = 0;
+  c.strides.assign(out.size(), DimExpr(0));
+  DimExpr stride = 1;
+  for (size_t k = x.size(); k-- > 0;) {
+    const size_t o = out.size() - x.size() + k;
+    if (!(is_one(x[k]) && !is_one(out[o]))) c.strides[o] = stride;
+    stride = stride * x[k];
+  }
+  p.copies[id] = std::move(c);
+  return out;
+}
+
+}  // namespace
+
+/// The dims of `n`'s output from shape inference, each symbol read as the
+/// same dim of its input 0 (support.cpp's computed_shape_problem checked
+/// every one is there): a Reshape or Expand whose shape is a host value,
+/// known per signature only.
+Result<DimExprs> inferred_dims(const Program& p, const Node& n) {
+  const Value& x = p.graph->value(n.inputs[0]);
+  const Value& y = p.graph->value(n.outputs[0]);
+  if (!x.shape || !y.shape)
+    return fail(unsupported("the shape " + n.op_type + " makes is not known"));
+  const DimExprs& xd = dims_of(p, n.inputs[0]);
+  DimExprs out;
+  for (const Dim& d : y.shape->dims()) {
+    if (d.is_static()) {
+      out.push_back(d.value());
+      continue;
+    }
+    size_t k = 0;
+    while (k < x.shape->rank() && !((*x.shape)[k].is_symbolic() && (*x.shape)[k] == d)) ++k;
+    if (k >= x.shape->rank() || k >= xd.size())
+      return fail(unsupported("dim " + d.to_string() + " of " + n.op_type +
+                              "'s output is none of its input's"));
+    out.push_back(xd[k]);
+  }
+  return out;
+}
+
+Result<DimExprs> copy_dims(Program& p, NodeId id, const Node& n) {
+  return n.op_type == "Expand" ? expand(p, id, n) : strided_copy(p, id, n);
+}
+
+}  // namespace hone::aot
