@@ -8,6 +8,7 @@
 #include "ops/axis.h"
 #include "ops/shape_fn.h"
 #include "ops/slice.h"
+#include "ops/split.h"
 
 namespace hone::aot {
 namespace {
@@ -135,7 +136,45 @@ Result<DimExprs> inferred_dims(const Program& p, const Node& n) {
   return out;
 }
 
+/// Split along a static axis (ops::split_sizes): one copy per output, each
+/// from its own base; the dims of outputs after the first are set here.
+Result<DimExprs> split(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  p.operands[id] = {xv};
+  HONE_TRY(const int64_t axis,
+           ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(x.size()), "Split axis"));
+  const auto a = static_cast<size_t>(axis);
+  if (!x[a].is_const()) return fail(unsupported("Split along a symbolic dim"));
+  std::vector<int64_t> given;
+  if (has_input(n, 1)) {
+    HONE_TRY(given, const_ints(p, n, 1));
+  }
+  HONE_TRY(const std::vector<int64_t> sizes,
+           ops::split_sizes(n, x[a].value(), n.outputs.size(), has_input(n, 1) ? &given : nullptr));
+  DimExprs in_stride(x.size(), DimExpr(1));
+  for (size_t i = x.size(); i-- > 1;) in_stride[i - 1] = in_stride[i] * x[i];
+  Program::Copy c;
+  c.strides = in_stride;
+  DimExprs first;
+  int64_t start = 0;
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    DimExprs d = x;
+    d[a] = sizes[k];
+    c.part_base.push_back(in_stride[a] * start);
+    start += sizes[k];
+    if (k == 0)
+      first = d;
+    else if (n.outputs[k] >= 0)
+      p.values[static_cast<size_t>(n.outputs[k])].dims = d;
+  }
+  c.base = c.part_base[0];
+  p.copies[id] = std::move(c);
+  return first;
+}
+
 Result<DimExprs> copy_dims(Program& p, NodeId id, const Node& n) {
+  if (n.op_type == "Split") return split(p, id, n);
   return n.op_type == "Expand" ? expand(p, id, n) : strided_copy(p, id, n);
 }
 

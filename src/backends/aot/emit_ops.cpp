@@ -59,7 +59,8 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op.rfind("Reduce", 0) == 0) return emit_reduce(n, id, y);
   if (op == "Transpose") return emit_transpose(n, id, y);
   if (op == "Concat") return emit_concat(n, id, y);
-  if (op == "Slice" || op == "Gather" || op == "Expand") return emit_copy(n, id, y);
+  if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split")
+    return emit_copy(n, id, y);
   return emit_pool(n, id, y);
 }
 
@@ -495,8 +496,23 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
 
 void Emitter::emit_copy(const Node& n, NodeId id, const std::string& y) {
   const Program::Copy& c = p_.copies.at(id);
-  const DimExprs& o = dims(n.outputs[0]);
-  line("const float* X = " + ptr(p_.operands.at(id)[0]) + " + " + dim(c.base) + ";");
+  if (n.op_type == "Split") {
+    // One copy per output the graph reads, each from its part of the input.
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      const ValueId v = n.outputs[k];
+      if (v < 0 || p_.values[static_cast<size_t>(v)].place == Place::kNone) continue;
+      open("");
+      emit_strided(id, c.part_base[k], c.strides, dims(v), ptr(v));
+      close();
+    }
+    return;
+  }
+  emit_strided(id, c.base, c.strides, dims(n.outputs[0]), y);
+}
+
+void Emitter::emit_strided(NodeId id, const DimExpr& from, const DimExprs& strides,
+                           const DimExprs& o, const std::string& y) {
+  line("const float* X = " + ptr(p_.operands.at(id)[0]) + " + " + dim(from) + ";");
   line("float* Y = " + y + ";");
   if (o.empty()) {
     line("Y[0] = X[0];");
@@ -507,10 +523,10 @@ void Emitter::emit_copy(const Node& n, NodeId id, const std::string& y) {
   for (size_t i = 0; i + 1 < r; ++i) {
     std::string t = "(o / " + dim(product(o, i + 1, r - 1)) + ")";
     if (i > 0) t = "(" + t + " % " + dim(o[i]) + ")";
-    base += " + " + t + " * " + dim(c.strides[i]);
+    base += " + " + t + " * " + dim(strides[i]);
   }
   const std::string last = dim(o[r - 1]);
-  const std::string step = dim(c.strides[r - 1]);
+  const std::string step = dim(strides[r - 1]);
   begin_parallel("parallel for", worth_threads(dim(product(o))));
   open("for (int64_t o = 0; o < " + dim(product(o, 0, r - 1)) + "; ++o)");
   line("const float* xb = X + " + base + ";");

@@ -56,8 +56,11 @@ class Emitter {
   void emit_reduce(const Node& n, NodeId id, const std::string& y);
   void emit_transpose(const Node& n, NodeId id, const std::string& y);
   void emit_concat(const Node& n, NodeId id, const std::string& y);
-  /// Slice, Gather by one index and Expand (Program::copies).
+  /// Slice, Gather by one index, Expand and Split (Program::copies).
   void emit_copy(const Node& n, NodeId id, const std::string& y);
+  /// y (contiguous, dims `o`) = the anchor's input read from element `from` with `strides`.
+  void emit_strided(NodeId id, const DimExpr& from, const DimExprs& strides, const DimExprs& o,
+                    const std::string& y);
   // Channels-last steps (emit_nhwc.cpp).
   void emit_anchor_nhwc(const Step& s, NodeId id, const std::string& y);
   void emit_conv_dnnl(const Node& n, NodeId id, const std::string& y, const Step& s);

@@ -164,7 +164,10 @@ class Lowering {
   }
 
   /// LSTM writes several outputs with its own strides, so no chain follows it.
-  bool is_lstm(NodeId id) const { return id >= 0 && g_.node(id).op_type == "LSTM"; }
+  /// LSTM and Split write several outputs with their own strides, so no chain follows them.
+  bool is_lstm(NodeId id) const {
+    return id >= 0 && (g_.node(id).op_type == "LSTM" || g_.node(id).op_type == "Split");
+  }
 
   /// Y, Y_h and Y_c of an LSTM step: a buffer for each one used, none for the rest.
   void place_lstm_outputs(const Node& n, size_t si) {

@@ -80,6 +80,7 @@ struct Program {
   struct Copy {
     DimExpr base;
     DimExprs strides;
+    DimExprs part_base;  // Split: the base of each output (strides shared)
   };
   std::map<NodeId, Copy> copies;
   std::vector<std::string> symbols;  // in first-seen order over the inputs

@@ -380,7 +380,7 @@ Result<void> infer_node(Program& p, NodeId id) {
   if (n.op_type == "LSTM") return infer_lstm(p, id);  // several outputs, any may be omitted
   if (n.outputs.empty() || n.outputs[0] < 0)
     return fail(ErrorCode::kInvalidArgument, "node has no output");
-  for (size_t i = 1; i < n.outputs.size(); ++i)
+  for (size_t i = 1; i < n.outputs.size() && n.op_type != "Split"; ++i)
     if (n.outputs[i] >= 0 && !p.graph->value(n.outputs[i]).name.empty())
       return fail(unsupported(n.op_type + " output " + std::to_string(i) + " is not supported"));
   const std::string& op = n.op_type;
@@ -438,7 +438,7 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = transpose(p, id, n);
   } else if (op == "Concat") {
     out = concat(p, id, n);
-  } else if (op == "Slice" || op == "Gather" || op == "Expand") {
+  } else if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split") {
     out = copy_dims(p, id, n);
   } else if (is_view_op(op)) {
     out = view(p, id, n);

@@ -34,7 +34,7 @@ size_t data_inputs(const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Where") return 0;  // the condition: checked in why_not; x and y below
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
-      op == "Clip" || op == "Slice" || op == "Gather" || op == "Expand")
+      op == "Clip" || op == "Slice" || op == "Gather" || op == "Expand" || op == "Split")
     return 1;
   return n.inputs.size();
 }
@@ -75,6 +75,7 @@ std::string copy_problem(const Graph& g, const Node& n) {
     return true;
   };
   std::string why;
+  if (n.op_type == "Split") return static_axis(ops::axis_attr(n), &why) ? "" : why;
   if (n.op_type == "Gather") {
     const Value* idx = val(g, n, 1);
     if (idx == nullptr || !idx->initializer || idx->initializer->rank() != 0)
@@ -115,25 +116,16 @@ std::string unranked_input_problem(const Graph& g, const Node& n, int depth) {
 }
 
 std::string why_not(const Graph& g, const Node& n, int depth) {
-  static const std::set<std::string> kAnchors = {"Expand",
-                                                 "Slice",
-                                                 "Gather",
-                                                 "Conv",
-                                                 "Gemm",
-                                                 "MatMul",
-                                                 "MaxPool",
-                                                 "AveragePool",
-                                                 "GlobalAveragePool",
-                                                 "GlobalMaxPool",
-                                                 "Softmax",
-                                                 "LogSoftmax",
-                                                 "LayerNormalization",
-                                                 "ReduceMean",
-                                                 "ReduceSum",
-                                                 "ReduceMax",
-                                                 "ReduceMin",
-                                                 "Transpose",
-                                                 "Concat"};
+  static const std::set<std::string> kAnchors = {"Split",         "Expand",
+                                                 "Slice",         "Gather",
+                                                 "Conv",          "Gemm",
+                                                 "MatMul",        "MaxPool",
+                                                 "AveragePool",   "GlobalAveragePool",
+                                                 "GlobalMaxPool", "Softmax",
+                                                 "LogSoftmax",    "LayerNormalization",
+                                                 "ReduceMean",    "ReduceSum",
+                                                 "ReduceMax",     "ReduceMin",
+                                                 "Transpose",     "Concat"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
@@ -156,9 +148,14 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
     return "output is " + std::string(dtype_name(t)) + "; aot runs f32 only";
   if (std::string why = unranked_input_problem(g, n, depth); !why.empty()) return why;
-  for (size_t i = 1; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0 && !g.value(n.outputs[i]).name.empty())
+  for (size_t i = 1; i < n.outputs.size(); ++i) {
+    if (n.outputs[i] < 0 || g.value(n.outputs[i]).name.empty()) continue;
+    if (op != "Split")
       return "output " + std::to_string(i) + " (training or index outputs) is not supported";
+    if (const DType t = g.value(n.outputs[i]).dtype; t != DType::kF32 && t != DType::kUndefined)
+      return "output " + std::to_string(i) + " is " + std::string(dtype_name(t)) +
+             "; aot runs f32 only";
+  }
   if (op == "Where")
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (const Value* v = val(g, n, i))
@@ -186,7 +183,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
     if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
       return "scale and bias must be constants";
   }
-  if (op == "Slice" || op == "Gather") {
+  if (op == "Slice" || op == "Gather" || op == "Split") {
     if (std::string why = copy_problem(g, n); !why.empty()) return why;
   }
   if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
