@@ -98,16 +98,19 @@ std::string copy_problem(const Graph& g, const Node& n) {
 
 std::string why_not(const Graph& g, const Node& n, int depth = 0);
 
-/// A data input of unknown rank that a node aot refuses makes: it would be
-/// an input of the block, which aot cannot lower without a rank, and the
-/// whole block would run on the reference (a chain of such nodes is looked
-/// at a few levels deep).
+/// A data input of unknown rank that a node aot refuses makes, or that is
+/// computed from dims: it would be an input of the block or of its code,
+/// which aot cannot lower without a rank, and the whole block would run on
+/// the reference (a chain of such nodes is looked at a few levels deep).
 std::string unranked_input_problem(const Graph& g, const Node& n, int depth) {
   if (depth >= 4) return "";
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     const Value* v = val(g, n, i);
     if (v == nullptr || v->shape || v->initializer || v->producer < 0 || !reads_data_slot(n, i))
       continue;
+    // A value computed from dims becomes an input of the code (host_block.h).
+    if (host_eval::host_value(g, n.inputs[i], kHostPolicy))
+      return "input " + std::to_string(i) + " is computed from dims and its rank is unknown";
     if (!why_not(g, g.node(v->producer), depth + 1).empty())
       return "input " + std::to_string(i) + " has no known rank and is made by a node aot " +
              "leaves to the reference";
