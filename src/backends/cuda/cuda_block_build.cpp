@@ -28,9 +28,10 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
                   "input '" + g.value(g.inputs()[i]).name + "' is empty; cuda blocks need data");
     // An integer input (token ids a Gather reads, a mask a Cast reads) keeps
     // its dtype; the rest is f32.
+    // A bool input (a mask a Where or Not reads) its bytes.
     const DType t = g.value(g.inputs()[i]).dtype;
-    const bool integer = t == DType::kI64 || t == DType::kI32;
-    program->input_slots.push_back(new_slot(sig[i], integer ? t : DType::kF32));
+    const bool kept = t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
+    program->input_slots.push_back(new_slot(sig[i], kept ? t : DType::kF32));
     slot_of[g.inputs()[i]] = program->input_slots.back();
   }
   // What host nodes and the ops' planners read: dims of every value made so
@@ -125,7 +126,7 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
         program->slots.push_back(view);
         s = program->slots.size() - 1;
       } else {
-        s = new_slot(od, DType::kF32);
+        s = new_slot(od, o < st.op.dtypes.size() ? st.op.dtypes[o] : DType::kF32);
       }
       st.out.push_back(s);
       slot_of[u.outputs[o]] = s;

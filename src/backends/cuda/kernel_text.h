@@ -11,6 +11,7 @@ namespace hone::cuda::kernel_text {
 extern const std::string_view kPrelude;  // prelude.cu: HoneEw, HoneShape, hone_ld, math helpers
 extern const std::string_view
     kFixed;  // fixed.cu: im2col, copies, pools, reductions, softmax, norms
+extern const std::string_view kTensorOps;  // tensor_ops.cu: ArgMax/ArgMin, norms, Resize, bool ops
 extern const std::string_view kAttention;  // attention.cu: the fused attention kernels
 
 }  // namespace hone::cuda::kernel_text

@@ -7,7 +7,7 @@
 
 namespace hone::cuda {
 
-// The kernels (kernels/prelude.cu, kernels/fixed.cu) run in f32 with IEEE
+// The kernels (kernels/prelude.cu, kernels/fixed.cu, kernels/tensor_ops.cu) run in f32 with IEEE
 // division and libdevice's accurate functions (no --use_fast_math): results
 // must match the reference interpreter.
 
@@ -23,8 +23,10 @@ Result<const Module*> fixed_module(const Driver& d) {
   static std::unique_ptr<Module> module;
   std::lock_guard lock(mu);
   if (!module) {
-    HONE_TRY(Module m,
-             Module::compile(d, ew_prelude() + std::string(kernel_text::kFixed), "hone_fixed"));
+    HONE_TRY(Module m, Module::compile(d,
+                                       ew_prelude() + std::string(kernel_text::kFixed) +
+                                           std::string(kernel_text::kTensorOps),
+                                       "hone_fixed"));
     module = std::make_unique<Module>(std::move(m));
   }
   return module.get();

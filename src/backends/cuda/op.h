@@ -68,6 +68,9 @@ struct OpPlan {
   /// what is computed from it); such outputs take no device memory unless a
   /// device op reads them, and then are uploaded once per plan. Empty: none.
   std::vector<std::shared_ptr<const Tensor>> host;
+  /// Per output: its dtype on the device (ArgMax's i64, a comparison's bool
+  /// bytes). Empty, or shorter than outputs: f32.
+  std::vector<DType> dtypes;
   /// Enqueues the work; null for ops that are only views.
   std::function<Result<void>(const ExecCtx&, const Bind&)> run;
   /// The outputs are known by their dims only: a view or Transpose that an
@@ -248,6 +251,18 @@ bool gathers_on_device(const Graph& g, const Node& n);
 [[nodiscard]] Result<Unit> create_int_op(const BlockInfo& b, const Node& n);
 /// Standalone BatchNormalization and constant-mode Pad (ops_pad_norm.cpp).
 [[nodiscard]] Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n);
+/// Whether `n` runs as a unit of ops_tensor.cpp (create_tensor_op): ArgMax,
+/// ArgMin, Tile, InstanceNormalization, Resize, a Where whose condition is
+/// made at run time, comparisons of f32 values, Not/And/Or/Xor.
+bool tensor_op(const Graph& g, const Node& n);
+/// Why this backend cannot run tensor op `n` (its own limits; attribute
+/// validity from ops/attrs.h), or "" (ops_tensor.cpp).
+std::string tensor_op_why_not(const Graph& g, const Node& n);
+/// That unit (ops_tensor.cpp).
+[[nodiscard]] Result<Unit> create_tensor_op(const BlockInfo& b, const Node& n);
+/// Where `n`'s condition is neither a constant nor computed from shapes: it
+/// is made at run time, bool bytes on the device.
+bool where_on_device(const Graph& g, const Node& n);
 /// A host node (common/host_eval.h, kAnyDtype): evaluated when a plan is built.
 [[nodiscard]] Result<Unit> create_host(const BlockInfo& b, const Node& n);
 

@@ -164,12 +164,24 @@ std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::s
   if (a.size() == 1) {
     const std::string& x = a[0];
     static const std::map<std::string, std::string> kCalls = {
-        {"Sigmoid", "hone_sigmoid"}, {"Tanh", "tanhf"}, {"Exp", "expf"}, {"Log", "logf"},
-        {"Sqrt", "sqrtf"},           {"Abs", "fabsf"},  {"Erf", "erff"}, {"Floor", "floorf"},
-        {"Ceil", "ceilf"},           {"Sin", "sinf"},   {"Cos", "cosf"}};
+        {"Sigmoid", "hone_sigmoid"},
+        {"Tanh", "tanhf"},
+        {"Exp", "expf"},
+        {"Log", "logf"},
+        {"Sqrt", "sqrtf"},
+        {"Abs", "fabsf"},
+        {"Erf", "erff"},
+        {"Floor", "floorf"},
+        {"Ceil", "ceilf"},
+        {"Sin", "sinf"},
+        {"Cos", "cosf"},
+        {"Round", "rintf"}};  // rintf: halves to even, in the default rounding mode
     if (auto it = kCalls.find(op); it != kCalls.end()) return it->second + "(" + x + ")";
     if (op == "Relu") return "(" + x + " < 0.0f ? 0.0f : " + x + ")";  // NaN stays NaN
     if (op == "Neg") return "(-" + x + ")";
+    // Sign keeps 0, -0 and NaN, as the reference's.
+    if (op == "Sign") return "(" + x + " > 0.0f ? 1.0f : (" + x + " < 0.0f ? -1.0f : " + x + "))";
+    if (op == "Mish") return "(" + x + " * tanhf(hone_softplus(" + x + ")))";
     if (op == "Identity") return x;
     if (op == "Reciprocal") return "(1.0f / " + x + ")";
     if (const ops::UnaryFormula* f = ops::find_unary(op)) {
@@ -215,8 +227,10 @@ std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::s
     if (op == "PRelu") return "(" + x + " < 0.0f ? " + y + " * " + x + " : " + x + ")";
   }
   // Where's condition reaches the device as 0.0f/1.0f (a bool constant or
-  // host value, converted when uploaded: cuda_block.cpp, slot_for).
-  if (a.size() == 3 && op == "Where") return "(" + a[0] + " != 0.0f ? " + a[1] + " : " + a[2] + ")";
+  // host value, converted when uploaded: cuda_block.cpp, slot_for); one made
+  // at run time is bool bytes, read by hone_where_bytes (ops_tensor.cpp).
+  if (a.size() == 3 && op == "Where" && !where_on_device(g, n))
+    return "(" + a[0] + " != 0.0f ? " + a[1] + " : " + a[2] + ")";
   return "";
 }
 

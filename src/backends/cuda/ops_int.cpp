@@ -1,7 +1,7 @@
 // The cuda backend's ops that read integer tensors on the device: a Gather
 // whose indices are only known at run time (an embedding lookup of a model's
-// token ids), and Cast to f32 from i64, i32 or f32 (an attention mask's
-// arithmetic). Indices and integer inputs are uploaded as they are (a block
+// token ids), and Cast to f32 from i64, i32, bool or f32 (an attention
+// mask's arithmetic). Indices and integer inputs are uploaded as they are (a block
 // input's slot has the input's dtype); everything these ops write is f32.
 #include "backends/cuda/op.h"
 #include "ops/attrs.h"
@@ -53,9 +53,11 @@ Result<OpPlan> plan_cast(DType from, const std::vector<dims_t>& in) {
     kind = 1;
   else if (from == DType::kI32)
     kind = 2;
+  else if (from == DType::kBool)
+    kind = 3;
   else if (from != DType::kF32)
-    return fail(ErrorCode::kUnsupported,
-                "Cast from " + std::string(dtype_name(from)) + " (cuda casts i64, i32 and f32)");
+    return fail(ErrorCode::kUnsupported, "Cast from " + std::string(dtype_name(from)) +
+                                             " (cuda casts i64, i32, bool and f32)");
   OpPlan p;
   p.outputs = {in[0]};
   p.kernel = std::string("cast.f32.cuda.from_") + std::string(dtype_name(from));

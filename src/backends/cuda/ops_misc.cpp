@@ -5,6 +5,7 @@
 // (Reshape, Flatten, Squeeze, Unsqueeze), which alias their input's device
 // memory and launch nothing.
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -41,12 +42,25 @@ Result<CUfunction> fn(const ExecCtx& c, const char* name) {
   return c.fixed.function(name);
 }
 
-/// Sum (op 0), mean (1) or max (2) of x viewed as [outer, r, inner] along r.
+/// The reductions' codes in the kernels (kernels/fixed.cu, hone_reduce_pre).
+constexpr int kReduceLogSumExp = 8;
+int reduce_code(const std::string& op) {
+  static const std::map<std::string, int> kCodes = {
+      {"ReduceSum", 0},   {"ReduceMean", 1},      {"ReduceMax", 2},
+      {"ReduceMin", 3},   {"ReduceProd", 4},      {"ReduceL1", 5},
+      {"ReduceL2", 6},    {"ReduceSumSquare", 7}, {"ReduceLogSumExp", kReduceLogSumExp},
+      {"ReduceLogSum", 9}};
+  const auto it = kCodes.find(op);
+  return it == kCodes.end() ? -1 : it->second;
+}
+
+/// Reduction `op` (reduce_code) of x viewed as [outer, r, inner] along r.
 /// Contiguous rows (inner 1) of up to 16384 take a warp each (8 a block,
-/// float4 loads where aligned); the rest a block per output.
+/// float4 loads where aligned), but for log-sum-exp, whose max comes first;
+/// the rest a block per output.
 Result<void> run_reduce(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, long long outer,
                         long long r, long long inner, int op) {
-  if (inner == 1 && r <= 16384) {
+  if (inner == 1 && r <= 16384 && op != kReduceLogSumExp) {
     HONE_TRY(CUfunction f, fn(c, "hone_reduce_rows"));
     int vec = r % 4 == 0 && x % 16 == 0 ? 1 : 0;
     return launch(c.d, f, c.stream,
@@ -173,8 +187,12 @@ Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims
   }
   std::sort(ax.begin(), ax.end());
   ax.erase(std::unique(ax.begin(), ax.end()), ax.end());
-  if (!ax.empty() && ax.back() - ax.front() + 1 != static_cast<int64_t>(ax.size()))
-    return fail(ErrorCode::kUnsupported, n.op_type + " over non-adjacent axes");
+  // Axes with gaps between them: the input is first copied, transposed, into
+  // the workspace as [kept axes..., reduced axes...], whose rows are reduced.
+  const bool gaps = !ax.empty() && ax.back() - ax.front() + 1 != static_cast<int64_t>(ax.size());
+  if (gaps && x.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported,
+                n.op_type + " over non-adjacent axes of rank " + std::to_string(x.size()));
   const bool keep = ra.keepdims;
   dims_t out;
   for (size_t d = 0; d < x.size(); ++d) {
@@ -184,11 +202,33 @@ Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims
     else if (keep)
       out.push_back(1);
   }
-  const size_t lo = ax.empty() ? 0 : ax.front(), hi = ax.empty() ? 0 : ax.back() + 1;
-  const long long outer = prod(x, 0, lo), r = prod(x, lo, hi), inner = prod(x, hi, x.size());
-  const int op = n.op_type == "ReduceSum" ? 0 : n.op_type == "ReduceMean" ? 1 : 2;
+  const int op = reduce_code(n.op_type);
+  if (op < 0) return fail(ErrorCode::kInternal, "cuda: no reduction " + n.op_type);
   OpPlan p;
   p.outputs = {out};
+  if (gaps) {
+    dims_t moved, src;  // [kept..., reduced...] and where each reads x
+    const dims_t xs = strides_of(x);
+    long long kept = 1, r = 1;
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t d = 0; d < x.size(); ++d) {
+        const bool reduced = std::binary_search(ax.begin(), ax.end(), static_cast<int64_t>(d));
+        if (reduced != (pass == 1)) continue;
+        moved.push_back(x[d]);
+        src.push_back(xs[d]);
+        (reduced ? r : kept) *= x[d];
+      }
+    const dims_t dst = strides_of(moved);
+    p.kernel = "reduce.f32.cuda.transpose+rows";
+    p.workspace_bytes = round256(static_cast<size_t>(numel_of(x)) * sizeof(float));
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      HONE_CHECK_OK(strided_copy(c, b.in[0], b.workspace, moved, src, dst));
+      return run_reduce(c, b.workspace, b.out[0], kept, r, 1, op);
+    };
+    return p;
+  }
+  const size_t lo = ax.empty() ? 0 : ax.front(), hi = ax.empty() ? 0 : ax.back() + 1;
+  const long long outer = prod(x, 0, lo), r = prod(x, lo, hi), inner = prod(x, hi, x.size());
   p.kernel = "reduce.f32.cuda.rows";
   p.run = [=](const ExecCtx& c, const Bind& b) {
     return run_reduce(c, b.in[0], b.out[0], outer, r, inner, op);

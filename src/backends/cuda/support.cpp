@@ -27,7 +27,7 @@ size_t data_inputs(const Graph& g, const Node& n) {
       op == "Pad")
     return 1;
   if ((op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum") && g.opset() >= 13) return 1;
-  if ((op == "ReduceMean" || op == "ReduceMax") && g.opset() >= 18) return 1;
+  if (op.starts_with("Reduce") && g.opset() >= 18) return 1;
   if (op == "Clip") return 1;
   return n.inputs.size();
 }
@@ -42,11 +42,11 @@ std::string param_name(const std::string& op, size_t i) {
   return "axes";
 }
 
-/// Input 0 of `n` is an i64 or i32 tensor made at run time.
+/// Input 0 of `n` is an i64, i32 or bool tensor made at run time.
 bool integer_data(const Graph& g, const Node& n) {
   if (n.inputs.empty()) return false;
   const DType t = known_dtype(g, n.inputs[0]);
-  return t == DType::kI64 || t == DType::kI32;
+  return t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
 }
 
 /// Cast to f32, and Gather with run-time indices (ops_int.cpp).
@@ -57,8 +57,9 @@ std::string int_op_why_not(const Graph& g, const Node& n) {
   const DType xt = known_dtype(g, n.inputs[0]);
   if (n.op_type == "Cast") {
     if (ops::cast_to(n) != 1) return "Cast to other than f32 (cuda makes f32 tensors only)";
-    if (xt != DType::kF32 && xt != DType::kI64 && xt != DType::kI32)
-      return "Cast from " + std::string(dtype_name(xt)) + " (cuda casts i64, i32 and f32)";
+    if (xt != DType::kF32 && xt != DType::kI64 && xt != DType::kI32 && xt != DType::kBool)
+      return "Cast from " + std::string(dtype_name(xt)) + " (cuda casts i64, i32, bool and f32)";
+    // A known bool is 0/1 floats on the device; a Cast of it is a host node.
     return {};
   }
   if (xt != DType::kF32 && xt != DType::kUndefined)
@@ -69,7 +70,8 @@ std::string int_op_why_not(const Graph& g, const Node& n) {
   return {};
 }
 
-/// A view of an integer tensor (it keeps its dtype; a Cast or Gather reads it).
+/// A view of an integer or bool tensor (it keeps its dtype; a Cast, Gather,
+/// Where or logic op reads it).
 std::string views_why_not(const Graph& g, const Node& n) {
   if (extra_outputs_used(n)) return "more than one output";
   for (size_t i = 1; i < n.inputs.size(); ++i)
@@ -93,6 +95,13 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "ReduceMean",
                                              "ReduceSum",
                                              "ReduceMax",
+                                             "ReduceMin",
+                                             "ReduceProd",
+                                             "ReduceL1",
+                                             "ReduceL2",
+                                             "ReduceLogSum",
+                                             "ReduceLogSumExp",
+                                             "ReduceSumSquare",
                                              "Reshape",
                                              "Flatten",
                                              "Squeeze",
@@ -110,6 +119,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (host_eval::host_node(g, n, host_eval::Policy::kAnyDtype)) return {};
   const std::string& op = n.op_type;
   if (op == "Cast" || gathers_on_device(g, n)) return int_op_why_not(g, n);
+  if (tensor_op(g, n)) return tensor_op_why_not(g, n);
   if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") &&
       integer_data(g, n))
     return views_why_not(g, n);
@@ -123,15 +133,12 @@ std::string why_not(const Graph& g, const Node& n) {
     return "no cuda kernel for " + op;
   }
   if (op == "Where") {
-    // The condition must be known when the plan is built: cuda holds no bool
-    // tensors, and uploads a known one as 0/1 floats.
+    // A condition known when the plan is built (a Where made at run time is
+    // a tensor op): uploaded as 0/1 floats, read by the element-wise chain.
     const Value* c = val(g, n, 0);
     if (c != nullptr && c->dtype != DType::kBool && c->dtype != DType::kUndefined)
       return "condition is " + std::string(dtype_name(c->dtype)) + ", not bool";
     if (n.inputs.empty() || n.inputs[0] < 0) return "input 0 is missing";
-    if (!host_eval::host_value(g, n.inputs[0], host_eval::Policy::kAnyDtype))
-      return "condition is neither a constant nor computed from shapes (cuda holds no bool "
-             "tensors)";
     for (size_t i = 1; i < 3; ++i)
       if (const Value* v = val(g, n, i);
           v != nullptr && v->dtype != DType::kF32 && v->dtype != DType::kUndefined)

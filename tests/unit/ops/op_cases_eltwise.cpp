@@ -92,6 +92,37 @@ std::vector<OpCase> eltwise_cases() {
                {in({1, 4}, Fill::kBool), given(DType::kI64, {2, 4}, {1, -2, 3, -4, 5, -6, 7, -8}),
                 given(DType::kI64, {2, 1}, {100, -100})}});
   t.back().inputs[0].dtype = DType::kBool;
+  // The condition and both branches broadcast at once.
+  t.push_back(
+      {"Where_bcast_all", "Where", 16, {in({2, 1, 4}, Fill::kBool), in({3, 1}), in({2, 3, 1})}});
+  t.back().inputs[0].dtype = DType::kBool;
+
+  // Comparisons of f32 values (bool results), with broadcasting and ties.
+  t.push_back(binary("Greater_bcast", "Greater", in({2, 3, 4}), in({4})));
+  t.push_back(binary("Less_bcast_first", "Less", in({3, 1}), in({2, 3, 5})));
+  t.push_back({"Equal_ties",
+               "Equal",
+               13,
+               {given(DType::kF32, {2, 3}, {1.0, -2.0, 0.0, 0.5, 3.0, -0.0}),
+                given(DType::kF32, {3}, {1.0, 2.0, 0.0})}});
+  t.push_back({"LessOrEqual_ties",
+               "LessOrEqual",
+               16,
+               {given(DType::kF32, {2, 3}, {1.0, -2.0, 0.0, 0.5, 3.0, -0.0}),
+                given(DType::kF32, {2, 1}, {0.0, 0.5})}});
+  t.push_back({"GreaterOrEqual_ties",
+               "GreaterOrEqual",
+               16,
+               {given(DType::kF32, {2, 3}, {1.0, -2.0, 0.0, 0.5, 3.0, -0.0}),
+                given(DType::kF32, {2, 1}, {0.0, 0.5})}});
+  // Bool logic, with broadcasting.
+  t.push_back({"Not", "Not", 1, {in({3, 5}, Fill::kBool)}});
+  t.back().inputs[0].dtype = DType::kBool;
+  for (const char* op : {"And", "Or", "Xor"}) {
+    t.push_back(
+        {std::string(op) + "_bcast", op, 7, {in({2, 3, 4}, Fill::kBool), in({3, 1}, Fill::kBool)}});
+    t.back().inputs[0].dtype = t.back().inputs[1].dtype = DType::kBool;
+  }
 
   // Clip: bounds as attributes (opset 6), inputs (13+), one bound only, none.
   t.push_back(unary("Clip_attrs_opset6", "Clip", edge({3, 8}), {{"min", -0.5f}, {"max", 2.0f}}, 6));

@@ -152,6 +152,11 @@ std::vector<OpCase> nn_cases() {
                "InstanceNormalization",
                6,
                {in({2, 3, 4, 5}), weight({3}), weight({3})}});
+  t.push_back({"InstanceNormalization_1d_epsilon",
+               "InstanceNormalization",
+               6,
+               {in({3, 4, 37}), weight({4}), weight({4})},
+               {{"epsilon", 1e-2f}}});
 
   // Softmax: opset 11 flattens from `axis`, opset 13 normalises along it.
   for (int64_t opset : {11, 13})
@@ -182,7 +187,37 @@ std::vector<OpCase> nn_cases() {
                {{"keepdims", int64_t{0}}}});
   t.push_back({"ReduceSum_axes_input_keepdims", "ReduceSum", 13, {in({2, 5, 7}), values({0, 2})}});
   t.push_back({"ReduceSum_all_axes", "ReduceSum", 13, {in({4, 6, 5})}});
+  // Reductions of larger rows (a block or warp per row), over separated axes,
+  // and log-sum-exp of large values (its max must come out first).
+  t.push_back({"ReduceSumSquare_long_rows", "ReduceSumSquare", 18, {in({3, 2000}), values({1})}});
+  t.push_back({"ReduceL2_inner_axis", "ReduceL2", 18, {in({4, 300, 3}), values({1})}});
+  t.push_back({"ReduceMin_separated_axes", "ReduceMin", 18, {in({3, 4, 5, 6}), values({1, 3})}});
+  t.push_back({"ReduceLogSumExp_large", "ReduceLogSumExp", 18, {edge({4, 9}), values({1})}});
+  t.push_back({"ReduceLogSum_axes_attr",
+               "ReduceLogSum",
+               13,
+               {pos({2, 5, 7})},
+               {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}});
+  t.push_back({"ReduceProd_all_axes", "ReduceProd", 13, {pos({2, 3, 4})}});
   t.push_back({"ArgMax_axis1", "ArgMax", 13, {in({3, 6, 4})}, {{"axis", int64_t{1}}}});
+  // Ties: the first index, or the last with select_last_index; a long axis.
+  const std::vector<double> ties = {1, 3, 3, 0, -1, -1, 2, -1, 5, 5, 5, 0};
+  t.push_back({"ArgMax_ties_first",
+               "ArgMax",
+               13,
+               {given(DType::kF32, {3, 4}, ties)},
+               {{"axis", int64_t{1}}}});
+  t.push_back({"ArgMin_ties_last",
+               "ArgMin",
+               13,
+               {given(DType::kF32, {3, 4}, ties)},
+               {{"axis", int64_t{1}}, {"select_last_index", int64_t{1}}}});
+  t.push_back({"ArgMax_ties_last_axis0",
+               "ArgMax",
+               13,
+               {given(DType::kF32, {3, 4}, ties)},
+               {{"axis", int64_t{0}}, {"select_last_index", int64_t{1}}}});
+  t.push_back({"ArgMax_long_axis", "ArgMax", 13, {in({2, 1000})}, {{"axis", int64_t{-1}}}});
   t.push_back({"ArgMin_last_no_keepdims",
                "ArgMin",
                13,

@@ -134,6 +134,71 @@ std::vector<OpCase> tensor_cases() {
                13,
                {in({1, 1, 5, 6}), no_roi, values({1, 1, 2, 2}, DType::kF32)},
                {{"mode", std::string("cubic")}}});
+  // As PyTorch exports them: bilinear (align_corners=False) is linear with
+  // pytorch_half_pixel, upsampling and down; nearest is asymmetric + floor.
+  using Str = std::string;
+  t.push_back(
+      {"Resize_linear_pytorch_half_pixel",
+       "Resize",
+       13,
+       {in({2, 3, 4, 5}), no_roi, values({1, 1, 2.5, 2}, DType::kF32)},
+       {{"mode", Str("linear")}, {"coordinate_transformation_mode", Str("pytorch_half_pixel")}}});
+  t.push_back(
+      {"Resize_linear_pytorch_half_pixel_down_to_1",
+       "Resize",
+       13,
+       {in({1, 2, 6, 7}), no_roi, no_roi, values({1, 2, 1, 3})},
+       {{"mode", Str("linear")}, {"coordinate_transformation_mode", Str("pytorch_half_pixel")}}});
+  t.push_back(
+      {"Resize_nearest_asymmetric_floor_sizes",
+       "Resize",
+       13,
+       {in({1, 3, 5, 4}), no_roi, no_roi, values({1, 3, 11, 9})},
+       {{"nearest_mode", Str("floor")}, {"coordinate_transformation_mode", Str("asymmetric")}}});
+  t.push_back({"Resize_nearest_round_prefer_ceil_half_pixel",
+               "Resize",
+               13,
+               {in({1, 2, 4, 6}), no_roi, values({1, 1, 1.5, 0.5}, DType::kF32)},
+               {{"nearest_mode", Str("round_prefer_ceil")}}});
+  t.push_back(
+      {"Resize_nearest_ceil_align_corners",
+       "Resize",
+       13,
+       {in({1, 2, 4, 5}), no_roi, values({1, 1, 2, 1.6}, DType::kF32)},
+       {{"nearest_mode", Str("ceil")}, {"coordinate_transformation_mode", Str("align_corners")}}});
+  t.push_back({"Resize_nearest_tf_half_pixel_for_nn",
+               "Resize",
+               13,
+               {in({1, 1, 5, 5}), no_roi, values({1, 1, 1.4, 0.6}, DType::kF32)},
+               {{"coordinate_transformation_mode", Str("tf_half_pixel_for_nn")}}});
+  t.push_back({"Resize_linear_half_pixel_down",
+               "Resize",
+               13,
+               {in({2, 2, 9, 8}), no_roi, values({1, 1, 0.5, 0.375}, DType::kF32)},
+               {{"mode", Str("linear")}}});
+  t.push_back(
+      {"Resize_linear_half_pixel_symmetric",
+       "Resize",
+       19,
+       {in({1, 2, 4, 5}), no_roi, values({1, 1, 1.7, 2.3}, DType::kF32)},
+       {{"mode", Str("linear")}, {"coordinate_transformation_mode", Str("half_pixel_symmetric")}}});
+  t.push_back(
+      {"Resize_cubic_exclude_outside",
+       "Resize",
+       13,
+       {in({1, 2, 5, 6}), no_roi, values({1, 1, 1.5, 2}, DType::kF32)},
+       {{"mode", Str("cubic")}, {"exclude_outside", int64_t{1}}, {"cubic_coeff_a", -0.5f}}});
+  // A 1-D signal [N, C, L] resized along L; the opset-10 form (scales input 1).
+  t.push_back(
+      {"Resize_linear_1d_align_corners",
+       "Resize",
+       13,
+       {in({2, 3, 7}), no_roi, values({1, 1, 3}, DType::kF32)},
+       {{"mode", Str("linear")}, {"coordinate_transformation_mode", Str("align_corners")}}});
+  t.push_back({"Resize_opset10_nearest",
+               "Resize",
+               10,
+               {in({1, 2, 3, 4}), values({1, 1, 2, 0.5}, DType::kF32)}});
 
   // The reshaping ops.
   t.push_back({"Reshape_infer_dim", "Reshape", 14, {in({2, 3, 4}), values({4, -1})}});
@@ -151,6 +216,7 @@ std::vector<OpCase> tensor_cases() {
   t.push_back({"Expand_shape_ones", "Expand", 13, {in({2, 1, 5}), values({3, 1, 1, 1})}});
   t.push_back({"Expand_same", "Expand", 13, {in({2, 3}), values({2, 3})}});
   t.push_back({"Tile", "Tile", 13, {in({2, 3}), values({2, 1})}});
+  t.push_back({"Tile_rank3", "Tile", 13, {in({2, 1, 3}), values({3, 4, 2})}});
   return t;
 }
 

@@ -324,22 +324,28 @@ extern "C" __global__ void hone_pool2d(const float* x, float* y, long long NC, i
   }
 }
 
-// Sum or max over a block of 256 threads; every thread gets the result.
-__device__ float hone_block_reduce(float v, bool is_max) {
+// How block and warp reductions combine: 0 add, 1 max, 2 min, 3 multiply
+// (a bool argument reads as 0 add, 1 max); hone_identity is what a lane
+// without elements holds.
+__device__ __forceinline__ float hone_combine(float a, float b, int kind) {
+  return kind == 0 ? a + b : kind == 1 ? fmaxf(a, b) : kind == 2 ? fminf(a, b) : a * b;
+}
+__device__ __forceinline__ float hone_identity(int kind) {
+  return kind == 0 ? 0.0f : kind == 1 ? -HONE_INF : kind == 2 ? HONE_INF : 1.0f;
+}
+
+// Combines v over a block of 256 threads (kind as hone_combine); every
+// thread gets the result.
+__device__ float hone_block_reduce(float v, int kind) {
   __shared__ float part[32];
   __shared__ float result;
-  for (int o = 16; o > 0; o >>= 1) {
-    const float u = __shfl_down_sync(0xffffffffu, v, o);
-    v = is_max ? fmaxf(v, u) : v + u;
-  }
+  for (int o = 16; o > 0; o >>= 1) v = hone_combine(v, __shfl_down_sync(0xffffffffu, v, o), kind);
   if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = v;
   __syncthreads();
   if (threadIdx.x < 32) {
-    v = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : (is_max ? -HONE_INF : 0.0f);
-    for (int o = 16; o > 0; o >>= 1) {
-      const float u = __shfl_down_sync(0xffffffffu, v, o);
-      v = is_max ? fmaxf(v, u) : v + u;
-    }
+    v = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : hone_identity(kind);
+    for (int o = 16; o > 0; o >>= 1)
+      v = hone_combine(v, __shfl_down_sync(0xffffffffu, v, o), kind);
     if (threadIdx.x == 0) result = v;
   }
   __syncthreads();
@@ -348,52 +354,74 @@ __device__ float hone_block_reduce(float v, bool is_max) {
   return v;
 }
 
-// x viewed as [outer, r, inner]; y[outer, inner] = sum, mean or max over r.
-// One block per output: the loop bounds are uniform across the block.
+// The reductions (ops_misc.cpp's op codes): 0 sum, 1 mean, 2 max, 3 min,
+// 4 prod, 5 L1, 6 L2, 7 sum of squares, 8 log-sum-exp, 9 log-sum. Each maps an element
+// (pre; m is the row's max, for log-sum-exp), combines (kind) and finishes
+// the row (post).
+__device__ __forceinline__ int hone_reduce_kind(int op) {
+  return op == 2 ? 1 : op == 3 ? 2 : op == 4 ? 3 : 0;
+}
+__device__ __forceinline__ float hone_reduce_pre(float u, int op, float m) {
+  return op == 5 ? fabsf(u) : (op == 6 || op == 7) ? u * u : op == 8 ? expf(u - m) : u;
+}
+__device__ __forceinline__ float hone_reduce_post(float v, int op, long long r, float m) {
+  if (op == 1) return v / (float)r;
+  if (op == 6) return sqrtf(v);
+  if (op == 9) return logf(v);
+  if (op == 8) return isinf(m) ? m : m + logf(v);  // all -inf, or a +inf: the max itself
+  return v;
+}
+
+// x viewed as [outer, r, inner]; y[outer, inner] = the reduction `op` over r
+// (hone_reduce_pre). One block per output: the loop bounds are uniform
+// across the block.
 extern "C" __global__ void hone_reduce(const float* x, float* y, long long outer, long long r,
                                        long long inner, int op) {
+  const int kind = hone_reduce_kind(op);
   for (long long o = blockIdx.x; o < outer * inner; o += gridDim.x) {
     const float* p = x + (o / inner) * r * inner + o % inner;
-    float v = op == 2 ? -HONE_INF : 0.0f;
-    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
-      const float u = p[k * inner];
-      v = op == 2 ? fmaxf(v, u) : v + u;
+    float m = 0.0f;
+    if (op == 8) {  // log-sum-exp: the max first, so that exp cannot overflow
+      float v = -HONE_INF;
+      for (long long k = threadIdx.x; k < r; k += blockDim.x) v = fmaxf(v, p[k * inner]);
+      m = hone_block_reduce(v, 1);
     }
-    v = hone_block_reduce(v, op == 2);
-    if (threadIdx.x == 0) y[o] = op == 1 ? v / (float)r : v;
+    float v = hone_identity(kind);
+    for (long long k = threadIdx.x; k < r; k += blockDim.x)
+      v = hone_combine(v, hone_reduce_pre(p[k * inner], op, m), kind);
+    v = hone_block_reduce(v, kind);
+    if (threadIdx.x == 0) y[o] = hone_reduce_post(v, op, r, m);
   }
 }
 
-// Sum (op 0), mean (1) or max (2) of each contiguous row of r floats, one
-// warp per row: global pools' rows (r of 49 to a few thousand, thousands of
-// them) need no block barrier; float4 loads when `vec` (r % 4 == 0 and x
-// 16-byte aligned).
+// The reduction `op` (any but log-sum-exp, which takes hone_reduce) of each
+// contiguous row of r floats, one warp per row: global pools' rows (r of 49
+// to a few thousand, thousands of them) need no block barrier; float4 loads
+// when `vec` (r % 4 == 0 and x 16-byte aligned).
 extern "C" __global__ void hone_reduce_rows(const float* x, float* y, long long rows, long long r,
                                             int op, int vec) {
-  const int lane = threadIdx.x & 31;
+  const int lane = threadIdx.x & 31, kind = hone_reduce_kind(op);
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
   for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows;
        row += warps) {
     const float* p = x + row * r;
-    float v = op == 2 ? -HONE_INF : 0.0f;
+    float v = hone_identity(kind);
     if (vec) {
       const float4* p4 = reinterpret_cast<const float4*>(p);
       for (long long k = lane; k < r / 4; k += 32) {
         const float4 u = __ldg(p4 + k);
-        v = op == 2 ? fmaxf(fmaxf(v, u.x), fmaxf(u.y, fmaxf(u.z, u.w)))
-                    : v + ((u.x + u.y) + (u.z + u.w));
+        const float a = hone_combine(hone_reduce_pre(u.x, op, 0.0f),
+                                     hone_reduce_pre(u.y, op, 0.0f), kind);
+        const float b = hone_combine(hone_reduce_pre(u.z, op, 0.0f),
+                                     hone_reduce_pre(u.w, op, 0.0f), kind);
+        v = hone_combine(v, hone_combine(a, b, kind), kind);
       }
     } else {
-      for (long long k = lane; k < r; k += 32) {
-        const float u = __ldg(p + k);
-        v = op == 2 ? fmaxf(v, u) : v + u;
-      }
+      for (long long k = lane; k < r; k += 32)
+        v = hone_combine(v, hone_reduce_pre(__ldg(p + k), op, 0.0f), kind);
     }
-    for (int o = 16; o > 0; o >>= 1) {
-      const float u = __shfl_xor_sync(0xffffffffu, v, o);
-      v = op == 2 ? fmaxf(v, u) : v + u;
-    }
-    if (lane == 0) y[row] = op == 1 ? v / (float)r : v;
+    for (int o = 16; o > 0; o >>= 1) v = hone_combine(v, __shfl_xor_sync(0xffffffffu, v, o), kind);
+    if (lane == 0) y[row] = hone_reduce_post(v, op, r, 0.0f);
   }
 }
 
@@ -406,10 +434,10 @@ extern "C" __global__ void hone_softmax(const float* x, float* y, long long oute
     float* q = y + base;
     float m = -HONE_INF;
     for (long long k = threadIdx.x; k < r; k += blockDim.x) m = fmaxf(m, p[k * inner]);
-    m = hone_block_reduce(m, true);
+    m = hone_block_reduce(m, 1);
     float s = 0.0f;
     for (long long k = threadIdx.x; k < r; k += blockDim.x) s += expf(p[k * inner] - m);
-    s = hone_block_reduce(s, false);
+    s = hone_block_reduce(s, 0);
     const float ls = logf(s);
     for (long long k = threadIdx.x; k < r; k += blockDim.x) {
       const float v = p[k * inner] - m;
@@ -443,17 +471,6 @@ extern "C" __global__ void hone_softmax_warp(const float* x, float* y, long long
   }
 }
 
-// Inference BatchNormalization of x viewed as [n / (C·inner), C, inner]
-// (ops_pad_norm.cpp): the statistics of channel c from device constants.
-extern "C" __global__ void hone_batchnorm(const float* x, const float* scale, const float* bias,
-                                          const float* mean, const float* var, float* y,
-                                          long long n, long long inner, int C, float eps) {
-  HONE_FOR(i, n) {
-    const int c = (int)((i / inner) % C);
-    y[i] = (x[i] - mean[c]) * (scale[c] * rsqrtf(var[c] + eps)) + bias[c];
-  }
-}
-
 // y[o, j, k] = x[o, idx[j], k] over [outer, count, inner] (ops_int.cpp):
 // a Gather whose indices (i64 when is64, else i32) are known only at run
 // time. A negative index counts from the end; one out of range gives NaN.
@@ -468,11 +485,13 @@ extern "C" __global__ void hone_gather_indices(const float* x, const void* idx, 
   }
 }
 
-// y = (float)x for n elements of x: f32 (kind 0), i64 (1) or i32 (2).
+// y = (float)x for n elements of x: f32 (kind 0), i64 (1), i32 (2) or bool
+// bytes (3).
 extern "C" __global__ void hone_cast_to_f32(const void* x, float* y, long long n, int kind) {
   HONE_FOR(i, n) {
     y[i] = kind == 1   ? (float)((const long long*)x)[i]
            : kind == 2 ? (float)((const int*)x)[i]
+           : kind == 3 ? (((const unsigned char*)x)[i] != 0 ? 1.0f : 0.0f)
                        : ((const float*)x)[i];
   }
 }
@@ -504,13 +523,13 @@ extern "C" __global__ void hone_layernorm(const float* x, const float* z, const 
       if (sum) sum[o * r + k] = v;
       s += v;
     }
-    const float mean = hone_block_reduce(s, false) / (float)r;
+    const float mean = hone_block_reduce(s, 0) / (float)r;
     float v = 0.0f;
     for (long long k = threadIdx.x; k < r; k += blockDim.x) {
       const float d = (pz ? p[k] + pz[k] : p[k]) - mean;
       v += d * d;
     }
-    const float inv = 1.0f / sqrtf(hone_block_reduce(v, false) / (float)r + eps);
+    const float inv = 1.0f / sqrtf(hone_block_reduce(v, 0) / (float)r + eps);
     for (long long k = threadIdx.x; k < r; k += blockDim.x)
       q[k] = ((pz ? p[k] + pz[k] : p[k]) - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f);
   }

@@ -89,9 +89,10 @@ TEST(CudaShapes, ShapesComputedFromDataAreRefusedWithTheReason) {
       << p[4].reason;
 }
 
-/// Where whose condition comes from data stays on the reference, saying why;
-/// one whose condition is known, and Split, are proposed (no device needed).
-TEST(CudaShapes, WhereNeedsAKnownCondition) {
+/// Where whose condition comes from data (a comparison on the device, bool
+/// bytes there), one whose condition is known, and Split are proposed (no
+/// device needed).
+TEST(CudaShapes, WhereConditionsKnownOrMadeOnTheDevice) {
   GraphBuilder b("where_data", 18);
   ValueId x = b.input("x", DType::kF32, Shape{2, 4});
   ValueId pos = b.op("Greater", {x, b.constant("", Tensor::scalar<float>(0.0f))});
@@ -104,10 +105,8 @@ TEST(CudaShapes, WhereNeedsAKnownCondition) {
   CudaBackend be;
   const std::vector<NodeSupport> p = be.propose(g);
   ASSERT_EQ(p.size(), 6u);  // Greater, Where, Relu, Where, Split, Add
-  EXPECT_FALSE(p[1].supported);
-  EXPECT_NE(p[1].reason.find("condition is neither a constant nor computed from shapes"),
-            std::string::npos)
-      << p[1].reason;
+  EXPECT_TRUE(p[0].supported) << p[0].reason;
+  EXPECT_TRUE(p[1].supported) << p[1].reason;
   EXPECT_TRUE(p[3].supported) << p[3].reason;
   EXPECT_TRUE(p[4].supported) << p[4].reason;
 }

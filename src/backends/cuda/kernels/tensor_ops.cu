@@ -1,0 +1,227 @@
+// The cuda backend's fixed kernels for ArgMax/ArgMin, inference
+// BatchNormalization, InstanceNormalization, Resize and the ops that read or
+// write bool tensors (Where with a condition made at run time, comparisons,
+// Not/And/Or/Xor); compiled into one module after prelude.cu and fixed.cu,
+// whose helpers they use. A bool tensor on the device is one byte an
+// element, 0 or 1, as the host's.
+#include "prelude.cu"
+
+// Whether element u at index k beats the best so far (bv at bi; bi < 0:
+// none yet) for ArgMax (is_min 0) or ArgMin: ties go to the first index, or
+// the last with select_last_index. As in the reference's scan from index 0,
+// a NaN at index 0 wins and any other NaN never does.
+__device__ __forceinline__ bool hone_arg_better(float u, long long k, float bv, long long bi,
+                                                int is_min, int last) {
+  if (k < 0) return false;
+  if (bi < 0) return true;
+  if (bi == 0 && bv != bv) return false;
+  if (k == 0 && u != u) return true;
+  if (u != u) return false;
+  if (bv != bv) return true;
+  if (u == bv) return last ? k > bi : k < bi;
+  return is_min ? u < bv : u > bv;
+}
+
+// y[outer, inner] (i64) = the index along r of the max (or min) of x viewed
+// as [outer, r, inner]. One block of 256 threads per output, a tree in
+// shared memory.
+extern "C" __global__ void hone_argreduce(const float* x, long long* y, long long outer,
+                                          long long r, long long inner, int is_min, int last) {
+  __shared__ float sv[256];
+  __shared__ long long si[256];
+  const int t = threadIdx.x;
+  for (long long o = blockIdx.x; o < outer * inner; o += gridDim.x) {
+    const float* p = x + (o / inner) * r * inner + o % inner;
+    float bv = 0.0f;
+    long long bi = -1;
+    for (long long k = t; k < r; k += blockDim.x) {
+      const float u = p[k * inner];
+      if (hone_arg_better(u, k, bv, bi, is_min, last)) {
+        bv = u;
+        bi = k;
+      }
+    }
+    sv[t] = bv;
+    si[t] = bi;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (t < s && hone_arg_better(sv[t + s], si[t + s], sv[t], si[t], is_min, last)) {
+        sv[t] = sv[t + s];
+        si[t] = si[t + s];
+      }
+      __syncthreads();
+    }
+    if (t == 0) y[o] = si[0];
+    __syncthreads();  // sv and si are reused by the next output
+  }
+}
+
+// Inference BatchNormalization of x viewed as [n / (C·inner), C, inner]
+// (ops_pad_norm.cpp): the statistics of channel c from device constants.
+extern "C" __global__ void hone_batchnorm(const float* x, const float* scale, const float* bias,
+                                          const float* mean, const float* var, float* y,
+                                          long long n, long long inner, int C, float eps) {
+  HONE_FOR(i, n) {
+    const int c = (int)((i / inner) % C);
+    y[i] = (x[i] - mean[c]) * (scale[c] * rsqrtf(var[c] + eps)) + bias[c];
+  }
+}
+
+// InstanceNormalization of x viewed as [rows = N * C, r]: each row by its
+// own mean and variance, then scale[c] and bias[c]. One block a row.
+extern "C" __global__ void hone_instancenorm(const float* x, const float* scale,
+                                             const float* bias, float* y, long long rows,
+                                             long long r, int C, float eps) {
+  for (long long o = blockIdx.x; o < rows; o += gridDim.x) {
+    const float* p = x + o * r;
+    float* q = y + o * r;
+    const int c = (int)(o % C);
+    float s = 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) s += p[k];
+    const float mean = hone_block_reduce(s, 0) / (float)r;
+    float v = 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      const float d = p[k] - mean;
+      v += d * d;
+    }
+    const float inv = 1.0f / sqrtf(hone_block_reduce(v, 0) / (float)r + eps);
+    const float g = scale[c], b = bias[c];
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) q[k] = (p[k] - mean) * inv * g + b;
+  }
+}
+
+// Resize (ops_resize.cpp), per axis as the reference computes it, in double:
+// the input coordinate of output index o under transformation t (0
+// half_pixel, 1 asymmetric, 2 pytorch_half_pixel, 3 align_corners, 4
+// tf_half_pixel_for_nn, 5 half_pixel_symmetric).
+__device__ double hone_resize_coord(int t, long long o, double scale, long long in,
+                                    long long out) {
+  const double x = (double)o;
+  if (t == 1) return x / scale;
+  if (t == 2) return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (t == 3) return out == 1 ? 0.0 : x * (double)(in - 1) / (double)(out - 1);
+  if (t == 4) return (x + 0.5) / scale;
+  if (t == 5) {
+    const double adjustment = (double)out / (scale * (double)in);
+    const double offset = (double)in / 2.0 * (1.0 - adjustment);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
+  return (x + 0.5) / scale - 0.5;
+}
+
+__device__ double hone_cubic_weight(double d, double a) {
+  d = fabs(d);
+  if (d <= 1.0) return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
+  if (d < 2.0) return ((a * d - 5.0 * a) * d + 8.0 * a) * d - 4.0 * a;
+  return 0.0;
+}
+
+// The taps of output index o along one axis (at most 4): input indices and
+// weights; returns their count. mode: 0 nearest, 1 linear, 2 cubic (a: its
+// coefficient; excl: exclude_outside); nearest: 0 round_prefer_floor, 1
+// round_prefer_ceil, 2 floor, 3 ceil, 4 Resize-10's (floor upsampling, ceil
+// downsampling).
+__device__ int hone_resize_taps(int mode, int t, int nearest, double a, int excl, long long o,
+                                double scale, long long in, long long out, long long* idx,
+                                double* w) {
+  const double x = hone_resize_coord(t, o, scale, in, out);
+  if (mode == 0) {
+    double f;
+    if (nearest == 1)
+      f = floor(x + 0.5);
+    else if (nearest == 2)
+      f = floor(x);
+    else if (nearest == 3)
+      f = ceil(x);
+    else if (nearest == 4)
+      f = scale < 1.0 ? ceil(x) : floor(x);
+    else
+      f = ceil(x - 0.5);
+    long long i = (long long)f;
+    idx[0] = i < 0 ? 0 : (i >= in ? in - 1 : i);
+    w[0] = 1.0;
+    return 1;
+  }
+  const long long base = (long long)floor(x);
+  const double ratio = x - (double)base;
+  const long long start = mode == 1 ? 0 : -1, stop = 2 - start;
+  int n = 0;
+  double total = 0.0;
+  for (long long j = start; j < stop; ++j) {
+    const double d = (double)j - ratio;
+    double wt = mode == 1 ? fmax(0.0, 1.0 - fabs(d)) : hone_cubic_weight(d, a);
+    long long i = base + j;
+    if (i < 0 || i >= in) {
+      if (excl) wt = 0.0;
+      i = i < 0 ? 0 : in - 1;
+    }
+    if (wt == 0.0) continue;
+    total += wt;
+    idx[n] = i;
+    w[n] = wt;
+    ++n;
+  }
+  if (excl && total != 0.0 && total != 1.0)
+    for (int k = 0; k < n; ++k) w[k] /= total;
+  return n;
+}
+
+// y [outer, OH, OW] from x [outer, H, W]: each output the weighted sum of
+// its taps (one for nearest, an exact copy), summed in double.
+extern "C" __global__ void hone_resize(const float* x, float* y, long long outer, long long H,
+                                       long long W, long long OH, long long OW, double sh,
+                                       double sw, int mode, int t, int nearest, double a,
+                                       int excl) {
+  HONE_FOR(i, outer * OH * OW) {
+    const long long ow = i % OW, rest = i / OW, oh = rest % OH, b = rest / OH;
+    long long ih[4], iw[4];
+    double wh[4], ww[4];
+    const int nh = hone_resize_taps(mode, t, nearest, a, excl, oh, sh, H, OH, ih, wh);
+    const int nw = hone_resize_taps(mode, t, nearest, a, excl, ow, sw, W, OW, iw, ww);
+    const float* p = x + b * H * W;
+    double acc = 0.0;
+    for (int j = 0; j < nh; ++j) {
+      double row = 0.0;
+      for (int k = 0; k < nw; ++k) row += ww[k] * (double)p[ih[j] * W + iw[k]];
+      acc += wh[j] * row;
+    }
+    y[i] = (float)acc;
+  }
+}
+
+// Operand k of p read as bool bytes (p.in[k] points at unsigned chars).
+__device__ __forceinline__ bool hone_ldb(const HoneEw& p, int k, long long i) {
+  const unsigned char* c = reinterpret_cast<const unsigned char*>(p.in[k]);
+  return c[p.flat[k] ? i : hone_offset(i, p.rank, p.dims, p.st[k])] != 0;
+}
+
+// Where whose condition (operand 0, bool bytes) is made at run time; the
+// branches are operands 1 and 2, all broadcast to y.
+extern "C" __global__ void hone_where_bytes(float* y, HoneEw p, long long n) {
+  HONE_FOR(i, n) y[i] = hone_ldb(p, 0, i) ? hone_ld(p, 1, i) : hone_ld(p, 2, i);
+}
+
+// y (bool bytes) = a <op> b of two f32 operands with broadcasting: 0
+// Equal, 1 Less, 2 Greater, 3 LessOrEqual, 4 GreaterOrEqual (NaN compares
+// false, as in C).
+extern "C" __global__ void hone_compare(unsigned char* y, HoneEw p, long long n, int op) {
+  HONE_FOR(i, n) {
+    const float a = hone_ld(p, 0, i), b = hone_ld(p, 1, i);
+    const bool r = op == 0 ? a == b : op == 1 ? a < b : op == 2 ? a > b : op == 3 ? a <= b : a >= b;
+    y[i] = r ? 1 : 0;
+  }
+}
+
+// y (bool bytes) from bool operands with broadcasting: 0 Not (operand 0
+// only), 1 And, 2 Or, 3 Xor.
+extern "C" __global__ void hone_logic(unsigned char* y, HoneEw p, long long n, int op) {
+  HONE_FOR(i, n) {
+    const bool a = hone_ldb(p, 0, i);
+    bool r = !a;
+    if (op != 0) {
+      const bool b = hone_ldb(p, 1, i);
+      r = op == 1 ? (a && b) : op == 2 ? (a || b) : (a != b);
+    }
+    y[i] = r ? 1 : 0;
+  }
+}
