@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "eval/kernel_util.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/shape_fn.h"
@@ -142,7 +143,11 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return s ? std::optional<Shape>(*s) : std::nullopt;
   }
   if (op == "Cast" || op == "BitCast") {
-    *dtype = DType::kUndefined;  // the target type is ONNX's enum; the passes need only the shape
+    // The target's ONNX code: a graph built in C++ (no importer inferred it)
+    // needs it too, since a backend keeps an integer block input's dtype.
+    *dtype = DType::kUndefined;
+    if (op == "Cast")
+      if (auto t = eval::dtype_from_onnx(ops::cast_to(n))) *dtype = *t;
     const Shape* s = shape_of(0);
     return s ? std::optional<Shape>(*s) : std::nullopt;
   }

@@ -140,6 +140,12 @@ Result<void> CudaBlock::upload_inputs(const Program& program, StreamPool::Exec& 
   for (size_t i = 0, off = 0; i < inputs.size(); off += inputs[i].nbytes(), ++i) {
     const Tensor& t = inputs[i];
     if (t.nbytes() == 0) continue;
+    // The slot holds the dtype the plan was made for: other bytes would
+    // spill into the next slot.
+    if (const DType want = program.slots[program.input_slots[i]].dtype; t.dtype() != want)
+      return fail(ErrorCode::kInvalidArgument,
+                  "input " + std::to_string(i) + " is " + std::string(dtype_name(t.dtype())) +
+                      "; this cuda block was planned for " + std::string(dtype_name(want)));
     const CUdeviceptr dst = program.address(program.input_slots[i], base);
     // Page-locked inputs (allocate_host()) go in one DMA, no staging copy.
     if (t.nbytes() >= (size_t{1} << 20) && is_pinned(d_, t.raw(), t.nbytes()))

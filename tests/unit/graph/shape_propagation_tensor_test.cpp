@@ -63,5 +63,23 @@ TEST(ShapePropagationTensor, ReductionsArgMaxAndGathers) {
   EXPECT_EQ(shape_of(*g, picked), "[batch,2,8]");
 }
 
+TEST(ShapePropagationTensor, CastTakesItsTargetDtype) {
+  // A graph built in C++ has no importer to infer dtypes: a backend that keeps
+  // an integer block input's dtype (cuda) reads the Cast's target from here.
+  GraphBuilder b("casts");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 6});
+  ValueId ids = b.op("Cast", {x}, {{"to", int64_t{7}}});
+  ValueId back = b.op("Cast", {ids}, {{"to", int64_t{1}}});
+  ValueId mask = b.op("Cast", {x}, {{"to", int64_t{9}}});
+  for (ValueId v : {ids, back, mask}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(g->value(ids).dtype, DType::kI64);
+  EXPECT_EQ(g->value(back).dtype, DType::kF32);
+  EXPECT_EQ(g->value(mask).dtype, DType::kBool);
+  EXPECT_EQ(shape_of(*g, ids), "[batch,6]");
+}
+
 }  // namespace
 }  // namespace hone
