@@ -252,7 +252,7 @@ bool gathers_on_device(const Graph& g, const Node& n);
 /// Standalone BatchNormalization and constant-mode Pad (ops_pad_norm.cpp).
 [[nodiscard]] Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n);
 /// Whether `n` runs as a unit of ops_tensor.cpp (create_tensor_op): ArgMax,
-/// ArgMin, Tile, InstanceNormalization, Resize, a Where whose condition is
+/// ArgMin, Tile, InstanceNormalization, Resize, LSTM, GRU, a Where whose condition is
 /// made at run time, comparisons of f32 values, Not/And/Or/Xor.
 bool tensor_op(const Graph& g, const Node& n);
 /// Why this backend cannot run tensor op `n` (its own limits; attribute

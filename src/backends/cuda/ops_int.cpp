@@ -3,6 +3,8 @@
 // token ids), and Cast to f32 from i64, i32, bool or f32 (an attention
 // mask's arithmetic). Indices and integer inputs are uploaded as they are (a block
 // input's slot has the input's dtype); everything these ops write is f32.
+#include <set>
+
 #include "backends/cuda/op.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
@@ -80,9 +82,14 @@ DType known_dtype(const Graph& g, ValueId v) {
   const Value& val = g.value(v);
   if (val.dtype != DType::kUndefined) return val.dtype;
   if (val.initializer) return val.initializer->dtype();
-  // A graph built without inferred dtypes: a Cast's output has its target's.
+  // A graph built without inferred dtypes: a Cast's output has its target's,
+  // a comparison's or logic op's is bool, ArgMax's and ArgMin's i64.
   if (val.producer >= 0) {
     const Node& p = g.node(val.producer);
+    static const std::set<std::string> kBools = {
+        "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor"};
+    if (p.domain.empty() && kBools.count(p.op_type)) return DType::kBool;
+    if (p.domain.empty() && (p.op_type == "ArgMax" || p.op_type == "ArgMin")) return DType::kI64;
     if (p.op_type == "Cast" && p.domain.empty()) {
       // ONNX's codes of the dtypes these ops read (TensorProto.DataType).
       const int64_t to = ops::cast_to(p);

@@ -3,7 +3,7 @@
 // Where whose condition is such a tensor, the comparisons of f32 values that
 // make one, and Not/And/Or/Xor. A bool tensor on the device is one byte an
 // element (a block input keeps its bytes); the kernels are in
-// kernels/tensor_ops.cu. Resize is in ops_resize.cpp.
+// kernels/tensor_ops.cu. Resize is in ops_resize.cpp, LSTM and GRU in ops_rnn.cpp.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -17,6 +17,8 @@
 namespace hone::cuda {
 
 Result<Unit> create_resize(const BlockInfo& b, const Node& n);  // ops_resize.cpp
+Result<Unit> create_rnn(const BlockInfo& b, const Node& n);     // ops_rnn.cpp
+std::string rnn_why_not(const Graph& g, const Node& n);         // ops_rnn.cpp
 
 namespace {
 
@@ -205,7 +207,7 @@ bool where_on_device(const Graph& g, const Node& n) {
 
 bool tensor_op(const Graph& g, const Node& n) {
   static const std::set<std::string> kOps = {"ArgMax", "ArgMin", "Tile", "InstanceNormalization",
-                                             "Resize"};
+                                             "Resize", "LSTM",   "GRU"};
   const std::string& op = n.op_type;
   return kOps.count(op) || compare_codes().count(op) || logic_codes().count(op) ||
          where_on_device(g, n);
@@ -213,6 +215,7 @@ bool tensor_op(const Graph& g, const Node& n) {
 
 std::string tensor_op_why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
+  if (op == "LSTM" || op == "GRU") return rnn_why_not(g, n);
   if (n.inputs.empty() || n.inputs[0] < 0) return "input 0 is missing";
   if (op == "ArgMax" || op == "ArgMin") {
     if (Result<ops::ReduceAttrs> a = ops::reduce_attrs(n); !a) return a.error().message();
@@ -275,6 +278,7 @@ std::string tensor_op_why_not(const Graph& g, const Node& n) {
 Result<Unit> create_tensor_op(const BlockInfo& b, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Resize") return create_resize(b, n);
+  if (op == "LSTM" || op == "GRU") return create_rnn(b, n);
   Unit u;
   u.label = n.describe();
   u.outputs = {n.outputs[0]};

@@ -200,6 +200,34 @@ std::vector<OpCase> nn_cases() {
                {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}});
   t.push_back({"ReduceProd_all_axes", "ReduceProd", 13, {pos({2, 3, 4})}});
   t.push_back({"ArgMax_axis1", "ArgMax", 13, {in({3, 6, 4})}, {{"axis", int64_t{1}}}});
+
+  // LSTM and GRU as PyTorch exports them: X [seq, batch, input], biases,
+  // initial states, every output; forward, reverse and bidirectional.
+  for (const char* dir : {"forward", "reverse", "bidirectional"}) {
+    const int64_t d = std::string(dir) == "bidirectional" ? 2 : 1, h = 4;
+    t.push_back({std::string("LSTM_") + dir,
+                 "LSTM",
+                 14,
+                 {in({5, 2, 3}), weight({d, 4 * h, 3}), weight({d, 4 * h, h}), weight({d, 8 * h}),
+                  absent(), in({d, 2, h}), in({d, 2, h})},
+                 {{"hidden_size", h}, {"direction", std::string(dir)}},
+                 3});
+    t.push_back(
+        {std::string("GRU_") + dir,
+         "GRU",
+         14,
+         {in({5, 2, 3}), weight({d, 3 * h, 3}), weight({d, 3 * h, h}), weight({d, 6 * h}), absent(),
+          in({d, 2, h})},
+         {{"hidden_size", h}, {"direction", std::string(dir)}, {"linear_before_reset", int64_t{1}}},
+         2});
+  }
+  // No bias and no initial state (zeros).
+  t.push_back({"LSTM_no_bias_no_state",
+               "LSTM",
+               14,
+               {in({4, 3, 6}), weight({1, 20, 6}), weight({1, 20, 5})},
+               {{"hidden_size", int64_t{5}}},
+               3});
   // Ties: the first index, or the last with select_last_index; a long axis.
   const std::vector<double> ties = {1, 3, 3, 0, -1, -1, 2, -1, 5, 5, 5, 0};
   t.push_back({"ArgMax_ties_first",

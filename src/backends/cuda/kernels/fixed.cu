@@ -368,7 +368,8 @@ __device__ __forceinline__ float hone_reduce_post(float v, int op, long long r, 
   if (op == 1) return v / (float)r;
   if (op == 6) return sqrtf(v);
   if (op == 9) return logf(v);
-  if (op == 8) return isinf(m) ? m : m + logf(v);  // all -inf, or a +inf: the max itself
+  // Rows of -inf only, or with a +inf: the max itself.
+  if (op == 8) return m == HONE_INF || m == -HONE_INF ? m : m + logf(v);
   return v;
 }
 

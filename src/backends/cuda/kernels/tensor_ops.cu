@@ -225,3 +225,55 @@ extern "C" __global__ void hone_logic(unsigned char* y, HoneEw p, long long n, i
     y[i] = r ? 1 : 0;
   }
 }
+
+// One step of an LSTM direction (ops_rnn.cpp) over k = [B, H]: xw and hr are
+// this step's X·Wᵀ and H·Rᵀ, [B, 4H] in ONNX's gate order i, o, f, c; bias
+// [8H] (Wb then Rb) may be null. Updates h and c in place (each thread reads
+// and writes its own element) and writes h to y (this step's slice of Y)
+// when y is not null.
+extern "C" __global__ void hone_lstm_step(const float* xw, const float* hr, const float* bias,
+                                          float* h, float* c, float* y, long long B, long long H) {
+  HONE_FOR(k, B * H) {
+    const long long b = k / H, j = k - b * H;
+    const float* xr = xw + b * 4 * H;
+    const float* rr = hr + b * 4 * H;
+    float g[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      float v = xr[q * H + j] + rr[q * H + j];
+      if (bias) v += bias[q * H + j] + bias[4 * H + q * H + j];
+      g[q] = v;
+    }
+    const float cn = hone_sigmoid(g[2]) * c[k] + hone_sigmoid(g[0]) * tanhf(g[3]);
+    const float hn = hone_sigmoid(g[1]) * tanhf(cn);
+    c[k] = cn;
+    h[k] = hn;
+    if (y) y[k] = hn;
+  }
+}
+
+// One step of a GRU direction with linear_before_reset (PyTorch's GRU):
+// xw, hr [B, 3H] in gate order z, r, h; bias [6H] may be null;
+// h = (1 - z) * tanh(xw_h + Wb_h + r * (hr_h + Rb_h)) + z * h, in place.
+extern "C" __global__ void hone_gru_step(const float* xw, const float* hr, const float* bias,
+                                         float* h, float* y, long long B, long long H) {
+  HONE_FOR(k, B * H) {
+    const long long b = k / H, j = k - b * H;
+    const float* xr = xw + b * 3 * H;
+    const float* rr = hr + b * 3 * H;
+    float wb[3] = {0.0f, 0.0f, 0.0f}, rb[3] = {0.0f, 0.0f, 0.0f};
+    if (bias) {
+#pragma unroll
+      for (int q = 0; q < 3; ++q) {
+        wb[q] = bias[q * H + j];
+        rb[q] = bias[3 * H + q * H + j];
+      }
+    }
+    const float z = hone_sigmoid(xr[j] + wb[0] + rr[j] + rb[0]);
+    const float r = hone_sigmoid(xr[H + j] + wb[1] + rr[H + j] + rb[1]);
+    const float n = tanhf(xr[2 * H + j] + wb[2] + r * (rr[2 * H + j] + rb[2]));
+    const float hn = (1.0f - z) * n + z * h[k];
+    h[k] = hn;
+    if (y) y[k] = hn;
+  }
+}

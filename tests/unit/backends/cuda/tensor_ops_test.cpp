@@ -112,7 +112,9 @@ Graph tensor_ops_graph() {
             b.constant("", Tensor::from<float>({0}, {})), b.concat({nc, hw}, 0)},
            {{"mode", Str("linear")}, {"coordinate_transformation_mode", Str("half_pixel")}});
   b.output(up, "up");
-  b.output(b.op("ArgMax", {up}, {{"axis", int64_t{1}}}), "labels");
+  // (On x: shape propagation gives an ArgMax of a value of unknown shape, such
+  // as the Resize's, an f32 output, which cuda refuses.)
+  b.output(b.op("ArgMax", {b.relu(x)}, {{"axis", int64_t{1}}}), "labels");
   ValueId pos = b.op("Greater", {x, b.constant("", Tensor::scalar<float>(0.25f))});
   ValueId mask = b.op("Not", {b.op("And", {pos, keep})});
   b.output(b.op("Where", {mask, b.tanh(x), b.constant("", Tensor::scalar<float>(-1.0f))}), "w");
