@@ -296,12 +296,13 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
                              : ops::gather_elements_shape(axis, data->dims(), idx->dims()));
   }
   if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
+    // The dtype first: it is known even where a shape is not.
+    if (op == "ArgMax" || op == "ArgMin") *dtype = DType::kI64;
     const Shape* s = shape_of(0);
     const auto ra = ops::reduce_attrs(n);
     if (!s || !ra) return std::nullopt;
     std::optional<std::vector<int64_t>> axes;
     if (op == "ArgMax" || op == "ArgMin") {
-      *dtype = DType::kI64;
       axes = std::vector<int64_t>{ops::axis_attr(n)};
     } else {
       axes = int_list(g, n, "axes", 1);  // none: not given (every axis), or not a constant

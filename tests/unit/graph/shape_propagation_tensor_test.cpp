@@ -63,7 +63,7 @@ TEST(ShapePropagationTensor, ReductionsArgMaxAndGathers) {
   EXPECT_EQ(shape_of(*g, picked), "[batch,2,8]");
 }
 
-TEST(ShapePropagationTensor, CastTakesItsTargetDtype) {
+TEST(ShapePropagationTensor, CastAndArgMaxTakeTheirDtype) {
   // A graph built in C++ has no importer to infer dtypes: a backend that keeps
   // an integer block input's dtype (cuda) reads the Cast's target from here.
   GraphBuilder b("casts");
@@ -71,13 +71,18 @@ TEST(ShapePropagationTensor, CastTakesItsTargetDtype) {
   ValueId ids = b.op("Cast", {x}, {{"to", int64_t{7}}});
   ValueId back = b.op("Cast", {ids}, {{"to", int64_t{1}}});
   ValueId mask = b.op("Cast", {x}, {{"to", int64_t{9}}});
-  for (ValueId v : {ids, back, mask}) b.output(v);
+  // A Reshape to a target of unknown length: no rank, so no shape.
+  ValueId target = b.input("target", DType::kI64, Shape{Dim::symbol("k")});
+  ValueId unshaped = b.op("Reshape", {x, target});
+  ValueId arg = b.op("ArgMax", {unshaped}, {{"axis", int64_t{0}}});
+  for (ValueId v : {ids, back, mask, arg}) b.output(v);
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   passes::propagate_shapes(*g);
   EXPECT_EQ(g->value(ids).dtype, DType::kI64);
   EXPECT_EQ(g->value(back).dtype, DType::kF32);
   EXPECT_EQ(g->value(mask).dtype, DType::kBool);
+  EXPECT_EQ(g->value(arg).dtype, DType::kI64);  // known where the shape is not
   EXPECT_EQ(shape_of(*g, ids), "[batch,6]");
 }
 
