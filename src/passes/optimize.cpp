@@ -4,6 +4,7 @@
 
 #include "core/log.h"
 #include "hone/passes.h"
+#include "passes/shape_propagation.h"
 
 namespace hone {
 namespace {
@@ -121,6 +122,10 @@ Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options) {
     report.rounds = round + 1;
     if (!changed) break;
   }
+  // Every dtype and shape the rules can tell, also where no pass rewrote
+  // anything: a graph built in C++ has none past its inputs, and a backend
+  // plans a block input by its dtype (an i64 Cast output, a bool mask).
+  passes::propagate_shapes(cur);
   report.nodes_after = cur.nodes().size();
   report.elementwise_chains = find_elementwise_chains(cur).size();
   report.attention_blocks = find_attention(cur).size();

@@ -88,6 +88,26 @@ Result<void> CudaBlock::init() {
   return {};
 }
 
+DType input_dtype(DType declared) {
+  const bool kept = declared == DType::kI64 || declared == DType::kI32 || declared == DType::kBool;
+  return kept ? declared : DType::kF32;
+}
+
+std::optional<ShapeSignature> CudaBlock::key_of(const std::vector<Tensor>& inputs) const {
+  const Graph& g = graph();
+  if (inputs.size() != g.inputs().size()) return std::nullopt;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const DType want = input_dtype(g.value(g.inputs()[i]).dtype);
+    if (inputs[i].dtype() != want) {
+      HONE_LOG_DEBUG("cuda: block '{}' runs on the reference: input '{}' is {}, its slot {}",
+                     g.name(), g.value(g.inputs()[i]).name, dtype_name(inputs[i].dtype()),
+                     dtype_name(want));
+      return std::nullopt;
+    }
+  }
+  return signature_of(inputs);
+}
+
 Result<std::vector<Tensor>> CudaBlock::run(const std::vector<Tensor>& inputs) const {
   HONE_CHECK_OK(d_.make_current());
   return BlockRuntime::run(inputs);

@@ -23,6 +23,10 @@
 
 namespace hone::cuda {
 
+/// The dtype a block input's slot holds: integer and bool inputs (token ids a
+/// Gather reads, a mask a Cast or Where reads) keep theirs, the rest is f32.
+DType input_dtype(DType declared);
+
 class CudaBlock final : public BlockRuntime<Program> {
  public:
   CudaBlock(std::shared_ptr<const Graph> g, const Driver& d, const Module& fixed,
@@ -36,6 +40,10 @@ class CudaBlock final : public BlockRuntime<Program> {
   [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override;
 
  private:
+  /// The inputs' dims, when each input has the dtype its slot keeps
+  /// (input_dtype); else no key, and the run goes to the reference (logged).
+  std::optional<ShapeSignature> key_of(const std::vector<Tensor>& inputs) const override;
+
   // cuda_block_build.cpp: slots, steps (each unit's op planned for its input
   // dims), the arena and workspace sizes.
   Result<std::shared_ptr<const Program>> build(const ShapeSignature& sig) const override;

@@ -26,12 +26,9 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
     if (numel_of(sig[i]) == 0)
       return fail(ErrorCode::kUnsupported,
                   "input '" + g.value(g.inputs()[i]).name + "' is empty; cuda blocks need data");
-    // An integer input (token ids a Gather reads, a mask a Cast reads) keeps
-    // its dtype; the rest is f32.
-    // A bool input (a mask a Where or Not reads) its bytes.
-    const DType t = g.value(g.inputs()[i]).dtype;
-    const bool kept = t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
-    program->input_slots.push_back(new_slot(sig[i], kept ? t : DType::kF32));
+    // Integer and bool inputs keep their dtype (input_dtype); key_of() sent
+    // any other run to the reference.
+    program->input_slots.push_back(new_slot(sig[i], input_dtype(g.value(g.inputs()[i]).dtype)));
     slot_of[g.inputs()[i]] = program->input_slots.back();
   }
   // What host nodes and the ops' planners read: dims of every value made so
