@@ -45,6 +45,15 @@ def describe(d):
 
 
 def gpu_table(files):
+    # One table per GPU machine (an H100 row is not an H200 row).
+    out = []
+    for machine in sorted({d['machine'] for d in files
+                           if any(r['kind'] == 'pytorch-peer' for r in d['runs'])}, reverse=True):
+        out += gpu_table_of(machine, [d for d in files if d['machine'] == machine])
+    return out
+
+
+def gpu_table_of(machine, files):
     peers = [d for d in files if any(r['kind'] == 'pytorch-peer' for r in d['runs'])]
     if not peers:
         return []
@@ -59,7 +68,7 @@ def gpu_table(files):
                 continue
             for x in r['rows']:
                 rows[(x['model'], x['batch'])] = (x['ms'], d)
-    out = [f'### cuda on an H200 against PyTorch (newest: {latest})', '',
+    out = [f'### cuda on an {machine.upper()} against PyTorch (newest: {latest})', '',
            'Milliseconds. PyTorch fp32 best = the fastest of eager, CUDA graph and torch.compile in strict fp32; '
            'bf16 best = the fastest of eager autocast and CUDA graph in bf16, of those the run measured (which one in '
            'brackets; PyTorch timed by CUDA events, median of 50). hone = `hone bench --backend cuda` p50 end to end '
