@@ -260,7 +260,10 @@ TEST(OnednnOwnSteps, PrimitiveReadingIntegersRunsTheBlockOnTheReference) {
   auto want = eval::Interpreter().run_tensors(g, in);
   ASSERT_TRUE(want) << want.error().to_string();
   EXPECT_TRUE((*got)[0].bitwise_equal((*want)[0])) << (*got)[0].describe();
-  EXPECT_EQ(be->fallback_runs(), 1u);
+  // optimize() infers the dtypes again (8a03d49), so the partition already
+  // sees the i64 Add and leaves it to the reference: no block falls back at
+  // run time. A plan built on the untyped graph itself still stops, saying why.
+  EXPECT_EQ(be->fallback_runs(), 0u);
   auto plan = PlanBuilder(g).build({{2, 3}});
   ASSERT_FALSE(plan);
   EXPECT_NE(plan.error().to_string().find("(Add) reads"), std::string::npos)
