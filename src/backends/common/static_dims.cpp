@@ -48,21 +48,27 @@ Result<std::vector<std::pair<size_t, Tensor>>> values_of_key(const ShapeSignatur
     const std::vector<int64_t>& entry = key[e];
     const auto i = entry.size() < 2 ? num_inputs : static_cast<size_t>(entry[0]);
     if (i >= num_inputs) return fail(ErrorCode::kInternal, "a plan key's value names no input");
-    Tensor t = Tensor::zeros(static_cast<DType>(entry[1]), key[i]);
-    if (static_cast<size_t>(t.numel()) + 2 != entry.size())
-      return fail(ErrorCode::kInternal, "a plan key's value does not match its input's dims");
-    for (int64_t k = 0; k < t.numel(); ++k) {
-      const int64_t v = entry[static_cast<size_t>(k) + 2];
-      if (t.dtype() == DType::kI64)
-        t.data<int64_t>()[k] = v;
-      else if (t.dtype() == DType::kU64)
-        t.data<uint64_t>()[k] = static_cast<uint64_t>(v);
-      else
-        tensor_set_element_from_double(t, k, static_cast<double>(v));  // exact: 32 bits or fewer
-    }
+    HONE_TRY(Tensor t, value_of_key_entry(entry, key[i]));
     out.emplace_back(i, std::move(t));
   }
   return out;
+}
+
+Result<Tensor> value_of_key_entry(const std::vector<int64_t>& entry,
+                                  const std::vector<int64_t>& dims) {
+  Tensor t = Tensor::zeros(static_cast<DType>(entry[1]), dims);
+  if (static_cast<size_t>(t.numel()) + 2 != entry.size())
+    return fail(ErrorCode::kInternal, "a plan key's value does not match its input's dims");
+  for (int64_t k = 0; k < t.numel(); ++k) {
+    const int64_t v = entry[static_cast<size_t>(k) + 2];
+    if (t.dtype() == DType::kI64)
+      t.data<int64_t>()[k] = v;
+    else if (t.dtype() == DType::kU64)
+      t.data<uint64_t>()[k] = static_cast<uint64_t>(v);
+    else
+      tensor_set_element_from_double(t, k, static_cast<double>(v));  // exact: 32 bits or fewer
+  }
+  return t;
 }
 
 std::string signature_text(const ShapeSignature& s) {

@@ -36,6 +36,10 @@ bool all_f32(const std::vector<Tensor>& inputs);
 /// or of another dtype: such a run has no plan.
 [[nodiscard]] bool append_values(ShapeSignature& key, const std::vector<Tensor>& inputs,
                                  const std::vector<bool>& take, int64_t max_numel);
+/// One value entry of a key ({index, dtype, values...}) as a tensor of
+/// `dims` (its input's); kInternal when the entry does not match them.
+[[nodiscard]] Result<Tensor> value_of_key_entry(const std::vector<int64_t>& entry,
+                                                const std::vector<int64_t>& dims);
 /// The tensors append_values() put in `key` (whose first `num_inputs`
 /// entries are the dims), by input index; kInternal for a malformed key.
 [[nodiscard]] Result<std::vector<std::pair<size_t, Tensor>>> values_of_key(

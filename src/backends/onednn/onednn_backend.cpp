@@ -160,18 +160,7 @@ class OnednnBlock final : public BlockRuntime<Plan> {
         continue;
       }
       if (i >= n) return fail(ErrorCode::kInternal, "onednn: a known-input key names no input");
-      Tensor t = Tensor::zeros(static_cast<DType>(entry[1]), key[i]);
-      if (static_cast<size_t>(t.numel()) + 2 != entry.size())
-        return fail(ErrorCode::kInternal, "onednn: a known-input key does not match its dims");
-      for (int64_t k = 0; k < t.numel(); ++k) {
-        const int64_t v = entry[static_cast<size_t>(k) + 2];
-        if (t.dtype() == DType::kI64)
-          t.data<int64_t>()[k] = v;
-        else if (t.dtype() == DType::kU64)
-          t.data<uint64_t>()[k] = static_cast<uint64_t>(v);
-        else
-          tensor_set_element_from_double(t, k, static_cast<double>(v));  // exact: 32 bits or fewer
-      }
+      HONE_TRY(Tensor t, value_of_key_entry(entry, key[i]));
       values.push_back(std::move(t));
       known[i] = &values.back();
     }
