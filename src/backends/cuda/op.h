@@ -101,10 +101,6 @@ class FnOp final : public Op {
   Planner plan_;
 };
 
-/// The integer contents of input `i` of `n`, known when the plan is built (a
-/// constant or host value; supports() checked); `what` names it in errors.
-[[nodiscard]] Result<std::vector<int64_t>> known_ints(const Node& n, size_t i, const PlanEnv& env,
-                                                      const std::string& what);
 /// A plan whose one output views input 0 (no launch) from element `offset` on.
 OpPlan view(dims_t out, const char* kernel, int64_t offset = 0);
 

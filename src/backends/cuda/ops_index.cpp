@@ -50,7 +50,7 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), rank, "Gather axis"));
   const auto a = static_cast<size_t>(axis);
   const Tensor* idx_t = env.value(n.inputs[1]);
-  HONE_TRY(std::vector<int64_t> idx, known_ints(n, 1, env, "Gather indices"));
+  HONE_TRY(std::vector<int64_t> idx, host_eval::ints(n, 1, env, "Gather indices"));
   for (int64_t& i : idx) {
     if (i < -x[a] || i >= x[a])
       return fail(
@@ -102,13 +102,13 @@ Result<OpPlan> plan_slice(const Graph& g, const Node& n, const std::vector<dims_
     ends = n.attr_ints("ends");
     axes = n.attr_ints("axes");
   } else {
-    HONE_TRY(starts, known_ints(n, 1, env, "Slice starts"));
-    HONE_TRY(ends, known_ints(n, 2, env, "Slice ends"));
+    HONE_TRY(starts, host_eval::ints(n, 1, env, "Slice starts"));
+    HONE_TRY(ends, host_eval::ints(n, 2, env, "Slice ends"));
     if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
-      HONE_TRY(axes, known_ints(n, 3, env, "Slice axes"));
+      HONE_TRY(axes, host_eval::ints(n, 3, env, "Slice axes"));
     }
     if (n.inputs.size() > 4 && n.inputs[4] >= 0) {
-      HONE_TRY(steps, known_ints(n, 4, env, "Slice steps"));
+      HONE_TRY(steps, host_eval::ints(n, 4, env, "Slice steps"));
     }
   }
   const bool has_axes = attrs ? n.has_attr("axes") : n.inputs.size() > 3 && n.inputs[3] >= 0;
@@ -130,7 +130,7 @@ Result<OpPlan> plan_slice(const Graph& g, const Node& n, const std::vector<dims_
 }
 
 Result<OpPlan> plan_expand(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
-  HONE_TRY(dims_t shape, known_ints(n, 1, env, "Expand shape"));
+  HONE_TRY(dims_t shape, host_eval::ints(n, 1, env, "Expand shape"));
   HONE_TRY(dims_t out, broadcast(in[0], shape));
   if (out.size() > static_cast<size_t>(kMaxRank))
     return fail(ErrorCode::kUnsupported, "Expand to rank " + std::to_string(out.size()));
@@ -156,7 +156,7 @@ Result<OpPlan> plan_split(const Node& n, const std::vector<dims_t>& in, const Pl
   std::vector<int64_t> given;
   const bool has_given = n.inputs.size() > 1 && n.inputs[1] >= 0;
   if (has_given) {
-    HONE_TRY(given, known_ints(n, 1, env, "Split split"));
+    HONE_TRY(given, host_eval::ints(n, 1, env, "Split split"));
   }
   HONE_TRY(const std::vector<int64_t> sizes,
            ops::split_sizes(n, x[a], n.outputs.size(), has_given ? &given : nullptr));

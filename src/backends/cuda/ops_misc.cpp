@@ -34,7 +34,7 @@ Result<std::optional<std::vector<int64_t>>> axes_of(const Node& n, bool from_inp
                                                     const PlanEnv& env) {
   if (!from_input) return n.has_attr("axes") ? std::optional(n.attr_ints("axes")) : std::nullopt;
   if (n.inputs.size() < 2 || n.inputs[1] < 0) return std::optional<std::vector<int64_t>>();
-  HONE_TRY(std::vector<int64_t> axes, known_ints(n, 1, env, "axes"));
+  HONE_TRY(std::vector<int64_t> axes, host_eval::ints(n, 1, env, "axes"));
   return std::optional(std::move(axes));
 }
 
@@ -371,7 +371,7 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
     return view({prod(x, 0, axis), prod(x, axis, x.size())}, "flatten.view");
   }
   if (op == "Reshape") {
-    HONE_TRY(dims_t out, known_ints(n, 1, env, "Reshape shape"));
+    HONE_TRY(dims_t out, host_eval::ints(n, 1, env, "Reshape shape"));
     const bool allowzero = ops::reshape_allowzero(n);
     int64_t known = 1, infer = -1;
     for (size_t i = 0; i < out.size(); ++i) {
@@ -428,21 +428,6 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
 }
 
 }  // namespace
-
-Result<std::vector<int64_t>> known_ints(const Node& n, size_t i, const PlanEnv& env,
-                                        const std::string& what) {
-  const Tensor* t = i < n.inputs.size() && n.inputs[i] >= 0 ? env.value(n.inputs[i]) : nullptr;
-  if (t == nullptr)
-    return fail(ErrorCode::kInternal,
-                n.describe() + ": " + what + " is not known when the plan is built");
-  if (t->dtype() == DType::kI64)
-    return std::vector<int64_t>(t->span<int64_t>().begin(), t->span<int64_t>().end());
-  if (t->dtype() == DType::kI32)
-    return std::vector<int64_t>(t->span<int32_t>().begin(), t->span<int32_t>().end());
-  return fail(ErrorCode::kInvalidArgument, n.describe() + ": " + what + " is " +
-                                               std::string(dtype_name(t->dtype())) +
-                                               ", not an integer tensor");
-}
 
 OpPlan view(dims_t out, const char* kernel, int64_t offset) {
   OpPlan p;

@@ -66,9 +66,9 @@ Result<OpPlan> plan_pad(const Node& n, int opset, const std::vector<dims_t>& in,
   const auto r = static_cast<int64_t>(x.size());
   std::vector<int64_t> pads = a.pads, axes;
   if (opset >= 11) {
-    HONE_TRY(pads, known_ints(n, 1, env, "Pad pads"));
+    HONE_TRY(pads, host_eval::ints(n, 1, env, "Pad pads"));
     if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
-      HONE_TRY(axes, known_ints(n, 3, env, "Pad axes"));
+      HONE_TRY(axes, host_eval::ints(n, 3, env, "Pad axes"));
     }
   }
   if (axes.empty())

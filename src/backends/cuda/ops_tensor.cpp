@@ -97,7 +97,7 @@ Result<OpPlan> plan_argreduce(const Node& n, const std::vector<dims_t>& in) {
 
 Result<OpPlan> plan_tile(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
   const dims_t& x = in[0];
-  HONE_TRY(const std::vector<int64_t> reps, known_ints(n, 1, env, "Tile repeats"));
+  HONE_TRY(const std::vector<int64_t> reps, host_eval::ints(n, 1, env, "Tile repeats"));
   if (reps.size() != x.size())
     return fail(ErrorCode::kInvalidArgument, "Tile has " + std::to_string(reps.size()) +
                                                  " repeats for an input of rank " +
