@@ -8,6 +8,7 @@
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
 #include "ops/attrs.h"
+#include "ops/pad.h"
 
 namespace hone::eval {
 namespace {
@@ -72,6 +73,7 @@ Result<void> pad(KernelContext& ctx) {
   std::vector<int64_t> pads;
   Tensor value;
   std::vector<int64_t> axes;
+  bool has_axes = false;
   if (ctx.opset() < 11 && !ctx.has_input(1)) {
     pads = pa.pads;
     value = from_doubles(x->dtype(), {}, std::vector<double>{pa.value});
@@ -88,45 +90,23 @@ Result<void> pad(KernelContext& ctx) {
     }
     if (ctx.has_input(3)) {
       HONE_TRY(axes, input_ints(ctx, 3, "Pad axes"));
+      has_axes = true;
     }
   }
-  if (axes.empty() && !ctx.has_input(3)) {
-    axes.resize(rank);
-    for (int64_t a = 0; a < rank; ++a) axes[a] = a;
-  }
-  HONE_TRY(axes, normalize_axes(axes, rank, "Pad axes"));
-  const int64_t na = static_cast<int64_t>(axes.size());
-  if (static_cast<int64_t>(pads.size()) != 2 * na)
-    return fail(ErrorCode::kInvalidArgument, "Pad pads " + ints_to_string(pads) + " must have " +
-                                                 std::to_string(2 * na) + " entries for input " +
-                                                 x->describe());
-  std::vector<int64_t> begin(rank, 0), end(rank, 0);
-  for (int64_t i = 0; i < na; ++i) {
-    begin[axes[i]] = pads[i];
-    end[axes[i]] = pads[na + i];
-  }
+  HONE_TRY(const ops::PadWindow w, ops::pad_window(x->shape(), pads, has_axes ? &axes : nullptr));
 
   const std::vector<int64_t> in_strides = strides_of(x->shape());
   std::vector<int64_t> out_shape(rank);
   std::vector<std::vector<int64_t>> offs(rank);
   for (int64_t a = 0; a < rank; ++a) {
-    const int64_t d = x->dim(a);
     // Negative pads crop first; the other modes then read the cropped range.
-    const int64_t lo = std::max<int64_t>(0, -begin[a]);
-    const int64_t len = d - lo - std::max<int64_t>(0, -end[a]);
-    const int64_t pb = std::max<int64_t>(0, begin[a]), pe = std::max<int64_t>(0, end[a]);
-    if (len < 0 || len + pb + pe < 0)
-      return fail(ErrorCode::kInvalidArgument, "Pad pads " + ints_to_string(pads) + " crop axis " +
-                                                   std::to_string(a) + " of " + x->describe() +
-                                                   " below zero");
-    if (len + pb + pe > (int64_t{1} << 40))
-      return fail(ErrorCode::kInvalidArgument,
-                  "Pad pads " + ints_to_string(pads) + " are too large");
-    if (len == 0 && mode != PadMode::kConstant && pb + pe > 0)
+    const int64_t lo = w.kept_from[a], len = w.kept[a];
+    const int64_t pb = std::max<int64_t>(0, w.begin[a]);
+    if (len == 0 && mode != PadMode::kConstant && w.out[a] > 0)
       return fail(ErrorCode::kInvalidArgument, "Pad mode '" + mode_s + "' cannot pad axis " +
                                                    std::to_string(a) + " of " + x->describe() +
                                                    ", which is empty");
-    out_shape[a] = len + pb + pe;
+    out_shape[a] = w.out[a];
     offs[a].resize(out_shape[a]);
     for (int64_t i = 0; i < out_shape[a]; ++i) {
       int64_t j = i - pb;

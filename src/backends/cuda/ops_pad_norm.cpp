@@ -8,7 +8,7 @@
 
 #include "backends/cuda/op.h"
 #include "ops/attrs.h"
-#include "ops/axis.h"
+#include "ops/pad.h"
 
 namespace hone::cuda {
 namespace {
@@ -63,44 +63,27 @@ Result<OpPlan> plan_pad(const Node& n, int opset, const std::vector<dims_t>& in,
   if (a.mode != "constant")
     return fail(ErrorCode::kUnsupported, "Pad mode '" + a.mode + "' (cuda pads with a constant)");
   const dims_t& x = in[0];
-  const auto r = static_cast<int64_t>(x.size());
   std::vector<int64_t> pads = a.pads, axes;
+  bool has_axes = false;
   if (opset >= 11) {
     HONE_TRY(pads, host_eval::ints(n, 1, env, "Pad pads"));
     if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
       HONE_TRY(axes, host_eval::ints(n, 3, env, "Pad axes"));
+      has_axes = true;
     }
   }
-  if (axes.empty())
-    for (int64_t d = 0; d < r; ++d) axes.push_back(d);
-  if (pads.size() != 2 * axes.size())
-    return fail(ErrorCode::kInvalidArgument, "Pad has " + std::to_string(pads.size()) +
-                                                 " pads for " + std::to_string(axes.size()) +
-                                                 " axes of a rank-" + std::to_string(r) + " input");
   HONE_TRY(const float value, pad_value(n, opset, a, env));
-  dims_t begin(x.size(), 0), end(x.size(), 0);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    HONE_TRY(const int64_t d, ops::normalize_axis(axes[k], r, "Pad axes"));
-    begin[static_cast<size_t>(d)] = pads[k];
-    end[static_cast<size_t>(d)] = pads[k + axes.size()];
-  }
+  HONE_TRY(const ops::PadWindow w, ops::pad_window(x, pads, has_axes ? &axes : nullptr));
   // The output; the window of it the input fills (after crops) and where the
   // input's part starts on each side.
-  dims_t out(x.size()), window(x.size());
+  const dims_t& out = w.out;
+  const dims_t& window = w.kept;
   int64_t src_off = 0, dst_off = 0;
   const dims_t xs = strides_of(x);
-  for (size_t d = 0; d < x.size(); ++d) {
-    out[d] = x[d] + begin[d] + end[d];
-    window[d] = x[d] - std::max<int64_t>(0, -begin[d]) - std::max<int64_t>(0, -end[d]);
-    if (out[d] < 0 || window[d] < 0)
-      return fail(ErrorCode::kInvalidArgument, "Pad pads crop axis " + std::to_string(d) +
-                                                   " of size " + std::to_string(x[d]) +
-                                                   " below nothing");
-  }
   const dims_t ys = strides_of(out);
   for (size_t d = 0; d < x.size(); ++d) {
-    src_off += std::max<int64_t>(0, -begin[d]) * xs[d];
-    dst_off += std::max<int64_t>(0, begin[d]) * ys[d];
+    src_off += w.kept_from[d] * xs[d];
+    dst_off += std::max<int64_t>(0, w.begin[d]) * ys[d];
   }
   const bool padded = out != window;  // some output element is not the input's
   OpPlan p;

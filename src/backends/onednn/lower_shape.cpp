@@ -9,6 +9,7 @@
 #include "backends/onednn/plan.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/pad.h"
 #include "ops/split.h"
 
 namespace hone::onednn {
@@ -307,6 +308,7 @@ Result<void> lower_pad(PlanBuilder& b, const Node& n) {
   std::vector<int64_t> pads;
   double value = 0;
   std::vector<int64_t> axes;
+  bool has_axes = false;
   auto ints = [&](size_t i, const char* what) -> Result<std::vector<int64_t>> {
     const Tensor* t = b.constant(n.inputs[i]);
     if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
@@ -332,31 +334,16 @@ Result<void> lower_pad(PlanBuilder& b, const Node& n) {
     }
     if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
       HONE_TRY(axes, ints(3, "axes"));
+      has_axes = true;
     }
   }
-  if (axes.empty())
-    for (size_t a = 0; a < r; ++a) axes.push_back(static_cast<int64_t>(a));
-  if (pads.size() != 2 * axes.size())
-    return fail(ErrorCode::kInvalidArgument, "Pad has " + std::to_string(pads.size()) +
-                                                 " pads for " + std::to_string(axes.size()) +
-                                                 " axes of " + shape_to_string(x.dims));
-  dims_t begin(r, 0), end(r, 0);
-  for (size_t k = 0; k < axes.size(); ++k) {
-    const int64_t a = ops::try_normalize_axis(axes[k], static_cast<int64_t>(r)).value_or(-1);
-    if (a < 0)
-      return fail(ErrorCode::kInvalidArgument, "Pad axis " + std::to_string(axes[k]) +
-                                                   " out of range for " + shape_to_string(x.dims));
-    begin[static_cast<size_t>(a)] = pads[k];
-    end[static_cast<size_t>(a)] = pads[k + axes.size()];
-  }
-  dims_t out = x.dims;
-  bool none = true;
-  for (size_t a = 0; a < r; ++a) {
-    if (begin[a] < 0 || end[a] < 0)
+  HONE_TRY(const ops::PadWindow w, ops::pad_window(x.dims, pads, has_axes ? &axes : nullptr));
+  for (size_t a = 0; a < r; ++a)
+    if (w.begin[a] < 0 || w.end[a] < 0)
       return fail(ErrorCode::kUnsupported, "Pad with a negative pad (a crop)");
-    out[a] += begin[a] + end[a];
-    none = none && begin[a] == 0 && end[a] == 0;
-  }
+  const dims_t& begin = w.begin;
+  const dims_t out = w.out;
+  const bool none = !w.pads_any();
   if (none) {
     b.set(n.outputs[0], x);
     return {};
