@@ -65,6 +65,13 @@ CudaBackend::CudaBackend() {
                "gemm_epilogue), one entry per unit, input shapes and precision: "
                "LABEL|SHAPES|MODE=KERNEL, ';'-separated ('%XX' escapes % ; = |), '-' for none. "
                "Filled as shapes are planned; a build given entries replays them untimed")
+      .declare("activations", std::string("f32"),
+               "bf16/fp16 only. f32: tensors between steps stay f32 (each product converts its "
+               "operands); half: they live in bf16/f16, rank-4 ones channels-last (NHWC) from "
+               "a block's first conv to its end; convs (cuDNN, epilogue fused), pools, "
+               "element-wise chains, Concat, views and Gemm read them directly, and a "
+               "conversion is added only where a reader has no half kernel (listed in the "
+               "kernel plan with its reason)")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -162,6 +169,11 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   settings_.math.tf32 = tf32;
   settings_.math.half = gemm_half;
   settings_.gemm.by_time = gemm_select == "time";
+  const std::string activations = config().get<std::string>("activations", "f32");
+  if (activations != "f32" && activations != "half")
+    return fail(ErrorCode::kInvalidArgument,
+                "cuda activations '" + activations + "': expected f32 or half");
+  settings_.math.half_activations = activations == "half" && gemm_half != 0;
   settings_.math.precision = precision;
   settings_.math.mode = std::string(to_string(precision));
   // The record starts from the given choices; what is timed later (blocks

@@ -77,6 +77,10 @@ struct MathSettings {
   /// converted once at build, activations by a kernel before each product)
   /// into an f32 result, summed in f32 (CUBLAS_COMPUTE_32F).
   int half = 0;
+  /// activations=half (with half != 0): values between a block's steps live
+  /// in bf16/f16, rank-4 ones channels-last, with conversions only where a
+  /// reader needs f32 (storage.h); false: every tensor between steps is f32.
+  bool half_activations = false;
   Precision precision = Precision::kFp32;
   /// to_string(precision): the name kernel choices are recorded under
   /// (fp32, tf32, bf16 or fp16).

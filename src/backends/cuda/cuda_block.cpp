@@ -187,7 +187,7 @@ Result<void> CudaBlock::run_steps(const Program& program, const ExecCtx& ctx,
     const Program::Step& st = program.steps[k];
     if (!st.op.run) continue;
     HONE_CHECK_OK_CTX(st.op.run(ctx, program.bind(k, base)),
-                      "while running " + units_[k].label + " [" + st.op.kernel + "]");
+                      "while running " + st.label + " [" + st.op.kernel + "]");
   }
   return {};
 }
@@ -322,7 +322,7 @@ Result<void> CudaBlock::profile_steps(const Program& program, const ExecCtx& ctx
   for (size_t k = 0; r && k < program.steps.size(); ++k) {
     float ms = 0;
     (void)a.cuEventElapsedTime(&ms, ev[k], ev[k + 1]);
-    HONE_LOG_DEBUG("cuda profile: {:.4f} ms {} [{}]", ms, units_[k].label,
+    HONE_LOG_DEBUG("cuda profile: {:.4f} ms {} [{}]", ms, program.steps[k].label,
                    program.steps[k].op.kernel);
   }
   for (CUevent e : ev) (void)a.cuEventDestroy(e);

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/cuda/cuda_block.h"
+#include "backends/cuda/storage.h"
 #include "core/log.h"
 
 namespace hone::cuda {
@@ -79,9 +80,17 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
   };
   std::vector<std::string> lines;
   size_t workspace = 0;
+  // Half-precision activations (storage.h): each value's storage is chosen
+  // here, with conversion steps where a reader needs another.
+  const bool half_acts = settings_.math.half != 0 && settings_.math.half_activations;
+  StoragePlan storage(*program, g, settings_.math.half, lines);
   for (const Unit& u : units_) {
     Program::Step st;
-    HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, env));
+    if (half_acts)
+      HONE_CHECK_OK(storage.plan_step(st, u, slot_for, env));
+    else
+      HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, env));
+    st.label = u.label;
     for (size_t i = 0; i < st.in.size(); ++i)
       if (program->slots[st.in[i]].dims_only && st.op.run)
         return fail(ErrorCode::kInternal,
@@ -122,9 +131,12 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
         view.half = 0;
         program->slots.push_back(view);
         s = program->slots.size() - 1;
+      } else if (half_acts) {
+        s = storage.output_slot(st.op, o);
       } else {
         s = new_slot(od, o < st.op.dtypes.size() ? st.op.dtypes[o] : DType::kF32);
       }
+      if (half_acts) storage.note(s, g.value(u.outputs[o]).name);
       st.out.push_back(s);
       slot_of[u.outputs[o]] = s;
     }
@@ -133,17 +145,23 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
     if (st.op.run || !st.op.kernel.empty()) lines.push_back(u.label + " [" + st.op.kernel + "]");
     program->steps.push_back(std::move(st));
   }
+  for (ValueId v : g.outputs()) {
+    size_t s = 0;
+    if (auto it = slot_of.find(v); it != slot_of.end()) {
+      s = it->second;
+    } else {
+      HONE_TRY(s, slot_for(v));
+    }
+    // Outputs leave as f32: a half one is converted by a last step.
+    if (half_acts && program->slots[s].storage == Storage::kHalf) {
+      storage.note(s, g.value(v).name);
+      HONE_TRY(s, storage.as(s, Storage::kF32, "block output"));
+    }
+    program->output_slots.push_back(s);
+  }
   // Steps run one after another on one stream, so they share one workspace.
   program->workspace_offset = program->arena_bytes;
   program->arena_bytes += round256(workspace);
-  for (ValueId v : g.outputs()) {
-    if (auto it = slot_of.find(v); it != slot_of.end()) {
-      program->output_slots.push_back(it->second);
-      continue;
-    }
-    HONE_TRY(size_t s, slot_for(v));
-    program->output_slots.push_back(s);
-  }
   {
     std::lock_guard lock(stats_->mu);
     for (const std::string& l : lines)

@@ -49,6 +49,12 @@ struct Bind {
   CUdeviceptr workspace = 0;
 };
 
+/// How a value is stored in a Program's arena (storage.h). kHalf only under
+/// precision=bf16/fp16 with activations=half: bf16/f16 elements
+/// (MathSettings::half), rank-4 tensors channels-last [N, H, W, C] (their
+/// dims stay [N, C, H, W]), any other rank row-major.
+enum class Storage : uint8_t { kF32, kHalf };
+
 /// What planning knows beyond a unit's input dims: any block value's dims,
 /// and the contents of constants and of values evaluated on the host
 /// (common/host_eval.h), such as a Reshape's computed target shape.
@@ -73,6 +79,11 @@ struct OpPlan {
   std::vector<DType> dtypes;
   /// Enqueues the work; null for ops that are only views.
   std::function<Result<void>(const ExecCtx&, const Bind&)> run;
+  /// Per input: the storage run() reads it in (Op::plan_half); empty: kF32
+  /// (or the slot's own dtype) for every input.
+  std::vector<Storage> reads;
+  /// Per output: the storage run() writes; empty, or shorter: kF32.
+  std::vector<Storage> writes;
   /// The outputs are known by their dims only: a view or Transpose that an
   /// attention unit reads through in place (its strides), kept so that Shape
   /// nodes can read its dims. No memory; a device op reading one is an error.
@@ -86,19 +97,39 @@ class Op {
   /// the reference for this signature); kInvalidArgument for shapes the op rejects.
   [[nodiscard]] virtual Result<OpPlan> plan(const std::vector<dims_t>& inputs,
                                             const PlanEnv& env) const = 0;
+  /// Under half-precision activations: a plan reading its inputs in the
+  /// storages OpPlan::reads names and writing OpPlan::writes, given what
+  /// each input's slot holds now (`have`); the Program converts an input
+  /// whose slot holds another storage. kUnsupported (the default) when the
+  /// op has no such plan for these inputs: plan() runs on f32 copies.
+  [[nodiscard]] virtual Result<OpPlan> plan_half(const std::vector<dims_t>& inputs,
+                                                 const std::vector<Storage>& have,
+                                                 const PlanEnv& env) const {
+    (void)inputs, (void)have, (void)env;
+    return fail(ErrorCode::kUnsupported, "no half-precision kernel");
+  }
 };
 
 /// The planner behind an Op that holds little state.
 using Planner = std::function<Result<OpPlan>(const std::vector<dims_t>&, const PlanEnv&)>;
+/// Its Op::plan_half, when it has one.
+using HalfPlanner = std::function<Result<OpPlan>(const std::vector<dims_t>&,
+                                                 const std::vector<Storage>&, const PlanEnv&)>;
 class FnOp final : public Op {
  public:
-  explicit FnOp(Planner p) : plan_(std::move(p)) {}
+  explicit FnOp(Planner p, HalfPlanner h = nullptr) : plan_(std::move(p)), half_(std::move(h)) {}
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
     return plan_(in, env);
+  }
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                           const PlanEnv& env) const override {
+    if (!half_) return Op::plan_half(in, have, env);
+    return half_(in, have, env);
   }
 
  private:
   Planner plan_;
+  HalfPlanner half_;
 };
 
 /// A plan whose one output views input 0 (no launch) from element `offset` on.

@@ -36,68 +36,26 @@
 // fused Add/Relu is then one extra element-wise pass (hone_conv_epilogue).
 // cuDNN's search lives in cudnn_conv.cpp, the im2col path in conv_gemm.cpp.
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include "backends/cuda/conv.h"
 #include "backends/cuda/op_timer.h"
+#include "backends/cuda/storage.h"
 #include "core/log.h"
 
 namespace hone::cuda {
 namespace {
 
-/// Channel counts below this convert element by element (the *_rows kernels),
-/// not in 32x32 tiles, most of which they would leave idle.
-constexpr int64_t kMinTiledChannels = 16;
-
-/// Launches a 32x32-tile kernel of kernels/fixed.cu (block 32 x 8, grid-stride over
-/// `tiles` tiles on gridDim.x alone).
-Result<void> launch_tiles(const ExecCtx& c, CUfunction f, int64_t tiles, std::vector<void*> args) {
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{1} << 20));
-  return launch_grid(c.d, f, c.stream, blocks, 1, 1, 32, 8, std::move(args));
-}
-
-int64_t tiles_of(int64_t n, int64_t channels, int64_t positions) {
-  return n * ((channels + 31) / 32) * ((positions + 31) / 32);
-}
-
-/// Enqueues y bf16/f16 [N, P, C] = x f32 [N, C, P] (`half` as gemm_rm's).
-Result<void> to_nhwc_half(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, int64_t N, int64_t C,
-                          int64_t P, int half) {
-  long long n = N, p = P;
-  int ch = static_cast<int>(C), bf16 = half == kCudaR16BF ? 1 : 0;
-  if (C < kMinTiledChannels) {
-    HONE_TRY(CUfunction f, c.fixed.function("hone_to_nhwc_half_rows"));
-    long long count = N * C * P;
-    return launch_1d(c.d, f, c.stream, count, {&x, &y, &count, &ch, &p, &bf16});
-  }
-  HONE_TRY(CUfunction f, c.fixed.function("hone_to_nhwc_half"));
-  return launch_tiles(c, f, tiles_of(N, C, P), {&x, &y, &n, &ch, &p, &bf16});
-}
-
-/// Enqueues out f32 [N, M, P] = relu?(yh bf16/f16 [N, P, M] + bias[m] + z),
-/// bias and z optional (0).
-Result<void> nhwc_half_epilogue(const ExecCtx& c, CUdeviceptr yh, CUdeviceptr out, CUdeviceptr bias,
-                                CUdeviceptr z, int64_t N, int64_t M, int64_t P, bool relu,
-                                int half) {
-  long long n = N, p = P;
-  int m = static_cast<int>(M), r = relu ? 1 : 0, bf16 = half == kCudaR16BF ? 1 : 0;
-  if (M < kMinTiledChannels) {
-    HONE_TRY(CUfunction f, c.fixed.function("hone_nhwc_half_epilogue_rows"));
-    long long count = N * M * P;
-    return launch_1d(c.d, f, c.stream, count, {&yh, &out, &bias, &z, &count, &m, &p, &r, &bf16});
-  }
-  HONE_TRY(CUfunction f, c.fixed.function("hone_nhwc_half_epilogue"));
-  return launch_tiles(c, f, tiles_of(N, M, P), {&yh, &out, &bias, &z, &n, &m, &p, &r, &bf16});
-}
-
 class ConvOp final : public Op {
  public:
   ConvOp(Node n, bool has_bias, bool has_z, bool relu, BuildSettings s, std::string label,
-         const Tensor* weights)
+         const Tensor* weights, const Tensor* bias_values)
       : node_(std::move(n)),
         weights_(weights),
+        bias_values_(bias_values),
         has_bias_(has_bias),
         has_z_(has_z),
         relu_(relu),
@@ -182,8 +140,112 @@ class ConvOp final : public Op {
                              suffix());
   }
 
+  /// Half-precision activations (storage.h): cuDNN reads x and writes y in
+  /// bf16/f16 NHWC (f32 sums, tensor-op math, its algorithm searched or
+  /// replayed under the entry LABEL + " cudnn-find-nhwc", as the NHWC
+  /// candidate's), then one in-place pass over y adds the bias and the
+  /// residual (NHWC too) and applies Relu. Grouped and depthwise convs too,
+  /// where cuDNN finds an algorithm; 1-D convs and asymmetric pads run plan().
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>&,
+                           const PlanEnv&) const override {
+    if (s_.conv.dnn == nullptr) return fail(ErrorCode::kUnsupported, "no cuDNN");
+    if (in[0].size() != 4) return fail(ErrorCode::kUnsupported, "a 1-D conv");
+    HONE_TRY(ConvGeometry g, conv_geometry(node_, has_bias_, in));
+    if (!g.symmetric) return fail(ErrorCode::kUnsupported, "asymmetric pads");
+    if (has_z_ && in.back() != conv_out_dims(g, 4))
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "Conv's residual Add operand " + shape_to_string(in.back()) + " differs from its output");
+    const int half = s_.math.half;
+    // Relu: cuDNN's fused call, y = relu(conv + z + bias) in one
+    // (cudnn_fused), its bias a bf16/f16 copy; should cuDNN refuse it at run
+    // time, the op switches to the separate pass for good (logged).
+    const bool fuse = relu_ && s_.conv.fused_relu && (!has_bias_ || bias_values_ != nullptr);
+    HONE_TRY(std::shared_ptr<DnnConv> dc,
+             plan_dnn(*s_.conv.dnn, g, true, fuse, s_, label_, in, half));
+    const int64_t M = g.M, Cg = g.C / g.group, R = g.KH * g.KW;
+    std::shared_ptr<const DeviceBuffer> hbias;
+    if (fuse) {
+      HONE_TRY(hbias, half_bias(M));
+      const int type = half == kCudaR16BF ? kDnnBfloat16 : kDnnHalf;
+      HONE_CHECK_OK(dc->lib->check(dc->lib->api().cudnnSetTensor4dDescriptor(
+                                       dc->bias, kDnnNchw, type, 1, static_cast<int>(M), 1, 1),
+                                   "cudnnSetTensor4dDescriptor(bias)"));
+    }
+    auto unfused = std::make_shared<std::atomic<bool>>(false);
+    const std::string label = label_;
+    const int64_t count = g.N * g.M * g.OH * g.OW;
+    std::shared_ptr<const DeviceBuffer> krsc;
+    if (weights_ != nullptr) {
+      HONE_TRY(krsc, krsc_weights(*weights_, M, Cg, R));
+    }
+    const size_t dnn_at = krsc ? 0 : half_bytes(M * Cg * R);
+    OpPlan p;
+    p.outputs = {conv_out_dims(g, 4)};
+    p.workspace_bytes = dnn_at + dc->algo.memory;
+    p.kernel = std::string("conv2d.") + (half == kCudaR16BF ? "bf16" : "f16") +
+               ".cuda.cudnn_nhwc_io[algo " + std::to_string(dc->algo.algo) +
+               (fuse ? ", fused" : "") + "]" + suffix();
+    // Weights and bias as they are stored (f32), the activations half.
+    p.reads.assign(in.size(), Storage::kF32);
+    p.reads[0] = Storage::kHalf;
+    if (has_z_) p.reads.back() = Storage::kHalf;
+    p.writes = {Storage::kHalf};
+    const bool bias = has_bias_, z = has_z_, relu = relu_;
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      if (c.dnn == nullptr)
+        return fail(ErrorCode::kInternal, "a cuDNN conv plan ran on a stream without cuDNN");
+      const CUdeviceptr w = krsc ? krsc->ptr() : b.workspace;
+      if (!krsc) HONE_CHECK_OK(to_nhwc_half(c, b.in[1], w, M, Cg, R, half));
+      auto vp = [](CUdeviceptr q) { return reinterpret_cast<void*>(q); };
+      const float one = 1.0f, zero = 0.0f;  // f32 scaling factors: the compute type is f32
+      if (fuse && !unfused->load(std::memory_order_relaxed)) {
+        // alpha2 = 0 with z = y: cuDNN reads no side input.
+        const CUdeviceptr zp = z ? b.in.back() : b.out[0];
+        const int st = dc->lib->api().cudnnConvolutionBiasActivationForward(
+            c.dnn, &one, dc->x, vp(b.in[0]), dc->w, vp(w), dc->conv, dc->algo.algo,
+            vp(b.workspace + dnn_at), dc->algo.memory, z ? &one : &zero, dc->y, vp(zp), dc->bias,
+            vp(hbias->ptr()), dc->act, dc->y, vp(b.out[0]));
+        if (st == 0) return {};
+        if (!unfused->exchange(true))
+          HONE_LOG_WARN(
+              "cuda: {}: cuDNN's fused conv, bias and Relu refused bf16/f16 NHWC (status {}); "
+              "the bias and Relu run as a separate pass",
+              label, st);
+      }
+      HONE_CHECK_OK(dc->lib->check(
+          dc->lib->api().cudnnConvolutionForward(c.dnn, &one, dc->x, vp(b.in[0]), dc->w, vp(w),
+                                                 dc->conv, dc->algo.algo, vp(b.workspace + dnn_at),
+                                                 dc->algo.memory, &zero, dc->y, vp(b.out[0])),
+          "cudnnConvolutionForward"));
+      if (!bias && !z && !relu) return {};
+      return half_bias_act(c, b.out[0], bias ? b.in[2] : 0, z ? b.in.back() : 0, count, M, relu,
+                           half);
+    };
+    return p;
+  }
+
  private:
   std::string suffix() const { return std::string(has_z_ ? "+add" : "") + (relu_ ? "+relu" : ""); }
+
+  /// The bias (zeros without one) as bf16/f16 on the device, for cuDNN's
+  /// fused call under half activations; made on first use, kept for the op.
+  Result<std::shared_ptr<const DeviceBuffer>> half_bias(int64_t M) const {
+    std::lock_guard lock(krsc_mu_);
+    if (half_bias_) return half_bias_;
+    std::vector<float> f(static_cast<size_t>(M), 0.0f);
+    if (bias_values_ != nullptr) {
+      if (bias_values_->numel() != M)
+        return fail(ErrorCode::kInvalidArgument, "Conv bias " +
+                                                     shape_to_string(bias_values_->shape()) +
+                                                     " is not [" + std::to_string(M) + "]");
+      std::copy(bias_values_->data<float>(), bias_values_->data<float>() + M, f.begin());
+    }
+    HONE_TRY(const Driver* d, Driver::get());
+    HONE_TRY(DeviceBuffer buf, upload_half(*d, f.data(), f.size(), s_.math.half));
+    half_bias_ = std::make_shared<const DeviceBuffer>(std::move(buf));
+    return half_bias_;
+  }
 
   /// `w` (f32 [M, C, KH, KW]) as bf16/f16 [M, KH, KW, C] (KRSC) on the device,
   /// converted on the host the first time the op is planned and kept for it
@@ -303,11 +365,13 @@ class ConvOp final : public Op {
   /// The weights when they are an f32 initializer of the block graph (which
   /// outlives its units and so this op), else null: known before any plan.
   const Tensor* weights_;
+  const Tensor* bias_values_;  // the bias when an f32 initializer, else null
   bool has_bias_, has_z_, relu_;
   BuildSettings s_;
   std::string label_;  // the unit's, as recorded in kernel_choices
   mutable std::mutex krsc_mu_;
-  mutable std::shared_ptr<const DeviceBuffer> krsc_;  // krsc_weights()
+  mutable std::shared_ptr<const DeviceBuffer> krsc_;       // krsc_weights()
+  mutable std::shared_ptr<const DeviceBuffer> half_bias_;  // half_bias()
 };
 
 /// The one node reading `v`, if it is `op` and in no unit yet; else -1.
@@ -355,7 +419,12 @@ Result<Unit> create_conv(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
   const Value& wv = g.value(n.inputs[1]);
   const Tensor* weights =
       wv.initializer && wv.initializer->dtype() == DType::kF32 ? &*wv.initializer : nullptr;
-  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.settings, u.label, weights);
+  const Tensor* bias_values = nullptr;
+  if (bias) {
+    const Value& bv = g.value(n.inputs[2]);
+    if (bv.initializer && bv.initializer->dtype() == DType::kF32) bias_values = &*bv.initializer;
+  }
+  u.op = std::make_unique<ConvOp>(n, bias, z, relu, b.settings, u.label, weights, bias_values);
   return u;
 }
 

@@ -55,6 +55,19 @@ class GemmOp final : public Op {
                 std::move(full), s_);
   }
 
+  /// Half-precision activations (storage.h): A read as it is stored, half
+  /// (a Flatten of a global pool), B as its copy made at build, into an f32
+  /// Y (C broadcast into it first): no conversion of A before the product.
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                           const PlanEnv&) const override {
+    if (have[0] != Storage::kHalf || in[0].size() != 2)
+      return fail(ErrorCode::kUnsupported, "A is not a half matrix");
+    HONE_TRY(OpPlan p, plan_with(in, s_.math.half, true));
+    p.reads.assign(in.size(), Storage::kF32);
+    p.reads[0] = Storage::kHalf;
+    return p;
+  }
+
  private:
   /// cuBLASLt bias-epilogue plans when C is a bias over N (alpha = beta = 1, A not transposed).
   std::vector<OpPlan> with_lt(const std::vector<dims_t>& in) const {
@@ -79,7 +92,8 @@ class GemmOp final : public Op {
     return out;
   }
 
-  Result<OpPlan> plan_with(const std::vector<dims_t>& in, int half) const {
+  /// `a_half`: A is already bf16/f16 (plan_half), not converted.
+  Result<OpPlan> plan_with(const std::vector<dims_t>& in, int half, bool a_half = false) const {
     const dims_t &a = in[0], &b = in[1];
     if (a.size() != 2 || b.size() != 2)
       return fail(ErrorCode::kInvalidArgument, "Gemm needs 2-D A and B, got " + shape_to_string(a) +
@@ -101,14 +115,21 @@ class GemmOp final : public Op {
     }
     OpPlan p;
     p.outputs = {{M, N}};
-    p.kernel = gemm_kernel("gemm", "sgemm", half) + (use_c ? " +c" : "");
+    p.kernel =
+        gemm_kernel("gemm", "sgemm", half) + (use_c ? " +c" : "") + (a_half ? " +half_a" : "");
     const bool ta = ta_, tb = tb_;
     const int64_t na = numel_of(a), nb = numel_of(b);
     if (half != 0) p.workspace_bytes = half_bytes(na) + half_bytes(nb);
     const float alpha = alpha_, beta = use_c ? beta_ : 0.0f;
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       if (use_c) HONE_CHECK_OK(strided_copy(c, bind.in[2], bind.out[0], {M, N}, cst, {N, 1}));
-      HONE_TRY(const auto operands, product_operands(c, bind, na, nb, half));
+      std::pair<CUdeviceptr, CUdeviceptr> operands{bind.in[0], built_half(bind, 1)};
+      if (!a_half) {
+        HONE_TRY(operands, product_operands(c, bind, na, nb, half));
+      } else if (operands.second == 0) {
+        HONE_TRY(operands.second,
+                 to_half(c, bind.in[1], nb, bind.workspace + half_bytes(na), half));
+      }
       const auto [A, B] = operands;
       return gemm_rm(c, ta, tb, M, N, K, alpha, A, 0, B, 0, beta, bind.out[0], 0, 1, half);
     };

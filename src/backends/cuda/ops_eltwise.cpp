@@ -18,6 +18,7 @@
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
+#include "backends/cuda/storage.h"
 #include "ops/attrs.h"
 #include "ops/unary.h"
 
@@ -49,13 +50,16 @@ const Tensor* scalar_const(const Graph& g, const Node& n, size_t i) {
 
 class ChainOp final : public Op {
  public:
-  ChainOp(std::shared_ptr<ChainModule> m, std::string fn, std::string kernel,
-          std::vector<dims_t> literal_dims)
+  ChainOp(std::shared_ptr<ChainModule> m, std::string fn, std::string ops,
+          std::vector<dims_t> literal_dims, int half)
       : module_(std::move(m)),
         fn_(std::move(fn)),
         fn4_(fn_ + "_v4"),
-        kernel_(std::move(kernel)),
-        literal_dims_(std::move(literal_dims)) {}
+        fnh_(fn_ + "_h"),
+        ops_(std::move(ops)),
+        kernel_("eltwise.f32.cuda.nvrtc[" + ops_ + "]"),
+        literal_dims_(std::move(literal_dims)),
+        half_(half) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     if (in.size() > static_cast<size_t>(kMaxOperands))
@@ -114,10 +118,79 @@ class ChainOp final : public Op {
     return p;
   }
 
+  /// Half-precision activations (storage.h): offered when an operand is
+  /// half. The output is half, in the channels-last order when it is rank
+  /// 4: every operand is then indexed in that order, half rank-4 operands as
+  /// they are stored, others whose row-major order is also their
+  /// channels-last one (a per-channel constant, a pooled [N, C, 1, 1]) as
+  /// they are, the rest read as half copies.
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                           const PlanEnv&) const override {
+    if (std::find(have.begin(), have.end(), Storage::kHalf) == have.end())
+      return fail(ErrorCode::kUnsupported, "no half operand");
+    dims_t out;
+    for (const dims_t& d : literal_dims_) {
+      HONE_TRY(out, broadcast(out, d));
+    }
+    for (const dims_t& d : in) {
+      HONE_TRY(out, broadcast(out, d));
+    }
+    if (out.size() > static_cast<size_t>(kMaxRank))
+      return fail(ErrorCode::kUnsupported, "rank " + std::to_string(out.size()));
+    if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
+    HONE_TRY(CUfunction f, module_->module->function(fnh_));
+    const bool nhwc = !channels_last_is_row_major(out);
+    std::vector<Storage> reads(have);
+    std::vector<dims_t> ind(in);
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (!nhwc) {
+        // Row-major throughout: a channels-last half operand of another
+        // order is read as an f32 copy (rank 4 into an output of rank 5).
+        if (have[k] == Storage::kHalf && !channels_last_is_row_major(in[k]))
+          reads[k] = Storage::kF32;
+        continue;
+      }
+      dims_t r(in[k]);
+      while (r.size() < 4) r.insert(r.begin(), 1);
+      const bool half4 = in[k].size() == 4 && have[k] == Storage::kHalf;
+      if (!half4 && !channels_last_is_row_major(r)) {
+        // A row-major operand whose order differs from channels-last: a
+        // rank-4 one is read as a half copy; a lower rank one is not read here.
+        if (in[k].size() != 4)
+          return fail(ErrorCode::kUnsupported,
+                      "operand " + shape_to_string(in[k]) + " of a channels-last chain");
+        reads[k] = Storage::kHalf;
+      }
+      ind[k] = channels_last_dims(in[k]);
+    }
+    const EwArgs args = ew_args(ind, nhwc ? channels_last_dims(out) : out);
+    int halves = 0;
+    for (size_t k = 0; k < reads.size(); ++k)
+      if (reads[k] == Storage::kHalf) halves |= 1 << k;
+    OpPlan p;
+    p.outputs = {out};
+    p.reads = std::move(reads);
+    p.writes = {Storage::kHalf};
+    p.kernel = std::string("eltwise.") + (half_ == kCudaR16BF ? "bf16" : "f16") + ".cuda.nvrtc[" +
+               ops_ + "]" + (nhwc ? " nhwc" : "");
+    const long long n = numel_of(out);
+    const int bf16 = half_ == kCudaR16BF ? 1 : 0;
+    p.run = [f, args, n, halves, bf16](const ExecCtx& c, const Bind& b) -> Result<void> {
+      EwArgs a = args;
+      for (size_t k = 0; k < b.in.size(); ++k) a.in[k] = b.in[k];
+      CUdeviceptr y = b.out[0];
+      long long count = n;
+      int hm = halves, bf = bf16;
+      return launch_1d(c.d, f, c.stream, n, {&y, &a, &count, &hm, &bf});
+    };
+    return p;
+  }
+
  private:
   std::shared_ptr<ChainModule> module_;
-  std::string fn_, fn4_, kernel_;
+  std::string fn_, fn4_, fnh_, ops_, kernel_;
   std::vector<dims_t> literal_dims_;
+  int half_;
 };
 
 }  // namespace
@@ -239,7 +312,7 @@ Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
   Unit u;
   std::map<ValueId, std::string> name_of;
   std::vector<dims_t> literal_dims;
-  std::string loads, loads4, lanes, body, ops;
+  std::string loads, loads4, loadsh, lanes, body, ops;
   int temps = 0;
   // Names the value `v` has inside the kernel: a temporary of the chain, an
   // inlined one-value constant, or operand k (loaded with broadcasting).
@@ -256,6 +329,7 @@ Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
       name = "a" + k;
       loads += "    const float " + name + " = hone_ld(p, " + k + ", i);\n";
       loads4 += "    const float4 v" + k + " = hone_ld4(p, " + k + ", i);\n";
+      loadsh += "    const float " + name + " = hone_ldh(p, " + k + ", i, halves, bf16);\n";
       lanes += "      const float " + name + " = hone_lane(v" + k + ", l);\n";
       u.inputs.push_back(v);
     }
@@ -312,8 +386,14 @@ Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
                lanes + body4 + "      r[l] = " + name_of[cur] +
                ";\n    }\n    *reinterpret_cast<float4*>(out + i) = "
                "make_float4(r[0], r[1], r[2], r[3]);\n  }\n}\n";
-  u.op = std::make_unique<ChainOp>(b.chains, fn, "eltwise.f32.cuda.nvrtc[" + ops + "]",
-                                   std::move(literal_dims));
+  // Over half-precision activations (storage.h): operands f32 or bf16/f16
+  // (bit k of halves), the result bf16/f16.
+  cm.source += "extern \"C\" __global__ void " + fn +
+               "_h(unsigned short* out, HoneEw p, long long n, int halves, int bf16) {\n"
+               "  HONE_FOR(i, n) {\n" +
+               loadsh + body + "    out[i] = hone_half_bits(" + name_of[cur] + ", bf16);\n  }\n}\n";
+  u.op =
+      std::make_unique<ChainOp>(b.chains, fn, ops, std::move(literal_dims), b.settings.math.half);
   return u;
 }
 

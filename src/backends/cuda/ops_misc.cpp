@@ -5,11 +5,13 @@
 // (Reshape, Flatten, Squeeze, Unsqueeze), which alias their input's device
 // memory and launch nothing.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <numeric>
 #include <optional>
 
 #include "backends/cuda/op.h"
+#include "backends/cuda/storage.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/window.h"
@@ -72,6 +74,36 @@ Result<void> run_reduce(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, long lon
                 256, {&x, &y, &outer, &r, &inner, &op});
 }
 
+}  // namespace
+
+Result<PoolWindow> pool_window(const Node& n, const dims_t& x) {
+  const bool is_max = n.op_type.find("Max") != std::string::npos;
+  const dims_t spatial(x.begin() + 2, x.end());
+  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
+  const dims_t& kernel = pa.kernel_shape;
+  HONE_TRY(ops::Window w, ops::make_window(n, spatial, kernel, pa.ceil_mode, n.op_type));
+  if (!is_max && w.dilations != dims_t(w.rank(), 1))
+    return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
+  const bool one_d = x.size() == 3;
+  auto at = [&](const dims_t& v, int d, int64_t one) -> int {
+    return int(one_d ? (d == 0 ? one : v[0]) : v[d]);
+  };
+  PoolWindow pw;
+  pw.args = {at(spatial, 0, 1),     at(spatial, 1, 1),
+             at(w.out, 0, 1),       at(w.out, 1, 1),
+             at(kernel, 0, 1),      at(kernel, 1, 1),
+             at(w.strides, 0, 1),   at(w.strides, 1, 1),
+             at(w.pad_begin, 0, 0), at(w.pad_begin, 1, 0),
+             at(w.pad_end, 0, 0),   at(w.pad_end, 1, 0),
+             at(w.dilations, 0, 1), at(w.dilations, 1, 1),
+             is_max ? 1 : 0,        pa.count_include_pad ? 1 : 0};
+  pw.out = {x[0], x[1]};
+  pw.out.insert(pw.out.end(), w.out.begin(), w.out.end());
+  return pw;
+}
+
+namespace {
+
 Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
   const dims_t& x = in[0];
   if (x.size() != 3 && x.size() != 4)
@@ -93,28 +125,12 @@ Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
     };
     return p;
   }
-  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
-  const dims_t& kernel = pa.kernel_shape;
-  HONE_TRY(ops::Window w, ops::make_window(n, spatial, kernel, pa.ceil_mode, n.op_type));
-  if (!is_max && w.dilations != dims_t(w.rank(), 1))
-    return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
-  const bool one_d = x.size() == 3;
-  auto at = [&](const dims_t& v, int d, int64_t one) -> int {
-    return int(one_d ? (d == 0 ? one : v[0]) : v[d]);
-  };
-  int args[] = {at(spatial, 0, 1),     at(spatial, 1, 1),
-                at(w.out, 0, 1),       at(w.out, 1, 1),
-                at(kernel, 0, 1),      at(kernel, 1, 1),
-                at(w.strides, 0, 1),   at(w.strides, 1, 1),
-                at(w.pad_begin, 0, 0), at(w.pad_begin, 1, 0),
-                at(w.pad_end, 0, 0),   at(w.pad_end, 1, 0),
-                at(w.dilations, 0, 1), at(w.dilations, 1, 1),
-                is_max ? 1 : 0,        pa.count_include_pad ? 1 : 0};
-  dims_t out = {x[0], x[1]};
-  out.insert(out.end(), w.out.begin(), w.out.end());
+  HONE_TRY(const PoolWindow pw, pool_window(n, x));
+  const std::array<int, 16> args = pw.args;
+  const dims_t& out = pw.out;
   p.outputs = {out};
   p.kernel = is_max ? "maxpool.f32.cuda.direct" : "avgpool.f32.cuda.direct";
-  const long long total = NC * numel_of(w.out);
+  const long long total = numel_of(out);
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
     HONE_TRY(CUfunction f, fn(c, "hone_pool2d"));
     CUdeviceptr xi = b.in[0], yo = b.out[0];
@@ -326,7 +342,9 @@ Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in) {
   return p;
 }
 
-Result<OpPlan> plan_concat(const Node& n, const std::vector<dims_t>& in) {
+}  // namespace
+
+Result<std::pair<dims_t, int64_t>> concat_dims(const Node& n, const std::vector<dims_t>& in) {
   HONE_TRY(int64_t axis, norm_axis(ops::axis_attr(n), in[0].size(), "Concat"));
   dims_t out = in[0];
   out[axis] = 0;
@@ -337,6 +355,15 @@ Result<OpPlan> plan_concat(const Node& n, const std::vector<dims_t>& in) {
                   "Concat inputs differ off axis " + std::to_string(axis));
     out[axis] += d[axis];
   }
+  return std::pair{out, axis};
+}
+
+namespace {
+
+Result<OpPlan> plan_concat(const Node& n, const std::vector<dims_t>& in) {
+  HONE_TRY(const auto shape, concat_dims(n, in));
+  const dims_t out = shape.first;
+  const int64_t axis = shape.second;
   OpPlan p;
   p.outputs = {out};
   p.kernel = "concat.f32.cuda.strided_copy";
@@ -538,7 +565,7 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
       return fail(ErrorCode::kInternal, "cuda: no unit for " + n.describe());
     }
   }
-  u.op = std::make_unique<FnOp>(std::move(p));
+  u.op = std::make_unique<FnOp>(std::move(p), misc_half_planner(node, b.settings.math.half));
   return u;
 }
 

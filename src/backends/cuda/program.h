@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_api.h"
@@ -25,10 +26,13 @@ struct Program {
     DType dtype = DType::kF32;
     std::shared_ptr<const Tensor> host;  // a value computed on the host at build time
     bool dims_only = false;              // OpPlan::dims_only: no bytes, only dims for Shape nodes
+    Storage storage = Storage::kF32;     // kHalf: dtype is bf16/f16 (op.h)
   };
   struct Step {
     OpPlan op;
     std::vector<size_t> in, out;
+    /// Its unit's label, or what a conversion step (storage.h) converts and why.
+    std::string label;
   };
   std::vector<Slot> slots;
   std::vector<size_t> input_slots, output_slots;

@@ -90,3 +90,13 @@ __device__ __forceinline__ float hone_half_value(unsigned short h, int bf16) {
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
 }
+// Operand k of an element-wise chain over half-precision activations
+// (storage.h): bf16/f16 when bit k of `halves` is set, else f32; the index
+// arithmetic is hone_ld's, in elements either way.
+__device__ __forceinline__ float hone_ldh(const HoneEw& p, int k, long long i, int halves,
+                                          int bf16) {
+  const long long off = p.flat[k] ? i : hone_offset(i, p.rank, p.dims, p.st[k]);
+  return (halves >> k) & 1
+             ? hone_half_value(reinterpret_cast<const unsigned short*>(p.in[k])[off], bf16)
+             : p.in[k][off];
+}

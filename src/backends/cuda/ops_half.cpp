@@ -1,0 +1,127 @@
+// Pools and Concat over half-precision activations (storage.h): the
+// plan_half() of create_misc's units. Each reads and writes bf16/f16, rank-4
+// values channels-last, and computes in f32 (kernels/half_ops.cu).
+#include <algorithm>
+#include <array>
+
+#include "backends/cuda/kernels.h"
+#include "backends/cuda/storage.h"
+
+namespace hone::cuda {
+namespace {
+
+const char* half_name(int half) {
+  return half == kCudaR16BF ? "bf16" : "f16";
+}
+
+/// MaxPool, AveragePool (2-D), GlobalAveragePool and GlobalMaxPool of a half
+/// NHWC input: one thread per output (channels fastest), or for the global
+/// pools one block per image and 32 channels.
+Result<OpPlan> plan_pool_half(const Node& n, const std::vector<dims_t>& in,
+                              const std::vector<Storage>& have, int half) {
+  const dims_t& x = in[0];
+  if (have[0] != Storage::kHalf || x.size() != 4)
+    return fail(ErrorCode::kUnsupported, "a pool of an f32 or non-2-D input");
+  const bool global = n.op_type.starts_with("Global");
+  const bool is_max = n.op_type.find("Max") != std::string::npos;
+  const int bf16 = half == kCudaR16BF ? 1 : 0;
+  OpPlan p;
+  p.reads = {Storage::kHalf};
+  p.writes = {Storage::kHalf};
+  const std::string kind = std::string(half_name(half)) + ".cuda.nhwc";
+  if (global) {
+    p.outputs = {{x[0], x[1], 1, 1}};
+    p.kernel = (is_max ? "globalmaxpool." : "globalavgpool.") + kind;
+    const long long N = x[0], P = x[2] * x[3];
+    const int C = static_cast<int>(x[1]), mx = is_max ? 1 : 0;
+    const long long blocks = std::min<long long>(N * ((C + 31) / 32), 1 << 20);
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      HONE_TRY(CUfunction f, c.fixed.function("hone_global_pool_nhwc_half"));
+      CUdeviceptr xi = b.in[0], yo = b.out[0];
+      long long nn = N, pp = P;
+      int cc = C, m = mx, bf = bf16;
+      return launch_grid(c.d, f, c.stream, static_cast<unsigned>(blocks), 1, 1, 32, 16,
+                         {&xi, &yo, &nn, &cc, &pp, &m, &bf});
+    };
+    return p;
+  }
+  HONE_TRY(const PoolWindow pw, pool_window(n, x));
+  p.outputs = {pw.out};
+  p.kernel = (is_max ? "maxpool." : "avgpool.") + kind;
+  const std::array<int, 16> args = pw.args;
+  const long long N = x[0], total = numel_of(pw.out);
+  const int C = static_cast<int>(x[1]);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_pool2d_nhwc_half"));
+    CUdeviceptr xi = b.in[0], yo = b.out[0];
+    long long nn = N;
+    int cc = C, bf = bf16;
+    std::array<int, 16> a = args;
+    std::vector<void*> ptrs = {&xi, &yo, &nn, &cc};
+    for (int& v : a) ptrs.push_back(&v);
+    ptrs.push_back(&bf);
+    return launch_1d(c.d, f, c.stream, total, ptrs);
+  };
+  return p;
+}
+
+/// Concat with a half input: every input read as half (f32 ones converted),
+/// each copied into its place of the half output, in channels-last order
+/// when the output is rank 4 (the axis moved with the dims).
+Result<OpPlan> plan_concat_half(const Node& n, const std::vector<dims_t>& in,
+                                const std::vector<Storage>& have, int half) {
+  if (std::find(have.begin(), have.end(), Storage::kHalf) == have.end())
+    return fail(ErrorCode::kUnsupported, "no half input");
+  HONE_TRY(const auto shape, concat_dims(n, in));
+  const dims_t out = shape.first;
+  if (out.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "rank " + std::to_string(out.size()));
+  const bool nhwc = !channels_last_is_row_major(out);
+  // Where the axis goes in [N, H, W, C].
+  static constexpr int64_t kMoved[4] = {0, 3, 1, 2};
+  const int64_t axis = nhwc ? kMoved[shape.second] : shape.second;
+  std::vector<dims_t> phys;
+  for (const dims_t& d : in) phys.push_back(nhwc ? channels_last_dims(d) : d);
+  const dims_t pout = nhwc ? channels_last_dims(out) : out;
+  OpPlan p;
+  p.outputs = {out};
+  p.reads.assign(in.size(), Storage::kHalf);
+  p.writes = {Storage::kHalf};
+  p.kernel =
+      std::string("concat.") + half_name(half) + ".cuda.strided_copy" + (nhwc ? " nhwc" : "");
+  const dims_t dst = strides_of(pout);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_strided_copy_half"));
+    int64_t offset = 0;
+    for (size_t k = 0; k < phys.size(); ++k) {
+      const dims_t src = strides_of(phys[k]);
+      CopyShape s;
+      s.rank = static_cast<int32_t>(phys[k].size());
+      std::copy(phys[k].begin(), phys[k].end(), s.dims);
+      std::copy(src.begin(), src.end(), s.src);
+      std::copy(dst.begin(), dst.end(), s.dst);
+      CUdeviceptr x = b.in[k], y = b.out[0] + static_cast<CUdeviceptr>(offset) * 2;
+      long long count = numel_of(phys[k]);
+      if (count > 0) HONE_CHECK_OK(launch_1d(c.d, f, c.stream, count, {&x, &y, &s, &count}));
+      offset += phys[k][static_cast<size_t>(axis)] * dst[static_cast<size_t>(axis)];
+    }
+    return {};
+  };
+  return p;
+}
+
+}  // namespace
+
+HalfPlanner misc_half_planner(const Node& n, int half) {
+  if (half == 0) return nullptr;
+  const std::string& op = n.op_type;
+  if (op == "Concat")
+    return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                     const PlanEnv&) { return plan_concat_half(n, in, have, half); };
+  if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
+    return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                     const PlanEnv&) { return plan_pool_half(n, in, have, half); };
+  return nullptr;
+}
+
+}  // namespace hone::cuda
