@@ -66,4 +66,42 @@ Result<SliceWindow> slice_window(const std::vector<int64_t>& shape, std::vector<
   return w;
 }
 
+Result<std::vector<Dim>> slice_shape(const std::vector<Dim>& shape,
+                                     const std::vector<int64_t>& starts,
+                                     const std::vector<int64_t>& ends,
+                                     const std::vector<int64_t>* axes_in,
+                                     const std::vector<int64_t>* steps_in) {
+  // Each listed axis alone, by slice_window's rule; the checks on the lists
+  // are its too (a symbolic dim stands in as 1 for them).
+  std::vector<int64_t> stand_in;
+  for (const Dim& d : shape) stand_in.push_back(d.is_static() ? d.value() : 1);
+  HONE_TRY(const SliceWindow all, slice_window(stand_in, starts, ends, axes_in, steps_in));
+  (void)all;
+  const auto rank = static_cast<int64_t>(shape.size());
+  std::vector<int64_t> axes;
+  if (axes_in != nullptr) {
+    HONE_TRY(axes, normalize_axes(*axes_in, rank, "Slice axes"));
+  } else {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  constexpr int64_t kAll = std::numeric_limits<int32_t>::max();
+  std::vector<Dim> out = shape;
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const auto a = static_cast<size_t>(axes[i]);
+    const int64_t step = steps_in != nullptr ? (*steps_in)[i] : 1;
+    const Dim& d = shape[a];
+    if (d.is_static()) {
+      const std::vector<int64_t> one_step{step};
+      HONE_TRY(const SliceWindow w,
+               slice_window({d.value()}, {starts[i]}, {ends[i]}, nullptr, &one_step));
+      out[a] = w.out[0];
+      continue;
+    }
+    const bool forward = step == 1 && starts[i] == 0 && ends[i] >= kAll;
+    const bool reversed = step == -1 && starts[i] >= kAll - 1 && ends[i] <= -kAll;
+    out[a] = forward || reversed ? d : Dim::unknown();
+  }
+  return out;
+}
+
 }  // namespace hone::ops

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "hone/error.h"
+#include "hone/shape.h"
 
 namespace hone::ops {
 
@@ -30,5 +31,17 @@ struct SliceWindow {
                                                std::vector<int64_t> ends,
                                                const std::vector<int64_t>* axes,
                                                const std::vector<int64_t>* steps);
+
+/// The output dims of the same Slice of an input of symbolic dims `shape`
+/// (the graph passes' propagation): a static axis by slice_window; a
+/// symbolic axis keeps its symbol where the slice takes all of it, whatever
+/// it is (step 1 from start 0 to an end of at least INT32_MAX, or step -1 over
+/// the whole of it reversed), and is unknown otherwise. The same errors as
+/// slice_window.
+[[nodiscard]] Result<std::vector<Dim>> slice_shape(const std::vector<Dim>& shape,
+                                                   const std::vector<int64_t>& starts,
+                                                   const std::vector<int64_t>& ends,
+                                                   const std::vector<int64_t>* axes,
+                                                   const std::vector<int64_t>* steps);
 
 }  // namespace hone::ops

@@ -49,6 +49,10 @@ const std::vector<Pass>& pipeline() {
   return k;
 }
 
+/// The first passes of pipeline(), which fold computed shapes: fold_shapes,
+/// fold_reshape_targets, fold_constants.
+constexpr size_t kShapeFolders = 3;
+
 int applied(const PassStats& s) {
   return s.folded + s.removed + s.rewritten;
 }
@@ -98,26 +102,43 @@ Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options) {
   report.nodes_before = g.nodes().size();
   for (const Pass& p : pipeline()) report.passes.push_back({p.name, 0, 0});
   Graph cur = g;
+  // One pass on `cur`; true when it changed something.
+  auto run_pass = [&](size_t i, int round) -> Result<bool> {
+    const Pass& p = pipeline()[i];
+    if (options.disabled.count(p.name)) return false;
+    PassStats st;
+    const size_t before = cur.nodes().size();
+    auto next = p.fn(cur, &st, options);
+    if (!next)
+      return fail(std::move(next).error().add_context(std::string("while running graph pass ") +
+                                                      p.name + " on '" + g.name() + "'"));
+    const int removed = static_cast<int>(before) - static_cast<int>(next->nodes().size());
+    report.passes[i].applied += applied(st);
+    report.passes[i].nodes_removed += removed;
+    cur = std::move(*next);
+    if (applied(st) == 0 && removed == 0) return false;
+    HONE_LOG_DEBUG("optimize '{}' round {}: {} applied {} ({} -> {} nodes)", g.name(), round + 1,
+                   p.name, applied(st), before, cur.nodes().size());
+    return true;
+  };
   for (int round = 0; round < options.max_rounds; ++round) {
     bool changed = false;
-    for (size_t i = 0; i < pipeline().size(); ++i) {
-      const Pass& p = pipeline()[i];
-      if (options.disabled.count(p.name)) continue;
-      PassStats st;
-      const size_t before = cur.nodes().size();
-      auto next = p.fn(cur, &st, options);
-      if (!next)
-        return fail(std::move(next).error().add_context(std::string("while running graph pass ") +
-                                                        p.name + " on '" + g.name() + "'"));
-      const int removed = static_cast<int>(before) - static_cast<int>(next->nodes().size());
-      report.passes[i].applied += applied(st);
-      report.passes[i].nodes_removed += removed;
-      if (applied(st) > 0 || removed != 0) {
-        HONE_LOG_DEBUG("optimize '{}' round {}: {} applied {} ({} -> {} nodes)", g.name(),
-                       round + 1, p.name, applied(st), before, next->nodes().size());
-        changed = true;
+    // The shape folders first, to their fixpoint: each step of a chain of
+    // computed shapes (a Slice whose bounds fold once the Reshape before it
+    // has a shape, unit after unit of a ShuffleNet) needs the one before it,
+    // so one step per round would stop after max_rounds units. Each step
+    // removes nodes or gives a Reshape a constant target, so the loop ends.
+    for (bool folding = true; folding;) {
+      folding = false;
+      for (size_t i = 0; i < kShapeFolders; ++i) {
+        HONE_TRY(const bool c, run_pass(i, round));
+        folding |= c;
       }
-      cur = std::move(*next);
+      changed |= folding;
+    }
+    for (size_t i = kShapeFolders; i < pipeline().size(); ++i) {
+      HONE_TRY(const bool c, run_pass(i, round));
+      changed |= c;
     }
     report.rounds = round + 1;
     if (!changed) break;

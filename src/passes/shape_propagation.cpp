@@ -9,6 +9,8 @@
 #include "ops/shape_fn.h"
 #include "ops/shape_fn_nn.h"
 #include "ops/shape_fn_tensor.h"
+#include "ops/slice.h"
+#include "ops/split.h"
 #include "ops/window.h"
 #include "passes/rewrite.h"
 
@@ -137,6 +139,23 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return shape_or_none(ops::attention_shape(ops::attention_heads(n), out_index, q->dims(),
                                               k->dims(), v->dims(), past ? &pd : nullptr));
   }
+  if (op == "Split") {
+    const Shape* s = shape_of(0);
+    if (!s || s->rank() == 0) return std::nullopt;
+    const auto axis = ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(s->rank()));
+    if (!axis || !(*s)[static_cast<size_t>(*axis)].is_static()) return std::nullopt;
+    std::optional<std::vector<int64_t>> given;
+    if (n.inputs.size() > 1 && n.inputs[1] >= 0) {  // opset 13's input; before it, the attribute
+      given = int_list(g, n, "", 1);
+      if (!given) return std::nullopt;
+    }
+    auto sizes = ops::split_sizes(n, (*s)[static_cast<size_t>(*axis)].value(), n.outputs.size(),
+                                  given ? &*given : nullptr);
+    if (!sizes || out_index >= sizes->size()) return std::nullopt;
+    std::vector<Dim> dims = s->dims();
+    dims[static_cast<size_t>(*axis)] = (*sizes)[out_index];
+    return Shape(std::move(dims));
+  }
   if (out_index != 0) return std::nullopt;
   if (same_shape_ops().count(op)) {
     const Shape* s = shape_of(0);
@@ -242,6 +261,20 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     std::vector<int64_t> dims;
     for (int64_t i = 0; i < spec->numel(); ++i) dims.push_back(tensor_element_as_int64(*spec, i));
     return shape_or_none(ops::reshape_shape(s->dims(), dims, ops::reshape_allowzero(n)));
+  }
+  if (op == "Slice") {
+    const Shape* s = shape_of(0);
+    if (!s) return std::nullopt;
+    const bool before_10 = g.opset() < 10;
+    auto starts = int_list(g, n, before_10 ? "starts" : "", 1);
+    auto ends = int_list(g, n, before_10 ? "ends" : "", 2);
+    const bool has_axes = before_10 ? n.has_attr("axes") : n.inputs.size() > 3 && n.inputs[3] >= 0;
+    const bool has_steps = !before_10 && n.inputs.size() > 4 && n.inputs[4] >= 0;
+    auto axes = has_axes ? int_list(g, n, before_10 ? "axes" : "", 3) : std::nullopt;
+    auto steps = has_steps ? int_list(g, n, "", 4) : std::nullopt;
+    if (!starts || !ends || (has_axes && !axes) || (has_steps && !steps)) return std::nullopt;
+    return shape_or_none(ops::slice_shape(s->dims(), *starts, *ends, axes ? &*axes : nullptr,
+                                          steps ? &*steps : nullptr));
   }
   if (op == "Flatten") {
     const Shape* s = shape_of(0);

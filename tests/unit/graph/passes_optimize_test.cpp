@@ -194,6 +194,33 @@ TEST(PassesOptimize, PipelineRunsToAFixedPointAndReportsEachPass) {
   EXPECT_TRUE(same_outputs(g, opt, {uniform(rng, {2, 3, 6, 6})}));
 }
 
+TEST(PassesOptimize, ChainsOfComputedShapesFoldPastMaxRounds) {
+  // Twelve units, each slicing what the one before made by bounds computed
+  // from its Shape (ShuffleNet's channel split): each unit's bounds fold only
+  // once the one before has a shape, so one unit per round would leave the
+  // last four unfolded at the default of 8 rounds.
+  GraphBuilder b("chain");
+  ValueId cur = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 64, 3});
+  for (int unit = 0; unit < 12; ++unit) {
+    ValueId c = b.op("Gather", {b.op("Shape", {cur}), b.constant("", Tensor::scalar<int64_t>(1))});
+    ValueId end = b.op("Unsqueeze", {b.op("Sub", {c, b.constant("", Tensor::scalar<int64_t>(1))}),
+                                     b.constant("", i64s({0}))});
+    cur = b.op("Slice", {cur, b.constant("", i64s({0})), end, b.constant("", i64s({1}))});
+  }
+  b.output(b.relu(cur), "y");
+  Graph g = *std::move(b).build();
+  Graph opt = g;
+  auto r = optimize(opt);
+  ASSERT_TRUE(r) << r.error().to_string();
+  EXPECT_EQ(count_op(opt, "Shape"), 0u) << r->describe();
+  EXPECT_EQ(count_op(opt, "Slice"), 12u);
+  const Value& y = opt.value(opt.outputs()[0]);
+  ASSERT_TRUE(y.shape);
+  EXPECT_EQ(y.shape->to_string(), "[batch,52,3]");
+  std::mt19937 rng(5);
+  EXPECT_TRUE(same_outputs(g, opt, {uniform(rng, {2, 64, 3})}));
+}
+
 TEST(PassesOptimize, DisabledPassesDoNotRunAndUnknownNamesAreErrors) {
   GraphBuilder b("gelu_only");
   ValueId x = b.input("x", DType::kF32, Shape{4});

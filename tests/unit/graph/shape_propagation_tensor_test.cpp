@@ -3,6 +3,8 @@
 // nobody can tell stays unknown, a rule's error leaves the value unshaped.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+
 #include "hone/graph_builder.h"
 #include "passes/shape_propagation.h"
 
@@ -84,6 +86,32 @@ TEST(ShapePropagationTensor, CastAndArgMaxTakeTheirDtype) {
   EXPECT_EQ(g->value(mask).dtype, DType::kBool);
   EXPECT_EQ(g->value(arg).dtype, DType::kI64);  // known where the shape is not
   EXPECT_EQ(shape_of(*g, ids), "[batch,6]");
+}
+
+TEST(ShapePropagationTensor, SliceAndSplitKeepWhatTheyCanTell) {
+  GraphBuilder b("slices");
+  const Dim batch = Dim::symbol("batch");
+  ValueId x = b.input("x", DType::kF32, Shape{batch, 116, 28});
+  // Static axis 1 halved (ShuffleNet's channel split); the symbolic axis whole.
+  ValueId half = b.op("Slice", {x, ints(b, {58}), ints(b, {116}), ints(b, {1})});
+  ValueId whole = b.op("Slice", {x, ints(b, {0, 1}), ints(b, {INT64_MAX, -1}), ints(b, {0, 2})});
+  ValueId flipped =
+      b.op("Slice", {x, ints(b, {INT64_MAX}), ints(b, {INT64_MIN}), ints(b, {0}), ints(b, {-1})});
+  ValueId part = b.op("Slice", {x, ints(b, {1}), ints(b, {INT64_MAX}), ints(b, {0})});
+  ValueId bad = b.op("Slice", {x, ints(b, {0}), ints(b, {1}), ints(b, {3})});  // no axis 3
+  const std::vector<ValueId> split =
+      b.op_n("Split", {x, ints(b, {16, 100})}, 2, {{"axis", int64_t{1}}});
+  for (ValueId v : {half, whole, flipped, part, bad, split[0], split[1]}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, half), "[batch,58,28]");
+  EXPECT_EQ(shape_of(*g, whole), "[batch,116,26]");
+  EXPECT_EQ(shape_of(*g, flipped), "[batch,116,28]");
+  EXPECT_EQ(shape_of(*g, part), "[?,116,28]");  // batch - 1: nobody can name it
+  EXPECT_EQ(shape_of(*g, bad), "none");
+  EXPECT_EQ(shape_of(*g, split[0]), "[batch,16,28]");
+  EXPECT_EQ(shape_of(*g, split[1]), "[batch,100,28]");
 }
 
 }  // namespace
