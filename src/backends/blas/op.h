@@ -148,6 +148,8 @@ bool binary_op(const Node& n, kernels::EwOp* out);
 /// plan is built (Gather, Slice, Split, Expand, Where), in ops_index.cpp.
 [[nodiscard]] Result<Unit> create_host(const BlockInfo& b, const Node& n);
 [[nodiscard]] Result<Unit> create_index(const BlockInfo& b, const Node& n);
+/// Pad with a constant, its pads known when the plan is built (ops_pad.cpp).
+[[nodiscard]] Result<Unit> create_pad(const BlockInfo& b, const Node& n);
 
 /// The layout of a fused program over output `out`; operand dims come from
 /// the unit's inputs, the op's own constants, or `first` (input -2).

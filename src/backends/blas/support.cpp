@@ -94,6 +94,19 @@ std::string why_not_index(const Graph& g, const Node& n) {
   return {};
 }
 
+/// Pad: a constant fill around a copy, its pads, value and axes known at plan time.
+std::string why_not_pad(const Graph& g, const Node& n) {
+  const auto a = ops::pad_attrs(n);
+  if (!a) return a.error().message();
+  if (a->mode != "constant") return "Pad mode '" + a->mode + "' (blas pads with a constant)";
+  if (std::string io = check_f32_io(g, n, 1, "blas runs f32 only"); !io.empty()) return io;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !known_at_plan(g, n, i))
+      return "input " + std::to_string(i) +
+             " (pads, value or axes) is computed at run time, not from constants and dims";
+  return extra_outputs_used(n) ? "more than one output" : "";
+}
+
 std::string why_not(const Graph& g, const Node& n) {
   static const std::set<std::string> kOps = {"Conv",
                                              "Gemm",
@@ -121,6 +134,7 @@ std::string why_not(const Graph& g, const Node& n) {
   // signature is planned (common/host_eval.h, kHostPolicy).
   if (host_eval::host_node(g, n, kHostPolicy)) return {};
   if (op_reads_known(n.op_type)) return why_not_index(g, n);
+  if (n.op_type == "Pad") return why_not_pad(g, n);
   kernels::EwInstr instr;
   kernels::EwOp bop;
   const bool unary = unary_instr(g, n, &instr);

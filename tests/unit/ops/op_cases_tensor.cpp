@@ -94,6 +94,11 @@ std::vector<OpCase> tensor_cases() {
                13,
                {in({2, 3, 4}), values({0, 1, 2, 0, 2, 1}), values({0.5}, DType::kF32)}});
   t.back().inputs[2].shape = {};
+  // Opset 18's axes, a crop (negative pad) beside a pad on each axis, no value.
+  t.push_back({"Pad_crop_axes",
+               "Pad",
+               18,
+               {in({2, 5, 4}), values({-1, 2, 1, -1}), absent(), values({1, -1})}});
   t.push_back({"Pad_reflect",
                "Pad",
                13,
