@@ -5,6 +5,7 @@
 
 #include "args.h"
 #include "convert.h"
+#include "device.h"
 #include "hone/export.h"
 #include "hone/file_io.h"
 #include "hone/package.h"
@@ -157,14 +158,16 @@ py::dict export_model(const Model& self, const std::string& dir, const std::stri
 }
 
 void bind_model(py::module_& m) {
-  py::class_<Model>(m, "Model",
-                    "A tuned model: the chosen backend, built. Call it on numpy arrays (graph "
-                    "inputs by position or name) or use infer() with an input tree. Thread-safe; "
-                    "inference releases the GIL.")
-      .def("__call__", &call,
-           "Runs one call on numpy arrays: graph inputs by position or by name. One output "
-           "comes back as an array, several as a tuple in graph order. Raises TypeError for a "
-           "wrong dtype or input count, hone.Error for a shape outside the tuned bounds.")
+  bind_device_array(m);
+  py::class_<Model> cls(
+      m, "Model",
+      "A tuned model: the chosen backend, built. Call it on numpy arrays (graph "
+      "inputs by position or name) or use infer() with an input tree. Thread-safe; "
+      "inference releases the GIL.");
+  cls.def("__call__", &call,
+          "Runs one call on numpy arrays: graph inputs by position or by name. One output "
+          "comes back as an array, several as a tuple in graph order. Raises TypeError for a "
+          "wrong dtype or input count, hone.Error for a shape outside the tuned bounds.")
       .def("infer", &infer, py::arg("sample"),
            "Runs one call: a dict (tree) of inputs to the tree of outputs.")
       .def(
@@ -220,6 +223,7 @@ void bind_model(py::module_& m) {
         return "<hone.Model '" + self.tuned->graph().name() + "' on " +
                self.tuned->decision().backend + ">";
       });
+  add_device_methods(cls);
 }
 
 }  // namespace hone::python

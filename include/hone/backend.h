@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "hone/backend_config.h"
+#include "hone/device_tensor.h"
 #include "hone/dtype.h"
 #include "hone/error.h"
 #include "hone/graph.h"
@@ -112,6 +113,30 @@ class Backend {
   /// and shapes; the error names the input and axis.
   [[nodiscard]] Result<std::vector<Tensor>> infer(const std::vector<Tensor>& inputs) const;
 
+  /// Device-resident inference: `inputs` already in the device's memory (in
+  /// graph order; each checked for its device, dtype and shape, the error
+  /// naming the input and axis), outputs left there, on `call.stream`
+  /// (hone/device_tensor.h says how the stream is respected). Returns the
+  /// outputs in graph order: `call.outputs` when given, else tensors that own
+  /// memory the backend allocated. Thread-safe like infer(). Backends that
+  /// run on the host answer kUnsupported naming themselves; the cuda backend
+  /// runs a graph that is one cuda block with no host copy, and stages any
+  /// other graph (nodes on the reference) through host memory, each copy
+  /// counted in transfers().
+  [[nodiscard]] Result<std::vector<DeviceTensor>> infer_on_device(
+      const std::vector<DeviceTensor>& inputs, const DeviceCall& call = {}) const;
+  /// A copy of a host tensor in new device memory the result owns (for
+  /// callers that have no CUDA of their own: tests, `hone bench --io
+  /// device`); not counted in transfers(). kUnsupported on host backends.
+  [[nodiscard]] virtual Result<DeviceTensor> to_device(const Tensor& t) const;
+  /// A host copy of a device tensor, made on the legacy default stream (so
+  /// after an infer_on_device() on that stream); not counted in transfers().
+  /// kUnsupported on host backends.
+  [[nodiscard]] virtual Result<Tensor> to_host(const DeviceTensor& t) const;
+  /// The host/device copies this backend made for inputs and outputs since it
+  /// was built; nothing for backends that run on the host.
+  virtual std::optional<TransferCounts> transfers() const { return std::nullopt; }
+
   /// Writes what this built (active or inactive) backend made and needs to
   /// come back without building again (compiled libraries, kernel plans) into
   /// `dir`, which exists and is empty. The graph and config are not part of
@@ -163,6 +188,9 @@ class Backend {
   [[nodiscard]] virtual Result<void> do_build(const Graph& graph) = 0;
   [[nodiscard]] virtual Result<std::vector<Tensor>> do_infer(
       const std::vector<Tensor>& inputs) const = 0;
+  /// Default: kUnsupported, "backend 'NAME' runs on the host ...".
+  [[nodiscard]] virtual Result<std::vector<DeviceTensor>> do_infer_on_device(
+      const std::vector<DeviceTensor>& inputs, const DeviceCall& call) const;
   /// Default: nothing to write (the backend rebuilds cheaply from the graph).
   [[nodiscard]] virtual Result<void> do_save(const std::filesystem::path& dir) const;
   /// Default: do_build(graph), for backends whose build is their load.

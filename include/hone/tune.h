@@ -127,6 +127,11 @@ class TunedModel {
   /// Graph inputs in graph order to graph outputs; dims outside the spec's
   /// bounds are an error naming the dim.
   [[nodiscard]] Result<std::vector<Tensor>> infer_flat(const std::vector<Tensor>& inputs) const;
+  /// Device-resident inference (Backend::infer_on_device): graph inputs in
+  /// graph order, in device memory, to outputs left there; dims outside the
+  /// spec's bounds are an error naming the dim, as for infer_flat().
+  [[nodiscard]] Result<std::vector<DeviceTensor>> infer_on_device(
+      const std::vector<DeviceTensor>& inputs, const DeviceCall& call = {}) const;
 
   const Graph& graph() const { return *graph_; }
   const GraphSpec& spec() const { return spec_; }

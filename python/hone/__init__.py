@@ -21,14 +21,14 @@ import logging as _logging
 import os as _os
 
 from . import _hone
-from ._hone import (Error, JitModel, Model, Pipeline, __version__, backends, export, generate_key,
-                    inspect, jit, sign, verify)
+from ._hone import (DeviceArray, Error, JitModel, Model, Pipeline, __version__, backends, export,
+                    generate_key, inspect, jit, sign, verify)
 
-__all__ = ["Error", "JitModel", "Model", "Module", "Pipeline", "__version__", "backends", "export",
-           "generate_key", "inspect", "jit", "load", "sign", "tune", "verify"]
+__all__ = ["DeviceArray", "Error", "JitModel", "Model", "Module", "Pipeline", "__version__",
+           "backends", "export", "generate_key", "inspect", "jit", "load", "sign", "tune", "verify"]
 
 # Users meet these as hone.Model, hone.JitModel, ... (repr, help(), type checkers).
-for _cls in (Model, JitModel, Pipeline):
+for _cls in (DeviceArray, Model, JitModel, Pipeline):
     _cls.__module__ = __name__
 
 
@@ -53,7 +53,7 @@ _log_from_env()
 from . import _dlpack, _torch  # noqa: E402
 from ._torch import Module  # noqa: E402
 
-# numpy, PyTorch CPU tensors and anything with __dlpack__ in, the same kind out.
+# numpy, PyTorch CPU and CUDA tensors and anything with __dlpack__ in, the same kind out.
 _dlpack.install(Model)
 _dlpack.install(JitModel)
 Module.__module__ = __name__

@@ -4,7 +4,7 @@
 # tests/python/test_stubs.py checks the names, parameters and docstrings here
 # against the built module, so a change there fails until this file follows.
 import os
-from typing import Any, Callable, Iterable, Mapping, Sequence, Union
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -48,11 +48,16 @@ class Model:
         PyTorch CPU tensors): a C-contiguous tensor of the model's dtype is read in
         place, and the outputs come back as the kind given (torch in, torch out, over
         hone's memory: no copy). out= (a tensor or a sequence, in output order)
-        receives the outputs instead and is returned."""
+        receives the outputs instead and is returned. CUDA tensors (torch, CuPy, any
+        DLPack kDLCUDA producer; contiguous) go in and out with no host copy where
+        the backend runs on the GPU (Model.device == 'cuda'), on the caller's
+        current stream, and come back as CUDA tensors of the kind given (out= takes
+        CUDA tensors then); on a host backend they are a TypeError naming the
+        backend."""
     def infer(self, sample: Mapping[str, Any]) -> Any:
-        """Runs one call: a dict (tree) of inputs to the tree of outputs. Tensors
-        with __dlpack__ are accepted as in __call__, and come back as the kind
-        given."""
+        """Runs one call: a dict (tree) of inputs to the tree of outputs. Host
+        tensors with __dlpack__ are accepted as in __call__, and come back as the
+        kind given; CUDA tensors go through __call__ (model(x)), not infer()."""
     def save(self, path: str) -> None:
         """Saves the model as a .hone package (atomically)."""
     def input_buffer(self, input: Union[str, int], shape: Sequence[int]) -> np.ndarray:
@@ -71,6 +76,16 @@ class Model:
     def backend(self) -> str:
         """The name of the backend tuning chose."""
     @property
+    def device(self) -> str:
+        """Where the chosen backend runs: 'cuda' (CUDA tensors go in and out without
+        host copies) or 'cpu'."""
+    def transfers(self) -> Optional[dict[str, int]]:
+        """The copies between host and device memory the backend made for inputs and
+        outputs since it was built, as a dict (host_to_device, device_to_host,
+        device_to_device, each with a _bytes count), or None for a backend that runs
+        on the host. A call on CUDA tensors of a model that is one cuda block adds
+        none host to device or back."""
+    @property
     def inputs(self) -> list[dict[str, Any]]:
         """The graph inputs: dicts of name, path, dtype, shape (ints and dim names),
         batch_axis and bounds ({dim: (min, opt, max)})."""
@@ -88,6 +103,30 @@ class Model:
         JSON beside it (same name, .json), each atomically; raises hone.Error for a
         path ending in .json."""
 
+class DeviceArray:
+    """An output of a model on a GPU, in device memory hone owns.
+    torch.from_dlpack(a) or cupy.from_dlpack(a) wraps it without a copy; the
+    memory goes back to hone when the last of them is dropped. Model calls on
+    CUDA tensors return torch or CuPy tensors directly; a DeviceArray comes back
+    for other CUDA inputs."""
+
+    def __dlpack__(
+        self, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+        copy: Any = None
+    ) -> Any:
+        """A DLPack capsule over the same device memory (no copy)."""
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(2, ordinal): DLPack's kDLCUDA and the device."""
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The dims, as a tuple."""
+    @property
+    def dtype(self) -> str:
+        """hone's dtype name ('f32', 'i64', ...)."""
+    @property
+    def device(self) -> int:
+        """The CUDA device ordinal."""
+
 class JitModel:
     """A model tuned just in time (hone.jit): calls run on the reference and are
     recorded until it tunes on them (mode 'eager': after min_samples calls, on a
@@ -104,11 +143,12 @@ class JitModel:
         (numpy arrays, PyTorch CPU tensors): a C-contiguous tensor of the model's
         dtype is read in place, and the outputs come back as the kind given (torch
         in, torch out, over hone's memory: no copy). out= (a tensor or a sequence,
-        in output order) receives the outputs instead and is returned."""
+        in output order) receives the outputs instead and is returned. CUDA tensors
+        are a TypeError: calls are read on the host."""
     def infer(self, sample: Mapping[str, Any]) -> Any:
-        """Runs one call: a dict (tree) of inputs to the tree of outputs. Tensors
-        with __dlpack__ are accepted as in __call__, and come back as the kind
-        given."""
+        """Runs one call: a dict (tree) of inputs to the tree of outputs. Host
+        tensors with __dlpack__ are accepted as in __call__, and come back as the
+        kind given."""
     def tune_deferred(self) -> None:
         """Mode 'deferred': the next call starts the tune (in the background unless
         background=False). Raises hone.Error in other modes or once a tune

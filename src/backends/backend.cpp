@@ -215,6 +215,60 @@ Result<std::vector<Tensor>> Backend::infer(const std::vector<Tensor>& inputs) co
   return out;
 }
 
+std::string DeviceTensor::describe() const {
+  std::string s = std::string(dtype_name(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+  return s + "] on cuda:" + std::to_string(device);
+}
+
+Result<std::vector<DeviceTensor>> Backend::infer_on_device(const std::vector<DeviceTensor>& inputs,
+                                                           const DeviceCall& call) const {
+  if (state_ != BackendState::kActive)
+    return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +
+                                                    std::string(to_string(state_)) +
+                                                    "; infer_on_device() needs an active backend");
+  auto check = [](const DeviceTensor& t, const std::string& what) -> Result<void> {
+    for (size_t a = 0; a < t.shape.size(); ++a)
+      if (t.shape[a] < 0)
+        return fail(ErrorCode::kInvalidArgument,
+                    what + " axis " + std::to_string(a) + " is negative (" + t.describe() + ")");
+    if (t.dtype == DType::kUndefined)
+      return fail(ErrorCode::kInvalidArgument, what + " has no dtype");
+    if (t.data == nullptr && t.numel() > 0)
+      return fail(ErrorCode::kInvalidArgument, what + " (" + t.describe() + ") has no data");
+    return {};
+  };
+  for (size_t i = 0; i < inputs.size(); ++i)
+    HONE_CHECK_OK(check(inputs[i], "device input " + std::to_string(i)));
+  for (size_t i = 0; i < call.outputs.size(); ++i)
+    HONE_CHECK_OK(check(call.outputs[i], "device output " + std::to_string(i)));
+  auto out = do_infer_on_device(inputs, call);
+  if (out) executions_.fetch_add(1, std::memory_order_relaxed);
+  return out;
+}
+
+Result<std::vector<DeviceTensor>> Backend::do_infer_on_device(
+    const std::vector<DeviceTensor>& inputs, const DeviceCall& call) const {
+  (void)inputs;
+  (void)call;
+  return fail(ErrorCode::kUnsupported,
+              "backend '" + std::string(name()) +
+                  "' runs on the host and reads host memory: device-resident inference "
+                  "(infer_on_device) needs a backend that runs on a GPU, such as 'cuda'");
+}
+
+Result<DeviceTensor> Backend::to_device(const Tensor& t) const {
+  (void)t;
+  return fail(ErrorCode::kUnsupported,
+              "backend '" + std::string(name()) + "' runs on the host: it has no device memory");
+}
+
+Result<Tensor> Backend::to_host(const DeviceTensor& t) const {
+  (void)t;
+  return fail(ErrorCode::kUnsupported,
+              "backend '" + std::string(name()) + "' runs on the host: it has no device memory");
+}
+
 Result<void> Backend::activate() {
   if (state_ == BackendState::kActive) return {};
   if (state_ != BackendState::kInactive && state_ != BackendState::kBuilt &&

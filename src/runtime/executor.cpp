@@ -435,6 +435,32 @@ Result<std::vector<Tensor>> Executor::run_program(const GraphRun& p,
   return result;
 }
 
+Result<void> Executor::check_inputs(const std::vector<Tensor>& inputs) const {
+  if (!main_) return fail(ErrorCode::kFailedPrecondition, "the executor was not built");
+  std::vector<eval::RuntimeValue> wrapped;
+  wrapped.reserve(inputs.size());
+  for (const Tensor& t : inputs) wrapped.push_back(eval::RuntimeValue::of(t));
+  return eval::check_inputs(*main_->graph, wrapped);
+}
+
+Executor::SoleBlock Executor::sole_block() const {
+  if (!main_ || main_->stages.size() != 1 || !main_->stages[0].compiled) return {};
+  const Graph& g = *main_->graph;
+  const Stage& st = main_->stages[0];
+  SoleBlock sole{st.compiled.get(), {}, {}};
+  for (ValueId v : st.block.inputs) {
+    auto it = std::find(g.inputs().begin(), g.inputs().end(), v);
+    if (it == g.inputs().end()) return {};
+    sole.inputs.push_back(static_cast<size_t>(it - g.inputs().begin()));
+  }
+  for (ValueId v : g.outputs()) {
+    auto it = std::find(st.block.outputs.begin(), st.block.outputs.end(), v);
+    if (it == st.block.outputs.end()) return {};
+    sole.outputs.push_back(static_cast<size_t>(it - st.block.outputs.begin()));
+  }
+  return sole;
+}
+
 Result<std::vector<Tensor>> Executor::run(const std::vector<Tensor>& inputs) const {
   if (!main_) return fail(ErrorCode::kFailedPrecondition, "the executor was not built");
   return run_program(*main_, inputs, true);

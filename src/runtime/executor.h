@@ -80,6 +80,19 @@ class Executor {
   [[nodiscard]] Result<void> build(const Graph& g);
   /// One inference; safe from several threads once built.
   [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const;
+  /// Checks `inputs` against the planned graph as run() does (dtypes, ranks,
+  /// static dims; the error names the input and axis). Reads no data.
+  [[nodiscard]] Result<void> check_inputs(const std::vector<Tensor>& inputs) const;
+  /// The top-level graph as one compiled block, when it runs as one (a single
+  /// stage, on a compiler): the block, the graph input each block input is,
+  /// and the block output each graph output is. Null block otherwise (a
+  /// fallback stage, several blocks, an output that is a constant or input).
+  struct SoleBlock {
+    const CompiledBlock* block = nullptr;
+    std::vector<size_t> inputs;   // block input i is graph input inputs[i]
+    std::vector<size_t> outputs;  // graph output o is block output outputs[o]
+  };
+  SoleBlock sole_block() const;
   /// The partition build() made; empty before.
   const Partition& partition() const;
   /// The graph build() partitioned (optimized or as given); null before.

@@ -117,6 +117,16 @@ Result<std::vector<Tensor>> TunedModel::infer_flat(const std::vector<Tensor>& in
   return backend_->infer(inputs);
 }
 
+Result<std::vector<DeviceTensor>> TunedModel::infer_on_device(
+    const std::vector<DeviceTensor>& inputs, const DeviceCall& call) const {
+  // The bounds read dims only: tensors of the inputs' shapes, without data.
+  std::vector<Tensor> shapes;
+  shapes.reserve(inputs.size());
+  for (const DeviceTensor& t : inputs) shapes.push_back(Tensor::borrow(t.dtype, t.shape, nullptr));
+  HONE_CHECK_OK(spec_.bind_dims(shapes));
+  return backend_->infer_on_device(inputs, call);
+}
+
 Result<SampleValue> TunedModel::infer(const Sample& inputs) const {
   HONE_TRY(auto flat, spec_.flatten(inputs));  // checks structure, dtypes and bounds
   HONE_TRY(auto outs, backend_->infer(flat));

@@ -107,19 +107,51 @@ def test_wrong_dtype_tensor_names_input_and_fix(mlp):
         mlp(torch.rand(2, 16, dtype=torch.float64))
 
 
-@needs_torch
+class FakeCudaTensor:  # what a CUDA tensor reports through the DLPack protocol
+    def __dlpack__(self, stream=None):
+        raise AssertionError("not to be read")
+
+    def __dlpack_device__(self):
+        return (2, 0)
+
+
 def test_tensor_on_another_device_is_refused_with_its_name():
     from hone import _dlpack
 
-    class FakeCudaTensor:  # what a CUDA tensor reports through the DLPack protocol
-        def __dlpack__(self, stream=None):
-            raise AssertionError("not to be read")
-
-        def __dlpack_device__(self):
-            return (2, 0)
-
-    with pytest.raises(TypeError, match="on cuda:0; .*CPU tensors only"):
+    with pytest.raises(TypeError, match="on cuda:0; this path reads host memory: move it with .cpu()"):
         _dlpack.to_numpy(FakeCudaTensor(), "input 'x'")
+
+
+def test_cuda_tensor_on_a_host_backend_names_the_backend(mlp):
+    assert mlp.device == "cpu" and mlp.transfers() is None
+    with pytest.raises(TypeError, match="runs on backend 'reference', which reads host memory"):
+        mlp(FakeCudaTensor())
+    with pytest.raises(TypeError, match="runs on backend 'reference'"):
+        mlp(x=FakeCudaTensor())
+    with pytest.raises(TypeError, match="every input on the GPU, or every input on the host"):
+        mlp(np.ones((2, 16), np.float32), FakeCudaTensor())
+    with pytest.raises(TypeError, match="this path reads host memory"):
+        mlp.infer({"x": FakeCudaTensor()})  # a tree of inputs is read on the host
+
+
+def test_cuda_tensor_given_to_a_jit_model_is_refused():
+    j = hone.jit(MLP, mode="inspect")
+    with pytest.raises(TypeError, match="a JitModel reads host memory"):
+        j(FakeCudaTensor())
+
+
+def test_device_path_reads_dlpack_capsules_and_checks_them(mlp):
+    with pytest.raises(TypeError, match="input 0: expected a DLPack capsule named 'dltensor'"):
+        mlp._infer_device([np.ones((2, 16), np.float32)], 0)
+    with pytest.raises(ValueError, match=r"input 0 is not contiguous \(shape \[16,2\], strides \[1,16\]"):
+        mlp._infer_device([np.ones((2, 16), np.float32).T.__dlpack__()], 0)
+    capsule = np.ones((2, 16), np.float32).__dlpack__()
+    with pytest.raises(TypeError, match="input 0 is on DLPack device type 1, not CUDA"):
+        mlp._infer_device([capsule], 0)
+    with pytest.raises(TypeError, match="not yet consumed"):  # the capsule was taken
+        mlp._infer_device([capsule], 0)
+    # A CUDA-typed capsule is read; the host backend then refuses, naming itself.
+    assert "DeviceArray" in hone.__all__ and hone.DeviceArray.__module__ == "hone"
 
 
 @needs_torch

@@ -84,7 +84,7 @@ def test_function_parameters_and_docstrings_match(name):
     assert words(ast.get_docstring(fn)) == words(doc)
 
 
-@pytest.mark.parametrize("name", ["Model", "JitModel", "Pipeline"])
+@pytest.mark.parametrize("name", ["Model", "JitModel", "Pipeline", "DeviceArray"])
 def test_class_members_match(name):
     cls = next(n for n in stub_tree().body if isinstance(n, ast.ClassDef) and n.name == name)
     runtime = getattr(hone, name)

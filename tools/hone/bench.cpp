@@ -38,8 +38,17 @@ struct BenchOptions {
   int warmup = 10;
   uint64_t seed = 1;
   bool json = false;
-  bool pageable = false;  // inputs in ordinary memory, not the backend's allocate_host()
+  bool pageable = false;    // inputs in ordinary memory, not the backend's allocate_host()
+  std::string io = "host";  // host: infer(); device: infer_on_device() on device-resident inputs
 };
+
+/// Host/device copies between two readings of Backend::transfers().
+nlohmann::json copies_between(const TransferCounts& a, const TransferCounts& b) {
+  return {{"host_to_device", b.host_to_device - a.host_to_device},
+          {"host_to_device_bytes", b.host_to_device_bytes - a.host_to_device_bytes},
+          {"device_to_host", b.device_to_host - a.device_to_host},
+          {"device_to_host_bytes", b.device_to_host_bytes - a.device_to_host_bytes}};
+}
 
 /// Nearest-rank percentile of sorted `v` (q in [0,1]).
 double percentile(const std::vector<double>& v, double q) {
@@ -61,6 +70,12 @@ std::optional<int64_t> input_batch(const Graph& g, const std::vector<Tensor>& in
 int run_bench(const BenchOptions& o) {
   if (o.iters < 1) return usage_error("--iters must be at least 1");
   if (o.warmup < 0) return usage_error("--warmup must not be negative");
+  if (o.io != "host" && o.io != "device")
+    return usage_error("--io '" + o.io + "': expected host or device");
+  if (o.io == "device" && o.pageable)
+    return usage_error(
+        "--pageable-inputs is for --io host: with --io device the inputs are in "
+        "device memory");
   if (o.batch && *o.batch < 1) return usage_error("--batch must be at least 1");
   if (!o.inputs_dir.empty() && (o.values.any() || o.batch || !o.dims.empty()))
     return usage_error(
@@ -168,7 +183,19 @@ int run_bench(const BenchOptions& o) {
   // The inputs live where the backend copies from fastest, as a serving
   // client's buffers would (page-locked memory on cuda), unless asked not to.
   std::string memory = "ordinary";
-  if (!o.pageable) {
+  // --io device: the inputs are copied to the device once, untimed; each
+  // timed call reads them there and leaves its outputs there (synchronized,
+  // so a call's time is the device's work and the launch, as a caller that
+  // waits for the result sees it).
+  std::vector<DeviceTensor> device_inputs;
+  if (o.io == "device") {
+    for (const Tensor& t : inputs) {
+      auto d = backend->to_device(t);
+      if (!d) return report(d.error().add_context("while copying the inputs to the device"));
+      device_inputs.push_back(std::move(*d));
+    }
+    memory = "device";
+  } else if (!o.pageable) {
     for (Tensor& t : inputs) {
       auto h = backend->allocate_host(t.dtype(), t.shape());
       if (!h) return report(h.error().add_context("while allocating the inputs' memory"));
@@ -178,15 +205,28 @@ int run_bench(const BenchOptions& o) {
     memory = "backend";
   }
 
+  DeviceCall call;
+  call.synchronize = true;
+  auto infer_once = [&]() -> Result<void> {
+    if (o.io == "device") {
+      auto y = backend->infer_on_device(device_inputs, call);
+      if (!y) return fail(std::move(y).error());
+      return {};
+    }
+    auto y = backend->infer(inputs);
+    if (!y) return fail(std::move(y).error());
+    return {};
+  };
   for (int i = 0; i < o.warmup; ++i)
-    if (auto y = backend->infer(inputs); !y) return report(y.error());
+    if (auto y = infer_once(); !y) return report(y.error());
+  const std::optional<TransferCounts> copies_before = backend->transfers();
   std::vector<double> ms, device_ms;
   ms.reserve(static_cast<size_t>(o.iters));
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < o.iters; ++i) {
     const std::optional<uint64_t> d0 = backend->device_nanoseconds();
     const auto a = std::chrono::steady_clock::now();
-    auto y = backend->infer(inputs);
+    auto y = infer_once();
     const auto b = std::chrono::steady_clock::now();
     if (!y) return report(y.error());
     ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
@@ -200,6 +240,10 @@ int run_bench(const BenchOptions& o) {
   const double p50 = percentile(ms, 0.50), p90 = percentile(ms, 0.90), p99 = percentile(ms, 0.99);
   const double throughput = static_cast<double>(batch) * o.iters / total_s;
   const int threads = ThreadPool::global().num_threads();
+  const std::optional<TransferCounts> copies_after = backend->transfers();
+  const nlohmann::json copies = copies_before && copies_after
+                                    ? copies_between(*copies_before, *copies_after)
+                                    : nlohmann::json();
 
   if (o.json) {
     nlohmann::json j = {{"model", o.model},
@@ -208,6 +252,7 @@ int run_bench(const BenchOptions& o) {
                         {"batch", batch},
                         {"inputs", inputs_from},
                         {"input_memory", memory},
+                        {"io", o.io},
                         {"iters", o.iters},
                         {"warmup", o.warmup},
                         {"seed", o.seed},
@@ -219,17 +264,19 @@ int run_bench(const BenchOptions& o) {
                         {"max_ms", ms.back()},
                         {"throughput_per_s", throughput},
                         {"executions", backend->executions()}};
-    if (!device_ms.empty())  // an accelerator's own time, copies excluded
+    if (!copies.is_null()) j["host_copies"] = copies;  // during the timed runs
+    if (!device_ms.empty())                            // an accelerator's own time, copies excluded
       j["device"] = {{"p50_ms", percentile(device_ms, 0.50)},
                      {"p90_ms", percentile(device_ms, 0.90)},
                      {"min_ms", device_ms.front()}};
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
-  fmt::print("{} on {} ({} threads), batch {}, {} inputs in {} memory: {} in {:.1f} ms\n", o.model,
-             backend_name, threads, batch, inputs_from,
-             memory == "backend" ? "the backend's" : "ordinary", is_package ? "loaded" : "built",
-             build_ms);
+  fmt::print("{} on {} ({} threads), batch {}, {} inputs in {} memory{}: {} in {:.1f} ms\n",
+             o.model, backend_name, threads, batch, inputs_from,
+             memory == "backend" ? "the backend's" : memory,
+             o.io == "device" ? ", outputs left on the device" : "",
+             is_package ? "loaded" : "built", build_ms);
   fmt::print(
       "latency  p50 {:.3f} ms  p90 {:.3f} ms  p99 {:.3f} ms  (min {:.3f}, max {:.3f}; {} runs "
       "after {} warm-up)\n",
@@ -239,6 +286,11 @@ int run_bench(const BenchOptions& o) {
         "device   p50 {:.3f} ms  p90 {:.3f} ms  (min {:.3f}; the device's own time, the input and "
         "output copies excluded)\n",
         percentile(device_ms, 0.50), percentile(device_ms, 0.90), device_ms.front());
+  if (!copies.is_null())
+    fmt::print(
+        "host copies {} host->device ({} bytes), {} device->host ({} bytes) in the timed runs\n",
+        copies["host_to_device"].get<uint64_t>(), copies["host_to_device_bytes"].get<uint64_t>(),
+        copies["device_to_host"].get<uint64_t>(), copies["device_to_host_bytes"].get<uint64_t>());
   fmt::print("throughput {:.1f} samples/s\n", throughput);
   return kExitOk;
 }
@@ -253,7 +305,8 @@ void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
   sub->footer(
       "Examples:\n"
       "  hone bench models/cnn.onnx --backend onednn --batch 8 --iters 200 --threads 1\n"
-      "  hone bench cnn.hone --batch 8 --json");
+      "  hone bench cnn.hone --batch 8 --json\n"
+      "  hone bench resnet50.hone --io device   # cuda: inputs and outputs stay on the GPU");
   sub->add_option("model", o->model, "the .onnx file, or a .hone package (runs its chosen backend)")
       ->required()
       ->type_name("MODEL.onnx|OUT.hone");
@@ -275,6 +328,11 @@ void add_bench_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_flag("--pageable-inputs", o->pageable,
                 "keep the inputs in ordinary memory; by default they are allocated by the backend "
                 "(page-locked memory on cuda, which its copies read directly)");
+  sub->add_option("--io", o->io,
+                  "host: inputs and outputs in host memory (infer); device: inputs copied to the "
+                  "device once, each call reads them there and leaves its outputs there "
+                  "(infer_on_device, synchronized per call; backends with a device only)")
+      ->capture_default_str();
   commands.push_back({sub, [o] { return run_bench(*o); }});
 }
 

@@ -72,6 +72,14 @@ class BlockRuntime : public CompiledBlock {
   const Graph& graph() const { return *graph_; }
   const std::shared_ptr<const Graph>& shared_graph() const { return graph_; }
 
+  /// The Program of `key` (built now on first use), or null when it cannot
+  /// be built (the reason was logged; such runs go to the reference).
+  [[nodiscard]] std::shared_ptr<const Program> program_for(const ShapeSignature& key) const {
+    std::lock_guard lock(mu_);
+    auto p = program_locked(key);
+    return p ? *p : nullptr;
+  }
+
   /// The key one run's Program is cached under, or nullopt to run `inputs`
   /// on the reference. By default the inputs' dims, when every input is f32.
   /// A backend whose Program depends on more than dims overrides it (onednn

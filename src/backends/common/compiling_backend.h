@@ -58,6 +58,8 @@ class CompilingBackend : public Backend, public BlockCompiler {
   [[nodiscard]] virtual Result<runtime::ExecutorOptions> executor_options(const Graph& g) const;
   /// The graph build() partitioned (optimized or as given); null before.
   const Graph* planned_graph() const;
+  /// The executor build() made; null before.
+  const runtime::Executor* executor() const { return executor_.get(); }
 
   Result<void> do_build(const Graph& graph) override;
   Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& inputs) const override;

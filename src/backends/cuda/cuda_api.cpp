@@ -91,6 +91,7 @@ Result<void> bind_driver(void* h, Api& a) {
   HONE_CHECK_OK(
       bind(h, a.cuEventElapsedTime, {"cuEventElapsedTime_v2", "cuEventElapsedTime"}, lib));
   HONE_CHECK_OK(bind(h, a.cuEventDestroy, {"cuEventDestroy_v2", "cuEventDestroy"}, lib));
+  HONE_CHECK_OK(bind(h, a.cuStreamWaitEvent, {"cuStreamWaitEvent"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorName, {"cuGetErrorName"}, lib));
   HONE_CHECK_OK(bind(h, a.cuGetErrorString, {"cuGetErrorString"}, lib));
   return {};
@@ -162,6 +163,7 @@ Result<const Driver*> Driver::probe(const LibraryNames& names) {
                       std::to_string(count) + " device(s), 0 to " + std::to_string(count - 1));
     ordinal = static_cast<int>(v);
   }
+  d->ordinal_ = ordinal;
   HONE_CHECK_OK(d->check(a.cuDeviceGet(&d->device_, ordinal), "cuDeviceGet"));
   char name[256] = {};
   HONE_CHECK_OK(d->check(a.cuDeviceGetName(name, sizeof(name) - 1, d->device_), "cuDeviceGetName"));

@@ -123,6 +123,7 @@ struct Api {
   CUresult (*cuEventSynchronize)(CUevent) = nullptr;
   CUresult (*cuEventElapsedTime)(float*, CUevent, CUevent) = nullptr;
   CUresult (*cuEventDestroy)(CUevent) = nullptr;
+  CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned) = nullptr;
   CUresult (*cuGetErrorName)(CUresult, const char**) = nullptr;
   CUresult (*cuGetErrorString)(CUresult, const char**) = nullptr;
   // cuBLAS (libcublas.so.N)
@@ -198,6 +199,8 @@ class Driver {
   int cc_major() const { return cc_major_; }
   int cc_minor() const { return cc_minor_; }
   int multiprocessors() const { return sms_; }
+  /// The device's ordinal (HONE_CUDA_DEVICE, default 0).
+  int ordinal() const { return ordinal_; }
   /// The process's cuBLASLt handle, or null when cuBLASLt was not found
   /// (lt_why_not() says why); matrix products then use cuBLAS alone.
   LtHandle lt() const { return lt_; }
@@ -213,6 +216,7 @@ class Driver {
   Api api_;
   CUcontext ctx_ = nullptr;
   CUdevice device_ = 0;
+  int ordinal_ = 0;
   int cc_major_ = 0, cc_minor_ = 0, sms_ = 0;
   std::string description_;
   LtHandle lt_ = nullptr;

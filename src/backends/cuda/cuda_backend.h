@@ -34,6 +34,9 @@
 // (kernels, device offsets), cached under a mutex. infer() is thread-safe:
 // each call takes its own stream, cuBLAS handle and device arena from a pool
 // (made on demand, reused after), so concurrent calls do not share buffers.
+// Device-resident calls (infer_on_device, device_io.cpp) read their inputs
+// from device memory and leave the outputs there, on the caller's stream;
+// transfers() counts every host/device copy of block inputs and outputs.
 #pragma once
 
 #include <atomic>
@@ -51,6 +54,7 @@ namespace hone::cuda {
 
 struct StreamPool;
 class Cudnn;
+class Driver;
 
 /// attention_select: how an attention block runs (ops_attention.cpp).
 enum class AttentionSelect {
@@ -125,6 +129,16 @@ struct Stats {
   std::atomic<uint64_t> kernel_executions{0};
   std::atomic<uint64_t> fallback_runs{0};
   std::atomic<uint64_t> device_ns{0};  // device time of the blocks' steps (copies excluded)
+  // Copies of block inputs and outputs (transfers()): host to device, device
+  // to host, device to device; each a count and bytes.
+  std::atomic<uint64_t> h2d{0}, h2d_bytes{0}, d2h{0}, d2h_bytes{0}, d2d{0}, d2d_bytes{0};
+  void count_h2d(size_t bytes) { count(h2d, h2d_bytes, bytes); }
+  void count_d2h(size_t bytes) { count(d2h, d2h_bytes, bytes); }
+  void count_d2d(size_t bytes) { count(d2d, d2d_bytes, bytes); }
+  static void count(std::atomic<uint64_t>& n, std::atomic<uint64_t>& b, size_t bytes) {
+    n.fetch_add(1, std::memory_order_relaxed);
+    b.fetch_add(bytes, std::memory_order_relaxed);
+  }
   mutable std::mutex mu;
   std::vector<std::string> kernel_lines;
   std::set<std::string> seen;
@@ -154,6 +168,21 @@ class CudaBackend final : public CompilingBackend {
   /// in one DMA, with no staging copy. Ordinary memory where no GPU is.
   [[nodiscard]] Result<Tensor> allocate_host(DType dtype,
                                              std::vector<int64_t> shape) const override;
+  /// A graph that runs as one cuda block runs on the device with no host
+  /// copy: the inputs are copied device to device into the block's arena on
+  /// one of hone's streams, which first waits for `call.stream` (an event);
+  /// the outputs are copied out into memory from a process-wide pool of
+  /// device blocks (given back when the last owner drops them) or into
+  /// `call.outputs`, and `call.stream` then waits for hone's stream. Any
+  /// other graph (nodes on the reference, several blocks, a shape whose plan
+  /// failed) is staged through host memory: inputs down, infer(), outputs
+  /// up, on `call.stream`, synchronously, every copy counted in transfers()
+  /// and the first such call logged with the reason. Kernel faults surface
+  /// at the caller's next synchronization. Device time is added to
+  /// device_nanoseconds() only when `call.synchronize`.
+  [[nodiscard]] Result<DeviceTensor> to_device(const Tensor& t) const override;
+  [[nodiscard]] Result<Tensor> to_host(const DeviceTensor& t) const override;
+  std::optional<TransferCounts> transfers() const override;
   /// One line per distinct (unit, kernel) planned, in planning order, then
   /// one per recorded choice ("choice: LABEL SHAPES MODE -> KERNEL").
   std::vector<std::string> describe_kernels() const override;
@@ -166,12 +195,23 @@ class CudaBackend final : public CompilingBackend {
   NodeSupport supports(const Graph& g, const Node& node) const override;
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
   Result<void> do_build(const Graph& graph) override;
+  Result<std::vector<DeviceTensor>> do_infer_on_device(const std::vector<DeviceTensor>& inputs,
+                                                       const DeviceCall& call) const override;
 
  private:
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
   std::shared_ptr<StreamPool> streams_;
   BuildSettings settings_;
   std::shared_ptr<KernelChoices> choices_;
+  mutable std::atomic<bool> staged_logged_{false};
+
+  // device_io.cpp
+  Result<void> check_device_inputs(const Driver& d, const std::vector<DeviceTensor>& inputs,
+                                   const DeviceCall& call) const;
+  Result<std::vector<DeviceTensor>> staged_on_device(const Driver& d,
+                                                     const std::vector<DeviceTensor>& inputs,
+                                                     const DeviceCall& call,
+                                                     const std::string& why) const;
 };
 
 /// The per-node answer behind CudaBackend::supports().

@@ -129,14 +129,22 @@ Result<std::vector<Tensor>> CudaBlock::execute(const Program& program,
   return out;
 }
 
-Result<std::vector<Tensor>> CudaBlock::execute_on(const Program& program, StreamPool::Exec& ex,
-                                                  const std::vector<Tensor>& inputs) const {
+Result<void> CudaBlock::ensure_arena(const Program& program, StreamPool::Exec& ex) const {
   if (ex.arena.bytes() < program.arena_bytes) {
+    // Work still queued on the stream (a device-resident run returns before
+    // it is done) reads the old arena: let it finish before the arena goes.
+    HONE_CHECK_OK(d_.check(d_.api().cuStreamSynchronize(ex.stream.get()), "cuStreamSynchronize"));
     ex.graphs.clear();  // they point into the old arena
     ex.ran.clear();
     ex.arena = DeviceBuffer();  // free first: the old and new need not fit together
     HONE_TRY(ex.arena, DeviceBuffer::allocate(d_, program.arena_bytes));
   }
+  return {};
+}
+
+Result<std::vector<Tensor>> CudaBlock::execute_on(const Program& program, StreamPool::Exec& ex,
+                                                  const std::vector<Tensor>& inputs) const {
+  HONE_CHECK_OK(ensure_arena(program, ex));
   HONE_CHECK_OK(upload_inputs(program, ex, inputs));
   const ExecCtx ctx{d_, fixed_, ex.stream.get(), ex.stream.blas(), ex.stream.dnn()};
   HONE_CHECK_OK(launch_steps(program, ex, ctx));
@@ -173,6 +181,7 @@ Result<void> CudaBlock::upload_inputs(const Program& program, StreamPool::Exec& 
           d_.check(a.cuMemcpyHtoDAsync(dst, t.raw(), t.nbytes(), s), "cuMemcpyHtoDAsync"));
     else
       HONE_CHECK_OK(upload(d_, s, ex.staging, off, dst, t.raw(), t.nbytes()));
+    stats_->count_h2d(t.nbytes());
   }
   if (profiling()) {
     HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
@@ -283,6 +292,7 @@ Result<std::vector<Tensor>> CudaBlock::download_outputs(const Program& program,
     }
     HONE_CHECK_OK(d_.check(a.cuMemcpyDtoHAsync(dst, program.address(slot, base), t.nbytes(), s),
                            "cuMemcpyDtoHAsync"));
+    stats_->count_d2h(t.nbytes());
   }
   // Kernel faults surface here; a failed stream is dropped, not pooled.
   HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));

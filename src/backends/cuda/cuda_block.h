@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/common/block_runtime.h"
@@ -20,6 +21,7 @@
 #include "backends/cuda/op.h"
 #include "backends/cuda/program.h"
 #include "backends/cuda/stream_pool.h"
+#include "hone/device_tensor.h"
 
 namespace hone::cuda {
 
@@ -39,6 +41,18 @@ class CudaBlock final : public BlockRuntime<Program> {
   /// Program looks up kernels in modules, not only the launches need it.
   [[nodiscard]] Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override;
 
+  /// Device-resident run (cuda_block_device.cpp): `inputs` (block order) on
+  /// the device are copied device to device into the arena of a pooled
+  /// stream that first waits for `caller`; the outputs (block order) go into
+  /// `outs[i]` where its data is set (checked against the output's dtype and
+  /// shape), else into new memory from the DevicePool; `caller` then waits
+  /// for the pooled stream. Nothing (no value) when this block has no Program
+  /// for these dtypes and dims: the caller stages through the host instead.
+  [[nodiscard]] Result<std::optional<std::vector<DeviceTensor>>> run_on_device(
+      const std::vector<DeviceTensor>& inputs, CUstream caller,
+      const std::vector<DeviceTensor>& outs, bool synchronize) const;
+  size_t output_count() const { return graph().outputs().size(); }
+
  private:
   /// The inputs' dims, when each input has the dtype its slot keeps
   /// (input_dtype); else no key, and the run goes to the reference (logged).
@@ -53,6 +67,13 @@ class CudaBlock final : public BlockRuntime<Program> {
                                       const std::vector<Tensor>& inputs) const override;
   Result<std::vector<Tensor>> execute_on(const Program& program, StreamPool::Exec& ex,
                                          const std::vector<Tensor>& inputs) const;
+  /// Gives `ex` an arena of at least the program's size.
+  Result<void> ensure_arena(const Program& program, StreamPool::Exec& ex) const;
+  Result<std::vector<DeviceTensor>> execute_on_device(const Program& program, StreamPool::Exec& ex,
+                                                      const std::vector<DeviceTensor>& inputs,
+                                                      CUstream caller,
+                                                      const std::vector<DeviceTensor>& outs,
+                                                      bool synchronize) const;
   /// Copies the inputs into their slots (through the stream's pinned staging).
   Result<void> upload_inputs(const Program& program, StreamPool::Exec& ex,
                              const std::vector<Tensor>& inputs) const;

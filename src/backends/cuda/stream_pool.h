@@ -20,14 +20,18 @@
 
 namespace hone::cuda {
 
-/// Two timing events on one stream: the device time between them.
+inline constexpr unsigned kEventNoTiming = 2;  // CU_EVENT_DISABLE_TIMING
+
+/// Two events: on one stream, the device time between them; or (made with
+/// kEventNoTiming) the points where two streams wait for each other.
 class EventPair {
  public:
-  static Result<EventPair> create(const Driver& d) {
+  /// `flags`: cuEventCreate's (kEventNoTiming for events only waited on).
+  static Result<EventPair> create(const Driver& d, unsigned flags = 0) {
     EventPair p;
     p.d_ = &d;
-    HONE_CHECK_OK(d.check(d.api().cuEventCreate(&p.begin_, 0), "cuEventCreate"));
-    HONE_CHECK_OK(d.check(d.api().cuEventCreate(&p.end_, 0), "cuEventCreate"));
+    HONE_CHECK_OK(d.check(d.api().cuEventCreate(&p.begin_, flags), "cuEventCreate"));
+    HONE_CHECK_OK(d.check(d.api().cuEventCreate(&p.end_, flags), "cuEventCreate"));
     return p;
   }
   EventPair() = default;
@@ -70,6 +74,10 @@ struct StreamPool {
     PinnedBuffer staging;      // large inputs pass through here (upload())
     PinnedBuffer out_staging;  // large outputs are downloaded here (parallel_copy())
     EventPair steps;           // around the steps: their device time
+    // Device-resident runs (CudaBlock::run_on_device): begin() on the caller's
+    // stream, which this stream waits for; end() on this stream, which the
+    // caller's waits for.
+    EventPair handoff;
   };
   const Driver* d = nullptr;
   int math_mode = kCublasDefaultMath;      // every handle of the pool, from the precision setting
@@ -90,8 +98,15 @@ struct StreamPool {
     }
     HONE_TRY(Stream s, Stream::create(*d, math_mode, dnn));
     HONE_TRY(EventPair ev, EventPair::create(*d));
-    return std::make_unique<Exec>(
-        Exec{std::move(s), DeviceBuffer(), {}, {}, PinnedBuffer(), PinnedBuffer(), std::move(ev)});
+    HONE_TRY(EventPair handoff, EventPair::create(*d, kEventNoTiming));
+    return std::make_unique<Exec>(Exec{std::move(s),
+                                       DeviceBuffer(),
+                                       {},
+                                       {},
+                                       PinnedBuffer(),
+                                       PinnedBuffer(),
+                                       std::move(ev),
+                                       std::move(handoff)});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);

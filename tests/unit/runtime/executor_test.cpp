@@ -204,5 +204,48 @@ TEST(Executor, UsesTheSharedOptimizedGraphOnlyForTheGraphItWasMadeFrom) {
   EXPECT_EQ(none->get(), nullptr);
 }
 
+TEST(Executor, SoleBlockWhereOneCompiledBlockRunsTheWholeGraph) {
+  // Two inputs the block reads in the other order, and two outputs.
+  GraphBuilder b("two");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 2});
+  ValueId y = b.input("y", DType::kF32, Shape{2, 2});
+  ValueId s = b.relu(y);
+  b.output(b.add(s, x), "sum");
+  b.output(s, "relu");
+  const Graph g = *std::move(b).build();
+  OpsCompiler all("all", {"Relu", "Add"});
+  Executor ex({&all});
+  ExecutorOptions o;
+  o.partition.min_block_size = 1;
+  o.optimize = false;
+  ex.set_options(o);
+  ASSERT_TRUE(ex.build(g));
+  const Executor::SoleBlock sole = ex.sole_block();
+  ASSERT_NE(sole.block, nullptr);
+  const Block& blk = ex.partition().blocks[0];
+  ASSERT_EQ(sole.inputs.size(), blk.inputs.size());
+  for (size_t i = 0; i < sole.inputs.size(); ++i)
+    EXPECT_EQ(g.inputs()[sole.inputs[i]], blk.inputs[i]);
+  ASSERT_EQ(sole.outputs.size(), 2u);
+  for (size_t o2 = 0; o2 < 2; ++o2) EXPECT_EQ(blk.outputs[sole.outputs[o2]], g.outputs()[o2]);
+  // The checks run() makes, without running: the error names the input and axis.
+  EXPECT_TRUE(
+      ex.check_inputs({Tensor::zeros(DType::kF32, {2, 2}), Tensor::zeros(DType::kF32, {2, 2})}));
+  auto bad = ex.check_inputs(
+      {Tensor::zeros(DType::kF32, {2, 2}), Tensor::borrow(DType::kF32, {2, 3}, nullptr)});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message().find("input 1 'y' axis 1"), std::string::npos)
+      << bad.error().message();
+
+  // A node left to the fallback: no sole block.
+  OpsCompiler relu_only("relu_only", {"Relu"});
+  Executor split({&relu_only});
+  split.set_options(o);
+  ASSERT_TRUE(split.build(g));
+  EXPECT_EQ(split.sole_block().block, nullptr);
+  // Nor before build().
+  EXPECT_EQ(Executor({&all}).sole_block().block, nullptr);
+}
+
 }  // namespace
 }  // namespace hone::runtime
