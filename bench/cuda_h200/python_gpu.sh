@@ -33,9 +33,15 @@ ln -sf /tmp/g/bin/hone $P/bin/hone
 INC=$($PY -m pybind11 --includes) || { echo "no pybind11 for $PY"; exit 1; }
 EXT=$($PY -c "import sysconfig;print(sysconfig.get_config_var('EXT_SUFFIX'))")
 VERSION=$(sed -n 's/^project(hone VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
-FLAGS="-O2 -std=c++23 -fPIC -fvisibility=hidden $INC -Iinclude -Ipython -I/tmp/pyext/include -DHONE_VERSION_STRING=\"$VERSION\""
+read -ra INCS <<< "$INC"
+FLAGS=(-O2 -std=c++23 -fPIC -fvisibility=hidden "${INCS[@]}" -Iinclude -Ipython -I/tmp/pyext/include
+       "-DHONE_VERSION_STRING=\"$VERSION\"")
 t0=$(date +%s)
-ls python/*.cpp | xargs -P 16 -I{} sh -c "$CXX $FLAGS -c {} -o /tmp/pyobj/\$(basename {} .cpp).o" || { echo "compile failed"; exit 1; }
+pids=()
+for f in python/*.cpp; do
+  "$CXX" "${FLAGS[@]}" -c "$f" -o "/tmp/pyobj/$(basename "$f" .cpp).o" & pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || { echo "compile failed"; exit 1; }; done
 $CXX -shared -o $P/_hone$EXT /tmp/pyobj/*.o /tmp/pyext/lib/libhone.a \
   -Wl,--start-group $(ls /tmp/g/lib/*.so*) -Wl,--end-group -lgomp -ldl -lpthread \
   || { echo "link failed"; exit 1; }
