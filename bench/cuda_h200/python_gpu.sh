@@ -56,6 +56,6 @@ else
 fi
 echo "pytest rc $?"
 if [ -f /tmp/pywork/resnet50.hone ]; then  # the CLI's own two modes on the package the test made
-  for io in host device; do /tmp/g/bin/hone bench /tmp/pywork/resnet50.hone --io $io --iters 300; done
+  for io in host device; do /tmp/g/bin/hone bench /tmp/pywork/resnet50.hone --io $io --batch 1 --iters 300; done
 fi
 echo "total $(( $(date +%s) - start )) s"

@@ -152,9 +152,11 @@ def p50(values):
 
 def bench_device_p50(package, iters):
     cli = os.environ.get("HONE_BIN", "hone")
-    out = subprocess.run([cli, "bench", package, "--io", "device", "--iters", str(iters),
-                          "--warmup", "20", "--json"], check=True, capture_output=True, text=True)
+    out = subprocess.run([cli, "bench", package, "--io", "device", "--batch", "1", "--iters",
+                          str(iters), "--warmup", "20", "--json"],
+                         check=True, capture_output=True, text=True)
     j = json.loads(out.stdout)
+    assert j["batch"] == 1 and j["io"] == "device", j
     assert j["host_copies"]["host_to_device"] == 0 and j["host_copies"]["device_to_host"] == 0, j
     return j["p50_ms"]
 
