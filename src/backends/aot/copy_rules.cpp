@@ -1,11 +1,14 @@
 // Dims of the ops aot runs as strided copies (Slice, Gather by one index,
-// Expand), and of a Reshape or Expand whose shape is computed from dims.
+// Expand, Pad with a constant), and of a Reshape or Expand whose shape is computed from dims.
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include "backends/aot/dim_traits.h"
 #include "backends/aot/shape_rules.h"
+#include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/pad.h"
 #include "ops/shape_fn.h"
 #include "ops/slice.h"
 #include "ops/split.h"
@@ -173,7 +176,69 @@ Result<DimExprs> split(Program& p, NodeId id, const Node& n) {
   return first;
 }
 
+namespace {
+
+/// Pad with constant pads (and value): ops::pad_window's rule, checked on
+/// the static dims with each symbolic one standing in as a dim no pad can
+/// exhaust, then each axis as an expression: out = x + begin + end, the kept
+/// part x - crops.
+Result<DimExprs> pad(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  p.operands[id] = {xv};
+  HONE_TRY(const ops::PadAttrs a, ops::pad_attrs(n));
+  if (a.mode != "constant")
+    return fail(unsupported("Pad mode '" + a.mode + "' (aot pads with a constant)"));
+  const int64_t opset = p.graph->opset();
+  std::vector<int64_t> pads = a.pads, axes;
+  const bool has_axes = opset >= 18 && has_input(n, 3);
+  float value = a.value;
+  if (opset >= 11) {
+    HONE_TRY(pads, const_ints(p, n, 1));
+    if (has_axes) {
+      HONE_TRY(axes, const_ints(p, n, 3));
+    }
+    value = 0.0f;
+    if (has_input(n, 2)) {
+      const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[2])];
+      if (!v.constant || v.constant->numel() > 1)
+        return fail(unsupported("Pad constant_value must be one constant"));
+      if (v.constant->numel() == 1)
+        value = static_cast<float>(tensor_element_as_double(*v.constant, 0));
+    }
+  }
+  std::vector<int64_t> stand_in;
+  for (const DimExpr& d : x) stand_in.push_back(d.is_const() ? d.value() : int64_t{1} << 40);
+  HONE_TRY(const ops::PadWindow w, ops::pad_window(stand_in, pads, has_axes ? &axes : nullptr));
+  Program::PadFill f;
+  f.value = value;
+  DimExprs out;
+  DimExpr xs = 1, ys = 1;
+  std::vector<DimExpr> x_stride(x.size()), y_stride(x.size());
+  for (size_t k = x.size(); k-- > 0;) {
+    const int64_t b = w.begin[k], e = w.end[k];
+    out.insert(out.begin(), x[k] + DimExpr(b) + DimExpr(e));
+    f.window.insert(f.window.begin(),
+                    x[k] - DimExpr(std::max<int64_t>(0, -b)) - DimExpr(std::max<int64_t>(0, -e)));
+    x_stride[k] = xs;
+    y_stride[k] = ys;
+    xs = xs * x[k];
+    ys = ys * out.front();
+  }
+  f.src_base = 0;
+  f.dst_base = 0;
+  for (size_t k = 0; k < x.size(); ++k) {
+    f.src_base = f.src_base + x_stride[k] * DimExpr(w.kept_from[k]);
+    f.dst_base = f.dst_base + y_stride[k] * DimExpr(std::max<int64_t>(0, w.begin[k]));
+  }
+  p.pads[id] = std::move(f);
+  return out;
+}
+
+}  // namespace
+
 Result<DimExprs> copy_dims(Program& p, NodeId id, const Node& n) {
+  if (n.op_type == "Pad") return pad(p, id, n);
   if (n.op_type == "Split") return split(p, id, n);
   return n.op_type == "Expand" ? expand(p, id, n) : strided_copy(p, id, n);
 }

@@ -59,6 +59,7 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op.rfind("Reduce", 0) == 0) return emit_reduce(n, id, y);
   if (op == "Transpose") return emit_transpose(n, id, y);
   if (op == "Concat") return emit_concat(n, id, y);
+  if (op == "Pad") return emit_pad(id, y);
   if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split")
     return emit_copy(n, id, y);
   return emit_pool(n, id, y);

@@ -58,6 +58,8 @@ class Emitter {
   void emit_concat(const Node& n, NodeId id, const std::string& y);
   /// Slice, Gather by one index, Expand and Split (Program::copies).
   void emit_copy(const Node& n, NodeId id, const std::string& y);
+  /// Pad with a constant (Program::pads), in emit_pad.cpp.
+  void emit_pad(NodeId id, const std::string& y);
   /// y (contiguous, dims `o`) = the anchor's input read from element `from` with `strides`.
   void emit_strided(NodeId id, const DimExpr& from, const DimExprs& strides, const DimExprs& o,
                     const std::string& y);

@@ -83,6 +83,15 @@ struct Program {
     DimExprs part_base;  // Split: the base of each output (strides shared)
   };
   std::map<NodeId, Copy> copies;
+  /// Pad with a constant: the output filled with `value`, then the input's
+  /// kept part (`window`, from element `src_base` of the input) copied to
+  /// element `dst_base` of the output; set by copy_rules.cpp.
+  struct PadFill {
+    DimExprs window;
+    DimExpr src_base, dst_base;
+    float value = 0.0f;
+  };
+  std::map<NodeId, PadFill> pads;
   std::vector<std::string> symbols;  // in first-seen order over the inputs
   std::vector<int64_t> symbol_max;
   std::vector<Step> steps;

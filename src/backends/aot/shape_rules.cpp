@@ -438,7 +438,7 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = transpose(p, id, n);
   } else if (op == "Concat") {
     out = concat(p, id, n);
-  } else if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split") {
+  } else if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split" || op == "Pad") {
     out = copy_dims(p, id, n);
   } else if (is_view_op(op)) {
     out = view(p, id, n);

@@ -34,7 +34,8 @@ size_t data_inputs(const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Where") return 0;  // the condition: checked in why_not; x and y below
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
-      op == "Clip" || op == "Slice" || op == "Gather" || op == "Expand" || op == "Split")
+      op == "Clip" || op == "Slice" || op == "Gather" || op == "Expand" || op == "Split" ||
+      op == "Pad")
     return 1;
   return n.inputs.size();
 }
@@ -119,16 +120,27 @@ std::string unranked_input_problem(const Graph& g, const Node& n, int depth) {
 }
 
 std::string why_not(const Graph& g, const Node& n, int depth) {
-  static const std::set<std::string> kAnchors = {"Split",         "Expand",
-                                                 "Slice",         "Gather",
-                                                 "Conv",          "Gemm",
-                                                 "MatMul",        "MaxPool",
-                                                 "AveragePool",   "GlobalAveragePool",
-                                                 "GlobalMaxPool", "Softmax",
-                                                 "LogSoftmax",    "LayerNormalization",
-                                                 "ReduceMean",    "ReduceSum",
-                                                 "ReduceMax",     "ReduceMin",
-                                                 "Transpose",     "Concat"};
+  static const std::set<std::string> kAnchors = {"Split",
+                                                 "Expand",
+                                                 "Slice",
+                                                 "Gather",
+                                                 "Conv",
+                                                 "Gemm",
+                                                 "MatMul",
+                                                 "MaxPool",
+                                                 "AveragePool",
+                                                 "GlobalAveragePool",
+                                                 "GlobalMaxPool",
+                                                 "Softmax",
+                                                 "LogSoftmax",
+                                                 "LayerNormalization",
+                                                 "ReduceMean",
+                                                 "ReduceSum",
+                                                 "ReduceMax",
+                                                 "ReduceMin",
+                                                 "Transpose",
+                                                 "Concat",
+                                                 "Pad"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
@@ -185,6 +197,11 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
     if (na->stash_type != 1) return "stash_type other than f32";
     if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
       return "scale and bias must be constants";
+  }
+  if (op == "Pad") {
+    const auto pa = ops::pad_attrs(n);
+    if (!pa) return pa.error().message();
+    if (pa->mode != "constant") return "Pad mode '" + pa->mode + "' (aot pads with a constant)";
   }
   if (op == "Slice" || op == "Gather" || op == "Split") {
     if (std::string why = copy_problem(g, n); !why.empty()) return why;
