@@ -3,15 +3,19 @@
 // oneDNN's resampling knows one coordinate mapping, the half-pixel one with
 // the factor OH/IH taken from the dims, and rounds it to nearest for the
 // nearest mode. ONNX has several mappings and rounding modes and uses the
-// scale as given. support.cpp refuses the modes that never agree; here, with
-// the concrete dims, every output index of every axis is mapped both ways and
-// the plan is refused (the block then runs on the reference) unless the two
-// agree everywhere.
+// scale as given. Here, with the concrete dims, every output index of every
+// axis is mapped both ways, and the resampling primitive is used only where
+// the two agree everywhere. Elsewhere (align_corners, cubic, antialias, a
+// scale oneDNN maps otherwise, a resized batch or channel axis) the resize is
+// hone's own step on the plain layout, sampling with ops/resize.h's taps as
+// the reference does, so the block stays whole.
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 #include "backends/onednn/plan.h"
 #include "ops/attrs.h"
+#include "ops/resize.h"
 
 namespace hone::onednn {
 namespace {
@@ -66,12 +70,103 @@ std::string axis_mismatch(bool nearest, const std::string& ctm, const std::strin
   return {};
 }
 
+/// Runs the resize of `in` (plain f32) to `out` with each axis's taps, axis
+/// after axis on a double buffer and rounded once at the end, as the
+/// reference kernel does (eval/ops_nn_resize.cpp).
+void resize_with_taps(const std::vector<ops::AxisTaps>& axes, const dims_t& in, const dims_t& out,
+                      const float* x, float* y) {
+  std::vector<double> cur(x, x + shape_numel(in)), next;
+  dims_t shape = in;
+  for (size_t d = 0; d < axes.size(); ++d) {
+    const ops::AxisTaps& a = axes[d];
+    if (a.identity) continue;
+    int64_t outer = 1, inner = 1;
+    for (size_t i = 0; i < d; ++i) outer *= shape[i];
+    for (size_t i = d + 1; i < shape.size(); ++i) inner *= shape[i];
+    const int64_t in_d = shape[d], out_d = out[d];
+    next.assign(static_cast<size_t>(outer * out_d * inner), 0.0);
+    for (int64_t ou = 0; ou < outer; ++ou)
+      for (int64_t o = 0; o < out_d; ++o) {
+        double* dst = next.data() + (ou * out_d + o) * inner;
+        for (int64_t t = a.begin[o]; t < a.begin[o + 1]; ++t) {
+          const double w = a.taps[t].weight;
+          const double* src = cur.data() + (ou * in_d + a.taps[t].index) * inner;
+          for (int64_t i = 0; i < inner; ++i) dst[i] += w * src[i];
+        }
+      }
+    cur.swap(next);
+    shape[d] = out_d;
+  }
+  for (size_t i = 0; i < cur.size(); ++i) y[i] = static_cast<float>(cur[i]);
+}
+
+/// Resize as hone's own step (see the top of the file); support.cpp has
+/// refused what it cannot do (tf_crop_and_resize's roi, the axes attribute,
+/// a keep_aspect_ratio_policy, opset 10).
+Result<void> lower_resize_own(PlanBuilder& b, const Node& n, const ops::ResizeAttrs& ra,
+                              const dims_t& in, const dims_t& out,
+                              const std::vector<double>& scales) {
+  ops::ResizeFilter f;
+  if (ra.mode == "nearest") {
+    f.mode = ops::ResizeMode::kNearest;
+  } else if (ra.mode == "linear") {
+    f.mode = ops::ResizeMode::kLinear;
+  } else if (ra.mode == "cubic") {
+    f.mode = ops::ResizeMode::kCubic;
+  } else {
+    return fail(ErrorCode::kInvalidArgument,
+                "Resize mode '" + ra.mode + "' is not nearest, linear or cubic");
+  }
+  if (ra.coordinate_transformation_mode == "tf_crop_and_resize")
+    return fail(ErrorCode::kUnsupported, "Resize tf_crop_and_resize (its roi) on onednn");
+  f.transform = ra.coordinate_transformation_mode;
+  f.nearest_mode = ra.nearest_mode;
+  f.cubic_a = ra.cubic_coeff_a;
+  f.exclude_outside = ra.exclude_outside;
+  f.antialias = ra.antialias && f.mode != ops::ResizeMode::kNearest;
+  std::vector<ops::AxisTaps> axes;
+  for (size_t d = 0; d < in.size(); ++d) {
+    HONE_TRY(ops::AxisTaps a, ops::resize_axis_taps(f, in[d], out[d], scales[d], 0.0, 1.0));
+    axes.push_back(std::move(a));
+  }
+  auto taps = std::make_shared<const std::vector<ops::AxisTaps>>(std::move(axes));
+  const BufferRef src = b.plain(n.inputs[0]);
+  const md_t md = plain_md(out);
+  const BufferRef dst{b.new_temp(md), md};
+  b.add_own_step("resize",
+                 [taps, in, out](void* const* p) -> Result<void> {
+                   resize_with_taps(*taps, in, out, static_cast<const float*>(p[0]),
+                                    static_cast<float*>(p[1]));
+                   return {};
+                 },
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst});
+  return {};
+}
+
+/// Empty when oneDNN's resampling computes this resize as ONNX does (the
+/// per-index check is axis_mismatch), else why not.
+std::string resampling_why_not(const ops::ResizeAttrs& ra) {
+  const std::string& ctm = ra.coordinate_transformation_mode;
+  if (ra.mode != "nearest" && ra.mode != "linear") return "mode '" + ra.mode + "'";
+  if (ra.antialias && ra.mode != "nearest") return "antialias";
+  if (ra.exclude_outside) return "exclude_outside";
+  if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "asymmetric")
+    return "coordinate_transformation_mode '" + ctm + "'";
+  if (ra.mode == "linear" && ctm == "asymmetric") return "linear with asymmetric coordinates";
+  const std::string& nm = ra.nearest_mode;
+  if (ra.mode == "nearest" && ctm == "asymmetric" && nm != "floor")
+    return "nearest asymmetric with nearest_mode '" + nm + "'";
+  if (ra.mode == "nearest" && ctm != "asymmetric" && (nm == "floor" || nm == "ceil"))
+    return "nearest " + ctm + " with nearest_mode '" + nm + "'";
+  return {};
+}
+
 Result<void> lower_resize(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
   const size_t rank = x.dims.size();
-  if (rank < 3 || rank > 5)
-    return fail(ErrorCode::kUnsupported,
-                "Resize of rank " + std::to_string(rank) + " (oneDNN resamples 1-3 spatial dims)");
+  if (rank < 1)
+    return fail(ErrorCode::kInvalidArgument, "Resize of a scalar " + shape_to_string(x.dims));
   std::vector<double> scales(rank, 1.0);
   dims_t out = x.dims;
   const Tensor* st = n.inputs.size() > 2 && n.inputs[2] >= 0 ? b.constant(n.inputs[2]) : nullptr;
@@ -103,21 +198,18 @@ Result<void> lower_resize(PlanBuilder& b, const Node& n) {
     if (out[i] < 1)
       return fail(ErrorCode::kInvalidArgument,
                   "Resize output " + shape_to_string(out) + " has an empty axis");
-  if (out[0] != x.dims[0] || out[1] != x.dims[1])
-    return fail(ErrorCode::kUnsupported, "Resize of the batch or channel axis (" +
-                                             shape_to_string(x.dims) + " -> " +
-                                             shape_to_string(out) +
-                                             "); oneDNN resamples spatial "
-                                             "axes only");
   HONE_TRY(const ops::ResizeAttrs ra, ops::resize_attrs(n, b.graph().opset("")));
+  // oneDNN resamples 1 to 3 spatial axes, mapping them its own way: else the own step.
+  if (rank < 3 || rank > 5 || out[0] != x.dims[0] || out[1] != x.dims[1] ||
+      !resampling_why_not(ra).empty())
+    return lower_resize_own(b, n, ra, x.dims, out, scales);
   const bool nearest = ra.mode == "nearest";
   const std::string& ctm = ra.coordinate_transformation_mode;
   const std::string& nmode = ra.nearest_mode;
   std::vector<float> factors;
   for (size_t i = 2; i < rank; ++i) {
-    if (std::string why = axis_mismatch(nearest, ctm, nmode, x.dims[i], out[i], scales[i], i);
-        !why.empty())
-      return fail(ErrorCode::kUnsupported, "Resize: oneDNN differs from ONNX on " + why);
+    if (!axis_mismatch(nearest, ctm, nmode, x.dims[i], out[i], scales[i], i).empty())
+      return lower_resize_own(b, n, ra, x.dims, out, scales);
     factors.push_back(static_cast<float>(out[i]) / static_cast<float>(x.dims[i]));
   }
   const algorithm alg = nearest ? algorithm::resampling_nearest : algorithm::resampling_linear;

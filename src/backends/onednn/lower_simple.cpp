@@ -339,6 +339,66 @@ Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// InstanceNormalization: oneDNN's layer normalization over the spatial
+/// elements of each (n, c) row, without its scale and shift (those are per
+/// normalized element, InstanceNormalization's per channel), then scale and
+/// bias per channel as one binary step with an add post-op; skipped where
+/// they are ones and zeros (PyTorch exports GroupNorm so, and multiplies by
+/// its own weight after a Reshape back).
+Result<void> lower_instancenorm(PlanBuilder& b, const Node& n) {
+  const PValue x = b.value(n.inputs[0]);
+  if (x.dims.size() < 3)
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "InstanceNormalization needs N, C and a spatial axis, got " + shape_to_string(x.dims));
+  const int64_t c = x.dims[1];
+  const Tensor* scale = b.constant(n.inputs[1]);
+  const Tensor* bias = b.constant(n.inputs[2]);
+  if (scale == nullptr || bias == nullptr || scale->numel() != c || bias->numel() != c ||
+      scale->dtype() != DType::kF32 || bias->dtype() != DType::kF32)
+    return fail(ErrorCode::kUnsupported,
+                "InstanceNormalization scale and B must be f32 constants of C elements");
+  const dims_t rows = split2(x.dims, 2);  // [N*C, spatial]
+  if (rows[0] == 0 || rows[1] == 0)
+    return fail(ErrorCode::kUnsupported,
+                "InstanceNormalization of an empty tensor " + shape_to_string(x.dims));
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
+  const md_t md = plain_md(rows);
+  dnnl::layer_normalization_forward::primitive_desc pd(
+      dnnl::layer_normalization_forward::desc(kInfer, md, na.epsilon,
+                                              dnnl::normalization_flags::none),
+      user_scratch(), cpu_engine());
+  const BufferRef src = b.plain(n.inputs[0]);
+  const int normed = b.new_temp(md);
+  b.add_step("layernorm", dnnl::layer_normalization_forward(pd), pd,
+             {{DNNL_ARG_SRC, {src.buffer, md}}, {DNNL_ARG_DST, {normed, md}}});
+  const md_t full = plain_md(x.dims);
+  bool identity = true;
+  for (int64_t i = 0; i < c; ++i)
+    identity = identity && scale->data<float>()[i] == 1.0f && bias->data<float>()[i] == 0.0f;
+  if (identity) {
+    b.set(n.outputs[0], PValue{x.dims, {normed, full}});
+    return {};
+  }
+  dims_t per_channel(x.dims.size(), 1);
+  per_channel[1] = c;
+  const md_t cmd = plain_md(per_channel);
+  dnnl::post_ops po;
+  po.append_binary(algorithm::binary_add, cmd);
+  dnnl::primitive_attr attr = user_scratch();
+  attr.set_post_ops(po);
+  dnnl::binary::primitive_desc bpd(dnnl::binary::desc(algorithm::binary_mul, full, cmd, full), attr,
+                                   cpu_engine());
+  const BufferRef dst{b.new_temp(full), full};
+  b.add_step("binary", dnnl::binary(bpd), bpd,
+             {{DNNL_ARG_SRC_0, {normed, full}},
+              {DNNL_ARG_SRC_1, {b.new_constant(*scale), cmd}},
+              {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1, {b.new_constant(*bias), cmd}},
+              {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{x.dims, dst});
+  return {};
+}
+
 /// ReduceMean/Sum/Max/Min over constant axes: oneDNN's reduction primitive on
 /// the plain layout, reduced axes kept as 1 (then dropped without a copy).
 Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
@@ -503,6 +563,7 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   if (op == "Softmax" || op == "LogSoftmax") return lower_softmax(b, n);
   if (op == "BatchNormalization") return lower_batchnorm(b, n);
   if (op == "LayerNormalization") return lower_layernorm(b, n);
+  if (op == "InstanceNormalization") return lower_instancenorm(b, n);
   if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin")
     return lower_reduce(b, n);
   return lower_shape(b, n);

@@ -113,40 +113,28 @@ std::string rnn_why_not(const Graph& g, const Node& n) {
   return {};
 }
 
-/// Resize: only what oneDNN's resampling can compute exactly as ONNX does.
-/// The per-index check for the concrete dims happens in lower_resize.cpp.
+/// Resize: oneDNN's resampling where it computes exactly as ONNX does, else
+/// hone's own step (lower_resize.cpp decides per shape); both need the scales
+/// or sizes when the plan is built.
 std::string resize_why_not(const Graph& g, const Node& n) {
   if (g.opset() < 11 || n.inputs.size() < 3)
     return "opset-10 Resize (floor or ceil by direction, no coordinate transformation)";
   const auto ra = ops::resize_attrs(n, g.opset());
   if (!ra) return ra.error().message();
   const std::string& mode = ra->mode;
-  if (mode != "nearest" && mode != "linear")
-    return "mode '" + mode + "' (oneDNN resamples nearest and linear only)";
-  if (ra->antialias && mode != "nearest")
-    return "antialias (oneDNN's linear filter is not stretched when downsampling)";
-  if (ra->exclude_outside)
-    return "exclude_outside (oneDNN clamps to the edge instead of renormalizing)";
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return "mode '" + mode + "' is not an ONNX value";
   if (n.has_attr("axes")) return "the axes attribute";
   if (ra->keep_aspect_ratio_policy != "stretch")
     return "keep_aspect_ratio_policy other than stretch";
   const std::string& ctm = ra->coordinate_transformation_mode;
-  if (ctm == "align_corners" || ctm == "tf_crop_and_resize" || ctm == "tf_half_pixel_for_nn" ||
-      ctm == "half_pixel_symmetric")
-    return "coordinate_transformation_mode '" + ctm +
-           "' (oneDNN maps half-pixel centres by out/in only)";
-  if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "asymmetric")
+  if (ctm == "tf_crop_and_resize") return "coordinate_transformation_mode 'tf_crop_and_resize'";
+  if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "asymmetric" &&
+      ctm != "align_corners" && ctm != "tf_half_pixel_for_nn" && ctm != "half_pixel_symmetric")
     return "coordinate_transformation_mode '" + ctm + "' is not an ONNX value";
-  if (mode == "linear" && ctm == "asymmetric")
-    return "linear with asymmetric coordinates (oneDNN samples at half-pixel centres)";
   const std::string& nm = ra->nearest_mode;
   if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
     return "nearest_mode '" + nm + "' is not an ONNX value";
-  if (mode == "nearest" && ctm == "asymmetric" && nm != "floor")
-    return "nearest asymmetric with nearest_mode '" + nm +
-           "' (oneDNN's rounding matches it only with floor)";
-  if (mode == "nearest" && ctm != "asymmetric" && (nm == "floor" || nm == "ceil"))
-    return "nearest " + ctm + " with nearest_mode '" + nm + "' (oneDNN rounds to nearest)";
   const Value* scales = val(g, n, 2);
   const Value* sizes = val(g, n, 3);
   const bool scales_known = scales && is_const(g, n, 2);
@@ -155,9 +143,6 @@ std::string resize_why_not(const Graph& g, const Node& n) {
     return "scales or sizes are neither constants nor computed from dims";
   if (scales && !scales_known && !(is_const(g, n, 3) || host_value(g, n.inputs[3], kHostPolicy)))
     return "scales are computed at run time";
-  const int64_t r = rank_of(val(g, n, 0));
-  if (r >= 0 && (r < 3 || r > 5))
-    return "input rank " + std::to_string(r) + " (oneDNN resamples 1-3 spatial dims)";
   return {};
 }
 
@@ -250,6 +235,7 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "LogSoftmax",
                                              "BatchNormalization",
                                              "LayerNormalization",
+                                             "InstanceNormalization",
                                              "Flatten",
                                              "Reshape",
                                              "Squeeze",
@@ -396,6 +382,14 @@ std::string why_not(const Graph& g, const Node& n) {
       if (!is_const(g, n, i)) return "scale, bias, mean and var must be constants";
     const int64_t r = rank_of(val(g, n, 0));
     if (r >= 0 && (r < 2 || r > 5)) return "input rank " + std::to_string(r);
+    return {};
+  }
+  if (op == "InstanceNormalization") {
+    const auto na = ops::norm_attrs(n);
+    if (!na) return na.error().message();
+    if (!is_const(g, n, 1) || !is_const(g, n, 2)) return "scale and B must be constants";
+    const int64_t r = rank_of(val(g, n, 0));
+    if (r >= 0 && r < 3) return "input rank " + std::to_string(r) + " (no spatial axis)";
     return {};
   }
   if (op == "LayerNormalization") {

@@ -157,6 +157,13 @@ std::vector<OpCase> nn_cases() {
                6,
                {in({3, 4, 37}), weight({4}), weight({4})},
                {{"epsilon", 1e-2f}}});
+  // PyTorch's GroupNorm export: [N, groups, -1] rows, scale ones and B zeros
+  // (its own weight and bias follow as Mul and Add), rows longer than a vector.
+  t.push_back({"InstanceNormalization_groupnorm_export",
+               "InstanceNormalization",
+               6,
+               {in({2, 3, 300}), values({1, 1, 1}, DType::kF32), values({0, 0, 0}, DType::kF32)},
+               {{"epsilon", 1e-5f}}});
 
   // Softmax: opset 11 flattens from `axis`, opset 13 normalises along it.
   for (int64_t opset : {11, 13})

@@ -84,70 +84,88 @@ TEST(OnednnResample, LinearHalfPixelRunsOnOnednn) {
   }
 }
 
-TEST(OnednnResample, ScalesOnednnCannotMatchFallBackAndStillMatch) {
+/// Runs `g` on onednn and the reference: the same answer, the block whole on
+/// onednn (no run on the reference), and `own` of its steps hone's own.
+void expect_whole_on_onednn(const Graph& g, const std::vector<Tensor>& in) {
+  EXPECT_EQ(refusal(g), "");
+  auto be = build_onednn(g);
+  auto got = be->infer(in);
+  ASSERT_TRUE(got) << got.error().to_string();
+  auto want = eval::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  EXPECT_TRUE(close((*got)[0], (*want)[0]));
+  EXPECT_GT(be->kernel_executions(), 0u);
+  EXPECT_EQ(be->fallback_runs(), 0u);
+}
+
+TEST(OnednnResample, ScalesOnednnCannotMatchRunAsAnOwnStep) {
   std::mt19937 rng(13);
   // 5 * 1.7 = 8.5 -> 8 rows: ONNX maps with 1.7, oneDNN with 8/5, so the
-  // plan is refused for these dims and the block runs on the reference.
+  // resampling primitive would differ: hone's own step samples with 1.7.
   for (const std::string mode : {"nearest", "linear"}) {
     SCOPED_TRACE(mode);
     ResizeCase c{mode, "half_pixel", "", {1, 2, 5, 6}, {1, 1, 1.7f, 1.7f}, {}};
-    Graph g = resize_graph(c);
-    EXPECT_EQ(refusal(g), "");
-    auto be = build_onednn(g);
-    std::vector<Tensor> in{uniform(rng, c.in)};
-    auto got = be->infer(in);
-    ASSERT_TRUE(got) << got.error().to_string();
-    EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
-    EXPECT_EQ(be->kernel_executions(), 0u) << "oneDNN would map 1.7 as 1.6";
+    expect_whole_on_onednn(resize_graph(c), {uniform(rng, c.in)});
   }
 }
 
 TEST(OnednnResample, NearestNonIntegerRatiosLowerOnlyWhereIndicesAgree) {
   std::mt19937 rng(16);
   // 3 -> 5 and 5 -> 8 rows: half-pixel rounding picks the same rows in ONNX
-  // and oneDNN (no coordinate near a tie), so the plan is built.
+  // and oneDNN (no coordinate near a tie), so the primitive runs.
   for (const std::string nm : {"round_prefer_floor", "round_prefer_ceil"}) {
     SCOPED_TRACE(nm);
     ResizeCase c{"nearest", "half_pixel", nm, {1, 2, 3, 5}, {}, {1, 2, 5, 8}};
     expect_matches_reference(resize_graph(c), {uniform(rng, c.in)});
   }
   // asymmetric floor reads row 1 for output 3 (floor(3 * 3 / 5)); oneDNN
-  // reads row 2, so the plan is refused and the reference runs it.
+  // reads row 2, so the own step runs it.
   ResizeCase c{"nearest", "asymmetric", "floor", {1, 2, 3, 5}, {}, {1, 2, 5, 5}};
-  Graph g = resize_graph(c);
-  EXPECT_EQ(refusal(g), "");
-  auto be = build_onednn(g);
-  std::vector<Tensor> in{uniform(rng, c.in)};
-  auto got = be->infer(in);
-  ASSERT_TRUE(got) << got.error().to_string();
-  EXPECT_TRUE(close((*got)[0], (*eval::Interpreter().run_tensors(g, in))[0]));
-  EXPECT_EQ(be->kernel_executions(), 0u);
-  EXPECT_EQ(be->fallback_runs(), 1u);
+  expect_whole_on_onednn(resize_graph(c), {uniform(rng, c.in)});
 }
 
-TEST(OnednnResample, ResizeRefusalsNameTheMode) {
+TEST(OnednnResample, MappingsOnednnLacksRunAsAnOwnStep) {
+  // What oneDNN's resampling has no mapping for: the UNet's bilinear
+  // align_corners (also over one spatial axis), cubic, antialias,
+  // exclude_outside, the other coordinate transformations and roundings,
+  // and a resized channel axis.
+  std::mt19937 rng(17);
+  const std::vector<int64_t> in{1, 2, 4, 5};
+  const std::vector<float> x2{1, 1, 2, 2}, half{1, 1, 0.5f, 0.5f};
+  const std::vector<ResizeCase> cases = {
+      {"linear", "align_corners", "", in, x2, {}},
+      {"linear", "align_corners", "", {2, 3, 9}, {}, {2, 3, 20}},
+      {"cubic", "half_pixel", "", in, {}, {1, 2, 9, 7}},
+      {"nearest", "tf_half_pixel_for_nn", "", in, x2, {}},
+      {"linear", "asymmetric", "", in, x2, {}},
+      {"linear", "half_pixel_symmetric", "", in, {}, {1, 2, 7, 8}},
+      {"nearest", "asymmetric", "round_prefer_floor", in, x2, {}},
+      {"nearest", "half_pixel", "floor", in, x2, {}},
+      {"nearest", "align_corners", "ceil", in, x2, {}},
+      {"linear", "half_pixel", "", in, {1, 2, 1, 1}, {}},
+  };
+  for (const ResizeCase& c : cases) {
+    SCOPED_TRACE(c.mode + " " + c.ctm + " " + c.nearest_mode + " " + shape_to_string(c.in));
+    expect_whole_on_onednn(resize_graph(c), {uniform(rng, c.in)});
+  }
+  const ResizeCase lin{"linear", "half_pixel", "", {1, 2, 8, 8}, half, {}};
+  for (const char* attr : {"antialias", "exclude_outside"}) {
+    SCOPED_TRACE(attr);
+    expect_whole_on_onednn(resize_graph(lin, {{attr, int64_t{1}}}), {uniform(rng, lin.in)});
+  }
+}
+
+TEST(OnednnResample, ResizeRefusalsNameTheReason) {
   const std::vector<int64_t> in{1, 2, 4, 4};
   const std::vector<float> x2{1, 1, 2, 2};
-  const std::vector<std::pair<ResizeCase, std::string>> cases = {
-      {{"cubic", "half_pixel", "", in, x2, {}}, "mode 'cubic'"},
-      {{"linear", "align_corners", "", in, x2, {}}, "'align_corners'"},
-      {{"nearest", "tf_crop_and_resize", "", in, x2, {}}, "'tf_crop_and_resize'"},
-      {{"nearest", "tf_half_pixel_for_nn", "", in, x2, {}}, "'tf_half_pixel_for_nn'"},
-      {{"linear", "asymmetric", "", in, x2, {}}, "linear with asymmetric"},
-      {{"nearest", "asymmetric", "round_prefer_floor", in, x2, {}}, "only with floor"},
-      {{"nearest", "half_pixel", "floor", in, x2, {}}, "rounds to nearest"},
-      {{"nearest", "half_pixel", "ceil", in, x2, {}}, "rounds to nearest"},
-  };
-  for (const auto& [c, why] : cases) {
-    SCOPED_TRACE(c.mode + " " + c.ctm + " " + c.nearest_mode);
-    EXPECT_NE(refusal(resize_graph(c)).find(why), std::string::npos) << refusal(resize_graph(c));
-  }
+  EXPECT_NE(refusal(resize_graph({"nearest", "tf_crop_and_resize", "", in, x2, {}}))
+                .find("'tf_crop_and_resize'"),
+            std::string::npos);
   const ResizeCase lin{"linear", "half_pixel", "", in, x2, {}};
-  EXPECT_NE(refusal(resize_graph(lin, {{"antialias", int64_t{1}}})).find("antialias"),
-            std::string::npos);
-  EXPECT_NE(refusal(resize_graph(lin, {{"exclude_outside", int64_t{1}}})).find("exclude_outside"),
-            std::string::npos);
   EXPECT_NE(refusal(resize_graph(lin, {{"axes", std::vector<int64_t>{2, 3}}})).find("axes"),
+            std::string::npos);
+  EXPECT_NE(refusal(resize_graph(lin, {{"keep_aspect_ratio_policy", std::string("not_larger")}}))
+                .find("keep_aspect_ratio_policy"),
             std::string::npos);
   Graph opset10 = resize_graph(lin);
   opset10.opsets()[""] = 10;
