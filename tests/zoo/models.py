@@ -340,3 +340,134 @@ class GruClassifier(nn.Module):
     def forward(self, features):
         x = F.relu(self.norm(self.conv(features))).transpose(1, 2)
         return self.head(self.gru(x)[0].mean(dim=1))
+
+
+class Wav2Vec2Attention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.head_dim, self.scale = heads, dim // heads, (dim // heads) ** -0.5
+        self.q_proj, self.k_proj = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.v_proj, self.out_proj = nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+    def forward(self, x):  # transformers' layout: [b*heads, s, d] and torch.bmm
+        b, s, dim = x.shape
+        def shape(t):
+            return t.view(b, s, self.heads, self.head_dim).transpose(1, 2).reshape(b * self.heads, s, self.head_dim)
+        q, k, v = shape(self.q_proj(x) * self.scale), shape(self.k_proj(x)), shape(self.v_proj(x))
+        w = torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1)
+        o = torch.bmm(w, v).view(b, self.heads, s, self.head_dim).transpose(1, 2).reshape(b, s, dim)
+        return self.out_proj(o)
+
+
+class Wav2Vec2Layer(nn.Module):
+    def __init__(self, dim, heads, inter):
+        super().__init__()
+        self.attention = Wav2Vec2Attention(dim, heads)
+        self.layer_norm = nn.LayerNorm(dim)
+        self.intermediate = nn.Linear(dim, inter)
+        self.output = nn.Linear(inter, dim)
+        self.final_layer_norm = nn.LayerNorm(dim)
+
+    def forward(self, x):  # post-LN, as wav2vec2-base
+        x = self.layer_norm(x + self.attention(x))
+        return self.final_layer_norm(x + self.output(F.gelu(self.intermediate(x))))
+
+
+class Wav2Vec2Encoder(nn.Module):
+    """wav2vec2-base's (and HuBERT's) structure at 4 layers of 128 over raw
+    16 kHz audio: seven Conv1d feature extractors (kernels 10,3,3,3,3,2,2,
+    strides 5,2,2,2,2,2,2: 20 ms a frame), GroupNorm with a group per channel
+    after the first, GELU; a feature projection (LayerNorm, Linear); the
+    convolutional relative position embedding (a grouped Conv1d of kernel 128
+    with weight norm, its extra last frame dropped, GELU) added before the
+    post-LN transformer layers."""
+
+    def __init__(self, conv_dim=64, dim=128, layers=4, heads=4, inter=512, pos_kernel=128, pos_groups=16):
+        super().__init__()
+        kernels, strides = (10, 3, 3, 3, 3, 2, 2), (5, 2, 2, 2, 2, 2, 2)
+        self.convs = nn.ModuleList([nn.Conv1d(1 if i == 0 else conv_dim, conv_dim, k, s, bias=False)
+                                    for i, (k, s) in enumerate(zip(kernels, strides))])
+        self.first_norm = nn.GroupNorm(conv_dim, conv_dim)
+        self.feature_norm = nn.LayerNorm(conv_dim)
+        self.projection = nn.Linear(conv_dim, dim)
+        self.pos_conv = nn.utils.weight_norm(
+            nn.Conv1d(dim, dim, pos_kernel, padding=pos_kernel // 2, groups=pos_groups), name="weight", dim=2)
+        self.norm = nn.LayerNorm(dim)
+        self.layers = nn.ModuleList([Wav2Vec2Layer(dim, heads, inter) for _ in range(layers)])
+
+    def forward(self, input_values):
+        x = input_values[:, None]
+        for i, conv in enumerate(self.convs):
+            x = conv(x)
+            if i == 0:
+                x = self.first_norm(x)
+            x = F.gelu(x)
+        x = self.projection(self.feature_norm(x.transpose(1, 2)))
+        pos = self.pos_conv(x.transpose(1, 2))[:, :, :-1]  # SamePad: an even kernel makes one frame too many
+        x = self.norm(x + F.gelu(pos).transpose(1, 2))
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class BartAttention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads, self.head_dim, self.scale = heads, dim // heads, (dim // heads) ** -0.5
+        self.q_proj, self.k_proj = nn.Linear(dim, dim), nn.Linear(dim, dim)
+        self.v_proj, self.out_proj = nn.Linear(dim, dim), nn.Linear(dim, dim)
+
+    def forward(self, x, kv, mask=None):
+        b, t, dim = x.shape
+        s = kv.size(1)
+        q = (self.q_proj(x) * self.scale).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(kv).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(kv).view(b, s, self.heads, self.head_dim).transpose(1, 2)
+        w = torch.matmul(q, k.transpose(-1, -2))
+        if mask is not None:
+            w = w + mask
+        o = torch.matmul(torch.softmax(w, dim=-1), v).transpose(1, 2).reshape(b, t, dim)
+        return self.out_proj(o)
+
+
+class BartDecoderLayer(nn.Module):
+    def __init__(self, dim, heads, ff):
+        super().__init__()
+        self.self_attn, self.self_norm = BartAttention(dim, heads), nn.LayerNorm(dim)
+        self.cross_attn, self.cross_norm = BartAttention(dim, heads), nn.LayerNorm(dim)
+        self.fc1, self.fc2, self.final_norm = nn.Linear(dim, ff), nn.Linear(ff, dim), nn.LayerNorm(dim)
+
+    def forward(self, x, enc, causal, enc_mask):
+        x = self.self_norm(x + self.self_attn(x, x, causal))
+        x = self.cross_norm(x + self.cross_attn(x, enc, enc_mask))
+        return self.final_norm(x + self.fc2(F.gelu(self.fc1(x))))
+
+
+class BartSeq2Seq(nn.Module):
+    """BART's encoder-decoder at 2+2 layers of 128: shared token embedding,
+    learned positions with BART's offset of 2, post-LN layers; the decoder's
+    self-attention under a causal mask built in the graph, its cross-attention
+    over the encoder's states under the encoder's padding mask; the LM head
+    tied to the embedding. Inputs: source ids, their mask, decoder ids."""
+
+    def __init__(self, vocab=1000, dim=128, layers=2, heads=4, ff=512, max_pos=512):
+        super().__init__()
+        self.shared = nn.Embedding(vocab, dim)
+        self.enc_pos, self.dec_pos = nn.Embedding(max_pos + 2, dim), nn.Embedding(max_pos + 2, dim)
+        self.enc_norm, self.dec_norm = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.encoder = nn.ModuleList([BertLayer(dim, heads, ff) for _ in range(layers)])
+        self.decoder = nn.ModuleList([BartDecoderLayer(dim, heads, ff) for _ in range(layers)])
+
+    def forward(self, input_ids, attention_mask, decoder_input_ids):
+        s, t = input_ids.size(1), decoder_input_ids.size(1)
+        minimum = torch.finfo(torch.float32).min
+        enc_mask = (1.0 - attention_mask[:, None, None, :].float()) * minimum
+        x = self.enc_norm(self.shared(input_ids) + self.enc_pos(torch.arange(s, device=input_ids.device) + 2))
+        for layer in self.encoder:
+            x = layer(x, enc_mask)
+        pos = torch.arange(t, device=input_ids.device)
+        causal = torch.where(pos[None, :] > pos[:, None], torch.tensor(minimum), torch.tensor(0.0))[None, None]
+        y = self.dec_norm(self.shared(decoder_input_ids) + self.dec_pos(pos + 2))
+        for layer in self.decoder:
+            y = layer(y, x, causal, enc_mask)
+        return F.linear(y, self.shared.weight)

@@ -1,7 +1,7 @@
 """The zoo's models: what each is, how it is built (random weights, seeded),
 its inputs and their seeded values, the points (batch, sequence length) it
 runs at, and the export by either PyTorch exporter. zoo.py stamps each export
-with the SHA-256 of this file and models.py: change either and every model is
+with the SHA-256 of this file, models.py and models_vision.py: change any and every model is
 exported again, and its pinned hash must match or be re-pinned.
 """
 import hashlib
@@ -20,7 +20,8 @@ def tv(builder, **kw):
     """A torchvision builder with random weights (weights=None)."""
     def build():
         import torchvision
-        fn = getattr(torchvision.models, builder, None) or getattr(torchvision.models.segmentation, builder)
+        fn = (getattr(torchvision.models, builder, None) or getattr(torchvision.models.video, builder, None)
+              or getattr(torchvision.models.segmentation, builder))
         return fn(weights=None, **kw)
     return build
 
@@ -31,12 +32,17 @@ def seg(builder):
     return tv(builder, weights_backbone=None)
 
 
-def custom(cls, **kw):
+def custom(cls, module="models", **kw):
+    """A module of this folder's models.py (or models_vision.py), built with kw."""
     def build():
         sys.path.insert(0, str(HERE))
-        import models
-        return getattr(models, cls)(**kw)
+        import importlib
+        return getattr(importlib.import_module(module), cls)(**kw)
     return build
+
+
+def vision(cls, **kw):
+    return custom(cls, module="models_vision", **kw)
 
 
 def vit_tiny():
@@ -46,15 +52,18 @@ def vit_tiny():
                                                 hidden_dim=192, mlp_dim=768, num_classes=1000)
 
 
-def image_model(name, build, family, size=224, outputs=("logits",), heavy=False, note=""):
+def image_model(name, build, family, size=224, outputs=("logits",), heavy=False, note="", shape=None):
+    """shape: the input's shape when it is not [batch, 3, size, size] (a video clip)."""
     return dict(name=name, family=family, build=build, heavy=heavy, note=note,
-                inputs=[dict(name="pixels", dtype="float32", shape=["batch", 3, size, size], gen="normal")],
+                inputs=[dict(name="pixels", dtype="float32", shape=shape or ["batch", 3, size, size], gen="normal")],
                 outputs=list(outputs), seqs=[None])
 
 
-def text_model(name, build, family, inputs, outputs, seqs, note=""):
+def text_model(name, build, family, inputs, outputs, seqs, note="", derived=None):
+    """derived: {dim: f(seq)} for dims other than batch and seq (a decoder's
+    length), symbolic in the export and set from seq at each point."""
     return dict(name=name, family=family, build=build, heavy=False, note=note,
-                inputs=inputs, outputs=list(outputs), seqs=list(seqs))
+                inputs=inputs, outputs=list(outputs), seqs=list(seqs), derived=derived or {})
 
 
 IDS = dict(name="input_ids", dtype="int64", shape=["batch", "seq"], gen="ids", vocab=1000)
@@ -112,6 +121,30 @@ MODELS = [
     text_model("gru_kws", custom("GruClassifier"), "recurrent",
                [dict(name="features", dtype="float32", shape=["batch", 40, "seq"], gen="normal")],
                ("logits",), (49, 98), note="seq is 10 ms frames (0.5 s and 1 s)"),
+    # added 2026-12-05: families a user base brings beyond the first 34
+    image_model("r2plus1d_18", tv("r2plus1d_18"), "torchvision video", shape=["batch", 3, 8, 112, 112],
+                heavy=True, note="a clip of 8 frames at 112x112: Conv3d factored (2+1)D, BatchNorm3d, 3-D pooling"),
+    image_model("ssdlite320_mobilenet_v3_large", vision("DetectorHeads", builder="ssdlite320_mobilenet_v3_large"),
+                "torchvision detection", size=320, outputs=("bbox_regression", "cls_logits"),
+                note="backbone and head only: raw per-anchor outputs, no transform, no box decoding or NMS"),
+    image_model("fcos_resnet50_fpn", vision("DetectorHeads", builder="fcos_resnet50_fpn"),
+                "torchvision detection", size=256, outputs=("bbox_ctrness", "bbox_regression", "cls_logits"),
+                heavy=True, note="backbone (ResNet-50, FPN P3-P7) and GroupNorm head only, at 256x256"),
+    image_model("unet", vision("UNet"), "segmentation (written here)", size=128, outputs=("out",),
+                note="ConvTranspose2d and bilinear upsampling, skip concatenation"),
+    image_model("mobilevit", vision("MobileVit"), "hybrid conv + transformer (written here)", size=256,
+                note="patches unfolded and folded by reshape and transpose"),
+    image_model("mlp_mixer", vision("MlpMixer"), "MLP-Mixer (written here)"),
+    image_model("swin_v2_t", tv("swin_v2_t"), "vision transformer", size=256, heavy=True,
+                note="cosine attention, log-spaced continuous position bias MLP, post-norm"),
+    text_model("wav2vec2_encoder", custom("Wav2Vec2Encoder"), "audio transformer encoder",
+               [dict(name="input_values", dtype="float32", shape=["batch", "seq"], gen="normal")],
+               ("last_hidden_state",), (16000, 32000), note="seq is 16 kHz samples (1 s and 2 s)"),
+    text_model("bart_seq2seq", custom("BartSeq2Seq"), "transformer encoder-decoder",
+               [IDS, MASK, dict(name="decoder_input_ids", dtype="int64", shape=["batch", "tgt"], gen="ids",
+                                vocab=1000)],
+               ("logits",), (16, 128), derived={"tgt": lambda s: s // 2},
+               note="decoder length tgt is seq / 2"),
 ]
 BY_NAME = {m["name"]: m for m in MODELS}
 
@@ -125,11 +158,18 @@ def points(model, batches):
         if model["heavy"] and b != 1 and os.environ.get("HONE_ZOO_HEAVY_BATCHES") != "1":
             continue
         for s in model["seqs"]:
-            dims = {"batch": b}
-            if s is not None:
-                dims["seq"] = s
-            out.append(("b%d" % b + ("" if s is None else "_s%d" % s), dims))
+            out.append(("b%d" % b + ("" if s is None else "_s%d" % s), dims_at(model, b, s)))
     return out
+
+
+def dims_at(model, batch, seq):
+    """{dim: value} at a batch and sequence length (None: the model has none),
+    with the dims derived from seq (a decoder's length)."""
+    dims = {"batch": batch}
+    if seq is not None:
+        dims["seq"] = seq
+        dims.update({k: f(seq) for k, f in model.get("derived", {}).items()})
+    return dims
 
 
 def seed_of(text):
@@ -184,7 +224,7 @@ def build_model(model):
             x.reset_running_stats()
             x.momentum = None
         m.train()
-        dims = {"batch": 4, "seq": model["seqs"][0]}
+        dims = dims_at(model, 4, model["seqs"][0])
         with torch.no_grad():
             for k in range(2):
                 m(*[torch.from_numpy(a) for a in make_inputs(model, dims, seed_of(model["name"] + "/calibrate%d" % k))])
@@ -219,7 +259,9 @@ def export(model, module, example, path, exporter):
             raise RuntimeError("the dynamo exporter needs torch >= 2.5 (this is %s)" % torch.__version__)
         import inspect
         from torch.export import Dim
-        dims = {"batch": Dim("batch", min=1, max=1024), "seq": Dim("seq", min=2, max=4096)}
+        longest = max([s for s in model["seqs"] if s is not None] or [0])
+        dims = {"batch": Dim("batch", min=1, max=1024), "seq": Dim("seq", min=2, max=max(4096, 4 * longest)),
+                "tgt": Dim("tgt", min=2, max=4096)}
         # Positional, one entry per input: forward's own argument names differ from the inputs'.
         dynamic_shapes = tuple({i: dims[d] for i, d in enumerate(x["shape"]) if isinstance(d, str)}
                                for x in model["inputs"])

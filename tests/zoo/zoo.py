@@ -8,7 +8,7 @@ ONNX exporter, with seeded inputs and PyTorch's own outputs as ground truth.
         DIR/NAME/model.onnx, DIR/NAME/export.json (sha256, torch, opset, script
         hash), DIR/NAME/POINT/in/input_<i>.npy and DIR/NAME/POINT/torch/output_<i>.npy;
         cached: nothing is redone while export.json's stamp (registry.py and
-        models.py, torch and torchvision versions, exporter) is unchanged
+        models*.py, torch and torchvision versions, exporter) is unchanged
   zoo.py points NAME [--batches 1,32]      the points (batch, sequence) to run, one a line
   zoo.py hash NAME --exporter E --work DIR/NAME  compare the export's SHA-256 with manifest.json
   zoo.py compare EXPECT_DIR GOT_DIR [--ort ORT_DIR]
@@ -34,14 +34,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "manifest.json"
 sys.path.insert(0, str(HERE))
-from registry import (BY_NAME, MODELS, build_model, export, make_inputs, points,  # noqa: E402
+from registry import (BY_NAME, MODELS, build_model, dims_at, export, make_inputs, points,  # noqa: E402
                       save_npy, seed_of, torch_outputs)
 
 
 def script_hash():
-    """What the exports depend on besides torch: registry.py and models.py."""
+    """What the exports depend on besides torch: registry.py and the models' files."""
     h = hashlib.sha256()
-    for p in (HERE / "registry.py", HERE / "models.py"):
+    for p in (HERE / "registry.py", HERE / "models.py", HERE / "models_vision.py"):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
 
@@ -103,7 +103,7 @@ def export_one(name, exporter, work, batches):
                 shutil.rmtree(p)
         work.mkdir(parents=True, exist_ok=True)
         # The example batch is 2 so that no batch-1 special case is traced in.
-        ex_dims = {"batch": 2, "seq": model["seqs"][0]} if model["seqs"][0] else {"batch": 2}
+        ex_dims = dims_at(model, 2, model["seqs"][0])
         tmp = work / "model.onnx.tmp"
         try:
             module = build_model(model)
