@@ -129,6 +129,20 @@ const char* hone_model_backend(const hone_model* model);
 hone_status hone_model_infer(const hone_model* model, const hone_tensor* inputs, size_t n_inputs,
                              hone_tensor* outputs, size_t n_outputs);
 
+/* Runs the model on tensors in GPU memory with no host copy, for a model
+ * whose backend runs on a GPU ("cuda"; others answer HONE_UNSUPPORTED naming
+ * the backend). Every data pointer is device memory of CUDA device `device`.
+ * Inputs as for hone_model_infer; outputs must be given with the output's
+ * dtype, rank and exact dims (hone_model_output_info gives the static ones),
+ * nbytes their size, and are written in place. The work starts after what
+ * the caller enqueued on `stream` (a CUstream / cudaStream_t; NULL: the
+ * legacy default stream) so far, work enqueued on `stream` after the call
+ * runs after it, and the call returns without waiting for the device.
+ * Errors as for hone_model_infer, naming the tensor. Thread-safe. */
+hone_status hone_model_infer_device(const hone_model* model, const hone_tensor* inputs,
+                                    size_t n_inputs, const hone_tensor* outputs, size_t n_outputs,
+                                    int device, void* stream);
+
 /* Saves the model as a .hone package (atomically). */
 hone_status hone_model_save(const hone_model* model, const char* path);
 /* Writes a deployable artifact: format "onnx", "native-so" or the chosen

@@ -300,6 +300,53 @@ hone_status hone_model_infer(const hone_model* model, const hone_tensor* inputs,
   });
 }
 
+hone_status hone_model_infer_device(const hone_model* model, const hone_tensor* inputs,
+                                    size_t n_inputs, const hone_tensor* outputs, size_t n_outputs,
+                                    int device, void* stream) {
+  return guarded("hone_model_infer_device", [&] {
+    const std::string fn = "hone_model_infer_device: ";
+    if (model == nullptr) return invalid(fn + "model is NULL");
+    if (n_inputs != model->inputs.size())
+      return invalid(fn + "the model takes " + std::to_string(model->inputs.size()) +
+                     " inputs, got " + std::to_string(n_inputs));
+    if (n_outputs != model->outputs.size())
+      return invalid(fn + "the model gives " + std::to_string(model->outputs.size()) +
+                     " outputs, got " + std::to_string(n_outputs));
+    if ((n_inputs > 0 && inputs == nullptr) || (n_outputs > 0 && outputs == nullptr))
+      return invalid(fn + "inputs and outputs must not be NULL");
+    // Each tensor as a device view: dtype known, dims given, nbytes its size.
+    auto view = [&](const hone_tensor& t, const std::string& what,
+                    hone::DeviceTensor& v) -> std::optional<hone_status> {
+      if (!known_dtype(t.dtype))
+        return invalid(what + ": unknown dtype " + std::to_string(t.dtype));
+      if (t.rank > 0 && t.dims == nullptr) return invalid(what + ": dims is NULL");
+      v = hone::DeviceTensor{t.data, static_cast<hone::DType>(t.dtype),
+                             std::vector<int64_t>(t.dims, t.dims + t.rank), device, nullptr};
+      for (int64_t d : v.shape)
+        if (d < 0) return invalid(what + ": negative dim " + std::to_string(d));
+      if (v.nbytes() != t.nbytes)
+        return invalid(what + ": its shape needs " + std::to_string(v.nbytes()) +
+                       " bytes, nbytes is " + std::to_string(t.nbytes));
+      return std::nullopt;
+    };
+    std::vector<hone::DeviceTensor> in(n_inputs);
+    hone::DeviceCall call;
+    call.stream = stream;
+    call.outputs.resize(n_outputs);
+    for (size_t i = 0; i < n_inputs; ++i)
+      if (auto bad = view(inputs[i],
+                          "input " + std::to_string(i) + " '" + model->inputs[i].name + "'", in[i]))
+        return *bad;
+    for (size_t i = 0; i < n_outputs; ++i)
+      if (auto bad =
+              view(outputs[i], "output " + std::to_string(i) + " '" + model->outputs[i].name + "'",
+                   call.outputs[i]))
+        return *bad;
+    auto out = model->model.infer_on_device(in, call);
+    return out ? HONE_OK : set_error(out.error());
+  });
+}
+
 hone_status hone_model_save(const hone_model* model, const char* path) {
   return guarded("hone_model_save", [&] {
     if (model == nullptr || path == nullptr)

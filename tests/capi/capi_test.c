@@ -114,6 +114,14 @@ int main(int argc, char** argv) {
         "small buffer accepted");
   CHECK(strstr(hone_last_error(), "the buffer holds 8") != NULL, "error: %s", hone_last_error());
   CHECK(((unsigned char*)y2)[0] == 0x7f, "a failed call wrote the output buffer");
+  /* The device entry: a host backend refuses it, naming itself; bad counts are named. */
+  CHECK(hone_model_infer_device(tuned, &in, 1, &out, 1, 0, NULL) == HONE_UNSUPPORTED,
+        "a host backend ran a device call: %s", hone_last_error());
+  CHECK(strstr(hone_last_error(), "runs on the host") != NULL, "error: %s", hone_last_error());
+  CHECK(hone_model_infer_device(tuned, &in, 2, &out, 1, 0, NULL) == HONE_INVALID_ARGUMENT,
+        "two inputs accepted");
+  CHECK(hone_model_infer_device(NULL, &in, 1, &out, 1, 0, NULL) == HONE_INVALID_ARGUMENT,
+        "NULL model accepted");
   hone_model* none = NULL;
   CHECK(hone_load("/nonexistent/x.hone", &none) != HONE_OK && none == NULL,
         "missing package loaded");
