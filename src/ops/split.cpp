@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/attrs.h"
+#include "ops/axis.h"
+
 namespace hone::ops {
 namespace {
 
@@ -60,6 +63,28 @@ Result<std::vector<int64_t>> split_sizes(const Node& node, int64_t dim, size_t o
                                                  std::to_string(total) +
                                                  ", but the axis has size " + std::to_string(dim));
   return sizes;
+}
+
+Result<SplitParts> split_parts(const Node& node, const std::vector<int64_t>& x, size_t outputs,
+                               const std::vector<int64_t>* given) {
+  const auto rank = static_cast<int64_t>(x.size());
+  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Split of a scalar");
+  SplitParts p;
+  HONE_TRY(p.axis, normalize_axis(axis_attr(node), rank, "Split axis"));
+  const auto a = static_cast<size_t>(p.axis);
+  p.dim = x[a];
+  for (size_t i = 0; i < a; ++i) p.outer *= x[i];
+  for (size_t i = a + 1; i < x.size(); ++i) p.inner *= x[i];
+  HONE_TRY(p.sizes, split_sizes(node, p.dim, outputs, given));
+  int64_t start = 0;
+  for (const int64_t size : p.sizes) {
+    std::vector<int64_t> d = x;
+    d[a] = size;
+    p.outs.push_back(std::move(d));
+    p.starts.push_back(start);
+    start += size;
+  }
+  return p;
 }
 
 }  // namespace hone::ops

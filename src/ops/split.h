@@ -24,4 +24,17 @@ namespace hone::ops {
                                                        size_t outputs,
                                                        const std::vector<int64_t>* given);
 
+/// Split of a row-major tensor of dims `x` into `outputs` parts along the
+/// node's `axis`: the sizes (split_sizes), where each part starts on the
+/// axis, each part's dims, and the [outer, dim, inner] view of `x` around the
+/// axis a kernel copies through. Invalid argument: a scalar `x`, an axis out
+/// of range, and split_sizes' errors.
+struct SplitParts {
+  int64_t axis = 0, outer = 1, dim = 0, inner = 1;
+  std::vector<int64_t> sizes, starts;
+  std::vector<std::vector<int64_t>> outs;
+};
+[[nodiscard]] Result<SplitParts> split_parts(const Node& node, const std::vector<int64_t>& x,
+                                             size_t outputs, const std::vector<int64_t>* given);
+
 }  // namespace hone::ops

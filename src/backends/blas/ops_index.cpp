@@ -12,6 +12,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
+#include "ops/gather.h"
 #include "ops/shape_fn_tensor.h"
 #include "ops/slice.h"
 #include "ops/split.h"
@@ -40,18 +41,6 @@ class HostOp final : public Op {
   Node node_;
 };
 
-int64_t span_of(const dims_t& d, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
-  return p;
-}
-
-dims_t strides_of(const dims_t& d) {
-  dims_t s(d.size(), 1);
-  for (size_t i = d.size(); i-- > 1;) s[i - 1] = s[i] * d[i];
-  return s;
-}
-
 /// A copy of the input read through `strides` from element `base`.
 OpPlan strided_plan(dims_t out, dims_t strides, int64_t base, const char* kernel) {
   OpPlan p;
@@ -64,50 +53,23 @@ OpPlan strided_plan(dims_t out, dims_t strides, int64_t base, const char* kernel
 }
 
 Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
-  const dims_t& x = in[0];
-  const auto rank = static_cast<int64_t>(x.size());
-  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Gather of a scalar in " + n.describe());
-  HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), rank, "Gather axis"));
-  const auto a = static_cast<size_t>(axis);
   HONE_TRY(std::vector<int64_t> idx, host_eval::ints(n, 1, env.known, "Gather indices"));
-  for (int64_t& i : idx) {
-    if (i < -x[a] || i >= x[a])
-      return fail(ErrorCode::kInvalidArgument, n.describe() + ": Gather index " +
-                                                   std::to_string(i) + " is out of range for dim " +
-                                                   std::to_string(x[a]));
-    if (i < 0) i += x[a];
-  }
   const Tensor* idx_t = env.known.value(n.inputs[1]);
-  HONE_TRY(dims_t out, ops::gather_shape<int64_t>(axis, x, idx_t->shape()));
+  auto g = ops::gather_rows(in[0], ops::axis_attr(n), std::move(idx), idx_t->shape());
+  if (!g) return fail(std::move(g).error().add_context("in " + n.describe()));
   OpPlan p;
-  p.outputs = {out};
+  p.outputs = {g->out};
   p.kernel = "gather.f32.blas.rows";
-  const int64_t outer = span_of(x, 0, a), dim = x[a], inner = span_of(x, a + 1, x.size());
-  p.run = [outer, dim, inner, idx = std::move(idx)](const RunArgs& r) {
-    kernels::gather_rows(outer, dim, inner, idx, r.inputs[0], r.outputs[0], *r.pool);
+  p.run = [g = std::move(*g)](const RunArgs& r) {
+    kernels::gather_rows(g.outer, g.dim, g.inner, g.idx, r.inputs[0], r.outputs[0], *r.pool);
   };
   return p;
 }
 
 Result<OpPlan> plan_slice(const Graph& g, const Node& n, const std::vector<dims_t>& in,
                           const PlanEnv& env) {
-  if (g.opset() < 10)
-    return fail(ErrorCode::kUnsupported, "Slice before opset 10 (bounds as attributes)");
-  std::vector<int64_t> starts, ends, axes, steps;
-  HONE_TRY(starts, host_eval::ints(n, 1, env.known, "Slice starts"));
-  HONE_TRY(ends, host_eval::ints(n, 2, env.known, "Slice ends"));
-  const bool has_axes = n.inputs.size() > 3 && n.inputs[3] >= 0;
-  const bool has_steps = n.inputs.size() > 4 && n.inputs[4] >= 0;
-  if (has_axes) {
-    HONE_TRY(axes, host_eval::ints(n, 3, env.known, "Slice axes"));
-  }
-  if (has_steps) {
-    HONE_TRY(steps, host_eval::ints(n, 4, env.known, "Slice steps"));
-  }
-  auto w = ops::slice_window(in[0], starts, ends, has_axes ? &axes : nullptr,
-                             has_steps ? &steps : nullptr);
-  if (!w) return fail(std::move(w).error().add_context("in " + n.describe()));
-  return strided_plan(w->out, w->strides, w->base, "slice.f32.blas.strided_copy");
+  HONE_TRY(const ops::SliceWindow w, host_eval::slice_window(n, g.opset(), in[0], env.known));
+  return strided_plan(w.out, w.strides, w.base, "slice.f32.blas.strided_copy");
 }
 
 Result<OpPlan> plan_expand(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
@@ -118,31 +80,13 @@ Result<OpPlan> plan_expand(const Node& n, const std::vector<dims_t>& in, const P
 }
 
 Result<OpPlan> plan_split(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
-  const dims_t& x = in[0];
-  const auto rank = static_cast<int64_t>(x.size());
-  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Split of a scalar in " + n.describe());
-  HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), rank, "Split axis"));
-  const auto a = static_cast<size_t>(axis);
-  std::vector<int64_t> given;
-  const bool has_given = n.inputs.size() > 1 && n.inputs[1] >= 0;
-  if (has_given) {
-    HONE_TRY(given, host_eval::ints(n, 1, env.known, "Split split"));
-  }
-  HONE_TRY(const std::vector<int64_t> sizes,
-           ops::split_sizes(n, x[a], n.outputs.size(), has_given ? &given : nullptr));
+  HONE_TRY(const ops::SplitParts parts, host_eval::split_parts(n, in[0], env.known));
   OpPlan p;
   p.kernel = "split.f32.blas.strided_copy";
-  std::vector<int64_t> starts;
-  int64_t start = 0;
-  for (const int64_t s : sizes) {
-    dims_t d = x;
-    d[a] = s;
-    p.outputs.push_back(d);
-    starts.push_back(start);
-    start += s;
-  }
-  const dims_t strides = strides_of(x);
-  p.run = [outs = p.outputs, starts, strides, a](const RunArgs& r) {
+  p.outputs = parts.outs;
+  const dims_t strides = ops::strides_of(in[0]);
+  const auto a = static_cast<size_t>(parts.axis);
+  p.run = [outs = p.outputs, starts = parts.starts, strides, a](const RunArgs& r) {
     for (size_t j = 0; j < outs.size(); ++j)
       kernels::strided_copy(outs[j], strides, r.inputs[0] + starts[j] * strides[a], r.outputs[j],
                             *r.pool);

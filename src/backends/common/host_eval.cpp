@@ -218,6 +218,44 @@ Result<std::vector<int64_t>> ints(const Node& n, size_t i, const Env& env,
                                                ", not an integer tensor");
 }
 
+Result<ops::SliceWindow> slice_window(const Node& n, int64_t opset, const std::vector<int64_t>& x,
+                                      const Env& env) {
+  std::vector<int64_t> starts, ends, axes, steps;
+  bool has_axes = false, has_steps = false;
+  if (opset < 10) {
+    starts = n.attr_ints("starts");
+    ends = n.attr_ints("ends");
+    has_axes = n.has_attr("axes");
+    if (has_axes) axes = n.attr_ints("axes");
+  } else {
+    HONE_TRY(starts, ints(n, 1, env, "Slice starts"));
+    HONE_TRY(ends, ints(n, 2, env, "Slice ends"));
+    has_axes = n.inputs.size() > 3 && n.inputs[3] >= 0;
+    has_steps = n.inputs.size() > 4 && n.inputs[4] >= 0;
+    if (has_axes) {
+      HONE_TRY(axes, ints(n, 3, env, "Slice axes"));
+    }
+    if (has_steps) {
+      HONE_TRY(steps, ints(n, 4, env, "Slice steps"));
+    }
+  }
+  auto w = ops::slice_window(x, std::move(starts), std::move(ends), has_axes ? &axes : nullptr,
+                             has_steps ? &steps : nullptr);
+  if (!w) return fail(std::move(w).error().add_context("in " + n.describe()));
+  return w;
+}
+
+Result<ops::SplitParts> split_parts(const Node& n, const std::vector<int64_t>& x, const Env& env) {
+  std::vector<int64_t> given;
+  const bool has_given = n.inputs.size() > 1 && n.inputs[1] >= 0;
+  if (has_given) {
+    HONE_TRY(given, ints(n, 1, env, "Split split"));
+  }
+  auto p = ops::split_parts(n, x, n.outputs.size(), has_given ? &given : nullptr);
+  if (!p) return fail(std::move(p).error().add_context("in " + n.describe()));
+  return p;
+}
+
 Known known_inputs(const Graph& block, const std::function<bool(const Node&, size_t)>& data_slot) {
   const std::vector<bool> dims_only = dims_only_inputs(block);
   Known known(block.values().size(), false);

@@ -23,6 +23,8 @@
 
 #include "hone/error.h"
 #include "hone/graph.h"
+#include "ops/slice.h"
+#include "ops/split.h"
 
 namespace hone::host_eval {
 
@@ -62,6 +64,17 @@ struct Env {
 /// errors: kInternal when unknown, kInvalidArgument when not i64 or i32.
 [[nodiscard]] Result<std::vector<int64_t>> ints(const Node& n, size_t i, const Env& env,
                                                 const std::string& what);
+
+/// Slice `n` of an input of dims `x`: its bounds read (attributes before
+/// opset 10, inputs known to `env` from 10 on) and resolved by
+/// ops::slice_window; errors name the node.
+[[nodiscard]] Result<ops::SliceWindow> slice_window(const Node& n, int64_t opset,
+                                                    const std::vector<int64_t>& x, const Env& env);
+
+/// Split `n` of an input of dims `x` (its `split` input known to `env` when
+/// wired) into its parts (ops::split_parts); errors name the node.
+[[nodiscard]] Result<ops::SplitParts> split_parts(const Node& n, const std::vector<int64_t>& x,
+                                                  const Env& env);
 
 /// Per input of `block`: only Shape and Size read it (and it is no block
 /// output), so no kernel reads its elements and its dtype does not matter

@@ -10,6 +10,7 @@
 #include "backends/cuda/op.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/gather.h"
 #include "ops/slice.h"
 #include "ops/split.h"
 
@@ -36,32 +37,13 @@ class HostOp final : public Op {
   Node node_;
 };
 
-/// Elements of `d` from axis `from` (inclusive) to `to` (exclusive).
-int64_t span_of(const dims_t& d, size_t from, size_t to) {
-  int64_t p = 1;
-  for (size_t i = from; i < to && i < d.size(); ++i) p *= d[i];
-  return p;
-}
-
 Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
-  const dims_t& x = in[0];
-  const auto rank = static_cast<int64_t>(x.size());
-  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Gather of a scalar");
-  HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), rank, "Gather axis"));
-  const auto a = static_cast<size_t>(axis);
-  const Tensor* idx_t = env.value(n.inputs[1]);
-  HONE_TRY(std::vector<int64_t> idx, host_eval::ints(n, 1, env, "Gather indices"));
-  for (int64_t& i : idx) {
-    if (i < -x[a] || i >= x[a])
-      return fail(
-          ErrorCode::kInvalidArgument,
-          "Gather index " + std::to_string(i) + " is out of range for dim " + std::to_string(x[a]));
-    if (i < 0) i += x[a];
-  }
-  dims_t out(x.begin(), x.begin() + axis);
-  out.insert(out.end(), idx_t->shape().begin(), idx_t->shape().end());
-  out.insert(out.end(), x.begin() + axis + 1, x.end());
-  const int64_t outer = span_of(x, 0, a), inner = span_of(x, a + 1, x.size());
+  HONE_TRY(std::vector<int64_t> indices, host_eval::ints(n, 1, env, "Gather indices"));
+  HONE_TRY(const ops::GatherRows g, ops::gather_rows(in[0], ops::axis_attr(n), std::move(indices),
+                                                     env.value(n.inputs[1])->shape()));
+  const dims_t& out = g.out;
+  const std::vector<int64_t>& idx = g.idx;
+  const int64_t outer = g.outer, inner = g.inner;
   // One index with nothing outside it (q = qkv[0]): the same bytes.
   if (idx.size() == 1 && outer == 1) return view(out, "gather.f32.cuda.view", idx[0] * inner);
   const auto count = static_cast<int64_t>(idx.size());
@@ -71,7 +53,7 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   OpPlan p;
   p.outputs = {out};
   p.kernel = "gather.f32.cuda.copy";
-  const int64_t dim = x[a];
+  const int64_t dim = g.dim;
   // Each index is one strided copy of [outer, inner] (few indices here: the
   // indices that exporters gather data with are a handful of constants).
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
@@ -94,27 +76,7 @@ bool contiguous(const dims_t& out, const dims_t& strides) {
 
 Result<OpPlan> plan_slice(const Graph& g, const Node& n, const std::vector<dims_t>& in,
                           const PlanEnv& env) {
-  const dims_t& x = in[0];
-  std::vector<int64_t> starts, ends, axes, steps;
-  const bool attrs = g.opset() < 10;
-  if (attrs) {
-    starts = n.attr_ints("starts");
-    ends = n.attr_ints("ends");
-    axes = n.attr_ints("axes");
-  } else {
-    HONE_TRY(starts, host_eval::ints(n, 1, env, "Slice starts"));
-    HONE_TRY(ends, host_eval::ints(n, 2, env, "Slice ends"));
-    if (n.inputs.size() > 3 && n.inputs[3] >= 0) {
-      HONE_TRY(axes, host_eval::ints(n, 3, env, "Slice axes"));
-    }
-    if (n.inputs.size() > 4 && n.inputs[4] >= 0) {
-      HONE_TRY(steps, host_eval::ints(n, 4, env, "Slice steps"));
-    }
-  }
-  const bool has_axes = attrs ? n.has_attr("axes") : n.inputs.size() > 3 && n.inputs[3] >= 0;
-  const bool has_steps = !attrs && n.inputs.size() > 4 && n.inputs[4] >= 0;
-  HONE_TRY(ops::SliceWindow w, ops::slice_window(x, starts, ends, has_axes ? &axes : nullptr,
-                                                 has_steps ? &steps : nullptr));
+  HONE_TRY(const ops::SliceWindow w, host_eval::slice_window(n, g.opset(), in[0], env));
   if (contiguous(w.out, w.strides)) return view(w.out, "slice.f32.cuda.view", w.base);
   if (w.out.size() > static_cast<size_t>(kMaxRank))
     return fail(ErrorCode::kUnsupported, "Slice of rank " + std::to_string(w.out.size()));
@@ -148,29 +110,11 @@ Result<OpPlan> plan_expand(const Node& n, const std::vector<dims_t>& in, const P
 /// Split: every part is a view when nothing lies outside the axis (the
 /// parts are contiguous runs of the input), else one strided copy per part.
 Result<OpPlan> plan_split(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
-  const dims_t& x = in[0];
-  const auto rank = static_cast<int64_t>(x.size());
-  if (rank == 0) return fail(ErrorCode::kInvalidArgument, "Split of a scalar");
-  HONE_TRY(const int64_t axis, ops::normalize_axis(ops::axis_attr(n), rank, "Split axis"));
-  const auto a = static_cast<size_t>(axis);
-  std::vector<int64_t> given;
-  const bool has_given = n.inputs.size() > 1 && n.inputs[1] >= 0;
-  if (has_given) {
-    HONE_TRY(given, host_eval::ints(n, 1, env, "Split split"));
-  }
-  HONE_TRY(const std::vector<int64_t> sizes,
-           ops::split_sizes(n, x[a], n.outputs.size(), has_given ? &given : nullptr));
-  const int64_t outer = span_of(x, 0, a), inner = span_of(x, a + 1, x.size());
+  HONE_TRY(const ops::SplitParts parts, host_eval::split_parts(n, in[0], env));
+  const std::vector<int64_t>&sizes = parts.sizes, &starts = parts.starts;
+  const int64_t outer = parts.outer, inner = parts.inner;
   OpPlan p;
-  std::vector<int64_t> starts;
-  int64_t start = 0;
-  for (const int64_t s : sizes) {
-    dims_t d = x;
-    d[a] = s;
-    p.outputs.push_back(d);
-    starts.push_back(start);
-    start += s;
-  }
+  p.outputs = parts.outs;
   if (outer == 1) {
     p.kernel = "split.f32.cuda.view";
     p.alias.assign(sizes.size(), 0);
@@ -178,7 +122,7 @@ Result<OpPlan> plan_split(const Node& n, const std::vector<dims_t>& in, const Pl
     return p;
   }
   p.kernel = "split.f32.cuda.strided_copy";
-  const int64_t dim = x[a];
+  const int64_t dim = parts.dim;
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
     for (size_t j = 0; j < sizes.size(); ++j) {
       const int64_t row = sizes[j] * inner;

@@ -1,0 +1,31 @@
+// Where ONNX Gather reads its input when the indices are known, written once:
+// the indices checked against the axis and made non-negative, the output
+// dims, and the [outer, dim, inner] view of the data around the axis that a
+// kernel copies rows through. The backends that plan Gather of known indices
+// themselves (blas, cuda) take it from here.
+//
+//   HONE_TRY(ops::GatherRows g, ops::gather_rows({3, 4}, 0, {-1}, {1}));
+//   // g.idx == {2}, g.out == {1, 4}, g.outer == 1, g.dim == 3, g.inner == 4
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hone/error.h"
+
+namespace hone::ops {
+
+struct GatherRows {
+  int64_t axis = 0, outer = 1, dim = 0, inner = 1;
+  std::vector<int64_t> idx;  ///< each in [0, dim)
+  std::vector<int64_t> out;  ///< the output dims
+};
+
+/// Gather along `axis` (negative counts from the end) of data of dims `x`
+/// with indices `idx` of dims `idx_shape`. Invalid argument: scalar data, an
+/// axis out of range, an index outside [-dim, dim - 1] (naming it).
+[[nodiscard]] Result<GatherRows> gather_rows(const std::vector<int64_t>& x, int64_t axis,
+                                             std::vector<int64_t> idx,
+                                             const std::vector<int64_t>& idx_shape);
+
+}  // namespace hone::ops
