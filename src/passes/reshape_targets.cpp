@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "hone/passes.h"
 #include "ops/attrs.h"
+#include "ops/slice.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -62,6 +63,29 @@ class Resolver {
         all.insert(all.end(), e->begin(), e->end());
       }
       return all;
+    }
+    if (op == "Slice" && n->inputs.size() >= 3) {
+      // Constant starts, ends (axes, steps) over the list: torch's flatten(2)
+      // is Reshape(x, Concat(Slice(Shape(x), [0], [2]), [-1])).
+      auto src = entries(n->inputs[0], depth + 1);
+      std::vector<std::vector<int64_t>> lists;
+      for (size_t k = 1; k < n->inputs.size(); ++k) {
+        const Tensor* t = n->inputs[k] < 0 ? nullptr : constant_of(g_, n->inputs[k]);
+        if (t == nullptr || t->rank() > 1) return std::nullopt;
+        if (t->dtype() != DType::kI64 && t->dtype() != DType::kI32) return std::nullopt;
+        std::vector<int64_t> l;
+        for (int64_t i = 0; i < t->numel(); ++i) l.push_back(tensor_element_as_int64(*t, i));
+        lists.push_back(std::move(l));
+      }
+      if (!src) return std::nullopt;
+      const auto w = ops::slice_window({static_cast<int64_t>(src->size())}, lists[0], lists[1],
+                                       lists.size() > 2 ? &lists[2] : nullptr,
+                                       lists.size() > 3 ? &lists[3] : nullptr);
+      if (!w) return std::nullopt;
+      Entries out;
+      for (int64_t k = 0; k < w->out[0]; ++k)
+        out.push_back((*src)[static_cast<size_t>(w->base + k * w->strides[0])]);
+      return out;
     }
     if (op == "Gather" && n->inputs.size() == 2 && ops::axis_attr(*n) == 0) {
       auto src = entries(n->inputs[0], depth + 1);

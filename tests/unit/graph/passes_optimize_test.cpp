@@ -155,6 +155,42 @@ TEST(PassesShapes, ReshapeTargetsUnderAllowzeroBecomeConstants) {
   }
 }
 
+// torch's flatten(2) for a dynamic batch: Reshape(x, Concat(Slice(Shape(x),
+// [0], [2]), [-1])) (the MLP-Mixer's and ViT's patch tokens); a Slice with
+// axes and a negative step reverses the dims it takes.
+TEST(PassesShapes, ReshapeTargetsSlicedFromAShapeBecomeConstants) {
+  GraphBuilder b("flatten2");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4, 3, 5});
+  ValueId lead =
+      b.op("Slice", {b.op("Shape", {x}), b.constant("", i64s({0})), b.constant("", i64s({2}))});
+  b.output(b.op("Reshape", {x, b.concat({lead, b.constant("", i64s({-1}))}, 0)}), "tokens");
+  ValueId y = b.input("y", DType::kF32, Shape{2, 15, 2});
+  ValueId rev =
+      b.op("Slice", {b.op("Shape", {x}), b.constant("", i64s({-1})), b.constant("", i64s({0})),
+                     b.constant("", i64s({0})), b.constant("", i64s({-1}))});  // [5, 3, 4]
+  b.output(b.op("Reshape", {y, rev}), "reversed");
+  const Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fold_reshape_targets(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 2);
+  for (const Node& n : out->nodes()) {
+    if (n.op_type != "Reshape") continue;
+    ASSERT_TRUE(out->value(n.inputs[1]).initializer);
+    const Tensor& t = *out->value(n.inputs[1]).initializer;
+    const std::vector<int64_t> got(t.data<int64_t>(), t.data<int64_t>() + t.numel());
+    const std::vector<int64_t> want = out->value(n.inputs[0]).name == "x"
+                                          ? std::vector<int64_t>{0, 4, -1}
+                                          : std::vector<int64_t>{5, 3, 4};
+    EXPECT_EQ(got, want);
+  }
+  std::mt19937 rng(25);
+  for (int64_t bt : {1, 3}) {
+    const std::vector<Tensor> in{uniform(rng, {bt, 4, 3, 5}), uniform(rng, {2, 15, 2})};
+    EXPECT_TRUE(same_outputs(g, *out, in, 0.0, /*bitwise=*/true)) << bt;
+  }
+}
+
 TEST(PassesOptimize, PipelineRunsToAFixedPointAndReportsEachPass) {
   std::mt19937 rng(22);
   GraphBuilder b("pipeline");
