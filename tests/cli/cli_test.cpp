@@ -176,6 +176,22 @@ TEST_F(Cli, BenchReportsPercentilesInOrder) {
   EXPECT_NE(unknown.err.find("no dimension named 'seq'"), std::string::npos) << unknown.err;
 }
 
+// --io device needs a backend with a device: a host backend says so; a wrong mode is a usage error.
+TEST_F(Cli, BenchIoDeviceNeedsADeviceBackend) {
+  auto host = hone("bench " + model("mlp.onnx") + " --backend onednn --io host --iters 2 --json");
+  ASSERT_EQ(host.code, 0) << host.err;
+  EXPECT_EQ(nlohmann::json::parse(host.out)["io"], "host");
+  auto device = hone("bench " + model("mlp.onnx") + " --backend onednn --io device --iters 2");
+  EXPECT_EQ(device.code, 1);
+  EXPECT_NE(device.err.find("backend 'onednn' runs on the host"), std::string::npos) << device.err;
+  auto bad = hone("bench " + model("mlp.onnx") + " --io gpu");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--io 'gpu': expected host or device"), std::string::npos) << bad.err;
+  auto both = hone("bench " + model("mlp.onnx") + " --io device --pageable-inputs");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--pageable-inputs is for --io host"), std::string::npos) << both.err;
+}
+
 TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {
   const fs::path out = dir_ / "out";
   auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=3 --outputs " +
