@@ -49,4 +49,19 @@ Result<PadWindow> pad_window(const std::vector<int64_t>& shape, const std::vecto
   return w;
 }
 
+Result<std::vector<Dim>> pad_shape(const std::vector<Dim>& shape, const std::vector<int64_t>& pads,
+                                   const std::vector<int64_t>* axes) {
+  std::vector<int64_t> stand_in;
+  for (const Dim& d : shape) stand_in.push_back(d.is_static() ? d.value() : int64_t{1} << 30);
+  HONE_TRY(const PadWindow w, pad_window(stand_in, pads, axes));
+  std::vector<Dim> out;
+  for (size_t a = 0; a < shape.size(); ++a) {
+    if (shape[a].is_static())
+      out.emplace_back(w.out[a]);
+    else
+      out.push_back(w.begin[a] == 0 && w.end[a] == 0 ? shape[a] : Dim::unknown());
+  }
+  return out;
+}
+
 }  // namespace hone::ops

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hone/error.h"
+#include "hone/shape.h"
 
 namespace hone::ops {
 
@@ -37,5 +38,13 @@ struct PadWindow {
 [[nodiscard]] Result<PadWindow> pad_window(const std::vector<int64_t>& shape,
                                            const std::vector<int64_t>& pads,
                                            const std::vector<int64_t>* axes);
+
+/// The output dims of the same Pad of an input of symbolic dims `shape` (the
+/// graph passes' propagation): a static axis by pad_window, a symbolic one
+/// kept where nothing pads or crops it and unknown otherwise. The same errors
+/// as pad_window (a symbolic dim stands in as 2^30).
+[[nodiscard]] Result<std::vector<Dim>> pad_shape(const std::vector<Dim>& shape,
+                                                 const std::vector<int64_t>& pads,
+                                                 const std::vector<int64_t>* axes);
 
 }  // namespace hone::ops

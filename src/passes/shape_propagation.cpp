@@ -6,6 +6,7 @@
 #include "eval/kernel_util.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/pad.h"
 #include "ops/shape_fn.h"
 #include "ops/shape_fn_nn.h"
 #include "ops/shape_fn_tensor.h"
@@ -275,6 +276,18 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     if (!starts || !ends || (has_axes && !axes) || (has_steps && !steps)) return std::nullopt;
     return shape_or_none(ops::slice_shape(s->dims(), *starts, *ends, axes ? &*axes : nullptr,
                                           steps ? &*steps : nullptr));
+  }
+  if (op == "Pad") {
+    // Constant mode or not, the output dims are the same.
+    const Shape* s = shape_of(0);
+    const bool before_11 = g.opset() < 11;
+    const auto pa = ops::pad_attrs(n);
+    std::optional<std::vector<int64_t>> pads;
+    if (pa) pads = before_11 ? std::optional(pa->pads) : int_list(g, n, "", 1);
+    const bool has_axes = !before_11 && n.inputs.size() > 3 && n.inputs[3] >= 0;
+    auto axes = has_axes ? int_list(g, n, "", 3) : std::nullopt;
+    if (!s || !pads || (has_axes && !axes)) return std::nullopt;
+    return shape_or_none(ops::pad_shape(s->dims(), *pads, axes ? &*axes : nullptr));
   }
   if (op == "Flatten") {
     const Shape* s = shape_of(0);

@@ -208,7 +208,7 @@ Result<DimExprs> pad(Program& p, NodeId id, const Node& n) {
     }
   }
   std::vector<int64_t> stand_in;
-  for (const DimExpr& d : x) stand_in.push_back(d.is_const() ? d.value() : int64_t{1} << 40);
+  for (const DimExpr& d : x) stand_in.push_back(d.is_const() ? d.value() : int64_t{1} << 30);
   HONE_TRY(const ops::PadWindow w, ops::pad_window(stand_in, pads, has_axes ? &axes : nullptr));
   Program::PadFill f;
   f.value = value;

@@ -114,5 +114,22 @@ TEST(ShapePropagationTensor, SliceAndSplitKeepWhatTheyCanTell) {
   EXPECT_EQ(shape_of(*g, split[1]), "[batch,100,28]");
 }
 
+TEST(ShapePropagationTensor, PadGrowsStaticAxesAndKeepsUnpaddedSymbols) {
+  GraphBuilder b("pads");
+  const Dim batch = Dim::symbol("batch");
+  ValueId x = b.input("x", DType::kF32, Shape{batch, 56, 5});
+  // Swin's window padding: H and W padded after, a crop beside it.
+  ValueId padded = b.op("Pad", {x, ints(b, {0, 0, 1, 0, 7, -2})});
+  ValueId on_batch = b.op("Pad", {x, ints(b, {1, 0, 0, 0, 0, 0})});
+  ValueId bad = b.op("Pad", {x, ints(b, {0, 1})});  // pads of the wrong length
+  for (ValueId v : {padded, on_batch, bad}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, padded), "[batch,63,4]");
+  EXPECT_EQ(shape_of(*g, on_batch), "[?,56,5]");
+  EXPECT_EQ(shape_of(*g, bad), "none");
+}
+
 }  // namespace
 }  // namespace hone
