@@ -87,6 +87,8 @@ class Resolver {
         out.push_back((*src)[static_cast<size_t>(w->base + k * w->strides[0])]);
       return out;
     }
+    if ((op == "Add" || op == "Sub" || op == "Mul" || op == "Div") && n->inputs.size() == 2)
+      return arithmetic(op, n->inputs[0], n->inputs[1], depth);
     if (op == "Gather" && n->inputs.size() == 2 && ops::axis_attr(*n) == 0) {
       auto src = entries(n->inputs[0], depth + 1);
       const Tensor* idx = constant_of(g_, n->inputs[1]);
@@ -106,6 +108,30 @@ class Resolver {
   }
 
  private:
+  /// Element-wise integer arithmetic of two lists (one may have one entry):
+  /// static entries are computed, the rest unknown (ONNX's -1 can stand for
+  /// one such entry: `x.view(b * heads, seq, d)`).
+  std::optional<Entries> arithmetic(const std::string& op, ValueId a, ValueId b, int depth) const {
+    auto x = entries(a, depth + 1), y = entries(b, depth + 1);
+    if (!x || !y || (x->size() != y->size() && x->size() != 1 && y->size() != 1))
+      return std::nullopt;
+    Entries out;
+    for (size_t i = 0; i < std::max(x->size(), y->size()); ++i) {
+      const Dim& p = (*x)[x->size() == 1 ? 0 : i];
+      const Dim& q = (*y)[y->size() == 1 ? 0 : i];
+      if (!p.is_static() || !q.is_static()) {
+        out.push_back(Dim::unknown());
+        continue;
+      }
+      const int64_t u = p.value(), v = q.value();
+      if (op == "Div" && v == 0) return std::nullopt;
+      const int64_t r = op == "Add" ? u + v : op == "Sub" ? u - v : op == "Mul" ? u * v : u / v;
+      if (r < 0) return std::nullopt;  // a Dim holds no negative number (-1 would read as one)
+      out.emplace_back(r);
+    }
+    return out;
+  }
+
   static std::optional<Entries> constant_entries(const Tensor& t) {
     if (t.rank() > 1 || (t.dtype() != DType::kI64 && t.dtype() != DType::kI32)) return std::nullopt;
     Entries out;
@@ -153,7 +179,7 @@ std::optional<Target> constant_target(const Entries& entries, const Shape& in, b
     const Dim& d = entries[i];
     if (d.is_static()) {
       out.dims.push_back(d.value());
-    } else if (i < in.rank() && in[i] == d) {
+    } else if (d.is_symbolic() && i < in.rank() && in[i] == d) {
       out.dims.push_back(0);
       out.copies = true;
     } else {

@@ -111,6 +111,36 @@ TEST(PassesShapes, ReshapeTargetsFromDimsBecomeConstants) {
   }
 }
 
+// Swin's windows: `x.view(b * nh * nw, 7 * 7, c)`, the first entry a product
+// of dims, one of them symbolic (-1 stands for it), the second of static ones.
+TEST(PassesShapes, ReshapeTargetsWithArithmeticOfDimsBecomeConstants) {
+  GraphBuilder b("windows");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 2, 7, 2, 7, 3});
+  auto dim = [&](int64_t k) {
+    return b.op("Gather", {b.op("Shape", {x}), b.constant("", Tensor::scalar<int64_t>(k))});
+  };
+  auto one = [&](ValueId d) { return b.op("Unsqueeze", {d, b.constant("", i64s({0}))}); };
+  ValueId windows = b.mul(b.mul(dim(0), dim(1)), dim(3));
+  ValueId area = b.mul(dim(2), dim(4));
+  ValueId target = b.concat({one(windows), one(area), one(dim(5))}, 0);
+  b.output(b.op("Reshape", {x, target}), "y");
+  const Graph g = *std::move(b).build();
+  PassStats st;
+  auto once = fold_reshape_targets(g, &st);
+  ASSERT_TRUE(once) << once.error().to_string();
+  EXPECT_EQ(st.rewritten, 1);
+  for (const Node& n : once->nodes())
+    if (n.op_type == "Reshape") {
+      const Value& t = once->value(n.inputs[1]);
+      ASSERT_TRUE(t.initializer);
+      const int64_t* v = t.initializer->data<int64_t>();
+      EXPECT_EQ(std::vector<int64_t>(v, v + t.initializer->numel()),
+                (std::vector<int64_t>{-1, 49, 3}));
+    }
+  std::mt19937 rng(3);
+  EXPECT_TRUE(same_outputs(g, *once, {uniform(rng, {2, 2, 7, 2, 7, 3})}, 0.0, true));
+}
+
 // The dynamo exporter writes allowzero = 1 on every Reshape, where a 0 in the
 // target is a dim of 0: a target made of the input's own dims is still a
 // constant (the copies as 0, allowzero dropped), unless it also holds a 0.
