@@ -148,9 +148,15 @@ class ConvOp final : public Op {
   /// where cuDNN finds an algorithm; 1-D convs and asymmetric pads run plan().
   Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>&,
                            const PlanEnv&) const override {
-    if (s_.conv.dnn == nullptr) return fail(ErrorCode::kUnsupported, "no cuDNN");
     if (in[0].size() != 4) return fail(ErrorCode::kUnsupported, "a 1-D conv");
     HONE_TRY(ConvGeometry g, conv_geometry(node_, has_bias_, in));
+    // A 1x1 stride-1 unpadded conv of constant weights is one GEMM over the
+    // channels-last input (cuBLAS, bf16/f16 out), then the epilogue pass.
+    if (g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PH == 0 && g.PW == 0 &&
+        g.group == 1 && weights_ != nullptr && fits_int({g.N * g.H * g.W, g.M, g.C}) &&
+        (!has_z_ || in.back() == conv_out_dims(g, 4)))
+      return plan_half_gemm(g, in);
+    if (s_.conv.dnn == nullptr) return fail(ErrorCode::kUnsupported, "no cuDNN");
     if (!g.symmetric) return fail(ErrorCode::kUnsupported, "asymmetric pads");
     if (has_z_ && in.back() != conv_out_dims(g, 4))
       return fail(
@@ -218,6 +224,30 @@ class ConvOp final : public Op {
                                                  dc->conv, dc->algo.algo, vp(b.workspace + dnn_at),
                                                  dc->algo.memory, &zero, dc->y, vp(b.out[0])),
           "cudnnConvolutionForward"));
+      if (!bias && !z && !relu) return {};
+      return half_bias_act(c, b.out[0], bias ? b.in[2] : 0, z ? b.in.back() : 0, count, M, relu,
+                           half);
+    };
+    return p;
+  }
+
+  /// plan_half()'s 1x1 conv: Y[N*H*W, M] = X[N*H*W, C] · Wᵀ, then the bias,
+  /// residual and Relu in one pass.
+  Result<OpPlan> plan_half_gemm(const ConvGeometry& g, const std::vector<dims_t>& in) const {
+    const int half = s_.math.half;
+    HONE_TRY(std::shared_ptr<const DeviceBuffer> w, krsc_weights(*weights_, g.M, g.C, 1));
+    const int64_t rows = g.N * g.H * g.W, M = g.M, C = g.C, count = rows * g.M;
+    OpPlan p;
+    p.outputs = {conv_out_dims(g, 4)};
+    p.kernel = std::string("conv2d.") + (half == kCudaR16BF ? "bf16" : "f16") +
+               ".cuda.gemm_ex_nhwc" + suffix();
+    p.reads.assign(in.size(), Storage::kF32);
+    p.reads[0] = Storage::kHalf;
+    if (has_z_) p.reads.back() = Storage::kHalf;
+    p.writes = {Storage::kHalf};
+    const bool bias = has_bias_, z = has_z_, relu = relu_;
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      HONE_CHECK_OK(gemm_half_out(c, rows, M, C, b.in[0], w->ptr(), b.out[0], half));
       if (!bias && !z && !relu) return {};
       return half_bias_act(c, b.out[0], bias ? b.in[2] : 0, z ? b.in.back() : 0, count, M, relu,
                            half);

@@ -387,11 +387,14 @@ Result<Unit> create_chain(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
                ";\n    }\n    *reinterpret_cast<float4*>(out + i) = "
                "make_float4(r[0], r[1], r[2], r[3]);\n  }\n}\n";
   // Over half-precision activations (storage.h): operands f32 or bf16/f16
-  // (bit k of halves), the result bf16/f16.
-  cm.source += "extern \"C\" __global__ void " + fn +
-               "_h(unsigned short* out, HoneEw p, long long n, int halves, int bf16) {\n"
-               "  HONE_FOR(i, n) {\n" +
-               loadsh + body + "    out[i] = hone_half_bits(" + name_of[cur] + ", bf16);\n  }\n}\n";
+  // (bit k of halves), the result bf16/f16. Only generated where they can
+  // run (activations=half): other builds compile the chains as before.
+  if (b.settings.math.half_activations)
+    cm.source += "extern \"C\" __global__ void " + fn +
+                 "_h(unsigned short* out, HoneEw p, long long n, int halves, int bf16) {\n"
+                 "  HONE_FOR(i, n) {\n" +
+                 loadsh + body + "    out[i] = hone_half_bits(" + name_of[cur] +
+                 ", bf16);\n  }\n}\n";
   u.op =
       std::make_unique<ChainOp>(b.chains, fn, ops, std::move(literal_dims), b.settings.math.half);
   return u;

@@ -113,6 +113,20 @@ Result<void> half_bias_act(const ExecCtx& c, CUdeviceptr y, CUdeviceptr bias, CU
                    {&y, &bias, &z, &count, &ch, &r, &vec, &bf16});
 }
 
+Result<void> gemm_half_out(const ExecCtx& c, int64_t m, int64_t n, int64_t k, CUdeviceptr a,
+                           CUdeviceptr b, CUdeviceptr y, int half) {
+  // Column-major, Yᵀ[n, m] = B[n, k] · Aᵀ: B read transposed (ldb k), A as
+  // it is (lda k), as gemm_rm(ta = false, tb = true) does.
+  const float alpha = 1.0f, beta = 0.0f;
+  const int M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  return c.d.check_blas(
+      c.d.api().cublasGemmStridedBatchedEx(
+          c.blas, kCublasOpT, kCublasOpN, N, M, K, &alpha, reinterpret_cast<const void*>(b), half,
+          K, 0, reinterpret_cast<const void*>(a), half, K, 0, &beta, reinterpret_cast<void*>(y),
+          half, N, 0, 1, kCublasCompute32F, kCublasGemmDefault),
+      "cublasGemmStridedBatchedEx");
+}
+
 size_t StoragePlan::new_slot(const dims_t& dims, DType dtype, Storage storage) {
   Program::Slot s;
   s.offset = p_.arena_bytes;

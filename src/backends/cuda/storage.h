@@ -52,6 +52,12 @@ std::string storage_name(Storage s, int half, const dims_t& dims);
 [[nodiscard]] Result<void> half_bias_act(const ExecCtx& c, CUdeviceptr y, CUdeviceptr bias,
                                          CUdeviceptr z, int64_t n, int64_t C, bool relu, int half);
 
+/// Row-major Y[m, n] = A[m, k] · Bᵀ, B stored [n, k], every operand and Y
+/// bf16/f16 (`half`), summed in f32 on cuBLAS: a 1x1 stride-1 conv over
+/// channels-last values (A the input [N*H*W, C], B its weights [M, C]).
+[[nodiscard]] Result<void> gemm_half_out(const ExecCtx& c, int64_t m, int64_t n, int64_t k,
+                                         CUdeviceptr a, CUdeviceptr b, CUdeviceptr y, int half);
+
 /// A MaxPool's or AveragePool's output dims and the 16 ints hone_pool2d and
 /// hone_pool2d_nhwc_half take after their pointers and count (H, W, OH, OW,
 /// KH, KW, strides, begin pads, end pads, dilations, is_max, include_pad);
