@@ -68,7 +68,8 @@ CudaBackend::CudaBackend() {
       .declare("activations", std::string("f32"),
                "bf16/fp16 only. f32: tensors between steps stay f32 (each product converts its "
                "operands); half: they live in bf16/f16, rank-4 ones channels-last (NHWC) from "
-               "a block's first conv to its end; convs (cuDNN, epilogue fused), pools, "
+               "a block's first conv to its end; convs (cuDNN, 1x1 ones one cuBLAS GEMM; bias, "
+               "residual and Relu fused), pools, "
                "element-wise chains, Concat, views and Gemm read them directly, and a "
                "conversion is added only where a reader has no half kernel (listed in the "
                "kernel plan with its reason)")

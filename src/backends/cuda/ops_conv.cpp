@@ -20,6 +20,12 @@
 // planned; others on every run, in the workspace. Only for group == 1:
 // grouped and depthwise convs keep the candidates above.
 //
+// Under activations=half (storage.h) the conv reads and writes bf16/f16
+// NHWC itself (plan_half): cuDNN NHWC in and out, its bias and Relu (and the
+// residual) in cudnnConvolutionBiasActivationForward where cuDNN takes it,
+// else one pass after; 1x1 stride-1 convs as one cuBLAS GEMM instead, whose
+// legacy-API cuDNN algorithms were about ten times slower on an H100.
+//
 // conv_select=time (the default) times the candidates once per geometry
 // (op_timer.h) and keeps the fastest: cuDNN's FMA kernels lose to cuBLAS on
 // small batches. With the NHWC candidate there, each candidate is first
