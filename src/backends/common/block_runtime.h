@@ -3,7 +3,10 @@
 // signature into a Program (the backend's type: slots, steps, arena layout),
 // which is cached; a signature whose build failed is remembered with its
 // Error and runs on the reference interpreter, as does any call with a
-// non-f32 input; each such run counts as a fallback run. A backend whose
+// non-f32 input; each such run counts as a fallback run. A build that ran
+// out of memory is the exception: the run fails with that error (a batch
+// that does not fit is the caller's to shrink, not a reason to run it on the
+// host) and is not remembered, so the signature builds once memory is back. A backend whose
 // Program depends on some inputs' values widens the cache key (key_of).
 //
 //   class MyBlock final : public BlockRuntime<MyProgram> {
@@ -46,7 +49,11 @@ class BlockRuntime : public CompiledBlock {
     std::shared_ptr<const Program> program;
     if (std::optional<ShapeSignature> key = key_of(inputs)) {
       std::lock_guard lock(mu_);
-      if (auto p = program_locked(*key)) program = *p;
+      auto p = program_locked(*key);
+      if (p)
+        program = *p;
+      else if (p.error().code() == ErrorCode::kOutOfMemory)
+        return fail(std::move(p).error());  // the caller's to handle, not the reference's
     }
     if (!program) {
       fallback_runs_->fetch_add(1, std::memory_order_relaxed);
@@ -107,6 +114,12 @@ class BlockRuntime : public CompiledBlock {
     if (auto it = failed_.find(sig); it != failed_.end()) return fail(it->second);
     auto program = build(sig);
     if (!program) {
+      // Out of memory passes (a smaller batch, another process done): tried again next time.
+      if (program.error().code() == ErrorCode::kOutOfMemory) {
+        HONE_LOG_DEBUG("{}: block '{}' for {} does not fit: {}", backend_, graph_->name(),
+                       signature_text(sig), program.error().to_string());
+        return fail(std::move(program).error());
+      }
       HONE_LOG_DEBUG("{}: block '{}' for {} runs on the reference: {}", backend_, graph_->name(),
                      signature_text(sig), program.error().to_string());
       failed_.emplace(sig, program.error());

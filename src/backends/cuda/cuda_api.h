@@ -96,6 +96,7 @@ struct Api {
   CUresult (*cuCtxSetCurrent)(CUcontext) = nullptr;
   CUresult (*cuMemAlloc)(CUdeviceptr*, size_t) = nullptr;
   CUresult (*cuMemFree)(CUdeviceptr) = nullptr;
+  CUresult (*cuMemGetInfo)(size_t*, size_t*) = nullptr;
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream) = nullptr;
   CUresult (*cuMemcpyDtoDAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream) = nullptr;
@@ -209,6 +210,14 @@ class Driver {
   /// A driver-API result as an Error ("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY
   /// (out of memory)"), or success.
   Result<void> check(CUresult r, const char* what) const;
+  /// cuMemAlloc of `bytes` on the current context; an out-of-memory failure
+  /// names the size asked for and the device's free and total memory then
+  /// ("... 4294967296 bytes of device memory (1.2 GiB free of 79.1 GiB on
+  /// NVIDIA H100 80GB HBM3)").
+  Result<void> allocate(CUdeviceptr* ptr, size_t bytes) const;
+  /// The device's free and total memory in bytes (cuMemGetInfo), as seen
+  /// from the current context.
+  Result<std::pair<size_t, size_t>> memory_info() const;
   Result<void> check_blas(int status, const char* what) const;
 
  private:

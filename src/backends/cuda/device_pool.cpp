@@ -29,10 +29,9 @@ Result<std::shared_ptr<void>> DevicePool::take(const Driver& d, size_t bytes) {
   if (p == nullptr) {
     HONE_CHECK_OK(d.make_current());
     CUdeviceptr ptr = 0;
-    if (!d.check(d.api().cuMemAlloc(&ptr, cap), "cuMemAlloc")) {
+    if (d.api().cuMemAlloc(&ptr, cap) != 0) {
       trim(d);  // free blocks of other sizes may be what the device is short of
-      HONE_CHECK_OK_CTX(d.check(d.api().cuMemAlloc(&ptr, cap), "cuMemAlloc"),
-                        "while allocating " + std::to_string(cap) + " bytes of device memory");
+      HONE_CHECK_OK(d.allocate(&ptr, cap));
     }
     p = reinterpret_cast<void*>(ptr);
   }
