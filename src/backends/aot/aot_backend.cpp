@@ -114,6 +114,10 @@ class AotBlock final : public CompiledBlock {
   }
 
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
+    if (const std::string why = beyond_guessed_bound(inputs); !why.empty()) {
+      HONE_LOG_DEBUG("aot: block '{}' runs on the reference for this call: {}", graph->name(), why);
+      return eval::Interpreter().run_tensors(*graph, inputs);
+    }
     const Abi& abi = lib->abi();
     static const int64_t kScalarShape[1] = {0};  // rank-0 tensors have no dims, but a pointer
     std::vector<const float*> in;
@@ -143,6 +147,30 @@ class AotBlock final : public CompiledBlock {
       return fail(error_code(status), abi.last_error());
     executions->fetch_add(1, std::memory_order_relaxed);
     return outs;
+  }
+
+  /// Why this call's inputs exceed a bound the library was compiled with
+  /// although nothing set it: a dim the graph leaves unknown at the block's
+  /// edge (named VALUE:AXIS by lower.cpp, bounded by default_dim_max), such as
+  /// the length after a Pad inside an If branch. Empty when none does. A
+  /// named symbol's bound (dim_bounds, the tuned spec) stays an error.
+  std::string beyond_guessed_bound(const std::vector<Tensor>& inputs) const {
+    const std::vector<ValueId>& ins = graph->inputs();
+    for (size_t i = 0; i < inputs.size() && i < ins.size(); ++i) {
+      const ValueInfo& info = program.values[static_cast<size_t>(ins[i])];
+      for (size_t a = 0; a < info.dims.size() && a < inputs[i].rank(); ++a) {
+        if (info.dims[a].is_const()) continue;
+        const std::string name = info.dims[a].to_string();
+        if (name.find(':') == std::string::npos) continue;
+        for (size_t s = 0; s < program.symbols.size(); ++s)
+          if (program.symbols[s] == name && inputs[i].dim(a) > program.symbol_max[s])
+            return "input '" + info.name + "' axis " + std::to_string(a) + " is " +
+                   std::to_string(inputs[i].dim(a)) + ", past the " +
+                   std::to_string(program.symbol_max[s]) +
+                   " assumed for a dim the graph leaves unknown (default_dim_max)";
+      }
+    }
+    return {};
   }
 
   /// Writes library, weights, source, log and block.json into `dir`.

@@ -94,6 +94,30 @@ TEST(AotBackend, DynamicBatchBoundsAndWrongShapes) {
   EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
 }
 
+TEST(AotBackend, ADimTheGraphLeavesUnknownPastItsAssumedBoundRunsOnTheReference) {
+  // x's second dim has no name and no bound (as after a Pad inside an If
+  // branch): the library assumes default_dim_max for it; a larger one is not
+  // an error but a call on the reference, with the same result.
+  GraphBuilder b("unknown_dim");
+  ValueId x = b.input("x", DType::kF32, Shape{2, Dim::unknown()});
+  b.output(b.relu(x), "y");
+  const Graph g = *std::move(b).build();
+  auto be = build_aot(g, {{"default_dim_max", "8"}});
+  ASSERT_TRUE(be);
+  std::mt19937 rng(3);
+  for (int64_t n : {5, 20}) {
+    const Tensor in = uniform(rng, {2, n});
+    const uint64_t before = be->kernel_executions();
+    auto got = be->infer({in});
+    ASSERT_TRUE(got) << n << ": " << got.error().to_string();
+    auto want = eval::Interpreter().run_tensors(g, {in});
+    ASSERT_TRUE(want);
+    EXPECT_TRUE(close((*got)[0], (*want)[0], 0, 0)) << n;
+    EXPECT_EQ(be->kernel_executions() > before, n <= 8)
+        << n << ": compiled code ran past its bound";
+  }
+}
+
 TEST(AotBackend, GeneratedSourceIsReadableAndCached) {
   const Graph g = load_example("cnn");
   auto first = build_aot(g);
