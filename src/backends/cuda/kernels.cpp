@@ -7,8 +7,8 @@
 
 namespace hone::cuda {
 
-// The kernels (kernels/prelude.cu, kernels/fixed.cu, kernels/tensor_ops.cu, kernels/half_ops.cu) run in f32 with IEEE
-// division and libdevice's accurate functions (no --use_fast_math): results
+// The kernels (kernels/prelude.cu, kernels/fixed.cu, kernels/tensor_ops.cu, kernels/half_ops.cu)
+// run in f32 with IEEE division and libdevice's accurate functions (no --use_fast_math): results
 // must match the reference interpreter.
 
 const std::string& ew_prelude() {
