@@ -213,7 +213,9 @@ def _run_export(torch, flat, args, in_names, out_names, dynamic_axes, opset, exp
             try:
                 with torch.no_grad():
                     program = torch.onnx.export(flat, args, None, input_names=in_names,
-                                                output_names=out_names, dynamic_axes=dynamic_axes,
+                                                output_names=out_names,
+                                                dynamic_shapes=_dynamic_shapes(torch, in_names,
+                                                                               dynamic_axes),
                                                 opset_version=opset, dynamo=True)
                 with tempfile.TemporaryDirectory() as d:
                     path = os.path.join(d, "model.onnx")
@@ -240,6 +242,28 @@ def _run_export(torch, flat, args, in_names, out_names, dynamic_axes, opset, exp
         return buf.getvalue(), f"torch.onnx TorchScript, torch {torch.__version__}, opset {version}"
     finally:
         module.train(was_training)
+
+
+def _dynamic_shapes(torch, in_names, dynamic_axes) -> dict:
+    """torch.export's form of the inputs' dynamic axes for Flat.forward(*tensors):
+    the varargs parameter's tuple, one spec per tensor (None: every dim static).
+    Dim.AUTO where torch has it (2.6 on): torch infers which dynamic dims are
+    equal and does not fail on a dim the model fixes; else one torch.export.Dim
+    per name, shared by the inputs whose sizes matched it."""
+    Dim = torch.export.Dim
+    auto = getattr(Dim, "AUTO", None)
+    named = {}
+
+    def dim(name):
+        if auto is not None:
+            return auto
+        return named.setdefault(name, Dim(name))
+
+    specs = []
+    for n in in_names:
+        axes = dynamic_axes.get(n)
+        specs.append({int(a): dim(name) for a, name in axes.items()} if axes else None)
+    return {"tensors": tuple(specs)}
 
 
 def _export_error(name, exporter, opset, e, tried=()):
