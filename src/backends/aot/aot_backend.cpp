@@ -151,7 +151,7 @@ class AotBlock final : public CompiledBlock {
 
   /// Why this call's inputs exceed a bound the library was compiled with
   /// although nothing set it: a dim the graph leaves unknown at the block's
-  /// edge (named VALUE:AXIS by lower.cpp, bounded by default_dim_max), such as
+  /// edge (Program::symbol_unnamed, bounded by default_dim_max), such as
   /// the length after a Pad inside an If branch. Empty when none does. A
   /// named symbol's bound (dim_bounds, the tuned spec) stays an error.
   std::string beyond_guessed_bound(const std::vector<Tensor>& inputs) const {
@@ -161,9 +161,9 @@ class AotBlock final : public CompiledBlock {
       for (size_t a = 0; a < info.dims.size() && a < inputs[i].rank(); ++a) {
         if (info.dims[a].is_const()) continue;
         const std::string name = info.dims[a].to_string();
-        if (name.find(':') == std::string::npos) continue;
         for (size_t s = 0; s < program.symbols.size(); ++s)
-          if (program.symbols[s] == name && inputs[i].dim(a) > program.symbol_max[s])
+          if (program.symbol_unnamed[s] && program.symbols[s] == name &&
+              inputs[i].dim(a) > program.symbol_max[s])
             return "input '" + info.name + "' axis " + std::to_string(a) + " is " +
                    std::to_string(inputs[i].dim(a)) + ", past the " +
                    std::to_string(program.symbol_max[s]) +

@@ -94,6 +94,9 @@ struct Program {
   std::map<NodeId, PadFill> pads;
   std::vector<std::string> symbols;  // in first-seen order over the inputs
   std::vector<int64_t> symbol_max;
+  /// Per symbol: a dim the graph leaves unnamed at the block's edge, named
+  /// VALUE:AXIS here, whose bound default_max only assumes.
+  std::vector<bool> symbol_unnamed;
   std::vector<Step> steps;
   std::vector<float> weights;  // the blob's payload
   int64_t arena_bytes = 0;
