@@ -17,6 +17,8 @@ ONNX exporter, with seeded inputs and PyTorch's own outputs as ground truth.
   zoo.py pin --exporter E --work DIR [NAME...]  write the exports' hashes into manifest.json
   zoo.py summary WORK/results              zoo_test.sh's results as a table
   zoo.py check-manifest | self-test         the manifest lists registry.py's models; compare can fail
+  zoo.py cells RESULTS.tsv OUT.json         one model's results as feature-matrix cells zoo.NAME/BACKEND
+  zoo.py check-features FEATURES.json       the matrix's Zoo tab has a row per registry.py model, no other
   zoo.py has-dynamo [--version]             exit 0 where the dynamo exporter can run
 
 Exporters: 'torchscript' is torch.onnx.export's tracer at opset 17 (the only
@@ -363,6 +365,54 @@ def cmd_check_manifest(args):
     return 0 if have == want else 1
 
 
+def cmd_cells(args):
+    """One model's zoo_test.sh results (every point, every backend) as the
+    feature matrix's cells zoo.NAME/BACKEND, for `hone-matrix update`: failed
+    when a point failed, skipped when every point was, else passed; the reason
+    names the exporter, each point's outcome and the nodes left to the
+    reference."""
+    import datetime
+    rows = [l.split("\t") for l in Path(args.tsv).read_text().splitlines() if l.strip()]
+    if not rows or any(len(r) != 8 for r in rows):
+        print("%s: expected zoo_test.sh's lines of 8 tab-separated fields" % args.tsv, file=sys.stderr)
+        return 1
+    when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cells = {}
+    for backend in dict.fromkeys(r[3] for r in rows):
+        mine = [r for r in rows if r[3] == backend]
+        name, exporter = mine[0][0], mine[0][1]
+        statuses = {r[4] for r in mine}
+        status = "failed" if "failed" in statuses else "skipped" if statuses == {"skipped"} else "passed"
+        fb = mine[0][6]
+        head = "%s export" % exporter
+        if fb not in ("0", "?") and backend != "reference":
+            head += ", %s node(s) on the reference" % fb
+        points = "; ".join(r[7] if r[2] == "-" else "%s %s: %s" % (r[2], r[4], r[7]) for r in mine)
+        why = load_manifest()["models"].get(name, {}).get("known_failures", {}).get(backend)
+        if status == "failed" and why:
+            head += " (known failure: %s)" % why
+        cells["zoo.%s/%s" % (name, backend)] = {"status": status, "reason": "%s. %s" % (head, points),
+                                                  "tests": ["zoo_%s" % name], "updated": when}
+    Path(args.out).write_text(json.dumps({"cells": cells}, indent=1) + "\n")
+    return 0
+
+
+def cmd_check_features(args):
+    """The feature matrix's Zoo tab has one row per registry.py model, in its
+    order, and no other, so every zoo test's cells have a place on the page."""
+    features = json.loads(Path(args.features).read_text())
+    tab = next((t for t in features.get("tabs", []) if t.get("id") == "zoo"), None)
+    rows = [r["id"] for r in tab["rows"]] if tab else []
+    want = [m["name"] for m in MODELS]
+    if rows != want:
+        print("features.json's zoo tab rows %s differ from registry.py's models %s (missing %s, extra %s)" % (
+            "absent" if tab is None else len(rows), len(want), sorted(set(want) - set(rows)),
+            sorted(set(rows) - set(want))))
+        return 1
+    print("%d zoo rows match registry.py" % len(rows))
+    return 0
+
+
 def cmd_self_test(args):
     """The comparison fails where it should: outputs 1% off, a wrong shape, a
     NaN, a missing output and a differing integer; identical ones pass, and
@@ -467,6 +517,13 @@ def main():
     p.set_defaults(fn=cmd_has_dynamo)
     p = sub.add_parser("check-manifest")
     p.set_defaults(fn=cmd_check_manifest)
+    p = sub.add_parser("cells")
+    p.add_argument("tsv")
+    p.add_argument("out")
+    p.set_defaults(fn=cmd_cells)
+    p = sub.add_parser("check-features")
+    p.add_argument("features")
+    p.set_defaults(fn=cmd_check_features)
     p = sub.add_parser("self-test")
     p.set_defaults(fn=cmd_self_test)
     p = sub.add_parser("compare")
