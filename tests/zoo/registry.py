@@ -1,7 +1,7 @@
 """The zoo's models: what each is, how it is built (random weights, seeded),
 its inputs and their seeded values, the points (batch, sequence length) it
 runs at, and the export by either PyTorch exporter. zoo.py stamps each export
-with the SHA-256 of this file, models.py and models_vision.py: change any and every model is
+with the SHA-256 of this file and the models_*.py files: change any and every model is
 exported again, and its pinned hash must match or be re-pinned.
 """
 import hashlib
@@ -43,6 +43,10 @@ def custom(cls, module="models", **kw):
 
 def vision(cls, **kw):
     return custom(cls, module="models_vision", **kw)
+
+
+def apps(cls, **kw):
+    return custom(cls, module="models_apps", **kw)
 
 
 def vit_tiny():
@@ -145,6 +149,32 @@ MODELS = [
                                 vocab=1000)],
                ("logits",), (16, 128), derived={"tgt": lambda s: s // 2},
                note="decoder length tgt is seq / 2"),
+    # added 2026-12-05 (session 20): application families, written in models_apps.py
+    text_model("conformer_encoder", apps("ConformerEncoder"), "speech encoder (Conformer)",
+               [dict(name="input_features", dtype="float32", shape=["batch", 80, "seq"], gen="normal")],
+               ("last_hidden_state",), (100, 200), note="seq is 10 ms mel frames (1 s and 2 s); time subsampled by 4"),
+    text_model("diffusion_unet", apps("DiffusionUNet"), "latent diffusion denoiser",
+               [dict(name="latents", dtype="float32", shape=["batch", 4, 32, 32], gen="normal"),
+                dict(name="timestep", dtype="float32", shape=["batch"], gen="steps"),
+                dict(name="context", dtype="float32", shape=["batch", 8, 64], gen="normal")],
+               ("noise",), (None,), note="GroupNorm, timestep embedding, self- and cross-attention"),
+    image_model("yolo_detector", apps("YoloDetector"), "one-stage detector (YOLOv8-style)", size=256,
+                outputs=("predictions",), note="C2f split blocks, SPPF, nearest upsampling; raw outputs, no NMS"),
+    text_model("clip_text_encoder", apps("ClipTextEncoder"), "text encoder (CLIP)", [IDS],
+               ("last_hidden_state", "text_embeds"), (16, 77),
+               note="causal mask by triu in forward; pooled at each row's argmax id"),
+    text_model("dlrm", apps("Dlrm"), "recommendation (DLRM)",
+               [dict(name="dense", dtype="float32", shape=["batch", 13], gen="normal"),
+                dict(name="sparse", dtype="int64", shape=["batch", 8], gen="ids", vocab=1000),
+                dict(name="bag", dtype="int64", shape=["batch", 4], gen="ids", vocab=1000)],
+               ("scores",), (None,), note="8 embedding tables, a summed EmbeddingBag, dot interactions, 4 tasks"),
+    text_model("dgcnn", apps("Dgcnn"), "point-cloud classifier (DGCNN)",
+               [dict(name="points", dtype="float32", shape=["batch", 3, 256], gen="points", k=8)],
+               ("logits",), (None,), note="kNN by topk, gathered edge features, max over neighbours"),
+    image_model("espcn", apps("Espcn"), "super-resolution (ESPCN)", outputs=("upscaled",),
+                shape=["batch", 1, 64, 64], note="PixelShuffle (DepthToSpace) by 3"),
+    image_model("dcgan_generator", apps("DcganGenerator"), "image generator (DCGAN)", outputs=("image",),
+                shape=["batch", 100, 1, 1], note="ConvTranspose2d from a latent vector to 64x64"),
 ]
 BY_NAME = {m["name"]: m for m in MODELS}
 
@@ -194,10 +224,35 @@ def make_inputs(model, dims, seed):
             a = np.zeros(shape, np.int64)
             for r in range(shape[0]):
                 a[r, : rng.integers(max(1, shape[1] // 2), shape[1] + 1)] = 1
+        elif spec["gen"] == "steps":  # diffusion timesteps, uniform in [0, 1000)
+            a = rng.uniform(0.0, 1000.0, size=shape).astype(np.float32)
+        elif spec["gen"] == "points":  # [batch, 3, n], no near-tie at the k-th neighbour
+            a = separated_points(rng, shape, spec["k"])
         else:
             raise ValueError(spec["gen"])
         arrays.append(a)
     return arrays
+
+
+def separated_points(rng, shape, k, margin=1e-3):
+    """Normal points [batch, 3, n] whose k-th and (k+1)-th nearest neighbours
+    (the point itself first) are at least `margin` apart in squared distance
+    for every point: where they nearly tie, two correct backends' rounding
+    could pick different neighbours, and the outputs would differ by a whole
+    neighbour, not by rounding. Points in a near-tie are drawn again."""
+    import numpy as np
+    a = rng.standard_normal(shape).astype(np.float32)
+    for _ in range(1000):
+        bad = []
+        for b in range(shape[0]):
+            p = a[b].T.astype(np.float64)
+            d2 = np.sort(((p[:, None, :] - p[None, :, :]) ** 2).sum(-1), axis=1)
+            bad += [(b, i) for i in np.nonzero(d2[:, k] - d2[:, k - 1] < margin)[0]]
+        if not bad:
+            return a
+        for b, i in bad:
+            a[b, :, i] = rng.standard_normal(shape[1]).astype(np.float32)
+    raise RuntimeError("could not draw %s points without near-ties at neighbour %d" % (shape, k))
 
 
 def build_model(model):

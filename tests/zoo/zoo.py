@@ -43,7 +43,7 @@ from registry import (BY_NAME, MODELS, build_model, dims_at, export, make_inputs
 def script_hash():
     """What the exports depend on besides torch: registry.py and the models' files."""
     h = hashlib.sha256()
-    for p in (HERE / "registry.py", HERE / "models.py", HERE / "models_vision.py"):
+    for p in (HERE / "registry.py", HERE / "models.py", HERE / "models_vision.py", HERE / "models_apps.py"):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
 
