@@ -30,6 +30,25 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("float* Y = " + y + ";");
   e.line("float* Yh = " + yh + ";");
   e.line("float* Yc = " + yc + ";");
+  // States whose dims only the run binds (lstm_lower.cpp accept_state): checked here.
+  const DimExprs state = L.batch_major ? DimExprs{L.batch, D, H} : DimExprs{D, L.batch, H};
+  for (auto [v, what] : {std::pair{L.h0, "initial_h"}, std::pair{L.c0, "initial_c"}}) {
+    if (v < 0 || e.dims(v) == state) continue;
+    const DimExprs& got = e.dims(v);
+    std::string cond, fmt, args;
+    for (size_t a = 0; a < state.size(); ++a) {
+      if (!(got[a] == state[a]))
+        cond += (cond.empty() ? "" : " || ") + e.dim(got[a]) + " != " + e.dim(state[a]);
+      fmt += std::string(a ? "," : "") + "%lld";
+      args += ", (long long)" + e.dim(got[a]);
+    }
+    for (size_t a = 0; a < state.size(); ++a) args += ", (long long)" + e.dim(state[a]);
+    e.open("if (" + cond + ")");
+    e.line("*c->status = set_error(HONE_AOT_INVALID_ARGUMENT, \"LSTM " + std::string(what) +
+           " has dims [" + fmt + "], expected [" + fmt + "]\"" + args + ");");
+    e.line("return;");
+    e.close();
+  }
   e.line("const float* H0 = " + (L.h0 >= 0 ? e.ptr(L.h0) : std::string("NULL")) + ";");
   e.line("const float* C0 = " + (L.c0 >= 0 ? e.ptr(L.c0) : std::string("NULL")) + ";");
   e.line("(void)Y, (void)Yh, (void)Yc, (void)H0, (void)C0;");

@@ -50,6 +50,32 @@ Result<const float*> const_data(const Program& p, ValueId v, int64_t count, cons
   return i.constant->data<float>();
 }
 
+/// An initial state whose dims differ from `want` only where one side is a
+/// symbol: shape inference leaves a state computed in the graph (ConstantOfShape
+/// of a target made from Shape) as symbols of its own, such as
+/// [unk__3,unk__1,unk__2] for [2,batch,96]. The kernel reads it with the dims
+/// it needs and emit_lstm checks them at run time; each such symbol's bound
+/// rises to the bound of the dim it must equal, so the input check lets the
+/// right dims through. Two different numbers are an error.
+Result<void> accept_state(Program& p, const Node& n, size_t i, const DimExprs& want,
+                          const char* what) {
+  if (!has(n, i)) return {};
+  const DimExprs got = dims_of(p, n.inputs[i]);
+  auto mismatch = [&] {
+    return fail(ErrorCode::kInvalidArgument, std::string("LSTM ") + what + " must have dims " +
+                                                 to_string(want) + ", got " + to_string(got));
+  };
+  if (got.size() != want.size()) return mismatch();
+  for (size_t a = 0; a < got.size(); ++a) {
+    if (got[a] == want[a]) continue;
+    if (got[a].is_const() && want[a].is_const()) return mismatch();
+    for (size_t s = 0; s < p.symbols.size(); ++s)
+      if (DimExpr::symbol(p.symbols[s]) == got[a])
+        p.symbol_max[s] = std::max(p.symbol_max[s], p.at_bounds(want[a]));
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string why_not_lstm(const Graph& g, const Node& n) {
@@ -145,8 +171,8 @@ Result<void> infer_lstm(Program& p, NodeId id) {
   HONE_CHECK_OK(expect(2, {dirs, 4 * H, H}, "R"));
   HONE_CHECK_OK(expect(3, {dirs, 8 * H}, "B"));
   const DimExprs state = bm ? DimExprs{batch, dirs, H} : DimExprs{dirs, batch, H};
-  HONE_CHECK_OK(expect(5, state, "initial_h"));
-  HONE_CHECK_OK(expect(6, state, "initial_c"));
+  HONE_CHECK_OK(accept_state(p, n, 5, state, "initial_h"));
+  HONE_CHECK_OK(accept_state(p, n, 6, state, "initial_c"));
   HONE_CHECK_OK(expect(7, {dirs, 3 * H}, "P"));
 
   std::vector<ValueId> ops{n.inputs[0]};

@@ -22,6 +22,7 @@ struct LstmCase {
   int64_t input = 7, hidden = 20;
   bool bias = true, states = false, peepholes = false, batch_major = false;
   bool weights_as_inputs = false;
+  bool state_symbols = false;  // h0 and c0 declared [sd,sb,sh]: dims the graph does not tie to x's
   std::vector<std::string> activations;
   std::optional<float> clip;
   bool input_forget = false;
@@ -57,7 +58,8 @@ LstmGraph make_lstm(const LstmCase& c, std::mt19937& rng) {
   // P before the states, so weight inputs come before h0 and c0 among the graph's inputs.
   const ValueId peep = c.peepholes ? weight("P", {D, 3 * H}, 0.5f) : kNoValue;
   if (c.states || c.peepholes) {
-    const Shape st = c.batch_major ? Shape{batch, Dim(D), Dim(H)} : Shape{Dim(D), batch, Dim(H)};
+    Shape st = c.batch_major ? Shape{batch, Dim(D), Dim(H)} : Shape{Dim(D), batch, Dim(H)};
+    if (c.state_symbols) st = Shape{Dim::symbol("sd"), Dim::symbol("sb"), Dim::symbol("sh")};
     in.push_back(c.states ? b.input("h0", DType::kF32, st) : kNoValue);
     in.push_back(c.states ? b.input("c0", DType::kF32, st) : kNoValue);
   }
@@ -143,6 +145,29 @@ TEST(AotLstm, WeightsGivenAtRunTimeArePackedByTheGeneratedCode) {
   c.peepholes = true;
   c.weights_as_inputs = true;
   expect_case(c, 5);
+}
+
+TEST(AotLstm, StatesWithDimsOfTheirOwnAreCheckedWhenTheModelRuns) {
+  // As an exporter's computed initial state reaches aot: [unk__3,unk__1,unk__2]
+  // for [2,batch,80], the hidden size above the default bound of 64.
+  LstmCase c;
+  c.direction = "bidirectional";
+  c.hidden = 80;
+  c.states = true;
+  c.state_symbols = true;
+  expect_case(c, 8);
+  std::mt19937 rng(9);
+  const LstmGraph lg = make_lstm(c, rng);
+  auto be = build_aot(lg.graph);
+  ASSERT_TRUE(be);
+  std::vector<Tensor> in = inputs_for(c, lg, 3, 2, rng);
+  in[1] = uniform(rng, {2, 3, 80});  // h0 and c0 for batch 3, x has batch 2
+  in[2] = uniform(rng, {2, 3, 80});
+  auto got = be->infer(in);
+  ASSERT_FALSE(got);
+  EXPECT_NE(got.error().message().find("LSTM initial_h has dims [2,3,80], expected [2,2,80]"),
+            std::string::npos)
+      << got.error().to_string();
 }
 
 TEST(AotLstm, OtherActivationsAndSequenceLensAreNotClaimed) {
