@@ -28,6 +28,7 @@
 #include "hone/shape.h"
 #include "ops/attrs.h"
 #include "ops/broadcast.h"
+#include "ops/sym_int.h"
 #include "ops/window.h"
 
 namespace hone::ops {
@@ -40,7 +41,7 @@ namespace hone::ops {
 /// type cannot go on (the function then fails with kUnsupported).
 /// add(a, b): a + b (Concat's axis), or unknown() where it cannot be said.
 /// mul(a, b): a * b (Flatten, Reshape's element counts); the passes' Dim
-/// gives an unknown dim for a product of symbols.
+/// names a product of symbols by its expression (sym_int.h).
 /// div(a, b): a / b when it divides exactly (Reshape's -1); nullopt where
 /// the type cannot say so (callers work out known numbers themselves first).
 /// str(d): the dim as text, for error messages.
@@ -75,21 +76,19 @@ struct DimTraits<Dim> {
     return d.is_static() ? std::optional(d.value()) : std::nullopt;
   }
   static std::optional<Dim> unknown() { return Dim::unknown(); }
+  /// Sums and products of symbols are dims named by their expression
+  /// (sym_int.h): Concat of [seq] and [1] gives "(seq+1)".
   static std::optional<Dim> add(const Dim& a, const Dim& b) {
-    return a.is_static() && b.is_static() ? Dim(a.value() + b.value()) : Dim::unknown();
+    return (SymInt::of(a) + SymInt::of(b)).dim();
   }
   static Dim mul(const Dim& a, const Dim& b) {
-    if (a == Dim(1)) return b;
-    if (b == Dim(1)) return a;
     if (a == Dim(0) || b == Dim(0)) return Dim(0);
-    return a.is_static() && b.is_static() ? Dim(a.value() * b.value()) : Dim::unknown();
+    return (SymInt::of(a) * SymInt::of(b)).dim();
   }
   static std::optional<Dim> div(const Dim& a, const Dim& b) {
     if (b == Dim(1)) return a;
-    if (a.is_static() && b.is_static() && b.value() > 0 && a.value() % b.value() == 0)
-      return Dim(a.value() / b.value());
-    if (a.is_symbolic() && a == b) return Dim(1);
-    return Dim::unknown();
+    const auto q = exact_div(SymInt::of(a), SymInt::of(b));
+    return q ? q->dim() : Dim::unknown();
   }
   static std::string str(const Dim& d) { return d.to_string(); }
 };

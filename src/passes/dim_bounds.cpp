@@ -6,6 +6,7 @@
 
 #include "hone/passes.h"
 #include "ops/broadcast.h"
+#include "ops/sym_int.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -203,6 +204,17 @@ std::map<std::string, int64_t> derive_dim_bounds(
     for (size_t i = 0; i < v.shape->rank(); ++i) note((*v.shape)[i], (*s.value(w).shape)[i]);
   }
   for (const auto& [name, bound] : input_bounds) out.try_emplace(name, bound);
+  // A dim named by an expression of symbols (ops/sym_int.h) that folding left
+  // without a number: its value at its symbols' bounds, where that is the
+  // largest (no minus sign: sums, products and floor quotients of them).
+  for (const Value& v : g.values()) {
+    if (!v.shape) continue;
+    for (const Dim& d : v.shape->dims()) {
+      if (!ops::is_derived(d) || out.contains(d.symbol_name())) continue;
+      if (d.symbol_name().find('-') != std::string::npos) continue;
+      if (auto b = ops::sym_eval(d, out)) out[d.symbol_name()] = *b;
+    }
+  }
   return out;
 }
 

@@ -14,6 +14,7 @@
 #include "ops/split.h"
 #include "ops/window.h"
 #include "passes/rewrite.h"
+#include "passes/shape_values.h"
 
 namespace hone::passes {
 namespace {
@@ -25,8 +26,11 @@ const std::set<std::string>& same_shape_ops() {
       "HardSigmoid", "Reciprocal", "Softplus", "Mish", "Sin", "Cos", "Floor", "Ceil", "Round",
       "BatchNormalization", "LayerNormalization", "InstanceNormalization", "Dropout", "Not", "Sign",
       // opsets 23-26
-      "Swish", "RMSNormalization", "RotaryEmbedding", "TensorScatter", "CumProd",
-      "LpNormalization"};
+      "Swish", "RMSNormalization", "RotaryEmbedding", "TensorScatter", "CumProd", "LpNormalization",
+      // the rest that keep their input's shape and dtype (llama's causal mask is a Trilu)
+      "Trilu", "CumSum", "Celu", "ThresholdedRelu", "Shrink", "Hardmax", "Softsign", "Tan", "Asin",
+      "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "LRN", "GroupNormalization",
+      "MeanVarianceNormalization"};
   return k;
 }
 
@@ -117,7 +121,8 @@ Dim scalar_dim(const Graph& g, ValueId v, int depth = 0) {
   return (*x.shape)[static_cast<size_t>(b + k)];
 }
 
-std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DType* dtype) {
+std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DType* dtype,
+                           ShapeValues& values) {
   auto shape_of = [&](size_t i) -> const Shape* {
     if (i >= n.inputs.size() || n.inputs[i] < 0) return nullptr;
     const Value& v = g.value(n.inputs[i]);
@@ -258,7 +263,8 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   if (op == "Reshape") {
     const Shape* s = shape_of(0);
     const Tensor* spec = constant_of(g, n.inputs.size() > 1 ? n.inputs[1] : kNoValue);
-    if (!s || !spec) return std::nullopt;
+    if (!spec) return computed_shape(g, n, values);
+    if (!s) return std::nullopt;
     std::vector<int64_t> dims;
     for (int64_t i = 0; i < spec->numel(); ++i) dims.push_back(tensor_element_as_int64(*spec, i));
     return shape_or_none(ops::reshape_shape(s->dims(), dims, ops::reshape_allowzero(n)));
@@ -273,7 +279,8 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const bool has_steps = !before_10 && n.inputs.size() > 4 && n.inputs[4] >= 0;
     auto axes = has_axes ? int_list(g, n, before_10 ? "axes" : "", 3) : std::nullopt;
     auto steps = has_steps ? int_list(g, n, "", 4) : std::nullopt;
-    if (!starts || !ends || (has_axes && !axes) || (has_steps && !steps)) return std::nullopt;
+    if (!starts || !ends || (has_axes && !axes) || (has_steps && !steps))
+      return before_10 ? std::nullopt : computed_shape(g, n, values);
     return shape_or_none(ops::slice_shape(s->dims(), *starts, *ends, axes ? &*axes : nullptr,
                                           steps ? &*steps : nullptr));
   }
@@ -288,6 +295,13 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     auto axes = has_axes ? int_list(g, n, "", 3) : std::nullopt;
     if (!s || !pads || (has_axes && !axes)) return std::nullopt;
     return shape_or_none(ops::pad_shape(s->dims(), *pads, axes ? &*axes : nullptr));
+  }
+  if (op == "Expand" || op == "Tile" || op == "Resize") return computed_shape(g, n, values);
+  if (op == "ConstantOfShape") {
+    *dtype = DType::kF32;
+    if (auto it = n.attrs.find("value"); it != n.attrs.end())
+      if (const auto* t = std::get_if<Tensor>(&it->second)) *dtype = t->dtype();
+    return computed_shape(g, n, values);
   }
   if (op == "Flatten") {
     const Shape* s = shape_of(0);
@@ -329,7 +343,10 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
       if (t != DType::kI64 && t != DType::kI32) return std::nullopt;
       return tensor_element_as_int64(*v.initializer, 0);
     };
-    auto r = ops::range_shape(number(0), scalar_dim(g, n.inputs[1]), number(2));
+    Dim limit = scalar_dim(g, n.inputs[1]);
+    if (auto e = values.of(n.inputs[1]); limit.is_unknown() && e && e->size() == 1)
+      limit = (*e)[0].dim();
+    auto r = ops::range_shape(number(0), limit, number(2));
     return r ? Shape(std::move(*r)) : Shape{Dim::unknown()};
   }
   if (op == "Gather" || op == "GatherElements") {
@@ -374,13 +391,14 @@ int propagate_shapes(Graph& g) {
   auto order = g.topological_order();
   if (!order) return 0;
   int filled = 0;
+  ShapeValues values(g);
   for (NodeId id : *order) {
     const Node& n = g.node(id);
     for (size_t k = 0; k < n.outputs.size(); ++k) {
       const ValueId o = n.outputs[k];
       if (o < 0) continue;
       DType dt = DType::kUndefined;
-      std::optional<Shape> s = infer(g, n, k, &dt);
+      std::optional<Shape> s = infer(g, n, k, &dt, values);
       Value& v = g.value(o);
       if (v.dtype == DType::kUndefined) v.dtype = dt;
       if (!v.shape && s) {

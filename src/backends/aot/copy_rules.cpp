@@ -129,12 +129,16 @@ Result<DimExprs> inferred_dims(const Program& p, const Node& n) {
       out.push_back(d.value());
       continue;
     }
-    size_t k = 0;
-    while (k < x.shape->rank() && !((*x.shape)[k].is_symbolic() && (*x.shape)[k] == d)) ++k;
-    if (k >= x.shape->rank() || k >= xd.size())
+    // A symbol of the input's, or an expression of them ("(4*seq)").
+    auto e = dim_expr_of(d, [&](const std::string& name) -> std::optional<DimExpr> {
+      for (size_t k = 0; k < x.shape->rank() && k < xd.size(); ++k)
+        if ((*x.shape)[k].is_symbolic() && (*x.shape)[k].symbol_name() == name) return xd[k];
+      return std::nullopt;
+    });
+    if (!e)
       return fail(unsupported("dim " + d.to_string() + " of " + n.op_type +
                               "'s output is none of its input's"));
-    out.push_back(xd[k]);
+    out.push_back(std::move(*e));
   }
   return out;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "ops/sym_int.h"
+
 namespace hone::aot {
 
 struct DimExpr::Node {
@@ -166,6 +168,40 @@ bool all_const(const DimExprs& dims) {
   for (const DimExpr& d : dims)
     if (!d.is_const()) return false;
   return true;
+}
+
+namespace {
+
+std::optional<DimExpr> from_tree(
+    const ops::SymTree& t,
+    const std::function<std::optional<DimExpr>(const std::string&)>& symbol) {
+  using K = ops::SymTree::Kind;
+  if (t.kind == K::kNumber) return DimExpr(t.number);
+  if (t.kind == K::kSymbol) return symbol(t.symbol);
+  std::vector<DimExpr> args;
+  for (const ops::SymTree& a : t.args) {
+    auto e = from_tree(a, symbol);
+    if (!e) return std::nullopt;
+    args.push_back(std::move(*e));
+  }
+  if (t.kind == K::kFloorDiv) return args[0] / args[1];
+  DimExpr r = t.kind == K::kSum ? DimExpr(0) : DimExpr(1);
+  for (const DimExpr& a : args) r = t.kind == K::kSum ? r + a : r * a;
+  return r;
+}
+
+}  // namespace
+
+std::optional<DimExpr> dim_expr_of(
+    const Dim& d, const std::function<std::optional<DimExpr>(const std::string&)>& symbol) {
+  if (d.is_static()) return DimExpr(d.value());
+  if (!d.is_symbolic()) return std::nullopt;
+  // The whole name first: a block input binds a derived dim as a symbol of its own.
+  if (auto whole = symbol(d.symbol_name())) return whole;
+  if (!ops::is_derived(d)) return std::nullopt;
+  auto t = ops::sym_tree(d);
+  if (!t) return std::nullopt;
+  return from_tree(*t, symbol);
 }
 
 }  // namespace hone::aot

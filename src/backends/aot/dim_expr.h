@@ -12,8 +12,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "hone/shape.h"
 
 namespace hone::aot {
 
@@ -66,5 +69,12 @@ inline std::string c_int(int64_t v) {
 /// "[batch,3,32,32]".
 std::string to_string(const DimExprs& dims);
 bool all_const(const DimExprs& dims);
+
+/// A graph dim as an expression: a number, or its symbol read through
+/// `symbol` (the expression a name stands for here), where a dim named by an
+/// expression of symbols (ops/sym_int.h: "(4*seq)") is built from its parts.
+/// Nothing where `d` is unknown or `symbol` knows a part's name not.
+std::optional<DimExpr> dim_expr_of(
+    const Dim& d, const std::function<std::optional<DimExpr>(const std::string&)>& symbol);
 
 }  // namespace hone::aot

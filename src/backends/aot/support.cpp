@@ -52,9 +52,13 @@ std::string computed_shape_problem(const Graph& g, const Node& n) {
   if (x == nullptr || !x->shape || !y.shape) return "the shape it makes is not known";
   for (const Dim& d : y.shape->dims()) {
     if (d.is_static()) continue;
-    bool found = false;
-    for (const Dim& e : x->shape->dims()) found |= e.is_symbolic() && d == e;
-    if (!found) return "its dim " + d.to_string() + " is none of its input's";
+    // A symbol of the input's, or an expression of them (copy_rules.cpp's inferred_dims).
+    const auto e = dim_expr_of(d, [&](const std::string& name) -> std::optional<DimExpr> {
+      for (const Dim& e : x->shape->dims())
+        if (e.is_symbolic() && e.symbol_name() == name) return DimExpr::symbol(name);
+      return std::nullopt;
+    });
+    if (!e) return "its dim " + d.to_string() + " is none of its input's";
   }
   return "";
 }

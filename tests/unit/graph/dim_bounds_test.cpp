@@ -53,5 +53,20 @@ TEST(DimBounds, TheGraphIsLeftAsItWas) {
   EXPECT_EQ((*y.shape)[0], Dim::symbol("unk__1"));
 }
 
+TEST(DimBounds, DerivedDimsTakeTheirValueAtTheBounds) {
+  // A dim named by its expression (ops/sym_int.h) that no node folds to a
+  // number here (the value has no producer): its value at the bounds.
+  Graph g("g");
+  const ValueId x = g.add_input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq")});
+  const ValueId y = g.add_input("y", DType::kF32, Shape{Dim::symbol("(4*seq)")});
+  const ValueId z = g.add_input("z", DType::kF32, Shape{Dim::symbol("(seq-1)")});
+  g.add_output(x);
+  g.add_output(y);
+  g.add_output(z);
+  const auto b = derive_dim_bounds(g, {{"batch", 2}, {"seq", 16}});
+  EXPECT_EQ(b.at("(4*seq)"), 64);
+  EXPECT_FALSE(b.contains("(seq-1)"));  // a difference is largest nowhere in particular
+}
+
 }  // namespace
 }  // namespace hone::passes

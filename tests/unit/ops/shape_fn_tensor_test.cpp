@@ -21,9 +21,9 @@ TEST(ShapeFnTensor, ReshapeCopiesZerosAndInfersMinusOne) {
   EXPECT_EQ(reshape_shape<Dim>({kBatch, 4, 8}, {0, -1}, false).value(), (Dims{kBatch, 32}));
   EXPECT_EQ(reshape_shape<Dim>({kBatch, kSeq, 8}, {0, 0, 2, 4}, false).value(),
             (Dims{kBatch, kSeq, 2, 4}));
-  // A -1 over an uncopied symbol: the passes cannot divide, the dim is unknown.
+  // A -1 over an uncopied symbol: the count divides exactly, a derived dim (sym_int.h).
   const Dims open = reshape_shape<Dim>({kBatch, 4, 8}, {-1, 8}, false).value();
-  EXPECT_TRUE(open[0].is_unknown());
+  EXPECT_EQ(open[0], Dim::symbol("(4*" + kBatch.symbol_name() + ")"));
   EXPECT_EQ(open[1], Dim(8));
 }
 
@@ -38,7 +38,7 @@ TEST(ShapeFnTensor, ReshapeErrorsNameTheOpAndInput) {
                          "differ in element count"));
   EXPECT_TRUE(fails_with(reshape_shape<int64_t>({2, 3}, {4, -1}, false),
                          ErrorCode::kInvalidArgument, "leaves no whole -1 for input data [2,3]"));
-  // The passes cannot check a symbolic count: the -1 stays unknown.
+  // A symbolic count the rest does not divide exactly: the -1 stays unknown.
   EXPECT_TRUE(reshape_shape<Dim>({kBatch, 6}, {4, -1}, false)->at(1).is_unknown());
 }
 
@@ -49,7 +49,8 @@ TEST(ShapeFnTensor, FlattenMultipliesEachSide) {
   EXPECT_EQ(flatten_shape<int64_t>(-1, {2, 3, 4}).value(), (Ints{6, 4}));
   EXPECT_EQ(flatten_shape<Dim>(1, {kBatch, 3, 4}).value(), (Dims{kBatch, 12}));
   EXPECT_EQ(flatten_shape<Dim>(2, {kBatch, 1, 4}).value(), (Dims{kBatch, 4}));
-  EXPECT_TRUE(flatten_shape<Dim>(2, {kBatch, kSeq, 4})->at(0).is_unknown());
+  EXPECT_EQ(flatten_shape<Dim>(2, {kBatch, kSeq, 4})->at(0),
+            (SymInt::of(kBatch) * SymInt::of(kSeq)).dim());
   EXPECT_TRUE(fails_with(flatten_shape<int64_t>(4, {2, 3, 4}), ErrorCode::kInvalidArgument,
                          "Flatten: axis 4 is out of range for input 'input' [2,3,4]"));
 }

@@ -1,0 +1,66 @@
+// ops::SymInt: integers computed from dims keep one canonical form, so a dim
+// computed twice the same way is the same dim, and derived dims read back.
+#include "ops/sym_int.h"
+
+#include <gtest/gtest.h>
+
+namespace hone::ops {
+namespace {
+
+SymInt sym(const char* name) {
+  return SymInt::of(Dim::symbol(name));
+}
+
+TEST(SymInt, EqualValuesHaveOneName) {
+  const SymInt seq = sym("seq"), batch = sym("batch");
+  EXPECT_EQ((seq * 4).dim(), Dim::symbol("(4*seq)"));
+  EXPECT_EQ((SymInt(4) * seq).to_string(), (seq * 4).to_string());
+  EXPECT_EQ((batch * seq * 2).to_string(), (seq * 2 * batch).to_string());
+  EXPECT_EQ((seq + 1).dim(), Dim::symbol("(seq+1)"));
+  EXPECT_EQ(((seq + 1) - 1).dim(), Dim::symbol("seq"));
+  EXPECT_EQ((seq * 4 - seq * 4).dim(), Dim(0));
+  EXPECT_EQ((SymInt(3) + 4).number(), 7);
+  // A name read back is the same value: (4*seq) * batch == batch * 4 * seq.
+  EXPECT_EQ((SymInt::of((seq * 4).dim()) * batch).to_string(), (batch * 4 * seq).to_string());
+  EXPECT_FALSE(SymInt().is_known());
+  EXPECT_FALSE((SymInt() + seq).is_known());
+  EXPECT_TRUE((SymInt(-1)).dim().is_unknown());  // a Dim holds no negative number
+}
+
+TEST(SymInt, DivisionIsExactOrAFloorQuotient) {
+  const SymInt h = sym("H"), b = sym("b");
+  EXPECT_EQ((h * 7 / 7).dim(), Dim::symbol("H"));
+  EXPECT_EQ((h * b * 14 / (b * 7)).dim(), Dim::symbol("(2*H)"));
+  EXPECT_EQ((h / 7).dim(), Dim::symbol("(H/7)"));
+  EXPECT_EQ((h / 7).to_string(), (h / 7).to_string());
+  EXPECT_EQ(((h / 7) * 7).dim(), Dim::symbol("(7*(H/7))"));  // not H: H need not divide
+  EXPECT_FALSE(exact_div(h, SymInt(7)));
+  EXPECT_EQ(exact_div(h * b * 6, b * 3)->dim(), Dim::symbol("(2*H)"));
+  EXPECT_EQ((SymInt(-7) / 2).number(), -4);  // floor
+  EXPECT_FALSE((h / 0).is_known());
+}
+
+TEST(SymInt, DerivedDimsEvaluateAndReadBackAsTrees) {
+  const SymInt seq = sym("seq"), h = sym("H");
+  const std::map<std::string, int64_t> at{{"seq", 10}, {"H", 30}};
+  EXPECT_EQ(sym_eval((seq * 4 + 2).dim(), at), 42);
+  EXPECT_EQ(sym_eval((h / 7 * seq).dim(), at), 40);
+  EXPECT_EQ(sym_eval(((seq + 1) / 2).dim(), at), 5);
+  EXPECT_EQ(sym_eval(Dim::symbol("seq"), at), 10);
+  EXPECT_FALSE(sym_eval((seq * sym("other")).dim(), at));
+  EXPECT_TRUE(is_derived((seq * 2).dim()));
+  EXPECT_FALSE(is_derived(Dim::symbol("seq")));
+  auto t = sym_tree((h / 7).dim());
+  ASSERT_TRUE(t);
+  // A sum of one product: coefficient 1 times the quotient H / 7.
+  ASSERT_EQ(t->kind, SymTree::Kind::kSum);
+  ASSERT_EQ(t->args.size(), 1u);
+  ASSERT_EQ(t->args[0].args.size(), 2u);
+  EXPECT_EQ(t->args[0].args[1].kind, SymTree::Kind::kFloorDiv);
+  EXPECT_EQ(t->args[0].args[1].args[0].symbol, "H");
+  // A symbol that holds an operator cannot enter an expression.
+  EXPECT_FALSE((SymInt::of(Dim::symbol("a/b")) * 2).is_known());
+}
+
+}  // namespace
+}  // namespace hone::ops
