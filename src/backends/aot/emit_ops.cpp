@@ -73,13 +73,16 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
   const Window2d win = *window_of(n, x, k, false);
   const int64_t g = ops::conv_group(n), m = w[0].value(), cg = w[1].value();
-  const int64_t c = cg * g, mg = m / g, in_plane = win.ih * win.iw, out_plane = win.oh * win.ow;
-  const int64_t ck = cg * win.kh * win.kw;
+  const int64_t c = cg * g, mg = m / g, ck = cg * win.kh * win.kw;
   line("const float* X = " + ptr(ops[0]) + ";");
   line("const float* Wt = " + ptr(ops[1]) + ";");
   line("const float* B = " + (ops.size() > 2 ? ptr(ops[2]) : std::string("NULL")) + ";");
   line("float* Y = " + y + ";");
   const std::string nb = dim(x[0]);
+  window_check(n, win);
+  const WindowExtents ext = window_extents(win);
+  const std::string &ih = ext.ih, &iw = ext.iw, &oh = ext.oh, &ow = ext.ow;
+  const std::string &in_plane = ext.in_plane, &out_plane = ext.out_plane;
   if (g == c && m == g) {
     // Row by row, one kernel tap at a time over the output columns it
     // reaches: the column loop has no bounds test and vectorizes (a direct
@@ -87,21 +90,21 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     line("/* depthwise " + c_int(win.kh) + "x" + c_int(win.kw) + ", stride " + c_int(win.sh) + "x" +
          c_int(win.sw) + ": per output row, one pass per kernel tap */");
     begin_parallel("parallel for",
-                   worth_threads(nb + " * " + c_int(c * out_plane * win.kh * win.kw)));
+                   worth_threads(nb + " * " + ext.out_plane_times(c * win.kh * win.kw)));
     open("for (int64_t pl = 0; pl < " + nb + " * " + c_int(c) + "; ++pl)");
     line("const int64_t ch = pl % " + c_int(c) + ";");
-    line("const float* xp = X + pl * " + c_int(in_plane) + ";");
+    line("const float* xp = X + pl * " + in_plane + ";");
     line("const float* wp = Wt + ch * " + c_int(win.kh * win.kw) + ";");
-    line("float* yp = Y + pl * " + c_int(out_plane) + ";");
+    line("float* yp = Y + pl * " + out_plane + ";");
     line("const float b = B ? B[ch] : 0.0f;");
-    open("for (int64_t oh = 0; oh < " + c_int(win.oh) + "; ++oh)");
-    line("float* yr = yp + oh * " + c_int(win.ow) + ";");
-    line("for (int64_t ow = 0; ow < " + c_int(win.ow) + "; ++ow) yr[ow] = b;");
+    open("for (int64_t oh = 0; oh < " + oh + "; ++oh)");
+    line("float* yr = yp + oh * " + ow + ";");
+    line("for (int64_t ow = 0; ow < " + ow + "; ++ow) yr[ow] = b;");
     open("for (int64_t kh = 0; kh < " + c_int(win.kh) + "; ++kh)");
     line("const int64_t ih = oh * " + c_int(win.sh) + " - " + c_int(win.pt) + " + kh * " +
          c_int(win.dh) + ";");
-    line("if (ih < 0 || ih >= " + c_int(win.ih) + ") continue;");
-    line("const float* xr = xp + ih * " + c_int(win.iw) + ";");
+    line("if (ih < 0 || ih >= " + ih + ") continue;");
+    line("const float* xr = xp + ih * " + iw + ";");
     // Columns ow with 0 <= ow * sw + kw * dw - pl < iw, per tap and for all taps.
     auto first_col = [&](int64_t kw) {
       const int64_t off = kw * win.dw - win.pl;
@@ -116,7 +119,7 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
       lo_all = std::max(lo_all, first_col(kw));
       hi_all = std::min(hi_all, end_col(kw));
     }
-    if (win.kw <= 7 && lo_all < hi_all) {
+    if (!win.dynamic && win.kw <= 7 && lo_all < hi_all) {
       // Inner columns take every tap of the row in one pass; the few border
       // columns take theirs one by one.
       std::string sum;
@@ -146,9 +149,10 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
     line("const int64_t off = kw * " + c_int(win.dw) + " - " + c_int(win.pl) + ";");
     line("const int64_t lo = off < 0 ? (-off + " + c_int(win.sw - 1) + ") / " + c_int(win.sw) +
          " : 0;");
-    line("int64_t hi = " + c_int(win.iw - 1) + " - off < 0 ? 0 : (" + c_int(win.iw - 1) +
-         " - off) / " + c_int(win.sw) + " + 1;");
-    line("if (hi > " + c_int(win.ow) + ") hi = " + c_int(win.ow) + ";");
+    const std::string last = win.dynamic ? "(IW - 1)" : c_int(win.iw - 1);
+    line("int64_t hi = " + last + " - off < 0 ? 0 : (" + last + " - off) / " + c_int(win.sw) +
+         " + 1;");
+    line("if (hi > " + ow + ") hi = " + ow + ";");
     line("for (int64_t ow = lo; ow < hi; ++ow) yr[ow] += wv * xr[ow * " + c_int(win.sw) +
          " + off];");
     close();
@@ -162,30 +166,28 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   if (!pointwise) line("float* col = (float*)(c->A + " + c_int(st.scratch_offset) + ");");
   open("for (int64_t b = 0; b < " + nb + "; ++b)");
   open("for (int64_t g = 0; g < " + c_int(g) + "; ++g)");
-  line("const float* xg = X + (b * " + c_int(c) + " + g * " + c_int(cg) + ") * " + c_int(in_plane) +
-       ";");
-  line("float* yg = Y + (b * " + c_int(m) + " + g * " + c_int(mg) + ") * " + c_int(out_plane) +
-       ";");
+  line("const float* xg = X + (b * " + c_int(c) + " + g * " + c_int(cg) + ") * " + in_plane + ";");
+  line("float* yg = Y + (b * " + c_int(m) + " + g * " + c_int(mg) + ") * " + out_plane + ";");
   if (!pointwise) {
-    line("/* im2col: [" + c_int(ck) + " x " + c_int(out_plane) + "] */");
-    begin_parallel("parallel for", worth_threads(c_int(ck * out_plane)));
+    line("/* im2col: [" + c_int(ck) + " x " + out_plane + "] */");
+    begin_parallel("parallel for", worth_threads(ext.out_plane_times(ck)));
     open("for (int64_t r = 0; r < " + c_int(ck) + "; ++r)");
     line("const int64_t ci = r / " + c_int(win.kh * win.kw) + ", kh = (r / " + c_int(win.kw) +
          ") % " + c_int(win.kh) + ", kw = r % " + c_int(win.kw) + ";");
-    line("float* dst = col + r * " + c_int(out_plane) + ";");
-    open("for (int64_t oh = 0; oh < " + c_int(win.oh) + "; ++oh)");
+    line("float* dst = col + r * " + out_plane + ";");
+    open("for (int64_t oh = 0; oh < " + oh + "; ++oh)");
     line("const int64_t ih = oh * " + c_int(win.sh) + " - " + c_int(win.pt) + " + kh * " +
          c_int(win.dh) + ";");
-    line("float* d = dst + oh * " + c_int(win.ow) + ";");
-    open("if (ih < 0 || ih >= " + c_int(win.ih) + ")");
-    line("memset(d, 0, " + c_int(win.ow * 4) + ");");
+    line("float* d = dst + oh * " + ow + ";");
+    open("if (ih < 0 || ih >= " + ih + ")");
+    line("memset(d, 0, " + ext.ow_times(4) + ");");
     line("continue;");
     close();
-    line("const float* src = xg + (ci * " + c_int(win.ih) + " + ih) * " + c_int(win.iw) + ";");
-    open("for (int64_t ow = 0; ow < " + c_int(win.ow) + "; ++ow)");
+    line("const float* src = xg + (ci * " + ih + " + ih) * " + iw + ";");
+    open("for (int64_t ow = 0; ow < " + ow + "; ++ow)");
     line("const int64_t iw = ow * " + c_int(win.sw) + " - " + c_int(win.pl) + " + kw * " +
          c_int(win.dw) + ";");
-    line("d[ow] = (iw >= 0 && iw < " + c_int(win.iw) + ") ? src[iw] : 0.0f;");
+    line("d[ow] = (iw >= 0 && iw < " + iw + ") ? src[iw] : 0.0f;");
     close();
     close();
     close();
@@ -193,12 +195,12 @@ void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const St
   }
   open("if (B)");
   line("for (int64_t o = 0; o < " + c_int(mg) + "; ++o)");
-  line("  for (int64_t i = 0; i < " + c_int(out_plane) + "; ++i) yg[o * " + c_int(out_plane) +
-       " + i] = B[g * " + c_int(mg) + " + o];");
+  line("  for (int64_t i = 0; i < " + out_plane + "; ++i) yg[o * " + out_plane + " + i] = B[g * " +
+       c_int(mg) + " + o];");
   close();
-  line("SGEMM(0, 0, " + c_int(mg) + ", " + c_int(out_plane) + ", " + c_int(ck) +
-       ", 1.0f, Wt + g * " + c_int(mg * ck) + ", " + c_int(ck) + ", " + (pointwise ? "xg" : "col") +
-       ", " + c_int(out_plane) + ", B ? 1.0f : 0.0f, yg, " + c_int(out_plane) + ");");
+  line("SGEMM(0, 0, " + c_int(mg) + ", " + out_plane + ", " + c_int(ck) + ", 1.0f, Wt + g * " +
+       c_int(mg * ck) + ", " + c_int(ck) + ", " + (pointwise ? "xg" : "col") + ", " + out_plane +
+       ", B ? 1.0f : 0.0f, yg, " + out_plane + ");");
   close();
   close();
 }
@@ -257,38 +259,43 @@ void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
   const ops::PoolAttrs pa = ops::pool_attrs(n).value_or(ops::PoolAttrs{});
   const Window2d w = *window_of(n, x, pa.kernel_shape, pa.ceil_mode);
   const bool include_pad = pa.count_include_pad;
-  begin_parallel("parallel for", worth_threads(planes + " * " + c_int(w.oh * w.ow * w.kh * w.kw)));
+  window_check(n, w);
+  const WindowExtents ext = window_extents(w);
+  const std::string &ih = ext.ih, &iw = ext.iw, &oh = ext.oh, &ow = ext.ow;
+  begin_parallel("parallel for", worth_threads(planes + " * " + ext.out_plane_times(w.kh * w.kw)));
   open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
-  line("const float* xp = X + pl * " + c_int(w.ih * w.iw) + ";");
-  line("float* yp = Y + pl * " + c_int(w.oh * w.ow) + ";");
-  open("for (int64_t oh = 0; oh < " + c_int(w.oh) + "; ++oh)");
+  line("const float* xp = X + pl * " + ext.in_plane + ";");
+  line("float* yp = Y + pl * " + ext.out_plane + ";");
+  open("for (int64_t oh = 0; oh < " + oh + "; ++oh)");
   line("const int64_t h0 = oh * " + c_int(w.sh) + " - " + c_int(w.pt) + ";");
-  open("for (int64_t ow = 0; ow < " + c_int(w.ow) + "; ++ow)");
+  open("for (int64_t ow = 0; ow < " + ow + "; ++ow)");
   line("const int64_t w0 = ow * " + c_int(w.sw) + " - " + c_int(w.pl) + ";");
   line("float acc = 0.0f;");
   line("int64_t cnt = 0, padded_h = 0, padded_w = 0;");
   open("for (int64_t kh = 0; kh < " + c_int(w.kh) + "; ++kh)");
   line("const int64_t ih = h0 + kh * " + c_int(w.dh) + ";");
-  line("padded_h += ih >= -" + c_int(w.pt) + " && ih < " + c_int(w.ih + w.pb) + ";");
-  line("if (ih < 0 || ih >= " + c_int(w.ih) + ") continue;");
+  line("padded_h += ih >= -" + c_int(w.pt) + " && ih < " +
+       (w.dynamic ? "IH + " + c_int(w.pb) : c_int(w.ih + w.pb)) + ";");
+  line("if (ih < 0 || ih >= " + ih + ") continue;");
   open("for (int64_t kw = 0; kw < " + c_int(w.kw) + "; ++kw)");
   line("const int64_t iw = w0 + kw * " + c_int(w.dw) + ";");
-  line("if (iw < 0 || iw >= " + c_int(w.iw) + ") continue;");
-  line("const float v = xp[ih * " + c_int(w.iw) + " + iw];");
+  line("if (iw < 0 || iw >= " + iw + ") continue;");
+  line("const float v = xp[ih * " + iw + " + iw];");
   line(is_max ? "if (cnt == 0 || v > acc) acc = v;" : "acc += v;");
   line("++cnt;");
   close();
   close();
   if (is_max) {
-    line("yp[oh * " + c_int(w.ow) + " + ow] = acc;");
+    line("yp[oh * " + ow + " + ow] = acc;");
   } else {
     if (include_pad) {
       open("for (int64_t kw = 0; kw < " + c_int(w.kw) + "; ++kw)");
       line("const int64_t iw = w0 + kw * " + c_int(w.dw) + ";");
-      line("padded_w += iw >= -" + c_int(w.pl) + " && iw < " + c_int(w.iw + w.pr) + ";");
+      line("padded_w += iw >= -" + c_int(w.pl) + " && iw < " +
+           (w.dynamic ? "IW + " + c_int(w.pr) : c_int(w.iw + w.pr)) + ";");
       close();
     }
-    line("yp[oh * " + c_int(w.ow) + " + ow] = acc / (float)" +
+    line("yp[oh * " + ow + " + ow] = acc / (float)" +
          (include_pad ? std::string("(padded_h * padded_w)") : std::string("cnt")) + ";");
   }
   close();

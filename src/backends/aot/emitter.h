@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "backends/aot/program.h"
+#include "backends/aot/shape_rules.h"
 
 namespace hone::aot {
 
@@ -51,6 +52,20 @@ class Emitter {
   void emit_gemm(const Node& n, NodeId id, const std::string& y, float scale);
   void emit_matmul(const Step& s, NodeId id, const std::string& y);  // emit_matmul.cpp
   void emit_pool(const Node& n, NodeId id, const std::string& y);
+  /// For a window over a run-time dim (Window2d::dynamic): fails the run,
+  /// with a message, where that dim is too small for the window (emit_window.cpp).
+  void window_check(const Node& n, const Window2d& w);
+  /// The extents of `w` as C: numbers, or for a dynamic window the names of
+  /// consts this declares from the run-time dims (emit_window.cpp).
+  struct WindowExtents {
+    std::string ih, iw, oh, ow, in_plane, out_plane;  // planes: ih * iw, oh * ow
+    bool dynamic = false;
+    int64_t out_plane_n = 0, ow_n = 0;  // when static
+    /// out_plane * k and ow * k: one number when static.
+    std::string out_plane_times(int64_t k) const;
+    std::string ow_times(int64_t k) const;
+  };
+  WindowExtents window_extents(const Window2d& w);
   void emit_softmax(const Node& n, NodeId id, const std::string& y);
   void emit_layer_norm(const Node& n, NodeId id, const std::string& y);
   void emit_reduce(const Node& n, NodeId id, const std::string& y);

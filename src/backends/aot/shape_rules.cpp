@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "backends/aot/dim_traits.h"
 #include "backends/aot/eltwise.h"
@@ -37,6 +38,25 @@ Result<void> check_static(const DimExprs& d, size_t from, const std::string& wha
     if (!d[i].is_const())
       return fail(unsupported(what + " dims " + to_string(d) + " must be static from axis " +
                               std::to_string(from)));
+  return {};
+}
+
+/// Dims from axis 2 on (the spatial ones) are numbers.
+bool spatial_static(const DimExprs& x) {
+  return std::all_of(x.begin() + std::min<std::ptrdiff_t>(2, std::ssize(x)), x.end(),
+                     [](const DimExpr& d) { return d.is_const(); });
+}
+
+/// A dynamic window (Window2d::dynamic) whose run-time dims' bounds cover it:
+/// else no input in bounds could run, and the memory plan, sized at the
+/// bounds, would be negative.
+Result<void> check_window_bounds(const Program& p, const Window2d& w, const DimExprs& x) {
+  for (const auto& [in, window, pads] : {std::tuple{w.ih_e, (w.kh - 1) * w.dh + 1, w.pt + w.pb},
+                                         std::tuple{w.iw_e, (w.kw - 1) * w.dw + 1, w.pl + w.pr}})
+    if (!in.is_const() && p.at_bounds(in) + pads < window)
+      return fail(unsupported("input " + to_string(x) + " at its bounds (" +
+                              std::to_string(p.at_bounds(in)) + ") is smaller than the window (" +
+                              std::to_string(window - pads) + " with the padding)"));
   return {};
 }
 
@@ -89,7 +109,8 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
     return fail(unsupported("Conv input " + to_string(x) + ": aot runs 1-D and 2-D convolutions"));
   if (w.size() != x.size()) return fail(unsupported("Conv weights rank differs from the input's"));
   HONE_CHECK_OK(check_static(w, 0, "Conv weight"));
-  HONE_CHECK_OK(check_static(x, 1, "Conv input"));
+  if (!x[1].is_const())
+    return fail(unsupported("Conv input " + to_string(x) + " needs a static channel dim"));
   HONE_TRY(const ops::ConvAttrs ca, ops::conv_attrs(n));
   const int64_t group = ca.group;
   const int64_t m = w[0].value(), cg = w[1].value();
@@ -97,7 +118,19 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
     return fail(ErrorCode::kInvalidArgument, "Conv group " + std::to_string(group) +
                                                  " does not fit input " + to_string(x) +
                                                  " and weights " + to_string(w));
-  HONE_TRY(DimExprs out, ops::conv_shape(n, ca, x, w));
+  DimExprs out;
+  if (spatial_static(x)) {
+    HONE_TRY(out, ops::conv_shape(n, ca, x, w));
+  } else {
+    std::vector<int64_t> k;
+    for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
+    if (!ca.kernel_shape.empty() && ca.kernel_shape != k)
+      return fail(ErrorCode::kInvalidArgument,
+                  "Conv kernel_shape disagrees with weights " + to_string(w));
+    HONE_TRY(const Window2d win, window_of(n, x, k, false));
+    HONE_CHECK_OK(check_window_bounds(p, win, x));
+    out = window_out_dims(win, x, m);
+  }
   p.operands[id] = {xv, wv};
   if (has_input(n, 2)) {
     HONE_TRY(ValueId bv, data_input(p, n, 2));
@@ -140,9 +173,11 @@ Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
   }
   if (x.size() != 3 && x.size() != 4)
     return fail(unsupported(n.op_type + " input " + to_string(x) + ": aot runs 1-D and 2-D pools"));
-  HONE_CHECK_OK(check_static(x, 2, n.op_type + " input"));
   HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
-  return ops::pool_shape(n, pa, x);
+  if (spatial_static(x)) return ops::pool_shape(n, pa, x);
+  HONE_TRY(const Window2d win, window_of(n, x, pa.kernel_shape, pa.ceil_mode));
+  HONE_CHECK_OK(check_window_bounds(p, win, x));
+  return window_out_dims(win, x, x[1]);
 }
 
 Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
@@ -310,21 +345,44 @@ Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<i
   if (r + 2 != x.size() || (r != 1 && r != 2))
     return fail(ErrorCode::kInvalidArgument,
                 "kernel rank does not match the input " + to_string(x));
+  // A run-time dim stands in as a size every window fits: with explicit pads
+  // the window's geometry does not depend on it.
+  constexpr int64_t kStandIn = int64_t{1} << 30;
   std::vector<int64_t> in;
+  bool dynamic = false;
   for (size_t d = 0; d < r; ++d) {
-    if (!x[d + 2].is_const())
-      return fail(unsupported("spatial dims " + to_string(x) + " must be static"));
-    in.push_back(x[d + 2].value());
+    dynamic |= !x[d + 2].is_const();
+    in.push_back(x[d + 2].is_const() ? x[d + 2].value() : kStandIn);
+  }
+  if (dynamic) {
+    HONE_TRY(const ops::AutoPad ap, ops::auto_pad_attr(n));
+    if (ceil_mode || (ap != ops::AutoPad::kNotSet && ap != ops::AutoPad::kValid))
+      return fail(unsupported("a window with auto_pad SAME or ceil_mode over spatial dims " +
+                              to_string(x) + " known only at run time"));
   }
   HONE_TRY(ops::Window win, ops::make_window(n, in, k, ceil_mode, n.op_type));
   Window2d w;
+  w.dynamic = dynamic;
+  // The output extent of spatial axis d, as an expression.
+  auto out_e = [&](size_t d) -> DimExpr {
+    if (x[d + 2].is_const()) return win.out[d];
+    const int64_t c = win.pad_begin[d] + win.pad_end[d] - win.dilated(d);
+    return (c < 0 ? x[d + 2] - DimExpr(-c) : x[d + 2] + DimExpr(c)) / win.strides[d] + 1;
+  };
   const size_t h = r == 2 ? 0 : r, wd = r - 1;  // h == r: no height dim
   if (h < r)
     w.ih = in[h], w.kh = k[h], w.sh = win.strides[h], w.dh = win.dilations[h],
-    w.pt = win.pad_begin[h], w.pb = win.pad_end[h], w.oh = win.out[h];
+    w.pt = win.pad_begin[h], w.pb = win.pad_end[h], w.oh = win.out[h], w.ih_e = x[h + 2],
+    w.oh_e = out_e(h);
   w.iw = in[wd], w.kw = k[wd], w.sw = win.strides[wd], w.dw = win.dilations[wd],
-  w.pl = win.pad_begin[wd], w.pr = win.pad_end[wd], w.ow = win.out[wd];
+  w.pl = win.pad_begin[wd], w.pr = win.pad_end[wd], w.ow = win.out[wd], w.iw_e = x[wd + 2],
+  w.ow_e = out_e(wd);
   return w;
+}
+
+DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& channels) {
+  if (x.size() == 3) return {x[0], channels, w.ow_e};
+  return {x[0], channels, w.oh_e, w.ow_e};
 }
 
 Result<std::vector<int64_t>> reduce_axes(const Program& p, const Node& n) {
@@ -370,7 +428,7 @@ DimExpr scratch_floats(const Program& p, NodeId id) {
   const bool pointwise = win->kh == 1 && win->kw == 1 && win->sh == 1 && win->sw == 1 &&
                          win->pt + win->pl + win->pb + win->pr == 0;
   if (pointwise) return 0;
-  return w[1].value() * win->kh * win->kw * win->oh * win->ow;
+  return win->oh_e * win->ow_e * (w[1].value() * win->kh * win->kw);
 }
 
 Result<void> infer_node(Program& p, NodeId id) {

@@ -21,11 +21,22 @@ DimExpr scratch_floats(const Program& p, NodeId id);
 struct Window2d {
   int64_t ih = 1, iw = 1, kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0, oh = 1, ow = 1;
+  /// The input and output extents as expressions: the numbers above, or where
+  /// the input's spatial dim is known only at run time (an audio model's time
+  /// axis) expressions of it; `dynamic` is then set and ih, iw, oh and ow
+  /// mean nothing.
+  DimExpr ih_e = 1, iw_e = 1, oh_e = 1, ow_e = 1;
+  bool dynamic = false;
 };
 /// The window of a Conv or pool over input dims `x` ([N, C, spatial...]) with
-/// kernel `k` (spatial sizes), from ops::make_window.
+/// kernel `k` (spatial sizes), from ops::make_window. Spatial dims known only
+/// at run time take explicit pads (auto_pad NOTSET or VALID) and no ceil_mode,
+/// else kUnsupported: their output extent is then (in + pads - window) /
+/// stride + 1, which the code checks is not negative (Emitter::window_check).
 [[nodiscard]] Result<Window2d> window_of(const Node& n, const DimExprs& x,
                                          const std::vector<int64_t>& k, bool ceil_mode);
+/// [N, channels, out...] of window `w` over `x` (rank 3 or 4), as expressions.
+DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& channels);
 /// Sorted, non-negative reduce axes of a Reduce* node; empty means "identity"
 /// only when noop_with_empty_axes is set (otherwise every axis is listed).
 [[nodiscard]] Result<std::vector<int64_t>> reduce_axes(const Program& p, const Node& n);
