@@ -68,6 +68,7 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
 void Emitter::emit_conv(const Node& n, NodeId id, const std::string& y, const Step& st) {
   const auto& ops = p_.operands.at(id);
   const DimExprs& x = dims(ops[0]);
+  if (x.size() == 5) return emit_conv3d(n, id, y, st);
   const DimExprs& w = dims(ops[1]);
   std::vector<int64_t> k;
   for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());

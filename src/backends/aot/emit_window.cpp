@@ -9,9 +9,8 @@ namespace hone::aot {
 
 void Emitter::window_check(const Node& n, const Window2d& w) {
   if (!w.dynamic) return;
-  for (const auto& [in, window, pads] :
-       {std::tuple{w.ih_e, (w.kh - 1) * w.dh + 1, w.pt + w.pb},
-        std::tuple{w.iw_e, (w.kw - 1) * w.dw + 1, w.pl + w.pr}}) {
+  for (const auto& [in, window, pads] : {std::tuple{w.ih_e, (w.kh - 1) * w.dh + 1, w.pt + w.pb},
+                                         std::tuple{w.iw_e, (w.kw - 1) * w.dw + 1, w.pl + w.pr}}) {
     const int64_t need = window - pads;
     if (in.is_const() || need <= 1) continue;  // a run-time dim is at least 1
     open("if (" + dim(in) + " < " + c_int(need) + ")");

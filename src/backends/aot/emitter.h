@@ -49,6 +49,9 @@ class Emitter {
   void emit_anchor(const Step& s, NodeId id, const std::string& y);
   void emit_chain(const Step& s);
   void emit_conv(const Node& n, NodeId id, const std::string& y, const Step& s);
+  /// 3-D Conv (static spatial dims): im2col over depth, height and width,
+  /// then one SGEMM per batch row and group (emit_conv3d.cpp).
+  void emit_conv3d(const Node& n, NodeId id, const std::string& y, const Step& s);
   void emit_gemm(const Node& n, NodeId id, const std::string& y, float scale);
   void emit_matmul(const Step& s, NodeId id, const std::string& y);  // emit_matmul.cpp
   void emit_pool(const Node& n, NodeId id, const std::string& y);

@@ -105,8 +105,9 @@ Result<DimExprs> conv(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
   HONE_TRY(ValueId wv, data_input(p, n, 1));
   const DimExprs x = dims_of(p, xv), w = dims_of(p, wv);
-  if (x.size() != 3 && x.size() != 4)
-    return fail(unsupported("Conv input " + to_string(x) + ": aot runs 1-D and 2-D convolutions"));
+  if (x.size() < 3 || x.size() > 5)
+    return fail(
+        unsupported("Conv input " + to_string(x) + ": aot runs 1-D, 2-D and 3-D convolutions"));
   if (w.size() != x.size()) return fail(unsupported("Conv weights rank differs from the input's"));
   HONE_CHECK_OK(check_static(w, 0, "Conv weight"));
   if (!x[1].is_const())
@@ -342,7 +343,7 @@ Result<std::vector<int64_t>> const_ints(const Program& p, const Node& n, size_t 
 Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<int64_t>& k,
                            bool ceil_mode) {
   const size_t r = k.size();
-  if (r + 2 != x.size() || (r != 1 && r != 2))
+  if (r + 2 != x.size() || r < 1 || r > 3)
     return fail(ErrorCode::kInvalidArgument,
                 "kernel rank does not match the input " + to_string(x));
   // A run-time dim stands in as a size every window fits: with explicit pads
@@ -354,6 +355,7 @@ Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<i
     dynamic |= !x[d + 2].is_const();
     in.push_back(x[d + 2].is_const() ? x[d + 2].value() : kStandIn);
   }
+  if (dynamic && r == 3) return fail(unsupported("a 3-D window over dims known at run time"));
   if (dynamic) {
     HONE_TRY(const ops::AutoPad ap, ops::auto_pad_attr(n));
     if (ceil_mode || (ap != ops::AutoPad::kNotSet && ap != ops::AutoPad::kValid))
@@ -369,7 +371,10 @@ Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<i
     const int64_t c = win.pad_begin[d] + win.pad_end[d] - win.dilated(d);
     return (c < 0 ? x[d + 2] - DimExpr(-c) : x[d + 2] + DimExpr(c)) / win.strides[d] + 1;
   };
-  const size_t h = r == 2 ? 0 : r, wd = r - 1;  // h == r: no height dim
+  if (r == 3)
+    w.id = in[0], w.kd = k[0], w.sd = win.strides[0], w.dd = win.dilations[0],
+    w.pf = win.pad_begin[0], w.pk = win.pad_end[0], w.od = win.out[0];
+  const size_t h = r - 2, wd = r - 1;  // h > r (r == 1, wrapped): no height dim
   if (h < r)
     w.ih = in[h], w.kh = k[h], w.sh = win.strides[h], w.dh = win.dilations[h],
     w.pt = win.pad_begin[h], w.pb = win.pad_end[h], w.oh = win.out[h], w.ih_e = x[h + 2],
@@ -420,15 +425,17 @@ DimExpr scratch_floats(const Program& p, NodeId id) {
   const DimExprs& w = dims_of(p, n.inputs[1]);
   const DimExprs& x = dims_of(p, n.inputs[0]);
   const int64_t group = ops::conv_group(n);
-  if (group == x[1].value() && w[0].value() == group) return 0;  // depthwise: direct loop
+  // Depthwise 1-D and 2-D: a direct loop (3-D ones take im2col with the others).
+  if (x.size() < 5 && group == x[1].value() && w[0].value() == group) return 0;
   std::vector<int64_t> k;
   for (size_t i = 2; i < w.size(); ++i) k.push_back(w[i].value());
   auto win = window_of(n, x, k, false);
   if (!win) return 0;
-  const bool pointwise = win->kh == 1 && win->kw == 1 && win->sh == 1 && win->sw == 1 &&
-                         win->pt + win->pl + win->pb + win->pr == 0;
+  const bool pointwise = win->kd == 1 && win->kh == 1 && win->kw == 1 && win->sd == 1 &&
+                         win->sh == 1 && win->sw == 1 &&
+                         win->pf + win->pk + win->pt + win->pl + win->pb + win->pr == 0;
   if (pointwise) return 0;
-  return win->oh_e * win->ow_e * (w[1].value() * win->kh * win->kw);
+  return win->oh_e * win->ow_e * (w[1].value() * win->kd * win->kh * win->kw * win->od);
 }
 
 Result<void> infer_node(Program& p, NodeId id) {

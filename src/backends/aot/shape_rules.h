@@ -17,10 +17,12 @@ namespace hone::aot {
 /// Workspace the node needs (im2col columns), in floats.
 DimExpr scratch_floats(const Program& p, NodeId id);
 
-/// A 2-D window (1-D ops use height 1).
+/// A 2-D window (1-D ops use height 1; a 3-D Conv's depth, its first
+/// spatial axis, is the `*d`/pf/pk fields, else 1).
 struct Window2d {
   int64_t ih = 1, iw = 1, kh = 1, kw = 1, sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0, oh = 1, ow = 1;
+  int64_t id = 1, kd = 1, sd = 1, dd = 1, pf = 0, pk = 0, od = 1;  // depth: pads front, back
   /// The input and output extents as expressions: the numbers above, or where
   /// the input's spatial dim is known only at run time (an audio model's time
   /// axis) expressions of it; `dynamic` is then set and ih, iw, oh and ow

@@ -1,5 +1,6 @@
 // Each op family aot generates code for, against the reference: random data,
-// odd sizes and broadcasting. Ops share graphs to keep compile time down.
+// odd sizes and broadcasting (3-D convs too). Ops share graphs to keep compile
+// time down.
 #include "aot_test_util.h"
 
 namespace hone::aot {
@@ -157,6 +158,42 @@ TEST(AotOps, LayoutOps) {
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   expect_matches_reference(*g, {{uniform(rng, {3, 2, 3, 4})}});
+}
+
+TEST(AotOps, ThreeDimensionalConvs) {
+  // R(2+1)D's factorized convs: (1,3,3) strided over space, (3,1,1) over
+  // time, a strided 1x1x1 shortcut; then grouped, depthwise, dilated and
+  // pointwise ones, each with a chain.
+  std::mt19937 rng(9);
+  GraphBuilder b("video");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 3, 5, 9, 8});
+  auto conv3 = [&](ValueId in, const char* name, std::vector<int64_t> w, bool bias,
+                   GraphBuilder::ConvOptions o) {
+    return b.conv(in, b.constant(name, uniform(rng, w)),
+                  bias ? b.constant(std::string(name) + "_b", uniform(rng, {w[0]})) : kNoValue, o);
+  };
+  ValueId h = b.relu(conv3(
+      x, "w1", {6, 3, 1, 3, 3}, true,
+      {.strides = {1, 2, 2}, .pads = {0, 1, 1, 0, 1, 1}, .dilations = {1, 1, 1}, .group = 1}));
+  h = conv3(h, "w2", {4, 6, 3, 1, 1}, false,
+            {.strides = {1, 1, 1}, .pads = {1, 0, 0, 1, 0, 0}, .dilations = {1, 1, 1}, .group = 1});
+  const ValueId shortcut =
+      conv3(x, "w3", {4, 3, 1, 1, 1}, true,
+            {.strides = {1, 2, 2}, .pads = {0, 0, 0, 0, 0, 0}, .dilations = {1, 1, 1}, .group = 1});
+  h = b.relu(b.add(h, shortcut));
+  h = conv3(h, "w4", {4, 2, 2, 2, 2}, true,
+            {.strides = {2, 1, 1}, .pads = {1, 0, 1, 0, 1, 0}, .dilations = {1, 2, 1}, .group = 2});
+  h = b.tanh(conv3(
+      h, "w5", {4, 1, 3, 3, 3}, false,
+      {.strides = {1, 1, 1}, .pads = {1, 1, 1, 1, 1, 1}, .dilations = {1, 1, 1}, .group = 4}));
+  h = conv3(h, "w6", {5, 4, 1, 1, 1}, true,
+            {.strides = {1, 1, 1}, .pads = {0, 0, 0, 0, 0, 0}, .dilations = {1, 1, 1}, .group = 1});
+  b.output(b.op("GlobalAveragePool", {h}), "pooled");
+  b.output(h, "features");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {1, 3, 5, 9, 8})}, {uniform(rng, {2, 3, 5, 9, 8})}},
+                           {{"dim_bounds", "batch=2"}});
 }
 
 }  // namespace
