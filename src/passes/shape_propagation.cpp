@@ -134,6 +134,10 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx") return std::nullopt;
   *dtype = dtype_of(0);
+  // Index outputs are i64 whatever the data's dtype.
+  if ((op == "TopK" || op == "MaxPool") && out_index == 1) *dtype = DType::kI64;
+  if ((op == "Unique" && out_index >= 1) || op == "NonZero" || op == "NonMaxSuppression")
+    *dtype = DType::kI64;
   if (op == "Attention") {
     if (out_index == 2) *dtype = dtype_of(2);
     const Shape* q = shape_of(0);

@@ -186,7 +186,8 @@ bool read_at_run_time(const Graph& g, ValueId v, int depth) {
       if (op == "Shape" || op == "Size" || (op == "Gather" && k == 1)) continue;
       const bool own_or_view =
           op == "Cast" || op == "Where" || op == "Flatten" || op == "Identity" ||
-          (k == 0 && (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze"));
+          reads_integers(n, k) ||
+          (k == 0 && (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Gather"));
       if (!own_or_view) return false;
       for (ValueId o : n.outputs)
         if (o >= 0 && out_dtype(g, n, o) != DType::kF32 && !read_at_run_time(g, o, depth + 1))

@@ -573,6 +573,11 @@ bool known_now(const PlanBuilder& b, const Node& n) {
 
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
   if (host_eval::host_node(b.graph(), n, kHostPolicy) || known_now(b, n)) return lower_host(b, n);
+  if (lowers_misc(b, n)) return lower_misc(b, n);
+  // Gather of integer data (a column of ids): the own step moves any dtype.
+  if (n.op_type == "Gather" && b.dtype(n.inputs[0]) != DType::kF32 &&
+      b.dtype(n.inputs[0]) != DType::kUndefined)
+    return lower_gather_at_run_time(b, n);
   HONE_CHECK_OK(check_f32_reads(b, n));
   if (n.op_type == "Where") return lower_where(b, n);
   if (n.op_type == "Cast") return lower_cast(b, n);

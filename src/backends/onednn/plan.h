@@ -262,6 +262,18 @@ class PlanBuilder {
 [[nodiscard]] Result<void> lower_gather_at_run_time(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_where(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_cast(PlanBuilder& b, const Node& n);
+/// What oneDNN 2.6 has no primitive for beyond those (lower_misc.cpp): math
+/// such as Sin/Cos/Floor and the unary formulas no eltwise algorithm
+/// computes, integer Add/Sub/Mul, ArgMax/ArgMin, TopK, DepthToSpace and
+/// SpaceToDepth. misc_why_not: nothing when `n` is none of them, else why
+/// not ("" when it is claimed); lowers_misc: lower_misc takes `n`.
+bool is_misc_op(const std::string& op);
+std::optional<std::string> misc_why_not(const Graph& g, const Node& n);
+bool lowers_misc(const PlanBuilder& b, const Node& n);
+[[nodiscard]] Result<void> lower_misc(PlanBuilder& b, const Node& n);
+/// Whether those steps read input `input` of `n` as integers (ArgMax's data,
+/// integer arithmetic's operands, TopK's K).
+bool reads_integers(const Node& n, size_t input);
 /// An own step copying `nbytes` of `src` (plain) into a new temporary: a
 /// block output that is a view of an input or of a constant.
 BufferRef copy_bytes(PlanBuilder& b, const BufferRef& src, size_t nbytes);

@@ -259,6 +259,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
   if (n.op_type == "Where") return where_why_not(g, n);
   if (n.op_type == "Cast") return cast_why_not(g, n);
+  if (auto why = misc_why_not(g, n)) return *why;  // lower_misc.cpp
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
@@ -270,7 +271,7 @@ std::string why_not(const Graph& g, const Node& n) {
   // The views keep the bytes of an integer or bool tensor too (an attention
   // mask unsqueezed before its Cast); only own steps read those.
   const bool view = n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze" ||
-                    n.op_type == "Flatten" || n.op_type == "Identity";
+                    n.op_type == "Flatten" || n.op_type == "Identity" || n.op_type == "Gather";
   for (size_t i = 0; i < data_inputs; ++i) {
     const Value* v = val(g, n, i);
     // kUndefined: a builder-made intermediate; run() checks the real dtypes.

@@ -88,6 +88,28 @@ TEST(ShapePropagationTensor, CastAndArgMaxTakeTheirDtype) {
   EXPECT_EQ(shape_of(*g, ids), "[batch,6]");
 }
 
+TEST(ShapePropagationTensor, IndexOutputsAreI64) {
+  // TopK's and MaxPool's indices, NonZero's positions: i64 whatever the data's
+  // dtype (DGCNN gathers neighbours by TopK's indices; a backend reads them as
+  // integers only if the graph says they are).
+  GraphBuilder b("indices");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 1, 8, 8});
+  auto topk =
+      b.op_n("TopK", {b.reshape(x, {-1, 64}), b.constant("k", Tensor::from<int64_t>({1}, {3}))}, 2,
+             {{"axis", int64_t{-1}}});
+  auto pool = b.op_n("MaxPool", {x}, 2, {{"kernel_shape", std::vector<int64_t>{2, 2}}});
+  ValueId nz = b.op("NonZero", {x});
+  for (ValueId v : {topk[0], topk[1], pool[0], pool[1], nz}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(g->value(topk[0]).dtype, DType::kF32);
+  EXPECT_EQ(g->value(topk[1]).dtype, DType::kI64);
+  EXPECT_EQ(g->value(pool[0]).dtype, DType::kF32);
+  EXPECT_EQ(g->value(pool[1]).dtype, DType::kI64);
+  EXPECT_EQ(g->value(nz).dtype, DType::kI64);
+}
+
 TEST(ShapePropagationTensor, SliceAndSplitKeepWhatTheyCanTell) {
   GraphBuilder b("slices");
   const Dim batch = Dim::symbol("batch");

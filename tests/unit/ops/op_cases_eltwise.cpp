@@ -44,6 +44,11 @@ std::vector<OpCase> eltwise_cases() {
   for (const char* op : {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Floor", "Ceil", "Round", "Sign",
                          "Erf", "Sin", "Cos", "Exp", "Mish"})
     t.push_back(unary(op, op, edge({2, 3, 7})));
+  // Trigonometric and hyperbolic functions and their inverses, where each is defined.
+  for (const char* op : {"Tan", "Atan", "Sinh", "Cosh", "Asinh"})
+    t.push_back(unary(op, op, edge({2, 3, 7})));
+  for (const char* op : {"Asin", "Acos", "Atanh"}) t.push_back(unary(op, op, in({2, 3, 7})));
+  t.push_back(unary("Acosh", "Acosh", pos({2, 3, 7})));
   t.push_back(unary("Gelu_erf", "Gelu", edge({2, 3, 7}), {}, 20));
   t.push_back(
       unary("Gelu_tanh", "Gelu", edge({2, 3, 7}), {{"approximate", std::string("tanh")}}, 20));

@@ -222,6 +222,51 @@ std::vector<OpCase> tensor_cases() {
   t.push_back({"Expand_same", "Expand", 13, {in({2, 3}), values({2, 3})}});
   t.push_back({"Tile", "Tile", 13, {in({2, 3}), values({2, 1})}});
   t.push_back({"Tile_rank3", "Tile", 13, {in({2, 1, 3}), values({3, 4, 2})}});
+
+  // TopK: largest along the last axis, smallest along the first, ties to the lower index.
+  t.push_back({"TopK_largest", "TopK", 11, {in({3, 10}), values({4})}, {{"axis", int64_t{-1}}}, 2});
+  t.push_back({"TopK_smallest_axis0",
+               "TopK",
+               11,
+               {in({6, 5}), values({3})},
+               {{"axis", int64_t{0}}, {"largest", int64_t{0}}},
+               2});
+  t.push_back({"TopK_ties",
+               "TopK",
+               11,
+               {given(DType::kF32, {2, 6}, {1, 3, 3, 0, 3, -1, 5, 5, 2, 5, 0, 0}), values({3})},
+               {{"axis", int64_t{1}}},
+               2});
+  // DepthToSpace in both channel orders, and its inverse.
+  t.push_back(
+      {"DepthToSpace_dcr", "DepthToSpace", 13, {in({2, 8, 3, 4})}, {{"blocksize", int64_t{2}}}});
+  t.push_back({"DepthToSpace_crd",
+               "DepthToSpace",
+               13,
+               {in({1, 18, 2, 3})},
+               {{"blocksize", int64_t{3}}, {"mode", std::string("CRD")}}});
+  t.push_back(
+      {"SpaceToDepth", "SpaceToDepth", 13, {in({2, 3, 4, 6})}, {{"blocksize", int64_t{2}}}});
+  // Integer index arithmetic (a row offset added to indices), broadcasting, 64-bit products.
+  t.push_back(
+      {"Add_i64_bcast",
+       "Add",
+       14,
+       {given(DType::kI64, {2, 3}, {0, 5, -7, 1, 2, 3}), given(DType::kI64, {2, 1}, {0, 100})}});
+  t.push_back({"Mul_i64_large",
+               "Mul",
+               14,
+               {given(DType::kI64, {4}, {3, -2, 1 << 20, 0}),
+                given(DType::kI64, {4}, {7, 7, 1 << 20, -1})}});
+  t.push_back({"Sub_i32_bcast",
+               "Sub",
+               14,
+               {given(DType::kI32, {3}, {1, -5, 9}), given(DType::kI32, {1}, {4})}});
+  t.push_back({"ArgMax_i64_ties",
+               "ArgMax",
+               13,
+               {given(DType::kI64, {2, 4}, {3, 9, 9, 1, -5, -2, -9, -2})},
+               {{"axis", int64_t{1}}}});
   return t;
 }
 

@@ -240,8 +240,9 @@ TEST(OnednnOwnSteps, IntegerBlockOutputFeedsTheReference) {
   EXPECT_EQ(be->fallback_runs(), 0u);
 }
 
-// A graph without inferred dtypes hides that a Cast to i64 feeds an Add:
-// supports() takes both, and the plan refuses the Add's read of integer
+// A graph without inferred dtypes hides that a Cast to i64 feeds a Max
+// (integer Add/Sub/Mul are own steps, lower_misc.cpp, but Max is a
+// primitive): supports() takes both, and the plan refuses the Max's read of integer
 // bytes (a binary primitive would add them as u8, and the Cast after it
 // read the sums as f32), so the block runs on the reference and the answer
 // stays right.
@@ -249,7 +250,7 @@ TEST(OnednnOwnSteps, PrimitiveReadingIntegersRunsTheBlockOnTheReference) {
   GraphBuilder b("untyped");
   ValueId x = b.input("x", DType::kF32, Shape{2, 3});
   ValueId i = b.op("Cast", {x}, {{"to", int64_t{7}}});
-  b.output(b.op("Cast", {b.add(i, i)}, {{"to", int64_t{6}}}), "y");
+  b.output(b.op("Cast", {b.op("Max", {i, i})}, {{"to", int64_t{6}}}), "y");
   Graph g = *std::move(b).build();
   for (const Node& n : g.nodes())
     for (ValueId o : n.outputs) g.value(o).dtype = DType::kUndefined;
@@ -266,7 +267,7 @@ TEST(OnednnOwnSteps, PrimitiveReadingIntegersRunsTheBlockOnTheReference) {
   EXPECT_EQ(be->fallback_runs(), 0u);
   auto plan = PlanBuilder(g).build({{2, 3}});
   ASSERT_FALSE(plan);
-  EXPECT_NE(plan.error().to_string().find("(Add) reads"), std::string::npos)
+  EXPECT_NE(plan.error().to_string().find("(Max) reads"), std::string::npos)
       << plan.error().to_string();
 }
 

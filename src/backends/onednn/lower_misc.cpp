@@ -1,0 +1,418 @@
+// Ops oneDNN 2.6 has no primitive for, kept inside a oneDNN block instead of
+// splitting it around a reference node: element-wise math (Sin, Cos, the
+// inverse and hyperbolic functions, Floor/Ceil/Round, Sign, an exact Log, and
+// every formula of ops/unary.h that no eltwise algorithm computes), integer
+// Add/Sub/Mul (index arithmetic: a row offset added to an argmax or a topk's
+// indices), ArgMax/ArgMin and TopK as hone's own steps over plain buffers,
+// and DepthToSpace/SpaceToDepth as one reorder of a strided view. Each own
+// step computes as the reference does (eval/): math in double, ties of
+// ArgMax and TopK to the lower index, NaN never an ArgMax's pick.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "backends/common/node_query.h"
+#include "backends/onednn/plan.h"
+#include "ops/attrs.h"
+#include "ops/axis.h"
+#include "ops/broadcast.h"
+#include "ops/unary.h"
+
+namespace hone::onednn {
+namespace {
+
+using memory = dnnl::memory;
+using node_query::rank_of;
+
+// --- element-wise math -------------------------------------------------------
+
+struct MathOp {
+  const char* op;
+  double (*f)(double);
+};
+
+/// Rounds half to even, as ONNX's Round.
+double round_even(double x) {
+  return std::nearbyint(x);
+}
+double sign(double x) {
+  return x > 0 ? 1.0 : x < 0 ? -1.0 : x;  // NaN stays NaN, -0 stays -0
+}
+
+constexpr MathOp kMath[] = {
+    {"Sin", [](double x) { return std::sin(x); }},
+    {"Cos", [](double x) { return std::cos(x); }},
+    {"Tan", [](double x) { return std::tan(x); }},
+    {"Asin", [](double x) { return std::asin(x); }},
+    {"Acos", [](double x) { return std::acos(x); }},
+    {"Atan", [](double x) { return std::atan(x); }},
+    {"Sinh", [](double x) { return std::sinh(x); }},
+    {"Cosh", [](double x) { return std::cosh(x); }},
+    {"Asinh", [](double x) { return std::asinh(x); }},
+    {"Acosh", [](double x) { return std::acosh(x); }},
+    {"Atanh", [](double x) { return std::atanh(x); }},
+    {"Floor", [](double x) { return std::floor(x); }},
+    {"Ceil", [](double x) { return std::ceil(x); }},
+    {"Round", round_even},
+    {"Sign", sign},
+    {"Log", [](double x) { return std::log(x); }},  // oneDNN's eltwise log is approximate
+};
+
+const MathOp* find_math(const std::string& op) {
+  for (const MathOp& m : kMath)
+    if (op == m.op) return &m;
+  return nullptr;
+}
+
+/// A unary formula of ops/unary.h that no oneDNN eltwise algorithm computes.
+const ops::UnaryFormula* own_formula(const std::string& op) {
+  // eltwise_spec() maps these to oneDNN algorithms.
+  static const char* const kByOnednn[] = {"Elu", "LeakyRelu", "HardSigmoid", "HardSwish"};
+  for (const char* o : kByOnednn)
+    if (op == o) return nullptr;
+  return ops::find_unary(op);
+}
+
+bool is_f32(DType t) {
+  return t == DType::kF32 || t == DType::kUndefined;
+}
+bool is_int(DType t) {
+  return t == DType::kI64 || t == DType::kI32;
+}
+
+const Value* input(const Graph& g, const Node& n, size_t i) {
+  return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
+}
+
+dims_t dims_of(const PlanBuilder& b, ValueId v) {
+  return b.has(v) ? b.value(v).dims : b.constant(v)->shape();
+}
+
+BufferRef new_value(PlanBuilder& b, const dims_t& dims, DType dtype) {
+  const md_t md =
+      dtype == DType::kF32 ? plain_md(dims) : bytes_md(shape_numel(dims) * dtype_size(dtype));
+  return BufferRef{b.new_temp(md), md};
+}
+
+Result<void> lower_math(PlanBuilder& b, const Node& n) {
+  double (*f)(double) = nullptr;
+  const ops::UnaryFormula* formula = nullptr;
+  ops::UnaryParams p;
+  if (const MathOp* m = find_math(n.op_type)) {
+    f = m->f;
+  } else {
+    formula = own_formula(n.op_type);
+    HONE_TRY(p, ops::unary_params(n, *formula));
+  }
+  const dims_t dims = dims_of(b, n.inputs[0]);
+  const BufferRef src = b.data(n.inputs[0]);
+  const BufferRef dst = new_value(b, dims, DType::kF32);
+  const int64_t count = shape_numel(dims);
+  b.add_own_step("math",
+                 [=](void* const* ptr) -> Result<void> {
+                   const float* x = static_cast<const float*>(ptr[0]);
+                   float* y = static_cast<float*>(ptr[1]);
+                   if (f != nullptr)
+                     for (int64_t i = 0; i < count; ++i) y[i] = static_cast<float>(f(x[i]));
+                   else
+                     for (int64_t i = 0; i < count; ++i)
+                       y[i] = static_cast<float>(formula->eval(x[i], p.a, p.b));
+                   return {};
+                 },
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{dims, dst, DType::kF32});
+  return {};
+}
+
+// --- integer arithmetic ------------------------------------------------------
+
+template <class T>
+T int_op(char op, T a, T b) {  // wraps as the reference's unsigned arithmetic does
+  using U = std::make_unsigned_t<T>;
+  const U ua = static_cast<U>(a), ub = static_cast<U>(b);
+  return static_cast<T>(op == '+' ? ua + ub : op == '-' ? ua - ub : ua * ub);
+}
+
+Result<void> lower_int_binary(PlanBuilder& b, const Node& n) {
+  const DType t = b.dtype(n.inputs[0]);
+  if (b.dtype(n.inputs[1]) != t)
+    return fail(ErrorCode::kUnsupported, n.describe() + " mixes " + std::string(dtype_name(t)) +
+                                             " and " +
+                                             std::string(dtype_name(b.dtype(n.inputs[1]))));
+  const dims_t da = dims_of(b, n.inputs[0]), db = dims_of(b, n.inputs[1]);
+  HONE_TRY(const dims_t out, ops::broadcast_shapes({da, db}));
+  if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "an empty result");
+  const std::vector<int64_t> sa = ops::broadcast_strides(da, out),
+                             sb = ops::broadcast_strides(db, out);
+  const char op = n.op_type == "Add" ? '+' : n.op_type == "Sub" ? '-' : '*';
+  const BufferRef a = b.data(n.inputs[0]), c = b.data(n.inputs[1]);
+  const BufferRef dst = new_value(b, out, t);
+  const int64_t count = shape_numel(out);
+  auto typed = [&]<class T>() -> OwnFn {
+    return [=](void* const* ptr) -> Result<void> {
+      const T* x = static_cast<const T*>(ptr[0]);
+      const T* y = static_cast<const T*>(ptr[1]);
+      T* z = static_cast<T*>(ptr[2]);
+      for (int64_t i = 0; i < count; ++i) {  // element i's offset in each operand
+        int64_t rest = i, ox = 0, oy = 0;
+        for (size_t d = out.size(); d-- > 0;) {
+          const int64_t at = rest % out[d];
+          rest /= out[d];
+          ox += at * sa[d], oy += at * sb[d];
+        }
+        z[i] = int_op<T>(op, x[ox], y[oy]);
+      }
+      return {};
+    };
+  };
+  OwnFn fn = t == DType::kI64 ? typed.operator()<int64_t>() : typed.operator()<int32_t>();
+  b.add_own_step("int_" + n.op_type, std::move(fn),
+                 {{DNNL_ARG_SRC_0, a}, {DNNL_ARG_SRC_1, c}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst, t});
+  return {};
+}
+
+// --- ArgMax / ArgMin, TopK ---------------------------------------------------
+
+/// outer x len x inner around `axis` of `dims`.
+struct AxisSplit {
+  int64_t outer = 1, len = 1, inner = 1;
+};
+AxisSplit split_at(const dims_t& dims, int64_t axis) {
+  AxisSplit s;
+  for (size_t d = 0; d < dims.size(); ++d)
+    (static_cast<int64_t>(d) < axis    ? s.outer
+     : static_cast<int64_t>(d) == axis ? s.len
+                                       : s.inner) *= dims[d];
+  return s;
+}
+
+template <class T>
+void arg_loop(const AxisSplit& s, bool is_max, bool last, const T* in, int64_t* out) {
+  for (int64_t a = 0; a < s.outer; ++a)
+    for (int64_t c = 0; c < s.inner; ++c) {
+      const T* p = in + a * s.len * s.inner + c;
+      int64_t best = 0;
+      for (int64_t k = 1; k < s.len; ++k) {
+        const T v = p[k * s.inner], bv = p[best * s.inner];
+        if ((is_max ? v > bv : v < bv) || (last && v == bv)) best = k;  // NaN never wins
+      }
+      out[a * s.inner + c] = best;
+    }
+}
+
+Result<void> lower_arg(PlanBuilder& b, const Node& n) {
+  const dims_t in = dims_of(b, n.inputs[0]);
+  const DType t = b.dtype(n.inputs[0]);
+  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
+  HONE_TRY(const int64_t axis,
+           ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(in.size()), "axis"));
+  const AxisSplit s = split_at(in, axis);
+  if (s.len == 0) return fail(ErrorCode::kUnsupported, "over an empty axis");
+  dims_t out;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (static_cast<int64_t>(d) != axis)
+      out.push_back(in[d]);
+    else if (ra.keepdims)
+      out.push_back(1);
+  const bool is_max = n.op_type == "ArgMax", last = ra.select_last_index;
+  const BufferRef src = b.data(n.inputs[0]);
+  const BufferRef dst = new_value(b, out, DType::kI64);
+  auto typed = [&]<class T>() -> OwnFn {
+    return [=](void* const* p) -> Result<void> {
+      arg_loop(s, is_max, last, static_cast<const T*>(p[0]), static_cast<int64_t*>(p[1]));
+      return {};
+    };
+  };
+  OwnFn fn = t == DType::kI64   ? typed.operator()<int64_t>()
+             : t == DType::kI32 ? typed.operator()<int32_t>()
+                                : typed.operator()<float>();
+  b.add_own_step(n.op_type == "ArgMax" ? "argmax" : "argmin", std::move(fn),
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst, DType::kI64});
+  return {};
+}
+
+Result<void> lower_topk(PlanBuilder& b, const Node& n) {
+  const Tensor* kt = n.inputs.size() > 1 ? b.constant(n.inputs[1]) : nullptr;
+  if (kt == nullptr || kt->numel() != 1)
+    return fail(ErrorCode::kUnsupported, "TopK's K is not known when the plan is built");
+  const int64_t k = tensor_element_as_int64(*kt, 0);
+  const dims_t in = dims_of(b, n.inputs[0]);
+  HONE_TRY(const int64_t axis,
+           ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(in.size()), "axis"));
+  const AxisSplit s = split_at(in, axis);
+  if (k <= 0 || k > s.len)
+    return fail(ErrorCode::kInvalidArgument, n.describe() + ": K " + std::to_string(k) +
+                                                 " is out of range [1, " + std::to_string(s.len) +
+                                                 "] for axis " + std::to_string(axis));
+  const bool largest = n.attr_int("largest", 1) != 0;
+  dims_t out = in;
+  out[static_cast<size_t>(axis)] = k;
+  const BufferRef src = b.data(n.inputs[0]);
+  const BufferRef values = new_value(b, out, DType::kF32);
+  const BufferRef indices = new_value(b, out, DType::kI64);
+  b.add_own_step("topk",
+                 [=](void* const* p) -> Result<void> {
+                   const float* x = static_cast<const float*>(p[0]);
+                   float* ov = static_cast<float*>(p[1]);
+                   int64_t* oi = static_cast<int64_t*>(p[2]);
+                   std::vector<int64_t> idx(static_cast<size_t>(s.len));
+                   for (int64_t a = 0; a < s.outer; ++a)
+                     for (int64_t c = 0; c < s.inner; ++c) {
+                       const float* row = x + a * s.len * s.inner + c;
+                       // NaN above every number, so the order stays strict; ties to the lower
+                       // index.
+                       auto greater = [&](int64_t i, int64_t j) {
+                         const float u = row[i * s.inner], v = row[j * s.inner];
+                         if (std::isnan(u) || std::isnan(v)) return std::isnan(u) && !std::isnan(v);
+                         return u > v;
+                       };
+                       auto before = [&](int64_t i, int64_t j) {
+                         const bool gt = greater(i, j), lt = greater(j, i);
+                         if (gt || lt) return largest ? gt : lt;
+                         return i < j;
+                       };
+                       std::iota(idx.begin(), idx.end(), int64_t{0});
+                       std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), before);
+                       for (int64_t j = 0; j < k; ++j) {
+                         const int64_t at = (a * k + j) * s.inner + c;
+                         ov[at] = row[idx[static_cast<size_t>(j)] * s.inner];
+                         oi[at] = idx[static_cast<size_t>(j)];
+                       }
+                     }
+                   return {};
+                 },
+                 {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST_0, values}, {DNNL_ARG_DST_1, indices}});
+  if (n.outputs.size() > 0 && n.outputs[0] >= 0)
+    b.set(n.outputs[0], PValue{out, values, DType::kF32});
+  if (n.outputs.size() > 1 && n.outputs[1] >= 0)
+    b.set(n.outputs[1], PValue{out, indices, DType::kI64});
+  return {};
+}
+
+// --- DepthToSpace / SpaceToDepth -----------------------------------------------
+
+/// Row-major strides of `dims`.
+dims_t strides_of(const dims_t& dims) {
+  dims_t s(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
+  return s;
+}
+
+/// One reorder: the input read through a 6-D view whose dims are the
+/// output's split by the block size, written plain.
+Result<void> lower_depth_space(PlanBuilder& b, const Node& n) {
+  const dims_t in = b.value(n.inputs[0]).dims;
+  const int64_t bs = n.attr_int("blocksize", 0);
+  if (in.size() != 4 || bs <= 0) return fail(ErrorCode::kUnsupported, "needs rank 4 and blocksize");
+  const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
+  const bool to_space = n.op_type == "DepthToSpace";
+  const bool crd = to_space && n.attr_string("mode", "DCR") == "CRD";
+  dims_t view, view_strides, out;
+  if (to_space) {
+    if (C % (bs * bs) != 0) return fail(ErrorCode::kInvalidArgument, "channels not divisible");
+    const int64_t c2 = C / (bs * bs);
+    // Output [N, c2, H, bs, W, bs]; the input's channel is (i, j, c) in DCR, (c, i, j) in CRD.
+    const dims_t s = crd ? strides_of({N, c2, bs, bs, H, W}) : strides_of({N, bs, bs, c2, H, W});
+    view = {N, c2, H, bs, W, bs};
+    view_strides = crd ? dims_t{s[0], s[1], s[4], s[2], s[5], s[3]}
+                       : dims_t{s[0], s[3], s[4], s[1], s[5], s[2]};
+    out = {N, c2, H * bs, W * bs};
+  } else {
+    if (H % bs != 0 || W % bs != 0) return fail(ErrorCode::kInvalidArgument, "H, W not divisible");
+    // Output [N, bs, bs, C, H/bs, W/bs] read from the input [N, C, H/bs, bs, W/bs, bs].
+    const dims_t s = strides_of({N, C, H / bs, bs, W / bs, bs});
+    view = {N, bs, bs, C, H / bs, W / bs};
+    view_strides = {s[0], s[3], s[5], s[1], s[2], s[4]};
+    out = {N, C * bs * bs, H / bs, W / bs};
+  }
+  const BufferRef src = b.plain(n.inputs[0]);
+  const md_t from(view, memory::data_type::f32, view_strides);
+  const md_t to = plain_md(view);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratch());
+  const md_t dst_md = plain_md(out);
+  const BufferRef dst{b.new_temp(dst_md), dst_md};
+  b.add_step("reorder", dnnl::reorder(pd), pd,
+             {{DNNL_ARG_FROM, {src.buffer, from}}, {DNNL_ARG_TO, {dst.buffer, to}}});
+  b.set(n.outputs[0], PValue{out, dst});
+  return {};
+}
+
+}  // namespace
+
+bool is_misc_op(const std::string& op) {
+  return find_math(op) != nullptr || own_formula(op) != nullptr || op == "ArgMax" ||
+         op == "ArgMin" || op == "TopK" || op == "DepthToSpace" || op == "SpaceToDepth";
+}
+
+bool reads_integers(const Node& n, size_t input) {
+  if (n.op_type == "ArgMax" || n.op_type == "ArgMin") return input == 0;
+  if (n.op_type == "TopK") return input == 1;  // K, known when the plan is built
+  return n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul";
+}
+
+std::optional<std::string> misc_why_not(const Graph& g, const Node& n) {
+  const std::string& op = n.op_type;
+  const Value* x = input(g, n, 0);
+  if (op == "Add" || op == "Sub" || op == "Mul") {
+    // An integer operand beside an integer or a not yet typed one (a builder's
+    // graph): lower_misc checks at plan time that both are the same integers.
+    const Value* y = input(g, n, 1);
+    const DType tx = x ? x->dtype : DType::kUndefined, ty = y ? y->dtype : DType::kUndefined;
+    if (!is_int(tx) && !is_int(ty)) return std::nullopt;
+    if (x == nullptr || y == nullptr ||
+        (tx != ty && tx != DType::kUndefined && ty != DType::kUndefined))
+      return "integer " + op + " of " + std::string(dtype_name(tx)) + " and " +
+             std::string(dtype_name(ty));
+    return "";
+  }
+  if (!is_misc_op(op)) return std::nullopt;
+  if (x == nullptr) return "no input";
+  if (op == "ArgMax" || op == "ArgMin") {
+    if (!is_f32(x->dtype) && !is_int(x->dtype))
+      return "input is " + std::string(dtype_name(x->dtype)) + "; f32, i64 or i32 only";
+    return rank_of(x) == 0 ? "a scalar input" : "";
+  }
+  if (!is_f32(x->dtype)) return "input is " + std::string(dtype_name(x->dtype)) + "; f32 only";
+  if (op == "TopK") {
+    const Value* k = input(g, n, 1);
+    if (k == nullptr || !host_eval::host_value(g, n.inputs[1], kHostPolicy))
+      return "K is neither a constant nor computed from dims";
+    return rank_of(x) == 0 ? "a scalar input" : "";
+  }
+  if (op == "DepthToSpace" || op == "SpaceToDepth") {
+    if (rank_of(x) >= 0 && rank_of(x) != 4) return "rank " + std::to_string(rank_of(x)) + ", not 4";
+    if (op == "DepthToSpace") {
+      const std::string mode = n.attr_string("mode", "DCR");
+      if (mode != "DCR" && mode != "CRD") return "mode '" + mode + "'";
+    }
+    return n.attr_int("blocksize", 0) > 0 ? "" : "blocksize missing or not positive";
+  }
+  if (const ops::UnaryFormula* f = own_formula(op)) {
+    const auto p = ops::unary_params(n, *f);
+    if (!p) return p.error().message();
+  }
+  return "";
+}
+
+Result<void> lower_misc(PlanBuilder& b, const Node& n) {
+  const std::string& op = n.op_type;
+  if (op == "Add" || op == "Sub" || op == "Mul") return lower_int_binary(b, n);
+  if (op == "ArgMax" || op == "ArgMin") return lower_arg(b, n);
+  if (op == "TopK") return lower_topk(b, n);
+  if (op == "DepthToSpace" || op == "SpaceToDepth") return lower_depth_space(b, n);
+  return lower_math(b, n);
+}
+
+bool lowers_misc(const PlanBuilder& b, const Node& n) {
+  if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul")
+    return is_int(b.dtype(n.inputs[0]));
+  return is_misc_op(n.op_type);
+}
+
+}  // namespace hone::onednn
