@@ -12,6 +12,7 @@
 
 #include "backends/onednn/fusion.h"
 #include "backends/onednn/plan.h"
+#include "backends/onednn/timing.h"
 #include "ops/attrs.h"
 #include "ops/broadcast.h"
 #include "ops/window.h"
@@ -25,32 +26,6 @@ using tag = memory::format_tag;
 constexpr auto kF32 = memory::data_type::f32;
 md_t strided_md(const dims_t& d, const dims_t& strides) {
   return md_t(d, kF32, strides);
-}
-
-/// The fastest of a few runs (ms) of `prim` on zeroed buffers laid out as
-/// `args` say: a plan-time measurement to choose between two lowerings.
-double time_primitive(const dnnl::primitive& prim, const std::vector<std::pair<int, md_t>>& args) {
-  const dnnl::engine& eng = cpu_engine();
-  std::vector<std::unique_ptr<void, decltype(&std::free)>> buffers;
-  std::unordered_map<int, dnnl::memory> mem;
-  for (const auto& [arg, md] : args) {
-    const size_t bytes = (md.get_size() + 63) / 64 * 64 + 64;
-    buffers.emplace_back(std::aligned_alloc(64, bytes), &std::free);
-    if (!buffers.back()) return std::numeric_limits<double>::infinity();
-    std::memset(buffers.back().get(), 0, bytes);
-    mem.emplace(arg, dnnl::memory(md, eng, buffers.back().get()));
-  }
-  dnnl::stream s(eng);
-  double best = std::numeric_limits<double>::infinity();
-  for (int i = 0; i < 6; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    prim.execute(s, mem);
-    s.wait();
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (i > 0) best = std::min(best, ms);  // the first run warms caches and JIT code
-  }
-  return best;
 }
 
 /// A conv primitive's arguments as `time_primitive` takes them.
@@ -477,6 +452,31 @@ Result<void> lower_dense(PlanBuilder& b, const Node& n) {
   if (n.op_type == "Conv") return lower_conv(b, n);
   if (n.op_type == "Gemm") return lower_gemm(b, n);
   return lower_matmul(b, n);
+}
+
+// Declared in timing.h: shared with lower_rnn.cpp.
+double time_primitive(const dnnl::primitive& prim, const std::vector<std::pair<int, md_t>>& args) {
+  const dnnl::engine& eng = cpu_engine();
+  std::vector<std::unique_ptr<void, decltype(&std::free)>> buffers;
+  std::unordered_map<int, dnnl::memory> mem;
+  for (const auto& [arg, md] : args) {
+    const size_t bytes = (md.get_size() + 63) / 64 * 64 + 64;
+    buffers.emplace_back(std::aligned_alloc(64, bytes), &std::free);
+    if (!buffers.back()) return std::numeric_limits<double>::infinity();
+    std::memset(buffers.back().get(), 0, bytes);
+    mem.emplace(arg, dnnl::memory(md, eng, buffers.back().get()));
+  }
+  dnnl::stream s(eng);
+  double best = std::numeric_limits<double>::infinity();
+  for (int i = 0; i < 6; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    prim.execute(s, mem);
+    s.wait();
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    if (i > 0) best = std::min(best, ms);  // the first run warms caches and JIT code
+  }
+  return best;
 }
 
 }  // namespace hone::onednn

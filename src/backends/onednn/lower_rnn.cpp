@@ -18,8 +18,13 @@
 // activations, clip, input_forget, layout 1, non-constant weights).
 #include <array>
 #include <cctype>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/onednn/plan.h"
+#include "backends/onednn/timing.h"
+#include "core/log.h"
 #include "ops/attrs.h"
 
 namespace hone::onednn {
@@ -112,6 +117,25 @@ void state_out(PlanBuilder& b, ValueId v, const Rnn& r, const BufferRef& ref) {
   b.set(v, PValue{dims, {plain.buffer, plain_md(dims)}});
 }
 
+/// Every buffer `pd` reads or writes, as time_primitive takes them.
+std::vector<std::pair<int, md_t>> rnn_args(const dnnl::rnn_primitive_desc_base& pd) {
+  std::vector<std::pair<int, md_t>> args;
+  const std::pair<int, md_t> all[] = {{DNNL_ARG_SRC_LAYER, pd.src_layer_desc()},
+                                      {DNNL_ARG_SRC_ITER, pd.src_iter_desc()},
+                                      {DNNL_ARG_SRC_ITER_C, pd.src_iter_c_desc()},
+                                      {DNNL_ARG_WEIGHTS_LAYER, pd.weights_layer_desc()},
+                                      {DNNL_ARG_WEIGHTS_ITER, pd.weights_iter_desc()},
+                                      {DNNL_ARG_WEIGHTS_PEEPHOLE, pd.weights_peephole_desc()},
+                                      {DNNL_ARG_BIAS, pd.bias_desc()},
+                                      {DNNL_ARG_DST_LAYER, pd.dst_layer_desc()},
+                                      {DNNL_ARG_DST_ITER, pd.dst_iter_desc()},
+                                      {DNNL_ARG_DST_ITER_C, pd.dst_iter_c_desc()},
+                                      {DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc()}};
+  for (const auto& a : all)
+    if (a.second.get_size() > 0) args.push_back(a);
+  return args;
+}
+
 Result<Rnn> read_rnn(PlanBuilder& b, const Node& n) {
   Rnn r;
   const std::string& op = n.op_type;
@@ -199,7 +223,7 @@ Result<void> lower_rnn(PlanBuilder& b, const Node& n) {
   const md_t src_layer = plain_md({r.seq, r.batch, r.input});
   const md_t state = plain_md({1, D, r.batch, H});
   const md_t dst_layer = plain_md({r.seq, r.batch, D * H});
-  const md_t wl = any_md({1, D, r.input, G, H}), wi = any_md({1, D, H, G, H});
+  const md_t wl_any = any_md({1, D, r.input, G, H}), wi_any = any_md({1, D, H, G, H});
   const md_t bias_md = plain_md({1, D, lbr ? 4 : G, H});
   const md_t peep_md = peephole ? plain_md({1, D, 3, H}) : md_t();
   const bool has_h0 = present(n, 5), has_c0 = lstm && present(n, 6);
@@ -209,43 +233,70 @@ Result<void> lower_rnn(PlanBuilder& b, const Node& n) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
 
-  dnnl::primitive prim;
-  dnnl::rnn_primitive_desc_base pd;
-  if (lstm) {
-    dnnl::lstm_forward::primitive_desc p(
-        dnnl::lstm_forward::desc(kInfer, r.direction, src_layer, h0_md, c0_md, wl, wi, peep_md,
-                                 bias_md, dst_layer, state, state),
-        attr, cpu_engine());
-    prim = dnnl::lstm_forward(p);
-    pd = p;
-  } else if (lbr) {
-    dnnl::lbr_gru_forward::primitive_desc p(
-        dnnl::lbr_gru_forward::desc(kInfer, r.direction, src_layer, h0_md, wl, wi, bias_md,
-                                    dst_layer, state),
-        attr, cpu_engine());
-    prim = dnnl::lbr_gru_forward(p);
-    pd = p;
-  } else if (gru) {
-    dnnl::gru_forward::primitive_desc p(
-        dnnl::gru_forward::desc(kInfer, r.direction, src_layer, h0_md, wl, wi, bias_md, dst_layer,
-                                state),
-        attr, cpu_engine());
-    prim = dnnl::gru_forward(p);
-    pd = p;
-  } else {
-    // support.cpp admits Tanh, Relu or Sigmoid, the same in every direction.
-    const std::vector<std::string>& acts = ra.activations;
-    std::string act = acts.empty() ? "tanh" : acts[0];
-    for (char& c : act) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    const dnnl::algorithm alg = act == "relu"      ? dnnl::algorithm::eltwise_relu
-                                : act == "sigmoid" ? dnnl::algorithm::eltwise_logistic
-                                                   : dnnl::algorithm::eltwise_tanh;
-    dnnl::vanilla_rnn_forward::primitive_desc p(
-        dnnl::vanilla_rnn_forward::desc(kInfer, alg, r.direction, src_layer, h0_md, wl, wi, bias_md,
-                                        dst_layer, state),
-        attr, cpu_engine());
-    prim = dnnl::vanilla_rnn_forward(p);
-    pd = p;
+  // One primitive for the given weight layouts.
+  const auto make = [&](const md_t& wl, const md_t& wi) {
+    dnnl::primitive prim;
+    dnnl::rnn_primitive_desc_base pd;
+    if (lstm) {
+      dnnl::lstm_forward::primitive_desc p(
+          dnnl::lstm_forward::desc(kInfer, r.direction, src_layer, h0_md, c0_md, wl, wi, peep_md,
+                                   bias_md, dst_layer, state, state),
+          attr, cpu_engine());
+      prim = dnnl::lstm_forward(p);
+      pd = p;
+    } else if (lbr) {
+      dnnl::lbr_gru_forward::primitive_desc p(
+          dnnl::lbr_gru_forward::desc(kInfer, r.direction, src_layer, h0_md, wl, wi, bias_md,
+                                      dst_layer, state),
+          attr, cpu_engine());
+      prim = dnnl::lbr_gru_forward(p);
+      pd = p;
+    } else if (gru) {
+      dnnl::gru_forward::primitive_desc p(
+          dnnl::gru_forward::desc(kInfer, r.direction, src_layer, h0_md, wl, wi, bias_md, dst_layer,
+                                  state),
+          attr, cpu_engine());
+      prim = dnnl::gru_forward(p);
+      pd = p;
+    } else {
+      // support.cpp admits Tanh, Relu or Sigmoid, the same in every direction.
+      const std::vector<std::string>& acts = ra.activations;
+      std::string act = acts.empty() ? "tanh" : acts[0];
+      for (char& c : act) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      const dnnl::algorithm alg = act == "relu"      ? dnnl::algorithm::eltwise_relu
+                                  : act == "sigmoid" ? dnnl::algorithm::eltwise_logistic
+                                                     : dnnl::algorithm::eltwise_tanh;
+      dnnl::vanilla_rnn_forward::primitive_desc p(
+          dnnl::vanilla_rnn_forward::desc(kInfer, alg, r.direction, src_layer, h0_md, wl, wi,
+                                          bias_md, dst_layer, state),
+          attr, cpu_engine());
+      prim = dnnl::vanilla_rnn_forward(p);
+      pd = p;
+    }
+    return std::pair{prim, pd};
+  };
+  auto [prim, pd] = make(wl_any, wi_any);
+  // oneDNN 2.6 runs an RNN on weights in its own layout ("any") with its
+  // brgemm kernels, which multiply each step's input by the layer weights
+  // apart (a matrix-vector product per step at batch 1), and on plain ldigo
+  // weights with its gemm kernels, which multiply every step's input at once.
+  // The second wins at batch 1 (lstm_tagger b1_s128's two layers, 1 thread:
+  // 0.42 vs 0.64 ms and 0.49 vs 1.12 ms); at batch 32 they tie. So when
+  // oneDNN offers both, both are timed and the faster kept.
+  try {
+    auto [alt, alt_pd] = make(plain_md(wl_any.dims()), plain_md(wi_any.dims()));
+    if (std::string(alt_pd.impl_info_str()) != pd.impl_info_str()) {
+      const double t_any = time_primitive(prim, rnn_args(pd));
+      const double t_plain = time_primitive(alt, rnn_args(alt_pd));
+      HONE_LOG_DEBUG("onednn: {} '{}': {} on its weight layout {:.3f} ms, {} on ldigo {:.3f} ms",
+                     n.op_type, n.name, pd.impl_info_str(), t_any, alt_pd.impl_info_str(), t_plain);
+      if (t_plain < t_any) {
+        prim = alt;
+        pd = alt_pd;
+      }
+    }
+  } catch (const dnnl::error&) {
+    // No primitive on plain weights: keep oneDNN's pick.
   }
 
   std::vector<std::pair<int, BufferRef>> args;
