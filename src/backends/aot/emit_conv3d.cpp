@@ -62,9 +62,9 @@ void Emitter::emit_conv3d(const Node& n, NodeId id, const std::string& y, const 
   line("  for (int64_t i = 0; i < " + c_int(out_vol) + "; ++i) yg[o * " + c_int(out_vol) +
        " + i] = B[g * " + c_int(mg) + " + o];");
   close();
-  line("SGEMM(0, 0, " + c_int(mg) + ", " + c_int(out_vol) + ", " + c_int(ck) +
-       ", 1.0f, Wt + g * " + c_int(mg * ck) + ", " + c_int(ck) + ", " + (pointwise ? "xg" : "col") +
-       ", " + c_int(out_vol) + ", B ? 1.0f : 0.0f, yg, " + c_int(out_vol) + ");");
+  line("SGEMM(0, 0, " + c_int(mg) + ", " + c_int(out_vol) + ", " + c_int(ck) + ", 1.0f, Wt + g * " +
+       c_int(mg * ck) + ", " + c_int(ck) + ", " + (pointwise ? "xg" : "col") + ", " +
+       c_int(out_vol) + ", B ? 1.0f : 0.0f, yg, " + c_int(out_vol) + ");");
   close();
   close();
 }

@@ -228,6 +228,25 @@ Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
   return x;
 }
 
+/// InstanceNormalization: each [n, c] plane normalized over the spatial dims
+/// (which may be run-time ones), then scaled and shifted per channel.
+Result<DimExprs> instance_norm(Program& p, NodeId id, const Node& n) {
+  HONE_TRY(ValueId xv, data_input(p, n, 0));
+  const DimExprs x = dims_of(p, xv);
+  if (x.size() < 3 || !x[1].is_const())
+    return fail(unsupported("InstanceNormalization input " + to_string(x) +
+                            " needs spatial dims and a static channel dim"));
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
+  (void)na;
+  p.operands[id] = {xv};
+  for (size_t i = 1; i < 3; ++i) {
+    HONE_TRY(ValueId v, data_input(p, n, i));
+    HONE_CHECK_OK(const_floats(p, n, i, x[1].value(), i == 1 ? "scale" : "B"));
+    p.operands[id].push_back(v);
+  }
+  return x;
+}
+
 Result<DimExprs> reduce(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
   const DimExprs x = dims_of(p, xv);
@@ -497,6 +516,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = dims_of(p, xv);
   } else if (op == "LayerNormalization") {
     out = layer_norm(p, id, n);
+  } else if (op == "InstanceNormalization") {
+    out = instance_norm(p, id, n);
   } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
     out = reduce(p, id, n);
   } else if (op == "Transpose") {

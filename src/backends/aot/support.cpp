@@ -138,6 +138,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "Softmax",
                                                  "LogSoftmax",
                                                  "LayerNormalization",
+                                                 "InstanceNormalization",
                                                  "ReduceMean",
                                                  "ReduceSum",
                                                  "ReduceMax",
@@ -202,6 +203,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
     if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
       return "scale and bias must be constants";
   }
+  if (op == "InstanceNormalization" && (!is_const(g, n, 1) || !is_const(g, n, 2)))
+    return "scale and B must be constants";
   if (op == "Pad") {
     const auto pa = ops::pad_attrs(n);
     if (!pa) return pa.error().message();

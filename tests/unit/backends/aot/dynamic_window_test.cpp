@@ -1,8 +1,8 @@
 // Convolutions and pools over a spatial dim known only at run time (an audio
 // model's time axis), against the reference: 1-D convs padded, strided,
 // dilated, grouped and depthwise with a chain after them, pools, a 2-D conv
-// whose width is dynamic, the clear error of an input shorter than the
-// window, and the static path's code unchanged by it.
+// whose width is dynamic, InstanceNormalization over such planes, the clear error of an input
+// shorter than the window, and the static path's code unchanged by it.
 #include "aot_test_util.h"
 #include "backends/aot/program.h"
 
@@ -18,9 +18,9 @@ TEST(AotDynamicWindow, OneDimensionalConvsAndPoolsOverARunTimeLength) {
   GraphBuilder b("audio");
   const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 5, Dim::symbol("seq")});
   // Whisper's stem: k3 pad 1, then k3 stride 2 pad 1, each with an activation.
-  ValueId h = b.conv(x, b.constant("w1", uniform(rng, {8, 5, 3})),
-                     b.constant("b1", uniform(rng, {8})),
-                     {.strides = {1}, .pads = {1, 1}, .dilations = {1}, .group = 1});
+  ValueId h =
+      b.conv(x, b.constant("w1", uniform(rng, {8, 5, 3})), b.constant("b1", uniform(rng, {8})),
+             {.strides = {1}, .pads = {1, 1}, .dilations = {1}, .group = 1});
   h = b.op("Tanh", {h});
   h = b.conv(h, b.constant("w2", uniform(rng, {8, 8, 3})), kNoValue,
              {.strides = {2}, .pads = {1, 1}, .dilations = {1}, .group = 1});
@@ -70,6 +70,34 @@ TEST(AotDynamicWindow, TwoDimensionalConvWithARunTimeWidth) {
   std::vector<std::vector<Tensor>> sets;
   for (int64_t frames : {3, 16, 9}) sets.push_back({uniform(rng, {1, 3, 6, frames})});
   expect_matches_reference(*g, sets, {{"dim_bounds", "frames=16"}});
+}
+
+TEST(AotDynamicWindow, InstanceNormalizationOverRunTimeAndStaticPlanes) {
+  // wav2vec2's first norm over [batch, C, frames], and GroupNorm as exported:
+  // Reshape to [N, groups, -1], InstanceNormalization, Reshape back, Mul, Add.
+  std::mt19937 rng(16);
+  GraphBuilder b("norms");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4, Dim::symbol("seq")});
+  const ValueId a = b.op(
+      "InstanceNormalization",
+      {x, b.constant("s1", uniform(rng, {4}, 0.5f, 1.5f)), b.constant("b1", uniform(rng, {4}))},
+      {{"epsilon", 1e-3f}});
+  b.output(b.op("Gelu", {a}), "audio");
+  const ValueId img = b.input("img", DType::kF32, Shape{2, 6, 5, 3});
+  const ValueId shape = b.constant("group_shape", Tensor::from<int64_t>({3}, {2, 3, -1}));
+  ValueId h = b.op("Reshape", {img, shape});
+  h = b.op("InstanceNormalization", {h, b.constant("ones", Tensor::from<float>({3}, {1, 1, 1})),
+                                     b.constant("zeros", Tensor::from<float>({3}, {0, 0, 0}))});
+  h = b.op("Reshape", {h, b.constant("back", Tensor::from<int64_t>({4}, {2, 6, 5, 3}))});
+  h = b.add(b.mul(h, b.constant("gamma", uniform(rng, {6, 1, 1}))),
+            b.constant("beta", uniform(rng, {6, 1, 1})));
+  b.output(h, "grouped");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  std::vector<std::vector<Tensor>> sets;
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 1}, {2, 33}, {3, 200}})
+    sets.push_back({uniform(rng, {batch, 4, seq}), uniform(rng, {2, 6, 5, 3})});
+  expect_matches_reference(*g, sets, {{"dim_bounds", "batch=3,seq=200"}});
 }
 
 TEST(AotDynamicWindow, AnInputShorterThanTheWindowFailsWithAMessage) {
