@@ -155,6 +155,36 @@ TEST(OnednnResample, MappingsOnednnLacksRunAsAnOwnStep) {
   }
 }
 
+TEST(OnednnResample, OwnResizeBetweenConvsMatchesTheReference) {
+  // The UNet's decoder: conv -> bilinear align_corners x2 -> 1x1 conv. The
+  // own step resizes the convs' layout where it lies (channels-last when
+  // oneDNN picks it), else on the plain layout; cubic has four taps an axis.
+  std::mt19937 rng(18);
+  for (const char* mode : {"linear", "cubic", "nearest"}) {
+    SCOPED_TRACE(mode);
+    GraphBuilder b("conv_resize_conv");
+    ValueId x = b.input("x", DType::kF32, Shape{1, 16, 12, 10});
+    using V = std::vector<int64_t>;
+    ValueId c1 = b.op(
+        "Conv",
+        {x, b.constant("w1", uniform(rng, {16, 16, 3, 3})), b.constant("b1", uniform(rng, {16}))},
+        {{"pads", V{1, 1, 1, 1}}});
+    ValueId r = b.op("Resize",
+                     {c1, b.constant("roi", Tensor::zeros(DType::kF32, {0})),
+                      b.constant("scales", Tensor::from<float>({4}, {1, 1, 2, 2}))},
+                     {{"mode", std::string(mode)},
+                      {"coordinate_transformation_mode", std::string("align_corners")}});
+    b.output(b.op("Conv", {r, b.constant("w2", uniform(rng, {8, 16, 1, 1}))}), "y");
+    Graph g = *std::move(b).build();
+    g.opsets()[""] = 13;
+    expect_matches_reference(g, {uniform(rng, {1, 16, 12, 10})});
+  }
+  // Three resized axes: the intermediate results alternate between two
+  // scratch buffers.
+  const ResizeCase c{"linear", "half_pixel", "", {1, 2, 4, 5}, {}, {1, 3, 7, 9}};
+  expect_whole_on_onednn(resize_graph(c), {uniform(rng, c.in)});
+}
+
 TEST(OnednnResample, ResizeRefusalsNameTheReason) {
   const std::vector<int64_t> in{1, 2, 4, 4};
   const std::vector<float> x2{1, 1, 2, 2};
