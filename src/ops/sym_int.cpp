@@ -40,6 +40,7 @@ std::string monomial_text(const Monomial& m) {
 /// The canonical text: a lone atom as itself, anything else in parentheses,
 /// terms in monomial order with the constant last, each "c*a*b".
 std::string poly_text(const Poly& p) {
+  if (p.is_number()) return std::to_string(p.number());
   if (p.terms.size() == 1 && p.terms.begin()->second == 1 && !p.terms.begin()->first.empty() &&
       p.terms.begin()->first.size() == 1)
     return p.terms.begin()->first[0];
@@ -339,9 +340,13 @@ std::optional<SymTree> tree_of(const Poly& p) {
       if (!t) return std::nullopt;
       prod.args.push_back(std::move(*t));
     }
+    // A product of one factor is that factor; of none, its coefficient.
+    if (prod.args.size() == 2 && c == 1) prod = std::move(prod.args[1]);
+    if (prod.args.size() == 1) prod = std::move(prod.args[0]);
     sum.args.push_back(std::move(prod));
   }
   if (sum.args.empty()) return SymTree{};
+  if (sum.args.size() == 1) return std::move(sum.args[0]);
   return sum;
 }
 

@@ -73,9 +73,11 @@ std::optional<int64_t> sym_eval(const Dim& d, const std::map<std::string, int64_
 struct SymTree {
   enum class Kind { kNumber, kSymbol, kSum, kProduct, kFloorDiv };
   Kind kind = Kind::kNumber;
-  int64_t number = 0;         // kNumber
-  std::string symbol;         // kSymbol
-  std::vector<SymTree> args;  // kSum, kProduct: terms/factors; kFloorDiv: {a, b}
+  int64_t number = 0;  // kNumber
+  std::string symbol;  // kSymbol
+  // kSum: the terms, the constant first; kProduct: the coefficient, then the
+  // factors; kFloorDiv: {a, b}.
+  std::vector<SymTree> args;
 };
 /// `d` as a tree; nothing for an unknown dim.
 std::optional<SymTree> sym_tree(const Dim& d);

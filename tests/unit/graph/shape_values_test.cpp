@@ -14,6 +14,9 @@
 namespace hone {
 namespace {
 
+using passes_test::same_outputs;
+using passes_test::uniform;
+
 std::string shape_of(const Graph& g, ValueId v) {
   return g.value(v).shape ? g.value(v).shape->to_string() : "none";
 }

@@ -150,7 +150,8 @@ TEST(ShapeFn, PoolsCeilModeAndGlobal) {
 TEST(ShapeFn, ConcatAddsTheAxisAndChecksTheRest) {
   EXPECT_EQ(concat_shape<int64_t>(1, {{2, 3}, {2, 0}, {2, 4}}).value(), (Ints{2, 7}));
   EXPECT_EQ(concat_shape<int64_t>(-2, {{2, 3}, {5, 3}}).value(), (Ints{7, 3}));
-  EXPECT_EQ(concat_shape<Dim>(0, {{kBatch, 8}, {4, 8}})->at(0), Dim::unknown());
+  EXPECT_EQ(concat_shape<Dim>(0, {{kBatch, 8}, {4, 8}})->at(0), Dim::symbol("(batch+4)"));
+  EXPECT_EQ(concat_shape<Dim>(0, {{Dim(), 8}, {4, 8}})->at(0), Dim::unknown());
   EXPECT_EQ(concat_shape<Dim>(1, {{kBatch, 8}, {kBatch, 4}}).value(), (Dims{kBatch, 12}));
   EXPECT_TRUE(fails_with(concat_shape<int64_t>(2, {{2, 3}}), ErrorCode::kInvalidArgument,
                          "Concat: axis 2 is out of range for input 0 [2,3]"));

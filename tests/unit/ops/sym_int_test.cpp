@@ -52,12 +52,21 @@ TEST(SymInt, DerivedDimsEvaluateAndReadBackAsTrees) {
   EXPECT_FALSE(is_derived(Dim::symbol("seq")));
   auto t = sym_tree((h / 7).dim());
   ASSERT_TRUE(t);
-  // A sum of one product: coefficient 1 times the quotient H / 7.
-  ASSERT_EQ(t->kind, SymTree::Kind::kSum);
-  ASSERT_EQ(t->args.size(), 1u);
-  ASSERT_EQ(t->args[0].args.size(), 2u);
-  EXPECT_EQ(t->args[0].args[1].kind, SymTree::Kind::kFloorDiv);
-  EXPECT_EQ(t->args[0].args[1].args[0].symbol, "H");
+  ASSERT_EQ(t->kind, SymTree::Kind::kFloorDiv);
+  ASSERT_EQ(t->args.size(), 2u);
+  EXPECT_EQ(t->args[0].kind, SymTree::Kind::kSymbol);
+  EXPECT_EQ(t->args[0].symbol, "H");
+  EXPECT_EQ(t->args[1].number, 7);
+  // 2*seq+1: a sum of the number 1 and the product 2*seq (the constant term first).
+  auto u = sym_tree((seq * 2 + 1).dim());
+  ASSERT_TRUE(u);
+  ASSERT_EQ(u->kind, SymTree::Kind::kSum);
+  ASSERT_EQ(u->args.size(), 2u);
+  EXPECT_EQ(u->args[0].kind, SymTree::Kind::kNumber);
+  EXPECT_EQ(u->args[0].number, 1);
+  ASSERT_EQ(u->args[1].kind, SymTree::Kind::kProduct);
+  EXPECT_EQ(u->args[1].args[0].number, 2);
+  EXPECT_EQ(u->args[1].args[1].symbol, "seq");
   // A symbol that holds an operator cannot enter an expression.
   EXPECT_FALSE((SymInt::of(Dim::symbol("a/b")) * 2).is_known());
 }
