@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "eval/kernel_util.h"
 #include "hone/passes.h"
 #include "ops/attrs.h"
 #include "passes/rewrite.h"
@@ -48,14 +49,20 @@ std::optional<double> const_scalar(const Graph& g, const Node& n, size_t i) {
   return tensor_element_as_double(*v.initializer, 0);
 }
 
-/// `n` passes its input through: an Identity, or a Dropout whose mask nobody
-/// reads that is not training (training_mode absent or a constant false) or
-/// drops nothing (ratio a constant 0, as exporters write a module's
-/// `dropout(p=0.0, training=True)`). ONNX: Dropout is then the identity.
+/// `n` passes its input through: an Identity, a Cast to its input's type, or a Dropout whose mask
+/// nobody reads that is not training (training_mode absent or a constant false) or drops nothing
+/// (ratio a constant 0, as exporters write a module's `dropout(p=0.0, training=True)`). ONNX:
+/// Dropout is then the identity.
 bool passes_through(const Graph& g, const passes::Uses& uses, const Node& n) {
   if (!n.domain.empty() && n.domain != "ai.onnx") return false;
   if (n.inputs.empty() || n.inputs[0] < 0 || n.outputs.empty() || n.outputs[0] < 0) return false;
   if (n.op_type == "Identity") return n.inputs.size() == 1 && n.outputs.size() == 1;
+  if (n.op_type == "Cast") {
+    // To the type it already has (llama's softmax in f32 of an f32 input).
+    const DType from = g.value(n.inputs[0]).dtype;
+    const auto to = eval::dtype_from_onnx(ops::cast_to(n));
+    return n.outputs.size() == 1 && from != DType::kUndefined && to && *to == from;
+  }
   if (n.op_type != "Dropout") return false;
   if (n.outputs.size() > 1 && n.outputs[1] >= 0 &&
       (!uses.readers(n.outputs[1]).empty() || uses.is_output(n.outputs[1])))

@@ -277,5 +277,22 @@ TEST(PassesTranspose, DropoutThatDropsNothingGoes) {
   }
 }
 
+TEST(PassesTranspose, CastToItsOwnTypeGoes) {
+  // llama's softmax(x.float()).type_as(x) of an f32 x: two Casts f32 -> f32.
+  // A Cast that changes the type stays.
+  std::mt19937 rng(10);
+  GraphBuilder b("casts");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3});
+  ValueId same = b.op("Cast", {x}, {{"to", int64_t{1}}});              // FLOAT
+  ValueId wide = b.op("Cast", {b.relu(same)}, {{"to", int64_t{11}}});  // DOUBLE
+  b.output(b.op("Cast", {wide}, {{"to", int64_t{1}}}), "y");
+  const Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = eliminate_transposes(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(count_op(*out, "Cast"), 2u);
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3})}, 0.0, true));
+}
+
 }  // namespace
 }  // namespace hone
