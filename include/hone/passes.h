@@ -97,6 +97,10 @@ struct PassStats {
 /// operands only) becomes Transpose/Reshape around one MatMul; ellipses,
 /// diagonals and sums over one operand's labels stay (the reason logged).
 [[nodiscard]] Result<Graph> lower_einsum(const Graph& g, PassStats* stats = nullptr);
+/// DepthToSpace (DCR or CRD) and SpaceToDepth whose input's channels and
+/// spatial dims are numbers become Reshape, Transpose, Reshape (the batch may
+/// be symbolic), which every backend runs.
+[[nodiscard]] Result<Graph> lower_depth_to_space(const Graph& g, PassStats* stats = nullptr);
 
 /// A maximal run of element-wise nodes (unary math, activations, binary ops
 /// whose other operand is a constant or broadcasts into the chain) where each
