@@ -518,6 +518,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = layer_norm(p, id, n);
   } else if (op == "InstanceNormalization") {
     out = instance_norm(p, id, n);
+  } else if (op == "Resize") {
+    out = resize_dims(p, id, n);
   } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
     out = reduce(p, id, n);
   } else if (op == "Transpose") {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/aot/program.h"
+#include "ops/resize.h"
 
 namespace hone::aot {
 
@@ -51,6 +52,14 @@ DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& ch
 /// The output dims of a Reshape or Expand whose shape is computed from dims,
 /// from shape inference, each symbol read as the same dim of its input 0.
 [[nodiscard]] Result<DimExprs> inferred_dims(const Program& p, const Node& n);
+
+/// Resize (opset 11 on, N and C not resized, static spatial dims; nearest,
+/// linear or cubic): its output dims, and the taps of each spatial axis
+/// from ops::resize_axis_taps (resize_rules.cpp).
+[[nodiscard]] Result<DimExprs> resize_dims(Program& p, NodeId id, const Node& n);
+[[nodiscard]] Result<std::vector<ops::AxisTaps>> resize_taps(const Program& p, const Node& n,
+                                                             const DimExprs& x,
+                                                             const DimExprs& out);
 
 /// A kUnsupported error: what aot cannot build (the node then falls back).
 Error unsupported(std::string what);

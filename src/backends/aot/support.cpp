@@ -35,7 +35,7 @@ size_t data_inputs(const Node& n) {
   if (op == "Where") return 0;  // the condition: checked in why_not; x and y below
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
       op == "Clip" || op == "Slice" || op == "Gather" || op == "Expand" || op == "Split" ||
-      op == "Pad")
+      op == "Pad" || op == "Resize")
     return 1;
   return n.inputs.size();
 }
@@ -139,6 +139,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "LogSoftmax",
                                                  "LayerNormalization",
                                                  "InstanceNormalization",
+                                                 "Resize",
                                                  "ReduceMean",
                                                  "ReduceSum",
                                                  "ReduceMax",
@@ -182,6 +183,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
         if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
   for (size_t i = data_inputs(n); i < n.inputs.size() && op != "Where"; ++i)
     if (n.inputs[i] >= 0 && !is_const(g, n, i)) {
+      // Resize's sizes computed from dims: lowering takes the output dims shape inference gave.
+      if (op == "Resize" && i == 3 && host_eval::host_value(g, n.inputs[i], kHostPolicy)) continue;
       if ((op == "Reshape" || op == "Expand") && i == 1) {
         if (std::string why = computed_shape_problem(g, n); !why.empty()) return why;
         continue;

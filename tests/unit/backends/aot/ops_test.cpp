@@ -160,6 +160,39 @@ TEST(AotOps, LayoutOps) {
   expect_matches_reference(*g, {{uniform(rng, {3, 2, 3, 4})}});
 }
 
+TEST(AotOps, ResizeNearestLinearAndCubic) {
+  // UNet's bilinear align_corners upsampling by constant scales, an FPN's
+  // nearest resize to sizes, a cubic downscale, a 1-D linear one.
+  std::mt19937 rng(10);
+  GraphBuilder b("resize");
+  const ValueId x = b.input("x", DType::kF32, Shape{1, 3, 5, 7});
+  const ValueId none = kNoValue;
+  auto resize = [&](ValueId in, const char* mode, const char* ctm, ValueId scales, ValueId sizes) {
+    return b.op("Resize", {in, none, scales, sizes},
+                {{"mode", std::string(mode)},
+                 {"coordinate_transformation_mode", std::string(ctm)},
+                 {"nearest_mode", std::string("floor")}});
+  };
+  const ValueId up = resize(x, "linear", "align_corners",
+                            b.constant("s2", Tensor::from<float>({4}, {1, 1, 2, 2})), none);
+  const ValueId near =
+      resize(x, "nearest", "asymmetric", b.constant("e", Tensor::zeros(DType::kF32, {0})),
+             b.constant("sz", Tensor::from<int64_t>({4}, {1, 3, 11, 9})));
+  const ValueId cubic =
+      resize(x, "cubic", "half_pixel",
+             b.constant("s3", Tensor::from<float>({4}, {1, 1, 0.6f, 0.75f})), none);
+  const ValueId seq = b.input("seq", DType::kF32, Shape{2, 4, 6});
+  const ValueId line1 = resize(seq, "linear", "pytorch_half_pixel",
+                               b.constant("s1", Tensor::from<float>({3}, {1, 1, 1.5f})), none);
+  b.output(up, "up");
+  b.output(near, "near");
+  b.output(cubic, "cubic");
+  b.output(line1, "line");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g, {{uniform(rng, {1, 3, 5, 7}), uniform(rng, {2, 4, 6})}});
+}
+
 TEST(AotOps, ThreeDimensionalConvs) {
   // R(2+1)D's factorized convs: (1,3,3) strided over space, (3,1,1) over
   // time, a strided 1x1x1 shortcut; then grouped, depthwise, dilated and
