@@ -290,22 +290,41 @@ Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
     if (b.constant(n.inputs[i]) == nullptr || b.constant(n.inputs[i])->numel() != x.dims[1])
       return fail(ErrorCode::kUnsupported,
                   "BatchNormalization parameters must be constants of C elements");
-  const auto flags = dnnl::normalization_flags::use_global_stats |
-                     dnnl::normalization_flags::use_scale | dnnl::normalization_flags::use_shift;
+  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+               dnnl::normalization_flags::use_shift;
   HONE_TRY(const ops::BatchNormAttrs ba, ops::batch_norm_attrs(n));
-  dnnl::batch_normalization_forward::primitive_desc pd(
-      dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, ba.epsilon, flags), user_scratch(),
-      cpu_engine());
+  const auto make = [&](dnnl::normalization_flags f) {
+    return dnnl::batch_normalization_forward::primitive_desc(
+        dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, ba.epsilon, f), user_scratch(),
+        cpu_engine());
+  };
+  // A Relu that alone reads the result runs in the same pass (oneDNN's
+  // fuse_norm_relu): pre-activation nets (DenseNet's BN -> ReLU -> conv, 62
+  // of them) otherwise pay a second pass over each normalized tensor.
+  const Node* relu = b.sole_consumer(n.outputs[0]);
+  if (relu != nullptr && (relu->op_type != "Relu" || relu->outputs.size() != 1)) relu = nullptr;
+  dnnl::batch_normalization_forward::primitive_desc pd;
+  if (relu != nullptr) {
+    pd = make(flags | dnnl::normalization_flags::fuse_norm_relu);
+    if (pd.workspace_desc().get_size() > 0) relu = nullptr;  // inference needs none
+  }
+  if (relu == nullptr) pd = make(flags);
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-  b.add_step("batchnorm", dnnl::batch_normalization_forward(pd), pd,
+  b.add_step(relu != nullptr ? "batchnorm+eltwise" : "batchnorm",
+             dnnl::batch_normalization_forward(pd), pd,
              {{DNNL_ARG_SRC, src},
               {DNNL_ARG_SCALE, vector_constant(b, n.inputs[1])},
               {DNNL_ARG_SHIFT, vector_constant(b, n.inputs[2])},
               {DNNL_ARG_MEAN, vector_constant(b, n.inputs[3])},
               {DNNL_ARG_VARIANCE, vector_constant(b, n.inputs[4])},
               {DNNL_ARG_DST, out}});
-  b.set(n.outputs[0], PValue{x.dims, out});
+  if (relu != nullptr) {
+    b.absorb(relu);
+    b.set(relu->outputs[0], PValue{x.dims, out});
+  } else {
+    b.set(n.outputs[0], PValue{x.dims, out});
+  }
   return {};
 }
 

@@ -26,6 +26,28 @@ bool has_step(const std::vector<std::string>& plans, const std::string& kind) {
   return false;
 }
 
+TEST(OnednnOptimize, BatchNormFusesTheReluThatAloneReadsIt) {
+  // DenseNet's pre-activation BN -> ReLU: one pass (fuse_norm_relu). When
+  // the normalized tensor is read elsewhere too, the ReLU stays a step.
+  std::mt19937 rng(32);
+  for (bool shared : {false, true}) {
+    SCOPED_TRACE(shared ? "BN result read twice" : "BN result read by the ReLU only");
+    GraphBuilder b("bn_relu");
+    ValueId x = b.input("x", DType::kF32, Shape{2, 8, 5, 6});
+    ValueId bn = b.op(
+        "BatchNormalization",
+        {x, b.constant("s", uniform(rng, {8}, 0.5f, 1.5f)), b.constant("bb", uniform(rng, {8})),
+         b.constant("m", uniform(rng, {8})), b.constant("v", uniform(rng, {8}, 0.5f, 1.5f))});
+    ValueId y = b.relu(bn);
+    b.output(shared ? b.op("Add", {y, bn}) : y, "y");
+    Graph g = *std::move(b).build();
+    expect_matches_reference(g, {uniform(rng, {2, 8, 5, 6})});
+    const auto plans = build(g, false)->plan_descriptions();
+    ASSERT_EQ(plans.size(), 1u);
+    EXPECT_EQ(has_step(plans, "batchnorm+eltwise"), !shared) << plans[0];
+  }
+}
+
 TEST(OnednnOptimize, FoldedBatchNormStillFusesConvAndRelu) {
   std::mt19937 rng(31);
   GraphBuilder b("conv_bn_relu");
