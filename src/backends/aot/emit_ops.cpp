@@ -58,6 +58,7 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op == "LayerNormalization") return emit_layer_norm(n, id, y);
   if (op == "InstanceNormalization") return emit_instance_norm(n, id, y);
   if (op == "Resize") return emit_resize(n, id, y);
+  if (op == "ConvTranspose") return emit_conv_transpose(n, id, y, st);
   if (op.rfind("Reduce", 0) == 0) return emit_reduce(n, id, y);
   if (op == "Transpose") return emit_transpose(n, id, y);
   if (op == "Concat") return emit_concat(n, id, y);

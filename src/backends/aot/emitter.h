@@ -73,6 +73,8 @@ class Emitter {
   void emit_layer_norm(const Node& n, NodeId id, const std::string& y);
   void emit_instance_norm(const Node& n, NodeId id, const std::string& y);  // emit_norm.cpp
   void emit_resize(const Node& n, NodeId id, const std::string& y);         // emit_resize.cpp
+  void emit_conv_transpose(const Node& n, NodeId id, const std::string& y,
+                           const Step& s);  // conv_transpose.cpp
   void emit_reduce(const Node& n, NodeId id, const std::string& y);
   void emit_transpose(const Node& n, NodeId id, const std::string& y);
   void emit_concat(const Node& n, NodeId id, const std::string& y);

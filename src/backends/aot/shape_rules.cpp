@@ -440,6 +440,7 @@ Result<std::pair<int64_t, int64_t>> softmax_range(const Program& p, const Node& 
 DimExpr scratch_floats(const Program& p, NodeId id) {
   const Node& n = p.node(id);
   if (n.op_type == "LSTM") return lstm_scratch_floats(p, id);
+  if (n.op_type == "ConvTranspose") return conv_transpose_scratch(p, id);
   if (n.op_type != "Conv") return 0;
   const DimExprs& w = dims_of(p, n.inputs[1]);
   const DimExprs& x = dims_of(p, n.inputs[0]);
@@ -520,6 +521,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = instance_norm(p, id, n);
   } else if (op == "Resize") {
     out = resize_dims(p, id, n);
+  } else if (op == "ConvTranspose") {
+    out = conv_transpose_dims(p, id, n);
   } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
     out = reduce(p, id, n);
   } else if (op == "Transpose") {

@@ -61,6 +61,11 @@ DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& ch
                                                              const DimExprs& x,
                                                              const DimExprs& out);
 
+/// ConvTranspose (1-D or 2-D, static, explicit pads): its output dims, and
+/// the columns it makes before col2im, in floats (conv_transpose.cpp).
+[[nodiscard]] Result<DimExprs> conv_transpose_dims(Program& p, NodeId id, const Node& n);
+DimExpr conv_transpose_scratch(const Program& p, NodeId id);
+
 /// A kUnsupported error: what aot cannot build (the node then falls back).
 Error unsupported(std::string what);
 bool has_input(const Node& n, size_t i);

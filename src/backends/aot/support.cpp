@@ -140,6 +140,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "LayerNormalization",
                                                  "InstanceNormalization",
                                                  "Resize",
+                                                 "ConvTranspose",
                                                  "ReduceMean",
                                                  "ReduceSum",
                                                  "ReduceMax",
@@ -208,6 +209,16 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   }
   if (op == "InstanceNormalization" && (!is_const(g, n, 1) || !is_const(g, n, 2)))
     return "scale and B must be constants";
+  if (op == "ConvTranspose") {
+    if (!is_const(g, n, 1) || (val(g, n, 2) && !is_const(g, n, 2)))
+      return "W and B must be constants";
+    const auto ca = ops::conv_attrs(n);
+    if (!ca) return ca.error().message();
+    if (ca->auto_pad != ops::AutoPad::kNotSet || !ca->output_shape.empty())
+      return "auto_pad or output_shape (aot takes explicit pads)";
+    if (const int64_t r = rank_of(val(g, n, 0)); r >= 0 && r != 3 && r != 4)
+      return "rank " + std::to_string(r) + ": aot runs 1-D and 2-D ConvTranspose";
+  }
   if (op == "Pad") {
     const auto pa = ops::pad_attrs(n);
     if (!pa) return pa.error().message();

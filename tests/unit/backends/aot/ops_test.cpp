@@ -193,6 +193,43 @@ TEST(AotOps, ResizeNearestLinearAndCubic) {
   expect_matches_reference(*g, {{uniform(rng, {1, 3, 5, 7}), uniform(rng, {2, 4, 6})}});
 }
 
+TEST(AotOps, ConvTransposeStridedPaddedGroupedAndOneDimensional) {
+  // UNet's 2x2 stride-2 upsampling; a padded, dilated one with
+  // output_padding; a grouped one without bias; a 1-D one.
+  std::mt19937 rng(17);
+  GraphBuilder b("deconv");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4, 5, 6});
+  // `bias`: the number of output channels, or 0 for none.
+  auto ct = [&](ValueId in, const char* name, std::vector<int64_t> w, int64_t bias,
+                std::map<std::string, Attribute> attrs) {
+    std::vector<ValueId> ins{in, b.constant(name, uniform(rng, w))};
+    if (bias) ins.push_back(b.constant(std::string(name) + "_b", uniform(rng, {bias})));
+    return b.op("ConvTranspose", ins, attrs);
+  };
+  const ValueId up = ct(x, "w1", {4, 3, 2, 2}, 0, {{"strides", std::vector<int64_t>{2, 2}}});
+  const ValueId odd = ct(x, "w2", {4, 3, 3, 3}, 0,
+                         {{"strides", std::vector<int64_t>{2, 3}},
+                          {"pads", std::vector<int64_t>{1, 0, 1, 2}},
+                          {"dilations", std::vector<int64_t>{1, 2}},
+                          {"output_padding", std::vector<int64_t>{1, 0}}});
+  const ValueId grouped = ct(x, "w3", {4, 2, 3, 2}, 4,
+                             {{"group", int64_t{2}}, {"strides", std::vector<int64_t>{1, 2}}});
+  const ValueId seq = b.input("seq", DType::kF32, Shape{2, 3, 7});
+  const ValueId one =
+      ct(seq, "w4", {3, 2, 4}, 2,
+         {{"strides", std::vector<int64_t>{2}}, {"pads", std::vector<int64_t>{1, 1}}});
+  b.output(b.relu(up), "up");
+  b.output(odd, "odd");
+  b.output(grouped, "grouped");
+  b.output(one, "one");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  expect_matches_reference(*g,
+                           {{uniform(rng, {1, 4, 5, 6}), uniform(rng, {2, 3, 7})},
+                            {uniform(rng, {3, 4, 5, 6}), uniform(rng, {2, 3, 7})}},
+                           {{"dim_bounds", "batch=3"}});
+}
+
 TEST(AotOps, ThreeDimensionalConvs) {
   // R(2+1)D's factorized convs: (1,3,3) strided over space, (3,1,1) over
   // time, a strided 1x1x1 shortcut; then grouped, depthwise, dilated and
