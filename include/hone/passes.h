@@ -97,6 +97,10 @@ struct PassStats {
 /// operands only) becomes Transpose/Reshape around one MatMul; ellipses,
 /// diagonals and sums over one operand's labels stay (the reason logged).
 [[nodiscard]] Result<Graph> lower_einsum(const Graph& g, PassStats* stats = nullptr);
+/// An EmbeddingBag over 2-D ids as PyTorch's TorchScript exporter writes it
+/// (a Loop slicing, gathering and reducing one bag per iteration, its offsets
+/// computed from the ids' shape) becomes Gather and the reduction over axis 1.
+[[nodiscard]] Result<Graph> lower_embedding_bag(const Graph& g, PassStats* stats = nullptr);
 /// DepthToSpace (DCR or CRD) and SpaceToDepth whose input's channels and
 /// spatial dims are numbers become Reshape, Transpose, Reshape (the batch may
 /// be symbolic), which every backend runs.

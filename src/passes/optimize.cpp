@@ -21,6 +21,9 @@ struct Pass {
 // single readers), BN folded before bias fusion sees the Conv it made.
 const std::vector<Pass>& pipeline() {
   static const std::vector<Pass> k = {
+      // Before the folders: they would fold its offsets where the batch is a number.
+      {"lower_embedding_bag", [](const Graph& g, PassStats* s,
+                                 const OptimizeOptions&) { return lower_embedding_bag(g, s); }},
       {"fold_shapes",
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fold_shapes(g, s); }},
       {"fold_reshape_targets", [](const Graph& g, PassStats* s,
@@ -51,9 +54,11 @@ const std::vector<Pass>& pipeline() {
   return k;
 }
 
-/// The first passes of pipeline(), which fold computed shapes: fold_shapes,
+/// pipeline()'s passes before the shape folders (lower_embedding_bag), then
+/// up to kShapeFolders the passes that fold computed shapes: fold_shapes,
 /// fold_reshape_targets, fold_constants.
-constexpr size_t kShapeFolders = 3;
+constexpr size_t kFirstFolder = 1;
+constexpr size_t kShapeFolders = 4;
 
 int applied(const PassStats& s) {
   return s.folded + s.removed + s.rewritten;
@@ -125,6 +130,10 @@ Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options) {
   };
   for (int round = 0; round < options.max_rounds; ++round) {
     bool changed = false;
+    for (size_t i = 0; i < kFirstFolder; ++i) {
+      HONE_TRY(const bool c, run_pass(i, round));
+      changed |= c;
+    }
     // The shape folders first, to their fixpoint: each step of a chain of
     // computed shapes (a Slice whose bounds fold once the Reshape before it
     // has a shape, unit after unit of a ShuffleNet) needs the one before it,
@@ -132,7 +141,7 @@ Result<OptimizeReport> optimize(Graph& g, const OptimizeOptions& options) {
     // removes nodes or gives a Reshape a constant target, so the loop ends.
     for (bool folding = true; folding;) {
       folding = false;
-      for (size_t i = 0; i < kShapeFolders; ++i) {
+      for (size_t i = kFirstFolder; i < kShapeFolders; ++i) {
         HONE_TRY(const bool c, run_pass(i, round));
         folding |= c;
       }
