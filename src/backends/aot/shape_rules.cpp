@@ -388,7 +388,10 @@ Result<Window2d> window_of(const Node& n, const DimExprs& x, const std::vector<i
   auto out_e = [&](size_t d) -> DimExpr {
     if (x[d + 2].is_const()) return win.out[d];
     const int64_t c = win.pad_begin[d] + win.pad_end[d] - win.dilated(d);
-    return (c < 0 ? x[d + 2] - DimExpr(-c) : x[d + 2] + DimExpr(c)) / win.strides[d] + 1;
+    // Stride 1: in + c + 1, so a "same" window keeps the input's dim as is.
+    const int64_t add = win.strides[d] == 1 ? c + 1 : c;
+    const DimExpr e = add < 0 ? x[d + 2] - DimExpr(-add) : x[d + 2] + DimExpr(add);
+    return win.strides[d] == 1 ? e : e / win.strides[d] + 1;
   };
   if (r == 3)
     w.id = in[0], w.kd = k[0], w.sd = win.strides[0], w.dd = win.dilations[0],

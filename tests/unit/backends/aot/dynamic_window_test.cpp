@@ -51,6 +51,15 @@ TEST(AotDynamicWindow, OneDimensionalConvsAndPoolsOverARunTimeLength) {
   for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 1}, {2, 7}, {1, 40}, {3, 13}})
     sets.push_back({uniform(rng, {batch, 5, seq})});
   expect_matches_reference(*g, sets, {{"dim_bounds", "batch=3,seq=40"}});
+  // Output extents as expressions of seq: a stride-1 "same" conv keeps seq
+  // itself (so it meets other values of dim seq), the stride-2 one halves it.
+  auto p = lower(*g, {.bounds = {{"batch", 3}, {"seq", 40}}});
+  ASSERT_TRUE(p) << p.error().to_string();
+  const Graph& lg = *p->graph;
+  EXPECT_EQ(to_string(p->values[static_cast<size_t>(lg.nodes()[0].outputs[0])].dims),
+            "[batch,8,seq]");
+  EXPECT_EQ(to_string(p->values[static_cast<size_t>(lg.nodes()[2].outputs[0])].dims),
+            "[batch,8,(((seq-1)/2)+1)]");
 }
 
 TEST(AotDynamicWindow, TwoDimensionalConvWithARunTimeWidth) {
