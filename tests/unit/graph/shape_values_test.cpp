@@ -99,6 +99,29 @@ TEST(ShapeValues, SlicesRangesAndFilledTensorsOfComputedLengths) {
   EXPECT_EQ(shape_of(*g, tiled), "[batch,(seq*seq),8]");
 }
 
+TEST(ShapeValues, ResizeToAnotherTensorsSizeOrByWholeScales) {
+  // An FPN's upsample to the lateral's size: sizes = x's [N, C] and y's [H, W].
+  GraphBuilder b("fpn");
+  const Dim batch = Dim::symbol("batch");
+  ValueId x = b.input("x", DType::kF32, Shape{batch, 8, Dim::symbol("h"), Dim::symbol("w")});
+  ValueId y = b.input("y", DType::kF32, Shape{batch, 8, 16, 16});
+  auto part = [&](ValueId v, int64_t from, int64_t to) {
+    return b.op("Slice", {b.op("Shape", {v}), ints(b, {from}), ints(b, {to})});
+  };
+  ValueId sizes = b.concat({part(x, 0, 2), part(y, 2, 4)}, 0);
+  ValueId up = b.op("Resize", {x, kNoValue, kNoValue, sizes}, {{"mode", std::string("nearest")}});
+  ValueId sum = b.op("Add", {up, y});
+  ValueId scales = b.constant("", Tensor::from<float>({4}, {1.0f, 1.0f, 2.0f, 2.0f}));
+  ValueId twice = b.op("Resize", {x, kNoValue, scales}, {{"mode", std::string("nearest")}});
+  for (ValueId v : {sum, twice}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, up), "[batch,8,16,16]");
+  EXPECT_EQ(shape_of(*g, sum), "[batch,8,16,16]");
+  EXPECT_EQ(shape_of(*g, twice), "[batch,8,(2*h),(2*w)]");
+}
+
 TEST(ShapeValues, DerivedTargetsFoldToConstantsThatComputeTheSame) {
   GraphBuilder b("fold");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("b"), Dim::symbol("H"), 3, 4});
