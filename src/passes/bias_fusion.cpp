@@ -102,10 +102,7 @@ Result<Graph> fuse_bias(const Graph& in, PassStats* stats) {
     rw.add_node(std::move(fused));
     ++count;
   }
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
-  return out;
+  return passes::finish_pass(in, rw, count, stats);
 }
 
 }  // namespace hone

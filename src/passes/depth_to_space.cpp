@@ -92,10 +92,7 @@ Result<Graph> lower_depth_to_space(const Graph& in, PassStats* stats) {
     rw.remove(static_cast<NodeId>(i));
     ++count;
   }
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
-  return out;
+  return passes::finish_pass(in, rw, count, stats);
 }
 
 }  // namespace hone

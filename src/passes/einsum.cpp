@@ -258,10 +258,7 @@ Result<Graph> lower_einsum(const Graph& in, PassStats* stats) {
                      why);
     }
   }
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
-  return out;
+  return passes::finish_pass(in, rw, count, stats);
 }
 
 }  // namespace hone

@@ -189,10 +189,7 @@ Result<Graph> lower_embedding_bag(const Graph& in, PassStats* stats) {
     rw.remove(static_cast<NodeId>(i));
     ++count;
   }
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
-  return out;
+  return passes::finish_pass(in, rw, count, stats);
 }
 
 }  // namespace hone

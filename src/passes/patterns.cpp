@@ -270,10 +270,7 @@ Result<Graph> run_matcher(const Graph& in, PassStats* stats, Fn fn) {
   int count = 0;
   for (size_t i = 0; i < g.nodes().size(); ++i)
     if (!rw.taken(static_cast<NodeId>(i)) && fn(g, uses, rw, static_cast<NodeId>(i))) ++count;
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
-  return out;
+  return passes::finish_pass(in, rw, count, stats);
 }
 
 }  // namespace

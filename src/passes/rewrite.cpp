@@ -180,4 +180,11 @@ Result<Graph> Rewriter::finish() const {
   return out;
 }
 
+Result<Graph> finish_pass(const Graph& in, const Rewriter& rw, int count, PassStats* stats) {
+  if (count == 0) return in;
+  HONE_TRY(Graph out, rw.finish());
+  if (stats) stats->rewritten += count;
+  return out;
+}
+
 }  // namespace hone::passes

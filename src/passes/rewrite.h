@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hone/graph.h"
+#include "hone/passes.h"
 
 namespace hone::passes {
 
@@ -93,6 +94,11 @@ class Rewriter {
   std::map<ValueId, Tensor> constants_;
   std::set<std::string> names_;
 };
+
+/// A rewriting pass's end: `in` itself when it rewrote nothing (`count` 0),
+/// else the rewritten graph, with `count` added to stats->rewritten.
+[[nodiscard]] Result<Graph> finish_pass(const Graph& in, const Rewriter& rw, int count,
+                                        PassStats* stats);
 
 /// Runs node `n` of `g` alone on the reference interpreter, its inputs taken
 /// from `known` (every input the node reads must be there).

@@ -170,10 +170,7 @@ Result<Graph> eliminate_transposes(const Graph& in, PassStats* stats) {
       ++count;
     }
   }
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
-  return out;
+  return passes::finish_pass(in, rw, count, stats);
 }
 
 }  // namespace hone

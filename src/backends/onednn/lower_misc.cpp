@@ -88,16 +88,6 @@ const Value* input(const Graph& g, const Node& n, size_t i) {
   return i < n.inputs.size() && n.inputs[i] >= 0 ? &g.value(n.inputs[i]) : nullptr;
 }
 
-dims_t dims_of(const PlanBuilder& b, ValueId v) {
-  return b.has(v) ? b.value(v).dims : b.constant(v)->shape();
-}
-
-BufferRef new_value(PlanBuilder& b, const dims_t& dims, DType dtype) {
-  const md_t md =
-      dtype == DType::kF32 ? plain_md(dims) : bytes_md(shape_numel(dims) * dtype_size(dtype));
-  return BufferRef{b.new_temp(md), md};
-}
-
 Result<void> lower_math(PlanBuilder& b, const Node& n) {
   double (*f)(double) = nullptr;
   const ops::UnaryFormula* formula = nullptr;
@@ -108,9 +98,9 @@ Result<void> lower_math(PlanBuilder& b, const Node& n) {
     formula = own_formula(n.op_type);
     HONE_TRY(p, ops::unary_params(n, *formula));
   }
-  const dims_t dims = dims_of(b, n.inputs[0]);
+  const dims_t dims = value_dims(b, n.inputs[0]);
   const BufferRef src = b.data(n.inputs[0]);
-  const BufferRef dst = new_value(b, dims, DType::kF32);
+  const BufferRef dst = new_plain_value(b, dims, DType::kF32);
   const int64_t count = shape_numel(dims);
   b.add_own_step("math",
                  [=](void* const* ptr) -> Result<void> {
@@ -143,14 +133,14 @@ Result<void> lower_int_binary(PlanBuilder& b, const Node& n) {
     return fail(ErrorCode::kUnsupported, n.describe() + " mixes " + std::string(dtype_name(t)) +
                                              " and " +
                                              std::string(dtype_name(b.dtype(n.inputs[1]))));
-  const dims_t da = dims_of(b, n.inputs[0]), db = dims_of(b, n.inputs[1]);
+  const dims_t da = value_dims(b, n.inputs[0]), db = value_dims(b, n.inputs[1]);
   HONE_TRY(const dims_t out, ops::broadcast_shapes({da, db}));
   if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "an empty result");
   const std::vector<int64_t> sa = ops::broadcast_strides(da, out),
                              sb = ops::broadcast_strides(db, out);
   const char op = n.op_type == "Add" ? '+' : n.op_type == "Sub" ? '-' : '*';
   const BufferRef a = b.data(n.inputs[0]), c = b.data(n.inputs[1]);
-  const BufferRef dst = new_value(b, out, t);
+  const BufferRef dst = new_plain_value(b, out, t);
   const int64_t count = shape_numel(out);
   auto typed = [&]<class T>() -> OwnFn {
     return [=](void* const* ptr) -> Result<void> {
@@ -206,7 +196,7 @@ void arg_loop(const AxisSplit& s, bool is_max, bool last, const T* in, int64_t* 
 }
 
 Result<void> lower_arg(PlanBuilder& b, const Node& n) {
-  const dims_t in = dims_of(b, n.inputs[0]);
+  const dims_t in = value_dims(b, n.inputs[0]);
   const DType t = b.dtype(n.inputs[0]);
   HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
   HONE_TRY(const int64_t axis,
@@ -221,7 +211,7 @@ Result<void> lower_arg(PlanBuilder& b, const Node& n) {
       out.push_back(1);
   const bool is_max = n.op_type == "ArgMax", last = ra.select_last_index;
   const BufferRef src = b.data(n.inputs[0]);
-  const BufferRef dst = new_value(b, out, DType::kI64);
+  const BufferRef dst = new_plain_value(b, out, DType::kI64);
   auto typed = [&]<class T>() -> OwnFn {
     return [=](void* const* p) -> Result<void> {
       arg_loop(s, is_max, last, static_cast<const T*>(p[0]), static_cast<int64_t*>(p[1]));
@@ -242,7 +232,7 @@ Result<void> lower_topk(PlanBuilder& b, const Node& n) {
   if (kt == nullptr || kt->numel() != 1)
     return fail(ErrorCode::kUnsupported, "TopK's K is not known when the plan is built");
   const int64_t k = tensor_element_as_int64(*kt, 0);
-  const dims_t in = dims_of(b, n.inputs[0]);
+  const dims_t in = value_dims(b, n.inputs[0]);
   HONE_TRY(const int64_t axis,
            ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(in.size()), "axis"));
   const AxisSplit s = split_at(in, axis);
@@ -254,8 +244,8 @@ Result<void> lower_topk(PlanBuilder& b, const Node& n) {
   dims_t out = in;
   out[static_cast<size_t>(axis)] = k;
   const BufferRef src = b.data(n.inputs[0]);
-  const BufferRef values = new_value(b, out, DType::kF32);
-  const BufferRef indices = new_value(b, out, DType::kI64);
+  const BufferRef values = new_plain_value(b, out, DType::kF32);
+  const BufferRef indices = new_plain_value(b, out, DType::kI64);
   b.add_own_step("topk",
                  [=](void* const* p) -> Result<void> {
                    const float* x = static_cast<const float*>(p[0]);

@@ -28,18 +28,6 @@ std::string g_name(const PlanBuilder& b, ValueId v) {
   return "'" + b.graph().value(v).name + "'";
 }
 
-/// `v`'s dims: its PValue's, or its plan-time value's.
-dims_t dims_of(const PlanBuilder& b, ValueId v) {
-  return b.has(v) ? b.value(v).dims : b.constant(v)->shape();
-}
-
-/// A new plain temporary for a value of `dims` and `dtype`.
-BufferRef new_value(PlanBuilder& b, const dims_t& dims, DType dtype) {
-  const md_t md =
-      dtype == DType::kF32 ? plain_md(dims) : bytes_md(shape_numel(dims) * dtype_size(dtype));
-  return BufferRef{b.new_temp(md), md};
-}
-
 bool castable(DType t) {
   return t == DType::kF32 || t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
 }
@@ -241,6 +229,16 @@ BufferRef PlanBuilder::data(ValueId v) {
   return value(v).ref;
 }
 
+dims_t value_dims(const PlanBuilder& b, ValueId v) {
+  return b.has(v) ? b.value(v).dims : b.constant(v)->shape();
+}
+
+BufferRef new_plain_value(PlanBuilder& b, const dims_t& dims, DType dtype) {
+  const md_t md =
+      dtype == DType::kF32 ? plain_md(dims) : bytes_md(shape_numel(dims) * dtype_size(dtype));
+  return BufferRef{b.new_temp(md), md};
+}
+
 BufferRef copy_bytes(PlanBuilder& b, const BufferRef& src, size_t nbytes) {
   const md_t md = bytes_md(nbytes);
   const BufferRef dst{b.new_temp(md), md};
@@ -254,8 +252,8 @@ BufferRef copy_bytes(PlanBuilder& b, const BufferRef& src, size_t nbytes) {
 }
 
 Result<void> lower_gather_at_run_time(PlanBuilder& b, const Node& n) {
-  const dims_t in = dims_of(b, n.inputs[0]);
-  const dims_t idx = dims_of(b, n.inputs[1]);
+  const dims_t in = value_dims(b, n.inputs[0]);
+  const dims_t idx = value_dims(b, n.inputs[1]);
   HONE_TRY(const int64_t axis,
            ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(in.size()), "Gather axis"));
   const DType data_t = b.dtype(n.inputs[0]), index_t = b.dtype(n.inputs[1]);
@@ -269,7 +267,7 @@ Result<void> lower_gather_at_run_time(PlanBuilder& b, const Node& n) {
   out.insert(out.end(), in.begin() + axis + 1, in.end());
   if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "Gather with an empty result");
   const BufferRef data = b.data(n.inputs[0]), indices = b.data(n.inputs[1]);
-  const BufferRef dst = new_value(b, out, data_t);
+  const BufferRef dst = new_plain_value(b, out, data_t);
   const std::string node = n.describe();
   const int64_t count = shape_numel(idx);
   const size_t elem = dtype_size(data_t);
@@ -301,14 +299,14 @@ Result<void> lower_where(PlanBuilder& b, const Node& n) {
   if (b.dtype(n.inputs[2]) != t || !castable(t))
     return fail(ErrorCode::kUnsupported, "Where of " + std::string(dtype_name(t)) + " and " +
                                              std::string(dtype_name(b.dtype(n.inputs[2]))));
-  const dims_t dc = dims_of(b, n.inputs[0]), dx = dims_of(b, n.inputs[1]),
-               dy = dims_of(b, n.inputs[2]);
+  const dims_t dc = value_dims(b, n.inputs[0]), dx = value_dims(b, n.inputs[1]),
+               dy = value_dims(b, n.inputs[2]);
   HONE_TRY(const dims_t out, ops::broadcast_shapes({dc, dx, dy}));
   if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "Where with an empty result");
   WhereShape s{out, ops::broadcast_strides(dc, out), ops::broadcast_strides(dx, out),
                ops::broadcast_strides(dy, out)};
   const BufferRef c = b.data(n.inputs[0]), x = b.data(n.inputs[1]), y = b.data(n.inputs[2]);
-  const BufferRef dst = new_value(b, out, t);
+  const BufferRef dst = new_plain_value(b, out, t);
   OwnFn fn;
   auto typed = [&]<class T>() {
     fn = [s](void* const* p) -> Result<void> {
@@ -346,9 +344,9 @@ Result<void> lower_cast(PlanBuilder& b, const Node& n) {
     b.set(n.outputs[0], b.value(n.inputs[0]));
     return {};
   }
-  const dims_t dims = dims_of(b, n.inputs[0]);
+  const dims_t dims = value_dims(b, n.inputs[0]);
   const BufferRef src = b.data(n.inputs[0]);
-  const BufferRef dst = new_value(b, dims, to);
+  const BufferRef dst = new_plain_value(b, dims, to);
   const auto loop = cast_fn(from, to);
   const int64_t count = shape_numel(dims);
   b.add_own_step("cast",

@@ -274,6 +274,11 @@ bool lowers_misc(const PlanBuilder& b, const Node& n);
 /// Whether those steps read input `input` of `n` as integers (ArgMax's data,
 /// integer arithmetic's operands, TopK's K).
 bool reads_integers(const Node& n, size_t input);
+/// `v`'s dims: its PValue's, or its plan-time value's (an own step's operand).
+dims_t value_dims(const PlanBuilder& b, ValueId v);
+/// A new plain temporary for an own step's result of `dims` and `dtype`
+/// (f32 as plain_md, any other dtype as plain bytes).
+BufferRef new_plain_value(PlanBuilder& b, const dims_t& dims, DType dtype);
 /// An own step copying `nbytes` of `src` (plain) into a new temporary: a
 /// block output that is a view of an input or of a constant.
 BufferRef copy_bytes(PlanBuilder& b, const BufferRef& src, size_t nbytes);
