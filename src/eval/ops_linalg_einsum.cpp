@@ -10,6 +10,7 @@
 
 #include "eval/ops.h"
 #include "eval/ops_linalg_internal.h"
+#include "ops/attrs.h"
 
 namespace hone::eval {
 namespace {
@@ -187,9 +188,7 @@ std::vector<int64_t> space_offsets(const std::vector<int>& labels, const EinsumP
 }
 
 Result<void> einsum(KernelContext& ctx) {
-  const std::string equation = ctx.node().attr_string("equation", "");
-  if (equation.empty())
-    return fail(ErrorCode::kInvalidArgument, "Einsum needs an 'equation' attribute");
+  HONE_TRY(const std::string equation, ops::einsum_equation(ctx.node()));
   std::vector<const Tensor*> ops;
   for (size_t i = 0; i < ctx.num_inputs(); ++i) {
     HONE_TRY(const Tensor* t, ctx.tensor(i));

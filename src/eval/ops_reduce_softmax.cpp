@@ -130,7 +130,7 @@ Result<void> top_k(KernelContext& ctx) {
   const int64_t rank = static_cast<int64_t>(x->rank());
   if (rank == 0) return fail(ErrorCode::kInvalidArgument, "TopK needs rank >= 1, got a scalar");
   HONE_TRY(int64_t axis, normalize_axis(ops::axis_attr(n), rank));
-  const bool largest = n.attr_int("largest", 1) != 0;
+  const bool largest = ops::topk_attrs(n).largest;
   const int64_t len = x->dim(static_cast<size_t>(axis));
   if (k < 0 || k > len)
     return fail(ErrorCode::kInvalidArgument,

@@ -160,10 +160,8 @@ Result<void> pad(KernelContext& ctx) {
 }
 
 Result<int64_t> read_blocksize(const KernelContext& ctx, const Tensor& x) {
-  const int64_t b = ctx.node().attr_int("blocksize", 0);
-  if (b < 1)
-    return fail(ErrorCode::kInvalidArgument,
-                ctx.node().op_type + " needs a positive 'blocksize', got " + std::to_string(b));
+  HONE_TRY(const ops::DepthSpaceAttrs a, ops::depth_space_attrs(ctx.node()));
+  const int64_t b = a.blocksize;
   if (x.rank() != 4)
     return fail(ErrorCode::kInvalidArgument,
                 ctx.node().op_type + " input must be 4-D (N,C,H,W), got " + x.describe());
@@ -179,16 +177,14 @@ Result<void> depth_to_space(KernelContext& ctx) {
                 "DepthToSpace channels of " + x->describe() +
                     " are not divisible by blocksize^2 = " + std::to_string(b * b));
   const int64_t c2 = c / (b * b);
-  const std::string mode = ctx.node().attr_string("mode", "DCR");
+  HONE_TRY(const ops::DepthSpaceAttrs a, ops::depth_space_attrs(ctx.node()));
   std::vector<int64_t> strides;
-  if (mode == "DCR") {
+  if (!a.crd) {
     const std::vector<int64_t> s = strides_of({n, b, b, c2, h, w});
     strides = {s[0], s[3], s[4], s[1], s[5], s[2]};
-  } else if (mode == "CRD") {
+  } else {
     const std::vector<int64_t> s = strides_of({n, c2, b, b, h, w});
     strides = {s[0], s[1], s[4], s[2], s[5], s[3]};
-  } else {
-    return fail(ErrorCode::kInvalidArgument, "DepthToSpace mode '" + mode + "' is not DCR or CRD");
   }
   Tensor view = Tensor::zeros(x->dtype(), {n, c2, h, b, w, b});
   strided_copy(*x, 0, strides, view);

@@ -163,6 +163,24 @@ struct ReduceAttrs {
 /// keepdims (default 1) of the reductions, ArgMax/ArgMin and SplitToSequence.
 [[nodiscard]] bool keepdims_attr(const Node& n);
 
+/// TopK's `largest` and `sorted` (default 1 each); its axis is axis_attr's.
+struct TopKAttrs {
+  bool largest = true;
+  bool sorted = true;
+};
+[[nodiscard]] TopKAttrs topk_attrs(const Node& n);
+
+/// DepthToSpace's and SpaceToDepth's `blocksize` (required, positive) and
+/// DepthToSpace's `mode`: DCR (the default) or CRD.
+struct DepthSpaceAttrs {
+  int64_t blocksize = 0;
+  bool crd = false;
+};
+[[nodiscard]] Result<DepthSpaceAttrs> depth_space_attrs(const Node& n);
+
+/// Einsum's `equation` (required, not empty).
+[[nodiscard]] Result<std::string> einsum_equation(const Node& n);
+
 /// Cast's and CastLike's target: the ONNX dtype code of `to`.
 [[nodiscard]] int64_t cast_to(const Node& n);
 

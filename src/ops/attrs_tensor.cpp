@@ -91,4 +91,28 @@ Result<GeluApprox> gelu_approx(const Node& n) {
       attr_error(n, "approximate", "is '" + approx + "': approximate must be 'none' or 'tanh'"));
 }
 
+TopKAttrs topk_attrs(const Node& n) {
+  return {n.attr_int("largest", 1) != 0, n.attr_int("sorted", 1) != 0};
+}
+
+Result<DepthSpaceAttrs> depth_space_attrs(const Node& n) {
+  DepthSpaceAttrs a;
+  a.blocksize = n.attr_int("blocksize", 0);
+  if (a.blocksize < 1)
+    return fail(attr_error(n, "blocksize", "must be positive, got " + std::to_string(a.blocksize)));
+  if (n.op_type == "DepthToSpace") {
+    const std::string mode = n.attr_string("mode", "DCR");
+    if (mode != "DCR" && mode != "CRD")
+      return fail(attr_error(n, "mode", "is '" + mode + "', not DCR or CRD"));
+    a.crd = mode == "CRD";
+  }
+  return a;
+}
+
+Result<std::string> einsum_equation(const Node& n) {
+  std::string e = n.attr_string("equation", "");
+  if (e.empty()) return fail(attr_error(n, "equation", "is missing or empty"));
+  return e;
+}
+
 }  // namespace hone::ops

@@ -12,6 +12,7 @@
 
 #include "core/log.h"
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -28,19 +29,17 @@ std::string plan_of(const Graph& g, const Node& n, Plan* p) {
   if (!x.shape || x.shape->rank() != 4) return "the input's rank is not known to be 4";
   for (size_t d = 1; d < 4; ++d)
     if (!(*x.shape)[d].is_static()) return "dim " + std::to_string(d) + " is not a number";
-  const int64_t bs = n.attr_int("blocksize", 0);
-  if (bs <= 0) return "blocksize missing or not positive";
+  const auto a = ops::depth_space_attrs(n);
+  if (!a) return a.error().message();
+  const int64_t bs = a->blocksize;
   const int64_t c = (*x.shape)[1].value(), h = (*x.shape)[2].value(), w = (*x.shape)[3].value();
   if (n.op_type == "DepthToSpace") {
     if (c % (bs * bs) != 0) return "channels not divisible by blocksize^2";
     const int64_t c2 = c / (bs * bs);
-    const std::string mode = n.attr_string("mode", "DCR");
-    if (mode == "DCR")
+    if (!a->crd)
       *p = {{0, bs, bs, c2, h, w}, {0, 3, 4, 1, 5, 2}, {0, c2, h * bs, w * bs}};
-    else if (mode == "CRD")
-      *p = {{0, c2, bs, bs, h, w}, {0, 1, 4, 2, 5, 3}, {0, c2, h * bs, w * bs}};
     else
-      return "mode '" + mode + "'";
+      *p = {{0, c2, bs, bs, h, w}, {0, 1, 4, 2, 5, 3}, {0, c2, h * bs, w * bs}};
     return {};
   }
   if (h % bs != 0 || w % bs != 0) return "spatial dims not divisible by blocksize";

@@ -18,6 +18,7 @@
 
 #include "core/log.h"
 #include "hone/passes.h"
+#include "ops/attrs.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
 
@@ -177,8 +178,9 @@ std::string lower_one(const Graph& g, passes::Rewriter& rw, NodeId id) {
   const Node& n = g.node(id);
   if (!passes::is_op(n, "Einsum", 2)) return "not an Einsum of two operands";
   Equation eq;
-  if (std::string why = parse_equation(n.attr_string("equation", ""), &eq); !why.empty())
-    return why;
+  const auto equation = ops::einsum_equation(n);
+  if (!equation) return equation.error().message();
+  if (std::string why = parse_equation(*equation, &eq); !why.empty()) return why;
   const Value& va = g.value(n.inputs[0]);
   const Value& vb = g.value(n.inputs[1]);
   const std::vector<int64_t> da = static_dims(va, eq.a.size());
@@ -254,8 +256,8 @@ Result<Graph> lower_einsum(const Graph& in, PassStats* stats) {
     if (why.empty()) {
       ++count;
     } else {
-      HONE_LOG_DEBUG("lower_einsum: {} '{}' stays: {}", n.describe(), n.attr_string("equation", ""),
-                     why);
+      HONE_LOG_DEBUG("lower_einsum: {} '{}' stays: {}", n.describe(),
+                     ops::einsum_equation(n).value_or(""), why);
     }
   }
   return passes::finish_pass(in, rw, count, stats);

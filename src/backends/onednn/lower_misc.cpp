@@ -240,7 +240,7 @@ Result<void> lower_topk(PlanBuilder& b, const Node& n) {
     return fail(ErrorCode::kInvalidArgument, n.describe() + ": K " + std::to_string(k) +
                                                  " is out of range [1, " + std::to_string(s.len) +
                                                  "] for axis " + std::to_string(axis));
-  const bool largest = n.attr_int("largest", 1) != 0;
+  const bool largest = ops::topk_attrs(n).largest;
   dims_t out = in;
   out[static_cast<size_t>(axis)] = k;
   const BufferRef src = b.data(n.inputs[0]);
@@ -298,11 +298,12 @@ dims_t strides_of(const dims_t& dims) {
 /// output's split by the block size, written plain.
 Result<void> lower_depth_space(PlanBuilder& b, const Node& n) {
   const dims_t in = b.value(n.inputs[0]).dims;
-  const int64_t bs = n.attr_int("blocksize", 0);
-  if (in.size() != 4 || bs <= 0) return fail(ErrorCode::kUnsupported, "needs rank 4 and blocksize");
+  HONE_TRY(const ops::DepthSpaceAttrs attrs, ops::depth_space_attrs(n));
+  const int64_t bs = attrs.blocksize;
+  if (in.size() != 4) return fail(ErrorCode::kUnsupported, "needs rank 4");
   const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
   const bool to_space = n.op_type == "DepthToSpace";
-  const bool crd = to_space && n.attr_string("mode", "DCR") == "CRD";
+  const bool crd = to_space && attrs.crd;
   dims_t view, view_strides, out;
   if (to_space) {
     if (C % (bs * bs) != 0) return fail(ErrorCode::kInvalidArgument, "channels not divisible");
@@ -377,11 +378,8 @@ std::optional<std::string> misc_why_not(const Graph& g, const Node& n) {
   }
   if (op == "DepthToSpace" || op == "SpaceToDepth") {
     if (rank_of(x) >= 0 && rank_of(x) != 4) return "rank " + std::to_string(rank_of(x)) + ", not 4";
-    if (op == "DepthToSpace") {
-      const std::string mode = n.attr_string("mode", "DCR");
-      if (mode != "DCR" && mode != "CRD") return "mode '" + mode + "'";
-    }
-    return n.attr_int("blocksize", 0) > 0 ? "" : "blocksize missing or not positive";
+    const auto a = ops::depth_space_attrs(n);
+    return a ? "" : a.error().message();
   }
   if (const ops::UnaryFormula* f = own_formula(op)) {
     const auto p = ops::unary_params(n, *f);
