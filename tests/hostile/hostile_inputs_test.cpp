@@ -140,6 +140,29 @@ TEST_F(HostileModel, AttributeDeclaredOneTypeHoldingAnother) {
   refuse(m, {"alpha"});
 }
 
+// DepthToSpace's mode and blocksize are read once (ops::depth_space_attrs)
+// and refused there with the attribute named, on every backend and the passes.
+TEST_F(HostileModel, DepthToSpaceWithAnUnknownModeOrNoBlocksize) {
+  for (const bool no_blocksize : {false, true}) {
+    auto m = one_node_model("DepthToSpace", false, {1, 8, 2, 2});
+    auto* n = m.mutable_graph()->mutable_node(0);
+    auto* bs = n->add_attribute();
+    bs->set_name("blocksize");
+    bs->set_type(::onnx::AttributeProto::INT);
+    bs->set_i(no_blocksize ? 0 : 2);
+    auto* mode = n->add_attribute();
+    mode->set_name("mode");
+    mode->set_type(::onnx::AttributeProto::STRING);
+    mode->set_s(no_blocksize ? "DCR" : "XYZ");
+    save_model(m, dir_ / "m.onnx");
+    if (no_blocksize)
+      expect_clean_error(hone("run m.onnx --random-inputs 1"), 1,
+                         {"blocksize", "must be positive"});
+    else
+      expect_clean_error(hone("run m.onnx --random-inputs 1"), 1, {"mode", "XYZ", "DCR or CRD"});
+  }
+}
+
 TEST_F(HostileModel, WrongInputCount) {
   auto m = one_node_model("Relu");
   m.mutable_graph()->mutable_node(0)->add_input("x");
