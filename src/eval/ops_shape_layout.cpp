@@ -8,6 +8,7 @@
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
 #include "ops/attrs.h"
+#include "ops/depth_space.h"
 #include "ops/pad.h"
 
 namespace hone::eval {
@@ -159,52 +160,16 @@ Result<void> pad(KernelContext& ctx) {
   return {};
 }
 
-Result<int64_t> read_blocksize(const KernelContext& ctx, const Tensor& x) {
-  HONE_TRY(const ops::DepthSpaceAttrs a, ops::depth_space_attrs(ctx.node()));
-  const int64_t b = a.blocksize;
-  if (x.rank() != 4)
-    return fail(ErrorCode::kInvalidArgument,
-                ctx.node().op_type + " input must be 4-D (N,C,H,W), got " + x.describe());
-  return b;
-}
-
-Result<void> depth_to_space(KernelContext& ctx) {
+// DepthToSpace and SpaceToDepth: the input read through the permuted strides
+// of ops::depth_space_layout's 6-D split into the output's view.
+Result<void> depth_space(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
-  HONE_TRY(int64_t b, read_blocksize(ctx, *x));
-  const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
-  if (c % (b * b) != 0)
-    return fail(ErrorCode::kInvalidArgument,
-                "DepthToSpace channels of " + x->describe() +
-                    " are not divisible by blocksize^2 = " + std::to_string(b * b));
-  const int64_t c2 = c / (b * b);
   HONE_TRY(const ops::DepthSpaceAttrs a, ops::depth_space_attrs(ctx.node()));
-  std::vector<int64_t> strides;
-  if (!a.crd) {
-    const std::vector<int64_t> s = strides_of({n, b, b, c2, h, w});
-    strides = {s[0], s[3], s[4], s[1], s[5], s[2]};
-  } else {
-    const std::vector<int64_t> s = strides_of({n, c2, b, b, h, w});
-    strides = {s[0], s[1], s[4], s[2], s[5], s[3]};
-  }
-  Tensor view = Tensor::zeros(x->dtype(), {n, c2, h, b, w, b});
-  strided_copy(*x, 0, strides, view);
-  HONE_TRY(Tensor y, view.reshaped({n, c2, h * b, w * b}));
-  ctx.set_output(0, std::move(y));
-  return {};
-}
-
-Result<void> space_to_depth(KernelContext& ctx) {
-  HONE_TRY(const Tensor* x, ctx.tensor(0));
-  HONE_TRY(int64_t b, read_blocksize(ctx, *x));
-  const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
-  if (h % b != 0 || w % b != 0)
-    return fail(ErrorCode::kInvalidArgument, "SpaceToDepth spatial dims of " + x->describe() +
-                                                 " are not divisible by blocksize " +
-                                                 std::to_string(b));
-  const std::vector<int64_t> s = strides_of({n, c, h / b, b, w / b, b});
-  Tensor view = Tensor::zeros(x->dtype(), {n, b, b, c, h / b, w / b});
-  strided_copy(*x, 0, {s[0], s[3], s[5], s[1], s[2], s[4]}, view);
-  HONE_TRY(Tensor y, view.reshaped({n, c * b * b, h / b, w / b}));
+  HONE_TRY(const ops::DepthSpaceLayout l,
+           ops::depth_space_layout(ctx.node().op_type, a, x->shape()));
+  Tensor view = Tensor::zeros(x->dtype(), ops::permuted(l.split, l.perm));
+  strided_copy(*x, 0, ops::permuted(strides_of(l.split), l.perm), view);
+  HONE_TRY(Tensor y, view.reshaped(l.out));
   ctx.set_output(0, std::move(y));
   return {};
 }
@@ -343,8 +308,8 @@ Result<void> center_crop_pad(KernelContext& ctx) {
 void register_shape_layout_ops(OpRegistry& r) {
   r.add("Pad", pad);
   r.add("CenterCropPad", center_crop_pad);
-  r.add("DepthToSpace", depth_to_space);
-  r.add("SpaceToDepth", space_to_depth);
+  r.add("DepthToSpace", depth_space);
+  r.add("SpaceToDepth", depth_space);
   r.add("Trilu", trilu);
   r.add("ReverseSequence", reverse_sequence);
   r.add("EyeLike", eye_like);

@@ -20,6 +20,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
+#include "ops/depth_space.h"
 #include "ops/unary.h"
 
 namespace hone::onednn {
@@ -287,50 +288,22 @@ Result<void> lower_topk(PlanBuilder& b, const Node& n) {
 
 // --- DepthToSpace / SpaceToDepth -----------------------------------------------
 
-/// Row-major strides of `dims`.
-dims_t strides_of(const dims_t& dims) {
-  dims_t s(dims.size(), 1);
-  for (size_t d = dims.size(); d-- > 1;) s[d - 1] = s[d] * dims[d];
-  return s;
-}
-
-/// One reorder: the input read through a 6-D view whose dims are the
-/// output's split by the block size, written plain.
+/// One reorder: the input read through the permuted strides of
+/// ops::depth_space_layout's 6-D split, written plain as the output.
 Result<void> lower_depth_space(PlanBuilder& b, const Node& n) {
-  const dims_t in = b.value(n.inputs[0]).dims;
   HONE_TRY(const ops::DepthSpaceAttrs attrs, ops::depth_space_attrs(n));
-  const int64_t bs = attrs.blocksize;
-  if (in.size() != 4) return fail(ErrorCode::kUnsupported, "needs rank 4");
-  const int64_t N = in[0], C = in[1], H = in[2], W = in[3];
-  const bool to_space = n.op_type == "DepthToSpace";
-  const bool crd = to_space && attrs.crd;
-  dims_t view, view_strides, out;
-  if (to_space) {
-    if (C % (bs * bs) != 0) return fail(ErrorCode::kInvalidArgument, "channels not divisible");
-    const int64_t c2 = C / (bs * bs);
-    // Output [N, c2, H, bs, W, bs]; the input's channel is (i, j, c) in DCR, (c, i, j) in CRD.
-    const dims_t s = crd ? strides_of({N, c2, bs, bs, H, W}) : strides_of({N, bs, bs, c2, H, W});
-    view = {N, c2, H, bs, W, bs};
-    view_strides = crd ? dims_t{s[0], s[1], s[4], s[2], s[5], s[3]}
-                       : dims_t{s[0], s[3], s[4], s[1], s[5], s[2]};
-    out = {N, c2, H * bs, W * bs};
-  } else {
-    if (H % bs != 0 || W % bs != 0) return fail(ErrorCode::kInvalidArgument, "H, W not divisible");
-    // Output [N, bs, bs, C, H/bs, W/bs] read from the input [N, C, H/bs, bs, W/bs, bs].
-    const dims_t s = strides_of({N, C, H / bs, bs, W / bs, bs});
-    view = {N, bs, bs, C, H / bs, W / bs};
-    view_strides = {s[0], s[3], s[5], s[1], s[2], s[4]};
-    out = {N, C * bs * bs, H / bs, W / bs};
-  }
+  HONE_TRY(const ops::DepthSpaceLayout l,
+           ops::depth_space_layout(n.op_type, attrs, b.value(n.inputs[0]).dims));
+  const dims_t view = ops::permuted(l.split, l.perm);
   const BufferRef src = b.plain(n.inputs[0]);
-  const md_t from(view, memory::data_type::f32, view_strides);
+  const md_t from(view, memory::data_type::f32, ops::permuted(ops::strides_of(l.split), l.perm));
   const md_t to = plain_md(view);
   dnnl::reorder::primitive_desc pd(cpu_engine(), from, cpu_engine(), to, user_scratch());
-  const md_t dst_md = plain_md(out);
+  const md_t dst_md = plain_md(l.out);
   const BufferRef dst{b.new_temp(dst_md), dst_md};
   b.add_step("reorder", dnnl::reorder(pd), pd,
              {{DNNL_ARG_FROM, {src.buffer, from}}, {DNNL_ARG_TO, {dst.buffer, to}}});
-  b.set(n.outputs[0], PValue{out, dst});
+  b.set(n.outputs[0], PValue{l.out, dst});
   return {};
 }
 

@@ -90,20 +90,31 @@ TEST(OnednnMiscOps, SinusoidalTimestepEmbedding) {
   expect_one_block_with(*be, g, "math");
 }
 
-// ESPCN: a conv to bs*bs channels, then PixelShuffle (DepthToSpace, DCR).
+// ESPCN: a conv to bs*bs channels, then PixelShuffle (DepthToSpace, DCR or
+// CRD). With known spatial dims the graph pass writes it as reshapes and a
+// transpose; with an image size known only at run time onednn reorders a
+// strided view itself (lower_misc.cpp), planned per size.
 TEST(OnednnMiscOps, PixelShuffleAfterAConv) {
   std::mt19937 rng(84);
-  for (const char* mode : {"DCR", "CRD"}) {
-    SCOPED_TRACE(mode);
-    GraphBuilder b("espcn");
-    ValueId x = b.input("x", DType::kF32, Shape{1, 2, 5, 6});
-    ValueId y = b.conv(x, b.constant("w", uniform(rng, {9, 2, 1, 1})),
-                       b.constant("bias", uniform(rng, {9})));
-    b.output(b.op("DepthToSpace", {y}, {{"blocksize", int64_t{3}}, {"mode", std::string(mode)}}),
-             "y");
-    const Graph g = *std::move(b).build();
-    expect_matches_reference(g, {uniform(rng, {1, 2, 5, 6})});
-  }
+  for (const bool dynamic : {false, true})
+    for (const char* mode : {"DCR", "CRD"}) {
+      SCOPED_TRACE(std::string(mode) + (dynamic ? " dynamic" : " static"));
+      GraphBuilder b("espcn");
+      ValueId x =
+          b.input("x", DType::kF32,
+                  dynamic ? Shape{1, 2, Dim::symbol("h"), Dim::symbol("w")} : Shape{1, 2, 5, 6});
+      ValueId y = b.conv(x, b.constant("w", uniform(rng, {9, 2, 1, 1})),
+                         b.constant("bias", uniform(rng, {9})));
+      b.output(b.op("DepthToSpace", {y}, {{"blocksize", int64_t{3}}, {"mode", std::string(mode)}}),
+               "y");
+      const Graph g = *std::move(b).build();
+      expect_matches_reference(g, {uniform(rng, {1, 2, 5, 6})});
+      if (dynamic) {
+        auto be = build_onednn(g);
+        expect_same(*be, g, {uniform(rng, {1, 2, 3, 7})});
+        expect_one_block_with(*be, g, "reorder");
+      }
+    }
 }
 
 // Integer arithmetic in a graph without inferred dtypes: the plan sees the
