@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <numeric>
 #include <string>
 #include <vector>
 
@@ -11,6 +10,7 @@
 #include "eval/ops.h"
 #include "eval/ops_reduce_internal.h"
 #include "ops/attrs.h"
+#include "ops/topk.h"
 
 namespace hone::eval {
 namespace {
@@ -153,24 +153,13 @@ Result<void> top_k(KernelContext& ctx) {
     for (int64_t a = 0; a < outer; ++a) {
       for (int64_t b = 0; b < inner; ++b) {
         const T* p = in + a * len * inner + b;
-        // "Greater" puts NaN above every number so the order stays strict.
         auto greater = [&](int64_t i, int64_t j) {
-          if constexpr (kIsFloat<T>) {
-            const double u = to_f64(p[i * inner]), v = to_f64(p[j * inner]);
-            if (std::isnan(u) || std::isnan(v)) return std::isnan(u) && !std::isnan(v);
-            return u > v;
-          } else {
+          if constexpr (kIsFloat<T>)
+            return ops::nan_greater(to_f64(p[i * inner]), to_f64(p[j * inner]));
+          else
             return p[i * inner] > p[j * inner];
-          }
         };
-        std::iota(idx.begin(), idx.end(), int64_t{0});
-        // Ties go to the lower index in both directions.
-        auto before = [&](int64_t i, int64_t j) {
-          const bool gt = greater(i, j), lt = greater(j, i);
-          if (gt || lt) return largest ? gt : lt;
-          return i < j;
-        };
-        std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), before);
+        ops::topk_order(len, k, largest, greater, idx);
         for (int64_t j = 0; j < k; ++j) {
           const int64_t src = idx[static_cast<size_t>(j)];
           const int64_t dst = a * k * inner + j * inner + b;

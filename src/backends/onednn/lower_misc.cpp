@@ -7,10 +7,7 @@
 // and DepthToSpace/SpaceToDepth as one reorder of a strided view. Each own
 // step computes as the reference does (eval/): math in double, ties of
 // ArgMax and TopK to the lower index, NaN never an ArgMax's pick.
-#include <algorithm>
 #include <cmath>
-#include <cstring>
-#include <numeric>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -21,6 +18,7 @@
 #include "ops/axis.h"
 #include "ops/broadcast.h"
 #include "ops/depth_space.h"
+#include "ops/topk.h"
 #include "ops/unary.h"
 
 namespace hone::onednn {
@@ -252,24 +250,16 @@ Result<void> lower_topk(PlanBuilder& b, const Node& n) {
                    const float* x = static_cast<const float*>(p[0]);
                    float* ov = static_cast<float*>(p[1]);
                    int64_t* oi = static_cast<int64_t*>(p[2]);
-                   std::vector<int64_t> idx(static_cast<size_t>(s.len));
+                   std::vector<int64_t> idx;
                    for (int64_t a = 0; a < s.outer; ++a)
                      for (int64_t c = 0; c < s.inner; ++c) {
                        const float* row = x + a * s.len * s.inner + c;
-                       // NaN above every number, so the order stays strict; ties to the lower
-                       // index.
-                       auto greater = [&](int64_t i, int64_t j) {
-                         const float u = row[i * s.inner], v = row[j * s.inner];
-                         if (std::isnan(u) || std::isnan(v)) return std::isnan(u) && !std::isnan(v);
-                         return u > v;
-                       };
-                       auto before = [&](int64_t i, int64_t j) {
-                         const bool gt = greater(i, j), lt = greater(j, i);
-                         if (gt || lt) return largest ? gt : lt;
-                         return i < j;
-                       };
-                       std::iota(idx.begin(), idx.end(), int64_t{0});
-                       std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), before);
+                       ops::topk_order(
+                           s.len, k, largest,
+                           [&](int64_t i, int64_t j) {
+                             return ops::nan_greater(row[i * s.inner], row[j * s.inner]);
+                           },
+                           idx);
                        for (int64_t j = 0; j < k; ++j) {
                          const int64_t at = (a * k + j) * s.inner + c;
                          ov[at] = row[idx[static_cast<size_t>(j)] * s.inner];
