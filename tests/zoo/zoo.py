@@ -377,6 +377,7 @@ def cmd_cells(args):
         print("%s: expected zoo_test.sh's lines of 8 tab-separated fields" % args.tsv, file=sys.stderr)
         return 1
     when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    known = load_manifest()["models"].get(rows[0][0], {}).get("known_failures", {})
     cells = {}
     for backend in dict.fromkeys(r[3] for r in rows):
         mine = [r for r in rows if r[3] == backend]
@@ -388,7 +389,7 @@ def cmd_cells(args):
         if fb not in ("0", "?") and backend != "reference":
             head += ", %s node(s) on the reference" % fb
         points = "; ".join(r[7] if r[2] == "-" else "%s %s: %s" % (r[2], r[4], r[7]) for r in mine)
-        why = load_manifest()["models"].get(name, {}).get("known_failures", {}).get(backend)
+        why = known.get(backend)
         if status == "failed" and why:
             head += " (known failure: %s)" % why
         cells["zoo.%s/%s" % (name, backend)] = {"status": status, "reason": "%s. %s" % (head, points),
