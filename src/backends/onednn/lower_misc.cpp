@@ -135,26 +135,19 @@ Result<void> lower_int_binary(PlanBuilder& b, const Node& n) {
   const dims_t da = value_dims(b, n.inputs[0]), db = value_dims(b, n.inputs[1]);
   HONE_TRY(const dims_t out, ops::broadcast_shapes({da, db}));
   if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "an empty result");
-  const std::vector<int64_t> sa = ops::broadcast_strides(da, out),
-                             sb = ops::broadcast_strides(db, out);
+  const std::array<std::vector<int64_t>, 2> strides{ops::broadcast_strides(da, out),
+                                                    ops::broadcast_strides(db, out)};
   const char op = n.op_type == "Add" ? '+' : n.op_type == "Sub" ? '-' : '*';
   const BufferRef a = b.data(n.inputs[0]), c = b.data(n.inputs[1]);
   const BufferRef dst = new_plain_value(b, out, t);
-  const int64_t count = shape_numel(out);
   auto typed = [&]<class T>() -> OwnFn {
     return [=](void* const* ptr) -> Result<void> {
       const T* x = static_cast<const T*>(ptr[0]);
       const T* y = static_cast<const T*>(ptr[1]);
       T* z = static_cast<T*>(ptr[2]);
-      for (int64_t i = 0; i < count; ++i) {  // element i's offset in each operand
-        int64_t rest = i, ox = 0, oy = 0;
-        for (size_t d = out.size(); d-- > 0;) {
-          const int64_t at = rest % out[d];
-          rest /= out[d];
-          ox += at * sa[d], oy += at * sb[d];
-        }
-        z[i] = int_op<T>(op, x[ox], y[oy]);
-      }
+      for_each_broadcast(out, strides, [&](int64_t i, const std::array<int64_t, 2>& o) {
+        z[i] = int_op<T>(op, x[o[0]], y[o[1]]);
+      });
       return {};
     };
   };

@@ -61,36 +61,17 @@ Result<void> gather_rows(const std::string& node, const dims_t& in, int64_t axis
 
 // --- Where -------------------------------------------------------------------
 
-/// Where's loop: the output row by row (its last axis), each operand read
-/// with its broadcast strides (0 on the axes it is broadcast along).
+/// Where's output over its operands' broadcast strides.
 struct WhereShape {
   dims_t out;
-  std::vector<int64_t> sc, sx, sy;  // per output axis, in elements
+  std::array<std::vector<int64_t>, 3> strides;  // condition, x, y: per output axis, in elements
 };
 
 template <class T>
 void where_loop(const WhereShape& s, const uint8_t* c, const T* x, const T* y, T* o) {
-  const size_t rank = s.out.size();
-  if (rank == 0) {
-    o[0] = c[0] ? x[0] : y[0];
-    return;
-  }
-  const int64_t n = s.out[rank - 1];
-  const int64_t ec = s.sc[rank - 1], ex = s.sx[rank - 1], ey = s.sy[rank - 1];
-  std::vector<int64_t> at(rank, 0);  // the odometer over the outer axes
-  int64_t rows = 1;
-  for (size_t d = 0; d + 1 < rank; ++d) rows *= s.out[d];
-  int64_t pc = 0, px = 0, py = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t k = 0; k < n; ++k) o[k] = c[pc + k * ec] ? x[px + k * ex] : y[py + k * ey];
-    o += n;
-    for (size_t d = rank - 1; d-- > 0;) {  // next row: carry through the outer axes
-      pc += s.sc[d], px += s.sx[d], py += s.sy[d];
-      if (++at[d] < s.out[d]) break;
-      pc -= s.sc[d] * s.out[d], px -= s.sx[d] * s.out[d], py -= s.sy[d] * s.out[d];
-      at[d] = 0;
-    }
-  }
+  for_each_broadcast(s.out, s.strides, [&](int64_t i, const std::array<int64_t, 3>& p) {
+    o[i] = c[p[0]] ? x[p[1]] : y[p[2]];
+  });
 }
 
 // --- Cast --------------------------------------------------------------------
@@ -303,8 +284,9 @@ Result<void> lower_where(PlanBuilder& b, const Node& n) {
                dy = value_dims(b, n.inputs[2]);
   HONE_TRY(const dims_t out, ops::broadcast_shapes({dc, dx, dy}));
   if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "Where with an empty result");
-  WhereShape s{out, ops::broadcast_strides(dc, out), ops::broadcast_strides(dx, out),
-               ops::broadcast_strides(dy, out)};
+  WhereShape s{out,
+               {ops::broadcast_strides(dc, out), ops::broadcast_strides(dx, out),
+                ops::broadcast_strides(dy, out)}};
   const BufferRef c = b.data(n.inputs[0]), x = b.data(n.inputs[1]), y = b.data(n.inputs[2]);
   const BufferRef dst = new_plain_value(b, out, t);
   OwnFn fn;

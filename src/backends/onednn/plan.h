@@ -19,6 +19,7 @@
 // weights) are built once and only read.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -274,6 +275,38 @@ bool lowers_misc(const PlanBuilder& b, const Node& n);
 /// Whether those steps read input `input` of `n` as integers (ArgMax's data,
 /// integer arithmetic's operands, TopK's K).
 bool reads_integers(const Node& n, size_t input);
+/// Visits the elements of `out` in row-major order, each with the offsets of
+/// N operands read through their broadcast strides (ops::broadcast_strides:
+/// 0 along the axes an operand is broadcast on): f(i, offsets), offsets a
+/// std::array<int64_t, N>. Own steps' loop over broadcast operands.
+template <size_t N, class F>
+void for_each_broadcast(const dims_t& out, const std::array<std::vector<int64_t>, N>& strides,
+                        F&& f) {
+  const size_t rank = out.size();
+  std::array<int64_t, N> at{};  // the operands' offsets at the current row's start
+  if (rank == 0) {
+    f(int64_t{0}, at);
+    return;
+  }
+  const int64_t n = out[rank - 1];
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) rows *= out[d];
+  std::vector<int64_t> pos(rank, 0);  // the odometer over the outer axes
+  for (int64_t r = 0; r < rows; ++r) {
+    std::array<int64_t, N> off = at;
+    for (int64_t k = 0; k < n; ++k) {
+      f(r * n + k, off);
+      for (size_t j = 0; j < N; ++j) off[j] += strides[j][rank - 1];
+    }
+    for (size_t d = rank - 1; d-- > 0;) {  // next row: carry through the outer axes
+      for (size_t j = 0; j < N; ++j) at[j] += strides[j][d];
+      if (++pos[d] < out[d]) break;
+      for (size_t j = 0; j < N; ++j) at[j] -= strides[j][d] * out[d];
+      pos[d] = 0;
+    }
+  }
+}
+
 /// `v`'s dims: its PValue's, or its plan-time value's (an own step's operand).
 dims_t value_dims(const PlanBuilder& b, ValueId v);
 /// A new plain temporary for an own step's result of `dims` and `dtype`
