@@ -1,7 +1,8 @@
 // TopK's order, written once for the reference and the backends' kernels: the
 // positions of the k largest (or smallest) values of a row, NaN above every
 // number so the order stays strict, equal values to the lower position in
-// both directions (ONNX's tie rule).
+// both directions (ONNX's tie rule). topk_before_c() is the same order as C,
+// for generated code.
 //
 //   ops::topk_order(len, k, largest, [&](int64_t i, int64_t j) {
 //     return ops::nan_greater(row[i], row[j]); }, idx);   // idx[0, k): the positions
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <numeric>
+#include <string>
 #include <vector>
 
 namespace hone::ops {
@@ -19,6 +21,22 @@ namespace hone::ops {
 inline bool nan_greater(double u, double v) {
   if (std::isnan(u) || std::isnan(v)) return std::isnan(u) && !std::isnan(v);
   return u > v;
+}
+
+/// nan_greater(u, v) as a C expression over the C expressions `u` and `v`
+/// (floats), for the backends that generate code (aot).
+inline std::string nan_greater_c(const std::string& u, const std::string& v) {
+  return "((" + u + " != " + u + " || " + v + " != " + v + ") ? (" + u + " != " + u + " && " + v +
+         " == " + v + ") : (" + u + " > " + v + "))";
+}
+
+/// topk_order's order of two elements as a C expression: value `u` at
+/// position `i` comes before value `v` at position `j` (C expressions).
+inline std::string topk_before_c(const std::string& u, const std::string& v, const std::string& i,
+                                 const std::string& j, bool largest) {
+  const std::string gt = nan_greater_c(u, v), lt = nan_greater_c(v, u);
+  return largest ? "(" + gt + " || (!" + lt + " && " + i + " < " + j + "))"
+                 : "(" + lt + " || (!" + gt + " && " + i + " < " + j + "))";
 }
 
 /// Fills idx[0, k) with the positions in [0, len) of the k values first in

@@ -136,6 +136,10 @@ int main(int argc, char** argv) {
   const int64_t** shape_ptrs = calloc((size_t)ni + 1, sizeof(int64_t*));
   for (int i = 0; i < ni; ++i) {
     int rank = 0;
+    if (strcmp(a.input_dtype(m, i), "f32") != 0)
+      return snprintf(err, sizeof err, "input %d ('%s') is %s; this runner reads f32 .npy only", i,
+                      a.input_name(m, i), a.input_dtype(m, i)),
+             die("unsupported input", err);
     snprintf(path, sizeof path, "%s/input_%d.npy", in_dir, i);
     if (read_npy(path, &in[i], shapes + i * 16, 16, &rank, err) != 0) return die("bad input", err);
     if (rank != a.input_rank(m, i))
@@ -147,6 +151,10 @@ int main(int argc, char** argv) {
   float** out = calloc((size_t)no + 1, sizeof(float*));
   int64_t* out_shapes = calloc((size_t)no * 16 + 1, sizeof(int64_t));
   for (int k = 0; k < no; ++k) {
+    if (strcmp(a.output_dtype(m, k), "f32") != 0)
+      return snprintf(err, sizeof err, "output %d ('%s') is %s; this runner writes f32 .npy only",
+                      k, a.output_name(m, k), a.output_dtype(m, k)),
+             die("unsupported output", err);
     if (a.output_rank(m, k) > 16 || a.output_shape(m, shape_ptrs, k, out_shapes + k * 16) != 0)
       return die("inputs rejected", a.last_error());
     int64_t n = 1;
@@ -154,7 +162,7 @@ int main(int argc, char** argv) {
     if (!(out[k] = malloc((size_t)(n > 0 ? n : 1) * sizeof(float))))
       return die("out of memory", NULL);
   }
-  if (a.run(m, (const float* const*)in, shape_ptrs, out) != HONE_AOT_OK)
+  if (a.run(m, (const void* const*)in, shape_ptrs, (void* const*)out) != HONE_AOT_OK)
     return die("run failed", a.last_error());
   for (int k = 0; k < no; ++k) {
     snprintf(path, sizeof path, "%s/output_%d.npy", out_dir, k);

@@ -120,18 +120,21 @@ class AotBlock final : public CompiledBlock {
     }
     const Abi& abi = lib->abi();
     static const int64_t kScalarShape[1] = {0};  // rank-0 tensors have no dims, but a pointer
-    std::vector<const float*> in;
+    std::vector<const void*> in;
     std::vector<const int64_t*> shapes;
+    const std::vector<ValueId>& ins = graph->inputs();
     for (size_t i = 0; i < inputs.size(); ++i) {
-      if (inputs[i].dtype() != DType::kF32)
+      const DType want =
+          i < ins.size() ? program.values[static_cast<size_t>(ins[i])].dtype : DType::kF32;
+      if (inputs[i].dtype() != want)
         return fail(ErrorCode::kInvalidArgument, "aot block input " + std::to_string(i) + " is " +
                                                      std::string(dtype_name(inputs[i].dtype())) +
-                                                     ", expected f32");
-      in.push_back(inputs[i].data<float>());
+                                                     ", expected " + std::string(dtype_name(want)));
+      in.push_back(inputs[i].raw());
       shapes.push_back(inputs[i].rank() == 0 ? kScalarShape : inputs[i].shape().data());
     }
     std::vector<Tensor> outs;
-    std::vector<float*> out_ptrs;
+    std::vector<void*> out_ptrs;
     const int n = abi.num_outputs(handle);
     for (int k = 0; k < n; ++k) {
       const int rank = std::max(abi.output_rank(handle, k), 0);
@@ -139,8 +142,9 @@ class AotBlock final : public CompiledBlock {
       if (const int status = abi.output_shape(handle, shapes.data(), k, dims.data()))
         return fail(error_code(status), abi.last_error());
       dims.resize(static_cast<size_t>(rank));
-      HONE_TRY(Tensor t, Tensor::allocate(DType::kF32, dims));
-      out_ptrs.push_back(t.data<float>());
+      const ValueId v = graph->outputs().at(static_cast<size_t>(k));
+      HONE_TRY(Tensor t, Tensor::allocate(program.values[static_cast<size_t>(v)].dtype, dims));
+      out_ptrs.push_back(t.raw());
       outs.push_back(std::move(t));
     }
     if (const int status = abi.run(handle, in.data(), shapes.data(), out_ptrs.data()))
@@ -220,7 +224,7 @@ class AotBlock final : public CompiledBlock {
             if (batch_axis.is_null() && (d.to_string() == "batch" || a == 0)) batch_axis = a;
           }
           arr.push_back({{"name", info.name},
-                         {"dtype", "f32"},
+                         {"dtype", std::string(dtype_name(info.dtype))},
                          {"shape", shape},
                          {"bounds", bounds},
                          {"batch_axis", batch_axis}});
@@ -294,7 +298,7 @@ NodeSupport AotBackend::supports(const Graph& g, const Node& node) const {
 Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
   // Host nodes (host_block.h): the rest of the block is compiled, reading
   // the values they make as inputs evaluated per signature.
-  auto cut = cut_host_nodes(block);
+  auto cut = cut_host_nodes(block, run_time_values_);
   auto refer = [&](std::string why) -> Result<std::unique_ptr<CompiledBlock>> {
     HONE_LOG_DEBUG("aot: block '{}' runs on the reference: {}", block.name(), why);
     HONE_CHECK_OK_CTX(eval::Interpreter().check_supported(block),
@@ -456,6 +460,7 @@ Result<void> AotBackend::do_build(const Graph& graph) {
           input_bounds[d.symbol_name()] = it != lo.bounds.end() ? it->second : lo.default_max;
         }
   derived_bounds_ = passes::derive_dim_bounds(graph, input_bounds);
+  run_time_values_ = run_time_values(graph);
   for (const auto& [name, bound] : derived_bounds_)
     if (!input_bounds.contains(name))
       HONE_LOG_DEBUG("aot: dim '{}' is at most {} (derived from the input bounds)", name, bound);

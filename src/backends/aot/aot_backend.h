@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,8 @@ class AotBackend final : public CompilingBackend {
   /// Bounds of the graph's inner symbolic dims, derived from the inputs'
   /// (passes/dim_bounds.h) when build() starts; dim_bounds still wins.
   std::map<std::string, int64_t> derived_bounds_;
+  /// Integer and bool values of the graph not computed from dims (set by do_build()).
+  std::set<std::string> run_time_values_;
 };
 
 /// The per-node answer behind AotBackend::supports().

@@ -11,6 +11,7 @@
 #include "backends/aot/lstm.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/runtime_text.h"
+#include "backends/aot/typed_values.h"
 #include "backends/aot/weights_blob.h"
 #include "ops/attrs.h"
 
@@ -53,18 +54,26 @@ std::string Emitter::ptr(ValueId v) const {
   while (p_.values[static_cast<size_t>(v)].place == Place::kView)
     v = p_.values[static_cast<size_t>(v)].view_of;
   const ValueInfo& i = p_.values[static_cast<size_t>(v)];
+  const std::string t = c_type(i.dtype);
   switch (i.place) {
     case Place::kInput:
-      return "c->in[" + std::to_string(i.index) + "]";
+      return "((const " + t + "*)c->in[" + std::to_string(i.index) + "])";
     case Place::kOutput:
-      return "c->out[" + std::to_string(i.index) + "]";
+      return "((" + t + "*)c->out[" + std::to_string(i.index) + "])";
     case Place::kWeight:
-      return "(c->W + " + std::to_string(i.offset) + ")";
+      return i.is_f32() ? "(c->W + " + std::to_string(i.offset) + ")"
+                        : "((const " + t + "*)(c->W + " + std::to_string(i.offset) + "))";
     case Place::kArena:
-      return "((float*)(c->A + " + std::to_string(i.offset) + "))";
+      return "((" + t + "*)(c->A + " + std::to_string(i.offset) + "))";
     default:
       return "NULL";
   }
+}
+
+std::string Emitter::ctype(ValueId v) const {
+  while (p_.values[static_cast<size_t>(v)].place == Place::kView)
+    v = p_.values[static_cast<size_t>(v)].view_of;
+  return c_type(p_.values[static_cast<size_t>(v)].dtype);
 }
 
 std::vector<std::string> describe_steps(const Program& p) {
@@ -84,6 +93,8 @@ std::vector<std::string> describe_steps(const Program& p) {
                      : "conv.f32.aot.im2col_sgemm";
       else if (op == "LSTM")
         kernel = "lstm.f32.aot.fused_cell";
+      else if (op == "GRU")
+        kernel = "gru.f32.aot.sgemm_cell";
       else if (op == "Gemm" || op == "MatMul")
         kernel = "gemm.f32.aot.dnnl_sgemm";
       else
@@ -148,6 +159,14 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
   };
   ranks("input_ranks", g.inputs());
   ranks("output_ranks", g.outputs());
+  auto dtypes = [&](const char* table, const std::vector<ValueId>& vs) {
+    t += std::string("static const char* const ") + table + "[] = {";
+    for (ValueId v : vs)
+      t += "\"" + std::string(dtype_name(p.values[static_cast<size_t>(v)].dtype)) + "\", ";
+    t += "NULL};\n";
+  };
+  dtypes("input_dtypes", g.inputs());
+  dtypes("output_dtypes", g.outputs());
   // Static dims as numbers, symbolic ones as -1 - (symbol index).
   t += "static const int64_t input_dims[NUM_INPUTS + 1][MAX_RANK] = {";
   for (ValueId v : g.inputs()) {
@@ -215,8 +234,8 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
     const ValueId v = g.outputs()[k];
     const ValueInfo& info = p.values[static_cast<size_t>(v)];
     if (info.place == Place::kOutput && info.index == static_cast<int64_t>(k)) continue;
-    t += "  memcpy(c->out[" + std::to_string(k) + "], " + e.ptr(v) + ", sizeof(float) * " +
-         e.numel(v) + ");  /* " + comment(info.name) + " */\n";
+    t += "  memcpy(c->out[" + std::to_string(k) + "], " + e.ptr(v) + ", sizeof(" + e.ctype(v) +
+         ") * " + e.numel(v) + ");  /* " + comment(info.name) + " */\n";
   }
   t += "}\n\n";
 

@@ -9,6 +9,7 @@
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/shape_rules.h"
+#include "backends/aot/typed_values.h"
 #include "ops/attrs.h"
 
 namespace hone::aot {
@@ -33,6 +34,9 @@ std::string expr(const Program& p, const Node& n, const std::vector<std::string>
   const std::string& op = n.op_type;
   const std::string& x = a[0];
   if (const EltwiseOp* e = find_eltwise(op)) return e->expr(n, a);
+  if (op == "Cast")
+    return cast_c_expr(p.values[static_cast<size_t>(n.inputs[0])].dtype,
+                       p.values[static_cast<size_t>(n.outputs[0])].dtype, x);
   if (op == "PRelu") return "(" + x + " < 0.0f ? " + a[1] + " * " + x + " : " + x + ")";
   if (op == "BatchNormalization") return "(" + x + " * " + a[1] + " + " + a[2] + ")";
   // Clip: bounds from constant inputs (opset 11+) or attributes.
@@ -135,18 +139,18 @@ void Emitter::emit_chain(const Step& s) {
     const Place pl = p.values[static_cast<size_t>(o)].place;
     if (pl == Place::kArena || pl == Place::kOutput) stores.push_back(o);
   }
-  line("float* Y = " + ptr(result) + ";");
+  line(ctype(result) + "* Y = " + ptr(result) + ";");
   for (size_t o = 0; o < ext.size(); ++o)
-    line("const float* P" + std::to_string(o) + " = " + ptr(ext[o]) + ";  /* " +
+    line("const " + ctype(ext[o]) + "* P" + std::to_string(o) + " = " + ptr(ext[o]) + ";  /* " +
          p.values[static_cast<size_t>(ext[o])].name + " " + to_string(dims(ext[o])) + " */");
   for (ValueId st : stores)
-    if (st != result) line("float* S" + std::to_string(st) + " = " + ptr(st) + ";");
+    if (st != result) line(ctype(st) + "* S" + std::to_string(st) + " = " + ptr(st) + ";");
   const std::string n_inner = dim(inner), n_outer = dim(outer);
   auto body = [&](const std::string& i, const std::string& base) {
     std::vector<std::string> names(p.values.size());
     if (s.anchor >= 0) {
       const ValueId a = p.node(s.anchor).outputs[0];
-      line("float " + v(a) + " = Y[" + base + i + "];");
+      line(ctype(a) + " " + v(a) + " = Y[" + base + i + "];");
       names[static_cast<size_t>(a)] = v(a);
     }
     for (size_t o = 0; o < ext.size(); ++o)
@@ -170,8 +174,8 @@ void Emitter::emit_chain(const Step& s) {
                                                       : names[static_cast<size_t>(o)]);
       }
       const ValueId o = n.outputs[0];
-      line("const float " + v(o) + " = " + expr(p, n, args) + ";  /* " + n.op_type + " '" + n.name +
-           "' */");
+      line("const " + ctype(o) + " " + v(o) + " = " + expr(p, n, args) + ";  /* " + n.op_type +
+           " '" + n.name + "' */");
       names[static_cast<size_t>(o)] = v(o);
     }
     for (ValueId st : stores)
@@ -180,10 +184,10 @@ void Emitter::emit_chain(const Step& s) {
   };
   if (flat) {
     for (size_t o = 0; o < ext.size(); ++o)
-      line(std::string(
-          suffix[o] == 2
-              ? "const float b" + std::to_string(o) + " = P" + std::to_string(o) + "[0];"
-              : "const float* q" + std::to_string(o) + " = P" + std::to_string(o) + ";"));
+      line(std::string(suffix[o] == 2 ? "const " + ctype(ext[o]) + " b" + std::to_string(o) +
+                                            " = P" + std::to_string(o) + "[0];"
+                                      : "const " + ctype(ext[o]) + "* q" + std::to_string(o) +
+                                            " = P" + std::to_string(o) + ";"));
     begin_parallel("parallel for simd", worth_threads(n_inner));
     open("for (int64_t i = 0; i < " + n_inner + "; ++i)");
     body("i", "");
@@ -196,9 +200,11 @@ void Emitter::emit_chain(const Step& s) {
   for (size_t o = 0; o < ext.size(); ++o) {
     const std::string off = broadcast_offset(*this, out, k, dims(ext[o]), "o");
     if (suffix[o] == 2)
-      line("const float b" + std::to_string(o) + " = P" + std::to_string(o) + "[" + off + "];");
+      line("const " + ctype(ext[o]) + " b" + std::to_string(o) + " = P" + std::to_string(o) + "[" +
+           off + "];");
     else
-      line("const float* q" + std::to_string(o) + " = P" + std::to_string(o) + " + " + off + ";");
+      line("const " + ctype(ext[o]) + "* q" + std::to_string(o) + " = P" + std::to_string(o) +
+           " + " + off + ";");
   }
   line("const int64_t base = o * " + n_inner + ";");
   open("for (int64_t i = 0; i < " + n_inner + "; ++i)");

@@ -7,6 +7,7 @@
 // to the next step's buffer and to Y. With several threads the tiles of one
 // step are split between them, with one barrier per step.
 #include "backends/aot/lstm.h"
+#include "backends/aot/rnn.h"
 
 namespace hone::aot {
 bool uses_lstm(const Program& p) {
@@ -25,30 +26,12 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("/* LSTM hidden " + c_int(H) + " (tiles of 16: " + c_int(T) + "), input " + c_int(I) +
          ", " + c_int(D) + " direction(s), " + (L.batch_major ? "layout 1" : "layout 0") +
          (L.packed ? ", weights packed at lowering" : ", weights packed here") + " */");
-  e.line("const int64_t S = " + e.dim(L.seq) + ", B = " + e.dim(L.batch) + ";");
+  const RnnDims dims = rnn_shape(e.program(), n);
+  emit_rnn_prologue(e, "LSTM", dims, {{L.h0, "initial_h"}, {L.c0, "initial_c"}});
   e.line("const float* X = " + e.ptr(L.x) + ";");
   e.line("float* Y = " + y + ";");
   e.line("float* Yh = " + yh + ";");
   e.line("float* Yc = " + yc + ";");
-  // States whose dims only the run binds (lstm_lower.cpp accept_state): checked here.
-  const DimExprs state = L.batch_major ? DimExprs{L.batch, D, H} : DimExprs{D, L.batch, H};
-  for (auto [v, what] : {std::pair{L.h0, "initial_h"}, std::pair{L.c0, "initial_c"}}) {
-    if (v < 0 || e.dims(v) == state) continue;
-    const DimExprs& got = e.dims(v);
-    std::string cond, fmt, args;
-    for (size_t a = 0; a < state.size(); ++a) {
-      if (!(got[a] == state[a]))
-        cond += (cond.empty() ? "" : " || ") + e.dim(got[a]) + " != " + e.dim(state[a]);
-      fmt += std::string(a ? "," : "") + "%lld";
-      args += ", (long long)" + e.dim(got[a]);
-    }
-    for (size_t a = 0; a < state.size(); ++a) args += ", (long long)" + e.dim(state[a]);
-    e.open("if (" + cond + ")");
-    e.line("*c->status = set_error(HONE_AOT_INVALID_ARGUMENT, \"LSTM " + std::string(what) +
-           " has dims [" + fmt + "], expected [" + fmt + "]\"" + args + ");");
-    e.line("return;");
-    e.close();
-  }
   e.line("const float* H0 = " + (L.h0 >= 0 ? e.ptr(L.h0) : std::string("NULL")) + ";");
   e.line("const float* C0 = " + (L.c0 >= 0 ? e.ptr(L.c0) : std::string("NULL")) + ";");
   e.line("(void)Y, (void)Yh, (void)Yc, (void)H0, (void)C0;");
@@ -93,12 +76,9 @@ void emit_lstm(Emitter& e, const Node& n, NodeId id, const std::string& y, const
   e.line("float* hb = ws + " + c_int(pack) + ";");
   e.line("float* cb = hb + 2 * B * " + c_int(Hp) + ";");
   // Row strides of X, Y and the states, by layout.
-  const std::string pt = L.batch_major ? "1" : "B", pb = L.batch_major ? "S" : "1";
-  const std::string yt = L.batch_major ? c_int(D * H) : "B * " + c_int(D * H);
-  const std::string yb = L.batch_major ? "S * " + c_int(D * H) : c_int(H);
-  const std::string yd = L.batch_major ? c_int(H) : "B * " + c_int(H);
-  const std::string sb = L.batch_major ? c_int(D * H) : c_int(H);
-  const std::string sd = L.batch_major ? c_int(H) : "B * " + c_int(H);
+  const RnnStrides rs = rnn_strides(dims);
+  const std::string &pt = rs.xt, &pb = rs.xb, &yt = rs.yt, &yb = rs.yb, &yd = rs.yd;
+  const std::string &sb = rs.sb, &sd = rs.sd;
   e.open("for (int64_t d = 0; d < " + c_int(D) + "; ++d)");
   e.line("const int rev = " + std::string(L.reverse ? "1" : "d == 1") + ";");
   e.line("const float* Rd = Rp + d * " + c_int(Hp * H * 4) + ";");

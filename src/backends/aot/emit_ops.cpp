@@ -7,6 +7,7 @@
 #include "backends/aot/emitter.h"
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/lstm.h"
+#include "backends/aot/rnn.h"
 #include "backends/aot/shape_rules.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
@@ -50,6 +51,9 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   const Node& n = p_.node(id);
   const std::string& op = n.op_type;
   if (op == "LSTM") return emit_lstm(*this, n, id, y, st);
+  if (op == "TopK") return emit_topk(n, id);
+  if (op == "ArgMax" || op == "ArgMin") return emit_arg_extreme(n, id, y);
+  if (op == "GRU") return emit_gru(*this, n, id, st);
   if (st.nhwc) return emit_anchor_nhwc(st, id, y);
   if (op == "Conv") return emit_conv(n, id, y, st);
   if (op == "Gemm") return emit_gemm(n, id, y, gemm_scale(p_, st).alpha);
@@ -63,6 +67,7 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op == "Transpose") return emit_transpose(n, id, y);
   if (op == "Concat") return emit_concat(n, id, y);
   if (op == "Pad") return emit_pad(id, y);
+  if (op == "Gather" && !gathers_one_constant(p_, n)) return emit_gather(n, id, y);
   if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split")
     return emit_copy(n, id, y);
   return emit_pool(n, id, y);
@@ -482,8 +487,8 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
   const DimExprs& o = dims(n.outputs[0]);
   const std::vector<int64_t> perm =
       ops::transpose_perm(n, static_cast<int64_t>(x.size())).value_or(std::vector<int64_t>{});
-  line("const float* X = " + ptr(xv) + ";");
-  line("float* Y = " + y + ";");
+  line("const " + ctype(xv) + "* X = " + ptr(xv) + ";");
+  line(ctype(xv) + "* Y = " + y + ";");
   if (o.empty()) {
     line("Y[0] = X[0];");
     return;
@@ -499,8 +504,8 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
   const std::string step = dim(product(x, static_cast<size_t>(perm[r - 1]) + 1, x.size()));
   begin_parallel("parallel for", worth_threads(dim(product(o))));
   open("for (int64_t o = 0; o < " + dim(product(o, 0, r - 1)) + "; ++o)");
-  line("const float* xb = X + " + base + ";");
-  line("float* yb = Y + o * " + last + ";");
+  line("const " + ctype(xv) + "* xb = X + " + base + ";");
+  line(ctype(xv) + "* yb = Y + o * " + last + ";");
   line("for (int64_t i = 0; i < " + last + "; ++i) yb[i] = xb[i * " + step + "];");
   close();
   end_parallel();
@@ -524,8 +529,9 @@ void Emitter::emit_copy(const Node& n, NodeId id, const std::string& y) {
 
 void Emitter::emit_strided(NodeId id, const DimExpr& from, const DimExprs& strides,
                            const DimExprs& o, const std::string& y) {
-  line("const float* X = " + ptr(p_.operands.at(id)[0]) + " + " + dim(from) + ";");
-  line("float* Y = " + y + ";");
+  const std::string t = ctype(p_.operands.at(id)[0]);
+  line("const " + t + "* X = " + ptr(p_.operands.at(id)[0]) + " + " + dim(from) + ";");
+  line(t + "* Y = " + y + ";");
   if (o.empty()) {
     line("Y[0] = X[0];");
     return;
@@ -541,8 +547,8 @@ void Emitter::emit_strided(NodeId id, const DimExpr& from, const DimExprs& strid
   const std::string step = dim(strides[r - 1]);
   begin_parallel("parallel for", worth_threads(dim(product(o))));
   open("for (int64_t o = 0; o < " + dim(product(o, 0, r - 1)) + "; ++o)");
-  line("const float* xb = X + " + base + ";");
-  line("float* yb = Y + o * " + last + ";");
+  line("const " + t + "* xb = X + " + base + ";");
+  line(t + "* yb = Y + o * " + last + ";");
   line("for (int64_t i = 0; i < " + last + "; ++i) yb[i] = xb[i * " + step + "];");
   close();
   end_parallel();
@@ -555,18 +561,18 @@ void Emitter::emit_concat(const Node& n, NodeId id, const std::string& y) {
       ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(o.size())).value_or(0);
   const size_t a = static_cast<size_t>(axis);
   const std::string inner = dim(product(o, a + 1, o.size()));
-  line("float* Y = " + y + ";");
+  const std::string t = ctype(n.outputs[0]);
+  line(t + "* Y = " + y + ";");
   line("const int64_t outer = " + dim(product(o, 0, a)) + ", row = " + dim(o[a]) + " * " + inner +
        ";");
   line("int64_t at = 0;");
   for (ValueId v : ops) {
     const std::string chunk = dim(dims(v)[a]) + " * " + inner;
     open("");
-    line("const float* X = " + ptr(v) + ";");
+    line("const " + t + "* X = " + ptr(v) + ";");
     line("const int64_t chunk = " + chunk + ";");
-    line(
-        "for (int64_t r = 0; r < outer; ++r) memcpy(Y + r * row + at, X + r * chunk, sizeof(float) "
-        "* chunk);");
+    line("for (int64_t r = 0; r < outer; ++r) memcpy(Y + r * row + at, X + r * chunk, sizeof(" + t +
+         ") * chunk);");
     line("at += chunk;");
     close();
   }

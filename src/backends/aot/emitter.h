@@ -29,6 +29,8 @@ class Emitter {
   std::string dim(const DimExpr& e) const { return p_.c(e); }
   const DimExprs& dims(ValueId v) const { return p_.values[static_cast<size_t>(v)].dims; }
   std::string numel(ValueId v) const { return dim(product(dims(v))); }
+  /// The C element type of value `v` ("float", "int64_t", ...; typed_values.h).
+  std::string ctype(ValueId v) const;
   /// The condition under which a loop of `work` iterations is worth a thread team.
   static std::string worth_threads(const std::string& work) { return "(" + work + ") > 32768"; }
   /// begin_parallel(), the one statement (a loop or a block) it applies to,
@@ -80,6 +82,12 @@ class Emitter {
   void emit_concat(const Node& n, NodeId id, const std::string& y);
   /// Slice, Gather by one index, Expand and Split (Program::copies).
   void emit_copy(const Node& n, NodeId id, const std::string& y);
+  /// Gather by indices read at run time, or by a constant list (gather.cpp).
+  void emit_gather(const Node& n, NodeId id, const std::string& y);
+  /// TopK: both outputs, either may be unused (topk.cpp).
+  void emit_topk(const Node& n, NodeId id);
+  /// ArgMax and ArgMin along one axis (arg_extreme.cpp).
+  void emit_arg_extreme(const Node& n, NodeId id, const std::string& y);
   /// Pad with a constant (Program::pads), in emit_pad.cpp.
   void emit_pad(NodeId id, const std::string& y);
   /// y (contiguous, dims `o`) = the anchor's input read from element `from` with `strides`.

@@ -41,7 +41,7 @@ const Node* folded_transpose_of(const Program& p, ValueId v) {
 /// A constant f32 vector along the last dim of `out` ([N], or [1, ..., 1, N]).
 bool is_bias(const Program& p, ValueId v, const DimExprs& out) {
   const ValueInfo& info = p.values[static_cast<size_t>(v)];
-  if (!info.constant || !info.f32 || info.dims.empty() || out.empty()) return false;
+  if (!info.constant || !info.is_f32() || info.dims.empty() || out.empty()) return false;
   if (info.dims.size() > out.size() || !(info.dims.back() == out.back())) return false;
   for (size_t i = 0; i + 1 < info.dims.size(); ++i)
     if (!(info.dims[i].is_const() && info.dims[i].value() == 1)) return false;

@@ -10,9 +10,10 @@
 namespace hone::aot {
 namespace {
 
-/// `t` as f32 (a bool mask as 0 and 1, integers by value).
-Tensor as_f32(const Tensor& t) {
-  if (t.dtype() == DType::kF32) return t;
+/// `t` as the code reads it: as is, or as f32 where the cut made it so (a
+/// Where's condition: a bool mask as 0 and 1).
+Tensor as_read(const Tensor& t, DType to) {
+  if (t.dtype() == to || to != DType::kF32) return t;
   Tensor out = Tensor::zeros(DType::kF32, t.shape());
   for (int64_t i = 0; i < t.numel(); ++i)
     out.data<float>()[i] = static_cast<float>(tensor_element_as_double(t, i));
@@ -40,7 +41,9 @@ class HostBlock final : public CompiledBlock {
     std::vector<Tensor> outs;
     if (inner_) {
       std::vector<Tensor> in;
-      for (size_t i : cut_.real_inputs) in.push_back(as_f32(inputs[i]));
+      for (size_t k = 0; k < cut_.real_inputs.size(); ++k)
+        in.push_back(
+            as_read(inputs[cut_.real_inputs[k]], cut_.graph.value(cut_.graph.inputs()[k]).dtype));
       in.insert(in.end(), host->code_inputs.begin(), host->code_inputs.end());
       HONE_TRY(outs, inner_->run(in));
     }
@@ -119,7 +122,8 @@ class HostBlock final : public CompiledBlock {
                                               Shape::of(t.shape()).to_string() + ", not " +
                                               to_string(d) + " as shape inference said");
     }
-    for (ValueId v : cut_.host_inputs) values->code_inputs.push_back(as_f32(values->at(v)));
+    for (ValueId v : cut_.host_inputs)
+      values->code_inputs.push_back(as_read(values->at(v), cut_.graph.value(v).dtype));
     if (cached) cache_.emplace(sig, values);
     return std::shared_ptr<const HostValues>(values);
   }
@@ -136,16 +140,37 @@ class HostBlock final : public CompiledBlock {
 
 }  // namespace
 
-Result<std::optional<HostCut>> cut_host_nodes(const Graph& block) {
-  // Integer and bool inputs are values another block computed from dims:
-  // known to the host nodes, or a Where's condition the code reads as floats.
+std::set<std::string> run_time_values(const Graph& graph) {
+  std::set<std::string> out;
+  for (size_t v = 0; v < graph.values().size(); ++v) {
+    const Value& val = graph.values()[v];
+    if (val.dtype != DType::kF32 && val.dtype != DType::kUndefined && !val.initializer &&
+        !host_eval::host_value(graph, static_cast<ValueId>(v), kHostPolicy))
+      out.insert(val.name);
+  }
+  return out;
+}
+
+Result<std::optional<HostCut>> cut_host_nodes(const Graph& block,
+                                              const std::set<std::string>& run_time) {
+  // Integer and bool inputs are values another block computed from dims,
+  // known to the host nodes, unless the whole graph reads them at run time
+  // (`run_time`: token ids, masks), or a Where's condition the code reads as floats.
   HostCut cut;
   cut.known = host_eval::known_inputs(block, reads_as_data);
+  for (ValueId v : block.inputs())
+    if (run_time.count(block.value(v).name)) cut.known[static_cast<size_t>(v)] = false;
   std::vector<bool> host(block.nodes().size(), false);
   bool any = false;
   for (size_t i = 0; i < block.nodes().size(); ++i)
     any |= host[i] = host_eval::host_node(block, block.nodes()[i], kHostPolicy, cut.known);
-  for (ValueId v : block.inputs()) any |= block.value(v).dtype != DType::kF32;
+  std::set<ValueId> conditions;  // read as f32
+  for (const Node& n : block.nodes())
+    for (size_t k = 0; k < n.inputs.size(); ++k)
+      if (n.inputs[k] >= 0 && reads_as_data(n, k)) conditions.insert(n.inputs[k]);
+  for (ValueId v : block.inputs())
+    any |= cut.known[static_cast<size_t>(v)] ||
+           (conditions.count(v) && block.value(v).dtype != DType::kF32);
   if (!any) return std::optional<HostCut>();
   HONE_TRY(std::vector<NodeId> order, block.topological_order());
   for (NodeId id : order)
@@ -171,7 +196,9 @@ Result<std::optional<HostCut>> cut_host_nodes(const Graph& block) {
     Value c = val;
     c.producer = -1;
     const auto id = static_cast<ValueId>(g.values().size());
-    if (read.count(id) && !c.initializer) c.dtype = DType::kF32;  // host values, conditions
+    // Conditions are read as f32, the rest as they are (a builder's undefined type: f32).
+    if (read.count(id) && !c.initializer && (conditions.count(id) || c.dtype == DType::kUndefined))
+      c.dtype = DType::kF32;
     (void)g.add_value(std::move(c));
   }
   for (size_t i = 0; i < block.nodes().size(); ++i)

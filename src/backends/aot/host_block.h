@@ -4,7 +4,7 @@
 // position buckets, a position embedding gathered by Range) cannot be
 // constants of its code. They are values of each input-shape signature
 // instead: cut_host_nodes() takes the host nodes out of the block, and every
-// host value an aot node reads becomes an extra f32 input of the generated
+// host value an aot node reads becomes an extra input of the generated
 // code (a bool mask as 0 and 1), with the dims shape inference gave it. When
 // the block runs, HostBlock evaluates the host nodes for the inputs' dims
 // (on the reference, through host_eval, once per signature and cached) and
@@ -17,6 +17,8 @@
 
 #include <memory>
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "backends/aot/program.h"
@@ -42,7 +44,7 @@ struct HostCut {
   host_eval::Known known;
   /// The block without its host nodes, value ids unchanged: its inputs are
   /// the block inputs an aot node reads (a bool condition as f32), then the
-  /// host values aot nodes read (f32). Empty of nodes when the block is host
+  /// host values aot nodes read (their own types). Empty of nodes when the block is host
   /// nodes only.
   Graph graph;
   std::vector<NodeId> host_nodes;    // of the block, in topological order
@@ -50,10 +52,17 @@ struct HostCut {
   std::vector<ValueId> host_inputs;  // the host values after them, in order
 };
 
-/// Cuts the host nodes out of `block`; nullopt when it has none and all its
-/// inputs are f32. kUnsupported
-/// when a host value an aot node reads has no known rank.
-[[nodiscard]] Result<std::optional<HostCut>> cut_host_nodes(const Graph& block);
+/// Names of the integer and bool values of `graph` not computed from dims
+/// (token ids, masks, TopK's indices): a block reading one reads it as data.
+std::set<std::string> run_time_values(const Graph& graph);
+
+/// Cuts the host nodes out of `block`; nullopt when it has none and no input
+/// needs it. `run_time`: names of the integer and bool values the whole graph
+/// reads at run time (not computed from dims: token ids, masks), which aot's
+/// code reads as data rather than the host nodes as known values.
+/// kUnsupported when a host value an aot node reads has no known rank.
+[[nodiscard]] Result<std::optional<HostCut>> cut_host_nodes(
+    const Graph& block, const std::set<std::string>& run_time = {});
 
 /// The block that evaluates `cut`'s host nodes per signature and runs
 /// `inner` (compiled from cut.graph, lowered as `program`; both null when

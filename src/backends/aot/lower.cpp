@@ -1,12 +1,14 @@
 // lower(): dims of every value, fused steps, weights blob and arena plan.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/program.h"
 #include "backends/aot/shape_rules.h"
+#include "backends/aot/typed_values.h"
 #include "backends/common/arena_layout.h"
 
 namespace hone::aot {
@@ -36,15 +38,16 @@ Result<void> bind_inputs(Program& p, const Graph& g, const LowerOptions& opts) {
     const ValueId v = g.inputs()[i];
     const Value& val = g.value(v);
     ValueInfo& info = p.values[static_cast<size_t>(v)];
-    if (val.dtype != DType::kF32 || val.kind != ValueKind::kTensor)
+    if (!aot_dtype(val.dtype) || val.kind != ValueKind::kTensor)
       return fail(ErrorCode::kUnsupported, "input '" + val.name + "' is " +
                                                std::string(dtype_name(val.dtype)) +
-                                               "; aot runs f32 tensors only");
+                                               "; aot runs f32, i64, i32 and bool tensors");
     if (!val.shape)
       return fail(ErrorCode::kUnsupported,
                   "input '" + val.name + "' has no known rank; aot needs ranked inputs");
     info.place = Place::kInput;
     info.index = static_cast<int64_t>(i);
+    info.dtype = val.dtype;
     for (size_t a = 0; a < val.shape->rank(); ++a) {
       const Dim& d = (*val.shape)[a];
       if (d.is_static()) {
@@ -81,7 +84,7 @@ Result<void> bind_constants(Program& p, const Graph& g) {
       p.synthetic.push_back(std::move(f));
       info.constant = &p.synthetic.back();
     }
-    info.f32 = info.constant->dtype() == DType::kF32;
+    info.dtype = info.constant->dtype();
     for (int64_t d : val.initializer->shape()) info.dims.push_back(d);
     info.place = Place::kWeight;
     info.offset = -1;  // assigned when code first points at it
@@ -132,7 +135,8 @@ class Lowering {
     ValueId out = n.outputs[0];
     // LSTM may omit Y and return only Y_h or Y_c: the step's result is its first output.
     for (size_t k = 1; out < 0 && k < n.outputs.size(); ++k) out = n.outputs[k];
-    if (is_elementwise_op(n.op_type) && !p_.steps.empty() && !is_lstm(p_.steps.back().anchor)) {
+    if (is_elementwise_op(n.op_type) && !p_.steps.empty() && !is_lstm(p_.steps.back().anchor) &&
+        same_dtype_as_anchor(p_.steps.back(), out)) {
       Step& s = p_.steps.back();
       const ValueId r = s.result;
       const auto& ops = p_.operands[id];
@@ -164,10 +168,19 @@ class Lowering {
     p_.steps.push_back(std::move(s));
   }
 
-  /// LSTM writes several outputs with its own strides, so no chain follows it.
-  /// LSTM and Split write several outputs with their own strides, so no chain follows them.
+  /// LSTM, GRU, Split and TopK write several outputs with their own strides,
+  /// so no chain follows them.
   bool is_lstm(NodeId id) const {
-    return id >= 0 && (g_.node(id).op_type == "LSTM" || g_.node(id).op_type == "Split");
+    if (id < 0) return false;
+    const std::string& op = g_.node(id).op_type;
+    return op == "LSTM" || op == "GRU" || op == "Split" || op == "TopK";
+  }
+
+  /// A chain after an anchor runs in the anchor's buffer, so a Cast to
+  /// another type starts a step of its own.
+  bool same_dtype_as_anchor(const Step& s, ValueId out) const {
+    return s.anchor < 0 || p_.values[static_cast<size_t>(g_.node(s.anchor).outputs[0])].dtype ==
+                               p_.values[static_cast<size_t>(out)].dtype;
   }
 
   /// Y, Y_h and Y_c of an LSTM step: a buffer for each one used, none for the rest.
@@ -263,8 +276,11 @@ class Lowering {
     if (info.place != Place::kWeight || info.offset >= 0) return;
     const Tensor& t = *info.constant;
     info.offset = static_cast<int64_t>(p_.weights.size());
-    p_.weights.resize(static_cast<size_t>(align_up(info.offset + t.numel(), kAlign / 4)), 0.0f);
-    std::copy_n(t.data<float>(), t.numel(), p_.weights.begin() + info.offset);
+    // Integer constants (Gather's indices) keep their bytes, read through their C type.
+    const auto bytes = static_cast<int64_t>(t.nbytes());
+    p_.weights.resize(static_cast<size_t>(align_up(info.offset + (bytes + 3) / 4, kAlign / 4)),
+                      0.0f);
+    std::memcpy(p_.weights.data() + info.offset, t.raw(), static_cast<size_t>(bytes));
   }
 
   /// Arena offsets from the shared liveness planner (backends/common/arena_layout.h):
@@ -278,8 +294,9 @@ class Lowering {
     for (size_t i = 0; i < p_.values.size(); ++i)
       if (p_.values[i].place == Place::kArena) {
         slot[i] = static_cast<int>(mp.values.size());
-        mp.values.push_back({static_cast<size_t>(
-            std::max<int64_t>(1, p_.at_bounds(product(p_.values[i].dims))) * 4)});
+        mp.values.push_back(
+            {static_cast<size_t>(std::max<int64_t>(1, p_.at_bounds(product(p_.values[i].dims))) *
+                                 static_cast<int64_t>(dtype_size(p_.values[i].dtype)))});
       }
     mp.steps.resize(p_.steps.size() + 1);
     auto read = [&](size_t si, ValueId v) {

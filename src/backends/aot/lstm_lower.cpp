@@ -2,9 +2,9 @@
 // their output dims, and the weights packed once into the blob (see lstm.h
 // for the layout the generated kernel reads).
 #include <algorithm>
-#include <cctype>
 
 #include "backends/aot/lstm.h"
+#include "backends/aot/rnn.h"
 #include "backends/aot/shape_rules.h"
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
@@ -13,22 +13,12 @@ namespace hone::aot {
 namespace {
 
 using node_query::is_const;
-using node_query::val;
 
 constexpr int64_t kLanes = 16;  // hidden units per tile: one 512-bit vector per gate
-
-std::string lower_case(std::string s) {
-  for (char& ch : s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  return s;
-}
 
 /// The attributes (why_not_lstm has checked them).
 ops::RnnAttrs attrs_of(const Node& n) {
   return ops::rnn_attrs(n).value_or(ops::RnnAttrs{});
-}
-
-int64_t dirs_of(const Node& n) {
-  return attrs_of(n).directions();
 }
 
 bool has(const Node& n, size_t i) {
@@ -44,89 +34,32 @@ bool weights_constant(const Graph& g, const Node& n) {
 
 Result<const float*> const_data(const Program& p, ValueId v, int64_t count, const char* what) {
   const ValueInfo& i = p.values[static_cast<size_t>(v)];
-  if (!i.constant || !i.f32 || i.constant->numel() != count)
+  if (!i.constant || !i.is_f32() || i.constant->numel() != count)
     return fail(ErrorCode::kInvalidArgument, std::string("LSTM ") + what + " must hold " +
                                                  std::to_string(count) + " f32 values");
   return i.constant->data<float>();
 }
 
-/// An initial state whose dims differ from `want` only where one side is a
-/// symbol: shape inference leaves a state computed in the graph (ConstantOfShape
-/// of a target made from Shape) as symbols of its own, such as
-/// [unk__3,unk__1,unk__2] for [2,batch,96]. The kernel reads it with the dims
-/// it needs and emit_lstm checks them at run time; each such symbol's bound
-/// rises to the bound of the dim it must equal, so the input check lets the
-/// right dims through. Two different numbers are an error.
-Result<void> accept_state(Program& p, const Node& n, size_t i, const DimExprs& want,
-                          const char* what) {
-  if (!has(n, i)) return {};
-  const DimExprs got = dims_of(p, n.inputs[i]);
-  auto mismatch = [&] {
-    return fail(ErrorCode::kInvalidArgument, std::string("LSTM ") + what + " must have dims " +
-                                                 to_string(want) + ", got " + to_string(got));
-  };
-  if (got.size() != want.size()) return mismatch();
-  for (size_t a = 0; a < got.size(); ++a) {
-    if (got[a] == want[a]) continue;
-    if (got[a].is_const() && want[a].is_const()) return mismatch();
-    for (size_t s = 0; s < p.symbols.size(); ++s)
-      if (DimExpr::symbol(p.symbols[s]) == got[a])
-        p.symbol_max[s] = std::max(p.symbol_max[s], p.at_bounds(want[a]));
-  }
-  return {};
-}
-
 }  // namespace
 
 std::string why_not_lstm(const Graph& g, const Node& n) {
-  if (n.inputs.size() < 3 || !has(n, 0) || !has(n, 1) || !has(n, 2)) return "X, W or R is missing";
-  for (size_t i : {0, 1, 2, 3, 5, 6, 7}) {
-    const Value* v = val(g, n, i);
-    if (v == nullptr) continue;
-    if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
-  }
-  if (has(n, 4)) return "sequence_lens (rows of different lengths) is not supported";
-  for (size_t i = 1; i < 3; ++i) {
-    const Value* v = val(g, n, i);
-    if (!v->shape || v->shape->rank() != 3) return "W and R must have a known rank 3";
-    for (size_t a = 0; a < 3; ++a)
-      if (!(*v->shape)[a].is_static()) return "W and R must have static dims";
-  }
-  const auto ra = ops::rnn_attrs(n);
-  if (!ra) return ra.error().message();
-  const std::vector<std::string>& acts = ra->activations;
-  if (!acts.empty()) {
-    static const char* const kDefault[] = {"sigmoid", "tanh", "tanh"};
-    if (acts.size() != 3 && acts.size() != static_cast<size_t>(3 * dirs_of(n)))
-      return "activations lists " + std::to_string(acts.size()) + " names";
-    for (size_t i = 0; i < acts.size(); ++i)
-      if (lower_case(acts[i]) != kDefault[i % 3])
-        return "activation '" + acts[i] + "' (aot runs Sigmoid, Tanh, Tanh only)";
-  }
-  for (size_t i = 0; i < n.outputs.size() && i < 3; ++i)
-    if (n.outputs[i] >= 0) {
-      const DType t = g.value(n.outputs[i]).dtype;
-      if (t != DType::kF32 && t != DType::kUndefined) return "an output is not f32";
-    }
-  if (n.outputs.size() > 3) return "more than 3 outputs";
-  return {};
+  return why_not_rnn(g, n, kLstmKind);
 }
 
 LstmInfo lstm_info(const Program& p, NodeId id) {
   const Node& n = p.node(id);
   LstmInfo L;
   const auto& ops = p.operands.at(id);
-  const DimExprs& w = dims_of(p, n.inputs[1]);
-  const DimExprs& x = dims_of(p, n.inputs[0]);
-  L.dirs = dirs_of(n);
+  const RnnDims d = rnn_shape(p, n);
   const ops::RnnAttrs ra = attrs_of(n);
-  L.hidden = ra.hidden_size.value_or(dims_of(p, n.inputs[2])[2].value());
+  L.dirs = d.dirs;
+  L.hidden = d.hidden;
   L.hidden_pad = (L.hidden + kLanes - 1) / kLanes * kLanes;
-  L.input = w[2].value();
+  L.input = d.input;
   L.reverse = ra.direction == ops::RnnDirection::kReverse;
-  L.batch_major = ra.layout == 1;
-  L.seq = L.batch_major ? x[1] : x[0];
-  L.batch = L.batch_major ? x[0] : x[1];
+  L.batch_major = d.batch_major;
+  L.seq = d.seq;
+  L.batch = d.batch;
   L.clip = ra.clip.value_or(0.0f);
   L.input_forget = ra.input_forget;
   L.packed = weights_constant(*p.graph, n);
@@ -143,37 +76,13 @@ LstmInfo lstm_info(const Program& p, NodeId id) {
 
 Result<void> infer_lstm(Program& p, NodeId id) {
   const Node& n = p.node(id);
-  if (std::string why = why_not_lstm(*p.graph, n); !why.empty())
-    return fail(ErrorCode::kUnsupported, "LSTM: " + why);
-  for (size_t i : {0, 1, 2, 3, 5, 6, 7})
-    if (has(n, i) && !p.values[static_cast<size_t>(n.inputs[i])].f32)
-      return fail(ErrorCode::kUnsupported, "LSTM input " + std::to_string(i) + " is not f32");
-  const DimExprs x = dims_of(p, n.inputs[0]);
-  const DimExprs w = dims_of(p, n.inputs[1]);
-  const DimExprs r = dims_of(p, n.inputs[2]);
-  if (x.size() != 3 || !x[2].is_const())
-    return fail(ErrorCode::kUnsupported,
-                "LSTM X must be rank 3 with a static input size, got " + to_string(x));
-  const int64_t dirs = dirs_of(n), I = x[2].value();
-  const ops::RnnAttrs ra = attrs_of(n);
-  const int64_t H = ra.hidden_size.value_or(r[2].value());
-  const bool bm = ra.layout == 1;
-  const DimExpr seq = bm ? x[1] : x[0], batch = bm ? x[0] : x[1];
-  auto expect = [&](size_t i, const DimExprs& want, const char* what) -> Result<void> {
-    if (!has(n, i)) return {};
-    const DimExprs& got = dims_of(p, n.inputs[i]);
-    if (!(got == want))
-      return fail(ErrorCode::kInvalidArgument, std::string("LSTM ") + what + " must have dims " +
-                                                   to_string(want) + ", got " + to_string(got));
-    return {};
-  };
-  HONE_CHECK_OK(expect(1, {dirs, 4 * H, I}, "W"));
-  HONE_CHECK_OK(expect(2, {dirs, 4 * H, H}, "R"));
-  HONE_CHECK_OK(expect(3, {dirs, 8 * H}, "B"));
-  const DimExprs state = bm ? DimExprs{batch, dirs, H} : DimExprs{dirs, batch, H};
-  HONE_CHECK_OK(accept_state(p, n, 5, state, "initial_h"));
-  HONE_CHECK_OK(accept_state(p, n, 6, state, "initial_c"));
-  HONE_CHECK_OK(expect(7, {dirs, 3 * H}, "P"));
+  HONE_TRY(const RnnDims d, rnn_dims(p, n, kLstmKind));
+  HONE_CHECK_OK(accept_state(p, n, 6, d, "initial_c"));
+  const int64_t dirs = d.dirs, I = d.input, H = d.hidden;
+  if (has(n, 7) && !(dims_of(p, n.inputs[7]) == DimExprs{dirs, 3 * H}))
+    return fail(ErrorCode::kInvalidArgument, "LSTM P must have dims " +
+                                                 to_string(DimExprs{dirs, 3 * H}) + ", got " +
+                                                 to_string(dims_of(p, n.inputs[7])));
 
   std::vector<ValueId> ops{n.inputs[0]};
   const int64_t Hp = (H + kLanes - 1) / kLanes * kLanes, T = Hp / kLanes;
@@ -226,13 +135,6 @@ Result<void> infer_lstm(Program& p, NodeId id) {
   for (size_t i : {5, 6})
     if (has(n, i)) ops.push_back(n.inputs[i]);
   p.operands[id] = std::move(ops);
-
-  const DimExprs y = bm ? DimExprs{batch, seq, dirs, H} : DimExprs{seq, dirs, batch, H};
-  for (size_t i = 0; i < n.outputs.size(); ++i)
-    if (n.outputs[i] >= 0) {
-      p.values[static_cast<size_t>(n.outputs[i])].dims = i == 0 ? y : state;
-      p.values[static_cast<size_t>(n.outputs[i])].f32 = true;
-    }
   return {};
 }
 

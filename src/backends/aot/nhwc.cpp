@@ -29,7 +29,7 @@ bool conv_capable(const Program& p, NodeId id) {
   if (ops.size() < 2) return false;
   const ValueInfo& x = p.values[static_cast<size_t>(ops[0])];
   const ValueInfo& w = p.values[static_cast<size_t>(ops[1])];
-  if (!static_chw(x.dims) || !w.constant || !w.f32 || w.dims.size() != 4) return false;
+  if (!static_chw(x.dims) || !w.constant || !w.is_f32() || w.dims.size() != 4) return false;
   if (ops.size() > 2 && !p.values[static_cast<size_t>(ops[2])].constant) return false;
   const int64_t g = ops::conv_group(n), c = x.dims[1].value(), m = w.dims[0].value();
   if (!(g == 1 || (g == c && m == g && w.dims[1].value() == 1))) return false;

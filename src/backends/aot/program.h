@@ -35,7 +35,8 @@ enum class Place : uint8_t {
 struct ValueInfo {
   std::string name;
   DimExprs dims;
-  bool f32 = true;
+  /// f32, or i64, i32 or bool: token ids, masks, indices (typed_values.h).
+  DType dtype = DType::kF32;
   const Tensor* constant = nullptr;  // initializers; also synthetic weights
   std::optional<float> literal;      // f32 scalars inlined into the code
   Place place = Place::kNone;
@@ -44,6 +45,8 @@ struct ValueInfo {
   ValueId view_of = kNoValue;
   int def_step = -1;
   bool nhwc = false;  // a 4-D value stored channels-last, or nChw16c if Program::blocked (nhwc.cpp)
+
+  bool is_f32() const { return dtype == DType::kF32; }
 };
 
 struct Step {

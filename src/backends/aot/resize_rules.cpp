@@ -46,7 +46,7 @@ Result<ResizeSetup> resize_setup(const Program& p, const Node& n, const DimExprs
   s.filter.antialias = ra.antialias && s.filter.mode != ops::ResizeMode::kNearest;
   const ValueInfo* scales = has_input(n, 2) ? &p.values[static_cast<size_t>(n.inputs[2])] : nullptr;
   if (scales && scales->constant && scales->constant->numel() > 0) {
-    if (!scales->f32 || scales->constant->numel() != static_cast<int64_t>(x.size()))
+    if (!scales->is_f32() || scales->constant->numel() != static_cast<int64_t>(x.size()))
       return fail(unsupported("Resize scales must be " + std::to_string(x.size()) + " f32 values"));
     for (int64_t i = 0; i < scales->constant->numel(); ++i)
       s.scales.push_back(scales->constant->data<float>()[i]);

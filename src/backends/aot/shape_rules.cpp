@@ -9,6 +9,8 @@
 #include "backends/aot/dim_traits.h"
 #include "backends/aot/eltwise.h"
 #include "backends/aot/lstm.h"
+#include "backends/aot/rnn.h"
+#include "backends/aot/typed_values.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/shape_fn.h"
@@ -62,13 +64,14 @@ Result<void> check_window_bounds(const Program& p, const Window2d& w, const DimE
 
 void mark_literal(Program& p, ValueId v) {
   ValueInfo& i = info(p, v);
-  if (i.constant && i.f32 && i.constant->numel() == 1) i.literal = i.constant->data<float>()[0];
+  if (i.constant && i.is_f32() && i.constant->numel() == 1)
+    i.literal = i.constant->data<float>()[0];
 }
 
 Result<std::vector<float>> const_floats(const Program& p, const Node& n, size_t i, int64_t count,
                                         const std::string& what) {
   const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
-  if (!v.constant || !v.f32) return fail(unsupported(what + " must be a constant f32 tensor"));
+  if (!v.constant || !v.is_f32()) return fail(unsupported(what + " must be a constant f32 tensor"));
   if (count >= 0 && v.constant->numel() != count)
     return fail(ErrorCode::kInvalidArgument, what + " has " + std::to_string(v.constant->numel()) +
                                                  " values, expected " + std::to_string(count));
@@ -197,7 +200,7 @@ Result<DimExprs> layer_norm(Program& p, NodeId id, const Node& n) {
   for (size_t i = 1; i < 3; ++i) {
     if (!has_input(n, i)) continue;
     const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
-    if (!v.constant || !v.f32)
+    if (!v.constant || !v.is_f32())
       return fail(unsupported("LayerNormalization scale and bias must be f32 constants"));
     // Expanded to one value per normalized element, so the loop reads it by column.
     const auto& s = v.constant->shape();
@@ -316,7 +319,7 @@ Result<ValueId> data_input(const Program& p, const Node& n, size_t i) {
   if (!has_input(n, i))
     return fail(ErrorCode::kInvalidArgument, n.op_type + " is missing input " + std::to_string(i));
   const ValueInfo& v = p.values[static_cast<size_t>(n.inputs[i])];
-  if (!v.f32)
+  if (!v.is_f32() && !carries_any_dtype(n.op_type))  // typed_values.h
     return fail(unsupported("input " + std::to_string(i) + " '" + v.name + "' is not f32"));
   return n.inputs[i];
 }
@@ -334,7 +337,8 @@ ValueId add_synthetic(Program& p, const std::string& name, Tensor t) {
 }
 
 bool is_elementwise_op(const std::string& op) {
-  return find_eltwise(op) || op == "PRelu" || op == "Clip" || op == "BatchNormalization";
+  return find_eltwise(op) || op == "PRelu" || op == "Clip" || op == "BatchNormalization" ||
+         op == "Cast";
 }
 
 bool is_view_op(const std::string& op) {
@@ -443,6 +447,7 @@ Result<std::pair<int64_t, int64_t>> softmax_range(const Program& p, const Node& 
 DimExpr scratch_floats(const Program& p, NodeId id) {
   const Node& n = p.node(id);
   if (n.op_type == "LSTM") return lstm_scratch_floats(p, id);
+  if (n.op_type == "GRU") return gru_scratch_floats(p, id);
   if (n.op_type == "ConvTranspose") return conv_transpose_scratch(p, id);
   if (n.op_type != "Conv") return 0;
   const DimExprs& w = dims_of(p, n.inputs[1]);
@@ -466,6 +471,8 @@ Result<void> infer_node(Program& p, NodeId id) {
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return fail(unsupported("domain '" + n.domain + "' is not ONNX's default"));
   if (n.op_type == "LSTM") return infer_lstm(p, id);  // several outputs, any may be omitted
+  if (n.op_type == "TopK") return infer_topk(p, id);
+  if (n.op_type == "GRU") return infer_gru(p, id);
   if (n.outputs.empty() || n.outputs[0] < 0)
     return fail(ErrorCode::kInvalidArgument, "node has no output");
   for (size_t i = 1; i < n.outputs.size() && n.op_type != "Split"; ++i)
@@ -473,7 +480,7 @@ Result<void> infer_node(Program& p, NodeId id) {
       return fail(unsupported(n.op_type + " output " + std::to_string(i) + " is not supported"));
   const std::string& op = n.op_type;
   Result<DimExprs> out = fail(unsupported("aot has no code generator for " + op));
-  if (eltwise_arity(op) == 1 || op == "Clip") {
+  if (eltwise_arity(op) == 1 || op == "Clip" || op == "Cast") {
     HONE_TRY(ValueId xv, data_input(p, n, 0));
     p.operands[id] = {xv};
     if (op == "Clip")
@@ -532,6 +539,10 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = transpose(p, id, n);
   } else if (op == "Concat") {
     out = concat(p, id, n);
+  } else if (op == "ArgMax" || op == "ArgMin") {
+    out = arg_extreme_dims(p, id, n);  // arg_extreme.cpp
+  } else if (op == "Gather" && !gathers_one_constant(p, n)) {
+    out = gather_dims(p, id, n);  // gather.cpp
   } else if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split" || op == "Pad") {
     out = copy_dims(p, id, n);
   } else if (is_view_op(op)) {
@@ -540,7 +551,7 @@ Result<void> infer_node(Program& p, NodeId id) {
   if (!out) return fail(std::move(out).error());
   ValueInfo& o = info(p, n.outputs[0]);
   o.dims = std::move(*out);
-  o.f32 = true;
+  o.dtype = result_dtype(p, n, n.outputs[0]);
   return {};
 }
 

@@ -49,6 +49,15 @@ DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& ch
 /// Slice, Gather by one constant index, Expand: their output dims, and the
 /// strided copy each is (Program::copies; copy_rules.cpp).
 [[nodiscard]] Result<DimExprs> copy_dims(Program& p, NodeId id, const Node& n);
+/// ArgMax and ArgMin: the output dims (arg_extreme.cpp).
+[[nodiscard]] Result<DimExprs> arg_extreme_dims(Program& p, NodeId id, const Node& n);
+/// TopK's outputs (values f32, indices i64) and operands (topk.cpp).
+[[nodiscard]] Result<void> infer_topk(Program& p, NodeId id);
+/// Gather by one constant index along a static dim: a strided copy
+/// (copy_dims); by any other indices, read when the code runs: gather_dims
+/// (gather.cpp).
+bool gathers_one_constant(const Program& p, const Node& n);
+[[nodiscard]] Result<DimExprs> gather_dims(Program& p, NodeId id, const Node& n);
 /// The output dims of a Reshape or Expand whose shape is computed from dims,
 /// from shape inference, each symbol read as the same dim of its input 0.
 [[nodiscard]] Result<DimExprs> inferred_dims(const Program& p, const Node& n);

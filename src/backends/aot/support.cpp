@@ -8,6 +8,8 @@
 #include "backends/aot/host_block.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/program.h"
+#include "backends/aot/rnn.h"
+#include "backends/aot/typed_values.h"
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
@@ -34,8 +36,8 @@ size_t data_inputs(const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Where") return 0;  // the condition: checked in why_not; x and y below
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
-      op == "Clip" || op == "Slice" || op == "Gather" || op == "Expand" || op == "Split" ||
-      op == "Pad" || op == "Resize")
+      op == "Clip" || op == "Slice" || op == "Expand" || op == "Split" || op == "Pad" ||
+      op == "Resize" || op == "TopK")
     return 1;
   return n.inputs.size();
 }
@@ -65,8 +67,9 @@ std::string computed_shape_problem(const Graph& g, const Node& n) {
 
 /// What aot's strided copy cannot do for this Slice or Gather (shape_rules.cpp
 /// says the same when lowering): every sliced or gathered axis has a static
-/// dim, bounds are constants (checked with the other operands), Gather takes
-/// one index.
+/// dim, bounds are constants (checked with the other operands). A Gather by
+/// one constant index is a copy; by any other indices aot reads them when the
+/// code runs (gather.cpp).
 std::string copy_problem(const Graph& g, const Node& n) {
   const Value* x = val(g, n, 0);
   if (x == nullptr || !x->shape) return "the input's rank is unknown";
@@ -83,9 +86,10 @@ std::string copy_problem(const Graph& g, const Node& n) {
   if (n.op_type == "Split") return static_axis(ops::axis_attr(n), &why) ? "" : why;
   if (n.op_type == "Gather") {
     const Value* idx = val(g, n, 1);
-    if (idx == nullptr || !idx->initializer || idx->initializer->rank() != 0)
-      return "the index must be one constant (aot copies one row)";
-    return static_axis(ops::axis_attr(n), &why) ? "" : why;
+    if (idx == nullptr) return "no indices";
+    // Any other indices, or one along a symbolic dim, are read when the code
+    // runs (gather.cpp).
+    return ops::try_normalize_axis(ops::axis_attr(n), r) ? "" : "the axis is out of range";
   }
   if (g.opset() < 10) return "Slice before opset 10 (bounds as attributes)";
   if (!is_const(g, n, 1)) return "";  // the constant check below names it
@@ -147,7 +151,10 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "ReduceMin",
                                                  "Transpose",
                                                  "Concat",
-                                                 "Pad"};
+                                                 "Pad",
+                                                 "TopK",
+                                                 "ArgMax",
+                                                 "ArgMin"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
@@ -155,23 +162,18 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   // each signature when the block runs (host_block.h).
   if (host_eval::host_node(g, n, kHostPolicy)) return {};
   if (op == "LSTM") return why_not_lstm(g, n);
+  if (op == "GRU") return why_not_gru(g, n);
   if (op == "Where" && n.inputs.size() == 3 && n.inputs[0] >= 0 &&
       !host_eval::host_value(g, n.inputs[0], kHostPolicy))
     return "the condition is computed at run time (aot selects by a constant or a mask made "
            "from dims)";
   if (!is_elementwise_op(op) && !is_view_op(op) && !kAnchors.count(op))
     return "aot has no code generator for " + op;
-  for (size_t i = 0; i < data_inputs(n); ++i) {
-    const Value* v = val(g, n, i);
-    if (v == nullptr) continue;
-    if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
-  }
-  if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
-  if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined)
-    return "output is " + std::string(dtype_name(t)) + "; aot runs f32 only";
+  if (std::string why = types_problem(g, n, data_inputs(n)); !why.empty()) return why;
   if (std::string why = unranked_input_problem(g, n, depth); !why.empty()) return why;
   for (size_t i = 1; i < n.outputs.size(); ++i) {
     if (n.outputs[i] < 0 || g.value(n.outputs[i]).name.empty()) continue;
+    if (op == "TopK") continue;  // its i64 indices
     if (op != "Split")
       return "output " + std::to_string(i) + " (training or index outputs) is not supported";
     if (const DType t = g.value(n.outputs[i]).dtype; t != DType::kF32 && t != DType::kUndefined)
@@ -224,6 +226,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
     if (!pa) return pa.error().message();
     if (pa->mode != "constant") return "Pad mode '" + pa->mode + "' (aot pads with a constant)";
   }
+  if (op == "TopK" && g.opset() < 10) return "TopK before opset 10 (K as an attribute)";
   if (op == "Slice" || op == "Gather" || op == "Split") {
     if (std::string why = copy_problem(g, n); !why.empty()) return why;
   }

@@ -29,11 +29,20 @@ inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = 
 }
 
 /// f32 `a` equals the reference's `e`: same shape, each element within
-/// atol + rtol * |e| (both NaN counts as equal).
+/// atol + rtol * |e| (both NaN counts as equal). Integer and bool tensors
+/// must be equal, type included.
 inline ::testing::AssertionResult close(const Tensor& a, const Tensor& e, double rtol = 1e-4,
                                         double atol = 1e-5) {
-  if (a.shape() != e.shape())
+  if (a.shape() != e.shape() || a.dtype() != e.dtype())
     return ::testing::AssertionFailure() << a.describe() << " vs " << e.describe();
+  if (a.dtype() != DType::kF32) {
+    for (int64_t i = 0; i < e.numel(); ++i)
+      if (tensor_element_as_double(a, i) != tensor_element_as_double(e, i))
+        return ::testing::AssertionFailure() << "element " << i << " of " << e.describe() << ": "
+                                             << tensor_element_as_double(a, i) << " vs reference "
+                                             << tensor_element_as_double(e, i);
+    return ::testing::AssertionSuccess();
+  }
   for (int64_t i = 0; i < e.numel(); ++i) {
     const double x = a.data<float>()[i], y = e.data<float>()[i];
     if (std::isnan(x) && std::isnan(y)) continue;

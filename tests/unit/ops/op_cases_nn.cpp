@@ -228,6 +228,14 @@ std::vector<OpCase> nn_cases() {
          {{"hidden_size", h}, {"direction", std::string(dir)}, {"linear_before_reset", int64_t{1}}},
          2});
   }
+  // GRU with the reset gate applied before R_h (linear_before_reset = 0),
+  // batch-major (layout 1), no bias, no initial state.
+  t.push_back({"GRU_reset_first_batch_major_no_bias",
+               "GRU",
+               14,
+               {in({3, 4, 5}), weight({1, 18, 5}), weight({1, 18, 6})},
+               {{"hidden_size", int64_t{6}}, {"layout", int64_t{1}}},
+               2});
   // No bias and no initial state (zeros).
   t.push_back({"LSTM_no_bias_no_state",
                "LSTM",

@@ -83,8 +83,8 @@ typedef struct {
   const float* W;
   const int64_t* d;
   char* A;
-  const float* const* in;
-  float* const* out;
+  const void* const* in; /* each of its input's dtype (input_dtypes) */
+  void* const* out;
   int nt;
   hone_model* m;
   int exclusive; /* this run holds the model's arena (and its cached oneDNN objects) */

@@ -6,6 +6,11 @@
  *   void* m = hone_aot_create("weights.bin", 0);          (NULL: see last_error/last_status)
  *   hone_aot_output_shape(m, in_shapes, k, dims);          (per output, before run)
  *   if (hone_aot_run(m, in, in_shapes, out) != HONE_AOT_OK) puts(hone_aot_last_error());
+ *
+ * in[i] and out[k] point to the tensors' elements, C order, of the type
+ * hone_aot_input_dtype / hone_aot_output_dtype names: "f32" (float), "i64"
+ * (int64_t), "i32" (int32_t) or "bool" (uint8_t, 0 or 1). Version 3 added the
+ * dtypes; before, every tensor was f32.
  *   hone_aot_destroy(m);
  *
  * Plain C (C11, and C++ through extern "C"); stdint.h only. */
@@ -20,7 +25,7 @@ extern "C" {
 
 /* hone_aot_abi_version() of a library built against this header. Raise it
  * when a function below changes or goes; a loader refuses another version. */
-#define HONE_AOT_ABI_VERSION 2
+#define HONE_AOT_ABI_VERSION 3
 
 /* What a call that fails returns (run, output_shape) or leaves in
  * hone_aot_last_status() (create, which returns NULL); the reason in words is
@@ -46,7 +51,7 @@ typedef enum hone_aot_status {
   X(create_from_memory, void*, (const void* blob, uint64_t bytes, int threads))                    \
   X(destroy, void, (void* model))                                                                  \
   X(run, int,                                                                                      \
-    (void* model, const float* const* in, const int64_t* const* in_shapes, float* const* out))     \
+    (void* model, const void* const* in, const int64_t* const* in_shapes, void* const* out))       \
   X(output_shape, int, (const void* model, const int64_t* const* in_shapes, int k, int64_t* dims)) \
   X(num_inputs, int, (const void* model))                                                          \
   X(num_outputs, int, (const void* model))                                                         \
@@ -55,7 +60,9 @@ typedef enum hone_aot_status {
   X(input_rank, int, (const void* model, int i))                                                   \
   X(output_rank, int, (const void* model, int k))                                                  \
   X(input_dim, int64_t, (const void* model, int i, int axis))                                      \
-  X(input_dim_symbol, const char*, (const void* model, int i, int axis))
+  X(input_dim_symbol, const char*, (const void* model, int i, int axis))                           \
+  X(input_dtype, const char*, (const void* model, int i))                                          \
+  X(output_dtype, const char*, (const void* model, int k))
 
 /* A function pointer type per function: hone_aot_run_fn and so on. */
 #define HONE_AOT_FN_TYPE(name, ret, params) typedef ret(*hone_aot_##name##_fn) params;

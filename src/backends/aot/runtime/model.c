@@ -3,6 +3,7 @@
  * writes for one model:
  *   NUM_INPUTS, NUM_OUTPUTS, NUM_SYMBOLS, MAX_RANK, ARENA_BYTES, WEIGHT_BYTES,
  *   WEIGHT_HASH; input_names, output_names, input_ranks, output_ranks,
+ *   input_dtypes, output_dtypes ("f32", "i64", "i32", "bool"),
  *   input_dims (static dims, or -1 - symbol index), symbol_names, symbol_max;
  *   output_dims(d, k, dims), run_steps(c) and check_cpu().
  * With HONE_USES_DNNL, dnnl_conv.c's dn_init() too. */
@@ -41,8 +42,8 @@ static int bind_dims(const int64_t* const* shapes, int64_t* d) {
   return HONE_AOT_OK;
 }
 
-HONE_EXPORT int hone_aot_run(void* model, const float* const* in, const int64_t* const* in_shapes,
-                             float* const* out) {
+HONE_EXPORT int hone_aot_run(void* model, const void* const* in, const int64_t* const* in_shapes,
+                             void* const* out) {
   hone_model* m = (hone_model*)model;
   if (!m || !in || !out)
     return set_error(HONE_AOT_INVALID_ARGUMENT, "hone_aot_run: NULL model, inputs or outputs");
@@ -112,6 +113,14 @@ HONE_EXPORT int hone_aot_input_rank(const void* model, int i) {
 HONE_EXPORT int hone_aot_output_rank(const void* model, int k) {
   (void)model;
   return k >= 0 && k < NUM_OUTPUTS ? output_ranks[k] : -1;
+}
+HONE_EXPORT const char* hone_aot_input_dtype(const void* model, int i) {
+  (void)model;
+  return i >= 0 && i < NUM_INPUTS ? input_dtypes[i] : NULL;
+}
+HONE_EXPORT const char* hone_aot_output_dtype(const void* model, int k) {
+  (void)model;
+  return k >= 0 && k < NUM_OUTPUTS ? output_dtypes[k] : NULL;
 }
 /* A static dim, or -1 for a symbolic one (see hone_aot_input_dim_symbol). */
 HONE_EXPORT int64_t hone_aot_input_dim(const void* model, int i, int axis) {
