@@ -2,6 +2,7 @@
 // error line, in time, leaving nothing behind.
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <cstring>
 
 #include "hostile_fixture.h"
 
@@ -341,6 +342,46 @@ TEST_F(HostileInput, AbsurdThreadCountsAndMemory) {
                      {"--dim batch"});
   // A budget below the input's size names the tensor that did not fit.
   expect_clean_error(hone("--max-memory 8 run m.onnx --random-inputs 1"), 1, {"memory budget"});
+}
+
+// A token id outside its embedding table: every backend refuses the run with
+// one line naming the index (aot checks every id before its generated
+// Gather reads a row), no crash.
+TEST_F(HostileInput, TokenIdOutsideTheEmbeddingTable) {
+  ::onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto* g = m.mutable_graph();
+  g->set_name("embedding");
+  ::onnx::ValueInfoProto ids = tensor_info("ids", {1, 3});
+  ids.mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::INT64);
+  *g->add_input() = ids;
+  auto* table = g->add_initializer();
+  table->set_name("table");
+  table->set_data_type(::onnx::TensorProto::FLOAT);
+  table->add_dims(5);
+  table->add_dims(2);
+  table->set_raw_data(std::string(5 * 2 * 4, '\0'));
+  auto* n = g->add_node();
+  n->set_name("embed");
+  n->set_op_type("Gather");
+  n->add_input("table");
+  n->add_input("ids");
+  n->add_output("y");
+  ::onnx::ValueInfoProto y;
+  y.set_name("y");
+  y.mutable_type()->mutable_tensor_type()->set_elem_type(::onnx::TensorProto::FLOAT);
+  *g->add_output() = y;
+  save_model(m, dir_ / "embed.onnx");
+  std::string data(3 * 8, '\0');
+  const int64_t values[3] = {0, 7, 1};
+  std::memcpy(data.data(), values, sizeof values);
+  spit(dir_ / "in" / "input_0.npy",
+       npy_bytes("{'descr': '<i8', 'fortran_order': False, 'shape': (1, 3), }", data));
+  expect_clean_error(hone("run embed.onnx --backend aot --inputs in"), 1,
+                     {"Gather", "index 7", "[-5, 5)"});
+  expect_clean_error(hone("run embed.onnx --backend reference --inputs in"), 1,
+                     {"Gather", "index 7", "out of range"});
 }
 
 }  // namespace

@@ -3,7 +3,9 @@
 // folded into its strides, alpha and C; convs as oneDNN convolution primitives
 // on channels-last or nChw16c activations (nhwc.h), created by the generated
 // code through oneDNN's C API; LSTM as a register-blocked cell kernel
-// (lstm.h); one arena planned by liveness, weights in a blob), compiles them with the system
+// (lstm.h), GRU through SGEMMs (rnn.h); i64, i32 and bool values where the
+// graph has them: token ids, masks, TopK's indices (typed_values.h); one
+// arena planned by liveness, weights in a blob), compiles them with the system
 // compiler into shared libraries (cached by source hash) and runs them through their C ABI. Refused
 // nodes run on the reference through CompilingBackend; a build that covers the whole graph exports
 // as a `native-so` folder that runs without hone.
