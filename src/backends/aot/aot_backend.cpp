@@ -255,7 +255,7 @@ class ReferenceBlock final : public CompiledBlock {
   std::string why_;
 };
 
-AotBackend::AotBackend() {
+AotBackend::AotBackend() : run_time_values_(std::make_shared<RunTimeValues>()) {
   // The artifact is one library for the whole graph, so even a lone
   // supported node is worth compiling rather than handing to the reference.
   mutable_config()
@@ -292,13 +292,14 @@ const BackendCapabilities& AotBackend::caps() {
 }
 
 NodeSupport AotBackend::supports(const Graph& g, const Node& node) const {
+  run_time_values_->add(g);
   return supports_node(g, node);
 }
 
 Result<std::unique_ptr<CompiledBlock>> AotBackend::compile(const Graph& block) {
   // Host nodes (host_block.h): the rest of the block is compiled, reading
   // the values they make as inputs evaluated per signature.
-  auto cut = cut_host_nodes(block, run_time_values_);
+  auto cut = cut_host_nodes(block, run_time_values_->names());
   auto refer = [&](std::string why) -> Result<std::unique_ptr<CompiledBlock>> {
     HONE_LOG_DEBUG("aot: block '{}' runs on the reference: {}", block.name(), why);
     HONE_CHECK_OK_CTX(eval::Interpreter().check_supported(block),
@@ -460,7 +461,7 @@ Result<void> AotBackend::do_build(const Graph& graph) {
           input_bounds[d.symbol_name()] = it != lo.bounds.end() ? it->second : lo.default_max;
         }
   derived_bounds_ = passes::derive_dim_bounds(graph, input_bounds);
-  run_time_values_ = run_time_values(graph);
+  run_time_values_->reset(graph);
   for (const auto& [name, bound] : derived_bounds_)
     if (!input_bounds.contains(name))
       HONE_LOG_DEBUG("aot: dim '{}' is at most {} (derived from the input bounds)", name, bound);

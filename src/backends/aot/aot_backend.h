@@ -29,7 +29,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +37,7 @@
 namespace hone::aot {
 
 class AotBlock;
+class RunTimeValues;
 
 class AotBackend final : public CompilingBackend {
  public:
@@ -84,8 +84,9 @@ class AotBackend final : public CompilingBackend {
   /// Bounds of the graph's inner symbolic dims, derived from the inputs'
   /// (passes/dim_bounds.h) when build() starts; dim_bounds still wins.
   std::map<std::string, int64_t> derived_bounds_;
-  /// Integer and bool values of the graph not computed from dims (set by do_build()).
-  std::set<std::string> run_time_values_;
+  /// Integer and bool values not computed from dims, of the graph do_build()
+  /// is given and of each graph supports() is asked about (host_block.h).
+  std::shared_ptr<RunTimeValues> run_time_values_;
 };
 
 /// The per-node answer behind AotBackend::supports().

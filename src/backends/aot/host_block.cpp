@@ -151,6 +151,24 @@ std::set<std::string> run_time_values(const Graph& graph) {
   return out;
 }
 
+void RunTimeValues::reset(const Graph& g) {
+  std::lock_guard lock(mu_);
+  names_ = run_time_values(g);
+  last_ = nullptr;
+}
+
+void RunTimeValues::add(const Graph& g) {
+  std::lock_guard lock(mu_);
+  if (&g == last_) return;
+  last_ = &g;
+  names_.merge(run_time_values(g));
+}
+
+std::set<std::string> RunTimeValues::names() const {
+  std::lock_guard lock(mu_);
+  return names_;
+}
+
 Result<std::optional<HostCut>> cut_host_nodes(const Graph& block,
                                               const std::set<std::string>& run_time) {
   // Integer and bool inputs are values another block computed from dims,

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -55,6 +56,21 @@ struct HostCut {
 /// Names of the integer and bool values of `graph` not computed from dims
 /// (token ids, masks, TopK's indices): a block reading one reads it as data.
 std::set<std::string> run_time_values(const Graph& graph);
+
+/// run_time_values() of every graph a backend plans: the one it is built
+/// from and the passes' result, whose blocks it compiles (their values may
+/// be new). Thread-safe; each graph is read once.
+class RunTimeValues {
+ public:
+  void reset(const Graph& g);
+  void add(const Graph& g);
+  std::set<std::string> names() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::set<std::string> names_;
+  const Graph* last_ = nullptr;
+};
 
 /// Cuts the host nodes out of `block`; nullopt when it has none and no input
 /// needs it. `run_time`: names of the integer and bool values the whole graph
