@@ -321,8 +321,8 @@ Result<void> lower_resize(PlanBuilder& b, const Node& n) {
   }
   const algorithm alg = nearest ? algorithm::resampling_nearest : algorithm::resampling_linear;
   dnnl::resampling_forward::primitive_desc pd(
-      dnnl::resampling_forward::desc(kInfer, alg, factors, x.ref.md, any_md(out)), user_scratch(),
-      cpu_engine());
+      dnnl::resampling_forward::desc(kInfer, alg, factors, usual(b, n.inputs[0]).md, any_md(out)),
+      user_scratch(), cpu_engine());
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef dst{b.new_temp(pd.dst_desc()), pd.dst_desc()};
   b.add_step("resampling", dnnl::resampling_forward(pd), pd,

@@ -1,6 +1,7 @@
-// Layout ops: Reshape, Squeeze, Unsqueeze, Flatten and Identity as metadata
-// over the same buffer; Transpose, Concat, Slice, Split and constant-mode Pad
-// as reorders of strided views (Concat as oneDNN's concat primitive).
+// Layout ops: Reshape, Squeeze, Unsqueeze, Flatten, Identity and Transpose
+// as views of the same buffer in its layout (views.cpp); Concat, Slice, Split
+// and constant-mode Pad as reorders of strided views (Concat as oneDNN's
+// concat primitive; Slice and Split keep a channels-last source's layout).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -220,8 +221,9 @@ Result<void> lower_slice(PlanBuilder& b, const Node& n) {
   if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
     return fail(ErrorCode::kInvalidArgument, "Slice starts, ends, axes and steps differ in length");
   if (in.empty()) return fail(ErrorCode::kInvalidArgument, "Slice of a scalar");
-  dims_t strides(in.size(), 1);
-  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  const BufferRef src = strided_source(b, n.inputs[0]);
+  const auto& src_strides = src.md.data.format_desc.blocking.strides;
+  const dims_t strides(src_strides, src_strides + in.size());
   dims_t out = in, view_strides = strides;
   int64_t offset = 0;
   for (size_t k = 0; k < axes.size(); ++k) {
@@ -240,10 +242,9 @@ Result<void> lower_slice(PlanBuilder& b, const Node& n) {
     view_strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a)] * steps[k];
     offset += start * strides[static_cast<size_t>(a)];
   }
-  const BufferRef src = b.plain(n.inputs[0]);
   md_t view(out, memory::data_type::f32, view_strides);
   view.data.offset0 = offset;  // the view starts at the first selected element
-  const md_t dst = plain_md(out);
+  const md_t dst = dense_like(src.md, out);
   dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
   const BufferRef ref{b.new_temp(dst), dst};
   b.add_step("reorder", dnnl::reorder(pd), pd,
@@ -274,9 +275,9 @@ Result<void> lower_split(PlanBuilder& b, const Node& n) {
   HONE_TRY(
       const std::vector<int64_t> sizes,
       ops::split_sizes(n, in[static_cast<size_t>(a)], n.outputs.size(), given ? &*given : nullptr));
-  dims_t strides(in.size(), 1);
-  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
-  const BufferRef src = b.plain(n.inputs[0]);
+  const BufferRef src = strided_source(b, n.inputs[0]);
+  const auto& src_strides = src.md.data.format_desc.blocking.strides;
+  const dims_t strides(src_strides, src_strides + in.size());
   int64_t start = 0;
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const int64_t count = sizes[k];
@@ -286,7 +287,7 @@ Result<void> lower_split(PlanBuilder& b, const Node& n) {
       out[static_cast<size_t>(a)] = count;
       md_t view(out, memory::data_type::f32, strides);
       view.data.offset0 = start * strides[static_cast<size_t>(a)];
-      const md_t dst = plain_md(out);
+      const md_t dst = dense_like(src.md, out);
       dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
       const BufferRef ref{b.new_temp(dst), dst};
       b.add_step("reorder", dnnl::reorder(pd), pd,
@@ -377,22 +378,40 @@ Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
     alias(b, n, in);
     return {};
   }
-  dims_t strides(in.size(), 1);
-  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
-  dims_t out(in.size()), view_strides(in.size());
+  dims_t out(in.size());
+  std::vector<int> to(in.size());  // oneDNN's permutation: input axis -> output axis
   for (size_t i = 0; i < in.size(); ++i) {
     const auto p = static_cast<size_t>(perm[i]);
     if (p >= in.size())
       return fail(ErrorCode::kInvalidArgument, "Transpose perm value out of range");
     out[i] = in[p];
-    view_strides[i] = strides[p];
+    to[p] = static_cast<int>(i);
   }
+  // The transposed value is the source's bytes seen through permuted axes,
+  // whatever layout the source lives in: no copy here. A conv's channels-last
+  // output transposed to NHWC is plain already, and plain NHWC transposed back
+  // is a channels-last NCHW value (ConvNeXt's blocks do both, around their
+  // LayerNorm and MLP); a reader that needs another layout reorders it once,
+  // as it would have reordered the copy.
+  const PValue x = b.value(n.inputs[0]);
+  const md_t view =
+      x.ref.md.data.ndims == static_cast<int>(in.size()) && x.ref.md.data.data_type == dnnl_f32
+          ? x.ref.md.permute_axes(to, /*allow_empty=*/true)
+          : md_t();
+  if (view.data.format_kind == dnnl_blocked && view.data.offset0 == 0) {
+    b.set(n.outputs[0], PValue{out, {x.ref.buffer, view}});
+    return {};
+  }
+  dims_t strides(in.size(), 1);
+  for (size_t i = in.size() - 1; i > 0; --i) strides[i - 1] = strides[i] * in[i];
+  dims_t view_strides(in.size());
+  for (size_t i = 0; i < in.size(); ++i) view_strides[i] = strides[static_cast<size_t>(perm[i])];
   BufferRef src = b.plain(n.inputs[0]);
-  const md_t view(out, memory::data_type::f32, view_strides), dst = plain_md(out);
-  dnnl::reorder::primitive_desc pd(cpu_engine(), view, cpu_engine(), dst, user_scratch());
+  const md_t strided(out, memory::data_type::f32, view_strides), dst = plain_md(out);
+  dnnl::reorder::primitive_desc pd(cpu_engine(), strided, cpu_engine(), dst, user_scratch());
   const int buf = b.new_temp(dst);
   b.add_step("reorder", dnnl::reorder(pd), pd,
-             {{DNNL_ARG_FROM, {src.buffer, view}}, {DNNL_ARG_TO, {buf, dst}}});
+             {{DNNL_ARG_FROM, {src.buffer, strided}}, {DNNL_ARG_TO, {buf, dst}}});
   b.set(n.outputs[0], PValue{out, {buf, dst}});
   return {};
 }

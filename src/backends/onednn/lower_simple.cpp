@@ -37,16 +37,6 @@ dims_t split2(const dims_t& d, int64_t axis) {
           std::accumulate(mid, d.end(), int64_t{1}, std::multiplies<>())};
 }
 
-/// Same bytes, new logical dims (needs the plain layout).
-void alias(PlanBuilder& b, const Node& n, dims_t dims) {
-  if (const PValue& x = b.value(n.inputs[0]); x.dtype != DType::kF32) {
-    b.set(n.outputs[0], PValue{std::move(dims), x.ref, x.dtype});  // plain bytes already
-    return;
-  }
-  BufferRef src = b.plain(n.inputs[0]);
-  b.set(n.outputs[0], PValue{dims, {src.buffer, plain_md(dims)}});
-}
-
 namespace {
 
 using dnnl::algorithm;
@@ -239,7 +229,7 @@ Result<void> lower_pool(PlanBuilder& b, const Node& n) {
   for (int64_t d : dil) dil0.push_back(d - 1);
   // One channel in plain layout is byte for byte channels-last, which
   // oneDNN pools with a vectorized kernel (plain gets its scalar one).
-  BufferRef view = x.ref;
+  BufferRef view = usual(b, n.inputs[0]);
   const auto tags = native_tags(x.dims.size());
   if (x.dims[1] == 1 && is_plain(view.md) && !tags.empty())
     view.md = md_t(x.dims, memory::data_type::f32, tags[0]);
@@ -295,8 +285,8 @@ Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
   HONE_TRY(const ops::BatchNormAttrs ba, ops::batch_norm_attrs(n));
   const auto make = [&](dnnl::normalization_flags f) {
     return dnnl::batch_normalization_forward::primitive_desc(
-        dnnl::batch_normalization_forward::desc(kInfer, x.ref.md, ba.epsilon, f), user_scratch(),
-        cpu_engine());
+        dnnl::batch_normalization_forward::desc(kInfer, usual(b, n.inputs[0]).md, ba.epsilon, f),
+        user_scratch(), cpu_engine());
   };
   // A Relu that alone reads the result runs in the same pass (oneDNN's
   // fuse_norm_relu): pre-activation nets (DenseNet's BN -> ReLU -> conv, 62

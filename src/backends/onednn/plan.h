@@ -345,8 +345,26 @@ std::vector<dnnl::memory::format_tag> native_tags(size_t rank);
 int64_t normalize_axis(int64_t axis, size_t rank);
 /// `d` as two dims: the product of those before `axis`, of those from it on.
 dims_t split2(const dims_t& d, int64_t axis);
-/// `n`'s output is its input's bytes under new dims (the plain layout).
+
+// Values seen through other dims without a copy (views.cpp).
+/// `n`'s output is its input's bytes under new dims (Reshape, Flatten,
+/// Squeeze, ...): a view of the input where it lives when oneDNN can express
+/// one (a channels-last value whose channels split in two), else one reorder
+/// into a layout that keeps the input's order of axes and makes it one.
 void alias(PlanBuilder& b, const Node& n, dims_t dims);
+/// `v` where it lives when that layout is strided without inner blocks
+/// (plain, or a conv's channels-last output), else its plain copy.
+BufferRef strided_source(PlanBuilder& b, ValueId v);
+/// The dense layout of `dims` whose axes lie in memory in the order of
+/// `like`'s strides (a strided layout of the same rank).
+md_t dense_like(const md_t& like, const dims_t& dims);
+/// Whether `md` is a layout every primitive has its fast kernels for: plain,
+/// one of native_tags(), or a blocked one whose outer axes keep their order.
+/// A view in another order (a transposed or reshaped value) may get a
+/// reference kernel from some (pooling, batch norm, resampling read plain).
+bool is_usual_layout(const md_t& md);
+/// `v` in its layout when it is a usual one, else plain.
+BufferRef usual(PlanBuilder& b, ValueId v);
 
 }  // namespace hone::onednn
 
