@@ -16,6 +16,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_reduce_internal.h"
 #include "hone/shape.h"
+#include "ops/arg_extreme.h"
 #include "ops/attrs.h"
 
 namespace hone::eval {
@@ -288,27 +289,14 @@ Result<void> arg_extreme(KernelContext& ctx, bool is_max) {
   Tensor out = Tensor::zeros(DType::kI64, out_shape);
   int64_t* o = out.data<int64_t>();
   HONE_CHECK_OK(dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
-    const T* in = x->data<T>();
-    for (int64_t a = 0; a < outer; ++a) {
-      for (int64_t b = 0; b < inner; ++b) {
-        const T* p = in + a * len * inner + b;
-        int64_t best = 0;
-        for (int64_t k = 1; k < len; ++k) {
-          // Compare in double for floats (NaN never wins), natively for integers.
-          bool better, equal;
-          if constexpr (kIsFloat<T>) {
-            const double v = to_f64(p[k * inner]), bv = to_f64(p[best * inner]);
-            better = is_max ? v > bv : v < bv;
-            equal = v == bv;
-          } else {
-            better = is_max ? p[k * inner] > p[best * inner] : p[k * inner] < p[best * inner];
-            equal = p[k * inner] == p[best * inner];
-          }
-          if (better || (last && equal)) best = k;
-        }
-        o[a * inner + b] = best;
-      }
-    }
+    // Floats compare in double (NaN never wins), integers natively.
+    auto key = [](T v) {
+      if constexpr (kIsFloat<T>)
+        return to_f64(v);
+      else
+        return v;
+    };
+    ops::arg_extreme_rows(outer, len, inner, is_max, last, x->data<T>(), o, key);
     return {};
   }));
   ctx.set_output(0, std::move(out));

@@ -14,6 +14,7 @@
 
 #include "backends/common/node_query.h"
 #include "backends/onednn/plan.h"
+#include "ops/arg_extreme.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
@@ -173,20 +174,6 @@ AxisSplit split_at(const dims_t& dims, int64_t axis) {
   return s;
 }
 
-template <class T>
-void arg_loop(const AxisSplit& s, bool is_max, bool last, const T* in, int64_t* out) {
-  for (int64_t a = 0; a < s.outer; ++a)
-    for (int64_t c = 0; c < s.inner; ++c) {
-      const T* p = in + a * s.len * s.inner + c;
-      int64_t best = 0;
-      for (int64_t k = 1; k < s.len; ++k) {
-        const T v = p[k * s.inner], bv = p[best * s.inner];
-        if ((is_max ? v > bv : v < bv) || (last && v == bv)) best = k;  // NaN never wins
-      }
-      out[a * s.inner + c] = best;
-    }
-}
-
 Result<void> lower_arg(PlanBuilder& b, const Node& n) {
   const dims_t in = value_dims(b, n.inputs[0]);
   const DType t = b.dtype(n.inputs[0]);
@@ -206,7 +193,8 @@ Result<void> lower_arg(PlanBuilder& b, const Node& n) {
   const BufferRef dst = new_plain_value(b, out, DType::kI64);
   auto typed = [&]<class T>() -> OwnFn {
     return [=](void* const* p) -> Result<void> {
-      arg_loop(s, is_max, last, static_cast<const T*>(p[0]), static_cast<int64_t*>(p[1]));
+      ops::arg_extreme_rows(s.outer, s.len, s.inner, is_max, last, static_cast<const T*>(p[0]),
+                            static_cast<int64_t*>(p[1]), [](T v) { return v; });
       return {};
     };
   };
