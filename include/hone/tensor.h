@@ -52,6 +52,9 @@ class Tensor {
   /// As allocate(), but throws std::bad_alloc / std::invalid_argument; for
   /// callers whose shapes are already validated (kernels, tests).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  /// As allocate_for_overwrite(), but throws as zeros() does: for a kernel
+  /// that writes every element of its output next.
+  static Tensor for_overwrite(DType dtype, std::vector<int64_t> shape);
   /// Wraps caller memory without owning it.
   static Tensor borrow(DType dtype, std::vector<int64_t> shape, void* data);
   /// Owning tensor holding a copy of `values`; its size must match the shape.

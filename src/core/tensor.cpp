@@ -110,13 +110,24 @@ Result<Tensor> Tensor::adopt(DType dtype, std::vector<int64_t> shape, std::share
   return t;
 }
 
-Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
-  auto t = allocate(dtype, std::move(shape));
+namespace {
+
+Tensor value_or_throw(Result<Tensor> t) {
   if (!t) {
     if (t.error().code() == ErrorCode::kOutOfMemory) throw std::bad_alloc();
     throw std::invalid_argument(t.error().message());
   }
   return std::move(*t);
+}
+
+}  // namespace
+
+Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
+  return value_or_throw(allocate(dtype, std::move(shape)));
+}
+
+Tensor Tensor::for_overwrite(DType dtype, std::vector<int64_t> shape) {
+  return value_or_throw(allocate_for_overwrite(dtype, std::move(shape)));
 }
 
 Tensor Tensor::borrow(DType dtype, std::vector<int64_t> shape, void* data) {

@@ -1,5 +1,6 @@
 #include "eval/kernel_util.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "hone/limits.h"
@@ -31,10 +32,13 @@ std::vector<int64_t> to_int64s(const Tensor& t) {
 }
 
 Tensor from_doubles(DType dtype, std::vector<int64_t> shape, std::span<const double> values) {
-  Tensor out = Tensor::zeros(dtype, std::move(shape));
+  // Every element is written: the values, then zeros past their end.
+  Tensor out = Tensor::for_overwrite(dtype, std::move(shape));
   auto r = dispatch_all(dtype, [&]<class T>() -> Result<void> {
     T* p = out.data<T>();
-    for (size_t i = 0; i < values.size(); ++i) p[i] = from_f64<T>(values[i]);
+    const size_t n = std::min(values.size(), static_cast<size_t>(out.numel()));
+    for (size_t i = 0; i < n; ++i) p[i] = from_f64<T>(values[i]);
+    std::fill(p + n, p + out.numel(), T{});
     return {};
   });
   (void)r;
@@ -43,7 +47,7 @@ Tensor from_doubles(DType dtype, std::vector<int64_t> shape, std::span<const dou
 
 Tensor cast_tensor(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
-  Tensor out = Tensor::zeros(dtype, t.shape());
+  Tensor out = Tensor::for_overwrite(dtype, t.shape());
   const int64_t n = t.numel();
   const bool exact_int = is_integer(t.dtype()) || t.dtype() == DType::kBool;
   auto r = dispatch_all(dtype, [&]<class T>() -> Result<void> {

@@ -25,7 +25,7 @@ Result<void> relu_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(expect_inputs(ctx, 1, 1));
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   return dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
-    Tensor y = Tensor::zeros(x->dtype(), x->shape());
+    Tensor y = Tensor::for_overwrite(x->dtype(), x->shape());
     const T* in = x->data<T>();
     T* out = y.data<T>();
     ew::parallel_range(ctx, x->numel(), [&](int64_t b, int64_t e) {
@@ -64,7 +64,7 @@ Result<void> prelu_kernel(KernelContext& ctx) {
         ErrorCode::kInvalidArgument,
         "PRelu slope " + slope->describe() + " does not broadcast to the input " + x->describe());
   return dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
-    Tensor y = Tensor::zeros(x->dtype(), x->shape());
+    Tensor y = Tensor::for_overwrite(x->dtype(), x->shape());
     const T* px = x->data<T>();
     const T* ps = slope->data<T>();
     T* out = y.data<T>();
@@ -91,7 +91,7 @@ Result<void> shrink_kernel(KernelContext& ctx) {
   const ops::UnaryFormula& f = *ops::find_unary("Shrink");
   HONE_TRY(const ops::UnaryParams p, ops::unary_params(ctx.node(), f));
   return dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
-    Tensor y = Tensor::zeros(x->dtype(), x->shape());
+    Tensor y = Tensor::for_overwrite(x->dtype(), x->shape());
     const T* in = x->data<T>();
     T* out = y.data<T>();
     for (int64_t i = 0; i < x->numel(); ++i) {

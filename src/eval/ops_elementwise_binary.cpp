@@ -69,7 +69,7 @@ Result<BinaryInputs> binary_inputs(KernelContext& ctx, bool same_dtype) {
 /// types, Out the output's.
 template <class A, class B, class Out, class F>
 Tensor binary_map(KernelContext& ctx, const BinaryInputs& in, DType out_dtype, F f) {
-  Tensor y = Tensor::zeros(out_dtype, in.shape);
+  Tensor y = Tensor::for_overwrite(out_dtype, in.shape);
   const A* pa = in.a.data<A>();
   const B* pb = in.b.data<B>();
   Out* out = y.data<Out>();

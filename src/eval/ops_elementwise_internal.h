@@ -232,7 +232,7 @@ Result<void> map_float(KernelContext& ctx, Op op) {
   HONE_CHECK_OK(expect_inputs(ctx, 1, 1));
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   return dispatch_float(x->dtype(), [&]<class T>() -> Result<void> {
-    Tensor y = Tensor::zeros(x->dtype(), x->shape());
+    Tensor y = Tensor::for_overwrite(x->dtype(), x->shape());
     const T* in = x->data<T>();
     T* out = y.data<T>();
     parallel_range(ctx, x->numel(), [&](int64_t b, int64_t e) {

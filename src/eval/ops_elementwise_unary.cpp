@@ -19,7 +19,7 @@ Result<void> map_numeric(KernelContext& ctx, FloatOp float_op, IntOp int_op) {
   HONE_CHECK_OK(expect_inputs(ctx, 1, 1));
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   return dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
-    Tensor y = Tensor::zeros(x->dtype(), x->shape());
+    Tensor y = Tensor::for_overwrite(x->dtype(), x->shape());
     const T* in = x->data<T>();
     T* out = y.data<T>();
     parallel_range(ctx, x->numel(), [&](int64_t b, int64_t e) {
@@ -105,7 +105,7 @@ Result<void> bitwise_not_kernel(KernelContext& ctx) {
   HONE_CHECK_OK(expect_inputs(ctx, 1, 1));
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   return dispatch_integer(x->dtype(), [&]<class T>() -> Result<void> {
-    Tensor y = Tensor::zeros(x->dtype(), x->shape());
+    Tensor y = Tensor::for_overwrite(x->dtype(), x->shape());
     const T* in = x->data<T>();
     T* out = y.data<T>();
     for (int64_t i = 0; i < x->numel(); ++i) out[i] = static_cast<T>(~in[i]);

@@ -55,7 +55,7 @@ Result<void> softmax_like(KernelContext& ctx, SoftKind kind) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   int64_t outer, len, inner;
   HONE_CHECK_OK(split_axis(ctx, x->shape(), outer, len, inner));
-  Tensor out = Tensor::zeros(x->dtype(), x->shape());
+  Tensor out = Tensor::for_overwrite(x->dtype(), x->shape());
   HONE_CHECK_OK(dispatch_float(x->dtype(), [&]<class T>() -> Result<void> {
     const T* in = x->data<T>();
     T* o = out.data<T>();
@@ -195,7 +195,7 @@ Result<void> cumulative(KernelContext& ctx, bool product) {
     if (i < axis) outer *= x->dim(static_cast<size_t>(i));
     if (i > axis) inner *= x->dim(static_cast<size_t>(i));
   }
-  Tensor out = Tensor::zeros(x->dtype(), x->shape());
+  Tensor out = Tensor::for_overwrite(x->dtype(), x->shape());
   HONE_CHECK_OK(dispatch_numeric(x->dtype(), [&]<class T>() -> Result<void> {
     const T* in = x->data<T>();
     T* o = out.data<T>();
