@@ -55,12 +55,17 @@ echo "$models" | timeout $left xargs -P 4 -I{} sh -c \
 python3 tests/zoo/zoo.py summary $W/results > $OUT/summary.txt 2>&1
 cat $OUT/summary.txt | cut -c1-300
 tar -C $W -cJf $OUT/results.tar.xz results $(cd $W && ls *.test.log *.export.log 2>/dev/null)
-have=""
-for m in bert_encoder t5_encoder gpt2_decoder llama_decoder whisper_encoder lstm_tagger gru_kws; do
-  [ -f $W/$exporter/$m/model.onnx ] && have="$have $exporter/$m"
-done
-# Opt-in (SMALL=1): the seven small models' exports come to about 22 MB, over
-# the 16 MB a returned file may have; name fewer with MODELS when asking.
-[ "${SMALL:-0}" = 1 ] && [ -n "$have" ] && tar -C $W -cJf $OUT/small.tar.xz $have
+# Opt-in (SMALL=1): exports with their inputs and PyTorch's outputs, smallest first, as many as
+# fit in the 15 MB a returned file may have (SMALL_MODELS names them; default: the text models).
+if [ "${SMALL:-0}" = 1 ]; then
+  have="" total=0
+  for d in $(for m in ${SMALL_MODELS:-bert_encoder t5_encoder gpt2_decoder llama_decoder whisper_encoder lstm_tagger gru_kws}; do
+               [ -f $W/$exporter/$m/model.onnx ] && echo "$(du -sk $W/$exporter/$m | cut -f1) $m"; done | sort -n | awk '{print $2}'); do
+    k=$(du -sk $W/$exporter/$d | cut -f1)
+    [ $(( total + k )) -gt 15000 ] && { echo "small: $d left out (${k} KB)"; continue; }
+    total=$(( total + k )); have="$have $exporter/$d"
+  done
+  [ -n "$have" ] && tar -C $W -cJf $OUT/small.tar.xz $have && echo "small:$have"
+fi
 ls -la $OUT
 echo "total $(( $(date +%s) - start )) s"
