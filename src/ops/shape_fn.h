@@ -44,6 +44,9 @@ namespace hone::ops {
 /// names a product of symbols by its expression (sym_int.h).
 /// div(a, b): a / b when it divides exactly (Reshape's -1); nullopt where
 /// the type cannot say so (callers work out known numbers themselves first).
+/// floor_affine(a, c, s): floor((a + c) / s) for s > 0 (a window's extent
+/// over a dim known only at run time); the passes' Dim names it by its
+/// expression ("((seq-3)/2)"), unknown where `a` is.
 /// str(d): the dim as text, for error messages.
 template <class D>
 struct DimTraits;
@@ -57,6 +60,10 @@ struct DimTraits<int64_t> {
   static int64_t mul(int64_t a, int64_t b) { return a * b; }
   static std::optional<int64_t> div(int64_t a, int64_t b) {
     return b != 0 && a % b == 0 ? std::optional(a / b) : std::nullopt;
+  }
+  static int64_t floor_affine(int64_t a, int64_t c, int64_t s) {
+    const int64_t n = a + c;
+    return n / s - (n % s != 0 && n < 0 ? 1 : 0);
   }
   static std::string str(int64_t d) { return std::to_string(d); }
 };
@@ -90,6 +97,9 @@ struct DimTraits<Dim> {
     const auto q = exact_div(SymInt::of(a), SymInt::of(b));
     return q ? q->dim() : Dim::unknown();
   }
+  static Dim floor_affine(const Dim& a, int64_t c, int64_t s) {
+    return ((SymInt::of(a) + SymInt(c)) / SymInt(s)).dim();
+  }
   static std::string str(const Dim& d) { return d.to_string(); }
 };
 
@@ -104,6 +114,7 @@ concept ShapeDim = std::copyable<D> && std::constructible_from<D, int64_t> &&
   { DimTraits<D>::add(a, b) } -> std::same_as<std::optional<D>>;
   { DimTraits<D>::mul(a, b) } -> std::same_as<D>;
   { DimTraits<D>::div(a, b) } -> std::same_as<std::optional<D>>;
+  { DimTraits<D>::floor_affine(a, int64_t{0}, int64_t{1}) } -> std::same_as<D>;
   { DimTraits<D>::str(a) } -> std::convertible_to<std::string>;
 };
 
@@ -228,9 +239,12 @@ std::vector<D> transpose_shape(const std::vector<D>& in, std::span<const int64_t
 
 /// Conv and pools: [N, channels, spatial...], each spatial dim from
 /// ops::make_window (strides, dilations, pads, auto_pad read from `node`).
-/// A spatial dim that is not a known number gives DimTraits<D>::unknown():
-/// each output dim depends on its own input dim alone, so a stand-in size
-/// for it leaves the others right.
+/// A spatial dim that is not a known number gives its window's extent as
+/// an expression of it (DimTraits<D>::floor_affine: (in + pads - window) /
+/// stride + 1, or SAME's ceil(in / stride), the forms aot's window_of
+/// writes too), or DimTraits<D>::unknown() where ceil_mode makes the extent
+/// depend on more than that (a stride above 1): each output dim depends on
+/// its own input dim alone, so a stand-in size for it leaves the others right.
 template <ShapeDim D>
 [[nodiscard]] Result<std::vector<D>> window_shape(const Node& node, const std::string& op,
                                                   const std::vector<D>& x, const D& channels,
@@ -241,17 +255,45 @@ template <ShapeDim D>
                                                  " does not match input X " + dims_string(x));
   constexpr int64_t kStandIn = int64_t{1} << 20;
   std::vector<int64_t> in;
+  bool symbolic = false;
   for (size_t i = 2; i < x.size(); ++i) {
     const std::optional<int64_t> d = DimTraits<D>::known(x[i]);
-    if (!d && !DimTraits<D>::unknown())
-      return fail(ErrorCode::kUnsupported,
-                  op + ": spatial dims of input X " + dims_string(x) + " must be known");
+    symbolic |= !d;
     in.push_back(d.value_or(kStandIn));
   }
   HONE_TRY(const Window w, make_window(node, in, kernel, ceil_mode, op));
+  AutoPad auto_pad = AutoPad::kNotSet;
+  if (symbolic) {
+    HONE_TRY(auto_pad, auto_pad_attr(node));
+  }
   std::vector<D> out{x[0], channels};
-  for (size_t i = 2; i < x.size(); ++i)
-    out.push_back(DimTraits<D>::known(x[i]) ? D(w.out[i - 2]) : *DimTraits<D>::unknown());
+  for (size_t i = 2; i < x.size(); ++i) {
+    const size_t k = i - 2;
+    if (DimTraits<D>::known(x[i])) {
+      out.push_back(D(w.out[k]));
+      continue;
+    }
+    const int64_t s = w.strides[k];
+    if (auto_pad == AutoPad::kSameUpper || auto_pad == AutoPad::kSameLower) {
+      out.push_back(DimTraits<D>::floor_affine(x[i], s - 1, s));
+      continue;
+    }
+    if (!ceil_mode || s == 1) {
+      int64_t c = w.pad_begin[k] + w.pad_end[k] - w.dilated(k);
+      // ceil_mode's last window may not start in the end padding (make_window).
+      if (ceil_mode && w.pad_end[k] >= w.dilated(k)) --c;
+      std::optional<D> e = DimTraits<D>::add(DimTraits<D>::floor_affine(x[i], c, s), D(1));
+      if (e) {
+        out.push_back(std::move(*e));
+        continue;
+      }
+    }
+    const std::optional<D> unknown = DimTraits<D>::unknown();
+    if (!unknown)
+      return fail(ErrorCode::kUnsupported,
+                  op + ": spatial dims of input X " + dims_string(x) + " must be known");
+    out.push_back(*unknown);
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include "hone/shape.h"
 #include "ops/axis.h"
 #include "ops/broadcast.h"
+#include "ops/sym_int.h"
 
 namespace hone::ops {
 
@@ -66,6 +67,31 @@ Result<SliceWindow> slice_window(const std::vector<int64_t>& shape, std::vector<
   return w;
 }
 
+std::optional<RuntimeSlice> runtime_slice(int64_t start, int64_t end, int64_t step) {
+  constexpr int64_t kAll = std::numeric_limits<int32_t>::max();
+  if (step != 1 || start >= kAll || end <= -kAll) return std::nullopt;
+  RuntimeSlice r;
+  if (start <= -kAll) start = 0;  // clamped to the front
+  r.start = start;
+  r.start_from_end = start < 0;
+  if (start >= 0) {
+    if (end >= 0 && end < kAll) return std::nullopt;  // min(end, d)
+    // From `start` to d, or to d + end.
+    const int64_t cut = end >= kAll ? 0 : end;
+    r.length = cut - start;
+    r.length_plus_dim = true;
+    r.least = start - cut;
+    return r;
+  }
+  // From d + start: to the end, or to d + end.
+  if (end >= 0 && end < kAll) return std::nullopt;
+  const int64_t stop = end >= kAll ? 0 : end;
+  if (stop <= start) return std::nullopt;  // empty
+  r.length = stop - start;
+  r.least = -start;
+  return r;
+}
+
 Result<std::vector<Dim>> slice_shape(const std::vector<Dim>& shape,
                                      const std::vector<int64_t>& starts,
                                      const std::vector<int64_t>& ends,
@@ -99,7 +125,14 @@ Result<std::vector<Dim>> slice_shape(const std::vector<Dim>& shape,
     }
     const bool forward = step == 1 && starts[i] == 0 && ends[i] >= kAll;
     const bool reversed = step == -1 && starts[i] >= kAll - 1 && ends[i] <= -kAll;
-    out[a] = forward || reversed ? d : Dim::unknown();
+    const std::optional<RuntimeSlice> r =
+        d.is_symbolic() ? runtime_slice(starts[i], ends[i], step) : std::nullopt;
+    if (forward || reversed)
+      out[a] = d;
+    else if (r && r->length_plus_dim)
+      out[a] = (SymInt::of(d) + SymInt(r->length)).dim();
+    else
+      out[a] = r ? Dim(r->length) : Dim::unknown();
   }
   return out;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "hone/error.h"
@@ -32,12 +33,30 @@ struct SliceWindow {
                                                const std::vector<int64_t>* axes,
                                                const std::vector<int64_t>* steps);
 
+/// One axis of a dim `d` known only at run time, sliced with constant bounds
+/// and step 1 where the bounds count from either end and none is clamped:
+/// the kept part starts at `start` (at d + start when `start_from_end`) and
+/// is `length` long (d + length when `length_plus_dim`), which holds for
+/// every d of at least `least` (x[:, :-1], x[:, 2:], x[:, -3:]).
+struct RuntimeSlice {
+  int64_t start = 0;
+  bool start_from_end = false;
+  int64_t length = 0;
+  bool length_plus_dim = false;
+  int64_t least = 0;
+};
+/// Nothing where the slice's length depends on how d compares with a bound
+/// (an end counted from the front, x[:, :128]), or the step is not 1.
+std::optional<RuntimeSlice> runtime_slice(int64_t start, int64_t end, int64_t step);
+
 /// The output dims of the same Slice of an input of symbolic dims `shape`
 /// (the graph passes' propagation): a static axis by slice_window; a
 /// symbolic axis keeps its symbol where the slice takes all of it, whatever
 /// it is (step 1 from start 0 to an end of at least INT32_MAX, or step -1 over
-/// the whole of it reversed), and is unknown otherwise. The same errors as
-/// slice_window.
+/// the whole of it reversed), is named by runtime_slice's expression of it
+/// where that rule applies ("(seq-1)", taking the dim to be at least
+/// `least`, as a backend running it checks), and is unknown otherwise. The
+/// same errors as slice_window.
 [[nodiscard]] Result<std::vector<Dim>> slice_shape(const std::vector<Dim>& shape,
                                                    const std::vector<int64_t>& starts,
                                                    const std::vector<int64_t>& ends,

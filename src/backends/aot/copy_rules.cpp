@@ -70,7 +70,23 @@ Result<DimExprs> strided_copy(Program& p, NodeId id, const Node& n) {
       const auto a = static_cast<size_t>(axis);
       if (seen[a]) return fail(ErrorCode::kInvalidArgument, "Slice names an axis twice");
       seen[a] = true;
-      if (!x[a].is_const()) return fail(unsupported("Slice of a symbolic dim " + x[a].to_string()));
+      if (!x[a].is_const()) {
+        // A run-time dim: bounds counted from either end (ops::runtime_slice),
+        // the dim checked to be at least what they cut off when the code runs.
+        const auto rs = ops::runtime_slice(starts[k], ends[k], steps[k]);
+        if (!rs)
+          return fail(unsupported("Slice of a symbolic dim " + x[a].to_string() + " from " +
+                                  std::to_string(starts[k]) + " to " + std::to_string(ends[k]) +
+                                  " step " + std::to_string(steps[k])));
+        out[a] = rs->length_plus_dim ? x[a] + DimExpr(rs->length) : DimExpr(rs->length);
+        const DimExpr begin = rs->start_from_end ? x[a] + DimExpr(rs->start) : DimExpr(rs->start);
+        c.base = c.base + in_stride[a] * begin;
+        if (rs->least > 1)
+          p.dim_checks.push_back(
+              {x[a], rs->least, false,
+               "axis " + std::to_string(a) + " of the input of Slice '" + n.name + "'"});
+        continue;
+      }
       // One axis at a time, by the shared rule.
       const std::vector<int64_t> one_axis{0}, one_step{steps[k]};
       HONE_TRY(const ops::SliceWindow w,

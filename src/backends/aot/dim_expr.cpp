@@ -10,20 +10,76 @@ struct DimExpr::Node {
   char op = 's';  // 's' symbol, or '+', '-', '*', '/'
   std::string name;
   DimExpr a, b;
-  std::string text;  // canonical, computed once
+  std::string text;  // readable, computed once
+  ops::SymInt key;   // canonical value (unknown where SymInt cannot say: a division by 0)
 };
 
 namespace {
 
-std::shared_ptr<const DimExpr::Node> make(char op, DimExpr a, DimExpr b) {
+/// A symbol as one opaque SymInt atom: a name holding the characters that
+/// structure an expression ("/conv/Conv_output_0:2", a graph's derived
+/// "(4*seq)" bound as a symbol of its own) has them replaced, so it never
+/// reads as an expression of other symbols.
+ops::SymInt atom_key(const std::string& name) {
+  std::string t = name;
+  for (char& c : t) switch (c) {
+      case '(':
+        c = '[';
+        break;
+      case ')':
+        c = ']';
+        break;
+      case '+':
+        c = '#';
+        break;
+      case '-':
+        c = '~';
+        break;
+      case '*':
+        c = '^';
+        break;
+      case '/':
+        c = '|';
+        break;
+      default:
+        break;
+    }
+  // (A name of digits alone would read back as that number.)
+  if (std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; })) t = "$" + t;
+  return ops::SymInt::of(Dim::symbol(t));
+}
+
+ops::SymInt key_of(const DimExpr& e) {
+  return e.is_const() ? ops::SymInt(e.value()) : e.node()->key;
+}
+
+ops::SymInt combine(char op, const ops::SymInt& a, const ops::SymInt& b) {
+  if (!a.is_known() || !b.is_known()) return ops::SymInt();
+  switch (op) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    default:
+      return b.is_number() && b.number() == 0 ? ops::SymInt() : a / b;
+  }
+}
+
+DimExpr make(char op, DimExpr a, DimExpr b) {
+  ops::SymInt key = combine(op, key_of(a), key_of(b));
+  // An expression whose parts cancel ("(seq+1)-seq") is that number.
+  if (key.is_number()) return key.number();
   auto n = std::make_shared<DimExpr::Node>();
   // Commutative operands in a fixed order, so "256*batch" == "batch*256".
   if ((op == '+' || op == '*') && a.to_string() > b.to_string()) std::swap(a, b);
   n->op = op;
   n->text = "(" + a.to_string() + op + b.to_string() + ")";
+  n->key = std::move(key);
   n->a = std::move(a);
   n->b = std::move(b);
-  return n;
+  return DimExpr::from_node(std::move(n));
 }
 
 /// `e` as coef * f1 * f2 * ... when it is a pure product (constants, symbols
@@ -49,10 +105,22 @@ DimExpr DimExpr::symbol(std::string name) {
   auto n = std::make_shared<Node>();
   n->op = 's';
   n->text = name;
+  n->key = atom_key(name);
   n->name = std::move(name);
+  return from_node(std::move(n));
+}
+
+DimExpr DimExpr::from_node(std::shared_ptr<const Node> n) {
   DimExpr d;
   d.node_ = std::move(n);
   return d;
+}
+
+bool DimExpr::operator==(const DimExpr& o) const {
+  if (is_const() && o.is_const()) return value_ == o.value_;
+  const ops::SymInt a = key_of(*this), b = key_of(o);
+  if (a.is_known() && b.is_known()) return a == b;
+  return to_string() == o.to_string();
 }
 
 int64_t DimExpr::eval(const std::map<std::string, int64_t>& bindings) const {
@@ -88,18 +156,14 @@ DimExpr operator+(const DimExpr& a, const DimExpr& b) {
   if (a.is_const() && b.is_const()) return a.value() + b.value();
   if (a.is_const() && a.value() == 0) return b;
   if (b.is_const() && b.value() == 0) return a;
-  DimExpr d;
-  d.node_ = make('+', a, b);
-  return d;
+  return make('+', a, b);
 }
 
 DimExpr operator-(const DimExpr& a, const DimExpr& b) {
   if (a.is_const() && b.is_const()) return a.value() - b.value();
   if (b.is_const() && b.value() == 0) return a;
   if (a == b) return 0;
-  DimExpr d;
-  d.node_ = make('-', a, b);
-  return d;
+  return make('-', a, b);
 }
 
 DimExpr operator*(const DimExpr& a, const DimExpr& b) {
@@ -115,11 +179,7 @@ DimExpr operator*(const DimExpr& a, const DimExpr& b) {
             [](const DimExpr& x, const DimExpr& y) { return x.to_string() < y.to_string(); });
   if (coef != 1) f.push_back(coef);
   DimExpr r = f[0];
-  for (size_t i = 1; i < f.size(); ++i) {
-    DimExpr d;
-    d.node_ = make('*', r, f[i]);
-    r = d;
-  }
+  for (size_t i = 1; i < f.size(); ++i) r = make('*', r, f[i]);
   return r;
 }
 
@@ -147,9 +207,7 @@ DimExpr operator/(const DimExpr& a, const DimExpr& b) {
     for (const DimExpr& f : fa) q = q * f;
     return q;
   }
-  DimExpr d;
-  d.node_ = make('/', a, b);
-  return d;
+  return make('/', a, b);
 }
 
 DimExpr product(const DimExprs& dims, size_t from, size_t to) {

@@ -32,9 +32,13 @@ class DimExpr {
   int64_t eval(const std::map<std::string, int64_t>& bindings) const;
   /// A C expression; `symbol_c` spells a symbol ("d[0]").
   std::string to_c(const std::function<std::string(const std::string&)>& symbol_c) const;
-  /// Readable and canonical: equal text means equal expressions.
+  /// Readable: equal text means equal expressions (not the converse).
   std::string to_string() const;
-  bool operator==(const DimExpr& o) const { return to_string() == o.to_string(); }
+  /// Equal values for every value of the symbols, as far as ops::SymInt's
+  /// canonical form tells (a sum of products, floor quotients as opaque
+  /// factors): "((x-1)/2)+1" built by a window equals the same dim read back
+  /// from the graph's "(((x-1)/2)+1)", however each was associated.
+  bool operator==(const DimExpr& o) const;
 
   friend DimExpr operator+(const DimExpr& a, const DimExpr& b);
   friend DimExpr operator-(const DimExpr& a, const DimExpr& b);
@@ -45,6 +49,8 @@ class DimExpr {
   struct Node;
   /// The expression tree; null for a constant.
   const Node* node() const { return node_.get(); }
+  /// An expression of tree `n` (dim_expr.cpp builds them).
+  static DimExpr from_node(std::shared_ptr<const Node> n);
 
  private:
   int64_t value_ = 0;

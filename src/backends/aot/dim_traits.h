@@ -36,5 +36,8 @@ struct hone::ops::DimTraits<hone::aot::DimExpr> {
     if (!(q * b == a)) return std::nullopt;
     return q;
   }
+  static aot::DimExpr floor_affine(const aot::DimExpr& a, int64_t c, int64_t s) {
+    return (a + aot::DimExpr(c)) / aot::DimExpr(s);
+  }
   static std::string str(const aot::DimExpr& d) { return d.to_string(); }
 };

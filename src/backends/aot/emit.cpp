@@ -171,10 +171,17 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
   t += "static const int64_t input_dims[NUM_INPUTS + 1][MAX_RANK] = {";
   for (ValueId v : g.inputs()) {
     t += "{";
-    for (const DimExpr& d : p.values[static_cast<size_t>(v)].dims) {
+    // By the graph's dims: one the code reads as an expression binds its symbol (edge_dims.h).
+    const DimExprs& dims = p.values[static_cast<size_t>(v)].dims;
+    for (size_t a = 0; a < dims.size(); ++a) {
+      const DimExpr& d = dims[a];
       int64_t code = d.is_const() ? d.value() : -1;
+      std::string name = d.to_string();
+      if (const auto& shape = g.value(v).shape; shape && a < shape->rank() && !d.is_const())
+        name = (*shape)[a].is_symbolic() ? (*shape)[a].symbol_name()
+                                         : g.value(v).name + ":" + std::to_string(a);
       for (size_t s = 0; s < p.symbols.size() && !d.is_const(); ++s)
-        if (p.symbols[s] == d.to_string()) code = -1 - static_cast<int64_t>(s);
+        if (p.symbols[s] == name) code = -1 - static_cast<int64_t>(s);
       t += std::to_string(code) + ", ";
     }
     t += "}, ";
@@ -227,6 +234,17 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
 
   // --- run: the steps in order, then the outputs they did not write in place
   t += "static void run_steps(const ctx_t* c) {\n  const int64_t* d = c->d;\n  (void)d;\n";
+  // What the code assumes of its dims (Program::dim_checks).
+  for (const Program::DimCheck& k : p.dim_checks) {
+    const std::string dim = p.c(k.dim), value = p.c(k.value);
+    std::string what;  // printf's format: '%' doubled
+    for (char ch : k.what) what += ch == '%' ? std::string("%%") : std::string(1, ch);
+    t += "  if (" + dim + (k.exact ? " != " : " < ") + value +
+         ") {\n    *c->status = set_error(HONE_AOT_INVALID_ARGUMENT, " +
+         c_string(what + (k.exact ? " is %lld, but the dims it is computed from make it %lld"
+                                  : " is %lld, shorter than the %lld it needs")) +
+         ", (long long)" + dim + ", (long long)" + value + ");\n    return;\n  }\n";
+  }
   for (size_t i = 0; i < p.steps.size(); ++i)
     t += "  " + step_fn(i, p.steps[i]) + "(c);\n  if (*c->status) return;\n";
   // Outputs the steps did not write in place: inputs, weights, views, repeats.

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <set>
 
+#include "backends/aot/edge_dims.h"
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/nhwc.h"
 #include "backends/aot/program.h"
@@ -102,6 +103,7 @@ class Lowering {
 
   Result<Program> run() {
     HONE_CHECK_OK(bind_inputs(p_, g_, opts_));
+    read_derived_dims(p_, g_);
     HONE_CHECK_OK(bind_constants(p_, g_));
     for (size_t i = 0; i < g_.nodes().size(); ++i) {
       const NodeId id = static_cast<NodeId>(i);

@@ -100,6 +100,17 @@ struct Program {
   /// Per symbol: a dim the graph leaves unnamed at the block's edge, named
   /// VALUE:AXIS here, whose bound default_max only assumes.
   std::vector<bool> symbol_unnamed;
+  /// What the code assumes of its dims, checked when it runs, before any
+  /// step (emit.cpp): `dim` == `value` where `exact` (a derived dim at the
+  /// block's edge read as an expression of the symbols, edge_dims.h), else
+  /// `dim` >= `value` (a Slice of a run-time dim: it is at least as long as
+  /// what the slice cuts off). `what` names the dim in the error.
+  struct DimCheck {
+    DimExpr dim, value;
+    bool exact = true;
+    std::string what;
+  };
+  std::vector<DimCheck> dim_checks;
   std::vector<Step> steps;
   std::vector<float> weights;  // the blob's payload
   int64_t arena_bytes = 0;

@@ -13,6 +13,7 @@
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/slice.h"
 
 namespace hone::aot {
 
@@ -100,8 +101,20 @@ std::string copy_problem(const Graph& g, const Node& n) {
   } else if (!val(g, n, 3)) {
     for (int64_t k = 0; k < g.value(n.inputs[1]).initializer->numel(); ++k) axes.push_back(k);
   }
-  for (int64_t a : axes)
-    if (!static_axis(a, &why)) return why;
+  // A symbolic axis takes bounds counted from either end (ops::runtime_slice).
+  auto ints = [&](size_t i) {
+    std::vector<int64_t> v;
+    if (is_const(g, n, i))
+      for (int64_t k = 0; k < g.value(n.inputs[i]).initializer->numel(); ++k)
+        v.push_back(tensor_element_as_int64(*g.value(n.inputs[i]).initializer, k));
+    return v;
+  };
+  const std::vector<int64_t> starts = ints(1), ends = ints(2), steps = ints(4);
+  for (size_t k = 0; k < axes.size(); ++k)
+    if (!static_axis(axes[k], &why) &&
+        !(k < starts.size() && k < ends.size() &&
+          ops::runtime_slice(starts[k], ends[k], k < steps.size() ? steps[k] : 1)))
+      return why + " but its bounds are not counted from its ends with step 1";
   return "";
 }
 

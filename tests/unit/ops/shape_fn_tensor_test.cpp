@@ -2,9 +2,12 @@
 // over concrete and symbolic dims, and their errors.
 #include "ops/shape_fn_tensor.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "ops/shape_fn_test_util.h"
+#include "ops/slice.h"
 
 namespace hone::ops {
 namespace {
@@ -134,6 +137,31 @@ TEST(ShapeFnTensor, RangeCountsOrFollowsItsLimit) {
 TEST(ShapeFnTensor, ShapeCountsItsRange) {
   EXPECT_EQ(shape_shape<int64_t>(ShapeRange{1, 3}), (Ints{2}));
   EXPECT_EQ(shape_shape<Dim>(ShapeRange{2, 1}), (Dims{0}));
+}
+
+TEST(ShapeFnTensor, SliceOfASymbolicAxisCountedFromItsEndsIsNamed) {
+  constexpr int64_t kAll = std::numeric_limits<int64_t>::max();
+  // wav2vec2's positional conv trims its last frame: x[:, :, :-1].
+  EXPECT_EQ(slice_shape({kBatch, 8, kSeq}, {0}, {-1}, nullptr, nullptr).value()[0],
+            Dim::symbol("(batch-1)"));
+  const Ints axis2{2};
+  EXPECT_EQ(slice_shape({kBatch, 8, kSeq}, {2}, {kAll}, &axis2, nullptr).value()[2],
+            Dim::symbol("(seq-2)"));
+  // The last three: a number, once seq is at least 3.
+  EXPECT_EQ(slice_shape({kBatch, 8, kSeq}, {-3}, {kAll}, &axis2, nullptr).value()[2], Dim(3));
+  const auto r = runtime_slice(1, -2, 1);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->start, 1);
+  EXPECT_TRUE(r->length_plus_dim);
+  EXPECT_EQ(r->length, -3);
+  EXPECT_EQ(r->least, 3);
+  // An end counted from the front depends on how seq compares with it; a step
+  // other than 1 and an unknown dim stay unknown.
+  EXPECT_TRUE(slice_shape({kBatch, 8, kSeq}, {0}, {4}, &axis2, nullptr).value()[2].is_unknown());
+  const Ints two{2};
+  EXPECT_TRUE(slice_shape({kBatch, 8, kSeq}, {0}, {-1}, &axis2, &two).value()[2].is_unknown());
+  EXPECT_TRUE(
+      slice_shape({kBatch, 8, Dim::unknown()}, {0}, {-1}, &axis2, nullptr).value()[2].is_unknown());
 }
 
 }  // namespace

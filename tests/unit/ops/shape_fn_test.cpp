@@ -108,14 +108,36 @@ TEST(ShapeFn, ConvWindowsWithDilationStridesAndSameUpper) {
   EXPECT_EQ(conv_shape<int64_t>(padded, {}, {2, 3, 10}, {5, 3, 3}).value(), (Ints{2, 5, 10}));
 }
 
-TEST(ShapeFn, ConvSymbolicSpatialDimsStayUnknownAndTheOthersAreRight) {
+TEST(ShapeFn, ConvSymbolicSpatialDimsAreNamedByTheirWindowAndTheOthersAreRight) {
   const Node conv = node("Conv");
   const Dims out = conv_shape<Dim>(conv, {}, {kBatch, 3, kSeq, 32}, {8, 3, 3, 3}).value();
   ASSERT_EQ(out.size(), 4u);
   EXPECT_EQ(out[0], kBatch);
   EXPECT_EQ(out[1], Dim(8));
-  EXPECT_TRUE(out[2].is_unknown());
+  EXPECT_EQ(out[2], Dim::symbol("(seq-2)"));
   EXPECT_EQ(out[3], Dim(30));
+  // Whisper's second conv (k3, pad 1, stride 2) and wav2vec2's first (k10, stride 5):
+  // (in + pads - window) / stride + 1, the form aot's window_of writes too.
+  const Node whisper = node("Conv", {{"pads", Ints{1, 1}}, {"strides", Ints{2}}});
+  EXPECT_EQ(conv_shape<Dim>(whisper, {}, {kBatch, 8, kSeq}, {8, 8, 3}).value()[2],
+            Dim::symbol("(((seq-1)/2)+1)"));
+  const Node wav2vec = node("Conv", {{"strides", Ints{5}}});
+  EXPECT_EQ(conv_shape<Dim>(wav2vec, {}, {kBatch, 1, kSeq}, {8, 1, 10}).value()[2],
+            Dim::symbol("(((seq-10)/5)+1)"));
+  // The same conv at a number agrees with the expression at that number.
+  EXPECT_EQ(sym_eval(Dim::symbol("(((seq-10)/5)+1)"), {{"seq", 400}}).value(),
+            conv_shape<int64_t>(wav2vec, {}, {1, 1, 400}, {8, 1, 10}).value()[2]);
+  // SAME: ceil(in / stride); a strided ceil_mode pool and an unknown dim stay unknown.
+  const Node same = node("Conv", {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2}}});
+  EXPECT_EQ(conv_shape<Dim>(same, {}, {kBatch, 3, kSeq}, {4, 3, 3}).value()[2],
+            Dim::symbol("((seq+1)/2)"));
+  PoolAttrs ceil;
+  ceil.kernel_shape = {2};
+  ceil.ceil_mode = true;
+  const Node ceil_pool = node("MaxPool", {{"strides", Ints{2}}});
+  EXPECT_TRUE(pool_shape<Dim>(ceil_pool, ceil, {kBatch, 3, kSeq}).value()[2].is_unknown());
+  EXPECT_TRUE(
+      conv_shape<Dim>(whisper, {}, {kBatch, 8, Dim::unknown()}, {8, 8, 3}).value()[2].is_unknown());
   // Weights whose kernel nobody knows: the spatial dims are unknown.
   const Dims open = conv_shape<Dim>(conv, {}, {kBatch, 3, 32, 32}, {8, 3, kSeq, 3}).value();
   EXPECT_TRUE(open[2].is_unknown() && open[3].is_unknown());

@@ -1,0 +1,24 @@
+// Private to the aot backend: the derived dims at a block's edge. A block
+// input whose dim the graph names by an expression of symbols (ops/sym_int.h:
+// "(((seq-1)/2)+1)", a conv's output length; "(4*batch)") binds that dim as
+// a symbol of its own (lower.cpp). Where every symbol of the expression is
+// bound by the block's inputs too, the code reads the dim as that expression
+// instead, so it is the same dim the block works out itself (a Conv's
+// window, a Reshape's target, a Slice computed from dims), and the symbol is
+// checked against it when the code runs (Program::dim_checks, emit.cpp): an
+// input that breaks the graph's arithmetic is an error naming the dim, not a
+// wrong result.
+//
+//   HONE_CHECK_OK(bind_inputs(p, block, options));
+//   read_derived_dims(p, block);
+#pragma once
+
+#include "backends/aot/program.h"
+
+namespace hone::aot {
+
+/// Rewrites the derived dims of `block`'s inputs in `p` as expressions of
+/// the block's plain symbols, recording one check per derived symbol.
+void read_derived_dims(Program& p, const Graph& block);
+
+}  // namespace hone::aot
