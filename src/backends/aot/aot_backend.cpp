@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "backends/aot/block_meta.h"
+#include "backends/aot/edge_dims.h"
 #include "backends/aot/host_block.h"
 #include "backends/aot/program.h"
 #include "backends/aot/runtime_text.h"
@@ -330,14 +331,17 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile_lowered(const Graph& 
   for (const auto& [name, bound] : derived_bounds_) lo.bounds.try_emplace(name, bound);
   auto b = std::make_unique<AotBlock>();
   b->graph = std::make_unique<Graph>(block);
-  // A block reading a value whose dim has no bound (neither configured nor
-  // derivable from the inputs': the output of an If, a NonZero) cannot size
-  // its arena; it runs on the reference instead of failing at run time.
+  // A block reading a value whose dim has no bound (configured, derived from the inputs', or
+  // of a derived dim's symbols) cannot size its arena: it runs on the reference instead.
   std::string unbounded;
   for (ValueId v : block.inputs())
     if (const auto& shape = block.value(v).shape)
       for (const Dim& d : shape->dims())
-        if (d.is_symbolic() && !lo.bounds.contains(d.symbol_name()) && unbounded.empty())
+        if (!d.is_symbolic() || lo.bounds.contains(d.symbol_name()) || !unbounded.empty())
+          continue;
+        else if (auto bound = derived_dim_bound(d, lo.bounds))  // "(((seq-1)/2)+1)"
+          lo.bounds[d.symbol_name()] = *bound;
+        else
           unbounded = "input '" + block.value(v).name + "' has dim '" + d.symbol_name() +
                       "', whose bound does not follow from the model inputs' bounds";
   auto lowered = unbounded.empty() ? lower(*b->graph, lo)

@@ -33,4 +33,40 @@ void read_derived_dims(Program& p, const Graph& block) {
   }
 }
 
+namespace {
+
+bool non_decreasing(const ops::SymTree& t) {
+  using K = ops::SymTree::Kind;
+  switch (t.kind) {
+    case K::kNumber:
+    case K::kSymbol:
+      return true;
+    case K::kSum:
+      for (const ops::SymTree& a : t.args)
+        if (!non_decreasing(a)) return false;
+      return true;
+    case K::kProduct:
+      if (t.args.empty() || t.args[0].kind != K::kNumber || t.args[0].number < 0) return false;
+      for (size_t i = 1; i < t.args.size(); ++i)
+        if (!non_decreasing(t.args[i])) return false;
+      return true;
+    case K::kFloorDiv:
+      return t.args.size() == 2 && non_decreasing(t.args[0]) && t.args[1].kind == K::kNumber &&
+             t.args[1].number > 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<int64_t> derived_dim_bound(const Dim& d,
+                                         const std::map<std::string, int64_t>& bounds) {
+  if (!ops::is_derived(d)) return std::nullopt;
+  const std::optional<ops::SymTree> t = ops::sym_tree(d);
+  if (!t || !non_decreasing(*t)) return std::nullopt;
+  const std::optional<int64_t> v = ops::sym_eval(d, bounds);
+  if (!v || *v < 0) return std::nullopt;
+  return v;
+}
+
 }  // namespace hone::aot

@@ -11,7 +11,13 @@
 //
 //   HONE_CHECK_OK(bind_inputs(p, block, options));
 //   read_derived_dims(p, block);
+//   if (auto b = derived_dim_bound(d, bounds)) bounds[d.symbol_name()] = *b;
 #pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
 
 #include "backends/aot/program.h"
 
@@ -20,5 +26,12 @@ namespace hone::aot {
 /// Rewrites the derived dims of `block`'s inputs in `p` as expressions of
 /// the block's plain symbols, recording one check per derived symbol.
 void read_derived_dims(Program& p, const Graph& block);
+
+/// An upper bound of a derived dim from its symbols' bounds: its value at
+/// those bounds, where it cannot decrease as any symbol grows (sums, products
+/// with a coefficient >= 0, floor division by a positive number); nothing
+/// otherwise, or where a symbol has no bound.
+std::optional<int64_t> derived_dim_bound(const Dim& d,
+                                         const std::map<std::string, int64_t>& bounds);
 
 }  // namespace hone::aot
