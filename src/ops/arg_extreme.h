@@ -6,11 +6,27 @@
 //
 //   ops::arg_extreme_rows(outer, len, inner, is_max, last, in, out,
 //                         [](T v) { return static_cast<double>(v); });
+//   "if (" + ops::arg_extreme_wins_c("v", "bv", is_max, last) + ") best = k, bv = v;"   // aot
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace hone::ops {
+
+/// Whether a later value `v` takes the place of the chosen value `bv`.
+template <class V>
+bool arg_extreme_wins(const V& v, const V& bv, bool is_max, bool last) {
+  return (is_max ? v > bv : v < bv) || (last && v == bv);
+}
+
+/// arg_extreme_wins as a C condition over the C expressions `v` and `bv`, for
+/// the backends that generate code (aot).
+inline std::string arg_extreme_wins_c(const std::string& v, const std::string& bv, bool is_max,
+                                      bool last) {
+  const std::string wins = v + (is_max ? " > " : " < ") + bv;
+  return last ? wins + " || " + v + " == " + bv : wins;
+}
 
 /// For every (a, c) of [0, outer) x [0, inner): out[a * inner + c] = the
 /// chosen position along the row in + a * len * inner + c. `key` maps an
@@ -26,7 +42,7 @@ void arg_extreme_rows(int64_t outer, int64_t len, int64_t inner, bool is_max, bo
       auto bv = key(p[0]);
       for (int64_t k = 1; k < len; ++k) {
         const auto v = key(p[k * inner]);
-        if ((is_max ? v > bv : v < bv) || (last && v == bv)) {
+        if (arg_extreme_wins(v, bv, is_max, last)) {
           best = k;
           bv = v;
         }

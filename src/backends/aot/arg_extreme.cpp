@@ -1,8 +1,7 @@
 // ArgMax and ArgMin along one axis (CLIP's pooled token: the position of the
-// largest id), of f32, i64 or i32 values, into i64 positions. The rule the
-// reference keeps: a later value wins only by comparing strictly better, or
-// equal under select_last_index, so ties go to the first position and a NaN
-// after the first value never wins.
+// largest id), of f32, i64 or i32 values, into i64 positions, by the rule
+// of ops/arg_extreme.h (its C form, arg_extreme_wins_c).
+#include "ops/arg_extreme.h"
 #include "backends/aot/dim_traits.h"
 #include "backends/aot/emitter.h"
 #include "backends/aot/shape_rules.h"
@@ -31,7 +30,7 @@ void Emitter::emit_arg_extreme(const Node& n, NodeId id, const std::string& y) {
   const auto a = static_cast<size_t>(
       ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(x.size())).value_or(0));
   const ops::ReduceAttrs ra = ops::reduce_attrs(n).value_or(ops::ReduceAttrs{});
-  const std::string t = ctype(xv), better = n.op_type == "ArgMax" ? ">" : "<";
+  const std::string t = ctype(xv);
   line("const " + t + "* X = " + ptr(xv) + ";");
   line("int64_t* Y = " + y + ";");
   line("const int64_t len = " + dim(x[a]) + ", inner = " + dim(product(x, a + 1, x.size())) +
@@ -43,7 +42,7 @@ void Emitter::emit_arg_extreme(const Node& n, NodeId id, const std::string& y) {
   line(t + " bv = xr[0];");
   open("for (int64_t k = 1; k < len; ++k)");
   line("const " + t + " v = xr[k * inner];");
-  line("if (v " + better + " bv" + (ra.select_last_index ? " || v == bv" : "") +
+  line("if (" + ops::arg_extreme_wins_c("v", "bv", n.op_type == "ArgMax", ra.select_last_index) +
        ") best = k, bv = v;");
   close();
   line("Y[r] = best;");

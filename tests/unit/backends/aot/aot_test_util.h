@@ -142,4 +142,10 @@ inline std::vector<Tensor> inputs_for(const Graph& g, int64_t n, uint32_t seed) 
   return in;
 }
 
+/// A 1-D i64 tensor of `v` (shape lists, axes, Slice bounds).
+inline Tensor i64s(std::vector<int64_t> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return Tensor::from<int64_t>({n}, v);
+}
+
 }  // namespace hone::aot::testing_util

@@ -17,10 +17,7 @@ using testing_util::build_aot;
 using testing_util::expect_matches_reference;
 using testing_util::uniform;
 
-Tensor i64s(std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return Tensor::from<int64_t>({n}, v);
-}
+using testing_util::i64s;
 
 /// Shape(x)[axis] as a 1-element i64 list, the way the TorchScript exporter
 /// spells x.size(axis): Shape, Gather of a scalar, Unsqueeze.

@@ -12,10 +12,7 @@ using testing_util::build_aot;
 using testing_util::expect_matches_reference;
 using testing_util::uniform;
 
-Tensor i64s(std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return Tensor::from<int64_t>({n}, v);
-}
+using testing_util::i64s;
 
 ValueId shape_part(GraphBuilder& b, ValueId x, int64_t start, int64_t end) {
   return b.op("Shape", {x}, {{"start", start}, {"end", end}});
