@@ -42,11 +42,20 @@ for f in python/*.cpp; do
   "$CXX" "${FLAGS[@]}" -c "$f" -o "/tmp/pyobj/$(basename "$f" .cpp).o" & pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || { echo "compile failed"; exit 1; }; done
+# python/exports.map: the module shows PyInit__hone only (as python/CMakeLists.txt links it).
 $CXX -shared -o $P/_hone$EXT /tmp/pyobj/*.o /tmp/pyext/lib/libhone.a \
+  -Wl,--version-script=python/exports.map -Wl,--exclude-libs,ALL \
   -Wl,--start-group $(ls /tmp/g/lib/*.so*) -Wl,--end-group -lgomp -ldl -lpthread \
   || { echo "link failed"; exit 1; }
 echo "extension built in $(( $(date +%s) - t0 )) s: $P/_hone$EXT"
-cd /tmp && PYTHONPATH=/tmp/pyhone $PY -c "import hone; print('hone', hone.__version__, [b['name'] for b in hone.backends() if b['available']])"
+# The first import on this fresh machine (twice a fresh machine's first import has aborted with
+# "free(): invalid pointer", never a later one): Python's fault handler names the Python line, and
+# glibc's heap checks (MALLOC_CHECK_) catch a bad free where it happens. Then IMPORTS more.
+first() { cd /tmp && PYTHONPATH=/tmp/pyhone MALLOC_CHECK_=3 $PY -X faulthandler -c \
+  "import hone; print('hone', hone.__version__, [b['name'] for b in hone.backends() if b['available']])"; }
+first; echo "first import rc $?"
+bad=0; for i in $(seq 1 ${IMPORTS:-10}); do first > /tmp/import.$i.log 2>&1 || { bad=$((bad+1)); cat /tmp/import.$i.log; }; done
+echo "imports after the first: ${IMPORTS:-10}, failed $bad"
 mkdir -p /tmp/pywork
 export PYTHONPATH=/tmp/pyhone HONE_BIN=/tmp/g/bin/hone HONE_GPU_RESNET50=1 HONE_GPU_WORK=/tmp/pywork
 if $PY -c "import pytest" 2>/dev/null; then
