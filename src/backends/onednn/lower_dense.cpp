@@ -184,6 +184,11 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   // resnet's convs were ~15% slower, so neither layout wins everywhere.
   const bool blocked16 =
       b.prefer_blocked16() && x.dims.size() == 4 && x.dims[1] % 16 == 0 && wd[0] % 16 == 0;
+  // A first-layer conv (a few input channels, read in their own layout)
+  // writes nChw16c too, so what reads it stays there: a DenseNet's stem
+  // output is the first source of every concat of its first block.
+  const bool blocked16_dst = blocked16 || (b.prefer_blocked16() && x.dims.size() == 4 &&
+                                           group == 1 && x.dims[1] <= 4 && wd[0] % 16 == 0);
   auto make = [&](const dnnl::primitive_attr& attr) {
     const md_t wei_any(wdims, in_dt, tag::any);
     auto d = has_bias ? dnnl::convolution_forward::desc(
@@ -198,12 +203,12 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   auto create = [&](memory::data_type dt) {
     in_dt = dt;
     src_md = md_t(x.dims, dt, blocked16 ? tag::nChw16c : tag::any);
-    dst_any = md_t(dst, kF32, blocked16 ? tag::nChw16c : tag::any);
+    dst_any = md_t(dst, kF32, blocked16_dst ? tag::nChw16c : tag::any);
     try {
       return with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,
                          /*full_size_binary=*/false);
     } catch (const dnnl::error&) {
-      if (!blocked16) throw;
+      if (!blocked16_dst) throw;
       src_md = md_t(x.dims, dt, tag::any);  // no kernel for the forced layout: let oneDNN pick
       dst_any = any_md(dst);
       return with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &used,

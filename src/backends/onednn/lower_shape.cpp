@@ -1,7 +1,9 @@
 // Layout ops: Reshape, Squeeze, Unsqueeze, Flatten, Identity and Transpose
 // as views of the same buffer in its layout (views.cpp); Concat, Slice, Split
 // and constant-mode Pad as reorders of strided views (Concat as oneDNN's
-// concat primitive; Slice and Split keep a channels-last source's layout).
+// concat primitive, or in place: its sources written into their parts of its
+// output where those are runs of bytes; Slice and Split keep a channels-last
+// source's layout).
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -126,6 +128,105 @@ std::optional<memory::format_tag> shared_layout(const PlanBuilder& b,
   return best;
 }
 
+/// The byte offset at which the part of layout `whole` of dims `sub` starting
+/// at `offsets` is one run of bytes laid out as `part` (the layout of
+/// `whole` over `sub` alone): a channel range of nChw16c or of plain NCHW at
+/// batch 1, a batch range of any layout. Nothing when it is strided.
+std::optional<size_t> contiguous_part(const md_t& whole, const md_t& part, const dims_t& offsets) {
+  md_t sub;
+  try {
+    sub = whole.submemory_desc(part.dims(), offsets);
+  } catch (const dnnl::error&) {
+    return std::nullopt;  // a part that ends inside a block
+  }
+  const dnnl_memory_desc_t &x = sub.data, &y = part.data;
+  if (x.format_kind != dnnl_blocked || y.format_kind != dnnl_blocked || x.ndims != y.ndims)
+    return std::nullopt;
+  const auto &bx = x.format_desc.blocking, &by = y.format_desc.blocking;
+  if (bx.inner_nblks != by.inner_nblks) return std::nullopt;
+  dims_t blocks(static_cast<size_t>(x.ndims), 1);
+  for (int i = 0; i < bx.inner_nblks; ++i) {
+    if (bx.inner_blks[i] != by.inner_blks[i] || bx.inner_idxs[i] != by.inner_idxs[i])
+      return std::nullopt;
+    blocks[static_cast<size_t>(bx.inner_idxs[i])] *= bx.inner_blks[i];
+  }
+  for (int i = 0; i < x.ndims; ++i) {
+    if (x.padded_dims[i] != y.padded_dims[i]) return std::nullopt;
+    // A stride along an axis of one (outer) step is never taken.
+    if (x.padded_dims[i] / blocks[static_cast<size_t>(i)] > 1 && bx.strides[i] != by.strides[i])
+      return std::nullopt;
+  }
+  return static_cast<size_t>(x.offset0) * sizeof(float);
+}
+
+/// Concat without a copy where it can be: a source that is a temporary laid
+/// out as its part of the output (`layout`, or plain when undef), and whose
+/// part is one run of bytes, becomes a slice of the output buffer, so the
+/// step that wrote it (and, for a slice of an earlier Concat's output, the
+/// steps that wrote that one: DenseNet's growing concats) wrote straight into
+/// its place; the other sources are reordered into their parts. False (and
+/// nothing lowered) when no source can stay where it is.
+bool concat_in_place(PlanBuilder& b, const Node& n, const std::vector<ValueId>& srcs,
+                     const dims_t& out, int64_t axis, memory::format_tag layout) {
+  const md_t dst_md = layout == memory::format_tag::undef
+                          ? plain_md(out)
+                          : md_t(out, memory::data_type::f32, layout);
+  struct Part {
+    md_t md;
+    size_t at = 0;       // byte offset in the output
+    int root = -1;       // the root temporary holding the source as laid out, or -1
+    size_t in_root = 0;  // the source's byte offset in it
+  };
+  std::vector<Part> parts;
+  dims_t offsets(out.size(), 0);
+  for (ValueId v : srcs) {
+    const dims_t& d = b.value(v).dims;
+    Part p;
+    p.md =
+        layout == memory::format_tag::undef ? plain_md(d) : md_t(d, memory::data_type::f32, layout);
+    const std::optional<size_t> at = contiguous_part(dst_md, p.md, offsets);
+    if (!at) return false;
+    p.at = *at;
+    offsets[static_cast<size_t>(axis)] += d[static_cast<size_t>(axis)];
+    const BufferRef& ref = b.value(v).ref;
+    if (ref.md == p.md && b.buffer_size(ref.buffer) == p.md.get_size())
+      p.root = b.root_of(ref.buffer, &p.in_root);
+    parts.push_back(std::move(p));
+  }
+  // Each root goes where its first source wants it, if the output holds it
+  // there and every source overlapping it there is one of its own, in the
+  // same place: then its bytes are already what the output needs.
+  const size_t total = dst_md.get_size();
+  std::map<int, std::optional<size_t>> place;  // root -> offset in the output, nullopt: stays
+  for (const Part& p : parts) {
+    if (p.root < 0 || place.count(p.root)) continue;
+    const size_t size = b.buffer_size(p.root);
+    std::optional<size_t> at;
+    if (p.at >= p.in_root && p.at - p.in_root + size <= total) at = p.at - p.in_root;
+    for (const Part& q : parts)
+      if (at && q.at < *at + size && *at < q.at + q.md.get_size() &&
+          (q.root != p.root || *at + q.in_root != q.at))
+        at.reset();
+    place[p.root] = at;
+  }
+  auto in_place = [&](const Part& p) {
+    return p.root >= 0 && place[p.root] && *place[p.root] + p.in_root == p.at;
+  };
+  if (std::none_of(parts.begin(), parts.end(), in_place)) return false;
+  const int dst = b.new_temp(dst_md);
+  for (const auto& [root, at] : place)
+    if (at) b.place_in(root, dst, *at);
+  for (size_t i = 0; i < parts.size(); ++i) {
+    if (in_place(parts[i])) continue;
+    const BufferRef to{b.new_slice(dst, parts[i].at, parts[i].md), parts[i].md};
+    const BufferRef from = b.value(srcs[i]).ref;
+    dnnl::reorder::primitive_desc pd(cpu_engine(), from.md, cpu_engine(), to.md, user_scratch());
+    b.add_step("reorder", dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+  }
+  b.set(n.outputs[0], PValue{out, BufferRef{dst, dst_md}});
+  return true;
+}
+
 Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   std::vector<ValueId> srcs;
   for (ValueId v : n.inputs)
@@ -169,6 +270,8 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
       if (b.value(v).dims[1] % block != 0) layout = memory::format_tag::undef;
   }
   const bool shared = layout != memory::format_tag::undef;
+  if (static_cast<int64_t>(out.size()) == 4 && axis == 1) b.note_channel_concat();
+  if (concat_in_place(b, n, kept, out, axis, layout)) return {};
   for (ValueId v : kept) {
     const dims_t& d = b.value(v).dims;
     BufferRef src;

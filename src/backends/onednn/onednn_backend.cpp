@@ -179,9 +179,11 @@ class OnednnBlock final : public BlockRuntime<Plan> {
     PlanBuilder builder(g);
     builder.set_bf16(bf16_, fp32_nodes_);
     auto plan = builder.build(dims, known, dtypes);
-    if (plan && builder.has_depthwise()) {
+    if (plan && (builder.has_depthwise() || builder.has_channel_concat())) {
       // Neither conv layout wins on every depthwise net (lower_conv says
-      // why), so both plans are built and the faster one is kept.
+      // why), so both plans are built and the faster one is kept; so too
+      // where values are joined along channels, which on nChw16c are
+      // written in place (lower_shape.cpp's concat_in_place).
       PlanBuilder blocked(g);
       blocked.set_prefer_blocked16(true);
       blocked.set_bf16(bf16_, fp32_nodes_);

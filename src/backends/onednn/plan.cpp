@@ -221,82 +221,6 @@ int PlanBuilder::new_temp(const md_t& md) {
   return static_cast<int>(plan_->buffers.size() - 1);
 }
 
-namespace {
-
-/// The arguments a primitive writes: its destinations (DST_LAYER, DST_ITER
-/// and DST_ITER_C of RNNs included) and its workspace. Every other argument
-/// is read.
-bool is_written(int arg) {
-  return arg == DNNL_ARG_DST_0 || arg == DNNL_ARG_DST_1 || arg == DNNL_ARG_DST_2 ||
-         arg == DNNL_ARG_WORKSPACE ||
-         (arg >= DNNL_ARG_MULTIPLE_DST && arg < DNNL_ARG_MULTIPLE_DST + 1024);
-}
-
-}  // namespace
-
-Result<void> PlanBuilder::place_temps() {
-  std::vector<int> value_of(plan_->buffers.size(), -1);  // buffer -> arena value
-  ArenaProblem p;
-  for (size_t i = 0; i < plan_->buffers.size(); ++i)
-    if (plan_->buffers[i].kind == Buffer::Kind::kTemp) {
-      value_of[i] = static_cast<int>(p.values.size());
-      p.values.push_back({plan_->buffers[i].size, false});
-    }
-  std::vector<bool> written(p.values.size(), false);
-  for (const Step& s : plan_->steps) {
-    ArenaStep ms;
-    // A buffer written again (a second writer of part of it) is live from
-    // its first writer on: later writes count as reads that keep it alive.
-    for (const auto& [arg, ref] : s.args) {
-      const int v = value_of[static_cast<size_t>(ref.buffer)];
-      if (v < 0) continue;
-      if (is_written(arg) && !written[static_cast<size_t>(v)]) {
-        if (std::find(ms.writes.begin(), ms.writes.end(), v) == ms.writes.end())
-          ms.writes.push_back(v);
-      } else if (std::find(ms.reads.begin(), ms.reads.end(), v) == ms.reads.end()) {
-        ms.reads.push_back(v);
-      }
-    }
-    // A step that reads and first-writes one buffer (not expected) keeps it
-    // a write only, as the read sees what the step itself writes.
-    std::erase_if(ms.reads, [&](int v) {
-      return std::find(ms.writes.begin(), ms.writes.end(), v) != ms.writes.end();
-    });
-    for (int v : ms.writes) written[static_cast<size_t>(v)] = true;
-    // oneDNN's element-wise and binary primitives may write over their
-    // (first) source when both have one layout.
-    const bool eltwise = s.kind.starts_with("eltwise"), binary = s.kind.starts_with("binary");
-    if (eltwise || binary) {
-      const int src_arg = eltwise ? DNNL_ARG_SRC : DNNL_ARG_SRC_0;
-      const BufferRef *src = nullptr, *dst = nullptr;
-      for (const auto& [arg, ref] : s.args) {
-        if (arg == src_arg) src = &ref;
-        if (arg == DNNL_ARG_DST) dst = &ref;
-      }
-      if (src != nullptr && dst != nullptr && src->md == dst->md) {
-        const int r = value_of[static_cast<size_t>(src->buffer)];
-        const int w = value_of[static_cast<size_t>(dst->buffer)];
-        if (r >= 0 && w >= 0 && r != w &&
-            std::find(ms.writes.begin(), ms.writes.end(), w) != ms.writes.end())
-          ms.in_place.push_back({r, w});
-      }
-    }
-    p.steps.push_back(std::move(ms));
-  }
-  HONE_TRY(ArenaLayout m, lay_out(p));
-  for (size_t i = 0; i < plan_->buffers.size(); ++i) {
-    const int v = value_of[i];
-    if (v < 0) continue;
-    const size_t off = m.offsets[static_cast<size_t>(v)];
-    // A temporary no step writes is never read either (lay_out refuses
-    // reads before writes); it keeps offset 0 and takes no room.
-    plan_->buffers[i].offset = off == ArenaLayout::kNotPlaced ? 0 : off;
-  }
-  plan_->arena_bytes = m.arena_bytes;
-  plan_->arena = m.describe();
-  return {};
-}
-
 int PlanBuilder::new_constant(Tensor t) {
   Buffer b;
   b.kind = Buffer::Kind::kConstant;
@@ -377,7 +301,10 @@ const Node* PlanBuilder::sole_consumer(ValueId v) const {
 bool PlanBuilder::dies_at(ValueId v, const Node* reader) const {
   if (!has(v)) return false;
   const int buf = value(v).ref.buffer;
-  if (plan_->buffers[static_cast<size_t>(buf)].kind != Buffer::Kind::kTemp) return false;
+  // A slice's bytes are also its parent's value (a Concat's output), alive elsewhere.
+  if (const Buffer& b = plan_->buffers[static_cast<size_t>(buf)];
+      b.kind != Buffer::Kind::kTemp || b.sliced)
+    return false;
   for (size_t u = 0; u < values_.size(); ++u) {
     if (!defined_[u] || values_[u].ref.buffer != buf) continue;
     if (is_output_[u]) return false;
@@ -400,6 +327,7 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
   lowered_.assign(g_.nodes().size(), false);
   is_output_.assign(nv, false);
   absorbed_.clear();
+  has_channel_concat_ = false;
   plan_ = std::make_shared<Plan>();
   plan_->blocked16 = prefer_blocked16_;
   for (const Node& n : g_.nodes())
@@ -498,7 +426,7 @@ Result<void> PlanBuilder::finish_outputs() {
       // Plain bytes already; a view of an input, a constant or another
       // output's bytes is copied into a temporary of its own first.
       if (plan_->buffers[static_cast<size_t>(pv.ref.buffer)].kind != Buffer::Kind::kTemp ||
-          taken.count(pv.ref.buffer))
+          plan_->buffers[static_cast<size_t>(pv.ref.buffer)].sliced || taken.count(pv.ref.buffer))
         pv.ref = copy_bytes(*this, pv.ref, shape_numel(pv.dims) * dtype_size(pv.dtype));
       Buffer& b = plan_->buffers[static_cast<size_t>(pv.ref.buffer)];
       b.kind = Buffer::Kind::kOutput;
@@ -508,7 +436,8 @@ Result<void> PlanBuilder::finish_outputs() {
     }
     const md_t want = plain_md(pv.dims);
     Buffer& b = plan_->buffers[static_cast<size_t>(pv.ref.buffer)];
-    if (b.kind == Buffer::Kind::kTemp && pv.ref.md == want && !taken.count(pv.ref.buffer)) {
+    if (b.kind == Buffer::Kind::kTemp && !b.sliced && pv.ref.md == want &&
+        !taken.count(pv.ref.buffer)) {
       // The last writer of this value writes straight into the output tensor.
       b.kind = Buffer::Kind::kOutput;
       b.index = static_cast<int>(k);

@@ -13,7 +13,9 @@
 // whatever (blocked) layout a primitive prefers, and
 // a reorder is added only where a consumer needs another layout or at the
 // block's outputs. Temporaries share arena bytes by liveness, so a chain of
-// layers reuses memory that is still in cache. With set_bf16, Conv/Gemm/MatMul take bf16 copies of
+// layers reuses memory that is still in cache; a temporary may be a slice of
+// another (a Concat's source written straight into its part of the output,
+// buffers.cpp). With set_bf16, Conv/Gemm/MatMul take bf16 copies of
 // their source (a reorder step) and weights (packed once) and write f32. Temporaries live in one
 // arena allocated per run() call, so concurrent calls share nothing writable; constants (packed
 // weights) are built once and only read.
@@ -66,9 +68,15 @@ md_t bytes_md(size_t nbytes);
 struct Buffer {
   enum class Kind : uint8_t { kInput, kConstant, kTemp, kOutput };
   Kind kind = Kind::kTemp;
-  int index = 0;                // kInput / kOutput: position
-  size_t size = 0;              // kTemp: bytes
-  size_t offset = 0;            // kTemp: offset in the arena
+  int index = 0;      // kInput / kOutput: position
+  size_t size = 0;    // kTemp: bytes
+  size_t offset = 0;  // kTemp: offset in the arena
+  /// kTemp: the temporary whose bytes this one is a slice of (a Concat's
+  /// output that its sources are written into, buffers.cpp), or -1; the
+  /// slice starts `parent_offset` bytes in. Only roots (-1) are placed.
+  int parent = -1;
+  size_t parent_offset = 0;
+  bool sliced = false;  // kTemp: a slice, or has slices (never written in place, never an output)
   std::shared_ptr<void> owner;  // kConstant: keeps `data` alive
   void* data = nullptr;         // kConstant
 };
@@ -168,6 +176,10 @@ class PlanBuilder {
   const Tensor* constant(ValueId v) const;
   /// The block has depthwise convs (grouped, one input channel per group).
   bool has_depthwise() const { return has_depthwise_; }
+  /// The block joins 4-D values along channels (a Concat lowered so far):
+  /// on nChw16c at batch 1 their sources can be written in place.
+  bool has_channel_concat() const { return has_channel_concat_; }
+  void note_channel_concat() { has_channel_concat_ = true; }
   /// 2-D convs whose channels split in 16s run on nChw16c instead of the
   /// layout oneDNN picks (see lower_conv); set before build().
   void set_prefer_blocked16(bool on) { prefer_blocked16_ = on; }
@@ -186,6 +198,17 @@ class PlanBuilder {
   void set_host(ValueId v, Tensor t) { host_[static_cast<size_t>(v)] = std::move(t); }
 
   int new_temp(const md_t& md);
+  // --- slices of one temporary (buffers.cpp) -----------------------------------
+  /// The root temporary holding buffer `buf`'s bytes and the byte offset of
+  /// `buf` in it (`buf` itself and 0 when it is a root); -1 when `buf` is not
+  /// a temporary.
+  int root_of(int buf, size_t* offset) const;
+  size_t buffer_size(int buf) const;
+  /// Makes root temporary `buf` a slice of temporary `parent`, `offset` bytes in:
+  /// what was written into `buf` (and is still to be) lands there.
+  void place_in(int buf, int parent, size_t offset);
+  /// A new temporary of layout `md` that is a slice of `parent`, `offset` bytes in.
+  int new_slice(int parent, size_t offset, const md_t& md);
   int new_constant(Tensor t);
   /// `v` in layout `want` (a reorder step when it differs).
   BufferRef ensure(ValueId v, const md_t& want);
@@ -243,6 +266,7 @@ class PlanBuilder {
   std::set<std::string> fp32_nodes_;
   bool lowering_fp32_ = false;  // the node being lowered is in fp32_nodes_
   bool has_depthwise_ = false;
+  bool has_channel_concat_ = false;
   std::shared_ptr<Plan> plan_;
 };
 
