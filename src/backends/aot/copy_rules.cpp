@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "backends/aot/dim_traits.h"
+#include "backends/aot/edge_dims.h"
 #include "backends/aot/shape_rules.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
@@ -130,9 +131,12 @@ Result<DimExprs> expand(Program& p, NodeId id, const Node& n) {
 }  // namespace
 
 /// The dims of `n`'s output from shape inference, each symbol read as the
-/// same dim of its input 0 (support.cpp's computed_shape_problem checked
-/// every one is there): a Reshape or Expand whose shape is a host value,
-/// known per signature only.
+/// same dim of its input 0, or else as the block binds it (edge_dims.h's
+/// bound_symbol: Whisper's [(L*batch), 128] back to [L, batch, 128] names L
+/// and batch, which its input does not): a Reshape or Expand whose shape is
+/// a host value, known per signature only. support.cpp's
+/// computed_shape_problem checked every symbol is one of the two kinds; a
+/// block that binds none of a dim's symbols is refused here.
 Result<DimExprs> inferred_dims(const Program& p, const Node& n) {
   const Value& x = p.graph->value(n.inputs[0]);
   const Value& y = p.graph->value(n.outputs[0]);
@@ -145,15 +149,16 @@ Result<DimExprs> inferred_dims(const Program& p, const Node& n) {
       out.push_back(d.value());
       continue;
     }
-    // A symbol of the input's, or an expression of them ("(4*seq)").
+    // A symbol of the input's or of the block's, or an expression of them ("(4*seq)").
     auto e = dim_expr_of(d, [&](const std::string& name) -> std::optional<DimExpr> {
       for (size_t k = 0; k < x.shape->rank() && k < xd.size(); ++k)
         if ((*x.shape)[k].is_symbolic() && (*x.shape)[k].symbol_name() == name) return xd[k];
-      return std::nullopt;
+      return bound_symbol(p, name);
     });
     if (!e)
       return fail(unsupported("dim " + d.to_string() + " of " + n.op_type +
-                              "'s output is none of its input's"));
+                              "'s output is none of its input's, nor an expression of the "
+                              "symbols the block binds"));
     out.push_back(std::move(*e));
   }
   return out;

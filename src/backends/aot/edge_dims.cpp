@@ -1,21 +1,31 @@
 #include "backends/aot/edge_dims.h"
 
+#include <algorithm>
+#include <functional>
 #include <set>
 
 #include "ops/sym_int.h"
 
 namespace hone::aot {
 
-void read_derived_dims(Program& p, const Graph& block) {
+namespace {
+
+/// A derived dim is read through the plain symbols only, never through a
+/// derived one bound as a symbol of its own (dim_expr_of tries whole names).
+std::function<std::optional<DimExpr>(const std::string&)> plain_symbols(const Program& p) {
   std::set<std::string> plain;
   for (const std::string& s : p.symbols)
     if (!ops::is_derived(Dim::symbol(s))) plain.insert(s);
-  // A derived dim is read through the plain symbols only, never through a
-  // derived one bound as a symbol of its own (dim_expr_of tries whole names).
-  auto symbol = [&](const std::string& name) -> std::optional<DimExpr> {
+  return [plain = std::move(plain)](const std::string& name) -> std::optional<DimExpr> {
     if (plain.count(name)) return DimExpr::symbol(name);
     return std::nullopt;
   };
+}
+
+}  // namespace
+
+void read_derived_dims(Program& p, const Graph& block) {
+  const auto symbol = plain_symbols(p);
   for (ValueId v : block.inputs()) {
     const Value& val = block.value(v);
     ValueInfo& info = p.values[static_cast<size_t>(v)];
@@ -31,6 +41,13 @@ void read_derived_dims(Program& p, const Graph& block) {
       p.dim_checks.push_back({DimExpr::symbol(d.symbol_name()), *e, true, what});
     }
   }
+}
+
+std::optional<DimExpr> bound_symbol(const Program& p, const std::string& name) {
+  if (std::find(p.symbols.begin(), p.symbols.end(), name) == p.symbols.end()) return std::nullopt;
+  const Dim d = Dim::symbol(name);
+  if (ops::is_derived(d) && dim_expr_of(d, plain_symbols(p))) return std::nullopt;
+  return DimExpr::symbol(name);
 }
 
 namespace {

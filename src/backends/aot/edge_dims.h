@@ -27,6 +27,16 @@ namespace hone::aot {
 /// the block's plain symbols, recording one check per derived symbol.
 void read_derived_dims(Program& p, const Graph& block);
 
+/// A symbol name as `p`'s code reads it, where the block binds it
+/// (Program::symbols): a plain symbol ("seq"), or a derived name bound as a
+/// symbol of its own whose parts the block does not all bind. Nothing for a
+/// derived name read through its parts (read_derived_dims did so at the
+/// edge; dim_expr_of then builds the same expression from them), nor for a
+/// name the block does not bind. The dims of a Reshape whose target is
+/// computed from dims are read through it (copy_rules.cpp's inferred_dims):
+/// [L, batch, 128] from [(L*batch), 128] names dims its input does not.
+std::optional<DimExpr> bound_symbol(const Program& p, const std::string& name);
+
 /// An upper bound of a derived dim from its symbols' bounds: its value at
 /// those bounds, where it cannot decrease as any symbol grows (sums, products
 /// with a coefficient >= 0, floor division by a positive number); nothing

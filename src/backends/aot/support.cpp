@@ -14,6 +14,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/slice.h"
+#include "ops/sym_int.h"
 
 namespace hone::aot {
 
@@ -45,23 +46,34 @@ size_t data_inputs(const Node& n) {
 
 /// A Reshape or Expand whose shape is computed from dims (a host value, known
 /// per signature only): aot takes its output dims from shape inference, so
-/// each must be a number or a symbol of its input's dims ([batch, 2, 4, seq,
-/// 16] from [batch, 2, 1, seq, 16]).
+/// each must be a number, a symbol of its input's dims ([batch, 2, 4, seq,
+/// 16] from [batch, 2, 1, seq, 16]), or an expression of those and of the
+/// model inputs' symbols, which the block binds where it reads the model's
+/// inputs (Whisper's [L, batch, 128] from [(L*batch), 128], L a conv length
+/// of seq; copy_rules.cpp's inferred_dims reads them; a block binding none
+/// of a dim's symbols runs on the reference, logged).
 std::string computed_shape_problem(const Graph& g, const Node& n) {
   if (!host_eval::host_value(g, n.inputs[1], kHostPolicy))
     return "input 1 (shape) must be a constant or computed from dims";
   const Value* x = val(g, n, 0);
   const Value& y = g.value(n.outputs[0]);
   if (x == nullptr || !x->shape || !y.shape) return "the shape it makes is not known";
+  std::set<std::string> known;
+  for (const Dim& e : x->shape->dims())
+    if (e.is_symbolic()) known.insert(e.symbol_name());
+  for (ValueId v : g.inputs())
+    if (const auto& shape = g.value(v).shape)
+      for (const Dim& e : shape->dims())
+        if (e.is_symbolic() && !ops::is_derived(e)) known.insert(e.symbol_name());
   for (const Dim& d : y.shape->dims()) {
     if (d.is_static()) continue;
-    // A symbol of the input's, or an expression of them (copy_rules.cpp's inferred_dims).
     const auto e = dim_expr_of(d, [&](const std::string& name) -> std::optional<DimExpr> {
-      for (const Dim& e : x->shape->dims())
-        if (e.is_symbolic() && e.symbol_name() == name) return DimExpr::symbol(name);
+      if (known.count(name)) return DimExpr::symbol(name);
       return std::nullopt;
     });
-    if (!e) return "its dim " + d.to_string() + " is none of its input's";
+    if (!e)
+      return "its dim " + d.to_string() + " is none of its input's, nor an expression of the " +
+             "model inputs' symbols";
   }
   return "";
 }

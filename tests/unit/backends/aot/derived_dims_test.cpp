@@ -113,6 +113,66 @@ TEST(AotDerivedDims, SliceTrimsAFrameOffAPaddedConvOverADerivedLength) {
   expect_matches_reference(*g, runs, {{"dim_bounds", "batch=2,seq=100"}});
 }
 
+// Whisper's and the Conformer's attention output: [L, batch, C] (L the
+// conv's length) flattened to [(L*batch), C] by a constant target, projected
+// by a Gemm, then reshaped back to [L, batch, C] by a target concatenated
+// from Shape entries. Neither L nor batch is a dim of the flattened input,
+// so the target's dims are read as the block binds them (edge_dims.h's
+// bound_symbol); before, the Reshape ran on the reference.
+TEST(AotDerivedDims, ReshapeBackToAConvLengthAndBatchTheInputHasOnlyAsAProduct) {
+  std::mt19937 rng(75);
+  GraphBuilder b("whisper_attention_out");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4, Dim::symbol("seq")});
+  const ValueId h = b.conv(x, b.constant("w1", uniform(rng, {8, 4, 3})),
+                           b.constant("b1", uniform(rng, {8})), conv1d(2, 1));
+  const ValueId t = b.transpose(h, {2, 0, 1});  // [(((seq-1)/2)+1), batch, 8]
+  const ValueId flat = b.reshape(t, {-1, 8});
+  const ValueId proj =
+      b.gemm(flat, b.constant("wo", uniform(rng, {8, 8})), b.constant("bo", uniform(rng, {8})));
+  const ValueId target =
+      b.concat({size_of(b, t, 0, "l"), size_of(b, t, 1, "n"), b.constant("c", i64s({8}))}, 0);
+  const ValueId back = b.op("Reshape", {proj, target});
+  b.output(b.add(b.transpose(back, {1, 0, 2}), b.transpose(h, {0, 2, 1})), "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  std::vector<std::vector<Tensor>> runs;
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 20}, {2, 45}, {3, 8}})
+    runs.push_back({uniform(rng, {batch, 4, seq})});
+  expect_matches_reference(*g, runs, {{"dim_bounds", "batch=3,seq=60"}});
+  auto be = build_aot(*g, {{"dim_bounds", "batch=3,seq=60"}});
+  ASSERT_TRUE(be);
+  for (const std::string& why : be->lowering_fallbacks()) ADD_FAILURE() << why;
+}
+
+// wav2vec2's attention: heads folded into the batch, [(2*batch), L, 4], then
+// unfolded to [batch, 2, L, 4] by a target built from the input's Shape
+// entries: batch is a symbol of the model's input, not of the Reshape's.
+TEST(AotDerivedDims, ReshapeUnfoldsHeadsFromABatchTheInputHasOnlyAsAProduct) {
+  std::mt19937 rng(76);
+  GraphBuilder b("wav2vec2_heads");
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 4, Dim::symbol("seq")});
+  const ValueId h =
+      b.transpose(b.conv(x, b.constant("w1", uniform(rng, {8, 4, 3})), kNoValue, conv1d(2, 0)),
+                  {0, 2, 1});  // [batch, L, 8]
+  const ValueId n = size_of(b, h, 0, "n"), l = size_of(b, h, 1, "l");
+  const ValueId two = b.constant("two", i64s({2})), four = b.constant("four", i64s({4}));
+  const ValueId heads = b.transpose(b.op("Reshape", {h, b.concat({n, l, two, four}, 0)}),
+                                    {0, 2, 1, 3});  // [batch, 2, L, 4]
+  const ValueId folded = b.op("Reshape", {heads, b.concat({b.mul(n, two), l, four}, 0)});
+  const ValueId att = b.matmul(b.softmax(b.matmul(folded, b.transpose(folded, {0, 2, 1}))), folded);
+  const ValueId unfolded = b.op("Reshape", {att, b.concat({n, two, l, four}, 0)});
+  b.output(b.add(b.transpose(unfolded, {0, 2, 1, 3}), b.reshape(h, {0, 0, 2, 4})), "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  std::vector<std::vector<Tensor>> runs;
+  for (auto [batch, seq] : {std::pair<int64_t, int64_t>{1, 20}, {2, 33}, {3, 5}})
+    runs.push_back({uniform(rng, {batch, 4, seq})});
+  expect_matches_reference(*g, runs, {{"dim_bounds", "batch=3,seq=40"}});
+  auto be = build_aot(*g, {{"dim_bounds", "batch=3,seq=40"}});
+  ASSERT_TRUE(be);
+  for (const std::string& why : be->lowering_fallbacks()) ADD_FAILURE() << why;
+}
+
 // A block input whose dim the graph names by an expression of another
 // input's symbol: the code reads it as that expression, and an input that
 // does not hold it is refused naming the dim.
