@@ -18,6 +18,7 @@
 #include "hone/shape.h"
 #include "ops/arg_extreme.h"
 #include "ops/attrs.h"
+#include "ops/reduce.h"
 
 namespace hone::eval {
 
@@ -71,66 +72,9 @@ std::vector<int64_t> strided_offsets(const std::vector<int64_t>& dims,
 
 namespace {
 
-enum class ReduceKind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kLogSum, kLogSumExp, kSumSquare };
-
-// Float reduction of n values read through `at(r)`, in double.
-template <class Get>
-double reduce_f64(ReduceKind kind, int64_t n, Get at) {
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  switch (kind) {
-    case ReduceKind::kMax: {
-      double m = -kInf;
-      for (int64_t r = 0; r < n; ++r) {
-        const double v = at(r);
-        if (v > m || std::isnan(v)) m = v;
-        if (std::isnan(m)) break;
-      }
-      return m;
-    }
-    case ReduceKind::kMin: {
-      double m = kInf;
-      for (int64_t r = 0; r < n; ++r) {
-        const double v = at(r);
-        if (v < m || std::isnan(v)) m = v;
-        if (std::isnan(m)) break;
-      }
-      return m;
-    }
-    case ReduceKind::kProd: {
-      double p = 1.0;
-      for (int64_t r = 0; r < n; ++r) p *= at(r);
-      return p;
-    }
-    case ReduceKind::kLogSumExp: {
-      double m = -kInf;
-      for (int64_t r = 0; r < n; ++r) m = std::max(m, at(r));
-      if (std::isinf(m)) return m;
-      double s = 0.0;
-      for (int64_t r = 0; r < n; ++r) s += std::exp(at(r) - m);
-      return m + std::log(s);
-    }
-    default:
-      break;
-  }
-  double s = 0.0;
-  switch (kind) {
-    case ReduceKind::kL1:
-      for (int64_t r = 0; r < n; ++r) s += std::fabs(at(r));
-      return s;
-    case ReduceKind::kL2:
-    case ReduceKind::kSumSquare:
-      for (int64_t r = 0; r < n; ++r) {
-        const double v = at(r);
-        s += v * v;
-      }
-      return kind == ReduceKind::kL2 ? std::sqrt(s) : s;
-    default:
-      for (int64_t r = 0; r < n; ++r) s += at(r);
-      if (kind == ReduceKind::kMean) return s / static_cast<double>(n);
-      if (kind == ReduceKind::kLogSum) return std::log(s);
-      return s;
-  }
-}
+using ops::reduce_f64;
+using ops::reduce_name;
+using ops::ReduceKind;
 
 // Integer reduction, exact where the op's result is an integer.
 template <class T, class Get>
@@ -188,32 +132,6 @@ T reduce_int(ReduceKind kind, int64_t n, Get at) {
     }
     return static_cast<T>(s);
   }
-}
-
-const char* reduce_name(ReduceKind k) {
-  switch (k) {
-    case ReduceKind::kSum:
-      return "ReduceSum";
-    case ReduceKind::kMean:
-      return "ReduceMean";
-    case ReduceKind::kMax:
-      return "ReduceMax";
-    case ReduceKind::kMin:
-      return "ReduceMin";
-    case ReduceKind::kProd:
-      return "ReduceProd";
-    case ReduceKind::kL1:
-      return "ReduceL1";
-    case ReduceKind::kL2:
-      return "ReduceL2";
-    case ReduceKind::kLogSum:
-      return "ReduceLogSum";
-    case ReduceKind::kLogSumExp:
-      return "ReduceLogSumExp";
-    case ReduceKind::kSumSquare:
-      return "ReduceSumSquare";
-  }
-  return "Reduce";
 }
 
 Result<void> reduce(KernelContext& ctx, ReduceKind kind) {
@@ -306,20 +224,11 @@ Result<void> arg_extreme(KernelContext& ctx, bool is_max) {
 }  // namespace
 
 void register_reduce_ops(OpRegistry& r) {
-  const std::pair<const char*, ReduceKind> kinds[] = {
-      {"ReduceSum", ReduceKind::kSum},
-      {"ReduceMean", ReduceKind::kMean},
-      {"ReduceMax", ReduceKind::kMax},
-      {"ReduceMin", ReduceKind::kMin},
-      {"ReduceProd", ReduceKind::kProd},
-      {"ReduceL1", ReduceKind::kL1},
-      {"ReduceL2", ReduceKind::kL2},
-      {"ReduceLogSum", ReduceKind::kLogSum},
-      {"ReduceLogSumExp", ReduceKind::kLogSumExp},
-      {"ReduceSumSquare", ReduceKind::kSumSquare},
-  };
-  for (const auto& [name, kind] : kinds)
-    r.add(name, [kind](KernelContext& ctx) { return reduce(ctx, kind); });
+  for (size_t i = 0; i < std::size(ops::kReduceOps); ++i) {
+    const auto kind = static_cast<ReduceKind>(i);
+    r.add(std::string(ops::kReduceOps[i]),
+          [kind](KernelContext& ctx) { return reduce(ctx, kind); });
+  }
   r.add("ArgMax", [](KernelContext& ctx) { return arg_extreme(ctx, true); });
   r.add("ArgMin", [](KernelContext& ctx) { return arg_extreme(ctx, false); });
   register_reduce_softmax_ops(r);

@@ -7,6 +7,7 @@
 #include "eval/ops_shape_internal.h"
 #include "hone/shape.h"
 #include "ops/attrs.h"
+#include "ops/gather.h"
 
 namespace hone::eval {
 namespace {
@@ -115,46 +116,22 @@ Result<void> gather_elements(KernelContext& ctx) {
 Result<void> gather_nd(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
   HONE_TRY(const Tensor* idx_t, ctx.tensor(1));
-  const int64_t r = static_cast<int64_t>(x->rank());
-  const int64_t q = static_cast<int64_t>(idx_t->rank());
-  const int64_t b = ctx.node().attr_int("batch_dims", 0);
-  if (r < 1 || q < 1 || b < 0 || b >= std::min(r, q))
-    return fail(ErrorCode::kInvalidArgument,
-                "GatherND needs data and indices of rank >= 1 and "
-                "batch_dims < both ranks; got data " +
-                    x->describe() + ", indices " + idx_t->describe() + ", batch_dims " +
-                    std::to_string(b));
-  const int64_t k = idx_t->dim(q - 1);
-  if (k < 1 || k > r - b)
-    return fail(ErrorCode::kInvalidArgument,
-                "GatherND indices " + idx_t->describe() + " have a last dim outside [1, " +
-                    std::to_string(r - b) + "] for data " + x->describe());
-  for (int64_t a = 0; a < b; ++a)
-    if (x->dim(a) != idx_t->dim(a))
-      return fail(ErrorCode::kInvalidArgument, "GatherND batch dim " + std::to_string(a) +
-                                                   " differs between data " + x->describe() +
-                                                   " and indices " + idx_t->describe());
+  HONE_TRY(const ops::GatherNdLayout l,
+           ops::gather_nd_layout(x->shape(), idx_t->shape(), ctx.node().attr_int("batch_dims", 0)));
   HONE_TRY(std::vector<int64_t> idx, read_indices(*idx_t, "GatherND indices"));
-  std::vector<int64_t> out_shape(idx_t->shape().begin(), idx_t->shape().end() - 1);
-  out_shape.insert(out_shape.end(), x->shape().begin() + b + k, x->shape().end());
-  int64_t batch = 1, tuples = 1, slice = 1;
-  for (int64_t a = 0; a < b; ++a) batch *= x->dim(a);
-  for (int64_t a = b; a < q - 1; ++a) tuples *= idx_t->dim(a);
-  for (int64_t a = b + k; a < r; ++a) slice *= x->dim(a);
-  const std::vector<int64_t> ds = strides_of(x->shape());
-  const int64_t batch_block = b == 0 ? x->numel() : ds[b - 1];
-  Tensor y = Tensor::zeros(x->dtype(), out_shape);
+  Tensor y = Tensor::zeros(x->dtype(), l.out);
   const size_t es = dtype_size(x->dtype());
   int64_t dst = 0;
-  for (int64_t bi = 0; bi < batch; ++bi) {
-    for (int64_t t = 0; t < tuples; ++t, dst += slice) {
-      const int64_t* tuple = idx.data() + (bi * tuples + t) * k;
-      int64_t off = bi * batch_block;
-      for (int64_t j = 0; j < k; ++j) {
-        HONE_TRY(int64_t v, normalize_index(tuple[j], x->dim(b + j), "GatherND index"));
-        off += v * ds[b + j];
+  for (int64_t bi = 0; bi < l.batch; ++bi) {
+    for (int64_t t = 0; t < l.tuples; ++t, dst += l.slice) {
+      const int64_t* tuple = idx.data() + (bi * l.tuples + t) * l.k;
+      int64_t off = bi * l.batch_block;
+      for (int64_t j = 0; j < l.k; ++j) {
+        const auto uj = static_cast<size_t>(j);
+        HONE_TRY(int64_t v, normalize_index(tuple[j], l.dims[uj], "GatherND index"));
+        off += v * l.strides[uj];
       }
-      copy_elements(x->raw(), off, y.raw(), dst, slice, es);
+      copy_elements(x->raw(), off, y.raw(), dst, l.slice, es);
     }
   }
   ctx.set_output(0, std::move(y));

@@ -1,6 +1,9 @@
 #include "ops/gather.h"
 
+#include <algorithm>
 #include <string>
+
+#include "hone/shape.h"
 
 #include "ops/axis.h"
 
@@ -28,6 +31,42 @@ Result<GatherRows> gather_rows(const std::vector<int64_t>& x, int64_t axis,
   g.out.insert(g.out.end(), idx_shape.begin(), idx_shape.end());
   g.out.insert(g.out.end(), x.begin() + g.axis + 1, x.end());
   return g;
+}
+
+Result<GatherNdLayout> gather_nd_layout(const std::vector<int64_t>& x,
+                                        const std::vector<int64_t>& idx, int64_t batch_dims) {
+  const auto r = static_cast<int64_t>(x.size()), q = static_cast<int64_t>(idx.size());
+  const int64_t b = batch_dims;
+  if (r < 1 || q < 1 || b < 0 || b >= std::min(r, q))
+    return fail(ErrorCode::kInvalidArgument,
+                "GatherND needs data and indices of rank >= 1 and batch_dims < both ranks; got "
+                "data " +
+                    shape_to_string(x) + ", indices " + shape_to_string(idx) + ", batch_dims " +
+                    std::to_string(b));
+  GatherNdLayout l;
+  l.k = idx.back();
+  if (l.k < 1 || l.k > r - b)
+    return fail(ErrorCode::kInvalidArgument,
+                "GatherND indices " + shape_to_string(idx) + " have a last dim outside [1, " +
+                    std::to_string(r - b) + "] for data " + shape_to_string(x));
+  for (int64_t a = 0; a < b; ++a)
+    if (x[static_cast<size_t>(a)] != idx[static_cast<size_t>(a)])
+      return fail(ErrorCode::kInvalidArgument, "GatherND batch dim " + std::to_string(a) +
+                                                   " differs between data " + shape_to_string(x) +
+                                                   " and indices " + shape_to_string(idx));
+  std::vector<int64_t> st(x.size(), 1);
+  for (size_t a = x.size() - 1; a-- > 0;) st[a] = st[a + 1] * x[a + 1];
+  for (int64_t a = 0; a < b; ++a) l.batch *= x[static_cast<size_t>(a)];
+  for (int64_t a = b; a < q - 1; ++a) l.tuples *= idx[static_cast<size_t>(a)];
+  for (int64_t a = b + l.k; a < r; ++a) l.slice *= x[static_cast<size_t>(a)];
+  l.batch_block = b == 0 ? shape_numel(x) : st[static_cast<size_t>(b - 1)];
+  for (int64_t j = 0; j < l.k; ++j) {
+    l.strides.push_back(st[static_cast<size_t>(b + j)]);
+    l.dims.push_back(x[static_cast<size_t>(b + j)]);
+  }
+  l.out.assign(idx.begin(), idx.end() - 1);
+  l.out.insert(l.out.end(), x.begin() + b + l.k, x.end());
+  return l;
 }
 
 }  // namespace hone::ops

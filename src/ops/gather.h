@@ -2,7 +2,9 @@
 // the indices checked against the axis and made non-negative, the output
 // dims, and the [outer, dim, inner] view of the data around the axis that a
 // kernel copies rows through. The backends that plan Gather of known indices
-// themselves (blas, cuda) take it from here.
+// themselves (blas, cuda) take it from here. GatherND's view (gather_nd_layout)
+// is here too: the reference, onednn's own step and cuda's kernel read
+// their tuples through it.
 //
 //   HONE_TRY(ops::GatherRows g, ops::gather_rows({3, 4}, 0, {-1}, {1}));
 //   // g.idx == {2}, g.out == {1, 4}, g.outer == 1, g.dim == 3, g.inner == 4
@@ -27,5 +29,23 @@ struct GatherRows {
 [[nodiscard]] Result<GatherRows> gather_rows(const std::vector<int64_t>& x, int64_t axis,
                                              std::vector<int64_t> idx,
                                              const std::vector<int64_t>& idx_shape);
+
+/// GatherND of data of dims `x` by indices of dims `idx` with `batch_dims`:
+/// the output is [batch, tuples] slices of `slice` elements; tuple t of batch
+/// b is the `k` indices at idx[(b * tuples + t) * k ...], index j of it counts
+/// along data axis batch_dims + j (stride `strides[j]`, length `dims[j]`),
+/// from the batch's start b * batch_block.
+struct GatherNdLayout {
+  int64_t batch = 1, tuples = 1, k = 0, slice = 1, batch_block = 0;
+  std::vector<int64_t> strides, dims;  ///< k each
+  std::vector<int64_t> out;            ///< the output dims
+};
+
+/// Invalid argument (naming the dims): a rank below 1, batch_dims outside
+/// [0, min(ranks)), a tuple length outside [1, rank - batch_dims], batch dims
+/// that differ. The indices themselves are checked where they are read.
+[[nodiscard]] Result<GatherNdLayout> gather_nd_layout(const std::vector<int64_t>& x,
+                                                      const std::vector<int64_t>& idx,
+                                                      int64_t batch_dims);
 
 }  // namespace hone::ops

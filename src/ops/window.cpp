@@ -106,4 +106,71 @@ Result<Window> make_window(const Node& node, const std::vector<int64_t>& in,
   return w;
 }
 
+Result<Window> make_transpose_window(const Node& node, const std::vector<int64_t>& in,
+                                     const std::vector<int64_t>& kernel) {
+  const std::string op = "ConvTranspose";
+  HONE_TRY(const ConvAttrs ca, conv_attrs(node));
+  const size_t r = in.size();
+  if (kernel.size() != r)
+    return fail(ErrorCode::kInvalidArgument, op + " kernel " + list_to_string(kernel) +
+                                                 " does not match the input's spatial dims " +
+                                                 list_to_string(in));
+  Window win;
+  win.in = in;
+  win.kernel = kernel;
+  HONE_TRY(win.strides, per_dim_attr(node, "strides", r, 1, op));
+  HONE_TRY(win.dilations, per_dim_attr(node, "dilations", r, 1, op));
+  for (size_t d = 0; d < r; ++d)
+    if (win.strides[d] <= 0 || win.dilations[d] <= 0 || kernel[d] <= 0)
+      return fail(ErrorCode::kInvalidArgument, op + " strides " + list_to_string(win.strides) +
+                                                   ", dilations " + list_to_string(win.dilations) +
+                                                   " and kernel " + list_to_string(kernel) +
+                                                   " must be positive");
+  win.pad_begin.assign(r, 0);
+  win.pad_end.assign(r, 0);
+  win.out.assign(r, 0);
+  std::vector<int64_t> out_pad = ca.output_padding;
+  if (out_pad.empty()) out_pad.assign(r, 0);
+  if (out_pad.size() != r)
+    return fail(ErrorCode::kInvalidArgument, op + " output_padding " + list_to_string(out_pad) +
+                                                 " must have one value per spatial dim");
+  std::vector<int64_t> out_shape = ca.output_shape;
+  if (out_shape.size() == r + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+  if (!out_shape.empty() && out_shape.size() != r)
+    return fail(ErrorCode::kInvalidArgument, op + " output_shape " + list_to_string(out_shape) +
+                                                 " must have one value per spatial dim");
+  const AutoPad auto_pad = ca.auto_pad;
+  std::vector<int64_t> pads = ca.pads;
+  if (!pads.empty() && pads.size() != 2 * r)
+    return fail(ErrorCode::kInvalidArgument, op + " pads " + list_to_string(pads) + " must have " +
+                                                 std::to_string(2 * r) + " values");
+  const bool same = auto_pad == AutoPad::kSameUpper || auto_pad == AutoPad::kSameLower;
+  for (size_t d = 0; d < r; ++d) {
+    const int64_t full = win.strides[d] * (in[d] - 1) + out_pad[d] + win.dilated(d);
+    if (!out_shape.empty() || same) {
+      const int64_t target = out_shape.empty() ? in[d] * win.strides[d] : out_shape[d];
+      const int64_t total = std::max<int64_t>(0, full - target);
+      if (auto_pad == AutoPad::kSameUpper) {
+        win.pad_begin[d] = total / 2;
+        win.pad_end[d] = total - total / 2;
+      } else {
+        win.pad_begin[d] = total - total / 2;
+        win.pad_end[d] = total / 2;
+      }
+      win.out[d] = target;
+    } else {
+      if (!pads.empty() && auto_pad == AutoPad::kNotSet) {
+        win.pad_begin[d] = pads[d];
+        win.pad_end[d] = pads[d + r];
+      }
+      win.out[d] = full - win.pad_begin[d] - win.pad_end[d];
+    }
+    if (win.out[d] < 0)
+      return fail(ErrorCode::kInvalidArgument, op + " output spatial dim " + std::to_string(d) +
+                                                   " would be " + std::to_string(win.out[d]) +
+                                                   " (pads larger than the full output)");
+  }
+  return win;
+}
+
 }  // namespace hone::ops

@@ -39,6 +39,15 @@ struct Window {
                                          const std::vector<int64_t>& kernel, bool ceil_mode,
                                          const std::string& op);
 
+/// ConvTranspose's window over input spatial dims `in` with kernel `kernel`:
+/// strides, dilations, pads, auto_pad (SAME splits the padding of an output
+/// of in * stride), output_padding and output_shape read from `node`; `out`
+/// is the output's spatial dims, an input row ih landing on output row
+/// ih * stride + k * dilation - pad_begin. Invalid argument: attribute
+/// lengths or values that do not fit, pads larger than the full output.
+[[nodiscard]] Result<Window> make_transpose_window(const Node& node, const std::vector<int64_t>& in,
+                                                   const std::vector<int64_t>& kernel);
+
 /// A per-spatial-dim attribute (strides, dilations): `fallback` for each dim
 /// when absent; an error naming the attribute when its length is not `rank`.
 [[nodiscard]] Result<std::vector<int64_t>> per_dim_attr(const Node& node, const char* key,

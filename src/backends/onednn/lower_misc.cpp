@@ -6,13 +6,15 @@
 // indices), ArgMax/ArgMin and TopK as hone's own steps over plain buffers,
 // and DepthToSpace/SpaceToDepth as one reorder of a strided view. Each own
 // step computes as the reference does (eval/): math in double, ties of
-// ArgMax and TopK to the lower index, NaN never an ArgMax's pick.
+// ArgMax and TopK to the lower index, NaN never an ArgMax's pick. GatherND and
+// the Concat of integers are own_index.cpp's, reached through lower_misc.
 #include <cmath>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "backends/common/node_query.h"
+#include "backends/onednn/own_index.h"
 #include "backends/onednn/plan.h"
 #include "ops/arg_extreme.h"
 #include "ops/attrs.h"
@@ -288,6 +290,8 @@ bool is_misc_op(const std::string& op) {
 bool reads_integers(const Node& n, size_t input) {
   if (n.op_type == "ArgMax" || n.op_type == "ArgMin") return input == 0;
   if (n.op_type == "TopK") return input == 1;  // K, known when the plan is built
+  if (n.op_type == "GatherND" || n.op_type == "Concat") return true;  // own_index.cpp, every input
+
   return n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul";
 }
 
@@ -334,6 +338,7 @@ std::optional<std::string> misc_why_not(const Graph& g, const Node& n) {
 
 Result<void> lower_misc(PlanBuilder& b, const Node& n) {
   const std::string& op = n.op_type;
+  if (op == "GatherND" || op == "Concat") return lower_own_index(b, n);  // own_index.cpp
   if (op == "Add" || op == "Sub" || op == "Mul") return lower_int_binary(b, n);
   if (op == "ArgMax" || op == "ArgMin") return lower_arg(b, n);
   if (op == "TopK") return lower_topk(b, n);
@@ -342,6 +347,7 @@ Result<void> lower_misc(PlanBuilder& b, const Node& n) {
 }
 
 bool lowers_misc(const PlanBuilder& b, const Node& n) {
+  if (lowers_own_index(b, n)) return true;  // own_index.cpp
   if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul")
     return is_int(b.dtype(n.inputs[0]));
   return is_misc_op(n.op_type);

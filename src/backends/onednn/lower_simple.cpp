@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/onednn/lower_reduce.h"
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
 #include "ops/attrs.h"
@@ -408,59 +409,6 @@ Result<void> lower_instancenorm(PlanBuilder& b, const Node& n) {
   return {};
 }
 
-/// ReduceMean/Sum/Max/Min over constant axes: oneDNN's reduction primitive on
-/// the plain layout, reduced axes kept as 1 (then dropped without a copy).
-Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
-  static const std::map<std::string, algorithm> kAlg = {{"ReduceMean", algorithm::reduction_mean},
-                                                        {"ReduceSum", algorithm::reduction_sum},
-                                                        {"ReduceMax", algorithm::reduction_max},
-                                                        {"ReduceMin", algorithm::reduction_min}};
-  const dims_t in = b.value(n.inputs[0]).dims;
-  HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
-  dims_t axes = ra.axes;
-  if (n.inputs.size() > 1 && n.inputs[1] >= 0) {
-    const Tensor* t = b.constant(n.inputs[1]);
-    if (t == nullptr || t->dtype() != DType::kI64)
-      return fail(ErrorCode::kUnsupported, n.op_type + " needs constant i64 axes");
-    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->numel());
-  }
-  if (axes.empty() && ra.noop_with_empty_axes)
-    return fail(ErrorCode::kUnsupported, n.op_type + " with noop_with_empty_axes and no axes");
-  std::vector<bool> reduced(in.size(), axes.empty());
-  for (int64_t a : axes) {
-    const int64_t k = a < 0 ? a + static_cast<int64_t>(in.size()) : a;
-    if (k < 0 || k >= static_cast<int64_t>(in.size()))
-      return fail(ErrorCode::kInvalidArgument, n.op_type + " axis " + std::to_string(a) +
-                                                   " is out of range for rank " +
-                                                   std::to_string(in.size()));
-    reduced[static_cast<size_t>(k)] = true;
-  }
-  dims_t kept, squeezed;
-  for (size_t i = 0; i < in.size(); ++i) {
-    kept.push_back(reduced[i] ? 1 : in[i]);
-    if (!reduced[i]) squeezed.push_back(in[i]);
-  }
-  for (int64_t d : in)
-    if (d == 0) return fail(ErrorCode::kUnsupported, n.op_type + " of an empty tensor");
-  const dims_t out = ra.keepdims ? kept : squeezed;
-  if (kept == in) {
-    // Every reduced axis has one element: the result is the input (oneDNN
-    // refuses a reduction whose source and destination are alike).
-    alias(b, n, out);
-    return {};
-  }
-  const BufferRef src = b.plain(n.inputs[0]);
-  const md_t dst = plain_md(kept);
-  dnnl::reduction::primitive_desc pd(
-      dnnl::reduction::desc(kAlg.at(n.op_type), src.md, dst, 0.0f, 0.0f), user_scratch(),
-      cpu_engine());
-  const int buf = b.new_temp(dst);
-  b.add_step("reduction", dnnl::reduction(pd), pd,
-             {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, {buf, dst}}});
-  b.set(n.outputs[0], PValue{out, {buf, plain_md(out)}});
-  return {};
-}
-
 }  // namespace
 
 bool eltwise_spec(const PlanBuilder& b, const Node& n, EltwiseSpec* out) {
@@ -573,8 +521,7 @@ Result<void> lower_simple(PlanBuilder& b, const Node& n) {
   if (op == "BatchNormalization") return lower_batchnorm(b, n);
   if (op == "LayerNormalization") return lower_layernorm(b, n);
   if (op == "InstanceNormalization") return lower_instancenorm(b, n);
-  if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin")
-    return lower_reduce(b, n);
+  if (op.starts_with("Reduce")) return lower_reduce(b, n);  // lower_reduce.cpp
   return lower_shape(b, n);
 }
 

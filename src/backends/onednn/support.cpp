@@ -6,6 +6,7 @@
 #include "backends/common/host_eval.h"
 #include "backends/common/node_query.h"
 #include "backends/onednn/onednn_backend.h"
+#include "backends/onednn/own_index.h"
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
 #include "eval/kernel_util.h"
@@ -219,6 +220,12 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "ReduceSum",
                                              "ReduceMax",
                                              "ReduceMin",
+                                             "ReduceProd",
+                                             "ReduceL1",
+                                             "ReduceL2",
+                                             "ReduceLogSum",
+                                             "ReduceLogSumExp",
+                                             "ReduceSumSquare",
                                              "Max",
                                              "Min",
                                              "Sub",
@@ -259,7 +266,8 @@ std::string why_not(const Graph& g, const Node& n) {
   if (n.op_type == "LSTM" || n.op_type == "GRU" || n.op_type == "RNN") return rnn_why_not(g, n);
   if (n.op_type == "Where") return where_why_not(g, n);
   if (n.op_type == "Cast") return cast_why_not(g, n);
-  if (auto why = misc_why_not(g, n)) return *why;  // lower_misc.cpp
+  if (auto why = misc_why_not(g, n)) return *why;       // lower_misc.cpp
+  if (auto why = own_index_why_not(g, n)) return *why;  // own_index.cpp
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
@@ -309,13 +317,16 @@ std::string why_not(const Graph& g, const Node& n) {
   }
   if (op.rfind("Reduce", 0) == 0) {
     // Axes as an attribute, or (ReduceSum from opset 13, the rest from 18) a
-    // constant input.
+    // constant input; noop_with_empty_axes with none is the input itself
+    // (lower_reduce.cpp).
     if (n.inputs.size() > 1 && n.inputs[1] >= 0 && !host_value(g, n.inputs[1], kHostPolicy))
       return "axes must be constant";
+    if (const Value* axes = val(g, n, 1); axes != nullptr && axes->dtype != DType::kI64 &&
+                                          axes->dtype != DType::kI32 &&
+                                          axes->dtype != DType::kUndefined)
+      return "axes are " + dtype_text(axes->dtype) + ", not integers";
     const auto ra = ops::reduce_attrs(n);
-    if (!ra) return ra.error().message();
-    if (ra->noop_with_empty_axes) return "noop_with_empty_axes";
-    return {};
+    return ra ? "" : ra.error().message();
   }
   if (op == "Max" || op == "Min") {
     if (n.inputs.size() != 2) return op + " of " + std::to_string(n.inputs.size()) + " inputs";

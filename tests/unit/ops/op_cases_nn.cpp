@@ -206,7 +206,75 @@ std::vector<OpCase> nn_cases() {
                {pos({2, 5, 7})},
                {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}});
   t.push_back({"ReduceProd_all_axes", "ReduceProd", 13, {pos({2, 3, 4})}});
+  // Reductions of edge values (zeros, -0, ties, negatives, +-30): swin v2's
+  // cosine attention (ReduceL2 over the last axis, keepdims, opset 18),
+  // axes of one element (the result maps x: |x|, x*x, log x), empty axes
+  // (every axis, or with noop_with_empty_axes the input itself).
+  t.push_back({"ReduceL2_cosine_attention", "ReduceL2", 18, {edge({2, 3, 5, 8}), values({-1})}});
+  t.push_back({"ReduceL1_edge_attr",
+               "ReduceL1",
+               13,
+               {edge({3, 4, 5})},
+               {{"axes", Ints{1}}, {"keepdims", int64_t{0}}}});
+  t.push_back({"ReduceMax_edge_ties",
+               "ReduceMax",
+               18,
+               {edge({4, 3, 6}), values({0, 2})},
+               {{"keepdims", int64_t{0}}}});
+  t.push_back({"ReduceMin_edge_ties", "ReduceMin", 18, {edge({5, 7}), values({0})}});
+  t.push_back({"ReduceProd_edge", "ReduceProd", 18, {edge({4, 3, 2}), values({1, 2})}});
+  t.push_back({"ReduceSumSquare_edge", "ReduceSumSquare", 18, {edge({3, 9}), values({-1})}});
+  t.push_back({"ReduceMean_edge_inner", "ReduceMean", 18, {edge({2, 4, 6}), values({-2, -1})}});
+  t.push_back({"ReduceLogSum_axes_input", "ReduceLogSum", 18, {pos({3, 4, 5}), values({0, 2})}});
+  t.push_back({"ReduceL1_unit_axis", "ReduceL1", 18, {edge({3, 1, 4}), values({1})}});
+  t.push_back({"ReduceL2_unit_axis_opset13",
+               "ReduceL2",
+               13,
+               {edge({3, 4, 1})},
+               {{"axes", Ints{2}}, {"keepdims", int64_t{0}}}});
+  t.push_back({"ReduceSumSquare_unit_axis", "ReduceSumSquare", 18, {edge({1, 6}), values({0})}});
+  t.push_back({"ReduceLogSumExp_unit_axis", "ReduceLogSumExp", 18, {edge({2, 1, 3}), values({1})}});
+  t.push_back(
+      {"ReduceLogSumExp_empty_axes_all", "ReduceLogSumExp", 18, {edge({3, 4}), values({})}});
+  t.push_back({"ReduceL2_empty_axes_noop",
+               "ReduceL2",
+               18,
+               {edge({3, 4}), values({})},
+               {{"noop_with_empty_axes", int64_t{1}}}});
+  t.push_back({"ReduceSum_no_axes_noop",
+               "ReduceSum",
+               13,
+               {edge({2, 5})},
+               {{"noop_with_empty_axes", int64_t{1}}}});
+  t.push_back({"ReduceMean_no_axes_opset18", "ReduceMean", 18, {edge({2, 3, 4})}});
   t.push_back({"ArgMax_axis1", "ArgMax", 13, {in({3, 6, 4})}, {{"axis", int64_t{1}}}});
+
+  // ConvTranspose as generators and U-Nets export it: kernel 4, stride 2, pad 1
+  // (DCGAN), kernel 2 stride 2 with a bias (U-Net), groups with dilations and
+  // output_padding, 1-D, SAME_UPPER, and an explicit output_shape.
+  auto deconv = [](std::string name, Ints x, Ints w, bool bias, Attrs attrs) {
+    OpCase c{std::move(name), "ConvTranspose", 11, {in(std::move(x)), weight(w)}, std::move(attrs)};
+    if (bias) c.inputs.push_back(weight({w[1]}));
+    return c;
+  };
+  t.push_back(deconv("ConvTranspose_k4_s2_p1", {2, 6, 4, 4}, {6, 3, 4, 4}, false,
+                     {{"strides", Ints{2, 2}}, {"pads", Ints{1, 1, 1, 1}}}));
+  t.push_back(deconv("ConvTranspose_k2_s2_bias", {1, 4, 3, 5}, {4, 5, 2, 2}, true,
+                     {{"strides", Ints{2, 2}}}));
+  OpCase grouped =
+      deconv("ConvTranspose_groups_dilated_output_padding", {1, 4, 3, 4}, {4, 3, 3, 2}, false,
+             {{"group", int64_t{2}},
+              {"strides", Ints{2, 3}},
+              {"dilations", Ints{2, 1}},
+              {"pads", Ints{1, 0, 2, 1}},
+              {"output_padding", Ints{1, 2}}});
+  grouped.inputs.push_back(weight({6}));
+  t.push_back(grouped);
+  t.push_back(deconv("ConvTranspose_1d", {2, 3, 7}, {3, 2, 3}, true, {{"strides", Ints{2}}}));
+  t.push_back(deconv("ConvTranspose_auto_pad_same_upper", {1, 2, 3, 3}, {2, 2, 3, 3}, false,
+                     {{"strides", Ints{2, 2}}, {"auto_pad", std::string("SAME_UPPER")}}));
+  t.push_back(deconv("ConvTranspose_output_shape", {1, 2, 3, 3}, {2, 1, 3, 3}, false,
+                     {{"strides", Ints{2, 2}}, {"output_shape", Ints{7, 6}}}));
 
   // LSTM and GRU as PyTorch exports them: X [seq, batch, input], biases,
   // initial states, every output; forward, reverse and bidirectional.

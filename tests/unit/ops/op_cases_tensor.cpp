@@ -267,6 +267,64 @@ std::vector<OpCase> tensor_cases() {
                13,
                {given(DType::kI64, {2, 4}, {3, 9, 9, 1, -5, -2, -9, -2})},
                {{"axis", int64_t{1}}}});
+  // GatherND as the dynamo exporter writes it: a text encoder's pooled token
+  // (index tuples [batch row, argmax], one negative), a point-cloud net's kNN
+  // features (batch_dims 1), whole tuples picking single elements by i32,
+  // i64 data, constant indices.
+  t.push_back({"GatherND_pooled_token",
+               "GatherND",
+               13,
+               {in({2, 5, 4}), given(DType::kI64, {2, 2}, {0, 3, 1, -1})}});
+  t.push_back(
+      {"GatherND_knn_batch_dims",
+       "GatherND",
+       13,
+       {in({2, 6, 3}), given(DType::kI64, {2, 6, 2, 1}, {1, 2, 0, 5, 3, 3, 4, 0, 2, 1, 5, 4,
+                                                         0, 0, 5, 1, 2, 3, 1, 4, 3, 5, 4, 2})},
+       {{"batch_dims", int64_t{1}}}});
+  t.push_back({"GatherND_elements_i32",
+               "GatherND",
+               13,
+               {in({3, 4}), given(DType::kI32, {4, 2}, {0, 0, 2, 3, -1, -4, 1, 2})}});
+  t.push_back({"GatherND_i64_data",
+               "GatherND",
+               13,
+               {given(DType::kI64, {3, 2}, {5, -6, 7, 1 << 30, -9, 0}),
+                given(DType::kI64, {2, 1}, {2, 0})}});
+  OpInput nd_idx = given(DType::kI64, {3, 2}, {1, 0, 0, 2, 1, 2});
+  nd_idx.constant = true;
+  t.push_back({"GatherND_constant_indices", "GatherND", 13, {in({2, 3, 4}), nd_idx}});
+  // Gather of many constant indices (swin v2's relative-position table: more
+  // than cuda's 64 copies), negative ones among them.
+  std::vector<double> many;
+  for (int i = 0; i < 100; ++i) many.push_back((i * 37) % 23 - 11);
+  t.push_back({"Gather_many_indices", "Gather", 13, {in({23, 3}), values(many)}});
+  // TopK with K the whole axis, and smallest first with NaN and ties.
+  t.push_back({"TopK_k_full_axis", "TopK", 11, {edge({2, 7}), values({7})}, {}, 2});
+  t.push_back({"TopK_smallest_nan_ties",
+               "TopK",
+               11,
+               {edge_nan({3, 8}), values({5})},
+               {{"largest", int64_t{0}}},
+               2});
+  // Concat of i64 and i32 values made at run time (GatherND's index tuples
+  // assembled from a batch range and an argmax), three parts, a constant one.
+  t.push_back({"Concat_i64_index_tuples",
+               "Concat",
+               13,
+               {given(DType::kI64, {2, 1}, {0, 1}), given(DType::kI64, {2, 1}, {7, -3})},
+               {{"axis", int64_t{1}}}});
+  t.push_back({"Concat_i64_three_axis0",
+               "Concat",
+               13,
+               {given(DType::kI64, {2}, {4, 5}), values({-1}), given(DType::kI64, {3}, {1, 2, 3})},
+               {{"axis", int64_t{0}}}});
+  t.push_back(
+      {"Concat_i32_axis_last",
+       "Concat",
+       13,
+       {given(DType::kI32, {2, 2}, {1, 2, 3, 4}), given(DType::kI32, {2, 3}, {5, 6, 7, 8, 9, -10})},
+       {{"axis", int64_t{-1}}}});
   return t;
 }
 

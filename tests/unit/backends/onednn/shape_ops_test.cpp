@@ -85,8 +85,8 @@ TEST(OnednnShapeOps, RuntimeShapeReshapeIsPlannedPerSignature) {
 
 TEST(OnednnShapeOps, ShapeArithmeticOnDataIsNotTakenForHostWork) {
   // Cast of real data to int is computation on values, not on dims: an own
-  // step at run time (own_steps.cpp), not host work; a Concat of an i64
-  // graph input is neither, and is refused.
+  // step at run time (own_steps.cpp), not host work; so is a Concat of an
+  // i64 graph input (own_index.cpp: index tuples made at run time).
   GraphBuilder b("cast");
   ValueId x = b.input("x", DType::kF32, Shape{4});
   b.output(b.op("Cast", {x}, {{"to", int64_t{7}}}), "y");
@@ -97,7 +97,10 @@ TEST(OnednnShapeOps, ShapeArithmeticOnDataIsNotTakenForHostWork) {
   ASSERT_EQ(votes.size(), 2u);
   EXPECT_TRUE(votes[0].supported) << votes[0].reason;
   EXPECT_FALSE(host_eval::host_node(g, g.nodes()[0], kHostPolicy));
-  EXPECT_FALSE(votes[1].supported) << "a graph input's values are not known at plan time";
+  EXPECT_TRUE(votes[1].supported) << votes[1].reason;
+  EXPECT_FALSE(host_eval::host_node(g, g.nodes()[1], kHostPolicy));
+  expect_matches_reference(g, {Tensor::from<float>({4}, {-2.5f, 0.0f, 3.9f, 1e10f}),
+                               Tensor::from<int64_t>({2}, {int64_t{1} << 40, -7})});
 }
 
 TEST(OnednnShapeOps, ConcatOnEveryAxis) {

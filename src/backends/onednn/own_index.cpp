@@ -1,0 +1,198 @@
+// GatherND and the Concat of integer or bool values as hone's own steps in a
+// oneDNN block (oneDNN 2.6 has no gather and no 64-bit integers): the
+// argmax-pooled token of a text encoder (GatherND of the hidden states by
+// indices that a Concat of a batch Range and an ArgMax made) and the kNN
+// features of a point-cloud net stay in the block instead of splitting it
+// around reference nodes. Both move plain bytes; GatherND reads its tuples
+// through ops::gather_nd_layout, checks each index when it reads it and
+// fails the run naming it, as the reference does.
+#include "backends/onednn/own_index.h"
+
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/common/node_query.h"
+#include "ops/axis.h"
+#include "ops/gather.h"
+
+namespace hone::onednn {
+namespace {
+
+using node_query::val;
+
+bool own_bytes_dtype(DType t) {
+  return t == DType::kF32 || t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
+}
+
+std::string text(DType t) {
+  return std::string(dtype_name(t));
+}
+
+template <class I>
+Result<void> gather_nd_loop(const std::string& node, const ops::GatherNdLayout& l,
+                            const std::byte* data, const I* idx, std::byte* out, size_t elem) {
+  const size_t slice = static_cast<size_t>(l.slice) * elem;
+  for (int64_t bi = 0; bi < l.batch; ++bi)
+    for (int64_t t = 0; t < l.tuples; ++t) {
+      const I* tuple = idx + (bi * l.tuples + t) * l.k;
+      int64_t off = bi * l.batch_block;
+      for (int64_t j = 0; j < l.k; ++j) {
+        const auto uj = static_cast<size_t>(j);
+        auto v = static_cast<int64_t>(tuple[j]);
+        if (v < -l.dims[uj] || v >= l.dims[uj])
+          return fail(ErrorCode::kInvalidArgument,
+                      "GatherND " + node + ": index " + std::to_string(v) + " (tuple " +
+                          std::to_string(bi * l.tuples + t) + ", position " + std::to_string(j) +
+                          ") is out of range for a dim of " + std::to_string(l.dims[uj]));
+        if (v < 0) v += l.dims[uj];
+        off += v * l.strides[uj];
+      }
+      std::memcpy(out + static_cast<size_t>(bi * l.tuples + t) * slice,
+                  data + static_cast<size_t>(off) * elem, slice);
+    }
+  return {};
+}
+
+}  // namespace
+
+std::optional<std::string> own_index_why_not(const Graph& g, const Node& n) {
+  if (n.op_type == "GatherND") {
+    const Value* x = val(g, n, 0);
+    const Value* idx = val(g, n, 1);
+    if (x == nullptr || idx == nullptr) return "needs data and indices";
+    if (!own_bytes_dtype(x->dtype) && x->dtype != DType::kUndefined)
+      return "data is " + text(x->dtype) + " (onednn gathers f32, i64, i32 and bool)";
+    if (idx->dtype != DType::kI64 && idx->dtype != DType::kI32 && idx->dtype != DType::kUndefined)
+      return "indices are " + text(idx->dtype) + "; i64 or i32 only";
+    if (n.attr_int("batch_dims", 0) < 0) return "a negative batch_dims";
+    return "";
+  }
+  if (n.op_type != "Concat") return std::nullopt;
+  // Concat of f32 values is oneDNN's concat (lower_shape.cpp); of integer or
+  // bool values (indices assembled at run time) hone's own copies.
+  DType t = DType::kUndefined;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value* v = val(g, n, i);
+    if (v == nullptr || v->dtype == DType::kF32 || v->dtype == DType::kUndefined) continue;
+    if (!own_bytes_dtype(v->dtype))
+      return "input " + std::to_string(i) + " is " + text(v->dtype) +
+             " (onednn joins f32, i64, i32 and bool)";
+    if (t != DType::kUndefined && v->dtype != t)
+      return "inputs of " + text(t) + " and " + text(v->dtype);
+    t = v->dtype;
+  }
+  if (t == DType::kUndefined) return std::nullopt;  // f32: the primitive's
+  for (size_t i = 0; i < n.inputs.size(); ++i)
+    if (const Value* v = val(g, n, i); v != nullptr && v->dtype == DType::kF32)
+      return "inputs of f32 and " + text(t);
+  return "";
+}
+
+bool lowers_own_index(const PlanBuilder& b, const Node& n) {
+  if (n.op_type == "GatherND") return true;
+  if (n.op_type != "Concat") return false;
+  for (ValueId v : n.inputs)
+    if (v >= 0 && b.dtype(v) != DType::kF32 && b.dtype(v) != DType::kUndefined) return true;
+  return false;
+}
+
+namespace {
+
+Result<void> lower_gather_nd(PlanBuilder& b, const Node& n) {
+  const DType data_t = b.dtype(n.inputs[0]), index_t = b.dtype(n.inputs[1]);
+  if (index_t != DType::kI64 && index_t != DType::kI32)
+    return fail(ErrorCode::kUnsupported, "GatherND indices are " + text(index_t));
+  if (!own_bytes_dtype(data_t))
+    return fail(ErrorCode::kUnsupported, "GatherND of " + text(data_t) + " data");
+  HONE_TRY(const ops::GatherNdLayout l,
+           ops::gather_nd_layout(value_dims(b, n.inputs[0]), value_dims(b, n.inputs[1]),
+                                 n.attr_int("batch_dims", 0)));
+  if (shape_numel(l.out) == 0)
+    return fail(ErrorCode::kUnsupported, "GatherND with an empty result");
+  const BufferRef data = b.data(n.inputs[0]), indices = b.data(n.inputs[1]);
+  const BufferRef dst = new_plain_value(b, l.out, data_t);
+  const std::string node = n.describe();
+  const size_t elem = dtype_size(data_t);
+  const auto layout = std::make_shared<const ops::GatherNdLayout>(l);
+  OwnFn fn;
+  if (index_t == DType::kI64)
+    fn = [=](void* const* p) {
+      return gather_nd_loop(node, *layout, static_cast<const std::byte*>(p[0]),
+                            static_cast<const int64_t*>(p[1]), static_cast<std::byte*>(p[2]), elem);
+    };
+  else
+    fn = [=](void* const* p) {
+      return gather_nd_loop(node, *layout, static_cast<const std::byte*>(p[0]),
+                            static_cast<const int32_t*>(p[1]), static_cast<std::byte*>(p[2]), elem);
+    };
+  b.add_own_step("gather_nd", std::move(fn),
+                 {{DNNL_ARG_SRC_0, data}, {DNNL_ARG_SRC_1, indices}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{l.out, dst, data_t});
+  return {};
+}
+
+/// One own step per source, each copying its rows into its columns of the
+/// output (a buffer written again by a later step stays live: place_temps).
+Result<void> lower_concat_bytes(PlanBuilder& b, const Node& n) {
+  std::vector<ValueId> srcs;
+  for (ValueId v : n.inputs)
+    if (v >= 0) srcs.push_back(v);
+  if (srcs.empty()) return fail(ErrorCode::kInvalidArgument, "Concat without inputs");
+  const DType t = b.dtype(srcs[0]);
+  for (ValueId v : srcs)
+    if (b.dtype(v) != t || !own_bytes_dtype(t) || t == DType::kF32)
+      return fail(ErrorCode::kUnsupported,
+                  "Concat of " + text(t) + " and " + text(b.dtype(v)) + " values");
+  const dims_t first = value_dims(b, srcs[0]);
+  HONE_TRY(
+      const int64_t axis,
+      ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(first.size()), "Concat axis"));
+  const auto ax = static_cast<size_t>(axis);
+  dims_t out = first;
+  out[ax] = 0;
+  for (ValueId v : srcs) {
+    const dims_t d = value_dims(b, v);
+    for (size_t i = 0; i < d.size(); ++i)
+      if (d.size() != first.size() || (i != ax && d[i] != first[i]))
+        return fail(ErrorCode::kInvalidArgument, "Concat of " + shape_to_string(first) + " and " +
+                                                     shape_to_string(d) + " on axis " +
+                                                     std::to_string(axis));
+    out[ax] += d[ax];
+  }
+  if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "Concat with an empty result");
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < ax; ++i) outer *= out[i];
+  for (size_t i = ax + 1; i < out.size(); ++i) inner *= out[i];
+  const size_t elem = dtype_size(t);
+  const size_t out_row = static_cast<size_t>(out[ax] * inner) * elem;
+  const BufferRef dst = new_plain_value(b, out, t);
+  size_t at = 0;  // bytes into an output row where this source's part starts
+  for (ValueId v : srcs) {
+    const size_t row = static_cast<size_t>(value_dims(b, v)[ax] * inner) * elem;
+    if (row == 0) continue;
+    const BufferRef src = b.data(v);
+    b.add_own_step("concat_bytes",
+                   [=](void* const* p) -> Result<void> {
+                     const auto* x = static_cast<const std::byte*>(p[0]);
+                     auto* y = static_cast<std::byte*>(p[1]);
+                     for (int64_t o = 0; o < outer; ++o)
+                       std::memcpy(y + static_cast<size_t>(o) * out_row + at,
+                                   x + static_cast<size_t>(o) * row, row);
+                     return {};
+                   },
+                   {{DNNL_ARG_SRC, src}, {DNNL_ARG_DST, dst}});
+    at += row;
+  }
+  b.set(n.outputs[0], PValue{out, dst, t});
+  return {};
+}
+
+}  // namespace
+
+Result<void> lower_own_index(PlanBuilder& b, const Node& n) {
+  return n.op_type == "GatherND" ? lower_gather_nd(b, n) : lower_concat_bytes(b, n);
+}
+
+}  // namespace hone::onednn
