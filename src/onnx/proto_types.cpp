@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "hone/onnx.h"
+#include "ops/sym_int.h"
 
 namespace hone::onnx::detail {
 namespace {
@@ -92,7 +93,8 @@ Result<Shape> shape_from_proto(const ::onnx::TensorShapeProto& s, const std::str
                                              std::to_string(i));
       dims.emplace_back(d.dim_value());
     } else if (d.has_dim_param() && !d.dim_param().empty()) {
-      dims.push_back(Dim::symbol(d.dim_param()));
+      // An expression's name ("4*batch", the dynamo exporter's) in hone's form.
+      dims.push_back(ops::dim_from_name(d.dim_param()));
     } else {
       dims.emplace_back();
     }

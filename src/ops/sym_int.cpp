@@ -297,6 +297,19 @@ bool is_derived(const Dim& d) {
   return d.is_symbolic() && d.symbol_name()[0] == '(';
 }
 
+Dim dim_from_name(const std::string& name) {
+  if (name.empty() || std::none_of(name.begin(), name.end(), is_operator)) return Dim::symbol(name);
+  std::string text = "(";
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (name[i] == ' ') continue;
+    text += name[i];
+    if (name[i] == '/' && i + 1 < name.size() && name[i + 1] == '/') ++i;  // `//`: floor
+  }
+  text += ")";
+  const std::optional<Poly> p = Parser(text).whole();
+  return p ? SymIntAccess::from(*p).dim() : Dim::symbol(name);
+}
+
 namespace {
 
 std::optional<SymTree> tree_of(const Poly& p);

@@ -65,6 +65,14 @@ class SymInt {
 /// Whether `d` is a symbol that names an expression ("(4*seq)").
 bool is_derived(const Dim& d);
 
+/// A dim as a model file names it. A name that is an expression of dims and
+/// integers in PyTorch's notation (the dynamo exporter writes "4*batch",
+/// "s0 + 1", "((s0 - 1)//2) + 1"; `//` is floor division) becomes hone's
+/// canonical name of that expression ("(4*batch)"), or a number where it is
+/// one, so it compares equal to the same dim computed in the graph; any other
+/// name ("batch", "unk__3", "Max(s0, 2)") is a symbol as it stands.
+Dim dim_from_name(const std::string& name);
+
 /// The value of `d` with its symbols bound (floor division as the graph
 /// computes it); nothing where `d` is unknown or a symbol is not bound.
 std::optional<int64_t> sym_eval(const Dim& d, const std::map<std::string, int64_t>& bindings);

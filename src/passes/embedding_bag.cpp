@@ -7,7 +7,10 @@
 // proves that form (the offsets and the trip count computed from the 2-D
 // ids' own shape, the body exactly slice -> gather -> reduce over axis 0),
 // it becomes Gather(weight, ids) [B, L, D] and the same reduction over axis 1,
-// which every backend runs. Anything else stays a Loop (reason at debug level).
+// which every backend runs. The dynamo exporter's form (a Loop with no trip
+// count carrying a sequence, then ConcatFromSequence) is matched by
+// embedding_bag_dynamo.cpp and becomes Reduce(Reshape(rows, [-1, L, D])) over
+// axis 1. Anything else stays a Loop (reason at debug level).
 #include <memory>
 #include <optional>
 #include <string>
@@ -15,7 +18,9 @@
 
 #include "core/log.h"
 #include "hone/passes.h"
+#include "passes/embedding_bag.h"
 #include "passes/rewrite.h"
+#include "passes/shape_propagation.h"
 
 namespace hone {
 namespace {
@@ -152,6 +157,31 @@ std::string match(const Graph& g, const Node& loop, Bag* bag) {
   return {};
 }
 
+/// The dynamo form's result: Reduce(Reshape(rows, [-1, L, D]), axes=[1], keepdims=0).
+void lower_dynamo(passes::Rewriter& rw, const Graph& in, const Node& loop,
+                  const passes::DynamoBag& d) {
+  const ValueId bags = rw.new_value(loop.name + "_bags", in.value(d.rows).dtype);
+  Node reshape;
+  reshape.name = rw.node_name(loop.name + "_bags");
+  reshape.op_type = "Reshape";
+  reshape.inputs = {d.rows, rw.add_constant(loop.name + "_bag_shape",
+                                            Tensor::from<int64_t>({3}, {-1, d.length, d.width}))};
+  reshape.outputs = {bags};
+  rw.add_node(std::move(reshape));
+  Node reduce;
+  reduce.name = rw.node_name(loop.name + "_" + d.reduce->op_type);
+  reduce.op_type = d.reduce->op_type;
+  reduce.attrs = d.reduce->attrs;
+  reduce.attrs["keepdims"] = int64_t{0};
+  reduce.inputs = {bags};
+  if (d.reduce->inputs.size() > 1)
+    reduce.inputs.push_back(rw.add_constant(loop.name + "_axes", Tensor::from<int64_t>({1}, {1})));
+  else
+    reduce.attrs["axes"] = std::vector<int64_t>{1};
+  reduce.outputs = {in.node(d.concat).outputs[0]};
+  rw.add_node(std::move(reduce));
+}
+
 }  // namespace
 
 Result<Graph> lower_embedding_bag(const Graph& in, PassStats* stats) {
@@ -160,9 +190,33 @@ Result<Graph> lower_embedding_bag(const Graph& in, PassStats* stats) {
   if (!any) return in;
   passes::Rewriter rw(in);
   int count = 0;
+  // For the dynamo form: the graph with every shape the rules tell (same ids).
+  std::unique_ptr<Graph> shaped;
+  std::unique_ptr<passes::ShapeValues> values;
+  std::unique_ptr<passes::Uses> uses;
   for (size_t i = 0; i < in.nodes().size(); ++i) {
     const Node& n = in.node(static_cast<NodeId>(i));
     if (n.op_type != "Loop" || !n.domain.empty()) continue;
+    if (n.inputs.size() == 4 && n.inputs[0] < 0) {  // no trip count: the dynamo form
+      if (!shaped) {
+        shaped = std::make_unique<Graph>(in);
+        passes::propagate_shapes(*shaped);
+        values = std::make_unique<passes::ShapeValues>(*shaped);
+        uses = std::make_unique<passes::Uses>(*shaped);
+      }
+      passes::DynamoBag d;
+      const std::string why =
+          passes::match_dynamo_embedding_bag(*shaped, static_cast<NodeId>(i), *uses, *values, &d);
+      if (!why.empty() || rw.taken(d.concat)) {
+        HONE_LOG_DEBUG("lower_embedding_bag: {} stays: {}", n.describe(), why);
+        continue;
+      }
+      lower_dynamo(rw, in, n, d);
+      rw.remove(static_cast<NodeId>(i));
+      rw.remove(d.concat);
+      ++count;
+      continue;
+    }
     Bag bag;
     if (const std::string why = match(in, n, &bag); !why.empty()) {
       HONE_LOG_DEBUG("lower_embedding_bag: {} stays: {}", n.describe(), why);

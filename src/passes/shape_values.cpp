@@ -7,6 +7,7 @@
 #include "eval/kernel_util.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/shape_fn.h"
 #include "ops/slice.h"
 #include "passes/rewrite.h"
 

@@ -71,5 +71,23 @@ TEST(SymInt, DerivedDimsEvaluateAndReadBackAsTrees) {
   EXPECT_FALSE((SymInt::of(Dim::symbol("a/b")) * 2).is_known());
 }
 
+TEST(SymInt, AnExportersNameOfAnExpressionReadsAsHonesName) {
+  const SymInt batch = sym("batch"), s0 = sym("s0");
+  // PyTorch's dynamo exporter names derived dims in its own notation.
+  EXPECT_EQ(dim_from_name("4*batch"), (batch * 4).dim());
+  EXPECT_EQ(dim_from_name("batch*4"), (batch * 4).dim());
+  EXPECT_EQ(dim_from_name("s0 + 1"), (s0 + 1).dim());
+  EXPECT_EQ(dim_from_name("((s0 - 1)//2) + 1"), ((s0 - 1) / 2 + 1).dim());
+  EXPECT_EQ(dim_from_name("s0//2"), (s0 / 2).dim());
+  EXPECT_EQ(dim_from_name("(4*batch)"), (batch * 4).dim());
+  EXPECT_EQ(dim_from_name("2*3"), Dim(6));
+  // Plain names, and what the notation does not cover, stay as they are.
+  EXPECT_EQ(dim_from_name("batch"), Dim::symbol("batch"));
+  EXPECT_EQ(dim_from_name("unk__3"), Dim::symbol("unk__3"));
+  EXPECT_EQ(dim_from_name("Max(1, s0)"), Dim::symbol("Max(1, s0)"));
+  EXPECT_EQ(dim_from_name("ceiling(s0/2)"), Dim::symbol("ceiling(s0/2)"));
+  EXPECT_EQ(dim_from_name("s0 +"), Dim::symbol("s0 +"));
+}
+
 }  // namespace
 }  // namespace hone::ops
