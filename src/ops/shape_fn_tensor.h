@@ -1,7 +1,7 @@
 // Shape functions of the ops that reshape, index and reduce tensors, written
 // once over the dim type like those of shape_fn.h (whose DimTraits<D> they
 // use): Reshape, Flatten, Squeeze, Unsqueeze, the reductions and
-// ArgMax/ArgMin, Gather, GatherElements, Range, Shape. The caller reads
+// ArgMax/ArgMin, Gather, GatherElements, GatherND, Range, Shape. The caller reads
 // what the op takes from constant inputs (Reshape's shape, the axes lists):
 // where those live is the table's business, the rule is not.
 //
@@ -217,6 +217,47 @@ template <ShapeDim D>
                                                  " is out of range for input data " +
                                                  dims_string(data));
   return indices;
+}
+
+/// GatherND with `batch_dims`: indices' dims but the last, then data's dims
+/// after batch_dims + k, k being indices' last dim (the tuple length, a
+/// number in [1, rank(data) - batch_dims]). The first batch_dims dims of
+/// data and indices must be equal: two numbers that differ are an invalid
+/// argument; dims the type cannot compare are kUnsupported where it has no
+/// unknown() (aot, which must know every extent), else accepted. An unknown
+/// k is kUnsupported (the output's rank depends on it). The index values are
+/// checked where they are read (ops/gather.h's gather_nd_layout names the
+/// same limits for known dims).
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> gather_nd_shape(int64_t batch_dims, const std::vector<D>& data,
+                                                     const std::vector<D>& indices) {
+  using T = DimTraits<D>;
+  const auto r = static_cast<int64_t>(data.size()), q = static_cast<int64_t>(indices.size());
+  if (r < 1 || q < 1 || batch_dims < 0 || batch_dims >= std::min(r, q))
+    return fail(ErrorCode::kInvalidArgument, "GatherND: batch_dims " + std::to_string(batch_dims) +
+                                                 " must be below the ranks of data " +
+                                                 dims_string(data) + " and indices " +
+                                                 dims_string(indices) + " (each at least 1)");
+  const std::optional<int64_t> k = T::known(indices.back());
+  if (!k)
+    return fail(ErrorCode::kUnsupported, "GatherND: the tuple length (last dim of indices " +
+                                             dims_string(indices) + ") is not known");
+  if (*k < 1 || *k > r - batch_dims)
+    return fail(ErrorCode::kInvalidArgument,
+                "GatherND: indices " + dims_string(indices) + " have a last dim outside [1, " +
+                    std::to_string(r - batch_dims) + "] for data " + dims_string(data));
+  for (size_t a = 0; a < static_cast<size_t>(batch_dims); ++a) {
+    const DimMatch m = T::match(data[a], indices[a]);
+    if (m == DimMatch::kSame) continue;
+    const std::string why = "GatherND: batch dim " + std::to_string(a) + " of data " +
+                            dims_string(data) + " and of indices " + dims_string(indices);
+    if (T::known(data[a]) && T::known(indices[a]))
+      return fail(ErrorCode::kInvalidArgument, why + " differ");
+    if (!T::unknown()) return fail(ErrorCode::kUnsupported, why + " cannot be shown equal");
+  }
+  std::vector<D> out(indices.begin(), indices.end() - 1);
+  out.insert(out.end(), data.begin() + batch_dims + *k, data.end());
+  return out;
 }
 
 /// Range's length from its scalar inputs: `start` and `delta` when constant

@@ -84,6 +84,8 @@ class Emitter {
   void emit_copy(const Node& n, NodeId id, const std::string& y);
   /// Gather by indices read at run time, or by a constant list (gather.cpp).
   void emit_gather(const Node& n, NodeId id, const std::string& y);
+  /// GatherND by index tuples read at run time or constant (gather_nd.cpp).
+  void emit_gather_nd(const Node& n, NodeId id, const std::string& y);
   /// TopK: both outputs, either may be unused (topk.cpp).
   void emit_topk(const Node& n, NodeId id);
   /// ArgMax and ArgMin along one axis (arg_extreme.cpp).

@@ -543,6 +543,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = arg_extreme_dims(p, id, n);  // arg_extreme.cpp
   } else if (op == "Gather" && !gathers_one_constant(p, n)) {
     out = gather_dims(p, id, n);  // gather.cpp
+  } else if (op == "GatherND") {
+    out = gather_nd_dims(p, id, n);  // gather_nd.cpp
   } else if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split" || op == "Pad") {
     out = copy_dims(p, id, n);
   } else if (is_view_op(op)) {

@@ -13,6 +13,7 @@
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/shape_fn_tensor.h"
 #include "ops/slice.h"
 #include "ops/sym_int.h"
 
@@ -157,6 +158,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "Expand",
                                                  "Slice",
                                                  "Gather",
+                                                 "GatherND",
                                                  "Conv",
                                                  "Gemm",
                                                  "MatMul",
@@ -254,6 +256,17 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   if (op == "TopK" && g.opset() < 10) return "TopK before opset 10 (K as an attribute)";
   if (op == "Slice" || op == "Gather" || op == "Split") {
     if (std::string why = copy_problem(g, n); !why.empty()) return why;
+  }
+  if (op == "GatherND") {
+    // With shapes known here, the shared rule (the tuple length must be a
+    // number); lowering applies it again to the dims it works out.
+    const Value *x = val(g, n, 0), *idx = val(g, n, 1);
+    if (x == nullptr || idx == nullptr) return "no data or no indices";
+    if (x->shape && idx->shape)
+      if (auto r = ops::gather_nd_shape<Dim>(n.attr_int("batch_dims", 0), x->shape->dims(),
+                                             idx->shape->dims());
+          !r)
+        return r.error().message();
   }
   if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
     const int64_t r = std::max(rank_of(val(g, n, 0)), op == "Conv" ? rank_of(val(g, n, 1)) : -1);

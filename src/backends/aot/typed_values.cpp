@@ -28,7 +28,7 @@ bool carries_any_dtype(const std::string& op) {
   static const std::set<std::string> kOps = {
       "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",  "Cast",
       "Gather",  "Slice",   "Expand",  "Split",     "Transpose", "Concat",
-      "Add",     "Sub",     "Mul",     "ArgMax",    "ArgMin"};
+      "Add",     "Sub",     "Mul",     "ArgMax",    "ArgMin",    "GatherND"};
   return kOps.count(op) != 0;
 }
 
@@ -49,7 +49,7 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
     if (!aot_dtype(v.dtype))
       return "input " + std::to_string(i) + " is " + what(v.dtype) +
              "; aot runs f32, i64, i32 and bool";
-    if (op == "Gather" && i == 1) continue;  // the indices, checked below
+    if ((op == "Gather" || op == "GatherND") && i == 1) continue;  // the indices, checked below
     seen.insert(v.dtype);
   }
   if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
@@ -57,10 +57,10 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
     if (!any) return "output is " + what(t) + "; aot runs f32 only for " + op;
     if (!aot_dtype(t)) return "output is " + what(t) + "; aot runs f32, i64, i32 and bool";
   }
-  if (op == "Gather" && n.inputs.size() > 1 && n.inputs[1] >= 0) {
+  if ((op == "Gather" || op == "GatherND") && n.inputs.size() > 1 && n.inputs[1] >= 0) {
     const DType t = g.value(n.inputs[1]).dtype;
     if (t != DType::kI64 && t != DType::kI32 && t != DType::kUndefined)
-      return "the indices are " + what(t) + "; Gather takes i64 or i32";
+      return "the indices are " + what(t) + "; " + op + " takes i64 or i32";
   }
   if ((op == "Add" || op == "Sub" || op == "Mul" || op == "ArgMax" || op == "ArgMin") &&
       seen.count(DType::kBool))

@@ -2,8 +2,8 @@
 // carries. Most are f32; the integer and bool values a graph reads at run
 // time (token ids and attention masks as i64, TopK's indices, a Cast's
 // result, integer arithmetic on them) are i64, i32 or bool (uint8_t in C,
-// 0 or 1). The ops that carry them: the views, Cast, Gather (of any of them,
-// by i64 or i32 indices read at run time too), the strided copies, Transpose,
+// 0 or 1). The ops that carry them: the views, Cast, Gather and GatherND (of
+// any of them, by i64 or i32 indices read at run time too), the strided copies, Transpose,
 // Concat, Add, Sub and Mul of integers, and ArgMax and ArgMin (i64 positions
 // of any of them); every other op reads and makes f32. support.cpp asks types_problem(), lowering
 // result_dtype(), the emitters c_type() and cast_c_expr().

@@ -291,6 +291,13 @@ std::vector<OpCase> tensor_cases() {
                13,
                {given(DType::kI64, {3, 2}, {5, -6, 7, 1 << 30, -9, 0}),
                 given(DType::kI64, {2, 1}, {2, 0})}});
+  // batch_dims 2, i32 tuples of one index with negatives among them.
+  t.push_back({"GatherND_batch_dims2_negative",
+               "GatherND",
+               13,
+               {in({2, 3, 4, 2}),
+                given(DType::kI32, {2, 3, 2, 1}, {-1, 0, 3, -4, 2, -2, 1, 1, -3, 0, 0, 3})},
+               {{"batch_dims", int64_t{2}}}});
   OpInput nd_idx = given(DType::kI64, {3, 2}, {1, 0, 0, 2, 1, 2});
   nd_idx.constant = true;
   t.push_back({"GatherND_constant_indices", "GatherND", 13, {in({2, 3, 4}), nd_idx}});

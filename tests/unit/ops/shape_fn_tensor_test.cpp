@@ -123,6 +123,32 @@ TEST(ShapeFnTensor, GatherReplacesTheAxisByTheIndices) {
                          ErrorCode::kInvalidArgument, "GatherElements: axis -3"));
 }
 
+TEST(ShapeFnTensor, GatherNdKeepsTheTuplesAndTheSliceDims) {
+  // Whole-row tuples, single elements, batch_dims 1 and 2.
+  EXPECT_EQ(gather_nd_shape<int64_t>(0, {2, 5, 4}, {3, 2}).value(), (Ints{3, 4}));
+  EXPECT_EQ(gather_nd_shape<int64_t>(0, {3, 4}, {4, 2}).value(), (Ints{4}));
+  EXPECT_EQ(gather_nd_shape<int64_t>(1, {2, 6, 3}, {2, 6, 2, 1}).value(), (Ints{2, 6, 2, 3}));
+  EXPECT_EQ(gather_nd_shape<int64_t>(2, {2, 3, 4, 5}, {2, 3, 1}).value(), (Ints{2, 3, 5}));
+  // DGCNN's neighbour rows from the dynamo exporter: [(256*batch), 3] by [(2048*batch), 1].
+  const Dim rows = Dim::symbol("rows"), picks = Dim::symbol("picks");
+  EXPECT_EQ(gather_nd_shape<Dim>(0, {rows, 3}, {picks, 1}).value(), (Dims{picks, 3}));
+  EXPECT_EQ(gather_nd_shape<Dim>(1, {kBatch, 6, 3}, {kBatch, 4, 1}).value(), (Dims{kBatch, 4, 3}));
+  // Batch dims the type cannot compare: accepted where it has unknown().
+  EXPECT_EQ(gather_nd_shape<Dim>(1, {kBatch, 6}, {kSeq, 1}).value(), (Dims{kSeq}));
+  EXPECT_TRUE(fails_with(gather_nd_shape<int64_t>(1, {2, 6}, {3, 1}), ErrorCode::kInvalidArgument,
+                         "batch dim 0 of data [2,6] and of indices [3,1] differ"));
+  EXPECT_TRUE(fails_with(gather_nd_shape<int64_t>(0, {3, 4}, {2, 3}), ErrorCode::kInvalidArgument,
+                         "have a last dim outside [1, 2]"));
+  EXPECT_TRUE(fails_with(gather_nd_shape<int64_t>(0, {3, 4}, {2, 0}), ErrorCode::kInvalidArgument,
+                         "have a last dim outside [1, 2]"));
+  EXPECT_TRUE(fails_with(gather_nd_shape<int64_t>(2, {3, 4}, {3, 4, 1}),
+                         ErrorCode::kInvalidArgument, "batch_dims 2 must be below"));
+  EXPECT_TRUE(fails_with(gather_nd_shape<int64_t>(0, {}, {1}), ErrorCode::kInvalidArgument,
+                         "batch_dims 0 must be below"));
+  EXPECT_TRUE(fails_with(gather_nd_shape<Dim>(0, {3, 4}, {2, kSeq}), ErrorCode::kUnsupported,
+                         "the tuple length (last dim of indices [2,seq]) is not known"));
+}
+
 TEST(ShapeFnTensor, RangeCountsOrFollowsItsLimit) {
   EXPECT_EQ(range_shape<int64_t>(0, 10, 3).value(), (Ints{4}));
   EXPECT_EQ(range_shape<int64_t>(10, 0, -2).value(), (Ints{5}));
