@@ -2,7 +2,7 @@
 // (im2col + SGEMM, a direct depthwise kernel), Gemm/MatMul with fused
 // epilogues (bias, residual Add, activations; a following BatchNormalization
 // folded into the Conv weights), fused element-wise chains, pools, Softmax,
-// LayerNormalization, ReduceMean/Sum and layout ops; everything else falls
+// LayerNormalization, the Reduce* family and layout ops; everything else falls
 // back to the reference through CompilingBackend.
 //
 //   auto be = std::make_unique<blas::BlasBackend>();

@@ -12,6 +12,7 @@
 #include "backends/blas/op.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/reduce.h"
 #include "ops/shape_fn_tensor.h"
 #include "ops/window.h"
 
@@ -247,7 +248,8 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
       return p;
     });
   }
-  // ReduceMean / ReduceSum
+  // The Reduce* family (ops/reduce.h).
+  const ops::ReduceKind kind = *ops::reduce_kind(op);
   std::vector<int64_t> axes;
   bool present = false;
   const int64_t input_from = op == "ReduceSum" ? 13 : 18;
@@ -256,7 +258,6 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
   HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
   const bool keep = ra.keepdims;
   const bool noop = ra.noop_with_empty_axes;
-  const bool mean = op == "ReduceMean";
   return PlanFn([=](const std::vector<dims_t>& in, const PlanEnv&) -> Result<OpPlan> {
     const dims_t& x = in[0];
     if (axes.empty() && noop) return copy_plan(x);
@@ -272,7 +273,7 @@ Result<PlanFn> make_norm(const Graph& g, const Node& n) {
     p.outputs = {out};
     p.kernel = "reduce.f32.blas.strided";
     p.run = [=](const RunArgs& r) {
-      kernels::reduce(x, red, mean, r.inputs[0], r.outputs[0], *r.pool);
+      kernels::reduce(x, red, kind, r.inputs[0], r.outputs[0], *r.pool);
     };
     return p;
   });
@@ -341,7 +342,7 @@ Result<Unit> create_simple(const BlockInfo& b, const Node& n) {
     u.inputs = {n.inputs[0]};
     f = make_pool(n);
   } else if (op == "Softmax" || op == "LogSoftmax" || op == "LayerNormalization" ||
-             op == "ReduceMean" || op == "ReduceSum") {
+             ops::reduce_kind(op)) {
     u.inputs = {n.inputs[0]};
     f = make_norm(g, n);
   } else if (op == "Transpose") {

@@ -7,6 +7,7 @@
 #include "backends/common/host_eval.h"
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
+#include "ops/reduce.h"
 
 namespace hone::blas {
 namespace {
@@ -36,7 +37,7 @@ size_t data_inputs(const Node& n, int64_t opset) {
   const std::string& op = n.op_type;
   if (op == "Reshape") return 1;
   if ((op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum") && opset >= 13) return 1;
-  if (op == "ReduceMean" && opset >= 18) return 1;
+  if (ops::reduce_kind(op) && opset >= 18) return 1;
   return n.inputs.size();
 }
 
@@ -119,8 +120,6 @@ std::string why_not(const Graph& g, const Node& n) {
                                              "Softmax",
                                              "LogSoftmax",
                                              "LayerNormalization",
-                                             "ReduceMean",
-                                             "ReduceSum",
                                              "Reshape",
                                              "Flatten",
                                              "Squeeze",
@@ -140,7 +139,7 @@ std::string why_not(const Graph& g, const Node& n) {
   const bool unary = unary_instr(g, n, &instr);
   const bool binary = binary_op(n, &bop);
   const std::string& op = n.op_type;
-  if (!unary && !binary && !kOps.count(op)) {
+  if (!unary && !binary && !kOps.count(op) && !ops::reduce_kind(op)) {
     if (op == "Clip") return "Clip bounds must be constant f32 scalars";
     if (op == "Gelu") return "Gelu approximate must be 'none' or 'tanh'";
     return "no blas kernel for " + op;
@@ -218,7 +217,7 @@ std::string why_not(const Graph& g, const Node& n) {
     return known_at_plan(g, n, 1)
                ? ""
                : "the shape is computed at run time, not from constants and dims";
-  if (op == "Squeeze" || op == "Unsqueeze" || op == "ReduceSum" || op == "ReduceMean") {
+  if (op == "Squeeze" || op == "Unsqueeze" || ops::reduce_kind(op)) {
     if (data < n.inputs.size() && n.inputs.size() > 1 && n.inputs[1] >= 0 && !is_const_i64(g, n, 1))
       return "axes must be a constant i64 tensor";
     return {};

@@ -65,8 +65,8 @@ void layer_norm(int64_t rows, int64_t size, float eps, const float* x, const flo
       grain);
 }
 
-void reduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, bool mean,
-            const float* x, float* y, ThreadPool& pool) {
+void reduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced,
+            ops::ReduceKind kind, const float* x, float* y, ThreadPool& pool) {
   // Split the dims into kept (output) and reduced ones, with input strides.
   const size_t r = dims.size();
   std::vector<int64_t> stride(r, 1);
@@ -79,6 +79,25 @@ void reduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, 
   int64_t out_n = 1, red_n = 1;
   for (int64_t d : kd) out_n *= d;
   for (int64_t d : rd) red_n *= d;
+  const bool sum = kind == ops::ReduceKind::kSum || kind == ops::ReduceKind::kMean;
+  // The other kinds read the reduced values by offset, in ops::reduce_f64
+  // (the reference's formulas: NaN propagated by Max/Min, the identities of
+  // an empty set), which may pass over them twice (LogSumExp).
+  std::vector<int64_t> offsets;
+  if (!sum) {
+    offsets.resize(static_cast<size_t>(red_n));
+    std::vector<int64_t> idx(rd.size(), 0);
+    int64_t off = 0;
+    for (int64_t t = 0; t < red_n; ++t) {
+      offsets[static_cast<size_t>(t)] = off;
+      for (size_t k = rd.size(); k-- > 0;) {
+        off += rs[k];
+        if (++idx[k] < rd[k]) break;
+        off -= rs[k] * rd[k];
+        idx[k] = 0;
+      }
+    }
+  }
   const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(red_n, 1));
   pool.parallel_for(
       out_n,
@@ -90,11 +109,18 @@ void reduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, 
             base += (rem % kd[k]) * ks[k];
             rem /= kd[k];
           }
-          double sum = 0.0;
+          if (!sum) {
+            const float* at = x + base;
+            y[o] = static_cast<float>(ops::reduce_f64(kind, red_n, [&](int64_t t) {
+              return static_cast<double>(at[offsets[static_cast<size_t>(t)]]);
+            }));
+            continue;
+          }
+          double total = 0.0;
           std::fill(idx.begin(), idx.end(), 0);
           int64_t off = 0;
           for (int64_t t = 0; t < red_n; ++t) {
-            sum += x[base + off];
+            total += x[base + off];
             // Odometer over the reduced dims.
             for (size_t k = rd.size(); k-- > 0;) {
               off += rs[k];
@@ -103,7 +129,8 @@ void reduce(const std::vector<int64_t>& dims, const std::vector<bool>& reduced, 
               idx[k] = 0;
             }
           }
-          y[o] = static_cast<float>(mean ? sum / static_cast<double>(red_n) : sum);
+          y[o] = static_cast<float>(
+              kind == ops::ReduceKind::kMean ? total / static_cast<double>(red_n) : total);
         }
       },
       grain);
