@@ -69,4 +69,30 @@ Result<GatherNdLayout> gather_nd_layout(const std::vector<int64_t>& x,
   return l;
 }
 
+Result<std::vector<int64_t>> gather_nd_offsets(const GatherNdLayout& l,
+                                               const std::vector<int64_t>& idx) {
+  const int64_t rows = l.batch * l.tuples;
+  if (static_cast<int64_t>(idx.size()) < rows * l.k)
+    return fail(ErrorCode::kInvalidArgument, "GatherND has " + std::to_string(idx.size()) +
+                                                 " indices for " + std::to_string(rows) +
+                                                 " tuples of " + std::to_string(l.k));
+  std::vector<int64_t> off(static_cast<size_t>(rows));
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t o = (r / std::max<int64_t>(l.tuples, 1)) * l.batch_block;
+    for (int64_t j = 0; j < l.k; ++j) {
+      const auto uj = static_cast<size_t>(j);
+      int64_t v = idx[static_cast<size_t>(r * l.k + j)];
+      if (v < -l.dims[uj] || v >= l.dims[uj])
+        return fail(ErrorCode::kInvalidArgument,
+                    "GatherND index " + std::to_string(v) + " (tuple " + std::to_string(r) +
+                        ", position " + std::to_string(j) + ") is out of range for dim " +
+                        std::to_string(l.dims[uj]));
+      if (v < 0) v += l.dims[uj];
+      o += v * l.strides[uj];
+    }
+    off[static_cast<size_t>(r)] = o;
+  }
+  return off;
+}
+
 }  // namespace hone::ops

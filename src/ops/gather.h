@@ -4,7 +4,8 @@
 // kernel copies rows through. The backends that plan Gather of known indices
 // themselves (blas, cuda) take it from here. GatherND's view (gather_nd_layout)
 // is here too: the reference, onednn's own step and cuda's kernel read
-// their tuples through it.
+// their tuples through it, and blas plans tuples known before the run by
+// gather_nd_offsets.
 //
 //   HONE_TRY(ops::GatherRows g, ops::gather_rows({3, 4}, 0, {-1}, {1}));
 //   // g.idx == {2}, g.out == {1, 4}, g.outer == 1, g.dim == 3, g.inner == 4
@@ -47,5 +48,13 @@ struct GatherNdLayout {
 [[nodiscard]] Result<GatherNdLayout> gather_nd_layout(const std::vector<int64_t>& x,
                                                       const std::vector<int64_t>& idx,
                                                       int64_t batch_dims);
+
+/// Where in the data each of the batch * tuples slices of GatherND with
+/// layout `l` starts (element offsets, in output order), from its index
+/// tuples `idx` (every index, in order) known before it runs. Invalid
+/// argument for a short `idx` or an index outside [-dim, dim) (naming it,
+/// its tuple and its position in the tuple); a negative one counts from the end.
+[[nodiscard]] Result<std::vector<int64_t>> gather_nd_offsets(const GatherNdLayout& l,
+                                                             const std::vector<int64_t>& idx);
 
 }  // namespace hone::ops

@@ -1,8 +1,8 @@
 // Host nodes and the ops that read indices, bounds, shapes or masks known
 // when the plan is built. Host nodes (common/host_eval.h: the shape
 // arithmetic, masks and tables exporters compute from dims) are evaluated
-// once per input-shape signature and run nothing. Gather, Slice, Split,
-// Expand and Where then read their indices, bounds, target shape or
+// once per input-shape signature and run nothing. Gather, GatherND, Slice,
+// Split, Expand and Where then read their indices, bounds, target shape or
 // condition as plan constants (support.cpp checked that each is a constant or
 // a host value) and run as strided copies or one select pass.
 #include <algorithm>
@@ -62,6 +62,28 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   p.kernel = "gather.f32.blas.rows";
   p.run = [g = std::move(*g)](const RunArgs& r) {
     kernels::gather_rows(g.outer, g.dim, g.inner, g.idx, r.inputs[0], r.outputs[0], *r.pool);
+  };
+  return p;
+}
+
+/// GatherND by index tuples known when the plan is built (DLRM's pairs):
+/// each tuple starts a slice at a multiple of the slice's size, so the data
+/// is read as rows of that size and the slices are copied as Gather's rows.
+Result<OpPlan> plan_gather_nd(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
+  HONE_TRY(std::vector<int64_t> idx, host_eval::ints(n, 1, env.known, "GatherND indices"));
+  const Tensor* idx_t = env.known.value(n.inputs[1]);
+  auto l = ops::gather_nd_layout(in[0], idx_t->shape(), n.attr_int("batch_dims", 0));
+  if (!l) return fail(std::move(l).error().add_context("in " + n.describe()));
+  auto off = ops::gather_nd_offsets(*l, idx);
+  if (!off) return fail(std::move(off).error().add_context("in " + n.describe()));
+  const int64_t slice = l->slice;
+  std::vector<int64_t> rows;
+  for (int64_t o : *off) rows.push_back(slice == 0 ? 0 : o / slice);
+  OpPlan p;
+  p.outputs = {l->out};
+  p.kernel = "gathernd.f32.blas.rows";
+  p.run = [rows = std::move(rows), slice](const RunArgs& r) {
+    kernels::gather_rows(1, 0, slice, rows, r.inputs[0], r.outputs[0], *r.pool);
   };
   return p;
 }
@@ -156,6 +178,10 @@ Result<Unit> create_index(const BlockInfo& b, const Node& n) {
   if (op == "Gather") {
     f = [node](const std::vector<dims_t>& in, const PlanEnv& env) {
       return plan_gather(node, in, env);
+    };
+  } else if (op == "GatherND") {
+    f = [node](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_gather_nd(node, in, env);
     };
   } else if (op == "Slice") {
     f = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {

@@ -360,7 +360,8 @@ Result<Unit> create_simple(const BlockInfo& b, const Node& n) {
 Result<Unit> create_unit(const BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed) {
   const std::string& op = n.op_type;
   if (host_eval::host_node(b.g, n, kHostPolicy, b.known)) return create_host(b, n);
-  if (op == "Gather" || op == "Slice" || op == "Split" || op == "Expand" || op == "Where")
+  if (op == "Gather" || op == "GatherND" || op == "Slice" || op == "Split" || op == "Expand" ||
+      op == "Where")
     return create_index(b, n);
   if (op == "Pad") return create_pad(b, n);
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);

@@ -43,7 +43,8 @@ size_t data_inputs(const Node& n, int64_t opset) {
 
 /// Ops whose indices, bounds, shape or condition must be known at plan time.
 bool op_reads_known(const std::string& op) {
-  return op == "Gather" || op == "Slice" || op == "Split" || op == "Expand" || op == "Where";
+  return op == "Gather" || op == "GatherND" || op == "Slice" || op == "Split" || op == "Expand" ||
+         op == "Where";
 }
 
 /// Input `i` is a constant or a host value (known when the plan is built).
@@ -76,10 +77,12 @@ std::string why_not_index(const Graph& g, const Node& n) {
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (n.inputs[i] >= 0 && !known_at_plan(g, n, i))
       return "input " + std::to_string(i) +
-             (op == "Gather" ? " (indices) is computed at run time (blas gathers by indices "
-                               "known when the plan is built)"
-                             : " is computed at run time, not from constants and dims");
-  if (op == "Gather" && !known_at_plan(g, n, 1)) return "the indices are missing";
+             (op == "Gather" || op == "GatherND"
+                  ? " (indices) is computed at run time (blas gathers by indices known when the "
+                    "plan is built)"
+                  : " is computed at run time, not from constants and dims");
+  if ((op == "Gather" || op == "GatherND") && !known_at_plan(g, n, 1))
+    return "the indices are missing";
   if (op == "Expand" && !known_at_plan(g, n, 1)) return "the shape is missing";
   if (op == "Split") {
     for (size_t i = 0; i < n.outputs.size(); ++i)

@@ -301,6 +301,14 @@ std::vector<OpCase> tensor_cases() {
   OpInput nd_idx = given(DType::kI64, {3, 2}, {1, 0, 0, 2, 1, 2});
   nd_idx.constant = true;
   t.push_back({"GatherND_constant_indices", "GatherND", 13, {in({2, 3, 4}), nd_idx}});
+  // Constant tuples per batch row, negatives among them (blas plans them).
+  OpInput nd_rows = given(DType::kI64, {2, 2, 1}, {-1, 0, 2, -3});
+  nd_rows.constant = true;
+  t.push_back({"GatherND_constant_batch_dims1_negative",
+               "GatherND",
+               13,
+               {in({2, 3, 4}), nd_rows},
+               {{"batch_dims", int64_t{1}}}});
   // Gather of many constant indices (swin v2's relative-position table: more
   // than cuda's 64 copies), negative ones among them.
   std::vector<double> many;
