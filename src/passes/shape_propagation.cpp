@@ -362,6 +362,13 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
                              ? ops::gather_shape(axis, data->dims(), idx->dims())
                              : ops::gather_elements_shape(axis, data->dims(), idx->dims()));
   }
+  if (op == "GatherND") {
+    const Shape* data = shape_of(0);
+    const Shape* idx = shape_of(1);
+    if (!data || !idx) return std::nullopt;
+    return shape_or_none(
+        ops::gather_nd_shape(n.attr_int("batch_dims", 0), data->dims(), idx->dims()));
+  }
   if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
     // The dtype first: it is known even where a shape is not.
     if (op == "ArgMax" || op == "ArgMin") *dtype = DType::kI64;

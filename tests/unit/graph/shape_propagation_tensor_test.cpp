@@ -52,7 +52,13 @@ TEST(ShapePropagationTensor, ReductionsArgMaxAndGathers) {
   ValueId arg = b.op("ArgMax", {x}, {{"axis", int64_t{1}}, {"keepdims", int64_t{0}}});
   ValueId idx = b.input("idx", DType::kI64, Shape{batch, 2, 8});
   ValueId picked = b.op("GatherElements", {x, idx}, {{"axis", int64_t{1}}});
-  for (ValueId v : {summed, all, open, arg, picked}) b.output(v);
+  // GatherND (ops::gather_nd_shape): rows by tuples per batch row; a tuple
+  // length nobody knows leaves the shape unknown.
+  ValueId tuples = b.input("tuples", DType::kI64, Shape{batch, 3, 1});
+  ValueId rows = b.op("GatherND", {x, tuples}, {{"batch_dims", int64_t{1}}});
+  ValueId open_k =
+      b.op("GatherND", {x, b.input("open_k", DType::kI64, Shape{2, Dim::symbol("k")})});
+  for (ValueId v : {summed, all, open, arg, picked, rows, open_k}) b.output(v);
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   passes::propagate_shapes(*g);
@@ -63,6 +69,8 @@ TEST(ShapePropagationTensor, ReductionsArgMaxAndGathers) {
   EXPECT_EQ(shape_of(*g, arg), "[batch,8]");
   EXPECT_EQ(g->value(arg).dtype, DType::kI64);
   EXPECT_EQ(shape_of(*g, picked), "[batch,2,8]");
+  EXPECT_EQ(shape_of(*g, rows), "[batch,3,8]");
+  EXPECT_EQ(shape_of(*g, open_k), "none");
 }
 
 TEST(ShapePropagationTensor, CastAndArgMaxTakeTheirDtype) {
