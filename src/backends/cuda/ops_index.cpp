@@ -2,7 +2,8 @@
 // read their indices, bounds and target shape when the plan is built (each is
 // a constant or a host value: supports() checked), so on the device they are
 // views (one index or a contiguous range of the outermost non-trivial axis),
-// strided copies, or one gather kernel. Host nodes (common/host_eval.h) are
+// strided copies (up to 64 indices), or one gather kernel reading the
+// indices from their device copy (more indices). Host nodes (common/host_eval.h) are
 // evaluated here too, once per shape signature, and launch nothing.
 #include <algorithm>
 
@@ -37,7 +38,20 @@ class HostOp final : public Op {
   Node node_;
 };
 
-Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env) {
+/// At most this many indices are gathered by one strided copy each; more by
+/// one kernel reading the indices on the device.
+constexpr int64_t kGatherCopies = 64;
+
+/// Whether Gather `n`'s unit takes its indices as a device input: they are
+/// computed from shapes (their count is known only when planned) or a
+/// constant of more than kGatherCopies indices.
+bool gather_reads_indices(const Graph& g, const Node& n) {
+  const Value& v = g.value(n.inputs[1]);
+  return !v.initializer || v.initializer->numel() > kGatherCopies;
+}
+
+Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env,
+                           bool device_indices) {
   HONE_TRY(std::vector<int64_t> indices, host_eval::ints(n, 1, env, "Gather indices"));
   HONE_TRY(const ops::GatherRows g, ops::gather_rows(in[0], ops::axis_attr(n), std::move(indices),
                                                      env.value(n.inputs[1])->shape()));
@@ -47,13 +61,34 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
   // One index with nothing outside it (q = qkv[0]): the same bytes.
   if (idx.size() == 1 && outer == 1) return view(out, "gather.f32.cuda.view", idx[0] * inner);
   const auto count = static_cast<int64_t>(idx.size());
-  if (count > 64)
-    return fail(ErrorCode::kUnsupported,
-                "Gather of " + std::to_string(count) + " indices (cuda copies at most 64)");
+  const int64_t dim = g.dim;
   OpPlan p;
   p.outputs = {out};
+  if (count > kGatherCopies) {
+    // Many indices (a relative-position table's 768): one kernel reading the
+    // indices from their device copy (the unit's input 1; ops::gather_rows
+    // has checked them), not one copy per index.
+    if (!device_indices)
+      return fail(ErrorCode::kInternal,
+                  "Gather of " + std::to_string(count) + " indices without their device copy");
+    const DType t = env.value(n.inputs[1])->dtype();
+    if (t != DType::kI64 && t != DType::kI32)
+      return fail(ErrorCode::kUnsupported,
+                  "Gather indices are " + std::string(dtype_name(t)) + "; cuda reads i64 or i32");
+    p.kernel = std::string("gather.f32.cuda.device_indices_") + (t == DType::kI64 ? "i64" : "i32");
+    const long long total = outer * count * inner;
+    const int is64 = t == DType::kI64 ? 1 : 0;
+    p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+      if (total == 0) return {};
+      HONE_TRY(CUfunction f, c.fixed.function("hone_gather_indices"));
+      CUdeviceptr xi = b.in[0], ii = b.in[1], y = b.out[0];
+      long long o = outer, k = count, d = dim, r = inner;
+      int w = is64;
+      return launch_1d(c.d, f, c.stream, total, {&xi, &ii, &y, &o, &k, &d, &r, &w});
+    };
+    return p;
+  }
   p.kernel = "gather.f32.cuda.copy";
-  const int64_t dim = g.dim;
   // Each index is one strided copy of [outer, inner] (few indices here: the
   // indices that exporters gather data with are a handful of constants).
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
@@ -154,11 +189,13 @@ Result<Unit> create_index(const BlockInfo& b, const Node& n) {
   u.outputs = n.op_type == "Split" ? n.outputs : std::vector<ValueId>{n.outputs[0]};
   const Node node = n;
   Planner p;
-  if (n.op_type == "Gather")
-    p = [node](const std::vector<dims_t>& in, const PlanEnv& env) {
-      return plan_gather(node, in, env);
+  if (n.op_type == "Gather") {
+    const bool device_indices = gather_reads_indices(g, n);
+    if (device_indices) u.inputs.push_back(n.inputs[1]);
+    p = [node, device_indices](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_gather(node, in, env, device_indices);
     };
-  else if (n.op_type == "Slice")
+  } else if (n.op_type == "Slice")
     p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {
       return plan_slice(g, node, in, env);
     };

@@ -90,6 +90,14 @@ DType known_dtype(const Graph& g, ValueId v) {
         "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or", "Xor"};
     if (p.domain.empty() && kBools.count(p.op_type)) return DType::kBool;
     if (p.domain.empty() && (p.op_type == "ArgMax" || p.op_type == "ArgMin")) return DType::kI64;
+    if (p.domain.empty() && p.op_type == "TopK" && p.outputs.size() > 1 && p.outputs[1] == v)
+      return DType::kI64;
+    // Views and joins keep their data's dtype (index tuples unsqueezed and
+    // concatenated before a GatherND).
+    static const std::set<std::string> kKeep = {"Unsqueeze", "Squeeze",  "Reshape",
+                                                "Flatten",   "Identity", "Concat"};
+    if (p.domain.empty() && kKeep.count(p.op_type) && !p.inputs.empty())
+      return known_dtype(g, p.inputs[0]);
     if (p.op_type == "Cast" && p.domain.empty()) {
       // ONNX's codes of the dtypes these ops read (TensorProto.DataType).
       const int64_t to = ops::cast_to(p);

@@ -1,4 +1,4 @@
-// The cuda backend's ArgMax/ArgMin (i64 indices), Tile (a strided copy),
+// The cuda backend's ArgMax/ArgMin (of f32, i64 or i32; i64 indices), Tile (a strided copy),
 // InstanceNormalization, and the ops on bool tensors made at run time: a
 // Where whose condition is such a tensor, the comparisons of f32 values that
 // make one, and Not/And/Or/Xor. A bool tensor on the device is one byte an
@@ -19,6 +19,12 @@ namespace hone::cuda {
 Result<Unit> create_resize(const BlockInfo& b, const Node& n);  // ops_resize.cpp
 Result<Unit> create_rnn(const BlockInfo& b, const Node& n);     // ops_rnn.cpp
 std::string rnn_why_not(const Graph& g, const Node& n);         // ops_rnn.cpp
+// TopK, GatherND and the Concat of integers (ops_select.cpp).
+bool select_op(const Graph& g, const Node& n);
+std::string select_why_not(const Graph& g, const Node& n);
+Result<Unit> create_select(const BlockInfo& b, const Node& n);
+std::string conv_transpose_why_not(const Graph& g, const Node& n);  // ops_conv_transpose.cpp
+Result<Unit> create_conv_transpose(const BlockInfo& b, const Node& n);
 
 namespace {
 
@@ -59,7 +65,9 @@ std::string output_is(const Graph& g, const Node& n, DType want) {
   return {};
 }
 
-Result<OpPlan> plan_argreduce(const Node& n, const std::vector<dims_t>& in) {
+/// ArgMax/ArgMin of f32 (hone_argreduce: NaN as the reference) or of i64
+/// and i32 values (hone_argreduce_int: token ids), `t` the input's dtype.
+Result<OpPlan> plan_argreduce(const Node& n, DType t, const std::vector<dims_t>& in) {
   const dims_t& x = in[0];
   if (x.empty()) return fail(ErrorCode::kUnsupported, n.op_type + " of a scalar");
   HONE_TRY(const ops::ReduceAttrs ra, ops::reduce_attrs(n));
@@ -81,16 +89,22 @@ Result<OpPlan> plan_argreduce(const Node& n, const std::vector<dims_t>& in) {
   p.outputs = {out};
   p.dtypes = {DType::kI64};
   const int is_min = n.op_type == "ArgMin" ? 1 : 0, last = ra.select_last_index ? 1 : 0;
-  p.kernel = std::string(is_min ? "argmin" : "argmax") + ".f32.cuda.block_rows";
+  const bool integer = t == DType::kI64 || t == DType::kI32;
+  if (!integer && !is_f32(t))
+    return fail(ErrorCode::kUnsupported, n.op_type + " of " + std::string(dtype_name(t)));
+  p.kernel = std::string(is_min ? "argmin" : "argmax") + "." +
+             std::string(dtype_name(integer ? t : DType::kF32)) + ".cuda.block_rows";
   const long long r = x[a];
+  const int is64 = t == DType::kI64 ? 1 : 0;
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    HONE_TRY(CUfunction f, c.fixed.function("hone_argreduce"));
+    if (outer * inner == 0) return {};
+    HONE_TRY(CUfunction f, c.fixed.function(integer ? "hone_argreduce_int" : "hone_argreduce"));
     CUdeviceptr xi = b.in[0], y = b.out[0];
     long long o = outer, rr = r, i = inner;
-    int mn = is_min, l = last;
-    return launch(c.d, f, c.stream,
-                  static_cast<unsigned>(std::min<long long>(outer * inner, 65535)), 256,
-                  {&xi, &y, &o, &rr, &i, &mn, &l});
+    int mn = is_min, l = last, w = is64;
+    const auto blocks = static_cast<unsigned>(std::min<long long>(outer * inner, 65535));
+    if (integer) return launch(c.d, f, c.stream, blocks, 256, {&xi, &y, &o, &rr, &i, &mn, &l, &w});
+    return launch(c.d, f, c.stream, blocks, 256, {&xi, &y, &o, &rr, &i, &mn, &l});
   };
   return p;
 }
@@ -210,16 +224,19 @@ bool tensor_op(const Graph& g, const Node& n) {
                                              "Resize", "LSTM",   "GRU"};
   const std::string& op = n.op_type;
   return kOps.count(op) || compare_codes().count(op) || logic_codes().count(op) ||
-         where_on_device(g, n);
+         where_on_device(g, n) || select_op(g, n) || op == "ConvTranspose";
 }
 
 std::string tensor_op_why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "LSTM" || op == "GRU") return rnn_why_not(g, n);
+  if (op == "ConvTranspose") return conv_transpose_why_not(g, n);
+  if (select_op(g, n)) return select_why_not(g, n);
   if (n.inputs.empty() || n.inputs[0] < 0) return "input 0 is missing";
   if (op == "ArgMax" || op == "ArgMin") {
     if (Result<ops::ReduceAttrs> a = ops::reduce_attrs(n); !a) return a.error().message();
-    if (std::string why = f32_inputs(g, n, 0, 1); !why.empty()) return why;
+    if (const DType t = known_dtype(g, n.inputs[0]); t != DType::kI64 && t != DType::kI32)
+      if (std::string why = f32_inputs(g, n, 0, 1); !why.empty()) return why;
     return output_is(g, n, DType::kI64);
   }
   if (op == "Tile") {
@@ -279,6 +296,8 @@ Result<Unit> create_tensor_op(const BlockInfo& b, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Resize") return create_resize(b, n);
   if (op == "LSTM" || op == "GRU") return create_rnn(b, n);
+  if (op == "ConvTranspose") return create_conv_transpose(b, n);
+  if (select_op(b.g, n)) return create_select(b, n);
   Unit u;
   u.label = n.describe();
   u.outputs = {n.outputs[0]};
@@ -286,7 +305,10 @@ Result<Unit> create_tensor_op(const BlockInfo& b, const Node& n) {
   Planner p;
   if (op == "ArgMax" || op == "ArgMin") {
     u.inputs = {n.inputs[0]};
-    p = [node](const std::vector<dims_t>& in, const PlanEnv&) { return plan_argreduce(node, in); };
+    const DType t = known_dtype(b.g, n.inputs[0]);
+    p = [node, t](const std::vector<dims_t>& in, const PlanEnv&) {
+      return plan_argreduce(node, t, in);
+    };
   } else if (op == "Tile") {
     u.inputs = {n.inputs[0]};  // repeats are read when planning
     p = [node](const std::vector<dims_t>& in, const PlanEnv& env) {

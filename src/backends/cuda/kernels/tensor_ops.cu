@@ -1,7 +1,7 @@
-// The cuda backend's fixed kernels for ArgMax/ArgMin, inference
-// BatchNormalization, InstanceNormalization, Resize and the ops that read or
-// write bool tensors (Where with a condition made at run time, comparisons,
-// Not/And/Or/Xor); compiled into one module after prelude.cu and fixed.cu,
+// The cuda backend's fixed kernels for ArgMax/ArgMin (of f32, i64 and i32),
+// inference BatchNormalization, InstanceNormalization, Resize, the ops that
+// read or write bool tensors (Where with a condition made at run time,
+// comparisons, Not/And/Or/Xor), TopK, GatherND and ConvTranspose; compiled into one module after prelude.cu and fixed.cu,
 // whose helpers they use. A bool tensor on the device is one byte an
 // element, 0 or 1, as the host's.
 #include "prelude.cu"
@@ -275,5 +275,148 @@ extern "C" __global__ void hone_gru_step(const float* xw, const float* hr, const
     const float hn = (1.0f - z) * n + z * h[k];
     h[k] = hn;
     if (y) y[k] = hn;
+  }
+}
+
+// Element k of an integer tensor: i64 (is64) or i32, widened.
+__device__ __forceinline__ long long hone_ld_int(const void* x, long long k, int is64) {
+  return is64 ? ((const long long*)x)[k] : (long long)((const int*)x)[k];
+}
+
+// hone_argreduce of integers (i64 token ids, is64, or i32): the same tree,
+// ties to the first index (the last with select_last_index); no NaN.
+extern "C" __global__ void hone_argreduce_int(const void* x, long long* y, long long outer,
+                                              long long r, long long inner, int is_min, int last,
+                                              int is64) {
+  __shared__ long long sv[256];
+  __shared__ long long si[256];
+  const int t = threadIdx.x;
+  for (long long o = blockIdx.x; o < outer * inner; o += gridDim.x) {
+    const long long base = (o / inner) * r * inner + o % inner;
+    long long bv = 0, bi = -1;
+    for (long long k = t; k < r; k += blockDim.x) {
+      const long long u = hone_ld_int(x, base + k * inner, is64);
+      // k grows along this thread's scan: a later equal value wins only with `last`.
+      if (bi < 0 || (is_min ? u < bv : u > bv) || (last && u == bv)) {
+        bv = u;
+        bi = k;
+      }
+    }
+    sv[t] = bv;
+    si[t] = bi;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (t < s && si[t + s] >= 0) {
+        const long long u = sv[t + s], k = si[t + s];
+        bool better = si[t] < 0;
+        if (!better) {
+          if (u == sv[t])
+            better = last ? k > si[t] : k < si[t];
+          else
+            better = is_min ? u < sv[t] : u > sv[t];
+        }
+        if (better) {
+          sv[t] = u;
+          si[t] = k;
+        }
+      }
+      __syncthreads();
+    }
+    if (t == 0) y[o] = si[0];
+    __syncthreads();  // sv and si are reused by the next output
+  }
+}
+
+// u above v in TopK's order of values (ops/topk.h): NaN above every number.
+__device__ __forceinline__ bool hone_nan_greater(float u, float v) {
+  if (u != u || v != v) return u != u && v == v;
+  return u > v;
+}
+
+// TopK of x viewed as [outer, r, inner] along r (ops_select.cpp): one thread
+// per element counts the elements of its row that come before it (the k
+// largest, or smallest, first; equal values by position, so the order is
+// strict), and an element whose count is below k writes itself there. The
+// outputs [outer, k, inner] are sorted, as ops::topk_order's.
+extern "C" __global__ void hone_topk(const float* x, float* vals, long long* idx, long long outer,
+                                     long long r, long long inner, long long k, int largest) {
+  HONE_FOR(i, outer * r * inner) {
+    const long long c = i % inner, j = (i / inner) % r, o = i / (inner * r);
+    const float* row = x + o * r * inner + c;
+    const float u = row[j * inner];
+    long long rank = 0;
+    for (long long m = 0; m < r && rank < k; ++m) {
+      if (m == j) continue;
+      const float v = row[m * inner];
+      const bool above = largest ? hone_nan_greater(v, u) : hone_nan_greater(u, v);
+      const bool below = largest ? hone_nan_greater(u, v) : hone_nan_greater(v, u);
+      if (above || (!below && m < j)) ++rank;
+    }
+    if (rank < k) {
+      const long long at = (o * k + rank) * inner + c;
+      if (vals) vals[at] = u;  // null: that output is not read
+      if (idx) idx[at] = j;
+    }
+  }
+}
+
+// GatherND (ops_select.cpp) over 4-byte words (an element is `w` words:
+// slice, batch_block and s.src count words): output word i is word i % slice
+// of the slice that tuple t = i / slice picks, from batch t / tuples. The
+// tuple's s.rank indices (i64 when is64, else i32; negative ones count from
+// the end) run along dims s.dims with strides s.src. An index out of range
+// gives NaN words (the reference refuses it; a kernel cannot).
+extern "C" __global__ void hone_gather_nd(const unsigned* x, const void* idx, unsigned* y,
+                                          long long total, long long tuples, long long slice,
+                                          long long batch_block, HoneShape s, int is64) {
+  HONE_FOR(i, total) {
+    const long long e = i % slice, t = i / slice;
+    long long off = (t / tuples) * batch_block;
+    bool inside = true;
+    for (int j = 0; j < s.rank; ++j) {
+      long long v = hone_ld_int(idx, t * s.rank + j, is64);
+      if (v < 0) v += s.dims[j];
+      inside = inside && v >= 0 && v < s.dims[j];
+      off += v * s.src[j];
+    }
+    y[i] = inside ? x[off + e] : 0x7fc00000u;
+  }
+}
+
+// ConvTranspose (ops_conv_transpose.cpp), 1-D or 2-D (H = 1), one thread per
+// output element: y[n, m, oh, ow] = bias[m] + the sum over the group's input
+// channels c and kernel taps (kh, kw) of x[n, c, ih, iw] * w[c, m % mg, kh,
+// kw], where oh = ih * sh + kh * dh - ph (and so for w) lands on an input
+// row: the reference's scatter read as a gather, summed in f32.
+extern "C" __global__ void hone_conv_transpose(const float* x, const float* w, const float* bias,
+                                               float* y, long long N, long long C, long long M,
+                                               long long G, long long H, long long W,
+                                               long long OH, long long OW, long long KH,
+                                               long long KW, long long sh, long long sw,
+                                               long long dh, long long dw, long long ph,
+                                               long long pw) {
+  const long long cg = C / G, mg = M / G;
+  HONE_FOR(i, N * M * OH * OW) {
+    const long long ow = i % OW, oh = (i / OW) % OH, m = (i / (OW * OH)) % M,
+                    n = i / (OW * OH * M);
+    const long long g = m / mg, ml = m % mg;
+    float acc = bias ? bias[m] : 0.0f;
+    for (long long kh = 0; kh < KH; ++kh) {
+      const long long th = oh + ph - kh * dh;
+      if (th < 0 || th % sh != 0) continue;
+      const long long ih = th / sh;
+      if (ih >= H) continue;
+      for (long long kw = 0; kw < KW; ++kw) {
+        const long long tw = ow + pw - kw * dw;
+        if (tw < 0 || tw % sw != 0) continue;
+        const long long iw = tw / sw;
+        if (iw >= W) continue;
+        for (long long c = 0; c < cg; ++c) {
+          const long long ci = g * cg + c;
+          acc += x[((n * C + ci) * H + ih) * W + iw] * w[((ci * mg + ml) * KH + kh) * KW + kw];
+        }
+      }
+    }
+    y[i] = acc;
   }
 }
