@@ -280,8 +280,8 @@ bool gathers_on_device(const Graph& g, const Node& n);
 [[nodiscard]] Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n);
 /// Whether `n` runs as a unit of ops_tensor.cpp (create_tensor_op): ArgMax,
 /// ArgMin, Tile, InstanceNormalization, Resize, LSTM, GRU, a Where whose condition is
-/// made at run time, comparisons of f32 values, Not/And/Or/Xor; TopK, GatherND
-/// and the Concat of i64/i32 values (ops_select.cpp); ConvTranspose
+/// made at run time, comparisons of f32 values, Not/And/Or/Xor; TopK, GatherND,
+/// the Concat and Add/Sub/Mul of i64/i32 values (ops_select.cpp); ConvTranspose
 /// (ops_conv_transpose.cpp).
 bool tensor_op(const Graph& g, const Node& n);
 /// Why this backend cannot run tensor op `n` (its own limits; attribute

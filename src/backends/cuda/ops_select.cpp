@@ -3,7 +3,8 @@
 // when the plan is built; values and i64 indices in ops::topk_order's
 // order), GatherND (any batch_dims, i64 or i32 indices read on the device)
 // and the Concat of i64 or i32 values made at run time (GatherND's index
-// tuples). Their kernels are in kernels/tensor_ops.cu; an integer tensor
+// tuples), and Add/Sub/Mul of i64 or i32 values (index arithmetic: a row
+// offset added to TopK's indices). Their kernels are in kernels/tensor_ops.cu; an integer tensor
 // lives on the device with its own bytes (a block input keeps them; an i64
 // element is two 4-byte words to the copies).
 #include <string>
@@ -153,10 +154,54 @@ Result<OpPlan> plan_concat_words(const Node& n, DType t, const std::vector<dims_
   return p;
 }
 
+bool is_int_binary(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul";
+}
+
+/// Add/Sub/Mul of two `t` (i64 or i32) operands broadcast to each other.
+Result<OpPlan> plan_int_binary(const Node& n, DType t, const std::vector<dims_t>& in) {
+  if (in.size() != 2) return fail(ErrorCode::kInvalidArgument, n.op_type + " needs two inputs");
+  HONE_TRY(const dims_t out, broadcast(in[0], in[1]));
+  if (out.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "rank " + std::to_string(out.size()) +
+                                             " (cuda element-wise kernels index up to 6 dims)");
+  const EwArgs args = ew_args(in, out);
+  const long long count = numel_of(out);
+  OpPlan p;
+  p.outputs = {out};
+  p.dtypes = {t};
+  const int code = n.op_type == "Add" ? 0 : n.op_type == "Sub" ? 1 : 2;
+  const int is64 = t == DType::kI64 ? 1 : 0;
+  std::string lower = n.op_type;
+  lower[0] = static_cast<char>(lower[0] - 'A' + 'a');
+  p.kernel = lower + "." + dtype_word(t) + ".cuda";
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    if (count == 0) return {};
+    HONE_TRY(CUfunction f, c.fixed.function("hone_int_binary"));
+    EwArgs a = args;
+    for (size_t k = 0; k < b.in.size(); ++k) a.in[k] = b.in[k];
+    CUdeviceptr y = b.out[0];
+    long long n_ = count;
+    int op = code, w = is64;
+    return launch_1d(c.d, f, c.stream, count, {&y, &a, &n_, &op, &w});
+  };
+  return p;
+}
+
+/// The integer dtype of Add/Sub/Mul `n`'s operands, or kUndefined when
+/// neither is a known integer (an f32 one: the element-wise chains').
+DType int_binary_dtype(const Graph& g, const Node& n) {
+  if (!is_int_binary(n.op_type)) return DType::kUndefined;
+  for (ValueId v : n.inputs)
+    if (const DType t = known_dtype(g, v); t == DType::kI64 || t == DType::kI32) return t;
+  return DType::kUndefined;
+}
+
 }  // namespace
 
 bool select_op(const Graph& g, const Node& n) {
   if (n.op_type == "TopK" || n.op_type == "GatherND") return true;
+  if (int_binary_dtype(g, n) != DType::kUndefined) return true;
   return n.op_type == "Concat" && integer_concat_dtype(g, n) != DType::kUndefined;
 }
 
@@ -180,6 +225,14 @@ std::string select_why_not(const Graph& g, const Node& n) {
       return "indices are " + dtype_word(i) + "; cuda gathers by i64 or i32";
     if (n.attr_int("batch_dims", 0) < 0) return "a negative batch_dims";
     if (node_query::extra_outputs_used(n)) return "more than one output";
+    return {};
+  }
+  if (is_int_binary(op)) {
+    const DType t = int_binary_dtype(g, n);
+    if (n.inputs.size() != 2 || n.inputs[1] < 0) return op + " needs two inputs";
+    for (size_t i = 0; i < 2; ++i)
+      if (const DType u = known_dtype(g, n.inputs[i]); u != t)
+        return "integer " + op + " of " + dtype_word(t) + " and " + dtype_word(u);
     return {};
   }
   // Concat of integers: every input of the same integer dtype.
@@ -215,6 +268,13 @@ Result<Unit> create_select(const BlockInfo& b, const Node& n) {
     const DType index = known_dtype(g, n.inputs[1]);
     p = [node, data, index](const std::vector<dims_t>& in, const PlanEnv&) {
       return plan_gather_nd(node, data, index, in);
+    };
+  } else if (is_int_binary(n.op_type)) {
+    u.inputs = {n.inputs[0], n.inputs[1]};
+    u.outputs = {n.outputs[0]};
+    const DType t = int_binary_dtype(g, n);
+    p = [node, t](const std::vector<dims_t>& in, const PlanEnv&) {
+      return plan_int_binary(node, t, in);
     };
   } else if (n.op_type == "Concat") {
     u.inputs = n.inputs;

@@ -420,3 +420,20 @@ extern "C" __global__ void hone_conv_transpose(const float* x, const float* w, c
     y[i] = acc;
   }
 }
+
+// Integer Add (op 0), Sub (1) or Mul (2) of two i64 (is64) or i32 operands
+// with broadcasting (ops_select.cpp): index arithmetic, a row offset added
+// to TopK's indices. Wraps as the reference's unsigned arithmetic does.
+extern "C" __global__ void hone_int_binary(void* y, HoneEw p, long long n, int op, int is64) {
+  HONE_FOR(i, n) {
+    const long long oa = p.flat[0] ? i : hone_offset(i, p.rank, p.dims, p.st[0]);
+    const long long ob = p.flat[1] ? i : hone_offset(i, p.rank, p.dims, p.st[1]);
+    const unsigned long long a = (unsigned long long)hone_ld_int(p.in[0], oa, is64);
+    const unsigned long long b = (unsigned long long)hone_ld_int(p.in[1], ob, is64);
+    const unsigned long long r = op == 0 ? a + b : op == 1 ? a - b : a * b;
+    if (is64)
+      ((long long*)y)[i] = (long long)r;
+    else
+      ((int*)y)[i] = (int)(unsigned)r;
+  }
+}

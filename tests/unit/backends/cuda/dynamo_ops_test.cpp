@@ -1,10 +1,9 @@
 // The nodes PyTorch's dynamo exporter writes that cuda ran on the reference
 // before (tests/zoo/README.md): CLIP's pooled token (ArgMax of i64 ids, a
 // Concat of i64 index tuples, GatherND), DGCNN's kNN (TopK, GatherND with
-// batch_dims 1), swin v2's relative-position table (a Gather of more than 64
-// constant indices), DCGAN's and U-Net's ConvTranspose. The support
-// decisions run without a device; the comparison with the reference skips
-// without one, naming why.
+// batch_dims 1, an i64 Add of row offsets), swin v2's relative-position table (a Gather of more
+// than 64 constant indices), DCGAN's and U-Net's ConvTranspose. The support decisions run without a
+// device; the comparison with the reference skips without one, naming why.
 #include "cuda_test_util.h"
 
 namespace hone::cuda {
@@ -38,6 +37,8 @@ Graph dynamo_graph() {
                     {{"batch_dims", int64_t{1}}});
   b.output(nb, "neighbours");
   b.output(topk[0], "nearness");
+  // Its flat neighbour indices: each cloud's row offset added to TopK's i64 output.
+  b.output(b.add(topk[1], i64s(b, {2, 1, 1}, {0, 9})), "flat");
   // swin v2: a bias table read through 100 constant indices.
   Ints many;
   for (int64_t i = 0; i < 100; ++i) many.push_back((i * 7) % 15 - 3);
