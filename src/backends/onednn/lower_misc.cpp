@@ -291,7 +291,6 @@ bool reads_integers(const Node& n, size_t input) {
   if (n.op_type == "ArgMax" || n.op_type == "ArgMin") return input == 0;
   if (n.op_type == "TopK") return input == 1;  // K, known when the plan is built
   if (n.op_type == "GatherND" || n.op_type == "Concat") return true;  // own_index.cpp, every input
-
   return n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul";
 }
 

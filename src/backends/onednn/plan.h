@@ -297,7 +297,8 @@ std::optional<std::string> misc_why_not(const Graph& g, const Node& n);
 bool lowers_misc(const PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_misc(PlanBuilder& b, const Node& n);
 /// Whether those steps read input `input` of `n` as integers (ArgMax's data,
-/// integer arithmetic's operands, TopK's K).
+/// integer arithmetic's operands, TopK's K, every input of GatherND and of an
+/// integer Concat: own_index.cpp).
 bool reads_integers(const Node& n, size_t input);
 /// Visits the elements of `out` in row-major order, each with the offsets of
 /// N operands read through their broadcast strides (ops::broadcast_strides:
