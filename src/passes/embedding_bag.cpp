@@ -157,7 +157,38 @@ std::string match(const Graph& g, const Node& loop, Bag* bag) {
   return {};
 }
 
-/// The dynamo form's result: Reduce(Reshape(rows, [-1, L, D]), axes=[1], keepdims=0).
+/// The bag's reduction (the body's Reduce op and attributes) of `bags`
+/// [B, L, D] over axis 1 without keepdims, written to `out`; the axes an
+/// input or an attribute as the body's were.
+void add_bag_reduction(passes::Rewriter& rw, const Node& loop, const Node& body_reduce,
+                       ValueId bags, ValueId out) {
+  Node reduce;
+  reduce.name = rw.node_name(loop.name + "_" + body_reduce.op_type);
+  reduce.op_type = body_reduce.op_type;
+  reduce.attrs = body_reduce.attrs;
+  reduce.attrs["keepdims"] = int64_t{0};
+  reduce.inputs = {bags};
+  if (body_reduce.inputs.size() > 1)
+    reduce.inputs.push_back(rw.add_constant(loop.name + "_axes", Tensor::from<int64_t>({1}, {1})));
+  else
+    reduce.attrs["axes"] = std::vector<int64_t>{1};
+  reduce.outputs = {out};
+  rw.add_node(std::move(reduce));
+}
+
+/// TorchScript's form: Reduce(Gather(weight, ids)) over axis 1.
+void lower_torchscript(passes::Rewriter& rw, const Graph& in, const Node& loop, const Bag& bag) {
+  const ValueId rows = rw.new_value(loop.name + "_rows", in.value(bag.weight).dtype);
+  Node gather;
+  gather.name = rw.node_name(loop.name + "_gather");
+  gather.op_type = "Gather";
+  gather.inputs = {bag.weight, bag.ids};
+  gather.outputs = {rows};
+  rw.add_node(std::move(gather));
+  add_bag_reduction(rw, loop, *bag.reduce, rows, loop.outputs[0]);
+}
+
+/// The dynamo form: Reduce(Reshape(rows, [-1, L, D])) over axis 1.
 void lower_dynamo(passes::Rewriter& rw, const Graph& in, const Node& loop,
                   const passes::DynamoBag& d) {
   const ValueId bags = rw.new_value(loop.name + "_bags", in.value(d.rows).dtype);
@@ -168,18 +199,7 @@ void lower_dynamo(passes::Rewriter& rw, const Graph& in, const Node& loop,
                                             Tensor::from<int64_t>({3}, {-1, d.length, d.width}))};
   reshape.outputs = {bags};
   rw.add_node(std::move(reshape));
-  Node reduce;
-  reduce.name = rw.node_name(loop.name + "_" + d.reduce->op_type);
-  reduce.op_type = d.reduce->op_type;
-  reduce.attrs = d.reduce->attrs;
-  reduce.attrs["keepdims"] = int64_t{0};
-  reduce.inputs = {bags};
-  if (d.reduce->inputs.size() > 1)
-    reduce.inputs.push_back(rw.add_constant(loop.name + "_axes", Tensor::from<int64_t>({1}, {1})));
-  else
-    reduce.attrs["axes"] = std::vector<int64_t>{1};
-  reduce.outputs = {in.node(d.concat).outputs[0]};
-  rw.add_node(std::move(reduce));
+  add_bag_reduction(rw, loop, *d.reduce, bags, in.node(d.concat).outputs[0]);
 }
 
 }  // namespace
@@ -222,24 +242,7 @@ Result<Graph> lower_embedding_bag(const Graph& in, PassStats* stats) {
       HONE_LOG_DEBUG("lower_embedding_bag: {} stays: {}", n.describe(), why);
       continue;
     }
-    const ValueId rows = rw.new_value(n.name + "_rows", in.value(bag.weight).dtype);
-    Node gather;
-    gather.name = rw.node_name(n.name + "_gather");
-    gather.op_type = "Gather";
-    gather.inputs = {bag.weight, bag.ids};
-    gather.outputs = {rows};
-    rw.add_node(std::move(gather));
-    Node reduce;
-    reduce.name = rw.node_name(n.name + "_" + bag.reduce->op_type);
-    reduce.op_type = bag.reduce->op_type;
-    reduce.attrs = bag.reduce->attrs;
-    reduce.inputs = {rows};
-    if (bag.reduce->inputs.size() > 1)
-      reduce.inputs.push_back(rw.add_constant(n.name + "_axes", Tensor::from<int64_t>({1}, {1})));
-    else
-      reduce.attrs["axes"] = std::vector<int64_t>{1};
-    reduce.outputs = {n.outputs[0]};
-    rw.add_node(std::move(reduce));
+    lower_torchscript(rw, in, n, bag);
     rw.remove(static_cast<NodeId>(i));
     ++count;
   }

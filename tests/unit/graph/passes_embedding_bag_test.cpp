@@ -22,11 +22,12 @@ Graph exported(const std::string& mode) {
   return g ? *std::move(g) : Graph();
 }
 
-Tensor ids(int64_t batch, uint32_t seed) {
+/// Seeded ids [batch, length] into a table of 20 rows.
+Tensor ids(int64_t batch, uint32_t seed, int64_t length = 5) {
   std::mt19937 rng(seed);
-  std::vector<int64_t> v(static_cast<size_t>(batch * 5));
+  std::vector<int64_t> v(static_cast<size_t>(batch * length));
   for (int64_t& x : v) x = static_cast<int64_t>(rng() % 20);
-  return Tensor::from<int64_t>({batch, 5}, v);
+  return Tensor::from<int64_t>({batch, length}, v);
 }
 
 TEST(PassesEmbeddingBag, TheExportersLoopBecomesGatherAndReduce) {
@@ -82,12 +83,9 @@ Graph dynamo(const std::string& mode) {
 }
 
 std::vector<Tensor> dynamo_inputs(int64_t batch, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<int64_t> v(static_cast<size_t>(batch * 3));
-  for (int64_t& x : v) x = static_cast<int64_t>(rng() % 20);
   return {
       Tensor::from<int64_t>({batch, 2}, std::vector<int64_t>(static_cast<size_t>(batch * 2), 0)),
-      Tensor::from<int64_t>({batch, 3}, v)};
+      ids(batch, seed, 3)};
 }
 
 TEST(PassesEmbeddingBag, TheDynamoExportersLoopBecomesReshapeAndReduce) {
