@@ -44,30 +44,9 @@ Result<ReducePlan> plan_reduce(const std::vector<int64_t>& shape, std::vector<in
       p.out_shape.push_back(shape[i]);
     }
   }
-  p.kept_offs = strided_offsets(kept_dims, kept_strides);
-  p.red_offs = strided_offsets(red_dims, red_strides);
+  p.kept_offs = ops::strided_offsets(kept_dims, kept_strides);
+  p.red_offs = ops::strided_offsets(red_dims, red_strides);
   return p;
-}
-
-std::vector<int64_t> strided_offsets(const std::vector<int64_t>& dims,
-                                     const std::vector<int64_t>& strides) {
-  const int64_t n = shape_numel(dims);
-  std::vector<int64_t> offs(static_cast<size_t>(n));
-  std::vector<int64_t> idx(dims.size(), 0);
-  int64_t off = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    offs[static_cast<size_t>(i)] = off;
-    for (int64_t a = static_cast<int64_t>(dims.size()) - 1; a >= 0; --a) {
-      const size_t ua = static_cast<size_t>(a);
-      if (++idx[ua] < dims[ua]) {
-        off += strides[ua];
-        break;
-      }
-      off -= strides[ua] * (dims[ua] - 1);
-      idx[ua] = 0;
-    }
-  }
-  return offs;
 }
 
 namespace {

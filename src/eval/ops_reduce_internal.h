@@ -25,8 +25,4 @@ struct ReducePlan {
 [[nodiscard]] Result<ReducePlan> plan_reduce(const std::vector<int64_t>& shape,
                                              std::vector<int64_t> axes, bool keepdims);
 
-/// Offsets of every point of the index space `dims` walked with `strides`.
-std::vector<int64_t> strided_offsets(const std::vector<int64_t>& dims,
-                                     const std::vector<int64_t>& strides);
-
 }  // namespace hone::eval

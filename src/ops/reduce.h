@@ -14,6 +14,7 @@
 #include <limits>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace hone::ops {
 
@@ -111,6 +112,30 @@ double reduce_f64(ReduceKind kind, int64_t n, Get at) {
       if (kind == ReduceKind::kLogSum) return std::log(s);
       return s;
   }
+}
+
+/// Offsets of every point of the index space `dims` walked row-major with
+/// `strides` (one point, offset 0, for no dims): a reduction combines
+/// x[kept[i] + reduced[r]] over r, each list walked this way.
+inline std::vector<int64_t> strided_offsets(const std::vector<int64_t>& dims,
+                                            const std::vector<int64_t>& strides) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<int64_t> offs(static_cast<size_t>(n));
+  std::vector<int64_t> idx(dims.size(), 0);
+  int64_t off = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    offs[static_cast<size_t>(i)] = off;
+    for (size_t a = dims.size(); a-- > 0;) {
+      if (++idx[a] < dims[a]) {
+        off += strides[a];
+        break;
+      }
+      off -= strides[a] * (dims[a] - 1);
+      idx[a] = 0;
+    }
+  }
+  return offs;
 }
 
 }  // namespace hone::ops

@@ -21,25 +21,6 @@ namespace {
 using algorithm = dnnl::algorithm;
 using ops::ReduceKind;
 
-/// Offsets of every point of `dims` walked with `strides`, row-major.
-std::vector<int64_t> reduce_walk(const dims_t& dims, const dims_t& strides) {
-  std::vector<int64_t> offs(static_cast<size_t>(shape_numel(dims)));
-  std::vector<int64_t> pos(dims.size(), 0);
-  int64_t off = 0;
-  for (int64_t& o : offs) {
-    o = off;
-    for (size_t a = dims.size(); a-- > 0;) {
-      if (++pos[a] < dims[a]) {
-        off += strides[a];
-        break;
-      }
-      off -= strides[a] * (dims[a] - 1);
-      pos[a] = 0;
-    }
-  }
-  return offs;
-}
-
 /// The own step: out[i] = the reduction of x at kept[i] + red[r] over r.
 void add_own_reduce(PlanBuilder& b, const Node& n, ReduceKind kind, const dims_t& in,
                     const std::vector<bool>& reduced, const dims_t& out) {
@@ -49,8 +30,8 @@ void add_own_reduce(PlanBuilder& b, const Node& n, ReduceKind kind, const dims_t
     (reduced[a] ? rd : kd).push_back(in[a]);
     (reduced[a] ? rs : ks).push_back(strides[a]);
   }
-  auto kept = std::make_shared<const std::vector<int64_t>>(reduce_walk(kd, ks));
-  auto red = std::make_shared<const std::vector<int64_t>>(reduce_walk(rd, rs));
+  auto kept = std::make_shared<const std::vector<int64_t>>(ops::strided_offsets(kd, ks));
+  auto red = std::make_shared<const std::vector<int64_t>>(ops::strided_offsets(rd, rs));
   const BufferRef src = b.plain(n.inputs[0]);
   const BufferRef dst = new_plain_value(b, out, DType::kF32);
   b.add_own_step("reduce_" + std::string(ops::reduce_name(kind)).substr(6),
