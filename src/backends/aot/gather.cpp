@@ -25,11 +25,7 @@ bool gathers_one_constant(const Program& p, const Node& n) {
 
 Result<DimExprs> gather_dims(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
-  HONE_TRY(ValueId iv, data_input(p, n, 1));
-  const ValueInfo& idx = p.values[static_cast<size_t>(iv)];
-  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
-    return fail(unsupported("Gather indices '" + idx.name + "' are " +
-                            std::string(dtype_name(idx.dtype)) + "; aot reads i64 or i32"));
+  HONE_TRY(ValueId iv, index_input(p, n, 1));
   const DimExprs& x = dims_of(p, xv);
   if (x.empty()) return fail(ErrorCode::kInvalidArgument, "Gather data must have rank >= 1");
   p.operands[id] = {xv, iv};

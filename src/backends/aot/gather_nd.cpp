@@ -24,11 +24,7 @@ int64_t batch_dims_of(const Node& n) {
 
 Result<DimExprs> gather_nd_dims(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
-  HONE_TRY(ValueId iv, data_input(p, n, 1));
-  const ValueInfo& idx = p.values[static_cast<size_t>(iv)];
-  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
-    return fail(unsupported("GatherND indices '" + idx.name + "' are " +
-                            std::string(dtype_name(idx.dtype)) + "; aot reads i64 or i32"));
+  HONE_TRY(ValueId iv, index_input(p, n, 1));
   p.operands[id] = {xv, iv};
   return refused(ops::gather_nd_shape(batch_dims_of(n), dims_of(p, xv), dims_of(p, iv)));
 }

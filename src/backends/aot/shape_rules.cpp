@@ -324,6 +324,15 @@ Result<ValueId> data_input(const Program& p, const Node& n, size_t i) {
   return n.inputs[i];
 }
 
+Result<ValueId> index_input(const Program& p, const Node& n, size_t i) {
+  HONE_TRY(ValueId iv, data_input(p, n, i));
+  const ValueInfo& idx = p.values[static_cast<size_t>(iv)];
+  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
+    return fail(unsupported(n.op_type + " indices '" + idx.name + "' are " +
+                            std::string(dtype_name(idx.dtype)) + "; aot reads i64 or i32"));
+  return iv;
+}
+
 ValueId add_synthetic(Program& p, const std::string& name, Tensor t) {
   p.synthetic.push_back(std::move(t));
   ValueInfo v;

@@ -83,6 +83,8 @@ Error unsupported(std::string what);
 bool has_input(const Node& n, size_t i);
 /// Input `i` of `n`, which must be there and f32.
 [[nodiscard]] Result<ValueId> data_input(const Program& p, const Node& n, size_t i);
+/// Input `i` of `n` as indices (Gather's, GatherND's): there, and i64 or i32.
+[[nodiscard]] Result<ValueId> index_input(const Program& p, const Node& n, size_t i);
 /// A shared shape function's result (ops/shape_fn.h), with any refusal
 /// made kUnsupported: a shape aot cannot work out is one it cannot build, and
 /// the partitioner sends the node elsewhere.
