@@ -48,14 +48,15 @@ $CXX -shared -o $P/_hone$EXT /tmp/pyobj/*.o /tmp/pyext/lib/libhone.a \
   -Wl,--start-group $(ls /tmp/g/lib/*.so*) -Wl,--end-group -lgomp -ldl -lpthread \
   || { echo "link failed"; exit 1; }
 echo "extension built in $(( $(date +%s) - t0 )) s: $P/_hone$EXT"
-# The first import on this fresh machine (twice a fresh machine's first import has aborted with
-# "free(): invalid pointer", never a later one): Python's fault handler names the Python line, and
-# glibc's heap checks (MALLOC_CHECK_) catch a bad free where it happens. Then IMPORTS more.
+# The first import on this fresh machine, and IMPORTS more, under glibc's heap checks
+# (MALLOC_CHECK_) and Python's fault handler: while _hone.so exported its own libstdc++, torch
+# (which `import hone` imports) freed a locale through it and every such import aborted with
+# "free(): invalid pointer" (python/exports.map); without the checks it did so only at times.
 first() { cd /tmp && PYTHONPATH=/tmp/pyhone MALLOC_CHECK_=3 $PY -X faulthandler -c \
   "import hone; print('hone', hone.__version__, [b['name'] for b in hone.backends() if b['available']])"; }
 first; echo "first import rc $?"
-bad=0; for i in $(seq 1 ${IMPORTS:-10}); do first > /tmp/import.$i.log 2>&1 || { bad=$((bad+1)); cat /tmp/import.$i.log; }; done
-echo "imports after the first: ${IMPORTS:-10}, failed $bad"
+bad=0; for i in $(seq 1 ${IMPORTS:-2}); do first > /tmp/import.$i.log 2>&1 || { bad=$((bad+1)); cat /tmp/import.$i.log; }; done
+echo "imports after the first: ${IMPORTS:-2}, failed $bad"
 mkdir -p /tmp/pywork
 export PYTHONPATH=/tmp/pyhone HONE_BIN=/tmp/g/bin/hone HONE_GPU_RESNET50=1 HONE_GPU_WORK=/tmp/pywork
 if $PY -c "import pytest" 2>/dev/null; then
