@@ -119,15 +119,15 @@ ValueId index_source(const Graph& g, ValueId v) {
   return v;
 }
 
-/// Equal for every value of the symbols (compared as dims: an expression read
-/// back from a dim's name and the same expression computed here agree).
+/// Equal for every value of the symbols (canonical forms; a dim a file names
+/// "4*batch" was read as hone's "(4*batch)" by ops::dim_from_name).
 bool same_int(const ops::SymInt& a, const ops::SymInt& b) {
-  return a.is_known() && b.is_known() && (a == b || a.dim() == b.dim());
+  return a.is_known() && a == b;
 }
 
 /// A dim whose meaning hone knows: a number, a plain name, or hone's own name
 /// of an expression ("(4*batch)"). Not an exporter's "unk__3" (a name for
-/// "unknown") nor its "4*batch" (an expression hone does not read).
+/// "unknown") nor a name in a notation hone does not read ("Max(1, s0)").
 bool readable(const Dim& d) {
   if (d.is_static() || ops::is_derived(d)) return true;
   const std::string& s = d.symbol_name();
