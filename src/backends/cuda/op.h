@@ -196,6 +196,14 @@ struct BlockInfo : BlockReaders {
 /// unset: size-1 dims dropped, and neighbouring dims that every operand reads
 /// contiguously or not at all merged into one.
 EwArgs ew_args(const std::vector<dims_t>& in, const dims_t& out);
+/// A kernel over operands `in` broadcast to each other (ranks up to
+/// kMaxRank), one `out_dtype` element per output element:
+/// fn(y, EwArgs, n[, code][, extra]), `code` passed when not -1 and `extra`
+/// when given (ops_tensor.cpp: hone_compare, hone_logic, hone_where_bytes;
+/// ops_select.cpp: hone_int_binary).
+[[nodiscard]] Result<OpPlan> plan_broadcast(const std::vector<dims_t>& in, const char* fn, int code,
+                                            DType out_dtype, std::string kernel,
+                                            std::optional<int> extra = std::nullopt);
 /// The CUDA expression of an element-wise node over operand expressions
 /// `args`, or "" when this backend has none for it (or its attributes).
 std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::string>& args);

@@ -161,31 +161,11 @@ bool is_int_binary(const std::string& op) {
 /// Add/Sub/Mul of two `t` (i64 or i32) operands broadcast to each other.
 Result<OpPlan> plan_int_binary(const Node& n, DType t, const std::vector<dims_t>& in) {
   if (in.size() != 2) return fail(ErrorCode::kInvalidArgument, n.op_type + " needs two inputs");
-  HONE_TRY(const dims_t out, broadcast(in[0], in[1]));
-  if (out.size() > static_cast<size_t>(kMaxRank))
-    return fail(ErrorCode::kUnsupported, "rank " + std::to_string(out.size()) +
-                                             " (cuda element-wise kernels index up to 6 dims)");
-  const EwArgs args = ew_args(in, out);
-  const long long count = numel_of(out);
-  OpPlan p;
-  p.outputs = {out};
-  p.dtypes = {t};
   const int code = n.op_type == "Add" ? 0 : n.op_type == "Sub" ? 1 : 2;
-  const int is64 = t == DType::kI64 ? 1 : 0;
   std::string lower = n.op_type;
   lower[0] = static_cast<char>(lower[0] - 'A' + 'a');
-  p.kernel = lower + "." + dtype_word(t) + ".cuda";
-  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    if (count == 0) return {};
-    HONE_TRY(CUfunction f, c.fixed.function("hone_int_binary"));
-    EwArgs a = args;
-    for (size_t k = 0; k < b.in.size(); ++k) a.in[k] = b.in[k];
-    CUdeviceptr y = b.out[0];
-    long long n_ = count;
-    int op = code, w = is64;
-    return launch_1d(c.d, f, c.stream, count, {&y, &a, &n_, &op, &w});
-  };
-  return p;
+  return plan_broadcast(in, "hone_int_binary", code, t, lower + "." + dtype_word(t) + ".cuda",
+                        t == DType::kI64 ? 1 : 0);
 }
 
 /// The integer dtype of Add/Sub/Mul `n`'s operands, or kUndefined when

@@ -179,11 +179,10 @@ Result<OpPlan> plan_instancenorm(const Node& n, const std::vector<dims_t>& in) {
   return p;
 }
 
-/// An element-wise kernel over broadcast operands: `fn` (hone_where_bytes,
-/// hone_compare, hone_logic) with its op code `code` (-1: the kernel takes
-/// none), writing `out_dtype`.
+}  // namespace
+
 Result<OpPlan> plan_broadcast(const std::vector<dims_t>& in, const char* fn, int code,
-                              DType out_dtype, std::string kernel) {
+                              DType out_dtype, std::string kernel, std::optional<int> extra) {
   dims_t out;
   for (const dims_t& d : in) {
     HONE_TRY(out, broadcast(out, d));
@@ -205,14 +204,14 @@ Result<OpPlan> plan_broadcast(const std::vector<dims_t>& in, const char* fn, int
     for (size_t k = 0; k < b.in.size(); ++k) a.in[k] = b.in[k];
     CUdeviceptr y = b.out[0];
     long long n_ = count;
-    int op = code;
-    if (code < 0) return launch_1d(c.d, f, c.stream, count, {&y, &a, &n_});
-    return launch_1d(c.d, f, c.stream, count, {&y, &a, &n_, &op});
+    int op = code, x = extra.value_or(0);
+    std::vector<void*> params = {&y, &a, &n_};
+    if (code >= 0) params.push_back(&op);
+    if (extra) params.push_back(&x);
+    return launch_1d(c.d, f, c.stream, count, std::move(params));
   };
   return p;
 }
-
-}  // namespace
 
 bool where_on_device(const Graph& g, const Node& n) {
   return n.op_type == "Where" && n.inputs.size() == 3 && n.inputs[0] >= 0 &&

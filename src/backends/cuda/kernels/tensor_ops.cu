@@ -6,6 +6,11 @@
 // element, 0 or 1, as the host's.
 #include "prelude.cu"
 
+// Element k of an integer tensor: i64 (is64) or i32, widened.
+__device__ __forceinline__ long long hone_ld_int(const void* x, long long k, int is64) {
+  return is64 ? ((const long long*)x)[k] : (long long)((const int*)x)[k];
+}
+
 // Whether element u at index k beats the best so far (bv at bi; bi < 0:
 // none yet) for ArgMax (is_min 0) or ArgMin: ties go to the first index, or
 // the last with select_last_index. As in the reference's scan from index 0,
@@ -22,20 +27,37 @@ __device__ __forceinline__ bool hone_arg_better(float u, long long k, float bv, 
   return is_min ? u < bv : u > bv;
 }
 
+// The same for integers (i64 token ids or i32, widened): ties as above; no NaN.
+__device__ __forceinline__ bool hone_arg_better(long long u, long long k, long long bv,
+                                                long long bi, int is_min, int last) {
+  if (k < 0) return false;
+  if (bi < 0) return true;
+  if (u == bv) return last ? k > bi : k < bi;
+  return is_min ? u < bv : u > bv;
+}
+
+// Element k of an ArgMax/ArgMin input: f32, or an integer (hone_ld_int).
+__device__ __forceinline__ float hone_arg_ld(const float* x, long long k, int) { return x[k]; }
+__device__ __forceinline__ long long hone_arg_ld(const void* x, long long k, int is64) {
+  return hone_ld_int(x, k, is64);
+}
+
 // y[outer, inner] (i64) = the index along r of the max (or min) of x viewed
-// as [outer, r, inner]. One block of 256 threads per output, a tree in
-// shared memory.
-extern "C" __global__ void hone_argreduce(const float* x, long long* y, long long outer,
-                                          long long r, long long inner, int is_min, int last) {
-  __shared__ float sv[256];
+// as [outer, r, inner], whose elements compare as T (f32, or integers widened
+// to i64). One block of 256 threads per output, a tree in shared memory.
+template <typename T, typename X>
+__device__ __forceinline__ void hone_argreduce_of(X x, long long* y, long long outer, long long r,
+                                                  long long inner, int is_min, int last,
+                                                  int is64) {
+  __shared__ T sv[256];
   __shared__ long long si[256];
   const int t = threadIdx.x;
   for (long long o = blockIdx.x; o < outer * inner; o += gridDim.x) {
-    const float* p = x + (o / inner) * r * inner + o % inner;
-    float bv = 0.0f;
+    const long long base = (o / inner) * r * inner + o % inner;
+    T bv = 0;
     long long bi = -1;
     for (long long k = t; k < r; k += blockDim.x) {
-      const float u = p[k * inner];
+      const T u = hone_arg_ld(x, base + k * inner, is64);
       if (hone_arg_better(u, k, bv, bi, is_min, last)) {
         bv = u;
         bi = k;
@@ -54,6 +76,16 @@ extern "C" __global__ void hone_argreduce(const float* x, long long* y, long lon
     if (t == 0) y[o] = si[0];
     __syncthreads();  // sv and si are reused by the next output
   }
+}
+extern "C" __global__ void hone_argreduce(const float* x, long long* y, long long outer,
+                                          long long r, long long inner, int is_min, int last) {
+  hone_argreduce_of<float>(x, y, outer, r, inner, is_min, last, 0);
+}
+// Of i64 (is64) or i32 values.
+extern "C" __global__ void hone_argreduce_int(const void* x, long long* y, long long outer,
+                                              long long r, long long inner, int is_min, int last,
+                                              int is64) {
+  hone_argreduce_of<long long>(x, y, outer, r, inner, is_min, last, is64);
 }
 
 // Inference BatchNormalization of x viewed as [n / (C·inner), C, inner]
@@ -275,55 +307,6 @@ extern "C" __global__ void hone_gru_step(const float* xw, const float* hr, const
     const float hn = (1.0f - z) * n + z * h[k];
     h[k] = hn;
     if (y) y[k] = hn;
-  }
-}
-
-// Element k of an integer tensor: i64 (is64) or i32, widened.
-__device__ __forceinline__ long long hone_ld_int(const void* x, long long k, int is64) {
-  return is64 ? ((const long long*)x)[k] : (long long)((const int*)x)[k];
-}
-
-// hone_argreduce of integers (i64 token ids, is64, or i32): the same tree,
-// ties to the first index (the last with select_last_index); no NaN.
-extern "C" __global__ void hone_argreduce_int(const void* x, long long* y, long long outer,
-                                              long long r, long long inner, int is_min, int last,
-                                              int is64) {
-  __shared__ long long sv[256];
-  __shared__ long long si[256];
-  const int t = threadIdx.x;
-  for (long long o = blockIdx.x; o < outer * inner; o += gridDim.x) {
-    const long long base = (o / inner) * r * inner + o % inner;
-    long long bv = 0, bi = -1;
-    for (long long k = t; k < r; k += blockDim.x) {
-      const long long u = hone_ld_int(x, base + k * inner, is64);
-      // k grows along this thread's scan: a later equal value wins only with `last`.
-      if (bi < 0 || (is_min ? u < bv : u > bv) || (last && u == bv)) {
-        bv = u;
-        bi = k;
-      }
-    }
-    sv[t] = bv;
-    si[t] = bi;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-      if (t < s && si[t + s] >= 0) {
-        const long long u = sv[t + s], k = si[t + s];
-        bool better = si[t] < 0;
-        if (!better) {
-          if (u == sv[t])
-            better = last ? k > si[t] : k < si[t];
-          else
-            better = is_min ? u < sv[t] : u > sv[t];
-        }
-        if (better) {
-          sv[t] = u;
-          si[t] = k;
-        }
-      }
-      __syncthreads();
-    }
-    if (t == 0) y[o] = si[0];
-    __syncthreads();  // sv and si are reused by the next output
   }
 }
 
