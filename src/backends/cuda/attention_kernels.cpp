@@ -25,18 +25,20 @@ namespace hone::cuda {
 // All kernels number their blocks query tile fastest: one head's tiles run
 // side by side and find its K and V in L2.
 
-int32_t vector_access(const AttnArgs& a) {
-  // Rows of `col` 1 whose start (pointer, row and batch strides) is a multiple of `bytes`.
-  auto rows = [&](CUdeviceptr ptr, int64_t row, int64_t col, const int64_t* st, int64_t bytes) {
-    const int64_t e = bytes / static_cast<int64_t>(sizeof(float));
-    if (col != 1 || ptr % static_cast<CUdeviceptr>(bytes) != 0 || row % e != 0) return false;
+int32_t vector_access(const AttnArgs& a, int64_t elem_bytes) {
+  // Rows of `col` 1 whose start (pointer, row and batch strides) is a
+  // multiple of `e` elements (`e` * elem_bytes bytes).
+  auto rows = [&](CUdeviceptr ptr, int64_t row, int64_t col, const int64_t* st, int64_t e) {
+    if (col != 1 || ptr % static_cast<CUdeviceptr>(e * elem_bytes) != 0 || row % e != 0)
+      return false;
     for (int32_t i = 0; i < a.nb; ++i)
       if (st[i] % e != 0) return false;
     return true;
   };
-  return (rows(a.k, a.k_row, a.k_col, a.sk, 16) ? 1 : 0) |
-         (rows(a.v, a.v_row, a.v_col, a.sv, 16) ? 2 : 0) |
-         (rows(a.o, a.o_row, a.o_col, a.so, 8) ? 4 : 0);
+  // K and V load four elements at once, O stores two.
+  return (rows(a.k, a.k_row, a.k_col, a.sk, 4) ? 1 : 0) |
+         (rows(a.v, a.v_row, a.v_col, a.sv, 4) ? 2 : 0) |
+         (rows(a.o, a.o_row, a.o_col, a.so, 2) ? 4 : 0);
 }
 
 const std::string& attention_source() {

@@ -8,7 +8,8 @@
 // Kernels: hone_attn_simt_{32,64} (f32 arithmetic, 64 query rows per block of
 // 64 threads); on tensor cores, 64 query rows per block of 128 threads, f32
 // accumulation and softmax statistics: hone_attn_mma_{32,64,128}_{bf16,f16}
-// (operands rounded to bf16/f16), hone_attn_tf32_{32,64} (operands rounded to
+// (operands rounded to bf16/f16; the _hio forms read Q, K, V and write O as
+// bf16/f16, under half-precision activations), hone_attn_tf32_{32,64} (operands rounded to
 // tf32) and hone_attn_3xtf32_{32,64} (each product as three tf32 products,
 // about f32's precision). Grid: x = batch index (over the product of the
 // batch dims) times query tiles, the tiles of one batch index adjacent.
@@ -42,15 +43,16 @@ struct AttnArgs {
   int64_t q_row = 0, q_col = 0, k_row = 0, k_col = 0, v_row = 0, v_col = 0, o_row = 0, o_col = 0;
   int32_t nb = 0, len_q = 0, len_k = 0, has_mask = 0;
   float scale = 1.0f;
-  /// Bit 0: K's rows, bit 1: V's rows are contiguous and 16-byte aligned
-  /// (float4 loads); bit 2: O's rows are contiguous and 8-byte aligned
-  /// (float2 stores). Set per launch from the pointers (vector_access()).
+  /// Bit 0: K's rows, bit 1: V's rows are contiguous and aligned to four
+  /// elements (one load of four); bit 2: O's rows are contiguous and aligned
+  /// to two (one store of two). Set per launch from the pointers (vector_access()).
   int32_t vec = 0;
 };
 static_assert(sizeof(AttnArgs) == 336, "must match HoneAttn in kernels/attention.cu");
 
-/// The `vec` bits for `a` with its pointers set.
-int32_t vector_access(const AttnArgs& a);
+/// The `vec` bits for `a` with its pointers set, its elements `elem_bytes`
+/// wide (4: f32; 2: the _hio kernels' bf16/f16).
+int32_t vector_access(const AttnArgs& a, int64_t elem_bytes = 4);
 
 /// The kernels' CUDA source (tests compile it to check it stays valid).
 const std::string& attention_source();

@@ -91,6 +91,10 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
                std::shared_ptr<LtMatmul> lt, size_t rank,
                std::shared_ptr<const DeviceBuffer> bt = nullptr, bool f32_in = false);
 
+/// A constant f32 vector (a bias) as bf16/f16 (`half`) on the device, for a
+/// product that writes bf16/f16 and so takes its bias in that type; or why not.
+[[nodiscard]] Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int half);
+
 /// Under precision=bf16/fp16: cuBLASLt's bias-epilogue plans on the f32
 /// operands as they are, rounded by cuBLASLt (no conversion pass before the
 /// product), for the timed choice against those on converted operands.

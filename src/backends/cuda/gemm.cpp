@@ -205,6 +205,15 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
   return p;
 }
 
+Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int half) {
+  if (t == nullptr || t->dtype() != DType::kF32)
+    return fail(ErrorCode::kUnsupported, "the bias is not a known f32 constant");
+  HONE_TRY(const Driver* d, Driver::get());
+  HONE_TRY(DeviceBuffer buf,
+           upload_half(*d, t->data<float>(), static_cast<size_t>(t->numel()), half));
+  return std::make_shared<const DeviceBuffer>(std::move(buf));
+}
+
 void add_f32_in(std::vector<OpPlan>& cands, const std::string& op, const dims_t& out, int64_t M,
                 int64_t N, int64_t K, int half, bool tb, const std::string& label) {
   if (auto lts = lt_matmul_bias(M, N, K, {.half = half, .tb = tb, .f32_in = true, .want = 2}))

@@ -19,6 +19,7 @@
 #include "backends/cuda/attention_kernels.h"
 #include "backends/cuda/attention_op.h"
 #include "backends/cuda/op_timer.h"
+#include "backends/cuda/storage.h"
 #include "core/log.h"
 #include "ops/attrs.h"
 
@@ -189,6 +190,10 @@ class AttentionOp final : public Op {
     return fastest(label_, in, std::move(cands), s_, check);
   }
 
+  /// Half-precision activations: Q, K, V and O bf16/f16 (defined below).
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                           const PlanEnv& env) const override;
+
  private:
   /// Dims and element strides of a member chain's result, read in place from
   /// its source (`src` dims, contiguous): Transposes permute the strides,
@@ -232,9 +237,10 @@ class AttentionOp final : public Op {
     return View{v.sizes(), std::move(*st), v.offset()};
   }
 
-  /// The fused kernels that accept these shapes, best guess first.
+  /// The fused kernels that accept these shapes, best guess first; `hio`:
+  /// only the tensor-core one, reading and writing bf16/f16 (its _hio form).
   Result<std::vector<OpPlan>> plan_fused(const std::vector<dims_t>& in, const PlanEnv& env,
-                                         const std::vector<dims_t>& made) const {
+                                         const std::vector<dims_t>& made, bool hio = false) const {
     auto unsupported = [&](const std::string& why) {
       return fail(ErrorCode::kUnsupported, "fused attention: " + why);
     };
@@ -335,11 +341,12 @@ class AttentionOp final : public Op {
       p.outputs = {out};
       p.kernel = std::move(kernel);
       const int q_at = iq(), k_at = ik(), v_at = iv(), m_at = im();
-      const auto qo = static_cast<CUdeviceptr>(q.offset * 4),
-                 ko = static_cast<CUdeviceptr>(k.offset * 4),
-                 vo = static_cast<CUdeviceptr>(v.offset * 4);
+      const int64_t esize = hio ? 2 : 4;  // bytes per element of Q, K, V and O
+      const auto qo = static_cast<CUdeviceptr>(q.offset * esize),
+                 ko = static_cast<CUdeviceptr>(k.offset * esize),
+                 vo = static_cast<CUdeviceptr>(v.offset * esize);
       const auto blocks = static_cast<unsigned>(nbatch * tiles);
-      p.run = [a, fn, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo](
+      p.run = [a, fn, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo, esize](
                   const ExecCtx& c, const Bind& b) -> Result<void> {
         HONE_TRY(const Module* m, attention_module(c.d));
         HONE_TRY(CUfunction f, m->function(fn));
@@ -349,12 +356,19 @@ class AttentionOp final : public Op {
         x.v = b.in[static_cast<size_t>(v_at)] + vo;
         x.mask = m_at >= 0 ? b.in[static_cast<size_t>(m_at)] : 0;
         x.o = b.out[0];
-        x.vec = vector_access(x);
+        x.vec = vector_access(x, esize);
         return launch_grid(c.d, f, c.stream, blocks, 1, 1, threads, 1, {&x});
       };
       cands.push_back(std::move(p));
     };
     const std::string d = std::to_string(D);
+    if (hio) {
+      if (s_.math.half == 0) return unsupported("half operands outside a bf16/fp16 build");
+      const bool bf16 = s_.math.half == kCudaR16BF;
+      add(std::string("attention.") + (bf16 ? "bf16" : "f16") + ".cuda.fused_mma_half_io",
+          "hone_attn_mma_" + d + (bf16 ? "_bf16" : "_f16") + "_hio", 128);
+      return cands;
+    }
     if (s_.math.half != 0) {
       const bool bf16 = s_.math.half == kCudaR16BF;
       add(std::string("attention.") + (bf16 ? "bf16" : "f16") + ".cuda.fused_mma",
@@ -386,6 +400,34 @@ class AttentionOp final : public Op {
   BuildSettings s_;
   std::string label_;
 };
+
+// Half-precision activations (storage.h): Q, K and V read as bf16/f16 and O
+// written so, by the tensor-core kernel's _hio form, when a source is half
+// already; the mask and scales stay f32. Only the fused kernel reads half, so
+// a problem it refuses runs plan() on f32 copies.
+Result<OpPlan> AttentionOp::plan_half(const std::vector<dims_t>& in,
+                                      const std::vector<Storage>& have, const PlanEnv& env) const {
+  if (s_.math.half == 0 || s_.attention == AttentionSelect::kUnfused)
+    return fail(ErrorCode::kUnsupported, "no half attention in this build");
+  bool any = false;
+  for (int at : {iq(), ik(), iv()}) {
+    const auto i = static_cast<size_t>(at);
+    // A rank-4 half value is channels-last: the views assume row-major.
+    if (have[i] == Storage::kHalf && !channels_last_is_row_major(in[i]))
+      return fail(ErrorCode::kUnsupported, "a channels-last operand");
+    any = any || have[i] == Storage::kHalf;
+  }
+  if (!any) return fail(ErrorCode::kUnsupported, "no half operand");
+  std::vector<dims_t> made;
+  HONE_TRY(OpPlan unfused, plan_unfused_attention(subs_, label_, in, env, &made));
+  (void)unfused;  // planned for its members' dims only
+  HONE_TRY(std::vector<OpPlan> fused, plan_fused(in, env, made, true));
+  OpPlan p = std::move(fused.front());
+  p.reads.assign(in.size(), Storage::kF32);
+  for (int at : {iq(), ik(), iv()}) p.reads[static_cast<size_t>(at)] = Storage::kHalf;
+  p.writes = {Storage::kHalf};
+  return p;
+}
 
 }  // namespace
 

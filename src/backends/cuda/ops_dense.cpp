@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "backends/cuda/dense.h"
+#include "backends/cuda/storage.h"
 #include "core/log.h"
 #include "ops/attrs.h"
 
@@ -226,8 +227,53 @@ class MatMulOp final : public Op {
 /// added to it (beta = 1); timed, the faster kept.
 class MatMulBiasOp final : public Op {
  public:
-  MatMulBiasOp(std::string label, BuildSettings s, ValueId weight)
-      : s_(std::move(s)), label_(std::move(label)), weight_(weight) {}
+  MatMulBiasOp(std::string label, BuildSettings s, ValueId weight, ValueId bias)
+      : s_(std::move(s)), label_(std::move(label)), weight_(weight), bias_(bias) {}
+
+  /// Half-precision activations (storage.h): A read as it is stored (half,
+  /// row-major), the weight's bf16/f16 copy made at build, Y written
+  /// bf16/f16 by cuBLASLt with the bias (its half copy) in the epilogue:
+  /// no conversion pass on either side. cuBLASLt's best-guess algorithm.
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                           const PlanEnv& env) const override {
+    const int half = s_.math.half;
+    if (half == 0 || have[0] != Storage::kHalf || !channels_last_is_row_major(in[0]))
+      return fail(ErrorCode::kUnsupported, "A is not a row-major half tensor");
+    const dims_t &a = in[0], &b = in[1];
+    if (a.size() < 2 || b.size() != 2 || b[0] != a.back() || numel_of(in[2]) != b[1])
+      return plan(in, env);  // its error names the shapes
+    const int64_t K = a.back(), N = b[1], M = numel_of(a) / K;
+    if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
+    HONE_TRY(auto lts, lt_matmul_bias(M, N, K, {.half = half, .want = 1, .y_type = half}));
+    std::shared_ptr<const DeviceBuffer> bias;
+    {
+      std::lock_guard lock(mu_);
+      bias = half_bias_.lock();
+      if (!bias) {
+        HONE_TRY(bias, half_vector(env.value ? env.value(bias_) : nullptr, half));
+        half_bias_ = bias;
+      }
+    }
+    std::shared_ptr<LtMatmul> lt = lts.front();
+    dims_t out = a;
+    out.back() = N;
+    OpPlan p;
+    p.outputs = {out};
+    p.kernel = std::string("matmul.") + (half == kCudaR16BF ? "bf16" : "f16") +
+               ".cuda.cublaslt+bias half_io";
+    p.reads = {Storage::kHalf, Storage::kF32, Storage::kF32};
+    p.writes = {Storage::kHalf};
+    const size_t hb = half_bytes(K * N);
+    p.workspace_bytes = hb + lt->workspace;
+    p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
+      CUdeviceptr w = built_half(bind, 1);
+      if (w == 0) {
+        HONE_TRY(w, to_half(c, bind.in[1], K * N, bind.workspace, half));
+      }
+      return lt_enqueue(c, *lt, bind.in[0], w, bias->ptr(), bind.out[0], bind.workspace + hb);
+    };
+    return p;
+  }
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
     const dims_t &a = in[0], &b = in[1];
@@ -320,9 +366,9 @@ class MatMulBiasOp final : public Op {
 
   BuildSettings s_;
   std::string label_;
-  ValueId weight_;
+  ValueId weight_, bias_;
   mutable std::mutex mu_;
-  mutable std::weak_ptr<const DeviceBuffer> transposed_;
+  mutable std::weak_ptr<const DeviceBuffer> transposed_, half_bias_;
 };
 
 }  // namespace
@@ -339,7 +385,7 @@ Result<Unit> create_dense(BlockInfo& b, const Node& n, std::vector<NodeId>* abso
     u.label += "+Add";
     u.inputs = {n.inputs[0], n.inputs[1], a.inputs[0] == n.outputs[0] ? a.inputs[1] : a.inputs[0]};
     u.outputs = {a.outputs[0]};
-    u.op = std::make_unique<MatMulBiasOp>(u.label, b.settings, n.inputs[1]);
+    u.op = std::make_unique<MatMulBiasOp>(u.label, b.settings, n.inputs[1], u.inputs[2]);
     return u;
   }
   const bool third = n.inputs.size() > 2 && n.inputs[2] >= 0;

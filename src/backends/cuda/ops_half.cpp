@@ -1,11 +1,13 @@
-// Pools and Concat over half-precision activations (storage.h): the
-// plan_half() of create_misc's units. Each reads and writes bf16/f16, rank-4
-// values channels-last, and computes in f32 (kernels/half_ops.cu).
+// Pools, Concat and LayerNormalization over half-precision activations
+// (storage.h): the plan_half() of create_misc's units and of the residual
+// Add + LayerNormalization unit. Each writes bf16/f16, rank-4 values
+// channels-last, and computes in f32 (kernels/half_ops.cu).
 #include <algorithm>
 #include <array>
 
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/storage.h"
+#include "ops/attrs.h"
 
 namespace hone::cuda {
 namespace {
@@ -110,7 +112,78 @@ Result<OpPlan> plan_concat_half(const Node& n, const std::vector<dims_t>& in,
   return p;
 }
 
+/// LayerNormalization `n` of in = [x, scale, bias?], or with `residual` of
+/// x + z for in = [x, z, scale, bias?] (`keep_sum`: x + z is an output too,
+/// before the normalised one), over row-major rows: x and z read as they are
+/// stored (f32 or half; the kernel takes either), every output half. Offered
+/// for f32 inputs too: a transformer's half values start at its first
+/// LayerNormalization, whose readers (products, attention) read half.
+Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
+                                   const std::vector<Storage>& have, bool residual, bool keep_sum,
+                                   int half) {
+  const dims_t& x = in[0];
+  const size_t at = residual ? 2 : 1;  // scale
+  for (size_t i = 0; i < at; ++i)
+    if (have[i] == Storage::kHalf && !channels_last_is_row_major(in[i]))
+      return fail(ErrorCode::kUnsupported, "a channels-last operand");
+  if (residual && in[1] != x)
+    return fail(ErrorCode::kUnsupported, "a residual Add that broadcasts");
+  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
+  const auto rank = static_cast<int64_t>(x.size());
+  const int64_t axis = na.axis < 0 ? na.axis + rank : na.axis;
+  if (axis < 0 || axis >= rank)
+    return fail(ErrorCode::kInvalidArgument, n.describe() + ": axis " + std::to_string(na.axis) +
+                                                 " is out of range for rank " +
+                                                 std::to_string(rank));
+  long long rows = 1, r = 1;
+  for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : r) *= x[static_cast<size_t>(d)];
+  const bool has_bias = in.size() > at + 1;
+  if (numel_of(in[at]) != r || (has_bias && numel_of(in[at + 1]) != r))
+    return fail(ErrorCode::kUnsupported, "LayerNormalization scale/bias that broadcast");
+  const float eps = na.epsilon;
+  const int xh = have[0] == Storage::kHalf ? 1 : 0;
+  const int zh = residual && have[1] == Storage::kHalf ? 1 : 0;
+  const bool warp = r % 4 == 0 && r <= 1024;
+  OpPlan p;
+  p.outputs = keep_sum ? std::vector<dims_t>{x, x} : std::vector<dims_t>{x};
+  p.reads.assign(in.size(), Storage::kF32);
+  for (size_t i = 0; i < at; ++i) p.reads[i] = have[i];
+  p.writes.assign(p.outputs.size(), Storage::kHalf);
+  p.kernel = std::string(residual ? "add+layernorm." : "layernorm.") + half_name(half) + ".cuda." +
+             (warp ? "warp" : "rows");
+  const int bf16 = half == kCudaR16BF ? 1 : 0;
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    CUdeviceptr xi = b.in[0], zi = residual ? b.in[1] : 0, s = b.in[at];
+    CUdeviceptr bi = has_bias ? b.in[at + 1] : 0, sum = keep_sum ? b.out[0] : 0, y = b.out.back();
+    long long ro = rows, rr = r;
+    float e = eps;
+    int xa = xh, za = zh, bf = bf16;
+    // f32 operands load four elements as 16 bytes, half ones as 8.
+    const bool aligned = ((s | bi) & 15) == 0 && ((sum | y) & 7) == 0 &&
+                         (xi & (xh ? 7 : 15)) == 0 && (zi & (zh ? 7 : 15)) == 0;
+    if (warp && aligned) {
+      HONE_TRY(CUfunction f, c.fixed.function("hone_layernorm_warp_half"));
+      int ri = static_cast<int>(r);
+      const long long blocks = std::min<long long>((rows + 7) / 8, 65535LL * 8);
+      return launch(c.d, f, c.stream, static_cast<unsigned>(blocks), 256,
+                    {&xi, &zi, &s, &bi, &sum, &y, &ro, &ri, &e, &xa, &za, &bf});
+    }
+    HONE_TRY(CUfunction f, c.fixed.function("hone_layernorm_half"));
+    return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(rows, 65535)), 256,
+                  {&xi, &zi, &s, &bi, &sum, &y, &ro, &rr, &e, &xa, &za, &bf});
+  };
+  return p;
+}
+
 }  // namespace
+
+HalfPlanner add_layernorm_half_planner(const Node& ln, bool keep_sum, int half) {
+  if (half == 0) return nullptr;
+  return [ln, keep_sum, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                              const PlanEnv&) {
+    return plan_layernorm_half(ln, in, have, true, keep_sum, half);
+  };
+}
 
 HalfPlanner misc_half_planner(const Node& n, int half) {
   if (half == 0) return nullptr;
@@ -118,6 +191,11 @@ HalfPlanner misc_half_planner(const Node& n, int half) {
   if (op == "Concat")
     return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
                      const PlanEnv&) { return plan_concat_half(n, in, have, half); };
+  if (op == "LayerNormalization")
+    return
+        [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have, const PlanEnv&) {
+          return plan_layernorm_half(n, in, have, false, false, half);
+        };
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
     return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
                      const PlanEnv&) { return plan_pool_half(n, in, have, half); };

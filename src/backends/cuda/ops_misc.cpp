@@ -518,9 +518,11 @@ Result<Unit> create_add_layernorm(BlockInfo& b, const Node& add, NodeId ln,
   b.used[static_cast<size_t>(ln)] = true;
   absorbed->push_back(ln);
   const Node node = n;
-  u.op = std::make_unique<FnOp>([node, keep_sum](const std::vector<dims_t>& in, const PlanEnv&) {
-    return plan_layernorm(node, in, true, keep_sum);
-  });
+  u.op = std::make_unique<FnOp>(
+      [node, keep_sum](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_layernorm(node, in, true, keep_sum);
+      },
+      add_layernorm_half_planner(node, keep_sum, b.settings.math.half));
   return u;
 }
 

@@ -9,20 +9,11 @@
 
 #include "backends/cuda/dense.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/storage.h"
 #include "core/log.h"
 
 namespace hone::cuda {
 namespace {
-
-/// A constant f32 vector as bf16/f16 (`half`) on the device, or why not.
-Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int half) {
-  if (t == nullptr || t->dtype() != DType::kF32)
-    return fail(ErrorCode::kUnsupported, "the bias is not a known f32 constant");
-  HONE_TRY(const Driver* d, Driver::get());
-  HONE_TRY(DeviceBuffer buf,
-           upload_half(*d, t->data<float>(), static_cast<size_t>(t->numel()), half));
-  return std::make_shared<const DeviceBuffer>(std::move(buf));
-}
 
 /// Under precision=bf16/fp16: a transformer MLP, MatMul + bias, an
 /// element-wise chain (GELU), MatMul + bias, as one unit whose hidden
@@ -30,18 +21,35 @@ Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int hal
 /// (cuBLASLt, bias epilogue, bf16/f16 out), the chain rewrites it in place
 /// and the second product reads it as its A operand: no f32 copy of the
 /// hidden activation and no conversion pass before the second product.
-/// Inputs: x, W1 [K, H], b1 [H], W2 [H, N], b2 [N]; output [..., N] f32.
+/// Inputs: x, W1 [K, H], b1 [H], W2 [H, N], b2 [N]; output [..., N] f32
+/// (bf16/f16 under half-precision activations, plan_half()).
 class MlpOp final : public Op {
  public:
   MlpOp(BuildSettings s, std::shared_ptr<ChainModule> m, std::string fn, std::string ops,
-        ValueId b1)
+        ValueId b1, ValueId b2)
       : s_(std::move(s)),
         module_(std::move(m)),
         fn_(std::move(fn)),
         ops_(std::move(ops)),
-        b1_(b1) {}
+        b1_(b1),
+        b2_(b2) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
+    return plan_with(in, env, false);
+  }
+
+  /// Half-precision activations (storage.h): x read as it is stored (half,
+  /// row-major) and the output written bf16/f16 (the second product's bias
+  /// taken as a half copy): no conversion on either side.
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                           const PlanEnv& env) const override {
+    if (have[0] != Storage::kHalf || !channels_last_is_row_major(in[0]))
+      return fail(ErrorCode::kUnsupported, "x is not a row-major half tensor");
+    return plan_with(in, env, true);
+  }
+
+ private:
+  Result<OpPlan> plan_with(const std::vector<dims_t>& in, const PlanEnv& env, bool hio) const {
     const dims_t& a = in[0];
     if (a.size() < 2 || in[1].size() != 2 || in[3].size() != 2)
       return fail(ErrorCode::kInvalidArgument,
@@ -58,15 +66,23 @@ class MlpOp final : public Op {
       return fail(ErrorCode::kUnsupported, "MLP: sizes");
     const int half = s_.math.half;
     HONE_TRY(auto l1, lt_matmul_bias(M, H, K, {.half = half, .want = 1, .y_type = half}));
-    HONE_TRY(auto l2, lt_matmul_bias(M, N, H, {.half = half, .want = 1}));
+    HONE_TRY(auto l2,
+             lt_matmul_bias(M, N, H, {.half = half, .want = 1, .y_type = hio ? half : kCudaR32F}));
     std::shared_ptr<LtMatmul> g1 = l1.front(), g2 = l2.front();
-    std::shared_ptr<const DeviceBuffer> bias1;
+    std::shared_ptr<const DeviceBuffer> bias1, bias2;
     {
       std::lock_guard lock(mu_);
       bias1 = bias1_.lock();
       if (!bias1) {
         HONE_TRY(bias1, half_vector(env.value ? env.value(b1_) : nullptr, half));
         bias1_ = bias1;
+      }
+      if (hio) {
+        bias2 = bias2_.lock();
+        if (!bias2) {
+          HONE_TRY(bias2, half_vector(env.value ? env.value(b2_) : nullptr, half));
+          bias2_ = bias2;
+        }
       }
     }
     if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
@@ -76,31 +92,37 @@ class MlpOp final : public Op {
     out.back() = N;
     p.outputs = {out};
     p.kernel = std::string("mlp.") + (half == kCudaR16BF ? "bf16" : "f16") +
-               ".cuda.cublaslt+bias+nvrtc[" + ops_ + "]+cublaslt+bias";
-    const size_t ha = half_bytes(M * K), hy = half_bytes(M * H);
+               ".cuda.cublaslt+bias+nvrtc[" + ops_ + "]+cublaslt+bias" + (hio ? " half_io" : "");
+    if (hio) {
+      p.reads = {Storage::kHalf, Storage::kF32, Storage::kF32, Storage::kF32, Storage::kF32};
+      p.writes = {Storage::kHalf};
+    }
+    const size_t ha = hio ? 0 : half_bytes(M * K), hy = half_bytes(M * H);
     p.workspace_bytes = ha + hy + std::max(g1->workspace, g2->workspace);
     p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
       const CUdeviceptr w1 = built_half(bind, 1), w2 = built_half(bind, 3);
       if (w1 == 0 || w2 == 0) return fail(ErrorCode::kInternal, "MLP: weights without half copies");
-      HONE_TRY(const CUdeviceptr x, to_half(c, bind.in[0], M * K, bind.workspace, half));
+      CUdeviceptr x = bind.in[0];
+      if (!hio) {
+        HONE_TRY(x, to_half(c, bind.in[0], M * K, bind.workspace, half));
+      }
       CUdeviceptr y = bind.workspace + ha;
       const CUdeviceptr lws = y + hy;
       HONE_CHECK_OK(lt_enqueue(c, *g1, x, w1, bias1->ptr(), y, lws));
       long long groups = M * H / 4;
       int bf16 = half == kCudaR16BF ? 1 : 0;
       HONE_CHECK_OK(launch_1d(c.d, chain, c.stream, groups, {&y, &groups, &bf16}));
-      return lt_enqueue(c, *g2, y, w2, bind.in[4], bind.out[0], lws);
+      return lt_enqueue(c, *g2, y, w2, hio ? bias2->ptr() : bind.in[4], bind.out[0], lws);
     };
     return p;
   }
 
- private:
   BuildSettings s_;
   std::shared_ptr<ChainModule> module_;
   std::string fn_, ops_;
-  ValueId b1_;
+  ValueId b1_, b2_;
   mutable std::mutex mu_;
-  mutable std::weak_ptr<const DeviceBuffer> bias1_;
+  mutable std::weak_ptr<const DeviceBuffer> bias1_, bias2_;
 };
 
 }  // namespace
@@ -219,7 +241,7 @@ std::optional<Unit> create_mlp(BlockInfo& b, const Node& n, std::vector<NodeId>*
       u.label += " MLP +Add+" + std::to_string(m->chain.size()) + " element-wise+MatMul+Add";
       u.inputs = {n.inputs[0], n.inputs[1], b1, mm2.inputs[1], b2};
       u.outputs = {a2.outputs[0]};
-      u.op = std::make_unique<MlpOp>(b.settings, b.chains, *fn, ops, b1);
+      u.op = std::make_unique<MlpOp>(b.settings, b.chains, *fn, ops, b1, b2);
       return u;
     } else {
       HONE_LOG_DEBUG("cuda: {}: no MLP unit: {}", u.label, fn.error().message());

@@ -16,7 +16,7 @@ struct HoneAttn {
   long long q_row, q_col, k_row, k_col, v_row, v_col, o_row, o_col;
   int nb, len_q, len_k, has_mask;
   float scale;
-  int vec;  // bit 0: K rows, bit 1: V rows load as float4; bit 2: O rows store as float2
+  int vec;  // bit 0: K rows, bit 1: V rows load four elements at once; bit 2: O rows store two
 };
 #define HONE_NEG_INF (-__int_as_float(0x7f800000))
 // Scores are kept in base 2 (Q's scale and the mask times log2(e)), so the
@@ -129,17 +129,6 @@ __device__ __forceinline__ void hone_attn_simt(const HoneAttn& p) {
   for (int d = 0; d < D; ++d) out[(long long)d * p.o_col] = o[d] / l;
 }
 
-// Two f32 as one register of two bf16 (BF16 != 0) or f16, `lo` in the low half.
-template <int BF16>
-__device__ __forceinline__ unsigned hone_pack2(float lo, float hi) {
-  unsigned r;
-  if (BF16)
-    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  else
-    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
-  return r;
-}
-
 template <int BF16>
 __device__ __forceinline__ void hone_mma(float* c, const unsigned* a, unsigned b0, unsigned b1) {
   if (BF16)
@@ -164,9 +153,31 @@ __device__ __forceinline__ float4 hone_attn_row4(const float* row, int d, long l
                      row[(long long)(d + 2) * col], row[(long long)(d + 3) * col]);
 }
 
+// Two f32 as one register of two bf16 (BF16 != 0) or f16, `lo` in the low half.
+template <int BF16>
+__device__ __forceinline__ unsigned hone_pack2(float lo, float hi) {
+  unsigned r;
+  if (BF16)
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  else
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+  return r;
+}
+
+// One bf16 (BF16 != 0) or f16 element as f32 (exact).
+template <int BF16>
+__device__ __forceinline__ float hone_attn_unhalf(unsigned short h) {
+  if (BF16) return __uint_as_float((unsigned)h << 16);
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
+
 // The mma kernels' end: row sums reduced over the four lanes sharing a row,
-// O = acc / l written for rows r0 and r0 + 8 (float2 where O's rows allow).
-template <int D>
+// O = acc / l written for rows r0 and r0 + 8. O is f32 (HIO 0; float2 where
+// its rows allow) or bf16/f16 (HIO 1, half-precision activations; two
+// elements as one 4-byte store where its rows allow).
+template <int D, int BF16, int HIO>
 __device__ __forceinline__ void hone_attn_store(const HoneAttn& p, const HoneAttnAt& at,
                                                 float (*acc)[4], float l0, float l1, int r0,
                                                 bool live0, bool live1) {
@@ -175,10 +186,28 @@ __device__ __forceinline__ void hone_attn_store(const HoneAttn& p, const HoneAtt
   l1 += __shfl_xor_sync(0xffffffffu, l1, 1);
   l1 += __shfl_xor_sync(0xffffffffu, l1, 2);
   const int t = (threadIdx.x & 31) & 3;
-  float* o0 = p.o + at.o + (long long)r0 * p.o_row;
-  float* o1 = p.o + at.o + (long long)(r0 + 8) * p.o_row;
   const long long oc = p.o_col;
   const float i0 = 1.0f / l0, i1 = 1.0f / l1;
+  if (HIO) {
+    unsigned short* o0 = reinterpret_cast<unsigned short*>(p.o) + at.o + (long long)r0 * p.o_row;
+    unsigned short* o1 = o0 + 8 * p.o_row;
+#pragma unroll
+    for (int n = 0; n < D / 8; ++n) {
+      const long long c = n * 8 + 2 * t;
+      const unsigned w0 = hone_pack2<BF16>(acc[n][0] * i0, acc[n][1] * i0);
+      const unsigned w1 = hone_pack2<BF16>(acc[n][2] * i1, acc[n][3] * i1);
+      if (p.vec & 4) {
+        if (live0) *reinterpret_cast<unsigned*>(o0 + c) = w0;
+        if (live1) *reinterpret_cast<unsigned*>(o1 + c) = w1;
+      } else {
+        if (live0) { o0[c * oc] = (unsigned short)(w0 & 0xffffu); o0[(c + 1) * oc] = (unsigned short)(w0 >> 16); }
+        if (live1) { o1[c * oc] = (unsigned short)(w1 & 0xffffu); o1[(c + 1) * oc] = (unsigned short)(w1 >> 16); }
+      }
+    }
+    return;
+  }
+  float* o0 = p.o + at.o + (long long)r0 * p.o_row;
+  float* o1 = p.o + at.o + (long long)(r0 + 8) * p.o_row;
 #pragma unroll
   for (int n = 0; n < D / 8; ++n) {
     const long long c = n * 8 + 2 * t;
@@ -292,9 +321,42 @@ __device__ __forceinline__ void hone_ldm4(unsigned* r, unsigned addr) {
 // whose eight ldmatrix addresses fall in distinct banks.
 #define HONE_ATTN_S(D) ((D) + 8)
 
+// Elements d..d+3 of a bf16/f16 row as two words: one 8-byte load where the
+// rows are contiguous and 8-byte aligned (`vec`), else four strided loads.
+__device__ __forceinline__ uint2 hone_attn_row4h(const unsigned short* row, long long col,
+                                                 int vec) {
+  if (vec) return *reinterpret_cast<const uint2*>(row);
+  return make_uint2((unsigned)row[0] | (unsigned)row[col] << 16,
+                    (unsigned)row[2 * col] | (unsigned)row[3 * col] << 16);
+}
+
+// The element type of Q, K, V and O in memory: f32 (HIO 0) or bf16/f16 bits.
+template <int HIO> struct HoneAttnElem { typedef float type; };
+template <> struct HoneAttnElem<1> { typedef unsigned short type; };
+template <int BF16>
+__device__ __forceinline__ float hone_attn_elem(float x) { return x; }
+template <int BF16>
+__device__ __forceinline__ float hone_attn_elem(unsigned short h) {
+  return hone_attn_unhalf<BF16>(h);
+}
+
+// Four elements of a row (d..d+3, `col` apart) as bf16/f16 (BF16) words:
+// f32 ones rounded (float4 loads where VEC), half ones as they are.
+template <int BF16, int VEC>
+__device__ __forceinline__ uint2 hone_attn_load4(const float* row, long long col) {
+  const float4 x = hone_attn_row4(row, 0, col, VEC);
+  return make_uint2(hone_pack2<BF16>(x.x, x.y), hone_pack2<BF16>(x.z, x.w));
+}
+template <int BF16, int VEC>
+__device__ __forceinline__ uint2 hone_attn_load4(const unsigned short* row, long long col) {
+  return hone_attn_row4h(row, col, VEC);
+}
+
 // ks, vs: the K and V tiles [64 keys][HONE_ATTN_S(D)] in shared memory.
-// VEC: K's and V's rows are contiguous and 16-byte aligned.
-template <int D, int BF16, int VEC>
+// VEC: K's and V's rows are contiguous and 16-byte aligned (8-byte under HIO).
+// HIO: Q, K, V and O are bf16/f16 in memory (half-precision activations, of
+// the kernel's own type), so K and V go to shared memory as they are.
+template <int D, int BF16, int VEC, int HIO>
 __device__ __forceinline__ void hone_attn_mma_tiles(const HoneAttn& p, unsigned short* ks,
                                                     unsigned short* vs) {
   constexpr int KB = 64, ROWS = 64, THREADS = 128, S = HONE_ATTN_S(D);
@@ -309,11 +371,13 @@ __device__ __forceinline__ void hone_attn_mma_tiles(const HoneAttn& p, unsigned 
   // Q (scaled) as A fragments, straight from global memory.
   unsigned qa[D / 16][4];
   {
-    const float* q0 = p.q + at.q + (long long)r0 * p.q_row;
-    const float* q1 = p.q + at.q + (long long)r1 * p.q_row;
+    typedef typename HoneAttnElem<HIO>::type Elem;
+    const Elem* q0 = reinterpret_cast<const Elem*>(p.q) + at.q + (long long)r0 * p.q_row;
+    const Elem* q1 = reinterpret_cast<const Elem*>(p.q) + at.q + (long long)r1 * p.q_row;
     const long long qc = p.q_col;
     const float s = p.scale * HONE_LOG2E;
-#define HONE_Q(ptr, live, c) ((live) ? (ptr)[(long long)(c) * qc] * s : 0.f)
+#define HONE_Q(ptr, live, c) \
+  ((live) ? hone_attn_elem<BF16>((ptr)[(long long)(c) * qc]) * s : 0.f)
 #pragma unroll
     for (int kc = 0; kc < D / 16; ++kc) {
       const int c = kc * 16 + 2 * t;
@@ -336,34 +400,36 @@ __device__ __forceinline__ void hone_attn_mma_tiles(const HoneAttn& p, unsigned 
   float m0 = HONE_NEG_INF, m1 = HONE_NEG_INF, l0 = 0.f, l1 = 0.f;
   // This thread loads rows jt + i * RSTEP of each tile, elements d4..d4 + 3.
   const int jt = tid / TPR, d4 = (tid % TPR) * 4;
-  const float* kb = p.k + at.k + (long long)jt * p.k_row + (long long)d4 * p.k_col;
-  const float* vb = p.v + at.v + (long long)jt * p.v_row + (long long)d4 * p.v_col;
+  typedef typename HoneAttnElem<HIO>::type Elem;
+  const Elem* kb = reinterpret_cast<const Elem*>(p.k) + at.k + (long long)jt * p.k_row +
+                   (long long)d4 * p.k_col;
+  const Elem* vb = reinterpret_cast<const Elem*>(p.v) + at.v + (long long)jt * p.v_row +
+                   (long long)d4 * p.v_col;
   const long long kstep = (long long)RSTEP * p.k_row, vstep = (long long)RSTEP * p.v_row;
   for (int j0 = 0; j0 < p.len_k; j0 += KB) {
-    // The tile's K and V rows, BATCH float4s of each in flight at once (the
-    // first batch issued before the barrier, so its latency overlaps the
-    // other warps' work on the previous tile), stored as bf16/f16.
-    const float* kt = kb + (long long)j0 * p.k_row;
-    const float* vt = vb + (long long)j0 * p.v_row;
+    // The tile's K and V rows, BATCH groups of four elements of each in
+    // flight at once (the first batch issued before the barrier, so its
+    // latency overlaps the other warps' work on the previous tile), stored
+    // as bf16/f16 (f32 ones rounded, half ones as they are).
+    const Elem* kt = kb + (long long)j0 * p.k_row;
+    const Elem* vt = vb + (long long)j0 * p.v_row;
 #pragma unroll
     for (int i0 = 0; i0 < PER; i0 += BATCH) {
-      float4 kx[BATCH], vx[BATCH];
+      uint2 kx[BATCH], vx[BATCH];
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
-        kx[i] = vx[i] = make_float4(0.f, 0.f, 0.f, 0.f);
+        kx[i] = vx[i] = make_uint2(0u, 0u);
         if (j0 + jt + (i0 + i) * RSTEP < p.len_k) {
-          kx[i] = hone_attn_row4(kt + (i0 + i) * kstep, 0, p.k_col, VEC);
-          vx[i] = hone_attn_row4(vt + (i0 + i) * vstep, 0, p.v_col, VEC);
+          kx[i] = hone_attn_load4<BF16, VEC>(kt + (i0 + i) * kstep, p.k_col);
+          vx[i] = hone_attn_load4<BF16, VEC>(vt + (i0 + i) * vstep, p.v_col);
         }
       }
       if (i0 == 0) __syncthreads();  // the previous tile is read
 #pragma unroll
       for (int i = 0; i < BATCH; ++i) {
         const int at_ = (jt + (i0 + i) * RSTEP) * S + d4;
-        *reinterpret_cast<uint2*>(ks + at_) =
-            make_uint2(hone_pack2<BF16>(kx[i].x, kx[i].y), hone_pack2<BF16>(kx[i].z, kx[i].w));
-        *reinterpret_cast<uint2*>(vs + at_) =
-            make_uint2(hone_pack2<BF16>(vx[i].x, vx[i].y), hone_pack2<BF16>(vx[i].z, vx[i].w));
+        *reinterpret_cast<uint2*>(ks + at_) = kx[i];
+        *reinterpret_cast<uint2*>(vs + at_) = vx[i];
       }
     }
     __syncthreads();
@@ -400,17 +466,17 @@ __device__ __forceinline__ void hone_attn_mma_tiles(const HoneAttn& p, unsigned 
       }
     }
   }
-  hone_attn_store<D>(p, at, acc, l0, l1, r0, live0, live1);
+  hone_attn_store<D, BF16, HIO>(p, at, acc, l0, l1, r0, live0, live1);
 }
 
-template <int D, int BF16>
+template <int D, int BF16, int HIO>
 __device__ __forceinline__ void hone_attn_mma(const HoneAttn& p) {
   __shared__ __align__(16) unsigned short ks[64 * HONE_ATTN_S(D)];  // ks[key * S + d]
   __shared__ __align__(16) unsigned short vs[64 * HONE_ATTN_S(D)];  // vs[key * S + d]
   if ((p.vec & 3) == 3)
-    hone_attn_mma_tiles<D, BF16, 1>(p, ks, vs);
+    hone_attn_mma_tiles<D, BF16, 1, HIO>(p, ks, vs);
   else
-    hone_attn_mma_tiles<D, BF16, 0>(p, ks, vs);
+    hone_attn_mma_tiles<D, BF16, 0, HIO>(p, ks, vs);
 }
 
 // 16 bytes from global to shared memory without passing registers
@@ -569,7 +635,7 @@ __device__ __forceinline__ void hone_attn_tf32(const HoneAttn& p) {
       }
     }
   }
-  hone_attn_store<D>(p, at, acc, l0, l1, r0, live0, live1);
+  hone_attn_store<D, 0, 0>(p, at, acc, l0, l1, r0, live0, live1);
 }
 
 extern "C" __global__ void __launch_bounds__(128) hone_attn_tf32_32(HoneAttn p) { hone_attn_tf32<32, 0>(p); }
@@ -578,9 +644,16 @@ extern "C" __global__ void __launch_bounds__(128) hone_attn_3xtf32_32(HoneAttn p
 extern "C" __global__ void __launch_bounds__(128) hone_attn_3xtf32_64(HoneAttn p) { hone_attn_tf32<64, 1>(p); }
 extern "C" __global__ void __launch_bounds__(64) hone_attn_simt_32(HoneAttn p) { hone_attn_simt<32>(p); }
 extern "C" __global__ void __launch_bounds__(64) hone_attn_simt_64(HoneAttn p) { hone_attn_simt<64>(p); }
-extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_bf16(HoneAttn p) { hone_attn_mma<32, 1>(p); }
-extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_bf16(HoneAttn p) { hone_attn_mma<64, 1>(p); }
-extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_bf16(HoneAttn p) { hone_attn_mma<128, 1>(p); }
-extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_f16(HoneAttn p) { hone_attn_mma<32, 0>(p); }
-extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_f16(HoneAttn p) { hone_attn_mma<64, 0>(p); }
-extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_f16(HoneAttn p) { hone_attn_mma<128, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_bf16(HoneAttn p) { hone_attn_mma<32, 1, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_bf16(HoneAttn p) { hone_attn_mma<64, 1, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_bf16(HoneAttn p) { hone_attn_mma<128, 1, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_f16(HoneAttn p) { hone_attn_mma<32, 0, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_f16(HoneAttn p) { hone_attn_mma<64, 0, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_f16(HoneAttn p) { hone_attn_mma<128, 0, 0>(p); }
+// Q, K, V and O bf16/f16 in memory (half-precision activations, storage.h).
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_bf16_hio(HoneAttn p) { hone_attn_mma<32, 1, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_bf16_hio(HoneAttn p) { hone_attn_mma<64, 1, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_bf16_hio(HoneAttn p) { hone_attn_mma<128, 1, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_32_f16_hio(HoneAttn p) { hone_attn_mma<32, 0, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_64_f16_hio(HoneAttn p) { hone_attn_mma<64, 0, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128) hone_attn_mma_128_f16_hio(HoneAttn p) { hone_attn_mma<128, 0, 1>(p); }

@@ -139,3 +139,115 @@ extern "C" __global__ void hone_strided_copy_half(const unsigned short* x, unsig
     y[hone_offset(i, s.rank, s.dims, s.dst)] = x[hone_offset(i, s.rank, s.dims, s.src)];
   }
 }
+
+// Element i of an operand that is f32 (h 0) or bf16/f16 bits (h 1).
+__device__ __forceinline__ float hone_ld_any(const void* p, long long i, int h, int bf16) {
+  return h ? hone_half_value(reinterpret_cast<const unsigned short*>(p)[i], bf16)
+           : reinterpret_cast<const float*>(p)[i];
+}
+// Elements 4*i4..4*i4+3 of such an operand (16-byte aligned if f32, 8 if half).
+__device__ __forceinline__ float4 hone_ld4_any(const void* p, long long i4, int h, int bf16) {
+  if (!h) return reinterpret_cast<const float4*>(p)[i4];
+  const uint2 w = reinterpret_cast<const uint2*>(p)[i4];
+  return make_float4(hone_half_value((unsigned short)(w.x & 0xffffu), bf16),
+                     hone_half_value((unsigned short)(w.x >> 16), bf16),
+                     hone_half_value((unsigned short)(w.y & 0xffffu), bf16),
+                     hone_half_value((unsigned short)(w.y >> 16), bf16));
+}
+__device__ __forceinline__ void hone_st4_half(unsigned short* p, long long i4, float4 v, int bf16) {
+  reinterpret_cast<uint2*>(p)[i4] =
+      make_uint2((unsigned)hone_half_bits(v.x, bf16) | (unsigned)hone_half_bits(v.y, bf16) << 16,
+                 (unsigned)hone_half_bits(v.z, bf16) | (unsigned)hone_half_bits(v.w, bf16) << 16);
+}
+
+// LayerNormalization over rows of r elements with half-precision activations
+// (ops_half.cpp): x and z (the residual Add's other operand, may be null)
+// each f32 or bf16/f16 (xh, zh); y and sum (x + z, may be null) bf16/f16;
+// scale and bias (may be null) f32; mean and variance in f32 from the
+// unrounded x + z. One block a row.
+extern "C" __global__ void hone_layernorm_half(const void* x, const void* z, const float* scale,
+                                              const float* bias, unsigned short* sum,
+                                              unsigned short* y, long long rows, long long r,
+                                              float eps, int xh, int zh, int bf16) {
+  for (long long o = blockIdx.x; o < rows; o += gridDim.x) {
+    const long long base = o * r;
+    float s = 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      float v = hone_ld_any(x, base + k, xh, bf16);
+      if (z) v += hone_ld_any(z, base + k, zh, bf16);
+      if (sum) sum[base + k] = hone_half_bits(v, bf16);
+      s += v;
+    }
+    const float mean = hone_block_reduce(s, 0) / (float)r;
+    float q = 0.0f;
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      float v = hone_ld_any(x, base + k, xh, bf16);
+      if (z) v += hone_ld_any(z, base + k, zh, bf16);
+      q += (v - mean) * (v - mean);
+    }
+    const float inv = 1.0f / sqrtf(hone_block_reduce(q, 0) / (float)r + eps);
+    for (long long k = threadIdx.x; k < r; k += blockDim.x) {
+      float v = hone_ld_any(x, base + k, xh, bf16);
+      if (z) v += hone_ld_any(z, base + k, zh, bf16);
+      y[base + k] = hone_half_bits((v - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f), bf16);
+    }
+  }
+}
+
+// The same for rows of r <= 1024 elements, r a multiple of 4, f32 pointers
+// 16-byte and half ones 8-byte aligned: one warp a row held in registers (as
+// hone_layernorm_warp).
+extern "C" __global__ void hone_layernorm_warp_half(const void* x, const void* z,
+                                                   const float* scale, const float* bias,
+                                                   unsigned short* sum, unsigned short* y,
+                                                   long long rows, int r, float eps, int xh,
+                                                   int zh, int bf16) {
+  const int lane = threadIdx.x & 31, n4 = r >> 2;
+  const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
+  const float4* sc = reinterpret_cast<const float4*>(scale);
+  const float4* bi = reinterpret_cast<const float4*>(bias);
+  for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
+       row += warps) {
+    const long long base4 = row * n4;
+    float4 v[8];
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int c = lane + 32 * k;
+      v[k] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      if (c < n4) {
+        v[k] = hone_ld4_any(x, base4 + c, xh, bf16);
+        if (z) {
+          const float4 b = hone_ld4_any(z, base4 + c, zh, bf16);
+          v[k].x += b.x; v[k].y += b.y; v[k].z += b.z; v[k].w += b.w;
+        }
+        if (sum) hone_st4_half(sum, base4 + c, v[k], bf16);
+        s += (v[k].x + v[k].y) + (v[k].z + v[k].w);
+      }
+    }
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    const float mean = s / (float)r;
+    float q = 0.0f;
+#pragma unroll
+    for (int k = 0; k < 8; ++k)
+      if (lane + 32 * k < n4) {
+        const float a = v[k].x - mean, b = v[k].y - mean, c = v[k].z - mean, d = v[k].w - mean;
+        q += (a * a + b * b) + (c * c + d * d);
+      }
+    for (int o = 16; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
+    const float inv = 1.0f / sqrtf(q / (float)r + eps);
+#pragma unroll
+    for (int k = 0; k < 8; ++k) {
+      const int c = lane + 32 * k;
+      if (c < n4) {
+        const float4 g = sc[c], h = bi ? bi[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        hone_st4_half(y, base4 + c,
+                      make_float4((v[k].x - mean) * inv * g.x + h.x,
+                                  (v[k].y - mean) * inv * g.y + h.y,
+                                  (v[k].z - mean) * inv * g.z + h.z,
+                                  (v[k].w - mean) * inv * g.w + h.w),
+                      bf16);
+      }
+    }
+  }
+}

@@ -1,0 +1,153 @@
+// Half-precision activations through a transformer layer on the cuda backend
+// (storage.h): under precision=bf16/fp16 with activations=half, a pre-norm
+// encoder layer (LayerNormalization, q/k/v products with their biases, fused
+// attention over split heads, the output product, residual Adds, the second
+// LayerNormalization fused with its Add, the GELU MLP) keeps its values in
+// bf16/f16 from the first LayerNormalization to the block's output: the
+// products write half through cuBLASLt's epilogue, attention reads and
+// writes half, and the one conversion left is the block output's. Its
+// outputs match the f64 reference within the precision's bound. Skips, with
+// the reason, on a machine without a CUDA device.
+#include <cmath>
+#include <cstdio>
+
+#include "cuda_test_util.h"
+#include "eval/kernel_util.h"
+#include "hone/correctness.h"
+#include "passes/shape_propagation.h"
+
+namespace hone::cuda {
+namespace {
+
+using testing_util::close;
+using testing_util::plan_text;
+using testing_util::uniform;
+
+constexpr int64_t kS = 77, kE = 128, kHeads = 2, kD = 64, kHidden = 512;
+
+/// A ViT-like pre-norm encoder layer over x [batch, 77, 128]: y = x + a,
+/// a = proj(attention(LN1(x))), out = y + MLP(LN2(y)).
+Graph encoder_layer() {
+  std::mt19937 rng(11);
+  GraphBuilder b("encoder");
+  auto w = [&](const char* name, int64_t k, int64_t n) {
+    const float a = 1.7f / std::sqrt(static_cast<float>(k));
+    return b.constant(name, uniform(rng, {k, n}, -a, a));
+  };
+  auto vec = [&](const char* name, int64_t n, float lo, float hi) {
+    return b.constant(name, uniform(rng, {n}, lo, hi));
+  };
+  auto i64 = [&](std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
+  };
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), kS, kE});
+  ValueId h = b.layer_norm(x, vec("ln1_s", kE, 0.8f, 1.2f), vec("ln1_b", kE, -0.1f, 0.1f));
+  auto heads = [&](const char* name, std::vector<int64_t> perm) {
+    ValueId p = b.add(b.matmul(h, w(name, kE, kE)),
+                      vec((std::string(name) + "_b").c_str(), kE, -0.1f, 0.1f));
+    return b.transpose(b.op("Reshape", {p, i64({0, kS, kHeads, kD})}), std::move(perm));
+  };
+  ValueId q = heads("wq", {0, 2, 1, 3});
+  ValueId kt = heads("wk", {0, 2, 3, 1});
+  ValueId v = heads("wv", {0, 2, 1, 3});
+  ValueId s = b.div(b.matmul(q, kt), b.scalar_f32("", 8.0f));
+  ValueId o = b.transpose(b.matmul(b.softmax(s), v), {0, 2, 1, 3});
+  ValueId merged = b.op("Reshape", {o, i64({0, kS, kE})});
+  ValueId a = b.add(b.matmul(merged, w("wo", kE, kE)), vec("wo_b", kE, -0.1f, 0.1f));
+  ValueId y = b.add(x, a);
+  ValueId h2 = b.layer_norm(y, vec("ln2_s", kE, 0.8f, 1.2f), vec("ln2_b", kE, -0.1f, 0.1f));
+  ValueId up = b.add(b.matmul(h2, w("w1", kE, kHidden)), vec("b1", kHidden, -0.1f, 0.1f));
+  ValueId down = b.add(b.matmul(b.gelu(up), w("w2", kHidden, kE)), vec("b2", kE, -0.1f, 0.1f));
+  b.output(b.add(y, down), "out");
+  Graph g = *std::move(b).build();
+  passes::propagate_shapes(g);  // as loading a model does
+  return g;
+}
+
+std::vector<Tensor> layer_inputs() {
+  std::mt19937 rng(12);
+  return {uniform(rng, {3, kS, kE})};
+}
+
+/// The outputs of `g` on the reference interpreter in f64, narrowed to f32.
+std::vector<Tensor> f64_truth(const Graph& g, const std::vector<Tensor>& inputs) {
+  const Graph wide = eval::widen_to_f64(g);
+  std::vector<Tensor> in;
+  for (const Tensor& t : inputs) in.push_back(eval::cast_tensor(t, DType::kF64));
+  auto out =
+      eval::Interpreter(eval::OpRegistry::reference(), eval::Precision::kF64).run_tensors(wide, in);
+  EXPECT_TRUE(out) << out.error().to_string();
+  std::vector<Tensor> narrow;
+  if (out)
+    for (const Tensor& t : *out) narrow.push_back(eval::cast_tensor(t, DType::kF32));
+  return narrow;
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(CudaHalfTransformer, EncoderLayerRunsInHalfFromItsFirstLayerNorm) {
+  HONE_REQUIRE_CUDA();
+  const Graph g = encoder_layer();
+  const std::vector<Tensor> inputs = layer_inputs();
+  const std::vector<Tensor> want = f64_truth(g, inputs);
+  const std::tuple<const char*, const char*, Precision> cases[] = {
+      {"bf16", "bf16", Precision::kBf16}, {"fp16", "f16", Precision::kFp16}};
+  for (const auto& [precision, type, p] : cases) {
+    SCOPED_TRACE(precision);
+    CudaBackend be;
+    ASSERT_TRUE(be.configure("precision", precision));
+    ASSERT_TRUE(be.configure("activations", "half"));
+    auto built = be.build(g);
+    ASSERT_TRUE(built) << built.error().to_string();
+    EXPECT_TRUE(backend_test::all_nodes_on_backend(be, g));
+    auto got = be.infer(inputs);
+    ASSERT_TRUE(got) << got.error().to_string() << "\n" << plan_text(be);
+    EXPECT_EQ(be.fallback_runs(), 0u) << plan_text(be);
+    const Tolerance tol = Tolerance::for_precision(p);
+    ASSERT_EQ(got->size(), 1u);
+    EXPECT_TRUE(close((*got)[0], want[0], tol.rtol, tol.atol)) << plan_text(be);
+    const std::string plan = plan_text(be);
+    std::printf("[   INFO   ] %s kernel plan:\n%s\n", precision, plan.c_str());
+    const std::string t = type;
+    // The one conversion: the layer's output leaving the block as f32.
+    EXPECT_EQ(count(plan, "convert '"), 1u) << plan;
+    EXPECT_EQ(count(plan, "(block output)"), 1u) << plan;
+    EXPECT_EQ(count(plan, "layernorm." + t + ".cuda."), 2u) << plan;  // LN1 and Add + LN2
+    EXPECT_EQ(count(plan, "add+layernorm." + t + ".cuda."), 1u) << plan;
+    EXPECT_EQ(count(plan, "matmul." + t + ".cuda.cublaslt+bias half_io"), 4u) << plan;
+    EXPECT_EQ(count(plan, "attention." + t + ".cuda.fused_mma_half_io"), 1u) << plan;
+    EXPECT_EQ(count(plan, " half_io]"), 5u) << plan;  // the four products and the MLP
+    EXPECT_EQ(plan.find(".f32.cuda"), std::string::npos) << plan;
+  }
+}
+
+TEST(CudaHalfTransformer, HalfAndF32ActivationsAgreeWithinTheBound) {
+  HONE_REQUIRE_CUDA();
+  const Graph g = encoder_layer();
+  const std::vector<Tensor> inputs = layer_inputs();
+  const Tolerance tol = Tolerance::for_precision(Precision::kBf16);
+  std::vector<Tensor> outs[2];
+  const char* modes[] = {"f32", "half"};
+  for (int i = 0; i < 2; ++i) {
+    CudaBackend be;
+    ASSERT_TRUE(be.configure("precision", "bf16"));
+    ASSERT_TRUE(be.configure("activations", modes[i]));
+    ASSERT_TRUE(be.build(g));
+    auto got = be.infer(inputs);
+    ASSERT_TRUE(got) << got.error().to_string();
+    outs[i] = std::move(*got);
+    // A second call (replayed, on a CUDA graph once captured) gives the same bits.
+    auto again = be.infer(inputs);
+    ASSERT_TRUE(again) << again.error().to_string();
+    EXPECT_TRUE(testing_util::same_bits(outs[i], *again)) << modes[i];
+  }
+  EXPECT_TRUE(close(outs[1][0], outs[0][0], 2 * tol.rtol, 2 * tol.atol));
+}
+
+}  // namespace
+}  // namespace hone::cuda
