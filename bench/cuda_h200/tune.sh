@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The tune-time check, one device call: exports MODELS (peer.py's exporter, random
 # weights) and times `hone tune MODEL --backends cuda` on each at batch 1 and 32 under each
-# precision (fresh tuning cache), then loads each package and runs it once; prints seconds,
+# precision ('auto': `--precision auto`, every precision cuda declares, each judged by its
+# own bound; fresh tuning cache), then loads each package and runs it once; prints seconds,
 # the choice and the report's chosen p50 per tune. Results under $OUT/tune_*.json, and each
 # tune's log (lines stamped with ms since it began, the reference's per-op profile) as
 # $OUT/MODEL_PRECISION.log.
@@ -18,7 +19,8 @@ for m in ${1//,/ }; do
     # time per op type logged for each of its runs (HONE_EVAL_PROFILE).
     HONE_EVAL_PROFILE=1 timeout ${TUNE_TIMEOUT:-300} /tmp/g/bin/hone --threads 16 --log-level info tune /tmp/w/$m.onnx \
       -o /tmp/t/${m}_$p.hone --backends cuda --batch-sizes 1,32 --no-cache --no-html \
-      --config cuda.precision=$p --report $OUT/tune_${m}_$p.json 2>&1 \
+      $( [ "$p" = auto ] && echo --precision auto || echo --config cuda.precision=$p ) \
+      --report $OUT/tune_${m}_$p.json 2>&1 \
       | while IFS= read -r l; do echo "$(( ($(date +%s%N) - s) / 1000000 )) ms $l"; done \
       > /tmp/t/${m}_$p.log
     rc=${PIPESTATUS[0]}
