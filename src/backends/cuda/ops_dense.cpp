@@ -31,6 +31,7 @@ class GemmOp final : public Op {
         alpha_(a.alpha),
         beta_(a.beta),
         has_c_(has_c),
+        c_(has_c ? n.inputs[2] : -1),
         s_(std::move(s)),
         label_(n.describe()) {}
 
@@ -57,12 +58,15 @@ class GemmOp final : public Op {
   }
 
   /// Half-precision activations (storage.h): A read as it is stored, half
-  /// (a Flatten of a global pool), B as its copy made at build, into an f32
-  /// Y (C broadcast into it first): no conversion of A before the product.
+  /// (a Flatten of a global pool, a transformer's attention output), B as
+  /// its copy made at build. With C a constant bias over N (a Linear layer),
+  /// Y is written half by cuBLASLt with the bias's half copy in its
+  /// epilogue; otherwise into an f32 Y (C broadcast into it first).
   Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
-                           const PlanEnv&) const override {
+                           const PlanEnv& env) const override {
     if (have[0] != Storage::kHalf || in[0].size() != 2)
       return fail(ErrorCode::kUnsupported, "A is not a half matrix");
+    if (auto out = plan_half_out(in, env)) return std::move(*out);
     HONE_TRY(OpPlan p, plan_with(in, s_.math.half, true));
     p.reads.assign(in.size(), Storage::kF32);
     p.reads[0] = Storage::kHalf;
@@ -70,6 +74,47 @@ class GemmOp final : public Op {
   }
 
  private:
+  /// plan_half()'s half-output plan: Y = A · B + bias[N], A and Y bf16/f16;
+  /// nothing when C is no constant bias over N or cuBLASLt cannot.
+  std::optional<OpPlan> plan_half_out(const std::vector<dims_t>& in, const PlanEnv& env) const {
+    const int half = s_.math.half;
+    if (!has_c_ || alpha_ != 1.0f || beta_ != 1.0f || ta_ || in[1].size() != 2) return std::nullopt;
+    const int64_t M = in[0][0], K = in[0][1], N = tb_ ? in[1][0] : in[1][1];
+    if ((tb_ ? in[1][1] : in[1][0]) != K || numel_of(in[2]) != N || in[2].back() != N ||
+        in[2].size() > 2 || !fits_int({M, N, K}))
+      return std::nullopt;
+    auto lts = lt_matmul_bias(M, N, K, {.half = half, .tb = tb_, .want = 1, .y_type = half});
+    if (!lts) return std::nullopt;
+    std::shared_ptr<const DeviceBuffer> bias;
+    {
+      std::lock_guard lock(mu_);
+      bias = half_bias_.lock();
+      if (!bias) {
+        auto made = half_vector(env.value ? env.value(c_) : nullptr, half);
+        if (!made) return std::nullopt;
+        bias = *made;
+        half_bias_ = bias;
+      }
+    }
+    std::shared_ptr<LtMatmul> lt = lts->front();
+    OpPlan p;
+    p.outputs = {{M, N}};
+    p.kernel = std::string("gemm.") + (half == kCudaR16BF ? "bf16" : "f16") +
+               ".cuda.cublaslt+bias half_io";
+    p.reads = {Storage::kHalf, Storage::kF32, Storage::kF32};
+    p.writes = {Storage::kHalf};
+    const size_t hb = half_bytes(K * N);
+    p.workspace_bytes = hb + lt->workspace;
+    p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
+      CUdeviceptr w = built_half(bind, 1);
+      if (w == 0) {
+        HONE_TRY(w, to_half(c, bind.in[1], K * N, bind.workspace, half));
+      }
+      return lt_enqueue(c, *lt, bind.in[0], w, bias->ptr(), bind.out[0], bind.workspace + hb);
+    };
+    return p;
+  }
+
   /// cuBLASLt bias-epilogue plans when C is a bias over N (alpha = beta = 1, A not transposed).
   std::vector<OpPlan> with_lt(const std::vector<dims_t>& in) const {
     std::vector<OpPlan> out;
@@ -140,8 +185,11 @@ class GemmOp final : public Op {
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
+  ValueId c_;  // C, when given
   BuildSettings s_;
   std::string label_;
+  mutable std::mutex mu_;
+  mutable std::weak_ptr<const DeviceBuffer> half_bias_;
 };
 
 class MatMulOp final : public Op {

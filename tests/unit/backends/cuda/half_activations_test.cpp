@@ -142,9 +142,10 @@ TEST(CudaHalfActivations, ConvNetRunsInHalfNhwcFromInputToOutput) {
     const std::string plan = plan_text(*be);
     std::printf("[   INFO   ] %s kernel plan:\n%s\n", precision, plan.c_str());
     const std::string t = type;
-    // One conversion in (the input, to the stem conv), one out (the conv
-    // output that leaves the block); the Gemm writes f32 itself.
-    EXPECT_EQ(count(plan, "convert '"), 2u) << plan;
+    // One conversion in (the input, to the stem conv), one for each output
+    // (the conv output, and the logits, which the Gemm writes half with its
+    // bias in cuBLASLt's epilogue).
+    EXPECT_EQ(count(plan, "convert '"), 3u) << plan;
     EXPECT_EQ(count(plan, "convert 'x' f32 NCHW -> " + t + " NHWC"), 1u) << plan;
     EXPECT_EQ(count(plan, "convert 'features' " + t + " NHWC -> f32 NCHW (block output)"), 1u)
         << plan;
@@ -157,7 +158,8 @@ TEST(CudaHalfActivations, ConvNetRunsInHalfNhwcFromInputToOutput) {
     EXPECT_EQ(count(plan, "globalavgpool." + t + ".cuda.nhwc]"), 2u) << plan;
     EXPECT_EQ(count(plan, "concat." + t + ".cuda.strided_copy nhwc]"), 1u) << plan;
     EXPECT_GE(count(plan, "eltwise." + t + ".cuda.nvrtc["), 2u) << plan;
-    EXPECT_EQ(count(plan, "+half_a]"), 1u) << plan;
+    EXPECT_EQ(count(plan, "gemm." + t + ".cuda.cublaslt+bias half_io]"), 1u) << plan;
+    EXPECT_EQ(count(plan, "convert 'logits' " + t + " -> f32 (block output)"), 1u) << plan;
     EXPECT_EQ(plan.find(".f32.cuda"), std::string::npos) << plan;
   }
 }
