@@ -146,7 +146,8 @@ Result<std::vector<Tensor>> CudaBlock::execute_on(const Program& program, Stream
                                                   const std::vector<Tensor>& inputs) const {
   HONE_CHECK_OK(ensure_arena(program, ex));
   HONE_CHECK_OK(upload_inputs(program, ex, inputs));
-  const ExecCtx ctx{d_, fixed_, ex.stream.get(), ex.stream.blas(), ex.stream.dnn()};
+  const ExecCtx ctx{
+      d_, fixed_, ex.stream.get(), ex.stream.blas(), ex.stream.dnn(), ex.errors.word()};
   HONE_CHECK_OK(launch_steps(program, ex, ctx));
   return download_outputs(program, ex);
 }
@@ -294,8 +295,11 @@ Result<std::vector<Tensor>> CudaBlock::download_outputs(const Program& program,
                            "cuMemcpyDtoHAsync"));
     stats_->count_d2h(t.nbytes());
   }
+  // The run's error word comes back with the outputs (8 bytes, ordered after every step).
+  HONE_CHECK_OK(ex.errors.enqueue_read(d_, s));
   // Kernel faults surface here; a failed stream is dropped, not pooled.
   HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
+  HONE_CHECK_OK(ex.errors.check(d_, s, program));  // an index out of range, naming its node
   float steps_ms = 0.0f;
   if (d_.check(a.cuEventElapsedTime(&steps_ms, ex.steps.begin(), ex.steps.end()),
                "cuEventElapsedTime"))

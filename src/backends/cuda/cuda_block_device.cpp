@@ -63,7 +63,7 @@ Result<std::vector<DeviceTensor>> CudaBlock::execute_on_device(
                            "cuMemcpyDtoDAsync"));
     stats_->count_d2d(nb);
   }
-  const ExecCtx ctx{d_, fixed_, s, ex.stream.blas(), ex.stream.dnn()};
+  const ExecCtx ctx{d_, fixed_, s, ex.stream.blas(), ex.stream.dnn(), ex.errors.word()};
   HONE_CHECK_OK(launch_steps(program, ex, ctx));
   std::vector<DeviceTensor> results;
   results.reserve(program.output_slots.size());
@@ -105,12 +105,19 @@ Result<std::vector<DeviceTensor>> CudaBlock::execute_on_device(
   HONE_CHECK_OK(d_.check(a.cuEventRecord(ex.handoff.end(), s), "cuEventRecord"));
   HONE_CHECK_OK(d_.check(a.cuStreamWaitEvent(caller, ex.handoff.end(), 0), "cuStreamWaitEvent"));
   if (synchronize) {
+    HONE_CHECK_OK(ex.errors.enqueue_read(d_, s));
     HONE_CHECK_OK(d_.check(a.cuStreamSynchronize(s), "cuStreamSynchronize"));
+    HONE_CHECK_OK(ex.errors.check(d_, s, program));  // an index out of range, naming its node
     float steps_ms = 0.0f;
     if (d_.check(a.cuEventElapsedTime(&steps_ms, ex.steps.begin(), ex.steps.end()),
                  "cuEventElapsedTime"))
       stats_->device_ns.fetch_add(static_cast<uint64_t>(static_cast<double>(steps_ms) * 1e6),
                                   std::memory_order_relaxed);
+  } else {
+    // This call returns before its kernels run, so it cannot report a bad
+    // index (its outputs hold NaN there, as the kernels write): the word is
+    // cleared behind it, so that the next call on this stream starts clean.
+    HONE_CHECK_OK(ex.errors.clear(d_, s));
   }
   return results;
 }

@@ -23,6 +23,7 @@
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/kernels.h"
+#include "backends/cuda/run_errors.h"
 #include "hone/graph.h"
 #include "ops/broadcast.h"
 
@@ -37,6 +38,10 @@ struct ExecCtx {
   CUstream stream;
   cublasHandle_t blas;
   cudnnHandle_t dnn = nullptr;  // null when convolutions do not use cuDNN
+  /// The stream's run error word (run_errors.h), which kernels that can meet
+  /// a bad index set with run_error_code(kind, Bind::step); 0: none (a
+  /// kernel timed alone), and those kernels then set nothing.
+  CUdeviceptr errors = 0;
 };
 
 /// Device pointers for one run of one planned op.
@@ -47,6 +52,7 @@ struct Bind {
   std::vector<CUdeviceptr> half;
   std::vector<CUdeviceptr> out;
   CUdeviceptr workspace = 0;
+  size_t step = 0;  // the step's index in its Program (run_errors.h)
 };
 
 /// How a value is stored in a Program's arena (storage.h). kHalf only under

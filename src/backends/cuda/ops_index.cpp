@@ -84,7 +84,9 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
       CUdeviceptr xi = b.in[0], ii = b.in[1], y = b.out[0];
       long long o = outer, k = count, d = dim, r = inner;
       int w = is64;
-      return launch_1d(c.d, f, c.stream, total, {&xi, &ii, &y, &o, &k, &d, &r, &w});
+      CUdeviceptr err = c.errors;  // ops::gather_rows checked them: never set here
+      unsigned long long code = run_error_code(kRunErrorIndex, b.step);
+      return launch_1d(c.d, f, c.stream, total, {&xi, &ii, &y, &o, &k, &d, &r, &w, &err, &code});
     };
     return p;
   }

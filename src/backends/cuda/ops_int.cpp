@@ -44,7 +44,9 @@ Result<OpPlan> plan_gather_rows(const Node& n, DType index_dtype, const std::vec
     CUdeviceptr xi = b.in[0], ii = b.in[1], y = b.out[0];
     long long o = outer, k = count, d = dim, r = inner;
     int is64 = kind;
-    return launch_1d(c.d, f, c.stream, total, {&xi, &ii, &y, &o, &k, &d, &r, &is64});
+    CUdeviceptr err = c.errors;
+    unsigned long long code = run_error_code(kRunErrorIndex, b.step);
+    return launch_1d(c.d, f, c.stream, total, {&xi, &ii, &y, &o, &k, &d, &r, &is64, &err, &code});
   };
   return p;
 }

@@ -115,7 +115,10 @@ Result<OpPlan> plan_gather_nd(const Node& n, DType data, DType index,
     long long t = total, tu = tuples, sl = slice, bb = block;
     CopyShape sh = s;
     int i64 = is64;
-    return launch_1d(c.d, f, c.stream, total, {&x, &ii, &y, &t, &tu, &sl, &bb, &sh, &i64});
+    CUdeviceptr err = c.errors;
+    unsigned long long code = run_error_code(kRunErrorIndex, b.step);
+    return launch_1d(c.d, f, c.stream, total,
+                     {&x, &ii, &y, &t, &tu, &sl, &bb, &sh, &i64, &err, &code});
   };
   return p;
 }

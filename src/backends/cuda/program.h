@@ -57,6 +57,7 @@ struct Program {
     }
     for (size_t out : st.out) b.out.push_back(address(out, base));
     b.workspace = base + workspace_offset;
+    b.step = k;
     return b;
   }
 };

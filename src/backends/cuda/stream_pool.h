@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/cuda/cuda_api.h"
+#include "backends/cuda/run_errors.h"
 
 namespace hone::cuda {
 
@@ -78,6 +79,7 @@ struct StreamPool {
     // stream, which this stream waits for; end() on this stream, which the
     // caller's waits for.
     EventPair handoff;
+    RunErrors errors;  // the word its kernels flag bad indices in (run_errors.h)
   };
   const Driver* d = nullptr;
   int math_mode = kCublasDefaultMath;      // every handle of the pool, from the precision setting
@@ -99,6 +101,7 @@ struct StreamPool {
     HONE_TRY(Stream s, Stream::create(*d, math_mode, dnn));
     HONE_TRY(EventPair ev, EventPair::create(*d));
     HONE_TRY(EventPair handoff, EventPair::create(*d, kEventNoTiming));
+    HONE_TRY(RunErrors errors, RunErrors::create(*d));
     return std::make_unique<Exec>(Exec{std::move(s),
                                        DeviceBuffer(),
                                        {},
@@ -106,7 +109,8 @@ struct StreamPool {
                                        PinnedBuffer(),
                                        PinnedBuffer(),
                                        std::move(ev),
-                                       std::move(handoff)});
+                                       std::move(handoff),
+                                       std::move(errors)});
   }
   void give(std::unique_ptr<Exec> e) {
     std::lock_guard lock(mu);

@@ -474,15 +474,19 @@ extern "C" __global__ void hone_softmax_warp(const float* x, float* y, long long
 
 // y[o, j, k] = x[o, idx[j], k] over [outer, count, inner] (ops_int.cpp):
 // a Gather whose indices (i64 when is64, else i32) are known only at run
-// time. A negative index counts from the end; one out of range gives NaN.
+// time. A negative index counts from the end; one out of range gives NaN and
+// sets the run's error word to `code` (hone_flag), so the call fails.
 extern "C" __global__ void hone_gather_indices(const float* x, const void* idx, float* y,
                                                long long outer, long long count, long long dim,
-                                               long long inner, int is64) {
+                                               long long inner, int is64,
+                                               unsigned long long* err, unsigned long long code) {
   HONE_FOR(i, outer * count * inner) {
     const long long k = i % inner, t = i / inner, j = t % count, o = t / count;
     long long id = is64 ? ((const long long*)idx)[j] : (long long)((const int*)idx)[j];
     if (id < 0) id += dim;
-    y[i] = id >= 0 && id < dim ? x[(o * dim + id) * inner + k] : __int_as_float(0x7fc00000);
+    const bool inside = id >= 0 && id < dim;
+    if (!inside) hone_flag(err, code);
+    y[i] = inside ? x[(o * dim + id) * inner + k] : __int_as_float(0x7fc00000);
   }
 }
 

@@ -100,3 +100,10 @@ __device__ __forceinline__ float hone_ldh(const HoneEw& p, int k, long long i, i
              ? hone_half_value(reinterpret_cast<const unsigned short*>(p.in[k])[off], bf16)
              : p.in[k][off];
 }
+// The run's error word (run_errors.h): a kernel that meets what the reference
+// refuses, and so cannot produce a result, sets it to `code` (kind << 32 |
+// step + 1, run_error_code on the host); the first error wins and the host
+// fails the call naming the step. Null where the launch has no word.
+__device__ __forceinline__ void hone_flag(unsigned long long* err, unsigned long long code) {
+  if (err != nullptr && *err == 0ull) atomicCAS(err, 0ull, code);
+}

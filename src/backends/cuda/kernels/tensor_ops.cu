@@ -348,10 +348,12 @@ extern "C" __global__ void hone_topk(const float* x, float* vals, long long* idx
 // of the slice that tuple t = i / slice picks, from batch t / tuples. The
 // tuple's s.rank indices (i64 when is64, else i32; negative ones count from
 // the end) run along dims s.dims with strides s.src. An index out of range
-// gives NaN words (the reference refuses it; a kernel cannot).
+// gives NaN words and sets the run's error word to `code` (hone_flag): the
+// reference refuses it, and so does the call.
 extern "C" __global__ void hone_gather_nd(const unsigned* x, const void* idx, unsigned* y,
                                           long long total, long long tuples, long long slice,
-                                          long long batch_block, HoneShape s, int is64) {
+                                          long long batch_block, HoneShape s, int is64,
+                                          unsigned long long* err, unsigned long long code) {
   HONE_FOR(i, total) {
     const long long e = i % slice, t = i / slice;
     long long off = (t / tuples) * batch_block;
@@ -362,6 +364,7 @@ extern "C" __global__ void hone_gather_nd(const unsigned* x, const void* idx, un
       inside = inside && v >= 0 && v < s.dims[j];
       off += v * s.src[j];
     }
+    if (!inside) hone_flag(err, code);
     y[i] = inside ? x[off + e] : 0x7fc00000u;
   }
 }
