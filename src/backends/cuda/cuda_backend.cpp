@@ -5,6 +5,7 @@
 
 #include "backends/common/capabilities.h"
 #include "backends/common/static_dims.h"
+#include "backends/cuda/activations_choice.h"
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/cuda_block.h"
 #include "backends/cuda/cudnn_api.h"
@@ -65,14 +66,18 @@ CudaBackend::CudaBackend() {
                "gemm_epilogue), one entry per unit, input shapes and precision: "
                "LABEL|SHAPES|MODE=KERNEL, ';'-separated ('%XX' escapes % ; = |), '-' for none. "
                "Filled as shapes are planned; a build given entries replays them untimed")
-      .declare("activations", std::string("f32"),
+      .declare("activations", std::string("auto"),
                "bf16/fp16 only. f32: tensors between steps stay f32 (each product converts its "
                "operands); half: they live in bf16/f16, rank-4 ones channels-last (NHWC) from "
                "a block's first conv to its end; convs (cuDNN, 1x1 ones one cuBLAS GEMM; bias, "
                "residual and Relu fused), pools, "
                "element-wise chains, Concat, views and Gemm read them directly, and a "
                "conversion is added only where a reader has no half kernel (listed in the "
-               "kernel plan with its reason)")
+               "kernel plan with its reason); auto: each block and input shape is built both "
+               "ways (half only where some value would be half), both are timed on the device "
+               "and the faster is kept, recorded in kernel_choices ('block ... activations' "
+               "=half or =f32) and replayed untimed from it; the kernel plan names the choice "
+               "and both times")
       .declare("cuda_graphs", true,
                "replay each shape signature's launches as one CUDA graph (captured on its second "
                "run on a stream)");
@@ -154,6 +159,9 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
                 "cuda attention_select '" + attention + "': expected time, fused or unfused");
   auto given = KernelChoices::parse(config().get<std::string>("kernel_choices", ""));
   if (!given) return fail(std::move(given).error());
+  HONE_CHECK_OK(check_activations_entries(*given));
+  HONE_TRY(const ActivationsMode activations,
+           parse_activations(config().get<std::string>("activations", "auto")));
   HONE_TRY(const Driver* d, Driver::get());
   const bool tf32 = precision != Precision::kFp32;
   const int gemm_half = precision == Precision::kBf16   ? kCudaR16BF
@@ -170,11 +178,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   settings_.math.tf32 = tf32;
   settings_.math.half = gemm_half;
   settings_.gemm.by_time = gemm_select == "time";
-  const std::string activations = config().get<std::string>("activations", "f32");
-  if (activations != "f32" && activations != "half")
-    return fail(ErrorCode::kInvalidArgument,
-                "cuda activations '" + activations + "': expected f32 or half");
-  settings_.math.half_activations = activations == "half" && gemm_half != 0;
+  settings_.math.half_activations = activations != ActivationsMode::kF32 && gemm_half != 0;
+  settings_.math.activations_auto = activations == ActivationsMode::kAuto && gemm_half != 0;
   settings_.math.precision = precision;
   settings_.math.mode = std::string(to_string(precision));
   // The record starts from the given choices; what is timed later (blocks
@@ -221,8 +226,12 @@ Result<std::unique_ptr<CompiledBlock>> CudaBackend::compile(const Graph& block) 
   HONE_TRY(const Driver* d, Driver::get());
   HONE_CHECK_OK(d->make_current());
   HONE_TRY(const Module* fixed, fixed_module(*d));
+  // The block's ops see the backend's record through a layer of their own,
+  // so that activations=auto can try a Program's choices apart (build_auto).
+  BuildSettings settings = settings_;
+  if (settings.choices) settings.choices = std::make_shared<KernelChoices>(settings_.choices);
   auto compiled = std::make_unique<CudaBlock>(std::make_shared<const Graph>(block), *d, *fixed,
-                                              stats_, streams_, settings_);
+                                              stats_, streams_, std::move(settings));
   HONE_CHECK_OK_CTX(compiled->init(), "while compiling a cuda block of " +
                                           std::to_string(block.nodes().size()) + " nodes");
   // Dynamic blocks are planned on first use.

@@ -21,7 +21,10 @@
 // through CompilingBackend, with copies to and from the device at block edges.
 // precision=fp32 (strict) | tf32 | bf16 | fp16 (MathSettings): bf16/fp16 run matrix
 // products and convolutions on bf16/f16 operands (weights converted once when a block
-// compiles or a conv is planned) with f32 sums; every tensor between steps stays f32.
+// compiles or a conv is planned) with f32 sums. Between steps, tensors stay f32
+// (activations=f32) or live in bf16/f16 (activations=half, storage.h);
+// activations=auto, the default, times both per block and shape signature and
+// keeps the faster, recorded in kernel_choices like the kernels below.
 // Kernels chosen by timing at plan time (conv_select, gemm_select,
 // attention_select, gemm_epilogue, cuDNN's algorithm search) are recorded per
 // unit, input shapes and precision in the config field kernel_choices
@@ -81,10 +84,15 @@ struct MathSettings {
   /// converted once at build, activations by a kernel before each product)
   /// into an f32 result, summed in f32 (CUBLAS_COMPUTE_32F).
   int half = 0;
-  /// activations=half (with half != 0): values between a block's steps live
-  /// in bf16/f16, rank-4 ones channels-last, with conversions only where a
-  /// reader needs f32 (storage.h); false: every tensor between steps is f32.
+  /// activations=half or auto (with half != 0): a block's Program may keep
+  /// values between its steps in bf16/f16, rank-4 ones channels-last, with
+  /// conversions only where a reader needs f32 (storage.h), and the half
+  /// chain kernels are compiled; false: every tensor between steps is f32.
   bool half_activations = false;
+  /// activations=auto (with half_activations): each block builds its
+  /// Program both ways per input signature and keeps the one that times
+  /// faster, recorded in kernel_choices (activations_choice.h).
+  bool activations_auto = false;
   Precision precision = Precision::kFp32;
   /// to_string(precision): the name kernel choices are recorded under
   /// (fp32, tf32, bf16 or fp16).

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "backends/common/block_runtime.h"
@@ -59,8 +60,25 @@ class CudaBlock final : public BlockRuntime<Program> {
   std::optional<ShapeSignature> key_of(const std::vector<Tensor>& inputs) const override;
 
   // cuda_block_build.cpp: slots, steps (each unit's op planned for its input
-  // dims), the arena and workspace sizes.
+  // dims), the arena and workspace sizes; under activations=auto, build_auto().
   Result<std::shared_ptr<const Program>> build(const ShapeSignature& sig) const override;
+  /// One Program and its kernel plan lines (not yet published to stats_).
+  struct Built {
+    std::shared_ptr<const Program> program;
+    std::vector<std::string> lines;
+    bool any_half = false;  // some slot holds bf16/f16 (storage.h)
+  };
+  /// The Program of `sig` with half activations (storage.h) or without.
+  Result<Built> build_as(const ShapeSignature& sig, bool half_acts) const;
+  /// Adds `lines` to the backend's kernel plan (each distinct line once).
+  void publish(const std::vector<std::string>& lines) const;
+  // activations_auto.cpp: the recorded storage, or both Programs timed and
+  // the faster kept (its kernel choices committed, the other's dropped).
+  Result<std::shared_ptr<const Program>> build_auto(const ShapeSignature& sig) const;
+  /// Median milliseconds of one run of `program`'s steps on `ex`'s stream,
+  /// its arena at `arena` (zeros, f32 inputs 0.01), as runs replay them.
+  Result<double> time_program(const Program& program, StreamPool::Exec& ex,
+                              CUdeviceptr arena) const;
 
   // cuda_block.cpp: one inference on a stream taken from the pool.
   Result<std::vector<Tensor>> execute(const Program& program,
@@ -89,7 +107,7 @@ class CudaBlock final : public BlockRuntime<Program> {
   const Module& fixed_;
   std::shared_ptr<Stats> stats_;
   std::shared_ptr<StreamPool> pool_;
-  BuildSettings settings_;
+  BuildSettings settings_;  // its choices: a layer over the backend's record (build_auto)
   std::vector<Unit> units_;
   std::map<ValueId, DeviceBuffer> constants_;
   std::map<ValueId, DeviceBuffer> half_constants_;  // bf16/f16 copies of GEMM weights

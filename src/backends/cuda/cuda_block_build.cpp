@@ -12,6 +12,24 @@
 namespace hone::cuda {
 
 Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& sig) const {
+  if (settings_.math.half == 0 || !settings_.math.half_activations) {
+    HONE_TRY(Built b, build_as(sig, false));
+    publish(b.lines);
+    return std::move(b.program);
+  }
+  if (settings_.math.activations_auto) return build_auto(sig);
+  HONE_TRY(Built b, build_as(sig, true));
+  publish(b.lines);
+  return std::move(b.program);
+}
+
+void CudaBlock::publish(const std::vector<std::string>& lines) const {
+  std::lock_guard lock(stats_->mu);
+  for (const std::string& l : lines)
+    if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
+}
+
+Result<CudaBlock::Built> CudaBlock::build_as(const ShapeSignature& sig, bool half_acts) const {
   const Graph& g = graph();
   if (sig.size() != g.inputs().size())
     return fail(ErrorCode::kInvalidArgument, "block expects " + std::to_string(g.inputs().size()) +
@@ -82,7 +100,6 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
   size_t workspace = 0;
   // Half-precision activations (storage.h): each value's storage is chosen
   // here, with conversion steps where a reader needs another.
-  const bool half_acts = settings_.math.half != 0 && settings_.math.half_activations;
   StoragePlan storage(*program, g, settings_.math.half, lines);
   for (const Unit& u : units_) {
     Program::Step st;
@@ -162,17 +179,15 @@ Result<std::shared_ptr<const Program>> CudaBlock::build(const ShapeSignature& si
   // Steps run one after another on one stream, so they share one workspace.
   program->workspace_offset = program->arena_bytes;
   program->arena_bytes += round256(workspace);
-  {
-    std::lock_guard lock(stats_->mu);
-    for (const std::string& l : lines)
-      if (stats_->seen.insert(l).second) stats_->kernel_lines.push_back(l);
-  }
+  const bool any_half =
+      std::any_of(program->slots.begin(), program->slots.end(),
+                  [](const Program::Slot& sl) { return sl.storage == Storage::kHalf; });
   HONE_LOG_DEBUG(
-      "cuda: block '{}' for {}: {} steps, {} bytes of device arena, {} host values "
-      "uploaded",
-      g.name(), signature_text(sig), program->steps.size(), program->arena_bytes,
-      program->uploads.size());
-  return std::shared_ptr<const Program>(std::move(program));
+      "cuda: block '{}' for {} ({} activations): {} steps, {} bytes of device arena, {} host "
+      "values uploaded",
+      g.name(), signature_text(sig), half_acts ? "half" : "f32", program->steps.size(),
+      program->arena_bytes, program->uploads.size());
+  return Built{std::shared_ptr<const Program>(std::move(program)), std::move(lines), any_half};
 }
 
 }  // namespace hone::cuda

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -60,6 +61,24 @@ class KernelChoices {
 
   KernelChoices() = default;
   explicit KernelChoices(Entries given) : entries_(std::move(given)) {}
+  /// A layer over `parent` (not null): every read, write and count passes
+  /// through to it, except during a trial.
+  explicit KernelChoices(std::shared_ptr<KernelChoices> parent) : parent_(std::move(parent)) {}
+
+  /// What a trial recorded and counted.
+  struct Trial {
+    Entries entries;
+    ChoiceCounts counts;
+  };
+  /// From now until end_trial(), record() and every count stay in the trial;
+  /// replay() and find() see its entries first, then the parent's (or this
+  /// record's own). One trial at a time, on the thread that plans.
+  void begin_trial();
+  /// Ends the trial and returns what it recorded and counted (dropped here).
+  Trial end_trial();
+  /// Adds a trial's entries and counts to the parent (or to this record) as
+  /// if they had been recorded there.
+  void commit(const Trial& trial);
 
   /// Called with the new text, under this record's lock, whenever an entry is
   /// added or changed (the backend writes it into its config).
@@ -87,10 +106,16 @@ class KernelChoices {
   std::vector<std::string> lines() const;
 
  private:
+  bool in_trial() const;
+  /// The entry of `key`: the trial's, else the parent's or this record's.
+  std::optional<Entry> entry(const std::string& key) const;
+
   mutable std::mutex mu_;
   Entries entries_;
   ChoiceCounts counts_;
   std::function<void(const std::string&)> on_change_;
+  std::shared_ptr<KernelChoices> parent_;
+  std::optional<Trial> trial_;
 };
 
 /// "[8,64][64,32]": input dims as they appear in keys.

@@ -14,6 +14,7 @@
 #include "backends/backend_test_util.h"
 #include "backends/cuda/cuda_backend.h"
 #include "eval/interpreter.h"
+#include "eval/kernel_util.h"
 #include "hone/graph_builder.h"
 
 /// Skips the test, naming why, where the cuda backend cannot run.
@@ -33,10 +34,14 @@ using backend_test::uniform;
 /// reference, and checks that every node was on the backend, that GPU
 /// kernels ran and that no block fell back. Returns the backend.
 /// `settings`: backend settings to apply first, e.g. {{"cudnn", "false"}}.
+/// activations=f32 unless `settings` name it: the plans these tests expect
+/// under bf16/fp16 are f32 activations' (the default, auto, picks by timing,
+/// activations_auto_test.cpp).
 inline std::unique_ptr<CudaBackend> expect_matches_reference(
     const Graph& g, const std::vector<Tensor>& inputs, double rtol = 1e-4, double atol = 1e-5,
     const std::vector<std::pair<std::string, std::string>>& settings = {}) {
   auto be = std::make_unique<CudaBackend>();
+  EXPECT_TRUE(be->configure("activations", "f32"));
   for (const auto& [k, v] : settings) EXPECT_TRUE(be->configure(k, v)) << k << "=" << v;
   auto built = be->build(g);
   EXPECT_TRUE(built) << built.error().to_string();
@@ -56,6 +61,21 @@ inline std::unique_ptr<CudaBackend> expect_matches_reference(
   EXPECT_GT(be->kernel_executions(), before) << "no cuda kernel ran";
   EXPECT_EQ(be->fallback_runs(), 0u) << "a block fell back to the reference\n" << plan_text(*be);
   return be;
+}
+
+/// The outputs of `g` on the reference interpreter in f64 (the gate's
+/// ground truth), narrowed to f32.
+inline std::vector<Tensor> f64_truth(const Graph& g, const std::vector<Tensor>& inputs) {
+  const Graph wide = eval::widen_to_f64(g);
+  std::vector<Tensor> in;
+  for (const Tensor& t : inputs) in.push_back(eval::cast_tensor(t, DType::kF64));
+  auto out =
+      eval::Interpreter(eval::OpRegistry::reference(), eval::Precision::kF64).run_tensors(wide, in);
+  EXPECT_TRUE(out) << out.error().to_string();
+  std::vector<Tensor> narrow;
+  if (out)
+    for (const Tensor& t : *out) narrow.push_back(eval::cast_tensor(t, DType::kF32));
+  return narrow;
 }
 
 /// Whether `a` and `b` hold the same tensors bit for bit (a replayed kernel

@@ -19,6 +19,7 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::close;
+using testing_util::f64_truth;
 using testing_util::plan_text;
 using testing_util::uniform;
 
@@ -87,21 +88,6 @@ std::vector<Tensor> net_inputs() {
   return {uniform(rng, {kN, 3, 32, 32})};
 }
 
-/// The outputs of `g` on the reference interpreter in f64 (the gate's
-/// ground truth), narrowed to f32.
-std::vector<Tensor> f64_truth(const Graph& g, const std::vector<Tensor>& inputs) {
-  const Graph wide = eval::widen_to_f64(g);
-  std::vector<Tensor> in;
-  for (const Tensor& t : inputs) in.push_back(eval::cast_tensor(t, DType::kF64));
-  auto out =
-      eval::Interpreter(eval::OpRegistry::reference(), eval::Precision::kF64).run_tensors(wide, in);
-  EXPECT_TRUE(out) << out.error().to_string();
-  std::vector<Tensor> narrow;
-  if (out)
-    for (const Tensor& t : *out) narrow.push_back(eval::cast_tensor(t, DType::kF32));
-  return narrow;
-}
-
 size_t count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -167,8 +153,9 @@ TEST(CudaHalfActivations, ConvNetRunsInHalfNhwcFromInputToOutput) {
 TEST(CudaHalfActivations, Fp32Tf32AndF32ActivationsPlanAsBefore) {
   HONE_REQUIRE_CUDNN();
   const Graph g = conv_net();
-  // The setting changes nothing outside bf16/fp16, and under bf16 its
-  // default (f32) keeps tensors f32 between steps: no conversion steps.
+  // The setting changes nothing outside bf16/fp16 (plain: its default,
+  // auto; asked: half), and under bf16 activations=f32 keeps tensors f32
+  // between steps: no conversion steps.
   for (const char* precision : {"fp32", "tf32"}) {
     SCOPED_TRACE(precision);
     // What this test is about is the plans and their bits; through seven
@@ -187,7 +174,7 @@ TEST(CudaHalfActivations, Fp32Tf32AndF32ActivationsPlanAsBefore) {
     ASSERT_TRUE(a && b);
     EXPECT_TRUE(testing_util::same_bits(*a, *b)) << "the same plan computed other bits";
   }
-  auto bf16 = run_checked(g, net_inputs(), {{"precision", "bf16"}},
+  auto bf16 = run_checked(g, net_inputs(), {{"precision", "bf16"}, {"activations", "f32"}},
                           Tolerance::for_precision(Precision::kBf16));
   EXPECT_EQ(plan_text(*bf16).find("convert '"), std::string::npos) << plan_text(*bf16);
   EXPECT_EQ(plan_text(*bf16).find("nhwc_io"), std::string::npos) << plan_text(*bf16);

@@ -132,6 +132,60 @@ TEST(CudaKernelChoices, ReplayTakesTheRecordedKernelOrSaysWhyNot) {
   EXPECT_EQ(lines[0], "choice: 'm' (MatMul) [4,8][8,2] bf16 -> matmul.bf16.cuda.gemm_ex");
 }
 
+TEST(CudaKernelChoices, ALayerPassesThroughButKeepsATrialApart) {
+  const Dims in = {{4, 8}, {8, 2}};
+  auto given = KernelChoices::parse("'m' (MatMul)|[4,8][8,2]|bf16=matmul.f32.cuda.sgemm");
+  ASSERT_TRUE(given);
+  auto backend = std::make_shared<KernelChoices>(*given);
+  int changes = 0;
+  backend->on_change([&](const std::string&) { ++changes; });
+  KernelChoices block(backend);
+  const std::string m = KernelChoices::key("'m' (MatMul)", in, "bf16");
+  const std::string c = KernelChoices::key("'c' (Conv)", in, "bf16");
+  // Outside a trial: reads, writes and counts are the backend's.
+  EXPECT_EQ(block.find(m), std::optional<std::string>("matmul.f32.cuda.sgemm"));
+  EXPECT_EQ(block.replay(m, {"matmul.f32.cuda.sgemm"}, "'m' (MatMul)"), std::optional<size_t>(0));
+  block.record("'c' (Conv)", in, "bf16", "conv.a", KernelChoices::How::kTimed);
+  EXPECT_EQ(changes, 1);
+  EXPECT_EQ(backend->find(c), std::optional<std::string>("conv.a"));
+  EXPECT_EQ(backend->counts().replayed, 1u);
+  EXPECT_EQ(backend->counts().timed, 1u);
+  EXPECT_EQ(block.text(), backend->text());
+  // A trial sees the backend's entries, keeps its own writes and counts.
+  block.begin_trial();
+  EXPECT_EQ(block.replay(m, {"matmul.f32.cuda.sgemm"}, "'m' (MatMul)"), std::optional<size_t>(0));
+  block.record("'c' (Conv)", in, "bf16", "conv.b", KernelChoices::How::kTimed);
+  block.record("'d' (Conv)", in, "bf16", "conv.d", KernelChoices::How::kReused);
+  EXPECT_EQ(block.find(c), std::optional<std::string>("conv.b"));
+  EXPECT_EQ(backend->find(c), std::optional<std::string>("conv.a"));
+  EXPECT_FALSE(backend->find(KernelChoices::key("'d' (Conv)", in, "bf16")));
+  EXPECT_EQ(changes, 1);
+  EXPECT_EQ(backend->counts().replayed, 1u);
+  const KernelChoices::Trial kept = block.end_trial();
+  EXPECT_EQ(kept.entries.size(), 2u);
+  EXPECT_EQ(kept.counts.timed, 1u);
+  EXPECT_EQ(kept.counts.reused, 1u);
+  EXPECT_EQ(kept.counts.replayed, 1u);
+  // A dropped trial leaves nothing behind.
+  block.begin_trial();
+  block.record("'e' (Conv)", in, "bf16", "conv.e", KernelChoices::How::kTimed);
+  (void)block.end_trial();
+  EXPECT_FALSE(block.find(KernelChoices::key("'e' (Conv)", in, "bf16")));
+  // A committed one lands in the backend as if recorded there: once.
+  block.commit(kept);
+  EXPECT_EQ(changes, 2);
+  EXPECT_EQ(backend->find(c), std::optional<std::string>("conv.b"));
+  EXPECT_EQ(backend->find(KernelChoices::key("'d' (Conv)", in, "bf16")),
+            std::optional<std::string>("conv.d"));
+  const ChoiceCounts n = backend->counts();
+  EXPECT_EQ(n.timed, 2u);
+  EXPECT_EQ(n.reused, 1u);
+  EXPECT_EQ(n.replayed, 2u);
+  EXPECT_EQ(backend->lines().size(), 3u);
+  block.commit(kept);  // the same again changes no entry
+  EXPECT_EQ(changes, 2);
+}
+
 TEST(CudaKernelChoices, TheBackendRefusesAMalformedValueBeforeLookingForADevice) {
   auto be = std::make_unique<CudaBackend>();
   ASSERT_TRUE(be->config().has("kernel_choices"));

@@ -274,6 +274,7 @@ TEST(CudaShapes, EachPrecisionRoundsAsItSaysAndStaysWithinItsTolerance) {
     CudaBackend be;
     ASSERT_TRUE(be.configure("precision", c.precision));
     ASSERT_TRUE(be.configure("gemm_select", "reduced"));  // no TF32 candidate: bf16/f16 itself
+    ASSERT_TRUE(be.configure("activations", "f32"));      // the products' own kernels
     ASSERT_TRUE(be.build(g));
     auto got = be.infer({in});
     ASSERT_TRUE(got) << got.error().to_string();
