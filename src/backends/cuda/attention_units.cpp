@@ -170,6 +170,17 @@ void find_attention_units(BlockInfo& b) {
       if (t.op_type == "Transpose" && t.outputs.size() == 1) {
         sp.out_transpose = c;
         sp.members.push_back(c);
+        // Its Reshape merging the heads: a view of the written output.
+        const ValueId to = t.outputs[0];
+        if (sole(to)) {
+          const NodeId rc = b.consumer[static_cast<size_t>(to)];
+          const Node& r = g.node(rc);
+          if ((r.op_type == "Reshape" || r.op_type == "Flatten") && r.outputs.size() == 1 &&
+              !r.inputs.empty() && r.inputs[0] == to) {
+            sp.out_reshape = rc;
+            sp.members.push_back(rc);
+          }
+        }
       }
     }
     sp.q = q;
@@ -294,7 +305,10 @@ Result<Unit> create_attention(BlockInfo& b, const Node& first, std::vector<NodeI
     HONE_TRY(int i, index_of(v));
     io.push_back(i);
   }
-  u.outputs = {g.node(sp.out_transpose >= 0 ? sp.out_transpose : sp.av).outputs[0]};
+  const NodeId last = sp.out_reshape >= 0     ? sp.out_reshape
+                      : sp.out_transpose >= 0 ? sp.out_transpose
+                                              : sp.av;
+  u.outputs = {g.node(last).outputs[0]};
   u.label = g.node(sp.av).describe() + " attention of " + std::to_string(members.size()) + " nodes";
   u.op = make_attention_op(g, sp, std::move(subs), members, u.inputs, std::move(io), b.settings,
                            u.label);

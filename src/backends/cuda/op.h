@@ -169,6 +169,11 @@ struct AttentionSpec {
   /// packed QKV feeding the Gathers of q, k and v).
   std::vector<NodeId> q_chain, k_chain, v_chain;
   NodeId out_transpose = -1;  // a Transpose of av's output, written through; -1: none
+  /// A Reshape or Flatten of out_transpose's output (merging the heads), the
+  /// unit's output then: the contiguous transposed output seen with its dims
+  /// (a rank-2 or rank-3 value, which half-precision activations keep
+  /// row-major, where the rank-4 one would be channels-last); -1: none.
+  NodeId out_reshape = -1;
   /// Whether `id` is in one of the chains.
   bool in_chain(NodeId id) const;
 };

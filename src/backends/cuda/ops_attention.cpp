@@ -199,43 +199,7 @@ class AttentionOp final : public Op {
   /// its source (`src` dims, contiguous): Transposes permute the strides,
   /// views re-stride them; nothing when a view cannot be expressed so.
   Result<View> follow(const dims_t& src, const std::vector<NodeId>& chain,
-                      const std::vector<dims_t>& made) const {
-    AtomView v(src, strides_of(src));
-    for (NodeId id : chain) {
-      const auto at = std::find(sub_nodes_.begin(), sub_nodes_.end(), id);
-      if (at == sub_nodes_.end()) return fail(ErrorCode::kInternal, label_ + ": lost a member");
-      const dims_t& out = made[static_cast<size_t>(at - sub_nodes_.begin())];
-      const Node& n = g_.node(id);
-      const dims_t now = v.sizes();
-      if (n.op_type == "Transpose") {
-        const auto perm = ops::transpose_perm(n, static_cast<int64_t>(now.size()));
-        if (!perm || !v.transpose(*perm))
-          return fail(ErrorCode::kUnsupported, "fused attention: a Transpose's perm");
-      } else if (n.op_type == "Gather") {
-        const auto index = gather_index(g_, n);
-        const auto r = static_cast<int64_t>(now.size());
-        int64_t axis = ops::axis_attr(n);
-        if (axis < 0) axis += r;
-        if (!index || axis < 0 || axis >= r)
-          return fail(ErrorCode::kUnsupported, "fused attention: " + n.describe());
-        const auto a = static_cast<size_t>(axis);
-        const int64_t i = *index < 0 ? *index + now[a] : *index;
-        if (i < 0 || i >= now[a])
-          return fail(ErrorCode::kInvalidArgument,
-                      n.describe() + ": index " + std::to_string(*index) + " is out of range");
-        v.select(a, i);
-      } else if (!v.reshape(out)) {
-        return fail(ErrorCode::kUnsupported,
-                    "fused attention: " + n.describe() + " is no view of its input");
-      }
-      if (v.sizes() != out) return fail(ErrorCode::kInternal, label_ + ": a member's dims differ");
-    }
-    auto st = v.strides();
-    if (!st)
-      return fail(ErrorCode::kUnsupported,
-                  "fused attention: an operand's chain is no strided view of its source");
-    return View{v.sizes(), std::move(*st), v.offset()};
-  }
+                      const std::vector<dims_t>& made) const;
 
   /// The fused kernels that accept these shapes, best guess first; `hio`:
   /// only the tensor-core one, reading and writing bf16/f16 (its _hio form).
@@ -318,7 +282,9 @@ class AttentionOp final : public Op {
     out.push_back(D);
     View o{out, strides_of(out)};
     if (spec_.out_transpose >= 0) {
-      const dims_t& td = made.back();
+      const auto ti = std::find(sub_nodes_.begin(), sub_nodes_.end(), spec_.out_transpose);
+      if (ti == sub_nodes_.end()) return fail(ErrorCode::kInternal, label_ + ": lost a member");
+      const dims_t& td = made[static_cast<size_t>(ti - sub_nodes_.begin())];
       const auto given =
           ops::transpose_perm(g_.node(spec_.out_transpose), static_cast<int64_t>(out.size()));
       if (!given) return unsupported("the output Transpose's perm");
@@ -331,6 +297,12 @@ class AttentionOp final : public Op {
         o.st[static_cast<size_t>(p)] = ts[j];
       }
       out = td;
+      // Its Reshape (heads merged): the same contiguous bytes, seen so.
+      if (spec_.out_reshape >= 0) {
+        if (numel_of(made.back()) != numel_of(td))
+          return fail(ErrorCode::kInternal, label_ + ": the output Reshape changes the count");
+        out = made.back();
+      }
     }
     for (size_t i = 0; i < ob.size(); ++i) a.so[i] = o.st[i];
     a.o_row = o.st[ob.size()];
@@ -401,6 +373,45 @@ class AttentionOp final : public Op {
   std::string label_;
 };
 
+Result<View> AttentionOp::follow(const dims_t& src, const std::vector<NodeId>& chain,
+                                 const std::vector<dims_t>& made) const {
+  AtomView v(src, strides_of(src));
+  for (NodeId id : chain) {
+    const auto at = std::find(sub_nodes_.begin(), sub_nodes_.end(), id);
+    if (at == sub_nodes_.end()) return fail(ErrorCode::kInternal, label_ + ": lost a member");
+    const dims_t& out = made[static_cast<size_t>(at - sub_nodes_.begin())];
+    const Node& n = g_.node(id);
+    const dims_t now = v.sizes();
+    if (n.op_type == "Transpose") {
+      const auto perm = ops::transpose_perm(n, static_cast<int64_t>(now.size()));
+      if (!perm || !v.transpose(*perm))
+        return fail(ErrorCode::kUnsupported, "fused attention: a Transpose's perm");
+    } else if (n.op_type == "Gather") {
+      const auto index = gather_index(g_, n);
+      const auto r = static_cast<int64_t>(now.size());
+      int64_t axis = ops::axis_attr(n);
+      if (axis < 0) axis += r;
+      if (!index || axis < 0 || axis >= r)
+        return fail(ErrorCode::kUnsupported, "fused attention: " + n.describe());
+      const auto a = static_cast<size_t>(axis);
+      const int64_t i = *index < 0 ? *index + now[a] : *index;
+      if (i < 0 || i >= now[a])
+        return fail(ErrorCode::kInvalidArgument,
+                    n.describe() + ": index " + std::to_string(*index) + " is out of range");
+      v.select(a, i);
+    } else if (!v.reshape(out)) {
+      return fail(ErrorCode::kUnsupported,
+                  "fused attention: " + n.describe() + " is no view of its input");
+    }
+    if (v.sizes() != out) return fail(ErrorCode::kInternal, label_ + ": a member's dims differ");
+  }
+  auto st = v.strides();
+  if (!st)
+    return fail(ErrorCode::kUnsupported,
+                "fused attention: an operand's chain is no strided view of its source");
+  return View{v.sizes(), std::move(*st), v.offset()};
+}
+
 // Half-precision activations (storage.h): Q, K and V read as bf16/f16 and O
 // written so, by the tensor-core kernel's _hio form, when a source is half
 // already; the mask and scales stay f32. Only the fused kernel reads half, so
@@ -423,6 +434,10 @@ Result<OpPlan> AttentionOp::plan_half(const std::vector<dims_t>& in,
   (void)unfused;  // planned for its members' dims only
   HONE_TRY(std::vector<OpPlan> fused, plan_fused(in, env, made, true));
   OpPlan p = std::move(fused.front());
+  // The kernel writes O row-major; a rank-4 half value is read channels-last
+  // (storage.h), so such an output stays f32 (plan()).
+  if (!channels_last_is_row_major(p.outputs[0]))
+    return fail(ErrorCode::kUnsupported, "a rank-4 output " + shape_to_string(p.outputs[0]));
   p.reads.assign(in.size(), Storage::kF32);
   for (int at : {iq(), ik(), iv()}) p.reads[static_cast<size_t>(at)] = Storage::kHalf;
   p.writes = {Storage::kHalf};

@@ -1,4 +1,4 @@
-// Pools, Concat and LayerNormalization over half-precision activations
+// Pools, Concat, Transpose and LayerNormalization over half-precision activations
 // (storage.h): the plan_half() of create_misc's units and of the residual
 // Add + LayerNormalization unit. Each writes bf16/f16, rank-4 values
 // channels-last, and computes in f32 (kernels/half_ops.cu).
@@ -175,6 +175,46 @@ Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
   return p;
 }
 
+/// Transpose of a half value whose input and output are both row-major in
+/// their storage (any rank but 4, or a rank-4 one that is row-major either
+/// way): a strided copy of 2-byte elements (a transformer's [S, B, E] to [B,
+/// S, E] between its products).
+Result<OpPlan> plan_transpose_half(const Node& n, const std::vector<dims_t>& in,
+                                   const std::vector<Storage>& have, int half) {
+  const dims_t& x = in[0];
+  if (have[0] != Storage::kHalf || !channels_last_is_row_major(x))
+    return fail(ErrorCode::kUnsupported, "an f32 or channels-last input");
+  if (x.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "rank " + std::to_string(x.size()));
+  HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
+  const dims_t xs = strides_of(x);
+  dims_t out, src;
+  for (int64_t d : perm) {
+    out.push_back(x[static_cast<size_t>(d)]);
+    src.push_back(xs[static_cast<size_t>(d)]);
+  }
+  if (!channels_last_is_row_major(out))
+    return fail(ErrorCode::kUnsupported, "a rank-4 output " + shape_to_string(out));
+  const dims_t dst = strides_of(out);
+  OpPlan p;
+  p.outputs = {out};
+  p.reads = {Storage::kHalf};
+  p.writes = {Storage::kHalf};
+  p.kernel = std::string("transpose.") + half_name(half) + ".cuda.strided_copy";
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_strided_copy_half"));
+    CopyShape s;
+    s.rank = static_cast<int32_t>(out.size());
+    std::copy(out.begin(), out.end(), s.dims);
+    std::copy(src.begin(), src.end(), s.src);
+    std::copy(dst.begin(), dst.end(), s.dst);
+    CUdeviceptr xi = b.in[0], y = b.out[0];
+    long long count = numel_of(out);
+    return launch_1d(c.d, f, c.stream, count, {&xi, &y, &s, &count});
+  };
+  return p;
+}
+
 }  // namespace
 
 HalfPlanner add_layernorm_half_planner(const Node& ln, bool keep_sum, int half) {
@@ -191,6 +231,9 @@ HalfPlanner misc_half_planner(const Node& n, int half) {
   if (op == "Concat")
     return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
                      const PlanEnv&) { return plan_concat_half(n, in, have, half); };
+  if (op == "Transpose")
+    return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                     const PlanEnv&) { return plan_transpose_half(n, in, have, half); };
   if (op == "LayerNormalization")
     return
         [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have, const PlanEnv&) {
