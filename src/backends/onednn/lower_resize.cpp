@@ -212,21 +212,35 @@ Result<void> lower_resize_own(PlanBuilder& b, const Node& n, const ops::ResizeAt
   for (size_t d = 0; d < order.size(); ++d) order[d] = d;
   BufferRef src;
   md_t out_md;
-  const auto cl = channels_last(in.size());
-  if (cl && x.dtype == DType::kF32 && x.ref.md == md_t(in, memory::data_type::f32, *cl)) {
-    std::rotate(order.begin() + 1, order.begin() + 2, order.end());  // 0, 2, ..., 1
-    src = x.ref;
-    out_md = md_t(out, memory::data_type::f32, *cl);
-  } else {
-    src = b.plain(n.inputs[0]);
-    out_md = plain_md(out);
-  }
   dims_t mem_in, mem_out;
   auto taps = std::make_shared<std::vector<FloatTaps>>();
-  for (size_t d : order) {
-    mem_in.push_back(in[d]);
-    mem_out.push_back(out[d]);
-    taps->push_back(to_float(axes[d]));
+  const auto cl = channels_last(in.size());
+  const md_t blocked16 =
+      in.size() == 4 ? md_t(in, memory::data_type::f32, memory::format_tag::nChw16c) : md_t();
+  if (in.size() == 4 && in[1] % 16 == 0 && axes[1].identity && x.dtype == DType::kF32 &&
+      x.ref.md == blocked16) {
+    // nChw16c (a plan whose convs run there) is [N, C/16, H, W, 16] in
+    // memory, the channel axes kept: resized where it lies, the innermost
+    // loop over a block of 16 channels.
+    src = x.ref;
+    out_md = md_t(out, memory::data_type::f32, memory::format_tag::nChw16c);
+    mem_in = {in[0], in[1] / 16, in[2], in[3], 16};
+    mem_out = {out[0], out[1] / 16, out[2], out[3], 16};
+    *taps = {to_float(axes[0]), FloatTaps{}, to_float(axes[2]), to_float(axes[3]), FloatTaps{}};
+  } else {
+    if (cl && x.dtype == DType::kF32 && x.ref.md == md_t(in, memory::data_type::f32, *cl)) {
+      std::rotate(order.begin() + 1, order.begin() + 2, order.end());  // 0, 2, ..., 1
+      src = x.ref;
+      out_md = md_t(out, memory::data_type::f32, *cl);
+    } else {
+      src = b.plain(n.inputs[0]);
+      out_md = plain_md(out);
+    }
+    for (size_t d : order) {
+      mem_in.push_back(in[d]);
+      mem_out.push_back(out[d]);
+      taps->push_back(to_float(axes[d]));
+    }
   }
   const auto [n0, n1] = resize_scratch(*taps, mem_in, mem_out);
   const BufferRef dst{b.new_temp(out_md), out_md};
@@ -393,10 +407,17 @@ Result<void> lower_deconv(PlanBuilder& b, const Node& n) {
                                                           strides, dil0, pad_l, pad_r);
     return dnnl::deconvolution_forward::primitive_desc(d, user_scratch(), cpu_engine());
   };
+  // In a plan whose convs run on nChw16c (PlanBuilder::set_prefer_blocked16),
+  // a deconvolution over channels in 16s stays there too: no reorder on
+  // either side, and a UNet's Concat of its output with the skip is made in
+  // place (lower_shape.cpp).
+  const memory::format_tag layout = b.prefer_blocked16() && ic % 16 == 0 && oc % 16 == 0
+                                        ? memory::format_tag::nChw16c
+                                        : memory::format_tag::nhwc;
   dnnl::deconvolution_forward::primitive_desc pd;
   try {
-    pd = make(md_t(x.dims, memory::data_type::f32, memory::format_tag::nhwc),
-              md_t(dst, memory::data_type::f32, memory::format_tag::nhwc));
+    pd = make(md_t(x.dims, memory::data_type::f32, layout),
+              md_t(dst, memory::data_type::f32, layout));
   } catch (const dnnl::error&) {
     pd = make(any_md(x.dims), any_md(dst));
   }

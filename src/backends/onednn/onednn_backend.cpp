@@ -179,11 +179,13 @@ class OnednnBlock final : public BlockRuntime<Plan> {
     PlanBuilder builder(g);
     builder.set_bf16(bf16_, fp32_nodes_);
     auto plan = builder.build(dims, known, dtypes);
-    if (plan && (builder.has_depthwise() || builder.has_channel_concat())) {
+    if (plan &&
+        (builder.has_depthwise() || builder.has_channel_concat() || builder.has_winograd_conv())) {
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept; so too
       // where values are joined along channels, which on nChw16c are
-      // written in place (lower_shape.cpp's concat_in_place).
+      // written in place (lower_shape.cpp's concat_in_place), and where 3x3
+      // convs may run by Winograd, which oneDNN has on nChw16c only.
       PlanBuilder blocked(g);
       blocked.set_prefer_blocked16(true);
       blocked.set_bf16(bf16_, fp32_nodes_);

@@ -194,6 +194,18 @@ PlanBuilder::PlanBuilder(const Graph& g) : g_(g) {
     if (group > 1 && w != nullptr && w->initializer && w->initializer->rank() == 4 &&
         w->initializer->dim(1) == 1 && w->initializer->dim(0) == group)
       has_depthwise_ = true;
+    // What lower_conv may run by Winograd on nChw16c: 3x3, stride 1, no
+    // dilation, no groups, channels in 16s, constant weights.
+    if (n.op_type == "Conv" && group == 1 && w != nullptr && w->initializer &&
+        w->initializer->rank() == 4 && w->initializer->dim(0) % 16 == 0 &&
+        w->initializer->dim(1) % 16 == 0 && w->initializer->dim(2) == 3 &&
+        w->initializer->dim(3) == 3) {
+      const auto ca = ops::conv_attrs(n);
+      auto ones = [](const std::vector<int64_t>& v) {
+        return std::all_of(v.begin(), v.end(), [](int64_t d) { return d == 1; });
+      };
+      has_winograd_conv_ = has_winograd_conv_ || (ca && ones(ca->strides) && ones(ca->dilations));
+    }
   }
 }
 

@@ -176,6 +176,9 @@ class PlanBuilder {
   const Tensor* constant(ValueId v) const;
   /// The block has depthwise convs (grouped, one input channel per group).
   bool has_depthwise() const { return has_depthwise_; }
+  /// The block has 3x3 stride-1 convs over channels in 16s with constant
+  /// weights: on nChw16c lower_conv may run them by Winograd.
+  bool has_winograd_conv() const { return has_winograd_conv_; }
   /// The block joins 4-D values along channels (a Concat lowered so far):
   /// on nChw16c at batch 1 their sources can be written in place.
   bool has_channel_concat() const { return has_channel_concat_; }
@@ -266,6 +269,7 @@ class PlanBuilder {
   std::set<std::string> fp32_nodes_;
   bool lowering_fp32_ = false;  // the node being lowered is in fp32_nodes_
   bool has_depthwise_ = false;
+  bool has_winograd_conv_ = false;
   bool has_channel_concat_ = false;
   std::shared_ptr<Plan> plan_;
 };

@@ -1,5 +1,6 @@
 // Resize (oneDNN resampling) and ConvTranspose (oneDNN deconvolution) against
 // the reference interpreter, and the modes refused with their reasons.
+#include "backends/onednn/plan.h"
 #include "onednn_test_util.h"
 
 namespace hone::onednn {
@@ -245,6 +246,54 @@ TEST(OnednnResample, ConvTransposeRunsOnOnednn) {
   for (const DeconvCase& c : cases) {
     SCOPED_TRACE(shape_to_string(c.in) + " w " + shape_to_string(c.w));
     expect_matches_reference(deconv_graph(rng, c), {uniform(rng, c.in)});
+  }
+}
+
+TEST(OnednnResample, AUNetDecoderOnNChw16cNeedsNoReorderInside) {
+  // deconv 32 -> 16 (2x2, stride 2), joined with a 16-channel skip, a 3x3
+  // conv, bilinear align_corners x2, a 1x1 conv. On nChw16c the deconv and
+  // the own resize read and write that layout, so the only reorders are the
+  // two inputs' and the output's; both plans match the reference.
+  std::mt19937 rng(19);
+  using V = std::vector<int64_t>;
+  GraphBuilder b("decoder");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 32, 6, 5});
+  ValueId skip = b.input("skip", DType::kF32, Shape{1, 16, 12, 10});
+  ValueId up = b.op(
+      "ConvTranspose",
+      {x, b.constant("wt", uniform(rng, {32, 16, 2, 2})), b.constant("bt", uniform(rng, {16}))},
+      {{"strides", V{2, 2}}});
+  ValueId s = b.relu(b.conv(skip, b.constant("ws", uniform(rng, {16, 16, 1, 1})),
+                            b.constant("bs", uniform(rng, {16}))));
+  ValueId joined = b.op("Concat", {s, up}, {{"axis", int64_t{1}}});
+  ValueId c = b.relu(b.conv(joined, b.constant("wc", uniform(rng, {32, 32, 3, 3}, -0.2f, 0.2f)),
+                            b.constant("bc", uniform(rng, {32})), {.pads = {1, 1, 1, 1}}));
+  ValueId r = b.op("Resize",
+                   {c, b.constant("roi", Tensor::zeros(DType::kF32, {0})),
+                    b.constant("scales", Tensor::from<float>({4}, {1, 1, 2, 2}))},
+                   {{"mode", std::string("linear")},
+                    {"coordinate_transformation_mode", std::string("align_corners")}});
+  b.output(b.conv(r, b.constant("wo", uniform(rng, {16, 32, 1, 1})),
+                  b.constant("bo", uniform(rng, {16}))),
+           "y");
+  Graph g = *std::move(b).build();
+  g.opsets()[""] = 13;
+  std::vector<Tensor> in{uniform(rng, {1, 32, 6, 5}), uniform(rng, {1, 16, 12, 10})};
+  auto want = eval::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  for (bool blocked : {false, true}) {
+    SCOPED_TRACE(blocked ? "nChw16c" : "oneDNN's pick");
+    PlanBuilder builder(g);
+    builder.set_prefer_blocked16(blocked);
+    auto plan = builder.build({{1, 32, 6, 5}, {1, 16, 12, 10}});
+    ASSERT_TRUE(plan) << plan.error().to_string();
+    size_t reorders = 0;
+    for (const Step& st : (*plan)->steps) reorders += st.kind == "reorder";
+    if (blocked) EXPECT_LE(reorders, 3u) << (*plan)->describe();
+    std::atomic<uint64_t> executions{0};
+    auto got = (*plan)->run(in, &executions);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(close((*got)[0], (*want)[0], 1e-3, 1e-4)) << (*plan)->describe();
   }
 }
 
