@@ -527,7 +527,12 @@ CandidateResult& Session::evaluate_here(const std::string& name) {
   }
   std::unique_ptr<Backend> be = build_and_check(name, r, index);
   if (!be && r.checked && !r.correctness.passed) be = search_fp32_nodes(name, r, index);
-  if (be) measure(*be, r, index);
+  if (be) {
+    measure(*be, r, index);
+    // Plans made since the build (a dynamic block plans each shape at its
+    // first run; cuda's activations=auto decides there) join the kernel plan.
+    r.kernel_plan = distinct_plan(be->describe_kernels());
+  }
   candidate_seconds_.push_back(std::chrono::duration<double>(clock_type::now() - started).count());
   emit(name, r.error || !r.correctness.passed ? "failed" : "done", index, 1.0);
   if (r.error) HONE_LOG_INFO("tune: {} failed: {}", name, r.error->to_string());
