@@ -72,7 +72,9 @@ struct PassStats {
 [[nodiscard]] Result<Graph> fuse_bias(const Graph& g, PassStats* stats = nullptr);
 
 /// A constant-mode Pad writing zeros on the spatial axes only, read by a
-/// Conv alone (explicit pads or VALID), folds into that Conv's pads.
+/// Conv alone (explicit pads or VALID), folds into that Conv's pads; read by
+/// an AveragePool alone (no ceil_mode, its own pads none or counted), into
+/// the pool's pads with count_include_pad=1.
 [[nodiscard]] Result<Graph> fuse_pad(const Graph& g, PassStats* stats = nullptr);
 
 /// Transpose pairs that cancel go (a pair that does not cancel becomes one

@@ -1,9 +1,14 @@
-// fuse_pad: a zero constant Pad of the spatial axes folded into the Conv that
-// reads it. TensorFlow exports (tf2onnx) write "same" padding of a strided
-// conv as an explicit Pad; left as a node, it is a full copy of the tensor and
-// on a compiled backend a block boundary (oneDNN reorders out of and back
-// into its blocked layout around it, and runs the Pad on the fallback).
+// fuse_pad: a zero constant Pad of the spatial axes folded into the Conv or
+// AveragePool that reads it. TensorFlow exports (tf2onnx) write "same"
+// padding of a strided conv as an explicit Pad, and PyTorch's exporter writes
+// avg_pool2d(padding=p) with count_include_pad=True (Inception's pool
+// branches) as a Pad before an AveragePool without pads; left as a node, it
+// is a full copy of the tensor, and oneDNN reorders out of and back into its
+// blocked layout around it.
 #include "hone/passes.h"
+
+#include <algorithm>
+
 #include "ops/attrs.h"
 #include "passes/rewrite.h"
 
@@ -48,6 +53,36 @@ std::optional<std::vector<int64_t>> zero_pads(const Graph& g, const Node& pad, s
   return pads;
 }
 
+/// The pads of AveragePool `pool` once the zero `pads` (of every axis, as
+/// zero_pads gives them) before it are its own: the zeros then count in each
+/// window's mean (count_include_pad), as they did as values. Nothing when the
+/// pool's own pads would not count, its windows depend on the padded size
+/// (auto_pad SAME_*, ceil_mode), or a pad would reach a whole window.
+std::optional<std::vector<int64_t>> average_pool_pads(const Node& pool,
+                                                      const std::vector<int64_t>& pads) {
+  const auto pa = ops::pool_attrs(pool);
+  const auto wa = ops::conv_attrs(pool);  // the window attributes
+  if (!pa || !wa || pa->ceil_mode ||
+      (wa->auto_pad != ops::AutoPad::kNotSet && wa->auto_pad != ops::AutoPad::kValid))
+    return std::nullopt;
+  const size_t spatial = pa->kernel_shape.size();
+  if (spatial == 0 || pads.size() != 2 * (spatial + 2)) return std::nullopt;
+  const size_t rank = spatial + 2;
+  std::vector<int64_t> own =
+      wa->auto_pad == ops::AutoPad::kValid ? std::vector<int64_t>{} : wa->pads;
+  if (own.empty()) own.assign(2 * spatial, 0);
+  if (own.size() != 2 * spatial) return std::nullopt;
+  const bool own_padded = std::any_of(own.begin(), own.end(), [](int64_t p) { return p != 0; });
+  if (own_padded && !pa->count_include_pad) return std::nullopt;
+  for (size_t a = 0; a < spatial; ++a) {
+    own[a] += pads[2 + a];
+    own[spatial + a] += pads[rank + 2 + a];
+    if (own[a] >= pa->kernel_shape[a] || own[spatial + a] >= pa->kernel_shape[a])
+      return std::nullopt;
+  }
+  return own;
+}
+
 }  // namespace
 
 Result<Graph> fuse_pad(const Graph& in, PassStats* stats) {
@@ -64,8 +99,30 @@ Result<Graph> fuse_pad(const Graph& in, PassStats* stats) {
     const NodeId conv_id = uses.sole_reader(pad.outputs[0]);
     if (conv_id < 0 || rw.taken(pad_id) || rw.taken(conv_id)) continue;
     const Node& conv = g.node(conv_id);
-    if (conv.op_type != "Conv" || !(conv.domain.empty() || conv.domain == "ai.onnx") ||
-        conv.inputs.size() < 2 || conv.inputs[0] != pad.outputs[0] ||
+    if (!(conv.domain.empty() || conv.domain == "ai.onnx")) continue;
+    if (conv.op_type == "AveragePool" && conv.inputs.size() == 1 &&
+        conv.inputs[0] == pad.outputs[0]) {
+      const auto pool = ops::pool_attrs(conv);
+      if (!pool) continue;
+      const auto pads = zero_pads(g, pad, pool->kernel_shape.size() + 2);
+      if (!pads || (*pads)[0] != 0 || (*pads)[1] != 0 || (*pads)[pads->size() / 2] != 0 ||
+          (*pads)[pads->size() / 2 + 1] != 0 ||
+          std::any_of(pads->begin(), pads->end(), [](int64_t p) { return p < 0; }))
+        continue;
+      const auto pool_pads = average_pool_pads(conv, *pads);
+      if (!pool_pads) continue;
+      Node fused = conv;
+      fused.inputs[0] = pad.inputs[0];
+      fused.attrs.erase("auto_pad");
+      fused.attrs["pads"] = *pool_pads;
+      fused.attrs["count_include_pad"] = int64_t{1};
+      rw.remove(pad_id);
+      rw.remove(conv_id);
+      rw.add_node(std::move(fused));
+      ++count;
+      continue;
+    }
+    if (conv.op_type != "Conv" || conv.inputs.size() < 2 || conv.inputs[0] != pad.outputs[0] ||
         conv.inputs[1] == pad.outputs[0] ||
         (conv.inputs.size() > 2 && conv.inputs[2] == pad.outputs[0]))
       continue;

@@ -129,6 +129,44 @@ TEST(PassesPad, PadsThatAreNotZerosOnSpatialAxesStay) {
   EXPECT_EQ(count_op(*out, "Pad"), 5u);
 }
 
+TEST(PassesPad, ZeroSpatialPadFoldsIntoAveragePoolCountingThePads) {
+  // PyTorch's export of avg_pool2d(x, 3, 1, padding=1) (count_include_pad):
+  // Pad, then AveragePool without pads. Near-misses stay: a pool whose own
+  // pads do not count, ceil_mode, a pad as wide as the window, a non-zero fill.
+  std::mt19937 rng(23);
+  GraphBuilder b("pad_pool");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 3, 9, 9});
+  using V = std::vector<int64_t>;
+  auto pool = [&](ValueId in, std::map<std::string, Attribute> extra) {
+    extra["kernel_shape"] = V{3, 3};
+    return b.op("AveragePool", {in}, std::move(extra));
+  };
+  b.output(pool(pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1}), {}), "torch");
+  b.output(pool(pad(b, x, {0, 0, 0, 2, 0, 0, 1, 0}),
+                {{"pads", V{1, 0, 0, 0}}, {"count_include_pad", int64_t{1}}, {"strides", V{2, 2}}}),
+           "added");
+  b.output(pool(pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1}), {{"pads", V{1, 1, 1, 1}}}), "own_uncounted");
+  b.output(pool(pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1}), {{"ceil_mode", int64_t{1}}}), "ceil");
+  b.output(pool(pad(b, x, {0, 0, 3, 0, 0, 0, 0, 0}), {}), "whole_window");
+  b.output(pool(pad(b, x, {0, 0, 1, 1, 0, 0, 1, 1}, 0.5f), {}), "fill");
+  Graph g = *std::move(b).build();
+  PassStats st;
+  auto out = fuse_pad(g, &st);
+  ASSERT_TRUE(out) << out.error().to_string();
+  EXPECT_EQ(st.rewritten, 2);
+  EXPECT_EQ(count_op(*out, "Pad"), 4u);
+  size_t counted = 0;
+  for (const Node& n : out->nodes())
+    if (n.op_type == "AveragePool" && n.inputs[0] == g.inputs()[0]) {
+      EXPECT_EQ(n.attr_int("count_include_pad", 0), 1);
+      const V pads = n.attr_ints("pads");
+      EXPECT_TRUE(pads == (V{1, 1, 1, 1}) || pads == (V{1, 2, 1, 0})) << pads.size();
+      ++counted;
+    }
+  EXPECT_EQ(counted, 2u);
+  EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3, 9, 9})}));
+}
+
 TEST(PassesBias, ConvAddBecomesConvBiasAndFullSizeAddStays) {
   std::mt19937 rng(4);
   GraphBuilder b("conv_add");
