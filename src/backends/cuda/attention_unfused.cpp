@@ -19,6 +19,7 @@ Result<OpPlan> plan_unfused_attention(const std::vector<AttentionSub>& subs,
     bool view = false;
     int view_of = 0;
     size_t view_offset = 0, offset = 0;
+    bool to_out = false;  // writes the unit's output (the last member is a view of it)
   };
   std::vector<Step> steps(subs.size());
   std::vector<dims_t> made(subs.size());
@@ -49,7 +50,15 @@ Result<OpPlan> plan_unfused_attention(const std::vector<AttentionSub>& subs,
     if (p.run) names += (names.empty() ? "" : ",") + p.kernel;
     st.p = std::move(p);
   }
-  if (steps.back().view) return fail(ErrorCode::kInternal, label + ": the last member is a view");
+  if (steps.back().view) {
+    // The heads-merging Reshape after the output Transpose: the Transpose
+    // writes the unit's output, which the Reshape sees with its dims.
+    const Step& last = steps.back();
+    const int j = -1 - last.view_of;
+    if (last.view_of >= 0 || last.view_offset != 0 || steps[static_cast<size_t>(j)].view)
+      return fail(ErrorCode::kInternal, label + ": the last member is a view of no member");
+    steps[static_cast<size_t>(j)].to_out = true;
+  }
   *made_out = made;
   OpPlan out;
   out.outputs = {made.back()};
@@ -66,7 +75,7 @@ Result<OpPlan> plan_unfused_attention(const std::vector<AttentionSub>& subs,
       if (st[i].view)
         ptr[i] = at(st[i].view_of) + st[i].view_offset;
       else
-        ptr[i] = i + 1 < st.size() ? b.workspace + st[i].offset : b.out[0];
+        ptr[i] = i + 1 < st.size() && !st[i].to_out ? b.workspace + st[i].offset : b.out[0];
       if (!st[i].p.run) continue;
       Bind sb;
       for (int code : st[i].in) {

@@ -169,8 +169,10 @@ TEST(CudaAttention, UnitReadsThroughHeadSplitsAndScales) {
   EXPECT_EQ(g.value(sp.mask).name, "mask");
   EXPECT_NEAR(sp.scale, 1.0 / 8.0, 1e-9);
   for (ValueId v : {sp.q, sp.k, sp.v}) EXPECT_EQ(g.node(g.value(v).producer).op_type, "Add");
-  // 3 products and softmax, Div, Add(mask), 3 x (Reshape, Transpose), the merge Transpose.
-  EXPECT_EQ(sp.members.size(), 12u);
+  // 3 products and softmax, Div, Add(mask), 3 x (Reshape, Transpose), the merge
+  // Transpose and its Reshape (the unit's output, row-major at rank 3).
+  EXPECT_EQ(sp.members.size(), 13u);
+  EXPECT_GE(sp.out_reshape, 0);
   for (NodeId id : sp.members) EXPECT_EQ(info.attention_of[static_cast<size_t>(id)], 0);
 
   // vit's packed QKV: the three chains share the unflatten and its Transpose,
@@ -187,6 +189,7 @@ TEST(CudaAttention, UnitReadsThroughHeadSplitsAndScales) {
   EXPECT_EQ(ms.v_chain.size(), 8u);
   EXPECT_EQ(ms.scale_values.size(), 2u);
   EXPECT_GE(ms.out_transpose, 0);
+  EXPECT_GE(ms.out_reshape, 0);
   for (const Node& n : mha.nodes()) {
     if (n.op_type != "Shape") continue;
     EXPECT_EQ(mi.attention_of[static_cast<size_t>(mi.node_id(n))], -1);
