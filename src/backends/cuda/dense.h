@@ -91,9 +91,29 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
                std::shared_ptr<LtMatmul> lt, size_t rank,
                std::shared_ptr<const DeviceBuffer> bt = nullptr, bool f32_in = false);
 
-/// A constant f32 vector (a bias) as bf16/f16 (`half`) on the device, for a
-/// product that writes bf16/f16 and so takes its bias in that type; or why not.
-[[nodiscard]] Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int half);
+/// A constant bias's bf16/f16 copy on the device, for a product that writes
+/// bf16/f16 and so takes its bias in that type: made on first use from the
+/// value's contents (PlanEnv), kept while a plan holds it, shared by the
+/// plans of one unit (its shape signatures).
+class HalfBias {
+ public:
+  explicit HalfBias(ValueId bias) : bias_(bias) {}
+  /// The copy, or why not (the bias is no known f32 constant; no device).
+  [[nodiscard]] Result<std::shared_ptr<const DeviceBuffer>> get(const PlanEnv& env, int half) const;
+
+ private:
+  ValueId bias_;
+  mutable std::mutex mu_;
+  mutable std::weak_ptr<const DeviceBuffer> kept_;
+};
+
+/// Half-precision activations (storage.h): a plan running `lt`'s product
+/// (made with y_type = `half`) on input 0 as stored (half, row-major) and
+/// input 1's bf16/f16 copy (made at build, else converted into the
+/// workspace), writing a bf16/f16 Y (N columns) viewed as `out`, the bias's half
+/// copy in the epilogue. Kernel id OP.bf16|f16.cuda.cublaslt+bias half_io.
+OpPlan lt_half_io_plan(const std::string& op, const dims_t& out, int64_t N, int64_t K, int half,
+                       std::shared_ptr<LtMatmul> lt, std::shared_ptr<const DeviceBuffer> bias);
 
 /// Under precision=bf16/fp16: cuBLASLt's bias-epilogue plans on the f32
 /// operands as they are, rounded by cuBLASLt (no conversion pass before the

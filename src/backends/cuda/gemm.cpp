@@ -205,13 +205,37 @@ OpPlan lt_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, i
   return p;
 }
 
-Result<std::shared_ptr<const DeviceBuffer>> half_vector(const Tensor* t, int half) {
+Result<std::shared_ptr<const DeviceBuffer>> HalfBias::get(const PlanEnv& env, int half) const {
+  std::lock_guard lock(mu_);
+  if (auto kept = kept_.lock()) return kept;
+  const Tensor* t = env.value ? env.value(bias_) : nullptr;
   if (t == nullptr || t->dtype() != DType::kF32)
     return fail(ErrorCode::kUnsupported, "the bias is not a known f32 constant");
   HONE_TRY(const Driver* d, Driver::get());
   HONE_TRY(DeviceBuffer buf,
            upload_half(*d, t->data<float>(), static_cast<size_t>(t->numel()), half));
-  return std::make_shared<const DeviceBuffer>(std::move(buf));
+  auto made = std::make_shared<const DeviceBuffer>(std::move(buf));
+  kept_ = made;
+  return made;
+}
+
+OpPlan lt_half_io_plan(const std::string& op, const dims_t& out, int64_t N, int64_t K, int half,
+                       std::shared_ptr<LtMatmul> lt, std::shared_ptr<const DeviceBuffer> bias) {
+  OpPlan p;
+  p.outputs = {out};
+  p.kernel = op + (half == kCudaR16BF ? ".bf16" : ".f16") + ".cuda.cublaslt+bias half_io";
+  p.reads = {Storage::kHalf, Storage::kF32, Storage::kF32};
+  p.writes = {Storage::kHalf};
+  const size_t hb = half_bytes(K * N);
+  p.workspace_bytes = hb + lt->workspace;
+  p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
+    CUdeviceptr w = built_half(bind, 1);
+    if (w == 0) {
+      HONE_TRY(w, to_half(c, bind.in[1], K * N, bind.workspace, half));
+    }
+    return lt_enqueue(c, *lt, bind.in[0], w, bias->ptr(), bind.out[0], bind.workspace + hb);
+  };
+  return p;
 }
 
 void add_f32_in(std::vector<OpPlan>& cands, const std::string& op, const dims_t& out, int64_t M,

@@ -31,7 +31,7 @@ class GemmOp final : public Op {
         alpha_(a.alpha),
         beta_(a.beta),
         has_c_(has_c),
-        c_(has_c ? n.inputs[2] : -1),
+        half_bias_(has_c ? n.inputs[2] : -1),
         s_(std::move(s)),
         label_(n.describe()) {}
 
@@ -84,35 +84,9 @@ class GemmOp final : public Op {
         in[2].size() > 2 || !fits_int({M, N, K}))
       return std::nullopt;
     auto lts = lt_matmul_bias(M, N, K, {.half = half, .tb = tb_, .want = 1, .y_type = half});
-    if (!lts) return std::nullopt;
-    std::shared_ptr<const DeviceBuffer> bias;
-    {
-      std::lock_guard lock(mu_);
-      bias = half_bias_.lock();
-      if (!bias) {
-        auto made = half_vector(env.value ? env.value(c_) : nullptr, half);
-        if (!made) return std::nullopt;
-        bias = *made;
-        half_bias_ = bias;
-      }
-    }
-    std::shared_ptr<LtMatmul> lt = lts->front();
-    OpPlan p;
-    p.outputs = {{M, N}};
-    p.kernel = std::string("gemm.") + (half == kCudaR16BF ? "bf16" : "f16") +
-               ".cuda.cublaslt+bias half_io";
-    p.reads = {Storage::kHalf, Storage::kF32, Storage::kF32};
-    p.writes = {Storage::kHalf};
-    const size_t hb = half_bytes(K * N);
-    p.workspace_bytes = hb + lt->workspace;
-    p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-      CUdeviceptr w = built_half(bind, 1);
-      if (w == 0) {
-        HONE_TRY(w, to_half(c, bind.in[1], K * N, bind.workspace, half));
-      }
-      return lt_enqueue(c, *lt, bind.in[0], w, bias->ptr(), bind.out[0], bind.workspace + hb);
-    };
-    return p;
+    auto bias = half_bias_.get(env, half);
+    if (!lts || !bias) return std::nullopt;
+    return lt_half_io_plan("gemm", {M, N}, N, K, half, lts->front(), *bias);
   }
 
   /// cuBLASLt bias-epilogue plans when C is a bias over N (alpha = beta = 1, A not transposed).
@@ -185,11 +159,9 @@ class GemmOp final : public Op {
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
-  ValueId c_;  // C, when given
+  HalfBias half_bias_;  // C's half copy, when C is a bias
   BuildSettings s_;
   std::string label_;
-  mutable std::mutex mu_;
-  mutable std::weak_ptr<const DeviceBuffer> half_bias_;
 };
 
 class MatMulOp final : public Op {
@@ -276,7 +248,7 @@ class MatMulOp final : public Op {
 class MatMulBiasOp final : public Op {
  public:
   MatMulBiasOp(std::string label, BuildSettings s, ValueId weight, ValueId bias)
-      : s_(std::move(s)), label_(std::move(label)), weight_(weight), bias_(bias) {}
+      : s_(std::move(s)), label_(std::move(label)), weight_(weight), half_bias_(bias) {}
 
   /// Half-precision activations (storage.h): A read as it is stored (half,
   /// row-major), the weight's bf16/f16 copy made at build, Y written
@@ -293,34 +265,10 @@ class MatMulBiasOp final : public Op {
     const int64_t K = a.back(), N = b[1], M = numel_of(a) / K;
     if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
     HONE_TRY(auto lts, lt_matmul_bias(M, N, K, {.half = half, .want = 1, .y_type = half}));
-    std::shared_ptr<const DeviceBuffer> bias;
-    {
-      std::lock_guard lock(mu_);
-      bias = half_bias_.lock();
-      if (!bias) {
-        HONE_TRY(bias, half_vector(env.value ? env.value(bias_) : nullptr, half));
-        half_bias_ = bias;
-      }
-    }
-    std::shared_ptr<LtMatmul> lt = lts.front();
+    HONE_TRY(auto bias, half_bias_.get(env, half));
     dims_t out = a;
     out.back() = N;
-    OpPlan p;
-    p.outputs = {out};
-    p.kernel = std::string("matmul.") + (half == kCudaR16BF ? "bf16" : "f16") +
-               ".cuda.cublaslt+bias half_io";
-    p.reads = {Storage::kHalf, Storage::kF32, Storage::kF32};
-    p.writes = {Storage::kHalf};
-    const size_t hb = half_bytes(K * N);
-    p.workspace_bytes = hb + lt->workspace;
-    p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
-      CUdeviceptr w = built_half(bind, 1);
-      if (w == 0) {
-        HONE_TRY(w, to_half(c, bind.in[1], K * N, bind.workspace, half));
-      }
-      return lt_enqueue(c, *lt, bind.in[0], w, bias->ptr(), bind.out[0], bind.workspace + hb);
-    };
-    return p;
+    return lt_half_io_plan("matmul", out, N, K, half, lts.front(), std::move(bias));
   }
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
@@ -414,9 +362,10 @@ class MatMulBiasOp final : public Op {
 
   BuildSettings s_;
   std::string label_;
-  ValueId weight_, bias_;
+  ValueId weight_;
+  HalfBias half_bias_;
   mutable std::mutex mu_;
-  mutable std::weak_ptr<const DeviceBuffer> transposed_, half_bias_;
+  mutable std::weak_ptr<const DeviceBuffer> transposed_;
 };
 
 }  // namespace

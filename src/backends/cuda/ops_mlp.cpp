@@ -31,8 +31,8 @@ class MlpOp final : public Op {
         module_(std::move(m)),
         fn_(std::move(fn)),
         ops_(std::move(ops)),
-        b1_(b1),
-        b2_(b2) {}
+        bias1_(b1),
+        bias2_(b2) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
     return plan_with(in, env, false);
@@ -69,21 +69,10 @@ class MlpOp final : public Op {
     HONE_TRY(auto l2,
              lt_matmul_bias(M, N, H, {.half = half, .want = 1, .y_type = hio ? half : kCudaR32F}));
     std::shared_ptr<LtMatmul> g1 = l1.front(), g2 = l2.front();
-    std::shared_ptr<const DeviceBuffer> bias1, bias2;
-    {
-      std::lock_guard lock(mu_);
-      bias1 = bias1_.lock();
-      if (!bias1) {
-        HONE_TRY(bias1, half_vector(env.value ? env.value(b1_) : nullptr, half));
-        bias1_ = bias1;
-      }
-      if (hio) {
-        bias2 = bias2_.lock();
-        if (!bias2) {
-          HONE_TRY(bias2, half_vector(env.value ? env.value(b2_) : nullptr, half));
-          bias2_ = bias2;
-        }
-      }
+    HONE_TRY(std::shared_ptr<const DeviceBuffer> bias1, bias1_.get(env, half));
+    std::shared_ptr<const DeviceBuffer> bias2;
+    if (hio) {
+      HONE_TRY(bias2, bias2_.get(env, half));
     }
     if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
     HONE_TRY(CUfunction chain, module_->module->function(fn_));
@@ -120,9 +109,7 @@ class MlpOp final : public Op {
   BuildSettings s_;
   std::shared_ptr<ChainModule> module_;
   std::string fn_, ops_;
-  ValueId b1_, b2_;
-  mutable std::mutex mu_;
-  mutable std::weak_ptr<const DeviceBuffer> bias1_, bias2_;
+  HalfBias bias1_, bias2_;
 };
 
 }  // namespace

@@ -22,6 +22,7 @@
 namespace hone::cuda {
 namespace {
 
+using testing_util::f64_truth;
 using testing_util::plan_text;
 using testing_util::uniform;
 
@@ -70,20 +71,6 @@ Graph encoder_layer() {
 std::vector<Tensor> layer_inputs() {
   std::mt19937 rng(12);
   return {uniform(rng, {3, kS, kE})};
-}
-
-/// The outputs of `g` on the reference interpreter in f64, narrowed to f32.
-std::vector<Tensor> f64_truth(const Graph& g, const std::vector<Tensor>& inputs) {
-  const Graph wide = eval::widen_to_f64(g);
-  std::vector<Tensor> in;
-  for (const Tensor& t : inputs) in.push_back(eval::cast_tensor(t, DType::kF64));
-  auto out =
-      eval::Interpreter(eval::OpRegistry::reference(), eval::Precision::kF64).run_tensors(wide, in);
-  EXPECT_TRUE(out) << out.error().to_string();
-  std::vector<Tensor> narrow;
-  if (out)
-    for (const Tensor& t : *out) narrow.push_back(eval::cast_tensor(t, DType::kF32));
-  return narrow;
 }
 
 /// Expects `got` within the calibrated gate's floors for `p` of the f64
