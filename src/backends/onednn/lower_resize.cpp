@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "backends/onednn/plan.h"
+#include "backends/onednn/timing.h"
 #include "ops/attrs.h"
 #include "ops/resize.h"
 
@@ -407,19 +408,39 @@ Result<void> lower_deconv(PlanBuilder& b, const Node& n) {
                                                           strides, dil0, pad_l, pad_r);
     return dnnl::deconvolution_forward::primitive_desc(d, user_scratch(), cpu_engine());
   };
-  // In a plan whose convs run on nChw16c (PlanBuilder::set_prefer_blocked16),
-  // a deconvolution over channels in 16s stays there too: no reorder on
-  // either side, and a UNet's Concat of its output with the skip is made in
-  // place (lower_shape.cpp).
-  const memory::format_tag layout = b.prefer_blocked16() && ic % 16 == 0 && oc % 16 == 0
-                                        ? memory::format_tag::nChw16c
-                                        : memory::format_tag::nhwc;
   dnnl::deconvolution_forward::primitive_desc pd;
   try {
-    pd = make(md_t(x.dims, memory::data_type::f32, layout),
-              md_t(dst, memory::data_type::f32, layout));
+    pd = make(md_t(x.dims, memory::data_type::f32, memory::format_tag::nhwc),
+              md_t(dst, memory::data_type::f32, memory::format_tag::nhwc));
   } catch (const dnnl::error&) {
     pd = make(any_md(x.dims), any_md(dst));
+  }
+  // In a plan whose convs run on nChw16c (PlanBuilder::set_prefer_blocked16),
+  // a deconvolution over channels in 16s may run there too (no reorder on
+  // either side; a UNet's Concat of its output with the skip is then in
+  // place), but its nChw16c kernel can be the slower one (UNet's two: about
+  // 0.8 ms against 0.5 ms in all): both are timed, nhwc charged with the
+  // reorders into it and back.
+  if (b.prefer_blocked16() && ic % 16 == 0 && oc % 16 == 0) {
+    try {
+      auto blocked = make(md_t(x.dims, memory::data_type::f32, memory::format_tag::nChw16c),
+                          md_t(dst, memory::data_type::f32, memory::format_tag::nChw16c));
+      auto args = [](const dnnl::deconvolution_forward::primitive_desc& p) {
+        return std::vector<std::pair<int, md_t>>{{DNNL_ARG_SRC, p.src_desc()},
+                                                 {DNNL_ARG_WEIGHTS, p.weights_desc()},
+                                                 {DNNL_ARG_BIAS, p.bias_desc()},
+                                                 {DNNL_ARG_DST, p.dst_desc()},
+                                                 {DNNL_ARG_SCRATCHPAD, p.scratchpad_desc()}};
+      };
+      const double blocked_ms =
+          time_primitive(dnnl::deconvolution_forward(blocked), args(blocked)) +
+          reorder_ms(x.ref.md, blocked.src_desc());
+      const double pd_ms = time_primitive(dnnl::deconvolution_forward(pd), args(pd)) +
+                           reorder_ms(x.ref.md, pd.src_desc()) +
+                           reorder_ms(pd.dst_desc(), blocked.dst_desc());
+      if (blocked_ms < pd_ms) pd = blocked;
+    } catch (const dnnl::error&) {  // no nChw16c kernel: nhwc stays
+    }
   }
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef wei = b.pack(*w, w_view, pd.weights_desc());

@@ -17,5 +17,7 @@ namespace hone::onednn {
 /// against the same primitive running elsewhere; allocates and frees its own
 /// buffers.
 double time_primitive(const dnnl::primitive& prim, const std::vector<std::pair<int, md_t>>& args);
+/// The fastest of a few runs (ms) of a reorder from `from` into `to`; 0 when they are equal.
+double reorder_ms(const md_t& from, const md_t& to);
 
 }  // namespace hone::onednn

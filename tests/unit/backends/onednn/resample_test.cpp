@@ -251,9 +251,10 @@ TEST(OnednnResample, ConvTransposeRunsOnOnednn) {
 
 TEST(OnednnResample, AUNetDecoderOnNChw16cNeedsNoReorderInside) {
   // deconv 32 -> 16 (2x2, stride 2), joined with a 16-channel skip, a 3x3
-  // conv, bilinear align_corners x2, a 1x1 conv. On nChw16c the deconv and
-  // the own resize read and write that layout, so the only reorders are the
-  // two inputs' and the output's; both plans match the reference.
+  // conv, bilinear align_corners x2, a 1x1 conv. On nChw16c the own resize
+  // reads and writes that layout, so the reorders are the two inputs', the
+  // output's and at most two around the deconv (its nhwc kernel is timed
+  // against its nChw16c one); both plans match the reference.
   std::mt19937 rng(19);
   using V = std::vector<int64_t>;
   GraphBuilder b("decoder");
@@ -289,7 +290,7 @@ TEST(OnednnResample, AUNetDecoderOnNChw16cNeedsNoReorderInside) {
     ASSERT_TRUE(plan) << plan.error().to_string();
     size_t reorders = 0;
     for (const Step& st : (*plan)->steps) reorders += st.kind == "reorder";
-    if (blocked) EXPECT_LE(reorders, 3u) << (*plan)->describe();
+    if (blocked) EXPECT_LE(reorders, 5u) << (*plan)->describe();
     std::atomic<uint64_t> executions{0};
     auto got = (*plan)->run(in, &executions);
     ASSERT_TRUE(got) << got.error().to_string();

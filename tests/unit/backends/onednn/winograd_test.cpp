@@ -1,7 +1,8 @@
-// Winograd convs on oneDNN (lower_conv): a 3x3 stride-1 conv over channels
-// in 16s on nChw16c may run by Winograd, with its ReLU and residual sum
-// fused; blocks with such convs are planned in both layouts. The results
-// stay within f32 rounding of the reference whichever kernel runs.
+// Conv kernels chosen by timing in an nChw16c plan (lower_conv): a 3x3
+// stride-1 conv over channels in 16s may run by Winograd, with its ReLU and
+// residual sum fused (blocks with such convs are planned in both layouts),
+// and a conv left to the direct kernel may run on nhwc. The results stay
+// within f32 rounding of the reference whichever kernel runs.
 #include <cmath>
 
 #include "backends/onednn/plan.h"
@@ -92,6 +93,37 @@ TEST(OnednnWinograd, AWideConvRunsByWinogradWithItsPostOpsFused) {
   auto got = (*plan)->run(in, &executions);
   ASSERT_TRUE(got) << got.error().to_string();
   EXPECT_TRUE(near((*got)[0], (*want)[0])) << steps;
+}
+
+TEST(OnednnWinograd, AnInceptionBranchMatchesTheReferenceWhicheverLayoutItsConvsTake) {
+  // 1x1 -> 1x7 -> 7x1 and a 1x1 branch joined along channels: the 1x7 and
+  // 7x1 convs are timed on nhwc too (charged with the reorders into it and
+  // back), the last one writing into the Concat or reordered into it.
+  std::mt19937 rng(6);
+  GraphBuilder b("branch");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 64, 17, 17});
+  auto conv = [&](ValueId in, int64_t cin, int64_t cout, int64_t kh, int64_t kw) {
+    const float s = 1.0f / std::sqrt(static_cast<float>(cin * kh * kw));
+    return b.relu(b.conv(in, b.constant("", uniform(rng, {cout, cin, kh, kw}, -s, s)),
+                         b.constant("", uniform(rng, {cout}, -0.1f, 0.1f)),
+                         {.pads = {kh / 2, kw / 2, kh / 2, kw / 2}}));
+  };
+  ValueId chain = conv(conv(conv(x, 64, 48, 1, 1), 48, 48, 1, 7), 48, 64, 7, 1);
+  b.output(b.op("Concat", {conv(x, 64, 32, 1, 1), chain}, {{"axis", int64_t{1}}}), "y");
+  Graph g = *std::move(b).build();
+  std::vector<Tensor> in{uniform(rng, {1, 64, 17, 17})};
+  auto want = eval::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  PlanBuilder builder(g);
+  builder.set_prefer_blocked16(true);
+  auto plan = builder.build({{1, 64, 17, 17}});
+  ASSERT_TRUE(plan) << plan.error().to_string();
+  std::atomic<uint64_t> executions{0};
+  for (int run = 0; run < 2; ++run) {  // the second run reuses the arena
+    auto got = (*plan)->run(in, &executions);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE(near((*got)[0], (*want)[0])) << (*plan)->describe();
+  }
 }
 
 TEST(OnednnWinograd, ConvsWithoutAWinogradKernelDoNotAskForTheSecondPlan) {
