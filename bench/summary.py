@@ -37,6 +37,8 @@ def describe(d):
             what = 'against PyTorch: ' + ', '.join(sorted({x['model'] for x in r['rows']}))
         elif r['kind'] == 'zoo-cpu-vs-ort':
             what = f"zoo against ONNX Runtime at {r['threads']} thread(s)"
+        elif r['kind'] == 'zoo-pytorch-peer':
+            what = f"zoo against PyTorch (hone {r['hone_backend']})"
         elif r['kind'] == 'tune-report':
             what = 'hone tune: ' + ', '.join(sorted({x['model'] for x in r['rows']}))
         if what not in parts:
@@ -147,12 +149,53 @@ def zoo_table(files):
     return out + ['']
 
 
+def zoo_peer_table(files):
+    """bench/cuda_h200/zoo_peer.py: per machine and hone backend, the newest row of every (model, point,
+    precision), newest runs first (a run of a few models updates their rows and keeps the others')."""
+    runs = [(d, r) for d in files for r in d['runs'] if r['kind'] == 'zoo-pytorch-peer']
+    runs.sort(key=lambda dr: (dr[0]['date'], dr[0].get('time', ''), dr[0]['commit']), reverse=True)
+    out = []
+    for machine, backend in sorted({(d['machine'], r['hone_backend']) for d, r in runs}, reverse=True):
+        mine = [(d, r) for d, r in runs if d['machine'] == machine and r['hone_backend'] == backend]
+        rows = {}
+        for d, r in mine:
+            for x in r['rows']:
+                rows.setdefault((x['model'], x['point'], x['precision']), (x, d))
+        d0, r0 = mine[0]
+        geo = []
+        for prec in ('fp32', 'tf32', 'bf16'):
+            xs = [x['ratio'] for x, _ in rows.values() if x['precision'] == prec and 'ratio' in x]
+            if xs:
+                geo.append(f'{prec} **{math.exp(sum(map(math.log, xs)) / len(xs)):.2f}** over {len(xs)} points')
+        out += [f'### The zoo: hone {backend} against PyTorch on {machine} (newest: {d0["date"]}, {d0["commit"]})', '',
+                f'`{r0["harness"]}`: {r0["method"]} Ratio below 1: hone is faster. Each row is the newest run of that '
+                f'model, point and precision. Geometric mean of the ratios: {"; ".join(geo) or "none measured"}.', '',
+                '| model | point | precision | PyTorch best | hone p50 | ratio | hone device p50 | hone rel L2 | '
+                'results |', '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
+        for (model, point, prec), (x, d) in sorted(rows.items()):
+            h = x.get('hone', {})
+            tv = x.get('torch', {}).values()
+            failed = x.get('error', '').startswith('PyTorch') or any('error' in v for v in tv)
+            best = f'{fmt(x["best"]["ms"])} ({x["best"]["variant"]})' if 'best' in x else ('failed' if failed else '-')
+            why = x.get('skipped') or x.get('error') or h.get('bench_error') or ''
+            hp = fmt(h['p50_ms']) if 'p50_ms' in h else ('failed' if h.get('bench_error') else '-')
+            rl = f'{h["rel_l2"]:.2e}' if 'rel_l2' in h else ('failed' if h.get('run_error') else '-')
+            ratio = f'{x["ratio"]:.2f}' if 'ratio' in x else '-'
+            note = (' ' + why.splitlines()[0][:80].replace('|', '\\|')) if why and 'p50_ms' not in h else ''
+            dev = fmt(h.get('device_p50_ms'))
+            out.append(f'| {model} | {point} | {prec} | {best} | {hp}{note} | {ratio} | {dev} | {rl} | '
+                       f'[{d["commit"]}]({d["_file"]}) |')
+        out.append('')
+    return out
+
+
 def summary():
     files = load()
     out = [BEGIN, '']
     out += gpu_table(files)
     out += corpus_table(files)
     out += zoo_table(files)
+    out += zoo_peer_table(files)
     out += ['### Every results file', '', '| date | machine | commit | what | file |', '| --- | --- | --- | --- | --- |']
     for d in sorted(files, key=lambda d: (d['date'], d['machine'], d['commit']), reverse=True):
         out.append(f'| {d["date"]} | {d["machine"]} | {d["commit"]} | {describe(d)} | [json]({d["_file"]}) |')
