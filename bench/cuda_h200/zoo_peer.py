@@ -124,7 +124,8 @@ def set_tf32(torch, on):
 
 
 def cuda_graph(torch, fn):
-    """fn captured as a CUDA graph (after three warm-up calls on a side stream); its replay."""
+    """fn captured as a CUDA graph (after three warm-up calls on a side stream), and its static
+    outputs after one replay (capture alone computes nothing)."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
@@ -132,8 +133,14 @@ def cuda_graph(torch, fn):
             fn()
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        out = fn()
+    try:
+        with torch.cuda.graph(g):
+            out = fn()
+    except Exception:
+        torch.cuda.synchronize()  # let the failed capture's stream settle before the next variant
+        raise
+    g.replay()
+    torch.cuda.synchronize()
     return g, out
 
 
