@@ -318,9 +318,9 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   // is timed too, charged with the reorder into it and the one back, and
   // kept when faster (a chain of such convs then stays on nhwc).
   const Node* next = b.sole_consumer(used.out);
-  if (kind == dense_kind("conv", in_dt) && in_dt == kF32 && group == 1 && rank == 4 &&
-      shape_numel(kernel) > 1 && used.src1.empty() && used.sum_into < 0 && next != nullptr &&
-      (next->op_type == "Conv" || next->op_type == "Concat") &&
+  if (b.layout_trials() && kind == dense_kind("conv", in_dt) && in_dt == kF32 && group == 1 &&
+      rank == 4 && shape_numel(kernel) > 1 && used.src1.empty() && used.sum_into < 0 &&
+      next != nullptr && (next->op_type == "Conv" || next->op_type == "Concat") &&
       on_blocked16(pd.src_desc(), x.dims) && on_blocked16(pd.dst_desc(), dst)) {
     conv_alg = algorithm::convolution_direct;
     src_md = md_t(x.dims, kF32, tag::nhwc);

@@ -432,13 +432,19 @@ Result<void> lower_deconv(PlanBuilder& b, const Node& n) {
                                                  {DNNL_ARG_DST, p.dst_desc()},
                                                  {DNNL_ARG_SCRATCHPAD, p.scratchpad_desc()}};
       };
-      const double blocked_ms =
-          time_primitive(dnnl::deconvolution_forward(blocked), args(blocked)) +
-          reorder_ms(x.ref.md, blocked.src_desc());
-      const double pd_ms = time_primitive(dnnl::deconvolution_forward(pd), args(pd)) +
-                           reorder_ms(x.ref.md, pd.src_desc()) +
-                           reorder_ms(pd.dst_desc(), blocked.dst_desc());
-      if (blocked_ms < pd_ms) pd = blocked;
+      // Without layout trials (PlanBuilder::set_layout_trials) it stays on
+      // the plan's layout, untimed.
+      if (!b.layout_trials()) {
+        pd = blocked;
+      } else {
+        const double blocked_ms =
+            time_primitive(dnnl::deconvolution_forward(blocked), args(blocked)) +
+            reorder_ms(x.ref.md, blocked.src_desc());
+        const double pd_ms = time_primitive(dnnl::deconvolution_forward(pd), args(pd)) +
+                             reorder_ms(x.ref.md, pd.src_desc()) +
+                             reorder_ms(pd.dst_desc(), blocked.dst_desc());
+        if (blocked_ms < pd_ms) pd = blocked;
+      }
     } catch (const dnnl::error&) {  // no nChw16c kernel: nhwc stays
     }
   }

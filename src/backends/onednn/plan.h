@@ -187,6 +187,13 @@ class PlanBuilder {
   /// layout oneDNN picks (see lower_conv); set before build().
   void set_prefer_blocked16(bool on) { prefer_blocked16_ = on; }
   bool prefer_blocked16() const { return prefer_blocked16_; }
+  /// Whether a direct conv (lower_conv) or a ConvTranspose (lower_deconv)
+  /// of an nChw16c plan is timed on both nhwc and nChw16c (nhwc charged with
+  /// the reorders it costs) and the faster kept (the default); off, each
+  /// stays on the plan's layout, so the plan's shape does not depend on a
+  /// timing (tests of layout propagation).
+  void set_layout_trials(bool on) { layout_trials_ = on; }
+  bool layout_trials() const { return layout_trials_; }
   /// Conv, Gemm and MatMul read bf16 source and weights (f32 accumulation
   /// and destination) where oneDNN has such a kernel, but for the nodes
   /// named in `fp32_nodes`; set before build(), only where the CPU has
@@ -265,6 +272,7 @@ class PlanBuilder {
   std::vector<bool> is_output_;
   std::set<NodeId> absorbed_;
   bool prefer_blocked16_ = false;
+  bool layout_trials_ = true;
   bool bf16_ = false;
   std::set<std::string> fp32_nodes_;
   bool lowering_fp32_ = false;  // the node being lowered is in fp32_nodes_

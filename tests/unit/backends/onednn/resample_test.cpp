@@ -251,10 +251,11 @@ TEST(OnednnResample, ConvTransposeRunsOnOnednn) {
 
 TEST(OnednnResample, AUNetDecoderOnNChw16cNeedsNoReorderInside) {
   // deconv 32 -> 16 (2x2, stride 2), joined with a 16-channel skip, a 3x3
-  // conv, bilinear align_corners x2, a 1x1 conv. On nChw16c the own resize
-  // reads and writes that layout, so the reorders are the two inputs', the
-  // output's and at most two around the deconv (its nhwc kernel is timed
-  // against its nChw16c one); both plans match the reference.
+  // conv, bilinear align_corners x2, a 1x1 conv. On nChw16c (its layout
+  // trials off: the deconv's nhwc kernel is otherwise timed against its
+  // nChw16c one) the deconv and the own resize read and write that layout,
+  // so the only reorders are the two inputs' and the output's; both plans
+  // match the reference.
   std::mt19937 rng(19);
   using V = std::vector<int64_t>;
   GraphBuilder b("decoder");
@@ -286,11 +287,12 @@ TEST(OnednnResample, AUNetDecoderOnNChw16cNeedsNoReorderInside) {
     SCOPED_TRACE(blocked ? "nChw16c" : "oneDNN's pick");
     PlanBuilder builder(g);
     builder.set_prefer_blocked16(blocked);
+    builder.set_layout_trials(false);  // the reorders are counted: no timed layout choice
     auto plan = builder.build({{1, 32, 6, 5}, {1, 16, 12, 10}});
     ASSERT_TRUE(plan) << plan.error().to_string();
     size_t reorders = 0;
     for (const Step& st : (*plan)->steps) reorders += st.kind == "reorder";
-    if (blocked) EXPECT_LE(reorders, 5u) << (*plan)->describe();
+    if (blocked) EXPECT_LE(reorders, 3u) << (*plan)->describe();
     std::atomic<uint64_t> executions{0};
     auto got = (*plan)->run(in, &executions);
     ASSERT_TRUE(got) << got.error().to_string();
