@@ -45,5 +45,10 @@ print(type(m).__name__, tuple(y.shape))
 torch.save(x, path + ".x.pt")
 subprocess.run([sys.executable, "-c", code], check=True)
 y2 = torch.load(path + ".y.pt")
-assert torch.equal(y, y2), "the loaded package gives another answer"
-print("loaded in a new process: same output, shape", tuple(y2.shape))
+# The package's backend builds its kernels again at load, and onednn times
+# some choices again there (a 3x3 conv by Winograd or directly, a conv's
+# layout): the answer may then differ in the last bits, never by more than
+# f32 rounding.
+diff = float((y - y2).abs().max() / y.abs().max())
+assert diff <= 1e-5, f"the loaded package gives another answer (max difference {diff:.1e})"
+print("loaded in a new process: same output within f32 rounding, shape", tuple(y2.shape))
