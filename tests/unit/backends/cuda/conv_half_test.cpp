@@ -19,25 +19,13 @@ using testing_util::expect_matches_reference;
 using testing_util::plan_text;
 using testing_util::same_bits;
 using testing_util::uniform;
+using testing_util::weights;
 
 using Ints = std::vector<int64_t>;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
-#define HONE_REQUIRE_CUDNN()                                                  \
-  do {                                                                        \
-    HONE_REQUIRE_CUDA();                                                      \
-    if (auto dnn = Cudnn::get(); !dnn) GTEST_SKIP() << dnn.error().message(); \
-  } while (0)
-
 constexpr int64_t kN = 3;
 constexpr int kConvs = 6;  // conv units in model(), each group 1 with symmetric pads
-
-/// Weights scaled by about 1/sqrt(fan-in), so outputs stay near 1 and a
-/// tolerance measures the precision's rounding, not the outputs' size.
-Tensor weights(std::mt19937& rng, const Ints& dims) {
-  const float a = 1.7f / std::sqrt(static_cast<float>(dims[1] * dims[2] * dims[3]));
-  return uniform(rng, dims, -a, a);
-}
 
 /// Six convs, one unit each: the index paths of the conversion kernels (tiled
 /// for 16 channels or more, else element by element; channel and position

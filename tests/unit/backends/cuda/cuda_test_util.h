@@ -13,6 +13,7 @@
 
 #include "backends/backend_test_util.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cudnn_api.h"
 #include "eval/interpreter.h"
 #include "eval/kernel_util.h"
 #include "hone/graph_builder.h"
@@ -24,11 +25,28 @@
       GTEST_SKIP() << why;                                                                     \
   } while (0)
 
+/// Skips the test, naming why, where cuDNN cannot be loaded (or no device).
+#define HONE_REQUIRE_CUDNN()                                                                \
+  do {                                                                                      \
+    HONE_REQUIRE_CUDA();                                                                    \
+    if (auto dnn = ::hone::cuda::Cudnn::get(); !dnn) GTEST_SKIP() << dnn.error().message(); \
+  } while (0)
+
 namespace hone::cuda::testing_util {
 
 using backend_test::close;
 using backend_test::plan_text;
 using backend_test::uniform;
+
+/// Weights of `dims` (output channels first) uniform in about
+/// ±1.7/sqrt(fan-in), so values stay near 1 through a net and a bound
+/// measures rounding, not size.
+inline Tensor weights(std::mt19937& rng, const std::vector<int64_t>& dims) {
+  int64_t fan = 1;
+  for (size_t i = 1; i < dims.size(); ++i) fan *= dims[i];
+  const float a = 1.7f / std::sqrt(static_cast<float>(fan));
+  return uniform(rng, dims, -a, a);
+}
 
 /// Builds `g` on cuda, runs `inputs`, compares every output with the
 /// reference, and checks that every node was on the backend, that GPU

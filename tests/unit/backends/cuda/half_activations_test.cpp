@@ -22,26 +22,12 @@ using testing_util::close;
 using testing_util::f64_truth;
 using testing_util::plan_text;
 using testing_util::uniform;
+using testing_util::weights;
 
 using Ints = std::vector<int64_t>;
 using Settings = std::vector<std::pair<std::string, std::string>>;
 
-#define HONE_REQUIRE_CUDNN()                                                  \
-  do {                                                                        \
-    HONE_REQUIRE_CUDA();                                                      \
-    if (auto dnn = Cudnn::get(); !dnn) GTEST_SKIP() << dnn.error().message(); \
-  } while (0)
-
 constexpr int64_t kN = 4;
-
-/// Weights scaled by about 1/sqrt(fan-in), so values stay near 1 and the
-/// bound measures rounding, not size.
-Tensor weights(std::mt19937& rng, const Ints& dims) {
-  int64_t fan = 1;
-  for (size_t i = 1; i < dims.size(); ++i) fan *= dims[i];
-  const float a = 1.7f / std::sqrt(static_cast<float>(fan));
-  return uniform(rng, dims, -a, a);
-}
 
 /// A small ResNet/MobileNet-like net: a strided stem conv and MaxPool, a
 /// residual block (its Add and Relu in the second conv's unit), two 1x1
