@@ -295,17 +295,18 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   auto on_blocked16 = [&](const md_t& md, const dims_t& dims) {
     return md == md_t(dims, kF32, tag::nChw16c);
   };
-  if (in_dt == kF32 && w != nullptr && group == 1 && kernel == dims_t{3, 3} &&
-      strides == dims_t{1, 1} && dil == dims_t{1, 1} && on_blocked16(pd.src_desc(), x.dims) &&
-      on_blocked16(pd.dst_desc(), dst)) {
+  if (b.winograd() != false && in_dt == kF32 && w != nullptr && group == 1 &&
+      kernel == dims_t{3, 3} && strides == dims_t{1, 1} && dil == dims_t{1, 1} &&
+      on_blocked16(pd.src_desc(), x.dims) && on_blocked16(pd.dst_desc(), dst)) {
     conv_alg = algorithm::convolution_winograd;
     src_md = pd.src_desc();
     dst_any = pd.dst_desc();
     try {
       auto wino = make(make_attr(used, 1.0f));
       if (!is_ref_impl(wino) &&
-          time_primitive(dnnl::convolution_forward(wino), conv_args(wino, used, has_bias)) <
-              time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias))) {
+          (b.winograd() == true ||
+           time_primitive(dnnl::convolution_forward(wino), conv_args(wino, used, has_bias)) <
+               time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)))) {
         pd = wino;
         kind = "conv[wino]";
       }

@@ -194,6 +194,12 @@ class PlanBuilder {
   /// timing (tests of layout propagation).
   void set_layout_trials(bool on) { layout_trials_ = on; }
   bool layout_trials() const { return layout_trials_; }
+  /// How lower_conv runs an eligible 3x3 conv of an nChw16c plan: unset
+  /// (the default), by Winograd where that is timed faster than the direct
+  /// kernel; true, by Winograd wherever oneDNN has the kernel; false, never.
+  /// Set, the plan does not depend on a timing (tests of either kernel).
+  void set_winograd(std::optional<bool> force) { winograd_ = force; }
+  std::optional<bool> winograd() const { return winograd_; }
   /// Conv, Gemm and MatMul read bf16 source and weights (f32 accumulation
   /// and destination) where oneDNN has such a kernel, but for the nodes
   /// named in `fp32_nodes`; set before build(), only where the CPU has
@@ -273,6 +279,7 @@ class PlanBuilder {
   std::set<NodeId> absorbed_;
   bool prefer_blocked16_ = false;
   bool layout_trials_ = true;
+  std::optional<bool> winograd_;
   bool bf16_ = false;
   std::set<std::string> fp32_nodes_;
   bool lowering_fp32_ = false;  // the node being lowered is in fp32_nodes_
