@@ -70,7 +70,7 @@ struct PoolWindow {
 /// Concat's output dims and axis, checked (ops_misc.cpp).
 [[nodiscard]] Result<std::pair<dims_t, int64_t>> concat_dims(const Node& n,
                                                              const std::vector<dims_t>& in);
-/// The plan_half() of a pool, Concat or LayerNormalization node
+/// The plan_half() of a pool, Concat, Transpose or LayerNormalization node
 /// (ops_half.cpp); null for other ops of create_misc.
 HalfPlanner misc_half_planner(const Node& n, int half);
 /// The plan_half() of the residual Add + LayerNormalization unit of `ln`
