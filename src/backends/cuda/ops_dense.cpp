@@ -11,6 +11,7 @@
 // Under bf16/fp16, a transformer MLP (MatMul + bias, element-wise chain,
 // MatMul + bias) is one unit whose hidden activation stays bf16/f16 (MlpOp,
 // ops_mlp.cpp). The products themselves are in gemm.cpp, Conv in ops_conv.cpp.
+#include <array>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -78,27 +79,34 @@ class GemmOp final : public Op {
   /// nothing when C is no constant bias over N or cuBLASLt cannot.
   std::optional<OpPlan> plan_half_out(const std::vector<dims_t>& in, const PlanEnv& env) const {
     const int half = s_.math.half;
-    if (!has_c_ || alpha_ != 1.0f || beta_ != 1.0f || ta_ || in[1].size() != 2) return std::nullopt;
-    const int64_t M = in[0][0], K = in[0][1], N = tb_ ? in[1][0] : in[1][1];
-    if ((tb_ ? in[1][1] : in[1][0]) != K || numel_of(in[2]) != N || in[2].back() != N ||
-        in[2].size() > 2 || !fits_int({M, N, K}))
-      return std::nullopt;
+    const auto mnk = bias_product(in);
+    if (!mnk) return std::nullopt;
+    const auto [M, N, K] = *mnk;
     auto lts = lt_matmul_bias(M, N, K, {.half = half, .tb = tb_, .want = 1, .y_type = half});
     auto bias = half_bias_.get(env, half);
     if (!lts || !bias) return std::nullopt;
     return lt_half_io_plan("gemm", {M, N}, N, K, half, lts->front(), *bias);
   }
 
-  /// cuBLASLt bias-epilogue plans when C is a bias over N (alpha = beta = 1, A not transposed).
-  std::vector<OpPlan> with_lt(const std::vector<dims_t>& in) const {
-    std::vector<OpPlan> out;
-    if (!s_.gemm.epilogue || !has_c_ || alpha_ != 1.0f || beta_ != 1.0f || ta_ ||
-        in[0].size() != 2 || in[1].size() != 2)
-      return out;
+  /// {M, N, K} when the Gemm is a product plus a bias over N that cuBLASLt's
+  /// epilogue can add (alpha = beta = 1, A not transposed, 2-D A and B whose
+  /// dims agree, C of N elements along its last dim, sizes within int).
+  std::optional<std::array<int64_t, 3>> bias_product(const std::vector<dims_t>& in) const {
+    if (!has_c_ || alpha_ != 1.0f || beta_ != 1.0f || ta_ || in[0].size() != 2 || in[1].size() != 2)
+      return std::nullopt;
     const int64_t M = in[0][0], K = in[0][1], N = tb_ ? in[1][0] : in[1][1];
     if ((tb_ ? in[1][1] : in[1][0]) != K || numel_of(in[2]) != N || in[2].back() != N ||
         in[2].size() > 2 || !fits_int({M, N, K}))
-      return out;
+      return std::nullopt;
+    return std::array<int64_t, 3>{M, N, K};
+  }
+
+  /// cuBLASLt bias-epilogue plans when C is a bias over N (bias_product()).
+  std::vector<OpPlan> with_lt(const std::vector<dims_t>& in) const {
+    std::vector<OpPlan> out;
+    const auto mnk = s_.gemm.epilogue ? bias_product(in) : std::nullopt;
+    if (!mnk) return out;
+    const auto [M, N, K] = *mnk;
     std::vector<int> halves{s_.math.half};
     if (s_.math.half != 0 && s_.gemm.by_time) halves.push_back(0);
     for (int half : halves) {

@@ -8,6 +8,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/storage.h"
 #include "ops/attrs.h"
+#include "ops/axis.h"
 
 namespace hone::cuda {
 namespace {
@@ -130,11 +131,7 @@ Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
     return fail(ErrorCode::kUnsupported, "a residual Add that broadcasts");
   HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
   const auto rank = static_cast<int64_t>(x.size());
-  const int64_t axis = na.axis < 0 ? na.axis + rank : na.axis;
-  if (axis < 0 || axis >= rank)
-    return fail(ErrorCode::kInvalidArgument, n.describe() + ": axis " + std::to_string(na.axis) +
-                                                 " is out of range for rank " +
-                                                 std::to_string(rank));
+  HONE_TRY(const int64_t axis, ops::normalize_axis(na.axis, rank, "LayerNormalization axis"));
   long long rows = 1, r = 1;
   for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : r) *= x[static_cast<size_t>(d)];
   const bool has_bias = in.size() > at + 1;
