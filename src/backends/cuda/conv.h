@@ -22,6 +22,11 @@ namespace hone::cuda {
 struct ConvGeometry {
   int64_t N, C, H, W, M, KH, KW, SH, SW, PH, PW, DH, DW, OH, OW, group;
   bool symmetric;  // pad_end == pad_begin: what cuDNN's legacy descriptors express
+  // A 3-D conv's depth (input rank 5, NCDHW): input, window, stride, begin
+  // pad, dilation, output. A 1-D or 2-D conv keeps these at 1 (pad 0) and
+  // three_d false; only cuDNN runs a 3-D one (plan_dnn, half 0).
+  int64_t D = 1, KD = 1, SD = 1, PD = 0, DD = 1, OD = 1;
+  bool three_d = false;
 };
 
 /// The descriptors of one planned cuDNN conv, and its chosen algorithm.
@@ -49,11 +54,12 @@ struct DnnConv {
 };
 
 /// The geometry of Conv `n` on inputs of `in` dims (1-D convs as 2-D ones
-/// of height 1), or why it cannot run here.
+/// of height 1; 3-D ones with their depth), or why it cannot run here.
 [[nodiscard]] Result<ConvGeometry> conv_geometry(const Node& n, bool has_bias,
                                                  const std::vector<dims_t>& in);
-/// The output dims of a conv of input rank `rank` (3 or 4).
+/// The output dims of a conv of input rank `rank` (3, 4 or 5).
 inline dims_t conv_out_dims(const ConvGeometry& g, size_t rank) {
+  if (rank == 5) return dims_t{g.N, g.M, g.OD, g.OH, g.OW};
   return rank == 3 ? dims_t{g.N, g.M, g.OW} : dims_t{g.N, g.M, g.OH, g.OW};
 }
 

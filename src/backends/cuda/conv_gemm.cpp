@@ -14,7 +14,7 @@ namespace hone::cuda {
 
 Result<ConvGeometry> conv_geometry(const Node& n, bool has_bias, const std::vector<dims_t>& in) {
   const dims_t &x = in[0], &w = in[1];
-  if (x.size() != 3 && x.size() != 4)
+  if (x.size() != 3 && x.size() != 4 && x.size() != 5)
     return fail(ErrorCode::kUnsupported, "Conv input rank " + std::to_string(x.size()));
   if (w.size() != x.size())
     return fail(ErrorCode::kInvalidArgument,
@@ -30,10 +30,12 @@ Result<ConvGeometry> conv_geometry(const Node& n, bool has_bias, const std::vect
   if (has_bias && numel_of(in[2]) != M)
     return fail(ErrorCode::kInvalidArgument, "Conv bias " + shape_to_string(in[2]) + " for " +
                                                  std::to_string(M) + " output channels");
-  // 1-D convs run as 2-D ones of height 1.
+  // 1-D convs run as 2-D ones of height 1; a 3-D conv's depth is its first
+  // spatial dim, set apart below.
   const bool one_d = x.size() == 3;
+  const int lead = x.size() == 5 ? 1 : 0;
   auto at = [&](const dims_t& v, int d, int64_t one) {
-    return one_d ? (d == 0 ? one : v[0]) : v[d];
+    return one_d ? (d == 0 ? one : v[0]) : v[static_cast<size_t>(d + lead)];
   };
   ConvGeometry g{N,
                  C,
@@ -52,7 +54,17 @@ Result<ConvGeometry> conv_geometry(const Node& n, bool has_bias, const std::vect
                  at(win.out, 1, 1),
                  group,
                  win.pad_begin == win.pad_end};
-  if (!fits_int({C * g.KH * g.KW * g.OH * g.OW, N * M * g.OH * g.OW, C * g.H * g.W}))
+  if (lead == 1) {
+    g.three_d = true;
+    g.D = spatial[0];
+    g.KD = kernel[0];
+    g.SD = win.strides[0];
+    g.PD = win.pad_begin[0];
+    g.DD = win.dilations[0];
+    g.OD = win.out[0];
+  }
+  if (!fits_int({C * g.KD * g.KH * g.KW * g.OD * g.OH * g.OW, N * M * g.OD * g.OH * g.OW,
+                 C * g.D * g.H * g.W}))
     return fail(ErrorCode::kUnsupported, "Conv too large for 32-bit cuBLAS sizes");
   return g;
 }
@@ -68,6 +80,7 @@ Result<void> conv_epilogue(const ExecCtx& c, CUdeviceptr y, CUdeviceptr bias, CU
 Result<OpPlan> plan_conv_on_blas(const ConvGeometry& g, size_t rank, bool depthwise, bool has_bias,
                                  bool has_z, bool relu, int precision_half,
                                  const std::string& suffix) {
+  if (g.three_d) return fail(ErrorCode::kUnsupported, "a 3-D conv runs on cuDNN only");
   const int64_t N = g.N, C = g.C, H = g.H, W = g.W, M = g.M, KH = g.KH, KW = g.KW;
   const int64_t P = g.OH * g.OW, Kg = (C / g.group) * KH * KW, Mg = M / g.group;
   const int64_t group = g.group;

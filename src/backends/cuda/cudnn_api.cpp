@@ -54,12 +54,15 @@ Result<void> bind_all(void* h, CudnnApi& a) {
   HONE_BIND(cudnnCreateTensorDescriptor);
   HONE_BIND(cudnnDestroyTensorDescriptor);
   HONE_BIND(cudnnSetTensor4dDescriptor);
+  HONE_BIND(cudnnSetTensorNdDescriptor);
   HONE_BIND(cudnnCreateFilterDescriptor);
   HONE_BIND(cudnnDestroyFilterDescriptor);
   HONE_BIND(cudnnSetFilter4dDescriptor);
+  HONE_BIND(cudnnSetFilterNdDescriptor);
   HONE_BIND(cudnnCreateConvolutionDescriptor);
   HONE_BIND(cudnnDestroyConvolutionDescriptor);
   HONE_BIND(cudnnSetConvolution2dDescriptor);
+  HONE_BIND(cudnnSetConvolutionNdDescriptor);
   HONE_BIND(cudnnSetConvolutionGroupCount);
   HONE_BIND(cudnnSetConvolutionMathType);
   HONE_BIND(cudnnCreateActivationDescriptor);

@@ -71,14 +71,22 @@ struct CudnnApi {
   int (*cudnnDestroyTensorDescriptor)(cudnnTensorDescriptor_t) = nullptr;
   int (*cudnnSetTensor4dDescriptor)(cudnnTensorDescriptor_t, int, int, int, int, int,
                                     int) = nullptr;
+  // (desc, data type, rank, dims, strides): a 3-D conv's NCDHW tensors.
+  int (*cudnnSetTensorNdDescriptor)(cudnnTensorDescriptor_t, int, int, const int*,
+                                    const int*) = nullptr;
   int (*cudnnCreateFilterDescriptor)(cudnnFilterDescriptor_t*) = nullptr;
   int (*cudnnDestroyFilterDescriptor)(cudnnFilterDescriptor_t) = nullptr;
   int (*cudnnSetFilter4dDescriptor)(cudnnFilterDescriptor_t, int, int, int, int, int,
                                     int) = nullptr;
+  // (desc, data type, format, rank, dims).
+  int (*cudnnSetFilterNdDescriptor)(cudnnFilterDescriptor_t, int, int, int, const int*) = nullptr;
   int (*cudnnCreateConvolutionDescriptor)(cudnnConvolutionDescriptor_t*) = nullptr;
   int (*cudnnDestroyConvolutionDescriptor)(cudnnConvolutionDescriptor_t) = nullptr;
   int (*cudnnSetConvolution2dDescriptor)(cudnnConvolutionDescriptor_t, int, int, int, int, int, int,
                                          int, int) = nullptr;
+  // (desc, spatial rank, pads, strides, dilations, mode, compute type).
+  int (*cudnnSetConvolutionNdDescriptor)(cudnnConvolutionDescriptor_t, int, const int*, const int*,
+                                         const int*, int, int) = nullptr;
   int (*cudnnSetConvolutionGroupCount)(cudnnConvolutionDescriptor_t, int) = nullptr;
   int (*cudnnSetConvolutionMathType)(cudnnConvolutionDescriptor_t, int) = nullptr;
   int (*cudnnCreateActivationDescriptor)(cudnnActivationDescriptor_t*) = nullptr;

@@ -1,6 +1,7 @@
 // cuDNN for the cuda backend's Conv unit (conv.h): descriptors for a
 // geometry, and its algorithm replayed from kernel_choices or searched by
 // cudnnFindConvolutionForwardAlgorithm once per geometry for the process.
+#include <array>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -64,6 +65,35 @@ Result<DnnAlgoPerf> recorded_algo(const Cudnn& lib, DnnConv& dc, const std::stri
   return p;
 }
 
+/// `dc`'s descriptors for the 3-D conv `g`: f32 NCDHW x and y (packed
+/// strides), KCDRS weights, the bias as [1, M, 1, 1, 1], and the conv's
+/// pads, strides and dilations per spatial dim (cross-correlation, f32 sums).
+Result<void> set_three_d(const Cudnn& lib, DnnConv& dc, const ConvGeometry& g) {
+  const CudnnApi& a = lib.api();
+  auto i = [](int64_t v) { return static_cast<int>(v); };
+  auto tensor = [&](cudnnTensorDescriptor_t t, std::array<int, 5> d, const char* what) {
+    std::array<int, 5> st{};
+    st[4] = 1;
+    for (int k = 3; k >= 0; --k) st[k] = st[k + 1] * d[k + 1];
+    return lib.check(a.cudnnSetTensorNdDescriptor(t, kDnnFloat, 5, d.data(), st.data()), what);
+  };
+  HONE_CHECK_OK(
+      tensor(dc.x, {i(g.N), i(g.C), i(g.D), i(g.H), i(g.W)}, "cudnnSetTensorNdDescriptor(x)"));
+  HONE_CHECK_OK(
+      tensor(dc.y, {i(g.N), i(g.M), i(g.OD), i(g.OH), i(g.OW)}, "cudnnSetTensorNdDescriptor(y)"));
+  HONE_CHECK_OK(tensor(dc.bias, {1, i(g.M), 1, 1, 1}, "cudnnSetTensorNdDescriptor(bias)"));
+  const std::array<int, 5> w = {i(g.M), i(g.C / g.group), i(g.KD), i(g.KH), i(g.KW)};
+  HONE_CHECK_OK(lib.check(a.cudnnSetFilterNdDescriptor(dc.w, kDnnFloat, kDnnNchw, 5, w.data()),
+                          "cudnnSetFilterNdDescriptor"));
+  const std::array<int, 3> pads = {i(g.PD), i(g.PH), i(g.PW)};
+  const std::array<int, 3> strides = {i(g.SD), i(g.SH), i(g.SW)};
+  const std::array<int, 3> dilations = {i(g.DD), i(g.DH), i(g.DW)};
+  return lib.check(
+      a.cudnnSetConvolutionNdDescriptor(dc.conv, 3, pads.data(), strides.data(), dilations.data(),
+                                        kDnnCrossCorrelation, kDnnFloat),
+      "cudnnSetConvolutionNdDescriptor");
+}
+
 }  // namespace
 
 Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const ConvGeometry& g, bool tf32,
@@ -83,23 +113,28 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const ConvGeometry& 
   HONE_CHECK_OK(lib.check(a.cudnnCreateFilterDescriptor(&dc->w), "cudnnCreateFilterDescriptor"));
   HONE_CHECK_OK(
       lib.check(a.cudnnCreateConvolutionDescriptor(&dc->conv), "cudnnCreateConvolutionDescriptor"));
-  // The dims are given as N, C, H, W whatever the layout.
-  HONE_CHECK_OK(
-      lib.check(a.cudnnSetTensor4dDescriptor(dc->x, layout, type, i(g.N), i(g.C), i(g.H), i(g.W)),
-                "cudnnSetTensor4dDescriptor(x)"));
-  HONE_CHECK_OK(
-      lib.check(a.cudnnSetTensor4dDescriptor(dc->y, layout, type, i(g.N), i(g.M), i(g.OH), i(g.OW)),
-                "cudnnSetTensor4dDescriptor(y)"));
-  HONE_CHECK_OK(
-      lib.check(a.cudnnSetTensor4dDescriptor(dc->bias, kDnnNchw, kDnnFloat, 1, i(g.M), 1, 1),
-                "cudnnSetTensor4dDescriptor(bias)"));
-  HONE_CHECK_OK(lib.check(
-      a.cudnnSetFilter4dDescriptor(dc->w, type, layout, i(g.M), i(g.C / g.group), i(g.KH), i(g.KW)),
-      "cudnnSetFilter4dDescriptor"));
-  HONE_CHECK_OK(lib.check(
-      a.cudnnSetConvolution2dDescriptor(dc->conv, i(g.PH), i(g.PW), i(g.SH), i(g.SW), i(g.DH),
-                                        i(g.DW), kDnnCrossCorrelation, kDnnFloat),
-      "cudnnSetConvolution2dDescriptor"));
+  if (g.three_d) {
+    if (half != 0) return fail(ErrorCode::kUnsupported, "a bf16/f16 NHWC 3-D conv");
+    HONE_CHECK_OK(set_three_d(lib, *dc, g));
+  } else {
+    // The dims are given as N, C, H, W whatever the layout.
+    HONE_CHECK_OK(
+        lib.check(a.cudnnSetTensor4dDescriptor(dc->x, layout, type, i(g.N), i(g.C), i(g.H), i(g.W)),
+                  "cudnnSetTensor4dDescriptor(x)"));
+    HONE_CHECK_OK(lib.check(
+        a.cudnnSetTensor4dDescriptor(dc->y, layout, type, i(g.N), i(g.M), i(g.OH), i(g.OW)),
+        "cudnnSetTensor4dDescriptor(y)"));
+    HONE_CHECK_OK(
+        lib.check(a.cudnnSetTensor4dDescriptor(dc->bias, kDnnNchw, kDnnFloat, 1, i(g.M), 1, 1),
+                  "cudnnSetTensor4dDescriptor(bias)"));
+    HONE_CHECK_OK(lib.check(a.cudnnSetFilter4dDescriptor(dc->w, type, layout, i(g.M),
+                                                         i(g.C / g.group), i(g.KH), i(g.KW)),
+                            "cudnnSetFilter4dDescriptor"));
+    HONE_CHECK_OK(lib.check(
+        a.cudnnSetConvolution2dDescriptor(dc->conv, i(g.PH), i(g.PW), i(g.SH), i(g.SW), i(g.DH),
+                                          i(g.DW), kDnnCrossCorrelation, kDnnFloat),
+        "cudnnSetConvolution2dDescriptor"));
+  }
   HONE_CHECK_OK(lib.check(a.cudnnSetConvolutionGroupCount(dc->conv, i(g.group)),
                           "cudnnSetConvolutionGroupCount"));
   const int math = half != 0 ? kDnnTensorOpMath : tf32 ? kDnnDefaultMath : kDnnFmaMath;
@@ -112,8 +147,9 @@ Result<std::shared_ptr<DnnConv>> plan_dnn(const Cudnn& lib, const ConvGeometry& 
         lib.check(a.cudnnSetActivationDescriptor(dc->act, kDnnActRelu, kDnnNotPropagateNan, 0.0),
                   "cudnnSetActivationDescriptor"));
   }
-  const std::vector<int64_t> key = {g.N,  g.C,  g.H,  g.W,  g.M,  g.KH,    g.KW, g.SH,
-                                    g.SW, g.PH, g.PW, g.DH, g.DW, g.group, math, type};
+  const std::vector<int64_t> key = {g.N,  g.C,  g.H,  g.W,  g.M,  g.KH, g.KW,
+                                    g.SH, g.SW, g.PH, g.PW, g.DH, g.DW, g.group,
+                                    math, type, g.D,  g.KD, g.SD, g.PD, g.DD};
   static std::map<std::vector<int64_t>, DnnAlgoPerf> chosen;
   std::lock_guard lock(lib.planning_mutex());
   const std::string what = label + (half != 0 ? " cudnn-find-nhwc" : " cudnn-find");

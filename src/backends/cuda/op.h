@@ -331,5 +331,13 @@ using ops::broadcast_strides;
 /// Enqueues y[dst] = x[src] over `dims` with the fixed hone_strided_copy kernel.
 [[nodiscard]] Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y,
                                         const dims_t& dims, const dims_t& src, const dims_t& dst);
+/// The same over 2-byte (bf16/f16) elements, strides in elements. Where the
+/// innermost dim is contiguous on both sides, of even length, and the other
+/// strides and both pointers allow it, pairs of elements move as floats
+/// through strided_copy (rows as float4: a head merge's [S, B, E] to [B, S, E]
+/// at copy speed); otherwise element by element (hone_strided_copy_half).
+[[nodiscard]] Result<void> strided_copy_half(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y,
+                                             const dims_t& dims, const dims_t& src,
+                                             const dims_t& dst);
 
 }  // namespace hone::cuda

@@ -41,6 +41,11 @@
 // use a direct kernel (as GEMMs they would be one launch per channel). A
 // fused Add/Relu is then one extra element-wise pass (hone_conv_epilogue).
 // cuDNN's search lives in cudnn_conv.cpp, the im2col path in conv_gemm.cpp.
+//
+// A 3-D conv (input rank 5, NCDHW: video nets) runs on cuDNN alone, through
+// its N-d descriptors, f32 in and out (tensor-op math where the precision
+// allows), its algorithm found or replayed like a 2-D one's; the bias,
+// residual and Relu as above. Without cuDNN it is not claimed (support.cpp).
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -72,6 +77,7 @@ class ConvOp final : public Op {
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     HONE_TRY(ConvGeometry g, conv_geometry(node_, has_bias_, in));
+    if (g.three_d) return plan_three_d(g, in);
     // hone's depthwise kernel keeps a channel's taps in 256 floats of shared memory.
     const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C && g.KH * g.KW <= 256;
     if (has_z_) {
@@ -158,12 +164,31 @@ class ConvOp final : public Op {
  private:
   std::string suffix() const { return std::string(has_z_ ? "+add" : "") + (relu_ ? "+relu" : ""); }
 
+  /// A 3-D conv (NCDHW f32): cuDNN's N-d descriptors only, its algorithm
+  /// found or replayed as a 2-D one's; no other candidate to time.
+  Result<OpPlan> plan_three_d(const ConvGeometry& g, const std::vector<dims_t>& in) const {
+    if (s_.conv.dnn == nullptr)
+      return fail(ErrorCode::kUnsupported, "a 3-D conv needs cuDNN, which is not loaded");
+    if (!g.symmetric)
+      return fail(ErrorCode::kUnsupported,
+                  "a 3-D conv with asymmetric pads (cuDNN's descriptors "
+                  "take one pad per dim)");
+    if (has_z_ && in.back() != conv_out_dims(g, 5))
+      return fail(
+          ErrorCode::kInvalidArgument,
+          "Conv's residual Add operand " + shape_to_string(in.back()) + " differs from its output");
+    HONE_TRY(std::shared_ptr<DnnConv> dc,
+             plan_dnn(*s_.conv.dnn, g, s_.math.tf32, relu_, s_, label_, in, 0));
+    return plan_on_dnn(g, 5, std::move(dc));
+  }
+
   Result<OpPlan> plan_on_dnn(const ConvGeometry& g, size_t rank,
                              std::shared_ptr<DnnConv> dc) const {
     OpPlan p;
     p.outputs = {conv_out_dims(g, rank)};
     p.workspace_bytes = dc->algo.memory;
-    p.kernel = "conv2d.f32.cuda.cudnn[algo " + std::to_string(dc->algo.algo) +
+    p.kernel = std::string(g.three_d ? "conv3d" : "conv2d") + ".f32.cuda.cudnn[algo " +
+               std::to_string(dc->algo.algo) +
                (dc->algo.math_type == kDnnFmaMath || !s_.math.tf32 ? "" : ", tf32") + "]" +
                suffix();
     if (relu_ && !has_bias_ && s_.conv.fused_relu) {
@@ -174,7 +199,7 @@ class ConvOp final : public Op {
       dc->zero_bias = std::make_shared<DeviceBuffer>(std::move(zeros));
     }
     const bool bias = has_bias_, z = has_z_, relu = relu_, fused = s_.conv.fused_relu;
-    const int64_t N = g.N, M = g.M, P = g.OH * g.OW;
+    const int64_t N = g.N, M = g.M, P = g.OD * g.OH * g.OW;
     p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
       if (c.dnn == nullptr)
         return fail(ErrorCode::kInternal, "a cuDNN conv plan ran on a stream without cuDNN");

@@ -566,4 +566,33 @@ Result<void> strided_copy(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const 
   return launch_1d(c.d, f, c.stream, n, {&x, &y, &s, &n});
 }
 
+Result<void> strided_copy_half(const ExecCtx& c, CUdeviceptr x, CUdeviceptr y, const dims_t& dims,
+                               const dims_t& src, const dims_t& dst) {
+  if (dims.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "strided copy of rank " + std::to_string(dims.size()));
+  long long n = numel_of(dims);
+  if (n <= 0) return {};
+  // The innermost dim that is not 1: contiguous on both sides and even, with
+  // every other stride even, is pairs of 2-byte elements moved as floats.
+  size_t in = dims.size();
+  while (in > 0 && dims[in - 1] == 1) --in;
+  bool pairs = in > 0 && src[in - 1] == 1 && dst[in - 1] == 1 && dims[in - 1] % 2 == 0 &&
+               x % 4 == 0 && y % 4 == 0;
+  for (size_t i = 0; pairs && i + 1 < in; ++i)
+    if (dims[i] > 1 && (src[i] % 2 != 0 || dst[i] % 2 != 0)) pairs = false;
+  if (pairs) {
+    dims_t d(dims.begin(), dims.begin() + static_cast<std::ptrdiff_t>(in)), sx(in), sy(in);
+    for (size_t i = 0; i + 1 < in; ++i) {
+      sx[i] = d[i] > 1 ? src[i] / 2 : 0;
+      sy[i] = d[i] > 1 ? dst[i] / 2 : 0;
+    }
+    d[in - 1] /= 2;
+    sx[in - 1] = sy[in - 1] = 1;
+    return strided_copy(c, x, y, d, sx, sy);
+  }
+  HONE_TRY(CUfunction f, c.fixed.function("hone_strided_copy_half"));
+  CopyShape s = copy_shape(dims, src, dst);
+  return launch_1d(c.d, f, c.stream, n, {&x, &y, &s, &n});
+}
+
 }  // namespace hone::cuda

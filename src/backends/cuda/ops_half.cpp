@@ -94,18 +94,10 @@ Result<OpPlan> plan_concat_half(const Node& n, const std::vector<dims_t>& in,
       std::string("concat.") + half_name(half) + ".cuda.strided_copy" + (nhwc ? " nhwc" : "");
   const dims_t dst = strides_of(pout);
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    HONE_TRY(CUfunction f, c.fixed.function("hone_strided_copy_half"));
     int64_t offset = 0;
     for (size_t k = 0; k < phys.size(); ++k) {
-      const dims_t src = strides_of(phys[k]);
-      CopyShape s;
-      s.rank = static_cast<int32_t>(phys[k].size());
-      std::copy(phys[k].begin(), phys[k].end(), s.dims);
-      std::copy(src.begin(), src.end(), s.src);
-      std::copy(dst.begin(), dst.end(), s.dst);
-      CUdeviceptr x = b.in[k], y = b.out[0] + static_cast<CUdeviceptr>(offset) * 2;
-      long long count = numel_of(phys[k]);
-      if (count > 0) HONE_CHECK_OK(launch_1d(c.d, f, c.stream, count, {&x, &y, &s, &count}));
+      HONE_CHECK_OK(strided_copy_half(c, b.in[k], b.out[0] + static_cast<CUdeviceptr>(offset) * 2,
+                                      phys[k], strides_of(phys[k]), dst));
       offset += phys[k][static_cast<size_t>(axis)] * dst[static_cast<size_t>(axis)];
     }
     return {};
@@ -175,7 +167,8 @@ Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
 /// Transpose of a half value whose input and output are both row-major in
 /// their storage (any rank but 4, or a rank-4 one that is row-major either
 /// way): a strided copy of 2-byte elements (a transformer's [S, B, E] to [B,
-/// S, E] between its products).
+/// S, E] between its products), rows moved as float4 where they allow it
+/// (strided_copy_half).
 Result<OpPlan> plan_transpose_half(const Node& n, const std::vector<dims_t>& in,
                                    const std::vector<Storage>& have, int half) {
   const dims_t& x = in[0];
@@ -198,16 +191,8 @@ Result<OpPlan> plan_transpose_half(const Node& n, const std::vector<dims_t>& in,
   p.reads = {Storage::kHalf};
   p.writes = {Storage::kHalf};
   p.kernel = std::string("transpose.") + half_name(half) + ".cuda.strided_copy";
-  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    HONE_TRY(CUfunction f, c.fixed.function("hone_strided_copy_half"));
-    CopyShape s;
-    s.rank = static_cast<int32_t>(out.size());
-    std::copy(out.begin(), out.end(), s.dims);
-    std::copy(src.begin(), src.end(), s.src);
-    std::copy(dst.begin(), dst.end(), s.dst);
-    CUdeviceptr xi = b.in[0], y = b.out[0];
-    long long count = numel_of(out);
-    return launch_1d(c.d, f, c.stream, count, {&xi, &y, &s, &count});
+  p.run = [=](const ExecCtx& c, const Bind& b) {
+    return strided_copy_half(c, b.in[0], b.out[0], out, src, dst);
   };
   return p;
 }

@@ -7,6 +7,7 @@
 #include "backends/common/host_eval.h"
 #include "backends/common/node_query.h"
 #include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/op.h"
 #include "ops/attrs.h"
 #include "ops/unary.h"
@@ -161,8 +162,11 @@ std::string why_not(const Graph& g, const Node& n) {
   }
   if (op == "Conv") {
     const int64_t wr = rank_of(val(g, n, 1));
-    if (wr >= 0 && wr != 3 && wr != 4)
-      return "weights rank " + std::to_string(wr) + " (cuda runs 1-D and 2-D convs)";
+    if (wr >= 0 && wr != 3 && wr != 4 && wr != 5)
+      return "weights rank " + std::to_string(wr) + " (cuda runs 1-D, 2-D and 3-D convs)";
+    if (wr == 5)  // 3-D convs run on cuDNN only (ops_conv.cpp)
+      if (auto dnn = Cudnn::get(); !dnn)
+        return "a 3-D conv runs on cuDNN only, which is not loaded: " + dnn.error().message();
     if (n.has_attr("kernel_shape") && is_const(g, n, 1)) {
       const auto ks = n.attr_ints("kernel_shape");
       const auto& wd = g.value(n.inputs[1]).initializer->shape();

@@ -136,6 +136,37 @@ TEST(CudaHalfActivations, ConvNetRunsInHalfNhwcFromInputToOutput) {
   }
 }
 
+TEST(CudaHalfActivations, PatchConvIsAGatherOfItsPatchesAndOneGemm) {
+  HONE_REQUIRE_CUDNN();
+  // A ViT/Swin patch embedding (window == stride, unpadded): 3 channels in
+  // 4x4 patches, then a second one of 2x2 patches over 8 channels with a
+  // residual Add and Relu fused into its unit.
+  std::mt19937 rng(11);
+  GraphBuilder b("patches");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 32, 24});
+  ValueId p4 = b.conv(x, b.constant("w4", weights(rng, {8, 3, 4, 4})),
+                      b.constant("b4", uniform(rng, {8}, -0.2f, 0.2f)), {.strides = {4, 4}});
+  ValueId p2 = b.conv(p4, b.constant("w2", weights(rng, {8, 8, 2, 2})),
+                      b.constant("b2", uniform(rng, {8}, -0.2f, 0.2f)), {.strides = {2, 2}});
+  ValueId pooled = b.max_pool(p4, {2, 2}, {2, 2}, {0, 0, 0, 0});
+  b.output(b.relu(b.add(p2, pooled)), "y");  // [2, 8, 4, 3]
+  Graph g = *std::move(b).build();
+  passes::propagate_shapes(g);
+  std::mt19937 in_rng(12);
+  const std::vector<Tensor> inputs = {uniform(in_rng, {2, 3, 32, 24})};
+  for (const auto& [precision, type, p] : {std::tuple{"bf16", "bf16", Precision::kBf16},
+                                           std::tuple{"fp16", "f16", Precision::kFp16}}) {
+    SCOPED_TRACE(precision);
+    auto be = run_checked(g, inputs, {{"precision", precision}, {"activations", "half"}},
+                          Tolerance::for_precision(p));
+    const std::string plan = plan_text(*be);
+    EXPECT_EQ(count(plan, std::string("conv2d.") + type + ".cuda.patches+gemm_ex_nhwc"), 2u)
+        << plan;
+    EXPECT_EQ(count(plan, "patches+gemm_ex_nhwc+add+relu"), 1u) << plan;
+    EXPECT_EQ(plan.find("cudnn"), std::string::npos) << plan;
+  }
+}
+
 TEST(CudaHalfActivations, Fp32Tf32AndF32ActivationsPlanAsBefore) {
   HONE_REQUIRE_CUDNN();
   const Graph g = conv_net();
