@@ -56,6 +56,11 @@ struct BackendCapabilities {
   /// (bf16 -> "a CPU with AVX-512 BF16"); in `precisions` only where this
   /// machine has it, so a user learns why one is missing.
   std::map<Precision, std::string> precision_needs;
+  /// Of those this machine lacks, what it has instead, when the backend can
+  /// tell ("NVIDIA A100 (sm_80): compute capability 8.0"): added to the
+  /// error that refuses the precision. Machine-dependent, so never part of a
+  /// backend's description page.
+  std::map<Precision, std::string> precision_why_not;
   /// Honours the `fp32_nodes` config field: under a reduced precision, the
   /// nodes named there compute in fp32 (mixed precision, as tune's bisection
   /// builds it).

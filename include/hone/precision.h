@@ -26,15 +26,20 @@ enum class Precision : uint8_t {
   kTf32,  ///< f32 data, matrix products on 10-bit-mantissa tensor cores
   kBf16,  ///< bf16 operands (8-bit mantissa), f32 accumulation
   kFp16,  ///< f16 operands (11-bit mantissa, range 6.5e4), f32 accumulation
+  /// e4m3 operands (4-bit significand, range 448) with per-tensor scales,
+  /// f32 accumulation, for the matrix products by constant weights; the rest
+  /// as under bf16 (cuda on compute capability 8.9 or newer)
+  kFp8,
 };
 
-/// The canonical name: "fp64", "fp32", "tf32", "bf16", "fp16".
+/// The canonical name: "fp64", "fp32", "tf32", "bf16", "fp16", "fp8".
 std::string_view to_string(Precision p);
 /// Parses the spellings users type, case-insensitively: fp64/f64/double,
-/// fp32/f32/float/float32, tf32, bf16/bfloat16, fp16/f16/half/float16.
+/// fp32/f32/float/float32, tf32, bf16/bfloat16, fp16/f16/half/float16,
+/// fp8/e4m3/float8_e4m3.
 /// kInvalidArgument naming the text and the accepted names otherwise.
 [[nodiscard]] Result<Precision> parse_precision(std::string_view text);
-/// Below fp32 (tf32, bf16, fp16): judged by a looser bound than fp32.
+/// Below fp32 (tf32, bf16, fp16, fp8): judged by a looser bound than fp32.
 bool is_reduced(Precision p);
 
 }  // namespace hone

@@ -76,9 +76,13 @@ struct TuneOptions {
   /// Which precisions each candidate backend is tried at. false (the default):
   /// strict fp32 only (or what --config BACKEND.precision names). true
   /// (--precision auto): every precision it declares (caps().precisions but
-  /// fp64), each as its own candidate "BACKEND@PRECISION" judged by that
-  /// precision's bound; the strategy picks among all that pass.
+  /// fp64, and fp8 unless precision_fp8), each as its own candidate "BACKEND@PRECISION" judged by
+  /// that precision's bound; the strategy picks among all that pass.
   bool precision_auto = false;
+  /// With precision_auto: also fp8 where a backend declares it (`--precision
+  /// auto,fp8`). Its bound is an order of magnitude looser than bf16's
+  /// (GateTolerance::for_precision), so precision_auto alone leaves it out.
+  bool precision_fp8 = false;
   /// A reduced-precision candidate that fails the gate on a backend with
   /// mixed precision gets a search for the nodes to keep in fp32 (bisection
   /// over the topological order, then pruning of that window); the mixed

@@ -76,11 +76,15 @@ Result<void> Backend::configure(const std::string& field, const std::string& val
     // fp32 is every backend's default, listed or not (a test's bare capabilities).
     if (*p != Precision::kFp32 &&
         std::find(caps.precisions.begin(), caps.precisions.end(), *p) == caps.precisions.end()) {
-      if (auto it = caps.precision_needs.find(*p); it != caps.precision_needs.end())
-        return fail(Error(ErrorCode::kUnsupportedHardware, std::string(to_string(*p)) + " needs " +
-                                                               it->second +
-                                                               ", which this machine lacks")
+      if (auto it = caps.precision_needs.find(*p); it != caps.precision_needs.end()) {
+        const auto why = caps.precision_why_not.find(*p);
+        return fail(Error(ErrorCode::kUnsupportedHardware,
+                          std::string(to_string(*p)) + " needs " + it->second +
+                              ", which this machine lacks" +
+                              (why != caps.precision_why_not.end() ? " (" + why->second + ")"
+                                                                   : std::string()))
                         .add_context(where));
+      }
       return fail(Error(ErrorCode::kUnsupported, "backend '" + std::string(name()) + "' has no " +
                                                      std::string(to_string(*p)) +
                                                      " (its precisions: " + precision_list(caps) +

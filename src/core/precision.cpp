@@ -17,6 +17,8 @@ std::string_view to_string(Precision p) {
       return "bf16";
     case Precision::kFp16:
       return "fp16";
+    case Precision::kFp8:
+      return "fp8";
   }
   return "?";
 }
@@ -29,13 +31,16 @@ Result<Precision> parse_precision(std::string_view text) {
   if (s == "tf32") return Precision::kTf32;
   if (s == "bf16" || s == "bfloat16") return Precision::kBf16;
   if (s == "fp16" || s == "f16" || s == "half" || s == "float16") return Precision::kFp16;
-  return fail(ErrorCode::kInvalidArgument,
-              "unknown precision '" + std::string(text) +
-                  "' (known: fp64, fp32, tf32, bf16, fp16; also f64, f32, f16, bfloat16, half)");
+  if (s == "fp8" || s == "e4m3" || s == "float8_e4m3" || s == "fp8_e4m3") return Precision::kFp8;
+  return fail(
+      ErrorCode::kInvalidArgument,
+      "unknown precision '" + std::string(text) +
+          "' (known: fp64, fp32, tf32, bf16, fp16, fp8; also f64, f32, f16, bfloat16, half, e4m3)");
 }
 
 bool is_reduced(Precision p) {
-  return p == Precision::kTf32 || p == Precision::kBf16 || p == Precision::kFp16;
+  return p == Precision::kTf32 || p == Precision::kBf16 || p == Precision::kFp16 ||
+         p == Precision::kFp8;
 }
 
 }  // namespace hone

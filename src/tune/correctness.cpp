@@ -15,6 +15,12 @@ Tolerance Tolerance::for_precision(Precision precision) {
       return {2e-2, 1e-2};
     case Precision::kFp16:
       return {1e-2, 1e-3};
+    case Precision::kFp8:
+      // bf16's row scaled by the ratio of the formats' unit roundoffs: e4m3
+      // keeps 3 explicit mantissa bits to bf16's 7, so its rounding is 2^4 =
+      // 16 times coarser (2^-4 against 2^-8): 16 x 2e-2 = 0.32 and 16 x 1e-2 =
+      // 0.16, rounded down to 0.3 / 0.15.
+      return {3e-1, 1.5e-1};
     case Precision::kFp32:
     case Precision::kFp64:
       break;

@@ -64,13 +64,14 @@ Result<CandidateName> split_candidate(const std::string& name) {
 }
 
 std::vector<std::string> precision_variants(const BackendRegistry& registry,
-                                            const std::string& backend, bool all) {
+                                            const std::string& backend, bool all, bool fp8) {
   std::vector<std::string> out{backend};
   const auto* e = registry.find(backend);
   // A backend this machine cannot run is one n/a row, not one per precision.
   if (!all || e == nullptr || backend == kReferenceBackend || !e->unavailable().empty()) return out;
   for (Precision p : e->capabilities.precisions)
-    if (is_reduced(p)) out.push_back(backend + "@" + std::string(to_string(p)));
+    if (is_reduced(p) && (fp8 || p != Precision::kFp8))
+      out.push_back(backend + "@" + std::string(to_string(p)));
   return out;
 }
 

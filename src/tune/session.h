@@ -26,9 +26,9 @@ struct CandidateName {
 Result<CandidateName> split_candidate(const std::string& name);
 
 /// {backend}, and with `all` "backend@P" for every precision the registry
-/// entry declares but fp32 and fp64.
+/// entry declares but fp32, fp64 and (unless `fp8`) fp8.
 std::vector<std::string> precision_variants(const BackendRegistry& registry,
-                                            const std::string& backend, bool all);
+                                            const std::string& backend, bool all, bool fp8 = false);
 
 class Session final : public TuneSession {
  public:
@@ -56,7 +56,7 @@ class Session final : public TuneSession {
     return registry_->tried_by_default();
   }
   std::vector<std::string> variants(const std::string& backend) const override {
-    return precision_variants(*registry_, backend, options_.precision_auto);
+    return precision_variants(*registry_, backend, options_.precision_auto, options_.precision_fp8);
   }
 
   /// The built backend for `name`, building it now when its figures came

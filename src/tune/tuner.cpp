@@ -69,7 +69,8 @@ std::vector<std::string> known_candidates(const Strategy& strategy, const Backen
       if (n != kReferenceBackend) names.push_back(n);
   std::vector<std::string> out;
   for (const auto& n : names)
-    for (auto& v : tune_internal::precision_variants(reg, n, options.precision_auto))
+    for (auto& v :
+         tune_internal::precision_variants(reg, n, options.precision_auto, options.precision_fp8))
       out.push_back(std::move(v));
   return out;
 }

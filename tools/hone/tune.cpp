@@ -194,10 +194,11 @@ int run_tune(TuneCliOptions& o) {
     if (!tol) return usage_error("--tolerance: " + tol.error().message());
     opts.tolerance = *tol;
   }
-  if (o.precision == "auto") {
+  if (o.precision == "auto" || o.precision == "auto,fp8" || o.precision == "fp8,auto") {
     opts.precision_auto = true;
+    opts.precision_fp8 = o.precision != "auto";
   } else if (auto p = parse_precision(o.precision); !p || *p != Precision::kFp32) {
-    return usage_error("--precision takes fp32 or auto, not '" + o.precision +
+    return usage_error("--precision takes fp32, auto or auto,fp8, not '" + o.precision +
                        "' (one backend at one precision: --config BACKEND.precision=NAME)");
   }
   opts.mixed_precision = !o.no_mixed;
@@ -264,6 +265,7 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
       "  hone tune model.onnx -o m.hone --samples samples/ --dim seq=1:16:64\n"
       "  hone tune models/cnn.onnx -o cnn.hone --strategy latency-budget:2\n"
       "  hone tune models/resnet.onnx -o r.hone --precision auto   # fp32 and bf16/tf32/fp16\n"
+      "  hone tune models/vit.onnx -o v.hone --precision auto,fp8   # and fp8 where declared\n"
       "  hone tune models/cnn.onnx --dry-run\n"
       "  mpirun -np 2 hone tune models/cnn.onnx -o cnn.hone   # ranks measure, rank 0 decides");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
@@ -315,16 +317,19 @@ void add_tune_command(CLI::App& root, std::vector<Command>& commands) {
   sub->add_option("--tolerance", o->tolerance,
                   "correctness gate for every candidate: an output's error vs the f64 truth may "
                   "be FACTOR x the f32 reference's, or the floors (default per precision; fp32: "
-                  "100:1e-5:1e-4, tf32/fp16: 100:2e-3:2e-2, bf16: 100:2e-2:1e-1)")
+                  "100:1e-5:1e-4, tf32/fp16: 100:2e-3:2e-2, bf16: 100:2e-2:1e-1, fp8: "
+                  "100:3e-1:1.5)")
       ->type_name("FACTOR[:FLOOR_REL_L2[:FLOOR_MAX]]");
   sub->add_option("--precision", o->precision,
                   "fp32 (the default): every candidate in strict fp32; auto: also every reduced "
                   "precision each backend declares (onednn: bf16 where the CPU has AVX-512 BF16; "
                   "cuda: tf32, bf16, fp16), each a candidate BACKEND@PRECISION judged against the "
                   "f64 truth by its precision's bound (or --tolerance); the strategy picks among "
-                  "all that pass, and the package replays the precision")
+                  "all that pass, and the package replays the precision; auto,fp8: also fp8 "
+                  "(cuda on compute capability 8.9 or newer), left out of auto because its bound "
+                  "is an order of magnitude looser (100:3e-1:1.5)")
       ->capture_default_str()
-      ->type_name("fp32|auto");
+      ->type_name("fp32|auto|auto,fp8");
   sub->add_flag("--no-mixed", o->no_mixed,
                 "under --precision auto, no bisection for the nodes to keep in fp32 when a "
                 "reduced precision fails the gate");

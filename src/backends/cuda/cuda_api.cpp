@@ -206,6 +206,9 @@ Result<const Driver*> Driver::probe(const LibraryNames& names) {
       HONE_CHECK_OK(
           bind(*lt, a.cublasLtMatmulAlgoGetHeuristic, {"cublasLtMatmulAlgoGetHeuristic"}, lib));
       HONE_CHECK_OK(bind(*lt, a.cublasLtMatmul, {"cublasLtMatmul"}, lib));
+      // Optional: only FP8 products (fp8.h) ask which release this is.
+      if (bind(*lt, a.cublasLtGetVersion, {"cublasLtGetVersion"}, lib))
+        d->lt_version_ = a.cublasLtGetVersion();
       return d->check_blas(a.cublasLtCreate(&d->lt_), "cublasLtCreate");
     }();
     if (!bound) {

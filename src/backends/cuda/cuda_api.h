@@ -57,6 +57,7 @@ inline constexpr int kCublasTf32Math = 3;      // CUBLAS_TF32_TENSOR_OP_MATH
 inline constexpr int kCudaR32F = 0;            // cudaDataType CUDA_R_32F
 inline constexpr int kCudaR16F = 2;            // CUDA_R_16F
 inline constexpr int kCudaR16BF = 14;          // CUDA_R_16BF
+inline constexpr int kCudaR8FE4M3 = 28;        // CUDA_R_8F_E4M3 (fp8.h)
 inline constexpr int kCublasCompute32F = 68;   // cublasComputeType_t CUBLAS_COMPUTE_32F
 inline constexpr int kCublasGemmDefault = -1;  // CUBLAS_GEMM_DEFAULT
 inline constexpr int kCublasCompute32FFastTf32 = 77;  // CUBLAS_COMPUTE_32F_FAST_TF32
@@ -65,11 +66,13 @@ inline constexpr int kCublasCompute32FFast16BF = 75;  // CUBLAS_COMPUTE_32F_FAST
 
 // cuBLASLt (cublasLt.h): descriptors are opaque pointers; the enum values we set.
 using LtHandle = void*;  // cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t, ...
-inline constexpr int kLtDescTransA = 3;        // CUBLASLT_MATMUL_DESC_TRANSA (int32)
-inline constexpr int kLtDescTransB = 4;        // CUBLASLT_MATMUL_DESC_TRANSB (int32)
-inline constexpr int kLtDescEpilogue = 7;      // CUBLASLT_MATMUL_DESC_EPILOGUE (uint32)
-inline constexpr int kLtDescBiasPointer = 8;   // CUBLASLT_MATMUL_DESC_BIAS_POINTER (void*)
-inline constexpr int kLtEpilogueBias = 4;      // CUBLASLT_EPILOGUE_BIAS
+inline constexpr int kLtDescTransA = 3;          // CUBLASLT_MATMUL_DESC_TRANSA (int32)
+inline constexpr int kLtDescTransB = 4;          // CUBLASLT_MATMUL_DESC_TRANSB (int32)
+inline constexpr int kLtDescEpilogue = 7;        // CUBLASLT_MATMUL_DESC_EPILOGUE (uint32)
+inline constexpr int kLtDescBiasPointer = 8;     // CUBLASLT_MATMUL_DESC_BIAS_POINTER (void*)
+inline constexpr int kLtEpilogueBias = 4;        // CUBLASLT_EPILOGUE_BIAS
+inline constexpr int kLtDescAScalePointer = 17;  // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER (float*)
+inline constexpr int kLtDescBScalePointer = 18;  // CUBLASLT_MATMUL_DESC_B_SCALE_POINTER (float*)
 inline constexpr int kLtPrefMaxWorkspace = 1;  // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64)
 /// cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t.
 struct LtAlgo {
@@ -157,6 +160,9 @@ struct Api {
   int (*cublasLtMatmul)(LtHandle, LtHandle, const void*, const void*, LtHandle, const void*,
                         LtHandle, const void*, const void*, LtHandle, void*, LtHandle,
                         const LtAlgo*, void*, size_t, CUstream) = nullptr;
+  /// CUBLASLT_VERSION of the loaded library (major * 10000 + minor * 100 +
+  /// patch); optional, null in a library without it.
+  size_t (*cublasLtGetVersion)() = nullptr;
   // NVRTC (libnvrtc.so.N)
   int (*nvrtcCreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
                             const char* const*) = nullptr;
@@ -206,6 +212,9 @@ class Driver {
   /// (lt_why_not() says why); matrix products then use cuBLAS alone.
   LtHandle lt() const { return lt_; }
   const std::string& lt_why_not() const { return lt_why_not_; }
+  /// cublasLtGetVersion() of the loaded cuBLASLt (120304: 12.3.4), or 0
+  /// when it has none or none was loaded.
+  size_t lt_version() const { return lt_version_; }
 
   /// A driver-API result as an Error ("cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY
   /// (out of memory)"), or success.
@@ -230,6 +239,7 @@ class Driver {
   std::string description_;
   LtHandle lt_ = nullptr;
   std::string lt_why_not_;
+  size_t lt_version_ = 0;
 };
 
 /// Device memory; freed on destruction.

@@ -9,6 +9,7 @@
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/cuda_block.h"
 #include "backends/cuda/cudnn_api.h"
+#include "backends/cuda/fp8.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/op.h"
 #include "core/log.h"
@@ -27,7 +28,12 @@ CudaBackend::CudaBackend() {
                "products on bf16 / f16 tensor cores, convolutions on TF32 ones or (timed per "
                "geometry, conv_select) on cuDNN's bf16 / f16 NHWC kernels; every product "
                "accumulates in f32, and tensors, softmax and normalisation stay f32 (but for the "
-               "hidden activation inside a bf16/fp16 MLP unit, see gemm_epilogue)")
+               "hidden activation inside a bf16/fp16 MLP unit, see gemm_epilogue); fp8 (compute "
+               "capability 8.9 or newer): as bf16 with activations=half, but matrix products by "
+               "a constant weight (MatMul + bias, a Linear Gemm, the MLP unit's) on cuBLASLt in "
+               "FP8 e4m3, the weight converted once with a per-tensor scale, the activation "
+               "quantized before each product with a scale from its current amax; a product "
+               "whose K or N is no multiple of 16 stays bf16 (its kernel says why)")
       .declare("cudnn", true,
                "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
                "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
@@ -67,7 +73,8 @@ CudaBackend::CudaBackend() {
                "LABEL|SHAPES|MODE=KERNEL, ';'-separated ('%XX' escapes % ; = |), '-' for none. "
                "Filled as shapes are planned; a build given entries replays them untimed")
       .declare("activations", std::string("auto"),
-               "bf16/fp16 only. f32: tensors between steps stay f32 (each product converts its "
+               "bf16/fp16 only (fp8: always half). f32: tensors between steps stay f32 (each "
+               "product converts its "
                "operands); half: they live in bf16/f16, rank-4 ones channels-last (NHWC) from "
                "a block's first conv to its end; convs (cuDNN, 1x1 ones one cuBLAS GEMM; bias, "
                "residual and Relu fused), pools, "
@@ -92,6 +99,16 @@ const BackendCapabilities& CudaBackend::caps() {
     // tf32: cuBLAS's TF32 tensor-op math mode; bf16 / f16: its f32-accumulating
     // bf16 / f16 tensor-core compute types.
     k.precisions = {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16};
+    // FP8 products: the device and the cuBLASLt loaded decide (fp8.h).
+    k.precision_needs[Precision::kFp8] =
+        "an NVIDIA GPU of compute capability 8.9 or newer (Ada, Hopper) and a cuBLASLt with FP8 "
+        "matrix products (12.1 or newer on Ada)";
+    auto d = Driver::get();
+    const std::string why = d ? fp8_why_not(**d) : d.error().message();
+    if (why.empty())
+      k.precisions.push_back(Precision::kFp8);
+    else
+      k.precision_why_not[Precision::kFp8] = why;
     return k;
   }();
   return c;
@@ -139,7 +156,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   // No device, no build: fail before partitioning, with the machine's reason.
   // configure() admitted only the precisions caps() lists.
   const Precision precision = this->precision();
-  const bool half = precision == Precision::kBf16 || precision == Precision::kFp16;
+  const bool fp8 = precision == Precision::kFp8;
+  const bool half = precision == Precision::kBf16 || precision == Precision::kFp16 || fp8;
   const std::string select = config().get<std::string>("conv_select", "time");
   if (select != "time" && select != "cudnn" && select != "cudnn_nhwc")
     return fail(ErrorCode::kInvalidArgument,
@@ -163,10 +181,20 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   HONE_TRY(const ActivationsMode activations,
            parse_activations(config().get<std::string>("activations", "auto")));
   HONE_TRY(const Driver* d, Driver::get());
+  if (fp8) {
+    // configure() admitted fp8 only where caps() found it; a config set
+    // otherwise (a package made elsewhere) meets the device's reason here.
+    if (const std::string why = fp8_why_not(*d); !why.empty())
+      return fail(ErrorCode::kUnsupportedHardware, "cuda precision fp8: " + why);
+    if (activations == ActivationsMode::kF32)
+      return fail(ErrorCode::kInvalidArgument,
+                  "cuda precision fp8 keeps activations in bf16 between its products "
+                  "(activations=half or auto), not activations=f32");
+  }
   const bool tf32 = precision != Precision::kFp32;
-  const int gemm_half = precision == Precision::kBf16   ? kCudaR16BF
-                        : precision == Precision::kFp16 ? kCudaR16F
-                                                        : 0;
+  const int gemm_half = precision == Precision::kBf16 || fp8 ? kCudaR16BF
+                        : precision == Precision::kFp16      ? kCudaR16F
+                                                             : 0;
   const int math = tf32 ? kCublasTf32Math : kCublasDefaultMath;
   // Handles take their math mode when made, and graphs are keyed by plans of
   // the blocks being replaced: each build gets a new pool.
@@ -179,7 +207,9 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   settings_.math.half = gemm_half;
   settings_.gemm.by_time = gemm_select == "time";
   settings_.math.half_activations = activations != ActivationsMode::kF32 && gemm_half != 0;
-  settings_.math.activations_auto = activations == ActivationsMode::kAuto && gemm_half != 0;
+  // fp8 runs as bf16 with half activations, untimed against f32 ones.
+  settings_.math.activations_auto = activations == ActivationsMode::kAuto && gemm_half != 0 && !fp8;
+  settings_.math.fp8 = fp8;
   settings_.math.precision = precision;
   settings_.math.mode = std::string(to_string(precision));
   // The record starts from the given choices; what is timed later (blocks
@@ -216,9 +246,11 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
     std::lock_guard lock(stats_->mu);
     if (stats_->seen.insert(line).second) stats_->kernel_lines.push_back(line);
   }
-  HONE_LOG_DEBUG("cuda: matrix products in {}", precision == Precision::kFp32
-                                                    ? std::string("strict fp32")
-                                                    : settings_.math.mode + " (f32 accumulation)");
+  HONE_LOG_DEBUG("cuda: matrix products in {}",
+                 precision == Precision::kFp32 ? std::string("strict fp32")
+                 : fp8 ? std::string("fp8 where a constant weight's shapes allow, else bf16 (f32 "
+                                     "accumulation)")
+                       : settings_.math.mode + " (f32 accumulation)");
   return CompilingBackend::do_build(graph);
 }
 

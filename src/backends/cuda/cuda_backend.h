@@ -25,6 +25,9 @@
 // (activations=f32) or live in bf16/f16 (activations=half, storage.h);
 // activations=auto, the default, times both per block and shape signature and
 // keeps the faster, recorded in kernel_choices like the kernels below.
+// precision=fp8 (compute capability 8.9 or newer, fp8.h) runs as bf16 with
+// half activations, but for the products by constant weights: cuBLASLt in
+// FP8 (e4m3 with per-tensor scales, the activation's computed per call).
 // Kernels chosen by timing at plan time (conv_select, gemm_select,
 // attention_select, gemm_epilogue, cuDNN's algorithm search) are recorded per
 // unit, input shapes and precision in the config field kernel_choices
@@ -94,8 +97,11 @@ struct MathSettings {
   /// faster, recorded in kernel_choices (activations_choice.h).
   bool activations_auto = false;
   Precision precision = Precision::kFp32;
+  /// precision=fp8: everything as under bf16 with half activations (half is
+  /// kCudaR16BF), but the products by a constant weight in FP8 (fp8.h).
+  bool fp8 = false;
   /// to_string(precision): the name kernel choices are recorded under
-  /// (fp32, tf32, bf16 or fp16).
+  /// (fp32, tf32, bf16, fp16 or fp8).
   std::string mode = "fp32";
 };
 

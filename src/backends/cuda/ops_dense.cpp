@@ -10,13 +10,15 @@
 // stored [N, K], timed against the bias broadcast into Y before an SGEMM.
 // Under bf16/fp16, a transformer MLP (MatMul + bias, element-wise chain,
 // MatMul + bias) is one unit whose hidden activation stays bf16/f16 (MlpOp,
-// ops_mlp.cpp). The products themselves are in gemm.cpp, Conv in ops_conv.cpp.
+// ops_mlp.cpp). Under fp8, the products by a constant weight run in FP8
+// (fp8.h). The products themselves are in gemm.cpp, Conv in ops_conv.cpp.
 #include <array>
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include "backends/cuda/dense.h"
+#include "backends/cuda/fp8.h"
 #include "backends/cuda/storage.h"
 #include "core/log.h"
 #include "ops/attrs.h"
@@ -33,6 +35,7 @@ class GemmOp final : public Op {
         beta_(a.beta),
         has_c_(has_c),
         half_bias_(has_c ? n.inputs[2] : -1),
+        fp8_weight_(n.inputs[1], a.trans_b),
         s_(std::move(s)),
         label_(n.describe()) {}
 
@@ -63,18 +66,40 @@ class GemmOp final : public Op {
   /// its copy made at build. With C a constant bias over N (a Linear layer),
   /// Y is written half by cuBLASLt with the bias's half copy in its
   /// epilogue; otherwise into an f32 Y (C broadcast into it first).
+  /// Under precision=fp8, a Linear Gemm (C a bias over N, B constant) runs
+  /// in FP8 on A as it is stored (f32 or bf16, fp8.h) where its shapes
+  /// allow; otherwise as under bf16, its kernel naming why not FP8.
   Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
                            const PlanEnv& env) const override {
-    if (have[0] != Storage::kHalf || in[0].size() != 2)
+    if (in[0].size() != 2 || (have[0] != Storage::kHalf && !s_.math.fp8))
       return fail(ErrorCode::kUnsupported, "A is not a half matrix");
-    if (auto out = plan_half_out(in, env)) return std::move(*out);
+    std::string not8;
+    if (s_.math.fp8) {
+      auto p = plan_fp8(in, have[0], env);
+      if (p) return p;
+      not8 = not_fp8(p.error().message());
+    }
+    if (auto out = plan_half_out(in, env)) {
+      out->kernel += not8;
+      return std::move(*out);
+    }
+    if (have[0] != Storage::kHalf) return fail(ErrorCode::kUnsupported, "A is not a half matrix");
     HONE_TRY(OpPlan p, plan_with(in, s_.math.half, true));
     p.reads.assign(in.size(), Storage::kF32);
     p.reads[0] = Storage::kHalf;
+    p.kernel += not8;
     return p;
   }
 
  private:
+  /// plan_half()'s FP8 plan, or why none.
+  Result<OpPlan> plan_fp8(const std::vector<dims_t>& in, Storage a, const PlanEnv& env) const {
+    const auto mnk = bias_product(in);
+    if (!mnk) return fail(ErrorCode::kUnsupported, "C is no bias over N that an epilogue adds");
+    const auto [M, N, K] = *mnk;
+    return plan_fp8_product("gemm", {M, N}, M, N, K, a, fp8_weight_, half_bias_, env);
+  }
+
   /// plan_half()'s half-output plan: Y = A · B + bias[N], A and Y bf16/f16;
   /// nothing when C is no constant bias over N or cuBLASLt cannot.
   std::optional<OpPlan> plan_half_out(const std::vector<dims_t>& in, const PlanEnv& env) const {
@@ -167,7 +192,8 @@ class GemmOp final : public Op {
   bool ta_, tb_;
   float alpha_, beta_;
   bool has_c_;
-  HalfBias half_bias_;  // C's half copy, when C is a bias
+  HalfBias half_bias_;         // C's half copy, when C is a bias
+  Fp8WeightCache fp8_weight_;  // B's e4m3 copy (precision=fp8)
   BuildSettings s_;
   std::string label_;
 };
@@ -256,27 +282,43 @@ class MatMulOp final : public Op {
 class MatMulBiasOp final : public Op {
  public:
   MatMulBiasOp(std::string label, BuildSettings s, ValueId weight, ValueId bias)
-      : s_(std::move(s)), label_(std::move(label)), weight_(weight), half_bias_(bias) {}
+      : s_(std::move(s)),
+        label_(std::move(label)),
+        weight_(weight),
+        half_bias_(bias),
+        fp8_weight_(weight, false) {}
 
   /// Half-precision activations (storage.h): A read as it is stored (half,
   /// row-major), the weight's bf16/f16 copy made at build, Y written
   /// bf16/f16 by cuBLASLt with the bias (its half copy) in the epilogue:
   /// no conversion pass on either side. cuBLASLt's best-guess algorithm.
+  /// Under precision=fp8 the product is FP8 (fp8.h) on A as it is stored
+  /// (f32 too) where its shapes allow; otherwise as under bf16, A converted
+  /// to bf16 if need be, its kernel naming why not FP8.
   Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
                            const PlanEnv& env) const override {
     const int half = s_.math.half;
-    if (half == 0 || have[0] != Storage::kHalf || !channels_last_is_row_major(in[0]))
+    const bool a_ok = have[0] == Storage::kHalf ? channels_last_is_row_major(in[0]) : s_.math.fp8;
+    if (half == 0 || !a_ok)
       return fail(ErrorCode::kUnsupported, "A is not a row-major half tensor");
     const dims_t &a = in[0], &b = in[1];
     if (a.size() < 2 || b.size() != 2 || b[0] != a.back() || numel_of(in[2]) != b[1])
       return plan(in, env);  // its error names the shapes
     const int64_t K = a.back(), N = b[1], M = numel_of(a) / K;
     if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
-    HONE_TRY(auto lts, lt_matmul_bias(M, N, K, {.half = half, .want = 1, .y_type = half}));
-    HONE_TRY(auto bias, half_bias_.get(env, half));
     dims_t out = a;
     out.back() = N;
-    return lt_half_io_plan("matmul", out, N, K, half, lts.front(), std::move(bias));
+    std::string not8;
+    if (s_.math.fp8) {
+      auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, half_bias_, env);
+      if (p) return p;
+      not8 = not_fp8(p.error().message());
+    }
+    HONE_TRY(auto lts, lt_matmul_bias(M, N, K, {.half = half, .want = 1, .y_type = half}));
+    HONE_TRY(auto bias, half_bias_.get(env, half));
+    OpPlan p = lt_half_io_plan("matmul", out, N, K, half, lts.front(), std::move(bias));
+    p.kernel += not8;
+    return p;
   }
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
@@ -372,6 +414,7 @@ class MatMulBiasOp final : public Op {
   std::string label_;
   ValueId weight_;
   HalfBias half_bias_;
+  Fp8WeightCache fp8_weight_;  // precision=fp8
   mutable std::mutex mu_;
   mutable std::weak_ptr<const DeviceBuffer> transposed_;
 };

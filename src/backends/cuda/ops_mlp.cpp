@@ -1,6 +1,7 @@
-// A transformer MLP as one cuda unit under precision=bf16/fp16: MatMul +
-// bias, an element-wise chain (GELU), MatMul + bias, its hidden activation
-// kept bf16/f16 (MlpOp). The plain products are in ops_dense.cpp.
+// A transformer MLP as one cuda unit under precision=bf16/fp16 (and fp8):
+// MatMul + bias, an element-wise chain (GELU), MatMul + bias, its hidden
+// activation kept bf16/f16 (MlpOp); under fp8 both products FP8 (fp8.h).
+// The plain products are in ops_dense.cpp.
 #include <algorithm>
 #include <memory>
 #include <mutex>
@@ -8,6 +9,7 @@
 #include <set>
 
 #include "backends/cuda/dense.h"
+#include "backends/cuda/fp8.h"
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/storage.h"
 #include "core/log.h"
@@ -26,13 +28,15 @@ namespace {
 class MlpOp final : public Op {
  public:
   MlpOp(BuildSettings s, std::shared_ptr<ChainModule> m, std::string fn, std::string ops,
-        ValueId b1, ValueId b2)
+        ValueId w1, ValueId b1, ValueId w2, ValueId b2)
       : s_(std::move(s)),
         module_(std::move(m)),
         fn_(std::move(fn)),
         ops_(std::move(ops)),
         bias1_(b1),
-        bias2_(b2) {}
+        bias2_(b2),
+        fp8_w1_(w1, false),
+        fp8_w2_(w2, false) {}
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
     return plan_with(in, env, false);
@@ -41,15 +45,71 @@ class MlpOp final : public Op {
   /// Half-precision activations (storage.h): x read as it is stored (half,
   /// row-major) and the output written bf16/f16 (the second product's bias
   /// taken as a half copy): no conversion on either side.
+  /// Under precision=fp8 both products are FP8 (fp8.h), x read as it is
+  /// stored (f32 too), where the shapes of both allow; otherwise as under
+  /// bf16, its kernel naming why not FP8.
   Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
                            const PlanEnv& env) const override {
-    if (have[0] != Storage::kHalf || !channels_last_is_row_major(in[0]))
-      return fail(ErrorCode::kUnsupported, "x is not a row-major half tensor");
-    return plan_with(in, env, true);
+    const bool x_ok = have[0] == Storage::kHalf ? channels_last_is_row_major(in[0]) : s_.math.fp8;
+    if (!x_ok) return fail(ErrorCode::kUnsupported, "x is not a row-major half tensor");
+    if (!s_.math.fp8) return plan_with(in, env, true);
+    auto p = plan_fp8(in, have[0], env);
+    if (p) return p;
+    HONE_TRY(OpPlan bf16, plan_with(in, env, true));
+    bf16.kernel += not_fp8(p.error().message());
+    return bf16;
   }
 
  private:
-  Result<OpPlan> plan_with(const std::vector<dims_t>& in, const PlanEnv& env, bool hio) const {
+  /// The FP8 plan (precision=fp8): x quantized, the first product into the
+  /// bf16 hidden activation, the chain in place on it, the hidden activation
+  /// quantized, the second product into a bf16 output; or why not.
+  Result<OpPlan> plan_fp8(const std::vector<dims_t>& in, Storage xs, const PlanEnv& env) const {
+    HONE_TRY(const Dims d, dims_of(in));
+    const int64_t M = d.M, K = d.K, H = d.H, N = d.N;  // captured below
+    for (const auto& [n, k] : {std::pair{H, K}, std::pair{N, H}})
+      if (const std::string why = fp8_shape_why_not(n, k); !why.empty())
+        return fail(ErrorCode::kUnsupported, why);
+    HONE_TRY(std::shared_ptr<const Fp8Weight> w1, fp8_w1_.get(env, K, H));
+    HONE_TRY(std::shared_ptr<const Fp8Weight> w2, fp8_w2_.get(env, H, N));
+    HONE_TRY(std::shared_ptr<LtMatmul> g1, lt_fp8_matmul_bias(M, H, K, *w1));
+    HONE_TRY(std::shared_ptr<LtMatmul> g2, lt_fp8_matmul_bias(M, N, H, *w2));
+    HONE_TRY(std::shared_ptr<const DeviceBuffer> bias1, bias1_.get(env, kCudaR16BF));
+    HONE_TRY(std::shared_ptr<const DeviceBuffer> bias2, bias2_.get(env, kCudaR16BF));
+    if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
+    HONE_TRY(CUfunction chain, module_->module->function(fn_));
+    OpPlan p;
+    dims_t out = in[0];
+    out.back() = N;
+    p.outputs = {out};
+    p.kernel =
+        "mlp.fp8.cuda.quantize+cublaslt+bias+nvrtc[" + ops_ + "]+quantize+cublaslt+bias half_io";
+    p.reads = {xs, Storage::kF32, Storage::kF32, Storage::kF32, Storage::kF32};
+    p.writes = {Storage::kHalf};
+    // Workspace: x's e4m3 copy, the bf16 hidden activation, its e4m3 copy,
+    // then cuBLASLt's.
+    const size_t qx = fp8_bytes(M * K), hy = half_bytes(M * H), qy = fp8_bytes(M * H);
+    p.workspace_bytes = qx + hy + qy + std::max(g1->workspace, g2->workspace);
+    p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
+      const CUdeviceptr y = bind.workspace + qx, lws = y + hy + qy;
+      HONE_TRY(const auto x8, quantize_fp8(c, bind.in[0], xs, M * K, bind.workspace));
+      HONE_CHECK_OK(lt_fp8_enqueue(c, *g1, *w1, x8.first, x8.second, bias1->ptr(), y, lws));
+      long long groups = M * H / 4;
+      int bf16 = 1;
+      CUdeviceptr yy = y;
+      HONE_CHECK_OK(launch_1d(c.d, chain, c.stream, groups, {&yy, &groups, &bf16}));
+      HONE_TRY(const auto y8, quantize_fp8(c, y, Storage::kHalf, M * H, y + hy));
+      return lt_fp8_enqueue(c, *g2, *w2, y8.first, y8.second, bias2->ptr(), bind.out[0], lws);
+    };
+    return p;
+  }
+
+  /// M, K, H, N of x [..., K], W1 [K, H], b1 [H], W2 [H, N], b2 [N]; the
+  /// error names the shapes.
+  struct Dims {
+    int64_t M, K, H, N;
+  };
+  Result<Dims> dims_of(const std::vector<dims_t>& in) const {
     const dims_t& a = in[0];
     if (a.size() < 2 || in[1].size() != 2 || in[3].size() != 2)
       return fail(ErrorCode::kInvalidArgument,
@@ -64,6 +124,13 @@ class MlpOp final : public Op {
     const int64_t M = numel_of(a) / K;
     if (!fits_int({M, N, K, H, M * H}) || H % 4 != 0)
       return fail(ErrorCode::kUnsupported, "MLP: sizes");
+    return Dims{M, K, H, N};
+  }
+
+  Result<OpPlan> plan_with(const std::vector<dims_t>& in, const PlanEnv& env, bool hio) const {
+    const dims_t& a = in[0];
+    HONE_TRY(const Dims d, dims_of(in));
+    const int64_t M = d.M, K = d.K, H = d.H, N = d.N;  // captured below
     const int half = s_.math.half;
     HONE_TRY(auto l1, lt_matmul_bias(M, H, K, {.half = half, .want = 1, .y_type = half}));
     HONE_TRY(auto l2,
@@ -110,6 +177,7 @@ class MlpOp final : public Op {
   std::shared_ptr<ChainModule> module_;
   std::string fn_, ops_;
   HalfBias bias1_, bias2_;
+  Fp8WeightCache fp8_w1_, fp8_w2_;  // precision=fp8
 };
 
 }  // namespace
@@ -228,7 +296,8 @@ std::optional<Unit> create_mlp(BlockInfo& b, const Node& n, std::vector<NodeId>*
       u.label += " MLP +Add+" + std::to_string(m->chain.size()) + " element-wise+MatMul+Add";
       u.inputs = {n.inputs[0], n.inputs[1], b1, mm2.inputs[1], b2};
       u.outputs = {a2.outputs[0]};
-      u.op = std::make_unique<MlpOp>(b.settings, b.chains, *fn, ops, b1, b2);
+      u.op = std::make_unique<MlpOp>(b.settings, b.chains, *fn, ops, n.inputs[1], b1, mm2.inputs[1],
+                                     b2);
       return u;
     } else {
       HONE_LOG_DEBUG("cuda: {}: no MLP unit: {}", u.label, fn.error().message());

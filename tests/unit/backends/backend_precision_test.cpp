@@ -37,7 +37,7 @@ TEST(BackendPrecision, APrecisionTheBackendLacksIsRefusedNamingWhatItHas) {
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kUnsupported);
   EXPECT_NE(r.error().message().find("fp32, fp64"), std::string::npos) << r.error().message();
-  auto bad = be->configure("precision", "fp8");
+  auto bad = be->configure("precision", "fp4");
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code(), ErrorCode::kInvalidArgument);
   EXPECT_EQ(be->precision(), Precision::kFp32);

@@ -179,12 +179,12 @@ TEST(MixedPrecision, OneBackendUnderAutoTriesItsPrecisions) {
 TEST(MixedPrecision, AnUnknownPrecisionInACandidateNameIsAFailedCandidate) {
   HONE_NEED_ONEDNN_BF16();
   auto tuned =
-      tune(logits_model(), {sample(1, 1), sample(4, 2)}, MaxThroughput({"onednn@fp8"}), options());
+      tune(logits_model(), {sample(1, 1), sample(4, 2)}, MaxThroughput({"onednn@fp4"}), options());
   ASSERT_TRUE(tuned) << tuned.error().to_string();  // the reference is kept
-  const CandidateResult* c = find(tuned->report(), "onednn@fp8");
+  const CandidateResult* c = find(tuned->report(), "onednn@fp4");
   ASSERT_NE(c, nullptr);
   ASSERT_TRUE(c->error.has_value());
-  EXPECT_NE(c->error->message().find("unknown precision 'fp8'"), std::string::npos)
+  EXPECT_NE(c->error->message().find("unknown precision 'fp4'"), std::string::npos)
       << c->error->to_string();
   EXPECT_EQ(tuned->decision().backend, "reference");
 }

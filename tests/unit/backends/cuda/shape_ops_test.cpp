@@ -126,10 +126,10 @@ void expect_refused_at_build(const char* field, const char* value, const std::st
 TEST(CudaShapes, UnknownPrecisionIsRefusedWhenConfigured) {
   // Every backend's precision field is parsed by Backend::configure (hone/precision.h).
   CudaBackend be;
-  auto r = be.configure("precision", "fp8");
+  auto r = be.configure("precision", "fp4");
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r.error().message().find("unknown precision 'fp8'"), std::string::npos)
+  EXPECT_NE(r.error().message().find("unknown precision 'fp4'"), std::string::npos)
       << r.error().message();
   ASSERT_TRUE(be.configure("precision", "f16"));  // the old spelling of fp16
   EXPECT_EQ(be.precision(), Precision::kFp16);
