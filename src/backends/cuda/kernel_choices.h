@@ -11,12 +11,13 @@
 // Text format: entries sorted by key, ';'-separated, "-" for none:
 //   LABEL|SHAPES|MODE=KERNEL
 // LABEL is the unit's label ("'fc' (MatMul)+Add"), SHAPES its input dims
-// ("[8,64][64,32][32]"), MODE the precision (fp32, tf32, bf16, fp16), KERNEL
+// ("[8,64][64,32][32]"), MODE the precision (fp32, tf32, bf16, fp16, fp8), KERNEL
 // the chosen OpPlan::kernel. In LABEL and KERNEL the characters % ; = | and
 // control characters are written as %XX (hex). A cuDNN algorithm choice is
 // the entry of LABEL + " cudnn-find" with KERNEL "cudnn[algo A, math M]" (f32
 // NCHW), or of LABEL + " cudnn-find-nhwc" with "cudnn_nhwc[algo A, math M]"
-// (bf16/f16 NHWC, ops_conv.cpp).
+// (bf16/f16 NHWC, ops_conv.cpp). The text's syntax is shared with onednn's
+// timed_choices (backends/common/choice_text.h).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/common/choice_text.h"
 #include "hone/error.h"
 
 namespace hone::cuda {
@@ -42,10 +44,8 @@ struct ChoiceCounts {
 class KernelChoices {
  public:
   enum class How { kTimed, kReplayed, kReused };
-  struct Entry {
-    std::string label, shapes, mode, kernel;
-  };
-  using Entries = std::map<std::string, Entry>;  // by key()
+  using Entry = ChoiceEntry;      // label, shapes, mode, kernel
+  using Entries = ChoiceEntries;  // by key()
 
   /// Entries of a `kernel_choices` value ("" and "-": none). kInvalidArgument
   /// naming the field and the bad entry when malformed, or a key twice.
