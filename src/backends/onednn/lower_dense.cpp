@@ -263,18 +263,22 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
       // brgconv_1x1, jit for brgconv): it wins on thin convs, where the
       // separate passes over the output dominate, and loses on wide ones.
       // So when the kernel changes, both forms are timed here.
+      // (The choice is the backend's timed_choices "fusion" entry when it
+      // holds one.)
       bool take = with_residual.nodes.size() > used.nodes.size();
       if (take && std::string(fused.impl_info_str()) != pd.impl_info_str()) {
         size_t binaries = 0;
         for (size_t k = used.nodes.size(); k < with_residual.nodes.size(); ++k)
           binaries += binary_alg(with_residual.nodes[k]->op_type).has_value();
         const size_t eltwises = with_residual.nodes.size() - used.nodes.size() - binaries;
-        const double fused_ms = time_primitive(dnnl::convolution_forward(fused),
-                                               conv_args(fused, with_residual, has_bias));
-        const double apart_ms =
-            time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)) +
-            unfused_tail_ms(picked, binaries, eltwises);
-        take = fused_ms < apart_ms;
+        take = b.choose(n, "fusion", {"unfused", "fused"}, [&] {
+          const double apart_ms =
+              time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)) +
+              unfused_tail_ms(picked, binaries, eltwises);
+          const double fused_ms = time_primitive(dnnl::convolution_forward(fused),
+                                                 conv_args(fused, with_residual, has_bias));
+          return std::vector<double>{apart_ms, fused_ms};
+        }) == "fused";
       }
       if (take) {
         pd = fused;
@@ -295,22 +299,31 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
   auto on_blocked16 = [&](const md_t& md, const dims_t& dims) {
     return md == md_t(dims, kF32, tag::nChw16c);
   };
+  // Unforced (PlanBuilder::set_winograd), the choice is the backend's
+  // timed_choices "winograd" entry when it holds one that can run here.
   if (b.winograd() != false && in_dt == kF32 && w != nullptr && group == 1 &&
       kernel == dims_t{3, 3} && strides == dims_t{1, 1} && dil == dims_t{1, 1} &&
       on_blocked16(pd.src_desc(), x.dims) && on_blocked16(pd.dst_desc(), dst)) {
     conv_alg = algorithm::convolution_winograd;
     src_md = pd.src_desc();
     dst_any = pd.dst_desc();
+    std::optional<dnnl::convolution_forward::primitive_desc> wino;
     try {
-      auto wino = make(make_attr(used, 1.0f));
-      if (!is_ref_impl(wino) &&
-          (b.winograd() == true ||
-           time_primitive(dnnl::convolution_forward(wino), conv_args(wino, used, has_bias)) <
-               time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)))) {
-        pd = wino;
-        kind = "conv[wino]";
-      }
+      auto made = make(make_attr(used, 1.0f));
+      if (!is_ref_impl(made)) wino = made;
     } catch (const dnnl::error&) {  // post-ops it does not fuse, or shapes it has no kernel for
+    }
+    const bool take =
+        wino && (b.winograd() == true || b.choose(n, "winograd", {"direct", "winograd"}, [&] {
+          return std::vector<double>{
+              time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)),
+              time_primitive(dnnl::convolution_forward(*wino), conv_args(*wino, used, has_bias))};
+        }) == "winograd");
+    // A recorded Winograd this CPU has no kernel for is warned about.
+    if (!wino && !b.winograd()) (void)b.choose(n, "winograd", {"direct"}, {});
+    if (take) {
+      pd = *wino;
+      kind = "conv[wino]";
     }
   }
   // A conv left to the direct kernel on nChw16c whose output goes to one
@@ -326,19 +339,25 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
     conv_alg = algorithm::convolution_direct;
     src_md = md_t(x.dims, kF32, tag::nhwc);
     dst_any = md_t(dst, kF32, tag::nhwc);
+    std::optional<dnnl::convolution_forward::primitive_desc> cl;
     try {
-      auto cl = make(make_attr(used, 1.0f));
-      if (!is_ref_impl(cl) && cl.src_desc() == src_md && cl.dst_desc() == dst_any) {
-        const double blocked_ms =
-            time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)) +
-            reorder_ms(x.ref.md, pd.src_desc());
-        const double cl_ms =
-            time_primitive(dnnl::convolution_forward(cl), conv_args(cl, used, has_bias)) +
-            reorder_ms(x.ref.md, cl.src_desc()) + reorder_ms(cl.dst_desc(), pd.dst_desc());
-        if (cl_ms < blocked_ms) pd = cl;
-      }
+      auto made = make(make_attr(used, 1.0f));
+      if (!is_ref_impl(made) && made.src_desc() == src_md && made.dst_desc() == dst_any) cl = made;
     } catch (const dnnl::error&) {  // no kernel for these layouts: nChw16c stays
     }
+    // The backend's timed_choices "layout" entry, when it holds one, is taken untimed.
+    std::vector<std::string> runnable{"nChw16c"};
+    if (cl) runnable.push_back("nhwc");
+    const std::string pick = b.choose(n, "layout", runnable, [&] {
+      const double blocked_ms =
+          time_primitive(dnnl::convolution_forward(pd), conv_args(pd, used, has_bias)) +
+          reorder_ms(x.ref.md, pd.src_desc());
+      const double cl_ms =
+          time_primitive(dnnl::convolution_forward(*cl), conv_args(*cl, used, has_bias)) +
+          reorder_ms(x.ref.md, cl->src_desc()) + reorder_ms(cl->dst_desc(), pd.dst_desc());
+      return std::vector<double>{blocked_ms, cl_ms};
+    });
+    if (pick == "nhwc") pd = *cl;
   }
   add_conv_step(b, n, pd, wdims, bias_md, b.ensure(n.inputs[0], pd.src_desc()), used,
                 std::move(kind), dst);

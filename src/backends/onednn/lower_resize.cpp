@@ -421,31 +421,40 @@ Result<void> lower_deconv(PlanBuilder& b, const Node& n) {
   // place), but its nChw16c kernel can be the slower one (UNet's two: about
   // 0.8 ms against 0.5 ms in all): both are timed, nhwc charged with the
   // reorders into it and back.
+  // The choice is the backend's timed_choices "deconv-layout" entry when it
+  // holds one that can run here ("nhwc" names the form above, on oneDNN's
+  // pick where nhwc has no kernel).
   if (b.prefer_blocked16() && ic % 16 == 0 && oc % 16 == 0) {
+    std::optional<dnnl::deconvolution_forward::primitive_desc> blocked;
     try {
-      auto blocked = make(md_t(x.dims, memory::data_type::f32, memory::format_tag::nChw16c),
-                          md_t(dst, memory::data_type::f32, memory::format_tag::nChw16c));
-      auto args = [](const dnnl::deconvolution_forward::primitive_desc& p) {
-        return std::vector<std::pair<int, md_t>>{{DNNL_ARG_SRC, p.src_desc()},
-                                                 {DNNL_ARG_WEIGHTS, p.weights_desc()},
-                                                 {DNNL_ARG_BIAS, p.bias_desc()},
-                                                 {DNNL_ARG_DST, p.dst_desc()},
-                                                 {DNNL_ARG_SCRATCHPAD, p.scratchpad_desc()}};
-      };
-      // Without layout trials (PlanBuilder::set_layout_trials) it stays on
-      // the plan's layout, untimed.
-      if (!b.layout_trials()) {
-        pd = blocked;
-      } else {
-        const double blocked_ms =
-            time_primitive(dnnl::deconvolution_forward(blocked), args(blocked)) +
-            reorder_ms(x.ref.md, blocked.src_desc());
+      blocked = make(md_t(x.dims, memory::data_type::f32, memory::format_tag::nChw16c),
+                     md_t(dst, memory::data_type::f32, memory::format_tag::nChw16c));
+    } catch (const dnnl::error&) {  // no nChw16c kernel: nhwc stays
+    }
+    auto args = [](const dnnl::deconvolution_forward::primitive_desc& p) {
+      return std::vector<std::pair<int, md_t>>{{DNNL_ARG_SRC, p.src_desc()},
+                                               {DNNL_ARG_WEIGHTS, p.weights_desc()},
+                                               {DNNL_ARG_BIAS, p.bias_desc()},
+                                               {DNNL_ARG_DST, p.dst_desc()},
+                                               {DNNL_ARG_SCRATCHPAD, p.scratchpad_desc()}};
+    };
+    // Without layout trials (PlanBuilder::set_layout_trials) it stays on
+    // the plan's layout, untimed.
+    if (!b.layout_trials()) {
+      if (blocked) pd = *blocked;
+    } else {
+      std::vector<std::string> runnable{"nhwc"};
+      if (blocked) runnable.push_back("nChw16c");
+      const std::string pick = b.choose(n, "deconv-layout", runnable, [&] {
         const double pd_ms = time_primitive(dnnl::deconvolution_forward(pd), args(pd)) +
                              reorder_ms(x.ref.md, pd.src_desc()) +
-                             reorder_ms(pd.dst_desc(), blocked.dst_desc());
-        if (blocked_ms < pd_ms) pd = blocked;
-      }
-    } catch (const dnnl::error&) {  // no nChw16c kernel: nhwc stays
+                             reorder_ms(pd.dst_desc(), blocked->dst_desc());
+        const double blocked_ms =
+            time_primitive(dnnl::deconvolution_forward(*blocked), args(*blocked)) +
+            reorder_ms(x.ref.md, blocked->src_desc());
+        return std::vector<double>{pd_ms, blocked_ms};
+      });
+      if (pick == "nChw16c") pd = *blocked;
     }
   }
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());

@@ -283,14 +283,22 @@ Result<void> lower_rnn(PlanBuilder& b, const Node& n) {
   // The second wins at batch 1 (lstm_tagger b1_s128's two layers, 1 thread:
   // 0.42 vs 0.64 ms and 0.49 vs 1.12 ms); at batch 32 they tie. So when
   // oneDNN offers both, both are timed and the faster kept.
+  // The choice is the backend's timed_choices "rnn-layout" entry when it
+  // holds one that can run here.
+  bool has_plain = false;
   try {
     auto [alt, alt_pd] = make(plain_md(wl_any.dims()), plain_md(wi_any.dims()));
+    has_plain = true;
     if (std::string(alt_pd.impl_info_str()) != pd.impl_info_str()) {
-      const double t_any = time_primitive(prim, rnn_args(pd));
-      const double t_plain = time_primitive(alt, rnn_args(alt_pd));
-      HONE_LOG_DEBUG("onednn: {} '{}': {} on its weight layout {:.3f} ms, {} on ldigo {:.3f} ms",
-                     n.op_type, n.name, pd.impl_info_str(), t_any, alt_pd.impl_info_str(), t_plain);
-      if (t_plain < t_any) {
+      const std::string pick = b.choose(n, "rnn-layout", {"any", "ldigo"}, [&] {
+        const double t_any = time_primitive(prim, rnn_args(pd));
+        const double t_plain = time_primitive(alt, rnn_args(alt_pd));
+        HONE_LOG_DEBUG("onednn: {} '{}': {} on its weight layout {:.3f} ms, {} on ldigo {:.3f} ms",
+                       n.op_type, n.name, pd.impl_info_str(), t_any, alt_pd.impl_info_str(),
+                       t_plain);
+        return std::vector<double>{t_any, t_plain};
+      });
+      if (pick == "ldigo") {
         prim = alt;
         pd = alt_pd;
       }
@@ -298,6 +306,8 @@ Result<void> lower_rnn(PlanBuilder& b, const Node& n) {
   } catch (const dnnl::error&) {
     // No primitive on plain weights: keep oneDNN's pick.
   }
+  // A recorded ldigo this machine has no primitive for is warned about.
+  if (!has_plain) (void)b.choose(n, "rnn-layout", {"any"}, {});
 
   std::vector<std::pair<int, BufferRef>> args;
   args.push_back({DNNL_ARG_SRC_LAYER, b.ensure(n.inputs[0], pd.src_layer_desc())});

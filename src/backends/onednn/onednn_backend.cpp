@@ -55,13 +55,22 @@ double time_plan(const Plan& plan, const std::vector<dims_t>& dims,
   return best;
 }
 
+/// The timed_choices label of a block's plan choice: "block 'NAME' from
+/// FIRST block-plan", FIRST its first node (the blocks of one model share
+/// their NAME; their first nodes differ).
+std::string block_label(const Graph& block) {
+  const std::string first = block.nodes().empty() ? "no node" : block.nodes().front().describe();
+  return "block '" + block.name() + "' from " + first + " block-plan";
+}
+
 /// A block of oneDNN primitives; its Program is onednn's Plan (plan.h).
 class OnednnBlock final : public BlockRuntime<Plan> {
  public:
-  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, int threads, bool bf16,
-              std::set<std::string> fp32_nodes)
+  OnednnBlock(Graph g, std::shared_ptr<Stats> stats, std::shared_ptr<TimedChoices> choices,
+              int threads, bool bf16, std::set<std::string> fp32_nodes)
       : BlockRuntime("onednn", std::make_shared<const Graph>(std::move(g)), &stats->fallback_runs),
         stats_(std::move(stats)),
+        choices_(std::move(choices)),
         threads_(threads),
         bf16_(bf16),
         fp32_nodes_(std::move(fp32_nodes)) {
@@ -176,28 +185,55 @@ class OnednnBlock final : public BlockRuntime<Plan> {
     std::vector<const Tensor*> known;
     std::vector<DType> dtypes;
     HONE_CHECK_OK(known_inputs(key, values, known, dtypes));
-    PlanBuilder builder(g);
-    builder.set_bf16(bf16_, fp32_nodes_);
-    auto plan = builder.build(dims, known, dtypes);
-    if (plan &&
-        (builder.has_depthwise() || builder.has_channel_concat() || builder.has_winograd_conv())) {
+    auto build_plan = [&](bool blocked16) {
+      PlanBuilder builder(g);
+      builder.set_prefer_blocked16(blocked16);
+      builder.set_bf16(bf16_, fp32_nodes_);
+      builder.set_choices(choices_.get());
+      auto plan = builder.build(dims, known, dtypes);
       // Neither conv layout wins on every depthwise net (lower_conv says
       // why), so both plans are built and the faster one is kept; so too
       // where values are joined along channels, which on nChw16c are
       // written in place (lower_shape.cpp's concat_in_place), and where 3x3
       // convs may run by Winograd, which oneDNN has on nChw16c only.
-      PlanBuilder blocked(g);
-      blocked.set_prefer_blocked16(true);
-      blocked.set_bf16(bf16_, fp32_nodes_);
-      if (auto alt = blocked.build(dims, known, dtypes)) {
-        const double t_any = time_plan(**plan, dims, dtypes),
-                     t_blocked = time_plan(**alt, dims, dtypes);
-        HONE_LOG_DEBUG(
-            "onednn: block '{}' for {}: convs on oneDNN's pick {:.1f} us, on nChw16c {:.1f} us",
-            g.name(), signature_text(key), t_any, t_blocked);
-        if (t_blocked < t_any) plan = std::move(alt);
+      const bool both =
+          builder.has_depthwise() || builder.has_channel_concat() || builder.has_winograd_conv();
+      return std::pair{std::move(plan), both};
+    };
+    // A block-plan choice recorded in timed_choices: that plan only, untimed
+    // (oneDNN's pick when the nChw16c one fails to build here, with a warning).
+    const std::string label = block_label(g);
+    const std::string mode = bf16_ ? "bf16" : "fp32";
+    if (auto rec = choices_->recorded(label, dims, mode)) {
+      auto plan = build_plan(*rec == "nChw16c").first;
+      if (plan || *rec != "nChw16c") {
+        (void)choices_->choose(label, dims, mode, {*rec}, {});  // counted as replayed
+        return keep(std::move(plan), key);
+      }
+      (void)choices_->choose(label, dims, mode, {"any"}, {});  // warns
+      return keep(build_plan(false).first, key);
+    }
+    auto [plan, both] = build_plan(false);
+    if (plan && both) {
+      if (auto alt = build_plan(true).first) {
+        const std::string pick = choices_->choose(label, dims, mode, {"any", "nChw16c"}, [&] {
+          const double t_any = time_plan(**plan, dims, dtypes),
+                       t_blocked = time_plan(**alt, dims, dtypes);
+          HONE_LOG_DEBUG(
+              "onednn: block '{}' for {}: convs on oneDNN's pick {:.1f} us, on nChw16c {:.1f} us",
+              g.name(), signature_text(key), t_any, t_blocked);
+          return std::vector<double>{t_any / 1000, t_blocked / 1000};
+        });
+        if (pick == "nChw16c") plan = std::move(alt);
       }
     }
+    return keep(std::move(plan), key);
+  }
+
+  /// The plan built for `key`, noted in the stats.
+  Result<std::shared_ptr<const Plan>> keep(Result<std::shared_ptr<const Plan>> plan,
+                                           const Signature& key) const {
+    const Graph& g = graph();
     if (!plan) return fail(std::move(plan).error());
     HONE_LOG_DEBUG("onednn: block '{}' for {}: {}; {}", g.name(), signature_text(key),
                    (*plan)->describe(), (*plan)->arena);
@@ -209,6 +245,7 @@ class OnednnBlock final : public BlockRuntime<Plan> {
   }
 
   std::shared_ptr<Stats> stats_;
+  std::shared_ptr<TimedChoices> choices_;  // the backend's (not null)
   int threads_;
   bool bf16_;
   std::set<std::string> fp32_nodes_;
@@ -242,8 +279,33 @@ OnednnBackend::OnednnBackend() {
   // A lone oneDNN Conv or MatMul already beats the reference; the base's
   // default of 5 would send small islands (and one-node models) to the
   // fallback for nothing.
-  mutable_config().declare("min_block_size", int64_t{1},
-                           "supported islands with fewer nodes fall back");
+  mutable_config()
+      .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
+      .declare("timed_choices", std::string(),
+               "the forms chosen by timing both at plan time, one entry per decision, node (or "
+               "block), input dims and precision: LABEL|SHAPES|MODE=CHOICE, ';'-separated ('%XX' "
+               "escapes % ; = |), '-' for none. A LABEL ends in its kind: winograd "
+               "(=direct|winograd, a 3x3 conv), fusion (=unfused|fused, a conv and the residual "
+               "Add after it), layout (=nChw16c|nhwc, a conv), deconv-layout (=nhwc|nChw16c, a "
+               "ConvTranspose), rnn-layout (=any|ldigo, RNN weights), block-plan (=any|nChw16c, "
+               "a block's convs). Filled as shapes are planned; a build given entries replays "
+               "them untimed (a choice this CPU cannot run is warned about and timed)");
+}
+
+Result<void> OnednnBackend::do_build(const Graph& graph) {
+  HONE_TRY(ChoiceEntries given,
+           TimedChoices::parse(config().get<std::string>("timed_choices", "")));
+  // The record starts from the given choices; what is timed later (blocks
+  // planned at build, or at their first run of a new shape) is written back
+  // into the config, so a package saved after the tune replays it.
+  choices_ = std::make_shared<TimedChoices>(std::move(given));
+  choices_->on_change(
+      [this](const std::string& text) { (void)mutable_config().set("timed_choices", text); });
+  return CompilingBackend::do_build(graph);
+}
+
+ChoiceCounts OnednnBackend::choice_counts() const {
+  return choices_->counts();
 }
 
 const BackendCapabilities& OnednnBackend::caps() {
@@ -285,7 +347,8 @@ Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block
   const bool bf16 = precision() == Precision::kBf16;
   std::set<std::string> keep;
   for (std::string& n : fp32_nodes()) keep.insert(std::move(n));
-  auto compiled = std::make_unique<OnednnBlock>(block, stats_, threads, bf16, std::move(keep));
+  auto compiled =
+      std::make_unique<OnednnBlock>(block, stats_, choices_, threads, bf16, std::move(keep));
   // Static blocks get their primitives now; a failure here is not fatal: that
   // signature runs on the reference (and the reason is logged).
   if (auto sig = static_input_dims(block); sig && !compiled->plans_on_values())

@@ -22,6 +22,12 @@
 // to the global ThreadPool's size (as for every backend; the CLI's --threads). infer() is
 // thread-safe: each call has its own stream, arena and scratchpad; primitives and packed weights
 // are shared. This header does not include dnnl.hpp.
+// Timed choices: where a plan picks between two forms of a node by timing
+// them (a 3x3 conv by Winograd or directly, fused or unfused, a layout; the
+// block's plan on oneDNN's pick or nChw16c), the choice is recorded in the
+// config field `timed_choices` (timed_choices.h) as it is made, at build or
+// at a new shape's first run; a build given entries replays them untimed, so
+// a package builds the same kernels it was tuned with.
 #pragma once
 
 #include <atomic>
@@ -32,6 +38,7 @@
 #include <vector>
 
 #include "backends/common/compiling_backend.h"
+#include "backends/onednn/timed_choices.h"
 
 namespace hone::onednn {
 
@@ -61,13 +68,21 @@ class OnednnBackend final : public CompilingBackend {
   /// One line per plan built ("conv+eltwise, pooling, reorder"), in build order.
   std::vector<std::string> plan_descriptions() const;
   std::vector<std::string> describe_kernels() const override { return plan_descriptions(); }
+  /// How the choices made by timing (timed_choices.h) were settled since
+  /// build(): timed here, replayed from `timed_choices`, or recorded but not
+  /// runnable on this machine (then timed). All zero before build().
+  ChoiceCounts choice_counts() const;
 
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
+  /// Reads `timed_choices` (kInvalidArgument naming the field and the entry
+  /// when malformed) into this build's record, then builds.
+  Result<void> do_build(const Graph& graph) override;
 
  private:
   std::shared_ptr<Stats> stats_ = std::make_shared<Stats>();
+  std::shared_ptr<TimedChoices> choices_ = std::make_shared<TimedChoices>();
 };
 
 /// Whether this CPU runs oneDNN's native bf16 kernels (AVX-512 BF16 or

@@ -225,6 +225,29 @@ const Tensor* PlanBuilder::constant(ValueId v) const {
   return val.initializer ? &*val.initializer : nullptr;
 }
 
+std::string PlanBuilder::choose(const Node& n, const std::string& kind,
+                                const std::vector<std::string>& runnable,
+                                const std::function<std::vector<double>()>& time) {
+  // An unnamed node is named by its place in the block (the same each build).
+  const std::string node = n.name.empty()
+                               ? "node " + std::to_string(node_id(&n)) + " (" + n.op_type + ")"
+                               : n.describe();
+  const std::string label = node + (prefer_blocked16_ ? " [nChw16c plan] " : " [any plan] ") + kind;
+  std::vector<dims_t> in;
+  for (ValueId v : n.inputs) {
+    if (v < 0) continue;
+    if (const Tensor* t = constant(v)) {
+      in.push_back(t->shape());
+    } else if (has(v)) {
+      in.push_back(value(v).dims);
+    }
+  }
+  const std::string mode = bf16() ? "bf16" : "fp32";
+  if (choices_ != nullptr) return choices_->choose(label, in, mode, runnable, time);
+  TimedChoices untracked;  // times as the record would, keeping nothing
+  return untracked.choose(label, in, mode, runnable, time);
+}
+
 int PlanBuilder::new_temp(const md_t& md) {
   Buffer b;
   b.kind = Buffer::Kind::kTemp;

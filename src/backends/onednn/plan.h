@@ -35,6 +35,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include "backends/common/host_eval.h"
+#include "backends/onednn/timed_choices.h"
 #include "hone/graph.h"
 #include "hone/tensor.h"
 
@@ -200,6 +201,20 @@ class PlanBuilder {
   /// Set, the plan does not depend on a timing (tests of either kernel).
   void set_winograd(std::optional<bool> force) { winograd_ = force; }
   std::optional<bool> winograd() const { return winograd_; }
+  /// The backend's record of timed choices (timed_choices.h; not owned, may
+  /// be null): each choice lower_* would time is taken from it when it holds
+  /// one, and recorded there when timed. A forced setting above
+  /// (set_winograd, set_layout_trials off) wins over it: such a choice is
+  /// neither timed nor looked up. Null: every choice is timed, none kept.
+  void set_choices(TimedChoices* rec) { choices_ = rec; }
+  /// Settles the decision of `kind` (TimedChoices::kinds()) at node `n`
+  /// among `runnable` (its choices that can run here, the default first):
+  /// see TimedChoices::choose; `time` gives each runnable choice's ms. The
+  /// key: the node, the plan (any or nChw16c), `kind`, the dims of `n`'s
+  /// inputs and the node's precision.
+  std::string choose(const Node& n, const std::string& kind,
+                     const std::vector<std::string>& runnable,
+                     const std::function<std::vector<double>()>& time);
   /// Conv, Gemm and MatMul read bf16 source and weights (f32 accumulation
   /// and destination) where oneDNN has such a kernel, but for the nodes
   /// named in `fp32_nodes`; set before build(), only where the CPU has
@@ -280,6 +295,7 @@ class PlanBuilder {
   bool prefer_blocked16_ = false;
   bool layout_trials_ = true;
   std::optional<bool> winograd_;
+  TimedChoices* choices_ = nullptr;
   bool bf16_ = false;
   std::set<std::string> fp32_nodes_;
   bool lowering_fp32_ = false;  // the node being lowered is in fp32_nodes_
