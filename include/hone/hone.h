@@ -91,7 +91,8 @@ typedef struct hone_tune_options {
   int no_cache;         /* nonzero: neither read nor write the tuning cache */
   uint64_t seed;        /* seed of the random samples; 0 means 1 */
   /* "fp32" (NULL: strict fp32) or "auto": also every reduced precision each
-   * backend declares, each judged by its own bound (as `hone tune --precision`). */
+   * backend declares but fp8, each judged by its own bound; "auto,fp8": fp8
+   * too (as `hone tune --precision`). */
   const char* precision;
 } hone_tune_options;
 

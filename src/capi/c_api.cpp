@@ -176,12 +176,14 @@ hone_status hone_tune(const char* onnx_path, const hone_tune_options* options, h
     const hone_tune_options defaults{};
     const hone_tune_options& o = options != nullptr ? *options : defaults;
     hone::TuneOptions opts;
-    if (o.precision != nullptr && std::string_view(o.precision) == "auto") {
+    const std::string_view precision = o.precision != nullptr ? o.precision : "";
+    if (precision == "auto" || precision == "auto,fp8") {
       opts.precision_auto = true;
+      opts.precision_fp8 = precision == "auto,fp8";
     } else if (o.precision != nullptr) {
       auto p = hone::parse_precision(o.precision);
       if (!p || *p != hone::Precision::kFp32)
-        return invalid("hone_tune_options.precision: 'fp32' or 'auto', not '" +
+        return invalid("hone_tune_options.precision: 'fp32', 'auto' or 'auto,fp8', not '" +
                        std::string(o.precision) + "'");
     }
     for (const std::string& d : split(o.dims, ';')) {
