@@ -16,8 +16,6 @@ namespace {
 
 using namespace shape_detail;
 
-enum class PadMode { kConstant, kReflect, kEdge, kWrap };
-
 /// Writes every output element from its source offset (per-axis offsets
 /// summed; any negative part means "use the pad value").
 template <class E>
@@ -55,22 +53,7 @@ void pad_fill(const E* in, const std::vector<std::vector<int64_t>>& offs,
 
 Result<void> pad(KernelContext& ctx) {
   HONE_TRY(const Tensor* x, ctx.tensor(0));
-  const int64_t rank = static_cast<int64_t>(x->rank());
   HONE_TRY(const ops::PadAttrs pa, ops::pad_attrs(ctx.node()));
-  const std::string& mode_s = pa.mode;
-  PadMode mode;
-  if (mode_s == "constant")
-    mode = PadMode::kConstant;
-  else if (mode_s == "reflect")
-    mode = PadMode::kReflect;
-  else if (mode_s == "edge")
-    mode = PadMode::kEdge;
-  else if (mode_s == "wrap")
-    mode = PadMode::kWrap;
-  else
-    return fail(ErrorCode::kInvalidArgument,
-                "Pad mode '" + mode_s + "' is not one of constant, reflect, edge, wrap");
-
   std::vector<int64_t> pads;
   Tensor value;
   std::vector<int64_t> axes;
@@ -96,47 +79,9 @@ Result<void> pad(KernelContext& ctx) {
   }
   HONE_TRY(const ops::PadWindow w, ops::pad_window(x->shape(), pads, has_axes ? &axes : nullptr));
 
-  const std::vector<int64_t> in_strides = strides_of(x->shape());
-  std::vector<int64_t> out_shape(rank);
-  std::vector<std::vector<int64_t>> offs(rank);
-  for (int64_t a = 0; a < rank; ++a) {
-    // Negative pads crop first; the other modes then read the cropped range.
-    const int64_t lo = w.kept_from[a], len = w.kept[a];
-    const int64_t pb = std::max<int64_t>(0, w.begin[a]);
-    if (len == 0 && mode != PadMode::kConstant && w.out[a] > 0)
-      return fail(ErrorCode::kInvalidArgument, "Pad mode '" + mode_s + "' cannot pad axis " +
-                                                   std::to_string(a) + " of " + x->describe() +
-                                                   ", which is empty");
-    out_shape[a] = w.out[a];
-    offs[a].resize(out_shape[a]);
-    for (int64_t i = 0; i < out_shape[a]; ++i) {
-      int64_t j = i - pb;
-      if (j < 0 || j >= len) {
-        switch (mode) {
-          case PadMode::kConstant:
-            j = -1;
-            break;
-          case PadMode::kEdge:
-            j = std::clamp<int64_t>(j, 0, len - 1);
-            break;
-          case PadMode::kWrap:
-            j = ((j % len) + len) % len;
-            break;
-          case PadMode::kReflect:
-            if (len == 1) {
-              j = 0;
-            } else {
-              const int64_t period = 2 * (len - 1);
-              j = ((j % period) + period) % period;
-              if (j >= len) j = period - j;
-            }
-            break;
-        }
-      }
-      // -1: outside the input, the pad value goes there.
-      offs[a][i] = j < 0 ? -1 : (lo + j) * in_strides[a];
-    }
-  }
+  HONE_TRY(const std::vector<std::vector<int64_t>> offs,
+           ops::pad_source_offsets(x->shape(), w, pa.mode));
+  const std::vector<int64_t>& out_shape = w.out;
   HONE_TRY(Tensor y, Tensor::allocate(x->dtype(), out_shape));
   if (y.numel() == 0) {
     ctx.set_output(0, std::move(y));

@@ -64,4 +64,46 @@ Result<std::vector<Dim>> pad_shape(const std::vector<Dim>& shape, const std::vec
   return out;
 }
 
+Result<std::vector<std::vector<int64_t>>> pad_source_offsets(const std::vector<int64_t>& shape,
+                                                             const PadWindow& w,
+                                                             const std::string& mode) {
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    return fail(ErrorCode::kInvalidArgument,
+                "Pad mode '" + mode + "' is not one of constant, reflect, edge, wrap");
+  const size_t rank = shape.size();
+  std::vector<int64_t> strides(rank, 1);
+  for (size_t a = rank; a-- > 1;) strides[a - 1] = strides[a] * shape[a];
+  std::vector<std::vector<int64_t>> offs(rank);
+  for (size_t a = 0; a < rank; ++a) {
+    // Negative pads crop first; the other modes then read the cropped range.
+    const int64_t lo = w.kept_from[a], len = w.kept[a];
+    const int64_t pb = std::max<int64_t>(0, w.begin[a]);
+    if (len == 0 && mode != "constant" && w.out[a] > 0)
+      return fail(ErrorCode::kInvalidArgument, "Pad mode '" + mode + "' cannot pad axis " +
+                                                   std::to_string(a) + " of " +
+                                                   shape_to_string(shape) + ", which is empty");
+    offs[a].resize(static_cast<size_t>(w.out[a]));
+    for (int64_t i = 0; i < w.out[a]; ++i) {
+      int64_t j = i - pb;
+      if (j < 0 || j >= len) {
+        if (mode == "constant") {
+          j = -1;
+        } else if (mode == "edge") {
+          j = std::clamp<int64_t>(j, 0, len - 1);
+        } else if (mode == "wrap") {
+          j = ((j % len) + len) % len;
+        } else if (len == 1) {
+          j = 0;
+        } else {
+          const int64_t period = 2 * (len - 1);
+          j = ((j % period) + period) % period;
+          if (j >= len) j = period - j;
+        }
+      }
+      offs[a][static_cast<size_t>(i)] = j < 0 ? -1 : (lo + j) * strides[a];
+    }
+  }
+  return offs;
+}
+
 }  // namespace hone::ops

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "hone/error.h"
@@ -46,5 +47,15 @@ struct PadWindow {
 [[nodiscard]] Result<std::vector<Dim>> pad_shape(const std::vector<Dim>& shape,
                                                  const std::vector<int64_t>& pads,
                                                  const std::vector<int64_t>* axes);
+
+/// Per axis of the output of a Pad of a tensor of `shape` by window `w`,
+/// the input element each output position reads, as an offset in elements
+/// (the input's row-major strides; the crop's start included), or -1 where
+/// the pad value goes (constant mode only). `mode`: constant, reflect (mirror
+/// without repeating the edge, periodically where a pad exceeds the axis),
+/// edge (the nearest element), wrap (periodic). Invalid argument: another
+/// mode, or a mode other than constant padding an axis the crop left empty.
+[[nodiscard]] Result<std::vector<std::vector<int64_t>>> pad_source_offsets(
+    const std::vector<int64_t>& shape, const PadWindow& w, const std::string& mode);
 
 }  // namespace hone::ops

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/onednn/own_logic.h"
 #include "backends/onednn/plan.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
@@ -405,7 +406,8 @@ Result<void> lower_split(PlanBuilder& b, const Node& n) {
 /// Pad in constant mode, its pads known when the plan is built: the output
 /// is first copied from a constant holding the pad value, then the input
 /// into its interior (two reorders). Pads of zero alias the input; a
-/// negative pad (a crop) is refused.
+/// negative pad (a crop) is refused. Reflect, edge and wrap (which may crop)
+/// are an own step reading ops::pad_source_offsets (own_logic.cpp).
 Result<void> lower_pad(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
   const size_t r = x.dims.size();
@@ -423,8 +425,6 @@ Result<void> lower_pad(PlanBuilder& b, const Node& n) {
     return out;
   };
   HONE_TRY(const ops::PadAttrs attrs, ops::pad_attrs(n));
-  if (attrs.mode != "constant")
-    return fail(ErrorCode::kUnsupported, "Pad mode '" + attrs.mode + "' (only constant)");
   if (b.graph().opset("") < 11) {
     pads = attrs.pads;
     value = attrs.value;
@@ -442,6 +442,7 @@ Result<void> lower_pad(PlanBuilder& b, const Node& n) {
     }
   }
   HONE_TRY(const ops::PadWindow w, ops::pad_window(x.dims, pads, has_axes ? &axes : nullptr));
+  if (attrs.mode != "constant") return lower_pad_by_offsets(b, n, w, attrs.mode);  // own_logic.cpp
   for (size_t a = 0; a < r; ++a)
     if (w.begin[a] < 0 || w.end[a] < 0)
       return fail(ErrorCode::kUnsupported, "Pad with a negative pad (a crop)");
@@ -474,6 +475,23 @@ Result<void> lower_pad(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// `md` with each size-1 axis given the stride a row-major layout would give
+/// it (the next axis's stride times its size; 1 for the last), which
+/// addresses the same bytes. A permuted view keeps the stride a size-1 axis
+/// had before the permutation ([1,1,8,16] viewed as [1,8,1,16]: strides
+/// [128,16,128,1]), and oneDNN 2.6's jit binary kernel, broadcasting a second
+/// operand over such a source, read the wrong elements (a KV-cache decoder's
+/// rotary Mul at one new token: rel L2 0.12). With canonical strides the same
+/// view is plain, [128,16,16,1].
+md_t canonical_unit_strides(md_t md) {
+  dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0) return md;
+  auto& st = d.format_desc.blocking.strides;
+  for (int i = d.ndims; i-- > 0;)
+    if (d.dims[i] == 1) st[i] = i + 1 < d.ndims ? st[i + 1] * d.dims[i + 1] : 1;
+  return md;
+}
+
 Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   const dims_t in = b.value(n.inputs[0]).dims;
   HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(in.size())));
@@ -499,7 +517,7 @@ Result<void> lower_transpose(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
   const md_t view =
       x.ref.md.data.ndims == static_cast<int>(in.size()) && x.ref.md.data.data_type == dnnl_f32
-          ? x.ref.md.permute_axes(to, /*allow_empty=*/true)
+          ? canonical_unit_strides(x.ref.md.permute_axes(to, /*allow_empty=*/true))
           : md_t();
   if (view.data.format_kind == dnnl_blocked && view.data.offset0 == 0) {
     b.set(n.outputs[0], PValue{out, {x.ref.buffer, view}});

@@ -7,6 +7,7 @@
 #include "backends/common/node_query.h"
 #include "backends/onednn/onednn_backend.h"
 #include "backends/onednn/own_index.h"
+#include "backends/onednn/own_logic.h"
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
 #include "eval/kernel_util.h"
@@ -268,6 +269,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (n.op_type == "Cast") return cast_why_not(g, n);
   if (auto why = misc_why_not(g, n)) return *why;       // lower_misc.cpp
   if (auto why = own_index_why_not(g, n)) return *why;  // own_index.cpp
+  if (auto why = own_logic_why_not(g, n)) return *why;  // own_logic.cpp
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).
@@ -423,11 +425,10 @@ std::string why_not(const Graph& g, const Node& n) {
     // Constant mode with pads, value and axes known when the plan is built.
     const auto pa = ops::pad_attrs(n);
     if (!pa) return pa.error().message();
-    if (pa->mode != "constant") return "mode '" + pa->mode + "' (only constant runs on oneDNN)";
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (val(g, n, i) && !host_value(g, n.inputs[i], kHostPolicy))
         return "pads, value and axes must be constants or computed from dims";
-    if (is_const(g, n, 1)) {
+    if (is_const(g, n, 1) && pa->mode == "constant") {  // the other modes crop by offsets
       const Tensor& pads = *g.value(n.inputs[1]).initializer;
       for (int64_t i = 0; i < pads.numel(); ++i)
         if (tensor_element_as_double(pads, i) < 0) return "a negative pad (a crop)";

@@ -51,5 +51,34 @@ TEST(PadWindow, ErrorsNameTheValues) {
                          ErrorCode::kInvalidArgument, "too large"));
 }
 
+TEST(PadSourceOffsets, EachModeReadsTheElementOnnxNames) {
+  // [a b c d] padded 3 before and 2 after, as numpy.pad's modes do.
+  const PadWindow w = pad_window({4}, {3, 2}, nullptr).value();
+  auto offs = [&](const char* mode) { return pad_source_offsets({4}, w, mode).value()[0]; };
+  EXPECT_EQ(offs("constant"), (Ints{-1, -1, -1, 0, 1, 2, 3, -1, -1}));
+  EXPECT_EQ(offs("reflect"), (Ints{3, 2, 1, 0, 1, 2, 3, 2, 1}));  // d c b | a b c d | c b
+  EXPECT_EQ(offs("edge"), (Ints{0, 0, 0, 0, 1, 2, 3, 3, 3}));
+  EXPECT_EQ(offs("wrap"), (Ints{1, 2, 3, 0, 1, 2, 3, 0, 1}));
+  // A pad past the axis reflects periodically; strides are the input's, and a
+  // crop's start is counted in: [2, 3] cropped by one row, reflected by 2 columns.
+  EXPECT_EQ(pad_source_offsets({2}, pad_window({2}, {3, 0}, nullptr).value(), "reflect").value()[0],
+            (Ints{1, 0, 1, 0, 1}));
+  const auto two_d =
+      pad_source_offsets({2, 3}, pad_window({2, 3}, {-1, 2, 0, 0}, nullptr).value(), "reflect")
+          .value();
+  EXPECT_EQ(two_d[0], (Ints{3}));
+  EXPECT_EQ(two_d[1], (Ints{2, 1, 0, 1, 2}));
+}
+
+TEST(PadSourceOffsets, RefusesUnknownModesAndPaddingAnEmptyAxis) {
+  const PadWindow w = pad_window({4}, {1, 1}, nullptr).value();
+  EXPECT_TRUE(fails_with(pad_source_offsets({4}, w, "mirror"), ErrorCode::kInvalidArgument,
+                         "Pad mode 'mirror'"));
+  const PadWindow empty = pad_window({0}, {1, 0}, nullptr).value();
+  EXPECT_TRUE(fails_with(pad_source_offsets({0}, empty, "edge"), ErrorCode::kInvalidArgument,
+                         "which is empty"));
+  EXPECT_TRUE(pad_source_offsets({0}, empty, "constant"));
+}
+
 }  // namespace
 }  // namespace hone::ops

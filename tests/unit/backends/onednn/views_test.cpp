@@ -143,5 +143,24 @@ TEST(OnednnViews, ReshapesOfBlockInputsAndConvOutputsMatch) {
   expect_both_layouts_match(g, {uniform(rng, {2, 16, 4, 6})});
 }
 
+TEST(OnednnViews, TransposeMovingSizeOneAxesFeedsABroadcastMul) {
+  // A decoder's query at one new token, [b, s, heads, d] = [1, 1, 8, 16]
+  // transposed to [1, 8, 1, 16], times the rotary cos [1, 1, 1, 16]: the view
+  // kept the size-1 axes' old strides and oneDNN's broadcasting binary read
+  // the wrong elements (all but the first head's were off).
+  std::mt19937 rng(5);
+  for (const std::vector<int64_t>& dims :
+       {std::vector<int64_t>{1, 1, 8, 16}, std::vector<int64_t>{2, 1, 8, 16},
+        std::vector<int64_t>{1, 3, 8, 16}}) {
+    SCOPED_TRACE(testing::PrintToString(dims));
+    GraphBuilder b("rotary_step");
+    ValueId x = b.input("x", DType::kF32, Shape::of(dims));
+    ValueId cos = b.input("cos", DType::kF32, Shape{dims[0], 1, dims[1], 16});
+    b.output(b.mul(b.transpose(x, {0, 2, 1, 3}), cos), "y");
+    Graph g = *std::move(b).build();
+    expect_both_layouts_match(g, {uniform(rng, dims), uniform(rng, {dims[0], 1, dims[1], 16})});
+  }
+}
+
 }  // namespace
 }  // namespace hone::onednn
