@@ -275,5 +275,56 @@ TEST(CudaFp8, AProductBreakingTheFp8RulesStaysBf16AndSaysWhy) {
   EXPECT_LE(rel, GateTolerance::for_precision(Precision::kBf16).floor_rel_l2) << plan;
 }
 
+/// A ViT-like pre-norm encoder layer over x [batch, 77, 128] (as
+/// half_transformer_test.cpp's): attention with q/k/v and output projections
+/// (MatMul + bias), then a GELU MLP 128 -> 512 -> 128, residual Adds.
+Graph encoder_layer() {
+  constexpr int64_t kS = 77, kE = 128, kHeads = 2, kD = 64, kHidden = 512;
+  std::mt19937 rng(11);
+  GraphBuilder b("encoder");
+  auto w = [&](const char* name, int64_t k, int64_t n) {
+    const float a = 1.7f / std::sqrt(static_cast<float>(k));
+    return b.constant(name, uniform(rng, {k, n}, -a, a));
+  };
+  auto vec = [&](const std::string& name, int64_t n, float lo, float hi) {
+    return b.constant(name, uniform(rng, {n}, lo, hi));
+  };
+  auto i64 = [&](std::vector<int64_t> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
+  };
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), kS, kE});
+  ValueId h = b.layer_norm(x, vec("ln1_s", kE, 0.8f, 1.2f), vec("ln1_b", kE, -0.1f, 0.1f));
+  auto heads = [&](const char* name, std::vector<int64_t> perm) {
+    ValueId p = b.add(b.matmul(h, w(name, kE, kE)), vec(std::string(name) + "_b", kE, -0.1f, 0.1f));
+    return b.transpose(b.op("Reshape", {p, i64({0, kS, kHeads, kD})}), std::move(perm));
+  };
+  ValueId q = heads("wq", {0, 2, 1, 3});
+  ValueId kt = heads("wk", {0, 2, 3, 1});
+  ValueId v = heads("wv", {0, 2, 1, 3});
+  ValueId sc = b.div(b.matmul(q, kt), b.scalar_f32("", 8.0f));
+  ValueId o = b.transpose(b.matmul(b.softmax(sc), v), {0, 2, 1, 3});
+  ValueId merged = b.op("Reshape", {o, i64({0, kS, kE})});
+  ValueId y = b.add(x, b.add(b.matmul(merged, w("wo", kE, kE)), vec("wo_b", kE, -0.1f, 0.1f)));
+  ValueId h2 = b.layer_norm(y, vec("ln2_s", kE, 0.8f, 1.2f), vec("ln2_b", kE, -0.1f, 0.1f));
+  ValueId up = b.add(b.matmul(h2, w("w1", kE, kHidden)), vec("b1", kHidden, -0.1f, 0.1f));
+  ValueId down = b.add(b.matmul(b.gelu(up), w("w2", kHidden, kE)), vec("b2", kE, -0.1f, 0.1f));
+  b.output(b.add(y, down), "out");
+  Graph g = *std::move(b).build();
+  passes::propagate_shapes(g);
+  return g;
+}
+
+TEST(CudaFp8, EncoderLayerRunsItsProjectionsAndMlpInFp8) {
+  HONE_REQUIRE_FP8();
+  std::mt19937 rng(12);
+  const auto [plan, rel] =
+      run_at(encoder_layer(), {uniform(rng, {3, 77, 128}, -1.0f, 1.0f)}, "fp8");
+  EXPECT_NE(plan.find("matmul.fp8.cuda.quantize+cublaslt+bias"), std::string::npos) << plan;
+  EXPECT_NE(plan.find("mlp.fp8.cuda."), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("not fp8"), std::string::npos) << plan;
+  (void)rel;  // run_at checked it against fp8's floors
+}
+
 }  // namespace
 }  // namespace hone::cuda
