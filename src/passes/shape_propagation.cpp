@@ -347,9 +347,21 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
       if (t != DType::kI64 && t != DType::kI32) return std::nullopt;
       return tensor_element_as_int64(*v.initializer, 0);
     };
-    Dim limit = scalar_dim(g, n.inputs[1]);
-    if (auto e = values.of(n.inputs[1]); limit.is_unknown() && e && e->size() == 1)
-      limit = (*e)[0].dim();
+    auto dim_of = [&](size_t i) {
+      Dim d = scalar_dim(g, n.inputs[i]);
+      if (auto e = values.of(n.inputs[i]); d.is_unknown() && e && e->size() == 1) d = (*e)[0].dim();
+      return d;
+    };
+    const Dim limit = dim_of(1);
+    // By 1 from a start computed from dims: limit - start, as an expression
+    // (a KV-cache step's positions, Range(past, past + seq): seq), where it
+    // cannot be negative (no term subtracted: dims and positive numbers).
+    if (const Dim start = dim_of(0);
+        number(2) == 1 && !number(0) && !start.is_unknown() && !limit.is_unknown()) {
+      const ops::SymInt span = ops::SymInt::of(limit) - ops::SymInt::of(start);
+      if (span.is_known() && span.to_string().find('-') == std::string::npos)
+        return Shape{span.dim()};
+    }
     auto r = ops::range_shape(number(0), limit, number(2));
     return r ? Shape(std::move(*r)) : Shape{Dim::unknown()};
   }

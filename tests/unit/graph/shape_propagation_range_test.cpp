@@ -39,6 +39,28 @@ TEST(ShapePropagationRange, LengthFromConstantsOrTheDimItCountsTo) {
   EXPECT_TRUE((*g->value(odd).shape)[0].is_unknown());
 }
 
+TEST(ShapePropagationRange, FromAComputedStartTheLengthIsLimitMinusStart) {
+  // A KV-cache step's positions: Range(past, past + seq, 1) counts seq, so
+  // the rotary tables multiply the new tokens' queries at dims aot can match.
+  GraphBuilder b("past");
+  ValueId k = b.input("k", DType::kF32, Shape{1, 2, Dim::symbol("past"), 16});
+  ValueId ids = b.input("ids", DType::kI64, Shape{1, Dim::symbol("seq")});
+  auto dim = [&](ValueId x, int64_t i) {
+    return b.op("Gather", {b.op("Shape", {x}), scalar(b, i)});
+  };
+  ValueId past = dim(k, 2), seq = dim(ids, 1);
+  ValueId positions = b.op("Range", {past, b.add(past, seq), scalar(b, 1)});
+  ValueId back = b.op("Range", {seq, past, scalar(b, 1)});  // past - seq may be negative
+  ValueId same = b.op("Range", {seq, seq, scalar(b, 1)});
+  for (ValueId v : {positions, back, same}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, positions), "[seq]");
+  EXPECT_TRUE((*g->value(back).shape)[0].is_unknown()) << shape_of(*g, back);
+  EXPECT_EQ(shape_of(*g, same), "[0]");
+}
+
 TEST(ShapePropagationRange, PlaceholderDimsAreRefinedRealOnesKept) {
   GraphBuilder b("refine");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq")});
