@@ -50,20 +50,26 @@ bool gather_reads_indices(const Graph& g, const Node& n) {
   return !v.initializer || v.initializer->numel() > kGatherCopies;
 }
 
+/// `data`: the gathered tensor's dtype, f32 or (a column of token ids
+/// selected by a constant index) i64 / i32; rows move as 4-byte words, so
+/// an i64 element is two of them.
 Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env,
-                           bool device_indices) {
+                           bool device_indices, DType data) {
   HONE_TRY(std::vector<int64_t> indices, host_eval::ints(n, 1, env, "Gather indices"));
   HONE_TRY(const ops::GatherRows g, ops::gather_rows(in[0], ops::axis_attr(n), std::move(indices),
                                                      env.value(n.inputs[1])->shape()));
   const dims_t& out = g.out;
   const std::vector<int64_t>& idx = g.idx;
-  const int64_t outer = g.outer, inner = g.inner;
+  const int64_t words = data == DType::kI64 ? 2 : 1;
+  const int64_t outer = g.outer, inner = g.inner * words;
   // One index with nothing outside it (q = qkv[0]): the same bytes.
-  if (idx.size() == 1 && outer == 1) return view(out, "gather.f32.cuda.view", idx[0] * inner);
+  if (idx.size() == 1 && outer == 1) return view(out, "gather.f32.cuda.view", idx[0] * g.inner);
   const auto count = static_cast<int64_t>(idx.size());
   const int64_t dim = g.dim;
+  const std::string type(data == DType::kF32 ? std::string_view("f32") : dtype_name(data));
   OpPlan p;
   p.outputs = {out};
+  p.dtypes = {data};
   if (count > kGatherCopies) {
     // Many indices (a relative-position table's 768): one kernel reading the
     // indices from their device copy (the unit's input 1; ops::gather_rows
@@ -75,7 +81,7 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
     if (t != DType::kI64 && t != DType::kI32)
       return fail(ErrorCode::kUnsupported,
                   "Gather indices are " + std::string(dtype_name(t)) + "; cuda reads i64 or i32");
-    p.kernel = std::string("gather.f32.cuda.device_indices_") + (t == DType::kI64 ? "i64" : "i32");
+    p.kernel = "gather." + type + ".cuda.device_indices_" + (t == DType::kI64 ? "i64" : "i32");
     const long long total = outer * count * inner;
     const int is64 = t == DType::kI64 ? 1 : 0;
     p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
@@ -90,7 +96,7 @@ Result<OpPlan> plan_gather(const Node& n, const std::vector<dims_t>& in, const P
     };
     return p;
   }
-  p.kernel = "gather.f32.cuda.copy";
+  p.kernel = "gather." + type + ".cuda.copy";
   // Each index is one strided copy of [outer, inner] (few indices here: the
   // indices that exporters gather data with are a handful of constants).
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
@@ -194,8 +200,10 @@ Result<Unit> create_index(const BlockInfo& b, const Node& n) {
   if (n.op_type == "Gather") {
     const bool device_indices = gather_reads_indices(g, n);
     if (device_indices) u.inputs.push_back(n.inputs[1]);
-    p = [node, device_indices](const std::vector<dims_t>& in, const PlanEnv& env) {
-      return plan_gather(node, in, env, device_indices);
+    const DType known = known_dtype(g, n.inputs[0]);
+    const DType data = known == DType::kI64 || known == DType::kI32 ? known : DType::kF32;
+    p = [node, device_indices, data](const std::vector<dims_t>& in, const PlanEnv& env) {
+      return plan_gather(node, in, env, device_indices, data);
     };
   } else if (n.op_type == "Slice")
     p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {

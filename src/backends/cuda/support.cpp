@@ -124,6 +124,11 @@ std::string why_not(const Graph& g, const Node& n) {
   if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") &&
       integer_data(g, n))
     return views_why_not(g, n);
+  // A Gather of i64 / i32 data by constant indices (a column of token ids
+  // selected by its position): rows of 4-byte words (ops_index.cpp).
+  if (op == "Gather" &&
+      (known_dtype(g, n.inputs[0]) == DType::kI64 || known_dtype(g, n.inputs[0]) == DType::kI32))
+    return views_why_not(g, n);
   const bool eltwise = !eltwise_expr(g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty();
   if (!eltwise && !kOps.count(op)) {
     if (op == "Clip") return "Clip bounds must be constant f32 scalars";

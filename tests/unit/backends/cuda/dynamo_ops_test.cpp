@@ -1,7 +1,8 @@
 // The nodes PyTorch's dynamo exporter writes that cuda ran on the reference
 // before (tests/zoo/README.md): CLIP's pooled token (ArgMax of i64 ids, a
 // Concat of i64 index tuples, GatherND), DGCNN's kNN (TopK, GatherND with
-// batch_dims 1, an i64 Add of row offsets), swin v2's relative-position table (a Gather of more
+// batch_dims 1, an i64 Add of row offsets), DLRM's id column (a Gather of
+// i64 data by a constant index), swin v2's relative-position table (a Gather of more
 // than 64 constant indices), DCGAN's and U-Net's ConvTranspose. The support decisions run without a
 // device; the comparison with the reference skips without one, naming why.
 #include "cuda_test_util.h"
@@ -29,6 +30,11 @@ Graph dynamo_graph() {
       {b.op("Unsqueeze", {rows, i64s(b, {1}, {1})}), b.op("Unsqueeze", {at, i64s(b, {1}, {1})})},
       1);
   b.output(b.op("GatherND", {b.relu(h), tuples}), "pooled");
+  // DLRM: a sparse feature's ids, one column of the i64 input picked by a
+  // constant index, then its embedding rows; and two columns kept as i64.
+  ValueId column = b.op("Gather", {ids, i64s(b, {}, {2})}, {{"axis", int64_t{1}}});
+  b.output(b.op("Gather", {b.constant("emb", uniform(rng, {10, 3})), column}), "embedded");
+  b.output(b.op("Gather", {ids, i64s(b, {2}, {4, 0})}, {{"axis", int64_t{1}}}), "columns");
   // DGCNN: each point's 3 nearest features.
   ValueId p = b.input("p", DType::kF32, Shape{2, 9, 3});
   ValueId d = b.matmul(p, b.transpose(p, {0, 2, 1}));

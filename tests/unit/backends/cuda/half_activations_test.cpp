@@ -163,7 +163,7 @@ TEST(CudaHalfActivations, PatchConvIsAGatherOfItsPatchesAndOneGemm) {
     EXPECT_EQ(count(plan, std::string("conv2d.") + type + ".cuda.patches+gemm_ex_nhwc"), 2u)
         << plan;
     EXPECT_EQ(count(plan, "patches+gemm_ex_nhwc+add+relu"), 1u) << plan;
-    EXPECT_EQ(plan.find("cudnn"), std::string::npos) << plan;
+    EXPECT_EQ(plan.find("cudnn_nhwc"), std::string::npos) << plan;
   }
 }
 
