@@ -474,10 +474,16 @@ void Emitter::emit_reduce(const Node& n, NodeId id, const std::string& y) {
     line("acc = v > acc ? v : acc;");
   else if (op == "ReduceMin")
     line("acc = v < acc ? v : acc;");
+  else if (op == "ReduceL1")
+    line("acc += fabsf(v);");
+  else if (op == "ReduceL2" || op == "ReduceSumSquare")
+    line("acc += v * v;");
   else
     line("acc += v;");
   close();
-  line(op == "ReduceMean" ? "Y[o] = acc / (float)nred;" : "Y[o] = acc;");
+  line(op == "ReduceMean" ? "Y[o] = acc / (float)nred;"
+       : op == "ReduceL2" ? "Y[o] = sqrtf(acc);"
+                          : "Y[o] = acc;");
   close();
   end_parallel();
 }

@@ -542,7 +542,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = resize_dims(p, id, n);
   } else if (op == "ConvTranspose") {
     out = conv_transpose_dims(p, id, n);
-  } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin") {
+  } else if (op == "ReduceMean" || op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" ||
+             op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare") {
     out = reduce(p, id, n);
   } else if (op == "Transpose") {
     out = transpose(p, id, n);

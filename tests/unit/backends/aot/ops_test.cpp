@@ -136,6 +136,14 @@ TEST(AotOps, NormalizationsAndReductions) {
                 {{"keepdims", int64_t{0}}}),
            "sum_outer");
   b.output(b.op("ReduceMax", {x, b.constant("ax3", Tensor::from<int64_t>({1}, {1}))}), "max_mid");
+  // F.normalize's norm (ReduceL2 over the features), and L1 and SumSquare.
+  b.output(b.div(x, b.op("ReduceL2", {x, b.constant("ax4", Tensor::from<int64_t>({1}, {-1}))})),
+           "normalized");
+  b.output(b.op("ReduceL1", {x, b.constant("ax5", Tensor::from<int64_t>({2}, {1, 2}))},
+                {{"keepdims", int64_t{0}}}),
+           "l1");
+  b.output(b.op("ReduceSumSquare", {x, b.constant("ax6", Tensor::from<int64_t>({1}, {0}))}),
+           "sumsquare_batch");
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   expect_matches_reference(*g, {{uniform(rng, {2, 3, 6})}, {uniform(rng, {5, 3, 6})}});
