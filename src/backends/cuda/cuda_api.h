@@ -71,6 +71,7 @@ inline constexpr int kLtDescTransB = 4;          // CUBLASLT_MATMUL_DESC_TRANSB 
 inline constexpr int kLtDescEpilogue = 7;        // CUBLASLT_MATMUL_DESC_EPILOGUE (uint32)
 inline constexpr int kLtDescBiasPointer = 8;     // CUBLASLT_MATMUL_DESC_BIAS_POINTER (void*)
 inline constexpr int kLtEpilogueBias = 4;        // CUBLASLT_EPILOGUE_BIAS
+inline constexpr int kLtEpilogueGeluBias = 36;   // CUBLASLT_EPILOGUE_GELU_BIAS (tanh form)
 inline constexpr int kLtDescAScalePointer = 17;  // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER (float*)
 inline constexpr int kLtDescBScalePointer = 18;  // CUBLASLT_MATMUL_DESC_B_SCALE_POINTER (float*)
 inline constexpr int kLtPrefMaxWorkspace = 1;  // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64)

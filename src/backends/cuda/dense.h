@@ -66,6 +66,8 @@ struct LtOptions {
   int want = 3;  // algorithms at most
   /// Y's cudaDataType; a bf16/f16 Y takes its bias in that type too.
   int y_type = kCudaR32F;
+  /// GELU (cuBLASLt's tanh form) after the bias, in the same epilogue.
+  bool gelu = false;
 };
 
 /// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue:

@@ -114,7 +114,7 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
     lt->a = &a;
     HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulDescCreate(&lt->desc, compute, kCudaR32F),
                                 "cublasLtMatmulDescCreate"));
-    const uint32_t epilogue = kLtEpilogueBias;
+    const uint32_t epilogue = o.gelu ? kLtEpilogueGeluBias : kLtEpilogueBias;
     HONE_CHECK_OK(d->check_blas(
         a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescEpilogue, &epilogue, sizeof(epilogue)),
         "cublasLtMatmulDescSetAttribute"));

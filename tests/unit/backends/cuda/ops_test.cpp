@@ -109,14 +109,17 @@ TEST(CudaOps, MatMulBiasIsOneUnitInEveryPrecision) {
 TEST(CudaOps, MlpKeepsItsHiddenActivationInHalfPrecision) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(13);
-  // Linear, GELU as exporters write it (x * 0.5 * (1 + erf(x / sqrt 2))), Linear.
-  auto mlp = [&](bool hidden_out) {
+  // Linear, GELU as exporters write it (x * 0.5 * (1 + erf(x / sqrt 2))), Linear;
+  // or CLIP's quick GELU, x * sigmoid(1.702 x), which is not GELU to 1e-3.
+  auto mlp = [&](bool hidden_out, bool quick = false) {
     GraphBuilder b("mlp");
     ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n"), 20, 64});
     ValueId h = b.add(b.matmul(x, b.constant("w1", uniform(rng, {64, 128}, -0.12f, 0.12f))),
                       b.constant("b1", uniform(rng, {128})));
     ValueId e = b.op("Erf", {b.op("Div", {h, b.scalar_f32("sqrt2", 1.41421356f)})});
-    ValueId gl = b.mul(b.mul(h, b.add(e, b.scalar_f32("one", 1.0f))), b.scalar_f32("half", 0.5f));
+    ValueId gl =
+        quick ? b.mul(h, b.sigmoid(b.mul(h, b.scalar_f32("k", 1.702f))))
+              : b.mul(b.mul(h, b.add(e, b.scalar_f32("one", 1.0f))), b.scalar_f32("half", 0.5f));
     b.output(b.add(b.matmul(gl, b.constant("w2", uniform(rng, {128, 48}, -0.09f, 0.09f))),
                    b.constant("b2", uniform(rng, {48}))),
              "y");
@@ -131,12 +134,18 @@ TEST(CudaOps, MlpKeepsItsHiddenActivationInHalfPrecision) {
       auto be = expect_matches_reference(g, {uniform(rng, {n, 20, 64})}, tol, tol,
                                          {{"precision", precision}});
       const std::string plan = plan_text(*be);
-      // The passes have made the erf expression one Gelu node.
+      // The passes have made the erf expression one Gelu node, which the
+      // first product's epilogue applies (cuBLASLt's tanh form).
       EXPECT_NE(plan.find(std::string("mlp.") + (precision[1] == 'f' ? "bf16" : "f16") +
-                          ".cuda.cublaslt+bias+nvrtc[gelu]+cublaslt+bias"),
+                          ".cuda.cublaslt+bias+gelu_epilogue[gelu as tanh GELU]+cublaslt+bias"),
                 std::string::npos)
           << plan;
     }
+    // Quick GELU keeps its own kernel between the products.
+    auto quick = expect_matches_reference(mlp(false, true), {uniform(rng, {2, 20, 64})}, tol, tol,
+                                          {{"precision", precision}});
+    EXPECT_NE(plan_text(*quick).find("+nvrtc["), std::string::npos) << plan_text(*quick);
+    EXPECT_EQ(plan_text(*quick).find("gelu_epilogue"), std::string::npos) << plan_text(*quick);
   }
   // Strict fp32 keeps the products apart; so does a hidden value read outside.
   auto f32 = expect_matches_reference(g, {uniform(rng, {2, 20, 64})});
