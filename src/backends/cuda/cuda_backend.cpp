@@ -30,10 +30,11 @@ CudaBackend::CudaBackend() {
                "accumulates in f32, and tensors, softmax and normalisation stay f32 (but for the "
                "hidden activation inside a bf16/fp16 MLP unit, see gemm_epilogue); fp8 (compute "
                "capability 8.9 or newer): as bf16 with activations=half, but matrix products by "
-               "a constant weight (MatMul + bias, a Linear Gemm, the MLP unit's) on cuBLASLt in "
-               "FP8 e4m3, the weight converted once with a per-tensor scale, the activation "
-               "quantized before each product with a scale from its current amax; a product "
-               "whose K or N is no multiple of 16 stays bf16 (its kernel says why)")
+               "a constant weight (MatMul with or without a bias, a Linear Gemm, the MLP "
+               "unit's) on cuBLASLt in FP8 e4m3, the weight converted once with a per-tensor "
+               "scale, the activation quantized before each product with a scale from its "
+               "current amax; a product whose K or N is no multiple of 16 stays bf16 (its "
+               "kernel says why)")
       .declare("cudnn", true,
                "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
                "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")

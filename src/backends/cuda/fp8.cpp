@@ -16,6 +16,8 @@ namespace {
 /// cuBLASLt releases (CUBLASLT_VERSION) that multiply in FP8: on Hopper
 /// since cuBLAS 11.11 (CUDA 11.8), on Ada (8.9) since 12.1.
 constexpr size_t kLtFp8Hopper = 111100, kLtFp8Ada = 120100;
+/// CUBLASLT_EPILOGUE_DEFAULT: no bias (a MatMul without one).
+constexpr uint32_t kLtEpilogueNone = 1;
 
 std::string version_text(size_t v) {
   return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
@@ -128,7 +130,7 @@ Result<std::shared_ptr<const Fp8Weight>> Fp8WeightCache::get(const PlanEnv& env,
 }
 
 Result<std::shared_ptr<LtMatmul>> lt_fp8_matmul_bias(int64_t M, int64_t N, int64_t K,
-                                                     const Fp8Weight& w) {
+                                                     const Fp8Weight& w, bool bias) {
   HONE_TRY(const Driver* d, Driver::get());
   if (const std::string why = fp8_why_not(*d); !why.empty())
     return fail(ErrorCode::kUnsupportedHardware, why);
@@ -147,7 +149,7 @@ Result<std::shared_ptr<LtMatmul>> lt_fp8_matmul_bias(int64_t M, int64_t N, int64
   HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulDescCreate(&lt->desc, kCublasCompute32F, kCudaR32F),
                               "cublasLtMatmulDescCreate"));
   const int32_t ta = kCublasOpT, tb = kCublasOpN;
-  const uint32_t epilogue = kLtEpilogueBias;
+  const uint32_t epilogue = bias ? static_cast<uint32_t>(kLtEpilogueBias) : kLtEpilogueNone;
   const CUdeviceptr ws = w.scale.ptr();
   const void* sp = reinterpret_cast<const void*>(ws);
   HONE_CHECK_OK(set(kLtDescTransA, &ta, sizeof(ta)));
@@ -179,7 +181,7 @@ Result<std::shared_ptr<LtMatmul>> lt_fp8_matmul_bias(int64_t M, int64_t N, int64
   a.cublasLtMatmulPreferenceDestroy(pref);
   if (!found) return fail(std::move(found).error().add_context("an FP8 product"));
   if (count < 1 || h.state != 0)
-    return fail(ErrorCode::kUnsupported, "cuBLASLt has no FP8 bias-epilogue algorithm for M " +
+    return fail(ErrorCode::kUnsupported, "cuBLASLt has no FP8 algorithm for M " +
                                              std::to_string(M) + ", N " + std::to_string(N) +
                                              ", K " + std::to_string(K));
   lt->algo = h.algo;
@@ -216,7 +218,7 @@ Result<void> lt_fp8_enqueue(const ExecCtx& c, LtMatmul& lt, const Fp8Weight& w, 
   };
   HONE_CHECK_OK(set(kLtDescAScalePointer, w.scale.ptr()));
   HONE_CHECK_OK(set(kLtDescBScalePointer, x_scale));
-  HONE_CHECK_OK(set(kLtDescBiasPointer, bias));
+  if (bias != 0) HONE_CHECK_OK(set(kLtDescBiasPointer, bias));
   void* y = reinterpret_cast<void*>(Y);
   return c.d.check_blas(
       a.cublasLtMatmul(c.d.lt(), lt.desc, &one, reinterpret_cast<const void*>(w.data.ptr()), lt.la,
@@ -230,27 +232,31 @@ OpPlan fp8_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, 
                 std::shared_ptr<const DeviceBuffer> bias) {
   OpPlan p;
   p.outputs = {out};
-  p.kernel = op + ".fp8.cuda.quantize+cublaslt+bias";
-  p.reads = {x, Storage::kF32, Storage::kF32};
+  p.kernel = op + ".fp8.cuda.quantize+cublaslt" + (bias ? "+bias" : "");
+  p.reads = {x, Storage::kF32};
+  if (bias) p.reads.push_back(Storage::kF32);
   p.writes = {Storage::kHalf};
   const size_t q = fp8_bytes(M * K);
   p.workspace_bytes = q + lt->workspace;
   p.run = [=](const ExecCtx& c, const Bind& bind) -> Result<void> {
     HONE_TRY(const auto xq, quantize_fp8(c, bind.in[0], x, M * K, bind.workspace));
-    return lt_fp8_enqueue(c, *lt, *w, xq.first, xq.second, bias->ptr(), bind.out[0],
+    return lt_fp8_enqueue(c, *lt, *w, xq.first, xq.second, bias ? bias->ptr() : 0, bind.out[0],
                           bind.workspace + q);
   };
   return p;
 }
 
 Result<OpPlan> plan_fp8_product(const std::string& op, const dims_t& out, int64_t M, int64_t N,
-                                int64_t K, Storage x, const Fp8WeightCache& w, const HalfBias& bias,
+                                int64_t K, Storage x, const Fp8WeightCache& w, const HalfBias* bias,
                                 const PlanEnv& env) {
   if (const std::string why = fp8_shape_why_not(N, K); !why.empty())
     return fail(ErrorCode::kUnsupported, why);
   HONE_TRY(std::shared_ptr<const Fp8Weight> weight, w.get(env, K, N));
-  HONE_TRY(std::shared_ptr<const DeviceBuffer> b, bias.get(env, kCudaR16BF));
-  HONE_TRY(std::shared_ptr<LtMatmul> lt, lt_fp8_matmul_bias(M, N, K, *weight));
+  std::shared_ptr<const DeviceBuffer> b;
+  if (bias != nullptr) {
+    HONE_TRY(b, bias->get(env, kCudaR16BF));
+  }
+  HONE_TRY(std::shared_ptr<LtMatmul> lt, lt_fp8_matmul_bias(M, N, K, *weight, bias != nullptr));
   return fp8_plan(op, out, M, N, K, x, std::move(lt), std::move(weight), std::move(b));
 }
 

@@ -1,7 +1,7 @@
 // Private to the cuda backend: precision=fp8. The model runs as under bf16
 // with bf16 activations (storage.h), except the matrix products by a
-// constant weight (MatMul + bias, a Linear Gemm, the MLP unit's two
-// products), which run on cuBLASLt in FP8: the weight converted once to e4m3
+// constant weight (MatMul with or without a bias, a Linear Gemm, the MLP
+// unit's two products), which run on cuBLASLt in FP8: the weight converted once to e4m3
 // with a per-tensor scale (amax / 448, an f32 on the device), the activation
 // quantized before each product by two kernels (kernels/fp8_ops.cu) with a
 // scale computed on the device from its current amax, both scales passed by
@@ -82,11 +82,13 @@ class Fp8WeightCache {
 };
 
 /// cuBLASLt's FP8 product Y[M, N] (bf16) = X[M, K] (e4m3) · W (e4m3, stored
-/// [N, K]) + bias[N] (bf16), each operand dequantized by its scale, summed
-/// in f32; its best-guess algorithm, or why cuBLASLt has none. `w` supplies
-/// a scale pointer for the heuristic (the enqueue sets both anew).
+/// [N, K]) + bias[N] (bf16; none unless `bias`), each operand dequantized by
+/// its scale, summed in f32; its best-guess algorithm, or why cuBLASLt has
+/// none. `w` supplies a scale pointer for the heuristic (the enqueue sets
+/// both anew).
 [[nodiscard]] Result<std::shared_ptr<LtMatmul>> lt_fp8_matmul_bias(int64_t M, int64_t N, int64_t K,
-                                                                   const Fp8Weight& w);
+                                                                   const Fp8Weight& w,
+                                                                   bool bias = true);
 
 /// Bytes of workspace quantize_fp8() needs for `n` elements (e4m3 copy,
 /// amax and scale), 256-aligned.
@@ -97,24 +99,27 @@ size_t fp8_bytes(int64_t n);
 [[nodiscard]] Result<std::pair<CUdeviceptr, CUdeviceptr>> quantize_fp8(const ExecCtx& c,
                                                                        CUdeviceptr x, Storage s,
                                                                        int64_t n, CUdeviceptr at);
-/// Enqueues Y = X · W + bias on `lt` (lt_fp8_matmul_bias), its workspace at `ws`.
+/// Enqueues Y = X · W + bias on `lt` (lt_fp8_matmul_bias), its workspace at
+/// `ws`; `bias` 0 for a product made without one.
 [[nodiscard]] Result<void> lt_fp8_enqueue(const ExecCtx& c, LtMatmul& lt, const Fp8Weight& w,
                                           CUdeviceptr xq, CUdeviceptr x_scale, CUdeviceptr bias,
                                           CUdeviceptr Y, CUdeviceptr ws);
 
 /// A plan running `lt`'s FP8 product on input 0 as stored (`x`: f32, or
 /// bf16 row-major), writing a bf16 Y viewed as `out` with `bias` (the bias's
-/// bf16 copy) in the epilogue. Kernel id OP.fp8.cuda.quantize+cublaslt+bias.
+/// bf16 copy, input 2) in the epilogue, or none when null (a unit of two
+/// inputs). Kernel id OP.fp8.cuda.quantize+cublaslt+bias (or +cublaslt).
 OpPlan fp8_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, int64_t K,
                 Storage x, std::shared_ptr<LtMatmul> lt, std::shared_ptr<const Fp8Weight> w,
                 std::shared_ptr<const DeviceBuffer> bias);
 
-/// The FP8 plan of a unit Y = X · W + bias (inputs x, W, bias; fp8_plan),
-/// or why none: the shapes break cuBLASLt's FP8 rules, W or the bias is no
-/// known constant, cuBLASLt has no algorithm.
+/// The FP8 plan of a unit Y = X · W + bias (inputs x, W, bias; fp8_plan;
+/// `bias` null: Y = X · W, inputs x, W), or why none: the shapes break
+/// cuBLASLt's FP8 rules, W or the bias is no known constant, cuBLASLt has no
+/// algorithm.
 [[nodiscard]] Result<OpPlan> plan_fp8_product(const std::string& op, const dims_t& out, int64_t M,
                                               int64_t N, int64_t K, Storage x,
-                                              const Fp8WeightCache& w, const HalfBias& bias,
+                                              const Fp8WeightCache& w, const HalfBias* bias,
                                               const PlanEnv& env);
 
 /// The text a bf16 product's kernel id gets under fp8 when it cannot be FP8.

@@ -97,7 +97,7 @@ class GemmOp final : public Op {
     const auto mnk = bias_product(in);
     if (!mnk) return fail(ErrorCode::kUnsupported, "C is no bias over N that an epilogue adds");
     const auto [M, N, K] = *mnk;
-    return plan_fp8_product("gemm", {M, N}, M, N, K, a, fp8_weight_, half_bias_, env);
+    return plan_fp8_product("gemm", {M, N}, M, N, K, a, fp8_weight_, &half_bias_, env);
   }
 
   /// plan_half()'s half-output plan: Y = A · B + bias[N], A and Y bf16/f16;
@@ -200,7 +200,31 @@ class GemmOp final : public Op {
 
 class MatMulOp final : public Op {
  public:
-  MatMulOp(const Node& n, BuildSettings s) : s_(std::move(s)), label_(n.describe()) {}
+  MatMulOp(const Node& n, BuildSettings s)
+      : s_(std::move(s)), label_(n.describe()), weight_(n.inputs[1]), fp8_weight_(weight_, false) {}
+
+  /// Under precision=fp8, a product by a constant 2-D weight with no bias
+  /// after it runs in FP8 (fp8.h) on A as it is stored, writing bf16, where
+  /// its shapes allow; otherwise plan()'s (A read in f32), its kernel naming
+  /// why not FP8. Other products, and other precisions: no half plan.
+  Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                           const PlanEnv& env) const override {
+    const Tensor* w = env.value ? env.value(weight_) : nullptr;
+    const dims_t &a = in[0], &b = in[1];
+    if (!s_.math.fp8 || w == nullptr || w->dtype() != DType::kF32 || b.size() != 2 ||
+        a.size() < 2 || a.back() != b[0] ||
+        (have[0] == Storage::kHalf && !channels_last_is_row_major(a)))
+      return Op::plan_half(in, have, env);
+    const int64_t K = a.back(), N = b[1], M = numel_of(a) / K;
+    if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
+    dims_t out = a;
+    out.back() = N;
+    auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, nullptr, env);
+    if (p) return p;
+    HONE_TRY(OpPlan full, plan(in, env));
+    full.kernel += not_fp8(p.error().message());
+    return full;
+  }
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     HONE_TRY(OpPlan p, plan_with(in, s_.math.half));
@@ -274,6 +298,8 @@ class MatMulOp final : public Op {
 
   BuildSettings s_;
   std::string label_;
+  ValueId weight_;
+  Fp8WeightCache fp8_weight_;  // precision=fp8, when input 1 is a constant
 };
 
 /// MatMul by a constant [K, N] weight, then Add of a constant [N] bias: the
@@ -310,7 +336,7 @@ class MatMulBiasOp final : public Op {
     out.back() = N;
     std::string not8;
     if (s_.math.fp8) {
-      auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, half_bias_, env);
+      auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, &half_bias_, env);
       if (p) return p;
       not8 = not_fp8(p.error().message());
     }

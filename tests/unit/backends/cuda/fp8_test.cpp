@@ -262,6 +262,19 @@ TEST(CudaFp8, MlpRunsBothProductsInFp8) {
   EXPECT_GT(rel, 5e-3) << plan;
 }
 
+TEST(CudaFp8, AMatMulWithoutBiasRunsInFp8Too) {
+  HONE_REQUIRE_FP8();
+  std::mt19937 rng(10);
+  GraphBuilder b("no_bias");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 5, 64});
+  b.output(b.matmul(x, b.constant("w", weights(rng, {64, 48}))), "y");
+  Graph g = *std::move(b).build();
+  passes::propagate_shapes(g);
+  const auto [plan, rel] = run_at(g, {uniform(rng, {4, 5, 64}, -1.0f, 1.0f)}, "fp8");
+  EXPECT_NE(plan.find("matmul.fp8.cuda.quantize+cublaslt]"), std::string::npos) << plan;
+  EXPECT_GT(rel, 5e-3) << plan;
+}
+
 TEST(CudaFp8, AProductBreakingTheFp8RulesStaysBf16AndSaysWhy) {
   HONE_REQUIRE_FP8();
   std::mt19937 rng(9);
