@@ -49,6 +49,14 @@ def apps(cls, **kw):
     return custom(cls, module="models_apps", **kw)
 
 
+def llm(cls, **kw):
+    return custom(cls, module="models_llm", **kw)
+
+
+def more(cls, **kw):
+    return custom(cls, module="models_more", **kw)
+
+
 def vit_tiny():
     import torchvision
     # DeiT-tiny's width (192, 3 heads) at 4 layers: the ViT family at CI size.
@@ -175,6 +183,35 @@ MODELS = [
                 shape=["batch", 1, 64, 64], note="PixelShuffle (DepthToSpace) by 3"),
     image_model("dcgan_generator", apps("DcganGenerator"), "image generator (DCGAN)", outputs=("image",),
                 shape=["batch", 100, 1, 1], note="ConvTranspose2d from a latent vector to 64x64"),
+    # added 2026-12-06 (session 23): models_llm.py and models_more.py
+    text_model("sentence_embedder", more("SentenceEmbedder"), "sentence embedding (sentence-transformers)",
+               [IDS, MASK], ("sentence_embedding",), (16, 128),
+               note="masked mean pooling, then F.normalize"),
+    text_model("mistral_decoder", llm("MistralDecoder"), "transformer decoder (Mistral/Qwen2)", [IDS, MASK],
+               ("logits",), (16, 128), note="sliding-window causal mask by tril and masked_fill, cumsum positions"),
+    text_model("kv_cache_decoder", llm("KvCacheDecoder"), "transformer decoder step with a KV cache",
+               [IDS] + [dict(name="past_%s_%d" % (kv, i), dtype="float32", shape=["batch", 2, "past", 16],
+                             gen="normal") for i in range(2) for kv in ("key", "value")],
+               ("logits", "present_key_0", "present_value_0", "present_key_1", "present_value_1"), (8, 1),
+               derived={"past": lambda s: 40 - s}, note="seq new tokens after past = 40 - seq cached ones"),
+    text_model("alibi_decoder", llm("AlibiDecoder"), "transformer decoder (BLOOM/MPT, ALiBi)", [IDS, MASK],
+               ("logits",), (16, 128), note="ALiBi slopes by pow of arange, cumsum and distance-matrix biases"),
+    text_model("moe_decoder", llm("MoeDecoder"), "mixture-of-experts decoder (Mixtral)", [IDS], ("logits",),
+               (16, 64), note="router softmax, topk(2), one_hot, torch.where routing, index_add_"),
+    text_model("deberta_encoder", more("DebertaEncoder"), "transformer encoder (DeBERTa-v2/v3)", [IDS, MASK],
+               ("last_hidden_state",), (16, 128), note="disentangled attention: gather of clamped log buckets"),
+    image_model("detr_detector", more("DetrDetector"), "set-prediction detector (DETR)", size=256,
+                outputs=("logits", "boxes"), note="ResNet-18, sine positions, learned queries cross-attending"),
+    image_model("style_transfer", more("StyleTransfer"), "fast style transfer", size=128, outputs=("image",),
+                note="ReflectionPad2d, InstanceNorm2d, nearest Upsample"),
+    text_model("quartznet", more("QuartzNet"), "speech recognition (QuartzNet, TCN)",
+               [dict(name="input_features", dtype="float32", shape=["batch", 64, "seq"], gen="normal")],
+               ("log_probs",), (100, 200), note="seq is 10 ms mel frames; depthwise-separable dilated Conv1d"),
+    text_model("gcn", more("Gcn"), "graph convolutional network (GCN)",
+               [dict(name="node_features", dtype="float32", shape=["batch", "seq", 16], gen="normal"),
+                dict(name="edge_index", dtype="int64", shape=[2, "edges"], gen="edges", nodes="seq")],
+               ("logits",), (64, 256), derived={"edges": lambda s: 4 * s},
+               note="seq is nodes, 4 edges a node; degrees and messages by scatter_add_"),
 ]
 BY_NAME = {m["name"]: m for m in MODELS}
 
@@ -226,6 +263,8 @@ def make_inputs(model, dims, seed):
                 a[r, : rng.integers(max(1, shape[1] // 2), shape[1] + 1)] = 1
         elif spec["gen"] == "steps":  # diffusion timesteps, uniform in [0, 1000)
             a = rng.uniform(0.0, 1000.0, size=shape).astype(np.float32)
+        elif spec["gen"] == "edges":  # a graph's edge_index [2, edges] over dims[spec["nodes"]] nodes
+            a = rng.integers(0, dims[spec["nodes"]], size=shape, dtype=np.int64)
         elif spec["gen"] == "points":  # [batch, 3, n], no near-tie at the k-th neighbour
             a = separated_points(rng, shape, spec["k"])
         else:
@@ -316,7 +355,8 @@ def export(model, module, example, path, exporter):
         from torch.export import Dim
         longest = max([s for s in model["seqs"] if s is not None] or [0])
         dims = {"batch": Dim("batch", min=1, max=1024), "seq": Dim("seq", min=2, max=max(4096, 4 * longest)),
-                "tgt": Dim("tgt", min=2, max=4096)}
+                "tgt": Dim("tgt", min=2, max=4096), "past": Dim("past", min=1, max=4096),
+                "edges": Dim("edges", min=1, max=1 << 20)}
         # Positional, one entry per input: forward's own argument names differ from the inputs'.
         dynamic_shapes = tuple({i: dims[d] for i, d in enumerate(x["shape"]) if isinstance(d, str)}
                                for x in model["inputs"])

@@ -41,9 +41,10 @@ from registry import (BY_NAME, MODELS, build_model, dims_at, export, make_inputs
 
 
 def script_hash():
-    """What the exports depend on besides torch: registry.py and the models' files."""
+    """What the exports depend on besides torch: registry.py and the models'
+    files (every models*.py, so that a new one is covered without a change here)."""
     h = hashlib.sha256()
-    for p in (HERE / "registry.py", HERE / "models.py", HERE / "models_vision.py", HERE / "models_apps.py"):
+    for p in [HERE / "registry.py"] + sorted(HERE.glob("models*.py")):
         h.update(p.name.encode() + b"\0" + p.read_bytes())
     return h.hexdigest()
 
