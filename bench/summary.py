@@ -60,11 +60,9 @@ def gpu_table_of(machine, files):
     if not peers:
         return []
     latest = max(peers, key=lambda d: d['date'])['date']
-    # The newest row per model and batch, from the newest date's files.
+    # The newest row per model and batch, over every file of the machine.
     rows = {}
-    for d in peers:
-        if d['date'] != latest:
-            continue
+    for d in sorted(peers, key=lambda d: d['date']):
         for r in d['runs']:
             if r['kind'] != 'pytorch-peer':
                 continue
@@ -72,14 +70,18 @@ def gpu_table_of(machine, files):
                 rows[(x['model'], x['batch'])] = (x['ms'], d)
     out = [f'### cuda on an {machine.upper()} against PyTorch (newest: {latest})', '',
            'Milliseconds. PyTorch fp32 best = the fastest of eager, CUDA graph and torch.compile in strict fp32; '
-           'bf16 best = the fastest of eager autocast and CUDA graph in bf16, of those the run measured (which one in '
-           'brackets; PyTorch timed by CUDA events, median of 50). hone = `hone bench --backend cuda` p50 end to end '
-           '(input and output copies included) at that precision. Ratio below 1: hone is faster.', '',
+           'bf16 best = the fastest of autocast (eager, CUDA graph) and of the weights cast to bf16 (eager, CUDA '
+           'graph, torch.compile), of those the run measured (which one in brackets; PyTorch timed by CUDA events on '
+           'device-resident inputs, median of 50). hone = `hone bench --backend cuda` p50 end to end (input and '
+           'output copies included) at that precision. Ratio below 1: hone is faster. Each row is the newest of its '
+           'model and batch.', '',
            '| model | batch | PyTorch fp32 best | hone fp32 | ratio | PyTorch bf16 best | hone bf16 | ratio | results |',
            '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
     for (model, batch), (ms, d) in sorted(rows.items()):
         t32 = [(ms[k], k.split('_')[0]) for k in ('eager_fp32', 'cudagraph_fp32', 'compile_fp32') if ms.get(k)]
-        t16 = [(ms[k], k.split('_')[0]) for k in ('eager_bf16', 'cudagraph_bf16') if ms.get(k)]
+        t16 = [(ms[k], k.replace('_bf16', '').replace('_', ' ')) for k in
+               ('eager_bf16', 'cudagraph_bf16', 'eager_bf16_weights', 'cudagraph_bf16_weights',
+                'compile_bf16_weights') if ms.get(k)]
         b32, b16 = (min(t32) if t32 else None), (min(t16) if t16 else None)
         h32, h16 = ms.get('hone_fp32'), ms.get('hone_bf16')
         r32 = f'{h32 / b32[0]:.2f}' if h32 and b32 else '-'
