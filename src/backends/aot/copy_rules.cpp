@@ -203,6 +203,32 @@ Result<DimExprs> split(Program& p, NodeId id, const Node& n) {
 
 namespace {
 
+/// Pad in reflect, edge or wrap mode: each padded (or cropped) axis must be
+/// static, its positions read through ops::pad_source_offsets' table.
+Result<DimExprs> pad_by_index(Program& p, NodeId id, const std::string& mode, const DimExprs& x,
+                              const ops::PadWindow& w) {
+  Program::PadFill f;
+  f.mode = mode;
+  DimExprs out;
+  for (size_t k = 0; k < x.size(); ++k) {
+    if (w.begin[k] == 0 && w.end[k] == 0) {
+      out.push_back(x[k]);
+      f.index.emplace_back();
+      continue;
+    }
+    if (!x[k].is_const())
+      return fail(unsupported("Pad mode '" + mode + "' over axis " + std::to_string(k) +
+                              ", a run-time dim (aot reads static axes through a table)"));
+    const std::vector<int64_t> len{x[k].value()};
+    HONE_TRY(const ops::PadWindow one, ops::pad_window(len, {w.begin[k], w.end[k]}, nullptr));
+    HONE_TRY(auto offs, ops::pad_source_offsets(len, one, mode));
+    out.push_back(DimExpr(one.out[0]));
+    f.index.push_back(std::move(offs[0]));
+  }
+  p.pads[id] = std::move(f);
+  return out;
+}
+
 /// Pad with constant pads (and value): ops::pad_window's rule, checked on
 /// the static dims with each symbolic one standing in as a dim no pad can
 /// exhaust, then each axis as an expression: out = x + begin + end, the kept
@@ -212,8 +238,6 @@ Result<DimExprs> pad(Program& p, NodeId id, const Node& n) {
   const DimExprs x = dims_of(p, xv);
   p.operands[id] = {xv};
   HONE_TRY(const ops::PadAttrs a, ops::pad_attrs(n));
-  if (a.mode != "constant")
-    return fail(unsupported("Pad mode '" + a.mode + "' (aot pads with a constant)"));
   const int64_t opset = p.graph->opset();
   std::vector<int64_t> pads = a.pads, axes;
   const bool has_axes = opset >= 18 && has_input(n, 3);
@@ -235,6 +259,7 @@ Result<DimExprs> pad(Program& p, NodeId id, const Node& n) {
   std::vector<int64_t> stand_in;
   for (const DimExpr& d : x) stand_in.push_back(d.is_const() ? d.value() : int64_t{1} << 30);
   HONE_TRY(const ops::PadWindow w, ops::pad_window(stand_in, pads, has_axes ? &axes : nullptr));
+  if (a.mode != "constant") return pad_by_index(p, id, a.mode, x, w);
   Program::PadFill f;
   f.value = value;
   DimExprs out;

@@ -92,6 +92,7 @@ class Emitter {
   void emit_arg_extreme(const Node& n, NodeId id, const std::string& y);
   /// Pad with a constant (Program::pads), in emit_pad.cpp.
   void emit_pad(NodeId id, const std::string& y);
+  void emit_pad_by_index(NodeId id, const std::string& y);
   /// y (contiguous, dims `o`) = the anchor's input read from element `from` with `strides`.
   void emit_strided(NodeId id, const DimExpr& from, const DimExprs& strides, const DimExprs& o,
                     const std::string& y);

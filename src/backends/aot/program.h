@@ -89,10 +89,16 @@ struct Program {
   /// Pad with a constant: the output filled with `value`, then the input's
   /// kept part (`window`, from element `src_base` of the input) copied to
   /// element `dst_base` of the output; set by copy_rules.cpp.
+  /// In reflect, edge or wrap mode (`mode`), each output element is read
+  /// from the input instead: per axis, `index` lists the input position each
+  /// output position reads (ops::pad_source_offsets; empty: an axis not
+  /// padded, read where it is written).
   struct PadFill {
     DimExprs window;
     DimExpr src_base, dst_base;
     float value = 0.0f;
+    std::string mode = "constant";
+    std::vector<std::vector<int64_t>> index;
   };
   std::map<NodeId, PadFill> pads;
   std::vector<std::string> symbols;  // in first-seen order over the inputs

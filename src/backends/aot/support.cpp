@@ -254,7 +254,6 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   if (op == "Pad") {
     const auto pa = ops::pad_attrs(n);
     if (!pa) return pa.error().message();
-    if (pa->mode != "constant") return "Pad mode '" + pa->mode + "' (aot pads with a constant)";
   }
   if (op == "TopK" && g.opset() < 10) return "TopK before opset 10 (K as an attribute)";
   if (op == "Slice" || op == "Gather" || op == "Split") {

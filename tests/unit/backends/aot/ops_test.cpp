@@ -168,6 +168,25 @@ TEST(AotOps, LayoutOps) {
   expect_matches_reference(*g, {{uniform(rng, {3, 2, 3, 4})}});
 }
 
+TEST(AotOps, ReflectEdgeAndWrapPadsOverStaticAxes) {
+  // Style transfer's ReflectionPad2d before a conv, the other two modes, and a
+  // crop beside a pad; the batch stays a run-time dim (not padded).
+  std::mt19937 rng(11);
+  for (const char* mode : {"reflect", "edge", "wrap"}) {
+    SCOPED_TRACE(mode);
+    GraphBuilder b("pads", 19);
+    const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 3, 5, 6});
+    const ValueId pads = b.constant("p", Tensor::from<int64_t>({8}, {0, 0, 2, 3, 0, 0, 4, -1}));
+    const ValueId p = b.op("Pad", {x, pads}, {{"mode", std::string(mode)}});
+    b.output(b.relu(b.conv(p, b.constant("w", uniform(rng, {4, 3, 3, 3})),
+                           b.constant("c", uniform(rng, {4})), {})),
+             "y");
+    auto g = std::move(b).build();
+    ASSERT_TRUE(g) << g.error().to_string();
+    expect_matches_reference(*g, {{uniform(rng, {1, 3, 5, 6})}, {uniform(rng, {3, 3, 5, 6})}});
+  }
+}
+
 TEST(AotOps, ResizeNearestLinearAndCubic) {
   // UNet's bilinear align_corners upsampling by constant scales, an FPN's
   // nearest resize to sizes, a cubic downscale, a 1-D linear one.
