@@ -23,6 +23,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "hone/backend_config.h"
@@ -151,6 +152,14 @@ class Backend {
   /// `graph` (the graph build() was given) under the current config. The
   /// backend checks that what it finds fits; kCorrupt when not. Then activate().
   [[nodiscard]] Result<void> load(const Graph& graph, const std::filesystem::path& dir);
+  /// Each field of config() that records choices made by timing
+  /// (BackendConfig::declare_record()), name -> value as it stands now:
+  /// config()'s, with what was timed since the tune at a new shape's first
+  /// run; a backend whose parts keep records of their own (select's
+  /// sub-backends) merges theirs in. A package saves these values, so a load
+  /// replays them untimed. Not safe while another thread's infer() plans a
+  /// new shape.
+  virtual std::vector<std::pair<std::string, std::string>> choice_records() const;
   /// What this built backend chose to run each part of the graph with, one
   /// line per block or kernel ("conv+eltwise [conv2d.f32.onednn]"), for
   /// reports and package manifests (their field `kernel_plan`). Empty for a

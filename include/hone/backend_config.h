@@ -25,10 +25,20 @@ class BackendConfig {
     FieldValue default_value;
     FieldValue value;
     std::string doc;
+    /// Holds a record of choices made by timing (declare_record()).
+    bool record = false;
   };
 
   /// Adds a field (its type is the default's type). Redeclaring a name replaces it.
   BackendConfig& declare(std::string name, FieldValue default_value, std::string doc);
+  /// Adds a string field (default "") that records the choices the backend
+  /// makes by timing (STYLE.md rule 9): filled as it times, replayed untimed
+  /// when given. A package saves its value as it stands at save
+  /// (Backend::choice_records()); a tuning group refuses the backend while
+  /// it is empty, as the ranks could time differently.
+  BackendConfig& declare_record(std::string name, std::string doc);
+  /// The names of the fields declared by declare_record(), in declaration order.
+  std::vector<std::string> record_fields() const;
 
   /// Sets a field; an unknown name or a value of another type is kInvalidArgument.
   [[nodiscard]] Result<void> set(const std::string& name, FieldValue value);

@@ -10,7 +10,11 @@
 // measured figures, environment fingerprint), model.onnx, backend/ (what the
 // chosen backend saved), report.json, optionally samples/input_<i>.npy (one
 // input sample), and checksums.json with the SHA-256 of
-// every entry. save() is atomic: a crash never leaves a half file nor
+// every entry. The manifest's config fields are the decision's, but for the
+// backend's records of timed choices (Backend::choice_records()), taken as
+// they stand at save: choices timed after the tune (a shape first run since)
+// are saved and replayed untimed too; report.json keeps the decision as the
+// tune made it. save() is atomic: a crash never leaves a half file nor
 // destroys the package that was there. load() verifies the sums, the format
 // version and the environment, and refuses entries that escape the package;
 // it loads the package's native code only when a trusted key signed it.

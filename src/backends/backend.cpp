@@ -166,6 +166,13 @@ Result<void> Backend::check_threads() const {
   return {};
 }
 
+std::vector<std::pair<std::string, std::string>> Backend::choice_records() const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& f : config_.record_fields())
+    out.emplace_back(f, config_.get<std::string>(f, ""));
+  return out;
+}
+
 Result<void> Backend::save(const std::filesystem::path& dir) const {
   if (state_ != BackendState::kActive && state_ != BackendState::kInactive)
     return fail(ErrorCode::kFailedPrecondition, "backend '" + std::string(name()) + "' is " +

@@ -57,11 +57,25 @@ std::string BackendConfig::to_string(const FieldValue& v) {
 
 BackendConfig& BackendConfig::declare(std::string name, FieldValue default_value, std::string doc) {
   if (Field* f = find_mut(name)) {
-    *f = Field{std::move(name), default_value, default_value, std::move(doc)};
+    *f = Field{std::move(name), default_value, default_value, std::move(doc), false};
     return *this;
   }
-  fields_.push_back(Field{std::move(name), default_value, default_value, std::move(doc)});
+  fields_.push_back(Field{std::move(name), default_value, default_value, std::move(doc), false});
   return *this;
+}
+
+BackendConfig& BackendConfig::declare_record(std::string name, std::string doc) {
+  const std::string n = name;
+  declare(std::move(name), std::string(), std::move(doc));
+  find_mut(n)->record = true;
+  return *this;
+}
+
+std::vector<std::string> BackendConfig::record_fields() const {
+  std::vector<std::string> out;
+  for (const Field& f : fields_)
+    if (f.record) out.push_back(f.name);
+  return out;
 }
 
 const BackendConfig::Field* BackendConfig::find(const std::string& name) const {

@@ -194,13 +194,20 @@ Result<void> save(const TunedModel& model, const fs::path& file, const SaveOptio
     entries.push_back({path, std::string(bytes->begin(), bytes->end())});
     samples.push_back(path);
   }
+  // The backend's records of timed choices as they stand now: a shape first
+  // run after the tune (its checks, a caller's inference) was timed then, and
+  // its entries are saved too, so the load replays every one untimed. The
+  // report keeps the decision as the tune made it.
+  json decision = tune_internal::decision_json(r.decision);
+  for (const auto& [field, value] : model.backend().choice_records())
+    decision["config_fields"][field] = value;
   json manifest = {
       {"format", kFormat},
       {"format_version", package::kManifestVersion},
       {"hone_version", kVersion},
       {"model", {{"name", model.graph().name()}, {"sha256", model_hash}, {"file", "model.onnx"}}},
       {"spec", json::parse(model.spec().to_json())},
-      {"decision", tune_internal::decision_json(r.decision)},
+      {"decision", decision},
       {"strategy", r.strategy},
       {"threads", r.threads},
       {"batch_sizes", r.batch_sizes},

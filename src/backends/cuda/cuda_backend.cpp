@@ -68,11 +68,12 @@ CudaBackend::CudaBackend() {
                "bf16/fp16, MatMul + bias, an element-wise chain (GELU) and MatMul + bias run "
                "as one MLP unit whose hidden activation stays bf16/f16; false: MatMul, then "
                "the Add")
-      .declare("kernel_choices", std::string(),
-               "the kernels chosen by timing (conv_select, gemm_select, attention_select, "
-               "gemm_epilogue), one entry per unit, input shapes and precision: "
-               "LABEL|SHAPES|MODE=KERNEL, ';'-separated ('%XX' escapes % ; = |), '-' for none. "
-               "Filled as shapes are planned; a build given entries replays them untimed")
+      .declare_record(
+          "kernel_choices",
+          "the kernels chosen by timing (conv_select, gemm_select, attention_select, "
+          "gemm_epilogue), one entry per unit, input shapes and precision: "
+          "LABEL|SHAPES|MODE=KERNEL, ';'-separated ('%XX' escapes % ; = |), '-' for none. "
+          "Filled as shapes are planned; a build given entries replays them untimed")
       .declare("activations", std::string("auto"),
                "bf16/fp16 only (fp8: always half). f32: tensors between steps stay f32 (each "
                "product converts its "

@@ -281,15 +281,16 @@ OnednnBackend::OnednnBackend() {
   // fallback for nothing.
   mutable_config()
       .declare("min_block_size", int64_t{1}, "supported islands with fewer nodes fall back")
-      .declare("timed_choices", std::string(),
-               "the forms chosen by timing both at plan time, one entry per decision, node (or "
-               "block), input dims and precision: LABEL|SHAPES|MODE=CHOICE, ';'-separated ('%XX' "
-               "escapes % ; = |), '-' for none. A LABEL ends in its kind: winograd "
-               "(=direct|winograd, a 3x3 conv), fusion (=unfused|fused, a conv and the residual "
-               "Add after it), layout (=nChw16c|nhwc, a conv), deconv-layout (=nhwc|nChw16c, a "
-               "ConvTranspose), rnn-layout (=any|ldigo, RNN weights), block-plan (=any|nChw16c, "
-               "a block's convs). Filled as shapes are planned; a build given entries replays "
-               "them untimed (a choice this CPU cannot run is warned about and timed)");
+      .declare_record(
+          "timed_choices",
+          "the forms chosen by timing both at plan time, one entry per decision, node (or "
+          "block), input dims and precision: LABEL|SHAPES|MODE=CHOICE, ';'-separated ('%XX' "
+          "escapes % ; = |), '-' for none. A LABEL ends in its kind: winograd "
+          "(=direct|winograd, a 3x3 conv), fusion (=unfused|fused, a conv and the residual "
+          "Add after it), layout (=nChw16c|nhwc, a conv), deconv-layout (=nhwc|nChw16c, a "
+          "ConvTranspose), rnn-layout (=any|ldigo, RNN weights), block-plan (=any|nChw16c, "
+          "a block's convs). Filled as shapes are planned; a build given entries replays "
+          "them untimed (a choice this CPU cannot run is warned about and timed)");
 }
 
 Result<void> OnednnBackend::do_build(const Graph& graph) {

@@ -172,9 +172,10 @@ const BackendCapabilities& SelectBackend::caps() {
 SelectBackend::SelectBackend()
     : onednn_("onednn", &config()), blas_("blas", &config()), aot_("aot", &config()) {
   mutable_config()
-      .declare("kernel_choices", std::string(),
-               "per heavy node, the backend that runs it (NODE=WINNER(ACCEPTED+...), ';'-"
-               "separated; '-' for none); empty: time the candidates at build and record them here")
+      .declare_record(
+          "kernel_choices",
+          "per heavy node, the backend that runs it (NODE=WINNER(ACCEPTED+...), ';'-"
+          "separated; '-' for none); empty: time the candidates at build and record them here")
       .declare("select_margin", int64_t{10},
                "percent a challenger must beat onednn's median by to take a node")
       .declare("dim_bounds", std::string(),
