@@ -194,6 +194,10 @@ Result<TunedModel> tune(const Graph& graph, const std::vector<Sample>& samples,
   d.config = backend->config().describe();
   for (const auto& f : backend->config().fields())
     d.config_fields.emplace_back(f.name, BackendConfig::to_string(f.value));
+  // Its records of timed choices as they stand now (select's hold its blocks').
+  for (const auto& [field, value] : backend->choice_records())
+    for (auto& [name, v] : d.config_fields)
+      if (name == field) v = value;
   d.kernel_plan = tune_internal::distinct_plan(backend->describe_kernels());
   for (const auto& c : report.candidates)
     if (c.backend == sel.backend) d.figures = c.figures;

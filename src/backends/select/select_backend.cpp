@@ -6,6 +6,7 @@
 
 #include <fmt/core.h>
 
+#include "backends/common/choice_text.h"
 #include "core/log.h"
 #include "core/split.h"
 #include "eval/interpreter.h"
@@ -29,13 +30,13 @@ const std::vector<std::string>& contenders() {
 /// A one-block backend as a compiled block.
 class BackendBlock final : public CompiledBlock {
  public:
-  explicit BackendBlock(std::unique_ptr<Backend> be) : be_(std::move(be)) {}
+  explicit BackendBlock(std::shared_ptr<Backend> be) : be_(std::move(be)) {}
   Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs) const override {
     return be_->infer(inputs);
   }
 
  private:
-  std::unique_ptr<Backend> be_;
+  std::shared_ptr<Backend> be_;  // RegistryCompiler::built() watches it
 };
 
 bool selectable_name(const std::string& name) {
@@ -150,10 +151,29 @@ NodeSupport RegistryCompiler::supports(const Graph& g, const Node& node) const {
 }
 
 Result<std::unique_ptr<CompiledBlock>> RegistryCompiler::compile(const Graph& block) {
-  HONE_TRY(auto be, create());
+  HONE_TRY(std::shared_ptr<Backend> be, create());
   HONE_CHECK_OK(be->configure("require_full_compilation", "true"));
+  // The owner's record (a package's) of what this backend times: replayed untimed.
+  for (const std::string& f : be->config().record_fields()) {
+    const BackendConfig::Field* own = owner_->find(f);
+    if (own == nullptr || !own->record) continue;
+    if (const std::string v = owner_->get<std::string>(f, ""); !v.empty())
+      HONE_CHECK_OK(be->configure(f, v));
+  }
   HONE_CHECK_OK(be->build(block));
+  {
+    std::lock_guard lock(built_mu_);
+    built_.push_back(be);
+  }
   return std::unique_ptr<CompiledBlock>(std::make_unique<BackendBlock>(std::move(be)));
+}
+
+std::vector<std::shared_ptr<const Backend>> RegistryCompiler::built() const {
+  std::lock_guard lock(built_mu_);
+  std::vector<std::shared_ptr<const Backend>> out;
+  for (const auto& w : built_)
+    if (auto b = w.lock()) out.push_back(std::move(b));
+  return out;
 }
 
 const BackendCapabilities& SelectBackend::caps() {
@@ -176,6 +196,11 @@ SelectBackend::SelectBackend()
           "kernel_choices",
           "per heavy node, the backend that runs it (NODE=WINNER(ACCEPTED+...), ';'-"
           "separated; '-' for none); empty: time the candidates at build and record them here")
+      .declare_record("timed_choices",
+                      "the choices its blocks' backends made by timing (onednn's timed_choices: "
+                      "LABEL|SHAPES|MODE=CHOICE, ';'-separated, '-' for none), one record for all "
+                      "of them: each block is given it and replays it untimed; filled from the "
+                      "blocks when the backend's records are read (a package's save)")
       .declare("select_margin", int64_t{10},
                "percent a challenger must beat onednn's median by to take a node")
       .declare("dim_bounds", std::string(),
@@ -379,6 +404,30 @@ Result<void> SelectBackend::do_build(const Graph& graph) {
                                                    "' (as planned) does not have");
   }
   return CompilingBackend::do_build(graph);
+}
+
+std::vector<std::pair<std::string, std::string>> SelectBackend::choice_records() const {
+  std::vector<std::shared_ptr<const Backend>> blocks;
+  for (const RegistryCompiler* rc : {&onednn_, &blas_, &aot_})
+    for (auto& b : rc->built()) blocks.push_back(std::move(b));
+  auto out = CompilingBackend::choice_records();
+  for (auto& [field, text] : out) {
+    std::vector<std::string> theirs;
+    for (const auto& b : blocks)
+      for (auto& [f, t] : b->choice_records())
+        if (f == field) theirs.push_back(std::move(t));
+    if (theirs.empty()) continue;  // kernel_choices: select's own
+    // Their syntax: the blocks' backends checked the entries when built.
+    const ChoiceSyntax any{"select " + field, "choice", "any",
+                           [](const std::string&) { return true; }};
+    auto merged = parse_choice_text(text, any);
+    if (!merged) continue;  // the build refused it already
+    for (const std::string& t : theirs)
+      if (auto entries = parse_choice_text(t, any))
+        for (auto& [key, e] : *entries) merged->insert_or_assign(key, std::move(e));
+    text = format_choice_text(*merged);
+  }
+  return out;
 }
 
 std::vector<std::string> SelectBackend::describe_kernels() const {

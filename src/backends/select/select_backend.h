@@ -16,7 +16,10 @@
 // two builds of one config never differ. A challenger wins only when its median is at least
 // `select_margin` percent faster than onednn's, so noise does not move a node off onednn. Problem
 // shapes: the graph's static dims, and for symbolic ones their bound in dim_bounds ("batch=8"),
-// else 1.
+// else 1. The blocks' backends keep the choices they time (onednn's forms and layouts, also at a
+// new shape's first run) in one record, the field timed_choices (onednn's text): each block is
+// given it and replays it untimed, and choice_records() merges back what they timed since, so a
+// package saves it.
 #pragma once
 
 #include <map>
@@ -30,7 +33,10 @@
 namespace hone::select {
 
 /// A backend from the registry, as a BlockCompiler: supports() from its
-/// plan() of the graph, compile() builds a one-block backend of it.
+/// plan() of the graph, compile() builds a one-block backend of it, given the
+/// owner's value of each record of timed choices (BackendConfig::
+/// declare_record) the two declare by the same name, and built() hands those
+/// backends back so that the owner can collect what they timed.
 class RegistryCompiler final : public BlockCompiler {
  public:
   RegistryCompiler(std::string backend, const BackendConfig* owner)
@@ -40,6 +46,8 @@ class RegistryCompiler final : public BlockCompiler {
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
   /// Created and configured (threads from the owner, one block, no passes).
   Result<std::unique_ptr<Backend>> create() const;
+  /// The backends compile() built that are still alive (thread-safe).
+  std::vector<std::shared_ptr<const Backend>> built() const;
 
  private:
   std::string backend_;
@@ -50,6 +58,8 @@ class RegistryCompiler final : public BlockCompiler {
     std::map<NodeId, std::string> refused;  // what plan() left to the fallback
   };
   mutable std::map<const Graph*, Planned> refused_;
+  mutable std::mutex built_mu_;
+  std::vector<std::weak_ptr<const Backend>> built_;
 };
 
 class SelectBackend final : public CompilingBackend {
@@ -61,6 +71,9 @@ class SelectBackend final : public CompilingBackend {
   std::vector<std::string> describe_kernels() const override;
   /// Heavy nodes timed by this build (0 when it replayed recorded choices).
   int timed_nodes() const { return timed_nodes_; }
+  /// kernel_choices, and timed_choices with the entries its blocks' backends
+  /// (onednn's) have timed since they were built merged in.
+  std::vector<std::pair<std::string, std::string>> choice_records() const override;
 
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;
