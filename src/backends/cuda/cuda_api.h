@@ -74,6 +74,7 @@ inline constexpr int kLtEpilogueBias = 4;        // CUBLASLT_EPILOGUE_BIAS
 inline constexpr int kLtEpilogueGeluBias = 36;   // CUBLASLT_EPILOGUE_GELU_BIAS (tanh form)
 inline constexpr int kLtDescAScalePointer = 17;  // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER (float*)
 inline constexpr int kLtDescBScalePointer = 18;  // CUBLASLT_MATMUL_DESC_B_SCALE_POINTER (float*)
+inline constexpr int kLtDescBiasDataType = 26;   // CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE (int32)
 inline constexpr int kLtPrefMaxWorkspace = 1;  // CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64)
 /// cublasLtMatmulAlgo_t and cublasLtMatmulHeuristicResult_t.
 struct LtAlgo {

@@ -116,11 +116,19 @@ OpPlan fp8_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, 
 /// The FP8 plan of a unit Y = X · W + bias (inputs x, W, bias; fp8_plan;
 /// `bias` null: Y = X · W, inputs x, W), or why none: the shapes break
 /// cuBLASLt's FP8 rules, W or the bias is no known constant, cuBLASLt has no
-/// algorithm.
+/// algorithm, or it refuses the product when tried (probe_fp8). `in`: the
+/// unit's input dims; `s`: its block's settings.
 [[nodiscard]] Result<OpPlan> plan_fp8_product(const std::string& op, const dims_t& out, int64_t M,
                                               int64_t N, int64_t K, Storage x,
                                               const Fp8WeightCache& w, const HalfBias* bias,
-                                              const PlanEnv& env);
+                                              const PlanEnv& env, const std::vector<dims_t>& in,
+                                              const BuildSettings& s);
+/// `p` (an FP8 plan of a unit with inputs of `in` dims) once it has run on
+/// scratch buffers on the device (op_timer.h's time_op); kUnsupported naming
+/// cuBLASLt's answer when it refuses, so that the product stays bf16 and says
+/// why instead of failing every call.
+[[nodiscard]] Result<OpPlan> probe_fp8(OpPlan p, const std::vector<dims_t>& in,
+                                       const BuildSettings& s);
 
 /// The text a bf16 product's kernel id gets under fp8 when it cannot be FP8.
 inline std::string not_fp8(const std::string& why) {

@@ -97,7 +97,7 @@ class GemmOp final : public Op {
     const auto mnk = bias_product(in);
     if (!mnk) return fail(ErrorCode::kUnsupported, "C is no bias over N that an epilogue adds");
     const auto [M, N, K] = *mnk;
-    return plan_fp8_product("gemm", {M, N}, M, N, K, a, fp8_weight_, &half_bias_, env);
+    return plan_fp8_product("gemm", {M, N}, M, N, K, a, fp8_weight_, &half_bias_, env, in, s_);
   }
 
   /// plan_half()'s half-output plan: Y = A · B + bias[N], A and Y bf16/f16;
@@ -219,7 +219,7 @@ class MatMulOp final : public Op {
     if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
     dims_t out = a;
     out.back() = N;
-    auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, nullptr, env);
+    auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, nullptr, env, in, s_);
     if (p) return p;
     HONE_TRY(OpPlan full, plan(in, env));
     full.kernel += not_fp8(p.error().message());
@@ -336,7 +336,8 @@ class MatMulBiasOp final : public Op {
     out.back() = N;
     std::string not8;
     if (s_.math.fp8) {
-      auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, &half_bias_, env);
+      auto p =
+          plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, &half_bias_, env, in, s_);
       if (p) return p;
       not8 = not_fp8(p.error().message());
     }

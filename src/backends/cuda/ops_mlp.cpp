@@ -110,7 +110,7 @@ class MlpOp final : public Op {
       HONE_TRY(const auto y8, quantize_fp8(c, y, Storage::kHalf, M * H, y + hy));
       return lt_fp8_enqueue(c, *g2, *w2, y8.first, y8.second, bias2->ptr(), bind.out[0], lws);
     };
-    return p;
+    return probe_fp8(std::move(p), in, s_);
   }
 
   /// M, K, H, N of x [..., K], W1 [K, H], b1 [H], W2 [H, N], b2 [N]; the
