@@ -375,19 +375,20 @@ std::unique_ptr<Backend> Session::build_and_check(const std::string& name, Candi
   }
   r.precision = std::string(to_string((*be)->precision()));
   r.fp32_nodes = fp32_nodes;
-  // A backend that times kernels at build or plan time (select, cuda; its
-  // kernel_choices empty) could choose differently on each rank, and would
-  // record that in its config; a group takes it only with choices given
-  // (--config select.kernel_choices=..., cuda.kernel_choices=... from a
-  // package tuned alone).
-  if (options_.group != nullptr && (*be)->config().has("kernel_choices") &&
-      (*be)->config().get<std::string>("kernel_choices", "").empty()) {
-    r.error = Error(ErrorCode::kUnsupported,
-                    "backend '" + name +
-                        "' times kernels at build, and the ranks of a group could choose "
-                        "differently; give it kernel_choices to tune it in a group");
-    return nullptr;
-  }
+  // A backend that records the choices it times at build or plan time in
+  // its config (BackendConfig::declare_record: cuda's and select's
+  // kernel_choices, onednn's and select's timed_choices) could choose
+  // differently on each rank; a group takes it only with every record given
+  // (--config onednn.timed_choices=... from a package tuned alone).
+  if (options_.group != nullptr)
+    for (const std::string& f : (*be)->config().record_fields())
+      if ((*be)->config().get<std::string>(f, "").empty()) {
+        r.error = Error(ErrorCode::kUnsupported,
+                        "backend '" + name + "' times kernels at build and records them in " + f +
+                            ", and the ranks of a group could choose differently; give it " + f +
+                            " (a package's, tuned alone) to tune it in a group");
+        return nullptr;
+      }
   r.config_key = (*be)->config().key();
   r.config = (*be)->config().describe();
   const auto t0 = clock_type::now();
