@@ -42,15 +42,17 @@ class HalfConv {
                                                 const std::vector<dims_t>& in) const;
 
  private:
-  /// plan_io()'s 1x1 conv: Y[N*H*W, M] = X[N*H*W, C] · Wᵀ, then the bias,
-  /// residual and Relu in one pass.
-  Result<OpPlan> plan_half_gemm(const ConvGeometry& g, const std::vector<dims_t>& in) const;
-  /// plan_io()'s patch conv (window == stride, unpadded, undilated: a ViT's
-  /// or Swin's patch embedding): the patches gathered by one strided copy
+  /// plan_io()'s convs as one GEMM: a 1x1 stride-1 conv, Y[N*H*W, M] =
+  /// X[N*H*W, C] · Wᵀ, or a patch conv (window == stride, unpadded: a ViT's or
+  /// Swin's patch embedding), its patches first gathered by one strided copy
   /// into the workspace as X[N*OH*OW, KH*KW*C] (each patch row's KW*C run is
-  /// contiguous in NHWC), then as plan_half_gemm. cuDNN's NHWC kernels take
-  /// ViT-B/16's 3-channel 16x16 conv at batch 32 in 0.38 ms on an H100.
-  Result<OpPlan> plan_half_patches(const ConvGeometry& g, const std::vector<dims_t>& in) const;
+  /// contiguous in NHWC; cuDNN's NHWC kernels took ViT-B/16's 3-channel 16x16
+  /// conv at batch 32 in 0.38 ms on an H100); then the bias, residual and Relu
+  /// in one pass.
+  Result<OpPlan> plan_half_gemm(const ConvGeometry& g, const std::vector<dims_t>& in) const;
+  /// Reads and writes of a plan_io() plan: the activations (input 0 and the
+  /// residual) half, the weights and bias as they are stored (f32).
+  void set_half_io(OpPlan& p, size_t inputs) const;
   std::string suffix() const;
   /// The bias (zeros without one) as bf16/f16 on the device, for cuDNN's
   /// fused call under half activations; made on first use, kept for the op.

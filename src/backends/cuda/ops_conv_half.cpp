@@ -30,17 +30,15 @@ Result<OpPlan> HalfConv::plan_io(const std::vector<dims_t>& in) const {
   if (in[0].size() != 4)
     return fail(ErrorCode::kUnsupported, in[0].size() == 3 ? "a 1-D conv" : "a 3-D conv");
   HONE_TRY(ConvGeometry g, conv_geometry(node_, has_bias_, in));
-  // A 1x1 stride-1 unpadded conv of constant weights is one GEMM over the
+  // A conv of constant weights whose window equals its stride, unpadded at
+  // both ends (a 1x1 stride-1 conv, a patch embedding), is one GEMM over the
   // channels-last input (cuBLAS, bf16/f16 out), then the epilogue pass.
-  if (g.KH == 1 && g.KW == 1 && g.SH == 1 && g.SW == 1 && g.PH == 0 && g.PW == 0 && g.group == 1 &&
-      weights_ != nullptr && fits_int({g.N * g.H * g.W, g.M, g.C}) &&
-      (!has_z_ || in.back() == conv_out_dims(g, 4)))
-    return plan_half_gemm(g, in);
-  if (g.KH * g.KW > 1 && g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.DH == 1 &&
-      g.DW == 1 && g.group == 1 && g.symmetric && weights_ != nullptr &&
+  const bool undilated = (g.KH == 1 || g.DH == 1) && (g.KW == 1 || g.DW == 1);
+  if (g.KH == g.SH && g.KW == g.SW && g.PH == 0 && g.PW == 0 && g.symmetric && undilated &&
+      g.group == 1 && weights_ != nullptr &&
       fits_int({g.N * g.OH * g.OW, g.M, g.KH * g.KW * g.C}) &&
       (!has_z_ || in.back() == conv_out_dims(g, 4)))
-    return plan_half_patches(g, in);
+    return plan_half_gemm(g, in);
   if (s_.conv.dnn == nullptr) return fail(ErrorCode::kUnsupported, "no cuDNN");
   if (!g.symmetric) return fail(ErrorCode::kUnsupported, "asymmetric pads");
   if (has_z_ && in.back() != conv_out_dims(g, 4))
@@ -77,11 +75,7 @@ Result<OpPlan> HalfConv::plan_io(const std::vector<dims_t>& in) const {
   p.kernel = std::string("conv2d.") + (half == kCudaR16BF ? "bf16" : "f16") +
              ".cuda.cudnn_nhwc_io[algo " + std::to_string(dc->algo.algo) + (fuse ? ", fused" : "") +
              "]" + suffix();
-  // Weights and bias as they are stored (f32), the activations half.
-  p.reads.assign(in.size(), Storage::kF32);
-  p.reads[0] = Storage::kHalf;
-  if (has_z_) p.reads.back() = Storage::kHalf;
-  p.writes = {Storage::kHalf};
+  set_half_io(p, in.size());
   const bool bias = has_bias_, z = has_z_, relu = relu_;
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
     if (c.dnn == nullptr)
@@ -116,34 +110,20 @@ Result<OpPlan> HalfConv::plan_io(const std::vector<dims_t>& in) const {
   return p;
 }
 
-Result<OpPlan> HalfConv::plan_half_gemm(const ConvGeometry& g,
-                                        const std::vector<dims_t>& in) const {
-  const int half = s_.math.half;
-  HONE_TRY(std::shared_ptr<const DeviceBuffer> w, krsc_weights(*weights_, g.M, g.C, 1));
-  const int64_t rows = g.N * g.H * g.W, M = g.M, C = g.C, count = rows * g.M;
-  OpPlan p;
-  p.outputs = {conv_out_dims(g, 4)};
-  p.kernel = std::string("conv2d.") + (half == kCudaR16BF ? "bf16" : "f16") + ".cuda.gemm_ex_nhwc" +
-             suffix();
-  p.reads.assign(in.size(), Storage::kF32);
+void HalfConv::set_half_io(OpPlan& p, size_t inputs) const {
+  p.reads.assign(inputs, Storage::kF32);
   p.reads[0] = Storage::kHalf;
   if (has_z_) p.reads.back() = Storage::kHalf;
   p.writes = {Storage::kHalf};
-  const bool bias = has_bias_, z = has_z_, relu = relu_;
-  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    HONE_CHECK_OK(gemm_half_out(c, rows, M, C, b.in[0], w->ptr(), b.out[0], half));
-    if (!bias && !z && !relu) return {};
-    return half_bias_act(c, b.out[0], bias ? b.in[2] : 0, z ? b.in.back() : 0, count, M, relu,
-                         half);
-  };
-  return p;
 }
 
-Result<OpPlan> HalfConv::plan_half_patches(const ConvGeometry& g,
-                                           const std::vector<dims_t>& in) const {
+Result<OpPlan> HalfConv::plan_half_gemm(const ConvGeometry& g,
+                                        const std::vector<dims_t>& in) const {
   const int half = s_.math.half;
-  const int64_t K = g.KH * g.KW * g.C;
-  HONE_TRY(std::shared_ptr<const DeviceBuffer> w, krsc_weights(*weights_, g.M, g.C, g.KH * g.KW));
+  // A patch conv's X is gathered into the workspace; a 1x1 conv's is its input.
+  const bool patches = g.KH * g.KW > 1;
+  const int64_t R = g.KH * g.KW, K = R * g.C;
+  HONE_TRY(std::shared_ptr<const DeviceBuffer> w, krsc_weights(*weights_, g.M, g.C, R));
   const int64_t rows = g.N * g.OH * g.OW, M = g.M, count = rows * g.M;
   // X[n, oh, ow, i, (j, c)] = x[n, oh*KH + i, ow*KW + j, c] over NHWC x.
   const dims_t dims = {g.N, g.OH, g.OW, g.KH, g.KW * g.C};
@@ -151,17 +131,18 @@ Result<OpPlan> HalfConv::plan_half_patches(const ConvGeometry& g,
   const dims_t dst = strides_of(dims);
   OpPlan p;
   p.outputs = {conv_out_dims(g, 4)};
-  p.workspace_bytes = half_bytes(rows * K);
-  p.kernel = std::string("conv2d.") + (half == kCudaR16BF ? "bf16" : "f16") +
-             ".cuda.patches+gemm_ex_nhwc" + suffix();
-  p.reads.assign(in.size(), Storage::kF32);
-  p.reads[0] = Storage::kHalf;
-  if (has_z_) p.reads.back() = Storage::kHalf;
-  p.writes = {Storage::kHalf};
+  p.workspace_bytes = patches ? half_bytes(rows * K) : 0;
+  p.kernel = std::string("conv2d.") + (half == kCudaR16BF ? "bf16" : "f16") + ".cuda." +
+             (patches ? "patches+" : "") + "gemm_ex_nhwc" + suffix();
+  set_half_io(p, in.size());
   const bool bias = has_bias_, z = has_z_, relu = relu_;
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    HONE_CHECK_OK(strided_copy_half(c, b.in[0], b.workspace, dims, src, dst));
-    HONE_CHECK_OK(gemm_half_out(c, rows, M, K, b.workspace, w->ptr(), b.out[0], half));
+    CUdeviceptr x = b.in[0];
+    if (patches) {
+      HONE_CHECK_OK(strided_copy_half(c, b.in[0], b.workspace, dims, src, dst));
+      x = b.workspace;
+    }
+    HONE_CHECK_OK(gemm_half_out(c, rows, M, K, x, w->ptr(), b.out[0], half));
     if (!bias && !z && !relu) return {};
     return half_bias_act(c, b.out[0], bias ? b.in[2] : 0, z ? b.in.back() : 0, count, M, relu,
                          half);
