@@ -79,6 +79,9 @@ std::vector<OpCase> nn_cases() {
   t.push_back(conv("Conv_1x1_no_bias", {1, 16, 5, 5}, {8, 16, 1, 1}, false, {}));
   t.push_back(conv("Conv_1d", {2, 3, 12}, {4, 3, 3}, true,
                    {{"pads", Ints{1, 2}}, {"strides", Ints{2}}, {"dilations", Ints{2}}}));
+  // Video nets' 3-D convs: R(2+1)D's (1,3,3) spatial conv, strided and padded.
+  t.push_back(conv("Conv_3d", {1, 3, 4, 6, 5}, {4, 3, 1, 3, 3}, true,
+                   {{"pads", Ints{0, 1, 1, 0, 1, 1}}, {"strides", Ints{1, 2, 1}}}));
   t.push_back(conv("Conv_auto_pad_same_upper", {1, 2, 7, 7}, {3, 2, 4, 4}, true,
                    {{"auto_pad", std::string("SAME_UPPER")}, {"strides", Ints{2, 2}}}));
   t.push_back(conv("Conv_auto_pad_same_lower", {2, 3, 7, 8}, {2, 3, 2, 2}, false,
