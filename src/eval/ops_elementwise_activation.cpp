@@ -111,10 +111,7 @@ Result<void> gelu_kernel(KernelContext& ctx) {
   if (approx == ops::GeluApprox::kNone)
     return map_float(ctx,
                      [](double v) { return 0.5 * v * (1.0 + std::erf(v / std::numbers::sqrt2)); });
-  return map_float(ctx, [](double v) {
-    const double k = std::sqrt(2.0 / std::numbers::pi);
-    return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
-  });
+  return map_float(ctx, [](double v) { return ops::gelu_tanh(v); });
 }
 
 }  // namespace

@@ -201,6 +201,10 @@ struct ClipAttrs {
 /// Gelu (opset 20): the erf form or the tanh approximation.
 enum class GeluApprox { kNone, kTanh };
 [[nodiscard]] Result<GeluApprox> gelu_approx(const Node& n);
+/// Gelu's tanh approximation, 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))),
+/// in double: the reference's and blas's approximate="tanh", and the form
+/// cuBLASLt's GELU epilogue computes.
+double gelu_tanh(double x);
 
 /// Attention (opset 23): the head counts of the 3-D form.
 struct AttentionHeads {

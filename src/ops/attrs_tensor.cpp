@@ -3,7 +3,9 @@
 #include "ops/attrs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <numbers>
 
 #include "ops/axis.h"
 #include "ops/window.h"
@@ -89,6 +91,11 @@ Result<GeluApprox> gelu_approx(const Node& n) {
   if (approx == "tanh") return GeluApprox::kTanh;
   return fail(
       attr_error(n, "approximate", "is '" + approx + "': approximate must be 'none' or 'tanh'"));
+}
+
+double gelu_tanh(double x) {
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
 }
 
 TopKAttrs topk_attrs(const Node& n) {

@@ -77,16 +77,16 @@ class ConvOp final : public Op {
 
   Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv&) const override {
     HONE_TRY(ConvGeometry g, conv_geometry(node_, has_bias_, in));
-    if (g.three_d) return plan_three_d(g, in);
-    // hone's depthwise kernel keeps a channel's taps in 256 floats of shared memory.
-    const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C && g.KH * g.KW <= 256;
     if (has_z_) {
-      const dims_t want = in[0].size() == 3 ? dims_t{g.N, g.M, g.OW} : dims_t{g.N, g.M, g.OH, g.OW};
+      const dims_t want = conv_out_dims(g, in[0].size());
       if (in.back() != want)
         return fail(ErrorCode::kInvalidArgument,
                     "Conv's residual Add operand " + shape_to_string(in.back()) +
                         " differs from its output " + shape_to_string(want));
     }
+    if (g.three_d) return plan_three_d(g, in);
+    // hone's depthwise kernel keeps a channel's taps in 256 floats of shared memory.
+    const bool depthwise = g.group > 1 && g.group == g.C && g.M == g.C && g.KH * g.KW <= 256;
     if (s_.conv.dnn != nullptr && g.symmetric && (!depthwise || s_.conv.depthwise_on_dnn)) {
       auto dc = plan_dnn(*s_.conv.dnn, g, s_.math.tf32, relu_, s_, label_, in, 0);
       if (dc) {
@@ -164,8 +164,9 @@ class ConvOp final : public Op {
  private:
   std::string suffix() const { return std::string(has_z_ ? "+add" : "") + (relu_ ? "+relu" : ""); }
 
-  /// A 3-D conv (NCDHW f32): cuDNN's N-d descriptors only, its algorithm
-  /// found or replayed as a 2-D one's; no other candidate to time.
+  /// A 3-D conv (NCDHW f32; its residual operand checked by plan()): cuDNN's
+  /// N-d descriptors only, its algorithm found or replayed as a 2-D one's; no
+  /// other candidate to time.
   Result<OpPlan> plan_three_d(const ConvGeometry& g, const std::vector<dims_t>& in) const {
     if (s_.conv.dnn == nullptr)
       return fail(ErrorCode::kUnsupported, "a 3-D conv needs cuDNN, which is not loaded");
@@ -173,10 +174,6 @@ class ConvOp final : public Op {
       return fail(ErrorCode::kUnsupported,
                   "a 3-D conv with asymmetric pads (cuDNN's descriptors "
                   "take one pad per dim)");
-    if (has_z_ && in.back() != conv_out_dims(g, 5))
-      return fail(
-          ErrorCode::kInvalidArgument,
-          "Conv's residual Add operand " + shape_to_string(in.back()) + " differs from its output");
     HONE_TRY(std::shared_ptr<DnnConv> dc,
              plan_dnn(*s_.conv.dnn, g, s_.math.tf32, relu_, s_, label_, in, 0));
     return plan_on_dnn(g, 5, std::move(dc));

@@ -19,6 +19,7 @@
 #include "backends/cuda/kernels.h"
 #include "backends/cuda/storage.h"
 #include "core/log.h"
+#include "ops/attrs.h"
 
 namespace hone::cuda {
 namespace {
@@ -320,8 +321,7 @@ bool chain_is_gelu(const BlockInfo& b, ValueId h, const std::vector<NodeId>& cha
   const float* y = it->second.data<float>();
   for (int i = 0; i < kPoints; ++i) {
     const double x = xs[static_cast<size_t>(i)];
-    const double t = 0.5 * x * (1.0 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    if (!(std::abs(y[i] - t) <= 1e-3)) return false;
+    if (!(std::abs(y[i] - ops::gelu_tanh(x)) <= 1e-3)) return false;
   }
   return true;
 }

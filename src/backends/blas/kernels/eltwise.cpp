@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "backends/blas/kernels/vector_clones.h"
+#include "ops/attrs.h"
 #include "ops/broadcast.h"
 
 namespace hone::blas::kernels {
@@ -97,10 +98,7 @@ void unary(const EwInstr& in, float* acc, int64_t n) {
       map_double(acc, n, [](double v) { return 0.5 * v * std::erfc(-v / std::numbers::sqrt2); });
       break;
     case EwOp::kGeluTanh:
-      map_double(acc, n, [](double v) {
-        const double k = std::sqrt(2.0 / std::numbers::pi);
-        return 0.5 * v * (1.0 + std::tanh(k * (v + 0.044715 * v * v * v)));
-      });
+      map_double(acc, n, [](double v) { return ops::gelu_tanh(v); });
       break;
     default:
       break;
