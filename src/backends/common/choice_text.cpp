@@ -155,4 +155,11 @@ std::string format_choice_text(const ChoiceEntries& entries) {
   return out;
 }
 
+std::vector<std::string> choice_lines(const ChoiceEntries& entries) {
+  std::vector<std::string> out;
+  for (const auto& [key, e] : entries)
+    out.push_back("choice: " + e.label + " " + e.shapes + " " + e.mode + " -> " + e.kernel);
+  return out;
+}
+
 }  // namespace hone

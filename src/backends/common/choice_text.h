@@ -46,6 +46,9 @@ struct ChoiceSyntax {
 /// The text of `entries`, sorted by key; "-" when empty (so a recorded
 /// nothing differs from the default "", nothing recorded yet).
 std::string format_choice_text(const ChoiceEntries& entries);
+/// One "choice: LABEL SHAPES MODE -> CHOICE" line per entry, by key: how a
+/// record is shown in a kernel plan.
+std::vector<std::string> choice_lines(const ChoiceEntries& entries);
 /// The key of one decision: escaped label, shapes, mode.
 std::string choice_key(const std::string& label, const std::vector<std::vector<int64_t>>& in,
                        const std::string& mode);

@@ -157,10 +157,7 @@ ChoiceCounts KernelChoices::counts() const {
 std::vector<std::string> KernelChoices::lines() const {
   if (parent_) return parent_->lines();
   std::lock_guard lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [key, e] : entries_)
-    out.push_back("choice: " + e.label + " " + e.shapes + " " + e.mode + " -> " + e.kernel);
-  return out;
+  return choice_lines(entries_);
 }
 
 }  // namespace hone::cuda

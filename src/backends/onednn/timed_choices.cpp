@@ -142,10 +142,7 @@ ChoiceCounts TimedChoices::counts() const {
 
 std::vector<std::string> TimedChoices::lines() const {
   std::lock_guard lock(mu_);
-  std::vector<std::string> out;
-  for (const auto& [key, e] : entries_)
-    out.push_back("choice: " + e.label + " " + e.shapes + " " + e.mode + " -> " + e.kernel);
-  return out;
+  return choice_lines(entries_);
 }
 
 }  // namespace hone::onednn
