@@ -29,6 +29,17 @@ std::vector<int64_t> strides_of(const std::vector<int64_t>& shape) {
   return s;
 }
 
+bool transpose_keeps_order(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm) {
+  int64_t last = -1;
+  for (int64_t p : perm) {
+    if (p < 0 || static_cast<size_t>(p) >= shape.size()) return false;
+    if (shape[static_cast<size_t>(p)] == 1) continue;
+    if (p < last) return false;
+    last = p;
+  }
+  return true;
+}
+
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in_shape,
                                        const std::vector<int64_t>& out_shape) {
   const size_t rank = out_shape.size();

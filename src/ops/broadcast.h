@@ -72,6 +72,11 @@ DimMatch match_dims(int64_t a, int64_t b);
 /// Row-major strides of `shape`, in elements.
 std::vector<int64_t> strides_of(const std::vector<int64_t>& shape);
 
+/// Whether a Transpose by `perm` of a row-major `shape` leaves its elements in
+/// the order they are stored (it moves only axes of extent 1, as [S, 1, E] to
+/// [1, S, E]): its output is then its input's bytes, a view.
+bool transpose_keeps_order(const std::vector<int64_t>& shape, const std::vector<int64_t>& perm);
+
 /// Per-axis strides of `in_shape` aligned to `out_shape` (0 on broadcast
 /// axes). `in_shape` must broadcast to `out_shape`.
 std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& in_shape,

@@ -9,6 +9,7 @@
 #include "backends/cuda/storage.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/broadcast.h"
 
 namespace hone::cuda {
 namespace {
@@ -185,6 +186,14 @@ Result<OpPlan> plan_transpose_half(const Node& n, const std::vector<dims_t>& in,
   }
   if (!channels_last_is_row_major(out))
     return fail(ErrorCode::kUnsupported, "a rank-4 output " + shape_to_string(out));
+  if (ops::transpose_keeps_order(x, perm)) {
+    // Only axes of extent 1 move (a batch-1 [S, 1, E] to [1, S, E]): the
+    // same bytes, no copy.
+    OpPlan v = view(out, "transpose.view");
+    v.reads = {Storage::kHalf};
+    v.writes = {Storage::kHalf};
+    return v;
+  }
   const dims_t dst = strides_of(out);
   OpPlan p;
   p.outputs = {out};

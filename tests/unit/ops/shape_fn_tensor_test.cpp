@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/broadcast.h"
 #include "ops/shape_fn_test_util.h"
 #include "ops/slice.h"
 
@@ -188,6 +189,21 @@ TEST(ShapeFnTensor, SliceOfASymbolicAxisCountedFromItsEndsIsNamed) {
   EXPECT_TRUE(slice_shape({kBatch, 8, kSeq}, {0}, {-1}, &axis2, &two).value()[2].is_unknown());
   EXPECT_TRUE(
       slice_shape({kBatch, 8, Dim::unknown()}, {0}, {-1}, &axis2, nullptr).value()[2].is_unknown());
+}
+
+TEST(ShapeFnTensor, TransposeKeepsTheOrderWhereOnlyOnesMove) {
+  // Batch 1 of a batch-first transformer's [B, S, E] to [S, B, E]: the same bytes.
+  EXPECT_TRUE(transpose_keeps_order({1, 197, 768}, {1, 0, 2}));
+  EXPECT_TRUE(transpose_keeps_order({197, 1, 768}, {1, 0, 2}));
+  EXPECT_TRUE(transpose_keeps_order({2, 3, 4}, {0, 1, 2}));
+  EXPECT_TRUE(transpose_keeps_order({2, 1, 1, 4}, {0, 2, 1, 3}));
+  EXPECT_FALSE(transpose_keeps_order({1, 5, 1, 7}, {3, 2, 1, 0}));
+  EXPECT_TRUE(transpose_keeps_order({1, 5, 1, 7}, {2, 1, 0, 3}));
+  // Two axes longer than 1 change places: a copy.
+  EXPECT_FALSE(transpose_keeps_order({2, 197, 768}, {1, 0, 2}));
+  EXPECT_FALSE(transpose_keeps_order({2, 3}, {1, 0}));
+  // A perm out of range is no view.
+  EXPECT_FALSE(transpose_keeps_order({2, 3}, {0, 2}));
 }
 
 }  // namespace

@@ -177,5 +177,44 @@ TEST(CudaHalfTransformer, HalfAndF32ActivationsAgreeWithinTheBound) {
   for (const auto& out : outs) expect_within_gate(out[0], want[0], Precision::kBf16);
 }
 
+/// torch's batch-first MultiheadAttention moves [B, S, E] to [S, B, E]
+/// around its products: x -> LayerNorm -> Transpose -> MatMul -> Transpose.
+Graph sequence_first_products() {
+  std::mt19937 rng(13);
+  GraphBuilder b("seq_first");
+  const float a = 1.7f / std::sqrt(static_cast<float>(kE));
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), kS, kE});
+  ValueId h = b.layer_norm(x, b.constant("ln_s", uniform(rng, {kE}, 0.8f, 1.2f)),
+                           b.constant("ln_b", uniform(rng, {kE}, -0.1f, 0.1f)));
+  ValueId t = b.transpose(h, {1, 0, 2});
+  ValueId p = b.matmul(t, b.constant("w", uniform(rng, {kE, kE}, -a, a)));
+  b.output(b.transpose(p, {1, 0, 2}), "out");
+  Graph g = *std::move(b).build();
+  passes::propagate_shapes(g);
+  return g;
+}
+
+TEST(CudaHalfTransformer, ABatchOneTransposeOfOnlyOnesIsAView) {
+  HONE_REQUIRE_CUDA();
+  const Graph g = sequence_first_products();
+  for (const int64_t batch : {int64_t{1}, int64_t{3}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    std::mt19937 rng(14);
+    const std::vector<Tensor> inputs = {uniform(rng, {batch, kS, kE})};
+    const std::vector<Tensor> want = f64_truth(g, inputs);
+    CudaBackend be;
+    ASSERT_TRUE(be.configure("precision", "bf16"));
+    ASSERT_TRUE(be.configure("activations", "half"));
+    ASSERT_TRUE(be.build(g));
+    auto got = be.infer(inputs);
+    ASSERT_TRUE(got) << got.error().to_string() << "\n" << plan_text(be);
+    EXPECT_EQ(be.fallback_runs(), 0u) << plan_text(be);
+    expect_within_gate((*got)[0], want[0], Precision::kBf16);
+    const std::string plan = steps_of(plan_text(be));
+    // Batch 1: [1, S, E] and [S, 1, E] are the same bytes; batch 3: copies.
+    EXPECT_EQ(count(plan, "transpose.view"), batch == 1 ? 2u : 0u) << plan;
+  }
+}
+
 }  // namespace
 }  // namespace hone::cuda
