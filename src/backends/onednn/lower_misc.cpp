@@ -16,6 +16,7 @@
 #include "backends/common/node_query.h"
 #include "backends/onednn/own_index.h"
 #include "backends/onednn/own_logic.h"
+#include "backends/onednn/own_moves.h"
 #include "backends/onednn/plan.h"
 #include "ops/arg_extreme.h"
 #include "ops/attrs.h"
@@ -293,6 +294,7 @@ bool reads_integers(const Node& n, size_t input) {
   if (n.op_type == "TopK") return input == 1;  // K, known when the plan is built
   if (n.op_type == "GatherND" || n.op_type == "Concat") return true;  // own_index.cpp, every input
   if (own_logic_reads_integers(n, input)) return true;                // own_logic.cpp
+  if (own_moves_reads_integers(n, input)) return true;                // own_moves.cpp
   return n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul";
 }
 
@@ -341,6 +343,7 @@ Result<void> lower_misc(PlanBuilder& b, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "GatherND" || op == "Concat") return lower_own_index(b, n);  // own_index.cpp
   if (lowers_own_logic(b, n)) return lower_own_logic(b, n);              // own_logic.cpp
+  if (lowers_own_moves(b, n)) return lower_own_moves(b, n);              // own_moves.cpp
   if (op == "Add" || op == "Sub" || op == "Mul") return lower_int_binary(b, n);
   if (op == "ArgMax" || op == "ArgMin") return lower_arg(b, n);
   if (op == "TopK") return lower_topk(b, n);
@@ -351,6 +354,7 @@ Result<void> lower_misc(PlanBuilder& b, const Node& n) {
 bool lowers_misc(const PlanBuilder& b, const Node& n) {
   if (lowers_own_index(b, n)) return true;  // own_index.cpp
   if (lowers_own_logic(b, n)) return true;  // own_logic.cpp
+  if (lowers_own_moves(b, n)) return true;  // own_moves.cpp
   if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul")
     return is_int(b.dtype(n.inputs[0]));
   return is_misc_op(n.op_type);

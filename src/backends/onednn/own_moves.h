@@ -1,0 +1,26 @@
+// Private to the onednn backend: Transpose and Split of integer or bool
+// values, and OneHot, as hone's own steps (own_moves.cpp), for a mixture of
+// experts' routing (one_hot of TopK's indices, the positions NonZero finds);
+// and the reason NonZero stays with the reference.
+//
+//   if (auto why = own_moves_why_not(g, n)) return *why;          // support.cpp
+//   if (lowers_own_moves(b, n)) return lower_own_moves(b, n);     // lower_misc.cpp
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "backends/onednn/plan.h"
+
+namespace hone::onednn {
+
+/// Nothing when `n` is none of those nodes (an f32 Transpose or Split is
+/// oneDNN's reorder), else why not ("": claimed).
+std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n);
+/// Whether the own steps take `n` (its operands' dtypes as planned).
+bool lowers_own_moves(const PlanBuilder& b, const Node& n);
+[[nodiscard]] Result<void> lower_own_moves(PlanBuilder& b, const Node& n);
+/// Whether those steps read input `input` of `n` as integers or bools.
+bool own_moves_reads_integers(const Node& n, size_t input);
+
+}  // namespace hone::onednn
