@@ -48,7 +48,8 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
                  : create_attention(b, n, absorbed);
   }
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
-  if (op == "Cast" || gathers_on_device(b.g, n)) return create_int_op(b, n);
+  if (op == "Cast" || gathers_on_device(b.g, n) || clips_on_device(b.g, n))
+    return create_int_op(b, n);
   if (op == "Gather" || op == "Slice" || op == "Expand" || op == "Split") return create_index(b, n);
   if (op == "BatchNormalization" || op == "Pad") return create_pad_norm(b, n);
   if (tensor_op(b.g, n)) return create_tensor_op(b, n);

@@ -286,15 +286,43 @@ bool fits_int(std::initializer_list<int64_t> xs);
                                                     const std::vector<NodeId>& chain,
                                                     std::string* ops);
 [[nodiscard]] Result<Unit> create_misc(const BlockInfo& b, const Node& n);
-/// Gather, Slice, Expand (ops_index.cpp).
+/// Gather, Slice, Expand, Split (ops_index.cpp).
 [[nodiscard]] Result<Unit> create_index(const BlockInfo& b, const Node& n);
+/// At most this many constant indices are gathered by one strided copy
+/// each; more by one kernel reading the indices on the device.
+inline constexpr int64_t kGatherCopies = 64;
+/// Whether Gather `n` (constant or host indices) takes its indices as a
+/// device input: they are computed from shapes (their count is known only
+/// when planned) or a constant of more than kGatherCopies (ops_index.cpp).
+bool gather_reads_indices(const Graph& g, const Node& n);
 /// The dtype of `v`: inferred, its initializer's, or a Cast's target; else
 /// kUndefined (ops_int.cpp).
 DType known_dtype(const Graph& g, ValueId v);
 /// Whether Gather `n` reads indices known only at run time (ops_int.cpp).
 bool gathers_on_device(const Graph& g, const Node& n);
-/// That Gather, or a Cast to f32 from i64, i32 or f32 (ops_int.cpp).
+/// Whether Clip `n` runs as its own unit (hone_clip_typed): its input is
+/// i64/i32, or a bound is not a constant f32 scalar (one made at run time),
+/// which the element-wise chains cannot bake in (ops_int.cpp).
+bool clips_on_device(const Graph& g, const Node& n);
+/// That Gather, that Clip, or a Cast between f32, f16, bf16, i64, i32 and
+/// bool (ops_int.cpp).
 [[nodiscard]] Result<Unit> create_int_op(const BlockInfo& b, const Node& n);
+/// `t`'s name ("f32", "i64", "bool") for kernel ids and messages.
+std::string dtype_word(DType t);
+/// `t`'s element code in kernels/tensor_ops.cu (0 f32, 1 i64, 2 i32, 3 bool,
+/// 4 f16, 5 bf16), or -1 for a dtype no cuda kernel reads.
+int element_code(DType t);
+/// The dtype a data-movement op (Transpose, Slice, Expand, Split, Gather,
+/// the views) moves when it reads `v`: its known dtype, f32 when unknown.
+DType moved_dtype(const Graph& g, ValueId v);
+/// Whether data-movement ops move `t` on the device: f32, i64, i32, bool.
+bool movable(DType t);
+/// strided_copy for elements of `t` (strides in elements): 4-byte ones
+/// through strided_copy, 2-byte through strided_copy_half, an i64 as two
+/// words where the rank allows, else (bool bytes) hone_strided_copy_sized.
+[[nodiscard]] Result<void> strided_copy_of(const ExecCtx& c, DType t, CUdeviceptr x, CUdeviceptr y,
+                                           const dims_t& dims, const dims_t& src,
+                                           const dims_t& dst);
 /// Standalone BatchNormalization and constant-mode Pad (ops_pad_norm.cpp).
 [[nodiscard]] Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n);
 /// Whether `n` runs as a unit of ops_tensor.cpp (create_tensor_op): ArgMax,
@@ -311,6 +339,8 @@ std::string tensor_op_why_not(const Graph& g, const Node& n);
 /// Where `n`'s condition is neither a constant nor computed from shapes: it
 /// is made at run time, bool bytes on the device.
 bool where_on_device(const Graph& g, const Node& n);
+/// The dtype of Where `n`'s branches: the first known, else f32 (ops_tensor.cpp).
+DType where_branch_dtype(const Graph& g, const Node& n);
 /// A host node (common/host_eval.h, kAnyDtype): evaluated when a plan is built.
 [[nodiscard]] Result<Unit> create_host(const BlockInfo& b, const Node& n);
 

@@ -301,8 +301,8 @@ std::string eltwise_expr(const Graph& g, const Node& n, const std::vector<std::s
   }
   // Where's condition reaches the device as 0.0f/1.0f (a bool constant or
   // host value, converted when uploaded: cuda_block.cpp, slot_for); one made
-  // at run time is bool bytes, read by hone_where_bytes (ops_tensor.cpp).
-  if (a.size() == 3 && op == "Where" && !where_on_device(g, n))
+  // at run time is bool bytes, read by hone_where_bytes; integer branches: hone_where_sized.
+  if (a.size() == 3 && op == "Where" && !tensor_op(g, n))
     return "(" + a[0] + " != 0.0f ? " + a[1] + " : " + a[2] + ")";
   return "";
 }

@@ -323,7 +323,8 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
   return p;
 }
 
-Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in) {
+/// `t`: the elements' dtype (moved_dtype: f32, or i64/i32/bool made at run time).
+Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in, DType t) {
   const dims_t& x = in[0];
   HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
   const dims_t xs = strides_of(x);
@@ -334,10 +335,11 @@ Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in) {
   }
   OpPlan p;
   p.outputs = {out};
-  p.kernel = "transpose.f32.cuda.strided_copy";
+  p.dtypes = {t};
+  p.kernel = "transpose." + dtype_word(t) + ".cuda.strided_copy";
   const dims_t dst = strides_of(out);
   p.run = [=](const ExecCtx& c, const Bind& b) {
-    return strided_copy(c, b.in[0], b.out[0], out, src, dst);
+    return strided_copy_of(c, t, b.in[0], b.out[0], out, src, dst);
   };
   return p;
 }
@@ -556,8 +558,9 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
         return plan_reduce(g, node, in, env);
       };
     } else if (op == "Transpose") {
-      p = [node](const std::vector<dims_t>& in, const PlanEnv&) {
-        return plan_transpose(node, in);
+      const DType t = moved_dtype(g, n.inputs[0]);
+      p = [node, t](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_transpose(node, in, t);
       };
     } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
       p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {

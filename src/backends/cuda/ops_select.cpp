@@ -19,10 +19,6 @@
 namespace hone::cuda {
 namespace {
 
-std::string dtype_word(DType t) {
-  return std::string(dtype_name(t));
-}
-
 /// 4-byte words an element of `t` takes on the device; 0 when these ops do
 /// not move `t`.
 int64_t words_of(DType t) {

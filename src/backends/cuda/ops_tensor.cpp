@@ -1,8 +1,10 @@
 // The cuda backend's ArgMax/ArgMin (of f32, i64 or i32; i64 indices), Tile (a strided copy),
 // InstanceNormalization, and the ops on bool tensors made at run time: a
-// Where whose condition is such a tensor, the comparisons of f32 values that
-// make one, and Not/And/Or/Xor. A bool tensor on the device is one byte an
-// element (a block input keeps its bytes); the kernels are in
+// Where whose condition is such a tensor (or whose branches are i64, i32 or
+// bool), the comparisons of f32, i64 or i32 values that make one, and
+// Not/And/Or/Xor (a bool known when planned, 0/1 floats on the device, read
+// as such beside one made at run time). A bool tensor made on the device is
+// one byte an element (a block input keeps its bytes); the kernels are in
 // kernels/tensor_ops.cu. Resize is in ops_resize.cpp, LSTM and GRU in ops_rnn.cpp.
 #include <algorithm>
 #include <map>
@@ -37,6 +39,17 @@ const std::map<std::string, int>& compare_codes() {
 const std::map<std::string, int>& logic_codes() {
   static const std::map<std::string, int> k = {{"Not", 0}, {"And", 1}, {"Or", 2}, {"Xor", 3}};
   return k;
+}
+
+/// Bit i set: input i of `n` (from input `from` on) is a bool known when
+/// planned, which the device holds as 0/1 floats (cuda_block.cpp).
+int known_bool_operands(const Graph& g, const Node& n, size_t from) {
+  int mask = 0;
+  for (size_t i = from; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && known_dtype(g, n.inputs[i]) == DType::kBool &&
+        host_eval::host_value(g, n.inputs[i], host_eval::Policy::kAnyDtype))
+      mask |= 1 << i;
+  return mask;
 }
 
 bool is_f32(DType t) {
@@ -218,12 +231,23 @@ bool where_on_device(const Graph& g, const Node& n) {
          !host_eval::host_value(g, n.inputs[0], host_eval::Policy::kAnyDtype);
 }
 
+DType where_branch_dtype(const Graph& g, const Node& n) {
+  for (size_t i = 1; i < 3 && i < n.inputs.size(); ++i)
+    if (const DType t = known_dtype(g, n.inputs[i]); t != DType::kUndefined) return t;
+  return DType::kF32;
+}
+
 bool tensor_op(const Graph& g, const Node& n) {
   static const std::set<std::string> kOps = {"ArgMax", "ArgMin", "Tile", "InstanceNormalization",
                                              "Resize", "LSTM",   "GRU"};
   const std::string& op = n.op_type;
-  return kOps.count(op) || compare_codes().count(op) || logic_codes().count(op) ||
-         where_on_device(g, n) || select_op(g, n) || op == "ConvTranspose";
+  // A Where of integer or bool branches runs here whatever its condition;
+  // one of f32 branches when its condition is made at run time (else the
+  // element-wise chains take it).
+  const bool where = op == "Where" && n.inputs.size() == 3 &&
+                     (where_on_device(g, n) || where_branch_dtype(g, n) != DType::kF32);
+  return kOps.count(op) || compare_codes().count(op) || logic_codes().count(op) || where ||
+         select_op(g, n) || op == "ConvTranspose";
 }
 
 std::string tensor_op_why_not(const Graph& g, const Node& n) {
@@ -266,27 +290,43 @@ std::string tensor_op_why_not(const Graph& g, const Node& n) {
     return output_is(g, n, DType::kF32);
   }
   if (compare_codes().count(op)) {
-    if (n.inputs.size() != 2) return op + " with other than two inputs";
-    if (std::string why = f32_inputs(g, n, 0, 2); !why.empty()) return why;
+    if (n.inputs.size() != 2 || n.inputs[1] < 0) return op + " with other than two inputs";
+    // Integers compare exactly as i64 (hone_compare_int); f32 as floats.
+    const DType a = known_dtype(g, n.inputs[0]), b = known_dtype(g, n.inputs[1]);
+    if (a == DType::kI64 || a == DType::kI32 || b == DType::kI64 || b == DType::kI32) {
+      if (a != b)
+        return op + " of " + dtype_word(a) + " and " + dtype_word(b) + " (ONNX wants one dtype)";
+    } else if (std::string why = f32_inputs(g, n, 0, 2); !why.empty()) {
+      return why;
+    }
     return output_is(g, n, DType::kBool);
   }
   if (const auto it = logic_codes().find(op); it != logic_codes().end()) {
     if (n.inputs.size() != (it->second == 0 ? 1u : 2u)) return op + " with a wrong input count";
+    // A bool known when planned (0/1 floats on the device) is read as such
+    // beside one made at run time (bool bytes): create_tensor_op's mask.
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i] < 0) return "input " + std::to_string(i) + " is missing";
       if (known_dtype(g, n.inputs[i]) != DType::kBool)
         return "input " + std::to_string(i) + " is not a known bool tensor";
-      // Known bools reach the device as 0/1 floats, which these kernels do not read.
-      if (host_eval::host_value(g, n.inputs[i], host_eval::Policy::kAnyDtype))
-        return "input " + std::to_string(i) +
-               " is a bool known when planned beside one made at run time";
     }
     return output_is(g, n, DType::kBool);
   }
-  if (where_on_device(g, n)) {
+  if (op == "Where") {
+    if (n.inputs.size() != 3 || n.inputs[1] < 0 || n.inputs[2] < 0)
+      return "Where with other than three inputs";
     if (known_dtype(g, n.inputs[0]) != DType::kBool) return "condition is not a known bool tensor";
-    if (std::string why = f32_inputs(g, n, 1, 3); !why.empty()) return why;
-    return output_is(g, n, DType::kF32);
+    const DType t = where_branch_dtype(g, n);
+    if (!movable(t)) return "branches are " + dtype_word(t) + " (cuda selects f32, i64, i32, bool)";
+    for (size_t i = 1; i < 3; ++i) {
+      const DType u = known_dtype(g, n.inputs[i]);
+      if (u != t && u != DType::kUndefined)
+        return "branches of " + dtype_word(t) + " and " + dtype_word(u);
+      if (t == DType::kBool && host_eval::host_value(g, n.inputs[i], host_eval::Policy::kAnyDtype))
+        return "branch " + std::to_string(i) +
+               " is a bool known when planned (0/1 floats on the device), not bool bytes";
+    }
+    return output_is(g, n, t);
   }
   return "no cuda kernel for " + op;
 }
@@ -321,27 +361,45 @@ Result<Unit> create_tensor_op(const BlockInfo& b, const Node& n) {
   } else if (const auto c = compare_codes().find(op); c != compare_codes().end()) {
     u.inputs = n.inputs;
     const int code = c->second;
-    p = [code, op](const std::vector<dims_t>& in, const PlanEnv&) {
+    const DType t = moved_dtype(b.g, n.inputs[0]);
+    const bool integer = t == DType::kI64 || t == DType::kI32;
+    p = [code, op, t, integer](const std::vector<dims_t>& in, const PlanEnv&) {
       std::string lower = op;
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+      if (integer)
+        return plan_broadcast(in, "hone_compare_int", code, DType::kBool,
+                              lower + "." + dtype_word(t) + ".cuda.bool", t == DType::kI64 ? 1 : 0);
       return plan_broadcast(in, "hone_compare", code, DType::kBool, lower + ".f32.cuda.bool");
     };
   } else if (const auto l = logic_codes().find(op); l != logic_codes().end()) {
     u.inputs = n.inputs;
     const int code = l->second;
-    p = [code, op](const std::vector<dims_t>& in, const PlanEnv&) {
+    const int floats = known_bool_operands(b.g, n, 0);
+    p = [code, op, floats](const std::vector<dims_t>& in, const PlanEnv&) {
       std::string lower = op;
       std::transform(lower.begin(), lower.end(), lower.begin(),
                      [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
-      return plan_broadcast(in, "hone_logic", code, DType::kBool, lower + ".bool.cuda");
+      return plan_broadcast(in, "hone_logic", code, DType::kBool,
+                            lower + ".bool.cuda" + (floats ? ".known_operand" : ""), floats);
     };
-  } else if (where_on_device(b.g, n)) {
+  } else if (op == "Where") {
     u.inputs = n.inputs;
-    p = [](const std::vector<dims_t>& in, const PlanEnv&) {
-      return plan_broadcast(in, "hone_where_bytes", -1, DType::kF32,
-                            "where.f32.cuda.bool_condition");
-    };
+    const DType t = where_branch_dtype(b.g, n);
+    const int floats = known_bool_operands(b.g, n, 0) & 1;
+    if (t == DType::kF32 && floats == 0) {
+      p = [](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_broadcast(in, "hone_where_bytes", -1, DType::kF32,
+                              "where.f32.cuda.bool_condition");
+      };
+    } else {
+      const std::string kernel =
+          "where." + dtype_word(t) + ".cuda." + (floats ? "known_condition" : "bool_condition");
+      const int bytes = static_cast<int>(dtype_size(t));
+      p = [t, floats, kernel, bytes](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_broadcast(in, "hone_where_sized", floats, t, kernel, bytes);
+      };
+    }
   } else {
     return fail(ErrorCode::kInternal, "cuda: no unit for " + n.describe());
   }

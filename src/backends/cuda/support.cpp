@@ -9,6 +9,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/cudnn_api.h"
 #include "backends/cuda/op.h"
+#include "eval/kernel_util.h"
 #include "ops/attrs.h"
 #include "ops/unary.h"
 
@@ -50,35 +51,68 @@ bool integer_data(const Graph& g, const Node& n) {
   return t == DType::kI64 || t == DType::kI32 || t == DType::kBool;
 }
 
-/// Cast to f32, and Gather with run-time indices (ops_int.cpp).
+/// Cast, Clip of integers or by bounds made at run time, and Gather with
+/// run-time indices (ops_int.cpp).
 std::string int_op_why_not(const Graph& g, const Node& n) {
   if (extra_outputs_used(n)) return "more than one output";
   const Value* x = val(g, n, 0);
   if (x == nullptr) return "input 0 is missing";
   const DType xt = known_dtype(g, n.inputs[0]);
   if (n.op_type == "Cast") {
-    if (ops::cast_to(n) != 1) return "Cast to other than f32 (cuda makes f32 tensors only)";
-    if (xt != DType::kF32 && xt != DType::kI64 && xt != DType::kI32 && xt != DType::kBool)
-      return "Cast from " + std::string(dtype_name(xt)) + " (cuda casts i64, i32, bool and f32)";
-    // A known bool is 0/1 floats on the device; a Cast of it is a host node.
+    const Result<DType> to = eval::dtype_from_onnx(ops::cast_to(n));
+    const char* kinds = " (cuda casts between f32, f16, bf16, i64, i32 and bool)";
+    if (!to || element_code(*to) < 0)
+      return "Cast to " + (to ? dtype_word(*to) : std::string("an unknown dtype")) + kinds;
+    // An input of unknown dtype is f32, as everywhere in cuda.
+    if (element_code(moved_dtype(g, n.inputs[0])) < 0) return "Cast from " + dtype_word(xt) + kinds;
+    // A Cast of a known value is a host node; this one's input is made at run time.
     return {};
   }
-  if (xt != DType::kF32 && xt != DType::kUndefined)
-    return "data is " + std::string(dtype_name(xt)) + "; cuda gathers f32 data";
+  if (n.op_type == "Clip") {
+    const DType t = moved_dtype(g, n.inputs[0]);
+    if (t != DType::kF32 && t != DType::kI64 && t != DType::kI32)
+      return "Clip of " + dtype_word(t) + " (cuda clips f32, i64 and i32)";
+    for (size_t i = 1; i < 3 && i < n.inputs.size(); ++i)
+      if (const DType b = known_dtype(g, n.inputs[i]);
+          n.inputs[i] >= 0 && b != t && b != DType::kUndefined)
+        return "Clip " + std::string(i == 1 ? "min" : "max") + " is " + dtype_word(b) +
+               ", its input " + dtype_word(t);
+    return {};
+  }
+  if (xt != DType::kF32 && xt != DType::kI64 && xt != DType::kI32 && xt != DType::kUndefined)
+    return "data is " + dtype_word(xt) + "; cuda gathers f32, i64 and i32 data";
   const DType it = known_dtype(g, n.inputs[1]);
   if (it != DType::kI64 && it != DType::kI32)
     return "indices are " + std::string(dtype_name(it)) + "; cuda gathers by i64 or i32";
   return {};
 }
 
-/// A view of an integer or bool tensor (it keeps its dtype; a Cast, Gather,
-/// Where or logic op reads it).
-std::string views_why_not(const Graph& g, const Node& n) {
-  if (extra_outputs_used(n)) return "more than one output";
+/// Ops that only move their input's elements (ops_index.cpp, ops_misc.cpp).
+bool moves_data(const std::string& op) {
+  static const std::set<std::string> k = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
+                                          "Slice",   "Expand",  "Split",   "Gather"};
+  return k.count(op) > 0;
+}
+
+/// A data-movement op of an integer or bool tensor: the same plans as f32's
+/// over its elements (strided_copy_of); a view keeps its dtype.
+std::string moves_why_not(const Graph& g, const Node& n) {
+  const DType t = known_dtype(g, n.inputs[0]);
+  if (!movable(t)) return "data is " + dtype_word(t) + " (cuda moves f32, i64, i32 and bool)";
+  if (n.op_type == "Split") {
+    for (ValueId v : n.outputs)
+      if (v < 0) return "an output of the Split is left out";
+  } else if (extra_outputs_used(n)) {
+    return "more than one output";
+  }
   for (size_t i = 1; i < n.inputs.size(); ++i)
     if (n.inputs[i] >= 0 && !host_eval::host_value(g, n.inputs[i], host_eval::Policy::kAnyDtype))
       return "input " + std::to_string(i) + " (" + param_name(n.op_type, i) +
              ") is neither a constant nor computed from shapes";
+  // Many indices are gathered by a kernel over 4-byte words (ops_index.cpp).
+  if (n.op_type == "Gather" && t == DType::kBool && gather_reads_indices(g, n))
+    return "a Gather of bool data by indices computed from shapes or by over " +
+           std::to_string(kGatherCopies) + " constants (cuda copies rows of bools one index each)";
   return {};
 }
 
@@ -119,16 +153,9 @@ std::string why_not(const Graph& g, const Node& n) {
     return "domain '" + n.domain + "' is not ONNX's default";
   if (host_eval::host_node(g, n, host_eval::Policy::kAnyDtype)) return {};
   const std::string& op = n.op_type;
-  if (op == "Cast" || gathers_on_device(g, n)) return int_op_why_not(g, n);
+  if (op == "Cast" || gathers_on_device(g, n) || clips_on_device(g, n)) return int_op_why_not(g, n);
   if (tensor_op(g, n)) return tensor_op_why_not(g, n);
-  if ((op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") &&
-      integer_data(g, n))
-    return views_why_not(g, n);
-  // A Gather of i64 / i32 data by constant indices (a column of token ids
-  // selected by its position): rows of 4-byte words (ops_index.cpp).
-  if (op == "Gather" &&
-      (known_dtype(g, n.inputs[0]) == DType::kI64 || known_dtype(g, n.inputs[0]) == DType::kI32))
-    return views_why_not(g, n);
+  if (moves_data(op) && integer_data(g, n)) return moves_why_not(g, n);
   const bool eltwise = !eltwise_expr(g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty();
   if (!eltwise && !kOps.count(op)) {
     if (op == "Clip") return "Clip bounds must be constant f32 scalars";

@@ -490,17 +490,6 @@ extern "C" __global__ void hone_gather_indices(const float* x, const void* idx, 
   }
 }
 
-// y = (float)x for n elements of x: f32 (kind 0), i64 (1), i32 (2) or bool
-// bytes (3).
-extern "C" __global__ void hone_cast_to_f32(const void* x, float* y, long long n, int kind) {
-  HONE_FOR(i, n) {
-    y[i] = kind == 1   ? (float)((const long long*)x)[i]
-           : kind == 2 ? (float)((const int*)x)[i]
-           : kind == 3 ? (((const unsigned char*)x)[i] != 0 ? 1.0f : 0.0f)
-                       : ((const float*)x)[i];
-  }
-}
-
 // y[i] = v for n elements: Pad's border before the input is copied in.
 extern "C" __global__ void hone_fill(float* y, float v, long long n) {
   HONE_FOR(i, n) y[i] = v;

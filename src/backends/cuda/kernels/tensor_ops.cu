@@ -244,20 +244,6 @@ extern "C" __global__ void hone_compare(unsigned char* y, HoneEw p, long long n,
   }
 }
 
-// y (bool bytes) from bool operands with broadcasting: 0 Not (operand 0
-// only), 1 And, 2 Or, 3 Xor.
-extern "C" __global__ void hone_logic(unsigned char* y, HoneEw p, long long n, int op) {
-  HONE_FOR(i, n) {
-    const bool a = hone_ldb(p, 0, i);
-    bool r = !a;
-    if (op != 0) {
-      const bool b = hone_ldb(p, 1, i);
-      r = op == 1 ? (a && b) : op == 2 ? (a || b) : (a != b);
-    }
-    y[i] = r ? 1 : 0;
-  }
-}
-
 // One step of an LSTM direction (ops_rnn.cpp) over k = [B, H]: xw and hr are
 // this step's X·Wᵀ and H·Rᵀ, [B, 4H] in ONNX's gate order i, o, f, c; bias
 // [8H] (Wb then Rb) may be null. Updates h and c in place (each thread reads
@@ -421,5 +407,177 @@ extern "C" __global__ void hone_int_binary(void* y, HoneEw p, long long n, int o
       ((long long*)y)[i] = (long long)r;
     else
       ((int*)y)[i] = (int)(unsigned)r;
+  }
+}
+
+// --- integer and bool tensors made at run time (ops_int.cpp, ops_tensor.cpp) ---
+// Element codes of the kernels below: 0 f32, 1 i64, 2 i32, 3 bool (one byte,
+// 0 or 1), 4 f16, 5 bf16. A bool known when the plan is built reaches the
+// device as 0/1 floats (cuda_block.cpp): such an operand is read as f32.
+
+// y[dst] = x[src] over s for elements of `bytes` bytes (1, 2, 4 or 8): the
+// copies of bool bytes and of i64 values too wide for hone_strided_copy's
+// word trick (ops_int.cpp, strided_copy_of).
+extern "C" __global__ void hone_strided_copy_sized(const void* x, void* y, HoneShape s,
+                                                   long long n, int bytes) {
+  HONE_FOR(i, n) {
+    const long long a = hone_offset(i, s.rank, s.dims, s.src);
+    const long long b = hone_offset(i, s.rank, s.dims, s.dst);
+    if (bytes == 8)
+      ((unsigned long long*)y)[b] = ((const unsigned long long*)x)[a];
+    else if (bytes == 4)
+      ((unsigned*)y)[b] = ((const unsigned*)x)[a];
+    else if (bytes == 2)
+      ((unsigned short*)y)[b] = ((const unsigned short*)x)[a];
+    else
+      ((unsigned char*)y)[b] = ((const unsigned char*)x)[a];
+  }
+}
+
+// Offset of element i of operand k of p (hone_ld's index arithmetic).
+__device__ __forceinline__ long long hone_at(const HoneEw& p, int k, long long i) {
+  return p.flat[k] ? i : hone_offset(i, p.rank, p.dims, p.st[k]);
+}
+
+// Element `at` of operand k as a float: f32, f16, bf16 (exact), or a bool
+// known when planned (0/1 floats).
+__device__ __forceinline__ float hone_ld_float(const void* x, long long at, int code) {
+  if (code == 4 || code == 5) return hone_half_value(((const unsigned short*)x)[at], code == 5);
+  return ((const float*)x)[at];
+}
+
+// A float to i64 (is64) or i32 as the reference's saturate_cast: truncated
+// toward zero, NaN gives 0, out of range the nearest limit (the limits are
+// exact as doubles: -2^63, 2^63, -2^31, 2^31).
+__device__ __forceinline__ long long hone_float_to_int(float f, int is64) {
+  if (f != f) return 0;
+  const double d = (double)f;
+  if (d <= (is64 ? -9223372036854775808.0 : -2147483648.0))
+    return is64 ? -9223372036854775807LL - 1 : -2147483648LL;
+  if (d >= (is64 ? 9223372036854775808.0 : 2147483648.0))
+    return is64 ? 9223372036854775807LL : 2147483647LL;
+  return (long long)d;
+}
+
+// y = Cast(x) for n elements, x of element code `from`, y of `to`, as the
+// reference's Cast (eval/ops_elementwise_cast.cpp): anything to bool is
+// x != 0 (NaN is true); a float to an integer truncates toward zero
+// (hone_float_to_int: saturating, NaN gives 0);
+// integer to integer wraps; an integer to f32 rounds once; floats to
+// f16/bf16 round to nearest even.
+extern "C" __global__ void hone_cast(const void* x, void* y, long long n, int from, int to) {
+  const bool int_from = from == 1 || from == 2 || from == 3;
+  HONE_FOR(i, n) {
+    long long iv = 0;
+    float fv = 0.0f;
+    if (from == 1)
+      iv = ((const long long*)x)[i];
+    else if (from == 2)
+      iv = ((const int*)x)[i];
+    else if (from == 3)
+      iv = ((const unsigned char*)x)[i] != 0 ? 1 : 0;
+    else
+      fv = hone_ld_float(x, i, from);
+    if (to == 3) {
+      ((unsigned char*)y)[i] = (int_from ? iv != 0 : fv != 0.0f) ? 1 : 0;
+    } else if (to == 1) {
+      ((long long*)y)[i] = int_from ? iv : hone_float_to_int(fv, 1);
+    } else if (to == 2) {
+      ((int*)y)[i] = int_from ? (int)(unsigned)(unsigned long long)iv : (int)hone_float_to_int(fv, 0);
+    } else {
+      const float f = int_from ? (float)iv : fv;
+      if (to == 0)
+        ((float*)y)[i] = f;
+      else
+        ((unsigned short*)y)[i] = hone_half_bits(f, to == 5);
+    }
+  }
+}
+
+// y (bool bytes) = a <op> b of two integer operands (i64 when is64, else
+// i32) with broadcasting: hone_compare's codes, compared exactly as i64.
+extern "C" __global__ void hone_compare_int(unsigned char* y, HoneEw p, long long n, int op,
+                                            int is64) {
+  HONE_FOR(i, n) {
+    const long long a = hone_ld_int(p.in[0], hone_at(p, 0, i), is64);
+    const long long b = hone_ld_int(p.in[1], hone_at(p, 1, i), is64);
+    const bool r = op == 0 ? a == b : op == 1 ? a < b : op == 2 ? a > b : op == 3 ? a <= b : a >= b;
+    y[i] = r ? 1 : 0;
+  }
+}
+
+// Operand k of p as a bool: bool bytes, or (bit k of `floats` set) a bool
+// known when planned, uploaded as 0/1 floats.
+__device__ __forceinline__ bool hone_ld_bool(const HoneEw& p, int k, long long i, int floats) {
+  if ((floats >> k) & 1) return p.in[k][hone_at(p, k, i)] != 0.0f;
+  return hone_ldb(p, k, i);
+}
+
+// y (bool bytes) from bool operands with broadcasting: 0 Not (operand 0
+// only), 1 And, 2 Or, 3 Xor; `floats` as hone_ld_bool's.
+extern "C" __global__ void hone_logic(unsigned char* y, HoneEw p, long long n, int op,
+                                            int floats) {
+  HONE_FOR(i, n) {
+    const bool a = hone_ld_bool(p, 0, i, floats);
+    bool r = !a;
+    if (op != 0) {
+      const bool b = hone_ld_bool(p, 1, i, floats);
+      r = op == 1 ? (a && b) : op == 2 ? (a || b) : (a != b);
+    }
+    y[i] = r ? 1 : 0;
+  }
+}
+
+// Where with branches of `bytes`-byte elements (4: f32 or i32, 8: i64, 1:
+// bool bytes made at run time), copied bit for bit; the condition (operand
+// 0) is bool bytes, or 0/1 floats when bit 0 of `floats` is set (a
+// condition known when planned).
+extern "C" __global__ void hone_where_sized(void* y, HoneEw p, long long n, int floats,
+                                            int bytes) {
+  HONE_FOR(i, n) {
+    const int k = hone_ld_bool(p, 0, i, floats) ? 1 : 2;
+    const long long at = hone_at(p, k, i);
+    if (bytes == 8)
+      ((unsigned long long*)y)[i] = ((const unsigned long long*)p.in[k])[at];
+    else if (bytes == 4)
+      ((unsigned*)y)[i] = ((const unsigned*)p.in[k])[at];
+    else
+      ((unsigned char*)y)[i] = ((const unsigned char*)p.in[k])[at];
+  }
+}
+
+// Clip of x (operand 0; code 0 f32, 1 i64, 2 i32) by the one-element bounds
+// min (operand 1, when bit 0 of `have` is set) and max (operand 2, bit 1),
+// as the reference: y = min(max(x, lo), hi), so lo > hi gives hi; a NaN x
+// stays NaN. The bounds have x's dtype (ONNX requires it).
+extern "C" __global__ void hone_clip_typed(void* y, HoneEw p, long long n, int code, int have) {
+  HONE_FOR(i, n) {
+    if (code == 0) {
+      float v = hone_ld(p, 0, i);
+      if (have & 1) {
+        const float lo = hone_ld(p, 1, i);
+        v = v < lo ? lo : v;
+      }
+      if (have & 2) {
+        const float hi = hone_ld(p, 2, i);
+        v = v > hi ? hi : v;
+      }
+      ((float*)y)[i] = v;
+    } else {
+      const int is64 = code == 1;
+      long long v = hone_ld_int(p.in[0], hone_at(p, 0, i), is64);
+      if (have & 1) {
+        const long long lo = hone_ld_int(p.in[1], hone_at(p, 1, i), is64);
+        v = v < lo ? lo : v;
+      }
+      if (have & 2) {
+        const long long hi = hone_ld_int(p.in[2], hone_at(p, 2, i), is64);
+        v = v > hi ? hi : v;
+      }
+      if (is64)
+        ((long long*)y)[i] = v;
+      else
+        ((int*)y)[i] = (int)v;
+    }
   }
 }

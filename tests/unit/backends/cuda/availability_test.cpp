@@ -80,18 +80,19 @@ TEST(CudaAvailability, ProposalsNeedNoDevice) {
   ValueId x = b.input("x", DType::kF32, Shape{2, 3, 8, 8});
   ValueId c =
       b.conv(x, b.constant("w", uniform(rng, {4, 3, 3, 3})), b.constant("b", uniform(rng, {4})));
-  ValueId t = b.op("Cast", {c}, {{"to", int64_t{7}}});  // i64: not f32
+  ValueId t = b.op("Cast", {c}, {{"to", int64_t{11}}});  // f64: no cuda kernel makes it
   b.output(b.op("Cast", {t}, {{"to", int64_t{1}}}), "y");
-  b.output(b.op("Clip", {c, x}), "clipped");  // runtime bounds
+  b.output(b.op("Clip", {c, x}), "clipped");  // runtime bounds: hone_clip_typed
   Graph g = *std::move(b).build();
   CudaBackend be;
   const std::vector<NodeSupport> p = be.propose(g);
   ASSERT_EQ(p.size(), 4u);
   EXPECT_TRUE(p[0].supported) << p[0].reason;
   EXPECT_FALSE(p[1].supported);
-  EXPECT_NE(p[1].reason.find("Cast to other than f32"), std::string::npos) << p[1].reason;
-  EXPECT_TRUE(p[2].supported) << p[2].reason;  // i64 to f32 runs on the device
-  EXPECT_NE(p[3].reason.find("Clip bounds must be constant"), std::string::npos) << p[3].reason;
+  EXPECT_NE(p[1].reason.find("Cast to f64"), std::string::npos) << p[1].reason;
+  EXPECT_FALSE(p[2].supported);
+  EXPECT_NE(p[2].reason.find("Cast from f64"), std::string::npos) << p[2].reason;
+  EXPECT_TRUE(p[3].supported) << p[3].reason;
   auto part = be.plan(g);
   ASSERT_TRUE(part) << part.error().to_string();
   EXPECT_GE(part->nodes_on_backend(), 1u);
