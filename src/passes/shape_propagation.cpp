@@ -167,6 +167,18 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return Shape(std::move(dims));
   }
   if (out_index != 0) return std::nullopt;
+  if (op == "OneHot") {  // the values' type; the depth inserted at the axis
+    *dtype = dtype_of(2);
+    const Shape* s = shape_of(0);
+    const auto depth = int_list(g, n, "", 1);
+    if (!s || !depth || depth->size() != 1 || (*depth)[0] < 0) return std::nullopt;
+    const auto axis =
+        ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(s->rank()) + 1);
+    if (!axis) return std::nullopt;
+    std::vector<Dim> dims = s->dims();
+    dims.insert(dims.begin() + *axis, Dim((*depth)[0]));
+    return Shape(std::move(dims));
+  }
   if (same_shape_ops().count(op)) {
     const Shape* s = shape_of(0);
     return s ? std::optional<Shape>(*s) : std::nullopt;

@@ -118,6 +118,29 @@ TEST(ShapePropagationTensor, IndexOutputsAreI64) {
   EXPECT_EQ(g->value(nz).dtype, DType::kI64);
 }
 
+TEST(ShapePropagationTensor, OneHotTakesItsValuesTypeAndInsertsTheDepth) {
+  // Mixtral's one_hot of TopK's i64 indices: f32 or i64 values, the depth at
+  // the (negative) axis.
+  GraphBuilder b("one_hot");
+  ValueId idx = b.input("idx", DType::kI64, Shape{Dim::symbol("tokens"), 2});
+  ValueId depth = b.constant("depth", Tensor::from<int64_t>({}, {8}));
+  ValueId last = b.op("OneHot", {idx, depth, b.constant("v", Tensor::from<float>({2}, {0, 1}))},
+                      {{"axis", int64_t{-1}}});
+  ValueId first = b.op("OneHot", {idx, depth, b.constant("w", Tensor::from<int64_t>({2}, {0, 1}))},
+                       {{"axis", int64_t{0}}});
+  b.output(last);
+  b.output(first);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(g->value(last).dtype, DType::kF32);
+  EXPECT_EQ(g->value(first).dtype, DType::kI64);
+  ASSERT_TRUE(g->value(last).shape);
+  ASSERT_TRUE(g->value(first).shape);
+  EXPECT_EQ(*g->value(last).shape, (Shape{Dim::symbol("tokens"), 2, 8}));
+  EXPECT_EQ(*g->value(first).shape, (Shape{8, Dim::symbol("tokens"), 2}));
+}
+
 TEST(ShapePropagationTensor, SliceAndSplitKeepWhatTheyCanTell) {
   GraphBuilder b("slices");
   const Dim batch = Dim::symbol("batch");
