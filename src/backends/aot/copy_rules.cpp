@@ -7,6 +7,7 @@
 #include "backends/aot/dim_traits.h"
 #include "backends/aot/edge_dims.h"
 #include "backends/aot/shape_rules.h"
+#include "backends/aot/typed_values.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/pad.h"
@@ -193,8 +194,10 @@ Result<DimExprs> split(Program& p, NodeId id, const Node& n) {
     start += sizes[k];
     if (k == 0)
       first = d;
-    else if (n.outputs[k] >= 0)
+    else if (n.outputs[k] >= 0) {
       p.values[static_cast<size_t>(n.outputs[k])].dims = d;
+      p.values[static_cast<size_t>(n.outputs[k])].dtype = result_dtype(p, n, n.outputs[k]);
+    }
   }
   c.base = c.part_base[0];
   p.copies[id] = std::move(c);

@@ -83,6 +83,26 @@ const std::vector<EltwiseOp> kOwnOps = {
      }},
 };
 
+std::string binary(const Args& a, const char* op) {
+  return "(" + a[0] + " " + op + " " + a[1] + ")";
+}
+
+/// Comparisons (any type to bool: C's operators on the C types, so NaN is
+/// equal to nothing and ordered with nothing, as in the reference) and
+/// logic of bools (uint8_t, 0 or 1).
+const std::vector<EltwiseOp> kTypedOps = {
+    {"Equal", 2, [](const Node&, const Args& a) { return binary(a, "=="); }},
+    {"Less", 2, [](const Node&, const Args& a) { return binary(a, "<"); }},
+    {"LessOrEqual", 2, [](const Node&, const Args& a) { return binary(a, "<="); }},
+    {"Greater", 2, [](const Node&, const Args& a) { return binary(a, ">"); }},
+    {"GreaterOrEqual", 2, [](const Node&, const Args& a) { return binary(a, ">="); }},
+    {"And", 2, [](const Node&, const Args& a) { return binary(a, "&&"); }},
+    {"Or", 2, [](const Node&, const Args& a) { return binary(a, "||"); }},
+    {"Xor", 2,
+     [](const Node&, const Args& a) { return "((" + a[0] + " != 0) != (" + a[1] + " != 0))"; }},
+    {"Not", 1, [](const Node&, const Args& a) { return "(" + a[0] + " == 0)"; }},
+};
+
 /// aot's own entries, then every unary formula of the schema.
 /// (Built on first use: the schema's table is another file's static.)
 const std::vector<EltwiseOp>& all_ops() {
@@ -101,11 +121,17 @@ const std::vector<EltwiseOp>& eltwise_ops() {
   return all_ops();
 }
 
+const std::vector<EltwiseOp>& typed_eltwise_ops() {
+  return kTypedOps;
+}
+
 const EltwiseOp* find_eltwise(std::string_view op) {
-  const std::vector<EltwiseOp>& all = all_ops();
-  const auto it =
-      std::find_if(all.begin(), all.end(), [&](const EltwiseOp& e) { return op == e.name; });
-  return it == all.end() ? nullptr : &*it;
+  for (const std::vector<EltwiseOp>* table : {&all_ops(), &kTypedOps}) {
+    const auto it = std::find_if(table->begin(), table->end(),
+                                 [&](const EltwiseOp& e) { return op == e.name; });
+    if (it != table->end()) return &*it;
+  }
+  return nullptr;
 }
 
 }  // namespace hone::aot

@@ -24,7 +24,7 @@ namespace hone::aot {
 struct EltwiseOp {
   const char* name;  // the ONNX op type
   int arity;         // 1: y = f(x); 2: y = f(a, b); 3: y = f(a, b, c); numpy-broadcast
-  /// The C expression (float) of one element; `a` holds the operands' C
+  /// The C expression of one element (float, or the operands' C types); `a` holds the operands' C
   /// expressions, a literal ("2.0f") where the operand is a constant scalar.
   std::string (*expr)(const Node& n, const std::vector<std::string>& a);
   /// Why aot refuses this node's attributes, or ""; nullptr: it has no limits.
@@ -33,7 +33,10 @@ struct EltwiseOp {
 
 /// The entry of `op`, or nullptr when it is not in the table.
 const EltwiseOp* find_eltwise(std::string_view op);
-/// Every entry, in the table's order (the tests walk it).
+/// Every f32 entry, in the table's order (the tests walk it).
 const std::vector<EltwiseOp>& eltwise_ops();
+/// The comparisons (any of aot's types in, bool out) and And, Or, Xor and
+/// Not (bool): in find_eltwise() too, their types checked by typed_values.h.
+const std::vector<EltwiseOp>& typed_eltwise_ops();
 
 }  // namespace hone::aot

@@ -2,6 +2,7 @@
 // member in registers, reading each outside operand through its own broadcast.
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <set>
 
 #include "backends/aot/eltwise.h"
@@ -28,6 +29,26 @@ std::string v(ValueId id) {
   return "v" + std::to_string(id);
 }
 
+/// A C literal of integer `v` (INT64_MIN has none of its own).
+std::string int_literal(int64_t v) {
+  return v == std::numeric_limits<int64_t>::min() ? std::string("INT64_MIN")
+                                                  : "INT64_C(" + std::to_string(v) + ")";
+}
+
+/// Clip of integers as the reference: below the lower bound it takes it,
+/// then above the upper bound the upper one (each bound optional).
+std::string clip_int_expr(const Program& p, const Node& n, const std::string& x) {
+  std::string y = x;
+  for (size_t i = 1; i < 3; ++i) {
+    if (i >= n.inputs.size() || n.inputs[i] < 0) continue;
+    const Tensor& t = *p.values[static_cast<size_t>(n.inputs[i])].constant;
+    const std::string b = int_literal(tensor_element_as_int64(t, 0));
+    y = i == 1 ? "(" + y + " < " + b + " ? " + b + " : " + y + ")"
+               : "(" + y + " > " + b + " ? " + b + " : " + y + ")";
+  }
+  return y;
+}
+
 /// The C expression of element-wise node `n` over operand expressions `a`:
 /// the table's (eltwise.h), or one of the ops with constant operands of their own.
 std::string expr(const Program& p, const Node& n, const std::vector<std::string>& a) {
@@ -40,6 +61,7 @@ std::string expr(const Program& p, const Node& n, const std::vector<std::string>
   if (op == "PRelu") return "(" + x + " < 0.0f ? " + a[1] + " * " + x + " : " + x + ")";
   if (op == "BatchNormalization") return "(" + x + " * " + a[1] + " + " + a[2] + ")";
   // Clip: bounds from constant inputs (opset 11+) or attributes.
+  if (!p.values[static_cast<size_t>(n.inputs[0])].is_f32()) return clip_int_expr(p, n, x);
   std::string lo = "(-INFINITY)", hi = "INFINITY";
   if (p.graph->opset() < 11) {
     const ops::ClipAttrs c = ops::clip_attrs(n);

@@ -88,6 +88,10 @@ class Emitter {
   void emit_gather_nd(const Node& n, NodeId id, const std::string& y);
   /// TopK: both outputs, either may be unused (topk.cpp).
   void emit_topk(const Node& n, NodeId id);
+  /// CumSum, GatherElements and ScatterElements, OneHot (elements.cpp).
+  void emit_cumsum(const Node& n, NodeId id, const std::string& y);
+  void emit_elements(const Node& n, NodeId id, const std::string& y);
+  void emit_one_hot(const Node& n, NodeId id, const std::string& y);
   /// ArgMax and ArgMin along one axis (arg_extreme.cpp).
   void emit_arg_extreme(const Node& n, NodeId id, const std::string& y);
   /// Pad with a constant (Program::pads), in emit_pad.cpp.

@@ -551,6 +551,12 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = concat(p, id, n);
   } else if (op == "ArgMax" || op == "ArgMin") {
     out = arg_extreme_dims(p, id, n);  // arg_extreme.cpp
+  } else if (op == "CumSum") {
+    out = cumsum_dims(p, id, n);  // elements.cpp
+  } else if (op == "GatherElements" || op == "ScatterElements") {
+    out = elements_dims(p, id, n);  // elements.cpp
+  } else if (op == "OneHot") {
+    out = one_hot_dims(p, id, n);  // elements.cpp
   } else if (op == "Gather" && !gathers_one_constant(p, n)) {
     out = gather_dims(p, id, n);  // gather.cpp
   } else if (op == "GatherND") {

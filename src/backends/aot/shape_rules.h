@@ -49,6 +49,12 @@ DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& ch
 /// Slice, Gather by one constant index, Expand: their output dims, and the
 /// strided copy each is (Program::copies; copy_rules.cpp).
 [[nodiscard]] Result<DimExprs> copy_dims(Program& p, NodeId id, const Node& n);
+/// CumSum (a constant axis), GatherElements and ScatterElements (indices of
+/// the data's rank), OneHot (constant depth and values): their output dims
+/// (elements.cpp).
+[[nodiscard]] Result<DimExprs> cumsum_dims(Program& p, NodeId id, const Node& n);
+[[nodiscard]] Result<DimExprs> elements_dims(Program& p, NodeId id, const Node& n);
+[[nodiscard]] Result<DimExprs> one_hot_dims(Program& p, NodeId id, const Node& n);
 /// ArgMax and ArgMin: the output dims (arg_extreme.cpp).
 [[nodiscard]] Result<DimExprs> arg_extreme_dims(Program& p, NodeId id, const Node& n);
 /// TopK's outputs (values f32, indices i64) and operands (topk.cpp).

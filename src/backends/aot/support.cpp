@@ -37,10 +37,9 @@ using node_query::val;
 /// Inputs that carry shapes or axes (constant integers) rather than data.
 size_t data_inputs(const Node& n) {
   const std::string& op = n.op_type;
-  if (op == "Where") return 0;  // the condition: checked in why_not; x and y below
   if (op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op.rfind("Reduce", 0) == 0 ||
       op == "Clip" || op == "Slice" || op == "Expand" || op == "Split" || op == "Pad" ||
-      op == "Resize" || op == "TopK")
+      op == "Resize" || op == "TopK" || op == "CumSum" || op == "OneHot")
     return 1;
   return n.inputs.size();
 }
@@ -184,7 +183,11 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "Pad",
                                                  "TopK",
                                                  "ArgMax",
-                                                 "ArgMin"};
+                                                 "ArgMin",
+                                                 "CumSum",
+                                                 "GatherElements",
+                                                 "ScatterElements",
+                                                 "OneHot"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
@@ -193,28 +196,21 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   if (host_eval::host_node(g, n, kHostPolicy)) return {};
   if (op == "LSTM") return why_not_lstm(g, n);
   if (op == "GRU") return why_not_gru(g, n);
-  if (op == "Where" && n.inputs.size() == 3 && n.inputs[0] >= 0 &&
-      !host_eval::host_value(g, n.inputs[0], kHostPolicy))
-    return "the condition is computed at run time (aot selects by a constant or a mask made "
-           "from dims)";
+  if (op == "NonZero")
+    return "its output's length is the count of non-zero inputs, known only when it has run, "
+           "and aot sizes every buffer when it compiles by bounds derived from the model "
+           "inputs' (the block ends here; a block reading that length has no bound for it and "
+           "runs on the reference)";
   if (!is_elementwise_op(op) && !is_view_op(op) && !kAnchors.count(op))
     return "aot has no code generator for " + op;
   if (std::string why = types_problem(g, n, data_inputs(n)); !why.empty()) return why;
   if (std::string why = unranked_input_problem(g, n, depth); !why.empty()) return why;
   for (size_t i = 1; i < n.outputs.size(); ++i) {
     if (n.outputs[i] < 0 || g.value(n.outputs[i]).name.empty()) continue;
-    if (op == "TopK") continue;  // its i64 indices
-    if (op != "Split")
-      return "output " + std::to_string(i) + " (training or index outputs) is not supported";
-    if (const DType t = g.value(n.outputs[i]).dtype; t != DType::kF32 && t != DType::kUndefined)
-      return "output " + std::to_string(i) + " is " + std::string(dtype_name(t)) +
-             "; aot runs f32 only";
+    if (op == "TopK" || op == "Split") continue;  // TopK's i64 indices; Split's parts
+    return "output " + std::to_string(i) + " (training or index outputs) is not supported";
   }
-  if (op == "Where")
-    for (size_t i = 1; i < n.inputs.size(); ++i)
-      if (const Value* v = val(g, n, i))
-        if (std::string why = f32_tensor_problem(*v, i); !why.empty()) return why;
-  for (size_t i = data_inputs(n); i < n.inputs.size() && op != "Where"; ++i)
+  for (size_t i = data_inputs(n); i < n.inputs.size(); ++i)
     if (n.inputs[i] >= 0 && !is_const(g, n, i)) {
       // Resize's sizes computed from dims: lowering takes the output dims shape inference gave.
       if (op == "Resize" && i == 3 && host_eval::host_value(g, n.inputs[i], kHostPolicy)) continue;
@@ -289,7 +285,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
 }  // namespace
 
 bool reads_data_slot(const Node& n, size_t slot) {
-  return n.op_type == "Where" || slot < data_inputs(n);
+  return slot < data_inputs(n);
 }
 
 NodeSupport supports_node(const Graph& g, const Node& node) {

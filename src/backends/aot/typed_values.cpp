@@ -26,11 +26,32 @@ const char* c_type(DType t) {
 
 bool carries_any_dtype(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity",  "Cast",
-      "Gather",  "Slice",   "Expand",  "Split",     "Transpose", "Concat",
-      "Add",     "Sub",     "Mul",     "ArgMax",    "ArgMin",    "GatherND"};
-  return kOps.count(op) != 0;
+      "Reshape", "Flatten", "Squeeze", "Unsqueeze",      "Identity",        "Cast",
+      "Gather",  "Slice",   "Expand",  "Split",          "Transpose",       "Concat",
+      "Add",     "Sub",     "Mul",     "ArgMax",         "ArgMin",          "GatherND",
+      "Where",   "Clip",    "CumSum",  "GatherElements", "ScatterElements", "OneHot"};
+  return kOps.count(op) != 0 || is_compare_op(op) || is_logic_op(op);
 }
+
+bool is_compare_op(const std::string& op) {
+  return op == "Equal" || op == "Less" || op == "LessOrEqual" || op == "Greater" ||
+         op == "GreaterOrEqual";
+}
+
+bool is_logic_op(const std::string& op) {
+  return op == "And" || op == "Or" || op == "Xor" || op == "Not";
+}
+
+namespace {
+
+/// Input `i` of `op` holds indices (i64 or i32, checked apart from the data).
+bool index_slot(const std::string& op, size_t i) {
+  if (op == "OneHot") return i == 0;
+  return i == 1 &&
+         (op == "Gather" || op == "GatherND" || op == "GatherElements" || op == "ScatterElements");
+}
+
+}  // namespace
 
 std::string types_problem(const Graph& g, const Node& n, size_t data) {
   const std::string& op = n.op_type;
@@ -49,7 +70,13 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
     if (!aot_dtype(v.dtype))
       return "input " + std::to_string(i) + " is " + what(v.dtype) +
              "; aot runs f32, i64, i32 and bool";
-    if ((op == "Gather" || op == "GatherND") && i == 1) continue;  // the indices, checked below
+    if (index_slot(op, i)) continue;  // the indices, checked below
+    if (op == "Where" && i == 0) {    // the condition
+      if (v.dtype != DType::kBool) return "the condition is " + what(v.dtype) + ", not bool";
+      continue;
+    }
+    if (is_logic_op(op) && v.dtype != DType::kBool)
+      return op + " of " + what(v.dtype) + " (bool only)";
     seen.insert(v.dtype);
   }
   if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
@@ -57,12 +84,16 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
     if (!any) return "output is " + what(t) + "; aot runs f32 only for " + op;
     if (!aot_dtype(t)) return "output is " + what(t) + "; aot runs f32, i64, i32 and bool";
   }
-  if ((op == "Gather" || op == "GatherND") && n.inputs.size() > 1 && n.inputs[1] >= 0) {
-    const DType t = g.value(n.inputs[1]).dtype;
+  if ((op == "Gather" || op == "GatherND" || op == "GatherElements" || op == "ScatterElements" ||
+       op == "OneHot") &&
+      n.inputs.size() > 1 && n.inputs[op == "OneHot" ? 0 : 1] >= 0) {
+    const size_t slot = op == "OneHot" ? 0 : 1;
+    const DType t = g.value(n.inputs[slot]).dtype;
     if (t != DType::kI64 && t != DType::kI32 && t != DType::kUndefined)
       return "the indices are " + what(t) + "; " + op + " takes i64 or i32";
   }
-  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "ArgMax" || op == "ArgMin") &&
+  if ((op == "Add" || op == "Sub" || op == "Mul" || op == "ArgMax" || op == "ArgMin" ||
+       op == "Clip" || op == "CumSum") &&
       seen.count(DType::kBool))
     return op + " of bool";
   return "";
@@ -72,6 +103,11 @@ DType result_dtype(const Program& p, const Node& n, ValueId v) {
   const DType t = p.graph->value(v).dtype;
   if (t != DType::kUndefined) return t;
   if (n.op_type == "ArgMax" || n.op_type == "ArgMin") return DType::kI64;
+  if (is_compare_op(n.op_type) || is_logic_op(n.op_type)) return DType::kBool;
+  if (n.op_type == "Where" && n.inputs.size() > 1 && n.inputs[1] >= 0)
+    return p.values[static_cast<size_t>(n.inputs[1])].dtype;
+  if (n.op_type == "OneHot" && n.inputs.size() > 2 && n.inputs[2] >= 0)
+    return p.values[static_cast<size_t>(n.inputs[2])].dtype;
   if (n.op_type == "Cast") {
     if (const auto to = eval::dtype_from_onnx(ops::cast_to(n))) return *to;
   }

@@ -4,9 +4,11 @@
 // result, integer arithmetic on them) are i64, i32 or bool (uint8_t in C,
 // 0 or 1). The ops that carry them: the views, Cast, Gather and GatherND (of
 // any of them, by i64 or i32 indices read at run time too), the strided copies, Transpose,
-// Concat, Add, Sub and Mul of integers, and ArgMax and ArgMin (i64 positions
-// of any of them); every other op reads and makes f32. support.cpp asks types_problem(), lowering
-// result_dtype(), the emitters c_type() and cast_c_expr().
+// Concat, Split, Add, Sub and Mul of integers, ArgMax and ArgMin (i64 positions
+// of any of them), the comparisons (to bool) and And/Or/Xor/Not (of bool),
+// Where (a bool condition, branches of any type), Clip and CumSum of integers,
+// GatherElements, ScatterElements and OneHot; every other op reads and makes f32. support.cpp asks
+// types_problem(), lowering result_dtype(), the emitters c_type() and cast_c_expr().
 //
 //   if (std::string why = types_problem(g, n, data_inputs); !why.empty()) refuse(why);
 //   line(std::string("const ") + c_type(info.dtype) + "* X = " + ptr(v) + ";");
@@ -24,6 +26,10 @@ bool aot_dtype(DType t);
 const char* c_type(DType t);
 /// Ops whose inputs and outputs may be integer or bool (the rest are f32 only).
 bool carries_any_dtype(const std::string& op);
+/// Equal, Less, LessOrEqual, Greater, GreaterOrEqual: any type in, bool out.
+bool is_compare_op(const std::string& op);
+/// And, Or, Xor, Not: bool in, bool out.
+bool is_logic_op(const std::string& op);
 /// Why aot cannot run `n` with its element types ("" when it can): data
 /// inputs are slots [0, data); an op outside carries_any_dtype() reads and
 /// makes f32.

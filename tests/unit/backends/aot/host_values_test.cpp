@@ -121,8 +121,9 @@ TEST(AotHostValues, ABlockOfHostNodesOnlyGivesTheirValues) {
   }
 }
 
-// A condition computed at run time is not aot's: refused with the reason.
-TEST(AotHostValues, RunTimeConditionIsRefusedWithTheReason) {
+// A condition computed at run time is read by the code as bools: both nodes
+// are aot's, in one loop.
+TEST(AotHostValues, RunTimeConditionRunsCompiled) {
   GraphBuilder b("relu_where");
   ValueId x = b.input("x", DType::kF32, Shape{4, 6});
   ValueId c = b.op("Greater", {x, b.scalar_f32("zero", 0.0f)});
@@ -130,8 +131,9 @@ TEST(AotHostValues, RunTimeConditionIsRefusedWithTheReason) {
   const Graph g = *std::move(b).build();
   const std::vector<NodeSupport> s = AotBackend().propose(g);
   ASSERT_EQ(s.size(), 2u);
-  EXPECT_NE(s[1].reason.find("condition is computed at run time"), std::string::npos)
-      << s[1].reason;
+  for (const NodeSupport& n : s) EXPECT_TRUE(n.supported) << n.reason;
+  std::mt19937 rng(12);
+  testing_util::expect_matches_reference(g, {{testing_util::uniform(rng, {4, 6})}});
 }
 
 }  // namespace
