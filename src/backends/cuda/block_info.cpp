@@ -52,6 +52,7 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
     return create_int_op(b, n);
   if (op == "Gather" || op == "Slice" || op == "Expand" || op == "Split") return create_index(b, n);
   if (op == "BatchNormalization" || op == "Pad") return create_pad_norm(b, n);
+  if (element_op(op)) return create_element_op(b, n);
   if (tensor_op(b.g, n)) return create_tensor_op(b, n);
   if (op == "Add")
     if (const NodeId ln = layernorm_after(b, n); ln >= 0)

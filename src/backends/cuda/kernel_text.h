@@ -12,6 +12,7 @@ extern const std::string_view kPrelude;  // prelude.cu: HoneEw, HoneShape, hone_
 extern const std::string_view
     kFixed;  // fixed.cu: im2col, copies, pools, reductions, softmax, norms
 extern const std::string_view kTensorOps;  // tensor_ops.cu: ArgMax/ArgMin, norms, Resize, bool ops
+extern const std::string_view kIndexOps;   // index_ops.cu: CumSum, OneHot, *Elements, Pad modes
 extern const std::string_view kHalfOps;    // half_ops.cu: kernels over bf16/f16 activations
 extern const std::string_view kFp8Ops;     // fp8_ops.cu: e4m3 quantization (precision=fp8)
 extern const std::string_view kAttention;  // attention.cu: the fused attention kernels

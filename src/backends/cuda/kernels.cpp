@@ -7,7 +7,8 @@
 
 namespace hone::cuda {
 
-// The kernels (kernels/prelude.cu, kernels/fixed.cu, kernels/tensor_ops.cu, kernels/half_ops.cu,
+// The kernels (kernels/prelude.cu, kernels/fixed.cu, kernels/tensor_ops.cu, kernels/index_ops.cu,
+// kernels/half_ops.cu,
 // kernels/fp8_ops.cu)
 // run in f32 with IEEE division and libdevice's accurate functions (no --use_fast_math): results
 // must match the reference interpreter.
@@ -24,12 +25,13 @@ Result<const Module*> fixed_module(const Driver& d) {
   static std::unique_ptr<Module> module;
   std::lock_guard lock(mu);
   if (!module) {
-    HONE_TRY(Module m, Module::compile(d,
-                                       ew_prelude() + std::string(kernel_text::kFixed) +
-                                           std::string(kernel_text::kTensorOps) +
-                                           std::string(kernel_text::kHalfOps) +
-                                           std::string(kernel_text::kFp8Ops),
-                                       "hone_fixed"));
+    HONE_TRY(Module m,
+             Module::compile(
+                 d,
+                 ew_prelude() + std::string(kernel_text::kFixed) +
+                     std::string(kernel_text::kTensorOps) + std::string(kernel_text::kIndexOps) +
+                     std::string(kernel_text::kHalfOps) + std::string(kernel_text::kFp8Ops),
+                 "hone_fixed"));
     module = std::make_unique<Module>(std::move(m));
   }
   return module.get();

@@ -34,8 +34,19 @@ struct EwArgs {
   int32_t rank = 0;
   int32_t flat[kMaxOperands] = {};
 };
-static_assert(sizeof(CopyShape) == 152 && sizeof(EwArgs) == 536,
-              "must match the CUDA structs in kernels/prelude.cu");
+/// Host mirror of `HonePad` (kernels/index_ops.cu): Pad in reflect (mode
+/// 1), edge (2) or wrap (3) mode; per axis the output dims, the pad before,
+/// the kept input's length and its stride in elements.
+struct PadShape {
+  int32_t rank = 0;
+  int32_t mode = 0;
+  int64_t out[kMaxRank] = {};
+  int64_t begin[kMaxRank] = {};
+  int64_t len[kMaxRank] = {};
+  int64_t stride[kMaxRank] = {};
+};
+static_assert(sizeof(CopyShape) == 152 && sizeof(EwArgs) == 536 && sizeof(PadShape) == 200,
+              "must match the CUDA structs in kernels/prelude.cu and kernels/index_ops.cu");
 
 /// Shared definitions (HoneEw, hone_ld, math helpers) every module starts with.
 const std::string& ew_prelude();

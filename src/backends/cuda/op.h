@@ -323,7 +323,14 @@ bool movable(DType t);
 [[nodiscard]] Result<void> strided_copy_of(const ExecCtx& c, DType t, CUdeviceptr x, CUdeviceptr y,
                                            const dims_t& dims, const dims_t& src,
                                            const dims_t& dst);
-/// Standalone BatchNormalization and constant-mode Pad (ops_pad_norm.cpp).
+/// Whether `op` is CumSum, OneHot, GatherElements or ScatterElements
+/// (ops_elements.cpp).
+bool element_op(const std::string& op);
+/// Why this backend cannot run that op `n` (its own limits), or "".
+std::string element_op_why_not(const Graph& g, const Node& n);
+/// That unit (ops_elements.cpp).
+[[nodiscard]] Result<Unit> create_element_op(const BlockInfo& b, const Node& n);
+/// Standalone BatchNormalization and Pad (ops_pad_norm.cpp).
 [[nodiscard]] Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n);
 /// Whether `n` runs as a unit of ops_tensor.cpp (create_tensor_op): ArgMax,
 /// ArgMin, Tile, InstanceNormalization, Resize, LSTM, GRU, a Where whose condition is

@@ -1,9 +1,10 @@
 // The cuda backend's standalone BatchNormalization (inference: one pass,
 // y = (x - mean[c]) · scale[c] / sqrt(var[c] + eps) + B[c], the statistics
-// read from device constants) and constant-mode Pad (the output filled with
-// the value, then the input copied into its window by the strided copy;
-// negative pads crop). A BatchNormalization after a Conv or Gemm never gets
-// here: passes/batch_norm.cpp folds it into the weights.
+// read from device constants) and Pad: constant mode fills the output with
+// the value, then copies the input into its window by the strided copy
+// (negative pads crop); reflect, edge and wrap read each output element's
+// source as ops::pad_source_offsets defines it (kernels/index_ops.cu). A BatchNormalization after a
+// Conv or Gemm never gets here: passes/batch_norm.cpp folds it into the weights.
 #include <algorithm>
 
 #include "backends/cuda/op.h"
@@ -57,11 +58,48 @@ Result<float> pad_value(const Node& n, int opset, const ops::PadAttrs& a, const 
   return t->numel() == 0 ? 0.0f : static_cast<float>(tensor_element_as_double(*t, 0));
 }
 
+/// Pad in reflect, edge or wrap mode: one kernel reading, for each output
+/// element, the input element ops::pad_source_offsets names (the same fold
+/// of each axis, computed on the device: hone_pad_modes).
+Result<OpPlan> plan_pad_modes(const std::string& mode, const dims_t& x, const ops::PadWindow& w) {
+  // The reference's checks (an empty axis padded, an unknown mode) come from
+  // the one place that defines where Pad reads.
+  HONE_TRY(const auto offsets, ops::pad_source_offsets(x, w, mode));
+  (void)offsets;
+  if (x.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported,
+                "Pad of rank " + std::to_string(x.size()) + " (cuda pads up to 6 dims)");
+  PadShape s;
+  s.rank = static_cast<int32_t>(x.size());
+  s.mode = mode == "reflect" ? 1 : mode == "edge" ? 2 : 3;
+  const dims_t xs = strides_of(x);
+  int64_t base = 0;
+  for (size_t d = 0; d < x.size(); ++d) {
+    s.out[d] = w.out[d];
+    s.begin[d] = std::max<int64_t>(0, w.begin[d]);
+    s.len[d] = w.kept[d];
+    s.stride[d] = xs[d];
+    base += w.kept_from[d] * xs[d];
+  }
+  OpPlan p;
+  p.outputs = {w.out};
+  p.kernel = "pad.f32.cuda." + mode;
+  const long long total = numel_of(w.out);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    if (total == 0) return {};
+    HONE_TRY(CUfunction f, c.fixed.function("hone_pad_modes"));
+    CUdeviceptr xi = b.in[0] + static_cast<CUdeviceptr>(base) * sizeof(float), y = b.out[0];
+    PadShape sh = s;
+    long long n_ = total;
+    int bytes = static_cast<int>(sizeof(float));
+    return launch_1d(c.d, f, c.stream, total, {&xi, &y, &sh, &n_, &bytes});
+  };
+  return p;
+}
+
 Result<OpPlan> plan_pad(const Node& n, int opset, const std::vector<dims_t>& in,
                         const PlanEnv& env) {
   HONE_TRY(const ops::PadAttrs a, ops::pad_attrs(n));
-  if (a.mode != "constant")
-    return fail(ErrorCode::kUnsupported, "Pad mode '" + a.mode + "' (cuda pads with a constant)");
   const dims_t& x = in[0];
   std::vector<int64_t> pads = a.pads, axes;
   bool has_axes = false;
@@ -72,8 +110,9 @@ Result<OpPlan> plan_pad(const Node& n, int opset, const std::vector<dims_t>& in,
       has_axes = true;
     }
   }
-  HONE_TRY(const float value, pad_value(n, opset, a, env));
   HONE_TRY(const ops::PadWindow w, ops::pad_window(x, pads, has_axes ? &axes : nullptr));
+  if (a.mode != "constant") return plan_pad_modes(a.mode, x, w);
+  HONE_TRY(const float value, pad_value(n, opset, a, env));
   // The output; the window of it the input fills (after crops) and where the
   // input's part starts on each side.
   const dims_t& out = w.out;

@@ -155,6 +155,7 @@ std::string why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Cast" || gathers_on_device(g, n) || clips_on_device(g, n)) return int_op_why_not(g, n);
   if (tensor_op(g, n)) return tensor_op_why_not(g, n);
+  if (element_op(op)) return element_op_why_not(g, n);
   if (moves_data(op) && integer_data(g, n)) return moves_why_not(g, n);
   const bool eltwise = !eltwise_expr(g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty();
   if (!eltwise && !kOps.count(op)) {
@@ -162,6 +163,10 @@ std::string why_not(const Graph& g, const Node& n) {
     if (const ops::UnaryFormula* f = ops::find_unary(op))
       if (Result<ops::UnaryParams> p = ops::unary_params(n, *f); !p) return p.error().message();
     if (op == "Gelu") return "Gelu approximate must be 'none' or 'tanh'";
+    if (op == "NonZero")
+      return "NonZero's output size depends on the data and cuda plans every shape before a "
+             "block runs: it runs on the host between blocks (a kernel would need the same "
+             "device-to-host copy of its count)";
     if (op == "Max" || op == "Min") return op + " with other than two inputs";
     return "no cuda kernel for " + op;
   }
@@ -234,9 +239,9 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "Pad") {
     const Result<ops::PadAttrs> a = ops::pad_attrs(n);
     if (!a) return a.error().message();
-    if (a->mode != "constant") return "Pad mode '" + a->mode + "' (cuda pads with a constant)";
-    // The fill value is read when the plan is built too, as a float.
-    if (n.inputs.size() > 2 && n.inputs[2] >= 0 &&
+    // reflect, edge and wrap read the input only; constant's fill value is
+    // read when the plan is built too, as a float.
+    if (a->mode == "constant" && n.inputs.size() > 2 && n.inputs[2] >= 0 &&
         !host_eval::host_value(g, n.inputs[2], host_eval::Policy::kAnyDtype))
       return "input 2 (constant_value) is neither a constant nor computed from shapes";
   }
