@@ -1,5 +1,5 @@
 // The op-case table's graph and input making; the rows live in
-// op_cases_eltwise.cpp, op_cases_nn.cpp and op_cases_tensor.cpp.
+// op_cases_eltwise.cpp, op_cases_nn.cpp, op_cases_tensor.cpp and op_cases_index.cpp.
 #include "ops/op_cases.h"
 
 #include <cmath>
@@ -61,7 +61,7 @@ Tensor make_tensor(const OpInput& in, std::mt19937& rng) {
 const std::vector<OpCase>& all_cases() {
   static const std::vector<OpCase> kAll = [] {
     std::vector<OpCase> all;
-    for (auto part : {eltwise_cases, nn_cases, tensor_cases})
+    for (auto part : {eltwise_cases, nn_cases, tensor_cases, index_cases})
       for (OpCase& c : part()) all.push_back(std::move(c));
     return all;
   }();

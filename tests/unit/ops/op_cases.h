@@ -100,9 +100,11 @@ inline OpInput absent() {
   return i;
 }
 
-/// The table's parts (op_cases_eltwise.cpp, op_cases_nn.cpp, op_cases_tensor.cpp).
+/// The table's parts (op_cases_eltwise.cpp, op_cases_nn.cpp, op_cases_tensor.cpp,
+/// op_cases_index.cpp).
 std::vector<OpCase> eltwise_cases();
 std::vector<OpCase> nn_cases();
 std::vector<OpCase> tensor_cases();
+std::vector<OpCase> index_cases();
 
 }  // namespace hone::op_cases

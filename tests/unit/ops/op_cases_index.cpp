@@ -1,0 +1,106 @@
+// The op-case table's index and mask rows: CumSum, GatherElements,
+// ScatterElements, OneHot, and the integer forms of Transpose, Split, Clip
+// and the comparisons that text, graph and mixture-of-experts models export
+// (positions from a mask, relative-position gathers, scatter_add_,
+// one_hot routing). Indices are graph inputs, read when the model runs;
+// negative ones count from the end.
+#include "ops/op_cases.h"
+
+namespace hone::op_cases {
+
+std::vector<OpCase> index_cases() {
+  using Ints = std::vector<int64_t>;
+  std::vector<OpCase> t;
+  // CumSum: f32 along the last axis; i64 exclusive and reversed along a
+  // negative axis (a mask's positions counted from the end).
+  t.push_back({"CumSum_f32_axis1", "CumSum", 14, {in({2, 5, 3}), values({1})}});
+  t.back().inputs[1].shape = {};
+  t.push_back({"CumSum_i64_exclusive_reverse",
+               "CumSum",
+               14,
+               {given(DType::kI64, {2, 4}, {1, 0, 1, 1, 5, -2, 7, 0}), values({-1})},
+               {{"exclusive", int64_t{1}}, {"reverse", int64_t{1}}}});
+  t.back().inputs[1].shape = {};
+  t.push_back({"CumSum_exclusive_axis0",
+               "CumSum",
+               14,
+               {edge({4, 3}), values({0})},
+               {{"exclusive", int64_t{1}}}});
+  t.back().inputs[1].shape = {};
+
+  // GatherElements: indices smaller than the data off the axis, negative ones.
+  t.push_back({"GatherElements_axis1_negative",
+               "GatherElements",
+               13,
+               {in({3, 4}), given(DType::kI64, {2, 3}, {0, -1, 3, 2, -4, 1})},
+               {{"axis", int64_t{1}}}});
+  t.push_back({"GatherElements_i64_axis_neg2",
+               "GatherElements",
+               13,
+               {given(DType::kI64, {3, 2}, {10, -20, 30, -40, 50, -60}),
+                given(DType::kI32, {2, 2}, {2, 0, -1, 1})},
+               {{"axis", int64_t{-2}}}});
+
+  // ScatterElements: duplicate targets (the last wins without a reduction,
+  // else each is reduced in turn), negative indices, i64 data.
+  const std::vector<double> dup = {0, 2, 0, -3, 1, 1};  // rows 0 and 1 hit twice
+  for (const char* red : {"none", "add", "mul", "max", "min"}) {
+    t.push_back({std::string("ScatterElements_dup_") + red,
+                 "ScatterElements",
+                 18,
+                 {in({4, 3}), given(DType::kI64, {2, 3}, dup), in({2, 3})},
+                 {{"axis", int64_t{0}}, {"reduction", std::string(red)}}});
+  }
+  t.push_back(
+      {"ScatterElements_i64_add_axis1",
+       "ScatterElements",
+       16,
+       {given(DType::kI64, {2, 3}, {1, 2, 3, 4, 5, 6}), given(DType::kI64, {2, 2}, {2, 2, 0, -1}),
+        given(DType::kI64, {2, 2}, {10, 100, -7, 8})},
+       {{"axis", int64_t{-1}}, {"reduction", std::string("add")}}});
+
+  // OneHot: i64 values on the last axis, with a negative and an out-of-range
+  // index (its row stays off_value); f32 values on axis 0.
+  t.push_back({"OneHot_i64_last_axis",
+               "OneHot",
+               11,
+               {given(DType::kI64, {2, 3}, {0, 3, -1, 7, 2, -4}), values({4}), values({0, 1})},
+               {{"axis", int64_t{-1}}}});
+  t.back().inputs[1].shape = {};
+  t.push_back({"OneHot_f32_axis0",
+               "OneHot",
+               11,
+               {given(DType::kI64, {3}, {1, 0, 2}), values({3}), values({-0.5, 2.0}, DType::kF32)},
+               {{"axis", int64_t{0}}}});
+  t.back().inputs[1].shape = {};
+
+  // Integer forms of data movement, clamping and comparison.
+  t.push_back({"Transpose_i64",
+               "Transpose",
+               13,
+               {given(DType::kI64, {2, 3}, {0, 1, 2, 3, 4, 5})},
+               {{"perm", Ints{1, 0}}}});
+  t.push_back({"Split_i64_axis1",
+               "Split",
+               13,
+               {given(DType::kI64, {3, 2}, {5, 0, 5, 1, 7, 0}), values({1, 1})},
+               {{"axis", int64_t{1}}},
+               2});
+  t.push_back({"Clip_i64",
+               "Clip",
+               13,
+               {given(DType::kI64, {6}, {-9, -3, 0, 2, 3, 100}), values({-3}), values({2})}});
+  t.back().inputs[1].shape = t.back().inputs[2].shape = {};
+  t.push_back(
+      {"Equal_i64_bcast",
+       "Equal",
+       13,
+       {given(DType::kI64, {2, 3}, {0, 1, 2, 2, 1, 0}), given(DType::kI64, {3}, {0, 1, 0})}});
+  t.push_back({"Less_i64",
+               "Less",
+               13,
+               {given(DType::kI64, {4}, {-1, 0, 1, 2}), given(DType::kI64, {4}, {0, 0, 0, 3})}});
+  return t;
+}
+
+}  // namespace hone::op_cases
