@@ -1,12 +1,15 @@
 #include "backends/onednn/plan.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <unordered_map>
 
 #include "backends/common/arena_layout.h"
 #include "backends/common/host_eval.h"
+#include "core/log.h"
 #include "hone/limits.h"
 #include "ops/attrs.h"
 
@@ -148,7 +151,15 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
                                ? const_cast<void*>(inputs[static_cast<size_t>(b.index)].raw())
                                : outputs[static_cast<size_t>(b.index)].raw());
     }
+    // HONE_ONEDNN_PROFILE=1: each step's time in this run, logged (info) at
+    // its end, slowest first, as HONE_EVAL_PROFILE does for the reference;
+    // for finding where a block spends its time, not for timing it (the
+    // stream is waited on after every step).
+    static const bool profile = std::getenv("HONE_ONEDNN_PROFILE") != nullptr;
+    std::vector<double> spent(profile ? steps.size() : 0);
     for (size_t i = 0; i < steps.size(); ++i) {
+      const auto started =
+          profile ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
       if (const Step& s = steps[i]; s.own) {
         ctx->stream.wait();  // what the primitives before it wrote
         void* ptrs[kMaxOwnArgs] = {};
@@ -160,9 +171,16 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
       } else {
         s.prim.execute(ctx->stream, ctx->args[i]);
       }
+      if (profile) {
+        ctx->stream.wait();
+        spent[i] =
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started)
+                .count();
+      }
       executions->fetch_add(1, std::memory_order_relaxed);
     }
     ctx->stream.wait();
+    if (profile) log_profile(spent);
     release(std::move(ctx));  // a context whose run threw is dropped, not reused
     return outputs;
   } catch (const dnnl::error& e) {
@@ -171,6 +189,27 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
   } catch (const std::bad_alloc&) {
     return fail(ErrorCode::kOutOfMemory, "out of memory while running a oneDNN block");
   }
+}
+
+void Plan::log_profile(const std::vector<double>& spent) const {
+  std::vector<size_t> order(spent.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return spent[a] > spent[b]; });
+  double total = 0;
+  for (double ms : spent) total += ms;
+  std::string line;
+  for (size_t i : order) {
+    if (spent[i] < total * 0.005) break;  // the tail of tiny steps says little
+    const Step& s = steps[i];
+    std::string dims;  // the result's (the last arg's where none is DNNL_ARG_DST)
+    const BufferRef* out = s.args.empty() ? nullptr : &s.args.back().second;
+    for (const auto& [arg, ref] : s.args)
+      if (arg == DNNL_ARG_DST) out = &ref;
+    if (out != nullptr)
+      for (int64_t d : out->md.dims()) dims += (dims.empty() ? "" : "x") + std::to_string(d);
+    line += fmt::format("; #{} {} [{}] {:.3f} ms", i, s.kind, dims, spent[i]);
+  }
+  HONE_LOG_INFO("onednn profile of a block of {} steps: {:.3f} ms{}", steps.size(), total, line);
 }
 
 std::string Plan::describe() const {

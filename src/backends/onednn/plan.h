@@ -140,6 +140,8 @@ class Plan {
  private:
   std::unique_ptr<RunContext> acquire() const;
   void release(std::unique_ptr<RunContext> ctx) const;
+  /// HONE_ONEDNN_PROFILE's line: the steps by time (`spent[i]`, ms), slowest first.
+  void log_profile(const std::vector<double>& spent) const;
 
   mutable std::mutex pool_mu_;
   mutable std::vector<std::unique_ptr<RunContext>> pool_;
