@@ -64,10 +64,67 @@ Result<void> lower_eltwise(PlanBuilder& b, const Node& n, const EltwiseSpec& es)
   return {};
 }
 
+/// `s0 op s1` in plain layouts, `s0` of the output's dims `out` and `s1` of
+/// `p1` (as many dims, each 1 or the output's): the dims that broadcast alike
+/// merge (plain bytes keep their order), so [1,64,3,49,49] + [1,64,1,49,49]
+/// (swin_t's shifted-window mask) is [64,3,2401] + [64,1,2401], a pattern
+/// oneDNN's jit kernel takes where for the 5-D one it takes its reference
+/// kernel. Where the merged form still gets the reference kernel, so does
+/// [R,C] + [R,1], the same with a leading 1 is tried: [1,R,C] + [1,R,1] is a
+/// per-channel broadcast, which the jit kernel takes. Returns the result, a
+/// new plain temporary of `out`.
+BufferRef add_merged_binary(PlanBuilder& b, algorithm alg, int s0, int s1, const dims_t& out,
+                            const dims_t& p1) {
+  dims_t cout, c1;
+  std::vector<bool> cbc;  // per merged dim: the second operand broadcasts
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == 1) continue;
+    const bool bc = p1[i] == 1;
+    if (!cbc.empty() && cbc.back() == bc) {
+      cout.back() *= out[i];
+      c1.back() *= p1[i];
+    } else {
+      cout.push_back(out[i]);
+      c1.push_back(p1[i]);
+      cbc.push_back(bc);
+    }
+  }
+  if (cout.empty()) cout = c1 = {1};
+  auto make = [&](const dims_t& d0, const dims_t& d1) {
+    return dnnl::binary::primitive_desc(
+        dnnl::binary::desc(alg, plain_md(d0), plain_md(d1), plain_md(d0)), user_scratch(),
+        cpu_engine());
+  };
+  dims_t d0 = cout, d1 = c1;
+  auto pd = make(d0, d1);
+  if (std::string(pd.impl_info_str()).starts_with("ref") && cout.size() < 5) {
+    dims_t l0 = cout, l1 = c1;
+    l0.insert(l0.begin(), 1);
+    l1.insert(l1.begin(), 1);
+    auto alt = make(l0, l1);
+    if (!std::string(alt.impl_info_str()).starts_with("ref")) {
+      pd = alt;
+      d0 = l0;
+      d1 = l1;
+    }
+  }
+  const md_t m0 = plain_md(d0);
+  const int dst = b.new_temp(m0);
+  b.add_step("binary", dnnl::binary(pd), pd,
+             {{DNNL_ARG_SRC_0, {s0, m0}},
+              {DNNL_ARG_SRC_1, {s1, plain_md(d1)}},
+              {DNNL_ARG_DST, {dst, m0}}});
+  return {dst, plain_md(out)};
+}
+
 /// `a op b` where `a` is short of the output's shape and cannot trade
 /// places with `b` (oneDNN broadcasts only a binary op's second operand):
 /// one step adds `a` to zeros of the output's shape and applies `op b` as
-/// its post-op. Exact but for the sign of a zero `a`.
+/// its post-op. Exact but for the sign of a zero `a`. Where oneDNN has only
+/// its reference kernel for that step (both operands broadcast on different
+/// axes: DeBERTa's [1,1,1,S] x [1,1,S,1] mask, 2 ms at S = 128, a hundred
+/// times its jit kernel's time), the same as two merged binary steps: zeros
+/// + a, then that op b.
 Result<void> lower_binary_widened(PlanBuilder& b, const Node& n, algorithm alg, const dims_t& out) {
   const size_t r = out.size();
   const ValueId v0 = n.inputs[0], v1 = n.inputs[1];
@@ -81,6 +138,14 @@ Result<void> lower_binary_widened(PlanBuilder& b, const Node& n, algorithm alg, 
   attr.set_post_ops(po);
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, full, m0, full), attr,
                                   cpu_engine());
+  if (r > 0 && std::string(pd.impl_info_str()).starts_with("ref")) {
+    const BufferRef a = add_merged_binary(b, algorithm::binary_add, zeros.buffer,
+                                          b.plain(v0).buffer, out, pad_left(b.value(v0).dims, r));
+    const BufferRef dst =
+        add_merged_binary(b, alg, a.buffer, b.plain(v1).buffer, out, pad_left(b.value(v1).dims, r));
+    b.set(n.outputs[0], PValue{out, dst});
+    return {};
+  }
   const BufferRef dst{b.new_temp(full), full};
   b.add_step("binary", dnnl::binary(pd), pd,
              {{DNNL_ARG_SRC_0, zeros},
@@ -130,38 +195,23 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
       tries.push_back({md_t(out, memory::data_type::f32, native_tags(r)[0]), m1_plain});
   }
   tries.push_back({std::nullopt, m1_plain});
-  // Plain, the dims that broadcast alike merge (plain bytes keep their
-  // order): [1,64,3,49,49] + [1,64,1,49,49] (swin_t's shifted-window mask)
-  // is [64,3,2401] + [64,1,2401], a pattern oneDNN's jit kernel takes,
-  // while for the 5-D one it takes its reference kernel.
-  dims_t cout, c1;
-  std::vector<bool> cbc;  // per merged dim: the second operand broadcasts
+  // Plain with the dims that broadcast alike merged (add_merged_binary): the
+  // last resort where it has fewer dims.
+  int merged_rank = 0;
   {
     const dims_t p1 = pad_left(b.value(v1).dims, r);
+    std::optional<bool> last_bc;
     for (size_t i = 0; i < r; ++i) {
-      if (out[i] == 1) continue;
-      const bool bc = p1[i] == 1;
-      if (!cbc.empty() && cbc.back() == bc) {
-        cout.back() *= out[i];
-        c1.back() *= p1[i];
-      } else {
-        cout.push_back(out[i]);
-        c1.push_back(p1[i]);
-        cbc.push_back(bc);
-      }
+      if (out[i] == 1 || (last_bc && *last_bc == (p1[i] == 1))) continue;
+      last_bc = p1[i] == 1;
+      ++merged_rank;
     }
-    if (cout.empty()) cout = c1 = {1};
   }
-  const bool collapsible = !same && cout.size() < r;
+  const bool collapsible = !same && static_cast<size_t>(std::max(merged_rank, 1)) < r;
   auto attempt_collapsed = [&]() {
-    const md_t s0_md = plain_md(cout), m1 = plain_md(c1);
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0_md, m1, s0_md), user_scratch(),
-                                    cpu_engine());
-    const BufferRef s0{b.plain(v0).buffer, s0_md}, s1{b.plain(v1).buffer, m1};
-    const int dst = b.new_temp(s0_md);
-    b.add_step("binary", dnnl::binary(pd), pd,
-               {{DNNL_ARG_SRC_0, s0}, {DNNL_ARG_SRC_1, s1}, {DNNL_ARG_DST, {dst, s0_md}}});
-    b.set(n.outputs[0], PValue{out, {dst, plain_md(out)}});
+    const BufferRef dst = add_merged_binary(b, alg, b.plain(v0).buffer, b.plain(v1).buffer, out,
+                                            pad_left(b.value(v1).dims, r));
+    b.set(n.outputs[0], PValue{out, dst});
   };
   auto attempt = [&](const Layouts& l, bool last) -> std::optional<dnnl::binary::primitive_desc> {
     const md_t s0_md = l.s0 ? *l.s0 : plain_md(out);

@@ -67,10 +67,46 @@ struct WhereShape {
   std::array<std::vector<int64_t>, 3> strides;  // condition, x, y: per output axis, in elements
 };
 
+/// One output row of `n` elements, each operand read with the step 0 (a
+/// broadcast) or 1 its template argument says: a loop the compiler
+/// vectorizes, where the general one reloads three strides an element
+/// (DeBERTa's mask, [1,4,128,128] from [1,1,128,128]: 0.2 ms a Where).
+template <int Sc, int Sx, int Sy, class T>
+void where_row(int64_t n, const uint8_t* c, const T* x, const T* y, T* o) {
+  for (int64_t k = 0; k < n; ++k) o[k] = c[k * Sc] ? x[k * Sx] : y[k * Sy];
+}
+
+template <class T>
+using WhereRow = void (*)(int64_t, const uint8_t*, const T*, const T*, T*);
+
+template <class T, int Sc, int Sx>
+WhereRow<T> where_row_for(int64_t sy) {
+  return sy == 0 ? &where_row<Sc, Sx, 0, T> : &where_row<Sc, Sx, 1, T>;
+}
+
 template <class T>
 void where_loop(const WhereShape& s, const uint8_t* c, const T* x, const T* y, T* o) {
-  for_each_broadcast(s.out, s.strides, [&](int64_t i, const std::array<int64_t, 3>& p) {
-    o[i] = c[p[0]] ? x[p[1]] : y[p[2]];
+  const size_t rank = s.out.size();
+  const auto unit = [&](size_t j) { return rank > 0 && s.strides[j][rank - 1] <= 1; };
+  if (rank == 0 || !unit(0) || !unit(1) || !unit(2)) {
+    for_each_broadcast(s.out, s.strides, [&](int64_t i, const std::array<int64_t, 3>& p) {
+      o[i] = c[p[0]] ? x[p[1]] : y[p[2]];
+    });
+    return;
+  }
+  const int64_t sc = s.strides[0][rank - 1], sx = s.strides[1][rank - 1],
+                sy = s.strides[2][rank - 1];
+  const WhereRow<T> row = sc == 0
+                              ? (sx == 0 ? where_row_for<T, 0, 0>(sy) : where_row_for<T, 0, 1>(sy))
+                          : sx == 0 ? where_row_for<T, 1, 0>(sy)
+                                    : where_row_for<T, 1, 1>(sy);
+  const int64_t n = s.out[rank - 1];
+  // The rows' starts, by the same odometer over the outer axes: a row of
+  // one element each, whose offsets are its row's start.
+  dims_t outer(s.out.begin(), s.out.end() - 1);
+  outer.push_back(1);
+  for_each_broadcast(outer, s.strides, [&](int64_t r, const std::array<int64_t, 3>& p) {
+    row(n, c + p[0], x + p[1], y + p[2], o + r * n);
   });
 }
 
