@@ -323,8 +323,8 @@ bool movable(DType t);
 [[nodiscard]] Result<void> strided_copy_of(const ExecCtx& c, DType t, CUdeviceptr x, CUdeviceptr y,
                                            const dims_t& dims, const dims_t& src,
                                            const dims_t& dst);
-/// Whether `op` is CumSum, OneHot, GatherElements or ScatterElements
-/// (ops_elements.cpp).
+/// Whether `op` is CumSum, OneHot, GatherElements, ScatterElements or
+/// ScatterND (ops_elements.cpp).
 bool element_op(const std::string& op);
 /// Why this backend cannot run that op `n` (its own limits), or "".
 std::string element_op_why_not(const Graph& g, const Node& n);

@@ -1,8 +1,8 @@
 // The cuda backend's element-indexed ops (kernels/index_ops.cu): CumSum
 // (f32, i64, i32; axis known when planned; exclusive, reverse), OneHot
 // (depth known when planned, values on the device), GatherElements (f32,
-// i64, i32 or bool data) and ScatterElements (f32, i64, i32 data; reduction
-// none, add, mul, max, min). Each kernel walks what the reference walks in
+// i64, i32 or bool data), ScatterElements and ScatterND (f32, i64, i32
+// data; reduction none, add, mul, max, min). Each kernel walks what the reference walks in
 // the reference's order, so results match it bit for bit, duplicate
 // scatter indices included; an index out of range fails the run as the
 // reference does (run_errors.h), except OneHot's, which ONNX leaves off.
@@ -208,6 +208,59 @@ Result<OpPlan> plan_scatter_elements(const Node& n, DType data, DType index,
   return p;
 }
 
+Result<OpPlan> plan_scatter_nd(const Node& n, DType data, DType index,
+                               const std::vector<dims_t>& in) {
+  const dims_t &x = in[0], &idx = in[1];
+  const auto r = static_cast<int64_t>(x.size()), q = static_cast<int64_t>(idx.size());
+  if (r < 1 || q < 1 || idx.back() > r)
+    return fail(ErrorCode::kInvalidArgument,
+                "ScatterND needs data and indices of rank >= 1 and "
+                "tuples no longer than the data's rank; got data " +
+                    shape_to_string(x) + ", indices " + shape_to_string(idx));
+  const int64_t k = idx.back();
+  dims_t want(idx.begin(), idx.end() - 1);
+  want.insert(want.end(), x.begin() + k, x.end());
+  if (in[2] != want)
+    return fail(ErrorCode::kInvalidArgument, "ScatterND updates " + shape_to_string(in[2]) +
+                                                 " must have shape " + shape_to_string(want));
+  if (k > kMaxRank)
+    return fail(ErrorCode::kUnsupported,
+                "ScatterND tuples of " + std::to_string(k) + " indices (cuda reads up to 6)");
+  HONE_TRY(const int red, reduction_code(n));
+  const dims_t xs = strides_of(x);
+  CopyShape s;
+  s.rank = static_cast<int32_t>(k);
+  for (size_t j = 0; j < static_cast<size_t>(k); ++j) {
+    s.dims[j] = x[j];
+    s.src[j] = xs[j];
+  }
+  OpPlan p;
+  p.outputs = {x};
+  p.dtypes = {data};
+  const char* names[] = {"none", "add", "mul", "max", "min"};
+  p.kernel = "scatter_nd." + dtype_word(data) + ".cuda.slice_element_per_thread." + names[red];
+  const long long tuples = numel_of(dims_t(idx.begin(), idx.end() - 1)),
+                  slice = numel_of(dims_t(x.begin() + k, x.end()));
+  const int is64 = index == DType::kI64 ? 1 : 0, dcode = element_code(data);
+  const size_t bytes = static_cast<size_t>(numel_of(x)) * dtype_size(data);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    if (bytes > 0)
+      HONE_CHECK_OK(c.d.check(c.d.api().cuMemcpyDtoDAsync(b.out[0], b.in[0], bytes, c.stream),
+                              "cuMemcpyDtoDAsync"));
+    if (tuples * slice == 0) return {};
+    HONE_TRY(CUfunction f, c.fixed.function("hone_scatter_nd"));
+    CUdeviceptr ii = b.in[1], u = b.in[2], y = b.out[0];
+    CopyShape sh = s;
+    long long t = tuples, sl = slice;
+    int w = is64, dc = dcode, rr = red;
+    CUdeviceptr err = c.errors;
+    unsigned long long code = run_error_code(kRunErrorIndex, b.step);
+    return launch_1d(c.d, f, c.stream, slice,
+                     {&ii, &u, &y, &sh, &t, &sl, &w, &dc, &rr, &err, &code});
+  };
+  return p;
+}
+
 std::string known_when_planned(const Graph& g, const Node& n, size_t i, const char* what) {
   if (n.inputs.size() <= i || n.inputs[i] < 0) return std::string(what) + " is missing";
   if (!host_eval::host_value(g, n.inputs[i], host_eval::Policy::kAnyDtype))
@@ -218,7 +271,8 @@ std::string known_when_planned(const Graph& g, const Node& n, size_t i, const ch
 }  // namespace
 
 bool element_op(const std::string& op) {
-  return op == "CumSum" || op == "OneHot" || op == "GatherElements" || op == "ScatterElements";
+  return op == "CumSum" || op == "OneHot" || op == "GatherElements" || op == "ScatterElements" ||
+         op == "ScatterND";
 }
 
 std::string element_op_why_not(const Graph& g, const Node& n) {
@@ -278,16 +332,21 @@ Result<Unit> create_element_op(const BlockInfo& b, const Node& n) {
     p = [node, x, values](const std::vector<dims_t>& in, const PlanEnv& env) {
       return plan_one_hot(node, x, values, in, env);
     };
-  } else if (n.op_type == "GatherElements" || n.op_type == "ScatterElements") {
+  } else if (n.op_type == "GatherElements" || n.op_type == "ScatterElements" ||
+             n.op_type == "ScatterND") {
     u.inputs = n.inputs;
     const DType index = known_dtype(g, n.inputs[1]);
     if (n.op_type == "GatherElements")
       p = [node, x, index](const std::vector<dims_t>& in, const PlanEnv&) {
         return plan_gather_elements(node, x, index, in);
       };
-    else
+    else if (n.op_type == "ScatterElements")
       p = [node, x, index](const std::vector<dims_t>& in, const PlanEnv&) {
         return plan_scatter_elements(node, x, index, in);
+      };
+    else
+      p = [node, x, index](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_scatter_nd(node, x, index, in);
       };
   } else {
     return fail(ErrorCode::kInternal, "cuda: no unit for " + n.describe());

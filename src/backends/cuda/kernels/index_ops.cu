@@ -1,5 +1,5 @@
 // The cuda backend's fixed kernels for CumSum, OneHot, GatherElements,
-// ScatterElements (ops_elements.cpp) and Pad in reflect, edge and wrap mode
+// ScatterElements, ScatterND (ops_elements.cpp) and Pad in reflect, edge and wrap mode
 // (ops_pad_norm.cpp); compiled into the fixed module after prelude.cu,
 // fixed.cu and tensor_ops.cu, whose helpers (hone_offset, hone_ld_int,
 // hone_flag) they use. Element codes as tensor_ops.cu's: 0 f32, 1 i64, 2 i32.
@@ -157,6 +157,36 @@ extern "C" __global__ void hone_scatter_elements(const void* idx, const void* up
         continue;
       }
       hone_scatter_one(y, ob + k * ostride, upd, at, dcode, r);
+    }
+  }
+}
+
+// ScatterND into y, which already holds a copy of the data: tuples of s.rank
+// indices (i64 when is64, else i32; negative from the end of s.dims) pick
+// slices of `slice` elements at offsets sum(index * s.src); update t's
+// slice is upd[t * slice ...]. Any two tuples may name one slice, so one
+// thread per slice element walks every tuple in the reference's order:
+// duplicates combine as there (the last wins under reduction none). An index
+// out of range is skipped and sets the run's error word to `code`.
+extern "C" __global__ void hone_scatter_nd(const void* idx, const void* upd, void* y,
+                                           HoneShape s, long long tuples, long long slice,
+                                           int is64, int dcode, int r, unsigned long long* err,
+                                           unsigned long long code) {
+  HONE_FOR(e, slice) {
+    for (long long t = 0; t < tuples; ++t) {
+      long long off = 0;
+      bool inside = true;
+      for (int j = 0; j < s.rank; ++j) {
+        long long v = hone_ld_int(idx, t * s.rank + j, is64);
+        if (v < 0) v += s.dims[j];
+        inside = inside && v >= 0 && v < s.dims[j];
+        off += v * s.src[j];
+      }
+      if (!inside) {
+        hone_flag(err, code);
+        continue;
+      }
+      hone_scatter_one(y, off + e, upd, t * slice + e, dcode, r);
     }
   }
 }

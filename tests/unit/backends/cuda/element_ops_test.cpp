@@ -1,4 +1,4 @@
-// CumSum, OneHot, GatherElements, ScatterElements and Pad in reflect, edge
+// CumSum, OneHot, GatherElements, ScatterElements, ScatterND and Pad in reflect, edge
 // and wrap mode on cuda (issue 30: mistral's and alibi's cumsum positions,
 // moe's one_hot routing and index_add_, deberta's relative-position gather,
 // gcn's scatter_add_, style_transfer's ReflectionPad2d), each against the
@@ -85,6 +85,25 @@ Graph gather_scatter_graph() {
   return *std::move(b).build();
 }
 
+/// ScatterND (dynamo's index_add_) of row tuples with duplicates under every
+/// reduction, of full-index tuples, and of i64 data.
+Graph scatter_nd_graph() {
+  GraphBuilder b("scatter_nd", 18);
+  ValueId x = b.input("x", DType::kF32, Shape{4, 3});
+  ValueId rows = b.input("rows", DType::kI64, Shape{3, 1});
+  ValueId upd = b.input("upd", DType::kF32, Shape{3, 3});
+  ValueId ids = b.input("ids", DType::kI64, Shape{4, 3});
+  for (const char* r : {"none", "add", "mul", "max", "min"})
+    b.output(b.op("ScatterND", {x, rows, upd}, {{"reduction", Str(r)}}), std::string("rows_") + r);
+  // (0, 0) twice, (-1, -3) is (3, 0).
+  ValueId cells = i64s(b, {4, 2}, {0, 0, 3, 2, 0, 0, -1, -3});
+  ValueId vals = b.constant("", Tensor::from<float>({4}, {0.5f, -1.25f, 2.0f, 3.5f}));
+  b.output(b.op("ScatterND", {x, cells, vals}, {{"reduction", Str("add")}}), "cells_add");
+  ValueId some = b.op("Slice", {ids, i64s(b, {1}, {1}), i64s(b, {1}, {4}), i64s(b, {1}, {0})});
+  b.output(b.op("ScatterND", {ids, rows, some}, {{"reduction", Str("add")}}), "rows_i64");
+  return *std::move(b).build();
+}
+
 /// Pad of [1, 2, 4, 5] in reflect (pads up to 3 on an axis of 4: the mirror
 /// repeats), edge, wrap (6 on an axis of 4) and reflect after a crop.
 Graph pad_graph() {
@@ -119,6 +138,7 @@ TEST(CudaElementOps, ProposedWithoutADevice) {
   EXPECT_EQ(fallbacks_of(one_hot_graph()), "");
   EXPECT_EQ(fallbacks_of(gather_scatter_graph()), "");
   EXPECT_EQ(fallbacks_of(pad_graph()), "");
+  EXPECT_EQ(fallbacks_of(scatter_nd_graph()), "");
 }
 
 TEST(CudaElementOps, RefusalsSayWhy) {
@@ -176,6 +196,23 @@ TEST(CudaElementOps, GatherAndScatterMatchTheReference) {
   const std::string plan = plan_text(*be);
   EXPECT_NE(plan.find("gather_elements.f32.cuda.indices_i64"), std::string::npos) << plan;
   EXPECT_NE(plan.find("scatter_elements.f32.cuda.line_per_thread.add"), std::string::npos) << plan;
+}
+
+TEST(CudaElementOps, ScatterNdMatchesTheReference) {
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(46);
+  const Graph g = scatter_nd_graph();
+  Ints ids;
+  for (int64_t i = 0; i < 12; ++i) ids.push_back(i * 5 - 17);
+  auto be = expect_matches_reference(
+      g,
+      {uniform(rng, {4, 3}, -1.0f, 1.0f), Tensor::from<int64_t>({3, 1}, {1, -1, 1}),
+       uniform(rng, {3, 3}, -1.0f, 1.0f), Tensor::from<int64_t>({4, 3}, ids)},
+      0.0, 0.0);  // tuples walked in the reference's order: equal bits
+  const std::string plan = plan_text(*be);
+  EXPECT_NE(plan.find("scatter_nd.f32.cuda.slice_element_per_thread.add"), std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("scatter_nd.i64.cuda"), std::string::npos) << plan;
 }
 
 TEST(CudaElementOps, ScatterOutOfRangeFailsTheRun) {
