@@ -159,7 +159,6 @@ std::string why_not(const Graph& g, const Node& n) {
   if (moves_data(op) && integer_data(g, n)) return moves_why_not(g, n);
   const bool eltwise = !eltwise_expr(g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty();
   if (!eltwise && !kOps.count(op)) {
-    if (op == "Clip") return "Clip bounds must be constant f32 scalars";
     if (const ops::UnaryFormula* f = ops::find_unary(op))
       if (Result<ops::UnaryParams> p = ops::unary_params(n, *f); !p) return p.error().message();
     if (op == "Gelu") return "Gelu approximate must be 'none' or 'tanh'";
