@@ -469,8 +469,7 @@ TEST(CudaOps, RefusedNodesRunOnTheReferenceBetweenGpuBlocks) {
   GraphBuilder b("mixed");
   ValueId x = b.input("x", DType::kF32, Shape{4, 6});
   ValueId h = b.relu(b.matmul(x, b.constant("w", uniform(rng, {6, 6}))));
-  ValueId r =
-      b.op("Cast", {b.op("Cast", {h}, {{"to", int64_t{7}}})}, {{"to", int64_t{1}}});  // refused
+  ValueId r = b.op("Hardmax", {h}, {{"axis", int64_t{1}}});  // no cuda kernel
   b.output(b.sigmoid(b.matmul(r, b.constant("w2", uniform(rng, {6, 3})))), "y");
   Graph g = *std::move(b).build();
   CudaBackend be;
@@ -480,9 +479,8 @@ TEST(CudaOps, RefusedNodesRunOnTheReferenceBetweenGpuBlocks) {
   auto got = be.infer({in});
   ASSERT_TRUE(want && got);
   EXPECT_TRUE(testing_util::close((*got)[0], (*want)[0]));
-  // MatMul and Relu; then, after the refused Cast to i64, the Cast back to
-  // f32 (reading the i64 block input), MatMul and Sigmoid.
-  EXPECT_EQ(be.kernel_executions(), 5u) << plan_text(be);
+  // MatMul and Relu; then, after the refused Hardmax, MatMul and Sigmoid.
+  EXPECT_EQ(be.kernel_executions(), 4u) << plan_text(be);
 }
 
 TEST(CudaOps, DepthwiseKernelsMatchTheReferenceAtEveryTapAndStride) {
