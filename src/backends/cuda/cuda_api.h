@@ -70,6 +70,7 @@ inline constexpr int kLtDescTransA = 3;          // CUBLASLT_MATMUL_DESC_TRANSA 
 inline constexpr int kLtDescTransB = 4;          // CUBLASLT_MATMUL_DESC_TRANSB (int32)
 inline constexpr int kLtDescEpilogue = 7;        // CUBLASLT_MATMUL_DESC_EPILOGUE (uint32)
 inline constexpr int kLtDescBiasPointer = 8;     // CUBLASLT_MATMUL_DESC_BIAS_POINTER (void*)
+inline constexpr int kLtEpilogueDefault = 1;     // CUBLASLT_EPILOGUE_DEFAULT
 inline constexpr int kLtEpilogueBias = 4;        // CUBLASLT_EPILOGUE_BIAS
 inline constexpr int kLtEpilogueGeluBias = 36;   // CUBLASLT_EPILOGUE_GELU_BIAS (tanh form)
 inline constexpr int kLtDescAScalePointer = 17;  // CUBLASLT_MATMUL_DESC_A_SCALE_POINTER (float*)

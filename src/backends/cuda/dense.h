@@ -68,9 +68,12 @@ struct LtOptions {
   int y_type = kCudaR32F;
   /// GELU (cuBLASLt's tanh form) after the bias, in the same epilogue.
   bool gelu = false;
+  /// false: no bias (cuBLASLt's default epilogue; `gelu` is ignored).
+  bool bias = true;
 };
 
-/// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue:
+/// Y[M, N] = A[M, K] · B[K, N] + bias[N] with the bias in cuBLASLt's epilogue
+/// (or without a bias, LtOptions::bias):
 /// one per algorithm of cuBLASLt's heuristic for the shape (at most
 /// `o.want`, its best guess first), or why cuBLASLt cannot (no library, no
 /// algorithm).
@@ -79,8 +82,8 @@ struct LtOptions {
                                                                             const LtOptions& o);
 
 /// Enqueues Y = A · B + bias on `lt` (column-major, as cuBLAS: Yᵀ = Bᵀ · Aᵀ),
-/// its workspace at `ws`. The bias pointer is set on `lt`'s descriptor, so
-/// the enqueue holds `lt`'s lock.
+/// its workspace at `ws`. The bias pointer (0: `lt` has none) is set on
+/// `lt`'s descriptor, so the enqueue holds `lt`'s lock.
 [[nodiscard]] Result<void> lt_enqueue(const ExecCtx& c, LtMatmul& lt, CUdeviceptr A, CUdeviceptr B,
                                       CUdeviceptr bias, CUdeviceptr Y, CUdeviceptr ws);
 
@@ -113,7 +116,8 @@ class HalfBias {
 /// (made with y_type = `half`) on input 0 as stored (half, row-major) and
 /// input 1's bf16/f16 copy (made at build, else converted into the
 /// workspace), writing a bf16/f16 Y (N columns) viewed as `out`, the bias's half
-/// copy in the epilogue. Kernel id OP.bf16|f16.cuda.cublaslt+bias half_io.
+/// copy in the epilogue. Kernel id OP.bf16|f16.cuda.cublaslt+bias half_io;
+/// with no `bias` (`lt` made without one), OP.bf16|f16.cuda.cublaslt half_io.
 OpPlan lt_half_io_plan(const std::string& op, const dims_t& out, int64_t N, int64_t K, int half,
                        std::shared_ptr<LtMatmul> lt, std::shared_ptr<const DeviceBuffer> bias);
 

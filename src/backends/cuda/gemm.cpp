@@ -114,7 +114,9 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
     lt->a = &a;
     HONE_CHECK_OK(d->check_blas(a.cublasLtMatmulDescCreate(&lt->desc, compute, kCudaR32F),
                                 "cublasLtMatmulDescCreate"));
-    const uint32_t epilogue = o.gelu ? kLtEpilogueGeluBias : kLtEpilogueBias;
+    const uint32_t epilogue = !o.bias  ? kLtEpilogueDefault
+                              : o.gelu ? kLtEpilogueGeluBias
+                                       : kLtEpilogueBias;
     HONE_CHECK_OK(d->check_blas(
         a.cublasLtMatmulDescSetAttribute(lt->desc, kLtDescEpilogue, &epilogue, sizeof(epilogue)),
         "cublasLtMatmulDescSetAttribute"));
@@ -163,7 +165,9 @@ Result<std::vector<std::shared_ptr<LtMatmul>>> lt_matmul_bias(int64_t M, int64_t
     out.push_back(std::move(lt));
   }
   if (out.empty())
-    return fail(ErrorCode::kUnsupported, "cuBLASLt has no bias-epilogue algorithm for this shape");
+    return fail(ErrorCode::kUnsupported, std::string("cuBLASLt has no ") +
+                                             (o.bias ? "bias-epilogue " : "") +
+                                             "algorithm for this shape");
   return out;
 }
 
@@ -172,10 +176,12 @@ Result<void> lt_enqueue(const ExecCtx& c, LtMatmul& lt, CUdeviceptr A, CUdevicep
   const float one = 1.0f, zero = 0.0f;
   const Api& a = c.d.api();
   std::lock_guard lock(lt.mu);
-  const void* bp = reinterpret_cast<const void*>(bias);
-  HONE_CHECK_OK(
-      c.d.check_blas(a.cublasLtMatmulDescSetAttribute(lt.desc, kLtDescBiasPointer, &bp, sizeof(bp)),
-                     "cublasLtMatmulDescSetAttribute"));
+  if (bias != 0) {
+    const void* bp = reinterpret_cast<const void*>(bias);
+    HONE_CHECK_OK(c.d.check_blas(
+        a.cublasLtMatmulDescSetAttribute(lt.desc, kLtDescBiasPointer, &bp, sizeof(bp)),
+        "cublasLtMatmulDescSetAttribute"));
+  }
   void* y = reinterpret_cast<void*>(Y);
   return c.d.check_blas(
       a.cublasLtMatmul(c.d.lt(), lt.desc, &one, reinterpret_cast<const void*>(B), lt.la,
@@ -223,8 +229,10 @@ OpPlan lt_half_io_plan(const std::string& op, const dims_t& out, int64_t N, int6
                        std::shared_ptr<LtMatmul> lt, std::shared_ptr<const DeviceBuffer> bias) {
   OpPlan p;
   p.outputs = {out};
-  p.kernel = op + (half == kCudaR16BF ? ".bf16" : ".f16") + ".cuda.cublaslt+bias half_io";
-  p.reads = {Storage::kHalf, Storage::kF32, Storage::kF32};
+  p.kernel = op + (half == kCudaR16BF ? ".bf16" : ".f16") +
+             (bias ? ".cuda.cublaslt+bias half_io" : ".cuda.cublaslt half_io");
+  p.reads = {Storage::kHalf, Storage::kF32};
+  if (bias) p.reads.push_back(Storage::kF32);
   p.writes = {Storage::kHalf};
   const size_t hb = half_bytes(K * N);
   p.workspace_bytes = hb + lt->workspace;
@@ -233,7 +241,8 @@ OpPlan lt_half_io_plan(const std::string& op, const dims_t& out, int64_t N, int6
     if (w == 0) {
       HONE_TRY(w, to_half(c, bind.in[1], K * N, bind.workspace, half));
     }
-    return lt_enqueue(c, *lt, bind.in[0], w, bias->ptr(), bind.out[0], bind.workspace + hb);
+    return lt_enqueue(c, *lt, bind.in[0], w, bias ? bias->ptr() : 0, bind.out[0],
+                      bind.workspace + hb);
   };
   return p;
 }

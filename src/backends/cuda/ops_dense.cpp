@@ -203,26 +203,42 @@ class MatMulOp final : public Op {
   MatMulOp(const Node& n, BuildSettings s)
       : s_(std::move(s)), label_(n.describe()), weight_(n.inputs[1]), fp8_weight_(weight_, false) {}
 
-  /// Under precision=fp8, a product by a constant 2-D weight with no bias
-  /// after it runs in FP8 (fp8.h) on A as it is stored, writing bf16, where
-  /// its shapes allow; otherwise plan()'s (A read in f32), its kernel naming
-  /// why not FP8. Other products, and other precisions: no half plan.
+  /// A product by a constant 2-D weight with no bias after it (a Llama's or
+  /// T5's bias-free Linear): under precision=fp8 it runs in FP8 (fp8.h) on A
+  /// as it is stored, writing bf16, where its shapes allow. Otherwise, A
+  /// half (row-major) is read as it is and Y written bf16/f16 by cuBLASLt
+  /// with the weight's half copy made at build, no conversion on either
+  /// side; an f32 A takes plan()'s (read in f32), its kernel naming why not
+  /// FP8. Other products: no half plan.
   Result<OpPlan> plan_half(const std::vector<dims_t>& in, const std::vector<Storage>& have,
                            const PlanEnv& env) const override {
     const Tensor* w = env.value ? env.value(weight_) : nullptr;
     const dims_t &a = in[0], &b = in[1];
-    if (!s_.math.fp8 || w == nullptr || w->dtype() != DType::kF32 || b.size() != 2 ||
-        a.size() < 2 || a.back() != b[0] ||
-        (have[0] == Storage::kHalf && !channels_last_is_row_major(a)))
+    const bool a_half = have[0] == Storage::kHalf;
+    if ((!s_.math.fp8 && !a_half) || s_.math.half == 0 || w == nullptr ||
+        w->dtype() != DType::kF32 || b.size() != 2 || a.size() < 2 || a.back() != b[0] ||
+        (a_half && !channels_last_is_row_major(a)))
       return Op::plan_half(in, have, env);
     const int64_t K = a.back(), N = b[1], M = numel_of(a) / K;
     if (!fits_int({M, N, K})) return fail(ErrorCode::kUnsupported, "MatMul too large for cuBLAS");
     dims_t out = a;
     out.back() = N;
-    auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, nullptr, env, in, s_);
-    if (p) return p;
+    std::string not8;
+    if (s_.math.fp8) {
+      auto p = plan_fp8_product("matmul", out, M, N, K, have[0], fp8_weight_, nullptr, env, in, s_);
+      if (p) return p;
+      not8 = not_fp8(p.error().message());
+    }
+    if (a_half) {
+      const int half = s_.math.half;
+      HONE_TRY(auto lts,
+               lt_matmul_bias(M, N, K, {.half = half, .want = 1, .y_type = half, .bias = false}));
+      OpPlan p = lt_half_io_plan("matmul", out, N, K, half, lts.front(), nullptr);
+      p.kernel += not8;
+      return p;
+    }
     HONE_TRY(OpPlan full, plan(in, env));
-    full.kernel += not_fp8(p.error().message());
+    full.kernel += not8;
     return full;
   }
 

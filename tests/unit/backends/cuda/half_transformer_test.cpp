@@ -178,7 +178,8 @@ TEST(CudaHalfTransformer, HalfAndF32ActivationsAgreeWithinTheBound) {
 }
 
 /// torch's batch-first MultiheadAttention moves [B, S, E] to [S, B, E]
-/// around its products: x -> LayerNorm -> Transpose -> MatMul -> Transpose.
+/// around its products: x -> LayerNorm -> Transpose -> MatMul (no bias, as a
+/// Llama's) -> Transpose.
 Graph sequence_first_products() {
   std::mt19937 rng(13);
   GraphBuilder b("seq_first");
@@ -194,7 +195,7 @@ Graph sequence_first_products() {
   return g;
 }
 
-TEST(CudaHalfTransformer, ABatchOneTransposeOfOnlyOnesIsAView) {
+TEST(CudaHalfTransformer, ABatchOneTransposeIsAViewAndABiasFreeProductStaysHalf) {
   HONE_REQUIRE_CUDA();
   const Graph g = sequence_first_products();
   for (const int64_t batch : {int64_t{1}, int64_t{3}}) {
@@ -213,6 +214,10 @@ TEST(CudaHalfTransformer, ABatchOneTransposeOfOnlyOnesIsAView) {
     const std::string plan = steps_of(plan_text(be));
     // Batch 1: [1, S, E] and [S, 1, E] are the same bytes; batch 3: copies.
     EXPECT_EQ(count(plan, "transpose.view"), batch == 1 ? 2u : 0u) << plan;
+    // The bias-free product reads and writes bf16: the one conversion is the
+    // block output's.
+    EXPECT_EQ(count(plan, "matmul.bf16.cuda.cublaslt half_io"), 1u) << plan;
+    EXPECT_EQ(count(plan, "convert '"), 1u) << plan;
   }
 }
 
