@@ -207,8 +207,9 @@ Result<std::vector<int64_t>> ints(const Node& n, size_t i, const Env& env,
   const Tensor* t =
       i < n.inputs.size() && n.inputs[i] >= 0 && env.value ? env.value(n.inputs[i]) : nullptr;
   if (t == nullptr)
-    return fail(ErrorCode::kInternal,
-                n.describe() + ": " + what + " is not known when the plan is built");
+    return fail(ErrorCode::kUnsupported,
+                n.describe() + ": " + what +
+                    " is not known when the plan is built (it is computed outside this block)");
   if (t->dtype() == DType::kI64)
     return std::vector<int64_t>(t->span<int64_t>().begin(), t->span<int64_t>().end());
   if (t->dtype() == DType::kI32)

@@ -61,7 +61,10 @@ struct Env {
 
 /// The integers of input `i` of `n` (a Reshape target, Slice bounds, Expand
 /// shape...), which `env` knows when the plan is built; `what` names them in
-/// errors: kInternal when unknown, kInvalidArgument when not i64 or i32.
+/// errors: kUnsupported when unknown (a block input made by a node of another
+/// block, such as the Shape of a NonZero's output that ran on the
+/// reference: its value comes only when the block runs), kInvalidArgument
+/// when not i64 or i32.
 [[nodiscard]] Result<std::vector<int64_t>> ints(const Node& n, size_t i, const Env& env,
                                                 const std::string& what);
 
