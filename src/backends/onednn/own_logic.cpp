@@ -372,6 +372,30 @@ Result<void> lower_elements(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// One output row of a Pad: `n` elements of `elem` bytes, element k read
+/// from `src` at `at[k]` elements.
+void pad_row(size_t elem, const std::byte* src, const int64_t* at, int64_t n, std::byte* o) {
+  auto typed = [&]<class T>() {
+    const T* s = reinterpret_cast<const T*>(src);
+    T* d = reinterpret_cast<T*>(o);
+    for (int64_t k = 0; k < n; ++k) d[k] = s[at[k]];
+  };
+  switch (elem) {
+    case 1:
+      return typed.operator()<uint8_t>();
+    case 2:
+      return typed.operator()<uint16_t>();
+    case 4:
+      return typed.operator()<uint32_t>();
+    case 8:
+      return typed.operator()<uint64_t>();
+    default:
+      for (int64_t k = 0; k < n; ++k)
+        std::memcpy(o + static_cast<size_t>(k) * elem, src + static_cast<size_t>(at[k]) * elem,
+                    elem);
+  }
+}
+
 }  // namespace
 
 Result<void> lower_pad_by_offsets(PlanBuilder& b, const Node& n, const ops::PadWindow& w,
@@ -383,18 +407,29 @@ Result<void> lower_pad_by_offsets(PlanBuilder& b, const Node& n, const ops::PadW
   const size_t elem = dtype_size(t);
   const BufferRef x = b.data(n.inputs[0]);
   const BufferRef dst = new_plain_value(b, out, t);
+  // Row by row: the outer axes' offsets summed once a row, the last axis's
+  // read through its table by the element's width (an element at a time
+  // through memcpy and every axis's table took 15 ns an element: a style
+  // transfer net's reflect pads, 17 ms of its 25).
   b.add_own_step("pad_" + mode,
                  [=](void* const* p) -> Result<void> {
                    const auto* src = static_cast<const std::byte*>(p[0]);
                    auto* o = static_cast<std::byte*>(p[1]);
+                   if (out.empty()) {
+                     std::memcpy(o, src, elem);
+                     return {};
+                   }
                    const size_t r = out.size();
-                   std::vector<int64_t> pos(r, 0);
-                   const int64_t total = shape_numel(out);
-                   for (int64_t i = 0; i < total; ++i) {
+                   const int64_t n = out[r - 1];
+                   const int64_t rows = shape_numel(out) / n;
+                   const std::vector<int64_t>& last = offs[r - 1];
+                   std::vector<int64_t> pos(r - 1, 0);
+                   for (int64_t row = 0; row < rows; ++row) {
                      int64_t from = 0;
-                     for (size_t a = 0; a < r; ++a) from += offs[a][static_cast<size_t>(pos[a])];
-                     std::memcpy(o + i * elem, src + from * elem, elem);
-                     for (size_t a = r; a-- > 0;) {
+                     for (size_t a = 0; a + 1 < r; ++a)
+                       from += offs[a][static_cast<size_t>(pos[a])];
+                     pad_row(elem, src + from * elem, last.data(), n, o + row * n * elem);
+                     for (size_t a = r - 1; a-- > 0;) {
                        if (++pos[a] < out[a]) break;
                        pos[a] = 0;
                      }
