@@ -14,6 +14,7 @@
 #include "backends/cuda/storage.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/broadcast.h"
 #include "ops/window.h"
 
 namespace hone::cuda {
@@ -324,7 +325,10 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
 }
 
 /// `t`: the elements' dtype (moved_dtype: f32, or i64/i32/bool made at run time).
-Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in, DType t) {
+/// `may_view`: false inside an attention unit, whose members each write a
+/// value of their own (attention_unfused.cpp) or are read in place.
+Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in, DType t,
+                              bool may_view) {
   const dims_t& x = in[0];
   HONE_TRY(const dims_t perm, ops::transpose_perm(n, static_cast<int64_t>(x.size())));
   const dims_t xs = strides_of(x);
@@ -333,6 +337,8 @@ Result<OpPlan> plan_transpose(const Node& n, const std::vector<dims_t>& in, DTyp
     out.push_back(x[d]);
     src.push_back(xs[d]);
   }
+  // Only axes of extent 1 move: the same bytes in the same order, no copy.
+  if (may_view && ops::transpose_keeps_order(x, perm)) return view(out, "transpose.view");
   OpPlan p;
   p.outputs = {out};
   p.dtypes = {t};
@@ -559,8 +565,9 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
       };
     } else if (op == "Transpose") {
       const DType t = moved_dtype(g, n.inputs[0]);
-      p = [node, t](const std::vector<dims_t>& in, const PlanEnv&) {
-        return plan_transpose(node, in, t);
+      const bool may_view = !b.inside_attention;
+      p = [node, t, may_view](const std::vector<dims_t>& in, const PlanEnv&) {
+        return plan_transpose(node, in, t, may_view);
       };
     } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
       p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {
@@ -570,7 +577,9 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
       return fail(ErrorCode::kInternal, "cuda: no unit for " + n.describe());
     }
   }
-  u.op = std::make_unique<FnOp>(std::move(p), misc_half_planner(node, b.settings.math.half));
+  // An attention unit's members plan in f32 (AttentionOp reads half itself).
+  u.op = std::make_unique<FnOp>(
+      std::move(p), b.inside_attention ? nullptr : misc_half_planner(node, b.settings.math.half));
   return u;
 }
 

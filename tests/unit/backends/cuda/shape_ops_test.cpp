@@ -310,7 +310,8 @@ TEST(CudaShapes, CopiesTakeTheRowTileOrElementKernelAndStayExact) {
   b.output(b.transpose(b.input("small", DType::kF32, Shape{2, 3, 5, 7}), {0, 3, 1, 2}),
            "elements");  // dims under 16: one thread per element
   b.output(b.concat({x, x}, 3), "concat_rows");
-  // A plain copy is one row of 8200: cut into 5 pieces of 1640.
+  // [1, 8200] to [8200, 1] moves an axis of extent 1 only: a view of the
+  // block input (ops::transpose_keeps_order), no copy.
   b.output(b.transpose(b.input("long", DType::kF32, Shape{1, 8200}), {1, 0}), "long_row");
   const Graph g = *std::move(b).build();
   expect_matches_reference(g,
