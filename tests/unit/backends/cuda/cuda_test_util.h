@@ -96,6 +96,22 @@ inline std::vector<Tensor> f64_truth(const Graph& g, const std::vector<Tensor>& 
   return narrow;
 }
 
+/// A constant i64 tensor of `shape` holding `v`.
+inline ValueId i64s(GraphBuilder& b, std::vector<int64_t> shape, std::vector<int64_t> v) {
+  return b.constant("", Tensor::from<int64_t>(std::move(shape), std::move(v)));
+}
+
+/// The reasons cuda gives for the nodes of `g` it leaves to the reference,
+/// one a line (decided without a device); empty when it proposes them all.
+inline std::string fallbacks_of(const Graph& g) {
+  CudaBackend be;
+  auto part = be.plan(g);
+  if (!part) return part.error().to_string();
+  std::string why;
+  for (const auto& [id, reason] : part->fallbacks) why += reason + "\n";
+  return why;
+}
+
 /// Whether `a` and `b` hold the same tensors bit for bit (a replayed kernel
 /// choice must reproduce the timed run exactly).
 inline bool same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {

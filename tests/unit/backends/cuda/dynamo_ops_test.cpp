@@ -11,12 +11,9 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
+using testing_util::i64s;
 using testing_util::uniform;
 using Ints = std::vector<int64_t>;
-
-ValueId i64s(GraphBuilder& b, std::vector<int64_t> shape, Ints v) {
-  return b.constant("", Tensor::from<int64_t>(std::move(shape), std::move(v)));
-}
 
 Graph dynamo_graph() {
   std::mt19937 rng(5);

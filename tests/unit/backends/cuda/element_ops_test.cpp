@@ -13,14 +13,12 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
+using testing_util::fallbacks_of;
+using testing_util::i64s;
 using testing_util::plan_text;
 using testing_util::uniform;
 using Ints = std::vector<int64_t>;
 using Str = std::string;
-
-ValueId i64s(GraphBuilder& b, Ints shape, Ints v) {
-  return b.constant("", Tensor::from<int64_t>(std::move(shape), std::move(v)));
-}
 
 /// CumSum of f32 [B, 5] along both axes and every attribute pair, of an i64
 /// mask and of i32 values.
@@ -122,15 +120,6 @@ Graph pad_graph() {
                 {{"mode", Str("reflect")}}),
            "reflect_axes");
   return *std::move(b).build();
-}
-
-std::string fallbacks_of(const Graph& g) {
-  CudaBackend be;
-  auto part = be.plan(g);
-  if (!part) return part.error().to_string();
-  std::string why;
-  for (const auto& [id, reason] : part->fallbacks) why += reason + "\n";
-  return why;
 }
 
 TEST(CudaElementOps, ProposedWithoutADevice) {

@@ -14,13 +14,11 @@ namespace hone::cuda {
 namespace {
 
 using testing_util::expect_matches_reference;
+using testing_util::fallbacks_of;
+using testing_util::i64s;
 using testing_util::plan_text;
 using testing_util::uniform;
 using Ints = std::vector<int64_t>;
-
-ValueId i64s(GraphBuilder& b, Ints shape, Ints v) {
-  return b.constant("", Tensor::from<int64_t>(std::move(shape), std::move(v)));
-}
 
 ValueId cast(GraphBuilder& b, ValueId x, int64_t to) {
   return b.op("Cast", {x}, {{"to", to}});
@@ -94,15 +92,6 @@ Graph cast_graph() {
   b.output(b.op("Clip", {ids, lo}), "clip_runtime_lo");
   b.output(b.op("Clip", {x, -1, hi}), "clip_runtime_hi");  // no min
   return *std::move(b).build();
-}
-
-std::string fallbacks_of(const Graph& g) {
-  CudaBackend be;
-  auto part = be.plan(g);
-  if (!part) return part.error().to_string();
-  std::string why;
-  for (const auto& [id, reason] : part->fallbacks) why += reason + "\n";
-  return why;
 }
 
 TEST(CudaIntOps, ProposedWithoutADevice) {
