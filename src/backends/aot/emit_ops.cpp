@@ -72,6 +72,7 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op == "Pad") return emit_pad(id, y);
   if (op == "Gather" && !gathers_one_constant(p_, n)) return emit_gather(n, id, y);
   if (op == "GatherND") return emit_gather_nd(n, id, y);
+  if (op == "ScatterND") return emit_scatter_nd(n, id, y);
   if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split")
     return emit_copy(n, id, y);
   return emit_pool(n, id, y);

@@ -86,6 +86,8 @@ class Emitter {
   void emit_gather(const Node& n, NodeId id, const std::string& y);
   /// GatherND by index tuples read at run time or constant (gather_nd.cpp).
   void emit_gather_nd(const Node& n, NodeId id, const std::string& y);
+  /// ScatterND: a copy of the data, each tuple's slice replaced or reduced (gather_nd.cpp).
+  void emit_scatter_nd(const Node& n, NodeId id, const std::string& y);
   /// TopK: both outputs, either may be unused (topk.cpp).
   void emit_topk(const Node& n, NodeId id);
   /// CumSum, GatherElements and ScatterElements, OneHot (elements.cpp).

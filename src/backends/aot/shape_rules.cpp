@@ -561,6 +561,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = gather_dims(p, id, n);  // gather.cpp
   } else if (op == "GatherND") {
     out = gather_nd_dims(p, id, n);  // gather_nd.cpp
+  } else if (op == "ScatterND") {
+    out = scatter_nd_dims(p, id, n);  // gather_nd.cpp
   } else if (op == "Slice" || op == "Gather" || op == "Expand" || op == "Split" || op == "Pad") {
     out = copy_dims(p, id, n);
   } else if (is_view_op(op)) {

@@ -67,6 +67,9 @@ bool gathers_one_constant(const Program& p, const Node& n);
 /// GatherND (any batch_dims, i64 or i32 index tuples of a known length):
 /// its output dims from ops::gather_nd_shape (gather_nd.cpp).
 [[nodiscard]] Result<DimExprs> gather_nd_dims(Program& p, NodeId id, const Node& n);
+/// ScatterND (reduction none/add/mul/max/min, index tuples as GatherND's at
+/// batch_dims 0, updates of that GatherND's output dims): the data's dims.
+[[nodiscard]] Result<DimExprs> scatter_nd_dims(Program& p, NodeId id, const Node& n);
 /// The output dims of a Reshape or Expand whose shape is computed from dims,
 /// from shape inference, each symbol read as the same dim of its input 0.
 [[nodiscard]] Result<DimExprs> inferred_dims(const Program& p, const Node& n);

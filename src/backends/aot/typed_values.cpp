@@ -26,10 +26,11 @@ const char* c_type(DType t) {
 
 bool carries_any_dtype(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "Reshape", "Flatten", "Squeeze", "Unsqueeze",      "Identity",        "Cast",
-      "Gather",  "Slice",   "Expand",  "Split",          "Transpose",       "Concat",
-      "Add",     "Sub",     "Mul",     "ArgMax",         "ArgMin",          "GatherND",
-      "Where",   "Clip",    "CumSum",  "GatherElements", "ScatterElements", "OneHot"};
+      "Reshape",  "Flatten", "Squeeze", "Unsqueeze",      "Identity",        "Cast",
+      "Gather",   "Slice",   "Expand",  "Split",          "Transpose",       "Concat",
+      "Add",      "Sub",     "Mul",     "ArgMax",         "ArgMin",          "GatherND",
+      "Where",    "Clip",    "CumSum",  "GatherElements", "ScatterElements", "OneHot",
+      "ScatterND"};
   return kOps.count(op) != 0 || is_compare_op(op) || is_logic_op(op);
 }
 
@@ -47,8 +48,8 @@ namespace {
 /// Input `i` of `op` holds indices (i64 or i32, checked apart from the data).
 bool index_slot(const std::string& op, size_t i) {
   if (op == "OneHot") return i == 0;
-  return i == 1 &&
-         (op == "Gather" || op == "GatherND" || op == "GatherElements" || op == "ScatterElements");
+  return i == 1 && (op == "Gather" || op == "GatherND" || op == "GatherElements" ||
+                    op == "ScatterElements" || op == "ScatterND");
 }
 
 }  // namespace
@@ -85,7 +86,7 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
     if (!aot_dtype(t)) return "output is " + what(t) + "; aot runs f32, i64, i32 and bool";
   }
   if ((op == "Gather" || op == "GatherND" || op == "GatherElements" || op == "ScatterElements" ||
-       op == "OneHot") &&
+       op == "ScatterND" || op == "OneHot") &&
       n.inputs.size() > 1 && n.inputs[op == "OneHot" ? 0 : 1] >= 0) {
     const size_t slot = op == "OneHot" ? 0 : 1;
     const DType t = g.value(n.inputs[slot]).dtype;

@@ -7,7 +7,8 @@
 // Concat, Split, Add, Sub and Mul of integers, ArgMax and ArgMin (i64 positions
 // of any of them), the comparisons (to bool) and And/Or/Xor/Not (of bool),
 // Where (a bool condition, branches of any type), Clip and CumSum of integers,
-// GatherElements, ScatterElements and OneHot; every other op reads and makes f32. support.cpp asks
+// GatherElements, ScatterElements, ScatterND and OneHot; every other op reads
+// and makes f32. support.cpp asks
 // types_problem(), lowering result_dtype(), the emitters c_type() and cast_c_expr().
 //
 //   if (std::string why = types_problem(g, n, data_inputs); !why.empty()) refuse(why);

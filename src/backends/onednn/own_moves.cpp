@@ -1,12 +1,17 @@
-// Transpose and Split of integer or bool values, and OneHot, as hone's own
-// steps in a oneDNN block (oneDNN 2.6 has no 64-bit integers and no one-hot):
-// a Mixtral router's expert mask (one_hot of TopK's i64 indices, permuted,
-// the token positions its NonZero finds split into rows and columns) stays
-// in the block. Each moves plain bytes as the reference does (eval/):
-// OneHot's indices count from the end when negative, and an index outside
-// [-depth, depth) leaves its row at off_value.
+// Transpose, Split and Slice of integer or bool values, OneHot and ScatterND,
+// as hone's own steps in a oneDNN block (oneDNN 2.6 has no 64-bit integers,
+// no one-hot and no scatter): a Mixtral router's expert mask (one_hot of
+// TopK's i64 indices, permuted, the token positions its NonZero finds split
+// or sliced into rows and columns) and its index_add_ (the dynamo exporter's
+// ScatterND with reduction add) stay in the block. Each moves plain bytes as
+// the reference does (eval/): OneHot's indices count from the end when
+// negative, and an index outside [-depth, depth) leaves its row at
+// off_value; ScatterND checks every index tuple before it writes, then
+// applies the updates in the indices' row-major order (duplicate targets
+// meet in that order), a negative index counting from the end.
 #include "backends/onednn/own_moves.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <optional>
@@ -17,6 +22,8 @@
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/gather.h"
+#include "ops/slice.h"
 #include "ops/split.h"
 
 namespace hone::onednn {
@@ -162,6 +169,166 @@ Result<void> lower_one_hot(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// Whether Slice's starts, ends, axes or steps (inputs 1 to 4 from opset 10,
+/// attributes before) are given.
+bool slice_given(const PlanBuilder& b, const Node& n, size_t input, const char* attr) {
+  if (b.graph().opset("") < 10) return n.has_attr(attr);
+  return input < n.inputs.size() && n.inputs[input] >= 0;
+}
+
+/// Those values (slice_given says they are there).
+Result<std::vector<int64_t>> slice_param(const PlanBuilder& b, const Node& n, size_t input,
+                                         const char* attr) {
+  if (b.graph().opset("") < 10) return n.attr_ints(attr);
+  const Tensor* t = b.constant(n.inputs[input]);
+  if (t == nullptr || !is_integer(t->dtype()))
+    return fail(ErrorCode::kUnsupported,
+                std::string("Slice ") + attr + " is not known when the plan is built");
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t->numel(); ++i) v.push_back(tensor_element_as_int64(*t, i));
+  return v;
+}
+
+/// Slice of integer or bool values, any steps (ops::slice_window): every
+/// output element copies the input element its window names.
+Result<void> lower_slice_bytes(PlanBuilder& b, const Node& n) {
+  const DType t = b.dtype(n.inputs[0]);
+  const dims_t in = value_dims(b, n.inputs[0]);
+  if (!slice_given(b, n, 1, "starts") || !slice_given(b, n, 2, "ends"))
+    return fail(ErrorCode::kInvalidArgument, n.describe() + ": Slice needs starts and ends");
+  const bool has_axes = slice_given(b, n, 3, "axes"), has_steps = slice_given(b, n, 4, "steps");
+  HONE_TRY(const std::vector<int64_t> starts, slice_param(b, n, 1, "starts"));
+  HONE_TRY(const std::vector<int64_t> ends, slice_param(b, n, 2, "ends"));
+  std::vector<int64_t> axes, steps;
+  if (has_axes) {
+    HONE_TRY(axes, slice_param(b, n, 3, "axes"));
+  }
+  if (has_steps) {
+    HONE_TRY(steps, slice_param(b, n, 4, "steps"));
+  }
+  HONE_TRY(const ops::SliceWindow w, ops::slice_window(in, starts, ends, has_axes ? &axes : nullptr,
+                                                       has_steps ? &steps : nullptr));
+  if (shape_numel(w.out) == 0) return fail(ErrorCode::kUnsupported, "Slice with an empty result");
+  const size_t elem = dtype_size(t);
+  const dims_t out = w.out;
+  const int64_t base = w.base;
+  const std::array<std::vector<int64_t>, 1> view{w.strides};
+  const BufferRef x = b.data(n.inputs[0]);
+  const BufferRef dst = new_plain_value(b, out, t);
+  b.add_own_step("slice_bytes",
+                 [=](void* const* p) -> Result<void> {
+                   const auto* src = static_cast<const std::byte*>(p[0]) + base * elem;
+                   auto* o = static_cast<std::byte*>(p[1]);
+                   for_each_broadcast(out, view, [&](int64_t i, const std::array<int64_t, 1>& s) {
+                     std::memcpy(o + i * elem, src + s[0] * elem, elem);
+                   });
+                   return {};
+                 },
+                 {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst, t});
+  return {};
+}
+
+bool scatter_reduction(const std::string& r) {
+  return r == "none" || r == "add" || r == "mul" || r == "max" || r == "min";
+}
+
+/// One ScatterND update as the reference combines it (eval/ops_shape_scatter.cpp):
+/// integers wrap, bools or (add, max) and and (mul, min), NaN as std::max/min order it.
+template <class T>
+T scatter_combine(char red, T d, T v) {
+  if constexpr (std::is_same_v<T, uint8_t>) {
+    return red == 'n' ? v : (red == 'a' || red == 'x') ? (d || v) : (d && v);
+  } else if constexpr (std::is_same_v<T, float>) {
+    return red == 'n'   ? v
+           : red == 'a' ? d + v
+           : red == 'm' ? d * v
+           : red == 'x' ? std::max(d, v)
+                        : std::min(d, v);
+  } else {
+    using U = std::make_unsigned_t<T>;
+    return red == 'n'   ? v
+           : red == 'a' ? static_cast<T>(static_cast<U>(d) + static_cast<U>(v))
+           : red == 'm' ? static_cast<T>(static_cast<U>(d) * static_cast<U>(v))
+           : red == 'x' ? std::max(d, v)
+                        : std::min(d, v);
+  }
+}
+
+template <class T>
+OwnFn scatter_nd_fn(const std::string& name, const ops::GatherNdLayout& l, int64_t total, char red,
+                    bool i64) {
+  return [=](void* const* p) -> Result<void> {
+    const int64_t rows = l.batch * l.tuples;
+    std::vector<int64_t> at(static_cast<size_t>(rows), 0);
+    for (int64_t r = 0; r < rows; ++r)  // every index checked before anything is written
+      for (int64_t j = 0; j < l.k; ++j) {
+        const int64_t e = r * l.k + j, len = l.dims[static_cast<size_t>(j)];
+        const int64_t v =
+            i64 ? static_cast<const int64_t*>(p[1])[e] : static_cast<const int32_t*>(p[1])[e];
+        if (v < -len || v >= len)
+          return fail(ErrorCode::kInvalidArgument,
+                      name + ": index " + std::to_string(v) + " (element " + std::to_string(e) +
+                          " of the indices) is outside [-" + std::to_string(len) + ", " +
+                          std::to_string(len) + ") on the data's axis " + std::to_string(j));
+        at[static_cast<size_t>(r)] += (v < 0 ? v + len : v) * l.strides[static_cast<size_t>(j)];
+      }
+    const T* x = static_cast<const T*>(p[0]);
+    const T* u = static_cast<const T*>(p[2]);
+    T* o = static_cast<T*>(p[3]);
+    std::copy(x, x + total, o);
+    for (int64_t r = 0; r < rows; ++r) {
+      T* d = o + at[static_cast<size_t>(r)];
+      const T* s = u + r * l.slice;
+      for (int64_t e = 0; e < l.slice; ++e) d[e] = scatter_combine(red, d[e], s[e]);
+    }
+    return {};
+  };
+}
+
+/// ScatterND (data, index tuples read when the block runs, updates): the
+/// output is a copy of the data with each tuple's slice replaced or reduced.
+/// Its layout is GatherND's at batch_dims 0, whose output dims the updates have.
+Result<void> lower_scatter_nd(PlanBuilder& b, const Node& n) {
+  const DType t = b.dtype(n.inputs[0]), it = b.dtype(n.inputs[1]);
+  if (it != DType::kI64 && it != DType::kI32)
+    return fail(ErrorCode::kUnsupported, n.describe() + ": indices are " + moves_text(it));
+  if (t != DType::kF32 && !int_or_bool_value(t))
+    return fail(ErrorCode::kUnsupported, n.describe() + ": data of " + moves_text(t));
+  if (b.dtype(n.inputs[2]) != t)
+    return fail(ErrorCode::kInvalidArgument, n.describe() + ": updates of " +
+                                                 moves_text(b.dtype(n.inputs[2])) + ", data of " +
+                                                 moves_text(t));
+  const std::string reduction = n.attr_string("reduction", "none");
+  if (!scatter_reduction(reduction))
+    return fail(ErrorCode::kInvalidArgument, n.describe() + ": reduction '" + reduction +
+                                                 "' is not one of none, add, mul, max, min");
+  const dims_t data = value_dims(b, n.inputs[0]), idx = value_dims(b, n.inputs[1]);
+  HONE_TRY(const ops::GatherNdLayout l, ops::gather_nd_layout(data, idx, 0));
+  if (value_dims(b, n.inputs[2]) != l.out)
+    return fail(ErrorCode::kInvalidArgument,
+                n.describe() + ": updates " + shape_to_string(value_dims(b, n.inputs[2])) +
+                    " must have dims " + shape_to_string(l.out) + " for data " +
+                    shape_to_string(data) + " and indices " + shape_to_string(idx));
+  const char red = reduction == "max" ? 'x' : reduction == "min" ? 'i' : reduction[0];
+  const bool i64 = it == DType::kI64;
+  const std::string name = n.describe();
+  const int64_t total = shape_numel(data);
+  OwnFn fn;
+  if (t == DType::kF32) fn = scatter_nd_fn<float>(name, l, total, red, i64);
+  if (t == DType::kI64) fn = scatter_nd_fn<int64_t>(name, l, total, red, i64);
+  if (t == DType::kI32) fn = scatter_nd_fn<int32_t>(name, l, total, red, i64);
+  if (t == DType::kBool) fn = scatter_nd_fn<uint8_t>(name, l, total, red, i64);
+  std::vector<std::pair<int, BufferRef>> args{{DNNL_ARG_SRC_0, b.data(n.inputs[0])},
+                                              {DNNL_ARG_SRC_1, b.data(n.inputs[1])},
+                                              {DNNL_ARG_SRC_2, b.data(n.inputs[2])}};
+  const BufferRef dst = new_plain_value(b, data, t);
+  args.push_back({DNNL_ARG_DST, dst});
+  b.add_own_step("scatter_nd", std::move(fn), std::move(args));
+  b.set(n.outputs[0], PValue{data, dst, t});
+  return {};
+}
+
 }  // namespace
 
 std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
@@ -181,28 +348,51 @@ std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
                " must be a constant or computed from dims";
     return "";
   }
-  if (op != "Transpose" && op != "Split") return std::nullopt;
+  if (op == "ScatterND") {
+    const Value* x = val(g, n, 0);
+    const Value* idx = val(g, n, 1);
+    const Value* upd = val(g, n, 2);
+    if (x == nullptr || idx == nullptr || upd == nullptr) return "needs data, indices and updates";
+    if (idx->dtype != DType::kI64 && idx->dtype != DType::kI32 && idx->dtype != DType::kUndefined)
+      return "indices are " + moves_text(idx->dtype) + "; i64 or i32 only";
+    if (x->dtype != DType::kF32 && x->dtype != DType::kUndefined && !int_or_bool_value(x->dtype))
+      return "data of " + moves_text(x->dtype) + "; f32, i64, i32 or bool only";
+    const std::string r = n.attr_string("reduction", "none");
+    if (!scatter_reduction(r))
+      return "reduction '" + r + "' is not one of none, add, mul, max, min";
+    return "";
+  }
+  if (op != "Transpose" && op != "Split" && op != "Slice") return std::nullopt;
   const Value* x = val(g, n, 0);
   if (x == nullptr || !int_or_bool_value(x->dtype)) return std::nullopt;  // f32: oneDNN's reorders
   if (op == "Split" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
       !host_eval::host_value(g, n.inputs[1], kHostPolicy))
     return "split sizes must be a constant or computed from dims";
+  if (op == "Slice")
+    for (size_t i = 1; i < n.inputs.size(); ++i)
+      if (n.inputs[i] >= 0 && !host_eval::host_value(g, n.inputs[i], kHostPolicy))
+        return "starts, ends, axes and steps must be constants or computed from dims";
   return "";
 }
 
 bool lowers_own_moves(const PlanBuilder& b, const Node& n) {
-  if (n.op_type == "OneHot") return true;
-  return (n.op_type == "Transpose" || n.op_type == "Split") &&
+  if (n.op_type == "OneHot" || n.op_type == "ScatterND") return true;
+  return (n.op_type == "Transpose" || n.op_type == "Split" || n.op_type == "Slice") &&
          int_or_bool_value(b.dtype(n.inputs[0]));
 }
 
 bool own_moves_reads_integers(const Node& n, size_t input) {
-  return (n.op_type == "OneHot" || n.op_type == "Transpose" || n.op_type == "Split") && input == 0;
+  if (n.op_type == "ScatterND") return input < 3;  // integer data and updates too
+  return (n.op_type == "OneHot" || n.op_type == "Transpose" || n.op_type == "Split" ||
+          n.op_type == "Slice") &&
+         input == 0;
 }
 
 Result<void> lower_own_moves(PlanBuilder& b, const Node& n) {
   if (n.op_type == "OneHot") return lower_one_hot(b, n);
+  if (n.op_type == "ScatterND") return lower_scatter_nd(b, n);
   if (n.op_type == "Transpose") return lower_transpose_bytes(b, n);
+  if (n.op_type == "Slice") return lower_slice_bytes(b, n);
   return lower_split_bytes(b, n);
 }
 

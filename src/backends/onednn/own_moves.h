@@ -1,7 +1,8 @@
-// Private to the onednn backend: Transpose and Split of integer or bool
-// values, and OneHot, as hone's own steps (own_moves.cpp), for a mixture of
-// experts' routing (one_hot of TopK's indices, the positions NonZero finds);
-// and the reason NonZero stays with the reference.
+// Private to the onednn backend: Transpose, Split and Slice of integer or
+// bool values, OneHot and ScatterND, as hone's own steps (own_moves.cpp), for
+// a mixture of experts' routing (one_hot of TopK's indices, the positions
+// NonZero finds, index_add_ as ScatterND); and the reason NonZero stays with
+// the reference.
 //
 //   if (auto why = own_moves_why_not(g, n)) return *why;          // support.cpp
 //   if (lowers_own_moves(b, n)) return lower_own_moves(b, n);     // lower_misc.cpp
@@ -14,8 +15,8 @@
 
 namespace hone::onednn {
 
-/// Nothing when `n` is none of those nodes (an f32 Transpose or Split is
-/// oneDNN's reorder), else why not ("": claimed).
+/// Nothing when `n` is none of those nodes (an f32 Transpose, Split or Slice
+/// is oneDNN's reorder), else why not ("": claimed).
 std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n);
 /// Whether the own steps take `n` (its operands' dtypes as planned).
 bool lowers_own_moves(const PlanBuilder& b, const Node& n);

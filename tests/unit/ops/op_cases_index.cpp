@@ -1,9 +1,9 @@
 // The op-case table's index and mask rows: CumSum, GatherElements,
-// ScatterElements, OneHot, and the integer forms of Transpose, Split, Clip
-// and the comparisons that text, graph and mixture-of-experts models export
-// (positions from a mask, relative-position gathers, scatter_add_,
-// one_hot routing). Indices are graph inputs, read when the model runs;
-// negative ones count from the end.
+// ScatterElements, ScatterND, OneHot, and the integer forms of Transpose,
+// Split, Slice, Clip and the comparisons that text, graph and
+// mixture-of-experts models export (positions from a mask, relative-position
+// gathers, scatter_add_ and index_add_, one_hot routing). Indices are graph inputs, read when the
+// model runs; negative ones count from the end.
 #include "ops/op_cases.h"
 
 namespace hone::op_cases {
@@ -59,6 +59,35 @@ std::vector<OpCase> index_cases() {
         given(DType::kI64, {2, 2}, {10, 100, -7, 8})},
        {{"axis", int64_t{-1}}, {"reduction", std::string("add")}}});
 
+  // ScatterND: partial indices (k = 1 of rank 2: whole rows) with duplicate
+  // and negative targets under each reduction at the opset that brought it
+  // (distinct ones without: ONNX leaves the order of duplicates open); full
+  // index tuples (k = rank) in indices of rank 3 into i64 data; slices of a
+  // rank-3 tensor by pairs.
+  for (const char* red : {"none", "add", "mul", "max", "min"}) {
+    const std::string r = red;
+    const std::vector<double> rows =
+        r == "none" ? std::vector<double>{2, -1, 0} : std::vector<double>{0, -1, 0};
+    t.push_back({"ScatterND_rows_" + r,
+                 "ScatterND",
+                 r == "none"                ? 13
+                 : r == "max" || r == "min" ? 18
+                                            : 16,
+                 {edge({4, 3}), given(DType::kI64, {3, 1}, rows), in({3, 3})},
+                 {{"reduction", r}}});
+  }
+  t.push_back({"ScatterND_elements_i64_add",
+               "ScatterND",
+               16,
+               {given(DType::kI64, {2, 3}, {1, 2, 3, 4, 5, 6}),
+                given(DType::kI64, {2, 2, 2}, {0, 1, 1, -1, 0, -2, 1, 2}),
+                given(DType::kI64, {2, 2}, {10, -100, 7, 1000})},
+               {{"reduction", std::string("add")}}});
+  t.push_back({"ScatterND_pairs_of_rank3",
+               "ScatterND",
+               13,
+               {in({2, 3, 4}), given(DType::kI32, {2, 2}, {1, 2, 0, -3}), in({2, 4})}});
+
   // OneHot: i64 values on the last axis, with a negative and an out-of-range
   // index (its row stays off_value); f32 values on axis 0.
   t.push_back({"OneHot_i64_last_axis",
@@ -86,6 +115,16 @@ std::vector<OpCase> index_cases() {
                {given(DType::kI64, {3, 2}, {5, 0, 5, 1, 7, 0}), values({1, 1})},
                {{"axis", int64_t{1}}},
                2});
+  t.push_back({"Slice_i64_columns",
+               "Slice",
+               13,
+               {given(DType::kI64, {3, 4}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}), values({1}),
+                values({-1}), values({1})}});
+  t.push_back({"Slice_bool_reversed_steps",
+               "Slice",
+               13,
+               {OpInput{DType::kBool, {2, 5}, Fill::kBool}, values({-1}), values({-6}), values({1}),
+                values({-2})}});
   t.push_back({"Clip_i64",
                "Clip",
                13,

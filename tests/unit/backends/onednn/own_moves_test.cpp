@@ -1,13 +1,15 @@
-// hone's own steps for OneHot and the Transpose and Split of integer or bool
-// values (own_moves.cpp): a Mixtral router's expert mask and the token
-// positions its NonZero finds. Each graph must plan every node on onednn,
-// match the reference and run no block on the reference; NonZero stays with
-// the reference, with the reason.
+// hone's own steps for OneHot, ScatterND and the Transpose, Split and Slice
+// of integer or bool values (own_moves.cpp): a Mixtral router's expert mask,
+// the token positions its NonZero finds and its index_add_ (ScatterND with
+// reduction add, the dynamo exporter's form). Each graph must plan every node
+// on onednn, match the reference and run no block on the reference; NonZero
+// stays with the reference, with the reason.
 #include "onednn_test_util.h"
 
 namespace hone::onednn {
 namespace {
 
+using testing_util::build_onednn;
 using testing_util::expect_matches_reference;
 using testing_util::uniform;
 
@@ -47,6 +49,66 @@ TEST(OnednnOwnMoves, OneHotRoutingAndIntegerSplit) {
   const Graph g = *std::move(b).build();
   expect_matches_reference(g, {uniform(rng, {3, 5}), om_i64s({4, 2}, {0, 1, 1, 0, 2, 2, 3, 1}),
                                om_i64s({4}, {1, -1, 3, 0})});
+}
+
+// The dynamo form of Mixtral's index_add_: NonZero's positions ([n, 2] after
+// a Transpose) sliced into an i64 column, ScatterND's [n, 1] indices, each a
+// partial index (a row of [6, 4]). Under a reduction row 1 is hit twice and
+// -1 counts from the end (row 5, hit again by 5); without one the rows are
+// distinct (ONNX leaves the order of duplicates open). Every reduction at
+// the opset that brought it (add/mul 16, max/min 18). A reversed strided
+// Slice of the i64 positions besides.
+TEST(OnednnOwnMoves, ScatterNdRowsEveryReductionAndIntegerSlices) {
+  std::mt19937 rng(96);
+  for (const std::string red : {"none", "add", "mul", "max", "min"}) {
+    SCOPED_TRACE(red);
+    GraphBuilder b("scatter_nd", red == "max" || red == "min" ? 18 : 16);
+    ValueId pos = b.input("pos", DType::kI64, Shape{2, 5});
+    ValueId upd = b.input("upd", DType::kF32, Shape{5, 4});
+    ValueId data = b.input("data", DType::kF32, Shape{6, 4});
+    ValueId pairs = b.op("Transpose", {pos}, {{"perm", std::vector<int64_t>{1, 0}}});
+    ValueId rows = b.op("Slice", {pairs, om_ints(b, {0}), om_ints(b, {1}), om_ints(b, {1})});
+    b.output(b.op("Slice",
+                  {pairs, om_ints(b, {-1}), om_ints(b, {-6}), om_ints(b, {0}), om_ints(b, {-2})}),
+             "every_other_reversed");
+    ValueId y = b.op("ScatterND", {b.relu(data), rows, b.relu(upd)}, {{"reduction", red}});
+    b.output(b.add(y, data), "y");
+    const Graph g = *std::move(b).build();
+    const std::vector<int64_t> first =
+        red == "none" ? std::vector<int64_t>{0, 5, -3, 1, 4} : std::vector<int64_t>{1, 0, -1, 1, 5};
+    std::vector<int64_t> p = first;
+    p.insert(p.end(), {3, 1, 4, 1, 5});
+    expect_matches_reference(g, {om_i64s({2, 5}, p), uniform(rng, {5, 4}), uniform(rng, {6, 4})});
+  }
+}
+
+// Full index tuples (k = rank: one element each) into i64 data, with mul,
+// and a bool Slice; an index outside [-dim, dim) fails the run, naming it.
+TEST(OnednnOwnMoves, ScatterNdElementsOfIntegersAndAnIndexOutOfRange) {
+  GraphBuilder b("scatter_nd_i64", 16);
+  ValueId data = b.input("data", DType::kI64, Shape{2, 3});
+  ValueId idx = b.input("idx", DType::kI64, Shape{3, 2});
+  ValueId upd = b.input("upd", DType::kI64, Shape{3});
+  b.output(b.op("ScatterND", {data, idx, upd}, {{"reduction", std::string("mul")}}), "y");
+  ValueId mask = b.input("mask", DType::kBool, Shape{2, 4});
+  b.output(
+      b.op("Slice", {mask, om_ints(b, {1}), om_ints(b, {4}), om_ints(b, {1}), om_ints(b, {2})}),
+      "mask_cols");
+  const Graph g = *std::move(b).build();
+  Tensor mask_v = Tensor::zeros(DType::kBool, {2, 4});
+  for (int64_t i : {0, 1, 3, 6}) mask_v.data<bool>()[i] = true;
+  const std::vector<Tensor> ok{om_i64s({2, 3}, {1, 2, 3, 4, 5, 6}),
+                               om_i64s({3, 2}, {0, -1, 1, 0, 0, 2}), om_i64s({3}, {10, -3, 7}),
+                               mask_v};
+  expect_matches_reference(g, ok, /*expect_all_nodes=*/true);
+  auto be = build_onednn(g);
+  std::vector<Tensor> bad = ok;
+  bad[1] = om_i64s({3, 2}, {0, 1, 2, 0, 0, 0});  // row 2 of a [2, 3] tensor
+  auto got = be->infer(bad);
+  ASSERT_FALSE(got);
+  EXPECT_NE(got.error().message().find("index 2 (element 2 of the indices) is outside [-2, 2)"),
+            std::string::npos)
+      << got.error().to_string();
 }
 
 TEST(OnednnOwnMoves, NonZeroStaysWithTheReferenceWithItsReason) {
