@@ -181,12 +181,15 @@ for point in $(zoo points "$name" --batches "$batches"); do
     rm -rf "$pdir/$b"
     t0=$(date +%s.%N)
     # Debug level: a block whose build the backend refused at run time says
-    # so ("runs on the reference"), which the partition cannot show.
+    # so ("block 'NAME' ... runs on the reference: why"), which the partition
+    # cannot show. Only such lines: a fallback's reason may say those words too
+    # (aot's NonZero), and the debug log lists every fallback with its reason.
     timeout "$per_run_timeout" "$hone" --log-level debug --threads "$threads" run "$dir/model.onnx" \
       --backend "$b" --inputs "$pdir/in" --outputs "$pdir/$b" > "$pdir/$b.log" 2>&1
     rc=$?
-    ref_blocks=$(grep -c "runs on the reference" "$pdir/$b.log")
-    ref_why=$(grep -m1 "runs on the reference" "$pdir/$b.log" | sed 's/.*runs on the reference: //' | cut -c1-200)
+    ref_re="block '[^']*'.* runs on the reference"
+    ref_blocks=$(grep -c "$ref_re" "$pdir/$b.log")
+    ref_why=$(grep -m1 "$ref_re" "$pdir/$b.log" | sed 's/.*runs on the reference[^:]*: //' | cut -c1-200)
     secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.2f", b - a}')
     if [ $rc -eq 124 ]; then
       status=failed detail="timed out after ${per_run_timeout} s"
