@@ -19,14 +19,12 @@ using namespace shape_detail;
 enum class Reduction { kNone, kAdd, kMul, kMax, kMin };
 
 Result<Reduction> read_reduction(const KernelContext& ctx) {
-  const std::string r = ctx.node().attr_string("reduction", "none");
-  if (r == "none") return Reduction::kNone;
+  HONE_TRY(const std::string r, ops::scatter_reduction(ctx.node()));
   if (r == "add") return Reduction::kAdd;
   if (r == "mul") return Reduction::kMul;
   if (r == "max") return Reduction::kMax;
   if (r == "min") return Reduction::kMin;
-  return fail(ErrorCode::kInvalidArgument,
-              ctx.node().op_type + " reduction '" + r + "' is not one of none, add, mul, max, min");
+  return Reduction::kNone;
 }
 
 template <class T>

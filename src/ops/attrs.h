@@ -143,6 +143,11 @@ struct ResizeAttrs {
 /// negative entries normalised; an error unless it is a permutation.
 [[nodiscard]] Result<std::vector<int64_t>> transpose_perm(const Node& n, int64_t rank);
 
+/// ScatterElements' and ScatterND's `reduction` (opsets 16 and 18): "none"
+/// (the default), "add", "mul", "max" or "min"; an invalid-argument error
+/// naming the op and the value otherwise.
+[[nodiscard]] Result<std::string> scatter_reduction(const Node& n);
+
 /// Reshape's allowzero (opset 14).
 [[nodiscard]] bool reshape_allowzero(const Node& n);
 

@@ -25,6 +25,13 @@ int64_t axis_attr(const Node& n) {
   return n.attr_int("axis", fallback);
 }
 
+Result<std::string> scatter_reduction(const Node& n) {
+  std::string r = n.attr_string("reduction", "none");
+  if (r == "none" || r == "add" || r == "mul" || r == "max" || r == "min") return r;
+  return fail(ErrorCode::kInvalidArgument,
+              n.op_type + " reduction '" + r + "' is not one of none, add, mul, max, min");
+}
+
 Result<std::vector<int64_t>> transpose_perm(const Node& n, int64_t rank) {
   std::vector<int64_t> perm = n.attr_ints("perm");
   if (!n.has_attr("perm")) {

@@ -85,10 +85,7 @@ Result<DimExprs> elements_dims(Program& p, NodeId id, const Node& n) {
       p.values[static_cast<size_t>(uv)].dtype != p.values[static_cast<size_t>(xv)].dtype)
     return fail(ErrorCode::kInvalidArgument,
                 "ScatterElements updates must have the indices' dims and the data's type");
-  const std::string red = n.attr_string("reduction", "none");
-  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
-    return fail(ErrorCode::kInvalidArgument,
-                "ScatterElements reduction '" + red + "' is not one of none, add, mul, max, min");
+  HONE_CHECK_OK(ops::scatter_reduction(n));
   p.operands[id].push_back(uv);
   return x;
 }

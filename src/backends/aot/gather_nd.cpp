@@ -14,6 +14,7 @@
 #include "backends/aot/dim_traits.h"
 #include "backends/aot/emitter.h"
 #include "backends/aot/shape_rules.h"
+#include "ops/attrs.h"
 #include "ops/shape_fn_tensor.h"
 
 namespace hone::aot {
@@ -72,10 +73,7 @@ Result<DimExprs> scatter_nd_dims(Program& p, NodeId id, const Node& n) {
                             " its data and indices need"));
   if (p.values[static_cast<size_t>(uv)].dtype != p.values[static_cast<size_t>(xv)].dtype)
     return fail(ErrorCode::kInvalidArgument, "ScatterND updates must have the data's type");
-  const std::string red = n.attr_string("reduction", "none");
-  if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
-    return fail(ErrorCode::kInvalidArgument,
-                "ScatterND reduction '" + red + "' is not one of none, add, mul, max, min");
+  HONE_CHECK_OK(ops::scatter_reduction(n));
   p.operands[id] = {xv, iv, uv};
   return dims_of(p, xv);
 }

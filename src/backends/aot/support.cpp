@@ -271,9 +271,7 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
     // The updates have GatherND's output dims at batch_dims 0 (the same rule).
     const Value *x = val(g, n, 0), *idx = val(g, n, 1), *upd = val(g, n, 2);
     if (x == nullptr || idx == nullptr || upd == nullptr) return "no data, indices or updates";
-    const std::string red = n.attr_string("reduction", "none");
-    if (red != "none" && red != "add" && red != "mul" && red != "max" && red != "min")
-      return "reduction '" + red + "' is not one of none, add, mul, max, min";
+    if (auto r = ops::scatter_reduction(n); !r) return r.error().message();
     if (x->shape && idx->shape)
       if (auto r = ops::gather_nd_shape<Dim>(0, x->shape->dims(), idx->shape->dims()); !r)
         return r.error().message();

@@ -25,12 +25,11 @@ bool numeric(DType t) {
 
 /// ScatterElements' reduction as the kernel's code: 0 none, 1 add, 2 mul, 3 max, 4 min.
 Result<int> reduction_code(const Node& n) {
-  const std::string r = n.attr_string("reduction", "none");
+  HONE_TRY(const std::string r, ops::scatter_reduction(n));
   const char* names[] = {"none", "add", "mul", "max", "min"};
-  for (int i = 0; i < 5; ++i)
-    if (r == names[i]) return i;
-  return fail(ErrorCode::kInvalidArgument,
-              n.op_type + " reduction '" + r + "' is not one of none, add, mul, max, min");
+  int code = 0;
+  while (r != names[code]) ++code;
+  return code;
 }
 
 Result<OpPlan> plan_cumsum(const Node& n, DType t, const std::vector<dims_t>& in,

@@ -312,10 +312,12 @@ Result<void> lower_elements(PlanBuilder& b, const Node& n) {
     if (a != axis && idx[static_cast<size_t>(a)] > data[static_cast<size_t>(a)])
       return fail(ErrorCode::kInvalidArgument, n.describe() + ": indices " + shape_to_string(idx) +
                                                    " exceed data " + shape_to_string(data));
-  const std::string reduction = scatter ? n.attr_string("reduction", "none") : "none";
-  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
-      reduction != "min")
-    return fail(ErrorCode::kInvalidArgument, n.describe() + ": reduction '" + reduction + "'");
+  std::string reduction = "none";
+  if (scatter) {
+    auto checked = ops::scatter_reduction(n);
+    if (!checked) return fail(std::move(checked).error().add_context("in " + n.describe()));
+    reduction = *checked;
+  }
   const char red = reduction == "max" ? 'x' : reduction == "min" ? 'i' : reduction[0];
   int64_t stride = 1;
   for (size_t a = static_cast<size_t>(axis) + 1; a < data.size(); ++a) stride *= data[a];

@@ -229,10 +229,6 @@ Result<void> lower_slice_bytes(PlanBuilder& b, const Node& n) {
   return {};
 }
 
-bool scatter_reduction(const std::string& r) {
-  return r == "none" || r == "add" || r == "mul" || r == "max" || r == "min";
-}
-
 /// One ScatterND update as the reference combines it (eval/ops_shape_scatter.cpp):
 /// integers wrap, bools or (add, max) and and (mul, min), NaN as std::max/min order it.
 template <class T>
@@ -299,10 +295,9 @@ Result<void> lower_scatter_nd(PlanBuilder& b, const Node& n) {
     return fail(ErrorCode::kInvalidArgument, n.describe() + ": updates of " +
                                                  moves_text(b.dtype(n.inputs[2])) + ", data of " +
                                                  moves_text(t));
-  const std::string reduction = n.attr_string("reduction", "none");
-  if (!scatter_reduction(reduction))
-    return fail(ErrorCode::kInvalidArgument, n.describe() + ": reduction '" + reduction +
-                                                 "' is not one of none, add, mul, max, min");
+  auto checked = ops::scatter_reduction(n);
+  if (!checked) return fail(std::move(checked).error().add_context("in " + n.describe()));
+  const std::string reduction = *checked;
   const dims_t data = value_dims(b, n.inputs[0]), idx = value_dims(b, n.inputs[1]);
   HONE_TRY(const ops::GatherNdLayout l, ops::gather_nd_layout(data, idx, 0));
   if (value_dims(b, n.inputs[2]) != l.out)
@@ -357,9 +352,7 @@ std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
       return "indices are " + moves_text(idx->dtype) + "; i64 or i32 only";
     if (x->dtype != DType::kF32 && x->dtype != DType::kUndefined && !int_or_bool_value(x->dtype))
       return "data of " + moves_text(x->dtype) + "; f32, i64, i32 or bool only";
-    const std::string r = n.attr_string("reduction", "none");
-    if (!scatter_reduction(r))
-      return "reduction '" + r + "' is not one of none, add, mul, max, min";
+    if (auto r = ops::scatter_reduction(n); !r) return r.error().message();
     return "";
   }
   if (op != "Transpose" && op != "Split" && op != "Slice") return std::nullopt;
