@@ -1,25 +1,13 @@
 // The cuda backend's fixed kernels for CumSum, OneHot, GatherElements,
 // ScatterElements, ScatterND (ops_elements.cpp) and Pad in reflect, edge and wrap mode
 // (ops_pad_norm.cpp); compiled into the fixed module after prelude.cu,
-// fixed.cu and tensor_ops.cu, whose helpers (hone_offset, hone_ld_int,
-// hone_flag) they use. Element codes as tensor_ops.cu's: 0 f32, 1 i64, 2 i32.
+// fixed.cu and tensor_ops.cu, whose helpers (hone_offset, hone_flag,
+// hone_ld_int, hone_copy_elem, hone_tuple_offset) they use. Element codes as
+// tensor_ops.cu's: 0 f32, 1 i64, 2 i32.
 // Each kernel follows the reference's loop (eval/) as plainly as it can, so
 // its result is the reference's bit for bit: a line that the reference walks
 // in order is one thread's sequential loop here.
 #include "tensor_ops.cu"
-
-// Copies element `from` of x to element `to` of y, elements of `bytes` bytes.
-__device__ __forceinline__ void hone_copy_elem(const void* x, long long from, void* y,
-                                               long long to, int bytes) {
-  if (bytes == 8)
-    ((unsigned long long*)y)[to] = ((const unsigned long long*)x)[from];
-  else if (bytes == 4)
-    ((unsigned*)y)[to] = ((const unsigned*)x)[from];
-  else if (bytes == 2)
-    ((unsigned short*)y)[to] = ((const unsigned short*)x)[from];
-  else
-    ((unsigned char*)y)[to] = ((const unsigned char*)x)[from];
-}
 
 // CumSum of x viewed as [outer, len, inner] along len, one thread per
 // (outer, inner) line walking it in order, as the reference: f32 (code 0)
@@ -174,14 +162,8 @@ extern "C" __global__ void hone_scatter_nd(const void* idx, const void* upd, voi
                                            unsigned long long code) {
   HONE_FOR(e, slice) {
     for (long long t = 0; t < tuples; ++t) {
-      long long off = 0;
-      bool inside = true;
-      for (int j = 0; j < s.rank; ++j) {
-        long long v = hone_ld_int(idx, t * s.rank + j, is64);
-        if (v < 0) v += s.dims[j];
-        inside = inside && v >= 0 && v < s.dims[j];
-        off += v * s.src[j];
-      }
+      bool inside;
+      const long long off = hone_tuple_offset(idx, t, s, is64, inside);
       if (!inside) {
         hone_flag(err, code);
         continue;

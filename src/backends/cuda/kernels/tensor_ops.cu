@@ -6,9 +6,47 @@
 // element, 0 or 1, as the host's.
 #include "prelude.cu"
 
+// Helpers shared with index_ops.cu, which is compiled after this file.
+
 // Element k of an integer tensor: i64 (is64) or i32, widened.
 __device__ __forceinline__ long long hone_ld_int(const void* x, long long k, int is64) {
   return is64 ? ((const long long*)x)[k] : (long long)((const int*)x)[k];
+}
+
+// Copies element `from` of x to element `to` of y, elements of `bytes` bytes.
+__device__ __forceinline__ void hone_copy_elem(const void* x, long long from, void* y,
+                                               long long to, int bytes) {
+  if (bytes == 8)
+    ((unsigned long long*)y)[to] = ((const unsigned long long*)x)[from];
+  else if (bytes == 4)
+    ((unsigned*)y)[to] = ((const unsigned*)x)[from];
+  else if (bytes == 2)
+    ((unsigned short*)y)[to] = ((const unsigned short*)x)[from];
+  else
+    ((unsigned char*)y)[to] = ((const unsigned char*)x)[from];
+}
+
+// Offset of element i of operand k of p (hone_ld's index arithmetic).
+__device__ __forceinline__ long long hone_at(const HoneEw& p, int k, long long i) {
+  return p.flat[k] ? i : hone_offset(i, p.rank, p.dims, p.st[k]);
+}
+
+// The offset (sum of index * s.src) of the slice that index tuple t picks:
+// s.rank indices at idx[t * s.rank] (i64 when is64, else i32; a negative one
+// counts from the end of s.dims). inside: whether every index lies in range
+// (the offset is meaningless when not).
+__device__ __forceinline__ long long hone_tuple_offset(const void* idx, long long t,
+                                                       const HoneShape& s, int is64,
+                                                       bool& inside) {
+  long long off = 0;
+  inside = true;
+  for (int j = 0; j < s.rank; ++j) {
+    long long v = hone_ld_int(idx, t * s.rank + j, is64);
+    if (v < 0) v += s.dims[j];
+    inside = inside && v >= 0 && v < s.dims[j];
+    off += v * s.src[j];
+  }
+  return off;
 }
 
 // Whether element u at index k beats the best so far (bv at bi; bi < 0:
@@ -342,14 +380,8 @@ extern "C" __global__ void hone_gather_nd(const unsigned* x, const void* idx, un
                                           unsigned long long* err, unsigned long long code) {
   HONE_FOR(i, total) {
     const long long e = i % slice, t = i / slice;
-    long long off = (t / tuples) * batch_block;
-    bool inside = true;
-    for (int j = 0; j < s.rank; ++j) {
-      long long v = hone_ld_int(idx, t * s.rank + j, is64);
-      if (v < 0) v += s.dims[j];
-      inside = inside && v >= 0 && v < s.dims[j];
-      off += v * s.src[j];
-    }
+    bool inside;
+    const long long off = (t / tuples) * batch_block + hone_tuple_offset(idx, t, s, is64, inside);
     if (!inside) hone_flag(err, code);
     y[i] = inside ? x[off + e] : 0x7fc00000u;
   }
@@ -398,10 +430,8 @@ extern "C" __global__ void hone_conv_transpose(const float* x, const float* w, c
 // to TopK's indices. Wraps as the reference's unsigned arithmetic does.
 extern "C" __global__ void hone_int_binary(void* y, HoneEw p, long long n, int op, int is64) {
   HONE_FOR(i, n) {
-    const long long oa = p.flat[0] ? i : hone_offset(i, p.rank, p.dims, p.st[0]);
-    const long long ob = p.flat[1] ? i : hone_offset(i, p.rank, p.dims, p.st[1]);
-    const unsigned long long a = (unsigned long long)hone_ld_int(p.in[0], oa, is64);
-    const unsigned long long b = (unsigned long long)hone_ld_int(p.in[1], ob, is64);
+    const unsigned long long a = (unsigned long long)hone_ld_int(p.in[0], hone_at(p, 0, i), is64);
+    const unsigned long long b = (unsigned long long)hone_ld_int(p.in[1], hone_at(p, 1, i), is64);
     const unsigned long long r = op == 0 ? a + b : op == 1 ? a - b : a * b;
     if (is64)
       ((long long*)y)[i] = (long long)r;
@@ -423,20 +453,8 @@ extern "C" __global__ void hone_strided_copy_sized(const void* x, void* y, HoneS
   HONE_FOR(i, n) {
     const long long a = hone_offset(i, s.rank, s.dims, s.src);
     const long long b = hone_offset(i, s.rank, s.dims, s.dst);
-    if (bytes == 8)
-      ((unsigned long long*)y)[b] = ((const unsigned long long*)x)[a];
-    else if (bytes == 4)
-      ((unsigned*)y)[b] = ((const unsigned*)x)[a];
-    else if (bytes == 2)
-      ((unsigned short*)y)[b] = ((const unsigned short*)x)[a];
-    else
-      ((unsigned char*)y)[b] = ((const unsigned char*)x)[a];
+    hone_copy_elem(x, a, y, b, bytes);
   }
-}
-
-// Offset of element i of operand k of p (hone_ld's index arithmetic).
-__device__ __forceinline__ long long hone_at(const HoneEw& p, int k, long long i) {
-  return p.flat[k] ? i : hone_offset(i, p.rank, p.dims, p.st[k]);
 }
 
 // Element `at` of operand k as a float: f32, f16, bf16 (exact), or a bool
@@ -536,13 +554,7 @@ extern "C" __global__ void hone_where_sized(void* y, HoneEw p, long long n, int 
                                             int bytes) {
   HONE_FOR(i, n) {
     const int k = hone_ld_bool(p, 0, i, floats) ? 1 : 2;
-    const long long at = hone_at(p, k, i);
-    if (bytes == 8)
-      ((unsigned long long*)y)[i] = ((const unsigned long long*)p.in[k])[at];
-    else if (bytes == 4)
-      ((unsigned*)y)[i] = ((const unsigned*)p.in[k])[at];
-    else
-      ((unsigned char*)y)[i] = ((const unsigned char*)p.in[k])[at];
+    hone_copy_elem(p.in[k], hone_at(p, k, i), y, i, bytes);
   }
 }
 
