@@ -256,7 +256,7 @@ OpPlan fp8_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, 
 
 Result<OpPlan> probe_fp8(OpPlan p, const std::vector<dims_t>& in, const BuildSettings& s) {
   const int math_mode = s.math.tf32 ? kCublasTf32Math : kCublasDefaultMath;
-  if (auto ran = time_op(p, in, math_mode, s.conv.dnn); !ran)
+  if (auto ran = run_op_once(p, in, math_mode, s.conv.dnn); !ran)
     return fail(ErrorCode::kUnsupported,
                 "cuBLASLt refused the FP8 product on this device when tried at plan time (" +
                     ran.error().message() + ")");

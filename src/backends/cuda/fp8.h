@@ -124,7 +124,7 @@ OpPlan fp8_plan(const std::string& op, const dims_t& out, int64_t M, int64_t N, 
                                               const PlanEnv& env, const std::vector<dims_t>& in,
                                               const BuildSettings& s);
 /// `p` (an FP8 plan of a unit with inputs of `in` dims) once it has run on
-/// scratch buffers on the device (op_timer.h's time_op); kUnsupported naming
+/// scratch buffers on the device (op_timer.h's run_op_once); kUnsupported naming
 /// cuBLASLt's answer when it refuses, so that the product stays bf16 and says
 /// why instead of failing every call.
 [[nodiscard]] Result<OpPlan> probe_fp8(OpPlan p, const std::vector<dims_t>& in,

@@ -33,43 +33,69 @@ size_t f32_bytes(const dims_t& dims) {
   return (static_cast<size_t>(numel_of(dims)) * sizeof(float) + 255) / 256 * 256;
 }
 
-}  // namespace
+/// `p` bound to the process-wide scratch buffer (inputs, outputs and
+/// workspace, filled with 0.01f) on the planning stream of `math_mode`.
+struct OnScratch {
+  const Driver* d;
+  Stream* st;
+  const Module* fixed;
+  Bind b;
+};
 
-Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
-                       const Cudnn* dnn) {
+// Called with mu held: the scratch buffer and the stream are shared.
+Result<OnScratch> on_scratch(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
+                             const Cudnn* dnn) {
   static DeviceBuffer scratch;  // grown as needed
-  std::lock_guard lock(mu);
   HONE_TRY(const Driver* d, Driver::get());
   HONE_CHECK_OK(d->make_current());
   const Api& a = d->api();
   HONE_TRY(Stream * st, planning_stream(*d, math_mode, dnn));
-  auto bytes = [](const dims_t& dims) {
-    return (static_cast<size_t>(numel_of(dims)) * sizeof(float) + 255) / 256 * 256;
-  };
   size_t total = (p.workspace_bytes + 255) / 256 * 256;
-  for (const dims_t& x : in) total += bytes(x);
-  for (const dims_t& x : p.outputs) total += bytes(x);
+  for (const dims_t& x : in) total += f32_bytes(x);
+  for (const dims_t& x : p.outputs) total += f32_bytes(x);
   if (scratch.bytes() < total) {
     scratch = DeviceBuffer();
     HONE_TRY(scratch, DeviceBuffer::allocate(*d, total));
   }
-  const CUstream s = st->get();
   constexpr unsigned kPointZeroOne = 0x3C23D70Au;  // 0.01f
-  HONE_CHECK_OK(
-      d->check(a.cuMemsetD32Async(scratch.ptr(), kPointZeroOne, total / 4, s), "cuMemsetD32Async"));
+  HONE_CHECK_OK(d->check(a.cuMemsetD32Async(scratch.ptr(), kPointZeroOne, total / 4, st->get()),
+                         "cuMemsetD32Async"));
   Bind b;
   CUdeviceptr at = scratch.ptr();
   for (const dims_t& x : in) {
     b.in.push_back(at);
-    at += bytes(x);
+    at += f32_bytes(x);
   }
   for (const dims_t& x : p.outputs) {
     b.out.push_back(at);
-    at += bytes(x);
+    at += f32_bytes(x);
   }
   b.workspace = at;
   HONE_TRY(const Module* fixed, fixed_module(*d));
-  const ExecCtx ctx{*d, *fixed, s, st->blas(), st->dnn()};
+  return OnScratch{d, st, fixed, std::move(b)};
+}
+
+}  // namespace
+
+Result<void> run_op_once(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
+                         const Cudnn* dnn) {
+  std::lock_guard lock(mu);
+  HONE_TRY(OnScratch r, on_scratch(p, in, math_mode, dnn));
+  const CUstream s = r.st->get();
+  const ExecCtx ctx{*r.d, *r.fixed, s, r.st->blas(), r.st->dnn()};
+  HONE_CHECK_OK(p.run(ctx, r.b));
+  return r.d->check(r.d->api().cuStreamSynchronize(s), "cuStreamSynchronize");
+}
+
+Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
+                       const Cudnn* dnn) {
+  std::lock_guard lock(mu);
+  HONE_TRY(OnScratch r, on_scratch(p, in, math_mode, dnn));
+  const Driver* d = r.d;
+  const Api& a = d->api();
+  const CUstream s = r.st->get();
+  const Bind& b = r.b;
+  const ExecCtx ctx{*d, *r.fixed, s, r.st->blas(), r.st->dnn()};
   CUevent e0 = nullptr, e1 = nullptr;
   HONE_CHECK_OK(d->check(a.cuEventCreate(&e0, 0), "cuEventCreate"));
   struct Events {

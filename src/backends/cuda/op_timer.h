@@ -5,6 +5,7 @@
 // choices a backend has recorded (kernel_choices.h).
 //
 //   HONE_TRY(double ms, time_op(plan, input_dims, math_mode, dnn));
+//   HONE_CHECK_OK(run_op_once(plan, input_dims, math_mode, dnn));  // runs, untimed
 //
 // Runs on a process-wide planning stream (one per math mode) with scratch
 // buffers filled with 0.01f (never zeros: they can run faster than data), one
@@ -20,6 +21,12 @@ namespace hone::cuda {
 /// Milliseconds one run of `p` takes with inputs of `in` dims (f32).
 [[nodiscard]] Result<double> time_op(const OpPlan& p, const std::vector<dims_t>& in, int math_mode,
                                      const Cudnn* dnn);
+
+/// Runs `p` once, as time_op would (the same scratch buffers and planning
+/// stream), and waits for it: for a plan-time check that the device accepts
+/// a plan at all (fp8.h's probe_fp8), where timing it would only cost time.
+[[nodiscard]] Result<void> run_op_once(const OpPlan& p, const std::vector<dims_t>& in,
+                                       int math_mode, const Cudnn* dnn);
 
 /// Relative L2 distance of each candidate's output from cands[reference]'s,
 /// all run on the same inputs of `in` dims: uniform in [-1, 1), or
