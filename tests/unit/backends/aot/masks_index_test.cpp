@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "aot_test_util.h"
+#include "backends/moe_routing_graph.h"
 
 namespace hone::aot {
 namespace {
@@ -130,28 +131,11 @@ TEST(AotMasksIndex, ScatterElementsReducesDuplicateTargetsInOrder) {
   expect_matches_reference(g, {{mi_i64s({2, 2}, {big, 1, -3, 5}), mi_i64s({2, 2}, {0, 0, 1, -1})}});
 }
 
-// Mixtral's routing: one_hot of TopK's i64 indices, permuted, an expert's
-// row cast to bool, and the positions split into two i64 columns.
+// Mixtral's routing (backend_test::moe_routing_graph) over a symbolic number
+// of tokens and of positions, at two of each.
 TEST(AotMasksIndex, OneHotRoutingAndIntegerSplit) {
   std::mt19937 rng(94);
-  GraphBuilder b("route");
-  ValueId logits = b.input("logits", DType::kF32, Shape{Dim::symbol("tokens"), 5});
-  auto top = b.op_n("TopK", {logits, mi_ints(b, {2})}, 2, {{"axis", int64_t{-1}}});
-  ValueId hot =
-      b.op("OneHot", {top[1], mi_scalar(b, 5), mi_ints(b, {0, 1})}, {{"axis", int64_t{-1}}});
-  ValueId perm = b.op("Transpose", {hot}, {{"perm", std::vector<int64_t>{2, 1, 0}}});
-  b.output(b.op("Cast", {perm}, {{"to", int64_t{9}}}), "expert_mask");
-  ValueId pairs = b.input("pairs", DType::kI64, Shape{Dim::symbol("hits"), 2});
-  auto cols = b.op_n("Split", {pairs, mi_ints(b, {1, 1})}, 2, {{"axis", int64_t{1}}});
-  b.output(b.add(cols[0], b.mul(cols[1], mi_scalar(b, 10))), "flat");
-  b.output(cols[1], "second");
-  // f32 values on axis 0, a negative index and one out of range (its column stays off).
-  ValueId ids = b.input("ids", DType::kI64, Shape{4});
-  b.output(b.op("OneHot",
-                {ids, mi_scalar(b, 3), b.constant("", Tensor::from<float>({2}, {-0.5f, 2.0f}))},
-                {{"axis", int64_t{0}}}),
-           "scaled");
-  const Graph g = *std::move(b).build();
+  const Graph g = backend_test::moe_routing_graph(Dim::symbol("tokens"), Dim::symbol("hits"));
   expect_matches_reference(
       g, {{uniform(rng, {3, 5}), mi_i64s({4, 2}, {0, 1, 1, 0, 2, 2, 3, 1}),
            mi_i64s({4}, {1, -1, 3, 0})},

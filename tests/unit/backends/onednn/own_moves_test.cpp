@@ -4,6 +4,7 @@
 // reduction add, the dynamo exporter's form). Each graph must plan every node
 // on onednn, match the reference and run no block on the reference; NonZero
 // stays with the reference, with the reason.
+#include "backends/moe_routing_graph.h"
 #include "onednn_test_util.h"
 
 namespace hone::onednn {
@@ -21,32 +22,12 @@ Tensor om_i64s(std::vector<int64_t> shape, std::vector<int64_t> v) {
   return Tensor::from<int64_t>(std::move(shape), std::move(v));
 }
 
-// one_hot of TopK's indices ([tokens, 2, experts]), permuted to [experts, 2,
-// tokens] and cast to bool; the positions split into i64 columns and
-// combined; f32 values on axis 0 with a negative and an out-of-range index.
+// Mixtral's routing (backend_test::moe_routing_graph): one_hot of TopK's
+// indices permuted and cast to bool, the positions split into i64 columns,
+// f32 values on axis 0 with a negative and an out-of-range index.
 TEST(OnednnOwnMoves, OneHotRoutingAndIntegerSplit) {
   std::mt19937 rng(95);
-  GraphBuilder b("route");
-  ValueId logits = b.input("logits", DType::kF32, Shape{3, 5});
-  auto top = b.op_n("TopK", {logits, om_ints(b, {2})}, 2, {{"axis", int64_t{-1}}});
-  ValueId hot =
-      b.op("OneHot", {top[1], b.constant("", Tensor::from<int64_t>({}, {5})), om_ints(b, {0, 1})},
-           {{"axis", int64_t{-1}}});
-  ValueId perm = b.op("Transpose", {hot}, {{"perm", std::vector<int64_t>{2, 1, 0}}});
-  b.output(b.op("Cast", {perm}, {{"to", int64_t{9}}}), "expert_mask");
-  b.output(b.op("Transpose", {b.op("Cast", {perm}, {{"to", int64_t{9}}})},
-                {{"perm", std::vector<int64_t>{1, 0, 2}}}),
-           "bool_transposed");
-  ValueId pairs = b.input("pairs", DType::kI64, Shape{4, 2});
-  auto cols = b.op_n("Split", {pairs, om_ints(b, {1, 1})}, 2, {{"axis", int64_t{1}}});
-  b.output(b.add(cols[0], b.mul(cols[1], b.constant("", Tensor::from<int64_t>({}, {10})))), "flat");
-  ValueId ids = b.input("ids", DType::kI64, Shape{4});
-  b.output(b.op("OneHot",
-                {ids, b.constant("", Tensor::from<int64_t>({}, {3})),
-                 b.constant("", Tensor::from<float>({2}, {-0.5f, 2.0f}))},
-                {{"axis", int64_t{0}}}),
-           "scaled");
-  const Graph g = *std::move(b).build();
+  const Graph g = backend_test::moe_routing_graph(Dim(3), Dim(4));
   expect_matches_reference(g, {uniform(rng, {3, 5}), om_i64s({4, 2}, {0, 1, 1, 0, 2, 2, 3, 1}),
                                om_i64s({4}, {1, -1, 3, 0})});
 }
