@@ -125,13 +125,13 @@ TEST(ElementwisePassThrough, IdentityAndDropout) {
   auto id = run1("Identity", {t<int64_t>({2}, {4, 5})});
   ASSERT_TRUE(id);
   EXPECT_EQ(vals<int64_t>(*id), (std::vector<int64_t>{4, 5}));
-  auto d = run_op("Dropout", {f32v({1, 2, 3})}, {}, 2);
+  auto d = run("Dropout", {f32v({1, 2, 3})}, {}, 2);
   ASSERT_TRUE(d) << d.error().to_string();
   EXPECT_EQ(vals<float>((*d)[0]), (std::vector<float>{1, 2, 3}));
   EXPECT_EQ((*d)[1].dtype(), DType::kBool);
   EXPECT_EQ(vals<bool>((*d)[1]), (std::vector<bool>{true, true, true}));
   // Training with a zero ratio is still the identity.
-  auto z = run_op("Dropout", {f32v({1}), Tensor::scalar(0.0f), t<bool>({}, {true})}, {}, 2);
+  auto z = run("Dropout", {f32v({1}), Tensor::scalar(0.0f), t<bool>({}, {true})}, {}, 2);
   ASSERT_TRUE(z) << z.error().to_string();
   EXPECT_EQ(vals<float>((*z)[0]), (std::vector<float>{1}));
   auto train = run1("Dropout", {f32v({1}), Tensor::scalar(0.5f), t<bool>({}, {true})});
@@ -139,7 +139,7 @@ TEST(ElementwisePassThrough, IdentityAndDropout) {
   EXPECT_EQ(train.error().code(), ErrorCode::kUnsupported);
   EXPECT_NE(train.error().message().find("training-mode Dropout is random"), std::string::npos);
   // Opset 7-9: the mask has the input's type.
-  auto old = run_op("Dropout", {f32v({1, 2})}, {{"ratio", 0.3f}}, 2, 7);
+  auto old = run("Dropout", {f32v({1, 2})}, {{"ratio", 0.3f}}, 2, 7);
   ASSERT_TRUE(old);
   EXPECT_EQ((*old)[1].dtype(), DType::kF32);
   EXPECT_EQ(vals<float>((*old)[1]), (std::vector<float>{1, 1}));
@@ -195,7 +195,7 @@ TEST(ElementwiseQuantize, Dequantize) {
 }
 
 TEST(ElementwiseQuantize, DynamicQuantizeLinear) {
-  auto r = run_op("DynamicQuantizeLinear", {f32v({0, 2, -3, -2.5f, 1.34f, 0.5f})}, {}, 3);
+  auto r = run("DynamicQuantizeLinear", {f32v({0, 2, -3, -2.5f, 1.34f, 0.5f})}, {}, 3);
   ASSERT_TRUE(r) << r.error().to_string();
   const float scale = 5.0f / 255.0f;
   EXPECT_FLOAT_EQ(vals<float>((*r)[1])[0], scale);
@@ -205,11 +205,11 @@ TEST(ElementwiseQuantize, DynamicQuantizeLinear) {
   // the tie 25.5 (→ 26): the spec's expected output.
   EXPECT_EQ(vals<uint8_t>((*r)[0]), (std::vector<uint8_t>{153, 255, 0, 26, 221, 179}));
   // All-positive input: the range still includes 0, so the zero point is 0.
-  auto pos = run_op("DynamicQuantizeLinear", {f32v({1, 2.55f})}, {}, 3);
+  auto pos = run("DynamicQuantizeLinear", {f32v({1, 2.55f})}, {}, 3);
   ASSERT_TRUE(pos);
   EXPECT_EQ(vals<uint8_t>((*pos)[2])[0], 0);
   EXPECT_EQ(vals<uint8_t>((*pos)[0]), (std::vector<uint8_t>{100, 255}));
-  auto zeros = run_op("DynamicQuantizeLinear", {f32v({0, 0})}, {}, 3);
+  auto zeros = run("DynamicQuantizeLinear", {f32v({0, 0})}, {}, 3);
   ASSERT_TRUE(zeros);
   EXPECT_EQ(vals<float>((*zeros)[1])[0], 0.0f);
   EXPECT_EQ(vals<uint8_t>((*zeros)[0]), (std::vector<uint8_t>{0, 0}));

@@ -13,6 +13,7 @@
 #include "eval/interpreter.h"
 #include "hone/graph_builder.h"
 #include "hone/half.h"
+#include "one_op_test_util.h"
 
 namespace hone::shape_test {
 
@@ -42,35 +43,8 @@ std::vector<T> values(const Tensor& x) {
   return v;
 }
 
-/// Runs `op` with `inputs` (an undefined Tensor() leaves that input out) as
-/// graph inputs; returns all `num_outputs` outputs.
-inline Result<std::vector<Tensor>> run(const std::string& op, const std::vector<Tensor>& inputs,
-                                       std::map<std::string, Attribute> attrs = {},
-                                       int num_outputs = 1, int64_t opset = 17) {
-  GraphBuilder b("shape_test", opset);
-  std::vector<ValueId> ins;
-  std::vector<Tensor> feed;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!inputs[i].defined()) {
-      ins.push_back(kNoValue);
-      continue;
-    }
-    ins.push_back(
-        b.input("in" + std::to_string(i), inputs[i].dtype(), Shape::of(inputs[i].shape())));
-    feed.push_back(inputs[i]);
-  }
-  std::vector<ValueId> outs = b.op_n(op, ins, num_outputs, std::move(attrs), "node");
-  for (size_t i = 0; i < outs.size(); ++i) b.output(outs[i], "out" + std::to_string(i));
-  HONE_TRY(Graph g, std::move(b).build());
-  return eval::Interpreter().run_tensors(g, feed);
-}
-
-/// Runs a one-output op and returns that output.
-inline Result<Tensor> run1(const std::string& op, const std::vector<Tensor>& inputs,
-                           std::map<std::string, Attribute> attrs = {}, int64_t opset = 17) {
-  HONE_TRY(std::vector<Tensor> outs, run(op, inputs, std::move(attrs), 1, opset));
-  return outs[0];
-}
+using eval_test::run;
+using eval_test::run1;
 
 /// True when running fails with kInvalidArgument and the message contains `needle`.
 inline bool fails_with(const Result<Tensor>& r, const std::string& needle) {
