@@ -10,23 +10,10 @@
 #include <string>
 #include <system_error>
 
+#include "core/stdio_file.h"
 #include "hone/temp_paths.h"
 
 namespace hone {
-namespace {
-
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f != nullptr) std::fclose(f);
-  }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
-
-}  // namespace
 
 Result<void> write_file_atomic(const std::filesystem::path& path, std::span<const uint8_t> bytes) {
   std::random_device rd;
@@ -34,7 +21,7 @@ Result<void> write_file_atomic(const std::filesystem::path& path, std::span<cons
       path.string() + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(rd());
   const TempPathGuard guard(tmp);  // removed on SIGINT/SIGTERM too
   {
-    File f(std::fopen(tmp.c_str(), "wb"));
+    StdioFile f(std::fopen(tmp.c_str(), "wb"));
     if (!f) return fail(ErrorCode::kIo, "cannot create '" + tmp.string() + "': " + errno_text());
     const bool ok =
         (bytes.empty() || std::fwrite(bytes.data(), 1, bytes.size(), f.get()) == bytes.size()) &&

@@ -8,12 +8,10 @@
 #include <cstring>
 #include <string>
 
+#include "core/stdio_file.h"
+
 namespace hone {
 namespace {
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
 
 std::string file_kind(mode_t m) {
   if (S_ISDIR(m)) return "a folder";

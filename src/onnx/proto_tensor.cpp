@@ -13,6 +13,7 @@
 #include <string>
 #include <system_error>
 
+#include "core/stdio_file.h"
 #include "hone/file_io.h"
 #include "hone/limits.h"
 #include "hone/onnx.h"
@@ -106,17 +107,6 @@ Result<DType> from_onnx_dtype(int32_t onnx_type) {
 
 namespace detail {
 namespace {
-
-struct FileCloser {
-  void operator()(std::FILE* f) const {
-    if (f != nullptr) std::fclose(f);
-  }
-};
-using File = std::unique_ptr<std::FILE, FileCloser>;
-
-std::string errno_text() {
-  return std::strerror(errno);
-}
 
 /// Element count of `dims`, checked: no negative dim, no overflow past 2^62.
 Result<int64_t> checked_numel(const TensorProto& t) {
@@ -317,7 +307,7 @@ Result<Tensor> read_external(const TensorProto& t, DType dtype, int64_t numel,
   if (!ext.read) return Tensor::borrow(dtype, dims_of(t), nullptr);
   HONE_CHECK_OK(check_allocation(len, describe_tensor(t) + " (external data '" + location + "')"));
   HONE_TRY(Tensor out, Tensor::allocate(dtype, dims_of(t)));
-  File f(std::fopen(path.c_str(), "rb"));
+  StdioFile f(std::fopen(path.c_str(), "rb"));
   if (!f) return fail(ErrorCode::kIo, "cannot open '" + path.string() + "': " + errno_text());
   if (fseeko(f.get(), static_cast<off_t>(off), SEEK_SET) != 0 ||
       std::fread(out.raw(), 1, len, f.get()) != len)
