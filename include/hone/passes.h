@@ -107,6 +107,10 @@ struct PassStats {
 /// spatial dims are numbers become Reshape, Transpose, Reshape (the batch may
 /// be symbolic), which every backend runs.
 [[nodiscard]] Result<Graph> lower_depth_to_space(const Graph& g, PassStats* stats = nullptr);
+/// Tile by constant repeats becomes Expand (each repeated axis of size 1) or
+/// Reshape, Expand, Reshape (a repeated axis of a larger known size split
+/// into [1, d] and broadcast to [r, d]), which every backend runs.
+[[nodiscard]] Result<Graph> lower_tile(const Graph& g, PassStats* stats = nullptr);
 
 /// A maximal run of element-wise nodes (unary math, activations, binary ops
 /// whose other operand is a constant or broadcasts into the chain) where each

@@ -38,6 +38,8 @@ const std::vector<Pass>& pipeline() {
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return lower_einsum(g, s); }},
       {"lower_depth_to_space", [](const Graph& g, PassStats* s,
                                   const OptimizeOptions&) { return lower_depth_to_space(g, s); }},
+      {"lower_tile",
+       [](const Graph& g, PassStats* s, const OptimizeOptions&) { return lower_tile(g, s); }},
       {"eliminate_transposes", [](const Graph& g, PassStats* s,
                                   const OptimizeOptions&) { return eliminate_transposes(g, s); }},
       {"fold_batch_norm",
