@@ -59,6 +59,10 @@ struct PassStats {
 /// dim at their position become 0 (copy), static ones stay, one other becomes
 /// -1. Left alone: allowzero = 1, two or more entries no rule covers.
 [[nodiscard]] Result<Graph> fold_reshape_targets(const Graph& g, PassStats* stats = nullptr);
+/// A Slice whose starts or ends are computed from dims gets constant bounds
+/// where each is a number or its axis' dim less a number (`[:seq]` of an
+/// axis of (seq+3) ends at -3). Steps of 1 or more only. Counted in `folded`.
+[[nodiscard]] Result<Graph> fold_slice_bounds(const Graph& g, PassStats* stats = nullptr);
 
 /// Inference BatchNormalization into the Conv before it (weights scaled per
 /// output channel, bias shifted) or into a Gemm with constant B over its

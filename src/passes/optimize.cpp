@@ -28,6 +28,8 @@ const std::vector<Pass>& pipeline() {
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fold_shapes(g, s); }},
       {"fold_reshape_targets", [](const Graph& g, PassStats* s,
                                   const OptimizeOptions&) { return fold_reshape_targets(g, s); }},
+      {"fold_slice_bounds", [](const Graph& g, PassStats* s,
+                               const OptimizeOptions&) { return fold_slice_bounds(g, s); }},
       {"fold_constants",
        [](const Graph& g, PassStats* s, const OptimizeOptions& o) {
          return fold_constants(g, s, o.fold_max_bytes);
@@ -58,9 +60,9 @@ const std::vector<Pass>& pipeline() {
 
 /// pipeline()'s passes before the shape folders (lower_embedding_bag), then
 /// up to kShapeFolders the passes that fold computed shapes: fold_shapes,
-/// fold_reshape_targets, fold_constants.
+/// fold_reshape_targets, fold_slice_bounds, fold_constants.
 constexpr size_t kFirstFolder = 1;
-constexpr size_t kShapeFolders = 4;
+constexpr size_t kShapeFolders = 5;
 
 int applied(const PassStats& s) {
   return s.folded + s.removed + s.rewritten;
