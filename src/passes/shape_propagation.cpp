@@ -30,7 +30,9 @@ const std::set<std::string>& same_shape_ops() {
       // the rest that keep their input's shape and dtype (llama's causal mask is a Trilu)
       "Trilu", "CumSum", "Celu", "ThresholdedRelu", "Shrink", "Hardmax", "Softsign", "Tan", "Asin",
       "Acos", "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "LRN", "GroupNormalization",
-      "MeanVarianceNormalization"};
+      "MeanVarianceNormalization",
+      // scatters: the data's shape and dtype (a GAT's softmax sums, read again by Gather)
+      "ScatterElements", "ScatterND", "Scatter"};
   return k;
 }
 

@@ -184,5 +184,28 @@ TEST(ShapePropagationTensor, PadGrowsStaticAxesAndKeepsUnpaddedSymbols) {
   EXPECT_EQ(shape_of(*g, bad), "none");
 }
 
+TEST(ShapePropagationTensor, ScattersKeepTheirDatasShapeOverAnExportersPlaceholders) {
+  // A GAT's softmax sums: ScatterElements into zeros [nodes, heads*batch], read
+  // again by Gather; the exporter named the result's dims unk__N.
+  GraphBuilder b("scatter");
+  const Dim nodes = Dim::symbol("seq"), wide = Dim::symbol("(4*batch)"), e = Dim::symbol("e");
+  ValueId data = b.input("data", DType::kF32, Shape{nodes, wide});
+  ValueId idx = b.input("idx", DType::kI64, Shape{e, wide});
+  ValueId upd = b.input("upd", DType::kF32, Shape{e, wide});
+  ValueId summed = b.op("ScatterElements", {data, idx, upd},
+                        {{"axis", int64_t{0}}, {"reduction", std::string("add")}});
+  ValueId ids = b.input("ids", DType::kI64, Shape{nodes, 3});
+  ValueId rows = b.input("rows", DType::kI64, Shape{2, 1});
+  ValueId put = b.op("ScatterND", {ids, rows, b.input("vals", DType::kI64, Shape{2, 3})});
+  for (ValueId v : {summed, put}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  g->value(summed).shape = Shape{Dim::symbol("unk__5"), Dim::symbol("unk__6")};
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, summed), "[seq,(4*batch)]");
+  EXPECT_EQ(shape_of(*g, put), "[seq,3]");
+  EXPECT_EQ(g->value(put).dtype, DType::kI64);
+}
+
 }  // namespace
 }  // namespace hone
