@@ -25,51 +25,14 @@ bool has_subgraph(const Node& n) {
   return false;
 }
 
-/// A copy of `g` keeping only nodes with keep[i], where values in `constants`
-/// become initializers. Values nothing kept reads or makes are dropped
-/// (graph inputs and outputs always stay).
+/// A copy of `g` keeping only nodes with keep[i] (passes::compact, in their
+/// order in `g`), where values in `constants` become initializers.
 Result<Graph> rebuild(const Graph& g, const std::vector<bool>& keep,
                       const std::map<ValueId, Tensor>& constants) {
-  std::vector<bool> needed(g.values().size(), false);
-  for (ValueId v : g.inputs()) needed[v] = true;
-  for (ValueId v : g.outputs()) needed[v] = true;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    if (!keep[i]) continue;
-    for (ValueId v : g.reads_of(static_cast<NodeId>(i))) needed[v] = true;
-    for (ValueId v : g.node(static_cast<NodeId>(i)).outputs)
-      if (v != kNoValue) needed[v] = true;
-  }
-  Graph out(g.name());
-  out.opsets() = g.opsets();
-  out.metadata() = g.metadata();
-  std::vector<ValueId> remap(g.values().size(), kNoValue);
-  for (size_t v = 0; v < g.values().size(); ++v) {
-    if (!needed[v]) continue;
-    Value copy = g.values()[v];
-    copy.producer = -1;
-    if (auto it = constants.find(static_cast<ValueId>(v)); it != constants.end()) {
-      copy.initializer = it->second;
-      copy.dtype = it->second.dtype();
-      copy.shape = Shape::of(it->second.shape());
-    }
-    remap[v] = out.add_value(std::move(copy));
-  }
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    if (!keep[i]) continue;
-    Node n = g.nodes()[i];
-    for (ValueId& v : n.inputs)
-      if (v != kNoValue) v = remap[v];
-    for (ValueId& v : n.outputs)
-      if (v != kNoValue) v = remap[v];
-    out.add_node_with_outputs(std::move(n));
-  }
-  std::vector<ValueId> ins, outs;
-  for (ValueId v : g.inputs()) ins.push_back(remap[v]);
-  for (ValueId v : g.outputs()) outs.push_back(remap[v]);
-  out.set_inputs(std::move(ins));
-  out.set_outputs(std::move(outs));
-  HONE_CHECK_OK_CTX(out.validate(), "after a graph pass on '" + g.name() + "'");
-  return out;
+  std::vector<NodeId> nodes;
+  for (size_t i = 0; i < g.nodes().size(); ++i)
+    if (keep[i]) nodes.push_back(static_cast<NodeId>(i));
+  return passes::compact(g, nodes, constants);
 }
 
 /// The nodes among `candidate` that a graph output depends on: walks `order`

@@ -145,26 +145,38 @@ Result<Graph> Rewriter::finish() const {
   HONE_TRY(std::vector<NodeId> order, tmp.topological_order());
 
   // Then the result: nodes in that order, values renumbered, unread ones gone.
-  std::vector<bool> needed(tmp.values().size(), false);
-  for (ValueId v : tmp.inputs()) needed[v] = true;
-  for (ValueId v : tmp.outputs()) needed[v] = true;
-  for (NodeId id : order) {
-    for (ValueId v : tmp.reads_of(id)) needed[v] = true;
-    for (ValueId v : tmp.node(id).outputs)
+  tmp.opsets() = g_.opsets();
+  tmp.metadata() = g_.metadata();
+  return compact(tmp, order);
+}
+
+Result<Graph> compact(const Graph& g, const std::vector<NodeId>& nodes,
+                      const std::map<ValueId, Tensor>& constants) {
+  std::vector<bool> needed(g.values().size(), false);
+  for (ValueId v : g.inputs()) needed[v] = true;
+  for (ValueId v : g.outputs()) needed[v] = true;
+  for (NodeId id : nodes) {
+    for (ValueId v : g.reads_of(id)) needed[v] = true;
+    for (ValueId v : g.node(id).outputs)
       if (v != kNoValue) needed[v] = true;
   }
-  Graph out(g_.name());
-  out.opsets() = g_.opsets();
-  out.metadata() = g_.metadata();
-  std::vector<ValueId> remap(tmp.values().size(), kNoValue);
-  for (size_t v = 0; v < tmp.values().size(); ++v) {
+  Graph out(g.name());
+  out.opsets() = g.opsets();
+  out.metadata() = g.metadata();
+  std::vector<ValueId> remap(g.values().size(), kNoValue);
+  for (size_t v = 0; v < g.values().size(); ++v) {
     if (!needed[v]) continue;
-    Value c = tmp.values()[v];
+    Value c = g.values()[v];
     c.producer = -1;
+    if (auto it = constants.find(static_cast<ValueId>(v)); it != constants.end()) {
+      c.initializer = it->second;
+      c.dtype = it->second.dtype();
+      c.shape = Shape::of(it->second.shape());
+    }
     remap[v] = out.add_value(std::move(c));
   }
-  for (NodeId id : order) {
-    Node n = tmp.node(id);
+  for (NodeId id : nodes) {
+    Node n = g.node(id);
     for (ValueId& v : n.inputs)
       if (v != kNoValue) v = remap[v];
     for (ValueId& v : n.outputs)
@@ -172,11 +184,11 @@ Result<Graph> Rewriter::finish() const {
     out.add_node_with_outputs(std::move(n));
   }
   std::vector<ValueId> ins, outs;
-  for (ValueId v : tmp.inputs()) ins.push_back(remap[v]);
-  for (ValueId v : tmp.outputs()) outs.push_back(remap[v]);
+  for (ValueId v : g.inputs()) ins.push_back(remap[v]);
+  for (ValueId v : g.outputs()) outs.push_back(remap[v]);
   out.set_inputs(std::move(ins));
   out.set_outputs(std::move(outs));
-  HONE_CHECK_OK_CTX(out.validate(), "after a graph pass on '" + g_.name() + "'");
+  HONE_CHECK_OK_CTX(out.validate(), "after a graph pass on '" + g.name() + "'");
   return out;
 }
 

@@ -100,6 +100,14 @@ class Rewriter {
 [[nodiscard]] Result<Graph> finish_pass(const Graph& in, const Rewriter& rw, int count,
                                         PassStats* stats);
 
+/// A copy of `g` (its name, opsets and metadata) with only `nodes`, in that
+/// order: values renumbered, those no kept node reads or makes dropped (graph
+/// inputs and outputs always stay), values in `constants` made initializers
+/// of their tensor's dtype and shape. kInvalidArgument (from validate) when
+/// the kept nodes do not make a valid graph.
+[[nodiscard]] Result<Graph> compact(const Graph& g, const std::vector<NodeId>& nodes,
+                                    const std::map<ValueId, Tensor>& constants = {});
+
 /// Runs node `n` of `g` alone on the reference interpreter, its inputs taken
 /// from `known` (every input the node reads must be there).
 [[nodiscard]] Result<std::vector<Tensor>> evaluate_node(const Graph& g, const Node& n,
