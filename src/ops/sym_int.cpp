@@ -187,11 +187,29 @@ class Parser {
   bool peek(char c) const { return i_ < s_.size() && s_[i_] == c; }
 
  public:
-  /// floor(a / b): a number, an exact quotient, or an opaque atom.
+  /// floor(a / b): a number, an exact quotient, or an opaque atom. By a
+  /// positive number, the terms it divides leave the quotient first,
+  /// floor((c*x + r) / c) = x + floor(r / c) for integer x, so a conv whose
+  /// window equals its stride, ((seq-14)/14)+1, is the (seq/14) a Resize to
+  /// seq // 14 computes.
   static std::optional<Poly> floor_quotient(const Poly& a, const Poly& b) {
     if (b.is_number() && b.number() == 0) return std::nullopt;
     if (a.is_number() && b.is_number()) return number(floor_div(a.number(), b.number()));
     if (auto q = exact_quotient(a, b)) return q;
+    if (b.is_number() && b.number() > 0) {
+      Poly whole, rest;
+      for (const auto& [m, c] : a.terms) {
+        if (c % b.number() == 0)
+          whole.add(m, c / b.number());
+        else
+          rest.add(m, c);
+      }
+      if (!whole.terms.empty()) {
+        auto r = floor_quotient(rest, b);
+        if (!r) return std::nullopt;
+        return add(std::move(whole), *r, 1);
+      }
+    }
     return atom("(" + poly_text(a) + "/" + poly_text(b) + ")");
   }
 

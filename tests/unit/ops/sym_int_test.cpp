@@ -40,6 +40,20 @@ TEST(SymInt, DivisionIsExactOrAFloorQuotient) {
   EXPECT_FALSE((h / 0).is_known());
 }
 
+TEST(SymInt, MultiplesOfTheDivisorLeaveTheFloorQuotient) {
+  const SymInt seq = sym("seq"), b = sym("b");
+  // A conv of window = stride 14 over seq, and a Resize to seq // 14: one dim.
+  EXPECT_EQ((seq - 14) / 14 + 1, seq / 14);
+  EXPECT_EQ(((seq - 14) / 14 + 1).dim(), Dim::symbol("(seq/14)"));
+  EXPECT_EQ(((seq * 4 + b * 6 + 3) / 2).dim(), Dim::symbol("(3*b+2*seq+1)"));  // floor(3/2) = 1
+  EXPECT_EQ(((seq * 2 - 1) / 2).dim(), Dim::symbol("(seq-1)"));                // floor(-1/2) = -1
+  EXPECT_EQ(((seq - 1) / 2).dim(), Dim::symbol("((seq-1)/2)"));  // nothing leaves: stays whole
+  for (int64_t v : {1, 13, 14, 15, 27, 28, 400})
+    EXPECT_EQ(sym_eval(((seq - 10) / 5 + 1).dim(), {{"seq", v}}).value(),
+              (v - 10 >= 0 ? (v - 10) / 5 : -((10 - v + 4) / 5)) + 1)
+        << v;
+}
+
 TEST(SymInt, DerivedDimsEvaluateAndReadBackAsTrees) {
   const SymInt seq = sym("seq"), h = sym("H");
   const std::map<std::string, int64_t> at{{"seq", 10}, {"H", 30}};
