@@ -18,6 +18,7 @@
 
 #include "backends/onednn/plan.h"
 #include "backends/onednn/timing.h"
+#include "core/log.h"
 #include "ops/attrs.h"
 #include "ops/resize.h"
 
@@ -338,6 +339,14 @@ Result<void> lower_resize(PlanBuilder& b, const Node& n) {
   dnnl::resampling_forward::primitive_desc pd(
       dnnl::resampling_forward::desc(kInfer, alg, factors, usual(b, n.inputs[0]).md, any_md(out)),
       user_scratch(), cpu_engine());
+  // oneDNN 2.6 picks its reference resampling for some layouts (SegFormer's
+  // bilinear [1,256,16,16] -> [1,256,64,64]: 100 to 300 ms a run, most of the
+  // model's time): hone's own step computes the same taps far faster.
+  if (const std::string impl = pd.impl_info_str(); impl.rfind("ref", 0) == 0) {
+    HONE_LOG_DEBUG("onednn: Resize '{}' runs as hone's own step: oneDNN's resampling is '{}'",
+                   n.name, impl);
+    return lower_resize_own(b, n, ra, x.dims, out, scales);
+  }
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef dst{b.new_temp(pd.dst_desc()), pd.dst_desc()};
   b.add_step("resampling", dnnl::resampling_forward(pd), pd,

@@ -110,6 +110,17 @@ TEST(OnednnResample, ScalesOnednnCannotMatchRunAsAnOwnStep) {
   }
 }
 
+TEST(OnednnResample, SegformersBilinearUpsamplingMatchesTheReference) {
+  // SegFormer's decoder: each stage's features, bilinear to the first stage's
+  // size. oneDNN 2.6 gives this its reference resampling (100 to 300 ms a run
+  // at 256 channels to 64x64), so it runs as hone's own step: the same answer.
+  std::mt19937 rng(21);
+  for (const std::vector<int64_t>& in : {std::vector<int64_t>{1, 32, 4, 4}, {1, 16, 8, 8}}) {
+    ResizeCase c{"linear", "half_pixel", "", in, {}, {1, in[1], 16, 16}};
+    expect_whole_on_onednn(resize_graph(c), {uniform(rng, c.in)});
+  }
+}
+
 TEST(OnednnResample, NearestNonIntegerRatiosLowerOnlyWhereIndicesAgree) {
   std::mt19937 rng(16);
   // 3 -> 5 and 5 -> 8 rows: half-pixel rounding picks the same rows in ONNX
