@@ -2,8 +2,8 @@
 // folding, residual epilogues), fallback with reasons, dynamic shapes,
 // concurrent inference, threads, failing builds, and the example models.
 #include <filesystem>
-#include <thread>
 
+#include "backends/concurrent_infer.h"
 #include "blas_test_util.h"
 #include "hone/onnx.h"
 #include "hone/registry.h"
@@ -157,19 +157,7 @@ TEST(BlasBackend, ConcurrentInferIsBitwiseIdentical) {
   Graph g = res_block(rng);
   auto be = build_blas(g, 2);
   std::vector<Tensor> in{uniform(rng, {3, 3, 10, 10})};
-  auto first = be->infer(in);
-  ASSERT_TRUE(first) << first.error().to_string();
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&] {
-      for (int i = 0; i < 5; ++i) {
-        auto y = be->infer(in);
-        if (!y || !(*y)[0].bitwise_equal((*first)[0])) ++mismatches;
-      }
-    });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_TRUE(backend_test::concurrent_infer_is_bitwise_identical(*be, in));
   EXPECT_EQ(be->executions(), 21u);
   EXPECT_EQ(be->fallback_runs(), 0u);
 }

@@ -2,10 +2,9 @@
 // dynamic shapes, concurrent inference, threads and registration.
 #include <omp.h>
 
-#include <thread>
-
 #include "hone/thread_pool.h"
 
+#include "backends/concurrent_infer.h"
 #include "hone/registry.h"
 #include "onednn_test_util.h"
 
@@ -187,19 +186,7 @@ TEST(OnednnBackend, ConcurrentInferIsBitwiseIdentical) {
   Graph g = conv_block(rng);
   auto be = build_onednn(g, 1, 1);
   std::vector<Tensor> in{uniform(rng, {2, 3, 8, 8})};
-  auto first = be->infer(in);
-  ASSERT_TRUE(first) << first.error().to_string();
-  std::atomic<int> mismatches{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t)
-    threads.emplace_back([&] {
-      for (int i = 0; i < 5; ++i) {
-        auto y = be->infer(in);
-        if (!y || !(*y)[0].bitwise_equal((*first)[0])) ++mismatches;
-      }
-    });
-  for (auto& t : threads) t.join();
-  EXPECT_EQ(mismatches.load(), 0);
+  EXPECT_TRUE(backend_test::concurrent_infer_is_bitwise_identical(*be, in));
   EXPECT_EQ(be->executions(), 21u);
   EXPECT_EQ(be->plan_descriptions().size(), 1u);
 }
