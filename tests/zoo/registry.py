@@ -57,6 +57,10 @@ def more(cls, **kw):
     return custom(cls, module="models_more", **kw)
 
 
+def nxt(cls, **kw):
+    return custom(cls, module="models_next", **kw)
+
+
 def vit_tiny():
     import torchvision
     # DeiT-tiny's width (192, 3 heads) at 4 layers: the ViT family at CI size.
@@ -212,6 +216,25 @@ MODELS = [
                 dict(name="edge_index", dtype="int64", shape=[2, "edges"], gen="edges", nodes="seq")],
                ("logits",), (64, 256), derived={"edges": lambda s: 4 * s},
                note="seq is nodes, 4 edges a node; degrees and messages by scatter_add_"),
+    # added 2026-12-06 (session 26): models_next.py
+    image_model("segformer", nxt("SegFormer"), "semantic segmentation (SegFormer)", size=256, outputs=("logits",),
+                note="MiT-b0 widths: K/V by a strided-conv spatial reduction, Mix-FFN depthwise conv, MLP decoder"),
+    image_model("convnext_v2", nxt("ConvNeXtV2"), "convnet (ConvNeXt-V2 atto)",
+                note="GRN: L2 norm over the spatial dims divided by its mean over the channels"),
+    text_model("dinov2_vit", nxt("Dinov2"), "vision transformer (DINOv2, registers)",
+               [dict(name="pixels", dtype="float32", shape=["batch", 3, "seq", "seq"], gen="normal")],
+               ("cls_token", "patch_mean"), (112, 224),
+               note="seq is the image side; 37x37 positions resized bicubically in the graph to seq/14"),
+    text_model("mamba_lm", nxt("MambaLm"), "state-space language model (Mamba-2)", [IDS], ("logits",), (16, 128),
+               note="input-dependent dt/B/C, causal depthwise Conv1d, SSD scan as exp of cumsum differences"),
+    text_model("gat", nxt("Gat"), "graph attention network (GAT)",
+               [dict(name="node_features", dtype="float32", shape=["batch", "seq", 16], gen="normal"),
+                dict(name="edge_index", dtype="int64", shape=[2, "edges"], gen="edges", nodes="seq")],
+               ("logits",), (64, 256), derived={"edges": lambda s: 4 * s},
+               note="seq is nodes; per-edge LeakyReLU scores, softmax over incoming edges by scatter_add_"),
+    text_model("patchtst", nxt("PatchTst"), "time-series forecaster (PatchTST)",
+               [dict(name="series", dtype="float32", shape=["batch", 336, 7], gen="normal")],
+               ("forecast",), (None,), note="RevIN, unfold into patches, channel independence, BatchNorm encoder"),
 ]
 BY_NAME = {m["name"]: m for m in MODELS}
 
