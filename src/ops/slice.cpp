@@ -75,6 +75,10 @@ std::optional<RuntimeSlice> runtime_slice(int64_t start, int64_t end, int64_t st
   r.start = start;
   r.start_from_end = start < 0;
   if (start >= 0) {
+    if (start == 0 && end == 1) {  // x[:1], the first: one, as d is at least 1
+      r.length = r.least = 1;
+      return r;
+    }
     if (end >= 0 && end < kAll) return std::nullopt;  // min(end, d)
     // From `start` to d, or to d + end.
     const int64_t cut = end >= kAll ? 0 : end;

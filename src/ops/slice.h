@@ -46,7 +46,8 @@ struct RuntimeSlice {
   int64_t least = 0;
 };
 /// Nothing where the slice's length depends on how d compares with a bound
-/// (an end counted from the front, x[:, :128]), or the step is not 1.
+/// (an end counted from the front, x[:, :128], but x[:1], which is one row
+/// of any d of at least 1), or the step is not 1.
 std::optional<RuntimeSlice> runtime_slice(int64_t start, int64_t end, int64_t step);
 
 /// The output dims of the same Slice of an input of symbolic dims `shape`

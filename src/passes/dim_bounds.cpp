@@ -6,6 +6,7 @@
 
 #include "hone/passes.h"
 #include "ops/broadcast.h"
+#include "ops/nonzero.h"
 #include "ops/sym_int.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
@@ -204,6 +205,21 @@ std::map<std::string, int64_t> derive_dim_bounds(
     for (size_t i = 0; i < v.shape->rank(); ++i) note((*v.shape)[i], (*s.value(w).shape)[i]);
   }
   for (const auto& [name, bound] : input_bounds) out.try_emplace(name, bound);
+  // NonZero's length (ops/nonzero.h) is at most its input's element count.
+  for (const Node& n : s.nodes()) {
+    if (!ops::length_known_after_run(n) || n.inputs.empty() || n.inputs[0] < 0 ||
+        n.outputs.empty() || n.outputs[0] < 0)
+      continue;
+    const Value& x = s.value(n.inputs[0]);
+    const Value& y = s.value(n.outputs[0]);
+    if (!x.shape || !x.shape->is_static() || !y.shape || y.shape->rank() != 2 ||
+        !ops::is_nonzero_length((*y.shape)[1]))
+      continue;
+    int64_t numel = 1;
+    for (const Dim& d : x.shape->dims()) numel *= d.value();
+    int64_t& b = out.try_emplace((*y.shape)[1].symbol_name(), numel).first->second;
+    b = std::max(b, numel);
+  }
   // A dim named by an expression of symbols (ops/sym_int.h) that folding left
   // without a number: its value at its symbols' bounds, where that is the
   // largest (no minus sign: sums, products and floor quotients of them).

@@ -6,6 +6,7 @@
 #include "eval/kernel_util.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/nonzero.h"
 #include "ops/pad.h"
 #include "ops/shape_fn.h"
 #include "ops/shape_fn_nn.h"
@@ -168,7 +169,23 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     dims[static_cast<size_t>(*axis)] = (*sizes)[out_index];
     return Shape(std::move(dims));
   }
+  if (op == "TopK") {  // values and indices: the input's dims, K along the axis (K a constant)
+    const Shape* s = shape_of(0);
+    const auto k = int_list(g, n, "k", 1);
+    if (!s || s->rank() == 0 || !k || k->size() != 1 || (*k)[0] < 0) return std::nullopt;
+    const auto axis = ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(s->rank()));
+    if (!axis) return std::nullopt;
+    std::vector<Dim> dims = s->dims();
+    dims[static_cast<size_t>(*axis)] = (*k)[0];
+    return Shape(std::move(dims));
+  }
   if (out_index != 0) return std::nullopt;
+  if (op == "NonZero") {  // [rank, the count it finds when it runs], named (ops/nonzero.h)
+    const Shape* s = shape_of(0);
+    if (!s || n.outputs.empty() || n.outputs[0] < 0) return std::nullopt;
+    return Shape(
+        {Dim(static_cast<int64_t>(s->rank())), ops::nonzero_length(g.value(n.outputs[0]).name)});
+  }
   if (op == "OneHot") {  // the values' type; the depth inserted at the axis
     *dtype = dtype_of(2);
     const Shape* s = shape_of(0);

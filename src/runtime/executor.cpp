@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/log.h"
+#include "ops/nonzero.h"
 
 namespace hone::runtime {
 
@@ -181,6 +182,42 @@ Result<void> settle_blocks(const Graph& g, Partition& p,
   return {};
 }
 
+/// A node whose output dims are known only once it has run (NonZero,
+/// ops/nonzero.h) ends its block on a compiler, which runs it as its last
+/// step: the blocks reading that output are built for the dims it made.
+void end_blocks_at_run_time_lengths(const Graph& g, Partition& p) {
+  const auto ends = [&g](const Block& b) {
+    for (size_t k = 0; k + 1 < b.nodes.size(); ++k)
+      if (ops::length_known_after_run(g.node(b.nodes[k]))) return true;
+    return false;
+  };
+  if (std::none_of(p.blocks.begin(), p.blocks.end(),
+                   [&](const Block& b) { return b.on_backend && ends(b); }))
+    return;
+  std::vector<Block> blocks;
+  for (Block& b : p.blocks) {
+    if (!b.on_backend) {
+      blocks.push_back(std::move(b));
+      continue;
+    }
+    Block part;
+    for (size_t k = 0; k < b.nodes.size(); ++k) {
+      part.nodes.push_back(b.nodes[k]);
+      if (k + 1 < b.nodes.size() && ops::length_known_after_run(g.node(b.nodes[k]))) {
+        part.on_backend = true;
+        part.placed_on = b.placed_on;
+        blocks.push_back(std::move(part));
+        part = Block{};
+      }
+    }
+    part.on_backend = true;
+    part.placed_on = b.placed_on;
+    blocks.push_back(std::move(part));
+  }
+  p.blocks = std::move(blocks);
+  fill_block_io(g, p.blocks);
+}
+
 }  // namespace
 
 /// Hands the fallback interpreter the bodies this executor compiled.
@@ -325,6 +362,7 @@ Result<Partition> Executor::plan_graph(const Graph& g, int depth, bool describe_
                       planned.node(p.fallbacks.front().first).describe() +
                       " cannot run on this backend: " + p.fallbacks.front().second);
   }
+  end_blocks_at_run_time_lengths(planned, p);
   if (opt) {
     p.notes = "optimize: " + opt->report.describe();
     p.graph = opt->graph;

@@ -165,6 +165,9 @@ int main(int argc, char** argv) {
   if (a.run(m, (const void* const*)in, shape_ptrs, (void* const*)out) != HONE_AOT_OK)
     return die("run failed", a.last_error());
   for (int k = 0; k < no; ++k) {
+    /* The dims the run made (a length found as it ran is at most output_shape's). */
+    if (a.ran_output_shape(m, k, out_shapes + k * 16) != 0)
+      return die("run failed", a.last_error());
     snprintf(path, sizeof path, "%s/output_%d.npy", out_dir, k);
     if (write_npy(path, out[k], out_shapes + k * 16, a.output_rank(m, k)) != 0)
       return die("cannot write", path);

@@ -150,6 +150,7 @@ class AotBlock final : public CompiledBlock {
     }
     if (const int status = abi.run(handle, in.data(), shapes.data(), out_ptrs.data()))
       return fail(error_code(status), abi.last_error());
+    HONE_CHECK_OK(take_ran_dims(abi, handle, outs));  // a length NonZero found (nonzero.cpp)
     executions->fetch_add(1, std::memory_order_relaxed);
     return outs;
   }
@@ -586,8 +587,7 @@ void register_aot(BackendRegistry& registry) {
   auto r =
       registry.add({"aot",
                     "generated C (fused loops, oneDNN GEMM and convs, one arena) compiled with the "
-                    "system compiler; "
-                    "exports a native-so artifact",
+                    "system compiler; exports a native-so artifact",
                     aot::AotBackend::caps(), [] { return std::make_unique<aot::AotBackend>(); },
                     // Without a compiler it cannot build anything: it sits out tuning.
                     [] {

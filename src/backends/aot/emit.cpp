@@ -14,6 +14,7 @@
 #include "backends/aot/typed_values.h"
 #include "backends/aot/weights_blob.h"
 #include "ops/attrs.h"
+#include "ops/nonzero.h"
 
 namespace hone::aot {
 namespace {
@@ -191,6 +192,12 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
   for (const std::string& s : p.symbols) t += c_string(s) + ", ";
   t += "NULL};\nstatic const int64_t symbol_max[] = {";
   for (int64_t m : p.symbol_max) t += std::to_string(m) + ", ";
+  // A length NonZero found may be 0 (ops/nonzero.h); a model input's dim may not.
+  t += "0};\nstatic const int64_t symbol_min[] = {";
+  for (const std::string& s : p.symbols) t += ops::is_nonzero_length(s) ? "0, " : "1, ";
+  t += "0};\nstatic const int symbol_set_by_run[] = {";
+  for (size_t i = 0; i < p.symbols.size(); ++i)
+    t += i < p.symbol_set_by_run.size() && p.symbol_set_by_run[i] ? "1, " : "0, ";
   t += "0};\n\n";
 
   // --- binding dims and output shapes ---------------------------------------

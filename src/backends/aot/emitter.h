@@ -94,6 +94,8 @@ class Emitter {
   void emit_cumsum(const Node& n, NodeId id, const std::string& y);
   void emit_elements(const Node& n, NodeId id, const std::string& y);
   void emit_one_hot(const Node& n, NodeId id, const std::string& y);
+  /// NonZero: the coordinates, then the length the run found (nonzero.cpp).
+  void emit_nonzero(const Node& n, NodeId id, const std::string& y);
   /// ArgMax and ArgMin along one axis (arg_extreme.cpp).
   void emit_arg_extreme(const Node& n, NodeId id, const std::string& y);
   /// Pad with a constant (Program::pads), in emit_pad.cpp.

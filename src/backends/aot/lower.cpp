@@ -64,6 +64,7 @@ Result<void> bind_inputs(Program& p, const Graph& g, const LowerOptions& opts) {
         auto it = opts.bounds.find(name);
         p.symbol_max.push_back(it != opts.bounds.end() ? it->second : opts.default_max);
         p.symbol_unnamed.push_back(!d.is_symbolic());
+        p.symbol_set_by_run.push_back(false);
       }
     }
   }

@@ -106,6 +106,10 @@ struct Program {
   /// Per symbol: a dim the graph leaves unnamed at the block's edge, named
   /// VALUE:AXIS here, whose bound default_max only assumes.
   std::vector<bool> symbol_unnamed;
+  /// Per symbol: a length a step finds when it runs (NonZero's count,
+  /// nonzero.cpp), at most its symbol_max until then; the caller reads the
+  /// dims it made after the run (hone_aot_ran_output_shape).
+  std::vector<bool> symbol_set_by_run;
   /// What the code assumes of its dims, checked when it runs, before any
   /// step (emit.cpp): `dim` == `value` where `exact` (a derived dim at the
   /// block's edge read as an expression of the symbols, edge_dims.h), else

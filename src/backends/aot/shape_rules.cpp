@@ -557,6 +557,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = elements_dims(p, id, n);  // elements.cpp
   } else if (op == "OneHot") {
     out = one_hot_dims(p, id, n);  // elements.cpp
+  } else if (op == "NonZero") {
+    out = nonzero_dims(p, id, n);  // nonzero.cpp
   } else if (op == "Gather" && !gathers_one_constant(p, n)) {
     out = gather_dims(p, id, n);  // gather.cpp
   } else if (op == "GatherND") {

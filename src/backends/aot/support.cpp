@@ -188,7 +188,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "GatherElements",
                                                  "ScatterElements",
                                                  "ScatterND",
-                                                 "OneHot"};
+                                                 "OneHot",
+                                                 "NonZero"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";
@@ -197,11 +198,6 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   if (host_eval::host_node(g, n, kHostPolicy)) return {};
   if (op == "LSTM") return why_not_lstm(g, n);
   if (op == "GRU") return why_not_gru(g, n);
-  if (op == "NonZero")
-    return "its output's length is the count of non-zero inputs, known only when it has run, "
-           "and aot sizes every buffer when it compiles by bounds derived from the model "
-           "inputs' (the block ends here; a block reading that length has no bound for it and "
-           "runs on the reference)";
   if (!is_elementwise_op(op) && !is_view_op(op) && !kAnchors.count(op))
     return "aot has no code generator for " + op;
   if (std::string why = types_problem(g, n, data_inputs(n)); !why.empty()) return why;

@@ -15,6 +15,7 @@
 
 #include "backends/aot/runtime/hone_aot_abi.h"
 #include "hone/error.h"
+#include "hone/tensor.h"
 
 namespace hone::aot {
 
@@ -52,6 +53,11 @@ struct Abi {
   HONE_AOT_FUNCTIONS(HONE_AOT_ABI_SLOT)
 #undef HONE_AOT_ABI_SLOT
 };
+
+/// Gives `outs`, the outputs of the last run of `model` on this thread, the
+/// dims that run made (ran_output_shape): an output whose length a NonZero
+/// found keeps its first elements (nonzero.cpp).
+[[nodiscard]] Result<void> take_ran_dims(const Abi& abi, void* model, std::vector<Tensor>& outs);
 
 class Library {
  public:

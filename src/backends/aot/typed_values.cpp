@@ -26,11 +26,11 @@ const char* c_type(DType t) {
 
 bool carries_any_dtype(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "Reshape",  "Flatten", "Squeeze", "Unsqueeze",      "Identity",        "Cast",
-      "Gather",   "Slice",   "Expand",  "Split",          "Transpose",       "Concat",
-      "Add",      "Sub",     "Mul",     "ArgMax",         "ArgMin",          "GatherND",
-      "Where",    "Clip",    "CumSum",  "GatherElements", "ScatterElements", "OneHot",
-      "ScatterND"};
+      "Reshape",   "Flatten", "Squeeze", "Unsqueeze",      "Identity",        "Cast",
+      "Gather",    "Slice",   "Expand",  "Split",          "Transpose",       "Concat",
+      "Add",       "Sub",     "Mul",     "ArgMax",         "ArgMin",          "GatherND",
+      "Where",     "Clip",    "CumSum",  "GatherElements", "ScatterElements", "OneHot",
+      "ScatterND", "NonZero"};
   return kOps.count(op) != 0 || is_compare_op(op) || is_logic_op(op);
 }
 
@@ -103,7 +103,7 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
 DType result_dtype(const Program& p, const Node& n, ValueId v) {
   const DType t = p.graph->value(v).dtype;
   if (t != DType::kUndefined) return t;
-  if (n.op_type == "ArgMax" || n.op_type == "ArgMin") return DType::kI64;
+  if (n.op_type == "ArgMax" || n.op_type == "ArgMin" || n.op_type == "NonZero") return DType::kI64;
   if (is_compare_op(n.op_type) || is_logic_op(n.op_type)) return DType::kBool;
   if (n.op_type == "Where" && n.inputs.size() > 1 && n.inputs[1] >= 0)
     return p.values[static_cast<size_t>(n.inputs[1])].dtype;

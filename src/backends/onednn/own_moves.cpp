@@ -8,7 +8,8 @@
 // negative, and an index outside [-depth, depth) leaves its row at
 // off_value; ScatterND checks every index tuple before it writes, then
 // applies the updates in the indices' row-major order (duplicate targets
-// meet in that order), a negative index counting from the end.
+// meet in that order), a negative index counting from the end. NonZero
+// writes the coordinates it finds and their count; its block ends there.
 #include "backends/onednn/own_moves.h"
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/gather.h"
+#include "ops/nonzero.h"
 #include "ops/slice.h"
 #include "ops/split.h"
 
@@ -324,14 +326,69 @@ Result<void> lower_scatter_nd(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+template <class T>
+OwnFn nonzero_fn(dims_t dims, int64_t capacity) {
+  return [dims = std::move(dims), capacity](void* const* p) -> Result<void> {
+    const T* x = static_cast<const T*>(p[0]);
+    auto* out = static_cast<int64_t*>(p[1]);
+    const auto at = [x](int64_t i) { return x[i] != T(0); };
+    const int64_t count = ops::nonzero_count(shape_numel(dims), at);
+    ops::nonzero_write(dims, count, at, out);
+    out[capacity] = count;
+    return {};
+  };
+}
+
+/// NonZero (ops/nonzero.h): the coordinates of the non-zero elements,
+/// [rank, count] in row-major order, written at the start of rank * numel + 1
+/// i64 whose last holds the count; the plan's run hands the output out as
+/// [rank, count] (PlanBuilder::set_counted). The partition ends the block
+/// here, so the blocks reading it are planned with that count.
+Result<void> lower_nonzero(PlanBuilder& b, const Node& n) {
+  const ValueId y = n.outputs.empty() ? kNoValue : n.outputs[0];
+  if (y < 0) return {};
+  const Graph& g = b.graph();
+  const bool out = std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end();
+  bool read = false;
+  for (const Node& m : g.nodes())
+    read |= std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end();
+  if (!out || read)
+    return fail(ErrorCode::kUnsupported,
+                n.describe() +
+                    ": its output is read inside its block; NonZero ends its block, "
+                    "its length known only once it has run");
+  const DType t = b.dtype(n.inputs[0]);
+  const dims_t x = value_dims(b, n.inputs[0]);
+  const auto rank = static_cast<int64_t>(x.size());
+  const int64_t capacity = rank * shape_numel(x);
+  OwnFn fn;
+  if (t == DType::kF32) fn = nonzero_fn<float>(x, capacity);
+  if (t == DType::kI64) fn = nonzero_fn<int64_t>(x, capacity);
+  if (t == DType::kI32) fn = nonzero_fn<int32_t>(x, capacity);
+  if (t == DType::kBool) fn = nonzero_fn<uint8_t>(x, capacity);
+  if (!fn)
+    return fail(ErrorCode::kUnsupported,
+                n.describe() + ": input of " + moves_text(t) + "; f32, i64, i32 or bool only");
+  const dims_t flat{capacity + 1};
+  const BufferRef dst = new_plain_value(b, flat, DType::kI64);
+  b.add_own_step("nonzero", std::move(fn),
+                 {{DNNL_ARG_SRC, b.data(n.inputs[0])}, {DNNL_ARG_DST, dst}});
+  b.set(y, PValue{flat, dst, DType::kI64});
+  b.set_counted(y, rank);
+  return {};
+}
+
 }  // namespace
 
 std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
-  if (op == "NonZero")
-    return "its output's length is the count of non-zero inputs, known only when it has run; "
-           "a onednn plan fixes every buffer's dims when it is built (the block ends here and "
-           "the next one is planned with that length)";
+  if (op == "NonZero") {
+    const Value* x = val(g, n, 0);
+    if (x == nullptr) return "needs an input";
+    if (x->dtype != DType::kF32 && x->dtype != DType::kUndefined && !int_or_bool_value(x->dtype))
+      return "input of " + moves_text(x->dtype) + "; f32, i64, i32 or bool only";
+    return "";
+  }
   if (op == "OneHot") {
     const Value* idx = val(g, n, 0);
     if (idx == nullptr || !val(g, n, 1) || !val(g, n, 2)) return "needs indices, depth and values";
@@ -369,13 +426,14 @@ std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
 }
 
 bool lowers_own_moves(const PlanBuilder& b, const Node& n) {
-  if (n.op_type == "OneHot" || n.op_type == "ScatterND") return true;
+  if (n.op_type == "OneHot" || n.op_type == "ScatterND" || n.op_type == "NonZero") return true;
   return (n.op_type == "Transpose" || n.op_type == "Split" || n.op_type == "Slice") &&
          int_or_bool_value(b.dtype(n.inputs[0]));
 }
 
 bool own_moves_reads_integers(const Node& n, size_t input) {
   if (n.op_type == "ScatterND") return input < 3;  // integer data and updates too
+  if (n.op_type == "NonZero") return input == 0;
   return (n.op_type == "OneHot" || n.op_type == "Transpose" || n.op_type == "Split" ||
           n.op_type == "Slice") &&
          input == 0;
@@ -384,6 +442,7 @@ bool own_moves_reads_integers(const Node& n, size_t input) {
 Result<void> lower_own_moves(PlanBuilder& b, const Node& n) {
   if (n.op_type == "OneHot") return lower_one_hot(b, n);
   if (n.op_type == "ScatterND") return lower_scatter_nd(b, n);
+  if (n.op_type == "NonZero") return lower_nonzero(b, n);
   if (n.op_type == "Transpose") return lower_transpose_bytes(b, n);
   if (n.op_type == "Slice") return lower_slice_bytes(b, n);
   return lower_split_bytes(b, n);

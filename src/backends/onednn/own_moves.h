@@ -1,8 +1,8 @@
 // Private to the onednn backend: Transpose, Split and Slice of integer or
 // bool values, OneHot and ScatterND, as hone's own steps (own_moves.cpp), for
 // a mixture of experts' routing (one_hot of TopK's indices, the positions
-// NonZero finds, index_add_ as ScatterND); and the reason NonZero stays with
-// the reference.
+// NonZero finds, index_add_ as ScatterND), and NonZero itself, which ends
+// its block: its output's length is known only once it has run.
 //
 //   if (auto why = own_moves_why_not(g, n)) return *why;          // support.cpp
 //   if (lowers_own_moves(b, n)) return lower_own_moves(b, n);     // lower_misc.cpp

@@ -25,11 +25,13 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -121,6 +123,10 @@ class Plan {
   /// Per output: a tensor known when the plan was built (a host-computed
   /// shape), handed out as a copy at run; nullopt for computed outputs.
   std::vector<std::optional<Tensor>> host_outputs;
+  /// Outputs whose length is known only once the plan has run (NonZero,
+  /// own_moves.cpp): (output, rows); the buffer holds [rows, count], then
+  /// count as its last i64, and run() hands out [rows, count].
+  std::vector<std::pair<size_t, int64_t>> counted_outputs;
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;
   bool blocked16 = false;  // built with PlanBuilder::set_prefer_blocked16
@@ -262,6 +268,8 @@ class PlanBuilder {
   /// A step of hone's own code; `args` as add_step's (DNNL_ARG_DST and
   /// DNNL_ARG_DST_* written, the others read), at most kMaxOwnArgs.
   void add_own_step(std::string kind, OwnFn fn, std::vector<std::pair<int, BufferRef>> args);
+  /// Block output `v` is [rows, count] followed by count (Plan::counted_outputs).
+  void set_counted(ValueId v, int64_t rows) { counted_[v] = rows; }
 
   // --- fusion queries ---------------------------------------------------------
   /// The one node reading `v`, when `v` is not a block output; else nullptr.
@@ -294,6 +302,7 @@ class PlanBuilder {
   std::vector<bool> lowered_;                      // per node: its step is placed
   std::vector<bool> is_output_;
   std::set<NodeId> absorbed_;
+  std::map<ValueId, int64_t> counted_;  // set_counted
   bool prefer_blocked16_ = false;
   bool layout_trials_ = true;
   std::optional<bool> winograd_;

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "ops/nonzero.h"
+#include "passes/shape_propagation.h"
+
 namespace hone::passes {
 namespace {
 
@@ -66,6 +69,27 @@ TEST(DimBounds, DerivedDimsTakeTheirValueAtTheBounds) {
   const auto b = derive_dim_bounds(g, {{"batch", 2}, {"seq", 16}});
   EXPECT_EQ(b.at("(4*seq)"), 64);
   EXPECT_FALSE(b.contains("(seq-1)"));  // a difference is largest nowhere in particular
+}
+
+TEST(DimBounds, NonZerosLengthIsNamedAndBoundByItsInputsElements) {
+  // [rank, count]: the count a symbol of its own (ops/nonzero.h), at most the
+  // input's element count at the bounds; what reads it carries the symbol.
+  Graph g("g");
+  const ValueId x = g.add_input("x", DType::kF32, Shape{Dim::symbol("batch"), 8});
+  const ValueId nz = g.add_node("NonZero", {x}, 1, {}, "nz")[0];
+  g.value(nz).name = "/mlp/NonZero_output_0";
+  const ValueId perm =
+      g.add_node("Transpose", {nz}, 1, {{"perm", std::vector<int64_t>{1, 0}}}, "perm")[0];
+  g.add_output(perm);
+  propagate_shapes(g);
+  ASSERT_TRUE(g.value(nz).shape);
+  const Dim len = ops::nonzero_length("/mlp/NonZero_output_0");
+  EXPECT_EQ(len.symbol_name(), "nonzero__mlp_NonZero_output_0");
+  EXPECT_EQ(*g.value(nz).shape, (Shape{2, len}));
+  ASSERT_TRUE(g.value(perm).shape);
+  EXPECT_EQ(*g.value(perm).shape, (Shape{len, 2}));
+  const auto b = derive_dim_bounds(g, {{"batch", 3}});
+  EXPECT_EQ(b.at(len.symbol_name()), 24);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "hone/graph_builder.h"
+#include "ops/nonzero.h"
 #include "passes/shape_propagation.h"
 
 namespace hone {
@@ -116,6 +117,29 @@ TEST(ShapePropagationTensor, IndexOutputsAreI64) {
   EXPECT_EQ(g->value(pool[0]).dtype, DType::kF32);
   EXPECT_EQ(g->value(pool[1]).dtype, DType::kI64);
   EXPECT_EQ(g->value(nz).dtype, DType::kI64);
+}
+
+TEST(ShapePropagationTensor, TopKTakesKAlongItsAxisAndNonZeroNamesItsLength) {
+  // A Mixtral router as TorchScript exports it (no value_info): TopK's
+  // outputs, the one_hot mask of its indices and the positions NonZero finds,
+  // whose length is a symbol of its own (ops/nonzero.h).
+  GraphBuilder b("route");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("tokens"), 4});
+  auto top = b.op_n("TopK", {x, b.constant("k", Tensor::from<int64_t>({1}, {2}))}, 2,
+                    {{"axis", int64_t{-1}}});
+  ValueId hot = b.op("OneHot",
+                     {top[1], b.constant("depth", Tensor::from<int64_t>({}, {4})),
+                      b.constant("values", Tensor::from<int64_t>({2}, {0, 1}))},
+                     {{"axis", int64_t{-1}}});
+  ValueId nz = b.op("NonZero", {hot});
+  for (ValueId v : {top[0], top[1], nz}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, top[0]), "[tokens,2]");
+  EXPECT_EQ(shape_of(*g, top[1]), "[tokens,2]");
+  EXPECT_EQ(shape_of(*g, hot), "[tokens,2,4]");
+  EXPECT_EQ(shape_of(*g, nz), "[3," + ops::nonzero_length(g->value(nz).name).symbol_name() + "]");
 }
 
 TEST(ShapePropagationTensor, OneHotTakesItsValuesTypeAndInsertsTheDepth) {

@@ -1,5 +1,5 @@
 // The op-case table's index and mask rows: CumSum, GatherElements,
-// ScatterElements, ScatterND, OneHot, and the integer forms of Transpose,
+// ScatterElements, ScatterND, OneHot, NonZero, and the integer forms of Transpose,
 // Split, Slice, Clip and the comparisons that text, graph and
 // mixture-of-experts models export (positions from a mask, relative-position
 // gathers, scatter_add_ and index_add_, one_hot routing). Indices are graph inputs, read when the
@@ -102,6 +102,17 @@ std::vector<OpCase> index_cases() {
                {given(DType::kI64, {3}, {1, 0, 2}), values({3}), values({-0.5, 2.0}, DType::kF32)},
                {{"axis", int64_t{0}}}});
   t.back().inputs[1].shape = {};
+
+  // NonZero: the coordinates of the non-zero elements in row-major order,
+  // [rank, count] (ops/nonzero.h): f32 edge values (0 and -0 are zero), bool
+  // of rank 3, i64 some, i32 none ([1, 0]), an f32 scalar ([0, 1]).
+  t.push_back({"NonZero_f32_edge", "NonZero", 13, {edge({3, 5})}});
+  t.push_back(
+      {"NonZero_bool_rank3", "NonZero", 13, {OpInput{DType::kBool, {2, 3, 2}, Fill::kBool}}});
+  t.push_back(
+      {"NonZero_i64_some", "NonZero", 13, {given(DType::kI64, {2, 3}, {0, 5, 0, -1, 0, 7})}});
+  t.push_back({"NonZero_i32_none", "NonZero", 13, {given(DType::kI32, {4}, {0, 0, 0, 0})}});
+  t.push_back({"NonZero_f32_scalar", "NonZero", 13, {given(DType::kF32, {}, {2.5})}});
 
   // Integer forms of data movement, clamping and comparison.
   t.push_back({"Transpose_i64",

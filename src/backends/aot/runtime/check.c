@@ -29,6 +29,8 @@ static const char* const output_dtypes[] = {"f32", NULL};
 static const int64_t input_dims[NUM_INPUTS + 1][MAX_RANK] = {{-1, 16, 4, 4}, {0}};
 static const char* const symbol_names[] = {"batch", NULL};
 static const int64_t symbol_max[] = {8, 0};
+static const int64_t symbol_min[] = {1, 0};
+static const int symbol_set_by_run[] = {0, 0};
 
 static void output_dims(const int64_t* d, int k, int64_t* dims) {
   switch (k) {

@@ -6,11 +6,15 @@
  *   void* m = hone_aot_create("weights.bin", 0);          (NULL: see last_error/last_status)
  *   hone_aot_output_shape(m, in_shapes, k, dims);          (per output, before run)
  *   if (hone_aot_run(m, in, in_shapes, out) != HONE_AOT_OK) puts(hone_aot_last_error());
+ *   hone_aot_ran_output_shape(m, k, dims);                 (per output, after run)
  *
  * in[i] and out[k] point to the tensors' elements, C order, of the type
  * hone_aot_input_dtype / hone_aot_output_dtype names: "f32" (float), "i64"
  * (int64_t), "i32" (int32_t) or "bool" (uint8_t, 0 or 1). Version 3 added the
- * dtypes; before, every tensor was f32.
+ * dtypes; before, every tensor was f32. An output whose length is known only
+ * once the run has made it (NonZero's) is given its largest dims by
+ * output_shape, and its real ones by ran_output_shape after the run; its
+ * elements are the first of its buffer, C order. Version 4 added that.
  *   hone_aot_destroy(m);
  *
  * Plain C (C11, and C++ through extern "C"); stdint.h only. */
@@ -25,7 +29,7 @@ extern "C" {
 
 /* hone_aot_abi_version() of a library built against this header. Raise it
  * when a function below changes or goes; a loader refuses another version. */
-#define HONE_AOT_ABI_VERSION 3
+#define HONE_AOT_ABI_VERSION 4
 
 /* What a call that fails returns (run, output_shape) or leaves in
  * hone_aot_last_status() (create, which returns NULL); the reason in words is
@@ -53,6 +57,7 @@ typedef enum hone_aot_status {
   X(run, int,                                                                                      \
     (void* model, const void* const* in, const int64_t* const* in_shapes, void* const* out))       \
   X(output_shape, int, (const void* model, const int64_t* const* in_shapes, int k, int64_t* dims)) \
+  X(ran_output_shape, int, (const void* model, int k, int64_t* dims))                               \
   X(num_inputs, int, (const void* model))                                                          \
   X(num_outputs, int, (const void* model))                                                         \
   X(input_name, const char*, (const void* model, int i))                                           \

@@ -4,13 +4,19 @@
  *   NUM_INPUTS, NUM_OUTPUTS, NUM_SYMBOLS, MAX_RANK, ARENA_BYTES, WEIGHT_BYTES,
  *   WEIGHT_HASH; input_names, output_names, input_ranks, output_ranks,
  *   input_dtypes, output_dtypes ("f32", "i64", "i32", "bool"),
- *   input_dims (static dims, or -1 - symbol index), symbol_names, symbol_max;
+ *   input_dims (static dims, or -1 - symbol index), symbol_names, symbol_max,
+ *   symbol_min (0 for a length NonZero found, which may be empty), symbol_set_by_run
+ *   (1 for a length a step of this library finds: its largest until it has run);
  *   output_dims(d, k, dims), run_steps(c) and check_cpu().
  * With HONE_USES_DNNL, dnnl_conv.c's dn_init() too. */
 
+/* The symbols of the last successful hone_aot_run on this thread (ran_output_shape). */
+static __thread int64_t ran_dims[NUM_SYMBOLS + 1];
+static __thread int ran_once;
+
 /* Binds every symbolic dim from the input shapes and checks static dims and bounds. */
 static int bind_dims(const int64_t* const* shapes, int64_t* d) {
-  for (int s = 0; s < NUM_SYMBOLS; ++s) d[s] = -1;
+  for (int s = 0; s < NUM_SYMBOLS; ++s) d[s] = symbol_set_by_run[s] ? symbol_max[s] : -1;
   if (!shapes) return set_error(HONE_AOT_INVALID_ARGUMENT, "input shapes are NULL");
   for (int i = 0; i < NUM_INPUTS; ++i) {
     if (!shapes[i])
@@ -26,11 +32,12 @@ static int bind_dims(const int64_t* const* shapes, int64_t* d) {
         continue;
       }
       const int s = (int)(-1 - want);
-      if (got < 1 || got > symbol_max[s])
+      if (got < symbol_min[s] || got > symbol_max[s])
         return set_error(
             HONE_AOT_INVALID_ARGUMENT,
-            "input %d ('%s') axis %d ('%s') is %lld, outside the compiled bounds [1, %lld]", i,
-            input_names[i], a, symbol_names[s], (long long)got, (long long)symbol_max[s]);
+            "input %d ('%s') axis %d ('%s') is %lld, outside the compiled bounds [%lld, %lld]", i,
+            input_names[i], a, symbol_names[s], (long long)got, (long long)symbol_min[s],
+            (long long)symbol_max[s]);
       if (d[s] >= 0 && d[s] != got)
         return set_error(
             HONE_AOT_INVALID_ARGUMENT,
@@ -70,8 +77,12 @@ HONE_EXPORT int hone_aot_run(void* model, const void* const* in, const int64_t* 
     }
   }
   omp_set_num_threads(m->nt);
-  const ctx_t ctx = {m->w, d, A, in, out, m->nt, m, A != NULL && !own_arena, &status};
+  const ctx_t ctx = {m->w, d, A, in, out, m->nt, m, A != NULL && !own_arena, &status, d};
   run_steps(&ctx);
+  if (status == HONE_AOT_OK) {
+    memcpy(ran_dims, d, sizeof ran_dims);
+    ran_once = 1;
+  }
   if (own_arena)
     free(A);
   else if (A)
@@ -87,6 +98,17 @@ HONE_EXPORT int hone_aot_output_shape(const void* model, const int64_t* const* i
   const int status = bind_dims(in_shapes, d);
   if (status != HONE_AOT_OK) return status;
   output_dims(d, k, dims);
+  return HONE_AOT_OK;
+}
+
+/* Output k's dims as the last successful hone_aot_run on this thread made them. */
+HONE_EXPORT int hone_aot_ran_output_shape(const void* model, int k, int64_t* dims) {
+  if (!model || !dims || k < 0 || k >= NUM_OUTPUTS)
+    return set_error(HONE_AOT_INVALID_ARGUMENT, "hone_aot_ran_output_shape: bad arguments");
+  if (!ran_once)
+    return set_error(HONE_AOT_INVALID_ARGUMENT,
+                     "hone_aot_ran_output_shape: no run has succeeded on this thread");
+  output_dims(ran_dims, k, dims);
   return HONE_AOT_OK;
 }
 

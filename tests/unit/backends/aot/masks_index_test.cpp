@@ -142,17 +142,5 @@ TEST(AotMasksIndex, OneHotRoutingAndIntegerSplit) {
           {uniform(rng, {1, 5}), mi_i64s({1, 2}, {7, 9}), mi_i64s({4}, {-3, 2, 2, -4})}});
 }
 
-TEST(AotMasksIndex, NonZeroStaysWithTheReferenceWithItsReason) {
-  GraphBuilder b("nonzero");
-  ValueId x = b.input("x", DType::kBool, Shape{4});
-  b.output(b.op("NonZero", {x}), "y");
-  const Graph g = *std::move(b).build();
-  const NodeSupport s = supports_node(g, g.nodes()[0]);
-  EXPECT_FALSE(s.supported);
-  EXPECT_NE(s.reason.find("count of non-zero inputs, known only when it has run"),
-            std::string::npos)
-      << s.reason;
-}
-
 }  // namespace
 }  // namespace hone::aot

@@ -3,8 +3,9 @@
 // the token positions its NonZero finds and its index_add_ (ScatterND with
 // reduction add, the dynamo exporter's form). Each graph must plan every node
 // on onednn, match the reference and run no block on the reference; NonZero
-// stays with the reference, with the reason.
+// ends its block.
 #include "backends/moe_routing_graph.h"
+#include "backends/nonzero_graphs.h"
 #include "onednn_test_util.h"
 
 namespace hone::onednn {
@@ -92,16 +93,37 @@ TEST(OnednnOwnMoves, ScatterNdElementsOfIntegersAndAnIndexOutOfRange) {
       << got.error().to_string();
 }
 
-TEST(OnednnOwnMoves, NonZeroStaysWithTheReferenceWithItsReason) {
-  GraphBuilder b("nonzero");
-  ValueId x = b.input("x", DType::kBool, Shape{4});
-  b.output(b.op("NonZero", {x}), "y");
-  const Graph g = *std::move(b).build();
-  const NodeSupport s = supports_node(g, g.nodes()[0]);
-  EXPECT_FALSE(s.supported);
-  EXPECT_NE(s.reason.find("count of non-zero inputs, known only when it has run"),
-            std::string::npos)
-      << s.reason;
+// NonZero as an own step (ops/nonzero.h): its block ends with it, and the
+// block after it is planned with the length it found, none included (an
+// empty [0, 4] there runs on the reference: oneDNN plans no empty tensor).
+TEST(OnednnOwnMoves, NonZeroEndsItsBlockAndTheNextIsPlannedWithItsLength) {
+  const Graph g = backend_test::nonzero_route_graph(Dim::symbol("tokens"));
+  auto be = build_onednn(g);
+  const Graph& planned = be->partition().graph ? *be->partition().graph : g;
+  EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
+  EXPECT_TRUE(backend_test::nonzero_ends_blocks(be->partition(), planned));
+  for (const auto& in : backend_test::nonzero_route_inputs()) {
+    SCOPED_TRACE(in[0].describe());
+    auto want = eval::Interpreter().run_tensors(g, in);
+    ASSERT_TRUE(want) << want.error().to_string();
+    const uint64_t fallbacks = be->fallback_runs();
+    auto got = be->infer(in);
+    ASSERT_TRUE(got) << got.error().to_string();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i)
+      EXPECT_TRUE(backend_test::close((*got)[i], (*want)[i])) << "output " << i;
+    if ((*want)[0].dim(1) > 0) EXPECT_EQ(be->fallback_runs(), fallbacks);
+  }
+}
+
+// Every dtype it reads, a scalar ([0, 1] or [0, 0]), NaN (non-zero) and
+// -0.0 (zero), inputs finding some and none.
+TEST(OnednnOwnMoves, NonZeroOfEveryDtypeAndAScalar) {
+  const Graph g = backend_test::nonzero_dtypes_graph();
+  for (const auto& in : backend_test::nonzero_dtypes_inputs()) expect_matches_reference(g, in);
+  auto be = build_onednn(g);
+  EXPECT_TRUE(backend_test::nonzero_ends_blocks(
+      be->partition(), be->partition().graph ? *be->partition().graph : g));
 }
 
 }  // namespace
