@@ -6,6 +6,7 @@
 
 #include "backends/cuda/kernels.h"
 #include "core/log.h"
+#include "ops/nonzero.h"
 
 namespace hone::cuda {
 namespace {
@@ -315,6 +316,8 @@ Result<std::vector<Tensor>> CudaBlock::download_outputs(const Program& program,
   if (profiling())
     HONE_LOG_DEBUG("cuda profile io: download of {} bytes {:.3f} ms", out_bytes,
                    ms_since(download_start));
+  // A NonZero's output: its count came back as its last element.
+  HONE_CHECK_OK(ops::nonzero_unpack_counted(outputs, program.counted_outputs));
   return outputs;
 }
 

@@ -32,6 +32,11 @@ Result<std::optional<std::vector<DeviceTensor>>> CudaBlock::run_on_device(
   }
   std::shared_ptr<const Program> program = program_for(key);
   if (!program) return std::optional<std::vector<DeviceTensor>>();
+  if (!program->counted_outputs.empty()) {
+    // A NonZero's length must come to the host, which the host run does.
+    HONE_LOG_DEBUG("cuda: block '{}' has no device-resident run: it ends with a NonZero", g.name());
+    return std::optional<std::vector<DeviceTensor>>();
+  }
   auto ex = pool_->take();
   if (!ex)
     return fail(std::move(ex).error().add_context("while running cuda block '" + g.name() + "'"));

@@ -90,6 +90,11 @@ struct OpPlan {
   std::vector<Storage> reads;
   /// Per output: the storage run() writes; empty, or shorter: kF32.
   std::vector<Storage> writes;
+  /// NonZero: output 0 holds [counted_rows, count] of i64 packed at its start
+  /// and count as its last element, count known only once it has run; the
+  /// block must end with it, and its run hands it out as [rows, count]
+  /// (Program::counted_outputs). -1: no such output.
+  int64_t counted_rows = -1;
   /// The outputs are known by their dims only: a view or Transpose that an
   /// attention unit reads through in place (its strides), kept so that Shape
   /// nodes can read its dims. No memory; a device op reading one is an error.
@@ -323,8 +328,8 @@ bool movable(DType t);
 [[nodiscard]] Result<void> strided_copy_of(const ExecCtx& c, DType t, CUdeviceptr x, CUdeviceptr y,
                                            const dims_t& dims, const dims_t& src,
                                            const dims_t& dst);
-/// Whether `op` is CumSum, OneHot, GatherElements, ScatterElements or
-/// ScatterND (ops_elements.cpp).
+/// Whether `op` is CumSum, OneHot, GatherElements, ScatterElements,
+/// ScatterND or NonZero (ops_elements.cpp).
 bool element_op(const std::string& op);
 /// Why this backend cannot run that op `n` (its own limits), or "".
 std::string element_op_why_not(const Graph& g, const Node& n);

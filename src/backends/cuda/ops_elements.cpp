@@ -6,6 +6,10 @@
 // the reference's order, so results match it bit for bit, duplicate
 // scatter indices included; an index out of range fails the run as the
 // reference does (run_errors.h), except OneHot's, which ONNX leaves off.
+// NonZero (f32, i64, i32, bool) writes its coordinates and their count; the
+// block's run reads the count back and the block ends there (ops/nonzero.h).
+#include <algorithm>
+
 #include "backends/common/node_query.h"
 #include "backends/cuda/op.h"
 #include "ops/attrs.h"
@@ -260,6 +264,38 @@ Result<OpPlan> plan_scatter_nd(const Node& n, DType data, DType index,
   return p;
 }
 
+/// NonZero of `x` (ops/nonzero.h): one slot of rank * numel + 1 i64, the
+/// coordinates packed at its start and the count last; the block's run hands
+/// it out as [rank, count] (OpPlan::counted_rows).
+Result<OpPlan> plan_nonzero(DType x, const std::vector<dims_t>& in) {
+  const dims_t& d = in[0];
+  if (d.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported, "NonZero of rank " + std::to_string(d.size()) +
+                                             " (cuda indexes up to " + std::to_string(kMaxRank) +
+                                             " dims)");
+  const auto rank = static_cast<int64_t>(d.size());
+  const long long n = numel_of(d);
+  const long long capacity = rank * n;
+  CopyShape s;
+  s.rank = static_cast<int32_t>(rank);
+  std::copy(d.begin(), d.end(), s.dims);
+  const int code = element_code(x);
+  OpPlan p;
+  p.outputs = {{capacity + 1}};
+  p.dtypes = {DType::kI64};
+  p.counted_rows = rank;
+  p.kernel = "nonzero." + dtype_word(x) + ".cuda.block_scan";
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    HONE_TRY(CUfunction f, c.fixed.function("hone_nonzero"));
+    CUdeviceptr xi = b.in[0], y = b.out[0];
+    long long count = n, cap = capacity;
+    int k = code;
+    CopyShape shape = s;
+    return launch(c.d, f, c.stream, 1, 1024, {&xi, &y, &count, &k, &shape, &cap});
+  };
+  return p;
+}
+
 std::string known_when_planned(const Graph& g, const Node& n, size_t i, const char* what) {
   if (n.inputs.size() <= i || n.inputs[i] < 0) return std::string(what) + " is missing";
   if (!host_eval::host_value(g, n.inputs[i], host_eval::Policy::kAnyDtype))
@@ -271,7 +307,7 @@ std::string known_when_planned(const Graph& g, const Node& n, size_t i, const ch
 
 bool element_op(const std::string& op) {
   return op == "CumSum" || op == "OneHot" || op == "GatherElements" || op == "ScatterElements" ||
-         op == "ScatterND";
+         op == "ScatterND" || op == "NonZero";
 }
 
 std::string element_op_why_not(const Graph& g, const Node& n) {
@@ -279,6 +315,12 @@ std::string element_op_why_not(const Graph& g, const Node& n) {
   if (node_query::extra_outputs_used(n)) return "more than one output";
   if (n.inputs.empty() || n.inputs[0] < 0) return "input 0 is missing";
   const DType x = moved_dtype(g, n.inputs[0]);
+  if (op == "NonZero") {
+    if (!movable(x)) return "NonZero of " + dtype_word(x) + " (cuda reads f32, i64, i32, bool)";
+    if (x == DType::kBool && host_eval::host_value(g, n.inputs[0], host_eval::Policy::kAnyDtype))
+      return "input is a bool known when planned (0/1 floats on the device)";
+    return {};
+  }
   if (op == "CumSum") {
     if (!numeric(x)) return "CumSum of " + dtype_word(x) + " (cuda sums f32, i64 and i32)";
     return known_when_planned(g, n, 1, "input 1 (axis)");
@@ -323,6 +365,9 @@ Result<Unit> create_element_op(const BlockInfo& b, const Node& n) {
     p = [node, x](const std::vector<dims_t>& in, const PlanEnv& env) {
       return plan_cumsum(node, x, in, env);
     };
+  } else if (n.op_type == "NonZero") {
+    u.inputs = {n.inputs[0]};
+    p = [x](const std::vector<dims_t>& in, const PlanEnv&) { return plan_nonzero(x, in); };
   } else if (n.op_type == "OneHot") {
     // Depth is read when planning; the unit's input 1 is never read (its
     // slot keeps input 2 at index 2).

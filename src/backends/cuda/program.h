@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/cuda_api.h"
@@ -36,6 +37,9 @@ struct Program {
   };
   std::vector<Slot> slots;
   std::vector<size_t> input_slots, output_slots;
+  /// Outputs whose length the run finds (NonZero, OpPlan::counted_rows):
+  /// (output, rows); the slot holds [rows, count], then count.
+  std::vector<std::pair<size_t, int64_t>> counted_outputs;
   std::vector<Step> steps;
   size_t arena_bytes = 0, workspace_offset = 0;
   std::vector<DeviceBuffer> uploads;          // host values device ops read, copied once

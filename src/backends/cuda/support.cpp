@@ -162,10 +162,6 @@ std::string why_not(const Graph& g, const Node& n) {
     if (const ops::UnaryFormula* f = ops::find_unary(op))
       if (Result<ops::UnaryParams> p = ops::unary_params(n, *f); !p) return p.error().message();
     if (op == "Gelu") return "Gelu approximate must be 'none' or 'tanh'";
-    if (op == "NonZero")
-      return "NonZero's output size depends on the data and cuda plans every shape before a "
-             "block runs: it runs on the host between blocks (a kernel would need the same "
-             "device-to-host copy of its count)";
     if (op == "Max" || op == "Min") return op + " with other than two inputs";
     return "no cuda kernel for " + op;
   }

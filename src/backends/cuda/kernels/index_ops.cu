@@ -209,3 +209,58 @@ extern "C" __global__ void hone_pad_modes(const void* x, void* y, HonePad p, lon
     hone_copy_elem(x, off, y, i, bytes);
   }
 }
+
+// NonZero (ops_elements.cpp): whether element k of x is non-zero, x of
+// element code 0 f32, 1 i64, 2 i32 or 3 bool bytes.
+__device__ __forceinline__ int hone_nonzero_at(const void* x, long long k, int code) {
+  if (code == 0) return ((const float*)x)[k] != 0.0f;
+  if (code == 3) return ((const unsigned char*)x)[k] != 0;
+  return hone_ld_int(x, k, code == 1) != 0;
+}
+
+// y ([rank, count] of i64, packed at its start) = the coordinates of x's
+// non-zero elements in row-major order, as the reference writes them, and
+// y[capacity] = count, which the block's run reads back. One block of
+// HONE_NONZERO_THREADS threads: they count, then walk x in chunks of that
+// many elements, each hit placed by a prefix sum over its chunk, so the
+// order is the elements'.
+#define HONE_NONZERO_THREADS 1024
+extern "C" __global__ void hone_nonzero(const void* x, long long* y, long long n, int code,
+                                        HoneShape s, long long capacity) {
+  __shared__ long long part[HONE_NONZERO_THREADS];
+  const int t = threadIdx.x;
+  long long mine = 0;
+  for (long long k = t; k < n; k += HONE_NONZERO_THREADS) mine += hone_nonzero_at(x, k, code);
+  part[t] = mine;
+  __syncthreads();
+  for (int w = HONE_NONZERO_THREADS / 2; w > 0; w /= 2) {
+    if (t < w) part[t] += part[t + w];
+    __syncthreads();
+  }
+  const long long count = part[0];
+  __syncthreads();
+  long long base = 0;
+  for (long long c0 = 0; c0 < n; c0 += HONE_NONZERO_THREADS) {
+    const long long k = c0 + t;
+    const int hit = k < n ? hone_nonzero_at(x, k, code) : 0;
+    part[t] = hit;
+    __syncthreads();
+    for (int w = 1; w < HONE_NONZERO_THREADS; w *= 2) {  // inclusive scan
+      const long long v = t >= w ? part[t - w] : 0;
+      __syncthreads();
+      part[t] += v;
+      __syncthreads();
+    }
+    if (hit) {
+      const long long j = base + part[t] - 1;
+      long long at = k;
+      for (int a = s.rank - 1; a >= 0; --a) {
+        y[a * count + j] = at % s.dims[a];
+        at /= s.dims[a];
+      }
+    }
+    base += part[HONE_NONZERO_THREADS - 1];
+    __syncthreads();
+  }
+  if (t == 0) y[capacity] = count;
+}
