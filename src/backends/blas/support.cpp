@@ -7,6 +7,7 @@
 #include "backends/common/host_eval.h"
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
+#include "ops/kernel_shape.h"
 #include "ops/reduce.h"
 
 namespace hone::blas {
@@ -162,11 +163,9 @@ std::string why_not(const Graph& g, const Node& n) {
     if (val(g, n, 2) && !is_const(g, n, 2)) return "the bias must be a constant";
     const auto ca = ops::conv_attrs(n);
     if (!ca) return ca.error().message();
-    if (!ca->kernel_shape.empty() && is_const(g, n, 1)) {
-      const auto& ks = ca->kernel_shape;
+    if (is_const(g, n, 1)) {
       const auto& wd = g.value(n.inputs[1]).initializer->shape();
-      if (wd.size() < 2 || ks != std::vector<int64_t>(wd.begin() + 2, wd.end()))
-        return "kernel_shape disagrees with the weights";
+      if (auto k = ops::check_kernel_shape(ca->kernel_shape, wd); !k) return k.error().message();
     }
     return check_window(n, wr >= 0 ? wr : rank_of(val(g, n, 0)));
   }

@@ -14,6 +14,7 @@
 #include "eval/kernel_util.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/kernel_shape.h"
 
 namespace hone::onednn {
 namespace {
@@ -163,11 +164,8 @@ std::string conv_transpose_why_not(const Graph& g, const Node& n) {
   if (ca->auto_pad == ops::AutoPad::kSameUpper || ca->auto_pad == ops::AutoPad::kSameLower)
     return "auto_pad SAME_UPPER/SAME_LOWER (the pad split is not lowered)";
   if (!ca->output_shape.empty()) return "the output_shape attribute";
-  if (!ca->kernel_shape.empty()) {
-    const auto& wd = g.value(n.inputs[1]).initializer->shape();
-    if (ca->kernel_shape != std::vector<int64_t>(wd.begin() + 2, wd.end()))
-      return "kernel_shape disagrees with the weights";
-  }
+  const auto& wd = g.value(n.inputs[1]).initializer->shape();
+  if (auto k = ops::check_kernel_shape(ca->kernel_shape, wd); !k) return k.error().message();
   return {};
 }
 
@@ -349,10 +347,9 @@ std::string why_not(const Graph& g, const Node& n) {
       return "input and weights ranks differ";
     const auto ca = ops::conv_attrs(n);
     if (!ca) return ca.error().message();
-    if (!ca->kernel_shape.empty() && is_const(g, n, 1)) {
+    if (is_const(g, n, 1)) {
       const auto& wd = g.value(n.inputs[1]).initializer->shape();
-      if (ca->kernel_shape != std::vector<int64_t>(wd.begin() + 2, wd.end()))
-        return "kernel_shape disagrees with the weights";
+      if (auto k = ops::check_kernel_shape(ca->kernel_shape, wd); !k) return k.error().message();
     }
     return check_window_attrs(n, wr >= 0 ? wr : rank_of(val(g, n, 0)));
   }
