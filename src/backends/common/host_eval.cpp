@@ -24,7 +24,9 @@ const std::set<std::string>& integer_ops() {
 // with: -1 placeholders (ConstantOfShape, Equal, Where), position ranges
 // (Range, comparisons), the 1/sqrt(head dim) of scaled dot-product attention,
 // causal masks (Trilu, CumSum), shifted-window masks (ScatterND), relative
-// position buckets (Log of a Range), rotary tables (Sin, Cos of a Range).
+// position buckets (Log of a Range), rotary tables (Sin, Cos of a Range), a
+// position table resized to the input's patch grid (DINOv2: Resize of a
+// constant to sizes computed from the image's dims).
 const std::set<std::string>& any_dtype_ops() {
   static const std::set<std::string> k = [] {
     std::set<std::string> s = integer_ops();
@@ -62,7 +64,8 @@ const std::set<std::string>& any_dtype_ops() {
                            "CumSum",
                            "Split",
                            "ScatterND",
-                           "ScatterElements"})
+                           "ScatterElements",
+                           "Resize"})
       s.insert(op);
     return s;
   }();

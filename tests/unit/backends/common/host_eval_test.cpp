@@ -126,6 +126,35 @@ TEST(HostEval, MaskFromRangeAndWhereUnderAnyDtype) {
   EXPECT_FLOAT_EQ(m.data<float>()[2 * 3 + 1], 0.0f);
 }
 
+TEST(HostEval, AConstantTableResizedToSizesFromDimsUnderAnyDtype) {
+  // DINOv2's positions: a constant [1, C, 4, 4] table resized bilinearly to
+  // the image's side // 2 (sizes Concat-ed from Shape), then added to data.
+  GraphBuilder b("positions");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 2, Dim::symbol("side"), Dim::symbol("side")});
+  std::vector<float> t(2 * 4 * 4);
+  for (size_t i = 0; i < t.size(); ++i) t[i] = static_cast<float>(i);
+  ValueId table = b.constant("table", Tensor::from<float>({1, 2, 4, 4}, t));
+  ValueId hw =
+      b.op("Slice", {b.op("Shape", {x}), b.constant("s", i64s({2})), b.constant("e", i64s({4}))});
+  ValueId half = b.op("Div", {hw, b.constant("two", i64s({2}))});
+  ValueId sizes = b.op("Concat", {b.constant("nc", i64s({1, 2})), half}, {{"axis", int64_t{0}}});
+  ValueId none = b.constant("none", Tensor::zeros(DType::kF32, {0}));
+  ValueId resized = b.op("Resize", {table, none, none, sizes}, {{"mode", std::string("linear")}});
+  b.output(b.add(x, b.op("Resize", {resized, none, none, b.op("Shape", {x})},
+                         {{"mode", std::string("nearest")}})),
+           "y");
+  Graph g = *std::move(b).build();
+  g.opsets()[""] = 13;
+  EXPECT_FALSE(host_value(g, resized, Policy::kIntegers)) << "an f32 result";
+  EXPECT_TRUE(host_value(g, resized, Policy::kAnyDtype));
+  auto known = evaluate_all(g, Policy::kAnyDtype, {{1, 2, 16, 16}});
+  ASSERT_TRUE(known.count(resized));
+  ASSERT_EQ(known[resized].shape(), (Ints{1, 2, 8, 8}));
+  // 4 -> 8, half-pixel: output 0 reads input 0 alone (clamped), output 7 input 3.
+  EXPECT_FLOAT_EQ(known[resized].data<float>()[0], 0.0f);
+  EXPECT_FLOAT_EQ(known[resized].data<float>()[2 * 64 - 1], 31.0f);
+}
+
 TEST(HostEval, ValuesComputedFromDataAreNotHostValues) {
   GraphBuilder b("data");
   ValueId x = b.input("x", DType::kF32, Shape{2, 3});
