@@ -222,6 +222,8 @@ std::vector<OpCase> tensor_cases() {
   t.push_back({"Expand_same", "Expand", 13, {in({2, 3}), values({2, 3})}});
   t.push_back({"Tile", "Tile", 13, {in({2, 3}), values({2, 1})}});
   t.push_back({"Tile_rank3", "Tile", 13, {in({2, 1, 3}), values({3, 4, 2})}});
+  // PatchTST's end padding: the last step repeated (an Expand after lower_tile).
+  t.push_back({"Tile_last_step_repeated", "Tile", 13, {in({2, 7, 1}), values({1, 1, 8})}});
 
   // TopK: largest along the last axis, smallest along the first, ties to the lower index.
   t.push_back({"TopK_largest", "TopK", 11, {in({3, 10}), values({4})}, {{"axis", int64_t{-1}}}, 2});
