@@ -47,6 +47,9 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
                  ? create_dims_only(b, n)
                  : create_attention(b, n, absorbed);
   }
+  if (op == "Transpose")
+    if (NodeId ln = -1, add = transposed_into_layernorm(b, n, &ln); add >= 0)
+      return create_add_layernorm(b, b.g.node(add), ln, absorbed, &n);
   if (op == "Conv" || op == "Gemm" || op == "MatMul") return create_dense(b, n, absorbed);
   if (op == "Cast" || gathers_on_device(b.g, n) || clips_on_device(b.g, n))
     return create_int_op(b, n);
@@ -59,6 +62,7 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
       return create_add_layernorm(b, n, ln, absorbed);
   if (!eltwise_expr(b.g, n, std::vector<std::string>(eltwise_arity(n), "x")).empty())
     return create_chain(b, n, absorbed);
+  if (op == "LayerNormalization") return create_layernorm(b, n, absorbed);
   return create_misc(b, n);
 }
 

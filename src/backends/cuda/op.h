@@ -243,9 +243,35 @@ void find_attention_units(BlockInfo& b);
 /// run fused with, as one add+layernorm unit: a reader of its sum in no unit
 /// yet, after which no other reader of the sum comes; else -1.
 NodeId layernorm_after(BlockInfo& b, const Node& add);
-/// That unit: the Add `add` and the LayerNormalization `ln` (ops_misc.cpp).
+/// Rows of a LayerNormalization unit over the last axis of a rank-3 value
+/// read (`z`: the residual Add's operand) or written (`y`: the normalised
+/// output) through a swap of the two leading axes: the [1, 0, 2] Transposes
+/// a batch-first torch MultiheadAttention puts around itself, fused instead
+/// of copied (kernels/fixed.cu hone_swapped_row).
+struct LnSwap {
+  bool z = false;
+  bool y = false;
+};
+/// The kernel line's note for `sw`: "", " [1,0,2] in", " [1,0,2] out" or both.
+inline const char* swap_note(LnSwap sw) {
+  return sw.z ? (sw.y ? " [1,0,2] in+out" : " [1,0,2] in") : sw.y ? " [1,0,2] out" : "";
+}
+/// The Add that Transpose `t` feeds as the one operand of an add+layernorm
+/// unit that can read `t`'s input through LnSwap::z (t swaps the leading axes
+/// of a rank-3 value, its only reader is that Add), with that unit's
+/// LayerNormalization in `*ln`; else -1.
+NodeId transposed_into_layernorm(BlockInfo& b, const Node& t, NodeId* ln);
+/// That unit: the Add `add` and the LayerNormalization `ln` (ops_layernorm.cpp),
+/// started at `transposed` (the Transpose of transposed_into_layernorm) when
+/// not null; a swapping Transpose that alone reads the normalised output is
+/// absorbed too (LnSwap::y).
 [[nodiscard]] Result<Unit> create_add_layernorm(BlockInfo& b, const Node& add, NodeId ln,
-                                                std::vector<NodeId>* absorbed);
+                                                std::vector<NodeId>* absorbed,
+                                                const Node* transposed = nullptr);
+/// A LayerNormalization unit alone, absorbing a swapping Transpose that alone
+/// reads its output (LnSwap::y).
+[[nodiscard]] Result<Unit> create_layernorm(BlockInfo& b, const Node& n,
+                                            std::vector<NodeId>* absorbed);
 /// Creates the unit starting at node `n` (absorbing the followers it fuses).
 [[nodiscard]] Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absorbed);
 // Per family, in ops_dense.cpp, ops_eltwise.cpp and ops_misc.cpp.

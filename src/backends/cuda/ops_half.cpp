@@ -114,17 +114,21 @@ Result<OpPlan> plan_concat_half(const Node& n, const std::vector<dims_t>& in,
 /// LayerNormalization, whose readers (products, attention) read half.
 Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
                                    const std::vector<Storage>& have, bool residual, bool keep_sum,
-                                   int half) {
+                                   int half, LnSwap sw) {
   const dims_t& x = in[0];
+  if ((sw.z || sw.y) && x.size() != 3)
+    return fail(ErrorCode::kInternal, "swapped LayerNormalization rows need rank 3");
   const size_t at = residual ? 2 : 1;  // scale
   for (size_t i = 0; i < at; ++i)
     if (have[i] == Storage::kHalf && !channels_last_is_row_major(in[i]))
       return fail(ErrorCode::kUnsupported, "a channels-last operand");
-  if (residual && in[1] != x)
-    return fail(ErrorCode::kUnsupported, "a residual Add that broadcasts");
+  const dims_t z = sw.z ? dims_t{in[1][1], in[1][0], in[1][2]} : residual ? in[1] : dims_t{};
+  if (residual && z != x) return fail(ErrorCode::kUnsupported, "a residual Add that broadcasts");
   HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
   const auto rank = static_cast<int64_t>(x.size());
   HONE_TRY(const int64_t axis, ops::normalize_axis(na.axis, rank, "LayerNormalization axis"));
+  if ((sw.z || sw.y) && axis != 2)
+    return fail(ErrorCode::kInternal, "swapped LayerNormalization rows need axis 2");
   long long rows = 1, r = 1;
   for (int64_t d = 0; d < rank; ++d) (d < axis ? rows : r) *= x[static_cast<size_t>(d)];
   const bool has_bias = in.size() > at + 1;
@@ -134,33 +138,36 @@ Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
   const int xh = have[0] == Storage::kHalf ? 1 : 0;
   const int zh = residual && have[1] == Storage::kHalf ? 1 : 0;
   const bool warp = r % 4 == 0 && r <= 1024;
+  const dims_t y = sw.y ? dims_t{x[1], x[0], x[2]} : x;
+  const long long zb = sw.z ? x[1] : 0, yb = sw.y ? x[1] : 0;
   OpPlan p;
-  p.outputs = keep_sum ? std::vector<dims_t>{x, x} : std::vector<dims_t>{x};
+  p.outputs = keep_sum ? std::vector<dims_t>{x, y} : std::vector<dims_t>{y};
   p.reads.assign(in.size(), Storage::kF32);
   for (size_t i = 0; i < at; ++i) p.reads[i] = have[i];
   p.writes.assign(p.outputs.size(), Storage::kHalf);
   p.kernel = std::string(residual ? "add+layernorm." : "layernorm.") + half_name(half) + ".cuda." +
-             (warp ? "warp" : "rows");
+             (warp ? "warp" : "rows") + swap_note(sw);
   const int bf16 = half == kCudaR16BF ? 1 : 0;
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
     CUdeviceptr xi = b.in[0], zi = residual ? b.in[1] : 0, s = b.in[at];
-    CUdeviceptr bi = has_bias ? b.in[at + 1] : 0, sum = keep_sum ? b.out[0] : 0, y = b.out.back();
-    long long ro = rows, rr = r;
+    CUdeviceptr bi = has_bias ? b.in[at + 1] : 0, sum = keep_sum ? b.out[0] : 0;
+    CUdeviceptr yo = b.out.back();
+    long long ro = rows, rr = r, zs = zb, ys = yb;
     float e = eps;
     int xa = xh, za = zh, bf = bf16;
     // f32 operands load four elements as 16 bytes, half ones as 8.
-    const bool aligned = ((s | bi) & 15) == 0 && ((sum | y) & 7) == 0 &&
+    const bool aligned = ((s | bi) & 15) == 0 && ((sum | yo) & 7) == 0 &&
                          (xi & (xh ? 7 : 15)) == 0 && (zi & (zh ? 7 : 15)) == 0;
     if (warp && aligned) {
       HONE_TRY(CUfunction f, c.fixed.function("hone_layernorm_warp_half"));
       int ri = static_cast<int>(r);
       const long long blocks = std::min<long long>((rows + 7) / 8, 65535LL * 8);
       return launch(c.d, f, c.stream, static_cast<unsigned>(blocks), 256,
-                    {&xi, &zi, &s, &bi, &sum, &y, &ro, &ri, &e, &xa, &za, &bf});
+                    {&xi, &zi, &s, &bi, &sum, &yo, &ro, &ri, &e, &xa, &za, &bf, &zs, &ys});
     }
     HONE_TRY(CUfunction f, c.fixed.function("hone_layernorm_half"));
     return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(rows, 65535)), 256,
-                  {&xi, &zi, &s, &bi, &sum, &y, &ro, &rr, &e, &xa, &za, &bf});
+                  {&xi, &zi, &s, &bi, &sum, &yo, &ro, &rr, &e, &xa, &za, &bf, &zs, &ys});
   };
   return p;
 }
@@ -208,11 +215,19 @@ Result<OpPlan> plan_transpose_half(const Node& n, const std::vector<dims_t>& in,
 
 }  // namespace
 
-HalfPlanner add_layernorm_half_planner(const Node& ln, bool keep_sum, int half) {
+HalfPlanner add_layernorm_half_planner(const Node& ln, bool keep_sum, int half, LnSwap sw) {
   if (half == 0) return nullptr;
-  return [ln, keep_sum, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
-                              const PlanEnv&) {
-    return plan_layernorm_half(ln, in, have, true, keep_sum, half);
+  return [ln, keep_sum, half, sw](const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                                  const PlanEnv&) {
+    return plan_layernorm_half(ln, in, have, true, keep_sum, half, sw);
+  };
+}
+
+HalfPlanner layernorm_half_planner(const Node& ln, int half, LnSwap sw) {
+  if (half == 0) return nullptr;
+  return [ln, half, sw](const std::vector<dims_t>& in, const std::vector<Storage>& have,
+                        const PlanEnv&) {
+    return plan_layernorm_half(ln, in, have, false, false, half, sw);
   };
 }
 
@@ -225,11 +240,6 @@ HalfPlanner misc_half_planner(const Node& n, int half) {
   if (op == "Transpose")
     return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
                      const PlanEnv&) { return plan_transpose_half(n, in, have, half); };
-  if (op == "LayerNormalization")
-    return
-        [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have, const PlanEnv&) {
-          return plan_layernorm_half(n, in, have, false, false, half);
-        };
   if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool")
     return [n, half](const std::vector<dims_t>& in, const std::vector<Storage>& have,
                      const PlanEnv&) { return plan_pool_half(n, in, have, half); };

@@ -1,9 +1,7 @@
-// The cuda backend's other ops: pools, reductions, Softmax/LogSoftmax,
-// LayerNormalization (fixed NVRTC kernels: one warp a row for rows of up to
-// 1024, else one block; a residual Add before it runs inside it as one
-// add+layernorm unit), Transpose and Concat (strided copies), and views
+// The cuda backend's other ops: pools, reductions, Softmax/LogSoftmax
+// (fixed NVRTC kernels), Transpose and Concat (strided copies), and views
 // (Reshape, Flatten, Squeeze, Unsqueeze), which alias their input's device
-// memory and launch nothing.
+// memory and launch nothing. LayerNormalization: ops_layernorm.cpp.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -253,77 +251,6 @@ Result<OpPlan> plan_reduce(const Graph& g, const Node& n, const std::vector<dims
   return p;
 }
 
-/// LayerNormalization `n` of in = [x, scale, bias?], or, with `residual`, of
-/// x + z for in = [x, z, scale, bias?] (the Add before it fused); `keep_sum`:
-/// x + z is an output too, before the normalised one. Operands of the Add
-/// that differ in shape (a broadcast, which the unit's matching cannot rule
-/// out where shapes are symbolic) are first summed by hone_add_bcast.
-Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool residual,
-                              bool keep_sum) {
-  if (residual && in[1] != in[0]) {
-    HONE_TRY(dims_t x, broadcast(in[0], in[1]));
-    if (x.size() > static_cast<size_t>(kMaxRank))
-      return fail(ErrorCode::kUnsupported, "a broadcast Add of rank " + std::to_string(x.size()));
-    std::vector<dims_t> rest = {x};
-    rest.insert(rest.end(), in.begin() + 2, in.end());
-    HONE_TRY(OpPlan ln, plan_layernorm(n, rest, false, false));
-    const EwArgs args = ew_args({in[0], in[1]}, x);
-    const long long count = numel_of(x);
-    const size_t sum_bytes = keep_sum ? 0 : round256(static_cast<size_t>(count) * sizeof(float));
-    OpPlan p;
-    p.outputs = keep_sum ? std::vector<dims_t>{x, x} : std::vector<dims_t>{x};
-    p.kernel = "add+" + ln.kernel;
-    p.workspace_bytes = sum_bytes;
-    p.run = [=, norm = std::move(ln.run)](const ExecCtx& c, const Bind& b) -> Result<void> {
-      HONE_TRY(CUfunction f, fn(c, "hone_add_bcast"));
-      EwArgs a = args;
-      a.in[0] = b.in[0];
-      a.in[1] = b.in[1];
-      CUdeviceptr sum = keep_sum ? b.out[0] : b.workspace;
-      long long cnt = count;
-      HONE_CHECK_OK(launch_1d(c.d, f, c.stream, count, {&sum, &a, &cnt}));
-      Bind nb;
-      nb.in = {sum};
-      nb.in.insert(nb.in.end(), b.in.begin() + 2, b.in.end());
-      nb.out = {b.out.back()};
-      return norm(c, nb);
-    };
-    return p;
-  }
-  const dims_t& x = in[0];
-  const size_t at = residual ? 2 : 1;  // scale
-  HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
-  HONE_TRY(int64_t axis, norm_axis(na.axis, x.size(), "LayerNormalization"));
-  const long long rows = prod(x, 0, axis), r = prod(x, axis, x.size());
-  const bool has_bias = in.size() > at + 1;
-  if (numel_of(in[at]) != r || (has_bias && numel_of(in[at + 1]) != r))
-    return fail(ErrorCode::kUnsupported, "LayerNormalization scale/bias that broadcast");
-  const float eps = na.epsilon;
-  const bool warp = r % 4 == 0 && r <= 1024;
-  OpPlan p;
-  p.outputs = keep_sum ? std::vector<dims_t>{x, x} : std::vector<dims_t>{x};
-  p.kernel = std::string(residual ? "add+layernorm" : "layernorm") + ".f32.cuda." +
-             (warp ? "warp" : "rows");
-  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
-    CUdeviceptr xi = b.in[0], zi = residual ? b.in[1] : 0, s = b.in[at];
-    CUdeviceptr bi = has_bias ? b.in[at + 1] : 0, sum = keep_sum ? b.out[0] : 0, y = b.out.back();
-    long long ro = rows, rr = r;
-    float e = eps;
-    const bool aligned = ((xi | zi | s | bi | sum | y) & 15) == 0;
-    if (warp && aligned) {
-      HONE_TRY(CUfunction f, fn(c, "hone_layernorm_warp"));
-      int ri = static_cast<int>(r);
-      const long long blocks = std::min<long long>((rows + 7) / 8, 65535LL * 8);
-      return launch(c.d, f, c.stream, static_cast<unsigned>(blocks), 256,
-                    {&xi, &zi, &s, &bi, &sum, &y, &ro, &ri, &e});
-    }
-    HONE_TRY(CUfunction f, fn(c, "hone_layernorm"));
-    return launch(c.d, f, c.stream, static_cast<unsigned>(std::min<long long>(rows, 65535)), 256,
-                  {&xi, &zi, &s, &bi, &sum, &y, &ro, &rr, &e});
-  };
-  return p;
-}
-
 /// `t`: the elements' dtype (moved_dtype: f32, or i64/i32/bool made at run time).
 /// `may_view`: false inside an attention unit, whose members each write a
 /// value of their own (attention_unfused.cpp) or are read in place.
@@ -473,67 +400,6 @@ OpPlan view(dims_t out, const char* kernel, int64_t offset) {
   return p;
 }
 
-NodeId layernorm_after(BlockInfo& b, const Node& add) {
-  const Graph& g = b.g;
-  if (!add.domain.empty() || add.inputs.size() != 2 || add.outputs.size() != 1 ||
-      add.inputs[0] < 0 || add.inputs[1] < 0)
-    return -1;
-  const Value &x = g.value(add.inputs[0]), &z = g.value(add.inputs[1]);
-  // Two computed f32 values (a residual stream and a branch); a broadcast
-  // between them is rare, and handled when planned (plan_layernorm).
-  auto f32 = [](const Value& v) { return v.dtype == DType::kF32 || v.dtype == DType::kUndefined; };
-  if (!f32(x) || !f32(z) || x.initializer || z.initializer || add.inputs[0] == add.inputs[1])
-    return -1;
-  const ValueId sum = add.outputs[0];
-  NodeId ln = -1;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& c = g.nodes()[i];
-    if (c.op_type == "LayerNormalization" && c.domain.empty() && !b.used[i] && !c.inputs.empty() &&
-        c.inputs[0] == sum && c.outputs.size() == 1 &&
-        std::count(c.inputs.begin(), c.inputs.end(), sum) == 1) {
-      ln = static_cast<NodeId>(i);
-      break;
-    }
-  }
-  if (ln < 0) return -1;
-  // The unit runs at the LayerNormalization's place: every other reader of
-  // the sum must come after it.
-  const size_t at = b.position(ln);
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& c = g.nodes()[i];
-    if (static_cast<NodeId>(i) == ln ||
-        std::find(c.inputs.begin(), c.inputs.end(), sum) == c.inputs.end())
-      continue;
-    if (b.position(static_cast<NodeId>(i)) <= at) return -1;
-  }
-  return ln;
-}
-
-Result<Unit> create_add_layernorm(BlockInfo& b, const Node& add, NodeId ln,
-                                  std::vector<NodeId>* absorbed) {
-  const Node& n = b.g.node(ln);
-  const ValueId sum = add.outputs[0];
-  // The sum stays a value of its own when anything else reads it (a
-  // pre-norm transformer's residual stream).
-  const bool keep_sum =
-      b.is_output[static_cast<size_t>(sum)] || b.consumers[static_cast<size_t>(sum)] > 1;
-  Unit u;
-  u.label = add.describe() + "+LayerNormalization";
-  u.inputs = {add.inputs[0], add.inputs[1], n.inputs[1]};
-  if (n.inputs.size() > 2 && n.inputs[2] >= 0) u.inputs.push_back(n.inputs[2]);
-  u.outputs =
-      keep_sum ? std::vector<ValueId>{sum, n.outputs[0]} : std::vector<ValueId>{n.outputs[0]};
-  b.used[static_cast<size_t>(ln)] = true;
-  absorbed->push_back(ln);
-  const Node node = n;
-  u.op = std::make_unique<FnOp>(
-      [node, keep_sum](const std::vector<dims_t>& in, const PlanEnv&) {
-        return plan_layernorm(node, in, true, keep_sum);
-      },
-      add_layernorm_half_planner(node, keep_sum, b.settings.math.half));
-  return u;
-}
-
 Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
   const Graph& g = b.g;
   Unit u;
@@ -547,13 +413,7 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
     p = [node](const std::vector<dims_t>& in, const PlanEnv&) { return plan_concat(node, in); };
   } else {
     u.inputs = {n.inputs[0]};
-    if (op == "LayerNormalization") {
-      u.inputs.push_back(n.inputs[1]);
-      if (n.inputs.size() > 2 && n.inputs[2] >= 0) u.inputs.push_back(n.inputs[2]);
-      p = [node](const std::vector<dims_t>& in, const PlanEnv&) {
-        return plan_layernorm(node, in, false, false);
-      };
-    } else if (op.find("Pool") != std::string::npos) {
+    if (op.find("Pool") != std::string::npos) {
       p = [node](const std::vector<dims_t>& in, const PlanEnv&) { return plan_pool(node, in); };
     } else if (op == "Softmax" || op == "LogSoftmax") {
       p = [&g, node](const std::vector<dims_t>& in, const PlanEnv&) {

@@ -70,12 +70,14 @@ struct PoolWindow {
 /// Concat's output dims and axis, checked (ops_misc.cpp).
 [[nodiscard]] Result<std::pair<dims_t, int64_t>> concat_dims(const Node& n,
                                                              const std::vector<dims_t>& in);
-/// The plan_half() of a pool, Concat, Transpose or LayerNormalization node
-/// (ops_half.cpp); null for other ops of create_misc.
+/// The plan_half() of a pool, Concat or Transpose node (ops_half.cpp); null
+/// for other ops of create_misc.
 HalfPlanner misc_half_planner(const Node& n, int half);
 /// The plan_half() of the residual Add + LayerNormalization unit of `ln`
-/// (ops_misc.cpp's create_add_layernorm; `keep_sum` as there).
-HalfPlanner add_layernorm_half_planner(const Node& ln, bool keep_sum, int half);
+/// (ops_misc.cpp's create_add_layernorm; `keep_sum` and `sw` as there).
+HalfPlanner add_layernorm_half_planner(const Node& ln, bool keep_sum, int half, LnSwap sw);
+/// The plan_half() of a LayerNormalization unit alone (create_layernorm).
+HalfPlanner layernorm_half_planner(const Node& ln, int half, LnSwap sw);
 
 class StoragePlan {
  public:

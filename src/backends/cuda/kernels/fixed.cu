@@ -501,16 +501,24 @@ extern "C" __global__ void hone_add_bcast(float* y, HoneEw p, long long n) {
   HONE_FOR(i, n) y[i] = hone_ld(p, 0, i) + hone_ld(p, 1, i);
 }
 
+// Row `row` of [a, b] rows read or written through a swap of those two axes
+// (the [1, 0, 2] Transpose of a batch-first MultiheadAttention fused into a
+// LayerNormalization: ops_misc.cpp): row (i, j) of the normalised view is row
+// (j, i) of the stored [b, a] one. `b` 0: no swap.
+__device__ __forceinline__ long long hone_swapped_row(long long row, long long rows, long long b) {
+  return b ? (row % b) * (rows / b) + row / b : row;
+}
+
 // LayerNormalization of rows of length r of x (+ z, a residual of x's
 // shape, when z is not null; the sum is also stored in `sum` when that is
 // not null); scale and bias (may be null) have r values. One block a row.
 extern "C" __global__ void hone_layernorm(const float* x, const float* z, const float* scale,
                                           const float* bias, float* sum, float* y, long long rows,
-                                          long long r, float eps) {
+                                          long long r, float eps, long long zb, long long yb) {
   for (long long o = blockIdx.x; o < rows; o += gridDim.x) {
     const float* p = x + o * r;
-    const float* pz = z ? z + o * r : nullptr;
-    float* q = y + o * r;
+    const float* pz = z ? z + hone_swapped_row(o, rows, zb) * r : nullptr;
+    float* q = y + hone_swapped_row(o, rows, yb) * r;
     float s = 0.0f;
     for (long long k = threadIdx.x; k < r; k += blockDim.x) {
       const float v = pz ? p[k] + pz[k] : p[k];
@@ -535,7 +543,8 @@ extern "C" __global__ void hone_layernorm(const float* x, const float* z, const 
 // passes over the registers (mean, then the centred squares).
 extern "C" __global__ void hone_layernorm_warp(const float* x, const float* z, const float* scale,
                                                const float* bias, float* sum, float* y,
-                                               long long rows, int r, float eps) {
+                                               long long rows, int r, float eps, long long zb,
+                                               long long yb) {
   const int lane = threadIdx.x & 31, n4 = r >> 2;
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
   const float4* sc = reinterpret_cast<const float4*>(scale);
@@ -543,7 +552,8 @@ extern "C" __global__ void hone_layernorm_warp(const float* x, const float* z, c
   for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
        row += warps) {
     const float4* p = reinterpret_cast<const float4*>(x + row * r);
-    const float4* pz = z ? reinterpret_cast<const float4*>(z + row * r) : nullptr;
+    const float4* pz =
+        z ? reinterpret_cast<const float4*>(z + hone_swapped_row(row, rows, zb) * r) : nullptr;
     float4 v[8];
     float s = 0.0f;
 #pragma unroll
@@ -571,7 +581,7 @@ extern "C" __global__ void hone_layernorm_warp(const float* x, const float* z, c
       }
     for (int o = 16; o > 0; o >>= 1) q += __shfl_xor_sync(0xffffffffu, q, o);
     const float inv = 1.0f / sqrtf(q / (float)r + eps);
-    float4* out = reinterpret_cast<float4*>(y + row * r);
+    float4* out = reinterpret_cast<float4*>(y + hone_swapped_row(row, rows, yb) * r);
 #pragma unroll
     for (int k = 0; k < 8; ++k) {
       const int c = lane + 32 * k;

@@ -164,17 +164,20 @@ __device__ __forceinline__ void hone_st4_half(unsigned short* p, long long i4, f
 // (ops_half.cpp): x and z (the residual Add's other operand, may be null)
 // each f32 or bf16/f16 (xh, zh); y and sum (x + z, may be null) bf16/f16;
 // scale and bias (may be null) f32; mean and variance in f32 from the
-// unrounded x + z. One block a row.
+// unrounded x + z; zb, yb: z read and y written through a swap of the two
+// leading row axes (hone_swapped_row, fixed.cu), 0 for none. One block a row.
 extern "C" __global__ void hone_layernorm_half(const void* x, const void* z, const float* scale,
                                               const float* bias, unsigned short* sum,
                                               unsigned short* y, long long rows, long long r,
-                                              float eps, int xh, int zh, int bf16) {
+                                              float eps, int xh, int zh, int bf16, long long zb,
+                                              long long yb) {
   for (long long o = blockIdx.x; o < rows; o += gridDim.x) {
-    const long long base = o * r;
+    const long long base = o * r, zbase = hone_swapped_row(o, rows, zb) * r;
+    const long long ybase = hone_swapped_row(o, rows, yb) * r;
     float s = 0.0f;
     for (long long k = threadIdx.x; k < r; k += blockDim.x) {
       float v = hone_ld_any(x, base + k, xh, bf16);
-      if (z) v += hone_ld_any(z, base + k, zh, bf16);
+      if (z) v += hone_ld_any(z, zbase + k, zh, bf16);
       if (sum) sum[base + k] = hone_half_bits(v, bf16);
       s += v;
     }
@@ -182,14 +185,14 @@ extern "C" __global__ void hone_layernorm_half(const void* x, const void* z, con
     float q = 0.0f;
     for (long long k = threadIdx.x; k < r; k += blockDim.x) {
       float v = hone_ld_any(x, base + k, xh, bf16);
-      if (z) v += hone_ld_any(z, base + k, zh, bf16);
+      if (z) v += hone_ld_any(z, zbase + k, zh, bf16);
       q += (v - mean) * (v - mean);
     }
     const float inv = 1.0f / sqrtf(hone_block_reduce(q, 0) / (float)r + eps);
     for (long long k = threadIdx.x; k < r; k += blockDim.x) {
       float v = hone_ld_any(x, base + k, xh, bf16);
-      if (z) v += hone_ld_any(z, base + k, zh, bf16);
-      y[base + k] = hone_half_bits((v - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f), bf16);
+      if (z) v += hone_ld_any(z, zbase + k, zh, bf16);
+      y[ybase + k] = hone_half_bits((v - mean) * inv * scale[k] + (bias ? bias[k] : 0.0f), bf16);
     }
   }
 }
@@ -201,14 +204,15 @@ extern "C" __global__ void hone_layernorm_warp_half(const void* x, const void* z
                                                    const float* scale, const float* bias,
                                                    unsigned short* sum, unsigned short* y,
                                                    long long rows, int r, float eps, int xh,
-                                                   int zh, int bf16) {
+                                                   int zh, int bf16, long long zb, long long yb) {
   const int lane = threadIdx.x & 31, n4 = r >> 2;
   const long long warps = ((long long)gridDim.x * blockDim.x) >> 5;
   const float4* sc = reinterpret_cast<const float4*>(scale);
   const float4* bi = reinterpret_cast<const float4*>(bias);
   for (long long row = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5; row < rows;
        row += warps) {
-    const long long base4 = row * n4;
+    const long long base4 = row * n4, zbase4 = hone_swapped_row(row, rows, zb) * n4;
+    const long long ybase4 = hone_swapped_row(row, rows, yb) * n4;
     float4 v[8];
     float s = 0.0f;
 #pragma unroll
@@ -218,7 +222,7 @@ extern "C" __global__ void hone_layernorm_warp_half(const void* x, const void* z
       if (c < n4) {
         v[k] = hone_ld4_any(x, base4 + c, xh, bf16);
         if (z) {
-          const float4 b = hone_ld4_any(z, base4 + c, zh, bf16);
+          const float4 b = hone_ld4_any(z, zbase4 + c, zh, bf16);
           v[k].x += b.x; v[k].y += b.y; v[k].z += b.z; v[k].w += b.w;
         }
         if (sum) hone_st4_half(sum, base4 + c, v[k], bf16);
@@ -241,7 +245,7 @@ extern "C" __global__ void hone_layernorm_warp_half(const void* x, const void* z
       const int c = lane + 32 * k;
       if (c < n4) {
         const float4 g = sc[c], h = bi ? bi[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        hone_st4_half(y, base4 + c,
+        hone_st4_half(y, ybase4 + c,
                       make_float4((v[k].x - mean) * inv * g.x + h.x,
                                   (v[k].y - mean) * inv * g.y + h.y,
                                   (v[k].z - mean) * inv * g.z + h.z,

@@ -245,7 +245,8 @@ TEST(CudaDeviceIo, GraphsWithReferenceNodesAreStagedThroughTheHostAndCounted) {
   const Tensor in = uniform(rng, {4, 6});
   auto want = be.infer({in});
   auto dx = be.to_device(in);
-  ASSERT_TRUE(want && dx);
+  ASSERT_TRUE(want) << want.error().to_string();
+  ASSERT_TRUE(dx) << dx.error().to_string();
   const TransferCounts before = counts(be);
   auto got = be.infer_on_device({*dx});
   ASSERT_TRUE(got) << got.error().to_string();

@@ -212,8 +212,11 @@ TEST(CudaHalfTransformer, ABatchOneTransposeIsAViewAndABiasFreeProductStaysHalf)
     EXPECT_EQ(be.fallback_runs(), 0u) << plan_text(be);
     expect_within_gate((*got)[0], want[0], Precision::kBf16);
     const std::string plan = steps_of(plan_text(be));
-    // Batch 1: [1, S, E] and [S, 1, E] are the same bytes; batch 3: copies.
-    EXPECT_EQ(count(plan, "transpose.view"), batch == 1 ? 2u : 0u) << plan;
+    // The first Transpose is the LayerNormalization's row order (LnSwap);
+    // the second, at batch 1, a view ([1, S, E] and [S, 1, E] are the same
+    // bytes), at batch 3 a copy.
+    EXPECT_EQ(count(plan, "layernorm.bf16.cuda.warp [1,0,2] out"), 1u) << plan;
+    EXPECT_EQ(count(plan, "transpose.view"), batch == 1 ? 1u : 0u) << plan;
     // The bias-free product reads and writes bf16: the one conversion is the
     // block output's.
     EXPECT_EQ(count(plan, "matmul.bf16.cuda.cublaslt half_io"), 1u) << plan;

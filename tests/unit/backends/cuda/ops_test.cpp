@@ -477,7 +477,8 @@ TEST(CudaOps, RefusedNodesRunOnTheReferenceBetweenGpuBlocks) {
   const Tensor in = uniform(rng, {4, 6}, -2.0f, 2.0f);
   auto want = eval::Interpreter().run_tensors(g, {in});
   auto got = be.infer({in});
-  ASSERT_TRUE(want && got);
+  ASSERT_TRUE(want) << want.error().to_string();
+  ASSERT_TRUE(got) << got.error().to_string();
   EXPECT_TRUE(testing_util::close((*got)[0], (*want)[0]));
   // MatMul and Relu; then, after the refused Hardmax, MatMul and Sigmoid.
   EXPECT_EQ(be.kernel_executions(), 4u) << plan_text(be);
