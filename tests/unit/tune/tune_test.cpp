@@ -50,12 +50,21 @@ TEST(Tune, WarmCacheSkipsMeasuringAndKeepsTheDecision) {
   ASSERT_TRUE(second) << second.error().to_string();
   EXPECT_EQ(second->report().cache_hits, 1);  // the candidate; the reference always runs
   EXPECT_EQ(second->report().cache_misses, 0);
-  EXPECT_EQ(second->decision().backend, first->decision().backend);
   for (const auto& c : second->report().candidates)
     EXPECT_EQ(c.from_cache, c.backend != "reference") << c.backend;
-  // The figures are the stored ones, not new measurements.
-  ASSERT_EQ(second->decision().figures.size(), first->decision().figures.size());
-  EXPECT_EQ(second->decision().figures[0].p50_ms, first->decision().figures[0].p50_ms);
+  // The cached candidate's figures are the stored ones, not new measurements.
+  // (Which candidate the strategy then picks is a timing: on a loaded machine
+  // the reference, measured again each time, can win one run and not the
+  // other, so the decision itself is not compared.)
+  auto figures_of = [](const TunedModel& t, const std::string& backend) {
+    for (const auto& c : t.report().candidates)
+      if (c.backend == backend) return c.figures;
+    return std::vector<LatencyFigures>{};
+  };
+  const auto stored = figures_of(*first, cpu), reused = figures_of(*second, cpu);
+  ASSERT_FALSE(stored.empty()) << cpu;
+  ASSERT_EQ(reused.size(), stored.size());
+  for (size_t i = 0; i < stored.size(); ++i) EXPECT_EQ(reused[i].p50_ms, stored[i].p50_ms);
   // The chosen backend was still built and runs.
   auto y = second->infer(sample_of(2));
   ASSERT_TRUE(y) << y.error().to_string();
