@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/onednn/lower_batchnorm.h"
 #include "backends/onednn/lower_reduce.h"
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
@@ -321,52 +322,6 @@ Result<void> lower_softmax(PlanBuilder& b, const Node& n) {
 BufferRef vector_constant(PlanBuilder& b, ValueId v) {
   const Tensor& t = *b.constant(v);
   return BufferRef{b.new_constant(t), plain_md({t.numel()})};
-}
-
-Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
-  const PValue x = b.value(n.inputs[0]);
-  if (x.dims.size() < 2)
-    return fail(ErrorCode::kInvalidArgument, "BatchNormalization needs N and C dims");
-  for (size_t i = 1; i < 5; ++i)
-    if (b.constant(n.inputs[i]) == nullptr || b.constant(n.inputs[i])->numel() != x.dims[1])
-      return fail(ErrorCode::kUnsupported,
-                  "BatchNormalization parameters must be constants of C elements");
-  auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
-               dnnl::normalization_flags::use_shift;
-  HONE_TRY(const ops::BatchNormAttrs ba, ops::batch_norm_attrs(n));
-  const auto make = [&](dnnl::normalization_flags f) {
-    return dnnl::batch_normalization_forward::primitive_desc(
-        dnnl::batch_normalization_forward::desc(kInfer, usual(b, n.inputs[0]).md, ba.epsilon, f),
-        user_scratch(), cpu_engine());
-  };
-  // A Relu that alone reads the result runs in the same pass (oneDNN's
-  // fuse_norm_relu): pre-activation nets (DenseNet's BN -> ReLU -> conv, 62
-  // of them) otherwise pay a second pass over each normalized tensor.
-  const Node* relu = b.sole_consumer(n.outputs[0]);
-  if (relu != nullptr && (relu->op_type != "Relu" || relu->outputs.size() != 1)) relu = nullptr;
-  dnnl::batch_normalization_forward::primitive_desc pd;
-  if (relu != nullptr) {
-    pd = make(flags | dnnl::normalization_flags::fuse_norm_relu);
-    if (pd.workspace_desc().get_size() > 0) relu = nullptr;  // inference needs none
-  }
-  if (relu == nullptr) pd = make(flags);
-  BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
-  BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
-  b.add_step(relu != nullptr ? "batchnorm+eltwise" : "batchnorm",
-             dnnl::batch_normalization_forward(pd), pd,
-             {{DNNL_ARG_SRC, src},
-              {DNNL_ARG_SCALE, vector_constant(b, n.inputs[1])},
-              {DNNL_ARG_SHIFT, vector_constant(b, n.inputs[2])},
-              {DNNL_ARG_MEAN, vector_constant(b, n.inputs[3])},
-              {DNNL_ARG_VARIANCE, vector_constant(b, n.inputs[4])},
-              {DNNL_ARG_DST, out}});
-  if (relu != nullptr) {
-    b.absorb(relu);
-    b.set(relu->outputs[0], PValue{x.dims, out});
-  } else {
-    b.set(n.outputs[0], PValue{x.dims, out});
-  }
-  return {};
 }
 
 Result<void> lower_layernorm(PlanBuilder& b, const Node& n) {

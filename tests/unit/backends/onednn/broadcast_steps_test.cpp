@@ -116,5 +116,29 @@ TEST(OnednnBroadcastSteps, WhereOverBroadcastOperands) {
   }
 }
 
+// PatchTST's BatchNorm1d over tokens: [B,W,C] transposed to [B,C,W] is a
+// channels-last view, on which oneDNN 2.6 normalizes only by its reference
+// kernel ("bnorm_ref:any", 0.15 ms for 19k values); it must run as a per-channel
+// multiply-add instead, with the Relu that alone reads it and without.
+TEST(OnednnBroadcastSteps, BatchNormOfChannelsLastTokens) {
+  std::mt19937 rng(134);
+  for (const bool relu : {false, true}) {
+    SCOPED_TRACE(relu ? "relu" : "plain");
+    GraphBuilder b("bn_tokens");
+    ValueId x = b.input("x", DType::kF32, Shape{3, 10, 16});
+    std::vector<ValueId> params;
+    for (int i = 0; i < 3; ++i) params.push_back(b.constant("", uniform(rng, {16})));
+    params.push_back(b.constant("", uniform(rng, {16}, 0.5f, 2.0f)));  // variances
+    ValueId t = b.transpose(b.relu(x), {0, 2, 1});
+    ValueId bn = b.op("BatchNormalization", {t, params[0], params[1], params[2], params[3]});
+    b.output(b.transpose(relu ? b.relu(bn) : bn, {0, 2, 1}), "y");
+    const Graph g = *std::move(b).build();
+    auto plan = expect_plan_matches(g, {uniform(rng, {3, 10, 16})});
+    ASSERT_TRUE(plan);
+    for (const std::string& i : impls(*plan))
+      EXPECT_EQ(i.find("ref:"), std::string::npos) << i << " in " << plan->describe();
+  }
+}
+
 }  // namespace
 }  // namespace hone::onednn
