@@ -113,6 +113,27 @@ TEST(OnednnOwnLogic, ScatterElementsSumsDuplicateTargets) {
   }
 }
 
+// Expand of integers and bools row by row: a column repeated along the last
+// axis (i32, i64, bool), whole rows copied (a middle axis broadcast), and a
+// scalar; each made f32 and summed with x.
+TEST(OnednnOwnLogic, ExpandOfIntegersAndBoolsByRows) {
+  std::mt19937 rng(85);
+  GraphBuilder b("expands");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3, 5});
+  ValueId col = b.input("col", DType::kI32, Shape{3, 1});
+  ValueId row = b.input("row", DType::kI64, Shape{2, 1, 5});
+  ValueId flag = b.op("Greater", {b.input("f", DType::kF32, Shape{1, 3, 1}),
+                                  b.constant("", Tensor::from<float>({}, {0.0f}))});
+  ValueId sum = b.relu(x);
+  for (ValueId v : {col, row, flag, scalar(b, 7)})
+    sum = b.add(sum, to_f32(b, b.op("Expand", {v, ints(b, {2, 3, 5})})));
+  b.output(sum, "y");
+  const Graph g = *std::move(b).build();
+  expect_matches_reference(g, {uniform(rng, {2, 3, 5}), Tensor::from<int32_t>({3, 1}, {4, -2, 9}),
+                               Tensor::from<int64_t>({2, 1, 5}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}),
+                               uniform(rng, {1, 3, 1})});
+}
+
 // Style transfer's ReflectionPad2d, and the edge and wrap modes, around
 // convolutions; a reflect pad with a crop on another axis.
 TEST(OnednnOwnLogic, ReflectEdgeAndWrapPads) {
