@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backends/onednn/own_logic.h"
+#include "backends/onednn/own_moves.h"
 #include "backends/onednn/plan.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
@@ -294,21 +295,6 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   b.add_step("concat", dnnl::concat(pd), pd, std::move(args));
   b.set(n.outputs[0], PValue{out, ref});
   return {};
-}
-
-/// Reads Slice's starts/ends/axes/steps (inputs from opset 10, attributes before).
-Result<std::vector<int64_t>> slice_param(PlanBuilder& b, const Node& n, size_t input,
-                                         const char* attr) {
-  if (b.graph().opset("") < 10) return n.attr_ints(attr);
-  if (input >= n.inputs.size() || n.inputs[input] < 0) return std::vector<int64_t>{};
-  const Tensor* t = b.constant(n.inputs[input]);
-  if (t == nullptr || (t->dtype() != DType::kI64 && t->dtype() != DType::kI32))
-    return fail(ErrorCode::kUnsupported,
-                std::string("Slice ") + attr + " is not known when the plan is built");
-  std::vector<int64_t> out;
-  for (int64_t i = 0; i < t->numel(); ++i)
-    out.push_back(t->dtype() == DType::kI64 ? t->data<int64_t>()[i] : t->data<int32_t>()[i]);
-  return out;
 }
 
 /// Slice with positive steps: a strided view of the input, copied by a reorder.

@@ -178,19 +178,6 @@ bool slice_given(const PlanBuilder& b, const Node& n, size_t input, const char* 
   return input < n.inputs.size() && n.inputs[input] >= 0;
 }
 
-/// Those values (slice_given says they are there).
-Result<std::vector<int64_t>> slice_param(const PlanBuilder& b, const Node& n, size_t input,
-                                         const char* attr) {
-  if (b.graph().opset("") < 10) return n.attr_ints(attr);
-  const Tensor* t = b.constant(n.inputs[input]);
-  if (t == nullptr || !is_integer(t->dtype()))
-    return fail(ErrorCode::kUnsupported,
-                std::string("Slice ") + attr + " is not known when the plan is built");
-  std::vector<int64_t> v;
-  for (int64_t i = 0; i < t->numel(); ++i) v.push_back(tensor_element_as_int64(*t, i));
-  return v;
-}
-
 /// Slice of integer or bool values, any steps (ops::slice_window): every
 /// output element copies the input element its window names.
 Result<void> lower_slice_bytes(PlanBuilder& b, const Node& n) {
@@ -379,6 +366,19 @@ Result<void> lower_nonzero(PlanBuilder& b, const Node& n) {
 }
 
 }  // namespace
+
+Result<std::vector<int64_t>> slice_param(const PlanBuilder& b, const Node& n, size_t input,
+                                         const char* attr) {
+  if (b.graph().opset("") < 10) return n.attr_ints(attr);
+  if (input >= n.inputs.size() || n.inputs[input] < 0) return std::vector<int64_t>{};
+  const Tensor* t = b.constant(n.inputs[input]);
+  if (t == nullptr || !is_integer(t->dtype()))
+    return fail(ErrorCode::kUnsupported,
+                std::string("Slice ") + attr + " is not known when the plan is built");
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t->numel(); ++i) v.push_back(tensor_element_as_int64(*t, i));
+  return v;
+}
 
 std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;

@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backends/onednn/plan.h"
 
@@ -23,5 +24,11 @@ bool lowers_own_moves(const PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_own_moves(PlanBuilder& b, const Node& n);
 /// Whether those steps read input `input` of `n` as integers or bools.
 bool own_moves_reads_integers(const Node& n, size_t input);
+/// Slice `n`'s starts, ends, axes or steps: input `input` (a constant of
+/// any integer type) from opset 10, attribute `attr` before; empty when an
+/// optional one is left out. kUnsupported when the input is not known when
+/// the plan is built (lower_shape.cpp's f32 Slice and the own steps' one).
+[[nodiscard]] Result<std::vector<int64_t>> slice_param(const PlanBuilder& b, const Node& n,
+                                                       size_t input, const char* attr);
 
 }  // namespace hone::onednn
