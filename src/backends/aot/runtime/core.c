@@ -87,8 +87,8 @@ typedef struct {
   void* const* out;
   int nt;
   hone_model* m;
-  int exclusive; /* this run holds the model's arena (and its cached oneDNN objects) */
-  int* status;   /* a step that fails sets it (a hone_aot_status), after set_error() */
+  int exclusive;  /* this run holds the model's arena (and its cached oneDNN objects) */
+  int* status;    /* a step that fails sets it (a hone_aot_status), after set_error() */
   int64_t* d_set; /* d itself: a step sets a symbol it finds when it runs (NonZero's count) */
 } ctx_t;
 

@@ -57,7 +57,7 @@ typedef enum hone_aot_status {
   X(run, int,                                                                                      \
     (void* model, const void* const* in, const int64_t* const* in_shapes, void* const* out))       \
   X(output_shape, int, (const void* model, const int64_t* const* in_shapes, int k, int64_t* dims)) \
-  X(ran_output_shape, int, (const void* model, int k, int64_t* dims))                               \
+  X(ran_output_shape, int, (const void* model, int k, int64_t* dims))                              \
   X(num_inputs, int, (const void* model))                                                          \
   X(num_outputs, int, (const void* model))                                                         \
   X(input_name, const char*, (const void* model, int i))                                           \
