@@ -41,26 +41,19 @@ std::string moves_text(DType t) {
   return std::string(dtype_name(t));
 }
 
-/// Transpose of integer or bool values: every output element copies the
-/// input element its permuted position names.
-Result<void> lower_transpose_bytes(PlanBuilder& b, const Node& n) {
+/// An own step writing `n`'s output of dims `out` (dtype of input 0): each
+/// element copies the input element at `base` + its index dotted with
+/// `strides` (elements), byte for byte (a Transpose's or a Slice's window).
+Result<void> add_strided_copy(PlanBuilder& b, const Node& n, const char* name, const dims_t& out,
+                              const std::vector<int64_t>& strides, int64_t base) {
   const DType t = b.dtype(n.inputs[0]);
-  const dims_t in = value_dims(b, n.inputs[0]);
-  HONE_TRY(const std::vector<int64_t> perm,
-           ops::transpose_perm(n, static_cast<int64_t>(in.size())));
-  dims_t out(in.size()), strides(in.size(), 1);
-  for (size_t i = in.size(); i-- > 1;) strides[i - 1] = strides[i] * in[i];
-  std::array<std::vector<int64_t>, 1> view{std::vector<int64_t>(in.size())};
-  for (size_t i = 0; i < in.size(); ++i) {
-    out[i] = in[static_cast<size_t>(perm[i])];
-    view[0][i] = strides[static_cast<size_t>(perm[i])];
-  }
   const size_t elem = dtype_size(t);
+  const std::array<std::vector<int64_t>, 1> view{strides};
   const BufferRef x = b.data(n.inputs[0]);
   const BufferRef dst = new_plain_value(b, out, t);
-  b.add_own_step("transpose_bytes",
+  b.add_own_step(name,
                  [=](void* const* p) -> Result<void> {
-                   const auto* src = static_cast<const std::byte*>(p[0]);
+                   const auto* src = static_cast<const std::byte*>(p[0]) + base * elem;
                    auto* o = static_cast<std::byte*>(p[1]);
                    for_each_broadcast(out, view, [&](int64_t i, const std::array<int64_t, 1>& s) {
                      std::memcpy(o + i * elem, src + s[0] * elem, elem);
@@ -70,6 +63,21 @@ Result<void> lower_transpose_bytes(PlanBuilder& b, const Node& n) {
                  {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dst}});
   b.set(n.outputs[0], PValue{out, dst, t});
   return {};
+}
+
+/// Transpose of integer or bool values: every output element copies the
+/// input element its permuted position names.
+Result<void> lower_transpose_bytes(PlanBuilder& b, const Node& n) {
+  const dims_t in = value_dims(b, n.inputs[0]);
+  HONE_TRY(const std::vector<int64_t> perm,
+           ops::transpose_perm(n, static_cast<int64_t>(in.size())));
+  dims_t out(in.size()), strides(in.size(), 1), view(in.size());
+  for (size_t i = in.size(); i-- > 1;) strides[i - 1] = strides[i] * in[i];
+  for (size_t i = 0; i < in.size(); ++i) {
+    out[i] = in[static_cast<size_t>(perm[i])];
+    view[i] = strides[static_cast<size_t>(perm[i])];
+  }
+  return add_strided_copy(b, n, "transpose_bytes", out, view, 0);
 }
 
 /// Split of integer or bool values (ops::split_parts): one own step per
@@ -181,7 +189,6 @@ bool slice_given(const PlanBuilder& b, const Node& n, size_t input, const char* 
 /// Slice of integer or bool values, any steps (ops::slice_window): every
 /// output element copies the input element its window names.
 Result<void> lower_slice_bytes(PlanBuilder& b, const Node& n) {
-  const DType t = b.dtype(n.inputs[0]);
   const dims_t in = value_dims(b, n.inputs[0]);
   if (!slice_given(b, n, 1, "starts") || !slice_given(b, n, 2, "ends"))
     return fail(ErrorCode::kInvalidArgument, n.describe() + ": Slice needs starts and ends");
@@ -198,24 +205,7 @@ Result<void> lower_slice_bytes(PlanBuilder& b, const Node& n) {
   HONE_TRY(const ops::SliceWindow w, ops::slice_window(in, starts, ends, has_axes ? &axes : nullptr,
                                                        has_steps ? &steps : nullptr));
   if (shape_numel(w.out) == 0) return fail(ErrorCode::kUnsupported, "Slice with an empty result");
-  const size_t elem = dtype_size(t);
-  const dims_t out = w.out;
-  const int64_t base = w.base;
-  const std::array<std::vector<int64_t>, 1> view{w.strides};
-  const BufferRef x = b.data(n.inputs[0]);
-  const BufferRef dst = new_plain_value(b, out, t);
-  b.add_own_step("slice_bytes",
-                 [=](void* const* p) -> Result<void> {
-                   const auto* src = static_cast<const std::byte*>(p[0]) + base * elem;
-                   auto* o = static_cast<std::byte*>(p[1]);
-                   for_each_broadcast(out, view, [&](int64_t i, const std::array<int64_t, 1>& s) {
-                     std::memcpy(o + i * elem, src + s[0] * elem, elem);
-                   });
-                   return {};
-                 },
-                 {{DNNL_ARG_SRC, x}, {DNNL_ARG_DST, dst}});
-  b.set(n.outputs[0], PValue{out, dst, t});
-  return {};
+  return add_strided_copy(b, n, "slice_bytes", w.out, w.strides, w.base);
 }
 
 /// One ScatterND update as the reference combines it (eval/ops_shape_scatter.cpp):
