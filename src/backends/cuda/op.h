@@ -252,6 +252,10 @@ struct LnSwap {
   bool z = false;
   bool y = false;
 };
+/// Rank-3 dims (or strides) `d` with their two leading axes swapped.
+inline dims_t swap_leading(const dims_t& d) {
+  return {d[1], d[0], d[2]};
+}
 /// The kernel line's note for `sw`: "", " [1,0,2] in", " [1,0,2] out" or both.
 inline const char* swap_note(LnSwap sw) {
   return sw.z ? (sw.y ? " [1,0,2] in+out" : " [1,0,2] in") : sw.y ? " [1,0,2] out" : "";

@@ -122,7 +122,7 @@ Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
   for (size_t i = 0; i < at; ++i)
     if (have[i] == Storage::kHalf && !channels_last_is_row_major(in[i]))
       return fail(ErrorCode::kUnsupported, "a channels-last operand");
-  const dims_t z = sw.z ? dims_t{in[1][1], in[1][0], in[1][2]} : residual ? in[1] : dims_t{};
+  const dims_t z = sw.z ? swap_leading(in[1]) : residual ? in[1] : dims_t{};
   if (residual && z != x) return fail(ErrorCode::kUnsupported, "a residual Add that broadcasts");
   HONE_TRY(const ops::NormAttrs na, ops::norm_attrs(n));
   const auto rank = static_cast<int64_t>(x.size());
@@ -138,7 +138,7 @@ Result<OpPlan> plan_layernorm_half(const Node& n, const std::vector<dims_t>& in,
   const int xh = have[0] == Storage::kHalf ? 1 : 0;
   const int zh = residual && have[1] == Storage::kHalf ? 1 : 0;
   const bool warp = r % 4 == 0 && r <= 1024;
-  const dims_t y = sw.y ? dims_t{x[1], x[0], x[2]} : x;
+  const dims_t y = sw.y ? swap_leading(x) : x;
   const long long zb = sw.z ? x[1] : 0, yb = sw.y ? x[1] : 0;
   OpPlan p;
   p.outputs = keep_sum ? std::vector<dims_t>{x, y} : std::vector<dims_t>{y};

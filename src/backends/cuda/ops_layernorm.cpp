@@ -28,7 +28,7 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
                               bool keep_sum, LnSwap sw = {}) {
   if (sw.z && (!residual || in[1].size() != 3))
     return fail(ErrorCode::kInternal, "a swapped residual operand of rank other than 3");
-  const dims_t zdims = sw.z ? dims_t{in[1][1], in[1][0], in[1][2]} : residual ? in[1] : dims_t{};
+  const dims_t zdims = sw.z ? swap_leading(in[1]) : residual ? in[1] : dims_t{};
   if (sw.z && zdims != in[0]) {
     // The transposed operand broadcasts: transpose it into the workspace,
     // then the plan of an unswapped operand reads it there.
@@ -36,7 +36,7 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
     logical[1] = zdims;
     HONE_TRY(OpPlan inner, plan_layernorm(n, logical, residual, keep_sum, {false, sw.y}));
     const size_t at = round256(inner.workspace_bytes);
-    const dims_t zs = strides_of(in[1]), src = {zs[1], zs[0], zs[2]}, dst = strides_of(zdims);
+    const dims_t src = swap_leading(strides_of(in[1])), dst = strides_of(zdims);
     OpPlan p = std::move(inner);
     p.kernel += " transposed-in";
     p.workspace_bytes = at + round256(static_cast<size_t>(numel_of(zdims)) * sizeof(float));
@@ -92,7 +92,7 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
     return fail(ErrorCode::kUnsupported, "LayerNormalization scale/bias that broadcast");
   const float eps = na.epsilon;
   const bool warp = r % 4 == 0 && r <= 1024;
-  const dims_t y = sw.y ? dims_t{x[1], x[0], x[2]} : x;
+  const dims_t y = sw.y ? swap_leading(x) : x;
   const long long zb = sw.z ? x[1] : 0, yb = sw.y ? x[1] : 0;
   OpPlan p;
   p.outputs = keep_sum ? std::vector<dims_t>{x, y} : std::vector<dims_t>{y};
