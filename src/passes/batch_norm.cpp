@@ -144,10 +144,7 @@ Result<Graph> fold_batch_norm(const Graph& g, PassStats* stats) {
     rw.remove(static_cast<NodeId>(i));
     ++count;
   }
-  if (count == 0) return g;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
-  return out;
+  return passes::finish_pass(g, rw, count, stats);
 }
 
 }  // namespace hone

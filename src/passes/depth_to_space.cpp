@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
 #include "hone/passes.h"
 #include "ops/attrs.h"
 #include "ops/depth_space.h"
 #include "passes/rewrite.h"
-#include "passes/shape_propagation.h"
 
 namespace hone {
 namespace {
@@ -40,24 +38,14 @@ std::string layout_of(const Graph& g, const Node& n, ops::DepthSpaceLayout* l) {
 }  // namespace
 
 Result<Graph> lower_depth_to_space(const Graph& in, PassStats* stats) {
-  bool any = false;
-  for (const Node& n : in.nodes())
-    any = any || n.op_type == "DepthToSpace" || n.op_type == "SpaceToDepth";
-  if (!any) return in;
-  Graph g = in;
-  passes::propagate_shapes(g);
-  passes::Rewriter rw(g);
-  int count = 0;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = g.node(static_cast<NodeId>(i));
-    if ((n.op_type != "DepthToSpace" && n.op_type != "SpaceToDepth") || !n.domain.empty() ||
-        n.inputs.empty() || n.outputs.empty())
-      continue;
+  auto match = [](const Node& n) {
+    return (n.op_type == "DepthToSpace" || n.op_type == "SpaceToDepth") && n.domain.empty() &&
+           !n.inputs.empty() && !n.outputs.empty();
+  };
+  auto lower = [](const Graph& g, passes::Rewriter& rw, NodeId id) -> std::string {
+    const Node& n = g.node(id);
     ops::DepthSpaceLayout p;
-    if (const std::string why = layout_of(g, n, &p); !why.empty()) {
-      HONE_LOG_DEBUG("lower_depth_to_space: {} stays: {}", n.describe(), why);
-      continue;
-    }
+    if (std::string why = layout_of(g, n, &p); !why.empty()) return why;
     const DType dtype = g.value(n.inputs[0]).dtype;
     auto add = [&](const std::string& op, std::vector<ValueId> ins,
                    std::map<std::string, Attribute> attrs, ValueId out) {
@@ -78,10 +66,9 @@ Result<Graph> lower_depth_to_space(const Graph& in, PassStats* stats) {
     const ValueId split = add("Reshape", {n.inputs[0], target(p.split)}, {}, kNoValue);
     const ValueId moved = add("Transpose", {split}, {{"perm", p.perm}}, kNoValue);
     add("Reshape", {moved, target(p.out)}, {}, n.outputs[0]);
-    rw.remove(static_cast<NodeId>(i));
-    ++count;
-  }
-  return passes::finish_pass(in, rw, count, stats);
+    return {};
+  };
+  return passes::rewrite_nodes(in, stats, "lower_depth_to_space", match, lower);
 }
 
 }  // namespace hone

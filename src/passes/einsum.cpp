@@ -16,11 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
 #include "hone/passes.h"
 #include "ops/attrs.h"
 #include "passes/rewrite.h"
-#include "passes/shape_propagation.h"
 
 namespace hone {
 namespace {
@@ -235,32 +233,19 @@ std::string lower_one(const Graph& g, passes::Rewriter& rw, NodeId id) {
   ValueId y = low.node("MatMul", {a, b}, {}, last ? n.outputs[0] : kNoValue);
   if (reshape_out) y = low.reshape(y, *to, identity(perm) ? n.outputs[0] : kNoValue);
   if (!identity(perm)) low.node("Transpose", {y}, {{"perm", perm}}, n.outputs[0]);
-  rw.remove(id);
   return {};
 }
 
 }  // namespace
 
 Result<Graph> lower_einsum(const Graph& in, PassStats* stats) {
-  bool any = false;
-  for (const Node& n : in.nodes()) any = any || n.op_type == "Einsum";
-  if (!any) return in;
-  Graph g = in;
-  passes::propagate_shapes(g);
-  passes::Rewriter rw(g);
-  int count = 0;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = g.node(static_cast<NodeId>(i));
-    if (n.op_type != "Einsum" || !n.domain.empty()) continue;
-    const std::string why = lower_one(g, rw, static_cast<NodeId>(i));
-    if (why.empty()) {
-      ++count;
-    } else {
-      HONE_LOG_DEBUG("lower_einsum: {} '{}' stays: {}", n.describe(),
-                     ops::einsum_equation(n).value_or(""), why);
-    }
-  }
-  return passes::finish_pass(in, rw, count, stats);
+  auto match = [](const Node& n) { return n.op_type == "Einsum" && n.domain.empty(); };
+  auto lower = [](const Graph& g, passes::Rewriter& rw, NodeId id) -> std::string {
+    std::string why = lower_one(g, rw, id);
+    if (why.empty()) return why;
+    return "'" + ops::einsum_equation(g.node(id)).value_or("") + "': " + why;
+  };
+  return passes::rewrite_nodes(in, stats, "lower_einsum", match, lower);
 }
 
 }  // namespace hone

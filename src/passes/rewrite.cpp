@@ -1,6 +1,10 @@
 #include "passes/rewrite.h"
 
 #include <algorithm>
+#include <string>
+
+#include "core/log.h"
+#include "passes/shape_propagation.h"
 
 namespace hone::passes {
 
@@ -192,11 +196,36 @@ Result<Graph> compact(const Graph& g, const std::vector<NodeId>& nodes,
   return out;
 }
 
-Result<Graph> finish_pass(const Graph& in, const Rewriter& rw, int count, PassStats* stats) {
+Result<Graph> finish_pass(const Graph& in, const Rewriter& rw, int count, PassStats* stats,
+                          int PassStats::*counter) {
   if (count == 0) return in;
   HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->rewritten += count;
+  if (stats) stats->*counter += count;
   return out;
+}
+
+Result<Graph> rewrite_nodes(
+    const Graph& in, PassStats* stats, const char* pass,
+    const std::function<bool(const Node&)>& match,
+    const std::function<std::string(const Graph&, Rewriter&, NodeId)>& rewrite,
+    int PassStats::*counter) {
+  if (std::none_of(in.nodes().begin(), in.nodes().end(), match)) return in;
+  Graph g = in;
+  propagate_shapes(g);
+  Rewriter rw(g);
+  int count = 0;
+  for (size_t i = 0; i < g.nodes().size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const Node& n = g.node(id);
+    if (!match(n)) continue;
+    if (const std::string why = rewrite(g, rw, id); !why.empty()) {
+      HONE_LOG_DEBUG("{}: {} stays: {}", pass, n.describe(), why);
+      continue;
+    }
+    rw.remove(id);
+    ++count;
+  }
+  return finish_pass(in, rw, count, stats, counter);
 }
 
 }  // namespace hone::passes

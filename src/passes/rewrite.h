@@ -9,6 +9,7 @@
 //   HONE_TRY(Graph out, rw.finish());
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -96,9 +97,22 @@ class Rewriter {
 };
 
 /// A rewriting pass's end: `in` itself when it rewrote nothing (`count` 0),
-/// else the rewritten graph, with `count` added to stats->rewritten.
+/// else the rewritten graph, with `count` added to stats->*counter.
 [[nodiscard]] Result<Graph> finish_pass(const Graph& in, const Rewriter& rw, int count,
-                                        PassStats* stats);
+                                        PassStats* stats,
+                                        int PassStats::*counter = &PassStats::rewritten);
+
+/// The skeleton of a pass that rewrites chosen nodes one at a time: `in`
+/// itself when no node `match`es; else, on a copy with its shapes propagated,
+/// `rewrite(g, rw, id)` for each matching node in order, which adds what
+/// replaces it and returns "" (the node is then removed), or adds nothing and
+/// returns why it stays (logged at debug level as "<pass>: <node> stays: why").
+/// Ends as finish_pass with the count of nodes rewritten.
+[[nodiscard]] Result<Graph> rewrite_nodes(
+    const Graph& in, PassStats* stats, const char* pass,
+    const std::function<bool(const Node&)>& match,
+    const std::function<std::string(const Graph&, Rewriter&, NodeId)>& rewrite,
+    int PassStats::*counter = &PassStats::rewritten);
 
 /// A copy of `g` (its name, opsets and metadata) with only `nodes`, in that
 /// order: values renumbered, those no kept node reads or makes dropped (graph

@@ -114,10 +114,7 @@ Result<Graph> fold_shapes(const Graph& in, PassStats* stats) {
     rw.make_constant(n.outputs[0], std::move(*t));
     ++count;
   }
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->folded += count;
-  return out;
+  return passes::finish_pass(in, rw, count, stats, &PassStats::folded);
 }
 
 }  // namespace hone

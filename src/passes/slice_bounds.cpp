@@ -9,13 +9,12 @@
 // only a bound that cannot be negative (no term subtracted: dims and positive
 // numbers), since a negative one would itself count from the end.
 #include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include "core/log.h"
 #include "hone/passes.h"
 #include "passes/rewrite.h"
-#include "passes/shape_propagation.h"
 #include "passes/shape_values.h"
 
 namespace hone {
@@ -84,37 +83,25 @@ std::string bounds_of(const Graph& g, const Node& n, passes::ShapeValues& values
 }  // namespace
 
 Result<Graph> fold_slice_bounds(const Graph& in, PassStats* stats) {
-  bool any = false;
-  for (const Node& n : in.nodes())
-    any = any || (n.op_type == "Slice" && n.domain.empty() && n.inputs.size() >= 3 &&
-                  !(constant_of(in, n.inputs[1]) && constant_of(in, n.inputs[2])));
-  if (!any) return in;
-  Graph g = in;
-  passes::propagate_shapes(g);
-  passes::ShapeValues values(g);
-  passes::Rewriter rw(g);
-  int count = 0;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = g.node(static_cast<NodeId>(i));
-    if (n.op_type != "Slice" || !n.domain.empty()) continue;
+  // Slices with bounds that are not both constant already.
+  auto match = [&in](const Node& n) {
+    return n.op_type == "Slice" && n.domain.empty() && n.inputs.size() >= 3 && !n.outputs.empty() &&
+           !(constant_of(in, n.inputs[1]) && constant_of(in, n.inputs[2]));
+  };
+  std::unique_ptr<passes::ShapeValues> values;  // of the shaped copy, made once
+  auto fold = [&values](const Graph& g, passes::Rewriter& rw, NodeId id) -> std::string {
+    const Node& n = g.node(id);
+    if (!values) values = std::make_unique<passes::ShapeValues>(g);
     std::vector<int64_t> starts, ends;
-    if (const std::string why = bounds_of(g, n, values, &starts, &ends); !why.empty()) {
-      if (why != "constant already" && why != "it has no starts and ends")
-        HONE_LOG_DEBUG("fold_slice_bounds: {} stays: {}", n.describe(), why);
-      continue;
-    }
+    if (std::string why = bounds_of(g, n, *values, &starts, &ends); !why.empty()) return why;
     Node m = n;
     const auto len = static_cast<int64_t>(starts.size());
     m.inputs[1] = rw.add_constant(n.name + "_starts", Tensor::from<int64_t>({len}, starts));
     m.inputs[2] = rw.add_constant(n.name + "_ends", Tensor::from<int64_t>({len}, ends));
-    rw.remove(static_cast<NodeId>(i));
     rw.add_node(std::move(m));
-    ++count;
-  }
-  if (count == 0) return in;
-  HONE_TRY(Graph out, rw.finish());
-  if (stats) stats->folded += count;
-  return out;
+    return {};
+  };
+  return passes::rewrite_nodes(in, stats, "fold_slice_bounds", match, fold, &PassStats::folded);
 }
 
 }  // namespace hone

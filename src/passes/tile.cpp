@@ -11,10 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
 #include "hone/passes.h"
 #include "passes/rewrite.h"
-#include "passes/shape_propagation.h"
 
 namespace hone {
 namespace {
@@ -74,21 +72,11 @@ std::string plan_of(const Graph& g, const Node& n, TilePlan* p) {
 }  // namespace
 
 Result<Graph> lower_tile(const Graph& in, PassStats* stats) {
-  bool any = false;
-  for (const Node& n : in.nodes()) any = any || (n.op_type == "Tile" && n.domain.empty());
-  if (!any) return in;
-  Graph g = in;
-  passes::propagate_shapes(g);
-  passes::Rewriter rw(g);
-  int count = 0;
-  for (size_t i = 0; i < g.nodes().size(); ++i) {
-    const Node& n = g.node(static_cast<NodeId>(i));
-    if (n.op_type != "Tile" || !n.domain.empty()) continue;
+  auto match = [](const Node& n) { return n.op_type == "Tile" && n.domain.empty(); };
+  auto lower = [](const Graph& g, passes::Rewriter& rw, NodeId id) -> std::string {
+    const Node& n = g.node(id);
     TilePlan p;
-    if (const std::string why = plan_of(g, n, &p); !why.empty()) {
-      HONE_LOG_DEBUG("lower_tile: {} stays: {}", n.describe(), why);
-      continue;
-    }
+    if (std::string why = plan_of(g, n, &p); !why.empty()) return why;
     const DType dtype = g.value(n.inputs[0]).dtype;
     auto add = [&](const std::string& op, ValueId x, const std::vector<int64_t>& shape,
                    ValueId out) {
@@ -111,10 +99,9 @@ Result<Graph> lower_tile(const Graph& in, PassStats* stats) {
       const ValueId wide = add("Expand", split, p.expand, kNoValue);
       add("Reshape", wide, p.merge, n.outputs[0]);
     }
-    rw.remove(static_cast<NodeId>(i));
-    ++count;
-  }
-  return passes::finish_pass(in, rw, count, stats);
+    return {};
+  };
+  return passes::rewrite_nodes(in, stats, "lower_tile", match, lower);
 }
 
 }  // namespace hone
