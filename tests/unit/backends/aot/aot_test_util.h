@@ -45,6 +45,23 @@ inline std::unique_ptr<AotBackend> build_aot(
   return be;
 }
 
+/// Runs each input set on the built `be` and compares every output with the
+/// reference's, checking that compiled code ran for each.
+inline void expect_runs_match_reference(AotBackend& be, const Graph& g,
+                                        const std::vector<std::vector<Tensor>>& input_sets) {
+  for (const auto& inputs : input_sets) {
+    auto want = eval::Interpreter().run_tensors(g, inputs);
+    ASSERT_TRUE(want) << want.error().to_string();
+    const uint64_t before = be.kernel_executions();
+    auto got = be.infer(inputs);
+    ASSERT_TRUE(got) << got.error().to_string();
+    ASSERT_EQ(got->size(), want->size());
+    for (size_t i = 0; i < want->size(); ++i)
+      EXPECT_TRUE(close((*got)[i], (*want)[i])) << "output " << i;
+    EXPECT_GT(be.kernel_executions(), before) << "no compiled code ran";
+  }
+}
+
 /// Builds `g` on aot, runs each input set, compares every output with the
 /// reference, and checks that compiled code ran for every node.
 inline void expect_matches_reference(const Graph& g,
@@ -54,17 +71,32 @@ inline void expect_matches_reference(const Graph& g,
   ASSERT_TRUE(be);
   // Every node of the graph the backend planned runs compiled.
   EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
-  for (const auto& inputs : input_sets) {
-    auto want = eval::Interpreter().run_tensors(g, inputs);
-    ASSERT_TRUE(want) << want.error().to_string();
-    const uint64_t before = be->kernel_executions();
-    auto got = be->infer(inputs);
-    ASSERT_TRUE(got) << got.error().to_string();
-    ASSERT_EQ(got->size(), want->size());
-    for (size_t i = 0; i < want->size(); ++i)
-      EXPECT_TRUE(close((*got)[i], (*want)[i])) << "output " << i;
-    EXPECT_GT(be->kernel_executions(), before) << "no compiled code ran";
-  }
+  expect_runs_match_reference(*be, g, input_sets);
+}
+
+/// expect_matches_reference, with no node's lowering fallen back either; the
+/// built backend comes back for the test's own checks of its plan or sources
+/// (nullptr after a failed build).
+inline std::unique_ptr<AotBackend> expect_compiled_whole(
+    const Graph& g, const std::vector<std::vector<Tensor>>& input_sets) {
+  auto be = build_aot(g);
+  if (!be) return nullptr;
+  EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
+  for (const std::string& why : be->lowering_fallbacks()) ADD_FAILURE() << why;
+  expect_runs_match_reference(*be, g, input_sets);
+  return be;
+}
+
+/// Running `inputs` on `be` fails with kInvalidArgument and a message holding
+/// each of `want`.
+inline void expect_run_fails(AotBackend& be, const std::vector<Tensor>& inputs,
+                             const std::vector<std::string>& want) {
+  auto got = be.infer(inputs);
+  ASSERT_FALSE(got) << "the run succeeded";
+  EXPECT_EQ(got.error().code(), ErrorCode::kInvalidArgument);
+  for (const std::string& w : want)
+    EXPECT_NE(got.error().message().find(w), std::string::npos)
+        << "want '" << w << "' in: " << got.error().message();
 }
 
 /// Pool windows the channels-last and blocked pool loops must get right:
@@ -146,6 +178,13 @@ inline std::vector<Tensor> inputs_for(const Graph& g, int64_t n, uint32_t seed) 
 inline Tensor i64s(std::vector<int64_t> v) {
   const auto n = static_cast<int64_t>(v.size());
   return Tensor::from<int64_t>({n}, v);
+}
+/// An i64 or i32 tensor of `shape` holding `v` (indices, ids, masks).
+inline Tensor i64s(std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  return Tensor::from<int64_t>(std::move(shape), v);
+}
+inline Tensor i32s(std::vector<int64_t> shape, const std::vector<int32_t>& v) {
+  return Tensor::from<int32_t>(std::move(shape), v);
 }
 
 }  // namespace hone::aot::testing_util
