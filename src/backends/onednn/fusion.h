@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/onednn/impl_name.h"
 #include "backends/onednn/plan.h"
 
 namespace hone::onednn {
@@ -81,11 +82,6 @@ Fusion collect(PlanBuilder& b, ValueId from, const dims_t& dst, Fusion seed, boo
 
 /// The post-ops of `f` and an output scale, with a user scratchpad.
 dnnl::primitive_attr make_attr(const Fusion& f, float scale);
-
-/// Whether oneDNN picked its reference kernel for `pd`.
-inline bool is_ref_impl(const dnnl::primitive_desc_base& pd) {
-  return std::string(pd.impl_info_str()).starts_with("ref");
-}
 
 /// Creates the pd with the fused chain; when oneDNN cannot fuse it, with the
 /// seed's post-ops only (the rest then lowers node by node). A chain oneDNN

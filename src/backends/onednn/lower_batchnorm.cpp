@@ -4,16 +4,13 @@
 #include <cmath>
 #include <string>
 
+#include "backends/onednn/impl_name.h"
 #include "ops/attrs.h"
 
 namespace hone::onednn {
 namespace {
 
 using algorithm = dnnl::algorithm;
-
-bool is_reference(const dnnl::primitive_desc_base& pd) {  // "ref:any", "bnorm_ref:any"
-  return std::string(pd.impl_info_str()).find("ref") != std::string::npos;
-}
 
 BufferRef vector_constant(PlanBuilder& b, ValueId v) {
   const Tensor& t = *b.constant(v);
@@ -58,7 +55,7 @@ bool lower_batchnorm_affine(PlanBuilder& b, const Node& n, float epsilon, const 
   attr.set_post_ops(po);
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_mul, xm, pm, xm), attr,
                                   cpu_engine());
-  if (is_reference(pd)) return false;
+  if (is_ref_impl(pd)) return false;
   const int out = b.new_temp(src.md);
   b.add_step(
       relu != nullptr ? "batchnorm_affine+eltwise" : "batchnorm_affine", dnnl::binary(pd), pd,
@@ -101,7 +98,7 @@ Result<void> lower_batchnorm(PlanBuilder& b, const Node& n) {
   }
   if (relu == nullptr) pd = make(flags);
   // "bnorm_ref:any": oneDNN's reference kernel.
-  if (is_reference(pd) && lower_batchnorm_affine(b, n, ba.epsilon, relu)) return {};
+  if (is_ref_impl(pd) && lower_batchnorm_affine(b, n, ba.epsilon, relu)) return {};
   BufferRef src = b.ensure(n.inputs[0], pd.src_desc());
   BufferRef out{b.new_temp(pd.dst_desc()), pd.dst_desc()};
   b.add_step(relu != nullptr ? "batchnorm+eltwise" : "batchnorm",

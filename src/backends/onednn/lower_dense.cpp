@@ -262,7 +262,7 @@ Result<void> lower_conv(PlanBuilder& b, const Node& n) {
       auto direct = with_fusion(b, n.outputs[0], dst, Fusion{}, 1.0f, make, &direct_used,
                                 /*full_size_binary=*/false);
       const std::string impl = direct.impl_info_str();
-      if (direct_used.nodes.size() == used.nodes.size() && !impl.starts_with("ref") &&
+      if (direct_used.nodes.size() == used.nodes.size() && !is_ref_impl_name(impl) &&
           impl.find("gemm") == std::string::npos) {
         pd = direct;
         used = direct_used;

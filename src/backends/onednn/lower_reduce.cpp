@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/onednn/impl_name.h"
 #include "ops/attrs.h"
 #include "ops/reduce.h"
 
@@ -188,8 +189,7 @@ Result<void> lower_reduce(PlanBuilder& b, const Node& n) {
   int64_t outer = 1, rows = 1, inner = 1;
   const bool rows_kind = *kind == ReduceKind::kSum || *kind == ReduceKind::kMean ||
                          *kind == ReduceKind::kMax || *kind == ReduceKind::kMin;
-  if (rows_kind && std::string(pd.impl_info_str()).starts_with("ref") &&
-      one_run(in, reduced, outer, rows, inner)) {
+  if (rows_kind && is_ref_impl(pd) && one_run(in, reduced, outer, rows, inner)) {
     add_row_reduce(b, n, *kind, outer, rows, inner, out);
     return {};
   }

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/onednn/impl_name.h"
 #include "backends/onednn/plan.h"
 #include "backends/onednn/timing.h"
 #include "core/log.h"
@@ -342,7 +343,7 @@ Result<void> lower_resize(PlanBuilder& b, const Node& n) {
   // oneDNN 2.6 picks its reference resampling for some layouts (SegFormer's
   // bilinear [1,256,16,16] -> [1,256,64,64]: 100 to 300 ms a run, most of the
   // model's time): hone's own step computes the same taps far faster.
-  if (const std::string impl = pd.impl_info_str(); impl.rfind("ref", 0) == 0) {
+  if (const std::string impl = pd.impl_info_str(); is_ref_impl_name(impl)) {
     HONE_LOG_DEBUG("onednn: Resize '{}' runs as hone's own step: oneDNN's resampling is '{}'",
                    n.name, impl);
     return lower_resize_own(b, n, ra, x.dims, out, scales);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "backends/onednn/impl_name.h"
 #include "backends/onednn/lower_batchnorm.h"
 #include "backends/onednn/lower_reduce.h"
 #include "backends/onednn/pattern.h"
@@ -98,12 +99,12 @@ BufferRef add_merged_binary(PlanBuilder& b, algorithm alg, int s0, int s1, const
   };
   dims_t d0 = cout, d1 = c1;
   auto pd = make(d0, d1);
-  if (std::string(pd.impl_info_str()).starts_with("ref") && cout.size() < 5) {
+  if (is_ref_impl(pd) && cout.size() < 5) {
     dims_t l0 = cout, l1 = c1;
     l0.insert(l0.begin(), 1);
     l1.insert(l1.begin(), 1);
     auto alt = make(l0, l1);
-    if (!std::string(alt.impl_info_str()).starts_with("ref")) {
+    if (!is_ref_impl(alt)) {
       pd = alt;
       d0 = l0;
       d1 = l1;
@@ -139,7 +140,7 @@ Result<void> lower_binary_widened(PlanBuilder& b, const Node& n, algorithm alg, 
   attr.set_post_ops(po);
   dnnl::binary::primitive_desc pd(dnnl::binary::desc(algorithm::binary_add, full, m0, full), attr,
                                   cpu_engine());
-  if (r > 0 && std::string(pd.impl_info_str()).starts_with("ref")) {
+  if (r > 0 && is_ref_impl(pd)) {
     const BufferRef a = add_merged_binary(b, algorithm::binary_add, zeros.buffer,
                                           b.plain(v0).buffer, out, pad_left(b.value(v0).dims, r));
     const BufferRef dst =
@@ -219,7 +220,7 @@ Result<void> lower_binary(PlanBuilder& b, const Node& n, algorithm alg) {
     const md_t m1 = same ? s0_md : l.m1;
     dnnl::binary::primitive_desc pd(dnnl::binary::desc(alg, s0_md, m1, any_md(r ? out : dims_t{1})),
                                     user_scratch(), cpu_engine());
-    if (!last && std::string(pd.impl_info_str()).starts_with("ref")) return std::nullopt;
+    if (!last && is_ref_impl(pd)) return std::nullopt;
     BufferRef s0 = l.s0 ? b.ensure(v0, *l.s0) : BufferRef{b.plain(v0).buffer, plain_md(out)};
     // A second operand of lower rank that only lacks leading 1s ([T,D] added
     // to [1,T,D]) is the same bytes under the output's dims first: a reorder
