@@ -61,6 +61,10 @@ def nxt(cls, **kw):
     return custom(cls, module="models_next", **kw)
 
 
+def v2(cls, **kw):
+    return custom(cls, module="models_vision2", **kw)
+
+
 def vit_tiny():
     import torchvision
     # DeiT-tiny's width (192, 3 heads) at 4 layers: the ViT family at CI size.
@@ -235,6 +239,16 @@ MODELS = [
     text_model("patchtst", nxt("PatchTst"), "time-series forecaster (PatchTST)",
                [dict(name="series", dtype="float32", shape=["batch", 336, 7], gen="normal")],
                ("forecast",), (None,), note="RevIN, unfold into patches, channel independence, BatchNorm encoder"),
+    # added 2026-12-06 (session 27): torchvision models run whole, models_vision2.py
+    text_model("raft_small", v2("RaftFlow", updates=2), "optical flow (torchvision RAFT-small)",
+               [dict(name="image1", dtype="float32", shape=["batch", 3, 128, 128], gen="normal"),
+                dict(name="image2", dtype="float32", shape=["batch", 3, 128, 128], gen="normal")],
+               ("flow",), (None,), note="correlation pyramid read by grid_sample, ConvGRU, 2 flow updates"),
+    dict(image_model("fasterrcnn_mobilenet_v3_large_320_fpn",
+                     v2("RcnnDetections", builder="fasterrcnn_mobilenet_v3_large_320_fpn", box_score_thresh=0.0),
+                     "torchvision detection, whole", outputs=("boxes", "scores", "labels"), shape=[1, 3, 320, 320],
+                     note="one image; RPN TopK and NMS, MultiScaleRoIAlign, per-class batched NMS"),
+         output_axes={o: {0: "detections"} for o in ("boxes", "scores", "labels")}),
 ]
 BY_NAME = {m["name"]: m for m in MODELS}
 
@@ -363,8 +377,8 @@ def export(model, module, example, path, exporter):
             kw["dynamo"] = False  # torch >= 2.9 makes dynamo the default
         dynamic_axes = {x["name"]: {i: d for i, d in enumerate(x["shape"]) if isinstance(d, str)}
                         for x in model["inputs"]}
-        for o in model["outputs"]:
-            dynamic_axes[o] = {0: "batch"}
+        for o in model["outputs"]:  # a detector's outputs: their own axes (the detections' count)
+            dynamic_axes[o] = model.get("output_axes", {}).get(o, {0: "batch"})
         # Not under torch.no_grad(): there torch 1.13's nn.MultiheadAttention
         # takes its fused fast path (aten::_native_multi_head_attention), which
         # the TorchScript exporter cannot export (vit_b_16, whisper_encoder).
