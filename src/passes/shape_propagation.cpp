@@ -375,8 +375,14 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
       const Value& v = g.value(n.inputs[i]);
       if (!v.initializer || v.initializer->numel() != 1) return std::nullopt;
       const DType t = v.initializer->dtype();
-      if (t != DType::kI64 && t != DType::kI32) return std::nullopt;
-      return tensor_element_as_int64(*v.initializer, 0);
+      if (t == DType::kI64 || t == DType::kI32) return tensor_element_as_int64(*v.initializer, 0);
+      // A float Range counts as an integer one where its start and delta are
+      // whole numbers (torch.arange(n, dtype=torch.float32): Range(0.0,
+      // Cast(n), 1.0)); its limit's dim is read through the Cast below.
+      if (t != DType::kF32 && t != DType::kF64) return std::nullopt;
+      const double x = tensor_element_as_double(*v.initializer, 0);
+      if (!(std::abs(x) < 9.0e15) || std::floor(x) != x) return std::nullopt;
+      return static_cast<int64_t>(x);
     };
     auto dim_of = [&](size_t i) {
       Dim d = scalar_dim(g, n.inputs[i]);

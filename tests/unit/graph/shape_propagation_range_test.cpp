@@ -39,6 +39,26 @@ TEST(ShapePropagationRange, LengthFromConstantsOrTheDimItCountsTo) {
   EXPECT_TRUE((*g->value(odd).shape)[0].is_unknown());
 }
 
+TEST(ShapePropagationRange, AFloatRangeOfWholeNumbersCountsAsAnIntegerOne) {
+  // torch.arange(seq, dtype=torch.float32): Range(0.0, Cast(seq, float), 1.0),
+  // the positions of rotary tables (Falcon, Gemma, GPT-NeoX exports).
+  GraphBuilder b("float_range");
+  ValueId x = b.input("x", DType::kI64, Shape{1, Dim::symbol("seq")});
+  ValueId seq =
+      b.op("Cast", {b.op("Gather", {b.op("Shape", {x}), scalar(b, 1)})}, {{"to", int64_t{1}}});
+  auto f = [&](float v) { return b.constant("", Tensor::scalar<float>(v)); };
+  ValueId positions = b.op("Range", {f(0.0f), seq, f(1.0f)});
+  ValueId stepped = b.op("Range", {f(2.0f), f(11.0f), f(3.0f)});  // float limit: not read
+  ValueId half = b.op("Range", {f(0.0f), seq, f(0.5f)});          // not whole: unknown
+  for (ValueId v : {positions, stepped, half}) b.output(v);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, positions), "[seq]");
+  EXPECT_TRUE((*g->value(stepped).shape)[0].is_unknown()) << shape_of(*g, stepped);
+  EXPECT_TRUE((*g->value(half).shape)[0].is_unknown()) << shape_of(*g, half);
+}
+
 TEST(ShapePropagationRange, FromAComputedStartTheLengthIsLimitMinusStart) {
   // A KV-cache step's positions: Range(past, past + seq, 1) counts seq, so
   // the rotary tables multiply the new tokens' queries at dims aot can match.
