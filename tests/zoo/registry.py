@@ -61,6 +61,10 @@ def nxt(cls, **kw):
     return custom(cls, module="models_next", **kw)
 
 
+def hf(cls, **kw):
+    return custom(cls, module="models_hf", **kw)
+
+
 def v2(cls, **kw):
     return custom(cls, module="models_vision2", **kw)
 
@@ -249,6 +253,22 @@ MODELS = [
                      "torchvision detection, whole", outputs=("boxes", "scores", "labels"), shape=[1, 3, 320, 320],
                      note="one image; RPN TopK and NMS, MultiScaleRoIAlign, per-class batched NMS"),
          output_axes={o: {0: "detections"} for o in ("boxes", "scores", "labels")}),
+    # added 2026-12-06 (session 27): Hugging Face architectures, models_hf.py
+    text_model("falcon_decoder", hf("FalconDecoder"), "transformer decoder (Falcon)", [IDS], ("logits",), (16, 128),
+               note="parallel attention and MLP from one LayerNorm, multi-query attention, rotary"),
+    text_model("gemma2_decoder", hf("Gemma2Decoder"), "transformer decoder (Gemma-2)", [IDS], ("logits",),
+               (16, 128), note="(1 + w) RMSNorm, sqrt(d) embedding scale, tanh soft-capping, GeGLU, local/global"),
+    text_model("neox_decoder", hf("NeoxDecoder"), "transformer decoder (GPT-NeoX/Pythia)", [IDS], ("logits",),
+               (16, 128), note="partial rotary (a quarter of each head), parallel residual, fused QKV slices"),
+    text_model("t5_seq2seq", hf("T5Seq2Seq"), "transformer encoder-decoder (T5 v1.1)",
+               [IDS, MASK, dict(name="decoder_input_ids", dtype="int64", shape=["batch", "tgt"], gen="ids",
+                                vocab=1000)],
+               ("logits",), (16, 128), derived={"tgt": lambda s: s // 2},
+               note="unidirectional relative buckets and causal mask in the decoder, cross-attention, gated GELU"),
+    text_model("xlnet_encoder", hf("XlnetEncoder"), "transformer encoder (XLNet)", [IDS, MASK],
+               ("last_hidden_state",), (16, 128), note="relative attention by einsum, rel_shift_bnij, [seq, batch]"),
+    text_model("rwkv_lm", hf("RwkvLm"), "recurrent language model (RWKV-4)", [IDS], ("logits",), (16, 128),
+               note="token shift by a negative ZeroPad2d, WKV decay over a [t, i] grid, squared-ReLU channel mix"),
 ]
 BY_NAME = {m["name"]: m for m in MODELS}
 
