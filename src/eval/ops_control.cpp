@@ -242,11 +242,18 @@ Result<void> loop_op(KernelContext& ctx) {
     carried[i] = *v;
   }
   std::vector<std::vector<Tensor>> scans(n_scan);
+  // ONNX makes iteration_num a scalar; PyTorch's TorchScript exporter declares
+  // it [1] (torch.tensor_split's Loop) and its body computes with that shape,
+  // as ONNX Runtime runs it. A body declaring one element of rank 1 gets it so.
+  const Value& iter_decl = body->value(body->inputs()[0]);
+  const bool iter_1d = iter_decl.shape && iter_decl.shape->rank() == 1 &&
+                       (*iter_decl.shape)[0].is_static() && (*iter_decl.shape)[0].value() == 1;
 
   for (int64_t iter = 0; (!has_m || iter < max_trips) && cond; ++iter) {
     std::vector<RuntimeValue> ins;
     ins.reserve(2 + n_carried);
-    ins.push_back(RuntimeValue::of(Tensor::scalar<int64_t>(iter)));
+    ins.push_back(RuntimeValue::of(iter_1d ? Tensor::from<int64_t>({1}, {iter})
+                                           : Tensor::scalar<int64_t>(iter)));
     ins.push_back(RuntimeValue::of(Tensor::scalar<bool>(cond)));
     for (RuntimeValue& v : carried) ins.push_back(std::move(v));
     HONE_TRY(std::vector<RuntimeValue> outs, ctx.run_subgraph(*body, std::move(ins)));

@@ -193,6 +193,27 @@ TEST(ControlLoop, FalseInitialConditionRunsZeroTimes) {
   EXPECT_EQ((*r)[1].tensor.dim(0), 0);
 }
 
+// PyTorch's TorchScript exporter declares iteration_num [1] (tensor_split's
+// Loop): such a body gets it as one element of rank 1, a scalar body a scalar.
+TEST(ControlLoop, GivesTheIterationNumberTheShapeTheBodyDeclares) {
+  for (const bool one_d : {true, false}) {
+    Graph b("body");
+    ValueId iter = b.add_input("iter", DType::kI64,
+                               one_d ? std::optional<Shape>(Shape::of({1})) : scalar_shape());
+    ValueId cond_in = b.add_input("cond_in", DType::kBool, scalar_shape());
+    ValueId x = b.add_input("x", DType::kF32, std::nullopt);
+    b.set_outputs({b.add_node("Identity", {cond_in}, 1)[0], b.add_node("Identity", {x}, 1)[0],
+                   b.add_node("Identity", {iter}, 1)[0]});
+    Graph g = loop_graph(true, false, share(std::move(b)));
+    auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<int64_t>(3)),
+                            RuntimeValue::of(Tensor::scalar<float>(1))});
+    ASSERT_TRUE(r) << r.error().to_string();
+    EXPECT_EQ((*r)[1].tensor.shape(),
+              one_d ? (std::vector<int64_t>{3, 1}) : (std::vector<int64_t>{3}));
+    EXPECT_EQ(values_of<int64_t>((*r)[1].tensor), (std::vector<int64_t>{0, 1, 2}));
+  }
+}
+
 TEST(ControlLoop, ZeroTripCountKeepsTheInitialValue) {
   Graph g = loop_graph(true, false, counting_body(2.0f, true));
   auto r = run_values(g, {RuntimeValue::of(Tensor::scalar<int64_t>(0)),
