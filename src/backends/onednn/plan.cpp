@@ -317,6 +317,7 @@ void PlanBuilder::add_step(std::string kind, dnnl::primitive prim,
 
 BufferRef PlanBuilder::reorder_to(const BufferRef& src, const md_t& want) {
   if (src.md == want) return src;
+  if (same_bytes(src.md, want)) return BufferRef{src.buffer, want};  // a view, no step
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   dnnl::reorder::primitive_desc pd(cpu_engine(), src.md, cpu_engine(), want, attr);
@@ -324,28 +325,6 @@ BufferRef PlanBuilder::reorder_to(const BufferRef& src, const md_t& want) {
   add_step("reorder", dnnl::reorder(pd), pd, {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, dst}});
   return dst;
 }
-
-namespace {
-
-/// Two plain-strided (unblocked) layouts of the same dims that put every
-/// element at the same offset: strides may differ only on dims of size 1,
-/// as nhwc and nchw do for a 1x1 pooled tensor.
-bool same_bytes(const md_t& a, const md_t& b) {
-  const dnnl_memory_desc_t &x = a.data, &y = b.data;
-  if (x.ndims != y.ndims || x.data_type != y.data_type || x.offset0 != y.offset0 ||
-      x.format_kind != dnnl_blocked || y.format_kind != dnnl_blocked ||
-      x.format_desc.blocking.inner_nblks != 0 || y.format_desc.blocking.inner_nblks != 0 ||
-      x.extra.flags != 0 || y.extra.flags != 0)
-    return false;
-  for (int i = 0; i < x.ndims; ++i) {
-    if (x.dims[i] != y.dims[i] || x.padded_dims[i] != y.padded_dims[i]) return false;
-    if (x.dims[i] != 1 && x.format_desc.blocking.strides[i] != y.format_desc.blocking.strides[i])
-      return false;
-  }
-  return true;
-}
-
-}  // namespace
 
 BufferRef PlanBuilder::ensure(ValueId v, const md_t& want) {
   const PValue& pv = value(v);

@@ -251,7 +251,9 @@ class PlanBuilder {
   int new_constant(Tensor t);
   /// `v` in layout `want` (a reorder step when it differs).
   BufferRef ensure(ValueId v, const md_t& want);
-  /// A reorder step from `src` into a fresh buffer of layout `want` (none when equal).
+  /// A reorder step from `src` into a fresh buffer of layout `want`; none
+  /// when the layouts are equal or hold the same bytes (same_bytes): `src`'s
+  /// buffer seen as `want`.
   BufferRef reorder_to(const BufferRef& src, const md_t& want);
   /// `v` in plain row-major layout.
   BufferRef plain(ValueId v) { return ensure(v, plain_md(value(v).dims)); }
@@ -436,6 +438,12 @@ md_t dense_like(const md_t& like, const dims_t& dims);
 bool is_usual_layout(const md_t& md);
 /// `v` in its layout when it is a usual one, else plain.
 BufferRef usual(PlanBuilder& b, ValueId v);
+/// Whether two layouts of the same dims and type put every element at the
+/// same offset, so one is a view of the other: strided ones that differ only
+/// in the strides of dims of size 1 (nhwc and nchw of a 1x1 pooled tensor),
+/// or small unpadded ones compared element by element (nChw16c and nchw of
+/// [1,C,1,1] with C a multiple of 16: a squeeze-excitation's pooled values).
+bool same_bytes(const md_t& a, const md_t& b);
 
 }  // namespace hone::onednn
 

@@ -135,4 +135,59 @@ BufferRef usual(PlanBuilder& b, ValueId v) {
   return is_usual_layout(r.md) ? r : b.plain(v);
 }
 
+namespace {
+
+/// Where element `pos` of a blocked layout lies, in elements from the
+/// buffer's start: inner blocks first (the last one innermost), then the
+/// outer strides, as oneDNN addresses it.
+int64_t element_offset(const dnnl_memory_desc_t& m, dims_t pos) {
+  const dnnl_blocking_desc_t& blk = m.format_desc.blocking;
+  int64_t off = m.offset0, stride = 1;
+  for (int k = blk.inner_nblks - 1; k >= 0; --k) {
+    const auto d = static_cast<size_t>(blk.inner_idxs[k]);
+    off += pos[d] % blk.inner_blks[k] * stride;
+    pos[d] /= blk.inner_blks[k];
+    stride *= blk.inner_blks[k];
+  }
+  for (int d = 0; d < m.ndims; ++d) off += pos[static_cast<size_t>(d)] * blk.strides[d];
+  return off;
+}
+
+}  // namespace
+
+bool same_bytes(const md_t& a, const md_t& b) {
+  const dnnl_memory_desc_t &x = a.data, &y = b.data;
+  if (x.ndims != y.ndims || x.data_type != y.data_type || x.format_kind != dnnl_blocked ||
+      y.format_kind != dnnl_blocked || x.extra.flags != 0 || y.extra.flags != 0)
+    return false;
+  int64_t numel = 1;
+  for (int i = 0; i < x.ndims; ++i) {
+    if (x.dims[i] != y.dims[i] || x.padded_dims[i] != y.padded_dims[i]) return false;
+    numel *= x.dims[i];
+  }
+  if (x.format_desc.blocking.inner_nblks == 0 && y.format_desc.blocking.inner_nblks == 0) {
+    if (x.offset0 != y.offset0) return false;
+    for (int i = 0; i < x.ndims; ++i)
+      if (x.dims[i] != 1 && x.format_desc.blocking.strides[i] != y.format_desc.blocking.strides[i])
+        return false;
+    return true;
+  }
+  // Inner blocks: no padding (its bytes would differ), and few enough
+  // elements to compare each (a pooled [1,C,1,1], not a feature map).
+  constexpr int64_t kMaxCompared = 4096;
+  if (numel > kMaxCompared || a.get_size() != b.get_size()) return false;
+  for (int i = 0; i < x.ndims; ++i)
+    if (x.padded_dims[i] != x.dims[i]) return false;
+  dims_t pos(static_cast<size_t>(x.ndims), 0);
+  for (int64_t e = 0; e < numel; ++e) {
+    int64_t rest = e;
+    for (int d = x.ndims - 1; d >= 0; --d) {
+      pos[static_cast<size_t>(d)] = rest % x.dims[d];
+      rest /= x.dims[d];
+    }
+    if (element_offset(x, pos) != element_offset(y, pos)) return false;
+  }
+  return true;
+}
+
 }  // namespace hone::onednn

@@ -162,5 +162,52 @@ TEST(OnednnViews, TransposeMovingSizeOneAxesFeedsABroadcastMul) {
   }
 }
 
+TEST(OnednnViews, SameBytesAcrossBlockedAndPlainLayoutsOfPooledValues) {
+  using tag = dnnl::memory::format_tag;
+  auto md = [](const dims_t& d, tag t) { return md_t(d, dnnl::memory::data_type::f32, t); };
+  // [N,C,1,1] with C in whole blocks: every layout puts channel c at n*C + c.
+  EXPECT_TRUE(same_bytes(md({1, 32, 1, 1}, tag::nChw16c), md({1, 32, 1, 1}, tag::nchw)));
+  EXPECT_TRUE(same_bytes(md({1, 32, 1, 1}, tag::nChw8c), md({1, 32, 1, 1}, tag::nChw16c)));
+  EXPECT_TRUE(same_bytes(md({2, 32, 1, 1}, tag::nchw), md({2, 32, 1, 1}, tag::nChw16c)));
+  EXPECT_TRUE(same_bytes(md({1, 32, 1, 1}, tag::nhwc), md({1, 32, 1, 1}, tag::nchw)));
+  // A spatial dim above 1, channels padded to a block, other dims: not so.
+  EXPECT_FALSE(same_bytes(md({1, 32, 2, 1}, tag::nChw16c), md({1, 32, 2, 1}, tag::nchw)));
+  EXPECT_FALSE(same_bytes(md({1, 24, 1, 1}, tag::nChw16c), md({1, 24, 1, 1}, tag::nchw)));
+  EXPECT_FALSE(same_bytes(md({1, 32, 1, 1}, tag::nChw16c), md({1, 16, 2, 1}, tag::nchw)));
+  EXPECT_FALSE(same_bytes(md({1, 16, 4, 4}, tag::nhwc), md({1, 16, 4, 4}, tag::nchw)));
+}
+
+TEST(OnednnViews, SqueezeExcitationOnBlockedConvsNeedsNoReorderOfItsScales) {
+  // An EfficientNet/MobileNetV3 block: depthwise conv + SiLU, then
+  // GlobalAveragePool -> 1x1 conv + SiLU -> 1x1 conv -> Sigmoid scaling the
+  // conv's output per channel, then the projecting 1x1 conv. On nChw16c the
+  // pooled [1,32,1,1] values and the scales are the same bytes in every
+  // layout oneDNN gives them: seen through the one a step reads, no reorder.
+  std::mt19937 rng(6);
+  GraphBuilder b("squeeze_excitation");
+  ValueId x = b.input("x", DType::kF32, Shape{1, 32, 8, 8});
+  auto silu = [&](ValueId v) { return b.mul(v, b.sigmoid(v)); };
+  auto conv1x1 = [&](ValueId v, int64_t cin, int64_t cout) {
+    return b.conv(v, b.constant("", uniform(rng, {cout, cin, 1, 1})),
+                  b.constant("", uniform(rng, {cout})));
+  };
+  ValueId dw =
+      silu(b.conv(x, b.constant("", uniform(rng, {32, 1, 3, 3})),
+                  b.constant("", uniform(rng, {32})), {.pads = {1, 1, 1, 1}, .group = 32}));
+  ValueId squeezed = silu(conv1x1(b.global_average_pool(dw), 32, 8));
+  ValueId scale = b.sigmoid(conv1x1(squeezed, 8, 32));
+  b.output(conv1x1(b.mul(dw, scale), 32, 16), "y");
+  Graph g = *std::move(b).build();
+  expect_both_layouts_match(g, {uniform(rng, {1, 32, 8, 8})}, [](const Plan& p, bool blocked) {
+    size_t pooled_reorders = 0;
+    for (const Step& s : p.steps)
+      for (const auto& [arg, ref] : s.args)
+        if (s.kind == "reorder" && arg == DNNL_ARG_TO && ref.md.dims().size() == 4 &&
+            ref.md.dims()[2] == 1 && ref.md.dims()[3] == 1)
+          ++pooled_reorders;
+    if (blocked) EXPECT_EQ(pooled_reorders, 0u) << p.describe();
+  });
+}
+
 }  // namespace
 }  // namespace hone::onednn
