@@ -392,7 +392,9 @@ Result<void> lower_split(PlanBuilder& b, const Node& n) {
 /// Pad in constant mode, its pads known when the plan is built: the output
 /// is first copied from a constant holding the pad value, then the input
 /// into its interior (two reorders). Pads of zero alias the input; a
-/// negative pad (a crop) is refused. Reflect, edge and wrap (which may crop)
+/// negative pad crops (the input's window is read; no fill where no pad is
+/// positive: ZeroPad2d((0, 0, 1, -1)), RWKV's token shift, fills one row and
+/// drops the last). Reflect, edge and wrap (which may crop)
 /// are an own step reading ops::pad_source_offsets (own_logic.cpp).
 Result<void> lower_pad(PlanBuilder& b, const Node& n) {
   const PValue x = b.value(n.inputs[0]);
@@ -429,34 +431,45 @@ Result<void> lower_pad(PlanBuilder& b, const Node& n) {
   }
   HONE_TRY(const ops::PadWindow w, ops::pad_window(x.dims, pads, has_axes ? &axes : nullptr));
   if (attrs.mode != "constant") return lower_pad_by_offsets(b, n, w, attrs.mode);  // own_logic.cpp
-  for (size_t a = 0; a < r; ++a)
-    if (w.begin[a] < 0 || w.end[a] < 0)
-      return fail(ErrorCode::kUnsupported, "Pad with a negative pad (a crop)");
-  const dims_t& begin = w.begin;
   const dims_t out = w.out;
-  const bool none = !w.pads_any();
-  if (none) {
+  if (!w.pads_any() && w.kept == x.dims) {
     b.set(n.outputs[0], x);
     return {};
   }
+  // The kept part of the input (a negative pad crops it: w.kept from
+  // w.kept_from per axis) lands at max(begin, 0) of the output; where some
+  // pad is positive the output is first filled with the pad value.
   const md_t dst = plain_md(out);
-  Tensor fill = Tensor::zeros(DType::kF32, out);
-  if (value != 0) std::fill_n(fill.data<float>(), fill.numel(), static_cast<float>(value));
-  const BufferRef filled{b.new_constant(std::move(fill)), dst};
   const BufferRef ref{b.new_temp(dst), dst};
-  dnnl::reorder::primitive_desc fill_pd(cpu_engine(), dst, cpu_engine(), dst, user_scratch());
-  b.add_step("reorder", dnnl::reorder(fill_pd), fill_pd,
-             {{DNNL_ARG_FROM, filled}, {DNNL_ARG_TO, ref}});
-  dims_t strides(r, 1);
-  for (size_t i = r - 1; i > 0; --i) strides[i - 1] = strides[i] * out[i];
-  md_t interior(x.dims, memory::data_type::f32, strides);
-  int64_t offset = 0;
-  for (size_t a = 0; a < r; ++a) offset += begin[a] * strides[a];
-  interior.data.offset0 = offset;
-  const BufferRef src = b.plain(n.inputs[0]);
-  dnnl::reorder::primitive_desc pd(cpu_engine(), src.md, cpu_engine(), interior, user_scratch());
-  b.add_step("reorder", dnnl::reorder(pd), pd,
-             {{DNNL_ARG_FROM, src}, {DNNL_ARG_TO, {ref.buffer, interior}}});
+  if (w.pads_any()) {
+    Tensor fill = Tensor::zeros(DType::kF32, out);
+    if (value != 0) std::fill_n(fill.data<float>(), fill.numel(), static_cast<float>(value));
+    const BufferRef filled{b.new_constant(std::move(fill)), dst};
+    dnnl::reorder::primitive_desc fill_pd(cpu_engine(), dst, cpu_engine(), dst, user_scratch());
+    b.add_step("reorder", dnnl::reorder(fill_pd), fill_pd,
+               {{DNNL_ARG_FROM, filled}, {DNNL_ARG_TO, ref}});
+  }
+  const dims_t kept = w.kept;
+  if (std::find(kept.begin(), kept.end(), 0) == kept.end()) {
+    dims_t strides(r, 1), in_strides(r, 1);
+    for (size_t i = r - 1; i > 0; --i) {
+      strides[i - 1] = strides[i] * out[i];
+      in_strides[i - 1] = in_strides[i] * x.dims[i];
+    }
+    md_t interior(kept, memory::data_type::f32, strides);
+    md_t window(kept, memory::data_type::f32, in_strides);
+    int64_t offset = 0, in_offset = 0;
+    for (size_t a = 0; a < r; ++a) {
+      offset += std::max<int64_t>(w.begin[a], 0) * strides[a];
+      in_offset += w.kept_from[a] * in_strides[a];
+    }
+    interior.data.offset0 = offset;
+    window.data.offset0 = in_offset;
+    const BufferRef src = b.plain(n.inputs[0]);
+    dnnl::reorder::primitive_desc pd(cpu_engine(), window, cpu_engine(), interior, user_scratch());
+    b.add_step("reorder", dnnl::reorder(pd), pd,
+               {{DNNL_ARG_FROM, {src.buffer, window}}, {DNNL_ARG_TO, {ref.buffer, interior}}});
+  }
   b.set(n.outputs[0], PValue{out, ref});
   return {};
 }

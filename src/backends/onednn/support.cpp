@@ -427,14 +427,6 @@ std::string why_not(const Graph& g, const Node& n) {
     for (size_t i = 1; i < n.inputs.size(); ++i)
       if (val(g, n, i) && !host_value(g, n.inputs[i], kHostPolicy))
         return "pads, value and axes must be constants or computed from dims";
-    if (is_const(g, n, 1) && pa->mode == "constant") {  // the other modes crop by offsets
-      const Tensor& pads = *g.value(n.inputs[1]).initializer;
-      for (int64_t i = 0; i < pads.numel(); ++i)
-        if (tensor_element_as_double(pads, i) < 0) return "a negative pad (a crop)";
-    }
-    if (g.opset("") < 11)
-      for (int64_t p : pa->pads)
-        if (p < 0) return "a negative pad (a crop)";
     return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
   }
   if (op == "Split") {

@@ -99,6 +99,9 @@ std::vector<OpCase> tensor_cases() {
                "Pad",
                18,
                {in({2, 5, 4}), values({-1, 2, 1, -1}), absent(), values({1, -1})}});
+  // A crop alone: one row in front, the last dropped (RWKV's token shift,
+  // nn.ZeroPad2d((0, 0, 1, -1)) over [b, seq, c]).
+  t.push_back({"Pad_shift_crop", "Pad", 13, {in({2, 5, 3}), values({0, 1, 0, 0, -1, 0})}});
   t.push_back({"Pad_reflect",
                "Pad",
                13,
