@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "backends/cuda/kernel_text.h"
 
@@ -22,6 +23,10 @@ namespace hone::cuda {
 //   transposing form); the scores stay in the mma accumulators, whose layout
 //   is the A operand's for P·V, so the probabilities never leave registers.
 //   Row maxima and sums are f32, reduced over the four lanes sharing a row.
+// hone_attn_mma_async_D_{bf16,f16}_hio (kernels/attention_async.cu, D 32 or
+//   64): the _hio kernel with K and V tiles copied by cp.async into two
+//   buffers, tile j + 1 in flight while tile j is computed; for K and V rows
+//   contiguous and 16-byte aligned. A module of its own (attention_async_module).
 // All kernels number their blocks query tile fastest: one head's tiles run
 // side by side and find its K and V in L2.
 
@@ -35,10 +40,13 @@ int32_t vector_access(const AttnArgs& a, int64_t elem_bytes) {
       if (st[i] % e != 0) return false;
     return true;
   };
-  // K and V load four elements at once, O stores two.
+  // K and V load four elements at once, O stores two; K and V rows copy in
+  // 16-byte pieces (the cp.async kernels, bf16/f16 elements).
   return (rows(a.k, a.k_row, a.k_col, a.sk, 4) ? 1 : 0) |
          (rows(a.v, a.v_row, a.v_col, a.sv, 4) ? 2 : 0) |
-         (rows(a.o, a.o_row, a.o_col, a.so, 2) ? 4 : 0);
+         (rows(a.o, a.o_row, a.o_col, a.so, 2) ? 4 : 0) |
+         (rows(a.k, a.k_row, a.k_col, a.sk, 16 / elem_bytes) ? 8 : 0) |
+         (rows(a.v, a.v_row, a.v_col, a.sv, 16 / elem_bytes) ? 16 : 0);
 }
 
 const std::string& attention_source() {
@@ -53,6 +61,24 @@ Result<const Module*> attention_module(const Driver& d) {
   if (!module) {
     HONE_TRY(Module m, Module::compile(d, attention_source(), "hone_attention"));
     module = std::make_unique<Module>(std::move(m));
+  }
+  return module.get();
+}
+
+Result<const Module*> attention_async_module(const Driver& d) {
+  static std::mutex mu;
+  static std::unique_ptr<Module> module;
+  static std::optional<Error> failed;  // compiled once: a refusal is kept
+  std::lock_guard lock(mu);
+  if (failed) return fail(*failed);
+  if (!module) {
+    auto m = Module::compile(d, attention_source() + std::string(kernel_text::kAttentionAsync),
+                             "hone_attention_async");
+    if (!m) {
+      failed = m.error();
+      return fail(std::move(m).error());
+    }
+    module = std::make_unique<Module>(std::move(*m));
   }
   return module.get();
 }

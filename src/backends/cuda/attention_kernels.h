@@ -9,7 +9,8 @@
 // 64 threads); on tensor cores, 64 query rows per block of 128 threads, f32
 // accumulation and softmax statistics: hone_attn_mma_{32,64,128}_{bf16,f16}
 // (operands rounded to bf16/f16; the _hio forms read Q, K, V and write O as
-// bf16/f16, under half-precision activations), hone_attn_tf32_{32,64} (operands rounded to
+// bf16/f16, under half-precision activations; hone_attn_mma_async_{32,64}_*_hio
+// stage K and V by cp.async, attention_async_module()), hone_attn_tf32_{32,64} (operands rounded to
 // tf32) and hone_attn_3xtf32_{32,64} (each product as three tf32 products,
 // about f32's precision). Grid: x = batch index (over the product of the
 // batch dims) times query tiles, the tiles of one batch index adjacent.
@@ -45,7 +46,9 @@ struct AttnArgs {
   float scale = 1.0f;
   /// Bit 0: K's rows, bit 1: V's rows are contiguous and aligned to four
   /// elements (one load of four); bit 2: O's rows are contiguous and aligned
-  /// to two (one store of two). Set per launch from the pointers (vector_access()).
+  /// to two (one store of two); bits 3 and 4: K's and V's rows are contiguous
+  /// and 16-byte aligned (the cp.async kernels). Set per launch from the
+  /// pointers (vector_access()).
   int32_t vec = 0;
 };
 static_assert(sizeof(AttnArgs) == 336, "must match HoneAttn in kernels/attention.cu");
@@ -58,5 +61,9 @@ int32_t vector_access(const AttnArgs& a, int64_t elem_bytes = 4);
 const std::string& attention_source();
 /// The attention module, compiled on first use and kept for the process.
 [[nodiscard]] Result<const Module*> attention_module(const Driver& d);
+/// attention.cu with kernels/attention_async.cu (hone_attn_mma_async_*), a
+/// module of its own so that its failing to compile (kept: tried once) leaves
+/// attention_module() usable.
+[[nodiscard]] Result<const Module*> attention_async_module(const Driver& d);
 
 }  // namespace hone::cuda

@@ -16,5 +16,7 @@ extern const std::string_view kIndexOps;   // index_ops.cu: CumSum, OneHot, *Ele
 extern const std::string_view kHalfOps;    // half_ops.cu: kernels over bf16/f16 activations
 extern const std::string_view kFp8Ops;     // fp8_ops.cu: e4m3 quantization (precision=fp8)
 extern const std::string_view kAttention;  // attention.cu: the fused attention kernels
+extern const std::string_view
+    kAttentionAsync;  // attention_async.cu: cp.async _hio kernels (after kAttention)
 
 }  // namespace hone::cuda::kernel_text

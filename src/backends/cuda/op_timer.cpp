@@ -12,6 +12,7 @@
 
 #include "backends/cuda/kernels.h"
 #include "core/log.h"
+#include "hone/half.h"
 
 namespace hone::cuda {
 
@@ -160,16 +161,35 @@ float uniform_at(uint64_t seed, uint64_t i) {
 }
 
 Result<void> run_for_compare(const Driver& d, const ExecCtx& ctx, const OpPlan& p, Bind b,
-                             CUdeviceptr out, size_t n, std::vector<float>& host) {
+                             CUdeviceptr out, size_t n, int out_half, std::vector<float>& host) {
   const Api& a = d.api();
-  constexpr unsigned kNaN = 0x7FC00000u;  // poison: an element left unwritten shows
-  HONE_CHECK_OK(d.check(a.cuMemsetD32Async(out, kNaN, n, ctx.stream), "cuMemsetD32Async"));
+  // Poison: an element left unwritten shows (a NaN in f32, or two in bf16/f16).
+  const unsigned nan = out_half == 0            ? 0x7FC00000u
+                       : out_half == kCudaR16BF ? 0x7FC07FC0u
+                                                : 0x7E007E00u;
+  const size_t bytes = n * (out_half == 0 ? sizeof(float) : sizeof(uint16_t));
+  HONE_CHECK_OK(
+      d.check(a.cuMemsetD32Async(out, nan, (bytes + 3) / 4, ctx.stream), "cuMemsetD32Async"));
   b.out = {out};
   if (p.run) HONE_CHECK_OK(p.run(ctx, b));
   host.resize(n);
-  HONE_CHECK_OK(d.check(a.cuMemcpyDtoHAsync(host.data(), out, n * sizeof(float), ctx.stream),
-                        "cuMemcpyDtoHAsync"));
-  return d.check(a.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize");
+  std::vector<uint16_t> bits(out_half == 0 ? 0 : n);
+  void* dst = out_half == 0 ? static_cast<void*>(host.data()) : static_cast<void*>(bits.data());
+  HONE_CHECK_OK(d.check(a.cuMemcpyDtoHAsync(dst, out, bytes, ctx.stream), "cuMemcpyDtoHAsync"));
+  HONE_CHECK_OK(d.check(a.cuStreamSynchronize(ctx.stream), "cuStreamSynchronize"));
+  for (size_t i = 0; i < bits.size(); ++i)
+    host[i] = out_half == kCudaR16BF ? BFloat16::from_bits(bits[i]).to_float()
+                                     : Half::from_bits(bits[i]).to_float();
+  return {};
+}
+
+/// Whether two OpPlan::reads (or writes) name the same storage for every
+/// value (a missing entry is kF32).
+bool same_storage(const std::vector<Storage>& a, const std::vector<Storage>& b) {
+  for (size_t i = 0; i < std::max(a.size(), b.size()); ++i)
+    if ((i < a.size() ? a[i] : Storage::kF32) != (i < b.size() ? b[i] : Storage::kF32))
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -177,7 +197,7 @@ Result<void> run_for_compare(const Driver& d, const ExecCtx& ctx, const OpPlan& 
 std::vector<Result<double>> compare_ops(const std::vector<OpPlan>& cands, size_t reference,
                                         const std::vector<dims_t>& in,
                                         const std::vector<const Tensor*>& fixed, int math_mode,
-                                        const Cudnn* dnn) {
+                                        const Cudnn* dnn, int half) {
   std::vector<Result<double>> out(cands.size(), 0.0);
   auto fail_all = [&](const Error& e) {
     for (size_t i = 0; i < cands.size(); ++i)
@@ -210,9 +230,16 @@ std::vector<Result<double>> compare_ops(const std::vector<OpPlan>& cands, size_t
         for (size_t k = 0; k < n; ++k) host[k] = uniform_at(1234 + i, k);
         src = host.data();
       }
-      HONE_TRY(DeviceBuffer buf, DeviceBuffer::allocate(*d, f32_bytes(in[i])));
-      if (n > 0)
-        HONE_CHECK_OK(d->check(a.cuMemcpyHtoD(buf.ptr(), src, n * sizeof(float)), "cuMemcpyHtoD"));
+      const bool half_in = half != 0 && i < ref.reads.size() && ref.reads[i] == Storage::kHalf;
+      DeviceBuffer buf;
+      if (half_in) {
+        HONE_TRY(buf, upload_half(*d, src, n, half));
+      } else {
+        HONE_TRY(buf, DeviceBuffer::allocate(*d, f32_bytes(in[i])));
+        if (n > 0)
+          HONE_CHECK_OK(
+              d->check(a.cuMemcpyHtoD(buf.ptr(), src, n * sizeof(float)), "cuMemcpyHtoD"));
+      }
       b.in.push_back(buf.ptr());
       bufs.push_back(std::move(buf));
     }
@@ -224,11 +251,18 @@ std::vector<Result<double>> compare_ops(const std::vector<OpPlan>& cands, size_t
     const ExecCtx ctx{*d, *fixed_kernels, s, st->blas(), st->dnn()};
     const auto n = static_cast<size_t>(numel_of(ref.outputs.at(0)));
     HONE_TRY(DeviceBuffer dev_out, DeviceBuffer::allocate(*d, f32_bytes(ref.outputs[0])));
+    const int out_half =
+        half != 0 && !ref.writes.empty() && ref.writes[0] == Storage::kHalf ? half : 0;
     std::vector<float> want, got;
-    HONE_CHECK_OK(run_for_compare(*d, ctx, ref, b, dev_out.ptr(), n, want));
+    HONE_CHECK_OK(run_for_compare(*d, ctx, ref, b, dev_out.ptr(), n, out_half, want));
     for (size_t c = 0; c < cands.size(); ++c) {
       if (c == reference || !out[c]) continue;
-      if (auto r = run_for_compare(*d, ctx, cands[c], b, dev_out.ptr(), n, got); !r) {
+      if (!same_storage(cands[c].reads, ref.reads) || !same_storage(cands[c].writes, ref.writes)) {
+        out[c] =
+            fail(ErrorCode::kInternal, "compare_ops: the candidates read or write other storage");
+        continue;
+      }
+      if (auto r = run_for_compare(*d, ctx, cands[c], b, dev_out.ptr(), n, out_half, got); !r) {
         out[c] = fail(std::move(r).error());
         continue;
       }
@@ -289,7 +323,8 @@ Result<OpPlan> fastest(const std::string& label, const std::vector<dims_t>& in,
   if (check.reference >= 0 && static_cast<size_t>(check.reference) < cands.size()) {
     const auto r = static_cast<size_t>(check.reference);
     const OpPlan& ref = cands[r];
-    std::vector<Result<double>> errs = compare_ops(cands, r, in, check.fixed, math_mode, dnn);
+    std::vector<Result<double>> errs =
+        compare_ops(cands, r, in, check.fixed, math_mode, dnn, s.math.half);
     for (size_t i = 0; i < cands.size(); ++i) {
       if (i == r) continue;
       const Result<double>& err = errs[i];

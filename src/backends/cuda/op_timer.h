@@ -33,12 +33,13 @@ namespace hone::cuda {
 /// fixed[i]'s contents where given (values the plans read at plan time too,
 /// such as an attention scale). The inputs are made and the reference run
 /// once. Outputs are poisoned with NaN first: an unwritten element makes the
-/// distance infinite. The reference's own entry is 0.
-[[nodiscard]] std::vector<Result<double>> compare_ops(const std::vector<OpPlan>& cands,
-                                                      size_t reference,
-                                                      const std::vector<dims_t>& in,
-                                                      const std::vector<const Tensor*>& fixed,
-                                                      int math_mode, const Cudnn* dnn);
+/// distance infinite. The reference's own entry is 0. An input the
+/// reference reads half (OpPlan::reads) is given as bf16/f16 bits of those
+/// values (`half`: kCudaR16BF or kCudaR16F), and a half output (writes) is
+/// read back so; every candidate must read and write as the reference does.
+[[nodiscard]] std::vector<Result<double>> compare_ops(
+    const std::vector<OpPlan>& cands, size_t reference, const std::vector<dims_t>& in,
+    const std::vector<const Tensor*>& fixed, int math_mode, const Cudnn* dnn, int half = 0);
 
 /// What fastest() checks before timing: every candidate other than
 /// cands[reference] must match it within `tolerance` (compare_ops), else it

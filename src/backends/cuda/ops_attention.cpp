@@ -179,14 +179,7 @@ class AttentionOp final : public Op {
     cands.push_back(std::move(unfused));
     // The fused kernels must match the unfused path on random inputs (with
     // the real scale factors, which they read at plan time) before timing.
-    Check check;
-    check.reference = static_cast<int>(cands.size()) - 1;
-    check.tolerance = check_tolerance(s_.math.half, s_.math.tf32);
-    for (ValueId v : inputs_)
-      check.fixed.push_back(std::find(spec_.scale_values.begin(), spec_.scale_values.end(), v) !=
-                                    spec_.scale_values.end()
-                                ? env.value(v)
-                                : nullptr);
+    Check check = check_against_last(env, cands.size());
     return fastest(label_, in, std::move(cands), s_, check);
   }
 
@@ -308,20 +301,21 @@ class AttentionOp final : public Op {
     a.o_row = o.st[ob.size()];
     a.o_col = o.st[ob.size() + 1];
     std::vector<OpPlan> cands;
-    auto add = [&](std::string kernel, std::string fn, unsigned threads) {
+    const int64_t esize = hio ? 2 : 4;  // bytes per element of Q, K, V and O
+    const auto qo = static_cast<CUdeviceptr>(q.offset * esize),
+               ko = static_cast<CUdeviceptr>(k.offset * esize),
+               vo = static_cast<CUdeviceptr>(v.offset * esize);
+    // `async`: fn is a cp.async kernel (attention_async_module), launched
+    // where K's and V's rows turn out 16-byte aligned, else `plain`.
+    auto add = [&](std::string kernel, std::string fn, unsigned threads, bool async = false,
+                   std::string plain = {}) {
       OpPlan p;
       p.outputs = {out};
       p.kernel = std::move(kernel);
       const int q_at = iq(), k_at = ik(), v_at = iv(), m_at = im();
-      const int64_t esize = hio ? 2 : 4;  // bytes per element of Q, K, V and O
-      const auto qo = static_cast<CUdeviceptr>(q.offset * esize),
-                 ko = static_cast<CUdeviceptr>(k.offset * esize),
-                 vo = static_cast<CUdeviceptr>(v.offset * esize);
       const auto blocks = static_cast<unsigned>(nbatch * tiles);
-      p.run = [a, fn, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo, esize](
+      p.run = [a, fn, plain, async, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo, esize](
                   const ExecCtx& c, const Bind& b) -> Result<void> {
-        HONE_TRY(const Module* m, attention_module(c.d));
-        HONE_TRY(CUfunction f, m->function(fn));
         AttnArgs x = a;
         x.q = b.in[static_cast<size_t>(q_at)] + qo;
         x.k = b.in[static_cast<size_t>(k_at)] + ko;
@@ -329,6 +323,9 @@ class AttentionOp final : public Op {
         x.mask = m_at >= 0 ? b.in[static_cast<size_t>(m_at)] : 0;
         x.o = b.out[0];
         x.vec = vector_access(x, esize);
+        const bool staged = async && (x.vec & 24) == 24;
+        HONE_TRY(const Module* m, staged ? attention_async_module(c.d) : attention_module(c.d));
+        HONE_TRY(CUfunction f, m->function(async && !staged ? plain : fn));
         return launch_grid(c.d, f, c.stream, blocks, 1, 1, threads, 1, {&x});
       };
       cands.push_back(std::move(p));
@@ -337,8 +334,21 @@ class AttentionOp final : public Op {
     if (hio) {
       if (s_.math.half == 0) return unsupported("half operands outside a bf16/fp16 build");
       const bool bf16 = s_.math.half == kCudaR16BF;
-      add(std::string("attention.") + (bf16 ? "bf16" : "f16") + ".cuda.fused_mma_half_io",
-          "hone_attn_mma_" + d + (bf16 ? "_bf16" : "_f16") + "_hio", 128);
+      const std::string type = bf16 ? "bf16" : "f16",
+                        plain = "hone_attn_mma_" + d + "_" + type + "_hio";
+      // The cp.async kernel where K's and V's strides and offsets keep their
+      // rows 16-byte aligned (the buffers themselves are), and it compiles.
+      AttnArgs at_offsets = a;
+      at_offsets.k = ko;
+      at_offsets.v = vo;
+      if (D <= 64 && (vector_access(at_offsets, esize) & 24) == 24) {
+        if (auto m = attention_async_module(*drv); m)
+          add("attention." + type + ".cuda.fused_mma_async_half_io",
+              "hone_attn_mma_async_" + d + "_" + type + "_hio", 128, true, plain);
+        else
+          HONE_LOG_DEBUG("cuda: {}: no cp.async attention kernel: {}", label_, m.error().message());
+      }
+      add("attention." + type + ".cuda.fused_mma_half_io", plain, 128);
       return cands;
     }
     if (s_.math.half != 0) {
@@ -356,6 +366,20 @@ class AttentionOp final : public Op {
     if (D <= 64) add("attention.f32.cuda.fused_simt", "hone_attn_simt_" + d, 64);
     if (cands.empty()) return unsupported("head dim " + d + " has no f32 kernel");
     return cands;
+  }
+
+  /// fastest()'s check of every candidate against the last one, on random
+  /// inputs but the real scale factors (which the kernels read at plan time).
+  Check check_against_last(const PlanEnv& env, size_t cands) const {
+    Check check;
+    check.reference = static_cast<int>(cands) - 1;
+    check.tolerance = check_tolerance(s_.math.half, s_.math.tf32);
+    for (ValueId v : inputs_)
+      check.fixed.push_back(std::find(spec_.scale_values.begin(), spec_.scale_values.end(), v) !=
+                                    spec_.scale_values.end()
+                                ? env.value(v)
+                                : nullptr);
+    return check;
   }
 
   int iq() const { return io_[0]; }
@@ -433,15 +457,21 @@ Result<OpPlan> AttentionOp::plan_half(const std::vector<dims_t>& in,
   HONE_TRY(OpPlan unfused, plan_unfused_attention(subs_, label_, in, env, &made));
   (void)unfused;  // planned for its members' dims only
   HONE_TRY(std::vector<OpPlan> fused, plan_fused(in, env, made, true));
-  OpPlan p = std::move(fused.front());
   // The kernel writes O row-major; a rank-4 half value is read channels-last
   // (storage.h), so such an output stays f32 (plan()).
-  if (!channels_last_is_row_major(p.outputs[0]))
-    return fail(ErrorCode::kUnsupported, "a rank-4 output " + shape_to_string(p.outputs[0]));
-  p.reads.assign(in.size(), Storage::kF32);
-  for (int at : {iq(), ik(), iv()}) p.reads[static_cast<size_t>(at)] = Storage::kHalf;
-  p.writes = {Storage::kHalf};
-  return p;
+  if (!channels_last_is_row_major(fused.front().outputs[0]))
+    return fail(ErrorCode::kUnsupported,
+                "a rank-4 output " + shape_to_string(fused.front().outputs[0]));
+  for (OpPlan& p : fused) {
+    p.reads.assign(in.size(), Storage::kF32);
+    for (int at : {iq(), ik(), iv()}) p.reads[static_cast<size_t>(at)] = Storage::kHalf;
+    p.writes = {Storage::kHalf};
+  }
+  if (fused.size() == 1 || s_.attention == AttentionSelect::kFused) return std::move(fused.front());
+  // The cp.async kernel must match the plain one (last) before timing; the
+  // label differs from plan()'s, whose candidates read f32.
+  Check check = check_against_last(env, fused.size());
+  return fastest(label_ + " half-io", in, std::move(fused), s_, check);
 }
 
 }  // namespace

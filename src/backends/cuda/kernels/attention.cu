@@ -352,6 +352,30 @@ __device__ __forceinline__ uint2 hone_attn_load4(const unsigned short* row, long
   return hone_attn_row4h(row, col, VEC);
 }
 
+// Q's rows r0 and r0 + 8 of this lane (scaled, in base 2) as the A fragments
+// of the mma kernels, straight from global memory; rows past len_q are 0.
+template <int D, int BF16, int HIO>
+__device__ __forceinline__ void hone_attn_q_frags(const HoneAttn& p, const HoneAttnAt& at, int r0,
+                                                  bool live0, bool live1, unsigned (*qa)[4]) {
+  typedef typename HoneAttnElem<HIO>::type Elem;
+  const int t = (threadIdx.x & 31) & 3;
+  const Elem* q0 = reinterpret_cast<const Elem*>(p.q) + at.q + (long long)r0 * p.q_row;
+  const Elem* q1 = q0 + 8 * p.q_row;
+  const long long qc = p.q_col;
+  const float s = p.scale * HONE_LOG2E;
+#define HONE_Q(ptr, live, c) \
+  ((live) ? hone_attn_elem<BF16>((ptr)[(long long)(c) * qc]) * s : 0.f)
+#pragma unroll
+  for (int kc = 0; kc < D / 16; ++kc) {
+    const int c = kc * 16 + 2 * t;
+    qa[kc][0] = hone_pack2<BF16>(HONE_Q(q0, live0, c), HONE_Q(q0, live0, c + 1));
+    qa[kc][1] = hone_pack2<BF16>(HONE_Q(q1, live1, c), HONE_Q(q1, live1, c + 1));
+    qa[kc][2] = hone_pack2<BF16>(HONE_Q(q0, live0, c + 8), HONE_Q(q0, live0, c + 9));
+    qa[kc][3] = hone_pack2<BF16>(HONE_Q(q1, live1, c + 8), HONE_Q(q1, live1, c + 9));
+  }
+#undef HONE_Q
+}
+
 // ks, vs: the K and V tiles [64 keys][HONE_ATTN_S(D)] in shared memory.
 // VEC: K's and V's rows are contiguous and 16-byte aligned (8-byte under HIO).
 // HIO: Q, K, V and O are bf16/f16 in memory (half-precision activations, of
@@ -364,30 +388,12 @@ __device__ __forceinline__ void hone_attn_mma_tiles(const HoneAttn& p, unsigned 
   constexpr int BATCH = PER < 8 ? PER : 8;   // loads in flight together
   constexpr int TPR = D / 4, RSTEP = THREADS / TPR;  // threads per row; rows between a thread's
   const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
-  const int g = lane >> 2, t = lane & 3;
+  const int g = lane >> 2;
   const HoneAttnAt at = hone_attn_batch(p, blockIdx.x / hone_attn_tiles(p));
   const int r0 = (blockIdx.x % hone_attn_tiles(p)) * ROWS + warp * 16 + g, r1 = r0 + 8;
   const bool live0 = r0 < p.len_q, live1 = r1 < p.len_q;
-  // Q (scaled) as A fragments, straight from global memory.
   unsigned qa[D / 16][4];
-  {
-    typedef typename HoneAttnElem<HIO>::type Elem;
-    const Elem* q0 = reinterpret_cast<const Elem*>(p.q) + at.q + (long long)r0 * p.q_row;
-    const Elem* q1 = reinterpret_cast<const Elem*>(p.q) + at.q + (long long)r1 * p.q_row;
-    const long long qc = p.q_col;
-    const float s = p.scale * HONE_LOG2E;
-#define HONE_Q(ptr, live, c) \
-  ((live) ? hone_attn_elem<BF16>((ptr)[(long long)(c) * qc]) * s : 0.f)
-#pragma unroll
-    for (int kc = 0; kc < D / 16; ++kc) {
-      const int c = kc * 16 + 2 * t;
-      qa[kc][0] = hone_pack2<BF16>(HONE_Q(q0, live0, c), HONE_Q(q0, live0, c + 1));
-      qa[kc][1] = hone_pack2<BF16>(HONE_Q(q1, live1, c), HONE_Q(q1, live1, c + 1));
-      qa[kc][2] = hone_pack2<BF16>(HONE_Q(q0, live0, c + 8), HONE_Q(q0, live0, c + 9));
-      qa[kc][3] = hone_pack2<BF16>(HONE_Q(q1, live1, c + 8), HONE_Q(q1, live1, c + 9));
-    }
-#undef HONE_Q
-  }
+  hone_attn_q_frags<D, BF16, HIO>(p, at, r0, live0, live1, qa);
   // This lane's ldmatrix row: matrix i = lane / 8, row lane % 8. K's four
   // matrices are 8 keys by dims +0, +8, +16, +24; V's are keys +0 and +8 by
   // dims +0, then keys +0 and +8 by dims +8.

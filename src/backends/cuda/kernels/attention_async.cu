@@ -1,0 +1,111 @@
+// Appended to attention.cu as an NVRTC program of its own
+// (attention_kernels.cpp's attention_async_module), so that this file failing
+// to compile on some device leaves the other attention kernels usable.
+//
+// hone_attn_mma_async_D_{bf16,f16}_hio: the _hio tensor-core kernel (Q, K, V
+// and O bf16/f16 in memory) with its K and V tiles staged by cp.async into two
+// shared-memory buffers: the copies of key tile j + 1 are in flight while the
+// block computes on tile j, and nothing passes through registers. It needs K's
+// and V's rows contiguous and 16-byte aligned (`vec` bits 3 and 4); the host
+// launches hone_attn_mma_D_*_hio where they are not.
+
+__device__ __forceinline__ void hone_cp_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+
+// Waits until at most N of this thread's committed copy groups are pending.
+template <int N>
+__device__ __forceinline__ void hone_cp_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
+}
+
+template <int D, int BF16>
+__device__ __forceinline__ void hone_attn_mma_async(const HoneAttn& p) {
+  constexpr int KB = 64, THREADS = 128, S = HONE_ATTN_S(D);
+  constexpr int CPR = D / 8;            // 16-byte chunks per row
+  constexpr int RSTEP = THREADS / CPR;  // rows between one thread's chunks
+  constexpr int PER = KB / RSTEP;       // chunks of K (and of V) per thread per tile
+  constexpr int TILE = KB * S;          // halves per buffer
+  __shared__ __align__(16) unsigned short ks[2 * TILE];  // [buffer][key * S + d]
+  __shared__ __align__(16) unsigned short vs[2 * TILE];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const HoneAttnAt at = hone_attn_batch(p, blockIdx.x / hone_attn_tiles(p));
+  const int r0 = (blockIdx.x % hone_attn_tiles(p)) * 64 + warp * 16 + (lane >> 2);
+  const bool live0 = r0 < p.len_q, live1 = r0 + 8 < p.len_q;
+  const unsigned short* kg = reinterpret_cast<const unsigned short*>(p.k) + at.k;
+  const unsigned short* vg = reinterpret_cast<const unsigned short*>(p.v) + at.v;
+  const int jt = tid / CPR, c8 = (tid % CPR) * 8;
+  // Key tile j0's K and V rows into buffer `buf`, one commit group; rows
+  // past len_k are zero-filled (their scores are masked to -inf anyway).
+  auto stage = [&](int buf, int j0) {
+#pragma unroll
+    for (int i = 0; i < PER; ++i) {
+      const int row = jt + i * RSTEP, key = j0 + row;
+      const bool in = key < p.len_k;
+      const long long src = in ? key : 0;
+      const int dst = buf * TILE + row * S + c8;
+      hone_cp16(ks + dst, kg + src * p.k_row + c8, in);
+      hone_cp16(vs + dst, vg + src * p.v_row + c8, in);
+    }
+    hone_cp_commit();
+  };
+  stage(0, 0);  // the first tile's copies overlap Q's loads
+  unsigned qa[D / 16][4];
+  hone_attn_q_frags<D, BF16, 1>(p, at, r0, live0, live1, qa);
+  // ldmatrix rows as in hone_attn_mma_tiles, in buffer 0.
+  const int li = lane >> 3, lr = lane & 7;
+  const unsigned kaddr = hone_smem(ks + lr * S + li * 8);
+  const unsigned vaddr = hone_smem(vs + ((li & 1) * 8 + lr) * S + (li >> 1) * 8);
+  float acc[D / 8][4];
+#pragma unroll
+  for (int n = 0; n < D / 8; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;
+  float m0 = HONE_NEG_INF, m1 = HONE_NEG_INF, l0 = 0.f, l1 = 0.f;
+  int buf = 0;
+  for (int j0 = 0; j0 < p.len_k; j0 += KB, buf ^= 1) {
+    // The next tile into the other buffer (every warp finished reading it
+    // at the end of the previous iteration), then wait for this one.
+    if (j0 + KB < p.len_k) {
+      stage(buf ^ 1, j0 + KB);
+      hone_cp_wait<1>();
+    } else {
+      hone_cp_wait<0>();
+    }
+    __syncthreads();  // every thread's copies of this tile are visible
+    const unsigned boff = (unsigned)(buf * TILE * 2);
+    float s[KB / 8][4];
+#pragma unroll
+    for (int n = 0; n < KB / 8; ++n) {
+      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+#pragma unroll
+      for (int kc = 0; kc < D / 16; kc += 2) {
+        unsigned b[4];
+        hone_ldm4<0>(b, kaddr + boff + (unsigned)((n * 8 * S + kc * 16) * 2));
+        hone_mma<BF16>(s[n], qa[kc], b[0], b[1]);
+        hone_mma<BF16>(s[n], qa[kc + 1], b[2], b[3]);
+      }
+    }
+    hone_attn_softmax_at<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
+#pragma unroll
+    for (int kc = 0; kc < KB / 16; ++kc) {
+      unsigned pa[4];
+      pa[0] = hone_pack2<BF16>(s[2 * kc][0], s[2 * kc][1]);
+      pa[1] = hone_pack2<BF16>(s[2 * kc][2], s[2 * kc][3]);
+      pa[2] = hone_pack2<BF16>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
+      pa[3] = hone_pack2<BF16>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+#pragma unroll
+      for (int n = 0; n < D / 8; n += 2) {
+        unsigned b[4];
+        hone_ldm4<1>(b, vaddr + boff + (unsigned)((kc * 16 * S + n * 8) * 2));
+        hone_mma<BF16>(acc[n], pa, b[0], b[1]);
+        hone_mma<BF16>(acc[n + 1], pa, b[2], b[3]);
+      }
+    }
+    __syncthreads();  // this buffer is read before the stage() that refills it
+  }
+  hone_attn_store<D, BF16, 1>(p, at, acc, l0, l1, r0, live0, live1);
+}
+
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_async_32_bf16_hio(HoneAttn p) { hone_attn_mma_async<32, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_async_64_bf16_hio(HoneAttn p) { hone_attn_mma_async<64, 1>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_async_32_f16_hio(HoneAttn p) { hone_attn_mma_async<32, 0>(p); }
+extern "C" __global__ void __launch_bounds__(128, 3) hone_attn_mma_async_64_f16_hio(HoneAttn p) { hone_attn_mma_async<64, 0>(p); }
