@@ -107,6 +107,11 @@ struct PassStats {
 /// (a Loop slicing, gathering and reducing one bag per iteration, its offsets
 /// computed from the ids' shape) becomes Gather and the reduction over axis 1.
 [[nodiscard]] Result<Graph> lower_embedding_bag(const Graph& g, PassStats* stats = nullptr);
+/// If with a constant condition becomes its branch's nodes; a Loop with a
+/// constant trip count that only appends one piece a time to a sequence read
+/// by SequenceAt at constant positions (torch.tensor_split's export) becomes
+/// the body unrolled for each piece read. Nothing else changes.
+[[nodiscard]] Result<Graph> lower_control_flow(const Graph& g, PassStats* stats = nullptr);
 /// DepthToSpace (DCR or CRD) and SpaceToDepth whose input's channels and
 /// spatial dims are numbers become Reshape, Transpose, Reshape (the batch may
 /// be symbolic), which every backend runs.

@@ -24,6 +24,9 @@ const std::vector<Pass>& pipeline() {
       // Before the folders: they would fold its offsets where the batch is a number.
       {"lower_embedding_bag", [](const Graph& g, PassStats* s,
                                  const OptimizeOptions&) { return lower_embedding_bag(g, s); }},
+      // Before the folders too: the pieces it unrolls are Slices they fold.
+      {"lower_control_flow", [](const Graph& g, PassStats* s,
+                                const OptimizeOptions&) { return lower_control_flow(g, s); }},
       {"fold_shapes",
        [](const Graph& g, PassStats* s, const OptimizeOptions&) { return fold_shapes(g, s); }},
       {"fold_reshape_targets", [](const Graph& g, PassStats* s,
@@ -58,11 +61,12 @@ const std::vector<Pass>& pipeline() {
   return k;
 }
 
-/// pipeline()'s passes before the shape folders (lower_embedding_bag), then
-/// up to kShapeFolders the passes that fold computed shapes: fold_shapes,
-/// fold_reshape_targets, fold_slice_bounds, fold_constants.
-constexpr size_t kFirstFolder = 1;
-constexpr size_t kShapeFolders = 5;
+/// pipeline()'s passes before the shape folders (lower_embedding_bag,
+/// lower_control_flow), then up to kShapeFolders the passes that fold
+/// computed shapes: fold_shapes, fold_reshape_targets, fold_slice_bounds,
+/// fold_constants.
+constexpr size_t kFirstFolder = 2;
+constexpr size_t kShapeFolders = 6;
 
 int applied(const PassStats& s) {
   return s.folded + s.removed + s.rewritten;
