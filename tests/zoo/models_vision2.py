@@ -5,11 +5,12 @@ torchvision's own calling convention is not tensors in, tensors out.
   feature and context encoders, the all-pairs correlation pyramid, its
   lookup by bilinear grid_sample around the current flow, a ConvGRU update
   block run `updates` times, and the convex upsampling of the last flow.
-- `RcnnDetections`: a torchvision two-stage detector in eval mode, whole:
-  its transform (normalisation, resize), the RPN (anchors, TopK of the
-  objectness per level, box decoding, NMS), MultiScaleRoIAlign, the box head
-  and its postprocessing (per-class boxes, score threshold, batched NMS,
-  top detections), returning the first image's boxes, scores and labels.
+- `Detections`: a torchvision detector in eval mode, whole: its transform
+  (normalisation, resize), for an R-CNN the RPN (anchors, TopK of the
+  objectness per level, box decoding, NMS), MultiScaleRoIAlign and the box
+  head, for SSD its heads, and the postprocessing (per-class boxes, score
+  threshold, TopK, batched NMS, top detections), returning the first
+  image's boxes, scores and labels.
 - `mvit_v2_small`: MViT-V2 (torchvision.models.video.MViT) with the V2-S
   block settings cut to one or two blocks a stage, for a short clip.
 """
@@ -78,18 +79,22 @@ def register_roi_align_opset16():
     register_custom_op_symbolic("torchvision::roi_align", roi_align, 16)
 
 
-class RcnnDetections(nn.Module):
-    """A torchvision R-CNN detector (builder, no weights, no pretrained
-    backbone) on one image [1, 3, H, W]: (boxes [n, 4], scores [n], labels
-    [n]) of that image, n depending on the data. `train()` puts only the
-    BatchNorm layers in training mode (the zoo measures their statistics on
-    seeded batches), the detector itself stays in its inference path, which
-    needs no targets."""
+class Detections(nn.Module):
+    """A torchvision detector (builder, no weights, no pretrained backbone)
+    on one image [1, 3, H, W]: (boxes [n, 4], scores [n], labels [n]) of that
+    image, n depending on the data. `train()` puts only the BatchNorm layers
+    in training mode (the zoo measures their statistics on seeded batches),
+    the detector itself stays in its inference path, which needs no targets.
+    calibrate_images > 1: the statistics are measured on the image and
+    calibrate_images - 1 more drawn from a fixed seed (SSDLite's last extra
+    blocks are 1x1, where one image gives one value a channel)."""
 
-    def __init__(self, builder, **kw):
+    def __init__(self, builder, calibrate_images=1, **kw):
         super().__init__()
         import torchvision
         self.det = getattr(torchvision.models.detection, builder)(weights=None, weights_backbone=None, **kw)
+        self.calibrate_images = calibrate_images
+        self.calibrating = False
         register_roi_align_opset16()
 
     def train(self, mode=True):
@@ -97,20 +102,27 @@ class RcnnDetections(nn.Module):
         for m in self.modules():
             if isinstance(m, nn.modules.batchnorm._BatchNorm):
                 m.train(mode)
+        self.calibrating = mode
         return self
 
     def forward(self, pixels):
-        out = self.det([pixels[0]])[0]
+        images = [pixels[0]]
+        if self.calibrating and self.calibrate_images > 1:
+            more = torch.randn((self.calibrate_images - 1,) + tuple(pixels.shape[1:]),
+                               generator=torch.Generator().manual_seed(0))
+            images += list(more)
+        out = self.det(images)[0]
         return out["boxes"], out["scores"], out["labels"]
 
 
-def mvit_v2_small(spatial=112, frames=8, classes=400):
+def mvit_v2_small(spatial=64, frames=4, classes=400):
     """MViT-V2-S's blocks (pooling attention with 3x3x3 pooling of Q and of
     K/V, decomposed relative positions, residual pooling, projection after
-    attention), one block at widths 96 and 768 and two at 192 and 384,
-    K/V pooled to 7x7 in the first stage as V2-S does at 224."""
+    attention), one block at widths 96 and 768 and two at 192 and 384, for
+    a clip of `frames` x `spatial`^2 (4x64x64: 2x16x16 tokens in the first
+    stage, K/V pooled by 2 there; V2-S pools its 8x56x56 by 8 to 7x7)."""
     from torchvision.models.video.mvit import MSBlockConfig, MViT
-    kv = spatial // 4 // 7  # the first stage's K/V stride: its 28x28 (at 112) tokens pooled to 7x7
+    kv = max(spatial // 4 // 7, 1)  # the first stage's K/V stride
     rows = [  # heads, in, out, stride_q, stride_kv
         (1, 96, 192, [1, 1, 1], [1, kv, kv]),
         (2, 192, 192, [1, 2, 2], [1, kv // 2, kv // 2]),

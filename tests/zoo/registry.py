@@ -249,10 +249,12 @@ MODELS = [
                 dict(name="image2", dtype="float32", shape=["batch", 3, 128, 128], gen="normal")],
                ("flow",), (None,), note="correlation pyramid read by grid_sample, ConvGRU, 2 flow updates"),
     dict(image_model("fasterrcnn_mobilenet_v3_large_320_fpn",
-                     v2("RcnnDetections", builder="fasterrcnn_mobilenet_v3_large_320_fpn", box_score_thresh=0.0),
+                     v2("Detections", builder="fasterrcnn_mobilenet_v3_large_320_fpn", box_score_thresh=0.0),
                      "torchvision detection, whole", outputs=("boxes", "scores", "labels"), shape=[1, 3, 320, 320],
                      note="one image; RPN TopK and NMS, MultiScaleRoIAlign, per-class batched NMS"),
          output_axes={o: {0: "detections"} for o in ("boxes", "scores", "labels")}),
+    image_model("mvit_v2", v2("mvit_v2_small"), "torchvision video (MViT-V2)", shape=["batch", 3, 4, 64, 64],
+                note="V2-S blocks cut to 6: pooling attention, decomposed relative positions, a 4x64x64 clip"),
     # added 2026-12-06 (session 27): Hugging Face architectures, models_hf.py
     text_model("falcon_decoder", hf("FalconDecoder"), "transformer decoder (Falcon)", [IDS], ("logits",), (16, 128),
                note="parallel attention and MLP from one LayerNorm, multi-query attention, rotary"),
