@@ -35,12 +35,6 @@ std::string c_string(const std::string& s) {
   return out + "\"";
 }
 
-/// Text safe inside a C comment.
-std::string comment(std::string s) {
-  for (size_t i = 0; (i = s.find("*/", i)) != std::string::npos;) s.replace(i, 2, "* /");
-  return s;
-}
-
 std::string step_fn(size_t i, const Step& s) {
   std::string name = "step" + std::to_string(i) + "_";
   for (char ch : s.label)

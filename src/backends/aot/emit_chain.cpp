@@ -164,7 +164,8 @@ void Emitter::emit_chain(const Step& s) {
   line(ctype(result) + "* Y = " + ptr(result) + ";");
   for (size_t o = 0; o < ext.size(); ++o)
     line("const " + ctype(ext[o]) + "* P" + std::to_string(o) + " = " + ptr(ext[o]) + ";  /* " +
-         p.values[static_cast<size_t>(ext[o])].name + " " + to_string(dims(ext[o])) + " */");
+         comment(p.values[static_cast<size_t>(ext[o])].name + " " + to_string(dims(ext[o]))) +
+         " */");
   for (ValueId st : stores)
     if (st != result) line(ctype(st) + "* S" + std::to_string(st) + " = " + ptr(st) + ";");
   const std::string n_inner = dim(inner), n_outer = dim(outer);
@@ -184,8 +185,8 @@ void Emitter::emit_chain(const Step& s) {
       const Node& n = p.node(m);
       if (ci < absorbed) {  // done by the GEMM: the anchor's value already
         const ValueId a = p.node(s.anchor).outputs[0];
-        line("const float " + v(n.outputs[0]) + " = " + v(a) + ";  /* " + n.op_type + " '" +
-             n.name + "' folded into the GEMM */");
+        line("const float " + v(n.outputs[0]) + " = " + v(a) + ";  /* " +
+             comment(n.op_type + " '" + n.name + "' folded into the GEMM") + " */");
         names[static_cast<size_t>(n.outputs[0])] = v(n.outputs[0]);
         continue;
       }
@@ -196,8 +197,8 @@ void Emitter::emit_chain(const Step& s) {
                                                       : names[static_cast<size_t>(o)]);
       }
       const ValueId o = n.outputs[0];
-      line("const " + ctype(o) + " " + v(o) + " = " + expr(p, n, args) + ";  /* " + n.op_type +
-           " '" + n.name + "' */");
+      line("const " + ctype(o) + " " + v(o) + " = " + expr(p, n, args) + ";  /* " +
+           comment(n.op_type + " '" + n.name + "'") + " */");
       names[static_cast<size_t>(o)] = v(o);
     }
     for (ValueId st : stores)

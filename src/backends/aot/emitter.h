@@ -10,6 +10,13 @@
 
 namespace hone::aot {
 
+/// Text safe inside a C comment: a name or dim expression holding "*/"
+/// (`(... * /det/Reshape_output_0:1)` once printed) would end it early.
+inline std::string comment(std::string s) {
+  for (size_t i = 0; (i = s.find("*/", i)) != std::string::npos;) s.replace(i, 2, "* /");
+  return s;
+}
+
 class Emitter {
  public:
   explicit Emitter(const Program& p) : p_(p) {}

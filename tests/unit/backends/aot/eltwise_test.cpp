@@ -61,6 +61,21 @@ TEST(AotEltwise, EveryTableOpMatchesTheReference) {
             uniform(rng, {5, 1}, 0.5f, 2.0f)}});
 }
 
+// A value named with "*/" (a dim expression of a detector's Reshape output,
+// `(... * /det/Reshape_output_0:1)`, printed in the chain's comments) would
+// end the generated C comment early: the compiler then failed on the rest.
+TEST(AotEltwise, NamesThatWouldEndACCommentStayInside) {
+  std::mt19937 rng(12);
+  GraphBuilder b("comment_names");
+  const ValueId x = b.input("x*/y", DType::kF32, Shape{2, 3});
+  const ValueId w = b.input("w*/", DType::kF32, Shape{2, 3});
+  b.output(b.op("Sigmoid", {b.op("Add", {b.op("Relu", {x}), w})}), "out*/z");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  testing_util::expect_compiled_whole(*g,
+                                      {{uniform(rng, {2, 3}, -1.0f, 1.0f), uniform(rng, {2, 3})}});
+}
+
 TEST(AotEltwise, RefusedAttributesNameTheReason) {
   GraphBuilder b("gelu_bad");
   const ValueId x = b.input("x", DType::kF32, Shape{4});
