@@ -255,6 +255,11 @@ MODELS = [
          output_axes={o: {0: "detections"} for o in ("boxes", "scores", "labels")}),
     image_model("mvit_v2", v2("mvit_v2_small"), "torchvision video (MViT-V2)", shape=["batch", 3, 4, 64, 64],
                 note="V2-S blocks cut to 6: pooling attention, decomposed relative positions, a 4x64x64 clip"),
+    dict(image_model("ssdlite320_detections", v2("Detections", builder="ssdlite320_mobilenet_v3_large",
+                                                       num_classes=21, calibrate_images=4),
+                     "torchvision detection, whole", outputs=("boxes", "scores", "labels"), shape=[1, 3, 320, 320],
+                     note="one image, 21 classes (VOC's); SSDLite whole: per-class score filter and TopK, batched NMS"),
+         output_axes={o: {0: "detections"} for o in ("boxes", "scores", "labels")}),
     # added 2026-12-06 (session 27): Hugging Face architectures, models_hf.py
     text_model("falcon_decoder", hf("FalconDecoder"), "transformer decoder (Falcon)", [IDS], ("logits",), (16, 128),
                note="parallel attention and MLP from one LayerNorm, multi-query attention, rotary"),
