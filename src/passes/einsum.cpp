@@ -7,9 +7,14 @@
 // MatMul is [batch, M, N], and a last Transpose puts the labels in the
 // output's order. Groups of several labels are merged by a Reshape (their
 // dims must be known, but for one group that takes -1); an empty M, N or K
-// is a dim of 1. Left alone, with the reason logged: ellipses, a label
-// repeated within a term (a diagonal), a label of one operand alone that the
-// output lacks (a sum over it), more or fewer than two operands.
+// is a dim of 1. Where the product's dims go back to one per label and
+// two or more of them are unknown (XLNet's `ibnd,hnd->ibh` over symbolic
+// seq and batch), the Reshape's target is computed from the operands'
+// Shapes (Gather and Concat, which the shape folders read). One operand
+// whose output is a permutation of its labels (`ijbn->bnij`) is a Transpose.
+// Left alone, with the reason logged: ellipses, a label repeated within a
+// term (a diagonal), a label of one operand alone that the output lacks (a
+// sum over it), more than two operands.
 #include <algorithm>
 #include <map>
 #include <optional>
@@ -120,6 +125,16 @@ struct Lowering {
     const ValueId shape = rw.add_constant(base + "_shape", Tensor::from<int64_t>({n}, target));
     return node("Reshape", {v, shape}, {}, out);
   }
+  /// The dims of `labels` as a 1-D i64 value: Shape(x) gathered at each
+  /// label's position in `term`, x's labels.
+  ValueId dims(ValueId x, const std::string& term, const std::string& labels) {
+    const ValueId shape = node("Shape", {x}, {}, rw.new_value(base + "_Shape", DType::kI64));
+    const auto n = static_cast<int64_t>(labels.size());
+    const ValueId idx =
+        rw.add_constant(base + "_idx", Tensor::from<int64_t>({n}, positions(term, labels)));
+    return node("Gather", {shape, idx}, {{"axis", int64_t{0}}},
+                rw.new_value(base + "_Gather", DType::kI64));
+  }
 };
 
 /// The product of the dims of `labels` (sizes from `dims`, -1 unknown):
@@ -172,9 +187,41 @@ std::vector<int64_t> static_dims(const Value& v, size_t rank) {
   return d;
 }
 
+/// One operand whose output is a permutation of its labels: a Transpose.
+std::string lower_permutation(const Graph& g, passes::Rewriter& rw, NodeId id) {
+  const Node& n = g.node(id);
+  const auto equation = ops::einsum_equation(n);
+  if (!equation) return equation.error().message();
+  std::string s;
+  for (char c : *equation)
+    if (c != ' ') s += c;
+  const size_t arrow = s.find("->");
+  if (arrow == std::string::npos) return "one operand without an explicit output";
+  const std::string in = s.substr(0, arrow), out = s.substr(arrow + 2);
+  std::string sorted_in = in, sorted_out = out;
+  std::sort(sorted_in.begin(), sorted_in.end());
+  std::sort(sorted_out.begin(), sorted_out.end());
+  if (sorted_in != sorted_out ||
+      std::adjacent_find(sorted_in.begin(), sorted_in.end()) != sorted_in.end())
+    return "one operand, not a permutation of its labels";
+  for (char c : in)
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) return "an invalid character";
+  const Value& x = g.value(n.inputs[0]);
+  if (x.shape && x.shape->rank() != in.size()) return "rank differs from the term";
+  Lowering low{rw, n.name.empty() ? "einsum" : n.name, x.dtype};
+  const std::vector<int64_t> perm = positions(in, out);
+  if (identity(perm)) {
+    low.node("Identity", {n.inputs[0]}, {}, n.outputs[0]);
+  } else {
+    low.node("Transpose", {n.inputs[0]}, {{"perm", perm}}, n.outputs[0]);
+  }
+  return {};
+}
+
 std::string lower_one(const Graph& g, passes::Rewriter& rw, NodeId id) {
   const Node& n = g.node(id);
-  if (!passes::is_op(n, "Einsum", 2)) return "not an Einsum of two operands";
+  if (passes::is_op(n, "Einsum", 1)) return lower_permutation(g, rw, id);
+  if (!passes::is_op(n, "Einsum", 2)) return "not an Einsum of one or two operands";
   Equation eq;
   const auto equation = ops::einsum_equation(n);
   if (!equation) return equation.error().message();
@@ -209,8 +256,11 @@ std::string lower_one(const Graph& g, passes::Rewriter& rw, NodeId id) {
     so.push_back(s);
   }
   sa.push_back({nb, nm, group_size(m, da, eq.a)});
-  sa.push_back({nb + nm, nk, group_size(k, da, eq.a)});
-  sb.push_back({nb, nk, group_size(k, da, eq.a)});
+  // K's labels are in both operands: a size either knows (a weight's).
+  int64_t k_size = group_size(k, da, eq.a);
+  if (k_size < 0) k_size = group_size(k, db, eq.b);
+  sa.push_back({nb + nm, nk, k_size});
+  sb.push_back({nb, nk, k_size});
   sb.push_back({nb + nk, static_cast<int64_t>(nn.size()), group_size(nn, db, eq.b)});
   // The product [batch, M, N] back to a dim per label (an empty group's 1 goes).
   for (char c : m) so.push_back({m.size() == 1 ? nb : -1, 1, da[eq.a.find(c)]});
@@ -219,7 +269,7 @@ std::string lower_one(const Graph& g, passes::Rewriter& rw, NodeId id) {
   const bool reshape_a = !single(m) || !single(k), reshape_b = !single(k) || !single(nn),
              reshape_out = !single(m) || !single(nn);
   const auto ta = reshape_target(sa), tb = reshape_target(sb), to = reshape_target(so);
-  if ((reshape_a && !ta) || (reshape_b && !tb) || (reshape_out && !to))
+  if ((reshape_a && !ta) || (reshape_b && !tb))
     return "more than one dim of unknown size in one Reshape";
   Lowering low{rw, n.name.empty() ? "einsum" : n.name, va.dtype};
   // A as [batch, M, K], B as [batch, K, N].
@@ -231,7 +281,17 @@ std::string lower_one(const Graph& g, passes::Rewriter& rw, NodeId id) {
   const std::vector<int64_t> perm = positions(batch + m + nn, eq.out);
   const bool last = !reshape_out && identity(perm);
   ValueId y = low.node("MatMul", {a, b}, {}, last ? n.outputs[0] : kNoValue);
-  if (reshape_out) y = low.reshape(y, *to, identity(perm) ? n.outputs[0] : kNoValue);
+  if (reshape_out) {
+    const ValueId out = identity(perm) ? n.outputs[0] : kNoValue;
+    if (to) {
+      y = low.reshape(y, *to, out);
+    } else {  // two dims or more unknown: [batch, M, N] by label from the operands' Shapes
+      const ValueId target = low.node(
+          "Concat", {low.dims(n.inputs[0], eq.a, batch + m), low.dims(n.inputs[1], eq.b, nn)},
+          {{"axis", int64_t{0}}}, rw.new_value(low.base + "_target", DType::kI64));
+      y = low.node("Reshape", {y, target}, {}, out);
+    }
+  }
   if (!identity(perm)) low.node("Transpose", {y}, {{"perm", perm}}, n.outputs[0]);
   return {};
 }

@@ -399,6 +399,22 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
       if (span.is_known() && span.to_string().find('-') == std::string::npos)
         return Shape{span.dim()};
     }
+    // By -1 between computed bounds: start - limit (XLNet's relative
+    // positions, arange(klen, -qlen, -1.0): klen + qlen).
+    if (number(2) == -1) {
+      auto sym = [&](size_t i) -> std::optional<ops::SymInt> {
+        if (auto k = number(i)) return ops::SymInt(*k);
+        if (auto e = values.of(n.inputs[i]); e && e->size() == 1 && (*e)[0].is_known())
+          return (*e)[0];
+        return std::nullopt;
+      };
+      const auto start = sym(0), stop = sym(1);
+      if (start && stop) {
+        const ops::SymInt span = *start - *stop;
+        if (span.is_known() && span.to_string().find('-') == std::string::npos)
+          return Shape{span.dim()};
+      }
+    }
     auto r = ops::range_shape(number(0), limit, number(2));
     return r ? Shape(std::move(*r)) : Shape{Dim::unknown()};
   }

@@ -85,9 +85,57 @@ INSTANTIATE_TEST_SUITE_P(
         EinsumCase{"ij,kl->ik", Shape{3, 4}, Shape{5, 6}, {3, 4}, {5, 6}, false},  // sums
         EinsumCase{
             "...ij,...jk->...ik", Shape{2, 3, 4}, Shape{2, 4, 5}, {2, 3, 4}, {2, 4, 5}, false},
-        // Two unknown dims in one merged group: no Reshape target splits them.
-        EinsumCase{
-            "abk,kn->abn", Shape{sym("p"), sym("q"), 4}, Shape{4, 5}, {3, 2, 4}, {4, 5}, false}));
+        // Two unknown dims in one merged group: the product's Reshape back
+        // to a dim per label takes its target from the operands' Shapes.
+        EinsumCase{"abk,kn->abn", Shape{sym("p"), sym("q"), 4}, Shape{4, 5}, {3, 2, 4}, {4, 5}},
+        // XLNet's projections in [seq, batch] layout, in and out.
+        EinsumCase{"ibh,hnd->ibnd",
+                   Shape{sym("seq"), sym("batch"), 8},
+                   Shape{8, 2, 3},
+                   {5, 2, 8},
+                   {8, 2, 3}},
+        // The contracted dim unknown in the activation, known in the weight.
+        EinsumCase{"ibh,hnd->ibnd",
+                   Shape{sym("seq"), sym("batch"), sym("h")},
+                   Shape{8, 2, 3},
+                   {5, 2, 8},
+                   {8, 2, 3}},
+        EinsumCase{"ibnd,hnd->ibh",
+                   Shape{sym("seq"), sym("batch"), 2, 3},
+                   Shape{8, 2, 3},
+                   {5, 2, 2, 3},
+                   {8, 2, 3}},
+        // Two unknown dims in one group of an operand: no target splits them.
+        EinsumCase{"abcd,cdn->abn",
+                   Shape{sym("p"), sym("q"), sym("r"), sym("s")},
+                   Shape{sym("r"), sym("s"), 5},
+                   {3, 2, 2, 2},
+                   {2, 2, 5},
+                   false}));
+
+TEST(PassesEinsum, OneOperandPermutedIsATranspose) {
+  // XLNet's mask `einsum("ijbn->bnij", mask)`; a sum over a label stays Einsum.
+  for (const auto& [equation, lowered] : std::vector<std::pair<std::string, bool>>{
+           {"ijbn->bnij", true}, {"ij->ij", true}, {"ijbn->bni", false}, {"ii->i", false}}) {
+    GraphBuilder b("einsum1");
+    const bool square = equation == "ii->i";
+    const Shape shape = equation.size() > 8 ? Shape{sym("i"), 3, sym("b"), 2}
+                                            : (square ? Shape{3, 3} : Shape{3, 4});
+    ValueId x = b.input("x", DType::kF32, shape);
+    b.output(b.op("Einsum", {x}, {{"equation", equation}}), "y");
+    Graph g = *std::move(b).build();
+    PassStats st;
+    auto out = lower_einsum(g, &st);
+    ASSERT_TRUE(out) << out.error().to_string();
+    EXPECT_EQ(count_op(*out, "Einsum"), lowered ? 0u : 1u) << equation;
+    EXPECT_EQ(count_op(*out, "Transpose"), lowered && equation != "ij->ij" ? 1u : 0u) << equation;
+    std::mt19937 rng(7);
+    const std::vector<int64_t> fed =
+        equation.size() > 8 ? std::vector<int64_t>{4, 3, 2, 2}
+                            : (square ? std::vector<int64_t>{3, 3} : std::vector<int64_t>{3, 4});
+    EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, fed)})) << equation;
+  }
+}
 
 TEST(PassesEinsumPipeline, OptimizeLowersItAndTransposesCancel) {
   Graph g = einsum_graph({"bik,bkj->bij", Shape{2, 3, 4}, Shape{2, 4, 5}, {}, {}});

@@ -50,13 +50,18 @@ TEST(ShapePropagationRange, AFloatRangeOfWholeNumbersCountsAsAnIntegerOne) {
   ValueId positions = b.op("Range", {f(0.0f), seq, f(1.0f)});
   ValueId stepped = b.op("Range", {f(2.0f), f(11.0f), f(3.0f)});  // float limit: not read
   ValueId half = b.op("Range", {f(0.0f), seq, f(0.5f)});          // not whole: unknown
-  for (ValueId v : {positions, stepped, half}) b.output(v);
+  // XLNet's relative positions, arange(klen, -qlen, -1.0): 2 * seq of them.
+  ValueId relative = b.op("Range", {seq, b.op("Neg", {seq}), f(-1.0f)});
+  ValueId upward = b.op("Range", {b.op("Neg", {seq}), seq, f(-1.0f)});  // empty, not said
+  for (ValueId v : {positions, stepped, half, relative, upward}) b.output(v);
   auto g = std::move(b).build();
   ASSERT_TRUE(g) << g.error().to_string();
   passes::propagate_shapes(*g);
   EXPECT_EQ(shape_of(*g, positions), "[seq]");
   EXPECT_TRUE((*g->value(stepped).shape)[0].is_unknown()) << shape_of(*g, stepped);
   EXPECT_TRUE((*g->value(half).shape)[0].is_unknown()) << shape_of(*g, half);
+  EXPECT_EQ(shape_of(*g, relative), "[(2*seq)]");
+  EXPECT_TRUE((*g->value(upward).shape)[0].is_unknown()) << shape_of(*g, upward);
 }
 
 TEST(ShapePropagationRange, FromAComputedStartTheLengthIsLimitMinusStart) {
