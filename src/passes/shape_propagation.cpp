@@ -1,6 +1,7 @@
 #include "passes/shape_propagation.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "eval/kernel_util.h"
@@ -199,6 +200,13 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return Shape(std::move(dims));
   }
   if (same_shape_ops().count(op)) {
+    const Shape* s = shape_of(0);
+    return s ? std::optional<Shape>(*s) : std::nullopt;
+  }
+  if (op == "EyeLike") {  // torch.eye(n): its input's shape, its dtype attribute's type
+    *dtype = g.value(n.inputs[0]).dtype;
+    if (n.attrs.count("dtype"))
+      if (auto t = eval::dtype_from_onnx(n.attr_int("dtype", 0))) *dtype = *t;
     const Shape* s = shape_of(0);
     return s ? std::optional<Shape>(*s) : std::nullopt;
   }
@@ -453,12 +461,18 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
 }
 
 /// A dim that says nothing: unknown, or a placeholder symbol ONNX's shape
-/// inference made up for an unknown dim ("unk__" and a number).
+/// inference made up for an unknown dim ("unk__" and a number), or an
+/// expression of one ("(unk__34-1)": a Slice of such a dim, propagated here
+/// before the placeholder itself was refined).
 bool placeholder(const Dim& d) {
   if (d.is_unknown()) return true;
+  if (!d.is_symbolic()) return false;
   const std::string& s = d.symbol_name();
-  return d.is_symbolic() && s.size() > 5 && s.rfind("unk__", 0) == 0 &&
-         std::all_of(s.begin() + 5, s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  for (size_t at = s.find("unk__"); at != std::string::npos; at = s.find("unk__", at + 1))
+    if (at + 5 < s.size() && s[at + 5] >= '0' && s[at + 5] <= '9' &&
+        (at == 0 || !(std::isalnum(static_cast<unsigned char>(s[at - 1])) || s[at - 1] == '_')))
+      return true;
+  return false;
 }
 
 }  // namespace

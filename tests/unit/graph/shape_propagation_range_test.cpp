@@ -86,6 +86,25 @@ TEST(ShapePropagationRange, FromAComputedStartTheLengthIsLimitMinusStart) {
   EXPECT_EQ(shape_of(*g, same), "[0]");
 }
 
+TEST(ShapePropagationRange, EyeLikeHasItsInputsShapeAndItsDtype) {
+  // XLNet's torch.eye(qlen): ConstantOfShape([seq, seq]) -> EyeLike.
+  GraphBuilder b("eye");
+  ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("seq"), Dim::symbol("seq")});
+  ValueId eye = b.op("EyeLike", {x});
+  ValueId eye_bool = b.op("EyeLike", {x}, {{"dtype", int64_t{9}}});
+  b.output(eye);
+  b.output(eye_bool);
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  g->value(eye).shape.reset();
+  g->value(eye_bool).shape.reset();
+  g->value(eye_bool).dtype = DType::kUndefined;
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, eye), "[seq,seq]");
+  EXPECT_EQ(shape_of(*g, eye_bool), "[seq,seq]");
+  EXPECT_EQ(g->value(eye_bool).dtype, DType::kBool);
+}
+
 TEST(ShapePropagationRange, PlaceholderDimsAreRefinedRealOnesKept) {
   GraphBuilder b("refine");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), Dim::symbol("seq")});
@@ -98,6 +117,11 @@ TEST(ShapePropagationRange, PlaceholderDimsAreRefinedRealOnesKept) {
   // As the importer leaves them after ONNX's own inference.
   g->value(y).shape = Shape{Dim::symbol("batch"), Dim::symbol("unk__7")};
   g->value(z).shape = Shape{Dim::symbol("batch"), Dim::symbol("unk__seq")};
+  passes::propagate_shapes(*g);
+  EXPECT_EQ(shape_of(*g, y), "[batch,seq]");
+  // An expression of a placeholder (a Slice of it, propagated before the
+  // placeholder was refined) is refined too.
+  g->value(y).shape = Shape{Dim::symbol("batch"), Dim::symbol("(unk__34-1)")};
   passes::propagate_shapes(*g);
   EXPECT_EQ(shape_of(*g, y), "[batch,seq]");
   EXPECT_EQ(shape_of(*g, z), "[batch,unk__seq]");  // not a placeholder's name: kept
