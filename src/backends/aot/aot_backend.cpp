@@ -335,19 +335,15 @@ Result<std::unique_ptr<CompiledBlock>> AotBackend::compile_lowered(const Graph& 
   // A block reading a value whose dim has no bound (configured, derived from the inputs', or
   // of a derived dim's symbols) cannot size its arena: it runs on the reference instead.
   std::string unbounded;
-  for (ValueId v : block.inputs()) {
-    const auto& shape = block.value(v).shape;
-    if (!shape) continue;
-    for (const Dim& d : shape->dims()) {
+  for (ValueId v : block.inputs())
+    for (const Dim& d : block.value(v).shape ? block.value(v).shape->dims() : std::vector<Dim>{}) {
       if (!d.is_symbolic() || lo.bounds.contains(d.symbol_name()) || !unbounded.empty()) continue;
-      if (auto bound = derived_dim_bound(d, lo.bounds)) {  // "(((seq-1)/2)+1)"
+      if (auto bound = derived_dim_bound(d, lo.bounds))  // "(((seq-1)/2)+1)"
         lo.bounds[d.symbol_name()] = *bound;
-      } else {
+      else
         unbounded = "input '" + block.value(v).name + "' has dim '" + d.symbol_name() +
                     "', whose bound does not follow from the model inputs' bounds";
-      }
     }
-  }
   auto lowered = unbounded.empty() ? lower(*b->graph, lo)
                                    : Result<Program>(fail(ErrorCode::kUnsupported, unbounded));
   if (!lowered && lowered.error().code() == ErrorCode::kUnsupported) {

@@ -310,7 +310,7 @@ int PlanBuilder::new_constant(Tensor t) {
 void PlanBuilder::add_step(std::string kind, dnnl::primitive prim,
                            const dnnl::primitive_desc_base& pd,
                            std::vector<std::pair<int, BufferRef>> args) {
-  Step s{std::move(kind), std::move(prim), std::move(args), pd.scratchpad_desc().get_size()};
+  Step s{std::move(kind), std::move(prim), std::move(args), pd.scratchpad_desc().get_size(), {}};
   plan_->scratch_bytes = std::max(plan_->scratch_bytes, s.scratch_bytes);
   plan_->steps.push_back(std::move(s));
 }

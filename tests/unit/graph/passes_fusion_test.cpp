@@ -100,9 +100,11 @@ TEST(PassesPad, ZeroSpatialPadFoldsIntoConvPads) {
   ASSERT_TRUE(out) << out.error().to_string();
   EXPECT_EQ(st.rewritten, 2);
   EXPECT_EQ(count_op(*out, "Pad"), 0u);
-  for (const Node& n : out->nodes())
-    if (n.op_type == "Conv" && n.inputs.size() > 2)
+  for (const Node& n : out->nodes()) {
+    if (n.op_type == "Conv" && n.inputs.size() > 2) {
       EXPECT_EQ(n.attr_ints("pads"), (std::vector<int64_t>{3, 1, 1, 4}));
+    }
+  }
   EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3, 9, 9})}));
 }
 
@@ -311,7 +313,9 @@ TEST(PassesTranspose, DropoutThatDropsNothingGoes) {
     auto out = eliminate_transposes(g, &st);
     ASSERT_TRUE(out) << out.error().to_string();
     EXPECT_EQ(count_op(*out, "Dropout"), c.goes ? 0u : 1u);
-    if (c.goes) EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3})}, 0.0, true));
+    if (c.goes) {
+      EXPECT_TRUE(same_outputs(g, *out, {uniform(rng, {2, 3})}, 0.0, true));
+    }
   }
 }
 

@@ -15,10 +15,6 @@ using testing_util::build_aot;
 using testing_util::expect_matches_reference;
 using testing_util::uniform;
 
-ValueId mi_ints(GraphBuilder& b, std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-}
 ValueId mi_scalar(GraphBuilder& b, int64_t v) {
   return b.constant("", Tensor::from<int64_t>({}, {v}));
 }
