@@ -71,6 +71,21 @@ std::vector<int64_t> row_table(const std::vector<int64_t>& src, const std::vecto
   return table;
 }
 
+/// For each tap k of the last axis (`kl` of them), the positions j in
+/// [lo[k], hi[k]) of the strided side (`stepped` long) whose partner
+/// j*s + k*dil - pad on the other side (`other` long) is inside it: the
+/// output for a conv, the input for its transpose.
+inline void tap_ranges(int64_t kl, int64_t dil, int64_t pad, int64_t s, int64_t stepped,
+                       int64_t other, std::vector<int64_t>* lo, std::vector<int64_t>* hi) {
+  lo->assign(static_cast<size_t>(kl), 0);
+  hi->assign(static_cast<size_t>(kl), 0);
+  for (size_t k = 0; k < lo->size(); ++k) {
+    const int64_t off = static_cast<int64_t>(k) * dil - pad;
+    (*lo)[k] = std::max<int64_t>(0, ceil_div(-off, s));
+    (*hi)[k] = std::max((*lo)[k], std::min<int64_t>(stepped, floor_div(other - 1 - off, s) + 1));
+  }
+}
+
 /// Adds one (kernel position, source row) contribution along the last dim:
 /// dst[j*s + off] += wv * src[j] (transposed) or dst[j] += wv * src[j*s + off].
 template <class A>
@@ -102,13 +117,8 @@ void conv_forward(const A* x, const A* w, A* y, const ConvShape& p, ThreadPool& 
   const int64_t out_rows = out_n / std::max<int64_t>(ow, 1);
   const int64_t k_outer = k_n / kl;
   const std::vector<int64_t> rows = row_table(win.out, win.in, win);
-  std::vector<int64_t> lo(kl), hi(kl);
-  for (int64_t k = 0; k < kl; ++k) {
-    const int64_t off = k * dil - pb;
-    lo[k] = std::max<int64_t>(0, ceil_div(-off, s));
-    hi[k] = std::min<int64_t>(ow, floor_div(iw - 1 - off, s) + 1);
-    if (hi[k] < lo[k]) hi[k] = lo[k];
-  }
+  std::vector<int64_t> lo, hi;
+  tap_ranges(kl, dil, pb, s, ow, iw, &lo, &hi);
   const int64_t cg = p.c / p.group, mg = p.m / p.group;
   if (out_n == 0) return;
   pool.parallel_for(p.n * p.m, [&](int64_t begin, int64_t end) {
@@ -229,13 +239,8 @@ void conv_transpose(const A* x, const A* w, A* y, const ConvShape& p, ThreadPool
   const int64_t in_rows = in_n / std::max<int64_t>(iw, 1);
   const int64_t k_outer = k_n / kl;
   const std::vector<int64_t> rows = row_table(win.in, win.out, win);
-  std::vector<int64_t> lo(kl), hi(kl);
-  for (int64_t k = 0; k < kl; ++k) {
-    const int64_t off = k * dil - pb;
-    lo[k] = std::max<int64_t>(0, ceil_div(-off, s));
-    hi[k] = std::min<int64_t>(iw, floor_div(ow - 1 - off, s) + 1);
-    if (hi[k] < lo[k]) hi[k] = lo[k];
-  }
+  std::vector<int64_t> lo, hi;
+  tap_ranges(kl, dil, pb, s, iw, ow, &lo, &hi);
   const int64_t cg = p.c / p.group, mg = p.m / p.group;
   if (out_n == 0 || in_n == 0) return;
   pool.parallel_for(p.n * p.m, [&](int64_t begin, int64_t end) {
