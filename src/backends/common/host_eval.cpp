@@ -13,10 +13,12 @@ namespace hone::host_eval {
 namespace {
 
 // Ops that, given integer inputs, stay in the world of shapes and indices.
+// ReduceMin and ReduceMax: a count capped by a constant, as torchvision's
+// detectors take TopK's K = min(pre_nms_top_n, anchors) from a Concat of both.
 const std::set<std::string>& integer_ops() {
-  static const std::set<std::string> k = {"Cast",     "Slice",      "Concat", "Gather", "Unsqueeze",
-                                          "Squeeze",  "Add",        "Sub",    "Mul",    "Div",
-                                          "Identity", "ReduceProd", "Reshape"};
+  static const std::set<std::string> k = {
+      "Cast", "Slice", "Concat",   "Gather",  "Unsqueeze",  "Squeeze",   "Add",      "Sub",
+      "Mul",  "Div",   "Identity", "Reshape", "ReduceProd", "ReduceMin", "ReduceMax"};
   return k;
 }
 

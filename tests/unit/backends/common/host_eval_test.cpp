@@ -81,6 +81,34 @@ TEST(HostEval, AttentionReshapeChainIsEvaluatedFromDims) {
   EXPECT_EQ(known[target].span<int64_t>()[0], 2);
 }
 
+TEST(HostEval, ACountCappedByAConstantIsAHostValue) {
+  // TopK's K as torchvision's detectors compute it: min(count, 300) by ReduceMin
+  // over Concat(Unsqueeze(Gather(Shape(scores), 0)), [300]).
+  GraphBuilder b("topk_k");
+  ValueId scores = b.input("scores", DType::kF32, Shape{Dim::symbol("n")});
+  ValueId count =
+      b.op("Gather", {b.op("Shape", {scores}), b.constant("zero", Tensor::scalar<int64_t>(0))});
+  ValueId both = b.concat(
+      {b.op("Unsqueeze", {count, b.constant("ax", i64s({0}))}), b.constant("cap", i64s({300}))}, 0);
+  ValueId k = b.op("ReduceMin", {both}, {{"keepdims", int64_t{1}}});
+  ValueId most = b.op("ReduceMax", {both}, {{"keepdims", int64_t{1}}});
+  auto topk = b.op_n("TopK", {scores, k}, 2, {});
+  b.output(topk[0], "top");
+  b.output(most, "most");
+  Graph g = *std::move(b).build();
+  for (Policy p : {Policy::kIntegers, Policy::kAnyDtype}) {
+    EXPECT_TRUE(host_value(g, k, p));
+    EXPECT_TRUE(host_value(g, most, p));
+    EXPECT_FALSE(host_node(g, producer(g, topk[0]), p)) << "TopK reads data";
+  }
+  for (const auto& [n, want] : std::vector<std::pair<int64_t, int64_t>>{{1000, 300}, {42, 42}}) {
+    auto known = evaluate_all(g, Policy::kIntegers, {{n}});
+    ASSERT_TRUE(known.count(k) && known.count(most));
+    EXPECT_EQ(known[k].span<int64_t>()[0], want);
+    EXPECT_EQ(known[most].span<int64_t>()[0], std::max<int64_t>(n, 300));
+  }
+}
+
 TEST(HostEval, AttentionScaleIsAHostValueOnlyUnderAnyDtype) {
   // 1 / sqrt(head dim): Shape -> Slice(-1:) -> Cast(f32) -> Sqrt -> Div(1, .), as the
   // scaled-dot-product-attention export writes it.
