@@ -5,6 +5,7 @@
 
 #include "hone/shape.h"
 #include "ops/axis.h"
+#include "ops/sym_int.h"
 
 namespace hone::ops {
 
@@ -58,8 +59,10 @@ Result<std::vector<Dim>> pad_shape(const std::vector<Dim>& shape, const std::vec
   for (size_t a = 0; a < shape.size(); ++a) {
     if (shape[a].is_static())
       out.emplace_back(w.out[a]);
-    else
-      out.push_back(w.begin[a] == 0 && w.end[a] == 0 ? shape[a] : Dim::unknown());
+    else if (w.begin[a] + w.end[a] == 0)  // unpadded, or a shift (ZeroPad2d((0, 0, 1, -1)))
+      out.push_back(shape[a]);
+    else  // the dim plus its pads, as an expression ((seq+2))
+      out.push_back((SymInt::of(shape[a]) + SymInt(w.begin[a] + w.end[a])).dim());
   }
   return out;
 }

@@ -42,7 +42,8 @@ struct PadWindow {
 
 /// The output dims of the same Pad of an input of symbolic dims `shape` (the
 /// graph passes' propagation): a static axis by pad_window, a symbolic one
-/// kept where nothing pads or crops it and unknown otherwise. The same errors
+/// kept where its pads sum to 0 and an expression of it otherwise
+/// (`(seq+2)`; unknown for an unknown dim). The same errors
 /// as pad_window (a symbolic dim stands in as 2^30).
 [[nodiscard]] Result<std::vector<Dim>> pad_shape(const std::vector<Dim>& shape,
                                                  const std::vector<int64_t>& pads,

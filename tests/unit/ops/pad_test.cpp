@@ -51,6 +51,17 @@ TEST(PadWindow, ErrorsNameTheValues) {
                          ErrorCode::kInvalidArgument, "too large"));
 }
 
+TEST(PadShape, SymbolicAxesKeepTheirDimOrBecomeAnExpressionOfIt) {
+  const Dim seq = Dim::symbol("seq"), batch = Dim::symbol("batch");
+  // RWKV's token shift, ZeroPad2d((0, 0, 1, -1)) over [batch, seq, 64]: seq stays seq.
+  const auto shift = pad_shape({batch, seq, 64}, {0, 1, 0, 0, -1, 0}, nullptr).value();
+  EXPECT_EQ(Shape(shift).to_string(), "[batch,seq,64]");
+  const auto grown = pad_shape({batch, seq, 64}, {0, 2, 0, 0, 1, 1}, nullptr).value();
+  EXPECT_EQ(Shape(grown).to_string(), "[batch,(seq+3),65]");
+  const auto unknown = pad_shape({Dim::unknown(), 4}, {1, 0, 0, 0}, nullptr).value();
+  EXPECT_TRUE(unknown[0].is_unknown());
+}
+
 TEST(PadSourceOffsets, EachModeReadsTheElementOnnxNames) {
   // [a b c d] padded 3 before and 2 after, as numpy.pad's modes do.
   const PadWindow w = pad_window({4}, {3, 2}, nullptr).value();
