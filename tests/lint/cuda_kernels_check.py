@@ -8,7 +8,7 @@ embedded by cmake/embed_text.cmake itself (which drops their `#include "..."`
 lines), and each NVRTC program is the concatenation that the host code
 passes to Module::compile (found in src/backends/cuda/*.cpp: kernels.cpp's
 prelude + fixed + tensor_ops + half_ops, attention_kernels.cpp's attention
-alone). tests/lint/cuda_shim.h declares what NVRTC provides without headers.
++ attention_entry). tests/lint/cuda_shim.h declares what NVRTC provides without headers.
 Diagnostics name the .cu file and line, not the joined program's.
 
     cuda_kernels_check.py ROOT --cmake CMAKE FILE.cu...              # exit 1 on any error
@@ -186,8 +186,8 @@ BREAKAGES = [
     ("a CUDA built-in misspelt", "fixed.cu", "__shfl_down_sync(", "__shfl_dwn_sync(",
      "'__shfl_dwn_sync' was not declared"),
     ("a type error", "half_ops.cu", "const uint2 w =", "const float w =", "half_ops.cu:"),
-    ("a template argument too many", "attention.cu", "hone_attn_simt<32>(p)",
-     "hone_attn_simt<32, 1>(p)", "attention.cu:"),
+    ("a template argument too many", "attention_entry.cu", "hone_attn_simt<32>(p)",
+     "hone_attn_simt<32, 1>(p)", "attention_entry.cu:"),
 ]
 
 

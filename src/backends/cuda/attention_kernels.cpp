@@ -54,12 +54,22 @@ const std::string& attention_source() {
   return s;
 }
 
+namespace {
+
+const std::string& attention_entry_source() {
+  static const std::string s{kernel_text::kAttentionEntry};
+  return s;
+}
+
+}  // namespace
+
 Result<const Module*> attention_module(const Driver& d) {
   static std::mutex mu;
   static std::unique_ptr<Module> module;
   std::lock_guard lock(mu);
   if (!module) {
-    HONE_TRY(Module m, Module::compile(d, attention_source(), "hone_attention"));
+    HONE_TRY(Module m,
+             Module::compile(d, attention_source() + attention_entry_source(), "hone_attention"));
     module = std::make_unique<Module>(std::move(m));
   }
   return module.get();

@@ -57,7 +57,9 @@ static_assert(sizeof(AttnArgs) == 336, "must match HoneAttn in kernels/attention
 /// wide (4: f32; 2: the _hio kernels' bf16/f16).
 int32_t vector_access(const AttnArgs& a, int64_t elem_bytes = 4);
 
-/// The kernels' CUDA source (tests compile it to check it stays valid).
+/// kernels/attention.cu: the kernels' templates and device helpers, the start
+/// of both attention programs (attention_entry.cu's kernels follow it in the
+/// one, attention_async.cu's in the other).
 const std::string& attention_source();
 /// The attention module, compiled on first use and kept for the process.
 [[nodiscard]] Result<const Module*> attention_module(const Driver& d);

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -454,6 +455,7 @@ Result<Module> Module::compile(const Driver& d, const std::string& source,
   const std::string arch =
       "--gpu-architecture=compute_" + std::to_string(d.cc_major()) + std::to_string(d.cc_minor());
   const char* opts[] = {arch.c_str(), "--std=c++17"};
+  const auto start = std::chrono::steady_clock::now();
   const int r = a.nvrtcCompileProgram(prog, 2, opts);
   if (r != 0) {
     size_t n = 0;
@@ -471,7 +473,10 @@ Result<Module> Module::compile(const Driver& d, const std::string& source,
   m.d_ = &d;
   HONE_CHECK_OK_CTX(d.check(a.cuModuleLoadData(&m.mod_, ptx.c_str()), "cuModuleLoadData"),
                     "while loading the kernels of '" + name + "'");
-  HONE_LOG_DEBUG("cuda: compiled module '{}' ({} bytes of PTX) for {}", name, n, arch);
+  HONE_LOG_DEBUG("cuda: compiled module '{}' ({} bytes of PTX) for {} in {} ms", name, n, arch,
+                 std::chrono::duration_cast<std::chrono::milliseconds>(
+                     std::chrono::steady_clock::now() - start)
+                     .count());
   return m;
 }
 

@@ -15,7 +15,10 @@ extern const std::string_view kTensorOps;  // tensor_ops.cu: ArgMax/ArgMin, norm
 extern const std::string_view kIndexOps;   // index_ops.cu: CumSum, OneHot, *Elements, Pad modes
 extern const std::string_view kHalfOps;    // half_ops.cu: kernels over bf16/f16 activations
 extern const std::string_view kFp8Ops;     // fp8_ops.cu: e4m3 quantization (precision=fp8)
-extern const std::string_view kAttention;  // attention.cu: the fused attention kernels
+extern const std::string_view
+    kAttention;  // attention.cu: the fused attention kernels' templates and helpers
+extern const std::string_view
+    kAttentionEntry;  // attention_entry.cu: the attention module's kernels (after kAttention)
 extern const std::string_view
     kAttentionAsync;  // attention_async.cu: cp.async _hio kernels (after kAttention)
 

@@ -32,6 +32,7 @@ __device__ __forceinline__ void hone_attn_mma_async(const HoneAttn& p) {
   const HoneAttnAt at = hone_attn_batch(p, blockIdx.x / hone_attn_tiles(p));
   const int r0 = (blockIdx.x % hone_attn_tiles(p)) * 64 + warp * 16 + (lane >> 2);
   const bool live0 = r0 < p.len_q, live1 = r0 + 8 < p.len_q;
+  const bool warp_live = r0 - (lane >> 2) < p.len_q;  // the warp's first row
   const unsigned short* kg = reinterpret_cast<const unsigned short*>(p.k) + at.k;
   const unsigned short* vg = reinterpret_cast<const unsigned short*>(p.v) + at.v;
   const int jt = tid / CPR, c8 = (tid % CPR) * 8;
@@ -71,11 +72,21 @@ __device__ __forceinline__ void hone_attn_mma_async(const HoneAttn& p) {
       hone_cp_wait<0>();
     }
     __syncthreads();  // every thread's copies of this tile are visible
+    // A warp whose 16 rows are all past len_q (the last query tile's) only
+    // helps stage; keys past len_k (the last key tile's) are skipped in
+    // groups of 8 for the scores (left to the softmax's mask: -inf) and of 16
+    // for P·V (their probabilities are 0). Both conditions are warp-uniform.
+    if (!warp_live) {
+      __syncthreads();
+      continue;
+    }
+    const int keys = p.len_k - j0;  // keys of this tile in range (> 0)
     const unsigned boff = (unsigned)(buf * TILE * 2);
     float s[KB / 8][4];
 #pragma unroll
     for (int n = 0; n < KB / 8; ++n) {
       s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+      if (n * 8 >= keys) continue;
 #pragma unroll
       for (int kc = 0; kc < D / 16; kc += 2) {
         unsigned b[4];
@@ -87,6 +98,7 @@ __device__ __forceinline__ void hone_attn_mma_async(const HoneAttn& p) {
     hone_attn_softmax_at<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
 #pragma unroll
     for (int kc = 0; kc < KB / 16; ++kc) {
+      if (kc * 16 >= keys) continue;
       unsigned pa[4];
       pa[0] = hone_pack2<BF16>(s[2 * kc][0], s[2 * kc][1]);
       pa[1] = hone_pack2<BF16>(s[2 * kc][2], s[2 * kc][3]);
