@@ -6,6 +6,7 @@
 
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
+#include "ops/grid_sample.h"
 
 namespace hone::eval::nn {
 namespace {
@@ -150,54 +151,8 @@ Result<void> roi_align(KernelContext& ctx) {
 
 // --- GridSample -----------------------------------------------------------------
 
-enum class Padding { kZeros, kBorder, kReflection };
-
-double reflect(double x, double lo, double hi) {
-  const double range = hi - lo;
-  if (range <= 0) return lo;
-  if (x < lo) {
-    const double dx = lo - x;
-    const double k = std::floor(dx / range), rem = dx - k * range;
-    return static_cast<int64_t>(k) % 2 == 0 ? lo + rem : hi - rem;
-  }
-  if (x > hi) {
-    const double dx = x - hi;
-    const double k = std::floor(dx / range), rem = dx - k * range;
-    return static_cast<int64_t>(k) % 2 == 0 ? hi - rem : lo + rem;
-  }
-  return x;
-}
-
-struct GridSampler {
-  Padding padding;
-  bool align_corners;
-  std::vector<int64_t> dims;  // spatial dims of X
-  std::vector<int64_t> stride;
-
-  double lo(size_t d) const { return align_corners ? 0.0 : -0.5; }
-  double hi(size_t d) const {
-    return align_corners ? static_cast<double>(dims[d] - 1) : static_cast<double>(dims[d]) - 0.5;
-  }
-  /// Grid value in [-1, 1] → input coordinate, padded when out of range.
-  double coord(double g, size_t d) const {
-    const double s = static_cast<double>(dims[d]);
-    double x = align_corners ? (g + 1.0) / 2.0 * (s - 1.0) : ((g + 1.0) * s - 1.0) / 2.0;
-    if (x < lo(d) || x > hi(d)) {
-      if (padding == Padding::kBorder) x = std::clamp(x, 0.0, s - 1.0);
-      if (padding == Padding::kReflection) x = reflect(x, lo(d), hi(d));
-    }
-    return x;
-  }
-  /// Integer index along d after padding, or -1 for a zero.
-  int64_t index(int64_t i, size_t d) const {
-    if (i >= 0 && i < dims[d]) return i;
-    if (padding == Padding::kZeros) return -1;
-    if (padding == Padding::kBorder) return std::clamp<int64_t>(i, 0, dims[d] - 1);
-    const double r = reflect(static_cast<double>(i), lo(d), hi(d));
-    return std::clamp<int64_t>(static_cast<int64_t>(std::llround(r)), 0, dims[d] - 1);
-  }
-};
-
+// The sampling (coordinates, padding, nearest/linear/cubic taps over any number
+// of spatial dims) is ops/grid_sample.h's, which onednn's own step shares.
 Result<void> grid_sample(KernelContext& ctx) {
   const std::string op = "GridSample";
   HONE_TRY(const Tensor* x, ctx.tensor(0));
@@ -211,86 +166,17 @@ Result<void> grid_sample(KernelContext& ctx) {
                                                  "] for X " + x->describe());
   if (!is_floating(x->dtype()))
     return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
-  const Node& node = ctx.node();
-  std::string mode = node.attr_string("mode", ctx.opset() >= 20 ? "linear" : "bilinear");
-  if (mode == "bilinear") mode = "linear";
-  if (mode == "bicubic") mode = "cubic";
-  if (mode != "linear" && mode != "nearest" && mode != "cubic")
-    return fail(ErrorCode::kInvalidArgument, op + " mode '" + mode + "' is not valid");
-  // Cubic, like linear, is the tensor product of 1-D interpolations: opset
-  // 20's N-cubic for any number of spatial dims.
-  const std::string pad = node.attr_string("padding_mode", "zeros");
-  GridSampler s;
-  if (pad == "zeros")
-    s.padding = Padding::kZeros;
-  else if (pad == "border")
-    s.padding = Padding::kBorder;
-  else if (pad == "reflection")
-    s.padding = Padding::kReflection;
-  else
-    return fail(ErrorCode::kInvalidArgument, op + " padding_mode '" + pad + "' is not valid");
-  s.align_corners = node.attr_int("align_corners", 0) != 0;
-  s.dims.assign(x->shape().begin() + 2, x->shape().end());
-  s.stride = strides_of(s.dims);
-  const int64_t n = x->dim(0), c = x->dim(1), in_plane = product(s.dims);
+  HONE_TRY(const ops::GridSampleAttrs attrs, ops::grid_sample_attrs(ctx.node(), ctx.opset()));
+  const std::vector<int64_t> dims(x->shape().begin() + 2, x->shape().end());
+  const ops::GridSampler s(attrs, dims);
+  const int64_t n = x->dim(0), c = x->dim(1), in_plane = product(dims);
   std::vector<int64_t> out_shape{n, c};
   out_shape.insert(out_shape.end(), grid_t->shape().begin() + 1, grid_t->shape().end() - 1);
   const int64_t out_plane = product(out_shape, 2);
   const HostVector<double> xs = to_doubles(*x), grid = to_doubles(*grid_t);
   HostVector<double> out(static_cast<size_t>(n * c * out_plane), 0.0);
   ctx.pool().parallel_for(n * out_plane, [&](int64_t b, int64_t e) {
-    HostVector<double> pos(r);
-    std::vector<int64_t> taps;
-    HostVector<double> weights;
-    std::vector<int64_t> nt;
-    HostVector<double> nw;
-    for (int64_t task = b; task < e; ++task) {
-      const int64_t bn = task / out_plane, o = task % out_plane;
-      const double* g = grid.data() + task * static_cast<int64_t>(r);
-      // grid's last axis lists coordinates innermost first (x, y, z...).
-      for (size_t d = 0; d < r; ++d) pos[d] = s.coord(g[r - 1 - d], d);
-      taps.assign(1, 0);
-      weights.assign(1, 1.0);
-      for (size_t d = 0; d < r; ++d) {
-        nt.clear();
-        nw.clear();
-        auto add = [&](int64_t i, double w) {
-          const int64_t idx = s.index(i, d);
-          for (size_t k = 0; k < taps.size(); ++k) {
-            nt.push_back(idx < 0 || taps[k] < 0 ? -1 : taps[k] + idx * s.stride[d]);
-            nw.push_back(weights[k] * w);
-          }
-        };
-        if (mode == "nearest") {
-          add(static_cast<int64_t>(std::nearbyint(pos[d])), 1.0);
-        } else {
-          const double f = std::floor(pos[d]), t = pos[d] - f;
-          const int64_t i0 = static_cast<int64_t>(f);
-          if (mode == "linear") {
-            add(i0, 1.0 - t);
-            add(i0 + 1, t);
-          } else {
-            const double a = -0.75;
-            auto cw = [a](double dd) {
-              dd = std::abs(dd);
-              if (dd <= 1.0) return ((a + 2.0) * dd - (a + 3.0)) * dd * dd + 1.0;
-              if (dd < 2.0) return ((a * dd - 5.0 * a) * dd + 8.0 * a) * dd - 4.0 * a;
-              return 0.0;
-            };
-            for (int64_t j = -1; j <= 2; ++j) add(i0 + j, cw(static_cast<double>(j) - t));
-          }
-        }
-        taps.swap(nt);
-        weights.swap(nw);
-      }
-      for (int64_t ch = 0; ch < c; ++ch) {
-        const double* plane = xs.data() + (bn * c + ch) * in_plane;
-        double acc = 0.0;
-        for (size_t k = 0; k < taps.size(); ++k)
-          if (taps[k] >= 0) acc += weights[k] * plane[taps[k]];
-        out[(bn * c + ch) * out_plane + o] = acc;
-      }
-    }
+    ops::grid_sample_points(s, c, in_plane, out_plane, xs.data(), grid.data(), out.data(), b, e);
   });
   ctx.set_output(0, from_doubles(x->dtype(), out_shape, out));
   return {};

@@ -341,9 +341,10 @@ std::optional<std::string> misc_why_not(const Graph& g, const Node& n) {
 
 Result<void> lower_misc(PlanBuilder& b, const Node& n) {
   const std::string& op = n.op_type;
-  if (op == "GatherND" || op == "Concat") return lower_own_index(b, n);  // own_index.cpp
-  if (lowers_own_logic(b, n)) return lower_own_logic(b, n);              // own_logic.cpp
-  if (lowers_own_moves(b, n)) return lower_own_moves(b, n);              // own_moves.cpp
+  if (op == "GatherND" || op == "GridSample" || op == "Concat")
+    return lower_own_index(b, n);                            // own_index.cpp
+  if (lowers_own_logic(b, n)) return lower_own_logic(b, n);  // own_logic.cpp
+  if (lowers_own_moves(b, n)) return lower_own_moves(b, n);  // own_moves.cpp
   if (op == "Add" || op == "Sub" || op == "Mul") return lower_int_binary(b, n);
   if (op == "ArgMax" || op == "ArgMin") return lower_arg(b, n);
   if (op == "TopK") return lower_topk(b, n);

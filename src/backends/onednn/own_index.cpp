@@ -5,7 +5,9 @@
 // features of a point-cloud net stay in the block instead of splitting it
 // around reference nodes. Both move plain bytes; GatherND reads its tuples
 // through ops::gather_nd_layout, checks each index when it reads it and
-// fails the run naming it, as the reference does.
+// fails the run naming it, as the reference does. GridSample of f32 (RAFT's
+// correlation lookup, spatial transformers) samples with the reference's
+// taps (ops/grid_sample.h).
 #include "backends/onednn/own_index.h"
 
 #include <cstring>
@@ -16,6 +18,7 @@
 #include "backends/common/node_query.h"
 #include "ops/axis.h"
 #include "ops/gather.h"
+#include "ops/grid_sample.h"
 
 namespace hone::onednn {
 namespace {
@@ -58,6 +61,16 @@ Result<void> gather_nd_loop(const std::string& node, const ops::GatherNdLayout& 
 }  // namespace
 
 std::optional<std::string> own_index_why_not(const Graph& g, const Node& n) {
+  if (n.op_type == "GridSample") {
+    const Value* x = val(g, n, 0);
+    const Value* grid = val(g, n, 1);
+    if (x == nullptr || grid == nullptr) return "needs X and a grid";
+    for (const Value* v : {x, grid})
+      if (v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+        return "input is " + text(v->dtype) + "; f32 only";
+    if (auto a = ops::grid_sample_attrs(n, g.opset()); !a) return a.error().message();
+    return "";
+  }
   if (n.op_type == "GatherND") {
     const Value* x = val(g, n, 0);
     const Value* idx = val(g, n, 1);
@@ -91,7 +104,7 @@ std::optional<std::string> own_index_why_not(const Graph& g, const Node& n) {
 }
 
 bool lowers_own_index(const PlanBuilder& b, const Node& n) {
-  if (n.op_type == "GatherND") return true;
+  if (n.op_type == "GatherND" || n.op_type == "GridSample") return true;
   if (n.op_type != "Concat") return false;
   for (ValueId v : n.inputs)
     if (v >= 0 && b.dtype(v) != DType::kF32 && b.dtype(v) != DType::kUndefined) return true;
@@ -130,6 +143,40 @@ Result<void> lower_gather_nd(PlanBuilder& b, const Node& n) {
   b.add_own_step("gather_nd", std::move(fn),
                  {{DNNL_ARG_SRC_0, data}, {DNNL_ARG_SRC_1, indices}, {DNNL_ARG_DST, dst}});
   b.set(n.outputs[0], PValue{l.out, dst, data_t});
+  return {};
+}
+
+/// GridSample of x [N, C, spatial...] by grid [N, out..., r] into [N, C, out...].
+Result<void> lower_grid_sample(PlanBuilder& b, const Node& n) {
+  if (b.dtype(n.inputs[0]) != DType::kF32 || b.dtype(n.inputs[1]) != DType::kF32)
+    return fail(ErrorCode::kUnsupported, "GridSample of " + text(b.dtype(n.inputs[0])) + " by " +
+                                             text(b.dtype(n.inputs[1])) + "; f32 only");
+  const dims_t x = value_dims(b, n.inputs[0]), grid = value_dims(b, n.inputs[1]);
+  if (x.size() < 3 || grid.size() != x.size() || grid[0] != x[0] ||
+      grid.back() != static_cast<int64_t>(x.size() - 2))
+    return fail(ErrorCode::kInvalidArgument,
+                "GridSample grid " + shape_to_string(grid) + " must be [N, out..., " +
+                    std::to_string(x.size() - 2) + "] for X " + shape_to_string(x));
+  HONE_TRY(const ops::GridSampleAttrs attrs, ops::grid_sample_attrs(n, b.graph().opset()));
+  dims_t out{x[0], x[1]};
+  out.insert(out.end(), grid.begin() + 1, grid.end() - 1);
+  if (shape_numel(out) == 0)
+    return fail(ErrorCode::kUnsupported, "GridSample with an empty result");
+  const auto sampler =
+      std::make_shared<const ops::GridSampler>(attrs, std::vector<int64_t>(x.begin() + 2, x.end()));
+  const int64_t c = x[1], in_plane = shape_numel(x) / (x[0] * x[1]);
+  const int64_t out_plane = shape_numel(out) / (x[0] * x[1]), points = x[0] * out_plane;
+  const BufferRef src = b.data(n.inputs[0]), coords = b.data(n.inputs[1]);
+  const BufferRef dst = new_plain_value(b, out, DType::kF32);
+  b.add_own_step("grid_sample",
+                 [=](void* const* p) -> Result<void> {
+                   ops::grid_sample_points(
+                       *sampler, c, in_plane, out_plane, static_cast<const float*>(p[0]),
+                       static_cast<const float*>(p[1]), static_cast<float*>(p[2]), 0, points);
+                   return {};
+                 },
+                 {{DNNL_ARG_SRC_0, src}, {DNNL_ARG_SRC_1, coords}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst, DType::kF32});
   return {};
 }
 
@@ -192,6 +239,7 @@ Result<void> lower_concat_bytes(PlanBuilder& b, const Node& n) {
 }  // namespace
 
 Result<void> lower_own_index(PlanBuilder& b, const Node& n) {
+  if (n.op_type == "GridSample") return lower_grid_sample(b, n);
   return n.op_type == "GatherND" ? lower_gather_nd(b, n) : lower_concat_bytes(b, n);
 }
 

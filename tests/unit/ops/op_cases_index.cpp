@@ -150,6 +150,25 @@ std::vector<OpCase> index_cases() {
                "Less",
                13,
                {given(DType::kI64, {4}, {-1, 0, 1, 2}), given(DType::kI64, {4}, {0, 0, 0, 3})}});
+  // GridSample: RAFT's correlation lookup (bilinear, align_corners, zeros
+  // outside), the default half-pixel form, and nearest / bicubic with border
+  // and reflection padding of points far outside (the edge fill's +-30).
+  auto grid_sample = [](std::string name, OpInput grid, std::string mode, std::string pad,
+                        int64_t align) {
+    return OpCase{
+        std::move(name),
+        "GridSample",
+        16,
+        {in({2, 3, 5, 6}), std::move(grid)},
+        {{"mode", std::move(mode)}, {"padding_mode", std::move(pad)}, {"align_corners", align}}};
+  };
+  t.push_back(
+      grid_sample("GridSample_bilinear_align_corners", in({2, 4, 7, 2}), "bilinear", "zeros", 1));
+  t.push_back(
+      grid_sample("GridSample_bilinear_half_pixel", in({2, 3, 3, 2}), "bilinear", "zeros", 0));
+  t.push_back(grid_sample("GridSample_nearest_border", edge({2, 4, 4, 2}), "nearest", "border", 0));
+  t.push_back(
+      grid_sample("GridSample_bicubic_reflection", edge({2, 4, 4, 2}), "bicubic", "reflection", 1));
   return t;
 }
 
