@@ -28,7 +28,8 @@ const std::set<std::string>& integer_ops() {
 // causal masks (Trilu, CumSum), shifted-window masks (ScatterND), relative
 // position buckets (Log of a Range), rotary tables (Sin, Cos of a Range), a
 // position table resized to the input's patch grid (DINOv2: Resize of a
-// constant to sizes computed from the image's dims).
+// constant to sizes computed from the image's dims), an identity matrix of
+// the sequence's size (XLNet's torch.eye(qlen) mask: EyeLike).
 const std::set<std::string>& any_dtype_ops() {
   static const std::set<std::string> k = [] {
     std::set<std::string> s = integer_ops();
@@ -67,7 +68,8 @@ const std::set<std::string>& any_dtype_ops() {
                            "Split",
                            "ScatterND",
                            "ScatterElements",
-                           "Resize"})
+                           "Resize",
+                           "EyeLike"})
       s.insert(op);
     return s;
   }();

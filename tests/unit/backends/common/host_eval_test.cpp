@@ -154,6 +154,24 @@ TEST(HostEval, MaskFromRangeAndWhereUnderAnyDtype) {
   EXPECT_FLOAT_EQ(m.data<float>()[2 * 3 + 1], 0.0f);
 }
 
+TEST(HostEval, AnIdentityOfTheSequencesSizeUnderAnyDtype) {
+  // XLNet's torch.eye(qlen): EyeLike(ConstantOfShape(Concat(seq, seq))).
+  GraphBuilder b("eye");
+  ValueId x = b.input("x", DType::kF32, Shape{1, Dim::symbol("seq")});
+  ValueId seq = b.op("Gather", {b.op("Shape", {x}), b.constant("one", i64s({1}))});
+  ValueId zeros = b.op("ConstantOfShape", {b.op("Concat", {seq, seq}, {{"axis", int64_t{0}}})});
+  ValueId eye = b.op("EyeLike", {zeros});
+  b.output(b.op("MatMul", {x, eye}), "y");
+  Graph g = *std::move(b).build();
+  EXPECT_FALSE(host_value(g, eye, Policy::kIntegers)) << "an f32 result";
+  EXPECT_TRUE(host_value(g, eye, Policy::kAnyDtype));
+  auto known = evaluate_all(g, Policy::kAnyDtype, {{1, 3}});
+  ASSERT_TRUE(known.count(eye));
+  const Tensor& e = known[eye];
+  ASSERT_EQ(e.shape(), (Ints{3, 3}));
+  for (int64_t i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(e.data<float>()[i], i % 4 == 0 ? 1.0f : 0.0f);
+}
+
 TEST(HostEval, AConstantTableResizedToSizesFromDimsUnderAnyDtype) {
   // DINOv2's positions: a constant [1, C, 4, 4] table resized bilinearly to
   // the image's side // 2 (sizes Concat-ed from Shape), then added to data.
