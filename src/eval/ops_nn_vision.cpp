@@ -7,47 +7,15 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
 #include "ops/grid_sample.h"
+#include "ops/roi_align.h"
 
 namespace hone::eval::nn {
 namespace {
 
 // --- RoiAlign -------------------------------------------------------------------
 
-struct Bilinear {
-  int64_t y0 = 0, y1 = 0, x0 = 0, x1 = 0;
-  double w00 = 0, w01 = 0, w10 = 0, w11 = 0;
-};
-
-/// Bilinear sample point as ONNX (and ONNX Runtime) define it for RoiAlign:
-/// points more than one pixel outside contribute nothing, others clamp.
-Bilinear roi_point(double y, double x, int64_t h, int64_t w) {
-  Bilinear b;
-  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return b;
-  y = std::max(y, 0.0);
-  x = std::max(x, 0.0);
-  b.y0 = static_cast<int64_t>(y);
-  b.x0 = static_cast<int64_t>(x);
-  if (b.y0 >= h - 1) {
-    b.y0 = b.y1 = h - 1;
-    y = static_cast<double>(b.y0);
-  } else {
-    b.y1 = b.y0 + 1;
-  }
-  if (b.x0 >= w - 1) {
-    b.x0 = b.x1 = w - 1;
-    x = static_cast<double>(b.x0);
-  } else {
-    b.x1 = b.x0 + 1;
-  }
-  const double ly = y - static_cast<double>(b.y0), lx = x - static_cast<double>(b.x0);
-  const double hy = 1.0 - ly, hx = 1.0 - lx;
-  b.w00 = hy * hx;
-  b.w01 = hy * lx;
-  b.w10 = ly * hx;
-  b.w11 = ly * lx;
-  return b;
-}
-
+// The sampling (roi transform, bins, bilinear points, avg or max) is
+// ops/roi_align.h's, which onednn's own step shares.
 Result<void> roi_align(KernelContext& ctx) {
   const std::string op = "RoiAlign";
   HONE_TRY(const Tensor* x, ctx.tensor(0));
@@ -66,86 +34,16 @@ Result<void> roi_align(KernelContext& ctx) {
                                                  "]");
   if (!is_floating(x->dtype()))
     return fail(unsupported_dtype(x->dtype(), "a float X").add_context(op));
-  const Node& node = ctx.node();
-  const std::string mode = node.attr_string("mode", "avg");
-  if (mode != "avg" && mode != "max")
-    return fail(ErrorCode::kInvalidArgument, op + " mode '" + mode + "' is not avg or max");
-  const std::string ctm = node.attr_string("coordinate_transformation_mode",
-                                           ctx.opset() >= 16 ? "half_pixel" : "output_half_pixel");
-  if (ctm != "half_pixel" && ctm != "output_half_pixel")
-    return fail(ErrorCode::kInvalidArgument,
-                op + " coordinate_transformation_mode '" + ctm + "' is not valid");
-  const bool half_pixel = ctm == "half_pixel";
-  const int64_t oh = node.attr_int("output_height", 1), ow = node.attr_int("output_width", 1);
-  const int64_t sampling = node.attr_int("sampling_ratio", 0);
-  const double spatial_scale = node.attr_float("spatial_scale", 1.0f);
-  if (oh <= 0 || ow <= 0 || sampling < 0)
-    return fail(
-        ErrorCode::kInvalidArgument,
-        op + " output_height/output_width must be positive and sampling_ratio non-negative");
+  HONE_TRY(const ops::RoiAlignAttrs a, ops::roi_align_attrs(ctx.node(), ctx.opset()));
   const int64_t n = x->dim(0), c = x->dim(1), h = x->dim(2), w = x->dim(3);
   const HostVector<double> xs = to_doubles(*x), rois = to_doubles(*rois_t);
   const std::vector<int64_t> batch = to_int64s(*batch_t);
-  for (int64_t r = 0; r < num; ++r)
-    if (batch[r] < 0 || batch[r] >= n)
-      return fail(ErrorCode::kInvalidArgument, op + " batch index " + std::to_string(batch[r]) +
-                                                   " of roi " + std::to_string(r) +
-                                                   " is outside [0, " + std::to_string(n) + ")");
-  HostVector<double> out(static_cast<size_t>(num * c * oh * ow), 0.0);
-  const double offset = half_pixel ? 0.5 : 0.0;
+  HONE_CHECK_OK(ops::check_roi_batches(batch.data(), num, n));
+  HostVector<double> out(static_cast<size_t>(num * c * a.out_h * a.out_w), 0.0);
   ctx.pool().parallel_for(num, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const double* roi = rois.data() + r * 4;
-      const double x0 = roi[0] * spatial_scale - offset, y0 = roi[1] * spatial_scale - offset;
-      const double x1 = roi[2] * spatial_scale - offset, y1 = roi[3] * spatial_scale - offset;
-      double rw = x1 - x0, rh = y1 - y0;
-      if (!half_pixel) {
-        rw = std::max(rw, 1.0);
-        rh = std::max(rh, 1.0);
-      }
-      const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
-      const int64_t gh =
-          sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rh / static_cast<double>(oh)));
-      const int64_t gw =
-          sampling > 0 ? sampling : static_cast<int64_t>(std::ceil(rw / static_cast<double>(ow)));
-      const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
-      std::vector<Bilinear> pts;
-      for (int64_t ph = 0; ph < oh; ++ph)
-        for (int64_t pw = 0; pw < ow; ++pw) {
-          pts.clear();
-          for (int64_t iy = 0; iy < gh; ++iy) {
-            const double yy = y0 + static_cast<double>(ph) * bin_h +
-                              (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
-            for (int64_t ix = 0; ix < gw; ++ix) {
-              const double xx = x0 + static_cast<double>(pw) * bin_w +
-                                (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(gw);
-              pts.push_back(roi_point(yy, xx, h, w));
-            }
-          }
-          for (int64_t ch = 0; ch < c; ++ch) {
-            const double* plane = xs.data() + (batch[r] * c + ch) * h * w;
-            double acc = 0.0;
-            bool first = true;
-            for (const Bilinear& q : pts) {
-              const double v00 = q.w00 * plane[q.y0 * w + q.x0],
-                           v01 = q.w01 * plane[q.y0 * w + q.x1];
-              const double v10 = q.w10 * plane[q.y1 * w + q.x0],
-                           v11 = q.w11 * plane[q.y1 * w + q.x1];
-              if (mode == "avg") {
-                acc += v00 + v01 + v10 + v11;
-              } else {
-                // ONNX's max mode takes the largest weighted corner per sample.
-                const double m = std::max({v00, v01, v10, v11});
-                acc = first ? m : std::max(acc, m);
-                first = false;
-              }
-            }
-            out[((r * c + ch) * oh + ph) * ow + pw] = mode == "avg" ? acc / count : acc;
-          }
-        }
-    }
+    ops::roi_align_rois(a, c, h, w, xs.data(), rois.data(), batch.data(), out.data(), b, e);
   });
-  ctx.set_output(0, from_doubles(x->dtype(), {num, c, oh, ow}, out));
+  ctx.set_output(0, from_doubles(x->dtype(), {num, c, a.out_h, a.out_w}, out));
   return {};
 }
 

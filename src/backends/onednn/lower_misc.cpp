@@ -341,7 +341,7 @@ std::optional<std::string> misc_why_not(const Graph& g, const Node& n) {
 
 Result<void> lower_misc(PlanBuilder& b, const Node& n) {
   const std::string& op = n.op_type;
-  if (op == "GatherND" || op == "GridSample" || op == "Concat")
+  if (op == "GatherND" || op == "GridSample" || op == "RoiAlign" || op == "Concat")
     return lower_own_index(b, n);                            // own_index.cpp
   if (lowers_own_logic(b, n)) return lower_own_logic(b, n);  // own_logic.cpp
   if (lowers_own_moves(b, n)) return lower_own_moves(b, n);  // own_moves.cpp

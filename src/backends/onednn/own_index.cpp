@@ -6,8 +6,8 @@
 // around reference nodes. Both move plain bytes; GatherND reads its tuples
 // through ops::gather_nd_layout, checks each index when it reads it and
 // fails the run naming it, as the reference does. GridSample of f32 (RAFT's
-// correlation lookup, spatial transformers) samples with the reference's
-// taps (ops/grid_sample.h).
+// correlation lookup, spatial transformers) and RoiAlign (an R-CNN's box
+// head) sample with the reference's taps (ops/grid_sample.h, ops/roi_align.h).
 #include "backends/onednn/own_index.h"
 
 #include <cstring>
@@ -19,6 +19,7 @@
 #include "ops/axis.h"
 #include "ops/gather.h"
 #include "ops/grid_sample.h"
+#include "ops/roi_align.h"
 
 namespace hone::onednn {
 namespace {
@@ -71,6 +72,21 @@ std::optional<std::string> own_index_why_not(const Graph& g, const Node& n) {
     if (auto a = ops::grid_sample_attrs(n, g.opset()); !a) return a.error().message();
     return "";
   }
+  if (n.op_type == "RoiAlign") {
+    const Value* x = val(g, n, 0);
+    const Value* rois = val(g, n, 1);
+    const Value* batch = val(g, n, 2);
+    if (x == nullptr || rois == nullptr || batch == nullptr)
+      return "needs X, rois and batch indices";
+    for (const Value* v : {x, rois})
+      if (v->dtype != DType::kF32 && v->dtype != DType::kUndefined)
+        return "input is " + text(v->dtype) + "; f32 only";
+    if (batch->dtype != DType::kI64 && batch->dtype != DType::kI32 &&
+        batch->dtype != DType::kUndefined)
+      return "batch indices are " + text(batch->dtype) + "; i64 or i32 only";
+    if (auto a = ops::roi_align_attrs(n, g.opset()); !a) return a.error().message();
+    return "";
+  }
   if (n.op_type == "GatherND") {
     const Value* x = val(g, n, 0);
     const Value* idx = val(g, n, 1);
@@ -104,7 +120,7 @@ std::optional<std::string> own_index_why_not(const Graph& g, const Node& n) {
 }
 
 bool lowers_own_index(const PlanBuilder& b, const Node& n) {
-  if (n.op_type == "GatherND" || n.op_type == "GridSample") return true;
+  if (n.op_type == "GatherND" || n.op_type == "GridSample" || n.op_type == "RoiAlign") return true;
   if (n.op_type != "Concat") return false;
   for (ValueId v : n.inputs)
     if (v >= 0 && b.dtype(v) != DType::kF32 && b.dtype(v) != DType::kUndefined) return true;
@@ -180,6 +196,45 @@ Result<void> lower_grid_sample(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// RoiAlign of x [N, C, H, W] by rois [num, 4] and their batch indices into
+/// [num, C, out_h, out_w]; a batch index outside [0, N) fails the run.
+Result<void> lower_roi_align(PlanBuilder& b, const Node& n) {
+  const DType index_t = b.dtype(n.inputs[2]);
+  if (b.dtype(n.inputs[0]) != DType::kF32 || b.dtype(n.inputs[1]) != DType::kF32 ||
+      (index_t != DType::kI64 && index_t != DType::kI32))
+    return fail(ErrorCode::kUnsupported, "RoiAlign of " + text(b.dtype(n.inputs[0])) + " by " +
+                                             text(b.dtype(n.inputs[1])) + " rois and " +
+                                             text(index_t) + " batch indices");
+  const dims_t x = value_dims(b, n.inputs[0]), rois = value_dims(b, n.inputs[1]),
+               batch = value_dims(b, n.inputs[2]);
+  if (x.size() != 4 || rois.size() != 2 || rois[1] != 4 || batch != dims_t{rois[0]})
+    return fail(ErrorCode::kInvalidArgument, "RoiAlign of X " + shape_to_string(x) + ", rois " +
+                                                 shape_to_string(rois) + ", batch indices " +
+                                                 shape_to_string(batch));
+  HONE_TRY(const ops::RoiAlignAttrs a, ops::roi_align_attrs(n, b.graph().opset()));
+  const dims_t out{rois[0], x[1], a.out_h, a.out_w};
+  if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "RoiAlign with an empty result");
+  const BufferRef src = b.data(n.inputs[0]), boxes = b.data(n.inputs[1]), idx = b.data(n.inputs[2]);
+  const BufferRef dst = new_plain_value(b, out, DType::kF32);
+  const int64_t num = rois[0], batches = x[0], c = x[1], h = x[2], w = x[3];
+  auto run = [=](const auto* bi, void* const* p) -> Result<void> {
+    HONE_CHECK_OK(ops::check_roi_batches(bi, num, batches));
+    ops::roi_align_rois(a, c, h, w, static_cast<const float*>(p[0]),
+                        static_cast<const float*>(p[1]), bi, static_cast<float*>(p[3]), 0, num);
+    return {};
+  };
+  OwnFn fn;
+  if (index_t == DType::kI64)
+    fn = [=](void* const* p) { return run(static_cast<const int64_t*>(p[2]), p); };
+  else
+    fn = [=](void* const* p) { return run(static_cast<const int32_t*>(p[2]), p); };
+  b.add_own_step(
+      "roi_align", std::move(fn),
+      {{DNNL_ARG_SRC_0, src}, {DNNL_ARG_SRC_1, boxes}, {DNNL_ARG_SRC_2, idx}, {DNNL_ARG_DST, dst}});
+  b.set(n.outputs[0], PValue{out, dst, DType::kF32});
+  return {};
+}
+
 /// One own step per source, each copying its rows into its columns of the
 /// output (a buffer written again by a later step stays live: place_temps).
 Result<void> lower_concat_bytes(PlanBuilder& b, const Node& n) {
@@ -240,6 +295,7 @@ Result<void> lower_concat_bytes(PlanBuilder& b, const Node& n) {
 
 Result<void> lower_own_index(PlanBuilder& b, const Node& n) {
   if (n.op_type == "GridSample") return lower_grid_sample(b, n);
+  if (n.op_type == "RoiAlign") return lower_roi_align(b, n);
   return n.op_type == "GatherND" ? lower_gather_nd(b, n) : lower_concat_bytes(b, n);
 }
 

@@ -169,6 +169,29 @@ std::vector<OpCase> index_cases() {
   t.push_back(grid_sample("GridSample_nearest_border", edge({2, 4, 4, 2}), "nearest", "border", 0));
   t.push_back(
       grid_sample("GridSample_bicubic_reflection", edge({2, 4, 4, 2}), "bicubic", "reflection", 1));
+  // RoiAlign: torchvision's R-CNN form (output_half_pixel, sampling_ratio 2,
+  // a 1/8 scale) and ONNX's max mode at half_pixel with adaptive sampling;
+  // boxes partly outside the map, batch indices of both images.
+  const OpInput rois =
+      given(DType::kF32, {4, 4}, {0, 0, 40, 40, 8, 4, 60, 30, -10, 20, 30, 70, 50, 50, 51, 52});
+  const OpInput batch = given(DType::kI64, {4}, {0, 1, 1, 0});
+  t.push_back({"RoiAlign_output_half_pixel",
+               "RoiAlign",
+               16,
+               {in({2, 3, 8, 8}), rois, batch},
+               {{"coordinate_transformation_mode", std::string("output_half_pixel")},
+                {"output_height", int64_t{3}},
+                {"output_width", int64_t{2}},
+                {"sampling_ratio", int64_t{2}},
+                {"spatial_scale", 0.125f}}});
+  t.push_back({"RoiAlign_max_half_pixel",
+               "RoiAlign",
+               16,
+               {in({2, 3, 8, 8}), rois, batch},
+               {{"mode", std::string("max")},
+                {"output_height", int64_t{2}},
+                {"output_width", int64_t{2}},
+                {"spatial_scale", 0.125f}}});
   return t;
 }
 

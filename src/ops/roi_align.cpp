@@ -1,0 +1,57 @@
+// ONNX RoiAlign's attributes and sampling points (ops/roi_align.h).
+#include "ops/roi_align.h"
+
+namespace hone::ops {
+
+Result<RoiAlignAttrs> roi_align_attrs(const Node& n, int64_t opset) {
+  RoiAlignAttrs a;
+  const std::string mode = n.attr_string("mode", "avg");
+  if (mode != "avg" && mode != "max")
+    return fail(ErrorCode::kInvalidArgument, "RoiAlign mode '" + mode + "' is not avg or max");
+  a.max_mode = mode == "max";
+  const std::string ctm = n.attr_string("coordinate_transformation_mode",
+                                        opset >= 16 ? "half_pixel" : "output_half_pixel");
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    return fail(ErrorCode::kInvalidArgument,
+                "RoiAlign coordinate_transformation_mode '" + ctm + "' is not valid");
+  a.half_pixel = ctm == "half_pixel";
+  a.out_h = n.attr_int("output_height", 1);
+  a.out_w = n.attr_int("output_width", 1);
+  a.sampling = n.attr_int("sampling_ratio", 0);
+  a.spatial_scale = n.attr_float("spatial_scale", 1.0f);
+  if (a.out_h <= 0 || a.out_w <= 0 || a.sampling < 0)
+    return fail(ErrorCode::kInvalidArgument,
+                "RoiAlign output_height/output_width must be positive and sampling_ratio "
+                "non-negative");
+  return a;
+}
+
+RoiPoint roi_point(double y, double x, int64_t h, int64_t w) {
+  RoiPoint b;
+  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return b;
+  y = std::max(y, 0.0);
+  x = std::max(x, 0.0);
+  b.y0 = static_cast<int64_t>(y);
+  b.x0 = static_cast<int64_t>(x);
+  if (b.y0 >= h - 1) {
+    b.y0 = b.y1 = h - 1;
+    y = static_cast<double>(b.y0);
+  } else {
+    b.y1 = b.y0 + 1;
+  }
+  if (b.x0 >= w - 1) {
+    b.x0 = b.x1 = w - 1;
+    x = static_cast<double>(b.x0);
+  } else {
+    b.x1 = b.x0 + 1;
+  }
+  const double ly = y - static_cast<double>(b.y0), lx = x - static_cast<double>(b.x0);
+  const double hy = 1.0 - ly, hx = 1.0 - lx;
+  b.w00 = hy * hx;
+  b.w01 = hy * lx;
+  b.w10 = ly * hx;
+  b.w11 = ly * lx;
+  return b;
+}
+
+}  // namespace hone::ops

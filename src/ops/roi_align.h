@@ -1,0 +1,113 @@
+// Where ONNX RoiAlign samples its input, written once: each roi scaled and
+// shifted (half_pixel, or output_half_pixel as torchvision's aligned=False),
+// split into output_height x output_width bins, each bin's grid of sampling
+// points read bilinearly (points over a pixel outside read nothing, others
+// clamp, as ONNX and ONNX Runtime define it), averaged or maxed. The
+// reference kernel and onednn's own RoiAlign step (the R-CNN box heads'
+// MultiScaleRoIAlign) both call it, in double.
+//
+//   HONE_TRY(ops::RoiAlignAttrs a, ops::roi_align_attrs(node, opset));
+//   HONE_CHECK_OK(ops::check_roi_batches(batch, num, n));
+//   ops::roi_align_rois(a, c, h, w, x, rois, batch, y, 0, num);
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "hone/error.h"
+#include "hone/graph.h"
+
+namespace hone::ops {
+
+struct RoiAlignAttrs {
+  bool max_mode = false;
+  bool half_pixel = true;
+  int64_t out_h = 1, out_w = 1, sampling = 0;
+  double spatial_scale = 1.0;
+};
+
+/// RoiAlign `n`'s attributes at `opset` (coordinate_transformation_mode
+/// defaults to half_pixel from opset 16, output_half_pixel before);
+/// invalid argument naming a bad mode, transformation or size.
+[[nodiscard]] Result<RoiAlignAttrs> roi_align_attrs(const Node& n, int64_t opset);
+
+/// One sampling point's four corners and weights.
+struct RoiPoint {
+  int64_t y0 = 0, y1 = 0, x0 = 0, x1 = 0;
+  double w00 = 0, w01 = 0, w10 = 0, w11 = 0;
+};
+RoiPoint roi_point(double y, double x, int64_t h, int64_t w);
+
+/// Invalid argument naming the first batch index outside [0, n).
+template <class I>
+Result<void> check_roi_batches(const I* batch, int64_t num, int64_t n) {
+  for (int64_t r = 0; r < num; ++r)
+    if (batch[r] < 0 || batch[r] >= n)
+      return fail(ErrorCode::kInvalidArgument, "RoiAlign batch index " +
+                                                   std::to_string(static_cast<int64_t>(batch[r])) +
+                                                   " of roi " + std::to_string(r) +
+                                                   " is outside [0, " + std::to_string(n) + ")");
+  return {};
+}
+
+/// Rois [r0, r1) of x [n, c, h, w] (rois [num, 4] as x0, y0, x1, y1, their
+/// batch indices checked) into y [num, c, out_h, out_w].
+template <class T, class I>
+void roi_align_rois(const RoiAlignAttrs& a, int64_t c, int64_t h, int64_t w, const T* x,
+                    const T* rois, const I* batch, T* y, int64_t r0, int64_t r1) {
+  const double offset = a.half_pixel ? 0.5 : 0.0, s = a.spatial_scale;
+  const int64_t oh = a.out_h, ow = a.out_w;
+  std::vector<RoiPoint> pts;
+  for (int64_t r = r0; r < r1; ++r) {
+    const T* roi = rois + r * 4;
+    const double x0 = static_cast<double>(roi[0]) * s - offset;
+    const double y0 = static_cast<double>(roi[1]) * s - offset;
+    double rw = static_cast<double>(roi[2]) * s - offset - x0;
+    double rh = static_cast<double>(roi[3]) * s - offset - y0;
+    if (!a.half_pixel) {
+      rw = std::max(rw, 1.0);
+      rh = std::max(rh, 1.0);
+    }
+    const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
+    const int64_t gh = a.sampling > 0 ? a.sampling : static_cast<int64_t>(std::ceil(bin_h));
+    const int64_t gw = a.sampling > 0 ? a.sampling : static_cast<int64_t>(std::ceil(bin_w));
+    const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+    for (int64_t ph = 0; ph < oh; ++ph)
+      for (int64_t pw = 0; pw < ow; ++pw) {
+        pts.clear();
+        for (int64_t iy = 0; iy < gh; ++iy) {
+          const double yy = y0 + static_cast<double>(ph) * bin_h +
+                            (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
+          for (int64_t ix = 0; ix < gw; ++ix) {
+            const double xx = x0 + static_cast<double>(pw) * bin_w +
+                              (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(gw);
+            pts.push_back(roi_point(yy, xx, h, w));
+          }
+        }
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const T* plane = x + (static_cast<int64_t>(batch[r]) * c + ch) * h * w;
+          double acc = 0.0;
+          bool first = true;
+          for (const RoiPoint& q : pts) {
+            const double v00 = q.w00 * static_cast<double>(plane[q.y0 * w + q.x0]);
+            const double v01 = q.w01 * static_cast<double>(plane[q.y0 * w + q.x1]);
+            const double v10 = q.w10 * static_cast<double>(plane[q.y1 * w + q.x0]);
+            const double v11 = q.w11 * static_cast<double>(plane[q.y1 * w + q.x1]);
+            if (!a.max_mode) {
+              acc += v00 + v01 + v10 + v11;
+            } else {  // ONNX's max mode takes the largest weighted corner per sample
+              const double m = std::max({v00, v01, v10, v11});
+              acc = first ? m : std::max(acc, m);
+              first = false;
+            }
+          }
+          y[((r * c + ch) * oh + ph) * ow + pw] = static_cast<T>(a.max_mode ? acc : acc / count);
+        }
+      }
+  }
+}
+
+}  // namespace hone::ops
