@@ -6,6 +6,7 @@
 #include <limits>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 
 #include "core/host_blocks.h"
 #include "hone/half.h"
@@ -167,116 +168,92 @@ bool Tensor::bitwise_equal(const Tensor& other) const {
   return nbytes() == 0 || std::memcmp(data_, other.data_, nbytes()) == 0;
 }
 
-double tensor_element_as_double(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
+namespace {
+
+/// `f(std::type_identity<T>{})` with T the C++ type of `dtype`'s elements;
+/// `undefined()` for kUndefined.
+template <class F, class U>
+auto with_element_type(DType dtype, F&& f, U&& undefined) {
+  switch (dtype) {
     case DType::kF32:
-      return t.data<float>()[i];
+      return f(std::type_identity<float>{});
     case DType::kF64:
-      return t.data<double>()[i];
+      return f(std::type_identity<double>{});
     case DType::kF16:
-      return t.data<Half>()[i].to_float();
+      return f(std::type_identity<Half>{});
     case DType::kBF16:
-      return t.data<BFloat16>()[i].to_float();
+      return f(std::type_identity<BFloat16>{});
     case DType::kI8:
-      return t.data<int8_t>()[i];
+      return f(std::type_identity<int8_t>{});
     case DType::kU8:
-      return t.data<uint8_t>()[i];
+      return f(std::type_identity<uint8_t>{});
     case DType::kI16:
-      return t.data<int16_t>()[i];
+      return f(std::type_identity<int16_t>{});
     case DType::kU16:
-      return t.data<uint16_t>()[i];
+      return f(std::type_identity<uint16_t>{});
     case DType::kI32:
-      return t.data<int32_t>()[i];
+      return f(std::type_identity<int32_t>{});
     case DType::kU32:
-      return t.data<uint32_t>()[i];
+      return f(std::type_identity<uint32_t>{});
     case DType::kI64:
-      return static_cast<double>(t.data<int64_t>()[i]);
+      return f(std::type_identity<int64_t>{});
     case DType::kU64:
-      return static_cast<double>(t.data<uint64_t>()[i]);
+      return f(std::type_identity<uint64_t>{});
     case DType::kBool:
-      return t.data<bool>()[i] ? 1.0 : 0.0;
+      return f(std::type_identity<bool>{});
     case DType::kUndefined:
-      return 0.0;
+      break;
   }
-  return 0.0;
+  return undefined();
+}
+
+template <class T>
+constexpr bool kHalfType = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
+
+}  // namespace
+
+double tensor_element_as_double(const Tensor& t, int64_t i) {
+  return with_element_type(
+      t.dtype(),
+      [&]<class T>(std::type_identity<T>) -> double {
+        const T x = t.data<T>()[i];
+        if constexpr (kHalfType<T>)
+          return x.to_float();
+        else if constexpr (std::is_same_v<T, bool>)
+          return x ? 1.0 : 0.0;
+        else
+          return static_cast<double>(x);
+      },
+      [] { return 0.0; });
 }
 
 int64_t tensor_element_as_int64(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kI8:
-      return t.data<int8_t>()[i];
-    case DType::kU8:
-      return t.data<uint8_t>()[i];
-    case DType::kI16:
-      return t.data<int16_t>()[i];
-    case DType::kU16:
-      return t.data<uint16_t>()[i];
-    case DType::kI32:
-      return t.data<int32_t>()[i];
-    case DType::kU32:
-      return t.data<uint32_t>()[i];
-    case DType::kI64:
-      return t.data<int64_t>()[i];
-    case DType::kU64:
-      return static_cast<int64_t>(t.data<uint64_t>()[i]);
-    case DType::kBool:
-      return t.data<bool>()[i] ? 1 : 0;
-    default:
-      return static_cast<int64_t>(tensor_element_as_double(t, i));
-  }
+  return with_element_type(
+      t.dtype(),
+      [&]<class T>(std::type_identity<T>) -> int64_t {
+        if constexpr (std::is_integral_v<T>)  // bool too: 0 or 1
+          return static_cast<int64_t>(t.data<T>()[i]);
+        else
+          return static_cast<int64_t>(tensor_element_as_double(t, i));
+      },
+      [&] { return static_cast<int64_t>(tensor_element_as_double(t, i)); });
 }
-
-namespace {
-template <class T>
-T int_from_double(double v) {
-  return std::isnan(v) ? T{0} : static_cast<T>(v);
-}
-}  // namespace
 
 void tensor_set_element_from_double(Tensor& t, int64_t i, double v) {
-  switch (t.dtype()) {
-    case DType::kF32:
-      t.data<float>()[i] = static_cast<float>(v);
-      return;
-    case DType::kF64:
-      t.data<double>()[i] = v;
-      return;
-    case DType::kF16:
-      t.data<Half>()[i] = Half::from_float(static_cast<float>(v));
-      return;
-    case DType::kBF16:
-      t.data<BFloat16>()[i] = BFloat16::from_float(static_cast<float>(v));
-      return;
-    case DType::kI8:
-      t.data<int8_t>()[i] = int_from_double<int8_t>(v);
-      return;
-    case DType::kU8:
-      t.data<uint8_t>()[i] = int_from_double<uint8_t>(v);
-      return;
-    case DType::kI16:
-      t.data<int16_t>()[i] = int_from_double<int16_t>(v);
-      return;
-    case DType::kU16:
-      t.data<uint16_t>()[i] = int_from_double<uint16_t>(v);
-      return;
-    case DType::kI32:
-      t.data<int32_t>()[i] = int_from_double<int32_t>(v);
-      return;
-    case DType::kU32:
-      t.data<uint32_t>()[i] = int_from_double<uint32_t>(v);
-      return;
-    case DType::kI64:
-      t.data<int64_t>()[i] = int_from_double<int64_t>(v);
-      return;
-    case DType::kU64:
-      t.data<uint64_t>()[i] = int_from_double<uint64_t>(v);
-      return;
-    case DType::kBool:
-      t.data<bool>()[i] = v != 0.0;
-      return;
-    case DType::kUndefined:
-      return;
-  }
+  with_element_type(
+      t.dtype(),
+      [&]<class T>(std::type_identity<T>) {
+        T& x = t.data<T>()[i];
+        if constexpr (kHalfType<T>)
+          x = T::from_float(static_cast<float>(v));
+        else if constexpr (std::is_same_v<T, bool>)
+          x = v != 0.0;
+        else if constexpr (std::is_floating_point_v<T>)
+          x = static_cast<T>(v);
+        else
+          x = std::isnan(v) ? T{0} : static_cast<T>(v);
+      },
+      [] {});
 }
 
 }  // namespace hone
