@@ -305,16 +305,15 @@ class AttentionOp final : public Op {
     const auto qo = static_cast<CUdeviceptr>(q.offset * esize),
                ko = static_cast<CUdeviceptr>(k.offset * esize),
                vo = static_cast<CUdeviceptr>(v.offset * esize);
-    // `async`: fn is a cp.async kernel (attention_async_module), launched
-    // where K's and V's rows turn out 16-byte aligned, else `plain`.
-    auto add = [&](std::string kernel, std::string fn, unsigned threads, bool async = false,
-                   std::string plain = {}) {
+    // With `plain` given, fn is a cp.async kernel (attention_async_module),
+    // launched where K's and V's rows turn out 16-byte aligned, else `plain`.
+    auto add = [&](std::string kernel, std::string fn, unsigned threads, std::string plain = {}) {
       OpPlan p;
       p.outputs = {out};
       p.kernel = std::move(kernel);
       const int q_at = iq(), k_at = ik(), v_at = iv(), m_at = im();
       const auto blocks = static_cast<unsigned>(nbatch * tiles);
-      p.run = [a, fn, plain, async, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo, esize](
+      p.run = [a, fn, plain, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo, esize](
                   const ExecCtx& c, const Bind& b) -> Result<void> {
         AttnArgs x = a;
         x.q = b.in[static_cast<size_t>(q_at)] + qo;
@@ -323,9 +322,9 @@ class AttentionOp final : public Op {
         x.mask = m_at >= 0 ? b.in[static_cast<size_t>(m_at)] : 0;
         x.o = b.out[0];
         x.vec = vector_access(x, esize);
-        const bool staged = async && (x.vec & 24) == 24;
+        const bool staged = !plain.empty() && (x.vec & 24) == 24;
         HONE_TRY(const Module* m, staged ? attention_async_module(c.d) : attention_module(c.d));
-        HONE_TRY(CUfunction f, m->function(async && !staged ? plain : fn));
+        HONE_TRY(CUfunction f, m->function(plain.empty() || staged ? fn : plain));
         return launch_grid(c.d, f, c.stream, blocks, 1, 1, threads, 1, {&x});
       };
       cands.push_back(std::move(p));
@@ -344,7 +343,7 @@ class AttentionOp final : public Op {
       if (D <= 64 && (vector_access(at_offsets, esize) & 24) == 24) {
         if (auto m = attention_async_module(*drv); m)
           add("attention." + type + ".cuda.fused_mma_async_half_io",
-              "hone_attn_mma_async_" + d + "_" + type + "_hio", 128, true, plain);
+              "hone_attn_mma_async_" + d + "_" + type + "_hio", 128, plain);
         else
           HONE_LOG_DEBUG("cuda: {}: no cp.async attention kernel: {}", label_, m.error().message());
       }
