@@ -1,7 +1,11 @@
-// 3-D convolution (a video model's (1,k,k) and (k,1,1) factorized convs):
-// im2col of the [C/group * kd*kh*kw, od*oh*ow] columns, then one SGEMM per
-// batch row and group, as 2-D convs run (emit_ops.cpp), with the depth axis
-// added. Spatial dims are static here (window_of refuses 3-D run-time ones).
+// 3-D windows. Convolution (a video model's (1,k,k) and (k,1,1) factorized
+// convs): im2col of the [C/group * kd*kh*kw, od*oh*ow] columns, then one SGEMM
+// per batch row and group, as 2-D convs run (emit_ops.cpp), with the depth
+// axis added. Pooling (MViT's MaxPool3d on the skip path): a direct loop per
+// output element over the taps in bounds, as emit_pool's 2-D one. Spatial dims
+// are static here (window_of refuses 3-D run-time ones).
+#include <tuple>
+
 #include "backends/aot/emitter.h"
 #include "ops/attrs.h"
 
@@ -67,6 +71,60 @@ void Emitter::emit_conv3d(const Node& n, NodeId id, const std::string& y, const 
        c_int(out_vol) + ", B ? 1.0f : 0.0f, yg, " + c_int(out_vol) + ");");
   close();
   close();
+}
+
+void Emitter::emit_pool3d(const Node& n, const Window2d& w, bool include_pad,
+                          const std::string& planes) {
+  const bool is_max = n.op_type == "MaxPool";
+  const int64_t in_vol = w.id * w.ih * w.iw, out_vol = w.od * w.oh * w.ow;
+  begin_parallel("parallel for",
+                 worth_threads(planes + " * " + c_int(out_vol * w.kd * w.kh * w.kw)));
+  open("for (int64_t pl = 0; pl < " + planes + "; ++pl)");
+  line("const float* xp = X + pl * " + c_int(in_vol) + ";");
+  line("float* yp = Y + pl * " + c_int(out_vol) + ";");
+  open("for (int64_t o = 0; o < " + c_int(out_vol) + "; ++o)");
+  line("const int64_t d0 = o / " + c_int(w.oh * w.ow) + " * " + c_int(w.sd) + " - " + c_int(w.pf) +
+       ";");
+  line("const int64_t h0 = o / " + c_int(w.ow) + " % " + c_int(w.oh) + " * " + c_int(w.sh) + " - " +
+       c_int(w.pt) + ";");
+  line("const int64_t w0 = o % " + c_int(w.ow) + " * " + c_int(w.sw) + " - " + c_int(w.pl) + ";");
+  line("float acc = 0.0f;");
+  line("int64_t cnt = 0;");
+  open("for (int64_t kd = 0; kd < " + c_int(w.kd) + "; ++kd)");
+  line("const int64_t id = d0 + kd * " + c_int(w.dd) + ";");
+  line("if (id < 0 || id >= " + c_int(w.id) + ") continue;");
+  open("for (int64_t kh = 0; kh < " + c_int(w.kh) + "; ++kh)");
+  line("const int64_t ih = h0 + kh * " + c_int(w.dh) + ";");
+  line("if (ih < 0 || ih >= " + c_int(w.ih) + ") continue;");
+  open("for (int64_t kw = 0; kw < " + c_int(w.kw) + "; ++kw)");
+  line("const int64_t iw = w0 + kw * " + c_int(w.dw) + ";");
+  line("if (iw < 0 || iw >= " + c_int(w.iw) + ") continue;");
+  line("const float v = xp[(id * " + c_int(w.ih) + " + ih) * " + c_int(w.iw) + " + iw];");
+  line(is_max ? "if (cnt == 0 || v > acc) acc = v;" : "acc += v;");
+  line("++cnt;");
+  close();
+  close();
+  close();
+  if (is_max) {
+    line("yp[o] = acc;");
+  } else if (!include_pad) {
+    line("yp[o] = acc / (float)cnt;");
+  } else {
+    // The taps inside the padded input, per axis (ceil_mode's last window
+    // may reach past the end padding).
+    line("int64_t pd = 0, ph = 0, pw = 0;");
+    for (const auto& [v, at, k, dil, pad, in, pad_end] :
+         {std::tuple{"pd", "d0", w.kd, w.dd, w.pf, w.id, w.pk},
+          std::tuple{"ph", "h0", w.kh, w.dh, w.pt, w.ih, w.pb},
+          std::tuple{"pw", "w0", w.kw, w.dw, w.pl, w.iw, w.pr}})
+      line(std::string("for (int64_t k = 0; k < ") + c_int(k) + "; ++k) " + v + " += " + at +
+           " + k * " + c_int(dil) + " >= -" + c_int(pad) + " && " + at + " + k * " + c_int(dil) +
+           " < " + c_int(in + pad_end) + ";");
+    line("yp[o] = acc / (float)(pd * ph * pw);");
+  }
+  close();
+  close();
+  end_parallel();
 }
 
 }  // namespace hone::aot

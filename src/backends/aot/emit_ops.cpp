@@ -273,6 +273,7 @@ void Emitter::emit_pool(const Node& n, NodeId id, const std::string& y) {
   }
   const ops::PoolAttrs pa = ops::pool_attrs(n).value_or(ops::PoolAttrs{});
   const Window2d w = *window_of(n, x, pa.kernel_shape, pa.ceil_mode);
+  if (x.size() == 5) return emit_pool3d(n, w, pa.count_include_pad, planes);
   const bool include_pad = pa.count_include_pad;
   window_check(n, w);
   const WindowExtents ext = window_extents(w);

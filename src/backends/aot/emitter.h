@@ -64,6 +64,9 @@ class Emitter {
   void emit_gemm(const Node& n, NodeId id, const std::string& y, float scale);
   void emit_matmul(const Step& s, NodeId id, const std::string& y);  // emit_matmul.cpp
   void emit_pool(const Node& n, NodeId id, const std::string& y);
+  /// MaxPool and AveragePool over 3 static spatial dims, `planes` (N * C)
+  /// of them (emit_conv3d.cpp); emit_pool has declared X and Y.
+  void emit_pool3d(const Node& n, const Window2d& w, bool include_pad, const std::string& planes);
   /// For a window over a run-time dim (Window2d::dynamic): fails the run,
   /// with a message, where that dim is too small for the window (emit_window.cpp).
   void window_check(const Node& n, const Window2d& w);

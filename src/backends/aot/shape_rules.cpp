@@ -175,10 +175,12 @@ Result<DimExprs> pool(Program& p, NodeId id, const Node& n) {
     if (x.size() < 3) return fail(unsupported("input " + to_string(x) + " has no spatial dims"));
     return refused(ops::global_pool_shape(n.op_type, x));
   }
-  if (x.size() != 3 && x.size() != 4)
-    return fail(unsupported(n.op_type + " input " + to_string(x) + ": aot runs 1-D and 2-D pools"));
+  if (x.size() < 3 || x.size() > 5)
+    return fail(
+        unsupported(n.op_type + " input " + to_string(x) + ": aot runs 1-D, 2-D and 3-D pools"));
   HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
   if (spatial_static(x)) return ops::pool_shape(n, pa, x);
+  // window_of refuses a 3-D window over run-time dims (emit_pool3d's loops are static).
   HONE_TRY(const Window2d win, window_of(n, x, pa.kernel_shape, pa.ceil_mode));
   HONE_CHECK_OK(check_window_bounds(p, win, x));
   return window_out_dims(win, x, x[1]);

@@ -274,8 +274,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
   }
   if (op == "Conv" || op == "MaxPool" || op == "AveragePool") {
     const int64_t r = std::max(rank_of(val(g, n, 0)), op == "Conv" ? rank_of(val(g, n, 1)) : -1);
-    if (r >= 0 && r != 3 && r != 4 && !(op == "Conv" && r == 5))
-      return "rank " + std::to_string(r) + ": aot runs 1-D and 2-D windows, and 3-D convs";
+    if (r >= 0 && r != 3 && r != 4 && r != 5)
+      return "rank " + std::to_string(r) + ": aot runs 1-D, 2-D and 3-D windows";
     if (op != "Conv" && !n.has_attr("kernel_shape")) return "kernel_shape is missing";
   }
   if (op == "Gemm")

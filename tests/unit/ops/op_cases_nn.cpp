@@ -127,6 +127,22 @@ std::vector<OpCase> nn_cases() {
                    {{"kernel_shape", Ints{2, 2}},
                     {"auto_pad", std::string("SAME_UPPER")},
                     {"strides", Ints{2, 2}}}));
+  // 3-D: MViT's MaxPool3d on the skip path (stride 1 in time), and averages.
+  t.push_back(pool("MaxPool_3d", "MaxPool", {1, 3, 4, 7, 6},
+                   {{"kernel_shape", Ints{3, 3, 3}},
+                    {"strides", Ints{1, 2, 2}},
+                    {"pads", Ints{1, 1, 1, 1, 1, 1}}}));
+  t.push_back(pool("AveragePool_3d_ceil_mode", "AveragePool", {2, 2, 5, 5, 6},
+                   {{"kernel_shape", Ints{2, 3, 2}},
+                    {"strides", Ints{2, 2, 2}},
+                    {"pads", Ints{0, 1, 1, 1, 0, 0}},
+                    {"ceil_mode", int64_t{1}}}));
+  t.push_back(pool("AveragePool_3d_count_include_pad", "AveragePool", {1, 3, 4, 5, 5},
+                   {{"kernel_shape", Ints{3, 2, 3}},
+                    {"strides", Ints{1, 2, 1}},
+                    {"pads", Ints{1, 0, 1, 1, 1, 1}},
+                    {"dilations", Ints{1, 2, 1}},
+                    {"count_include_pad", int64_t{1}}}));
   t.push_back(pool("GlobalAveragePool", "GlobalAveragePool", {2, 5, 6, 7}, {}));
   t.push_back(pool("GlobalMaxPool", "GlobalMaxPool", {2, 5, 6, 7}, {}));
 

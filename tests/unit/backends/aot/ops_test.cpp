@@ -293,5 +293,44 @@ TEST(AotOps, ThreeDimensionalConvs) {
                            {{"dim_bounds", "batch=2"}});
 }
 
+TEST(AotOps, ThreeDimensionalPools) {
+  // MViT's MaxPool3d on the skip path (3x3x3, stride 1 in time, padded) after
+  // a 3-D conv, and averages with ceil_mode, dilation and count_include_pad,
+  // all compiled whole (no lowering fallback).
+  std::mt19937 rng(10);
+  GraphBuilder b("video_pools", 19);  // AveragePool's dilations
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 3, 4, 7, 6});
+  const ValueId h = b.conv(
+      x, b.constant("w", uniform(rng, {4, 3, 1, 3, 3})), b.constant("wb", uniform(rng, {4})),
+      {.strides = {1, 1, 1}, .pads = {0, 1, 1, 0, 1, 1}, .dilations = {1, 1, 1}, .group = 1});
+  using Ints = std::vector<int64_t>;
+  b.output(b.op("MaxPool", {h},
+                {{"kernel_shape", Ints{3, 3, 3}},
+                 {"strides", Ints{1, 2, 2}},
+                 {"pads", Ints{1, 1, 1, 1, 1, 1}}}),
+           "max");
+  b.output(b.op("AveragePool", {h},
+                {{"kernel_shape", Ints{2, 3, 2}},
+                 {"strides", Ints{2, 2, 2}},
+                 {"pads", Ints{0, 1, 1, 1, 0, 0}},
+                 {"ceil_mode", int64_t{1}}}),
+           "avg_ceil");
+  b.output(b.op("AveragePool", {h},
+                {{"kernel_shape", Ints{3, 2, 3}},
+                 {"strides", Ints{1, 2, 1}},
+                 {"pads", Ints{1, 0, 1, 1, 1, 1}},
+                 {"dilations", Ints{1, 2, 1}},
+                 {"count_include_pad", int64_t{1}}}),
+           "avg_include_pad");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  auto be = testing_util::build_aot(*g, {{"dim_bounds", "batch=2"}});
+  ASSERT_TRUE(be);
+  EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, *g));
+  for (const std::string& why : be->lowering_fallbacks()) ADD_FAILURE() << why;
+  testing_util::expect_runs_match_reference(
+      *be, *g, {{uniform(rng, {1, 3, 4, 7, 6})}, {uniform(rng, {2, 3, 4, 7, 6})}});
+}
+
 }  // namespace
 }  // namespace hone::aot
