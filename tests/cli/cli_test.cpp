@@ -192,6 +192,19 @@ TEST_F(Cli, BenchIoDeviceNeedsADeviceBackend) {
   EXPECT_NE(both.err.find("--pageable-inputs is for --io host"), std::string::npos) << both.err;
 }
 
+// `hone run --io device` takes the device-resident path; on a host backend it says why it cannot.
+TEST_F(Cli, RunIoDeviceNeedsADeviceBackend) {
+  auto device =
+      hone("run " + model("mlp.onnx") + " --backend onednn --random-inputs 1 --io device");
+  EXPECT_EQ(device.code, 1);
+  EXPECT_NE(device.err.find("backend 'onednn' runs on the host"), std::string::npos) << device.err;
+  EXPECT_NE(device.err.find("while copying input 0 to the device"), std::string::npos)
+      << device.err;
+  auto bad = hone("run " + model("mlp.onnx") + " --random-inputs 1 --io gpu");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("--io 'gpu': expected host or device"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, RunWritesOutputsThatAreProbabilities) {
   const fs::path out = dir_ / "out";
   auto r = hone("run " + model("mlp.onnx") + " --random-inputs 1 --dim batch=3 --outputs " +

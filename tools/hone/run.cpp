@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include "cli_common.h"
+#include "hone/device_tensor.h"
 #include "hone/npy.h"
 #include "hone/onnx.h"
 #include "hone/reference.h"
@@ -31,7 +32,35 @@ struct RunOptions {
   std::vector<std::string> configs;  // FIELD=VALUE for that backend
   IoOptions io;
   InputValueOptions values;
+  std::string memory = "host";  // host: infer(); device: infer_on_device() between copies
 };
+
+/// One inference whose inputs are copied to the device and whose outputs are
+/// read back from it: the device-resident path (Backend::infer_on_device)
+/// that a caller holding GPU buffers takes, checked on the same files.
+Result<std::vector<Tensor>> infer_through_device(const Backend& b,
+                                                 const std::vector<Tensor>& inputs) {
+  std::vector<DeviceTensor> on_device;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto d = b.to_device(inputs[i]);
+    if (!d)
+      return fail(std::move(d).error().add_context("while copying input " + std::to_string(i) +
+                                                   " to the device"));
+    on_device.push_back(std::move(*d));
+  }
+  DeviceCall call;
+  call.synchronize = true;
+  HONE_TRY(std::vector<DeviceTensor> ys, b.infer_on_device(on_device, call));
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < ys.size(); ++i) {
+    auto h = b.to_host(ys[i]);
+    if (!h)
+      return fail(std::move(h).error().add_context("while copying output " + std::to_string(i) +
+                                                   " back from the device"));
+    out.push_back(std::move(*h));
+  }
+  return out;
+}
 
 int run_run(const RunOptions& o) {
   std::map<std::string, int64_t> dims;
@@ -41,6 +70,8 @@ int run_run(const RunOptions& o) {
   }
   if (!o.io.inputs_dir.empty() && o.io.seed)
     return usage_error("give either --inputs DIR or --random-inputs SEED, not both");
+  if (o.memory != "host" && o.memory != "device")
+    return usage_error("--io '" + o.memory + "': expected host or device");
 
   auto graph = hone::onnx::load_model(o.model);
   if (!graph) return report(graph.error());
@@ -92,7 +123,8 @@ int run_run(const RunOptions& o) {
   if (!built)
     return report(built.error().add_context("while building '" + o.model + "' on backend '" +
                                             o.backend + "'"));
-  auto outputs = (*backend)->infer(inputs);
+  auto outputs =
+      o.memory == "device" ? infer_through_device(**backend, inputs) : (*backend)->infer(inputs);
   if (!outputs) return report(outputs.error());
 
   std::vector<std::string> names;
@@ -115,7 +147,8 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
   sub->footer(
       "Examples:\n"
       "  hone run models/cnn.onnx --random-inputs 7 --dim batch=4 --outputs out/\n"
-      "  hone run model.onnx --backend onednn --inputs test_data_set_0/");
+      "  hone run model.onnx --backend onednn --inputs test_data_set_0/\n"
+      "  hone run model.onnx --backend cuda --inputs in/ --io device   # the device-resident path");
   sub->add_option("model", o->model, "the .onnx file")->required()->type_name("MODEL.onnx");
   sub->add_option("--backend", o->backend, "backend name (see `hone backends`)")
       ->capture_default_str();
@@ -123,6 +156,11 @@ void add_run_command(CLI::App& root, std::vector<Command>& commands) {
       ->type_name("FIELD=VALUE");
   add_io_options(*sub, o->io);
   add_input_value_options(*sub, o->values);
+  sub->add_option("--io", o->memory,
+                  "host: inputs and outputs in host memory (infer); device: the inputs copied to "
+                  "the device, one infer_on_device call, the outputs copied back (backends with a "
+                  "device only)")
+      ->capture_default_str();
   commands.push_back({sub, [o] { return run_run(*o); }});
 }
 
