@@ -40,14 +40,12 @@ class GridSampler {
   /// The taps of one output point whose grid coordinates are g[0..rank)
   /// (innermost dim first, as ONNX lists them): offsets into one input plane
   /// (-1: a padding zero) and their weights.
+  /// (grid_sample_taps.h computes them, in C aot's code shares.)
   void taps(const double* g, std::vector<int64_t>* offsets, std::vector<double>* weights) const;
 
  private:
-  double coord(double g, size_t d) const;
-  int64_t index(int64_t i, size_t d) const;
-
   GridSampleAttrs a_;
-  std::vector<int64_t> dims_, stride_;
+  std::vector<int64_t> dims_;
 };
 
 /// Output points [begin, end) of GridSample (point p = batch * out_plane + o)

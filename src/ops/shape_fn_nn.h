@@ -107,6 +107,40 @@ template <ShapeDim D>
   return std::vector<D>{rois[0], x[1], D(pooled_shape[0]), D(pooled_shape[1])};
 }
 
+/// GridSample: [N, C, out...] for X [N, C, in...] sampled at grid [N, out..., r],
+/// r = the number of spatial dims (RAFT's correlation lookup).
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> grid_sample_shape(const std::vector<D>& x,
+                                                       const std::vector<D>& grid) {
+  const auto r = static_cast<int64_t>(x.size()) - 2;
+  auto differ = [](const D& a, int64_t b) {
+    const std::optional<int64_t> k = DimTraits<D>::known(a);
+    return k && *k != b;
+  };
+  const std::optional<int64_t> batch = x.empty() ? std::nullopt : DimTraits<D>::known(x[0]);
+  if (r < 1 || grid.size() != x.size() || differ(grid.back(), r) ||
+      (batch && differ(grid[0], *batch)))
+    return fail(ErrorCode::kInvalidArgument, "GridSample: grid " + dims_string(grid) +
+                                                 " must be [N, out..., " + std::to_string(r) +
+                                                 "] for X " + dims_string(x));
+  std::vector<D> out{x[0], x[1]};
+  out.insert(out.end(), grid.begin() + 1, grid.end() - 1);
+  return out;
+}
+
+/// RoiAlign: [num_rois, C, output_height, output_width] for X [N, C, H, W] and
+/// rois [num_rois, 4].
+template <ShapeDim D>
+[[nodiscard]] Result<std::vector<D>> roi_align_shape(const std::vector<D>& x,
+                                                     const std::vector<D>& rois, int64_t out_h,
+                                                     int64_t out_w) {
+  if (x.size() != 4 || rois.size() != 2 || out_h < 1 || out_w < 1)
+    return fail(ErrorCode::kInvalidArgument, "RoiAlign: input X " + dims_string(x) +
+                                                 " must be 4-D, rois " + dims_string(rois) +
+                                                 " 2-D and the output size positive");
+  return std::vector<D>{rois[0], x[1], D(out_h), D(out_w)};
+}
+
 /// Col2Im: [N, C / prod(block_shape), image_shape...] for input [N, C * prod, L].
 template <ShapeDim D>
 [[nodiscard]] Result<std::vector<D>> col2im_shape(const std::vector<D>& x,

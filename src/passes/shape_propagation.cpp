@@ -264,6 +264,19 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return shape_or_none(
         ops::max_roi_pool_shape(x->dims(), rois->dims(), n.attr_ints("pooled_shape")));
   }
+  if (op == "GridSample") {  // else every dim after it is unknown (RAFT's correlation lookup)
+    const Shape* x = shape_of(0);
+    const Shape* grid = shape_of(1);
+    if (!x || !grid) return std::nullopt;
+    return shape_or_none(ops::grid_sample_shape(x->dims(), grid->dims()));
+  }
+  if (op == "RoiAlign") {  // [num_rois, C, output_height, output_width]
+    const Shape* x = shape_of(0);
+    const Shape* rois = shape_of(1);
+    if (!x || !rois) return std::nullopt;
+    return shape_or_none(ops::roi_align_shape(
+        x->dims(), rois->dims(), n.attr_int("output_height", 1), n.attr_int("output_width", 1)));
+  }
   if (op == "Col2Im") {
     const Shape* x = shape_of(0);
     const auto image = constant_ints(g, n, 1), block = constant_ints(g, n, 2);

@@ -123,6 +123,7 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
     t += "\n#define NUM_DN_SLOTS " + std::to_string(p.steps.size()) + "\n" +
          std::string(runtime_text::kDnnlConv);
   if (uses_lstm(p)) t += runtime_text::kLstm;
+  if (uses_grid_sample(p)) t += runtime_text::kGridSampleTaps;
 
   // --- I/O tables ---------------------------------------------------------
   const size_t nin = g.inputs().size(), nout = g.outputs().size();

@@ -1,7 +1,7 @@
 // Private to the aot backend: the C runtime of every generated library
 // (src/backends/aot/runtime/*), embedded at build time by
 // cmake/embed_text.cmake, so hone reads no file to generate code. emit_c()
-// joins them: kHoneAotAbi, kCore, [kDnnlConv], [kLstm], the model's own
+// joins them: kHoneAotAbi, kCore, [kDnnlConv], [kLstm], [kGridSampleTaps], the model's own
 // part, kModel (runtime/README.md).
 #pragma once
 
@@ -14,5 +14,8 @@ extern const std::string_view kCore;        // core.c: headers, SGEMM, hone_erf,
 extern const std::string_view kDnnlConv;    // dnnl_conv.c: channels-last convs via oneDNN
 extern const std::string_view kLstm;        // lstm.c: LSTM's vector helpers and cell kernel
 extern const std::string_view kModel;       // model.c: the ABI's entry points
+/// ops/grid_sample_taps.h: GridSample's taps, the reference's own C (after kCore, where a
+/// GridSample step needs it).
+extern const std::string_view kGridSampleTaps;
 
 }  // namespace hone::aot::runtime_text

@@ -561,6 +561,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = one_hot_dims(p, id, n);  // elements.cpp
   } else if (op == "NonZero") {
     out = nonzero_dims(p, id, n);  // nonzero.cpp
+  } else if (op == "GridSample") {
+    out = grid_sample_dims(p, id, n);  // grid_sample.cpp
   } else if (op == "Gather" && !gathers_one_constant(p, n)) {
     out = gather_dims(p, id, n);  // gather.cpp
   } else if (op == "GatherND") {

@@ -189,7 +189,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "ScatterElements",
                                                  "ScatterND",
                                                  "OneHot",
-                                                 "NonZero"};
+                                                 "NonZero",
+                                                 "GridSample"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";

@@ -1,5 +1,6 @@
 // The shape functions of ops/shape_fn_nn.h (Attention, DeformConv,
-// MaxRoiPool, Col2Im, CenterCropPad, AffineGrid) over concrete and symbolic
+// MaxRoiPool, Col2Im, CenterCropPad, AffineGrid, GridSample, RoiAlign) over
+// concrete and symbolic
 // dims, and their errors.
 #include "ops/shape_fn_nn.h"
 
@@ -80,6 +81,23 @@ TEST(ShapeFnNn, CenterCropPadAndAffineGrid) {
   EXPECT_EQ(affine_grid_shape<int64_t>({2, 3, 4, 16, 24}).value(), (Ints{2, 4, 16, 24, 3}));
   EXPECT_TRUE(fails_with(affine_grid_shape<int64_t>({2, 3}), ErrorCode::kInvalidArgument,
                          "AffineGrid: input size [2,3] must have 4 or 5 values"));
+}
+
+TEST(ShapeFnNn, GridSampleTakesTheGridsPointsAndRoiAlignTheRois) {
+  // RAFT's lookup: [N*H*W, 1, h, w] sampled at [N*H*W, 9, 9, 2].
+  EXPECT_EQ(grid_sample_shape<Dim>({kBatch, 1, 16, 16}, {kBatch, 9, 9, 2}).value(),
+            (Dims{kBatch, 1, 9, 9}));
+  EXPECT_EQ(grid_sample_shape<int64_t>({2, 3, 4, 5, 6}, {2, 7, 8, 9, 3}).value(),
+            (Ints{2, 3, 7, 8, 9}));
+  EXPECT_TRUE(fails_with(grid_sample_shape<int64_t>({2, 3, 4, 5}, {2, 7, 8, 3}),
+                         ErrorCode::kInvalidArgument,
+                         "GridSample: grid [2,7,8,3] must be [N, out..., 2] for X [2,3,4,5]"));
+  EXPECT_TRUE(fails_with(grid_sample_shape<int64_t>({2, 3, 4, 5}, {1, 7, 8, 2}),
+                         ErrorCode::kInvalidArgument, "GridSample: grid [1,7,8,2]"));
+  EXPECT_EQ(roi_align_shape<Dim>({kBatch, 16, 20, 20}, {kSeq, 4}, 7, 5).value(),
+            (Dims{kSeq, 16, 7, 5}));
+  EXPECT_TRUE(fails_with(roi_align_shape<int64_t>({1, 16, 20}, {3, 4}, 7, 7),
+                         ErrorCode::kInvalidArgument, "RoiAlign: input X [1,16,20] must be 4-D"));
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #define NUM_DN_SLOTS 2
 #include "dnnl_conv.c"
 #include "lstm.c"
+#include "../../../ops/grid_sample_taps.h"
 
 /* --- what emit_c() writes per model ----------------------------------------- */
 #define NUM_INPUTS 1
