@@ -234,7 +234,7 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   for (ValueId v : n.inputs)
     if (v >= 0) srcs.push_back(v);
   if (srcs.empty()) return fail(ErrorCode::kInvalidArgument, "Concat without inputs");
-  const dims_t first = b.value(srcs[0]).dims;
+  const dims_t first = value_dims(b, srcs[0]);  // an empty source has no PValue
   const int64_t axis = normalize_axis(ops::axis_attr(n), first.size());
   if (first.empty() || axis < 0 || axis >= static_cast<int64_t>(first.size()))
     return fail(ErrorCode::kInvalidArgument,
@@ -245,7 +245,7 @@ Result<void> lower_concat(PlanBuilder& b, const Node& n) {
   std::vector<std::pair<int, BufferRef>> args;
   std::vector<ValueId> kept;
   for (ValueId v : srcs) {
-    const dims_t d = b.value(v).dims;
+    const dims_t d = value_dims(b, v);
     for (size_t i = 0; i < d.size(); ++i)
       if (d.size() != first.size() || (static_cast<int64_t>(i) != axis && d[i] != first[i]))
         return fail(ErrorCode::kInvalidArgument, "Concat of " + shape_to_string(first) + " and " +
@@ -316,6 +316,7 @@ Result<void> lower_slice(PlanBuilder& b, const Node& n) {
   const dims_t strides(src_strides, src_strides + in.size());
   dims_t out = in, view_strides = strides;
   int64_t offset = 0;
+  bool empty = false;  // the result: an empty value, no step (lower_empty.cpp)
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t a = ops::try_normalize_axis(axes[k], rank).value_or(-1);
     if (a < 0)
@@ -327,10 +328,14 @@ Result<void> lower_slice(PlanBuilder& b, const Node& n) {
     auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i < 0 ? i + dim : i, 0, dim); };
     const int64_t start = clamp(starts[k]), end = clamp(ends[k]);
     const int64_t count = end > start ? (end - start + steps[k] - 1) / steps[k] : 0;
-    if (count == 0) return fail(ErrorCode::kUnsupported, "Slice with an empty result");
+    empty = empty || count == 0;
     out[static_cast<size_t>(a)] = count;
     view_strides[static_cast<size_t>(a)] = strides[static_cast<size_t>(a)] * steps[k];
     offset += start * strides[static_cast<size_t>(a)];
+  }
+  if (empty) {
+    b.set_empty(n.outputs[0], Tensor::zeros(DType::kF32, out));
+    return {};
   }
   md_t view(out, memory::data_type::f32, view_strides);
   view.data.offset0 = offset;  // the view starts at the first selected element
@@ -372,9 +377,13 @@ Result<void> lower_split(PlanBuilder& b, const Node& n) {
   for (size_t k = 0; k < n.outputs.size(); ++k) {
     const int64_t count = sizes[k];
     if (n.outputs[k] >= 0) {
-      if (count == 0) return fail(ErrorCode::kUnsupported, "Split with an empty part");
       dims_t out = in;
       out[static_cast<size_t>(a)] = count;
+      if (count == 0) {  // an empty value, no step (lower_empty.cpp)
+        b.set_empty(n.outputs[k], Tensor::zeros(DType::kF32, out));
+        start += count;
+        continue;
+      }
       md_t view(out, memory::data_type::f32, strides);
       view.data.offset0 = start * strides[static_cast<size_t>(a)];
       const md_t dst = dense_like(src.md, out);

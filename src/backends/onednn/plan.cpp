@@ -376,6 +376,7 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
   values_.assign(nv, PValue{});
   defined_.assign(nv, false);
   host_.assign(nv, std::nullopt);
+  empty_.assign(nv, false);
   consumers_.assign(nv, 0);
   last_consumer_.assign(nv, nullptr);
   readers_.assign(nv, {});
@@ -401,19 +402,26 @@ Result<std::shared_ptr<const Plan>> PlanBuilder::build(const std::vector<dims_t>
   try {
     for (size_t i = 0; i < input_dims.size(); ++i) {
       if (i < known.size() && known[i] != nullptr) {
-        set_host(g_.inputs()[i], *known[i]);  // read by no primitive: no buffer
+        if (known[i]->numel() == 0)
+          set_empty(g_.inputs()[i], *known[i]);  // lower_empty.cpp
+        else
+          set_host(g_.inputs()[i], *known[i]);  // read by no primitive: no buffer
         continue;
       }
-      for (int64_t d : input_dims[i])
-        if (d == 0)
-          return fail(ErrorCode::kUnsupported,
-                      "input '" + g_.value(g_.inputs()[i]).name +
-                          "' has a zero-sized dim; oneDNN blocks need non-empty tensors");
+      const DType t = i < dtypes.size() ? dtypes[i] : DType::kF32;
+      if (shape_numel(input_dims[i]) == 0) {
+        // No element: known now, read by no step (lower_empty.cpp). Its dtype
+        // is the declared one where the key says f32 by default.
+        const DType declared = g_.value(g_.inputs()[i]).dtype;
+        set_empty(g_.inputs()[i],
+                  Tensor::zeros(t == DType::kF32 && declared != DType::kUndefined ? declared : t,
+                                input_dims[i]));
+        continue;
+      }
       Buffer b;
       b.kind = Buffer::Kind::kInput;
       b.index = static_cast<int>(i);
       plan_->buffers.push_back(b);
-      const DType t = i < dtypes.size() ? dtypes[i] : DType::kF32;
       const md_t md = t == DType::kF32 ? plain_md(input_dims[i])
                                        : bytes_md(shape_numel(input_dims[i]) * dtype_size(t));
       set(g_.inputs()[i],
@@ -558,6 +566,7 @@ bool known_now(const PlanBuilder& b, const Node& n) {
 }  // namespace
 
 Result<void> lower_node(PlanBuilder& b, const Node& n) {
+  if (reads_empty(b, n)) return lower_empty(b, n);
   if (host_eval::host_node(b.graph(), n, kHostPolicy) || known_now(b, n)) return lower_host(b, n);
   if (lowers_misc(b, n)) return lower_misc(b, n);
   // Gather of integer data (a column of ids): the own step moves any dtype.

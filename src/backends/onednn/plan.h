@@ -235,6 +235,14 @@ class PlanBuilder {
   bool bf16() const { return bf16_ && !lowering_fp32_; }
   /// Records `v`'s plan-time value.
   void set_host(ValueId v, Tensor t) { host_[static_cast<size_t>(v)] = std::move(t); }
+  /// Records `v` as an empty value (a zero-sized dim; lower_empty.cpp): `t`, its
+  /// plan-time value, has no element; no buffer ever holds it.
+  void set_empty(ValueId v, Tensor t) {
+    set_host(v, std::move(t));
+    empty_[static_cast<size_t>(v)] = true;
+  }
+  /// `v` is an empty value of this plan (a block input or computed from one).
+  bool is_empty(ValueId v) const { return v >= 0 && empty_[static_cast<size_t>(v)]; }
 
   int new_temp(const md_t& md);
   // --- slices of one temporary (buffers.cpp) -----------------------------------
@@ -298,6 +306,7 @@ class PlanBuilder {
   std::vector<PValue> values_;
   std::vector<bool> defined_;
   std::vector<std::optional<Tensor>> host_;
+  std::vector<bool> empty_;  // per value: set_empty
   std::vector<int> consumers_;
   std::vector<const Node*> last_consumer_;
   std::vector<std::vector<const Node*>> readers_;  // per value
@@ -333,6 +342,11 @@ class PlanBuilder {
 /// hone's own steps (own_steps.cpp), for what oneDNN 2.6 has no primitive
 /// for: Gather by indices read at run time, Where, Cast.
 [[nodiscard]] Result<void> lower_gather_at_run_time(PlanBuilder& b, const Node& n);
+/// A node reading an empty value (a zero-sized dim at plan time): its
+/// outputs computed now, or found empty too, or joined without the empty
+/// parts; no primitive sees a zero dim (lower_empty.cpp says why).
+bool reads_empty(const PlanBuilder& b, const Node& n);
+[[nodiscard]] Result<void> lower_empty(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_where(PlanBuilder& b, const Node& n);
 [[nodiscard]] Result<void> lower_cast(PlanBuilder& b, const Node& n);
 /// What oneDNN 2.6 has no primitive for beyond those (lower_misc.cpp): math
