@@ -1,4 +1,8 @@
 // RoiAlign, GridSample and NonMaxSuppression on hand-computed cases.
+#include <algorithm>
+#include <random>
+#include <tuple>
+
 #include <gtest/gtest.h>
 
 #include "nn_test_util.h"
@@ -149,6 +153,83 @@ TEST(NnNonMaxSuppression, CenterPointBoxes) {
                    {{"center_point_box", int64_t{1}}});
   ASSERT_TRUE(keep);
   EXPECT_EQ(keep->dim(0), 2);
+}
+
+/// NonMaxSuppression as ONNX defines it, pair by pair (every kept box against
+/// each candidate in score order, ties in the boxes' order): the oracle for
+/// the kernel's sorted, gridded search. Corners [y1, x1, y2, x2] in either order.
+Ints brute_force_nms(const std::vector<float>& boxes, const std::vector<float>& scores,
+                     int64_t classes, int64_t nb, int64_t max_out, double iou_thr,
+                     double score_thr) {
+  auto at = [&](int64_t i, int k) { return static_cast<double>(boxes[i * 4 + k]); };
+  auto iou = [&](int64_t a, int64_t b) {
+    double ya1 = std::min(at(a, 0), at(a, 2)), ya2 = std::max(at(a, 0), at(a, 2));
+    double xa1 = std::min(at(a, 1), at(a, 3)), xa2 = std::max(at(a, 1), at(a, 3));
+    double yb1 = std::min(at(b, 0), at(b, 2)), yb2 = std::max(at(b, 0), at(b, 2));
+    double xb1 = std::min(at(b, 1), at(b, 3)), xb2 = std::max(at(b, 1), at(b, 3));
+    double ih = std::max(0.0, std::min(ya2, yb2) - std::max(ya1, yb1));
+    double iw = std::max(0.0, std::min(xa2, xb2) - std::max(xa1, xb1));
+    double uni = (ya2 - ya1) * (xa2 - xa1) + (yb2 - yb1) * (xb2 - xb1) - ih * iw;
+    return uni > 0 ? ih * iw / uni : 0.0;
+  };
+  Ints out;
+  for (int64_t c = 0; c < classes; ++c) {
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < nb; ++i)
+      if (scores[c * nb + i] > score_thr) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t l, int64_t r) { return scores[c * nb + l] > scores[c * nb + r]; });
+    std::vector<int64_t> kept;
+    for (int64_t i : order) {
+      if (static_cast<int64_t>(kept.size()) >= max_out) break;
+      bool keep = true;
+      for (int64_t k : kept) keep = keep && !(iou(i, k) > iou_thr);
+      if (!keep) continue;
+      kept.push_back(i);
+      out.insert(out.end(), {0, c, i});
+    }
+  }
+  return out;
+}
+
+// Hundreds of boxes (the kernel's grid search, not its linear scan): small
+// boxes scattered over a wide field, clusters of near-duplicates, boxes far
+// apart per class as torchvision's batched NMS offsets them, boxes of zero
+// width, corners given in either order, tied scores; one class under a
+// score threshold and one with a max count. The selection, in its order,
+// must be the pairwise definition's.
+TEST(NnNonMaxSuppression, ManyBoxesSelectAsThePairwiseDefinition) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> pos(0, 400), size(1, 40), unit(0, 1);
+  const int64_t nb = 700, classes = 3;
+  std::vector<float> boxes;
+  for (int64_t i = 0; i < nb; ++i) {
+    float y = pos(rng), x = pos(rng), h = size(rng), w = size(rng);
+    if (i % 7 == 0) x += 3000.0f * static_cast<float>(i % 3);  // far apart, as per-class offsets
+    if (i % 11 == 0) w = 0;                                    // zero width
+    if (i >= 300 && i < 400) y = 50 + unit(rng), x = 60 + unit(rng);  // a cluster
+    if (i % 5 == 0)
+      boxes.insert(boxes.end(), {y + h, x + w, y, x});  // corners swapped
+    else
+      boxes.insert(boxes.end(), {y, x, y + h, x + w});
+  }
+  std::vector<float> scores;
+  for (int64_t i = 0; i < classes * nb; ++i)
+    scores.push_back(i % 13 == 0 ? 0.5f : std::round(unit(rng) * 200) / 200);  // ties
+  for (const auto& [max_out, thr, score_thr] : std::vector<std::tuple<int64_t, float, float>>{
+           {100000, 0.5f, -1.0f}, {100000, 0.0f, -1.0f}, {50, 0.3f, 0.25f}, {100000, 1.0f, 0.6f}}) {
+    SCOPED_TRACE(::testing::Message() << max_out << " " << thr << " " << score_thr);
+    std::vector<Tensor> in{f32({1, nb, 4}, boxes), f32({1, classes, nb}, scores),
+                           i64({1}, {max_out}), f32({1}, {thr})};
+    if (score_thr >= 0) in.push_back(f32({1}, {score_thr}));
+    auto y = run1("NonMaxSuppression", in);
+    ASSERT_TRUE(y) << y.error().to_string();
+    const Ints want = brute_force_nms(boxes, scores, classes, nb, max_out, thr,
+                                      score_thr >= 0 ? score_thr : -1e300);
+    ASSERT_EQ(y->dim(0) * 3, static_cast<int64_t>(want.size()));
+    EXPECT_EQ(std::vector<int64_t>(y->data<int64_t>(), y->data<int64_t>() + y->numel()), want);
+    EXPECT_GT(y->dim(0), 30);  // enough kept for the grid to matter
+  }
 }
 
 }  // namespace
