@@ -2,7 +2,10 @@
  * ops/grid_sample.cpp (the reference, onednn's own step) calls it, and the aot
  * backend embeds this file as text into every library with a GridSample step
  * (CMakeLists.txt's HONE_AOT_RT_FILES), so compiled code samples exactly as
- * the reference does, in double.
+ * the reference does, in double. The cuda backend compiles it into its NVRTC
+ * kernels too (HONE_CUDA_KERNEL_FILES; NVRTC has no C headers, so it takes
+ * the math functions as built-ins and int64_t from here), where every
+ * function is a device function (HONE_GRID_FN).
  *
  *   int64_t off[64]; double w[64];   (4^rank: cubic's 4 taps per axis)
  *   int n = hone_grid_taps(g, rank, dims, mode, padding, align_corners, off, w);
@@ -11,8 +14,14 @@
 #ifndef HONE_OPS_GRID_SAMPLE_TAPS_H
 #define HONE_OPS_GRID_SAMPLE_TAPS_H
 
+#ifdef __CUDACC_RTC__
+typedef long long int64_t;
+#define HONE_GRID_FN static __device__ __forceinline__
+#else
 #include <math.h>
 #include <stdint.h>
+#define HONE_GRID_FN static inline
+#endif
 
 /* Modes and paddings, as ops::GridMode and ops::GridPadding number them. */
 #define HONE_GRID_NEAREST 0
@@ -23,7 +32,7 @@
 #define HONE_GRID_REFLECTION 2
 
 /* x reflected into [lo, hi] (ONNX's reference: whole ranges folded back). */
-static inline double hone_grid_reflect(double x, double lo, double hi) {
+HONE_GRID_FN double hone_grid_reflect(double x, double lo, double hi) {
   const double range = hi - lo;
   if (range <= 0) return lo;
   if (x < lo) {
@@ -40,7 +49,7 @@ static inline double hone_grid_reflect(double x, double lo, double hi) {
 }
 
 /* The cubic convolution weight at distance d (a = -0.75, as PyTorch). */
-static inline double hone_grid_cubic_weight(double d) {
+HONE_GRID_FN double hone_grid_cubic_weight(double d) {
   const double a = -0.75;
   d = fabs(d);
   if (d <= 1.0) return ((a + 2.0) * d - (a + 3.0)) * d * d + 1.0;
@@ -48,12 +57,12 @@ static inline double hone_grid_cubic_weight(double d) {
   return 0.0;
 }
 
-static inline int64_t hone_grid_clamp(int64_t i, int64_t lo, int64_t hi) {
+HONE_GRID_FN int64_t hone_grid_clamp(int64_t i, int64_t lo, int64_t hi) {
   return i < lo ? lo : (i > hi ? hi : i);
 }
 
 /* Input index i along an axis of `size` after padding, or -1 for a zero. */
-static inline int64_t hone_grid_index(int64_t i, int64_t size, int padding, int align_corners) {
+HONE_GRID_FN int64_t hone_grid_index(int64_t i, int64_t size, int padding, int align_corners) {
   if (i >= 0 && i < size) return i;
   if (padding == HONE_GRID_ZEROS) return -1;
   if (padding == HONE_GRID_BORDER) return hone_grid_clamp(i, 0, size - 1);
@@ -67,8 +76,8 @@ static inline int64_t hone_grid_index(int64_t i, int64_t size, int padding, int 
 
 /* The 1, 2 or 4 taps of normalized coordinate g along an axis of `size`:
  * indices (-1: a padding zero) and weights; returns how many. */
-static inline int hone_grid_axis_taps(double g, int64_t size, int mode, int padding,
-                                      int align_corners, int64_t* idx, double* w) {
+HONE_GRID_FN int hone_grid_axis_taps(double g, int64_t size, int mode, int padding,
+                                     int align_corners, int64_t* idx, double* w) {
   const double s = (double)size;
   const double lo = align_corners ? 0.0 : -0.5, hi = align_corners ? s - 1.0 : s - 0.5;
   double x = align_corners ? (g + 1.0) / 2.0 * (s - 1.0) : ((g + 1.0) * s - 1.0) / 2.0;
@@ -104,8 +113,8 @@ static inline int hone_grid_axis_taps(double g, int64_t size, int mode, int padd
  * plane (-1: a padding zero) and weights: the tensor product of the axes'
  * taps, the innermost axis's varying slowest (the order the sums add them
  * in). `off` and `w` hold 4^rank entries; returns how many were written. */
-static inline int hone_grid_taps(const double* g, int rank, const int64_t* dims, int mode,
-                                 int padding, int align_corners, int64_t* off, double* w) {
+HONE_GRID_FN int hone_grid_taps(const double* g, int rank, const int64_t* dims, int mode,
+                                int padding, int align_corners, int64_t* off, double* w) {
   int n = 1, d, a, k;
   int64_t stride = 1;
   off[0] = 0, w[0] = 1.0;

@@ -26,32 +26,4 @@ Result<RoiAlignAttrs> roi_align_attrs(const Node& n, int64_t opset) {
   return a;
 }
 
-RoiPoint roi_point(double y, double x, int64_t h, int64_t w) {
-  RoiPoint b;
-  if (y < -1.0 || y > static_cast<double>(h) || x < -1.0 || x > static_cast<double>(w)) return b;
-  y = std::max(y, 0.0);
-  x = std::max(x, 0.0);
-  b.y0 = static_cast<int64_t>(y);
-  b.x0 = static_cast<int64_t>(x);
-  if (b.y0 >= h - 1) {
-    b.y0 = b.y1 = h - 1;
-    y = static_cast<double>(b.y0);
-  } else {
-    b.y1 = b.y0 + 1;
-  }
-  if (b.x0 >= w - 1) {
-    b.x0 = b.x1 = w - 1;
-    x = static_cast<double>(b.x0);
-  } else {
-    b.x1 = b.x0 + 1;
-  }
-  const double ly = y - static_cast<double>(b.y0), lx = x - static_cast<double>(b.x0);
-  const double hy = 1.0 - ly, hx = 1.0 - lx;
-  b.w00 = hy * hx;
-  b.w01 = hy * lx;
-  b.w10 = ly * hx;
-  b.w11 = ly * lx;
-  return b;
-}
-
 }  // namespace hone::ops

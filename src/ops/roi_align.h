@@ -4,7 +4,8 @@
 // points read bilinearly (points over a pixel outside read nothing, others
 // clamp, as ONNX and ONNX Runtime define it), averaged or maxed. The
 // reference kernel and onednn's own RoiAlign step (the R-CNN box heads'
-// MultiScaleRoIAlign) both call it, in double.
+// MultiScaleRoIAlign) both call it, in double; its points and weights are C
+// (roi_align_points.h), which aot's generated code carries too.
 //
 //   HONE_TRY(ops::RoiAlignAttrs a, ops::roi_align_attrs(node, opset));
 //   HONE_CHECK_OK(ops::check_roi_batches(batch, num, n));
@@ -19,6 +20,7 @@
 
 #include "hone/error.h"
 #include "hone/graph.h"
+#include "ops/roi_align_points.h"
 
 namespace hone::ops {
 
@@ -33,13 +35,6 @@ struct RoiAlignAttrs {
 /// defaults to half_pixel from opset 16, output_half_pixel before);
 /// invalid argument naming a bad mode, transformation or size.
 [[nodiscard]] Result<RoiAlignAttrs> roi_align_attrs(const Node& n, int64_t opset);
-
-/// One sampling point's four corners and weights.
-struct RoiPoint {
-  int64_t y0 = 0, y1 = 0, x0 = 0, x1 = 0;
-  double w00 = 0, w01 = 0, w10 = 0, w11 = 0;
-};
-RoiPoint roi_point(double y, double x, int64_t h, int64_t w);
 
 /// Invalid argument naming the first batch index outside [0, n).
 template <class I>
@@ -58,40 +53,25 @@ Result<void> check_roi_batches(const I* batch, int64_t num, int64_t n) {
 template <class T, class I>
 void roi_align_rois(const RoiAlignAttrs& a, int64_t c, int64_t h, int64_t w, const T* x,
                     const T* rois, const I* batch, T* y, int64_t r0, int64_t r1) {
-  const double offset = a.half_pixel ? 0.5 : 0.0, s = a.spatial_scale;
   const int64_t oh = a.out_h, ow = a.out_w;
-  std::vector<RoiPoint> pts;
+  std::vector<hone_roi_point> pts;
   for (int64_t r = r0; r < r1; ++r) {
-    const T* roi = rois + r * 4;
-    const double x0 = static_cast<double>(roi[0]) * s - offset;
-    const double y0 = static_cast<double>(roi[1]) * s - offset;
-    double rw = static_cast<double>(roi[2]) * s - offset - x0;
-    double rh = static_cast<double>(roi[3]) * s - offset - y0;
-    if (!a.half_pixel) {
-      rw = std::max(rw, 1.0);
-      rh = std::max(rh, 1.0);
-    }
-    const double bin_h = rh / static_cast<double>(oh), bin_w = rw / static_cast<double>(ow);
-    const int64_t gh = a.sampling > 0 ? a.sampling : static_cast<int64_t>(std::ceil(bin_h));
-    const int64_t gw = a.sampling > 0 ? a.sampling : static_cast<int64_t>(std::ceil(bin_w));
-    const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+    const double roi[4] = {static_cast<double>(rois[r * 4]), static_cast<double>(rois[r * 4 + 1]),
+                           static_cast<double>(rois[r * 4 + 2]),
+                           static_cast<double>(rois[r * 4 + 3])};
+    const hone_roi_bins b =
+        hone_roi_bins_of(roi, a.spatial_scale, a.half_pixel ? 1 : 0, oh, ow, a.sampling);
     for (int64_t ph = 0; ph < oh; ++ph)
       for (int64_t pw = 0; pw < ow; ++pw) {
         pts.clear();
-        for (int64_t iy = 0; iy < gh; ++iy) {
-          const double yy = y0 + static_cast<double>(ph) * bin_h +
-                            (static_cast<double>(iy) + 0.5) * bin_h / static_cast<double>(gh);
-          for (int64_t ix = 0; ix < gw; ++ix) {
-            const double xx = x0 + static_cast<double>(pw) * bin_w +
-                              (static_cast<double>(ix) + 0.5) * bin_w / static_cast<double>(gw);
-            pts.push_back(roi_point(yy, xx, h, w));
-          }
-        }
+        for (int64_t iy = 0; iy < b.gh; ++iy)
+          for (int64_t ix = 0; ix < b.gw; ++ix)
+            pts.push_back(hone_roi_sample(&b, ph, pw, iy, ix, h, w));
         for (int64_t ch = 0; ch < c; ++ch) {
           const T* plane = x + (static_cast<int64_t>(batch[r]) * c + ch) * h * w;
           double acc = 0.0;
           bool first = true;
-          for (const RoiPoint& q : pts) {
+          for (const hone_roi_point& q : pts) {
             const double v00 = q.w00 * static_cast<double>(plane[q.y0 * w + q.x0]);
             const double v01 = q.w01 * static_cast<double>(plane[q.y0 * w + q.x1]);
             const double v10 = q.w10 * static_cast<double>(plane[q.y1 * w + q.x0]);
@@ -104,7 +84,7 @@ void roi_align_rois(const RoiAlignAttrs& a, int64_t c, int64_t h, int64_t w, con
               first = false;
             }
           }
-          y[((r * c + ch) * oh + ph) * ow + pw] = static_cast<T>(a.max_mode ? acc : acc / count);
+          y[((r * c + ch) * oh + ph) * ow + pw] = static_cast<T>(a.max_mode ? acc : acc / b.count);
         }
       }
   }

@@ -25,6 +25,11 @@
 //   (no initialisers, per-block lifetime) are not enforced.
 #pragma once
 
+// NVRTC defines these; C text shared with the host (ops/grid_sample_taps.h)
+// picks its NVRTC branch by them.
+#define __CUDACC__ 1
+#define __CUDACC_RTC__ 1
+
 // Execution spaces and qualifiers: empty or their host meaning.
 #define __global__
 #define __device__
@@ -257,6 +262,7 @@ extern "C" int isinf(double x);
 extern "C" int isfinite(double x);
 extern "C" int abs(int x);
 extern "C" long long llabs(long long x);
+extern "C" long long llround(double x);
 
 // The C++ overloads CUDA adds for float (math_functions.hpp).
 float exp(float x);

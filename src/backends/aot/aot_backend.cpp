@@ -284,7 +284,8 @@ const BackendCapabilities& AotBackend::caps() {
     std::string runtime;
     for (std::string_view piece :
          {runtime_text::kHoneAotAbi, runtime_text::kCore, runtime_text::kDnnlConv,
-          runtime_text::kLstm, runtime_text::kModel, runtime_text::kGridSampleTaps})
+          runtime_text::kLstm, runtime_text::kModel, runtime_text::kGridSampleTaps,
+          runtime_text::kRoiAlignPoints})
       runtime += piece;
     k.libraries["aot-runtime"] =
         "abi" + std::to_string(HONE_AOT_ABI_VERSION) + "-" + sha256_hex(runtime).substr(0, 12);

@@ -124,6 +124,7 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
          std::string(runtime_text::kDnnlConv);
   if (uses_lstm(p)) t += runtime_text::kLstm;
   if (uses_grid_sample(p)) t += runtime_text::kGridSampleTaps;
+  if (uses_roi_align(p)) t += runtime_text::kRoiAlignPoints;
 
   // --- I/O tables ---------------------------------------------------------
   const size_t nin = g.inputs().size(), nout = g.outputs().size();

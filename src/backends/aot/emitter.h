@@ -106,6 +106,8 @@ class Emitter {
   void emit_one_hot(const Node& n, NodeId id, const std::string& y);
   /// GridSample by the reference's taps, ops/grid_sample_taps.h (grid_sample.cpp).
   void emit_grid_sample(const Node& n, NodeId id, const std::string& y);
+  /// RoiAlign by the reference's points, ops/roi_align_points.h (roi_align.cpp).
+  void emit_roi_align(const Node& n, NodeId id, const std::string& y);
   /// NonZero: the coordinates, then the length the run found (nonzero.cpp).
   void emit_nonzero(const Node& n, NodeId id, const std::string& y);
   /// ArgMax and ArgMin along one axis (arg_extreme.cpp).
@@ -142,6 +144,9 @@ bool uses_dnnl_conv(const Program& p);
 /// Whether some step is a GridSample: the library then carries
 /// ops/grid_sample_taps.h (grid_sample.cpp).
 bool uses_grid_sample(const Program& p);
+/// Whether some step is a RoiAlign: the library then carries
+/// ops/roi_align_points.h (roi_align.cpp).
+bool uses_roi_align(const Program& p);
 /// "1.5f", "(-INFINITY)": a float as a C literal that reads back exactly.
 std::string float_literal(float v);
 /// The C offset into an operand of dims `op` (right-aligned, broadcast) for

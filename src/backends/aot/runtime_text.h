@@ -1,8 +1,8 @@
 // Private to the aot backend: the C runtime of every generated library
 // (src/backends/aot/runtime/*), embedded at build time by
 // cmake/embed_text.cmake, so hone reads no file to generate code. emit_c()
-// joins them: kHoneAotAbi, kCore, [kDnnlConv], [kLstm], [kGridSampleTaps], the model's own
-// part, kModel (runtime/README.md).
+// joins them: kHoneAotAbi, kCore, [kDnnlConv], [kLstm], [kGridSampleTaps], [kRoiAlignPoints], the
+// model's own part, kModel (runtime/README.md).
 #pragma once
 
 #include <string_view>
@@ -17,5 +17,7 @@ extern const std::string_view kModel;       // model.c: the ABI's entry points
 /// ops/grid_sample_taps.h: GridSample's taps, the reference's own C (after kCore, where a
 /// GridSample step needs it).
 extern const std::string_view kGridSampleTaps;
+/// ops/roi_align_points.h: RoiAlign's points, the reference's own C (as kGridSampleTaps).
+extern const std::string_view kRoiAlignPoints;
 
 }  // namespace hone::aot::runtime_text

@@ -563,6 +563,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = nonzero_dims(p, id, n);  // nonzero.cpp
   } else if (op == "GridSample") {
     out = grid_sample_dims(p, id, n);  // grid_sample.cpp
+  } else if (op == "RoiAlign") {
+    out = roi_align_dims(p, id, n);  // roi_align.cpp
   } else if (op == "Gather" && !gathers_one_constant(p, n)) {
     out = gather_dims(p, id, n);  // gather.cpp
   } else if (op == "GatherND") {

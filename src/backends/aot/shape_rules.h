@@ -57,6 +57,8 @@ DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& ch
 [[nodiscard]] Result<DimExprs> one_hot_dims(Program& p, NodeId id, const Node& n);
 /// GridSample: [N, C, the grid's out dims...] (grid_sample.cpp).
 [[nodiscard]] Result<DimExprs> grid_sample_dims(Program& p, NodeId id, const Node& n);
+/// RoiAlign: [num_rois, C, output_height, output_width] (roi_align.cpp).
+[[nodiscard]] Result<DimExprs> roi_align_dims(Program& p, NodeId id, const Node& n);
 /// NonZero: [rank, its length], a symbol the run sets (nonzero.cpp).
 [[nodiscard]] Result<DimExprs> nonzero_dims(Program& p, NodeId id, const Node& n);
 /// ArgMax and ArgMin: the output dims (arg_extreme.cpp).

@@ -190,7 +190,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "ScatterND",
                                                  "OneHot",
                                                  "NonZero",
-                                                 "GridSample"};
+                                                 "GridSample",
+                                                 "RoiAlign"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";

@@ -65,6 +65,11 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
     if (v.kind != ValueKind::kTensor) return "input " + std::to_string(i) + " is not a tensor";
     // kUndefined: a builder-made intermediate; lowering checks the real types.
     if (v.dtype == DType::kUndefined || v.dtype == DType::kF32) continue;
+    if (op == "RoiAlign" && i == 2) {  // the batch indices
+      if (v.dtype != DType::kI64 && v.dtype != DType::kI32)
+        return "the batch indices are " + what(v.dtype) + "; RoiAlign takes i64 or i32";
+      continue;
+    }
     if (!any)
       return "input " + std::to_string(i) + " is " + what(v.dtype) + "; aot runs f32 only for " +
              op;

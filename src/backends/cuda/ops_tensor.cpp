@@ -15,12 +15,14 @@
 #include "backends/cuda/resize_geometry.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/grid_sample.h"
 
 namespace hone::cuda {
 
-Result<Unit> create_resize(const BlockInfo& b, const Node& n);  // ops_resize.cpp
-Result<Unit> create_rnn(const BlockInfo& b, const Node& n);     // ops_rnn.cpp
-std::string rnn_why_not(const Graph& g, const Node& n);         // ops_rnn.cpp
+Result<Unit> create_resize(const BlockInfo& b, const Node& n);       // ops_resize.cpp
+Result<Unit> create_grid_sample(const BlockInfo& b, const Node& n);  // ops_sample.cpp
+Result<Unit> create_rnn(const BlockInfo& b, const Node& n);          // ops_rnn.cpp
+std::string rnn_why_not(const Graph& g, const Node& n);              // ops_rnn.cpp
 // TopK, GatherND and the Concat of integers (ops_select.cpp).
 bool select_op(const Graph& g, const Node& n);
 std::string select_why_not(const Graph& g, const Node& n);
@@ -239,7 +241,7 @@ DType where_branch_dtype(const Graph& g, const Node& n) {
 
 bool tensor_op(const Graph& g, const Node& n) {
   static const std::set<std::string> kOps = {"ArgMax", "ArgMin", "Tile", "InstanceNormalization",
-                                             "Resize", "LSTM",   "GRU"};
+                                             "Resize", "LSTM",   "GRU",  "GridSample"};
   const std::string& op = n.op_type;
   // A Where of integer or bool branches runs here whatever its condition;
   // one of f32 branches when its condition is made at run time (else the
@@ -289,6 +291,13 @@ std::string tensor_op_why_not(const Graph& g, const Node& n) {
                ") is neither a constant nor computed from shapes";
     return output_is(g, n, DType::kF32);
   }
+  if (op == "GridSample") {
+    if (Result<ops::GridSampleAttrs> a = ops::grid_sample_attrs(n, g.opset()); !a)
+      return a.error().message();
+    if (n.inputs.size() != 2) return "GridSample with other than two inputs";
+    if (std::string why = f32_inputs(g, n, 0, 2); !why.empty()) return why;
+    return output_is(g, n, DType::kF32);
+  }
   if (compare_codes().count(op)) {
     if (n.inputs.size() != 2 || n.inputs[1] < 0) return op + " with other than two inputs";
     // Integers compare exactly as i64 (hone_compare_int); f32 as floats.
@@ -334,6 +343,7 @@ std::string tensor_op_why_not(const Graph& g, const Node& n) {
 Result<Unit> create_tensor_op(const BlockInfo& b, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Resize") return create_resize(b, n);
+  if (op == "GridSample") return create_grid_sample(b, n);
   if (op == "LSTM" || op == "GRU") return create_rnn(b, n);
   if (op == "ConvTranspose") return create_conv_transpose(b, n);
   if (select_op(b.g, n)) return create_select(b, n);

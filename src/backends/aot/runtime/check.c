@@ -11,6 +11,7 @@
 #include "dnnl_conv.c"
 #include "lstm.c"
 #include "../../../ops/grid_sample_taps.h"
+#include "../../../ops/roi_align_points.h"
 
 /* --- what emit_c() writes per model ----------------------------------------- */
 #define NUM_INPUTS 1

@@ -1,4 +1,4 @@
-// Resize, ArgMax, Tile, InstanceNormalization, the wider reductions and the
+// Resize, GridSample, ArgMax, Tile, InstanceNormalization, the wider reductions and the
 // bool ops (a Where whose condition is made at run time, the comparisons and
 // logic that make it) on cuda. Resize's geometry and the support decisions
 // are host-side and run without a device; the graphs after them skip
@@ -102,6 +102,7 @@ Graph tensor_ops_graph() {
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 3, 5, 6});
   ValueId keep = b.input("keep", DType::kBool, Shape{1, 1, 5, 1});
   ValueId img = b.input("img", DType::kF32, Shape{Dim::symbol("batch"), 3, 10, 12});
+  ValueId grid = b.input("grid", DType::kF32, Shape{Dim::symbol("batch"), 4, 7, 2});
   ValueId hw =
       b.op("Slice", {b.op("Shape", {img}), b.constant("", i64s({2})), b.constant("", i64s({4}))});
   ValueId nc =
@@ -112,6 +113,16 @@ Graph tensor_ops_graph() {
             b.constant("", Tensor::from<float>({0}, {})), b.concat({nc, hw}, 0)},
            {{"mode", Str("linear")}, {"coordinate_transformation_mode", Str("half_pixel")}});
   b.output(up, "up");
+  // GridSample as RAFT looks up its correlations, and with cubic taps and
+  // reflection (the grid reaches past the edges: padding is exercised).
+  b.output(b.op("GridSample", {x, grid},
+                {{"mode", Str("bilinear")},
+                 {"padding_mode", Str("zeros")},
+                 {"align_corners", int64_t{1}}}),
+           "sampled");
+  b.output(b.op("GridSample", {b.tanh(x), grid},
+                {{"mode", Str("bicubic")}, {"padding_mode", Str("reflection")}}),
+           "sampled_cubic");
   // (On x: shape propagation gives an ArgMax of a value of unknown shape, such
   // as the Resize's, an f32 output, which cuda refuses.)
   b.output(b.op("ArgMax", {b.relu(x)}, {{"axis", int64_t{1}}}), "labels");
@@ -166,7 +177,8 @@ TEST(CudaTensorOps, MatchTheReference) {
   for (int64_t batch : {1, 2}) {
     Tensor keep = Tensor::from<bool>({1, 1, 5, 1}, {true, false, true, true, false});
     expect_matches_reference(g, {uniform(rng, {batch, 3, 5, 6}, -1.0f, 1.0f), keep,
-                                 uniform(rng, {batch, 3, 10, 12}, -1.0f, 1.0f)});
+                                 uniform(rng, {batch, 3, 10, 12}, -1.0f, 1.0f),
+                                 uniform(rng, {batch, 4, 7, 2}, -1.3f, 1.3f)});
   }
 }
 
