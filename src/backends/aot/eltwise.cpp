@@ -18,6 +18,13 @@ namespace {
 
 using Args = std::vector<std::string>;
 
+/// Max and Min are variadic; aot's loops take two operands.
+std::string two_operands(const Node& n) {
+  return n.inputs.size() == 2
+             ? ""
+             : n.op_type + " of " + std::to_string(n.inputs.size()) + " inputs (aot takes two)";
+}
+
 /// A unary formula op of the schema (ops/unary.h), its attributes as C
 /// float literals.
 std::string formula_expr(const Node& n, const Args& a) {
@@ -75,6 +82,11 @@ const std::vector<EltwiseOp> kOwnOps = {
      [](const Node&, const Args& a) {
        return a[1] == "2.0f" ? "(" + a[0] + " * " + a[0] + ")" : "powf(" + a[0] + ", " + a[1] + ")";
      }},
+    // Max and Min of two (a detector's box clipping); NaN propagates (runtime/core.c).
+    {"Max", 2, [](const Node&, const Args& a) { return "hone_maxf(" + a[0] + ", " + a[1] + ")"; },
+     two_operands},
+    {"Min", 2, [](const Node&, const Args& a) { return "hone_minf(" + a[0] + ", " + a[1] + ")"; },
+     two_operands},
     // --- ternary -------------------------------------------------------------
     // The condition reaches the code as floats, 0 or 1 (host_block.h).
     {"Where", 3,

@@ -36,6 +36,15 @@ float erff(float) __attribute__((simd("notinbranch")));
 float tanhf(float) __attribute__((simd("notinbranch")));
 float powf(float, float) __attribute__((simd("notinbranch")));
 
+/* Max and Min of two floats as the reference takes them: NaN if either is
+ * (fmaxf and fminf would return the other). */
+static inline __attribute__((always_inline)) float hone_maxf(float a, float b) {
+  return a != a || b != b ? a + b : (a > b ? a : b);
+}
+static inline __attribute__((always_inline)) float hone_minf(float a, float b) {
+  return a != a || b != b ? a + b : (a < b ? a : b);
+}
+
 /* erf for Gelu: a degree-18 polynomial in u = |x|/2 - 1 over |x| <= 4 (erf(4)
  * is 1 in float), from Chebyshev interpolation; absolute error under 2e-7.
  * Inline, so a Gelu loop is FMAs only (libmvec's erff was 7% of a

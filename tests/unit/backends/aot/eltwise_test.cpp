@@ -87,5 +87,16 @@ TEST(AotEltwise, RefusedAttributesNameTheReason) {
   EXPECT_NE(s.reason.find("approximate must be 'none' or 'tanh'"), std::string::npos) << s.reason;
 }
 
+TEST(AotEltwise, MaxOfThreeInputsIsRefusedWithTheReason) {
+  GraphBuilder b("max3");
+  const ValueId x = b.input("x", DType::kF32, Shape{4});
+  b.output(b.op("Max", {x, b.relu(x), b.sigmoid(x)}), "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  const NodeSupport s = supports_node(*g, g->nodes().back());
+  EXPECT_FALSE(s.supported);
+  EXPECT_NE(s.reason.find("Max of 3 inputs (aot takes two)"), std::string::npos) << s.reason;
+}
+
 }  // namespace
 }  // namespace hone::aot
