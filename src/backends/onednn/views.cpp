@@ -130,9 +130,29 @@ bool is_usual_layout(const md_t& md) {
   return false;
 }
 
+namespace {
+
+/// `md` as plain or one of native_tags() where it addresses the same bytes
+/// as that layout and differs only in the strides of dims of size 1, else
+/// `md`. oneDNN's `==` ignores those strides but its kernels' layout checks
+/// do not: a permuted view of N = 1 (MViT's MaxPool3d of tokens viewed as
+/// [1, C, T, H, W]) equals ndhwc, yet pooling took its reference kernel.
+md_t canonical_layout(const md_t& md) {
+  const dnnl_memory_desc_t& d = md.data;
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0) return md;
+  const md_t plain = plain_md(md.dims(), md.data_type());
+  if (md == plain && same_bytes(md, plain)) return plain;
+  for (memory::format_tag t : native_tags(md.dims().size()))
+    if (const md_t tagged(md.dims(), md.data_type(), t); md == tagged && same_bytes(md, tagged))
+      return tagged;
+  return md;
+}
+
+}  // namespace
+
 BufferRef usual(PlanBuilder& b, ValueId v) {
   const BufferRef& r = b.value(v).ref;
-  return is_usual_layout(r.md) ? r : b.plain(v);
+  return is_usual_layout(r.md) ? BufferRef{r.buffer, canonical_layout(r.md)} : b.plain(v);
 }
 
 namespace {

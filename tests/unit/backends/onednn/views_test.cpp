@@ -5,6 +5,7 @@
 // pick and nChw16c) and is checked against the reference.
 #include <functional>
 
+#include "backends/onednn/impl_name.h"
 #include "backends/onednn/plan.h"
 #include "onednn_test_util.h"
 
@@ -206,6 +207,36 @@ TEST(OnednnViews, SqueezeExcitationOnBlockedConvsNeedsNoReorderOfItsScales) {
             ref.md.dims()[2] == 1 && ref.md.dims()[3] == 1)
           ++pooled_reorders;
     if (blocked) EXPECT_EQ(pooled_reorders, 0u) << p.describe();
+  });
+}
+
+TEST(OnednnViews, PermutedViewOfBatchOnePoolsOnAFastKernel) {
+  // MViT's skip path: tokens [T, H, W, 1, C] seen as [1, C, T, H, W], a view
+  // whose batch axis (size 1) keeps the stride it had (C). oneDNN's `==`
+  // calls that ndhwc, yet its pooling took the reference kernel for it
+  // (3.3 ms of MViT-V2's 45 for one 192-channel MaxPool3d): the view is
+  // handed over as ndhwc itself (canonical_layout).
+  std::mt19937 rng(7);
+  GraphBuilder b("mvit_skip");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 8, 8, 1, 16});
+  ValueId v = b.transpose(b.relu(x), {3, 4, 0, 1, 2});
+  b.output(b.op("MaxPool", {v},
+                {{"kernel_shape", std::vector<int64_t>{1, 3, 3}},
+                 {"strides", std::vector<int64_t>{1, 2, 2}},
+                 {"pads", std::vector<int64_t>{0, 1, 1, 0, 1, 1}}}),
+           "y");
+  Graph g = *std::move(b).build();
+  expect_both_layouts_match(g, {uniform(rng, {2, 8, 8, 1, 16})}, [](const Plan& p, bool) {
+    size_t pools = 0;
+    for (const Step& s : p.steps) {
+      if (s.own || s.kind != "pooling") continue;
+      ++pools;
+      const char* info = nullptr;
+      dnnl_primitive_desc_query(s.prim.get_primitive_desc(), dnnl_query_impl_info_str, 0,
+                                static_cast<void*>(&info));
+      EXPECT_FALSE(is_ref_impl_name(info != nullptr ? info : "ref")) << info;
+    }
+    EXPECT_EQ(pools, 1u) << p.describe();
   });
 }
 
