@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "backends/common/node_query.h"
+#include "backends/onednn/own_conv.h"
 #include "backends/onednn/own_index.h"
 #include "backends/onednn/own_logic.h"
 #include "backends/onednn/own_moves.h"
@@ -342,9 +343,10 @@ std::optional<std::string> misc_why_not(const Graph& g, const Node& n) {
 Result<void> lower_misc(PlanBuilder& b, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "GatherND" || op == "GridSample" || op == "RoiAlign" || op == "Concat")
-    return lower_own_index(b, n);                            // own_index.cpp
-  if (lowers_own_logic(b, n)) return lower_own_logic(b, n);  // own_logic.cpp
-  if (lowers_own_moves(b, n)) return lower_own_moves(b, n);  // own_moves.cpp
+    return lower_own_index(b, n);                                  // own_index.cpp
+  if (lowers_own_logic(b, n)) return lower_own_logic(b, n);        // own_logic.cpp
+  if (lowers_own_moves(b, n)) return lower_own_moves(b, n);        // own_moves.cpp
+  if (lowers_depthwise_3d(b, n)) return lower_depthwise_3d(b, n);  // own_conv.cpp
   if (op == "Add" || op == "Sub" || op == "Mul") return lower_int_binary(b, n);
   if (op == "ArgMax" || op == "ArgMin") return lower_arg(b, n);
   if (op == "TopK") return lower_topk(b, n);
@@ -353,9 +355,10 @@ Result<void> lower_misc(PlanBuilder& b, const Node& n) {
 }
 
 bool lowers_misc(const PlanBuilder& b, const Node& n) {
-  if (lowers_own_index(b, n)) return true;  // own_index.cpp
-  if (lowers_own_logic(b, n)) return true;  // own_logic.cpp
-  if (lowers_own_moves(b, n)) return true;  // own_moves.cpp
+  if (lowers_own_index(b, n)) return true;     // own_index.cpp
+  if (lowers_own_logic(b, n)) return true;     // own_logic.cpp
+  if (lowers_own_moves(b, n)) return true;     // own_moves.cpp
+  if (lowers_depthwise_3d(b, n)) return true;  // own_conv.cpp
   if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul")
     return is_int(b.dtype(n.inputs[0]));
   return is_misc_op(n.op_type);
