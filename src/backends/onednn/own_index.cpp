@@ -19,6 +19,7 @@
 #include "ops/axis.h"
 #include "ops/gather.h"
 #include "ops/grid_sample.h"
+#include "ops/grid_sample_taps.h"
 #include "ops/roi_align.h"
 
 namespace hone::onednn {
@@ -162,6 +163,39 @@ Result<void> lower_gather_nd(PlanBuilder& b, const Node& n) {
   return {};
 }
 
+/// GridSample over two spatial dims [h, w] (RAFT's correlation lookup: 256
+/// planes of one channel, 49 points each, 8 times a run): each point's taps
+/// from its two axes' (hone_grid_axis_taps), in hone_grid_taps's order (the
+/// H tap fastest) and with its weights (wy * wx), summed in double as
+/// ops::grid_sample_points sums them, so every value is the reference's to
+/// the bit, without the general path's per-point tap vectors and loops.
+void grid_sample_2d(const ops::GridSampleAttrs& a, int64_t h, int64_t w, int64_t c,
+                    int64_t out_plane, const float* x, const float* grid, float* y,
+                    int64_t points) {
+  const int mode = static_cast<int>(a.mode), padding = static_cast<int>(a.padding);
+  const int align = a.align_corners ? 1 : 0;
+  for (int64_t p = 0; p < points; ++p) {
+    const int64_t bn = p / out_plane, o = p % out_plane;
+    int64_t ix[4], iy[4], off[16];
+    double wx[4], wy[4], wt[16];
+    const int nx = hone_grid_axis_taps(grid[2 * p], w, mode, padding, align, ix, wx);
+    const int ny = hone_grid_axis_taps(grid[2 * p + 1], h, mode, padding, align, iy, wy);
+    int n = 0;
+    for (int i = 0; i < nx; ++i)
+      for (int j = 0; j < ny; ++j)
+        if (ix[i] >= 0 && iy[j] >= 0) {
+          off[n] = iy[j] * w + ix[i];
+          wt[n++] = wy[j] * wx[i];
+        }
+    for (int64_t ch = 0; ch < c; ++ch) {
+      const float* plane = x + (bn * c + ch) * h * w;
+      double acc = 0.0;
+      for (int k = 0; k < n; ++k) acc += wt[k] * static_cast<double>(plane[off[k]]);
+      y[(bn * c + ch) * out_plane + o] = static_cast<float>(acc);
+    }
+  }
+}
+
 /// GridSample of x [N, C, spatial...] by grid [N, out..., r] into [N, C, out...].
 Result<void> lower_grid_sample(PlanBuilder& b, const Node& n) {
   if (b.dtype(n.inputs[0]) != DType::kF32 || b.dtype(n.inputs[1]) != DType::kF32)
@@ -184,6 +218,19 @@ Result<void> lower_grid_sample(PlanBuilder& b, const Node& n) {
   const int64_t out_plane = shape_numel(out) / (x[0] * x[1]), points = x[0] * out_plane;
   const BufferRef src = b.data(n.inputs[0]), coords = b.data(n.inputs[1]);
   const BufferRef dst = new_plain_value(b, out, DType::kF32);
+  if (x.size() == 4) {
+    const int64_t h = x[2], w = x[3];
+    b.add_own_step("grid_sample",
+                   [=](void* const* p) -> Result<void> {
+                     grid_sample_2d(attrs, h, w, c, out_plane, static_cast<const float*>(p[0]),
+                                    static_cast<const float*>(p[1]), static_cast<float*>(p[2]),
+                                    points);
+                     return {};
+                   },
+                   {{DNNL_ARG_SRC_0, src}, {DNNL_ARG_SRC_1, coords}, {DNNL_ARG_DST, dst}});
+    b.set(n.outputs[0], PValue{out, dst, DType::kF32});
+    return {};
+  }
   b.add_own_step("grid_sample",
                  [=](void* const* p) -> Result<void> {
                    ops::grid_sample_points(
