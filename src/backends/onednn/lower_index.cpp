@@ -58,7 +58,13 @@ Result<void> lower_gather(PlanBuilder& b, const Node& n) {
     else
       runs.push_back({i, 1, j});
   }
-  if (runs.empty()) return fail(ErrorCode::kUnsupported, "Gather with an empty result");
+  if (runs.empty()) {  // no index: an empty value, no step (lower_empty.cpp)
+    dims_t out(in.begin(), in.begin() + a);
+    out.insert(out.end(), idx->shape().begin(), idx->shape().end());
+    out.insert(out.end(), in.begin() + a + 1, in.end());
+    b.set_empty(n.outputs[0], Tensor::zeros(DType::kF32, out));
+    return {};
+  }
   if (runs.size() > kMaxGatherRuns)
     return fail(ErrorCode::kUnsupported, "Gather of " + std::to_string(runs.size()) +
                                              " separate runs of indices (one reorder each; at "
@@ -102,7 +108,10 @@ Result<void> lower_expand(PlanBuilder& b, const Node& n) {
   dims_t target;
   for (int64_t i = 0; i < shape->numel(); ++i) target.push_back(tensor_element_as_int64(*shape, i));
   HONE_TRY(const dims_t out, ops::broadcast_shapes({in, target}));
-  if (shape_numel(out) == 0) return fail(ErrorCode::kUnsupported, "Expand with an empty result");
+  if (shape_numel(out) == 0) {  // an empty value, no step (lower_empty.cpp)
+    b.set_empty(n.outputs[0], Tensor::zeros(DType::kF32, out));
+    return {};
+  }
   if (out == in) {  // nothing to broadcast: the same bytes
     alias(b, n, out);
     return {};

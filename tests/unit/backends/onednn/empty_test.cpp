@@ -124,14 +124,20 @@ TEST(OnednnEmpty, ReductionsAndProductsOverAnEmptyAxis) {
   expect_same(*be, g, {uniform(rng, {2, 3}), yv});
 }
 
-// A Slice and a Split part that come out empty from inputs that are not:
-// empty values inside the plan, joined back by a Concat.
-TEST(OnednnEmpty, EmptySliceAndSplitPartsInsideAPlan) {
+// A Slice, a Split part, a Gather of no index and an Expand to a zero dim
+// that come out empty from inputs that are not: empty values inside the
+// plan, joined back by a Concat.
+TEST(OnednnEmpty, EmptySliceSplitGatherAndExpandInsideAPlan) {
   GraphBuilder b("empty_parts", 17);
   ValueId x = b.input("x", DType::kF32, Shape{4, 3});
   ValueId none = b.op("Slice", {b.relu(x), ints(b, {2}), ints(b, {2}), ints(b, {0})});
   auto parts = b.op_n("Split", {b.sigmoid(x), ints(b, {4, 0})}, 2, {{"axis", int64_t{0}}});
-  b.output(b.concat({b.relu(none), b.tanh(x), b.relu(parts[1])}, 0), "joined");
+  ValueId no_rows = b.op("Gather", {b.tanh(x), b.constant("", Tensor::zeros(DType::kI64, {0}))});
+  ValueId zero_rows = b.op("Expand", {b.op("ReduceSum", {x, ints(b, {0})}), ints(b, {0, 3})});
+  b.output(
+      b.concat({b.relu(none), b.tanh(x), b.relu(parts[1]), b.relu(no_rows), b.sigmoid(zero_rows)},
+               0),
+      "joined");
   b.output(b.add(parts[0], x), "sum");
   b.output(b.relu(parts[1]), "empty");
   const Graph g = *std::move(b).build();
