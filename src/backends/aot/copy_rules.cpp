@@ -46,6 +46,10 @@ Result<DimExprs> strided_copy(Program& p, NodeId id, const Node& n) {
     for (size_t i = 0; i < x.size(); ++i)
       if (i != a) out.push_back(x[i]), c.strides.push_back(in_stride[i]);
   } else {
+    if (has_input(n, 1) && has_input(n, 2) &&
+        (!p.values[static_cast<size_t>(n.inputs[1])].constant ||
+         !p.values[static_cast<size_t>(n.inputs[2])].constant))
+      return run_time_slice(p, id, n);  // slice_bounds.cpp
     HONE_TRY(const std::vector<int64_t> starts, const_ints(p, n, 1));
     HONE_TRY(const std::vector<int64_t> ends, const_ints(p, n, 2));
     std::vector<int64_t> axes, steps;

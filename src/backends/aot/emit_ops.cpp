@@ -534,18 +534,19 @@ void Emitter::emit_copy(const Node& n, NodeId id, const std::string& y) {
       const ValueId v = n.outputs[k];
       if (v < 0 || p_.values[static_cast<size_t>(v)].place == Place::kNone) continue;
       open("");
-      emit_strided(id, c.part_base[k], c.strides, dims(v), ptr(v));
+      emit_strided(id, dim(c.part_base[k]), c.strides, dims(v), ptr(v));
       close();
     }
     return;
   }
-  emit_strided(id, c.base, c.strides, dims(n.outputs[0]), y);
+  if (!c.run_time_axes.empty()) return emit_slice_run_time(n, id, y);
+  emit_strided(id, dim(c.base), c.strides, dims(n.outputs[0]), y);
 }
 
-void Emitter::emit_strided(NodeId id, const DimExpr& from, const DimExprs& strides,
+void Emitter::emit_strided(NodeId id, const std::string& from, const DimExprs& strides,
                            const DimExprs& o, const std::string& y) {
   const std::string t = ctype(p_.operands.at(id)[0]);
-  line("const " + t + "* X = " + ptr(p_.operands.at(id)[0]) + " + " + dim(from) + ";");
+  line("const " + t + "* X = " + ptr(p_.operands.at(id)[0]) + " + " + from + ";");
   line(t + "* Y = " + y + ";");
   if (o.empty()) {
     line("Y[0] = X[0];");

@@ -104,6 +104,8 @@ class Emitter {
   void emit_cumsum(const Node& n, NodeId id, const std::string& y);
   void emit_elements(const Node& n, NodeId id, const std::string& y);
   void emit_one_hot(const Node& n, NodeId id, const std::string& y);
+  /// Slice from starts read when the code runs (slice_bounds.cpp).
+  void emit_slice_run_time(const Node& n, NodeId id, const std::string& y);
   /// GridSample by the reference's taps, ops/grid_sample_taps.h (grid_sample.cpp).
   void emit_grid_sample(const Node& n, NodeId id, const std::string& y);
   /// RoiAlign by the reference's points, ops/roi_align_points.h (roi_align.cpp).
@@ -116,7 +118,7 @@ class Emitter {
   void emit_pad(NodeId id, const std::string& y);
   void emit_pad_by_index(NodeId id, const std::string& y);
   /// y (contiguous, dims `o`) = the anchor's input read from element `from` with `strides`.
-  void emit_strided(NodeId id, const DimExpr& from, const DimExprs& strides, const DimExprs& o,
+  void emit_strided(NodeId id, const std::string& from, const DimExprs& strides, const DimExprs& o,
                     const std::string& y);
   // Channels-last steps (emit_nhwc.cpp).
   void emit_anchor_nhwc(const Step& s, NodeId id, const std::string& y);

@@ -84,6 +84,12 @@ struct Program {
     DimExpr base;
     DimExprs strides;
     DimExprs part_base;  // Split: the base of each output (strides shared)
+    /// Slice whose bounds are host values (computed from dims): the sliced
+    /// axes, and their starts where constants (empty: operand 1, read when the
+    /// code runs); the extents are the output dims shape inference gave, which
+    /// the code checks fit (slice_bounds.cpp). `base` is then 0.
+    std::vector<size_t> run_time_axes;
+    std::vector<int64_t> const_starts;
   };
   std::map<NodeId, Copy> copies;
   /// Pad with a constant: the output filled with `value`, then the input's
@@ -140,7 +146,8 @@ struct Program {
 bool is_elementwise_op(const std::string& op);
 bool is_view_op(const std::string& op);
 /// Input `slot` of `n` is data the generated code reads, not a shape, axes or
-/// bounds operand (support.cpp).
+/// bounds operand (support.cpp); a Slice's starts are read, where computed
+/// from dims (slice_bounds.cpp).
 bool reads_data_slot(const Node& n, size_t slot);
 /// Why graph value `v`, input `i` of a node, cannot be an aot operand (not a
 /// tensor, or not f32), or "" when it can (support.cpp).

@@ -59,6 +59,9 @@ DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& ch
 [[nodiscard]] Result<DimExprs> grid_sample_dims(Program& p, NodeId id, const Node& n);
 /// RoiAlign: [num_rois, C, output_height, output_width] (roi_align.cpp).
 [[nodiscard]] Result<DimExprs> roi_align_dims(Program& p, NodeId id, const Node& n);
+/// Slice whose starts or ends are host values: the output dims from shape
+/// inference, the starts read when the code runs (slice_bounds.cpp).
+[[nodiscard]] Result<DimExprs> run_time_slice(Program& p, NodeId id, const Node& n);
 /// NonZero: [rank, its length], a symbol the run sets (nonzero.cpp).
 [[nodiscard]] Result<DimExprs> nonzero_dims(Program& p, NodeId id, const Node& n);
 /// ArgMax and ArgMin: the output dims (arg_extreme.cpp).

@@ -52,9 +52,9 @@ size_t data_inputs(const Node& n) {
 /// inputs (Whisper's [L, batch, 128] from [(L*batch), 128], L a conv length
 /// of seq; copy_rules.cpp's inferred_dims reads them; a block binding none
 /// of a dim's symbols runs on the reference, logged).
-std::string computed_shape_problem(const Graph& g, const Node& n) {
-  if (!host_eval::host_value(g, n.inputs[1], kHostPolicy))
-    return "input 1 (shape) must be a constant or computed from dims";
+/// (inferred_dims_problem: the dims part, which a Slice of computed bounds
+/// shares.)
+std::string inferred_dims_problem(const Graph& g, const Node& n) {
   const Value* x = val(g, n, 0);
   const Value& y = g.value(n.outputs[0]);
   if (x == nullptr || !x->shape || !y.shape) return "the shape it makes is not known";
@@ -76,6 +76,12 @@ std::string computed_shape_problem(const Graph& g, const Node& n) {
              "model inputs' symbols";
   }
   return "";
+}
+
+std::string computed_shape_problem(const Graph& g, const Node& n) {
+  if (!host_eval::host_value(g, n.inputs[1], kHostPolicy))
+    return "input 1 (shape) must be a constant or computed from dims";
+  return inferred_dims_problem(g, n);
 }
 
 /// What aot's strided copy cannot do for this Slice or Gather (shape_rules.cpp
@@ -105,7 +111,7 @@ std::string copy_problem(const Graph& g, const Node& n) {
     return ops::try_normalize_axis(ops::axis_attr(n), r) ? "" : "the axis is out of range";
   }
   if (g.opset() < 10) return "Slice before opset 10 (bounds as attributes)";
-  if (!is_const(g, n, 1)) return "";  // the constant check below names it
+  if (!is_const(g, n, 1) || !is_const(g, n, 2)) return "";  // the constant check below names it
   std::vector<int64_t> axes;
   if (is_const(g, n, 3)) {
     const Tensor& t = *g.value(n.inputs[3]).initializer;
@@ -213,6 +219,13 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
     if (n.inputs[i] >= 0 && !is_const(g, n, i)) {
       // Resize's sizes computed from dims: lowering takes the output dims shape inference gave.
       if (op == "Resize" && i == 3 && host_eval::host_value(g, n.inputs[i], kHostPolicy)) continue;
+      // Slice's starts and ends computed from dims: its output dims from shape
+      // inference, its starts read when the code runs (slice_bounds.cpp).
+      if (op == "Slice" && (i == 1 || i == 2) &&
+          host_eval::host_value(g, n.inputs[i], kHostPolicy)) {
+        if (std::string why = inferred_dims_problem(g, n); !why.empty()) return why;
+        continue;
+      }
       if ((op == "Reshape" || op == "Expand") && i == 1) {
         if (std::string why = computed_shape_problem(g, n); !why.empty()) return why;
         continue;
@@ -293,7 +306,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
 }  // namespace
 
 bool reads_data_slot(const Node& n, size_t slot) {
-  return slot < data_inputs(n);
+  // A Slice's starts: read when the code runs where computed from dims (slice_bounds.cpp).
+  return slot < data_inputs(n) || (n.op_type == "Slice" && slot == 1);
 }
 
 NodeSupport supports_node(const Graph& g, const Node& node) {
