@@ -2,7 +2,11 @@
  * written once: ops/roi_align.h's roi_align_rois (the reference, onednn's own
  * step) calls it, and the aot backend embeds this file as text into every
  * library with a RoiAlign step (CMakeLists.txt's HONE_AOT_RT_FILES), so
- * compiled code samples exactly as the reference does, in double.
+ * compiled code samples exactly as the reference does, in double. The cuda
+ * backend compiles it into its NVRTC kernels too (NVRTC has no C headers:
+ * the math functions are its built-ins, int64_t is typedef'd here, as
+ * ops/grid_sample_taps.h does, a repeat C++ allows), its functions device
+ * functions (HONE_ROI_FN).
  *
  *   hone_roi_bins b = hone_roi_bins_of(roi, scale, half_pixel, oh, ow, sampling);
  *   for each bin (ph, pw), point (iy < b.gh, ix < b.gw):
@@ -11,8 +15,14 @@
 #ifndef HONE_OPS_ROI_ALIGN_POINTS_H
 #define HONE_OPS_ROI_ALIGN_POINTS_H
 
+#ifdef __CUDACC_RTC__
+typedef long long int64_t;
+#define HONE_ROI_FN static __device__ __forceinline__
+#else
 #include <math.h>
 #include <stdint.h>
+#define HONE_ROI_FN static inline
+#endif
 
 /* One sampling point's four corners and weights (all 0 outside the map). */
 typedef struct hone_roi_point {
@@ -22,7 +32,7 @@ typedef struct hone_roi_point {
 
 /* The bilinear corners of point (y, x) of an h x w map: a point over a pixel
  * outside reads nothing, others clamp (ONNX's and ONNX Runtime's rule). */
-static inline hone_roi_point hone_roi_point_at(double y, double x, int64_t h, int64_t w) {
+HONE_ROI_FN hone_roi_point hone_roi_point_at(double y, double x, int64_t h, int64_t w) {
   hone_roi_point b = {0, 0, 0, 0, 0.0, 0.0, 0.0, 0.0};
   double ly, lx;
   if (y < -1.0 || y > (double)h || x < -1.0 || x > (double)w) return b;
@@ -60,8 +70,8 @@ typedef struct hone_roi_bins {
 /* roi = (x0, y0, x1, y1) in input coordinates, scaled by `scale`; half_pixel
  * shifts by half a pixel (else output_half_pixel: torchvision's aligned=False,
  * sizes at least 1); sampling 0: adaptive, ceil of the bin size. */
-static inline hone_roi_bins hone_roi_bins_of(const double* roi, double scale, int half_pixel,
-                                             int64_t oh, int64_t ow, int64_t sampling) {
+HONE_ROI_FN hone_roi_bins hone_roi_bins_of(const double* roi, double scale, int half_pixel,
+                                           int64_t oh, int64_t ow, int64_t sampling) {
   hone_roi_bins b;
   const double offset = half_pixel ? 0.5 : 0.0;
   double rw, rh;
@@ -81,8 +91,8 @@ static inline hone_roi_bins hone_roi_bins_of(const double* roi, double scale, in
 }
 
 /* Sampling point (iy, ix) of bin (ph, pw) over an h x w map. */
-static inline hone_roi_point hone_roi_sample(const hone_roi_bins* b, int64_t ph, int64_t pw,
-                                             int64_t iy, int64_t ix, int64_t h, int64_t w) {
+HONE_ROI_FN hone_roi_point hone_roi_sample(const hone_roi_bins* b, int64_t ph, int64_t pw,
+                                           int64_t iy, int64_t ix, int64_t h, int64_t w) {
   const double yy = b->y0 + (double)ph * b->bin_h + ((double)iy + 0.5) * b->bin_h / (double)b->gh;
   const double xx = b->x0 + (double)pw * b->bin_w + ((double)ix + 0.5) * b->bin_w / (double)b->gw;
   return hone_roi_point_at(yy, xx, h, w);

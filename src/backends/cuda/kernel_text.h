@@ -14,7 +14,8 @@ extern const std::string_view
 extern const std::string_view kTensorOps;  // tensor_ops.cu: ArgMax/ArgMin, norms, Resize, bool ops
 extern const std::string_view kIndexOps;   // index_ops.cu: CumSum, OneHot, *Elements, Pad modes
 extern const std::string_view kGridSampleTaps;  // src/ops/grid_sample_taps.h (C, shared)
-extern const std::string_view kSampleOps;       // sample_ops.cu: GridSample
+extern const std::string_view kRoiAlignPoints;  // src/ops/roi_align_points.h (C, shared)
+extern const std::string_view kSampleOps;       // sample_ops.cu: GridSample, RoiAlign
 extern const std::string_view kHalfOps;         // half_ops.cu: kernels over bf16/f16 activations
 extern const std::string_view kFp8Ops;          // fp8_ops.cu: e4m3 quantization (precision=fp8)
 extern const std::string_view

@@ -16,11 +16,13 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/grid_sample.h"
+#include "ops/roi_align.h"
 
 namespace hone::cuda {
 
 Result<Unit> create_resize(const BlockInfo& b, const Node& n);       // ops_resize.cpp
 Result<Unit> create_grid_sample(const BlockInfo& b, const Node& n);  // ops_sample.cpp
+Result<Unit> create_roi_align(const BlockInfo& b, const Node& n);    // ops_sample.cpp
 Result<Unit> create_rnn(const BlockInfo& b, const Node& n);          // ops_rnn.cpp
 std::string rnn_why_not(const Graph& g, const Node& n);              // ops_rnn.cpp
 // TopK, GatherND and the Concat of integers (ops_select.cpp).
@@ -240,8 +242,9 @@ DType where_branch_dtype(const Graph& g, const Node& n) {
 }
 
 bool tensor_op(const Graph& g, const Node& n) {
-  static const std::set<std::string> kOps = {"ArgMax", "ArgMin", "Tile", "InstanceNormalization",
-                                             "Resize", "LSTM",   "GRU",  "GridSample"};
+  static const std::set<std::string> kOps = {"ArgMax",  "ArgMin", "Tile", "InstanceNormalization",
+                                             "Resize",  "LSTM",   "GRU",  "GridSample",
+                                             "RoiAlign"};
   const std::string& op = n.op_type;
   // A Where of integer or bool branches runs here whatever its condition;
   // one of f32 branches when its condition is made at run time (else the
@@ -298,6 +301,15 @@ std::string tensor_op_why_not(const Graph& g, const Node& n) {
     if (std::string why = f32_inputs(g, n, 0, 2); !why.empty()) return why;
     return output_is(g, n, DType::kF32);
   }
+  if (op == "RoiAlign") {
+    if (Result<ops::RoiAlignAttrs> a = ops::roi_align_attrs(n, g.opset()); !a)
+      return a.error().message();
+    if (n.inputs.size() != 3 || n.inputs[2] < 0) return "RoiAlign with other than three inputs";
+    if (std::string why = f32_inputs(g, n, 0, 2); !why.empty()) return why;
+    if (const DType t = known_dtype(g, n.inputs[2]); t != DType::kI64 && t != DType::kUndefined)
+      return "batch_indices are " + dtype_word(t) + "; cuda reads i64 here";
+    return output_is(g, n, DType::kF32);
+  }
   if (compare_codes().count(op)) {
     if (n.inputs.size() != 2 || n.inputs[1] < 0) return op + " with other than two inputs";
     // Integers compare exactly as i64 (hone_compare_int); f32 as floats.
@@ -344,6 +356,7 @@ Result<Unit> create_tensor_op(const BlockInfo& b, const Node& n) {
   const std::string& op = n.op_type;
   if (op == "Resize") return create_resize(b, n);
   if (op == "GridSample") return create_grid_sample(b, n);
+  if (op == "RoiAlign") return create_roi_align(b, n);
   if (op == "LSTM" || op == "GRU") return create_rnn(b, n);
   if (op == "ConvTranspose") return create_conv_transpose(b, n);
   if (select_op(b.g, n)) return create_select(b, n);

@@ -1,8 +1,8 @@
-// Sampling kernels: GridSample (ops_sample.cpp). The taps come from
-// hone_grid_taps (src/ops/grid_sample_taps.h, compiled into this module ahead
-// of this file), the C the reference and aot sample with, so every backend
-// reads the same input points with the same weights, summed in double in the
-// same order.
+// Sampling kernels: GridSample and RoiAlign (ops_sample.cpp). Their taps and
+// sampling points come from the C the reference and aot sample with
+// (src/ops/grid_sample_taps.h, src/ops/roi_align_points.h, compiled into this
+// module ahead of this file), so every backend reads the same input points
+// with the same weights, summed in double in the same order.
 
 // One thread an output point p = batch * out_plane + o of x [n, c, plane] by
 // grid [n, out_plane, rank] into y [n, c, out_plane]: the point's taps once,
@@ -41,5 +41,54 @@ extern "C" __global__ void hone_grid_sample(const float* x, const float* grid, f
       hone_grid_point<64>(x, grid, y, p, c, in_plane, out_plane, rank, dims, mode, padding, align);
     else
       hone_grid_point<16>(x, grid, y, p, c, in_plane, out_plane, rank, dims, mode, padding, align);
+  }
+}
+
+// RoiAlign of x [n, c, h, w] by rois [num, 4] (x0, y0, x1, y1) and their
+// batch indices (i64) into y [num, c, oh, ow]: one thread an output element,
+// its roi's bins and sampling points from hone_roi_bins_of / hone_roi_sample
+// (src/ops/roi_align_points.h, the reference's), the four weighted corners of
+// each point summed (or the largest taken, max mode) in double in the
+// reference's order. A batch index outside [0, n) leaves NaN and sets the
+// run's error word to `code`.
+extern "C" __global__ void hone_roi_align(const float* x, const float* rois,
+                                          const long long* batch, float* y, long long num,
+                                          long long c, long long h, long long w, long long n,
+                                          long long oh, long long ow, long long sampling,
+                                          double scale, int half_pixel, int max_mode,
+                                          unsigned long long* err, unsigned long long code) {
+  HONE_FOR(t, num * c * oh * ow) {
+    const long long pw = t % ow, ph = (t / ow) % oh, ch = (t / (ow * oh)) % c;
+    const long long r = t / (ow * oh * c), bi = batch[r];
+    if (bi < 0 || bi >= n) {
+      hone_flag(err, code);
+      y[t] = __int_as_float(0x7fc00000);
+      continue;
+    }
+    const double roi[4] = {(double)rois[r * 4], (double)rois[r * 4 + 1], (double)rois[r * 4 + 2],
+                           (double)rois[r * 4 + 3]};
+    const hone_roi_bins b = hone_roi_bins_of(roi, scale, half_pixel, oh, ow, sampling);
+    const float* plane = x + (bi * c + ch) * h * w;
+    double acc = 0.0;
+    bool first = true;
+    for (long long iy = 0; iy < b.gh; ++iy)
+      for (long long ix = 0; ix < b.gw; ++ix) {
+        const hone_roi_point q = hone_roi_sample(&b, ph, pw, iy, ix, h, w);
+        const double v00 = q.w00 * (double)plane[q.y0 * w + q.x0];
+        const double v01 = q.w01 * (double)plane[q.y0 * w + q.x1];
+        const double v10 = q.w10 * (double)plane[q.y1 * w + q.x0];
+        const double v11 = q.w11 * (double)plane[q.y1 * w + q.x1];
+        if (!max_mode) {
+          acc += v00 + v01 + v10 + v11;
+        } else {  // the first largest corner, then the largest over the points
+          double m = v00;
+          if (m < v01) m = v01;
+          if (m < v10) m = v10;
+          if (m < v11) m = v11;
+          acc = first ? m : (acc < m ? m : acc);
+          first = false;
+        }
+      }
+    y[t] = (float)(max_mode ? acc : acc / b.count);
   }
 }

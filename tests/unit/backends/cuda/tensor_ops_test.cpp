@@ -1,4 +1,4 @@
-// Resize, GridSample, ArgMax, Tile, InstanceNormalization, the wider reductions and the
+// Resize, GridSample, RoiAlign, ArgMax, Tile, InstanceNormalization, the wider reductions and the
 // bool ops (a Where whose condition is made at run time, the comparisons and
 // logic that make it) on cuda. Resize's geometry and the support decisions
 // are host-side and run without a device; the graphs after them skip
@@ -103,6 +103,8 @@ Graph tensor_ops_graph() {
   ValueId keep = b.input("keep", DType::kBool, Shape{1, 1, 5, 1});
   ValueId img = b.input("img", DType::kF32, Shape{Dim::symbol("batch"), 3, 10, 12});
   ValueId grid = b.input("grid", DType::kF32, Shape{Dim::symbol("batch"), 4, 7, 2});
+  ValueId rois = b.input("rois", DType::kF32, Shape{Dim::symbol("num"), 4});
+  ValueId roi_batch = b.input("roi_batch", DType::kI64, Shape{Dim::symbol("num")});
   ValueId hw =
       b.op("Slice", {b.op("Shape", {img}), b.constant("", i64s({2})), b.constant("", i64s({4}))});
   ValueId nc =
@@ -123,6 +125,19 @@ Graph tensor_ops_graph() {
   b.output(b.op("GridSample", {b.tanh(x), grid},
                 {{"mode", Str("bicubic")}, {"padding_mode", Str("reflection")}}),
            "sampled_cubic");
+  // RoiAlign as torchvision's MultiScaleRoIAlign (aligned=False: output_half_pixel,
+  // two points a bin), and max mode with adaptive sampling.
+  b.output(b.op("RoiAlign", {x, rois, roi_batch},
+                {{"coordinate_transformation_mode", Str("output_half_pixel")},
+                 {"output_height", int64_t{3}},
+                 {"output_width", int64_t{2}},
+                 {"sampling_ratio", int64_t{2}},
+                 {"spatial_scale", 0.5f}}),
+           "pooled");
+  b.output(
+      b.op("RoiAlign", {b.relu(x), rois, roi_batch},
+           {{"mode", Str("max")}, {"output_height", int64_t{2}}, {"output_width", int64_t{2}}}),
+      "pooled_max");
   // (On x: shape propagation gives an ArgMax of a value of unknown shape, such
   // as the Resize's, an f32 output, which cuda refuses.)
   b.output(b.op("ArgMax", {b.relu(x)}, {{"axis", int64_t{1}}}), "labels");
@@ -170,6 +185,18 @@ TEST(CudaTensorOps, IntegerComparisonAndKnownBoolOperandAreProposed) {
   for (const NodeSupport& s : p) EXPECT_TRUE(s.supported) << s.reason;
 }
 
+/// `num` boxes (x0, y0, x1, y1) over and past a 5 x 6 map's edges, some
+/// smaller than a pixel.
+Tensor boxes(std::mt19937& rng, int64_t num) {
+  std::uniform_real_distribution<float> at(-1.5f, 6.0f), size(0.3f, 4.0f);
+  std::vector<float> v;
+  for (int64_t i = 0; i < num; ++i) {
+    const float x0 = at(rng), y0 = at(rng) * 0.8f;
+    v.insert(v.end(), {x0, y0, x0 + size(rng), y0 + size(rng)});
+  }
+  return Tensor::from<float>({num, 4}, v);
+}
+
 TEST(CudaTensorOps, MatchTheReference) {
   HONE_REQUIRE_CUDA();
   std::mt19937 rng(11);
@@ -178,7 +205,8 @@ TEST(CudaTensorOps, MatchTheReference) {
     Tensor keep = Tensor::from<bool>({1, 1, 5, 1}, {true, false, true, true, false});
     expect_matches_reference(g, {uniform(rng, {batch, 3, 5, 6}, -1.0f, 1.0f), keep,
                                  uniform(rng, {batch, 3, 10, 12}, -1.0f, 1.0f),
-                                 uniform(rng, {batch, 4, 7, 2}, -1.3f, 1.3f)});
+                                 uniform(rng, {batch, 4, 7, 2}, -1.3f, 1.3f), boxes(rng, 5),
+                                 Tensor::from<int64_t>({5}, {0, batch - 1, 0, batch - 1, 0})});
   }
 }
 
