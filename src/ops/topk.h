@@ -40,7 +40,10 @@ inline std::string topk_before_c(const std::string& u, const std::string& v, con
 }
 
 /// Fills idx[0, k) with the positions in [0, len) of the k values first in
-/// TopK's order; `greater(i, j)` says value i is above value j.
+/// TopK's order; `greater(i, j)` says value i is above value j. The order is
+/// strict (ties go by position), so selecting the first k (nth_element) and
+/// sorting only them gives partial_sort's result in about a third of its
+/// comparisons at ssdlite's K of 300 of 3234.
 template <class Greater>
 void topk_order(int64_t len, int64_t k, bool largest, Greater greater, std::vector<int64_t>& idx) {
   idx.resize(static_cast<size_t>(len));
@@ -50,7 +53,8 @@ void topk_order(int64_t len, int64_t k, bool largest, Greater greater, std::vect
     if (gt || lt) return largest ? gt : lt;
     return i < j;
   };
-  std::partial_sort(idx.begin(), idx.begin() + k, idx.end(), before);
+  std::nth_element(idx.begin(), idx.begin() + k, idx.end(), before);
+  std::sort(idx.begin(), idx.begin() + k, before);
 }
 
 }  // namespace hone::ops
