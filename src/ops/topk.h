@@ -42,8 +42,8 @@ inline std::string topk_before_c(const std::string& u, const std::string& v, con
 /// Fills idx[0, k) with the positions in [0, len) of the k values first in
 /// TopK's order; `greater(i, j)` says value i is above value j. The order is
 /// strict (ties go by position), so selecting the first k (nth_element) and
-/// sorting only them gives partial_sort's result in about a third of its
-/// comparisons at ssdlite's K of 300 of 3234.
+/// sorting only them gives partial_sort's result, in half its time at
+/// ssdlite's K of 300 of 3234 (onednn's TopK step, 0.12 -> 0.06 ms).
 template <class Greater>
 void topk_order(int64_t len, int64_t k, bool largest, Greater greater, std::vector<int64_t>& idx) {
   idx.resize(static_cast<size_t>(len));
