@@ -10,6 +10,8 @@
 #define NUM_DN_SLOTS 2
 #include "dnnl_conv.c"
 #include "lstm.c"
+
+/* The reference's own C, where a GridSample or RoiAlign step needs it. */
 #include "../../../ops/grid_sample_taps.h"
 #include "../../../ops/roi_align_points.h"
 
