@@ -208,10 +208,11 @@ struct BlockInfo : BlockReaders {
 };
 
 /// The operands of an element-wise kernel reading `in` broadcast to `out`
-/// (at most kMaxOperands of them, ranks up to kMaxRank), device pointers
-/// unset: size-1 dims dropped, and neighbouring dims that every operand reads
-/// contiguously or not at all merged into one.
-EwArgs ew_args(const std::vector<dims_t>& in, const dims_t& out);
+/// (at most kMaxOperands of them, of any rank), device pointers unset:
+/// size-1 dims dropped, and neighbouring dims that every operand reads
+/// contiguously or not at all merged into one; unsupported when more than
+/// kMaxRank dims remain (MViT's rank-8 relative-position sums merge to 4).
+[[nodiscard]] Result<EwArgs> ew_args(const std::vector<dims_t>& in, const dims_t& out);
 /// A kernel over operands `in` broadcast to each other (ranks up to
 /// kMaxRank), one `out_dtype` element per output element:
 /// fn(y, EwArgs, n[, code][, extra]), `code` passed when not -1 and `extra`

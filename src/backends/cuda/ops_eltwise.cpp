@@ -70,13 +70,10 @@ class ChainOp final : public Op {
     for (const dims_t& d : all) {
       HONE_TRY(out, broadcast(out, d));
     }
-    if (out.size() > static_cast<size_t>(kMaxRank))
-      return fail(ErrorCode::kUnsupported, "rank " + std::to_string(out.size()) +
-                                               " (cuda element-wise kernels index up to 6 dims)");
     if (!module_->module) return fail(ErrorCode::kInternal, "chain module not compiled");
     HONE_TRY(CUfunction f, module_->module->function(fn_));
     HONE_TRY(CUfunction f4, module_->module->function(fn4_));
-    const EwArgs args = ew_args(in, out);
+    HONE_TRY(const EwArgs args, ew_args(in, out));
     const dims_t cd(args.dims, args.dims + args.rank);
     std::vector<dims_t> cst(in.size());
     for (size_t k = 0; k < in.size(); ++k) cst[k].assign(args.st[k], args.st[k] + args.rank);
@@ -163,7 +160,7 @@ class ChainOp final : public Op {
       }
       ind[k] = channels_last_dims(in[k]);
     }
-    const EwArgs args = ew_args(ind, nhwc ? channels_last_dims(out) : out);
+    HONE_TRY(const EwArgs args, ew_args(ind, nhwc ? channels_last_dims(out) : out));
     int halves = 0;
     for (size_t k = 0; k < reads.size(); ++k)
       if (reads[k] == Storage::kHalf) halves |= 1 << k;
@@ -195,7 +192,7 @@ class ChainOp final : public Op {
 
 }  // namespace
 
-EwArgs ew_args(const std::vector<dims_t>& in, const dims_t& out) {
+Result<EwArgs> ew_args(const std::vector<dims_t>& in, const dims_t& out) {
   // Neighbouring dims that every operand reads contiguously (or not at
   // all) merge, and size-1 dims go: a bias over [S, B, C] indexes [S*B, C],
   // and each element pays for two coordinates instead of three.
@@ -218,6 +215,11 @@ EwArgs ew_args(const std::vector<dims_t>& in, const dims_t& out) {
         cst[k].push_back(st[k][i]);
     }
   }
+  if (cd.size() > static_cast<size_t>(kMaxRank))
+    return fail(ErrorCode::kUnsupported,
+                "rank " + std::to_string(out.size()) + ", " + std::to_string(cd.size()) +
+                    " once contiguous dims merge (cuda element-wise kernels index up to " +
+                    std::to_string(kMaxRank) + " dims)");
   EwArgs args;
   args.rank = static_cast<int32_t>(cd.size());
   std::copy(cd.begin(), cd.end(), args.dims);

@@ -50,12 +50,10 @@ Result<OpPlan> plan_layernorm(const Node& n, const std::vector<dims_t>& in, bool
   }
   if (residual && !sw.z && in[1] != in[0]) {
     HONE_TRY(dims_t x, broadcast(in[0], in[1]));
-    if (x.size() > static_cast<size_t>(kMaxRank))
-      return fail(ErrorCode::kUnsupported, "a broadcast Add of rank " + std::to_string(x.size()));
+    HONE_TRY(const EwArgs args, ew_args({in[0], in[1]}, x));
     std::vector<dims_t> rest = {x};
     rest.insert(rest.end(), in.begin() + 2, in.end());
     HONE_TRY(OpPlan ln, plan_layernorm(n, rest, false, false, {false, sw.y}));
-    const EwArgs args = ew_args({in[0], in[1]}, x);
     const long long count = numel_of(x);
     const size_t sum_bytes = keep_sum ? 0 : round256(static_cast<size_t>(count) * sizeof(float));
     OpPlan p;

@@ -204,10 +204,7 @@ Result<OpPlan> plan_broadcast(const std::vector<dims_t>& in, const char* fn, int
   for (const dims_t& d : in) {
     HONE_TRY(out, broadcast(out, d));
   }
-  if (out.size() > static_cast<size_t>(kMaxRank))
-    return fail(ErrorCode::kUnsupported, "rank " + std::to_string(out.size()) +
-                                             " (cuda element-wise kernels index up to 6 dims)");
-  const EwArgs args = ew_args(in, out);
+  HONE_TRY(const EwArgs args, ew_args(in, out));
   const long long count = numel_of(out);
   OpPlan p;
   p.outputs = {out};

@@ -230,5 +230,30 @@ TEST(CudaElementOps, PadModesMatchTheReference) {
   }
 }
 
+// Rank-8 broadcasts as MViT's decomposed relative positions make them
+// (attn viewed [B, heads, qt, qh, qw, kt, kh, kw] plus rel_h and rel_w
+// broadcast over two key axes each): the element-wise chain and the
+// comparison's kernel merge neighbouring dims to at most six, instead of
+// sending the block to the reference.
+TEST(CudaElementOps, RankEightBroadcastsMergeToSixDims) {
+  GraphBuilder b("rel_pos", 18);
+  ValueId attn = b.input("attn", DType::kF32, Shape{Dim::symbol("batch"), 2, 2, 3, 3, 2, 3, 3});
+  ValueId rh = b.input("rel_h", DType::kF32, Shape{Dim::symbol("batch"), 2, 2, 3, 3, 1, 3, 1});
+  ValueId rw = b.input("rel_w", DType::kF32, Shape{Dim::symbol("batch"), 2, 2, 3, 3, 1, 1, 3});
+  ValueId sum = b.op("Add", {b.op("Add", {attn, rh}), rw});
+  b.output(b.relu(sum), "y");
+  b.output(b.op("Greater", {attn, rh}), "above");
+  const Graph g = *std::move(b).build();
+  EXPECT_EQ(fallbacks_of(g), "");
+  HONE_REQUIRE_CUDA();
+  std::mt19937 rng(46);
+  for (int64_t batch : {1, 2})
+    expect_matches_reference(g,
+                             {uniform(rng, {batch, 2, 2, 3, 3, 2, 3, 3}, -1.0f, 1.0f),
+                              uniform(rng, {batch, 2, 2, 3, 3, 1, 3, 1}, -1.0f, 1.0f),
+                              uniform(rng, {batch, 2, 2, 3, 3, 1, 1, 3}, -1.0f, 1.0f)},
+                             0.0, 0.0);
+}
+
 }  // namespace
 }  // namespace hone::cuda
