@@ -4,6 +4,7 @@
 // memory and launch nothing. LayerNormalization: ops_layernorm.cpp.
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -103,9 +104,58 @@ Result<PoolWindow> pool_window(const Node& n, const dims_t& x) {
 
 namespace {
 
+/// Host mirror of hone_pool3d's HonePool3 (kernels/sample_ops.cu).
+struct Pool3 {
+  int in[3], out[3], k[3], s[3], pb[3], pe[3], dil[3];
+  int is_max, include_pad;
+};
+
+/// MaxPool and AveragePool over three spatial dims (MViT's pooled skip path,
+/// video nets): hone_pool3d, one thread an output element.
+Result<OpPlan> plan_pool3d(const Node& n, const dims_t& x) {
+  const bool is_max = n.op_type == "MaxPool";
+  const dims_t spatial(x.begin() + 2, x.end());
+  HONE_TRY(const ops::PoolAttrs pa, ops::pool_attrs(n));
+  HONE_TRY(ops::Window w, ops::make_window(n, spatial, pa.kernel_shape, pa.ceil_mode, n.op_type));
+  if (!is_max && w.dilations != dims_t(w.rank(), 1))
+    return fail(ErrorCode::kUnsupported, "AveragePool with dilations");
+  for (int64_t d : spatial)
+    if (d > std::numeric_limits<int>::max())
+      return fail(ErrorCode::kUnsupported, n.op_type + " of " + shape_to_string(x) +
+                                               " (cuda indexes a 3-D pool's dims in 32 bits)");
+  Pool3 a{};
+  for (size_t d = 0; d < 3; ++d) {
+    a.in[d] = static_cast<int>(spatial[d]);
+    a.out[d] = static_cast<int>(w.out[d]);
+    a.k[d] = static_cast<int>(pa.kernel_shape[d]);
+    a.s[d] = static_cast<int>(w.strides[d]);
+    a.pb[d] = static_cast<int>(w.pad_begin[d]);
+    a.pe[d] = static_cast<int>(w.pad_end[d]);
+    a.dil[d] = static_cast<int>(w.dilations[d]);
+  }
+  a.is_max = is_max ? 1 : 0;
+  a.include_pad = pa.count_include_pad ? 1 : 0;
+  OpPlan p;
+  dims_t out = {x[0], x[1]};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  p.outputs = {out};
+  p.kernel = is_max ? "maxpool3d.f32.cuda.direct" : "avgpool3d.f32.cuda.direct";
+  const long long total = numel_of(out), NC = x[0] * x[1];
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    if (total == 0) return {};
+    HONE_TRY(CUfunction f, fn(c, "hone_pool3d"));
+    CUdeviceptr xi = b.in[0], yo = b.out[0];
+    long long nc = NC;
+    Pool3 args = a;
+    return launch_1d(c.d, f, c.stream, total, {&xi, &yo, &nc, &args});
+  };
+  return p;
+}
+
 Result<OpPlan> plan_pool(const Node& n, const std::vector<dims_t>& in) {
   const dims_t& x = in[0];
-  if (x.size() != 3 && x.size() != 4)
+  if (x.size() == 5 && !n.op_type.starts_with("Global")) return plan_pool3d(n, x);
+  if (x.size() != 3 && x.size() != 4 && !(x.size() == 5 && n.op_type.starts_with("Global")))
     return fail(ErrorCode::kUnsupported, n.op_type + " input rank " + std::to_string(x.size()));
   const bool global = n.op_type.starts_with("Global");
   const bool is_max = n.op_type.find("Max") != std::string::npos;

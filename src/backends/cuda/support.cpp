@@ -214,8 +214,8 @@ std::string why_not(const Graph& g, const Node& n) {
   if (op == "MaxPool" || op == "AveragePool") {
     if (!n.has_attr("kernel_shape")) return "kernel_shape is missing";
     const int64_t r = rank_of(val(g, n, 0));
-    if (r >= 0 && r != 3 && r != 4)
-      return "input rank " + std::to_string(r) + " (cuda runs 1-D and 2-D pools)";
+    if (r >= 0 && r != 3 && r != 4 && r != 5)
+      return "input rank " + std::to_string(r) + " (cuda runs 1-D, 2-D and 3-D pools)";
     return {};
   }
   if (op == "LayerNormalization") {

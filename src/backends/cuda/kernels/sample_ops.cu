@@ -1,4 +1,5 @@
-// Sampling kernels: GridSample and RoiAlign (ops_sample.cpp). Their taps and
+// Kernels that read windows of an input by computed coordinates: GridSample
+// and RoiAlign (ops_sample.cpp), 3-D pools (ops_misc.cpp). The first two's taps and
 // sampling points come from the C the reference and aot sample with
 // (src/ops/grid_sample_taps.h, src/ops/roi_align_points.h, compiled into this
 // module ahead of this file), so every backend reads the same input points
@@ -90,5 +91,52 @@ extern "C" __global__ void hone_roi_align(const float* x, const float* rois,
         }
       }
     y[t] = (float)(max_mode ? acc : acc / b.count);
+  }
+}
+
+// MaxPool and AveragePool over three spatial dims (ops_misc.cpp's plan_pool,
+// whose Pool3 mirrors this struct): per dim the input and output sizes, the
+// kernel, strides, pads before and after and dilations. One thread an output
+// element, as hone_pool2d: NaN propagates through max; an average divides by
+// the taps inside the input, or with include_pad by the window clipped to
+// the padded input.
+struct HonePool3 {
+  int in[3], out[3], k[3], s[3], pb[3], pe[3], dil[3];
+  int is_max, include_pad;
+};
+extern "C" __global__ void hone_pool3d(const float* x, float* y, long long NC, HonePool3 w) {
+  const long long plane = (long long)w.in[0] * w.in[1] * w.in[2];
+  HONE_FOR(i, NC * w.out[0] * w.out[1] * w.out[2]) {
+    const int ow = i % w.out[2], oh = (i / w.out[2]) % w.out[1];
+    const int od = (i / ((long long)w.out[2] * w.out[1])) % w.out[0];
+    const float* p = x + (i / ((long long)w.out[2] * w.out[1] * w.out[0])) * plane;
+    const int ds = od * w.s[0] - w.pb[0], hs = oh * w.s[1] - w.pb[1], ws = ow * w.s[2] - w.pb[2];
+    float acc = w.is_max ? -HONE_INF : 0.0f;
+    int count = 0;
+    for (int kd = 0; kd < w.k[0]; ++kd) {
+      const int id = ds + kd * w.dil[0];
+      if (id < 0 || id >= w.in[0]) continue;
+      for (int kh = 0; kh < w.k[1]; ++kh) {
+        const int ih = hs + kh * w.dil[1];
+        if (ih < 0 || ih >= w.in[1]) continue;
+        for (int kw = 0; kw < w.k[2]; ++kw) {
+          const int iw = ws + kw * w.dil[2];
+          if (iw < 0 || iw >= w.in[2]) continue;
+          const float v = p[((long long)id * w.in[1] + ih) * w.in[2] + iw];
+          acc = w.is_max ? (v > acc || v != v ? v : acc) : acc + v;
+          ++count;
+        }
+      }
+    }
+    if (!w.is_max) {
+      if (w.include_pad) {
+        const int de = min(ds + w.k[0], w.in[0] + w.pe[0]);
+        const int he = min(hs + w.k[1], w.in[1] + w.pe[1]);
+        const int we = min(ws + w.k[2], w.in[2] + w.pe[2]);
+        count = (de - ds) * (he - hs) * (we - ws);
+      }
+      acc = acc / (float)count;
+    }
+    y[i] = acc;
   }
 }
