@@ -61,34 +61,50 @@ def gpu_table_of(machine, files):
         return []
     latest = max(peers, key=lambda d: d['date'])['date']
     # The newest row per model and batch, over every file of the machine.
-    rows = {}
+    # Runs with `"io": "device"` timed hone on device-resident inputs (`hone bench --io device`), as
+    # PyTorch is timed: their rows fill the last columns, each ratio against its own run's PyTorch.
+    rows, device_rows = {}, {}
     for d in sorted(peers, key=lambda d: d['date']):
         for r in d['runs']:
             if r['kind'] != 'pytorch-peer':
                 continue
             for x in r['rows']:
-                rows[(x['model'], x['batch'])] = (x['ms'], d)
+                (device_rows if r.get('io') == 'device' else rows)[(x['model'], x['batch'])] = (x['ms'], d)
     out = [f'### cuda on an {machine.upper()} against PyTorch (newest: {latest})', '',
            'Milliseconds. PyTorch fp32 best = the fastest of eager, CUDA graph and torch.compile in strict fp32; '
            'bf16 best = the fastest of autocast (eager, CUDA graph) and of the weights cast to bf16 (eager, CUDA '
            'graph, torch.compile), of those the run measured (which one in brackets; PyTorch timed by CUDA events on '
            'device-resident inputs, median of 50). hone = `hone bench --backend cuda` p50 end to end (input and '
-           'output copies included) at that precision. Ratio below 1: hone is faster. Each row is the newest of its '
+           'output copies included) at that precision; on device-resident inputs = `hone bench --io device` p50 '
+           '(the input copied to the device once, the output left there, as PyTorch is timed), its ratio against '
+           'the PyTorch bf16 best of its own run. Ratio below 1: hone is faster. Each row is the newest of its '
            'model and batch.', '',
-           '| model | batch | PyTorch fp32 best | hone fp32 | ratio | PyTorch bf16 best | hone bf16 | ratio | results |',
-           '| --- | --- | --- | --- | --- | --- | --- | --- | --- |']
-    for (model, batch), (ms, d) in sorted(rows.items()):
-        t32 = [(ms[k], k.split('_')[0]) for k in ('eager_fp32', 'cudagraph_fp32', 'compile_fp32') if ms.get(k)]
+           '| model | batch | PyTorch fp32 best | hone fp32 | ratio | PyTorch bf16 best | hone bf16 | ratio '
+           '| hone bf16 on device-resident inputs | ratio | results |',
+           '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |']
+
+    def bf16_best(ms):
         t16 = [(ms[k], k.replace('_bf16', '').replace('_', ' ')) for k in
                ('eager_bf16', 'cudagraph_bf16', 'eager_bf16_weights', 'cudagraph_bf16_weights',
                 'compile_bf16_weights') if ms.get(k)]
-        b32, b16 = (min(t32) if t32 else None), (min(t16) if t16 else None)
+        return min(t16) if t16 else None
+
+    for (model, batch), (ms, d) in sorted(rows.items()):
+        t32 = [(ms[k], k.split('_')[0]) for k in ('eager_fp32', 'cudagraph_fp32', 'compile_fp32') if ms.get(k)]
+        b32, b16 = (min(t32) if t32 else None), bf16_best(ms)
         h32, h16 = ms.get('hone_fp32'), ms.get('hone_bf16')
         r32 = f'{h32 / b32[0]:.2f}' if h32 and b32 else '-'
         r16 = f'{h16 / b16[0]:.2f}' if h16 and b16 else '-'
         c32 = f'{fmt(b32[0])} ({b32[1]})' if b32 else '-'
         c16 = f'{fmt(b16[0])} ({b16[1]})' if b16 else '-'
-        out.append(f'| {model} | {batch} | {c32} | {fmt(h32)} | {r32} | {c16} | {fmt(h16)} | {r16} | '
+        hd, rd = '-', '-'
+        if (model, batch) in device_rows and device_rows[(model, batch)][1] is d:
+            dms = device_rows[(model, batch)][0]
+            bd = bf16_best(dms)
+            if dms.get('hone_bf16'):
+                hd = fmt(dms['hone_bf16'])
+                rd = f'{dms["hone_bf16"] / bd[0]:.2f}' if bd else '-'
+        out.append(f'| {model} | {batch} | {c32} | {fmt(h32)} | {r32} | {c16} | {fmt(h16)} | {r16} | {hd} | {rd} | '
                    f'[{d["commit"]}]({d["_file"]}) |')
     return out + ['']
 
