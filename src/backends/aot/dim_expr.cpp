@@ -145,6 +145,9 @@ int64_t DimExpr::eval(const std::map<std::string, int64_t>& bindings) const {
 std::string DimExpr::to_c(const std::function<std::string(const std::string&)>& symbol_c) const {
   if (!node_) return std::to_string(value_);
   if (node_->op == 's') return symbol_c(node_->name);
+  // A symbol may be 0 at run time (an empty tensor): no division traps on it.
+  if (node_->op == '/')
+    return "hone_dim_div(" + node_->a.to_c(symbol_c) + ", " + node_->b.to_c(symbol_c) + ")";
   return "(" + node_->a.to_c(symbol_c) + node_->op + node_->b.to_c(symbol_c) + ")";
 }
 

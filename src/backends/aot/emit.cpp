@@ -14,7 +14,6 @@
 #include "backends/aot/typed_values.h"
 #include "backends/aot/weights_blob.h"
 #include "ops/attrs.h"
-#include "ops/nonzero.h"
 
 namespace hone::aot {
 namespace {
@@ -188,9 +187,12 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
   for (const std::string& s : p.symbols) t += c_string(s) + ", ";
   t += "NULL};\nstatic const int64_t symbol_max[] = {";
   for (int64_t m : p.symbol_max) t += std::to_string(m) + ", ";
-  // A length NonZero found may be 0 (ops/nonzero.h); a model input's dim may not.
+  // Every symbolic dim may be 0 at run time: zero-sized tensors are legal ONNX,
+  // and a block's input after a NonZero, a TopK of a run-time K or a Slice
+  // over them is often empty. The code runs no iteration of an empty loop,
+  // divides dims by hone_dim_div and calls oneDNN on no empty operand.
   t += "0};\nstatic const int64_t symbol_min[] = {";
-  for (const std::string& s : p.symbols) t += ops::is_nonzero_length(s) ? "0, " : "1, ";
+  for (size_t i = 0; i < p.symbols.size(); ++i) t += "0, ";
   t += "0};\nstatic const int symbol_set_by_run[] = {";
   for (size_t i = 0; i < p.symbols.size(); ++i)
     t += i < p.symbol_set_by_run.size() && p.symbol_set_by_run[i] ? "1, " : "0, ";

@@ -25,9 +25,26 @@ HONE_AOT_FUNCTIONS(HONE_AOT_DECLARE)
 int dnnl_sgemm(char transa, char transb, int64_t m, int64_t n, int64_t k, float alpha,
                const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                int64_t ldc);
-#define SGEMM(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)                              \
-  dnnl_sgemm((ta) ? 'T' : 'N', (tb) ? 'T' : 'N', (m), (n), (k), (alpha), (a), (lda), (b), (ldb), \
-             (beta), (c), (ldc))
+/* An empty product does no call: oneDNN refuses a leading dim of 0 (lda < 1
+ * when K is 0) and would leave C unwritten. K = 0 gives C = beta * C, as
+ * ONNX's Gemm and MatMul over an empty axis (0 where beta is 0). */
+static inline void hone_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, float alpha,
+                              const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+                              float* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == 0.0f ? 0.0f : beta * c[i * ldc + j];
+    return;
+  }
+  dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+#define SGEMM(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) \
+  hone_sgemm((ta), (tb), (m), (n), (k), (alpha), (a), (lda), (b), (ldb), (beta), (c), (ldc))
+
+/* A quotient of dims (a Reshape's -1 over the other entries): 0 where the
+ * divisor is, as a symbolic dim of 0 makes it (the lowering folds numbers so). */
+static inline int64_t hone_dim_div(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }
 
 /* glibc's vector math (libmvec): with these, loops that call them vectorize. */
 float expf(float) __attribute__((simd("notinbranch")));

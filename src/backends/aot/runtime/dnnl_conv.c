@@ -274,6 +274,8 @@ static dn_conv_entry* dn_conv_create(dn_state* s, const dn_conv_desc* k, int64_t
 static int dn_conv_run(const ctx_t* c, int slot, const dn_conv_desc* k, int64_t nb, const float* x,
                        const float* w, const float* b, float* y, float* tmp,
                        const float* const* post_src) {
+  /* An empty batch: y is empty too, and oneDNN refuses zero dims. */
+  if (nb <= 0) return 0;
   dn_state* s = (dn_state*)c->m->dn;
   pthread_mutex_lock(&s->mu);
   dn_conv_entry* e = s->conv[slot];

@@ -5,7 +5,7 @@
  *   WEIGHT_HASH; input_names, output_names, input_ranks, output_ranks,
  *   input_dtypes, output_dtypes ("f32", "i64", "i32", "bool"),
  *   input_dims (static dims, or -1 - symbol index), symbol_names, symbol_max,
- *   symbol_min (0 for a length NonZero found, which may be empty), symbol_set_by_run
+ *   symbol_min (0: any symbolic dim may be empty at run time), symbol_set_by_run
  *   (1 for a length a step of this library finds: its largest until it has run);
  *   output_dims(d, k, dims), run_steps(c) and check_cpu().
  * With HONE_USES_DNNL, dnnl_conv.c's dn_init() too. */
