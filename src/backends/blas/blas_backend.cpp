@@ -1,14 +1,17 @@
 #include "backends/blas/blas_backend.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <new>
+#include <set>
 
 #include "backends/blas/kernels/gemm.h"
 #include "backends/blas/op.h"
 #include "backends/common/arena_layout.h"
 #include "backends/common/block_runtime.h"
 #include "backends/common/capabilities.h"
+#include "backends/common/empty_values.h"
 #include "backends/common/host_eval.h"
 #include "backends/common/static_dims.h"
 #include "core/log.h"
@@ -156,6 +159,55 @@ Result<ArenaLayout> arena_layout_of(Program* program) {
   return m;
 }
 
+/// Unit `u` of block `g` when one of its nodes reads an empty value
+/// (common/empty_values.h): node by node, evaluated now on the reference
+/// (every input known, or every output empty), its outputs given to `keep`;
+/// true then, no step. False for a unit reading none, and for a Concat with
+/// an empty part, planned as usual (its kernel copies nothing from that
+/// part). kUnsupported for anything else: this signature runs on the reference.
+Result<bool> plan_empty(const Graph& g, const Unit& u, const host_eval::Env& known,
+                        const std::set<ValueId>& empty,
+                        const std::function<void(ValueId, Tensor)>& keep) {
+  bool reads = false;
+  for (NodeId id : u.nodes)
+    for (ValueId v : g.node(id).inputs) reads = reads || (v >= 0 && empty.count(v));
+  if (!reads) return false;
+  auto dtype = [&](ValueId v) { return g.value(v).dtype; };
+  for (NodeId id : u.nodes) {
+    const Node& n = g.node(id);
+    auto r = empty_values::evaluate(g, n, known, dtype);
+    if (!r) return fail(std::move(r).error().add_context("while planning " + u.label));
+    if (!r->known && !r->all_empty()) {
+      if (u.nodes.size() == 1 && n.op_type == "Concat") return false;
+      return fail(ErrorCode::kUnsupported,
+                  n.describe() +
+                      " reads an empty tensor but its output is not empty, and it reads "
+                      "values known only at run time: blas has no rule for that");
+    }
+    size_t k = 0;
+    for (ValueId v : n.outputs)
+      if (v >= 0) keep(v, std::move(r->outputs[k++]));
+  }
+  return true;
+}
+
+/// The inputs of block `g` with a zero dim in `sig`, but for those only
+/// Shape or Size reads (`dims_only`): empty values, each given its empty
+/// tensor in `host` unless the key carried its value.
+std::set<ValueId> empty_inputs(const Graph& g, const Signature& sig,
+                               const std::vector<bool>& dims_only,
+                               std::map<ValueId, std::shared_ptr<const Tensor>>* host) {
+  std::set<ValueId> empty;
+  for (size_t i = 0; i < sig.size(); ++i) {
+    const ValueId in = g.inputs()[i];
+    if (dims_only[i] || shape_numel(sig[i]) != 0) continue;
+    empty.insert(in);
+    const DType t = g.value(in).dtype == DType::kUndefined ? DType::kF32 : g.value(in).dtype;
+    if (!host->count(in)) (*host)[in] = std::make_shared<const Tensor>(Tensor::zeros(t, sig[i]));
+  }
+  return empty;
+}
+
 class BlasBlock final : public BlockRuntime<Program> {
  public:
   /// `units` were made from `*g` (host units and index ops keep references to it).
@@ -275,10 +327,6 @@ class BlasBlock final : public BlockRuntime<Program> {
     auto program = std::make_shared<Program>();
     std::map<ValueId, size_t> slot_of;
     for (size_t i = 0; i < sig.size(); ++i) {
-      for (int64_t d : sig[i])
-        if (d == 0 && !dims_only_[i])
-          return fail(ErrorCode::kUnsupported, "input '" + g.value(g.inputs()[i]).name +
-                                                   "' is empty; blas blocks need data");
       program->slots.push_back({Program::Slot::Kind::kInput, i, 0, nullptr, sig[i]});
       slot_of[g.inputs()[i]] = program->slots.size() - 1;
     }
@@ -287,6 +335,8 @@ class BlasBlock final : public BlockRuntime<Program> {
     std::map<ValueId, std::shared_ptr<const Tensor>> host;
     HONE_TRY(auto values, values_of_key(key, g.inputs().size()));
     for (auto& [i, t] : values) host[g.inputs()[i]] = std::make_shared<const Tensor>(std::move(t));
+    // Empty values (a zero dim: common/empty_values.h): known now, read by no kernel.
+    std::set<ValueId> empty = empty_inputs(g, sig, dims_only_, &host);
     auto slot_for = [&](ValueId v) -> Result<size_t> {
       if (auto it = slot_of.find(v); it != slot_of.end()) return it->second;
       const Value& val = g.value(v);
@@ -309,28 +359,48 @@ class BlasBlock final : public BlockRuntime<Program> {
       return val.initializer ? &*val.initializer : nullptr;
     };
     const PlanEnv env{*pool_, known};
+    // A value computed now (a host node's, or a node's reading an empty
+    // value): a constant of this plan; an f32 one is also a slot the kernels read.
+    auto keep = [&](ValueId v, std::shared_ptr<const Tensor> t) {
+      host[v] = t;
+      if (t->numel() == 0) empty.insert(v);
+      if (t->dtype() != DType::kF32) return;
+      program->owned.push_back(t);
+      program->slots.push_back({Program::Slot::Kind::kConstant, 0, 0,
+                                t->numel() == 0 ? nullptr : t->data<float>(), t->shape()});
+      slot_of[v] = program->slots.size() - 1;
+    };
     std::vector<std::string> lines;
     for (const Unit& u : units_) {
+      HONE_TRY(bool done, plan_empty(g, u, known, empty, [&](ValueId v, Tensor t) {
+                 keep(v, std::make_shared<const Tensor>(std::move(t)));
+               }));
+      if (done) continue;
       Program::Step st;
       HONE_CHECK_OK(plan_unit_step(st, u, slot_for, program->slots, env));
+      if (st.op.host.empty() && !st.op.outputs.empty() &&
+          std::all_of(st.op.outputs.begin(), st.op.outputs.end(),
+                      [](const dims_t& d) { return shape_numel(d) == 0; }))
+        for (const dims_t& d : st.op.outputs)  // no element to write: no step
+          st.op.host.push_back(std::make_shared<const Tensor>(Tensor::zeros(DType::kF32, d)));
       if (!st.op.host.empty()) {
-        // A host node: its values are constants of this plan; an f32 one is
-        // also a slot the kernels read.
-        for (size_t o = 0; o < u.outputs.size() && o < st.op.host.size(); ++o) {
-          const std::shared_ptr<const Tensor>& t = st.op.host[o];
-          host[u.outputs[o]] = t;
-          if (t->dtype() != DType::kF32) continue;
-          program->owned.push_back(t);
-          program->slots.push_back(
-              {Program::Slot::Kind::kConstant, 0, 0, t->data<float>(), t->shape()});
-          slot_of[u.outputs[o]] = program->slots.size() - 1;
-        }
+        // A host node (or a Slice or an Expand to a zero dim): its values are
+        // constants of this plan; an f32 one is also a slot the kernels read.
+        for (size_t o = 0; o < u.outputs.size() && o < st.op.host.size(); ++o)
+          keep(u.outputs[o], st.op.host[o]);
         continue;
       }
       for (size_t o = 0; o < u.outputs.size(); ++o) {
         program->slots.push_back({Program::Slot::Kind::kTemp, 0, 0, nullptr, st.op.outputs[o]});
         st.out.push_back(program->slots.size() - 1);
         slot_of[u.outputs[o]] = program->slots.size() - 1;
+        if (shape_numel(st.op.outputs[o]) == 0) {
+          // An empty part (a Split's): the step writes nothing there, its
+          // readers see an empty value.
+          empty.insert(u.outputs[o]);
+          host[u.outputs[o]] =
+              std::make_shared<const Tensor>(Tensor::zeros(DType::kF32, st.op.outputs[o]));
+        }
       }
       lines.push_back(u.label + " [" + st.op.kernel + "]");
       program->steps.push_back(std::move(st));

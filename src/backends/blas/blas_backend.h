@@ -15,8 +15,10 @@
 // blocks and on first use otherwise, cached under a mutex; lay_out()
 // (backends/common/arena_layout.h) places every temporary and workspace in
 // one arena per call, taken from a small pool of arenas, and run() binds it.
-// A signature no plan fits (empty tensors, non-f32 inputs) runs on the
-// reference and counts a fallback run.
+// Values with a zero dim (a detector's empty feature level) are plan-time
+// values no kernel reads (backends/common/empty_values.h); a signature no
+// plan fits (non-f32 inputs, a node with no rule for an empty input) runs on
+// the reference and counts a fallback run.
 // Threads: `threads` > 0 gives the backend a pool of that size; 0 uses
 // hone::ThreadPool::global(). OpenBLAS itself stays single-threaded (see
 // kernels/gemm.h). infer() is thread-safe.

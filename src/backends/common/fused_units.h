@@ -58,6 +58,7 @@ struct FusedUnit {
   std::vector<ValueId> inputs;  // f32 values read at run time (constants included)
   std::vector<ValueId> outputs;
   std::unique_ptr<Op> op;
+  std::vector<NodeId> nodes;  // the nodes fused, in topological order (place_units)
 };
 
 /// Creates a unit for each node of `g` in topological order that no earlier
@@ -82,6 +83,11 @@ template <class Unit, class Create>
       done[static_cast<size_t>(a)] = true;
       at = std::max(at, pos[static_cast<size_t>(a)]);
     }
+    u->nodes = {id};
+    u->nodes.insert(u->nodes.end(), absorbed.begin(), absorbed.end());
+    std::sort(u->nodes.begin(), u->nodes.end(), [&](NodeId x, NodeId y) {
+      return pos[static_cast<size_t>(x)] < pos[static_cast<size_t>(y)];
+    });
     placed.emplace_back(at, std::move(*u));
   }
   std::stable_sort(placed.begin(), placed.end(),
