@@ -44,7 +44,9 @@ static inline void hone_sgemm(int ta, int tb, int64_t m, int64_t n, int64_t k, f
 
 /* A quotient of dims (a Reshape's -1 over the other entries): 0 where the
  * divisor is, as a symbolic dim of 0 makes it (the lowering folds numbers so). */
-static inline int64_t hone_dim_div(int64_t a, int64_t b) { return b == 0 ? 0 : a / b; }
+static inline int64_t hone_dim_div(int64_t a, int64_t b) {
+  return b == 0 ? 0 : a / b;
+}
 
 /* glibc's vector math (libmvec): with these, loops that call them vectorize. */
 float expf(float) __attribute__((simd("notinbranch")));
