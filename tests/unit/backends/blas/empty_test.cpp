@@ -9,11 +9,13 @@
 // non-empty inputs.
 #include <limits>
 
+#include "backends/empty_graphs.h"
 #include "blas_test_util.h"
 
 namespace hone::blas {
 namespace {
 
+using backend_test::expect_same_without_fallback;
 using testing_util::build_blas;
 using testing_util::close;
 using testing_util::uniform;
@@ -21,21 +23,6 @@ using testing_util::uniform;
 ValueId ints(GraphBuilder& b, std::vector<int64_t> v) {
   const auto n = static_cast<int64_t>(v.size());
   return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-}
-
-/// Runs `inputs` on `be` and on the reference; every output must match and
-/// no block may have run on the reference.
-void expect_same(const BlasBackend& be, const Graph& g, const std::vector<Tensor>& inputs) {
-  auto want = eval::Interpreter().run_tensors(g, inputs);
-  ASSERT_TRUE(want) << want.error().to_string();
-  auto got = be.infer(inputs);
-  ASSERT_TRUE(got) << got.error().to_string();
-  ASSERT_EQ(got->size(), want->size());
-  for (size_t i = 0; i < want->size(); ++i) {
-    EXPECT_EQ((*got)[i].shape(), (*want)[i].shape()) << "output " << i;
-    EXPECT_TRUE(close((*got)[i], (*want)[i])) << "output " << i;
-  }
-  EXPECT_EQ(be.fallback_runs(), 0u) << "a block ran on the reference";
 }
 
 // The RoIs of one feature level picked by run-time indices (NonZero's, [n];
@@ -64,7 +51,7 @@ TEST(BlasEmpty, RoiLevelWithNoBoxKeepsTheBlockOnBlas) {
   const Tensor r = uniform(rng, {6, 4}), o = uniform(rng, {3, 4});
   {
     SCOPED_TRACE("n = 0");
-    expect_same(*be, g, {Tensor::zeros(DType::kI64, {0}), r, o});
+    expect_same_without_fallback(*be, g, {Tensor::zeros(DType::kI64, {0}), r, o});
     auto out = be->infer({Tensor::zeros(DType::kI64, {0}), r, o});
     ASSERT_TRUE(out);
     EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{3, 5}));
@@ -72,7 +59,7 @@ TEST(BlasEmpty, RoiLevelWithNoBoxKeepsTheBlockOnBlas) {
     EXPECT_GT(be->kernel_executions(), 0u) << "no blas kernel ran";
   }
   SCOPED_TRACE("n = 2");
-  expect_same(*be, g, {Tensor::from<int64_t>({2}, {4, 1}), r, o});
+  expect_same_without_fallback(*be, g, {Tensor::from<int64_t>({2}, {4, 1}), r, o});
 }
 
 // x is [m, 3] with m = 0 at run time: reductions over the empty axis and
@@ -115,30 +102,18 @@ TEST(BlasEmpty, ReductionsAndProductsOverAnEmptyAxis) {
   EXPECT_EQ(be->fallback_runs(), 0u) << "a block ran on the reference";
   EXPECT_GT(be->kernel_executions(), 0u) << "the Adds with y ran no blas kernel";
   SCOPED_TRACE("m = 2");
-  expect_same(*be, g, {uniform(rng, {2, 3}), yv});
+  expect_same_without_fallback(*be, g, {uniform(rng, {2, 3}), yv});
 }
 
 // A Slice, a Split part, a Gather of no index and an Expand to a zero dim
 // that come out empty from inputs that are not: empty values inside the
 // plan, joined back by a Concat.
 TEST(BlasEmpty, EmptySliceSplitGatherAndExpandInsideAPlan) {
-  GraphBuilder b("empty_parts", 17);
-  ValueId x = b.input("x", DType::kF32, Shape{4, 3});
-  ValueId none = b.op("Slice", {b.relu(x), ints(b, {2}), ints(b, {2}), ints(b, {0})});
-  auto parts = b.op_n("Split", {b.sigmoid(x), ints(b, {4, 0})}, 2, {{"axis", int64_t{0}}});
-  ValueId no_rows = b.op("Gather", {b.tanh(x), b.constant("", Tensor::zeros(DType::kI64, {0}))});
-  ValueId zero_rows = b.op("Expand", {b.op("ReduceSum", {x, ints(b, {0})}), ints(b, {0, 3})});
-  b.output(
-      b.concat({b.relu(none), b.tanh(x), b.relu(parts[1]), b.relu(no_rows), b.sigmoid(zero_rows)},
-               0),
-      "joined");
-  b.output(b.add(parts[0], x), "sum");
-  b.output(b.relu(parts[1]), "empty");
-  const Graph g = *std::move(b).build();
+  const Graph g = backend_test::empty_parts_graph();
   auto be = build_blas(g);
   EXPECT_TRUE(backend_test::all_nodes_on_backend(*be, g));
   std::mt19937 rng(7);
-  expect_same(*be, g, {uniform(rng, {4, 3})});
+  expect_same_without_fallback(*be, g, {uniform(rng, {4, 3})});
   EXPECT_GT(be->kernel_executions(), 0u) << "no blas kernel ran";
 }
 
