@@ -72,17 +72,13 @@ void roi_align_rois(const RoiAlignAttrs& a, int64_t c, int64_t h, int64_t w, con
           double acc = 0.0;
           bool first = true;
           for (const hone_roi_point& q : pts) {
-            const double v00 = q.w00 * static_cast<double>(plane[q.y0 * w + q.x0]);
-            const double v01 = q.w01 * static_cast<double>(plane[q.y0 * w + q.x1]);
-            const double v10 = q.w10 * static_cast<double>(plane[q.y1 * w + q.x0]);
-            const double v11 = q.w11 * static_cast<double>(plane[q.y1 * w + q.x1]);
-            if (!a.max_mode) {
-              acc += v00 + v01 + v10 + v11;
-            } else {  // ONNX's max mode takes the largest weighted corner per sample
-              const double m = std::max({v00, v01, v10, v11});
-              acc = first ? m : std::max(acc, m);
-              first = false;
-            }
+            const double v = hone_roi_point_value(&q, static_cast<double>(plane[q.y0 * w + q.x0]),
+                                                  static_cast<double>(plane[q.y0 * w + q.x1]),
+                                                  static_cast<double>(plane[q.y1 * w + q.x0]),
+                                                  static_cast<double>(plane[q.y1 * w + q.x1]),
+                                                  a.max_mode ? 1 : 0);
+            acc = hone_roi_fold(acc, v, first ? 1 : 0, a.max_mode ? 1 : 0);
+            first = false;
           }
           y[((r * c + ch) * oh + ph) * ow + pw] = static_cast<T>(a.max_mode ? acc : acc / b.count);
         }

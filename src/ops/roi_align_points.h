@@ -11,6 +11,7 @@
  *   hone_roi_bins b = hone_roi_bins_of(roi, scale, half_pixel, oh, ow, sampling);
  *   for each bin (ph, pw), point (iy < b.gh, ix < b.gw):
  *     hone_roi_point q = hone_roi_sample(&b, ph, pw, iy, ix, h, w);  (4 weighted corners)
+ *     acc = hone_roi_fold(acc, hone_roi_point_value(&q, x00, x01, x10, x11, max), first, max);
  */
 #ifndef HONE_OPS_ROI_ALIGN_POINTS_H
 #define HONE_OPS_ROI_ALIGN_POINTS_H
@@ -96,6 +97,27 @@ HONE_ROI_FN hone_roi_point hone_roi_sample(const hone_roi_bins* b, int64_t ph, i
   const double yy = b->y0 + (double)ph * b->bin_h + ((double)iy + 0.5) * b->bin_h / (double)b->gh;
   const double xx = b->x0 + (double)pw * b->bin_w + ((double)ix + 0.5) * b->bin_w / (double)b->gw;
   return hone_roi_point_at(yy, xx, h, w);
+}
+
+/* A point's value from its corners' input values: the sum of the weighted
+ * corners, or in max mode the first largest of them (ONNX's max mode). */
+HONE_ROI_FN double hone_roi_point_value(const hone_roi_point* q, double x00, double x01, double x10,
+                                        double x11, int max_mode) {
+  const double v00 = q->w00 * x00, v01 = q->w01 * x01, v10 = q->w10 * x10, v11 = q->w11 * x11;
+  double m;
+  if (!max_mode) return v00 + v01 + v10 + v11;
+  m = v00;
+  if (m < v01) m = v01;
+  if (m < v10) m = v10;
+  if (m < v11) m = v11;
+  return m;
+}
+
+/* A bin's running value after one more point's value v: the sum, or in max
+ * mode the largest (v itself for the bin's first point). */
+HONE_ROI_FN double hone_roi_fold(double acc, double v, int first, int max_mode) {
+  if (!max_mode) return acc + v;
+  return first || acc < v ? v : acc;
 }
 
 #endif /* HONE_OPS_ROI_ALIGN_POINTS_H */

@@ -82,25 +82,15 @@ void Emitter::emit_roi_align(const Node& n, NodeId id, const std::string& y) {
   open("for (int64_t ch = 0; ch < C; ++ch)");
   line("const float* pl = xb + ch * H * W;");
   line(
-      "const double v00 = q.w00 * (double)pl[q.y0 * W + q.x0], v01 = q.w01 * (double)pl[q.y0 * "
-      "W + q.x1];");
-  line(
-      "const double v10 = q.w10 * (double)pl[q.y1 * W + q.x0], v11 = q.w11 * (double)pl[q.y1 * "
-      "W + q.x1];");
-  if (a.max_mode) {
-    // ONNX's max mode: the largest weighted corner of each point, the largest of those.
-    line("double m = v00 > v01 ? v00 : v01;");
-    line("m = m > v10 ? m : v10;");
-    line("m = m > v11 ? m : v11;");
-    line("acc[ch] = first || m > acc[ch] ? m : acc[ch];");
-  } else {
-    line("acc[ch] += v00 + v01 + v10 + v11;");
-  }
+      "const double v = hone_roi_point_value(&q, pl[q.y0 * W + q.x0], pl[q.y0 * W + q.x1], "
+      "pl[q.y1 * W + q.x0], pl[q.y1 * W + q.x1], " +
+      std::string(a.max_mode ? "1" : "0") + ");");
+  line(std::string("acc[ch] = hone_roi_fold(acc[ch], v, first, ") + (a.max_mode ? "1" : "0") +
+       ");");
   close();
   line("first = 0;");
   close();
   close();
-  line("(void)first;");
   line(std::string("for (int64_t ch = 0; ch < C; ++ch) yr[ch * ") + c_int(a.out_h * a.out_w) +
        " + bin] = (float)" + (a.max_mode ? "acc[ch];" : "(acc[ch] / b.count);"));
   close();

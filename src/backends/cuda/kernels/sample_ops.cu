@@ -47,11 +47,10 @@ extern "C" __global__ void hone_grid_sample(const float* x, const float* grid, f
 
 // RoiAlign of x [n, c, h, w] by rois [num, 4] (x0, y0, x1, y1) and their
 // batch indices (i64) into y [num, c, oh, ow]: one thread an output element,
-// its roi's bins and sampling points from hone_roi_bins_of / hone_roi_sample
-// (src/ops/roi_align_points.h, the reference's), the four weighted corners of
-// each point summed (or the largest taken, max mode) in double in the
-// reference's order. A batch index outside [0, n) leaves NaN and sets the
-// run's error word to `code`.
+// its roi's bins, sampling points and their values from hone_roi_bins_of,
+// hone_roi_sample, hone_roi_point_value and hone_roi_fold
+// (src/ops/roi_align_points.h, the reference's), in double. A batch index
+// outside [0, n) leaves NaN and sets the run's error word to `code`.
 extern "C" __global__ void hone_roi_align(const float* x, const float* rois,
                                           const long long* batch, float* y, long long num,
                                           long long c, long long h, long long w, long long n,
@@ -75,20 +74,11 @@ extern "C" __global__ void hone_roi_align(const float* x, const float* rois,
     for (long long iy = 0; iy < b.gh; ++iy)
       for (long long ix = 0; ix < b.gw; ++ix) {
         const hone_roi_point q = hone_roi_sample(&b, ph, pw, iy, ix, h, w);
-        const double v00 = q.w00 * (double)plane[q.y0 * w + q.x0];
-        const double v01 = q.w01 * (double)plane[q.y0 * w + q.x1];
-        const double v10 = q.w10 * (double)plane[q.y1 * w + q.x0];
-        const double v11 = q.w11 * (double)plane[q.y1 * w + q.x1];
-        if (!max_mode) {
-          acc += v00 + v01 + v10 + v11;
-        } else {  // the first largest corner, then the largest over the points
-          double m = v00;
-          if (m < v01) m = v01;
-          if (m < v10) m = v10;
-          if (m < v11) m = v11;
-          acc = first ? m : (acc < m ? m : acc);
-          first = false;
-        }
+        const double v = hone_roi_point_value(
+            &q, (double)plane[q.y0 * w + q.x0], (double)plane[q.y0 * w + q.x1],
+            (double)plane[q.y1 * w + q.x0], (double)plane[q.y1 * w + q.x1], max_mode);
+        acc = hone_roi_fold(acc, v, first ? 1 : 0, max_mode);
+        first = false;
       }
     y[t] = (float)(max_mode ? acc : acc / b.count);
   }
