@@ -13,6 +13,7 @@
 #include "backends/cuda/run_errors.h"
 #include "ops/grid_sample.h"
 #include "ops/roi_align.h"
+#include "ops/shape_fn_nn.h"
 
 namespace hone::cuda {
 
@@ -21,14 +22,11 @@ namespace {
 Result<OpPlan> plan_grid_sample(const ops::GridSampleAttrs& a, const std::vector<dims_t>& in) {
   const dims_t& x = in[0];
   const dims_t& grid = in[1];
-  const size_t rank = x.size() < 3 ? 0 : x.size() - 2;
-  if (rank < 1 || rank > 3)
+  HONE_TRY(dims_t out, ops::grid_sample_shape(x, grid));
+  const size_t rank = x.size() - 2;
+  if (rank > 3)
     return fail(ErrorCode::kUnsupported, "GridSample of input " + shape_to_string(x) +
                                              " (cuda samples 1 to 3 spatial dims)");
-  if (grid.size() != x.size() || grid[0] != x[0] || grid.back() != static_cast<int64_t>(rank))
-    return fail(ErrorCode::kInvalidArgument,
-                "GridSample grid " + shape_to_string(grid) + " does not fit input " +
-                    shape_to_string(x) + ": expected [N, out..., " + std::to_string(rank) + "]");
   long long in_plane = 1, out_plane = 1;
   long long d[3] = {1, 1, 1};
   for (size_t i = 0; i < rank; ++i) {
@@ -40,9 +38,7 @@ Result<OpPlan> plan_grid_sample(const ops::GridSampleAttrs& a, const std::vector
     return fail(ErrorCode::kInvalidArgument,
                 "GridSample of an empty input plane " + shape_to_string(x));
   OpPlan p;
-  dims_t out = {x[0], x[1]};
-  out.insert(out.end(), grid.begin() + 1, grid.end() - 1);
-  p.outputs = {out};
+  p.outputs = {std::move(out)};
   static const char* const kModes[] = {"nearest", "linear", "cubic"};
   p.kernel = std::string("grid_sample.f32.cuda.") + kModes[static_cast<int>(a.mode)];
   const long long points = x[0] * out_plane, c = x[1];
@@ -64,10 +60,8 @@ Result<OpPlan> plan_roi_align(const ops::RoiAlignAttrs& a, const std::vector<dim
   const dims_t& x = in[0];
   const dims_t& rois = in[1];
   const dims_t& batch = in[2];
-  if (x.size() != 4)
-    return fail(ErrorCode::kInvalidArgument,
-                "RoiAlign input " + shape_to_string(x) + " is not [N, C, H, W]");
-  if (rois.size() != 2 || rois[1] != 4)
+  HONE_TRY(dims_t out, ops::roi_align_shape(x, rois, a.out_h, a.out_w));
+  if (rois[1] != 4)
     return fail(ErrorCode::kInvalidArgument,
                 "RoiAlign rois " + shape_to_string(rois) + " are not [num_rois, 4]");
   if (batch.size() != 1 || batch[0] != rois[0])
@@ -78,7 +72,7 @@ Result<OpPlan> plan_roi_align(const ops::RoiAlignAttrs& a, const std::vector<dim
     return fail(ErrorCode::kInvalidArgument,
                 "RoiAlign of an empty feature map " + shape_to_string(x));
   OpPlan p;
-  p.outputs = {{num, c, a.out_h, a.out_w}};
+  p.outputs = {std::move(out)};
   p.kernel = std::string("roi_align.f32.cuda.") + (a.max_mode ? "max" : "avg");
   const long long oh = a.out_h, ow = a.out_w, sampling = a.sampling;
   const double scale = a.spatial_scale;
