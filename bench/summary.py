@@ -181,7 +181,7 @@ def zoo_peer_table(files):
                 rows.setdefault((x['model'], x['point'], x['precision']), (x, d))
         d0, r0 = mine[0]
         geo = []
-        for prec in ('fp32', 'tf32', 'bf16'):
+        for prec in ('fp32', 'tf32', 'bf16', 'fp16'):
             xs = [x['ratio'] for x, _ in rows.values() if x['precision'] == prec and 'ratio' in x]
             if xs:
                 geo.append(f'{prec} **{math.exp(sum(map(math.log, xs)) / len(xs)):.2f}** over {len(xs)} points')

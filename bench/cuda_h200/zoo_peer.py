@@ -11,6 +11,7 @@ input_<i>.npy. PyTorch variants per precision:
         eager_bf16_weights, cudagraph_bf16_weights, compile_bf16_weights
         (autocast: fp32 weights under torch.autocast(bfloat16); bf16 weights: module and
         float inputs cast to bfloat16)
+  fp16  the same five with float16
 
 each timed as the median of --iters calls after --warmup calls (CUDA events around each call
 on cuda; time.perf_counter on cpu). torch.compile's first call (the compile) is timed apart.
@@ -53,6 +54,8 @@ VARIANTS = {
     "tf32": ["eager_tf32", "cudagraph_tf32"],
     "bf16": ["eager_bf16_autocast", "cudagraph_bf16_autocast", "eager_bf16_weights", "cudagraph_bf16_weights",
              "compile_bf16_weights"],
+    "fp16": ["eager_fp16_autocast", "cudagraph_fp16_autocast", "eager_fp16_weights", "cudagraph_fp16_weights",
+             "compile_fp16_weights"],
 }
 
 
@@ -210,25 +213,29 @@ def torch_variants(a, torch, module, inputs, ref, precisions):
                 measure("eager_tf32", "tf32", lambda: module(*inputs))
                 measure("cudagraph_tf32", "tf32", None, graph_of(lambda: module(*inputs)))
                 set_tf32(torch, False)
-        if "bf16" in precisions:
+        for half in ("bf16", "fp16"):
+            if half not in precisions:
+                continue
             set_tf32(torch, False)
+            dt = torch.bfloat16 if half == "bf16" else torch.float16
 
-            def autocast_call(cache=True):
-                with torch.autocast(dev, dtype=torch.bfloat16, cache_enabled=cache):
+            def autocast_call(cache=True, dt=dt):
+                with torch.autocast(dev, dtype=dt, cache_enabled=cache):
                     return module(*inputs)
-            measure("eager_bf16_autocast", "bf16", autocast_call)
+            measure("eager_%s_autocast" % half, half, autocast_call)
             # Captured without autocast's weight cache, as PyTorch's CUDA-graph notes ask.
-            measure("cudagraph_bf16_autocast", "bf16", None, graph_of(lambda: autocast_call(False)))
+            measure("cudagraph_%s_autocast" % half, half, None, graph_of(lambda: autocast_call(False)))
+            weights = ["%s_%s_weights" % (v, half) for v in ("eager", "cudagraph", "compile")]
             try:
-                mb = copy.deepcopy(module).to(torch.bfloat16)
-                xb = [x.to(torch.bfloat16) if x.is_floating_point() else x for x in inputs]
+                mb = copy.deepcopy(module).to(dt)
+                xb = [x.to(dt) if x.is_floating_point() else x for x in inputs]
             except Exception as e:
-                for v in ("eager_bf16_weights", "cudagraph_bf16_weights", "compile_bf16_weights"):
-                    res[v] = {"precision": "bf16", "error": "casting to bf16: " + err_text(e)}
+                for v in weights:
+                    res[v] = {"precision": half, "error": "casting to %s: %s" % (half, err_text(e))}
             else:
-                measure("eager_bf16_weights", "bf16", lambda: mb(*xb))
-                measure("cudagraph_bf16_weights", "bf16", None, graph_of(lambda: mb(*xb)))
-                measure("compile_bf16_weights", "bf16", None, compiled(mb, xb, "compile_bf16_weights"))
+                measure(weights[0], half, lambda: mb(*xb))
+                measure(weights[1], half, None, graph_of(lambda: mb(*xb)))
+                measure(weights[2], half, None, compiled(mb, xb, weights[2]))
                 del mb
     return res
 
@@ -333,7 +340,8 @@ def method_text(a):
         "WORK/NAME/POINT/in/input_<i>.npy for both sides, %s. PyTorch on %s: each variant the median of %d calls "
         "after %d warm-up calls, one call timed by %s; fp32 = TF32 off; tf32 = "
         "allow_tf32 on for matmul and cuDNN; bf16 autocast = fp32 weights under torch.autocast(bfloat16), bf16 "
-        "weights = module and float inputs cast to bfloat16; cudagraph_* = torch.cuda.CUDAGraph replay of the "
+        "weights = module and float inputs cast to bfloat16 (fp16: the same with float16); cudagraph_* = "
+        "torch.cuda.CUDAGraph replay of the "
         "captured call (inputs already on the device); compile_* = torch.compile (default mode), its first call "
         "timed apart (compile_s). Reference: PyTorch eager strict fp32 outputs; rel_l2 = the largest relative L2 "
         "error over the outputs against it. hone: `hone bench MODEL --backend %s --config precision=P --inputs "
