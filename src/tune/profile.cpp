@@ -46,11 +46,20 @@ Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   // A slow model spends at most a quarter of the budget warming up (one run at least).
-  // Far slower than the best: losers that cannot come back by noise stop at
-  // once (a warm-up 10x the best p50, though it may pay first-run costs; two
-  // runs whose faster one is 3x), so a candidate that takes seconds where the
-  // best takes tenths does not spend the budget proving it.
+  // Far slower than the best: losers that cannot come back by noise stop
+  // early (two runs in a row over 10x the best p50, warm-up or timed; two
+  // timed runs whose faster one is 3x), so a candidate that takes seconds
+  // where the best takes tenths does not spend the budget proving it. The
+  // first run alone never decides: it pays first-run costs (a backend that
+  // creates its kernels for a shape when it first sees it, page faults).
   constexpr double kHopelessWarmup = 10, kHopelessRuns = 3;
+  int hopeless_in_a_row = 0;
+  auto hopeless = [&](double t) {
+    if (o.stop_if_slower_ms > 0 && t > kHopelessWarmup * o.stop_if_slower_ms)
+      return ++hopeless_in_a_row >= 2;
+    hopeless_in_a_row = 0;
+    return false;
+  };
   std::vector<double> ms;
   ms.reserve(static_cast<size_t>(std::max(o.max_runs, 1)));
   constexpr int kRunsInBudget = 3, kRunsBeforeDominance = 5;
@@ -61,8 +70,8 @@ Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>
     auto y = backend.infer(inputs);
     const double t = std::chrono::duration<double, std::milli>(clock::now() - a).count();
     if (!y) return fail(std::move(y).error().add_context("while warming up for profiling"));
-    if (o.stop_if_slower_ms > 0 && t > kHopelessWarmup * o.stop_if_slower_ms) {
-      ms.push_back(t);  // the only figure there will be
+    if (hopeless(t)) {
+      ms.push_back(t);  // the only figure there will be: a run after the first
       f.dominated = true;
       break;
     }
@@ -78,10 +87,11 @@ Result<LatencyFigures> profile(const Backend& backend, const std::vector<Tensor>
     if (!y) return fail(std::move(y).error().add_context("while profiling"));
     ms.push_back(std::chrono::duration<double, std::milli>(b - a).count());
     const int n = static_cast<int>(ms.size());
-    if (o.stop_if_slower_ms > 0 &&
+    const bool slower =
+        o.stop_if_slower_ms > 0 &&
         ((n >= kRunsBeforeDominance && median_lower_bound(ms) > o.stop_if_slower_ms) ||
-         (n >= 2 &&
-          *std::min_element(ms.begin(), ms.end()) > kHopelessRuns * o.stop_if_slower_ms))) {
+         (n >= 2 && *std::min_element(ms.begin(), ms.end()) > kHopelessRuns * o.stop_if_slower_ms));
+    if (hopeless(ms.back()) || slower) {
       f.dominated = true;
       break;
     }

@@ -91,6 +91,27 @@ TEST(Budget, DominatedCandidateStopsEarly) {
   EXPECT_NE(m->report().table().find("slower than the best so far"), std::string::npos);
 }
 
+TEST(Budget, OneSlowFirstRunDoesNotMakeACandidateHopeless) {
+  // A backend that creates its kernels when it first runs: that run takes
+  // 100 ms, every later one 0.3 ms, and the best so far is 2 ms. The first
+  // run alone (50x the best) must not stop it, nor be its figure.
+  testing_tune::SleepBackend lazy("lazy", {.base_us = 300, .first_call_us = 100000},
+                                  std::move(*default_registry().create("reference")));
+  ASSERT_TRUE(lazy.build(tiny_mlp()));
+  ProfileOptions po;
+  po.warmup = 1;
+  po.min_runs = 5;
+  po.window = 5;
+  po.max_runs = 5;
+  po.stop_if_slower_ms = 2.0;
+  const Tensor x = Tensor::from<float>({1, 4}, {0.5f, -0.25f, 1.0f, 0.0f});
+  auto f = profile(lazy, {x}, 1, po);
+  ASSERT_TRUE(f) << f.error().to_string();
+  EXPECT_FALSE(f->dominated);
+  EXPECT_EQ(f->runs, 5);
+  EXPECT_LT(f->p50_ms, 20.0);
+}
+
 TEST(Budget, HopelessCandidateStopsAfterItsWarmUpOrTwoRuns) {
   // "hopeless" sleeps 40x longer than "fast": its warm-up (over 10x the best
   // p50) or its first two runs (over 3x) settle it.

@@ -26,8 +26,9 @@ struct SleepSpec {
   int base_us = 0;        // per call
   int per_sample_us = 0;  // per sample of the batch (leading dim of input 0)
   bool fail_build = false;
-  int build_ms = 0;    // build() sleeps this long
-  bool wrong = false;  // adds 1 to every f32 output
+  int build_ms = 0;       // build() sleeps this long
+  bool wrong = false;     // adds 1 to every f32 output
+  int first_call_us = 0;  // the first infer() sleeps this much more (lazy kernel creation)
 };
 
 /// Counts builds of every SleepBackend, so tests can prove a dry run built nothing.
@@ -57,8 +58,9 @@ class SleepBackend final : public Backend {
   }
   Result<std::vector<Tensor>> do_infer(const std::vector<Tensor>& in) const override {
     const int64_t batch = !in.empty() && in[0].rank() > 0 ? in[0].dim(0) : 1;
+    const int64_t first = calls_++ == 0 ? spec_.first_call_us : 0;
     std::this_thread::sleep_for(
-        std::chrono::microseconds(spec_.base_us + spec_.per_sample_us * batch));
+        std::chrono::microseconds(spec_.base_us + spec_.per_sample_us * batch + first));
     HONE_TRY(auto out, inner_->infer(in));
     if (spec_.wrong)
       for (Tensor& t : out)
@@ -72,6 +74,7 @@ class SleepBackend final : public Backend {
  private:
   std::string name_;
   SleepSpec spec_;
+  mutable std::atomic<int64_t> calls_{0};
   std::unique_ptr<Backend> inner_;
   BackendCapabilities caps_;
 };
