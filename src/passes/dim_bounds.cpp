@@ -5,8 +5,11 @@
 #include <variant>
 
 #include "hone/passes.h"
+#include "ops/attrs.h"
+#include "ops/axis.h"
 #include "ops/broadcast.h"
 #include "ops/nonzero.h"
+#include "ops/run_length.h"
 #include "ops/sym_int.h"
 #include "passes/rewrite.h"
 #include "passes/shape_propagation.h"
@@ -187,6 +190,37 @@ bool contradicts_itself(const Graph& s) {
   return false;
 }
 
+/// The lengths NonZero, a TopK of a run-time K or a Slice of a run-time
+/// length (ops/run_length.h) finds when it runs, as its output names them,
+/// each with its most by `bound_of` of its input's dims: the element count
+/// of NonZero's, the axis' length of TopK's and Slice's.
+template <class BoundOf>
+std::vector<std::pair<Dim, std::optional<int64_t>>> run_length_bounds(const Graph& s, const Node& n,
+                                                                      BoundOf bound_of) {
+  ValueId y = kNoValue;
+  for (ValueId o : n.outputs)
+    if (y == kNoValue && o >= 0) y = o;
+  if (n.inputs.empty() || n.inputs[0] < 0 || y == kNoValue) return {};
+  const Value& x = s.value(n.inputs[0]);
+  if (!x.shape || !s.value(y).shape) return {};
+  const Shape& ys = *s.value(y).shape;
+  if (n.op_type == "NonZero") {
+    if (ys.rank() != 2) return {};
+    std::optional<int64_t> numel = 1;
+    for (const Dim& d : x.shape->dims()) {
+      const auto b = bound_of(d);
+      numel = b && numel ? std::optional<int64_t>(*numel * *b) : std::nullopt;
+    }
+    return {{ys[1], numel}};
+  }
+  if (ys.rank() != x.shape->rank()) return {};
+  std::vector<std::pair<Dim, std::optional<int64_t>>> found;
+  for (size_t a = 0; a < ys.rank(); ++a)  // its own length, not its input's carried over
+    if (ops::is_run_length(ys[a]) && ys[a] != (*x.shape)[a])
+      found.emplace_back(ys[a], bound_of((*x.shape)[a]));
+  return found;
+}
+
 }  // namespace
 
 std::map<std::string, int64_t> derive_dim_bounds(
@@ -219,6 +253,30 @@ std::map<std::string, int64_t> derive_dim_bounds(
     for (const Dim& d : x.shape->dims()) numel *= d.value();
     int64_t& b = out.try_emplace((*y.shape)[1].symbol_name(), numel).first->second;
     b = std::max(b, numel);
+  }
+  // Lengths found when a node runs (ops/run_length.h) whose bounds follow
+  // from others' found so far, in graph order: a NonZero's is at most the
+  // product of its input's dims' bounds (a NonZero of a TopK's output), a
+  // TopK's of a run-time K or a Slice's at most its axis' length.
+  auto bound_of = [&out](const Dim& d) -> std::optional<int64_t> {
+    if (d.is_static()) return d.value();
+    if (!d.is_symbolic()) return std::nullopt;
+    if (auto it = out.find(d.symbol_name()); it != out.end()) return it->second;
+    if (!ops::is_derived(d) || d.symbol_name().find('-') != std::string::npos) return std::nullopt;
+    return ops::sym_eval(d, out);
+  };
+  if (auto order = s.topological_order()) {
+    for (NodeId id : *order) {
+      const Node& n = s.node(id);
+      if (n.op_type != "NonZero" && !ops::topk_k_at_run_time(s, n) &&
+          !ops::slice_length_at_run_time(s, n))
+        continue;
+      for (const auto& [len, most] : run_length_bounds(s, n, bound_of)) {
+        if (!most || !ops::is_run_length(len)) continue;
+        int64_t& b = out.try_emplace(len.symbol_name(), *most).first->second;
+        b = std::max(b, *most);
+      }
+    }
   }
   // A dim named by an expression of symbols (ops/sym_int.h) that folding left
   // without a number: its value at its symbols' bounds, where that is the

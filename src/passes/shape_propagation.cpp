@@ -9,6 +9,7 @@
 #include "ops/axis.h"
 #include "ops/nonzero.h"
 #include "ops/pad.h"
+#include "ops/run_length.h"
 #include "ops/shape_fn.h"
 #include "ops/shape_fn_nn.h"
 #include "ops/shape_fn_tensor.h"
@@ -170,14 +171,22 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     dims[static_cast<size_t>(*axis)] = (*sizes)[out_index];
     return Shape(std::move(dims));
   }
-  if (op == "TopK") {  // values and indices: the input's dims, K along the axis (K a constant)
+  if (op == "TopK") {  // values and indices: the input's dims, K along the axis
     const Shape* s = shape_of(0);
-    const auto k = int_list(g, n, "k", 1);
-    if (!s || s->rank() == 0 || !k || k->size() != 1 || (*k)[0] < 0) return std::nullopt;
+    if (!s || s->rank() == 0) return std::nullopt;
     const auto axis = ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(s->rank()));
     if (!axis) return std::nullopt;
     std::vector<Dim> dims = s->dims();
-    dims[static_cast<size_t>(*axis)] = (*k)[0];
+    const auto k = int_list(g, n, "k", 1);
+    if (k && k->size() == 1 && (*k)[0] >= 0) {
+      dims[static_cast<size_t>(*axis)] = (*k)[0];
+    } else if (ops::topk_k_at_run_time(g, n)) {  // the K it reads when it runs, named
+      const ValueId named = n.outputs[0] >= 0 || n.outputs.size() < 2 ? n.outputs[0] : n.outputs[1];
+      if (named < 0) return std::nullopt;
+      dims[static_cast<size_t>(*axis)] = ops::topk_length(g.value(named).name);
+    } else {
+      return std::nullopt;
+    }
     return Shape(std::move(dims));
   }
   if (out_index != 0) return std::nullopt;
@@ -335,10 +344,31 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     const bool has_steps = !before_10 && n.inputs.size() > 4 && n.inputs[4] >= 0;
     auto axes = has_axes ? int_list(g, n, before_10 ? "axes" : "", 3) : std::nullopt;
     auto steps = has_steps ? int_list(g, n, "", 4) : std::nullopt;
+    std::optional<Shape> out;
     if (!starts || !ends || (has_axes && !axes) || (has_steps && !steps))
-      return before_10 ? std::nullopt : computed_shape(g, n, values);
-    return shape_or_none(ops::slice_shape(s->dims(), *starts, *ends, axes ? &*axes : nullptr,
-                                          steps ? &*steps : nullptr));
+      out = before_10 ? std::nullopt : computed_shape(g, n, values);
+    else
+      out = shape_or_none(ops::slice_shape(s->dims(), *starts, *ends, axes ? &*axes : nullptr,
+                                           steps ? &*steps : nullptr));
+    if (before_10 || (out && out->rank() != s->rank())) return out;
+    // A sliced axis whose length no rule fixes (x[:300] of a count): the
+    // length it finds when it runs, named (ops/run_length.h).
+    std::optional<std::vector<int64_t>> sliced = axes;
+    if (!has_axes) {
+      const Shape* b = shape_of(1);
+      if (!b || b->rank() != 1 || !(*b)[0].is_static()) return out;
+      sliced.emplace();
+      for (int64_t a = 0; a < (*b)[0].value(); ++a) sliced->push_back(a);
+    }
+    if (!sliced) return out;
+    std::vector<Dim> dims = out ? out->dims() : s->dims();
+    for (int64_t a : *sliced) {
+      const auto axis = ops::try_normalize_axis(a, static_cast<int64_t>(s->rank()));
+      if (!axis) return out;
+      Dim& d = dims[static_cast<size_t>(*axis)];
+      if (!out || d.is_unknown()) d = ops::slice_length(g.value(n.outputs[0]).name, *axis);
+    }
+    return Shape(std::move(dims));
   }
   if (op == "Pad") {
     // Constant mode or not, the output dims are the same.

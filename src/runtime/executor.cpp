@@ -5,7 +5,7 @@
 #include <set>
 
 #include "core/log.h"
-#include "ops/nonzero.h"
+#include "ops/run_length.h"
 
 namespace hone::runtime {
 
@@ -182,13 +182,13 @@ Result<void> settle_blocks(const Graph& g, Partition& p,
   return {};
 }
 
-/// A node whose output dims are known only once it has run (NonZero,
-/// ops/nonzero.h) ends its block on a compiler, which runs it as its last
+/// A node whose output dims are known only once it has run (NonZero, a TopK of a run-time K,
+/// ops/run_length.h) ends its block on a compiler, which runs it as its last
 /// step: the blocks reading that output are built for the dims it made.
 void end_blocks_at_run_time_lengths(const Graph& g, Partition& p) {
   const auto ends = [&g](const Block& b) {
     for (size_t k = 0; k + 1 < b.nodes.size(); ++k)
-      if (ops::length_known_after_run(g.node(b.nodes[k]))) return true;
+      if (ops::length_known_after_run(g, g.node(b.nodes[k]))) return true;
     return false;
   };
   if (std::none_of(p.blocks.begin(), p.blocks.end(),
@@ -203,7 +203,7 @@ void end_blocks_at_run_time_lengths(const Graph& g, Partition& p) {
     Block part;
     for (size_t k = 0; k < b.nodes.size(); ++k) {
       part.nodes.push_back(b.nodes[k]);
-      if (k + 1 < b.nodes.size() && ops::length_known_after_run(g.node(b.nodes[k]))) {
+      if (k + 1 < b.nodes.size() && ops::length_known_after_run(g, g.node(b.nodes[k]))) {
         part.on_backend = true;
         part.placed_on = b.placed_on;
         blocks.push_back(std::move(part));

@@ -11,6 +11,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/pad.h"
+#include "ops/run_length.h"
 #include "ops/shape_fn.h"
 #include "ops/slice.h"
 #include "ops/split.h"
@@ -46,6 +47,7 @@ Result<DimExprs> strided_copy(Program& p, NodeId id, const Node& n) {
     for (size_t i = 0; i < x.size(); ++i)
       if (i != a) out.push_back(x[i]), c.strides.push_back(in_stride[i]);
   } else {
+    if (ops::slice_length_at_run_time(*p.graph, n)) return run_length_slice(p, id, n);
     if (has_input(n, 1) && has_input(n, 2) &&
         (!p.values[static_cast<size_t>(n.inputs[1])].constant ||
          !p.values[static_cast<size_t>(n.inputs[2])].constant))

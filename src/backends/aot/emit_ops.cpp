@@ -527,6 +527,7 @@ void Emitter::emit_transpose(const Node& n, NodeId id, const std::string& y) {
 }
 
 void Emitter::emit_copy(const Node& n, NodeId id, const std::string& y) {
+  if (n.op_type == "Slice" && !p_.copies.count(id)) return emit_slice_run_length(n, id, y);
   const Program::Copy& c = p_.copies.at(id);
   if (n.op_type == "Split") {
     // One copy per output the graph reads, each from its part of the input.

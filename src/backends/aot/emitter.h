@@ -106,6 +106,8 @@ class Emitter {
   void emit_one_hot(const Node& n, NodeId id, const std::string& y);
   /// Slice from starts read when the code runs (slice_bounds.cpp).
   void emit_slice_run_time(const Node& n, NodeId id, const std::string& y);
+  /// Slice of a length it finds when it runs, any step (slice_bounds.cpp).
+  void emit_slice_run_length(const Node& n, NodeId id, const std::string& y);
   /// GridSample by the reference's taps, ops/grid_sample_taps.h (grid_sample.cpp).
   void emit_grid_sample(const Node& n, NodeId id, const std::string& y);
   /// RoiAlign by the reference's points, ops/roi_align_points.h (roi_align.cpp).

@@ -62,6 +62,10 @@ DimExprs window_out_dims(const Window2d& w, const DimExprs& x, const DimExpr& ch
 /// Slice whose starts or ends are host values: the output dims from shape
 /// inference, the starts read when the code runs (slice_bounds.cpp).
 [[nodiscard]] Result<DimExprs> run_time_slice(Program& p, NodeId id, const Node& n);
+/// Slice whose length along an axis is known only when it runs
+/// (ops::slice_length_at_run_time): that length a symbol the run sets
+/// (slice_bounds.cpp).
+[[nodiscard]] Result<DimExprs> run_length_slice(Program& p, NodeId id, const Node& n);
 /// NonZero: [rank, its length], a symbol the run sets (nonzero.cpp).
 [[nodiscard]] Result<DimExprs> nonzero_dims(Program& p, NodeId id, const Node& n);
 /// ArgMax and ArgMin: the output dims (arg_extreme.cpp).

@@ -13,6 +13,7 @@
 #include "backends/common/node_query.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/run_length.h"
 #include "ops/shape_fn_tensor.h"
 #include "ops/slice.h"
 #include "ops/sym_int.h"
@@ -111,6 +112,12 @@ std::string copy_problem(const Graph& g, const Node& n) {
     return ops::try_normalize_axis(ops::axis_attr(n), r) ? "" : "the axis is out of range";
   }
   if (g.opset() < 10) return "Slice before opset 10 (bounds as attributes)";
+  // A length it finds when it runs (ops/run_length.h): any starts and ends,
+  // constant axes and steps (slice_bounds.cpp).
+  if (ops::slice_length_at_run_time(g, n))
+    return (val(g, n, 3) && !is_const(g, n, 3)) || (val(g, n, 4) && !is_const(g, n, 4))
+               ? "a Slice of a run-time length takes constant axes and steps"
+               : "";
   if (!is_const(g, n, 1) || !is_const(g, n, 2)) return "";  // the constant check below names it
   std::vector<int64_t> axes;
   if (is_const(g, n, 3)) {
@@ -219,6 +226,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
     if (n.inputs[i] >= 0 && !is_const(g, n, i)) {
       // Resize's sizes computed from dims: lowering takes the output dims shape inference gave.
       if (op == "Resize" && i == 3 && host_eval::host_value(g, n.inputs[i], kHostPolicy)) continue;
+      // A Slice of a run-time length reads its starts and ends when it runs.
+      if (op == "Slice" && (i == 1 || i == 2) && ops::slice_length_at_run_time(g, n)) continue;
       // Slice's starts and ends computed from dims: its output dims from shape
       // inference, its starts read when the code runs (slice_bounds.cpp).
       if (op == "Slice" && (i == 1 || i == 2) &&
@@ -226,6 +235,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
         if (std::string why = inferred_dims_problem(g, n); !why.empty()) return why;
         continue;
       }
+      // TopK's K read when the code runs: its length a symbol the run sets (topk.cpp).
+      if (op == "TopK" && i == 1) continue;
       if ((op == "Reshape" || op == "Expand") && i == 1) {
         if (std::string why = computed_shape_problem(g, n); !why.empty()) return why;
         continue;
@@ -306,8 +317,11 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
 }  // namespace
 
 bool reads_data_slot(const Node& n, size_t slot) {
-  // A Slice's starts: read when the code runs where computed from dims (slice_bounds.cpp).
-  return slot < data_inputs(n) || (n.op_type == "Slice" && slot == 1);
+  // A Slice's starts: read when the code runs where computed from dims, and
+  // its ends too where its length is known only then (slice_bounds.cpp); so
+  // is a TopK's K that is no constant (topk.cpp).
+  return slot < data_inputs(n) || (n.op_type == "Slice" && (slot == 1 || slot == 2)) ||
+         (n.op_type == "TopK" && slot == 1);
 }
 
 NodeSupport supports_node(const Graph& g, const Node& node) {

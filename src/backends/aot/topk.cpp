@@ -1,12 +1,21 @@
-// TopK (opset 10 on, K a constant): per row along the axis, the positions of
-// the K first values in ops/topk.h's order (topk_before_c: NaN above every
-// number, equal values to the lower position), kept sorted by insertion as
-// the row is read, then the values and their i64 indices written.
+// TopK (opset 10 on): per row along the axis, the positions of the K first
+// values in ops/topk.h's order (topk_before_c: NaN above every number, equal
+// values to the lower position), kept sorted by insertion as the row is read,
+// then the values and their i64 indices written. K is a constant, or a value
+// read when the code runs (ops/run_length.h: min(k, count) in torchvision's
+// detectors): the output length along the axis is then a symbol the run sets
+// (Program::symbol_set_by_run, as NonZero's count), at most the axis' length
+// at the block's bounds; the executor ends the block after it, and K outside
+// [0, the axis' length] fails the run as the reference does.
 #include "ops/topk.h"
+
+#include <algorithm>
+
 #include "backends/aot/emitter.h"
 #include "backends/aot/shape_rules.h"
 #include "ops/attrs.h"
 #include "ops/axis.h"
+#include "ops/run_length.h"
 
 namespace hone::aot {
 namespace {
@@ -16,25 +25,71 @@ constexpr int64_t kMaxK = 4096;
 
 struct TopKShape {
   size_t axis = 0;
-  int64_t k = 0;
+  int64_t k = 0;             // a constant K
+  ValueId run_k = kNoValue;  // else the value K is read from when the code runs,
+  std::string length;        // the symbol of the length it sets,
+  int64_t most = 0;          // at most the axis' length at the block's bounds
 };
 
-Result<TopKShape> topk_shape(const Program& p, const Node& n, const DimExprs& x) {
+Result<size_t> topk_axis(const Node& n, const DimExprs& x) {
+  const auto a = ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(x.size()));
+  if (!a)
+    return fail(ErrorCode::kInvalidArgument, "TopK's axis is out of range for " + to_string(x));
+  return static_cast<size_t>(*a);
+}
+
+Result<TopKShape> const_topk_shape(const Program& p, const Node& n, const DimExprs& x) {
+  HONE_TRY(const size_t axis, topk_axis(n, x));
   HONE_TRY(const std::vector<int64_t> k, const_ints(p, n, 1));
   if (k.size() != 1 || k[0] < 0)
     return fail(ErrorCode::kInvalidArgument, "TopK's K must be one integer, at least 0");
   if (k[0] > kMaxK)
     return fail(unsupported("TopK's K of " + std::to_string(k[0]) + " (aot sorts up to " +
                             std::to_string(kMaxK) + ")"));
-  const auto a = ops::try_normalize_axis(ops::axis_attr(n), static_cast<int64_t>(x.size()));
-  if (!a)
-    return fail(ErrorCode::kInvalidArgument, "TopK's axis is out of range for " + to_string(x));
-  const DimExpr& len = x[static_cast<size_t>(*a)];
+  const DimExpr& len = x[axis];
   if (len.is_const() && len.value() < k[0])
     return fail(ErrorCode::kInvalidArgument, "TopK's K of " + std::to_string(k[0]) +
                                                  " is above the axis' " +
                                                  std::to_string(len.value()));
-  return TopKShape{static_cast<size_t>(*a), k[0]};
+  TopKShape s;
+  s.axis = axis;
+  s.k = k[0];
+  return s;
+}
+
+/// A TopK of a run-time K (ops::topk_k_at_run_time): the value K is read
+/// from and its length's symbol; kUnsupported where the sort would not fit
+/// its stack or an output is read in its block.
+Result<TopKShape> topk_shape(const Program& p, const Node& n, const DimExprs& x) {
+  if (!ops::topk_k_at_run_time(*p.graph, n)) return const_topk_shape(p, n, x);
+  HONE_TRY(const size_t axis, topk_axis(n, x));
+  const Graph& g = *p.graph;
+  TopKShape s;
+  s.axis = axis;
+  s.run_k = n.inputs[1];
+  const ValueInfo& k = p.values[static_cast<size_t>(s.run_k)];
+  if (k.dtype != DType::kI64 && k.dtype != DType::kI32)
+    return fail(unsupported("TopK's K of " + std::string(dtype_name(k.dtype))));
+  if (const DimExpr one = product(k.dims); !one.is_const() || one.value() != 1)
+    return fail(ErrorCode::kInvalidArgument,
+                "TopK's K must hold one integer, not " + to_string(k.dims));
+  ValueId named = kNoValue;
+  for (ValueId y : n.outputs) {
+    if (y < 0) continue;
+    if (named == kNoValue) named = y;
+    for (const Node& m : g.nodes())
+      if (std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end())
+        return fail(unsupported(
+            "its output is read inside its block; a TopK of a run-time K ends its block, its "
+            "length known only once it has run"));
+  }
+  if (named == kNoValue) return fail(ErrorCode::kInvalidArgument, "TopK has no output");
+  s.length = ops::topk_length(g.value(named).name).symbol_name();
+  s.most = p.at_bounds(x[axis]);
+  if (s.most > kMaxK)
+    return fail(unsupported("TopK of a run-time K over an axis of up to " + std::to_string(s.most) +
+                            " (aot sorts up to " + std::to_string(kMaxK) + ")"));
+  return s;
 }
 
 }  // namespace
@@ -47,8 +102,19 @@ Result<void> infer_topk(Program& p, NodeId id) {
   if (x.empty()) return fail(ErrorCode::kInvalidArgument, "TopK of a scalar");
   HONE_TRY(const TopKShape s, topk_shape(p, n, x));
   DimExprs out = x;
-  out[s.axis] = s.k;
   p.operands[id] = {xv};
+  if (s.run_k != kNoValue) {
+    if (std::find(p.symbols.begin(), p.symbols.end(), s.length) != p.symbols.end())
+      return fail(ErrorCode::kInternal, "TopK's length '" + s.length + "' is already a symbol");
+    p.symbols.push_back(s.length);
+    p.symbol_max.push_back(s.most);
+    p.symbol_unnamed.push_back(false);
+    p.symbol_set_by_run.push_back(true);
+    p.operands[id].push_back(s.run_k);
+    out[s.axis] = DimExpr::symbol(s.length);
+  } else {
+    out[s.axis] = s.k;
+  }
   for (size_t i = 0; i < n.outputs.size() && i < 2; ++i) {
     if (n.outputs[i] < 0) continue;
     ValueInfo& o = p.values[static_cast<size_t>(n.outputs[i])];
@@ -62,7 +128,8 @@ void Emitter::emit_topk(const Node& n, NodeId id) {
   const ValueId xv = p_.operands.at(id)[0];
   const DimExprs& x = dims(xv);
   const TopKShape s = *topk_shape(p_, n, x);
-  if (s.k == 0) return;  // empty outputs
+  const bool run_k = s.run_k != kNoValue;
+  if (!run_k && s.k == 0) return;  // empty outputs
   const bool largest = ops::topk_attrs(n).largest;
   const ValueId vals = n.outputs.empty() ? kNoValue : n.outputs[0];
   const ValueId idx = n.outputs.size() > 1 ? n.outputs[1] : kNoValue;
@@ -70,14 +137,28 @@ void Emitter::emit_topk(const Node& n, NodeId id) {
     return v >= 0 && p_.values[static_cast<size_t>(v)].place != Place::kNone ? ptr(v)
                                                                              : std::string("NULL");
   };
-  const std::string k = std::to_string(s.k);
+  // K in the code: the constant, or `k` read from its value; a row's positions
+  // on the stack, K of them or the most a run-time K may be.
+  const std::string k = run_k ? "k" : std::to_string(s.k);
+  const std::string room = std::to_string(run_k ? std::max<int64_t>(s.most, 1) : s.k);
   line("const float* X = " + ptr(xv) + ";");
   line("float* V = " + out(vals) + ";");
   line("int64_t* I = " + out(idx) + ";");
   line("const int64_t len = " + dim(x[s.axis]) +
        ", inner = " + dim(product(x, s.axis + 1, x.size())) +
        ", rows = " + dim(product(x, 0, s.axis)) + " * inner;");
-  if (!x[s.axis].is_const()) {
+  if (run_k) {
+    const auto at = std::find(p_.symbols.begin(), p_.symbols.end(), s.length) - p_.symbols.begin();
+    line("const int64_t k = (int64_t)" + ptr(s.run_k) + "[0];");
+    open("if (k < 0 || k > len)");
+    line(
+        "*c->status = set_error(HONE_AOT_INVALID_ARGUMENT, \"TopK: K of %lld is out of range "
+        "[0, %lld]\", (long long)k, (long long)len);");
+    line("return;");
+    close();
+    line("c->d_set[" + std::to_string(at) + "] = k;");
+    line("if (k == 0) return;");
+  } else if (!x[s.axis].is_const()) {
     open("if (len < " + k + ")");
     line("*c->status = set_error(HONE_AOT_INVALID_ARGUMENT, \"TopK: K of " + k +
          " is above the axis' %lld\", (long long)len);");
@@ -87,7 +168,7 @@ void Emitter::emit_topk(const Node& n, NodeId id) {
   begin_parallel("parallel for", worth_threads("rows * len"));
   open("for (int64_t r = 0; r < rows; ++r)");
   line("const float* xr = X + (r / inner) * len * inner + r % inner;");
-  line("int64_t pos[" + k + "];");
+  line("int64_t pos[" + room + "];");
   line("int64_t have = 0;");
   open("for (int64_t t = 0; t < len; ++t)");
   line("const float u = xr[t * inner];");

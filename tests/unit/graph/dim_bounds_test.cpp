@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ops/nonzero.h"
+#include "ops/run_length.h"
 #include "passes/shape_propagation.h"
 
 namespace hone::passes {
@@ -90,6 +91,35 @@ TEST(DimBounds, NonZerosLengthIsNamedAndBoundByItsInputsElements) {
   EXPECT_EQ(*g.value(perm).shape, (Shape{len, 2}));
   const auto b = derive_dim_bounds(g, {{"batch", 3}});
   EXPECT_EQ(b.at(len.symbol_name()), 24);
+}
+
+TEST(DimBounds, RunTimeTopKAndWhatReadsItAreBoundFromTheirInputs) {
+  // A TopK of a run-time K along NonZero's count: its length a symbol of its
+  // own (ops/run_length.h), at most that count's bound; a NonZero of its
+  // values at most their element count, from those bounds.
+  Graph g("g");
+  const ValueId x = g.add_input("x", DType::kF32, Shape{Dim::symbol("batch"), 8});
+  const ValueId k = g.add_input("k", DType::kI64, Shape{1});
+  const ValueId nz = g.add_node("NonZero", {x}, 1, {}, "nz")[0];
+  g.value(nz).name = "nz_out";
+  const ValueId f = g.add_node("Cast", {nz}, 1, {{"to", int64_t{1}}}, "f")[0];
+  const auto top = g.add_node("TopK", {f, k}, 2, {{"axis", int64_t{1}}}, "top");
+  g.value(top[0]).name = "/det/TopK_output_0";
+  const ValueId nz2 = g.add_node("NonZero", {top[0]}, 1, {}, "nz2")[0];
+  g.value(nz2).name = "nz2_out";
+  g.add_output(top[1]);
+  g.add_output(nz2);
+  propagate_shapes(g);
+  const Dim len = ops::topk_length("/det/TopK_output_0");
+  EXPECT_EQ(len.symbol_name(), "topk__det_TopK_output_0");
+  ASSERT_TRUE(g.value(top[0]).shape && g.value(top[1]).shape);
+  EXPECT_EQ(*g.value(top[0]).shape, (Shape{2, len}));
+  EXPECT_EQ(*g.value(top[1]).shape, (Shape{2, len}));
+  EXPECT_EQ(g.value(top[1]).dtype, DType::kI64);
+  const auto b = derive_dim_bounds(g, {{"batch", 3}});
+  EXPECT_EQ(b.at("nonzero_nz_out"), 24);
+  EXPECT_EQ(b.at(len.symbol_name()), 24);
+  EXPECT_EQ(b.at("nonzero_nz2_out"), 48);
 }
 
 }  // namespace

@@ -242,6 +242,25 @@ std::vector<OpCase> tensor_cases() {
                {given(DType::kF32, {2, 6}, {1, 3, 3, 0, 3, -1, 5, 5, 2, 5, 0, 0}), values({3})},
                {{"axis", int64_t{1}}},
                2});
+  // TopK of a K given when it runs (ops/run_length.h): some, and none.
+  t.push_back({"TopK_k_input",
+               "TopK",
+               11,
+               {in({3, 6}), given(DType::kI64, {1}, {4})},
+               {{"axis", int64_t{1}}},
+               2});
+  t.push_back({"TopK_k_input_zero",
+               "TopK",
+               11,
+               {in({4, 3}), given(DType::kI64, {1}, {0})},
+               {{"axis", int64_t{0}}, {"largest", int64_t{0}}},
+               2});
+  // Slice from a start given when it runs, backwards by 2 (its length found then).
+  t.push_back(
+      {"Slice_start_input_backwards",
+       "Slice",
+       13,
+       {in({2, 7}), given(DType::kI64, {1}, {-2}), values({-100}), values({1}), values({-2})}});
   // DepthToSpace in both channel orders, and its inverse.
   t.push_back(
       {"DepthToSpace_dcr", "DepthToSpace", 13, {in({2, 8, 3, 4})}, {{"blocksize", int64_t{2}}}});
