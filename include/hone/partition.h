@@ -34,7 +34,11 @@ struct PartitionOptions {
 };
 
 struct Block {
-  bool on_backend = false;  // false: runs on the fallback
+  bool on_backend = false;  // false: runs on the fallback (or, with `control`, the executor)
+  /// A control-flow node (If, Loop, Scan) whose bodies all compiled with no
+  /// fallback: the executor runs it itself, its bodies' compiled programs
+  /// chosen by its inputs; on_backend is false. Always one node.
+  bool control = false;
   /// Set when the executor placed this block on another backend than the
   /// one that planned (per-op kernel selection): that backend's name.
   std::string placed_on;
@@ -49,6 +53,16 @@ struct Partition {
   /// Every refused node with the backend's reason; also those of islands
   /// that fell back for being smaller than min_block_size.
   std::vector<std::pair<NodeId, std::string>> fallbacks;
+  /// A node inside a control-flow body that runs on the fallback: its path
+  /// from the graph ("If_1795/else_branch/NonMaxSuppression_1813"), op and reason.
+  struct BodyFallback {
+    std::string path, op, reason;
+  };
+  /// The fallbacks of the bodies of this graph's control-flow nodes, at any depth.
+  std::vector<BodyFallback> body_fallbacks;
+  /// Control-flow nodes the executor runs (blocks with `control`), with what
+  /// runs their bodies ("branches compiled on onednn"); not fallbacks.
+  std::vector<std::pair<NodeId, std::string>> controls;
   /// The graph the node ids above refer to when the backend planned a
   /// rewritten copy of the graph it was given (CompilingBackend's `optimize`
   /// field); null when they refer to the given graph itself.
@@ -56,8 +70,11 @@ struct Partition {
   /// How `graph` came about ("optimize: 64 -> 31 nodes in 3 rounds: ..."); empty without one.
   std::string notes;
   size_t nodes_on_backend() const;
+  /// The nodes that run on the fallback: `fallbacks` and `body_fallbacks`.
+  size_t fallback_count() const { return fallbacks.size() + body_fallbacks.size(); }
   /// "3 blocks: backend[12 nodes] fallback[1 node] backend[7 nodes]", then
-  /// fallback_summary() and one line per fallback node with its reason.
+  /// fallback_summary(), one line per fallback node with its reason (body
+  /// fallbacks by their path) and one per control node.
   /// `g` is the graph given to plan(); fallback names come from `graph` when set.
   std::string describe(const Graph& g) const;
   /// "fallbacks by op: Split x12, Where, GatherND x2" (most first); "" without any.

@@ -40,7 +40,11 @@ bool KernelContext::wants_output(size_t i) const {
 
 Result<std::vector<RuntimeValue>> KernelContext::run_subgraph(
     const Graph& g, std::vector<RuntimeValue> inputs) const {
-  return interpreter_->run_subgraph(g, std::move(inputs), scope_);
+  if (interpreter_ != nullptr) return interpreter_->run_subgraph(g, std::move(inputs), scope_);
+  if (bodies_ != nullptr)
+    if (auto done = bodies_->run(g, inputs, scope_)) return std::move(*done);
+  return fail(ErrorCode::kInternal, "subgraph '" + g.name() + "' of node " + node_.describe() +
+                                        " has no compiled program to run");
 }
 
 void OpRegistry::add(const std::string& op_type, KernelFn fn, const std::string& domain) {

@@ -24,6 +24,7 @@
 namespace hone::eval {
 
 class Interpreter;
+class SubgraphRunner;
 struct Scope;
 
 class KernelContext {
@@ -36,6 +37,18 @@ class KernelContext {
         inputs_(std::move(inputs)),
         outputs_(outputs),
         interpreter_(interpreter),
+        scope_(scope) {}
+  /// A context with no interpreter: subgraphs run through `bodies` only
+  /// (eval/control_flow.h); one it does not take is an error.
+  KernelContext(const Node& node, const Graph& graph, std::vector<const RuntimeValue*> inputs,
+                std::vector<RuntimeValue>* outputs, const SubgraphRunner& bodies,
+                const Scope* scope)
+      : node_(node),
+        graph_(graph),
+        inputs_(std::move(inputs)),
+        outputs_(outputs),
+        interpreter_(nullptr),
+        bodies_(&bodies),
         scope_(scope) {}
 
   const Node& node() const { return node_; }
@@ -73,6 +86,7 @@ class KernelContext {
   std::vector<const RuntimeValue*> inputs_;
   std::vector<RuntimeValue>* outputs_;
   const Interpreter* interpreter_;
+  const SubgraphRunner* bodies_ = nullptr;
   const Scope* scope_;
 };
 

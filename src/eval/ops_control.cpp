@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <string>
 #include <vector>
 
+#include "eval/control_flow.h"
 #include "eval/kernel_util.h"
 #include "eval/ops_control_internal.h"
 #include "hone/shape.h"
@@ -547,6 +549,30 @@ void register_flow_ops(OpRegistry& r) {
 }
 
 }  // namespace control
+
+bool is_control_flow(const Node& node) {
+  return (node.domain.empty() || node.domain == "ai.onnx") &&
+         (node.op_type == "If" || node.op_type == "Loop" || node.op_type == "Scan");
+}
+
+Result<std::vector<RuntimeValue>> run_control_flow(const Node& node, const Graph& graph,
+                                                   std::vector<const RuntimeValue*> inputs,
+                                                   const SubgraphRunner& bodies,
+                                                   const Scope* scope) {
+  if (!is_control_flow(node))
+    return fail(ErrorCode::kUnsupported, node.describe() + " is not control flow (If, Loop, Scan)");
+  const auto kernel = node.op_type == "If"     ? control::if_op
+                      : node.op_type == "Loop" ? control::loop_op
+                                               : control::scan_op;
+  std::vector<RuntimeValue> outs(node.outputs.size());
+  KernelContext ctx(node, graph, std::move(inputs), &outs, bodies, scope);
+  try {
+    HONE_CHECK_OK_CTX(kernel(ctx), "while running node " + node.describe());
+  } catch (const std::bad_alloc&) {
+    return fail(ErrorCode::kOutOfMemory, "out of memory while running node " + node.describe());
+  }
+  return outs;
+}
 
 void register_control_ops(OpRegistry& r) {
   control::register_flow_ops(r);

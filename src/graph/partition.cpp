@@ -17,23 +17,30 @@ size_t Partition::nodes_on_backend() const {
 std::string Partition::describe(const Graph& g) const {
   std::string s = std::to_string(blocks.size()) + (blocks.size() == 1 ? " block:" : " blocks:");
   for (const Block& b : blocks) {
-    s += !b.on_backend ? " fallback[" : b.placed_on.empty() ? " backend[" : " " + b.placed_on + "[";
+    s += b.control             ? " control["
+         : !b.on_backend       ? " fallback["
+         : b.placed_on.empty() ? " backend["
+                               : " " + b.placed_on + "[";
     s += std::to_string(b.nodes.size()) + (b.nodes.size() == 1 ? " node]" : " nodes]");
   }
-  if (fallbacks.empty()) return s;
-  s += "\n  " + fallback_summary(g);
   // Node ids refer to the planned (rewritten) graph when the backend made one.
   const Graph& planned = graph ? *graph : g;
+  if (fallback_count() > 0) s += "\n  " + fallback_summary(g);
   for (const auto& [node, why] : fallbacks)
     s += "\n  fallback " + planned.node(node).describe() + ": " + why;
+  for (const BodyFallback& f : body_fallbacks)
+    s += "\n  fallback '" + f.path + "' (" + f.op + "): " + f.reason;
+  for (const auto& [node, how] : controls)
+    s += "\n  control " + planned.node(node).describe() + ": " + how;
   return s;
 }
 
 std::string Partition::fallback_summary(const Graph& g) const {
-  if (fallbacks.empty()) return "";
+  if (fallback_count() == 0) return "";
   const Graph& planned = graph ? *graph : g;
   std::map<std::string, int> count;
   for (const auto& [node, why] : fallbacks) ++count[planned.node(node).op_type];
+  for (const BodyFallback& f : body_fallbacks) ++count[f.op];
   std::vector<std::pair<std::string, int>> ops(count.begin(), count.end());
   std::stable_sort(ops.begin(), ops.end(),
                    [](const auto& a, const auto& b) { return a.second > b.second; });

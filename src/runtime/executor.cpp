@@ -5,120 +5,13 @@
 #include <set>
 
 #include "core/log.h"
+#include "eval/control_flow.h"
 #include "ops/run_length.h"
+#include "runtime/bodies.h"
 
 namespace hone::runtime {
 
 namespace {
-
-/// Bodies inside bodies are compiled down to this depth; deeper ones are interpreted.
-constexpr int kMaxBodyDepth = 4;
-
-/// Every subgraph attribute of `n` with its attribute name ("then_branch", "body").
-std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> bodies_of(const Node& n) {
-  std::vector<std::pair<std::string, std::shared_ptr<const Graph>>> out;
-  for (const auto& [key, attr] : n.attrs) {
-    if (const auto* g = std::get_if<std::shared_ptr<const Graph>>(&attr); g && *g)
-      out.emplace_back(key, *g);
-    if (const auto* gs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&attr))
-      for (size_t i = 0; i < gs->size(); ++i)
-        if ((*gs)[i]) out.emplace_back(key + "[" + std::to_string(i) + "]", (*gs)[i]);
-  }
-  return out;
-}
-
-/// A body as a graph of its own, and the names it captures (in input order).
-struct StandaloneBody {
-  Graph graph;
-  std::vector<std::string> captures;
-};
-
-bool typed_tensor(const Value& v) {
-  return v.kind == ValueKind::kTensor && v.dtype != DType::kUndefined;
-}
-
-/// `body` with its formal inputs first and then every name it reads from
-/// enclosing scopes (its own captures and those of the bodies inside it),
-/// typed from `outer`, the graph of the node that holds it. Captured
-/// constants become the body's own initializers. kUnsupported when a value
-/// the body takes or returns is not a typed tensor (sequences, optionals).
-Result<StandaloneBody> standalone_body(const Graph& body, const Graph& outer) {
-  StandaloneBody out{body, {}};
-  Graph& g = out.graph;
-  std::vector<std::string> names;
-  for (ValueId v : g.captured_values()) names.push_back(g.value(v).name);
-  const std::set<ValueId> formal(g.inputs().begin(), g.inputs().end());
-  for (const Node& n : g.nodes())
-    for (const std::string& name : captured_names(n)) {
-      const ValueId id = g.find_value(name);
-      const bool defined = id != kNoValue && (g.value(id).producer >= 0 ||
-                                              g.value(id).initializer || formal.count(id) != 0);
-      if (!defined && std::find(names.begin(), names.end(), name) == names.end())
-        names.push_back(name);
-    }
-  std::vector<ValueId> inputs = g.inputs();
-  for (const std::string& name : names) {
-    const ValueId ov = outer.find_value(name);
-    if (ov == kNoValue)
-      return fail(ErrorCode::kUnsupported,
-                  "it reads '" + name + "', which the enclosing graph does not define");
-    const Value& o = outer.value(ov);
-    ValueId id = g.find_value(name);
-    if (id == kNoValue) {
-      Value v;
-      v.name = name;
-      id = g.add_value(std::move(v));
-    }
-    Value& mine = g.value(id);
-    if (o.initializer) {
-      mine.initializer = o.initializer;
-      mine.dtype = o.initializer->dtype();
-      mine.shape = Shape::of(o.initializer->shape());
-      continue;
-    }
-    if (!typed_tensor(o))
-      return fail(ErrorCode::kUnsupported,
-                  "it reads '" + name + "', which is not a tensor of a known type");
-    mine.kind = ValueKind::kTensor;
-    mine.dtype = o.dtype;
-    if (!mine.shape) mine.shape = o.shape;
-    inputs.push_back(id);
-    out.captures.push_back(name);
-  }
-  g.set_inputs(std::move(inputs));
-  for (ValueId v : g.inputs())
-    if (!typed_tensor(g.value(v)))
-      return fail(ErrorCode::kUnsupported,
-                  "its input '" + g.value(v).name + "' is not a tensor of a known type");
-  for (ValueId v : g.outputs())
-    if (!typed_tensor(g.value(v)))
-      return fail(ErrorCode::kUnsupported,
-                  "its output '" + g.value(v).name + "' is not a tensor of a known type");
-  if (g.opsets().empty()) g.opsets() = outer.opsets();
-  return out;
-}
-
-/// `body` (held by a node of `outer`) as a graph of its own, unless it sits
-/// too deep to be built at `depth`.
-Result<StandaloneBody> body_at(const Graph& body, const Graph& outer, int depth) {
-  if (depth + 1 >= kMaxBodyDepth) return fail(ErrorCode::kUnsupported, "nested too deep");
-  return standalone_body(body, outer);
-}
-
-/// One line of the partition notes for body `attr` of `n`: how `plan`
-/// partitioned it (`given` is the standalone body it planned, `plan` null
-/// when it stays interpreted because of `why_not`), then its own notes.
-std::string body_note(std::string_view backend, const Node& n, const std::string& attr, int depth,
-                      const Partition* plan, const Graph& given, const std::string& why_not) {
-  const std::string indent(static_cast<size_t>(2 * depth), ' ');
-  std::string line = indent + attr + " of " + n.describe() + ": ";
-  if (plan == nullptr) return line + "interpreted: " + why_not;
-  line += std::to_string(plan->nodes_on_backend()) + " of " +
-          std::to_string((plan->graph ? *plan->graph : given).nodes().size()) +
-          " nodes compiled on " + std::string(backend) + ", " + plan->describe(given);
-  if (!plan->notes.empty()) line += "\n" + indent + "  " + plan->notes;
-  return line;
-}
 
 /// The compiler that compiles block `b`: the one it is placed on, else the first.
 BlockCompiler* compiler_of(const std::vector<BlockCompiler*>& compilers, const Block& b) {
@@ -351,37 +244,49 @@ Result<Partition> Executor::plan_graph(const Graph& g, int depth, bool describe_
     else
       support.push_back(primary().supports(planned, n));
   }
+  // require_full_compilation is judged once control flow is known, bodies
+  // included: every supported node stays on the backend meanwhile.
+  const bool full = options_.partition.require_full_compilation;
   PartitionOptions popts = options_.partition;
-  if (placing) popts.require_full_compilation = false;  // placed nodes are refused above
-  HONE_TRY(p, partition_graph(planned, support, popts));
-  if (placing) {
-    HONE_CHECK_OK(place(planned, p));
-    if (options_.partition.require_full_compilation && !p.fallbacks.empty())
-      return fail(ErrorCode::kUnsupported,
-                  "require_full_compilation is set, but node " +
-                      planned.node(p.fallbacks.front().first).describe() +
-                      " cannot run on this backend: " + p.fallbacks.front().second);
+  if (full) {
+    popts.min_block_size = 1;
+    popts.require_full_compilation = false;
   }
+  HONE_TRY(p, partition_graph(planned, support, popts));
+  if (placing) HONE_CHECK_OK(place(planned, p));
+  if (full && top)  // a refused node that is not control flow fails at once
+    for (const auto& [id, why] : p.fallbacks)
+      if (!eval::is_control_flow(planned.node(id)))
+        return fail(not_full(planned.node(id).describe(), why));
   end_blocks_at_run_time_lengths(planned, p);
   if (opt) {
     p.notes = "optimize: " + opt->report.describe();
     p.graph = opt->graph;
   }
-  if (!describe_bodies) return p;  // build_program describes them as it builds them
-  for (const Block& b : p.blocks) {
-    if (b.on_backend) continue;
-    for (NodeId id : b.nodes) {
-      const Node& n = planned.node(id);
-      for (const auto& [attr, body] : bodies_of(n)) {
-        Result<StandaloneBody> sb = body_at(*body, planned, depth);
-        Result<Partition> bp = sb ? plan_graph(sb->graph, depth + 1, true) : fail(sb.error());
-        const std::string line =
-            bp ? body_note(primary().name(), n, attr, depth, &*bp, sb->graph, {})
-               : body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
-        p.notes += (p.notes.empty() ? "" : "\n") + line;
+  if (!describe_bodies) return p;  // build_program accounts for them as it builds them
+  for (NodeId id : body_holders(planned, p)) {
+    const Node& n = planned.node(id);
+    std::vector<BodyOutcome> outcomes;
+    for (const auto& [attr, body] : bodies_of(n)) {
+      Result<StandaloneBody> sb = body_at(*body, planned, depth);
+      Result<Partition> bp = sb ? plan_graph(sb->graph, depth + 1, true) : fail(sb.error());
+      std::string line;
+      BodyOutcome out{attr, {}};
+      if (bp) {
+        line = body_note(primary().name(), n, attr, depth, &*bp, sb->graph, {});
+        out.fallbacks = fallbacks_of(*bp, bp->graph ? *bp->graph : sb->graph);
+      } else {
+        line = body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
+        interpreted_nodes(*body, "", "in a body that runs interpreted: " + bp.error().message(),
+                          out.fallbacks);
       }
+      p.notes += (p.notes.empty() ? "" : "\n") + line;
+      outcomes.push_back(std::move(out));
     }
+    account_bodies(planned, id, outcomes, primary().name(), p);
   }
+  split_controls(planned, p);
+  if (full && top) HONE_CHECK_OK(check_full(planned, p));
   return p;
 }
 
@@ -394,36 +299,46 @@ Result<std::shared_ptr<Executor::GraphRun>> Executor::build_program(const Graph&
   HONE_TRY(p->partition, plan_graph(g, depth, false));
   p->graph = p->partition.graph ? p->partition.graph : std::make_shared<const Graph>(g);
   const Graph& graph = *p->graph;
+  // Bodies are built like graphs of their own, first: whether they all
+  // compile with no fallback decides whether their node is a control stage.
+  for (NodeId id : body_holders(graph, p->partition)) {
+    const Node& n = graph.node(id);
+    std::vector<BodyOutcome> outcomes;
+    for (const auto& [attr, body] : bodies_of(n)) {
+      Result<StandaloneBody> sb = body_at(*body, graph, depth);
+      if (sb) primary().prepare_body(sb->graph);
+      Result<std::shared_ptr<GraphRun>> bp =
+          sb ? build_program(sb->graph, depth + 1) : fail(sb.error());
+      std::string line;
+      BodyOutcome out{attr, {}};
+      if (!bp) {
+        line = body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
+        HONE_LOG_DEBUG("{}: {}", primary().name(), line);
+        interpreted_nodes(*body, "", "in a body that runs interpreted: " + bp.error().message(),
+                          out.fallbacks);
+      } else {
+        line = body_note(primary().name(), n, attr, depth, &(*bp)->partition, sb->graph, {});
+        out.fallbacks = fallbacks_of((*bp)->partition, *(*bp)->graph);
+        bodies_[body.get()] = Body{*bp, body->inputs().size(), sb->captures};
+      }
+      p->partition.notes += (p->partition.notes.empty() ? "" : "\n") + line;
+      outcomes.push_back(std::move(out));
+    }
+    account_bodies(graph, id, outcomes, primary().name(), p->partition);
+  }
+  split_controls(graph, p->partition);
+  if (depth == 0 && options_.partition.require_full_compilation)
+    HONE_CHECK_OK(check_full(graph, p->partition));
   for (const Block& b : p->partition.blocks) {
     HONE_TRY(Graph sub, extract_block(graph, b));
     Stage st{b, std::move(sub), nullptr, {}};
     if (b.on_backend) {
       HONE_TRY(st.compiled, compiler_of(compilers_, b)->compile(st.graph));
-    } else {
+    } else if (!b.control) {  // a control stage runs its node itself (run_control)
       HONE_CHECK_OK_CTX(fallback_.check_supported(st.graph),
                         "while preparing the fallback for nodes " + std::string(primary().name()) +
                             " cannot run");
       HONE_TRY(st.schedule, eval::schedule(st.graph));
-      // Control flow stays on the fallback; its bodies are built like graphs.
-      for (NodeId id : b.nodes) {
-        const Node& n = graph.node(id);
-        for (const auto& [attr, body] : bodies_of(n)) {
-          Result<StandaloneBody> sb = body_at(*body, graph, depth);
-          if (sb) primary().prepare_body(sb->graph);
-          Result<std::shared_ptr<GraphRun>> bp =
-              sb ? build_program(sb->graph, depth + 1) : fail(sb.error());
-          std::string line;
-          if (!bp) {
-            line =
-                body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
-            HONE_LOG_DEBUG("{}: {}", primary().name(), line);
-          } else {
-            line = body_note(primary().name(), n, attr, depth, &(*bp)->partition, sb->graph, {});
-            bodies_[body.get()] = Body{*bp, body->inputs().size(), sb->captures};
-          }
-          p->partition.notes += (p->partition.notes.empty() ? "" : "\n") + line;
-        }
-      }
     }
     p->stages.push_back(std::move(st));
   }
@@ -459,8 +374,10 @@ Result<std::vector<Tensor>> Executor::run_program(const GraphRun& p,
     std::vector<Tensor> ins;
     ins.reserve(st.block.inputs.size());
     for (ValueId v : st.block.inputs) ins.push_back(env[v]);
-    Result<std::vector<Tensor>> outs =
-        st.compiled ? st.compiled->run(ins) : fallback_.run_tensors(st.graph, ins, &st.schedule);
+    Result<std::vector<Tensor>> outs = st.compiled ? st.compiled->run(ins)
+                                       : st.block.control
+                                           ? run_control(st, ins)
+                                           : fallback_.run_tensors(st.graph, ins, &st.schedule);
     if (!outs) return fail(std::move(outs).error());
     for (size_t o = 0; o < st.block.outputs.size(); ++o)
       env[st.block.outputs[o]] = std::move((*outs)[o]);
@@ -469,6 +386,36 @@ Result<std::vector<Tensor>> Executor::run_program(const GraphRun& p,
   for (ValueId v : graph.outputs()) {
     const Value& val = graph.value(v);
     result.push_back(val.initializer ? *val.initializer : env[v]);
+  }
+  return result;
+}
+
+Result<std::vector<Tensor>> Executor::run_control(const Stage& st,
+                                                  const std::vector<Tensor>& inputs) const {
+  // The stage's one node reads its inputs (and its bodies capture names)
+  // from this environment; its bodies run compiled, through body_runner_.
+  const Graph& g = st.graph;
+  std::vector<eval::RuntimeValue> env(g.values().size());
+  for (size_t i = 0; i < inputs.size(); ++i) env[g.inputs()[i]] = eval::RuntimeValue::of(inputs[i]);
+  for (size_t v = 0; v < g.values().size(); ++v)
+    if (g.values()[v].initializer) env[v] = eval::RuntimeValue::of(*g.values()[v].initializer);
+  const Node& n = g.nodes().front();
+  std::vector<const eval::RuntimeValue*> args;
+  args.reserve(n.inputs.size());
+  for (ValueId v : n.inputs)
+    args.push_back(v == kNoValue || g.value(v).name.empty() ? nullptr : &env[v]);
+  const eval::Scope scope{&g, &env, nullptr};
+  HONE_TRY(std::vector<eval::RuntimeValue> outs,
+           eval::run_control_flow(n, g, std::move(args), *body_runner_, &scope));
+  std::vector<Tensor> result;
+  result.reserve(g.outputs().size());
+  for (ValueId v : g.outputs()) {
+    const auto at =
+        static_cast<size_t>(std::find(n.outputs.begin(), n.outputs.end(), v) - n.outputs.begin());
+    if (at >= outs.size() || !outs[at].is_tensor())
+      return fail(ErrorCode::kUnsupported,
+                  "output '" + g.value(v).name + "' of " + n.describe() + " is not a tensor");
+    result.push_back(std::move(outs[at].tensor));
   }
   return result;
 }

@@ -22,11 +22,18 @@
 // fallback interpreter, whose node order and value lifetimes
 // (eval::Schedule) are made once at build.
 //
-// Control flow: an If, Loop or Scan node runs on the fallback, but its bodies
-// are built like graphs of their own (partitioned and compiled by the first
-// compiler; the names a body captures become its inputs), and the fallback
-// runs them compiled. A body that cannot be built stays interpreted, with the
-// reason in the partition's notes.
+// Control flow: the bodies of an If, Loop or Scan node are built like graphs
+// of their own (partitioned and compiled by the first compiler; the names a
+// body captures become its inputs). When every body compiled with no
+// fallback, the node is a control stage (Partition::controls): the executor
+// runs it itself (eval::run_control_flow: the condition or trip count read on
+// the host, the bodies' compiled programs run), and it is no fallback.
+// Otherwise it runs on the fallback, which still runs the compiled bodies,
+// and each node of a body that falls back counts as a fallback of the graph
+// (Partition::body_fallbacks, named by path: "If_3/else_branch/NMS_7"); a body
+// that cannot be built stays interpreted, every node of it a fallback, with
+// the reason in the partition's notes. require_full_compilation refuses body
+// fallbacks as it refuses the graph's own.
 //
 // run() checks the inputs against the graph once (dtypes, ranks, static
 // dims); blocks get their tensors as they are.
@@ -102,7 +109,7 @@ class Executor {
   struct Stage {
     Block block;
     Graph graph;                              // the standalone block
-    std::unique_ptr<CompiledBlock> compiled;  // null: runs on the fallback
+    std::unique_ptr<CompiledBlock> compiled;  // null: on the fallback, or block.control
     eval::Schedule schedule;                  // the fallback's, made once at build
   };
   /// A graph as this executor runs it: the top-level graph or a body.
@@ -125,6 +132,9 @@ class Executor {
   Result<std::shared_ptr<GraphRun>> build_program(const Graph& g, int depth);
   Result<std::vector<Tensor>> run_program(const GraphRun& p, const std::vector<Tensor>& inputs,
                                           bool check) const;
+  /// A control stage: its If, Loop or Scan run by eval::run_control_flow,
+  /// its bodies' compiled programs by body_runner_.
+  Result<std::vector<Tensor>> run_control(const Stage& st, const std::vector<Tensor>& inputs) const;
 
   std::vector<BlockCompiler*> compilers_;
   ExecutorOptions options_;

@@ -109,6 +109,13 @@ std::string block_ops(const Graph& g, const Block& b) {
   return s;
 }
 
+/// Where block `b` runs: the executor (control flow), the fallback, or a backend.
+std::string runs_on(const Block& b, const std::string& backend) {
+  if (b.control) return "control";
+  if (!b.on_backend) return "fallback";
+  return b.placed_on.empty() ? backend : b.placed_on;
+}
+
 nlohmann::json partition_json(const Graph& given, const std::string& backend, const Partition& p) {
   const Graph& g = p.graph ? *p.graph : given;  // node ids refer to the planned graph
   nlohmann::json j;
@@ -120,16 +127,18 @@ nlohmann::json partition_json(const Graph& given, const std::string& backend, co
   for (const Block& b : p.blocks) {
     nlohmann::json nodes = nlohmann::json::array();
     for (NodeId id : b.nodes) nodes.push_back(g.node(id).name);
-    j["blocks"].push_back({{"runs_on", !b.on_backend         ? std::string("fallback")
-                                       : b.placed_on.empty() ? backend
-                                                             : b.placed_on},
-                           {"nodes", std::move(nodes)},
-                           {"ops", block_ops(g, b)}});
+    j["blocks"].push_back(
+        {{"runs_on", runs_on(b, backend)}, {"nodes", std::move(nodes)}, {"ops", block_ops(g, b)}});
   }
   j["fallbacks"] = nlohmann::json::array();
   for (const auto& [id, why] : p.fallbacks)
     j["fallbacks"].push_back(
         {{"node", g.node(id).name}, {"op", g.node(id).op_type}, {"reason", why}});
+  for (const Partition::BodyFallback& f : p.body_fallbacks)
+    j["fallbacks"].push_back({{"node", f.path}, {"op", f.op}, {"reason", f.reason}});
+  j["controls"] = nlohmann::json::array();
+  for (const auto& [id, how] : p.controls)
+    j["controls"].push_back({{"node", g.node(id).name}, {"op", g.node(id).op_type}, {"how", how}});
   return j;
 }
 
@@ -140,14 +149,15 @@ void print_partition(const Graph& given, const std::string& backend, const Parti
              g.nodes().size(), p.blocks.size(), p.blocks.size() == 1 ? "" : "s");
   for (size_t i = 0; i < p.blocks.size(); ++i) {
     const Block& b = p.blocks[i];
-    fmt::print("  [{}] {:<10} {:>4} node{}  {}\n", i,
-               !b.on_backend         ? std::string("fallback")
-               : b.placed_on.empty() ? backend
-                                     : b.placed_on,
-               b.nodes.size(), b.nodes.size() == 1 ? " " : "s", block_ops(g, b));
+    fmt::print("  [{}] {:<10} {:>4} node{}  {}\n", i, runs_on(b, backend), b.nodes.size(),
+               b.nodes.size() == 1 ? " " : "s", block_ops(g, b));
   }
-  if (!p.fallbacks.empty()) fmt::print("fallbacks ({})\n", p.fallbacks.size());
+  if (p.fallback_count() > 0) fmt::print("fallbacks ({})\n", p.fallback_count());
   for (const auto& [id, why] : p.fallbacks) fmt::print("  {}: {}\n", g.node(id).describe(), why);
+  for (const Partition::BodyFallback& f : p.body_fallbacks)
+    fmt::print("  '{}' ({}): {}\n", f.path, f.op, f.reason);
+  for (const auto& [id, how] : p.controls)
+    fmt::print("control {}: {}\n", g.node(id).describe(), how);
 }
 
 /// The partition `o.backend` would build for `g`, under `o.config`.

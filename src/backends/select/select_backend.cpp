@@ -142,6 +142,8 @@ NodeSupport RegistryCompiler::supports(const Graph& g, const Node& node) const {
             backend_ + " cannot plan the graph: " + p.error().message();
     } else {
       for (const auto& [id, why] : p->fallbacks) planned.refused[id] = why;
+      // Control flow runs on the executor, never in a block of this compiler's.
+      for (const auto& [id, how] : p->controls) planned.refused[id] = "control flow: " + how;
     }
     it = refused_.insert_or_assign(&g, std::move(planned)).first;
   }
@@ -441,7 +443,7 @@ std::vector<std::string> SelectBackend::describe_kernels() const {
   }
   size_t onednn = 0, fallback = 0;
   for (const Block& b : partition().blocks) {
-    if (!b.on_backend) ++fallback;
+    if (!b.on_backend && !b.control) ++fallback;
     if (b.on_backend && b.placed_on.empty()) ++onednn;
   }
   out.push_back(

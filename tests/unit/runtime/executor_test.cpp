@@ -13,28 +13,7 @@ namespace hone::runtime {
 namespace {
 
 using testing_runtime::CountingBlock;
-
-// Claims the ops it is given; runs its blocks through the interpreter, counting.
-class OpsCompiler final : public BlockCompiler {
- public:
-  OpsCompiler(std::string name, std::set<std::string> ops)
-      : name_(std::move(name)), ops_(std::move(ops)) {}
-  std::string_view name() const override { return name_; }
-  NodeSupport supports(const Graph&, const Node& n) const override {
-    return ops_.contains(n.op_type) ? NodeSupport::yes()
-                                    : NodeSupport::no(name_ + " has no " + n.op_type);
-  }
-  Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override {
-    ++blocks;
-    return std::make_unique<CountingBlock>(block, &runs);
-  }
-  int blocks = 0;
-  std::atomic<int> runs{0};
-
- private:
-  std::string name_;
-  std::set<std::string> ops_;
-};
+using testing_runtime::OpsCompiler;
 
 // x -> Relu -> MatMul(w) -> Relu -> Add(x) -> y, nodes named r1, mm, r2, add.
 Graph chain() {
