@@ -54,6 +54,11 @@ Result<Unit> create_unit(BlockInfo& b, const Node& n, std::vector<NodeId>* absor
   if (op == "Cast" || gathers_on_device(b.g, n) || clips_on_device(b.g, n))
     return create_int_op(b, n);
   if (op == "Gather" || op == "Slice" || op == "Expand" || op == "Split") return create_index(b, n);
+  // An Identity of integers or bools is a view (ops_misc.cpp); of floats, a chain's.
+  if (op == "Identity" && !n.inputs.empty())
+    if (const DType t = known_dtype(b.g, n.inputs[0]);
+        t == DType::kI64 || t == DType::kI32 || t == DType::kBool)
+      return create_misc(b, n);
   if (op == "BatchNormalization" || op == "Pad") return create_pad_norm(b, n);
   if (element_op(op)) return create_element_op(b, n);
   if (tensor_op(b.g, n)) return create_tensor_op(b, n);

@@ -370,6 +370,7 @@ Result<OpPlan> plan_view(const Graph& g, const Node& n, const std::vector<dims_t
                          const PlanEnv& env) {
   const dims_t& x = in[0];
   const std::string& op = n.op_type;
+  if (op == "Identity") return view(x, "identity.view");
   if (op == "Flatten") {
     // Flatten's axis may equal the rank (everything in the first dim).
     const int64_t given = ops::axis_attr(n);
@@ -479,7 +480,8 @@ Result<Unit> create_misc(const BlockInfo& b, const Node& n) {
       p = [node, t, may_view](const std::vector<dims_t>& in, const PlanEnv&) {
         return plan_transpose(node, in, t, may_view);
       };
-    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") {
+    } else if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze" ||
+               op == "Identity") {
       p = [&g, node](const std::vector<dims_t>& in, const PlanEnv& env) {
         return plan_view(g, node, in, env);
       };

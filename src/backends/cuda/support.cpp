@@ -89,8 +89,9 @@ std::string int_op_why_not(const Graph& g, const Node& n) {
 
 /// Ops that only move their input's elements (ops_index.cpp, ops_misc.cpp).
 bool moves_data(const std::string& op) {
-  static const std::set<std::string> k = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
-                                          "Slice",   "Expand",  "Split",   "Gather"};
+  static const std::set<std::string> k = {"Reshape",  "Flatten",   "Squeeze", "Unsqueeze",
+                                          "Identity", "Transpose", "Slice",   "Expand",
+                                          "Split",    "Gather"};
   return k.count(op) > 0;
 }
 

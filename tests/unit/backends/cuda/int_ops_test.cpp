@@ -99,6 +99,21 @@ TEST(CudaIntOps, ProposedWithoutADevice) {
   EXPECT_EQ(fallbacks_of(cast_graph()), "");
 }
 
+TEST(CudaIntOps, IdentityOfI64AndBoolIsAView) {
+  // An If branch's output is often the Identity of a value made at run time
+  // (fasterrcnn's If_1497_out, i64): a view, as a Reshape of that dtype is.
+  GraphBuilder b("int_identity", 17);
+  ValueId ids = b.input("ids", DType::kI64, Shape{4});
+  ValueId x = b.input("x", DType::kF32, Shape{4});
+  ValueId pad = b.op("Less", {x, b.constant("", Tensor::scalar<float>(0.0f))});
+  b.output(b.op("Identity", {ids}), "ids_same");
+  b.output(b.op("Identity", {pad}), "pad_same");
+  const Graph g = *std::move(b).build();
+  const std::vector<NodeSupport> p = CudaBackend().propose(g);
+  ASSERT_EQ(p.size(), 3u);  // Less, Identity, Identity
+  for (const NodeSupport& s : p) EXPECT_TRUE(s.supported) << s.reason;
+}
+
 TEST(CudaIntOps, RefusalsSayWhy) {
   GraphBuilder b("int_refused", 17);
   ValueId x = b.input("x", DType::kF32, Shape{4});
