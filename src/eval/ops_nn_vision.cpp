@@ -7,6 +7,7 @@
 #include "eval/kernel_util.h"
 #include "eval/ops_nn_internal.h"
 #include "ops/grid_sample.h"
+#include "ops/nms.h"
 #include "ops/roi_align.h"
 
 namespace hone::eval::nn {
@@ -82,188 +83,21 @@ Result<void> grid_sample(KernelContext& ctx) {
 
 // --- NonMaxSuppression ------------------------------------------------------------
 
-struct Box {
-  double y1, x1, y2, x2;
-};
-
-Box make_box(const double* b, bool center) {
-  if (center) {
-    const double xc = b[0], yc = b[1], w = b[2], h = b[3];
-    return {yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2};
-  }
-  return {std::min(b[0], b[2]), std::min(b[1], b[3]), std::max(b[0], b[2]), std::max(b[1], b[3])};
-}
-
-/// Whether candidate `a` is suppressed by kept box `b`: their IoU is above
-/// `threshold` (in [0, 1]). Boxes that do not overlap (no positive height or
-/// width in common) have IoU 0 and never suppress: the early exit changes
-/// no answer. The areas are the boxes' own, computed once.
-bool suppresses(const Box& a, double area_a, const Box& b, double area_b, double threshold) {
-  const double ih = std::min(a.y2, b.y2) - std::max(a.y1, b.y1);
-  if (!(ih > 0)) return false;
-  const double iw = std::min(a.x2, b.x2) - std::max(a.x1, b.x1);
-  if (!(iw > 0)) return false;
-  const double inter = ih * iw;
-  const double uni = area_a + area_b - inter;
-  return uni > 0 && inter / uni > threshold;
-}
-
-/// The boxes already kept for one class, found by where they lie: a uniform
-/// grid over the candidates' extent, each kept box listed in the cells it
-/// covers (one too wide for that goes to a list every query reads). A box
-/// can only be suppressed by a kept box it overlaps, which shares a cell
-/// with it (the cell of any point of their overlap), so querying the
-/// candidate's cells finds every box that can suppress it: the same answer
-/// as comparing with every kept box, at a fraction of the pairs when the
-/// candidates spread out (a detector's per-class boxes offset apart, as
-/// torchvision's batched NMS does, or thousands of small boxes).
-class KeptGrid {
- public:
-  /// Cells about the candidates' mean size, at most kMaxCells a side and
-  /// four per candidate. False (use a linear scan) when a coordinate is not
-  /// finite.
-  bool reset(const std::vector<Box>& boxes, const std::vector<int64_t>& candidates) {
-    wide_.clear();
-    double x0 = std::numeric_limits<double>::infinity(), y0 = x0, x1 = -x0, y1 = -x0;
-    double w_sum = 0, h_sum = 0;
-    for (int64_t i : candidates) {
-      const Box& b = boxes[static_cast<size_t>(i)];
-      if (!std::isfinite(b.x1) || !std::isfinite(b.x2) || !std::isfinite(b.y1) ||
-          !std::isfinite(b.y2))
-        return false;
-      x0 = std::min(x0, b.x1), y0 = std::min(y0, b.y1);
-      x1 = std::max(x1, b.x2), y1 = std::max(y1, b.y2);
-      w_sum += b.x2 - b.x1, h_sum += b.y2 - b.y1;
-    }
-    const double n = static_cast<double>(candidates.size());
-    auto side = [&](double extent, double mean) {
-      const double cells = mean > 0 ? extent / mean : kMaxCells;
-      return std::clamp<int64_t>(static_cast<int64_t>(cells), 1, kMaxCells);
-    };
-    nx_ = side(x1 - x0, w_sum / n);
-    ny_ = side(y1 - y0, h_sum / n);
-    if (const double over = static_cast<double>(nx_ * ny_) / (4 * n); over > 1) {
-      const double shrink = std::sqrt(over);
-      nx_ = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(nx_) / shrink));
-      ny_ = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(ny_) / shrink));
-    }
-    x0_ = x0, y0_ = y0;
-    cw_ = x1 > x0 ? (x1 - x0) / static_cast<double>(nx_) : 1.0;
-    ch_ = y1 > y0 ? (y1 - y0) / static_cast<double>(ny_) : 1.0;
-    cells_.resize(static_cast<size_t>(nx_ * ny_));
-    for (auto& c : cells_) c.clear();  // keeps their capacity for the next class
-    return true;
-  }
-
-  void add(const Box& b, int64_t k) {
-    const Span s = span(b);
-    if ((s.cx1 - s.cx0 + 1) * (s.cy1 - s.cy0 + 1) > kMaxSpan) {
-      wide_.push_back(k);
-      return;
-    }
-    for (int64_t cy = s.cy0; cy <= s.cy1; ++cy)
-      for (int64_t cx = s.cx0; cx <= s.cx1; ++cx)
-        cells_[static_cast<size_t>(cy * nx_ + cx)].push_back(k);
-  }
-
-  /// Whether `pred(k)` holds for some kept box `k` sharing a cell with `b`
-  /// (or too wide for the cells); a box may be visited twice.
-  template <class Pred>
-  bool any_near(const Box& b, Pred&& pred) const {
-    for (int64_t k : wide_)
-      if (pred(k)) return true;
-    const Span s = span(b);
-    for (int64_t cy = s.cy0; cy <= s.cy1; ++cy)
-      for (int64_t cx = s.cx0; cx <= s.cx1; ++cx)
-        for (int64_t k : cells_[static_cast<size_t>(cy * nx_ + cx)])
-          if (pred(k)) return true;
-    return false;
-  }
-
- private:
-  static constexpr int64_t kMaxCells = 512;  // a side
-  static constexpr int64_t kMaxSpan = 16;    // cells a kept box is listed in
-  struct Span {
-    int64_t cx0, cy0, cx1, cy1;
-  };
-  /// The cells `b` covers (a candidate's box: inside the extent).
-  Span span(const Box& b) const {
-    auto cell = [](double v, double origin, double size, int64_t count) {
-      return std::clamp<int64_t>(static_cast<int64_t>((v - origin) / size), 0, count - 1);
-    };
-    return {cell(b.x1, x0_, cw_, nx_), cell(b.y1, y0_, ch_, ny_), cell(b.x2, x0_, cw_, nx_),
-            cell(b.y2, y0_, ch_, ny_)};
-  }
-
-  int64_t nx_ = 1, ny_ = 1;
-  double x0_ = 0, y0_ = 0, cw_ = 1, ch_ = 1;
-  std::vector<std::vector<int64_t>> cells_;
-  std::vector<int64_t> wide_;
-};
-
-/// Below this many candidates a class is scanned linearly (the grid costs more).
-constexpr size_t kGridFrom = 64;
-
+/// NonMaxSuppression: the selection is ops/nms_select.h's (the C that onednn
+/// and aot's generated code run too), over the inputs read as doubles.
 Result<void> non_max_suppression(KernelContext& ctx) {
-  const std::string op = "NonMaxSuppression";
   HONE_TRY(const Tensor* boxes_t, ctx.tensor(0));
   HONE_TRY(const Tensor* scores_t, ctx.tensor(1));
-  if (boxes_t->rank() != 3 || boxes_t->dim(2) != 4)
-    return fail(ErrorCode::kInvalidArgument,
-                op + " boxes must be [batches, boxes, 4], got " + boxes_t->describe());
-  if (scores_t->rank() != 3 || scores_t->dim(0) != boxes_t->dim(0) ||
-      scores_t->dim(2) != boxes_t->dim(1))
-    return fail(ErrorCode::kInvalidArgument, op + " scores " + scores_t->describe() +
-                                                 " must be [batches, classes, boxes] for boxes " +
-                                                 boxes_t->describe());
-  int64_t max_out = 0;
-  if (ctx.has_input(2) && ctx.input(2).numel() > 0) max_out = to_int64s(ctx.input(2))[0];
-  double iou_threshold = 0.0;
-  if (ctx.has_input(3) && ctx.input(3).numel() > 0) iou_threshold = to_doubles(ctx.input(3))[0];
-  bool has_score_threshold = ctx.has_input(4) && ctx.input(4).numel() > 0;
-  const double score_threshold = has_score_threshold ? to_doubles(ctx.input(4))[0] : 0.0;
-  if (iou_threshold < 0.0 || iou_threshold > 1.0)
-    return fail(ErrorCode::kInvalidArgument,
-                op + " iou_threshold " + std::to_string(iou_threshold) + " must be in [0, 1]");
-  const int64_t center = ctx.node().attr_int("center_point_box", 0);
-  if (center != 0 && center != 1)
-    return fail(ErrorCode::kInvalidArgument, op + " center_point_box must be 0 or 1");
-  const int64_t batches = boxes_t->dim(0), nb = boxes_t->dim(1), classes = scores_t->dim(1);
+  HONE_TRY(const ops::NmsDims d, ops::nms_dims(boxes_t->shape(), scores_t->shape()));
+  auto optional = [&](size_t i) { return ctx.has_input(i) ? &ctx.input(i) : nullptr; };
+  HONE_TRY(const ops::NmsParams p,
+           ops::nms_params(ctx.node(), optional(2), optional(3), optional(4)));
   const HostVector<double> boxes = to_doubles(*boxes_t), scores = to_doubles(*scores_t);
-  std::vector<int64_t> selected;
-  std::vector<Box> all(static_cast<size_t>(nb));
-  std::vector<double> area(static_cast<size_t>(nb));
-  std::vector<int64_t> order, kept;
-  KeptGrid grid;
-  for (int64_t b = 0; b < batches; ++b) {
-    for (int64_t i = 0; i < nb; ++i) {
-      const Box& x = all[i] = make_box(boxes.data() + (b * nb + i) * 4, center == 1);
-      area[i] = (x.y2 - x.y1) * (x.x2 - x.x1);
-    }
-    for (int64_t c = 0; c < classes; ++c) {
-      if (max_out <= 0) break;
-      const double* sc = scores.data() + (b * classes + c) * nb;
-      order.clear();
-      for (int64_t i = 0; i < nb; ++i)
-        if (!has_score_threshold || sc[i] > score_threshold) order.push_back(i);
-      // Sorted once; ties keep the boxes' order (the selection order is part of the output).
-      std::stable_sort(order.begin(), order.end(),
-                       [&](int64_t l, int64_t r) { return sc[l] > sc[r]; });
-      kept.clear();
-      const bool gridded = order.size() >= kGridFrom && grid.reset(all, order);
-      for (int64_t i : order) {
-        if (static_cast<int64_t>(kept.size()) >= max_out) break;
-        const Box& box = all[i];
-        const double a = area[i];
-        auto by = [&](int64_t k) { return suppresses(box, a, all[k], area[k], iou_threshold); };
-        if (gridded ? grid.any_near(box, by) : std::any_of(kept.begin(), kept.end(), by)) continue;
-        kept.push_back(i);
-        if (gridded) grid.add(box, i);
-        selected.insert(selected.end(), {b, c, i});
-      }
-    }
-  }
-  const int64_t count = static_cast<int64_t>(selected.size() / 3);
+  std::vector<int64_t> work(static_cast<size_t>(d.scratch_words()));
+  std::vector<int64_t> selected(static_cast<size_t>(d.rows_max(p.max_out) * 3));
+  const int64_t count =
+      ops::nms_select(p, d, boxes.data(), scores.data(), true, work.data(), selected.data());
+  selected.resize(static_cast<size_t>(count * 3));
   ctx.set_output(0, Tensor::from<int64_t>({count, 3}, selected));
   return {};
 }

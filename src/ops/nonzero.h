@@ -26,13 +26,27 @@ namespace hone::ops {
 
 inline constexpr std::string_view kNonZeroLengthPrefix = "nonzero_";
 
-/// Whether `n`'s output dims are known only once it has run (NonZero): a
-/// backend that runs it ends its block after it.
+/// Whether `n`'s output dims are known only once it has run (NonZero, and
+/// NonMaxSuppression's count of selected boxes, ops/nms.h): a backend that
+/// runs it ends its block after it.
 inline bool length_known_after_run(const Node& n) {
-  return n.op_type == "NonZero" && (n.domain.empty() || n.domain == "ai.onnx");
+  return (n.op_type == "NonZero" || n.op_type == "NonMaxSuppression") &&
+         (n.domain.empty() || n.domain == "ai.onnx");
 }
 
-/// The symbol of the length of NonZero output `value_name`: the name made a
+/// Where such a node's length sits: the output axis holding it (NonZero's
+/// [rank, count], NonMaxSuppression's [count, 3]) and the input whose element
+/// count bounds it (NonZero's input; NonMaxSuppression's scores, one box per
+/// batch, class and box at most).
+struct RunLengthAt {
+  size_t axis = 1;
+  size_t bounded_by = 0;
+};
+inline RunLengthAt run_length_at(const Node& n) {
+  return n.op_type == "NonMaxSuppression" ? RunLengthAt{0, 1} : RunLengthAt{1, 0};
+}
+
+/// The symbol of the length of NonZero (or NonMaxSuppression) output `value_name`: the name made a
 /// plain identifier ("nonzero_layers_0_mlp_NonZero_output_0"), so it is never
 /// read as an expression of dims (ops/sym_int.h) nor breaks generated code.
 inline Dim nonzero_length(const std::string& value_name) {
@@ -92,15 +106,33 @@ void nonzero_write(const std::vector<int64_t>& dims, int64_t count, NonZeroAt no
   if (y.nbytes() > 0) std::memcpy(y.raw(), packed.raw(), y.nbytes());
   return y;
 }
+/// An output whose length a run found (length_known_after_run): output
+/// `output` holds its elements, then the length as its last i64; `dims` are
+/// its dims but at `axis`, where the length goes (NonZero's {rank, 0} at 1,
+/// NonMaxSuppression's {0, 3} at 0).
+struct CountedOutput {
+  size_t output = 0;
+  std::vector<int64_t> dims;
+  size_t axis = 0;
+};
+/// Each of `counted` in `outs` made its real dims, the length read from its end.
+[[nodiscard]] inline Result<void> unpack_counted(std::vector<Tensor>& outs,
+                                                 const std::vector<CountedOutput>& counted) {
+  for (const CountedOutput& c : counted) {
+    Tensor& t = outs[c.output];
+    std::vector<int64_t> dims = c.dims;
+    dims[c.axis] = t.data<int64_t>()[t.numel() - 1];
+    HONE_TRY(t, nonzero_unpacked(t, std::move(dims)));
+  }
+  return {};
+}
 /// The same for each (k, rows) of `counted`: output k of `outs` holds
 /// rows * n + 1 i64 whose last is the count, and becomes [rows, count].
 [[nodiscard]] inline Result<void> nonzero_unpack_counted(
     std::vector<Tensor>& outs, const std::vector<std::pair<size_t, int64_t>>& counted) {
-  for (const auto& [k, rows] : counted) {
-    const int64_t count = outs[k].data<int64_t>()[outs[k].numel() - 1];
-    HONE_TRY(outs[k], nonzero_unpacked(outs[k], {rows, count}));
-  }
-  return {};
+  std::vector<CountedOutput> c;
+  for (const auto& [k, rows] : counted) c.push_back({k, {rows, 0}, 1});
+  return unpack_counted(outs, c);
 }
 
 }  // namespace hone::ops

@@ -1,6 +1,7 @@
 #include "passes/dim_bounds.h"
 
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <variant>
 
@@ -239,20 +240,28 @@ std::map<std::string, int64_t> derive_dim_bounds(
     for (size_t i = 0; i < v.shape->rank(); ++i) note((*v.shape)[i], (*s.value(w).shape)[i]);
   }
   for (const auto& [name, bound] : input_bounds) out.try_emplace(name, bound);
-  // NonZero's length (ops/nonzero.h) is at most its input's element count.
+  // A NonZero's or NonMaxSuppression's length (ops/nonzero.h) is at most an
+  // input's element count, at its dims' bounds (a detector's NMS reads boxes
+  // whose count is a length found earlier, bounded where it was found).
   for (const Node& n : s.nodes()) {
-    if (!ops::length_known_after_run(n) || n.inputs.empty() || n.inputs[0] < 0 ||
-        n.outputs.empty() || n.outputs[0] < 0)
+    const ops::RunLengthAt at = ops::run_length_at(n);
+    if (!ops::length_known_after_run(n) || n.inputs.size() <= at.bounded_by ||
+        n.inputs[at.bounded_by] < 0 || n.outputs.empty() || n.outputs[0] < 0)
       continue;
-    const Value& x = s.value(n.inputs[0]);
+    const Value& x = s.value(n.inputs[at.bounded_by]);
     const Value& y = s.value(n.outputs[0]);
-    if (!x.shape || !x.shape->is_static() || !y.shape || y.shape->rank() != 2 ||
-        !ops::is_nonzero_length((*y.shape)[1]))
+    if (!x.shape || !y.shape || y.shape->rank() != 2 ||
+        !ops::is_nonzero_length((*y.shape)[at.axis]))
       continue;
-    int64_t numel = 1;
-    for (const Dim& d : x.shape->dims()) numel *= d.value();
-    int64_t& b = out.try_emplace((*y.shape)[1].symbol_name(), numel).first->second;
-    b = std::max(b, numel);
+    std::optional<int64_t> numel = 1;
+    for (const Dim& d : x.shape->dims()) {
+      const auto it = d.is_symbolic() ? out.find(d.symbol_name()) : out.end();
+      if (!d.is_static() && it == out.end()) numel.reset();
+      if (numel) *numel *= d.is_static() ? d.value() : it->second;
+    }
+    if (!numel) continue;
+    int64_t& b = out.try_emplace((*y.shape)[at.axis].symbol_name(), *numel).first->second;
+    b = std::max(b, *numel);
   }
   // Lengths found when a node runs (ops/run_length.h) whose bounds follow
   // from others' found so far, in graph order: a NonZero's is at most the

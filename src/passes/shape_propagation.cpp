@@ -196,6 +196,10 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
     return Shape(
         {Dim(static_cast<int64_t>(s->rank())), ops::nonzero_length(g.value(n.outputs[0]).name)});
   }
+  if (op == "NonMaxSuppression") {  // [the count it selects when it runs, 3] (ops/nms.h)
+    if (n.outputs.empty() || n.outputs[0] < 0) return std::nullopt;
+    return Shape({ops::nonzero_length(g.value(n.outputs[0]).name), Dim(3)});
+  }
   if (op == "OneHot") {  // the values' type; the depth inserted at the axis
     *dtype = dtype_of(2);
     const Shape* s = shape_of(0);

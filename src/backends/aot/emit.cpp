@@ -10,6 +10,7 @@
 #include "backends/aot/gemm_fold.h"
 #include "backends/aot/lstm.h"
 #include "backends/aot/nhwc.h"
+#include "backends/aot/nms.h"
 #include "backends/aot/runtime_text.h"
 #include "backends/aot/typed_values.h"
 #include "backends/aot/weights_blob.h"
@@ -124,6 +125,7 @@ std::string emit_c(const Program& p, const EmitOptions& o) {
   if (uses_lstm(p)) t += runtime_text::kLstm;
   if (uses_grid_sample(p)) t += runtime_text::kGridSampleTaps;
   if (uses_roi_align(p)) t += runtime_text::kRoiAlignPoints;
+  if (uses_nms(p)) t += runtime_text::kNmsSelect;
 
   // --- I/O tables ---------------------------------------------------------
   const size_t nin = g.inputs().size(), nout = g.outputs().size();

@@ -57,6 +57,7 @@ void Emitter::emit_anchor(const Step& st, NodeId id, const std::string& y) {
   if (op == "GatherElements" || op == "ScatterElements") return emit_elements(n, id, y);
   if (op == "OneHot") return emit_one_hot(n, id, y);
   if (op == "NonZero") return emit_nonzero(n, id, y);
+  if (op == "NonMaxSuppression") return emit_nms(n, id, y, st);
   if (op == "GridSample") return emit_grid_sample(n, id, y);
   if (op == "RoiAlign") return emit_roi_align(n, id, y);
   if (op == "GRU") return emit_gru(*this, n, id, st);

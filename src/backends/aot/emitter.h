@@ -114,6 +114,8 @@ class Emitter {
   void emit_roi_align(const Node& n, NodeId id, const std::string& y);
   /// NonZero: the coordinates, then the length the run found (nonzero.cpp).
   void emit_nonzero(const Node& n, NodeId id, const std::string& y);
+  /// NonMaxSuppression by ops/nms_select.h, then the length the run found (nms.cpp).
+  void emit_nms(const Node& n, NodeId id, const std::string& y, const Step& st);
   /// ArgMax and ArgMin along one axis (arg_extreme.cpp).
   void emit_arg_extreme(const Node& n, NodeId id, const std::string& y);
   /// Pad with a constant (Program::pads), in emit_pad.cpp.

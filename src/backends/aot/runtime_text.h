@@ -1,8 +1,8 @@
 // Private to the aot backend: the C runtime of every generated library
 // (src/backends/aot/runtime/*), embedded at build time by
 // cmake/embed_text.cmake, so hone reads no file to generate code. emit_c()
-// joins them: kHoneAotAbi, kCore, [kDnnlConv], [kLstm], [kGridSampleTaps], [kRoiAlignPoints], the
-// model's own part, kModel (runtime/README.md).
+// joins them: kHoneAotAbi, kCore, [kDnnlConv], [kLstm], [kGridSampleTaps], [kRoiAlignPoints],
+// [kNmsSelect], the model's own part, kModel (runtime/README.md).
 #pragma once
 
 #include <string_view>
@@ -19,5 +19,7 @@ extern const std::string_view kModel;       // model.c: the ABI's entry points
 extern const std::string_view kGridSampleTaps;
 /// ops/roi_align_points.h: RoiAlign's points, the reference's own C (as kGridSampleTaps).
 extern const std::string_view kRoiAlignPoints;
+/// ops/nms_select.h: NonMaxSuppression's selection, the reference's own C (as kGridSampleTaps).
+extern const std::string_view kNmsSelect;
 
 }  // namespace hone::aot::runtime_text

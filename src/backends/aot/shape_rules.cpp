@@ -9,6 +9,7 @@
 #include "backends/aot/dim_traits.h"
 #include "backends/aot/eltwise.h"
 #include "backends/aot/lstm.h"
+#include "backends/aot/nms.h"
 #include "backends/aot/rnn.h"
 #include "backends/aot/typed_values.h"
 #include "ops/attrs.h"
@@ -460,6 +461,7 @@ DimExpr scratch_floats(const Program& p, NodeId id) {
   if (n.op_type == "LSTM") return lstm_scratch_floats(p, id);
   if (n.op_type == "GRU") return gru_scratch_floats(p, id);
   if (n.op_type == "ConvTranspose") return conv_transpose_scratch(p, id);
+  if (n.op_type == "NonMaxSuppression") return nms_scratch_floats(p, id);  // nms.cpp
   if (n.op_type != "Conv") return 0;
   const DimExprs& w = dims_of(p, n.inputs[1]);
   const DimExprs& x = dims_of(p, n.inputs[0]);
@@ -561,6 +563,8 @@ Result<void> infer_node(Program& p, NodeId id) {
     out = one_hot_dims(p, id, n);  // elements.cpp
   } else if (op == "NonZero") {
     out = nonzero_dims(p, id, n);  // nonzero.cpp
+  } else if (op == "NonMaxSuppression") {
+    out = nms_dims(p, id, n);  // nms.cpp
   } else if (op == "GridSample") {
     out = grid_sample_dims(p, id, n);  // grid_sample.cpp
   } else if (op == "RoiAlign") {

@@ -42,6 +42,7 @@ size_t data_inputs(const Node& n) {
       op == "Clip" || op == "Slice" || op == "Expand" || op == "Split" || op == "Pad" ||
       op == "Resize" || op == "TopK" || op == "CumSum" || op == "OneHot")
     return 1;
+  if (op == "NonMaxSuppression") return 2;  // boxes and scores; the rest constants
   return n.inputs.size();
 }
 
@@ -204,7 +205,8 @@ std::string why_not(const Graph& g, const Node& n, int depth) {
                                                  "OneHot",
                                                  "NonZero",
                                                  "GridSample",
-                                                 "RoiAlign"};
+                                                 "RoiAlign",
+                                                 "NonMaxSuppression"};
   const std::string& op = n.op_type;
   if (!n.domain.empty() && n.domain != "ai.onnx")
     return "domain '" + n.domain + "' is not ONNX's default";

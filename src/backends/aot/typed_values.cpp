@@ -87,7 +87,8 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
   }
   if (n.outputs.empty() || n.outputs[0] < 0) return "no output";
   if (const DType t = g.value(n.outputs[0]).dtype; t != DType::kF32 && t != DType::kUndefined) {
-    if (!any) return "output is " + what(t) + "; aot runs f32 only for " + op;
+    const bool indices = op == "NonMaxSuppression" && t == DType::kI64;  // its selected boxes
+    if (!any && !indices) return "output is " + what(t) + "; aot runs f32 only for " + op;
     if (!aot_dtype(t)) return "output is " + what(t) + "; aot runs f32, i64, i32 and bool";
   }
   if ((op == "Gather" || op == "GatherND" || op == "GatherElements" || op == "ScatterElements" ||
@@ -108,7 +109,9 @@ std::string types_problem(const Graph& g, const Node& n, size_t data) {
 DType result_dtype(const Program& p, const Node& n, ValueId v) {
   const DType t = p.graph->value(v).dtype;
   if (t != DType::kUndefined) return t;
-  if (n.op_type == "ArgMax" || n.op_type == "ArgMin" || n.op_type == "NonZero") return DType::kI64;
+  if (n.op_type == "ArgMax" || n.op_type == "ArgMin" || n.op_type == "NonZero" ||
+      n.op_type == "NonMaxSuppression")
+    return DType::kI64;
   if (is_compare_op(n.op_type) || is_logic_op(n.op_type)) return DType::kBool;
   if (n.op_type == "Where" && n.inputs.size() > 1 && n.inputs[1] >= 0)
     return p.values[static_cast<size_t>(n.inputs[1])].dtype;

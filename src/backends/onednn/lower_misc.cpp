@@ -18,6 +18,7 @@
 #include "backends/onednn/own_index.h"
 #include "backends/onednn/own_logic.h"
 #include "backends/onednn/own_moves.h"
+#include "backends/onednn/own_nms.h"
 #include "backends/onednn/plan.h"
 #include "ops/arg_extreme.h"
 #include "ops/attrs.h"
@@ -296,6 +297,7 @@ bool reads_integers(const Node& n, size_t input) {
   if (n.op_type == "GatherND" || n.op_type == "Concat") return true;  // own_index.cpp, every input
   if (own_logic_reads_integers(n, input)) return true;                // own_logic.cpp
   if (own_moves_reads_integers(n, input)) return true;                // own_moves.cpp
+  if (own_nms_reads_integers(n, input)) return true;                  // own_nms.cpp
   return n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul";
 }
 
@@ -346,6 +348,7 @@ Result<void> lower_misc(PlanBuilder& b, const Node& n) {
     return lower_own_index(b, n);                                  // own_index.cpp
   if (lowers_own_logic(b, n)) return lower_own_logic(b, n);        // own_logic.cpp
   if (lowers_own_moves(b, n)) return lower_own_moves(b, n);        // own_moves.cpp
+  if (lowers_own_nms(n)) return lower_own_nms(b, n);               // own_nms.cpp
   if (lowers_depthwise_3d(b, n)) return lower_depthwise_3d(b, n);  // own_conv.cpp
   if (op == "Add" || op == "Sub" || op == "Mul") return lower_int_binary(b, n);
   if (op == "ArgMax" || op == "ArgMin") return lower_arg(b, n);
@@ -358,6 +361,7 @@ bool lowers_misc(const PlanBuilder& b, const Node& n) {
   if (lowers_own_index(b, n)) return true;     // own_index.cpp
   if (lowers_own_logic(b, n)) return true;     // own_logic.cpp
   if (lowers_own_moves(b, n)) return true;     // own_moves.cpp
+  if (lowers_own_nms(n)) return true;          // own_nms.cpp
   if (lowers_depthwise_3d(b, n)) return true;  // own_conv.cpp
   if (n.op_type == "Add" || n.op_type == "Sub" || n.op_type == "Mul")
     return is_int(b.dtype(n.inputs[0]));

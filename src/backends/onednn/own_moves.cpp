@@ -351,7 +351,7 @@ Result<void> lower_nonzero(PlanBuilder& b, const Node& n) {
   b.add_own_step("nonzero", std::move(fn),
                  {{DNNL_ARG_SRC, b.data(n.inputs[0])}, {DNNL_ARG_DST, dst}});
   b.set(y, PValue{flat, dst, DType::kI64});
-  b.set_counted(y, rank);
+  b.set_counted(y, {rank, 0}, 1);
   return {};
 }
 

@@ -183,7 +183,7 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
     ctx->stream.wait();
     if (profile) log_profile(spent);
     release(std::move(ctx));  // a context whose run threw is dropped, not reused
-    HONE_CHECK_OK(ops::nonzero_unpack_counted(outputs, counted_outputs));  // NonZero's
+    HONE_CHECK_OK(ops::unpack_counted(outputs, counted_outputs));  // NonZero's, NMS's
     return outputs;
   } catch (const dnnl::error& e) {
     return fail(ErrorCode::kInternal,
@@ -485,8 +485,10 @@ Result<void> PlanBuilder::finish_outputs() {
     PValue pv = value(v);
     plan_->output_dims.push_back(pv.dims);
     plan_->output_dtypes.push_back(pv.dtype);
-    if (auto it = counted_.find(v); it != counted_.end())
-      plan_->counted_outputs.emplace_back(k, it->second);
+    if (auto it = counted_.find(v); it != counted_.end()) {
+      plan_->counted_outputs.push_back(it->second);
+      plan_->counted_outputs.back().output = k;
+    }
     if (pv.dtype != DType::kF32) {
       // Plain bytes already; a view of an input, a constant or another
       // output's bytes is copied into a temporary of its own first.

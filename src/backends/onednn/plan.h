@@ -40,6 +40,7 @@
 #include "backends/onednn/timed_choices.h"
 #include "hone/graph.h"
 #include "hone/tensor.h"
+#include "ops/nonzero.h"
 
 namespace hone::onednn {
 
@@ -124,9 +125,10 @@ class Plan {
   /// shape), handed out as a copy at run; nullopt for computed outputs.
   std::vector<std::optional<Tensor>> host_outputs;
   /// Outputs whose length is known only once the plan has run (NonZero,
-  /// own_moves.cpp): (output, rows); the buffer holds [rows, count], then
-  /// count as its last i64, and run() hands out [rows, count].
-  std::vector<std::pair<size_t, int64_t>> counted_outputs;
+  /// own_moves.cpp; NonMaxSuppression, own_nms.cpp): the buffer holds the
+  /// elements, then the length as its last i64, and run() hands out the dims
+  /// with the length in place.
+  std::vector<ops::CountedOutput> counted_outputs;
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;
   bool blocked16 = false;  // built with PlanBuilder::set_prefer_blocked16
@@ -278,8 +280,11 @@ class PlanBuilder {
   /// A step of hone's own code; `args` as add_step's (DNNL_ARG_DST and
   /// DNNL_ARG_DST_* written, the others read), at most kMaxOwnArgs.
   void add_own_step(std::string kind, OwnFn fn, std::vector<std::pair<int, BufferRef>> args);
-  /// Block output `v` is [rows, count] followed by count (Plan::counted_outputs).
-  void set_counted(ValueId v, int64_t rows) { counted_[v] = rows; }
+  /// Block output `v` is `dims` with the length at `axis`, followed by the
+  /// length (Plan::counted_outputs).
+  void set_counted(ValueId v, std::vector<int64_t> dims, size_t axis) {
+    counted_[v] = {0, std::move(dims), axis};
+  }
 
   // --- fusion queries ---------------------------------------------------------
   /// The one node reading `v`, when `v` is not a block output; else nullptr.
@@ -313,7 +318,7 @@ class PlanBuilder {
   std::vector<bool> lowered_;                      // per node: its step is placed
   std::vector<bool> is_output_;
   std::set<NodeId> absorbed_;
-  std::map<ValueId, int64_t> counted_;  // set_counted
+  std::map<ValueId, ops::CountedOutput> counted_;  // set_counted
   bool prefer_blocked16_ = false;
   bool layout_trials_ = true;
   std::optional<bool> winograd_;

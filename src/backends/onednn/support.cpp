@@ -9,6 +9,7 @@
 #include "backends/onednn/own_index.h"
 #include "backends/onednn/own_logic.h"
 #include "backends/onednn/own_moves.h"
+#include "backends/onednn/own_nms.h"
 #include "backends/onednn/pattern.h"
 #include "backends/onednn/plan.h"
 #include "eval/kernel_util.h"
@@ -270,6 +271,7 @@ std::string why_not(const Graph& g, const Node& n) {
   if (auto why = own_index_why_not(g, n)) return *why;  // own_index.cpp
   if (auto why = own_logic_why_not(g, n)) return *why;  // own_logic.cpp
   if (auto why = own_moves_why_not(g, n)) return *why;  // own_moves.cpp
+  if (auto why = own_nms_why_not(g, n)) return *why;    // own_nms.cpp
   if (!kEltwise.count(n.op_type) && !kOps.count(n.op_type))
     return "no oneDNN lowering for " + n.op_type;
   // Data inputs and outputs must be f32 (Reshape's shape and Clip's bounds are checked below).

@@ -80,20 +80,22 @@ inline std::vector<std::vector<Tensor>> nonzero_dtypes_inputs() {
            Tensor::from<float>({}, {0})}};
 }
 
-/// Whether every NonZero of `p` (on `planned`) is the last node of a block
-/// run on the backend: the partition cut there (NodeSupport::ends_block).
-inline ::testing::AssertionResult nonzero_ends_blocks(const Partition& p, const Graph& planned) {
+/// Whether every NonZero (or `op`, another node whose length is known only
+/// once it has run) of `p` (on `planned`) is the last node of a block run on
+/// the backend: the partition cut there (NodeSupport::ends_block).
+inline ::testing::AssertionResult nonzero_ends_blocks(const Partition& p, const Graph& planned,
+                                                      const std::string& op = "NonZero") {
   int seen = 0;
   for (const Block& b : p.blocks)
     for (size_t k = 0; k < b.nodes.size(); ++k) {
-      if (planned.node(b.nodes[k]).op_type != "NonZero") continue;
+      if (planned.node(b.nodes[k]).op_type != op) continue;
       ++seen;
       if (!b.on_backend || k + 1 != b.nodes.size())
         return ::testing::AssertionFailure()
-               << "a NonZero is not the last node of a backend block\n"
+               << "a " << op << " is not the last node of a backend block\n"
                << p.describe(planned);
     }
-  if (seen == 0) return ::testing::AssertionFailure() << "no NonZero in the partition";
+  if (seen == 0) return ::testing::AssertionFailure() << "no " << op << " in the partition";
   return ::testing::AssertionSuccess();
 }
 

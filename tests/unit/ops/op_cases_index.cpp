@@ -1,9 +1,8 @@
 // The op-case table's index and mask rows: CumSum, GatherElements,
-// ScatterElements, ScatterND, OneHot, NonZero, and the integer forms of Transpose,
-// Split, Slice, Clip and the comparisons that text, graph and
-// mixture-of-experts models export (positions from a mask, relative-position
-// gathers, scatter_add_ and index_add_, one_hot routing). Indices are graph inputs, read when the
-// model runs; negative ones count from the end.
+// ScatterElements, ScatterND, OneHot, NonZero, NonMaxSuppression, and the integer forms of
+// Transpose, Split, Slice, Clip and the comparisons that text, graph and mixture-of-experts models
+// export (positions from a mask, relative-position gathers, scatter_add_ and index_add_, one_hot
+// routing). Indices are graph inputs, read when the model runs; negative ones count from the end.
 #include "ops/op_cases.h"
 
 namespace hone::op_cases {
@@ -192,6 +191,38 @@ std::vector<OpCase> index_cases() {
                 {"output_height", int64_t{2}},
                 {"output_width", int64_t{2}},
                 {"spatial_scale", 0.125f}}});
+  // NonMaxSuppression (ops/nms_select.h): [count, 3] of (batch, class, box),
+  // count known once it has run. ONNX's six boxes (a tie of scores kept in box
+  // order), the same as centres and sizes, random corners in either order over
+  // two batches and three classes, a score threshold, more candidates than
+  // the linear scan takes (the kept-box grid), a max count of 0 and no boxes.
+  const OpInput six =
+      given(DType::kF32, {1, 6, 4}, {0, 0,  1, 1,  0, 0.1,  1, 1.1,  0, -0.1, 1, 0.9,
+                                     0, 10, 1, 11, 0, 10.1, 1, 11.1, 0, 100,  1, 101});
+  const OpInput six_scores = given(DType::kF32, {1, 1, 6}, {0.9, 0.75, 0.6, 0.95, 0.5, 0.95});
+  auto nms = [](std::string name, OpInput boxes, OpInput scores, std::vector<OpInput> rest,
+                int64_t center = 0) {
+    OpCase c{std::move(name), "NonMaxSuppression", 11, {std::move(boxes), std::move(scores)}};
+    for (OpInput& i : rest) c.inputs.push_back(std::move(i));
+    if (center) c.attrs["center_point_box"] = center;
+    return c;
+  };
+  const auto f32 = [](double v) { return values({v}, DType::kF32); };
+  t.push_back(nms("NonMaxSuppression_onnx_boxes", six, six_scores, {values({3}), f32(0.5)}));
+  t.push_back(
+      nms("NonMaxSuppression_center_point_box",
+          given(DType::kF32, {1, 6, 4}, {0.5, 0.5,  1, 1, 0.5, 0.6,  1, 1, 0.5, 0.4,   1, 1,
+                                         0.5, 10.5, 1, 1, 0.5, 10.6, 1, 1, 0.5, 100.5, 1, 1}),
+          six_scores, {values({3}), f32(0.5)}, 1));
+  t.push_back(nms("NonMaxSuppression_batches_classes", in({2, 30, 4}), in({2, 3, 30}),
+                  {values({4}), f32(0.3)}));
+  t.push_back(nms("NonMaxSuppression_score_threshold", in({2, 30, 4}), in({2, 3, 30}),
+                  {values({30}), f32(0.6), f32(0.25)}));
+  t.push_back(nms("NonMaxSuppression_many_boxes", in({1, 200, 4}), in({1, 2, 200}),
+                  {values({1000}), f32(0.2)}));
+  t.push_back(nms("NonMaxSuppression_max_count_0", six, six_scores, {values({0}), f32(0.5)}));
+  t.push_back(nms("NonMaxSuppression_no_boxes", in({1, 0, 4}), in({1, 2, 0}),
+                  {values({5}), f32(0.5), f32(0.0)}));
   return t;
 }
 

@@ -11,8 +11,9 @@
 #include "dnnl_conv.c"
 #include "lstm.c"
 
-/* The reference's own C, where a GridSample or RoiAlign step needs it. */
+/* The reference's own C, where a GridSample, RoiAlign or NonMaxSuppression step needs it. */
 #include "../../../ops/grid_sample_taps.h"
+#include "../../../ops/nms_select.h"
 #include "../../../ops/roi_align_points.h"
 
 /* --- what emit_c() writes per model ----------------------------------------- */
