@@ -2,7 +2,7 @@
 // a point-cloud net's kNN and a text encoder's pooled token: TopK (K known
 // when the plan is built; values and i64 indices in ops::topk_order's
 // order), GatherND (any batch_dims, i64 or i32 indices read on the device)
-// and the Concat of i64 or i32 values made at run time (GatherND's index
+// and the Concat of i64, i32 or bool values made at run time (GatherND's index
 // tuples), and Add/Sub/Mul of i64 or i32 values (index arithmetic: a row
 // offset added to TopK's indices). Their kernels are in kernels/tensor_ops.cu; an integer tensor
 // lives on the device with its own bytes (a block input keeps them; an i64
@@ -27,12 +27,36 @@ int64_t words_of(DType t) {
   return 0;
 }
 
-/// The one dtype of the integer inputs of Concat `n` (i64 or i32), or
-/// kUndefined when none is an integer (an f32 Concat: ops_misc.cpp's).
+/// The one dtype of the integer or bool inputs of Concat `n` (i64, i32 or
+/// bool), or kUndefined when none is (an f32 Concat: ops_misc.cpp's).
 DType integer_concat_dtype(const Graph& g, const Node& n) {
   for (ValueId v : n.inputs)
-    if (const DType t = known_dtype(g, v); t == DType::kI64 || t == DType::kI32) return t;
+    if (const DType t = known_dtype(g, v);
+        t == DType::kI64 || t == DType::kI32 || t == DType::kBool)
+      return t;
   return DType::kUndefined;
+}
+
+/// Concat of bool values: strided copies of their bytes (strided_copy_of).
+OpPlan plan_concat_bytes(const std::pair<dims_t, int64_t>& shape, const std::vector<dims_t>& in) {
+  const auto axis = static_cast<size_t>(shape.second);
+  OpPlan p;
+  p.outputs = {shape.first};
+  p.dtypes = {DType::kBool};
+  p.kernel = "concat.bool.cuda.strided_copy";
+  const dims_t dst = strides_of(shape.first);
+  p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
+    int64_t offset = 0;  // in elements, a byte each
+    for (size_t k = 0; k < in.size(); ++k) {
+      if (numel_of(in[k]) > 0)
+        HONE_CHECK_OK(strided_copy_of(c, DType::kBool, b.in[k],
+                                      b.out[0] + static_cast<CUdeviceptr>(offset), in[k],
+                                      strides_of(in[k]), dst));
+      offset += in[k][axis] * dst[axis];
+    }
+    return {};
+  };
+  return p;
 }
 
 Result<OpPlan> plan_topk(const Node& n, const std::vector<dims_t>& in, const PlanEnv& env,
@@ -120,9 +144,11 @@ Result<OpPlan> plan_gather_nd(const Node& n, DType data, DType index,
 }
 
 /// Concat of i64 or i32 values: the f32 Concat's strided copies over the
-/// elements' 4-byte words (an i64 is an innermost dim of two words).
+/// elements' 4-byte words (an i64 is an innermost dim of two words); of
+/// bools, plan_concat_bytes.
 Result<OpPlan> plan_concat_words(const Node& n, DType t, const std::vector<dims_t>& in) {
   HONE_TRY(const auto shape, concat_dims(n, in));
+  if (t == DType::kBool) return plan_concat_bytes(shape, in);
   const int64_t w = words_of(t);
   auto widen = [w](dims_t d) {
     if (w > 1) d.push_back(w);
@@ -214,7 +240,7 @@ std::string select_why_not(const Graph& g, const Node& n) {
         return "integer " + op + " of " + dtype_word(t) + " and " + dtype_word(u);
     return {};
   }
-  // Concat of integers: every input of the same integer dtype.
+  // Concat of integers or bools: every input of the same dtype.
   const DType t = integer_concat_dtype(g, n);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (n.inputs[i] < 0) return "input " + std::to_string(i) + " is missing";

@@ -53,6 +53,9 @@ Graph movement_graph() {
   // Moved bool data: a Transpose and a Gather of one row by a constant index.
   b.output(b.transpose(pad, {1, 0}), "pad_t");
   b.output(b.op("Gather", {pad, i64s(b, {}, {-1})}, {{"axis", int64_t{1}}}), "pad_last");
+  // A Concat of bools (copies of their bytes) and an Identity of i64 (a view).
+  b.output(b.concat({pad, pad}, 1), "pads");
+  b.output(b.op("Identity", {b.op("Mul", {ids, mask})}), "ids_times_mask");
   // Logic with a bool known when planned (a constant causal row) beside run-time bools.
   const std::vector<bool> row = {true, true, false, true, false, false};
   ValueId known = b.constant("", Tensor::from<bool>({6}, row));
@@ -99,7 +102,7 @@ TEST(CudaIntOps, ProposedWithoutADevice) {
   EXPECT_EQ(fallbacks_of(cast_graph()), "");
 }
 
-TEST(CudaIntOps, IdentityOfI64AndBoolIsAView) {
+TEST(CudaIntOps, IdentityOfI64AndBoolAndConcatOfBoolAreProposed) {
   // An If branch's output is often the Identity of a value made at run time
   // (fasterrcnn's If_1497_out, i64): a view, as a Reshape of that dtype is.
   GraphBuilder b("int_identity", 17);
@@ -108,9 +111,11 @@ TEST(CudaIntOps, IdentityOfI64AndBoolIsAView) {
   ValueId pad = b.op("Less", {x, b.constant("", Tensor::scalar<float>(0.0f))});
   b.output(b.op("Identity", {ids}), "ids_same");
   b.output(b.op("Identity", {pad}), "pad_same");
+  // A Concat of bools made at run time: strided copies of their bytes.
+  b.output(b.concat({pad, pad}, 0), "pads");
   const Graph g = *std::move(b).build();
   const std::vector<NodeSupport> p = CudaBackend().propose(g);
-  ASSERT_EQ(p.size(), 3u);  // Less, Identity, Identity
+  ASSERT_EQ(p.size(), 4u);  // Less, Identity, Identity, Concat
   for (const NodeSupport& s : p) EXPECT_TRUE(s.supported) << s.reason;
 }
 
@@ -156,6 +161,7 @@ TEST(CudaIntOps, MovementMatchesTheReference) {
     EXPECT_NE(plan.find("where.i64.cuda.bool_condition"), std::string::npos) << plan;
     EXPECT_NE(plan.find("where.i64.cuda.known_condition"), std::string::npos) << plan;
     EXPECT_NE(plan.find("and.bool.cuda.known_operand"), std::string::npos) << plan;
+    EXPECT_NE(plan.find("concat.bool.cuda.strided_copy"), std::string::npos) << plan;
   }
 }
 
