@@ -93,6 +93,24 @@ TEST(DimBounds, NonZerosLengthIsNamedAndBoundByItsInputsElements) {
   EXPECT_EQ(b.at(len.symbol_name()), 24);
 }
 
+TEST(DimBounds, NonMaxSuppressionsCountIsNamedAndBoundByItsScores) {
+  // [count, 3]: the count a symbol as NonZero's (ops/nonzero.h, ops/nms.h), at
+  // most one row per batch, class and box: the scores' element count.
+  Graph g("g");
+  const Dim boxes = Dim::symbol("boxes");
+  const ValueId b = g.add_input("b", DType::kF32, Shape{1, boxes, 4});
+  const ValueId s = g.add_input("s", DType::kF32, Shape{1, 3, boxes});
+  const ValueId sel = g.add_node("NonMaxSuppression", {b, s}, 1, {}, "nms")[0];
+  g.value(sel).name = "/det/NonMaxSuppression_output_0";
+  g.add_output(sel);
+  propagate_shapes(g);
+  const Dim len = ops::nonzero_length("/det/NonMaxSuppression_output_0");
+  ASSERT_TRUE(g.value(sel).shape);
+  EXPECT_EQ(*g.value(sel).shape, (Shape{len, 3}));
+  EXPECT_EQ(g.value(sel).dtype, DType::kI64);
+  EXPECT_EQ(derive_dim_bounds(g, {{"boxes", 50}}).at(len.symbol_name()), 150);
+}
+
 TEST(DimBounds, RunTimeTopKAndWhatReadsItAreBoundFromTheirInputs) {
   // A TopK of a run-time K along NonZero's count: its length a symbol of its
   // own (ops/run_length.h), at most that count's bound; a NonZero of its
