@@ -507,19 +507,23 @@ std::optional<Shape> infer(const Graph& g, const Node& n, size_t out_index, DTyp
   return std::nullopt;
 }
 
-/// A dim that says nothing: unknown, or a placeholder symbol ONNX's shape
-/// inference made up for an unknown dim ("unk__" and a number), or an
+/// How much a dim says: 0 unknown; 1 a placeholder symbol ONNX's shape
+/// inference made up for an unknown dim ("unk__" and a number) or an
 /// expression of one ("(unk__34-1)": a Slice of such a dim, propagated here
-/// before the placeholder itself was refined).
-bool placeholder(const Dim& d) {
-  if (d.is_unknown()) return true;
-  if (!d.is_symbolic()) return false;
+/// before the placeholder itself was refined); 2 a Slice's run-time length
+/// (ops/run_length.h), named because no rule fixed it then, which folding
+/// may since have fixed (its input made static, its bounds constants); 3 a
+/// number or a real symbol.
+int how_known(const Dim& d) {
+  if (d.is_unknown()) return 0;
+  if (!d.is_symbolic()) return 3;
   const std::string& s = d.symbol_name();
   for (size_t at = s.find("unk__"); at != std::string::npos; at = s.find("unk__", at + 1))
     if (at + 5 < s.size() && s[at + 5] >= '0' && s[at + 5] <= '9' &&
         (at == 0 || !(std::isalnum(static_cast<unsigned char>(s[at - 1])) || s[at - 1] == '_')))
-      return true;
-  return false;
+      return 1;
+  if (s.rfind(ops::kSliceLengthPrefix, 0) == 0 && ops::is_run_length(d)) return 2;
+  return 3;
 }
 
 }  // namespace
@@ -544,11 +548,12 @@ int propagate_shapes(Graph& g) {
       } else if (v.shape && s && v.shape->rank() == s->rank()) {
         // Refine: a dim the importer's inference left unknown, or named with
         // one of the placeholders ONNX's inference invents ("unk__3": it knows
-        // no Range length), takes a number or a real symbol inferred here.
+        // no Range length), takes a number or a real symbol inferred here, or
+        // a Slice's run-time length; that length, a number or a real symbol.
         std::vector<Dim> dims = v.shape->dims();
         bool changed = false;
         for (size_t i = 0; i < dims.size(); ++i)
-          if (placeholder(dims[i]) && !placeholder((*s)[i])) {
+          if (how_known((*s)[i]) >= 2 && how_known((*s)[i]) > how_known(dims[i])) {
             dims[i] = (*s)[i];
             changed = true;
           }

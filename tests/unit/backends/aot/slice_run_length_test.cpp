@@ -85,5 +85,24 @@ TEST(AotSliceRunLength, StartsReadFromAnInputAreClampedAsOnnxSays) {
       {{"dim_bounds", "n=6"}, {"min_block_size", "1"}});
 }
 
+// A length named while the input's dim was symbolic is refined once a pass
+// makes it static (folding a Reshape target): the Slice then ends no block.
+TEST(AotSliceRunLength, ALengthNamedBeforeFoldingIsRefinedOnceTheInputIsStatic) {
+  GraphBuilder b("slice_refined", 13);
+  const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n")});
+  auto one = [&b](int64_t v) { return b.constant("", Tensor::from<int64_t>({1}, {v})); };
+  b.output(b.op("Slice", {x, one(0), one(kMax), one(0), one(2)}, {}, "every_second"), "y");
+  Graph g = *std::move(b).build();
+  passes::propagate_shapes(g);
+  const Value& y = g.value(g.outputs()[0]);
+  ASSERT_TRUE(y.shape);
+  EXPECT_EQ(*y.shape, (Shape{ops::slice_length(y.name, 0)}));
+  EXPECT_TRUE(ops::slice_length_at_run_time(g, g.node(0)));
+  g.value(g.inputs()[0]).shape = Shape{7};
+  passes::propagate_shapes(g);
+  EXPECT_EQ(*g.value(g.outputs()[0]).shape, (Shape{4}));
+  EXPECT_FALSE(ops::slice_length_at_run_time(g, g.node(0)));
+}
+
 }  // namespace
 }  // namespace hone::aot
