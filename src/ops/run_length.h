@@ -11,6 +11,7 @@
 //   const Dim k = ops::topk_length(g.value(n.outputs[0]).name);  // "topk_<name>"
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,6 +21,24 @@
 #include "ops/nonzero.h"
 
 namespace hone::ops {
+
+/// Why `n`, a node whose output length is found when it runs (`what`:
+/// "NonZero", "a TopK of a run-time K"), cannot end the block `g` holds, or
+/// "": it must hand its length on, so none of its outputs may be read inside
+/// the block and one must be the block's output.
+inline std::string run_length_block_end_why_not(const Graph& g, const Node& n,
+                                                std::string_view what) {
+  bool out = false, read = false;
+  for (ValueId y : n.outputs) {
+    if (y < 0) continue;
+    out |= std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end();
+    for (const Node& m : g.nodes())
+      read |= std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end();
+  }
+  if (out && !read) return "";
+  return std::string(read ? "its output is read inside its block" : "its output leaves no block") +
+         "; " + std::string(what) + " ends its block, its length known only once it has run";
+}
 
 inline constexpr std::string_view kTopKLengthPrefix = "topk_";
 inline constexpr std::string_view kSliceLengthPrefix = "slice_";

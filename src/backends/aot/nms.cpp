@@ -20,6 +20,7 @@
 #include "backends/aot/shape_rules.h"
 #include "ops/nms.h"
 #include "ops/nonzero.h"
+#include "ops/run_length.h"
 
 namespace hone::aot {
 namespace {
@@ -60,14 +61,9 @@ Result<DimExprs> nms_dims(Program& p, NodeId id, const Node& n) {
   HONE_CHECK_OK(params(p, n));
   const Graph& g = *p.graph;
   const ValueId y = n.outputs[0];
-  const bool out = std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end();
-  bool read = false;
-  for (const Node& m : g.nodes())
-    read |= std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end();
-  if (!out || read)
-    return fail(unsupported(
-        "its output is read inside its block; NonMaxSuppression ends its block, its length "
-        "known only once it has run"));
+  if (const std::string why = ops::run_length_block_end_why_not(g, n, "NonMaxSuppression");
+      !why.empty())
+    return fail(unsupported(why));
   const DimExprs &boxes = dims_of(p, bv), &scores = dims_of(p, sv);
   // Symbols of one run-time count may differ: compared where numbers, and
   // checked again by the code.

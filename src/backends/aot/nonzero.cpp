@@ -16,6 +16,7 @@
 #include "backends/aot/shape_rules.h"
 #include "backends/aot/toolchain.h"
 #include "ops/nonzero.h"
+#include "ops/run_length.h"
 
 namespace hone::aot {
 
@@ -23,14 +24,8 @@ Result<DimExprs> nonzero_dims(Program& p, NodeId id, const Node& n) {
   HONE_TRY(ValueId xv, data_input(p, n, 0));
   const Graph& g = *p.graph;
   const ValueId y = n.outputs[0];
-  const bool out = std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end();
-  bool read = false;
-  for (const Node& m : g.nodes())
-    read |= std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end();
-  if (!out || read)
-    return fail(
-        unsupported("its output is read inside its block; NonZero ends its block, its "
-                    "length known only once it has run"));
+  if (const std::string why = ops::run_length_block_end_why_not(g, n, "NonZero"); !why.empty())
+    return fail(unsupported(why));
   const std::string s = ops::nonzero_length(g.value(y).name).symbol_name();
   if (std::find(p.symbols.begin(), p.symbols.end(), s) != p.symbols.end())
     return fail(ErrorCode::kInternal, "NonZero's length '" + s + "' is already a symbol");

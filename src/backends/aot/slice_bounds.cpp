@@ -171,11 +171,10 @@ Result<DimExprs> run_length_slice(Program& p, NodeId id, const Node& n) {
   const Graph& g = *p.graph;
   const auto& shape = g.value(n.outputs[0]).shape;
   if (!shape || shape->rank() != x.size()) return fail(unsupported("Slice output of unknown rank"));
-  for (const Node& m : g.nodes())
-    if (std::find(m.inputs.begin(), m.inputs.end(), n.outputs[0]) != m.inputs.end())
-      return fail(unsupported(
-          "its output is read inside its block; a Slice of a run-time length ends its block, "
-          "its length known only once it has run"));
+  if (const std::string why =
+          ops::run_length_block_end_why_not(g, n, "a Slice of a run-time length");
+      !why.empty())
+    return fail(unsupported(why));
   HONE_TRY(const SliceOperands s, slice_operands(p, n, x.size()));
   p.operands[id] = {xv};
   for (ValueId v : {s.run_starts, s.run_ends})

@@ -73,16 +73,12 @@ Result<TopKShape> topk_shape(const Program& p, const Node& n, const DimExprs& x)
   if (const DimExpr one = product(k.dims); !one.is_const() || one.value() != 1)
     return fail(ErrorCode::kInvalidArgument,
                 "TopK's K must hold one integer, not " + to_string(k.dims));
+  if (const std::string why = ops::run_length_block_end_why_not(g, n, "a TopK of a run-time K");
+      !why.empty())
+    return fail(unsupported(why));
   ValueId named = kNoValue;
-  for (ValueId y : n.outputs) {
-    if (y < 0) continue;
-    if (named == kNoValue) named = y;
-    for (const Node& m : g.nodes())
-      if (std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end())
-        return fail(unsupported(
-            "its output is read inside its block; a TopK of a run-time K ends its block, its "
-            "length known only once it has run"));
-  }
+  for (ValueId y : n.outputs)
+    if (y >= 0 && named == kNoValue) named = y;
   if (named == kNoValue) return fail(ErrorCode::kInvalidArgument, "TopK has no output");
   s.length = ops::topk_length(g.value(named).name).symbol_name();
   s.most = p.at_bounds(x[axis]);

@@ -25,6 +25,7 @@
 #include "ops/axis.h"
 #include "ops/gather.h"
 #include "ops/nonzero.h"
+#include "ops/run_length.h"
 #include "ops/slice.h"
 #include "ops/split.h"
 
@@ -324,16 +325,9 @@ OwnFn nonzero_fn(dims_t dims, int64_t capacity) {
 Result<void> lower_nonzero(PlanBuilder& b, const Node& n) {
   const ValueId y = n.outputs.empty() ? kNoValue : n.outputs[0];
   if (y < 0) return {};
-  const Graph& g = b.graph();
-  const bool out = std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end();
-  bool read = false;
-  for (const Node& m : g.nodes())
-    read |= std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end();
-  if (!out || read)
-    return fail(ErrorCode::kUnsupported,
-                n.describe() +
-                    ": its output is read inside its block; NonZero ends its block, "
-                    "its length known only once it has run");
+  if (const std::string why = ops::run_length_block_end_why_not(b.graph(), n, "NonZero");
+      !why.empty())
+    return fail(ErrorCode::kUnsupported, n.describe() + ": " + why);
   const DType t = b.dtype(n.inputs[0]);
   const dims_t x = value_dims(b, n.inputs[0]);
   const auto rank = static_cast<int64_t>(x.size());

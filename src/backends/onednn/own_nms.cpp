@@ -17,6 +17,7 @@
 
 #include "backends/common/node_query.h"
 #include "ops/nms.h"
+#include "ops/run_length.h"
 
 namespace hone::onednn {
 namespace {
@@ -56,16 +57,9 @@ bool own_nms_reads_integers(const Node& n, size_t input) {
 Result<void> lower_own_nms(PlanBuilder& b, const Node& n) {
   const ValueId y = n.outputs.empty() ? kNoValue : n.outputs[0];
   if (y < 0) return {};
-  const Graph& g = b.graph();
-  const bool out = std::find(g.outputs().begin(), g.outputs().end(), y) != g.outputs().end();
-  bool read = false;
-  for (const Node& m : g.nodes())
-    read |= std::find(m.inputs.begin(), m.inputs.end(), y) != m.inputs.end();
-  if (!out || read)
-    return fail(ErrorCode::kUnsupported,
-                n.describe() +
-                    ": its output is read inside its block; NonMaxSuppression ends its block, "
-                    "its length known only once it has run");
+  if (const std::string why = ops::run_length_block_end_why_not(b.graph(), n, "NonMaxSuppression");
+      !why.empty())
+    return fail(ErrorCode::kUnsupported, n.describe() + ": " + why);
   if (b.dtype(n.inputs[0]) != DType::kF32 || b.dtype(n.inputs[1]) != DType::kF32)
     return fail(ErrorCode::kUnsupported,
                 n.describe() + ": boxes of " + std::string(dtype_name(b.dtype(n.inputs[0]))) +
