@@ -16,6 +16,7 @@
 
 #include "hone/error.h"
 #include "hone/graph.h"
+#include "hone/shape.h"
 #include "hone/tensor.h"
 #include "ops/nms_select.h"
 
@@ -70,18 +71,14 @@ struct NmsDims {
 /// [batches, classes, boxes].
 [[nodiscard]] inline Result<NmsDims> nms_dims(const std::vector<int64_t>& boxes,
                                               const std::vector<int64_t>& scores) {
-  auto text = [](const std::vector<int64_t>& d) {
-    std::string s = "[";
-    for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-    return s + "]";
-  };
   if (boxes.size() != 3 || boxes[2] != 4)
-    return fail(ErrorCode::kInvalidArgument,
-                "NonMaxSuppression boxes must be [batches, boxes, 4], got " + text(boxes));
+    return fail(
+        ErrorCode::kInvalidArgument,
+        "NonMaxSuppression boxes must be [batches, boxes, 4], got " + shape_to_string(boxes));
   if (scores.size() != 3 || scores[0] != boxes[0] || scores[2] != boxes[1])
-    return fail(ErrorCode::kInvalidArgument, "NonMaxSuppression scores " + text(scores) +
+    return fail(ErrorCode::kInvalidArgument, "NonMaxSuppression scores " + shape_to_string(scores) +
                                                  " must be [batches, classes, boxes] for boxes " +
-                                                 text(boxes));
+                                                 shape_to_string(boxes));
   return NmsDims{boxes[0], scores[1], boxes[1]};
 }
 

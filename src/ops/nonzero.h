@@ -46,14 +46,25 @@ inline RunLengthAt run_length_at(const Node& n) {
   return n.op_type == "NonMaxSuppression" ? RunLengthAt{0, 1} : RunLengthAt{1, 0};
 }
 
+/// Whether `c` stays as it is in a run-length symbol: an identifier's letter or digit.
+inline bool run_length_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/// `prefix` and `value_name` made a plain identifier (every other character
+/// '_'), so a length's symbol is never read as an expression of dims
+/// (ops/sym_int.h) nor breaks generated code.
+inline std::string run_length_symbol(std::string_view prefix, const std::string& value_name) {
+  std::string s(prefix);
+  for (char c : value_name) s += run_length_char(c) ? c : '_';
+  return s;
+}
+
 /// The symbol of the length of NonZero (or NonMaxSuppression) output `value_name`: the name made a
 /// plain identifier ("nonzero_layers_0_mlp_NonZero_output_0"), so it is never
 /// read as an expression of dims (ops/sym_int.h) nor breaks generated code.
 inline Dim nonzero_length(const std::string& value_name) {
-  std::string s(kNonZeroLengthPrefix);
-  for (char c : value_name)
-    s += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
-  return Dim::symbol(std::move(s));
+  return Dim::symbol(run_length_symbol(kNonZeroLengthPrefix, value_name));
 }
 
 /// Whether `d` is such a length: unlike a model input's dims it may be 0.

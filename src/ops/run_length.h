@@ -43,15 +43,6 @@ inline std::string run_length_block_end_why_not(const Graph& g, const Node& n,
 inline constexpr std::string_view kTopKLengthPrefix = "topk_";
 inline constexpr std::string_view kSliceLengthPrefix = "slice_";
 
-/// `prefix` and `value_name` made a plain identifier, as nonzero_length's
-/// is, so it is never read as an expression of dims (ops/sym_int.h).
-inline std::string run_length_symbol(std::string_view prefix, const std::string& value_name) {
-  std::string s(prefix);
-  for (char c : value_name)
-    s += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
-  return s;
-}
-
 /// Whether `n` is a TopK (opset 10 on) whose K is not a constant of `g`: its
 /// output length along the axis is then the K it reads when it runs.
 inline bool topk_k_at_run_time(const Graph& g, const Node& n) {
@@ -105,8 +96,7 @@ inline bool is_run_length(const std::string& symbol) {
       symbol.rfind(kSliceLengthPrefix, 0) != 0)
     return false;
   for (char c : symbol)
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'))
-      return false;
+    if (!run_length_char(c) && c != '_') return false;
   return true;
 }
 inline bool is_run_length(const Dim& d) {

@@ -191,30 +191,34 @@ bool contradicts_itself(const Graph& s) {
   return false;
 }
 
-/// The lengths NonZero, a TopK of a run-time K or a Slice of a run-time
-/// length (ops/run_length.h) finds when it runs, as its output names them,
-/// each with its most by `bound_of` of its input's dims: the element count
-/// of NonZero's, the axis' length of TopK's and Slice's.
+/// The lengths a node finds when it runs (ops/run_length.h), as its output
+/// names them, each with its most by `bound_of` of an input's dims: the
+/// element count of NonZero's input or of NonMaxSuppression's scores
+/// (ops::run_length_at), the axis' length of a TopK's of a run-time K or a
+/// Slice's of a run-time length.
 template <class BoundOf>
 std::vector<std::pair<Dim, std::optional<int64_t>>> run_length_bounds(const Graph& s, const Node& n,
                                                                       BoundOf bound_of) {
   ValueId y = kNoValue;
   for (ValueId o : n.outputs)
     if (y == kNoValue && o >= 0) y = o;
-  if (n.inputs.empty() || n.inputs[0] < 0 || y == kNoValue) return {};
-  const Value& x = s.value(n.inputs[0]);
-  if (!x.shape || !s.value(y).shape) return {};
+  if (y == kNoValue || !s.value(y).shape) return {};
   const Shape& ys = *s.value(y).shape;
-  if (n.op_type == "NonZero") {
-    if (ys.rank() != 2) return {};
+  if (ops::length_known_after_run(n)) {
+    const ops::RunLengthAt at = ops::run_length_at(n);
+    if (n.inputs.size() <= at.bounded_by || n.inputs[at.bounded_by] < 0) return {};
+    const Value& x = s.value(n.inputs[at.bounded_by]);
+    if (!x.shape || ys.rank() != 2) return {};
     std::optional<int64_t> numel = 1;
     for (const Dim& d : x.shape->dims()) {
       const auto b = bound_of(d);
       numel = b && numel ? std::optional<int64_t>(*numel * *b) : std::nullopt;
     }
-    return {{ys[1], numel}};
+    return {{ys[at.axis], numel}};
   }
-  if (ys.rank() != x.shape->rank()) return {};
+  if (n.inputs.empty() || n.inputs[0] < 0) return {};
+  const Value& x = s.value(n.inputs[0]);
+  if (!x.shape || ys.rank() != x.shape->rank()) return {};
   std::vector<std::pair<Dim, std::optional<int64_t>>> found;
   for (size_t a = 0; a < ys.rank(); ++a)  // its own length, not its input's carried over
     if (ops::is_run_length(ys[a]) && ys[a] != (*x.shape)[a])
@@ -240,33 +244,11 @@ std::map<std::string, int64_t> derive_dim_bounds(
     for (size_t i = 0; i < v.shape->rank(); ++i) note((*v.shape)[i], (*s.value(w).shape)[i]);
   }
   for (const auto& [name, bound] : input_bounds) out.try_emplace(name, bound);
-  // A NonZero's or NonMaxSuppression's length (ops/nonzero.h) is at most an
-  // input's element count, at its dims' bounds (a detector's NMS reads boxes
-  // whose count is a length found earlier, bounded where it was found).
-  for (const Node& n : s.nodes()) {
-    const ops::RunLengthAt at = ops::run_length_at(n);
-    if (!ops::length_known_after_run(n) || n.inputs.size() <= at.bounded_by ||
-        n.inputs[at.bounded_by] < 0 || n.outputs.empty() || n.outputs[0] < 0)
-      continue;
-    const Value& x = s.value(n.inputs[at.bounded_by]);
-    const Value& y = s.value(n.outputs[0]);
-    if (!x.shape || !y.shape || y.shape->rank() != 2 ||
-        !ops::is_nonzero_length((*y.shape)[at.axis]))
-      continue;
-    std::optional<int64_t> numel = 1;
-    for (const Dim& d : x.shape->dims()) {
-      const auto it = d.is_symbolic() ? out.find(d.symbol_name()) : out.end();
-      if (!d.is_static() && it == out.end()) numel.reset();
-      if (numel) *numel *= d.is_static() ? d.value() : it->second;
-    }
-    if (!numel) continue;
-    int64_t& b = out.try_emplace((*y.shape)[at.axis].symbol_name(), *numel).first->second;
-    b = std::max(b, *numel);
-  }
-  // Lengths found when a node runs (ops/run_length.h) whose bounds follow
-  // from others' found so far, in graph order: a NonZero's is at most the
-  // product of its input's dims' bounds (a NonZero of a TopK's output), a
-  // TopK's of a run-time K or a Slice's at most its axis' length.
+  // Lengths found when a node runs (ops/run_length.h), bounded by the
+  // bounds found so far, in graph order: a NonZero's or NonMaxSuppression's
+  // is at most an input's element count at its dims' bounds (a NonZero of a
+  // TopK's output; a detector's NMS over boxes whose count was found
+  // earlier), a TopK's of a run-time K or a Slice's at most its axis' length.
   auto bound_of = [&out](const Dim& d) -> std::optional<int64_t> {
     if (d.is_static()) return d.value();
     if (!d.is_symbolic()) return std::nullopt;
@@ -277,9 +259,7 @@ std::map<std::string, int64_t> derive_dim_bounds(
   if (auto order = s.topological_order()) {
     for (NodeId id : *order) {
       const Node& n = s.node(id);
-      if (n.op_type != "NonZero" && !ops::topk_k_at_run_time(s, n) &&
-          !ops::slice_length_at_run_time(s, n))
-        continue;
+      if (!ops::length_known_after_run(s, n)) continue;
       for (const auto& [len, most] : run_length_bounds(s, n, bound_of)) {
         if (!most || !ops::is_run_length(len)) continue;
         int64_t& b = out.try_emplace(len.symbol_name(), *most).first->second;

@@ -31,6 +31,14 @@ struct SliceOperands {
   ValueId run_starts = kNoValue, run_ends = kNoValue;
 };
 
+/// Slice `n`'s axes: its constant input 3, or the first `count` when it has none.
+Result<std::vector<int64_t>> slice_axes(const Program& p, const Node& n, int64_t count) {
+  if (has_input(n, 3)) return const_ints(p, n, 3);
+  std::vector<int64_t> axes;
+  for (int64_t i = 0; i < count; ++i) axes.push_back(i);
+  return axes;
+}
+
 Result<SliceOperands> slice_operands(const Program& p, const Node& n, size_t rank) {
   SliceOperands s;
   int64_t count = -1;
@@ -55,12 +63,7 @@ Result<SliceOperands> slice_operands(const Program& p, const Node& n, size_t ran
       return fail(ErrorCode::kInvalidArgument, "Slice starts and ends differ in length");
     count = len;
   }
-  std::vector<int64_t> axes;
-  if (has_input(n, 3)) {
-    HONE_TRY(axes, const_ints(p, n, 3));
-  } else {
-    for (int64_t i = 0; i < count; ++i) axes.push_back(i);
-  }
+  HONE_TRY(std::vector<int64_t> axes, slice_axes(p, n, count));
   if (has_input(n, 4)) {
     HONE_TRY(s.steps, const_ints(p, n, 4));
   } else {
@@ -89,12 +92,7 @@ Result<DimExprs> run_time_slice(Program& p, NodeId id, const Node& n) {
   const int64_t count = (*shape)[0].value();
   if (sv.dtype != DType::kI64 && sv.dtype != DType::kI32)
     return fail(unsupported("Slice starts of " + std::string(dtype_name(sv.dtype))));
-  std::vector<int64_t> axes;
-  if (has_input(n, 3)) {
-    HONE_TRY(axes, const_ints(p, n, 3));
-  } else {
-    for (int64_t i = 0; i < count; ++i) axes.push_back(i);
-  }
+  HONE_TRY(std::vector<int64_t> axes, slice_axes(p, n, count));
   if (has_input(n, 4)) {
     HONE_TRY(const std::vector<int64_t> steps, const_ints(p, n, 4));
     for (int64_t s : steps)
