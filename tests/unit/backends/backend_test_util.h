@@ -15,9 +15,16 @@
 #include <gtest/gtest.h>
 
 #include "backends/common/compiling_backend.h"
+#include "hone/graph_builder.h"
 #include "hone/tensor.h"
 
 namespace hone::backend_test {
+
+/// A constant 1-D i64 tensor of `v` in `b`'s graph: a shape, axes, bounds, a K.
+inline ValueId ints(GraphBuilder& b, std::vector<int64_t> v) {
+  const auto n = static_cast<int64_t>(v.size());
+  return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
+}
 
 /// A tensor of `shape` with elements drawn uniformly from [lo, hi).
 inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo = -1.0f,

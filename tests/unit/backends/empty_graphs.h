@@ -40,15 +40,11 @@ void expect_same_without_fallback(const B& be, const Graph& g, const std::vector
 /// other Split part added to x; the empty part's Relu as an output.
 inline Graph empty_parts_graph() {
   GraphBuilder b("empty_parts", 17);
-  auto ints = [&](std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-  };
   ValueId x = b.input("x", DType::kF32, Shape{4, 3});
-  ValueId none = b.op("Slice", {b.relu(x), ints({2}), ints({2}), ints({0})});
-  auto parts = b.op_n("Split", {b.sigmoid(x), ints({4, 0})}, 2, {{"axis", int64_t{0}}});
+  ValueId none = b.op("Slice", {b.relu(x), ints(b, {2}), ints(b, {2}), ints(b, {0})});
+  auto parts = b.op_n("Split", {b.sigmoid(x), ints(b, {4, 0})}, 2, {{"axis", int64_t{0}}});
   ValueId no_rows = b.op("Gather", {b.tanh(x), b.constant("", Tensor::zeros(DType::kI64, {0}))});
-  ValueId zero_rows = b.op("Expand", {b.op("ReduceSum", {x, ints({0})}), ints({0, 3})});
+  ValueId zero_rows = b.op("Expand", {b.op("ReduceSum", {x, ints(b, {0})}), ints(b, {0, 3})});
   b.output(
       b.concat({b.relu(none), b.tanh(x), b.relu(parts[1]), b.relu(no_rows), b.sigmoid(zero_rows)},
                0),

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend_test_util.h"
 #include "hone/graph_builder.h"
 
 namespace hone::backend_test {
@@ -21,10 +22,6 @@ namespace hone::backend_test {
 /// where a negative index counts from the end and one out of range leaves
 /// its column off ("scaled"). `tokens`, `hits`: numbers or symbols.
 inline Graph moe_routing_graph(Dim tokens, Dim hits) {
-  auto ints = [](GraphBuilder& b, std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-  };
   auto scalar = [](GraphBuilder& b, int64_t v) {
     return b.constant("", Tensor::from<int64_t>({}, {v}));
   };

@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/backend_test_util.h"
 #include "hone/graph.h"
 #include "hone/graph_builder.h"
 
@@ -23,18 +24,14 @@ namespace hone::backend_test {
 /// [k, 3]) -> Gather of column 2 -> the kept boxes' rows ("kept", [k, 4]).
 inline Graph nms_detector_graph(Dim n) {
   GraphBuilder b("nms_detector", 13);
-  auto ints = [&b](std::vector<int64_t> v) {
-    const auto k = static_cast<int64_t>(v.size());
-    return b.constant("", Tensor::from<int64_t>({k}, std::move(v)));
-  };
   const ValueId boxes = b.relu(b.input("boxes", DType::kF32, Shape{n, 4}));
   const ValueId scores = b.relu(b.input("scores", DType::kF32, Shape{n}));
   const ValueId max_out =
       b.constant("", Tensor::from<int64_t>({1}, {std::numeric_limits<int64_t>::max()}));
   const ValueId iou = b.constant("", Tensor::from<float>({1}, {0.5f}));
   const ValueId sel = b.op("NonMaxSuppression",
-                           {b.op("Unsqueeze", {boxes, ints({0})}),
-                            b.op("Unsqueeze", {scores, ints({0, 1})}), max_out, iou},
+                           {b.op("Unsqueeze", {boxes, ints(b, {0})}),
+                            b.op("Unsqueeze", {scores, ints(b, {0, 1})}), max_out, iou},
                            {}, "nms");
   b.output(sel, "selected");
   const ValueId column =

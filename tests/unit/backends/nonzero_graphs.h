@@ -15,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/backend_test_util.h"
 #include "hone/graph.h"
 #include "hone/graph_builder.h"
 #include "hone/partition.h"
@@ -26,16 +27,12 @@ namespace hone::backend_test {
 /// scaled ("rows", [n, 4]), token + 10 * slot ("flat", [n, 1]).
 inline Graph nonzero_route_graph(Dim tokens) {
   GraphBuilder b("nonzero_route", 13);
-  auto ints = [&b](std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-  };
   const ValueId x = b.input("x", DType::kF32, Shape{tokens, 4});
   const ValueId pos = b.op("NonZero", {b.relu(x)}, {}, "nonzero");
   b.output(pos, "positions");
   const ValueId pairs = b.op("Transpose", {pos}, {{"perm", std::vector<int64_t>{1, 0}}});
-  auto cols = b.op_n("Split", {pairs, ints({1, 1})}, 2, {{"axis", int64_t{1}}});
-  const ValueId token = b.op("Squeeze", {cols[0], ints({1})});
+  auto cols = b.op_n("Split", {pairs, ints(b, {1, 1})}, 2, {{"axis", int64_t{1}}});
+  const ValueId token = b.op("Squeeze", {cols[0], ints(b, {1})});
   const ValueId rows = b.op("Gather", {x, token}, {{"axis", int64_t{0}}});
   b.output(b.mul(rows, b.constant("", Tensor::from<float>({}, {2.0f}))), "rows");
   b.output(b.add(cols[0], b.mul(cols[1], b.constant("", Tensor::from<int64_t>({}, {10})))), "flat");

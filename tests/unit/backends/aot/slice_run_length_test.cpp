@@ -15,6 +15,7 @@
 namespace hone::aot {
 namespace {
 
+using backend_test::ints;
 using testing_util::build_aot;
 using testing_util::expect_matches_reference;
 using testing_util::i64s;
@@ -26,18 +27,16 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 /// ("first", doubled) and every second from the last backwards ("back").
 Graph slices_of_a_count() {
   GraphBuilder b("slice_of_count", 13);
-  auto ints = [&b](std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-  };
   const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n")});
   const ValueId keep = b.op("Greater", {x, b.constant("", Tensor::from<float>({}, {0.5f}))});
   const ValueId at = b.op("Transpose", {b.op("NonZero", {keep}, {}, "nonzero")},
                           {{"perm", std::vector<int64_t>{1, 0}}});
   const ValueId scores = b.op("GatherND", {x, at});
-  const ValueId first = b.op("Slice", {scores, ints({0}), ints({3}), ints({0})}, {}, "first");
+  const ValueId first =
+      b.op("Slice", {scores, ints(b, {0}), ints(b, {3}), ints(b, {0})}, {}, "first");
   b.output(b.mul(first, b.constant("", Tensor::from<float>({}, {2.0f}))), "first");
-  b.output(b.op("Slice", {scores, ints({-1}), ints({kMin}), ints({0}), ints({-2})}, {}, "back"),
+  b.output(b.op("Slice", {scores, ints(b, {-1}), ints(b, {kMin}), ints(b, {0}), ints(b, {-2})}, {},
+                "back"),
            "back");
   return *std::move(b).build();
 }

@@ -9,6 +9,7 @@
 namespace hone::aot {
 namespace {
 
+using backend_test::ints;
 using testing_util::build_aot;
 using testing_util::expect_matches_reference;
 using testing_util::expect_run_fails;
@@ -37,10 +38,6 @@ using testing_util::expect_run_fails;
 /// chosen ones gathered by the indices.
 Graph detection_tail() {
   GraphBuilder b("topk_detection_tail", 13);
-  auto ints = [&b](std::vector<int64_t> v) {
-    const auto n = static_cast<int64_t>(v.size());
-    return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-  };
   const Dim n = Dim::symbol("n");
   const ValueId x = b.input("x", DType::kF32, Shape{n});
   const ValueId boxes = b.input("boxes", DType::kF32, Shape{n, 2});
@@ -52,10 +49,10 @@ Graph detection_tail() {
   const ValueId count =
       b.op("Gather", {b.op("Shape", {scores}), b.constant("", Tensor::scalar(int64_t{0}))},
            {{"axis", int64_t{0}}});
-  const ValueId both =
-      b.op("Concat", {ints({3}), b.op("Unsqueeze", {count, ints({0})})}, {{"axis", int64_t{0}}});
+  const ValueId both = b.op("Concat", {ints(b, {3}), b.op("Unsqueeze", {count, ints(b, {0})})},
+                            {{"axis", int64_t{0}}});
   const ValueId k =
-      b.op("Reshape", {b.op("ReduceMin", {both}, {{"keepdims", int64_t{0}}}), ints({1})});
+      b.op("Reshape", {b.op("ReduceMin", {both}, {{"keepdims", int64_t{0}}}), ints(b, {1})});
   auto top = b.op_n("TopK", {scores, k}, 2, {{"axis", int64_t{-1}}});
   b.output(b.mul(top[0], b.constant("", Tensor::from<float>({}, {2.0f}))), "top");
   b.output(b.op("Gather", {b.op("GatherND", {boxes, at}), top[1]}, {{"axis", int64_t{0}}}),

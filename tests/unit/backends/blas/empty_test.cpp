@@ -16,14 +16,10 @@ namespace hone::blas {
 namespace {
 
 using backend_test::expect_same_without_fallback;
+using backend_test::ints;
 using testing_util::build_blas;
 using testing_util::close;
 using testing_util::uniform;
-
-ValueId ints(GraphBuilder& b, std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-}
 
 // The RoIs of one feature level picked by run-time indices (NonZero's, [n];
 // blas leaves that Gather to the reference, so the blas block's input is

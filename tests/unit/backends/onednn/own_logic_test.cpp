@@ -10,14 +10,11 @@
 namespace hone::onednn {
 namespace {
 
+using backend_test::ints;
 using testing_util::build_onednn;
 using testing_util::expect_matches_reference;
 using testing_util::uniform;
 
-ValueId ints(GraphBuilder& b, std::vector<int64_t> v) {
-  const auto n = static_cast<int64_t>(v.size());
-  return b.constant("", Tensor::from<int64_t>({n}, std::move(v)));
-}
 ValueId scalar(GraphBuilder& b, int64_t v) {
   return b.constant("", Tensor::from<int64_t>({}, {v}));
 }
