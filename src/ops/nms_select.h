@@ -2,7 +2,9 @@
  * written once: the reference (eval/ops_nn_vision.cpp) and onednn's own step
  * call it, and the aot backend embeds this file as text into every library
  * with a NonMaxSuppression step (CMakeLists.txt's HONE_AOT_RT_FILES), so
- * compiled code selects exactly the boxes the reference does, in double.
+ * compiled code selects exactly the boxes the reference does, in double; the
+ * cuda backend compiles the box and the IoU test into its NVRTC kernels
+ * (kernels/nms.cu), its functions device functions (HONE_NMS_FN).
  * Nothing here allocates: the caller hands hone_nms_run scratch of
  * hone_nms_scratch_words(boxes) 8-byte words (aot's arena has no malloc).
  *
@@ -17,10 +19,14 @@
 #ifdef __CUDACC_RTC__
 typedef long long int64_t;
 #define HONE_NMS_FN static __device__ __forceinline__
+/* A product NVRTC never fuses into a multiply-add (it contracts by default),
+ * so the device computes the doubles the host does. */
+#define HONE_NMS_MUL(a, b) __dmul_rn((a), (b))
 #else
 #include <math.h>
 #include <stdint.h>
 #define HONE_NMS_FN static inline
+#define HONE_NMS_MUL(a, b) ((a) * (b))
 #endif
 
 /* A decoded box (corners sorted) and its area. */
@@ -39,15 +45,15 @@ HONE_NMS_FN hone_nms_box hone_nms_box_of(const double* b, int center) {
     r.y1 = b[2] < b[0] ? b[2] : b[0], r.y2 = b[0] < b[2] ? b[2] : b[0];
     r.x1 = b[3] < b[1] ? b[3] : b[1], r.x2 = b[1] < b[3] ? b[3] : b[1];
   }
-  r.area = (r.y2 - r.y1) * (r.x2 - r.x1);
+  r.area = HONE_NMS_MUL(r.y2 - r.y1, r.x2 - r.x1);
   return r;
 }
 
 /* (The min and max below pick as std::min and std::max do.) Whether candidate `a` is suppressed by
  * kept box `b`: their IoU is above `threshold` (in [0, 1]). Boxes with no positive height or width
  * in common have IoU 0 and never suppress: the early exit changes no answer. (`inter` is read
- * twice, so no compiler contracts the union into a fused multiply-add: every caller computes the
- * same doubles.) */
+ * twice, so no host compiler contracts the union into a fused multiply-add, and NVRTC, which
+ * would, is given HONE_NMS_MUL: every caller computes the same doubles.) */
 HONE_NMS_FN int hone_nms_suppresses(const hone_nms_box* a, const hone_nms_box* b,
                                     double threshold) {
   const double ih = (b->y2 < a->y2 ? b->y2 : a->y2) - (a->y1 < b->y1 ? b->y1 : a->y1);
@@ -55,10 +61,14 @@ HONE_NMS_FN int hone_nms_suppresses(const hone_nms_box* a, const hone_nms_box* b
   if (!(ih > 0)) return 0;
   iw = (b->x2 < a->x2 ? b->x2 : a->x2) - (a->x1 < b->x1 ? b->x1 : a->x1);
   if (!(iw > 0)) return 0;
-  inter = ih * iw;
+  inter = HONE_NMS_MUL(ih, iw);
   uni = a->area + b->area - inter;
   return uni > 0 && inter / uni > threshold;
 }
+
+/* The rest is the host's: the cuda backend's kernel (kernels/nms.cu) keeps
+ * boxes its own way, in parallel, with the box and the test above. */
+#ifndef __CUDACC_RTC__
 
 /* The boxes already kept for one class, found by where they lie: a uniform
  * grid over the candidates' extent, each kept box listed in the cells it
@@ -248,5 +258,7 @@ HONE_NMS_FN int64_t hone_nms_run(const void* boxes, const void* scores, int f64,
   }
   return count;
 }
+
+#endif /* !__CUDACC_RTC__ */
 
 #endif /* HONE_OPS_NMS_SELECT_H */

@@ -137,13 +137,5 @@ struct CountedOutput {
   }
   return {};
 }
-/// The same for each (k, rows) of `counted`: output k of `outs` holds
-/// rows * n + 1 i64 whose last is the count, and becomes [rows, count].
-[[nodiscard]] inline Result<void> nonzero_unpack_counted(
-    std::vector<Tensor>& outs, const std::vector<std::pair<size_t, int64_t>>& counted) {
-  std::vector<CountedOutput> c;
-  for (const auto& [k, rows] : counted) c.push_back({k, {rows, 0}, 1});
-  return unpack_counted(outs, c);
-}
 
 }  // namespace hone::ops

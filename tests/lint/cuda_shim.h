@@ -203,6 +203,7 @@ float __frcp_rn(float x);
 float __fsqrt_rn(float x);
 float __saturatef(float x);
 float __fmaf_rn(float x, float y, float z);
+double __dmul_rn(double x, double y);
 
 // The CUDA math library in single and double precision (C linkage, as
 // CUDA's math_functions.h declares them, which also matches g++'s builtins).

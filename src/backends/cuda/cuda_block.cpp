@@ -316,8 +316,8 @@ Result<std::vector<Tensor>> CudaBlock::download_outputs(const Program& program,
   if (profiling())
     HONE_LOG_DEBUG("cuda profile io: download of {} bytes {:.3f} ms", out_bytes,
                    ms_since(download_start));
-  // A NonZero's output: its count came back as its last element.
-  HONE_CHECK_OK(ops::nonzero_unpack_counted(outputs, program.counted_outputs));
+  // A NonZero's or NonMaxSuppression's output: its length came back as its last element.
+  HONE_CHECK_OK(ops::unpack_counted(outputs, program.counted_outputs));
   return outputs;
 }
 

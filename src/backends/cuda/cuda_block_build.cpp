@@ -101,7 +101,7 @@ Result<CudaBlock::Built> CudaBlock::build_as(const ShapeSignature& sig, bool hal
   // Half-precision activations (storage.h): each value's storage is chosen
   // here, with conversion steps where a reader needs another.
   StoragePlan storage(*program, g, settings_.math.half, lines);
-  std::map<size_t, int64_t> counted;  // slot -> rows (OpPlan::counted_rows)
+  std::map<size_t, ops::CountedOutput> counted;  // slot -> its OpPlan::counted
   for (const Unit& u : units_) {
     Program::Step st;
     if (half_acts)
@@ -113,8 +113,8 @@ Result<CudaBlock::Built> CudaBlock::build_as(const ShapeSignature& sig, bool hal
       if (counted.contains(in))
         return fail(ErrorCode::kUnsupported,
                     u.label +
-                        " reads a NonZero's output in its block (its length is known only "
-                        "once it has run; the block ends there)");
+                        " reads the output of a NonZero or NonMaxSuppression in its block (its "
+                        "length is known only once it has run; the block ends there)");
     for (size_t i = 0; i < st.in.size(); ++i)
       if (program->slots[st.in[i]].dims_only && st.op.run)
         return fail(ErrorCode::kInternal,
@@ -161,7 +161,7 @@ Result<CudaBlock::Built> CudaBlock::build_as(const ShapeSignature& sig, bool hal
         s = new_slot(od, o < st.op.dtypes.size() ? st.op.dtypes[o] : DType::kF32);
       }
       if (half_acts) storage.note(s, g.value(u.outputs[o]).name);
-      if (o == 0 && st.op.counted_rows >= 0) counted[s] = st.op.counted_rows;
+      if (st.op.counted && st.op.counted->output == o) counted[s] = *st.op.counted;
       st.out.push_back(s);
       slot_of[u.outputs[o]] = s;
     }
@@ -182,8 +182,10 @@ Result<CudaBlock::Built> CudaBlock::build_as(const ShapeSignature& sig, bool hal
       storage.note(s, g.value(v).name);
       HONE_TRY(s, storage.as(s, Storage::kF32, "block output"));
     }
-    if (auto it = counted.find(s); it != counted.end())
-      program->counted_outputs.emplace_back(program->output_slots.size(), it->second);
+    if (auto it = counted.find(s); it != counted.end()) {
+      program->counted_outputs.push_back(it->second);
+      program->counted_outputs.back().output = program->output_slots.size();
+    }
     program->output_slots.push_back(s);
   }
   // Steps run one after another on one stream, so they share one workspace.

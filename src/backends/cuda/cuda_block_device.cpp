@@ -33,8 +33,10 @@ Result<std::optional<std::vector<DeviceTensor>>> CudaBlock::run_on_device(
   std::shared_ptr<const Program> program = program_for(key);
   if (!program) return std::optional<std::vector<DeviceTensor>>();
   if (!program->counted_outputs.empty()) {
-    // A NonZero's length must come to the host, which the host run does.
-    HONE_LOG_DEBUG("cuda: block '{}' has no device-resident run: it ends with a NonZero", g.name());
+    // A run-length output's length must come to the host, which the host run does.
+    HONE_LOG_DEBUG(
+        "cuda: block '{}' has no device-resident run: it ends with a NonZero or NonMaxSuppression",
+        g.name());
     return std::optional<std::vector<DeviceTensor>>();
   }
   auto ex = pool_->take();

@@ -18,6 +18,8 @@ extern const std::string_view kRoiAlignPoints;  // src/ops/roi_align_points.h (C
 extern const std::string_view kSampleOps;       // sample_ops.cu: GridSample, RoiAlign
 extern const std::string_view kHalfOps;         // half_ops.cu: kernels over bf16/f16 activations
 extern const std::string_view kFp8Ops;          // fp8_ops.cu: e4m3 quantization (precision=fp8)
+extern const std::string_view kNmsSelect;       // src/ops/nms_select.h (C, shared)
+extern const std::string_view kNms;             // nms.cu: NonMaxSuppression
 extern const std::string_view
     kAttention;  // attention.cu: the fused attention kernels' templates and helpers
 extern const std::string_view

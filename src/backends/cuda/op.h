@@ -26,6 +26,7 @@
 #include "backends/cuda/run_errors.h"
 #include "hone/graph.h"
 #include "ops/broadcast.h"
+#include "ops/nonzero.h"
 
 namespace hone::cuda {
 
@@ -90,11 +91,12 @@ struct OpPlan {
   std::vector<Storage> reads;
   /// Per output: the storage run() writes; empty, or shorter: kF32.
   std::vector<Storage> writes;
-  /// NonZero: output 0 holds [counted_rows, count] of i64 packed at its start
-  /// and count as its last element, count known only once it has run; the
-  /// block must end with it, and its run hands it out as [rows, count]
-  /// (Program::counted_outputs). -1: no such output.
-  int64_t counted_rows = -1;
+  /// NonZero, NonMaxSuppression: output `counted->output` holds i64 packed at
+  /// its start and their length as its last element, known only once it has
+  /// run; the block must end with it, and its run hands it out as
+  /// counted->dims with the length at counted->axis (ops/nonzero.h,
+  /// Program::counted_outputs). Empty: no such output.
+  std::optional<ops::CountedOutput> counted;
   /// The outputs are known by their dims only: a view or Transpose that an
   /// attention unit reads through in place (its strides), kept so that Shape
   /// nodes can read its dims. No memory; a device op reading one is an error.
@@ -360,12 +362,15 @@ bool movable(DType t);
                                            const dims_t& dims, const dims_t& src,
                                            const dims_t& dst);
 /// Whether `op` is CumSum, OneHot, GatherElements, ScatterElements,
-/// ScatterND or NonZero (ops_elements.cpp).
+/// ScatterND, NonZero or NonMaxSuppression (ops_elements.cpp, ops_nms.cpp).
 bool element_op(const std::string& op);
 /// Why this backend cannot run that op `n` (its own limits), or "".
 std::string element_op_why_not(const Graph& g, const Node& n);
 /// That unit (ops_elements.cpp).
 [[nodiscard]] Result<Unit> create_element_op(const BlockInfo& b, const Node& n);
+/// Why this backend cannot run NonMaxSuppression `n`, or ""; its unit (ops_nms.cpp).
+std::string nms_why_not(const Graph& g, const Node& n);
+[[nodiscard]] Result<Unit> create_nms(const BlockInfo& b, const Node& n);
 /// Standalone BatchNormalization and Pad (ops_pad_norm.cpp).
 [[nodiscard]] Result<Unit> create_pad_norm(const BlockInfo& b, const Node& n);
 /// Whether `n` runs as a unit of ops_tensor.cpp (create_tensor_op): ArgMax,

@@ -7,7 +7,8 @@
 // scatter indices included; an index out of range fails the run as the
 // reference does (run_errors.h), except OneHot's, which ONNX leaves off.
 // NonZero (f32, i64, i32, bool) writes its coordinates and their count; the
-// block's run reads the count back and the block ends there (ops/nonzero.h).
+// block's run reads the count back and the block ends there (ops/nonzero.h);
+// NonMaxSuppression does the same (ops_nms.cpp).
 #include <algorithm>
 
 #include "backends/common/node_query.h"
@@ -266,7 +267,7 @@ Result<OpPlan> plan_scatter_nd(const Node& n, DType data, DType index,
 
 /// NonZero of `x` (ops/nonzero.h): one slot of rank * numel + 1 i64, the
 /// coordinates packed at its start and the count last; the block's run hands
-/// it out as [rank, count] (OpPlan::counted_rows).
+/// it out as [rank, count] (OpPlan::counted).
 Result<OpPlan> plan_nonzero(DType x, const std::vector<dims_t>& in) {
   const dims_t& d = in[0];
   if (d.size() > static_cast<size_t>(kMaxRank))
@@ -283,7 +284,7 @@ Result<OpPlan> plan_nonzero(DType x, const std::vector<dims_t>& in) {
   OpPlan p;
   p.outputs = {{capacity + 1}};
   p.dtypes = {DType::kI64};
-  p.counted_rows = rank;
+  p.counted = ops::CountedOutput{0, {rank, 0}, 1};
   p.kernel = "nonzero." + dtype_word(x) + ".cuda.block_scan";
   p.run = [=](const ExecCtx& c, const Bind& b) -> Result<void> {
     HONE_TRY(CUfunction f, c.fixed.function("hone_nonzero"));
@@ -307,11 +308,12 @@ std::string known_when_planned(const Graph& g, const Node& n, size_t i, const ch
 
 bool element_op(const std::string& op) {
   return op == "CumSum" || op == "OneHot" || op == "GatherElements" || op == "ScatterElements" ||
-         op == "ScatterND" || op == "NonZero";
+         op == "ScatterND" || op == "NonZero" || op == "NonMaxSuppression";
 }
 
 std::string element_op_why_not(const Graph& g, const Node& n) {
   const std::string& op = n.op_type;
+  if (op == "NonMaxSuppression") return nms_why_not(g, n);
   if (node_query::extra_outputs_used(n)) return "more than one output";
   if (n.inputs.empty() || n.inputs[0] < 0) return "input 0 is missing";
   const DType x = moved_dtype(g, n.inputs[0]);
@@ -353,6 +355,7 @@ std::string element_op_why_not(const Graph& g, const Node& n) {
 }
 
 Result<Unit> create_element_op(const BlockInfo& b, const Node& n) {
+  if (n.op_type == "NonMaxSuppression") return create_nms(b, n);
   const Graph& g = b.g;
   Unit u;
   u.label = n.describe();

@@ -14,6 +14,7 @@
 
 #include "backends/cuda/cuda_api.h"
 #include "backends/cuda/op.h"
+#include "ops/nonzero.h"
 
 namespace hone::cuda {
 
@@ -37,9 +38,10 @@ struct Program {
   };
   std::vector<Slot> slots;
   std::vector<size_t> input_slots, output_slots;
-  /// Outputs whose length the run finds (NonZero, OpPlan::counted_rows):
-  /// (output, rows); the slot holds [rows, count], then count.
-  std::vector<std::pair<size_t, int64_t>> counted_outputs;
+  /// Outputs whose length the run finds (NonZero, NonMaxSuppression;
+  /// OpPlan::counted), `output` the block output's index: the slot holds the
+  /// elements, then the length.
+  std::vector<ops::CountedOutput> counted_outputs;
   std::vector<Step> steps;
   size_t arena_bytes = 0, workspace_offset = 0;
   std::vector<DeviceBuffer> uploads;          // host values device ops read, copied once
