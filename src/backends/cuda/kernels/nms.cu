@@ -38,7 +38,7 @@ extern "C" __global__ void __launch_bounds__(HONE_NMS_THREADS)
                     long long pair_bytes, long long nb, long long classes, long long p2,
                     long long keep_max, int center, double iou, int has_thr, double thr) {
   const long long pair = blockIdx.x;
-  const int t = threadIdx.x;
+  const int t = threadIdx.x, step = blockDim.x;  // at most HONE_NMS_THREADS
   unsigned char* w = work + pair * pair_bytes;
   float* key = (float*)w;
   int* idx = (int*)(w + 4 * p2);
@@ -51,7 +51,7 @@ extern "C" __global__ void __launch_bounds__(HONE_NMS_THREADS)
   __syncthreads();
   // The candidates, in any order: the sort's key decides theirs.
   const float* sc = scores + pair * nb;
-  for (long long i = t; i < nb; i += HONE_NMS_THREADS) {
+  for (long long i = t; i < nb; i += step) {
     const float s = sc[i];
     if (!has_thr || (double)s > thr) {
       const int at = atomicAdd(&found, 1);
@@ -63,7 +63,7 @@ extern "C" __global__ void __launch_bounds__(HONE_NMS_THREADS)
   const long long n = found;
   long long m = 1;
   while (m < n) m *= 2;
-  for (long long i = n + t; i < m; i += HONE_NMS_THREADS) {
+  for (long long i = n + t; i < m; i += step) {
     key[i] = 0.0f;
     idx[i] = (int)(nb + i);
   }
@@ -71,7 +71,7 @@ extern "C" __global__ void __launch_bounds__(HONE_NMS_THREADS)
   // Bitonic sort of the m keys into hone_nms_before's order.
   for (long long k = 2; k <= m; k *= 2)
     for (long long j = k / 2; j > 0; j /= 2) {
-      for (long long i = t; i < m; i += HONE_NMS_THREADS) {
+      for (long long i = t; i < m; i += step) {
         const long long l = i ^ j;
         if (l <= i) continue;
         const float si = key[i], sl = key[l];
@@ -86,7 +86,7 @@ extern "C" __global__ void __launch_bounds__(HONE_NMS_THREADS)
     }
   // The candidates' boxes in sorted order, decoded in double as the reference does.
   const float* bb = boxes + (pair / classes) * nb * 4;
-  for (long long i = t; i < n; i += HONE_NMS_THREADS) {
+  for (long long i = t; i < n; i += step) {
     const float* q = bb + 4 * (long long)idx[i];
     const double v[4] = {(double)q[0], (double)q[1], (double)q[2], (double)q[3]};
     box[i] = hone_nms_box_of(v, center);
@@ -104,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(HONE_NMS_THREADS)
     if (t == 0) keep[kept] = idx[i];
     ++kept;
     const hone_nms_box bi = box[i];
-    for (long long j = i + 1 + t; j < n; j += HONE_NMS_THREADS)
+    for (long long j = i + 1 + t; j < n; j += step)
       if (!supp[j] && hone_nms_suppresses(&box[j], &bi, iou)) supp[j] = 1;
     ++i;
   }
