@@ -1,6 +1,27 @@
 #include "backends/common/compiling_backend.h"
 
+#include <variant>
+
 namespace hone {
+namespace {
+
+/// Whether `g` or a subgraph of its nodes (If branches, Loop/Scan bodies)
+/// holds a node named `name`.
+bool holds_node(const Graph& g, const std::string& name) {
+  for (const Node& n : g.nodes()) {
+    if (n.name == name) return true;
+    for (const auto& [key, a] : n.attrs) {
+      if (const auto* sub = std::get_if<std::shared_ptr<const Graph>>(&a))
+        if (*sub && holds_node(**sub, name)) return true;
+      if (const auto* subs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&a))
+        for (const auto& s : *subs)
+          if (s && holds_node(*s, name)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
 
 CompilingBackend::CompilingBackend() {
   mutable_config()
@@ -52,7 +73,18 @@ Result<void> CompilingBackend::do_build(const Graph& graph) {
   HONE_TRY(runtime::ExecutorOptions o, executor_options(graph));
   ex->set_options(std::move(o));
   executor_ = std::move(ex);
-  return executor_->build(graph);
+  HONE_CHECK_OK(executor_->build(graph));
+  // fp32_nodes name nodes of the graph the backend built (the passes'
+  // result): a name that is none keeps nothing in fp32, which the user
+  // should hear about rather than get a plan that silently ignores it.
+  const Graph* built = executor_->planned_graph();
+  for (const std::string& n : fp32_nodes())
+    if (built != nullptr && !holds_node(*built, n))
+      return fail(ErrorCode::kInvalidArgument,
+                  "fp32_nodes names '" + n + "', which is no node of the graph '" +
+                      std::string(name()) +
+                      "' builds (the optimized graph: `hone inspect --json` lists its nodes)");
+  return {};
 }
 
 Result<std::vector<Tensor>> CompilingBackend::do_infer(const std::vector<Tensor>& inputs) const {

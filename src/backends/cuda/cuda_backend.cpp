@@ -34,7 +34,9 @@ CudaBackend::CudaBackend() {
                "unit's) on cuBLASLt in FP8 e4m3, the weight converted once with a per-tensor "
                "scale, the activation quantized before each product with a scale from its "
                "current amax; a product whose K or N is no multiple of 16 stays bf16 (its "
-               "kernel says why)")
+               "kernel says why). Under bf16, fp16 and fp8, a unit holding a node named in "
+               "fp32_nodes runs on f32 tensors and operands (TF32 products), marked [fp32] in "
+               "the kernel plan")
       .declare("cudnn", true,
                "convolutions on cuDNN when it is found (HONE_CUDNN_PATH, the loader's path, "
                "PyTorch's pip wheel); false, or no cuDNN: im2col + cuBLAS")
@@ -101,6 +103,7 @@ const BackendCapabilities& CudaBackend::caps() {
     // tf32: cuBLAS's TF32 tensor-op math mode; bf16 / f16: its f32-accumulating
     // bf16 / f16 tensor-core compute types.
     k.precisions = {Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp16};
+    k.mixed_precision = true;  // fp32_nodes: their units stay f32 under bf16/fp16/fp8
     // FP8 products: the device and the cuBLASLt loaded decide (fp8.h).
     k.precision_needs[Precision::kFp8] =
         "an NVIDIA GPU of compute capability 8.9 or newer (Ada, Hopper) and a cuBLASLt with FP8 "
@@ -214,6 +217,8 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
   settings_.math.fp8 = fp8;
   settings_.math.precision = precision;
   settings_.math.mode = std::string(to_string(precision));
+  if (const auto keep = fp32_nodes(); !keep.empty() && gemm_half != 0)
+    settings_.fp32_nodes = std::make_shared<const std::set<std::string>>(keep.begin(), keep.end());
   // The record starts from the given choices; what is timed later (blocks
   // planned at build, or at their first inference of a new shape) is written
   // back into the config, so a package saved after the tune replays it.
@@ -254,6 +259,18 @@ Result<void> CudaBackend::do_build(const Graph& graph) {
                                      "accumulation)")
                        : settings_.math.mode + " (f32 accumulation)");
   return CompilingBackend::do_build(graph);
+}
+
+BuildSettings BuildSettings::f32_math() const {
+  BuildSettings s = *this;
+  s.math.half = 0;
+  s.math.half_activations = false;
+  s.math.activations_auto = false;
+  s.math.fp8 = false;
+  s.math.precision = math.tf32 ? Precision::kTf32 : Precision::kFp32;
+  s.math.mode = std::string(to_string(s.math.precision));
+  s.fp32_nodes = nullptr;
+  return s;
 }
 
 Result<std::unique_ptr<CompiledBlock>> CudaBackend::compile(const Graph& block) {

@@ -136,6 +136,15 @@ struct BuildSettings {
   /// This backend's record of timed choices (kernel_choices.h), shared by
   /// its blocks' ops: replayed before anything is timed, added to after.
   std::shared_ptr<KernelChoices> choices;
+  /// Mixed precision (the fp32_nodes field), under bf16/fp16/fp8: a unit
+  /// with one of these nodes among its members is made with f32_math(), on
+  /// f32 tensors (CudaBlock::init). Null or empty: none.
+  std::shared_ptr<const std::set<std::string>> fp32_nodes;
+  /// These settings for a unit kept in fp32: f32 operands and activations,
+  /// TF32 tensor-op math as the reduced precisions allow f32 products (the
+  /// streams' cuBLAS handles are made in that mode), choices recorded under
+  /// "tf32".
+  BuildSettings f32_math() const;
 };
 
 /// Counters shared by the backend and its blocks.

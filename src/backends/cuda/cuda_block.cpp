@@ -1,5 +1,6 @@
 #include "backends/cuda/cuda_block.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <utility>
@@ -20,6 +21,23 @@ bool profiling() {
 }
 
 using Clock = std::chrono::steady_clock;
+
+/// A unit kept in fp32 (mixed precision): its op, made with f32 settings,
+/// offers no half-precision plan, so under half activations its inputs are
+/// converted to f32 and its outputs are f32 (storage.h), the conversions
+/// naming why.
+class KeptInFp32 final : public Op {
+ public:
+  explicit KeptInFp32(std::unique_ptr<Op> op) : op_(std::move(op)) {}
+  Result<OpPlan> plan(const std::vector<dims_t>& in, const PlanEnv& env) const override {
+    HONE_TRY(OpPlan p, op_->plan(in, env));
+    p.f32_because = "kept in fp32 (fp32_nodes)";
+    return p;
+  }
+
+ private:
+  std::unique_ptr<Op> op_;
+};
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -43,10 +61,33 @@ Result<void> CudaBlock::init() {
   info.chains = std::make_shared<ChainModule>();
   info.settings = settings_;
   if (settings_.attention != AttentionSelect::kUnfused) find_attention_units(info);
+  // Mixed precision: a unit with a member named in fp32_nodes is made with
+  // f32 settings. Its first node decides before it is made; a unit whose
+  // fusion took in such a node is made again with them, from the same state.
+  const auto& keep = settings_.fp32_nodes;
+  const auto kept = [&](NodeId id) { return keep && keep->contains(g.node(id).name); };
+  const BuildSettings f32 = keep && !keep->empty() ? settings_.f32_math() : settings_;
+  auto create = [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) -> Result<Unit> {
+    if (!keep || keep->empty()) return create_unit(info, n, absorbed);
+    const std::vector<bool> used = info.used;
+    if (!kept(id)) {
+      HONE_TRY(Unit u, create_unit(info, n, absorbed));
+      if (std::none_of(absorbed->begin(), absorbed->end(), kept)) return u;
+      info.used = used;
+      absorbed->clear();
+    }
+    info.settings = f32;
+    auto u = create_unit(info, n, absorbed);
+    info.settings = settings_;
+    if (!u) return u;
+    u->op = std::make_unique<KeptInFp32>(std::move(u->op));
+    u->label += " [fp32]";
+    return u;
+  };
   HONE_TRY(units_,
            place_units<Unit>(g, [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) {
              info.used[static_cast<size_t>(id)] = true;
-             return create_unit(info, n, absorbed);
+             return create(id, n, absorbed);
            }));
   if (!info.chains->source.empty()) {
     HONE_TRY(Module m, Module::compile(d_, ew_prelude() + info.chains->source, "hone_chains"));
@@ -73,7 +114,7 @@ Result<void> CudaBlock::init() {
     // Conv W) also gets its reduced copy, converted once here.
     for (const Node& n : g.nodes()) {
       if ((n.op_type != "Gemm" && n.op_type != "MatMul" && n.op_type != "Conv") ||
-          n.inputs.size() < 2 || n.inputs[1] < 0)
+          n.inputs.size() < 2 || n.inputs[1] < 0 || (keep && keep->contains(n.name)))
         continue;
       const ValueId v = n.inputs[1];
       const Value& val = g.value(v);

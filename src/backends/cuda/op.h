@@ -91,6 +91,10 @@ struct OpPlan {
   std::vector<Storage> reads;
   /// Per output: the storage run() writes; empty, or shorter: kF32.
   std::vector<Storage> writes;
+  /// Under half activations, a plan() that reads f32 by choice: why (a unit
+  /// kept in fp32, "kept in fp32 (fp32_nodes)"), named on the conversions of
+  /// its half inputs. Empty: the op has no half kernel.
+  std::string f32_because;
   /// NonZero, NonMaxSuppression: output `counted->output` holds i64 packed at
   /// its start and their length as its last element, known only once it has
   /// run; the block must end with it, and its run hands it out as

@@ -220,7 +220,9 @@ Result<void> StoragePlan::plan_step(Program::Step& st, const Unit& u, const Slot
     if (!op->run && !view) continue;
     HONE_TRY(in[i], as(in[i], Storage::kF32,
                        "read by " + u.label + ": " +
-                           (view ? "a view of another order" : "no " + hname + " kernel")));
+                           (view                       ? "a view of another order"
+                            : !op->f32_because.empty() ? op->f32_because
+                                                       : "no " + hname + " kernel")));
   }
   st.in = std::move(in);
   st.op = std::move(*op);

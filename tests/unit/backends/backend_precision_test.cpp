@@ -2,6 +2,7 @@
 // hone::Precision when set, limited to the precisions the backend lists.
 #include <gtest/gtest.h>
 
+#include "hone/graph_builder.h"
 #include "hone/registry.h"
 
 namespace hone {
@@ -56,6 +57,27 @@ TEST(BackendPrecision, Fp32NodesNeedMixedPrecision) {
   ASSERT_TRUE((*onednn)->set_fp32_nodes({"a", "b/c"}));
   EXPECT_EQ((*onednn)->fp32_nodes(), (std::vector<std::string>{"a", "b/c"}));
   EXPECT_FALSE((*onednn)->set_fp32_nodes({"a,b"}));
+}
+
+TEST(BackendPrecision, Fp32NodesMustNameNodesOfTheBuiltGraph) {
+  auto onednn = default_registry().create("onednn");
+  if (!onednn) GTEST_SKIP() << "onednn is not built in";
+  GraphBuilder b("two_relus");
+  ValueId x = b.input("x", DType::kF32, Shape{2, 3});
+  b.output(b.relu(b.relu(x)), "y");
+  auto g = std::move(b).build();
+  ASSERT_TRUE(g) << g.error().to_string();
+  const std::string first = g->nodes().front().name;
+  // A typo keeps nothing in fp32: the build says so, naming the name.
+  ASSERT_TRUE((*onednn)->set_fp32_nodes({first, "no_such_node"}));
+  auto r = (*onednn)->build(*g);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.error().message().find("'no_such_node', which is no node"), std::string::npos)
+      << r.error().to_string();
+  auto ok = default_registry().create("onednn");
+  ASSERT_TRUE(ok && (*ok)->set_fp32_nodes({first}));
+  EXPECT_TRUE((*ok)->build(*g)) << first;
 }
 
 TEST(BackendPrecision, OldPackagesFieldAllowReducedPrecisionFalseIsAccepted) {
