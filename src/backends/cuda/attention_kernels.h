@@ -23,8 +23,9 @@
 
 namespace hone::cuda {
 
-inline constexpr int kAttnMaxBatch = 4;  // batch dims of one attention launch
-inline constexpr int kAttnRows = 64;     // query rows per block (both kernel families)
+inline constexpr int kAttnMaxBatch = 4;    // batch dims of one attention launch
+inline constexpr int kAttnRows = 64;       // query rows per block (both kernel families)
+inline constexpr int kAttnSplitRows = 16;  // per block of the key-split kernels (_split_)
 
 /// Host mirror of `HoneAttn`. Logically Q is [batch..., len_q, D], K and V
 /// [batch..., len_k, D] and O [batch..., len_q, D]; element (row r, dim d) of

@@ -229,7 +229,8 @@ class AttentionOp final : public Op {
     if (ob.size() > static_cast<size_t>(kAttnMaxBatch))
       return unsupported(std::to_string(ob.size()) + " batch dims");
     const int64_t nbatch = numel_of(ob), tiles = (Sq + kAttnRows - 1) / kAttnRows;
-    if (!fits_int({nbatch * tiles, Sq, Sk})) return unsupported("too large");
+    if (!fits_int({nbatch * ((Sq + kAttnSplitRows - 1) / kAttnSplitRows), Sq, Sk}))
+      return unsupported("too large");
     double scale = spec_.scale;
     for (ValueId sv : spec_.scale_values) {
       const Tensor* t = env.value(sv);
@@ -306,15 +307,18 @@ class AttentionOp final : public Op {
                ko = static_cast<CUdeviceptr>(k.offset * esize),
                vo = static_cast<CUdeviceptr>(v.offset * esize);
     // With `plain` given, fn is a cp.async kernel (attention_async_module),
-    // launched where K's and V's rows turn out 16-byte aligned, else `plain`.
-    auto add = [&](std::string kernel, std::string fn, unsigned threads, std::string plain = {}) {
+    // launched where K's and V's rows turn out 16-byte aligned, else `plain`
+    // (on 64-row tiles). `rows`: the query rows of one block of fn.
+    auto add = [&](std::string kernel, std::string fn, unsigned threads, std::string plain = {},
+                   int64_t rows = kAttnRows) {
       OpPlan p;
       p.outputs = {out};
       p.kernel = std::move(kernel);
       const int q_at = iq(), k_at = ik(), v_at = iv(), m_at = im();
-      const auto blocks = static_cast<unsigned>(nbatch * tiles);
-      p.run = [a, fn, plain, threads, q_at, k_at, v_at, m_at, blocks, qo, ko, vo, esize](
-                  const ExecCtx& c, const Bind& b) -> Result<void> {
+      const auto blocks = static_cast<unsigned>(nbatch * ((Sq + rows - 1) / rows)),
+                 plain_blocks = static_cast<unsigned>(nbatch * tiles);
+      p.run = [a, fn, plain, threads, q_at, k_at, v_at, m_at, blocks, plain_blocks, qo, ko, vo,
+               esize](const ExecCtx& c, const Bind& b) -> Result<void> {
         AttnArgs x = a;
         x.q = b.in[static_cast<size_t>(q_at)] + qo;
         x.k = b.in[static_cast<size_t>(k_at)] + ko;
@@ -325,7 +329,8 @@ class AttentionOp final : public Op {
         const bool staged = !plain.empty() && (x.vec & 24) == 24;
         HONE_TRY(const Module* m, staged ? attention_async_module(c.d) : attention_module(c.d));
         HONE_TRY(CUfunction f, m->function(plain.empty() || staged ? fn : plain));
-        return launch_grid(c.d, f, c.stream, blocks, 1, 1, threads, 1, {&x});
+        return launch_grid(c.d, f, c.stream, plain.empty() || staged ? blocks : plain_blocks, 1, 1,
+                           threads, 1, {&x});
       };
       cands.push_back(std::move(p));
     };
@@ -341,11 +346,17 @@ class AttentionOp final : public Op {
       at_offsets.k = ko;
       at_offsets.v = vo;
       if (D <= 64 && (vector_access(at_offsets, esize) & 24) == 24) {
-        if (auto m = attention_async_module(*drv); m)
+        if (auto m = attention_async_module(*drv); m) {
           add("attention." + type + ".cuda.fused_mma_async_half_io",
               "hone_attn_mma_async_" + d + "_" + type + "_hio", 128, plain);
-        else
+          // Split along the keys: for few (batch, head) pairs, where 64-row
+          // tiles would leave most multiprocessors idle; timed like the rest.
+          if (nbatch * tiles < 2 * static_cast<int64_t>(drv->multiprocessors()))
+            add("attention." + type + ".cuda.fused_mma_split_half_io",
+                "hone_attn_mma_split_" + d + "_" + type + "_hio", 128, plain, kAttnSplitRows);
+        } else {
           HONE_LOG_DEBUG("cuda: {}: no cp.async attention kernel: {}", label_, m.error().message());
+        }
       }
       add("attention." + type + ".cuda.fused_mma_half_io", plain, 128);
       return cands;
