@@ -151,6 +151,24 @@ struct View {
   int64_t offset = 0;  // elements past the source's start (a Gather of one index)
 };
 
+/// The kernels' mask fields for mask dims `md` broadcast to [ob..., Sq, Sk].
+Result<void> read_mask(AttnArgs& a, const dims_t& md, const dims_t& ob, int64_t Sq, int64_t Sk) {
+  dims_t target = ob;
+  target.push_back(Sq);
+  target.push_back(Sk);
+  HONE_TRY(dims_t bc, ops::broadcast_shapes({md, target}));
+  if (bc != target)
+    return fail(ErrorCode::kInvalidArgument, "attention: mask " + shape_to_string(md) +
+                                                 " does not broadcast to " +
+                                                 shape_to_string(target));
+  const dims_t st = broadcast_strides(md, target);
+  a.has_mask = 1;
+  for (size_t i = 0; i < ob.size(); ++i) a.sm[i] = st[i];
+  a.mask_r = st[ob.size()];
+  a.mask_c = st[ob.size() + 1];
+  return {};
+}
+
 class AttentionOp final : public Op {
  public:
   AttentionOp(const Graph& g, AttentionSpec spec, std::vector<AttentionSub> subs,
@@ -254,22 +272,7 @@ class AttentionOp final : public Op {
     batch(q, a.sq, &a.q_row, &a.q_col);
     batch(k, a.sk, &a.k_row, &a.k_col);
     batch(v, a.sv, &a.v_row, &a.v_col);
-    if (im() >= 0) {
-      const dims_t& md = in[static_cast<size_t>(im())];
-      dims_t target = ob;
-      target.push_back(Sq);
-      target.push_back(Sk);
-      HONE_TRY(dims_t bc, ops::broadcast_shapes({md, target}));
-      if (bc != target)
-        return fail(ErrorCode::kInvalidArgument, "attention: mask " + shape_to_string(md) +
-                                                     " does not broadcast to " +
-                                                     shape_to_string(target));
-      const dims_t st = broadcast_strides(md, target);
-      a.has_mask = 1;
-      for (size_t i = 0; i < ob.size(); ++i) a.sm[i] = st[i];
-      a.mask_r = st[ob.size()];
-      a.mask_c = st[ob.size() + 1];
-    }
+    if (im() >= 0) HONE_CHECK_OK(read_mask(a, in[static_cast<size_t>(im())], ob, Sq, Sk));
     // O: [ob..., Sq, D] contiguous, or written through the output Transpose.
     dims_t out = ob;
     out.push_back(Sq);
