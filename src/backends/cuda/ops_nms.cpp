@@ -17,6 +17,7 @@
 #include <climits>
 
 #include "backends/common/node_query.h"
+#include "backends/cuda/nms_layout.h"
 #include "backends/cuda/op.h"
 #include "ops/nms.h"
 #include "ops/run_length.h"
@@ -29,26 +30,7 @@ using node_query::val;
 const char* const kParamNames[] = {"boxes", "scores", "max_output_boxes_per_class", "iou_threshold",
                                    "score_threshold"};
 
-/// Where one (batch, class) keeps its state in the workspace; the same layout
-/// as kernels/nms.cu's hone_nms_select: scores (float) and indices (int) of
-/// the sort, p2 of each, the decoded boxes (5 doubles each), the suppressed
-/// flags (int, rounded to even) and the kept boxes (i64).
-struct NmsLayout {
-  long long p2 = 1;        // the sort's length: boxes rounded up to a power of 2
-  long long keep_max = 0;  // min(boxes, max_output_boxes_per_class), 0 when that is <= 0
-  long long pair_bytes = 0;
-};
-
 static_assert(sizeof(hone_nms_box) == 40, "kernels/nms.cu lays boxes out 40 bytes apart");
-
-NmsLayout nms_layout(int64_t boxes, int64_t max_out) {
-  NmsLayout l;
-  while (l.p2 < boxes) l.p2 *= 2;
-  l.keep_max = max_out <= 0 ? 0 : std::min<int64_t>(boxes, max_out);
-  const long long keep_at = 8 * l.p2 + 40 * boxes + 4 * ((boxes + 1) / 2 * 2);
-  l.pair_bytes = (keep_at + 8 * l.keep_max + 15) / 16 * 16;
-  return l;
-}
 
 /// The most workspace one NonMaxSuppression takes (4 GiB): past it the
 /// signature runs on the reference.

@@ -30,7 +30,7 @@ __device__ __forceinline__ int hone_nms_before(float sa, int ia, float sb, int i
 // One pair's part of `work`: the sort's scores (float[p2]) and box indices
 // (int[p2]), the sorted candidates' decoded boxes (hone_nms_box[nb]), their
 // suppressed flags (int[nb], rounded to even) and the kept box indices
-// (long long[keep_max]); pair_bytes (ops_nms.cpp) covers them. boxes are
+// (long long[keep_max]); nms_layout.h mirrors it on the host. boxes are
 // [batches, nb, 4] and scores [batches, classes, nb] of f32; the grid has
 // batches * classes blocks.
 extern "C" __global__ void __launch_bounds__(HONE_NMS_THREADS)

@@ -3,10 +3,10 @@
 // selection is checked against the reference's hone_nms_run on a machine
 // without a GPU: each thread block is its threads as std::threads, one
 // std::barrier its __syncthreads, a function-static its __shared__ memory,
-// and the workspace laid out as ops_nms.cpp lays it out. This checks the
-// algorithm and its synchronisation (the blocks' threads really race; run it
-// under TSan to check the barriers), not the CUDA compiler: CudaNms's tests
-// (nms_test.cpp) run the kernels on a device.
+// and the workspace laid out by nms_layout.h, as ops_nms.cpp lays it out.
+// This checks the algorithm and its synchronisation (the blocks' threads
+// really race; run it under TSan to check the barriers), not the CUDA
+// compiler: CudaNms's tests (nms_test.cpp) run the kernels on a device.
 #include <algorithm>
 #include <atomic>
 #include <barrier>
@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cuda/nms_layout.h"
 #include "ops/nms.h"
 
 namespace hone::cuda::nms_cpu {
@@ -119,16 +120,13 @@ void make_inputs(const Case& c, std::mt19937& rng, std::vector<float>& boxes,
     scores.push_back(rng() % 23 == 0 ? -0.0f : static_cast<float>(rng() % 16) / 16.0f - 0.05f);
 }
 
-/// The kernels' rows for `c` on `threads` threads a block, laid out as
-/// ops_nms.cpp plans them (nms_layout), with the count last.
+/// The kernels' rows for `c` on `threads` threads a block, the workspace laid
+/// out as ops_nms.cpp plans it (nms_layout.h).
 std::vector<int64_t> kernel_rows(const Case& c, const std::vector<float>& boxes,
                                  const std::vector<float>& scores, unsigned threads) {
-  long long p2 = 1;
-  while (p2 < c.boxes) p2 *= 2;
+  const NmsLayout l = nms_layout(c.boxes, c.max_out);
   const long long nb = c.boxes, classes = c.classes, pairs = c.batches * c.classes;
-  const long long keep_max = c.max_out <= 0 ? 0 : std::min<long long>(nb, c.max_out);
-  const long long keep_at = 8 * p2 + 40 * nb + 4 * ((nb + 1) / 2 * 2);
-  const long long pair_bytes = (keep_at + 8 * keep_max + 15) / 16 * 16;
+  const long long p2 = l.p2, keep_max = l.keep_max, pair_bytes = l.pair_bytes;
   const bool selects = pairs > 0 && keep_max > 0;
   std::vector<unsigned char> work(selects ? static_cast<size_t>(pairs * pair_bytes + 8 * pairs)
                                           : 16);
