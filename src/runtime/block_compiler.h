@@ -8,7 +8,9 @@
 //     Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
 //   };
 //
-// It proposes; the Executor decides where each node runs (STYLE.md rule 8).
+// It proposes; the Executor decides where each node runs (STYLE.md rule 8),
+// and ends a block after a node whose output length only its run finds where
+// the block's compiler says so (ends_block_after).
 #pragma once
 
 #include <memory>
@@ -19,6 +21,7 @@
 #include "hone/graph.h"
 #include "hone/partition.h"
 #include "hone/tensor.h"
+#include "ops/run_length.h"
 
 namespace hone {
 
@@ -43,6 +46,17 @@ class BlockCompiler {
   /// are its formal inputs, then the names it captures) is partitioned and
   /// compiled; aot derives the bounds of the body's dims here.
   virtual void prepare_body(const Graph& body) { (void)body; }
+  /// Whether `node` of block graph `g` must be the last of its block on this
+  /// compiler: its output's dims are known only once it has run, and the
+  /// blocks reading it are built for the dims it made. By default every node
+  /// ops::length_known_after_run names (NonZero, NonMaxSuppression, a TopK of
+  /// a run-time K, a Slice of a run-time length): code compiled for symbolic
+  /// dims (aot) must. A compiler that plans each block per input signature,
+  /// K and slice bounds computed on the host then, needs it only where the
+  /// length is data.
+  virtual bool ends_block_after(const Graph& g, const Node& node) const {
+    return ops::length_known_after_run(g, node);
+  }
 };
 
 }  // namespace hone

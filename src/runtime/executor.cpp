@@ -6,7 +6,6 @@
 
 #include "core/log.h"
 #include "eval/control_flow.h"
-#include "ops/run_length.h"
 #include "runtime/bodies.h"
 
 namespace hone::runtime {
@@ -76,27 +75,31 @@ Result<void> settle_blocks(const Graph& g, Partition& p,
 }
 
 /// A node whose output dims are known only once it has run (NonZero, a TopK of a run-time K,
-/// ops/run_length.h) ends its block on a compiler, which runs it as its last
-/// step: the blocks reading that output are built for the dims it made.
-void end_blocks_at_run_time_lengths(const Graph& g, Partition& p) {
-  const auto ends = [&g](const Block& b) {
-    for (size_t k = 0; k + 1 < b.nodes.size(); ++k)
-      if (ops::length_known_after_run(g, g.node(b.nodes[k]))) return true;
-    return false;
-  };
-  if (std::none_of(p.blocks.begin(), p.blocks.end(),
-                   [&](const Block& b) { return b.on_backend && ends(b); }))
-    return;
+/// ops/run_length.h) ends its block where the block's compiler says it must
+/// (BlockCompiler::ends_block_after, asked of the block as the graph it is
+/// compiled as), and is run as its last step: the blocks reading that output
+/// are built for the dims it made.
+Result<void> end_blocks_at_run_time_lengths(const Graph& g, Partition& p,
+                                            const std::vector<BlockCompiler*>& compilers) {
+  bool split = false;
   std::vector<Block> blocks;
-  for (Block& b : p.blocks) {
+  for (const Block& b : p.blocks) {
     if (!b.on_backend) {
-      blocks.push_back(std::move(b));
+      blocks.push_back(b);
       continue;
+    }
+    const BlockCompiler* c = compiler_of(compilers, b);
+    std::vector<bool> ends(b.nodes.size(), false);
+    if (b.nodes.size() > 1) {
+      HONE_TRY(Graph sub, extract_block(g, b));  // its nodes in b's order
+      for (size_t k = 0; k + 1 < b.nodes.size(); ++k)
+        ends[k] = c->ends_block_after(sub, sub.nodes()[k]);
     }
     Block part;
     for (size_t k = 0; k < b.nodes.size(); ++k) {
       part.nodes.push_back(b.nodes[k]);
-      if (k + 1 < b.nodes.size() && ops::length_known_after_run(g, g.node(b.nodes[k]))) {
+      if (ends[k]) {
+        split = true;
         part.on_backend = true;
         part.placed_on = b.placed_on;
         blocks.push_back(std::move(part));
@@ -107,8 +110,10 @@ void end_blocks_at_run_time_lengths(const Graph& g, Partition& p) {
     part.placed_on = b.placed_on;
     blocks.push_back(std::move(part));
   }
+  if (!split) return {};
   p.blocks = std::move(blocks);
   fill_block_io(g, p.blocks);
+  return {};
 }
 
 }  // namespace
@@ -258,7 +263,7 @@ Result<Partition> Executor::plan_graph(const Graph& g, int depth, bool describe_
     for (const auto& [id, why] : p.fallbacks)
       if (!eval::is_control_flow(planned.node(id)))
         return fail(not_full(planned.node(id).describe(), why));
-  end_blocks_at_run_time_lengths(planned, p);
+  HONE_CHECK_OK(end_blocks_at_run_time_lengths(planned, p, compilers_));
   if (opt) {
     p.notes = "optimize: " + opt->report.describe();
     p.graph = opt->graph;

@@ -222,13 +222,19 @@ Result<void> lower_topk(PlanBuilder& b, const Node& n) {
   HONE_TRY(const int64_t axis,
            ops::normalize_axis(ops::axis_attr(n), static_cast<int64_t>(in.size()), "axis"));
   const AxisSplit s = split_at(in, axis);
-  if (k <= 0 || k > s.len)
+  if (k < 0 || k > s.len)
     return fail(ErrorCode::kInvalidArgument, n.describe() + ": K " + std::to_string(k) +
-                                                 " is out of range [1, " + std::to_string(s.len) +
+                                                 " is out of range [0, " + std::to_string(s.len) +
                                                  "] for axis " + std::to_string(axis));
   const bool largest = ops::topk_attrs(n).largest;
   dims_t out = in;
   out[static_cast<size_t>(axis)] = k;
+  if (k == 0) {  // min(k, count) of no candidates: empty values, no step (lower_empty.cpp)
+    for (size_t i = 0; i < 2 && i < n.outputs.size(); ++i)
+      if (n.outputs[i] >= 0)
+        b.set_empty(n.outputs[i], Tensor::zeros(i == 0 ? DType::kF32 : DType::kI64, out));
+    return {};
+  }
   const BufferRef src = b.data(n.inputs[0]);
   const BufferRef values = new_plain_value(b, out, DType::kF32);
   const BufferRef indices = new_plain_value(b, out, DType::kI64);

@@ -336,6 +336,10 @@ NodeSupport OnednnBackend::supports(const Graph& g, const Node& node) const {
   return supports_node(g, node);
 }
 
+bool OnednnBackend::ends_block_after(const Graph& g, const Node& node) const {
+  return block_ends_after(g, node);
+}
+
 Result<std::unique_ptr<CompiledBlock>> OnednnBackend::compile(const Graph& block) {
   const int64_t configured = config().get<int64_t>("threads", 0);  // >= 0: Backend::build checked
   // 0 means what every backend means by it: the global pool's size (the CLI's

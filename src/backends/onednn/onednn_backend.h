@@ -76,6 +76,7 @@ class OnednnBackend final : public CompilingBackend {
  protected:
   NodeSupport supports(const Graph& g, const Node& node) const override;
   Result<std::unique_ptr<CompiledBlock>> compile(const Graph& block) override;
+  bool ends_block_after(const Graph& g, const Node& node) const override;
   /// Reads `timed_choices` (kInvalidArgument naming the field and the entry
   /// when malformed) into this build's record, then builds.
   Result<void> do_build(const Graph& graph) override;
@@ -91,5 +92,12 @@ bool cpu_has_bf16();
 
 /// The per-node answer behind OnednnBackend::supports().
 NodeSupport supports_node(const Graph& g, const Node& node);
+
+/// Behind OnednnBackend::ends_block_after: whether `node` of block graph `g`
+/// ends its block on onednn. Only where its length is data (NonZero,
+/// NonMaxSuppression, a Slice of starts, ends or steps read when it runs):
+/// a TopK's K and a Slice's bounds computed from dims are evaluated when the
+/// plan of each input signature is built, so their lengths are known then.
+bool block_ends_after(const Graph& g, const Node& node);
 
 }  // namespace hone::onednn

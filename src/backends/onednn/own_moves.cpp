@@ -9,7 +9,10 @@
 // off_value; ScatterND checks every index tuple before it writes, then
 // applies the updates in the indices' row-major order (duplicate targets
 // meet in that order), a negative index counting from the end. NonZero
-// writes the coordinates it finds and their count; its block ends there.
+// writes the coordinates it finds and their count; its block ends there. A
+// Slice whose starts, ends or steps are read when it runs (a Loop body's
+// x[i:i+1]) copies the window they name and writes its dims after it; its
+// block ends there too.
 #include "backends/onednn/own_moves.h"
 
 #include <algorithm>
@@ -209,6 +212,101 @@ Result<void> lower_slice_bytes(PlanBuilder& b, const Node& n) {
   return add_strided_copy(b, n, "slice_bytes", w.out, w.strides, w.base);
 }
 
+/// Whether Slice `n` reads a start, end or step the plan does not know (a
+/// value the block computes when it runs: a Loop's iteration count).
+bool slice_positions_at_run_time(const PlanBuilder& b, const Node& n) {
+  if (n.op_type != "Slice" || b.graph().opset("") < 10) return false;
+  for (size_t i = 1; i < n.inputs.size() && i < 5; ++i)
+    if (n.inputs[i] >= 0 && b.constant(n.inputs[i]) == nullptr) return true;
+  return false;
+}
+
+/// The `count` integers (i64 or i32) at `p`.
+std::vector<int64_t> read_positions(const void* p, int64_t count, bool i64) {
+  std::vector<int64_t> v(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    v[static_cast<size_t>(i)] =
+        i64 ? static_cast<const int64_t*>(p)[i] : static_cast<const int32_t*>(p)[i];
+  return v;
+}
+
+/// Slice of starts, ends or steps read when the block runs (axes known when
+/// the plan is built; data of f32, i64, i32 or bool): the step resolves the
+/// window as the reference does (ops::slice_window), copies it into a buffer
+/// of the input's element count and writes the output's dims after it; the
+/// plan's run hands the output out with those dims (PlanBuilder::
+/// set_counted_dims). The partition ends the block here (block_ends_after),
+/// so the blocks reading it are planned with the dims it found.
+Result<void> lower_slice_at_run_time(PlanBuilder& b, const Node& n) {
+  const ValueId y = n.outputs.empty() ? kNoValue : n.outputs[0];
+  if (y < 0) return {};
+  if (const std::string why = ops::run_length_block_end_why_not(
+          b.graph(), n, "a Slice of starts, ends or steps read when it runs");
+      !why.empty())
+    return fail(ErrorCode::kUnsupported, n.describe() + ": " + why);
+  const DType t = b.dtype(n.inputs[0]);
+  if (t != DType::kF32 && !int_or_bool_value(t))
+    return fail(ErrorCode::kUnsupported,
+                n.describe() + ": data of " + moves_text(t) + "; f32, i64, i32 or bool only");
+  if (!slice_given(b, n, 1, "starts") || !slice_given(b, n, 2, "ends"))
+    return fail(ErrorCode::kInvalidArgument, n.describe() + ": Slice needs starts and ends");
+  const dims_t in = value_dims(b, n.inputs[0]);
+  if (in.empty()) return fail(ErrorCode::kInvalidArgument, n.describe() + ": Slice of a scalar");
+  const bool has_axes = slice_given(b, n, 3, "axes");
+  std::vector<int64_t> axes;
+  if (has_axes) {
+    HONE_TRY(axes, slice_param(b, n, 3, "axes"));
+  }
+  // starts, ends and steps: buffers the step reads (a plan constant's made now).
+  std::vector<std::pair<int, BufferRef>> args{{DNNL_ARG_SRC_0, b.data(n.inputs[0])}};
+  std::vector<std::pair<int64_t, bool>> lists;  // each one's length and whether i64
+  constexpr std::array<size_t, 3> kInputs{1, 2, 4};
+  constexpr std::array<int, 3> kArgs{DNNL_ARG_SRC_1, DNNL_ARG_SRC_2, DNNL_ARG_SRC_3};
+  for (size_t k = 0; k < kInputs.size(); ++k) {
+    const size_t i = kInputs[k];
+    if (i >= n.inputs.size() || n.inputs[i] < 0) continue;
+    const DType it = b.dtype(n.inputs[i]);
+    if (it != DType::kI64 && it != DType::kI32)
+      return fail(ErrorCode::kInvalidArgument, n.describe() + ": input " + std::to_string(i) +
+                                                   " is " + moves_text(it) + "; i64 or i32 only");
+    lists.emplace_back(shape_numel(value_dims(b, n.inputs[i])), it == DType::kI64);
+    args.push_back({kArgs[k], b.data(n.inputs[i])});
+  }
+  const size_t elem = dtype_size(t), rank = in.size();
+  const int64_t numel = shape_numel(in);
+  const auto tail = static_cast<int64_t>((rank * sizeof(int64_t) + elem - 1) / elem);
+  const dims_t flat{numel + tail};  // the largest window, then the dims the run found
+  const BufferRef dst = new_plain_value(b, flat, t);
+  args.push_back({DNNL_ARG_DST, dst});
+  const std::string name = n.describe();
+  b.add_own_step(
+      "slice_at_run_time",
+      [=](void* const* p) -> Result<void> {
+        const std::vector<int64_t> starts = read_positions(p[1], lists[0].first, lists[0].second);
+        const std::vector<int64_t> ends = read_positions(p[2], lists[1].first, lists[1].second);
+        std::optional<std::vector<int64_t>> steps;
+        if (lists.size() > 2) steps = read_positions(p[3], lists[2].first, lists[2].second);
+        auto w = ops::slice_window(in, starts, ends, has_axes ? &axes : nullptr,
+                                   steps ? &*steps : nullptr);
+        if (!w) return fail(std::move(w).error().add_context("in " + name));
+        auto* o = static_cast<std::byte*>(p[lists.size() + 1]);
+        if (shape_numel(w->out) > 0) {
+          const auto* src = static_cast<const std::byte*>(p[0]) + w->base * elem;
+          const std::array<std::vector<int64_t>, 1> view{w->strides};
+          for_each_broadcast(w->out, view, [&](int64_t i, const std::array<int64_t, 1>& s) {
+            std::memcpy(o + i * elem, src + s[0] * elem, elem);
+          });
+        }
+        std::memcpy(o + static_cast<size_t>(numel + tail) * elem - rank * sizeof(int64_t),
+                    w->out.data(), rank * sizeof(int64_t));
+        return {};
+      },
+      std::move(args));
+  b.set(y, PValue{flat, dst, t});
+  b.set_counted_dims(y, rank);
+  return {};
+}
+
 /// One ScatterND update as the reference combines it (eval/ops_shape_scatter.cpp):
 /// integers wrap, bools or (add, max) and and (mul, min), NaN as std::max/min order it.
 template <class T>
@@ -351,6 +449,22 @@ Result<void> lower_nonzero(PlanBuilder& b, const Node& n) {
 
 }  // namespace
 
+Result<void> unpack_sized(std::vector<Tensor>& outs,
+                          const std::vector<std::pair<size_t, size_t>>& sized) {
+  for (const auto& [k, rank] : sized) {
+    Tensor& t = outs[k];
+    const size_t bytes = rank * sizeof(int64_t);
+    if (t.nbytes() < bytes)
+      return fail(ErrorCode::kInternal, "block output " + std::to_string(k) + ", " + t.describe() +
+                                            ", has no room for its " + std::to_string(rank) +
+                                            " dims");
+    std::vector<int64_t> dims(rank);
+    std::memcpy(dims.data(), static_cast<const std::byte*>(t.raw()) + t.nbytes() - bytes, bytes);
+    HONE_TRY(t, ops::nonzero_unpacked(t, std::move(dims)));
+  }
+  return {};
+}
+
 Result<std::vector<int64_t>> slice_param(const PlanBuilder& b, const Node& n, size_t input,
                                          const char* attr) {
   if (b.graph().opset("") < 10) return n.attr_ints(attr);
@@ -362,6 +476,30 @@ Result<std::vector<int64_t>> slice_param(const PlanBuilder& b, const Node& n, si
   std::vector<int64_t> v;
   for (int64_t i = 0; i < t->numel(); ++i) v.push_back(tensor_element_as_int64(*t, i));
   return v;
+}
+
+bool slice_reads_run_time(const Graph& g, const Node& n) {
+  if (n.op_type != "Slice" || !(n.domain.empty() || n.domain == "ai.onnx") || g.opset("") < 10)
+    return false;
+  for (size_t i = 1; i < n.inputs.size() && i < 5; ++i)
+    if (n.inputs[i] >= 0 && !host_eval::host_value(g, n.inputs[i], kHostPolicy)) return true;
+  return false;
+}
+
+std::string slice_at_run_time_why_not(const Graph& g, const Node& n) {
+  const Value* x = val(g, n, 0);
+  if (x == nullptr) return "needs data";
+  if (x->dtype != DType::kF32 && x->dtype != DType::kUndefined && !int_or_bool_value(x->dtype))
+    return "data of " + moves_text(x->dtype) + "; f32, i64, i32 or bool only";
+  if (!val(g, n, 1) || !val(g, n, 2)) return "needs starts and ends";
+  if (val(g, n, 3) && !host_eval::host_value(g, n.inputs[3], kHostPolicy))
+    return "axes must be a constant or computed from dims (starts, ends and steps may be read "
+           "when it runs)";
+  for (size_t i : {size_t{1}, size_t{2}, size_t{4}})
+    if (const Value* v = val(g, n, i); v != nullptr && v->dtype != DType::kI64 &&
+                                       v->dtype != DType::kI32 && v->dtype != DType::kUndefined)
+      return "input " + std::to_string(i) + " is " + moves_text(v->dtype) + "; i64 or i32 only";
+  return "";
 }
 
 std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
@@ -396,21 +534,19 @@ std::optional<std::string> own_moves_why_not(const Graph& g, const Node& n) {
     if (auto r = ops::scatter_reduction(n); !r) return r.error().message();
     return "";
   }
+  if (slice_reads_run_time(g, n)) return slice_at_run_time_why_not(g, n);
   if (op != "Transpose" && op != "Split" && op != "Slice") return std::nullopt;
   const Value* x = val(g, n, 0);
   if (x == nullptr || !int_or_bool_value(x->dtype)) return std::nullopt;  // f32: oneDNN's reorders
   if (op == "Split" && n.inputs.size() > 1 && n.inputs[1] >= 0 &&
       !host_eval::host_value(g, n.inputs[1], kHostPolicy))
     return "split sizes must be a constant or computed from dims";
-  if (op == "Slice")
-    for (size_t i = 1; i < n.inputs.size(); ++i)
-      if (n.inputs[i] >= 0 && !host_eval::host_value(g, n.inputs[i], kHostPolicy))
-        return "starts, ends, axes and steps must be constants or computed from dims";
   return "";
 }
 
 bool lowers_own_moves(const PlanBuilder& b, const Node& n) {
   if (n.op_type == "OneHot" || n.op_type == "ScatterND" || n.op_type == "NonZero") return true;
+  if (slice_positions_at_run_time(b, n)) return true;
   return (n.op_type == "Transpose" || n.op_type == "Split" || n.op_type == "Slice") &&
          int_or_bool_value(b.dtype(n.inputs[0]));
 }
@@ -418,6 +554,9 @@ bool lowers_own_moves(const PlanBuilder& b, const Node& n) {
 bool own_moves_reads_integers(const Node& n, size_t input) {
   if (n.op_type == "ScatterND") return input < 3;  // integer data and updates too
   if (n.op_type == "NonZero") return input == 0;
+  // A Slice's starts, ends and steps a block is given: read when it runs
+  // (lower_slice_at_run_time), not a plan per value (a Loop's count).
+  if (n.op_type == "Slice") return input == 0 || input == 1 || input == 2 || input == 4;
   return (n.op_type == "OneHot" || n.op_type == "Transpose" || n.op_type == "Split" ||
           n.op_type == "Slice") &&
          input == 0;
@@ -428,7 +567,9 @@ Result<void> lower_own_moves(PlanBuilder& b, const Node& n) {
   if (n.op_type == "ScatterND") return lower_scatter_nd(b, n);
   if (n.op_type == "NonZero") return lower_nonzero(b, n);
   if (n.op_type == "Transpose") return lower_transpose_bytes(b, n);
-  if (n.op_type == "Slice") return lower_slice_bytes(b, n);
+  if (n.op_type == "Slice")
+    return slice_positions_at_run_time(b, n) ? lower_slice_at_run_time(b, n)
+                                             : lower_slice_bytes(b, n);
   return lower_split_bytes(b, n);
 }
 

@@ -184,6 +184,7 @@ Result<std::vector<Tensor>> Plan::run(const std::vector<Tensor>& inputs,
     if (profile) log_profile(spent);
     release(std::move(ctx));  // a context whose run threw is dropped, not reused
     HONE_CHECK_OK(ops::unpack_counted(outputs, counted_outputs));  // NonZero's, NMS's
+    HONE_CHECK_OK(unpack_sized(outputs, sized_outputs));           // run-time Slices'
     return outputs;
   } catch (const dnnl::error& e) {
     return fail(ErrorCode::kInternal,
@@ -489,6 +490,8 @@ Result<void> PlanBuilder::finish_outputs() {
       plan_->counted_outputs.push_back(it->second);
       plan_->counted_outputs.back().output = k;
     }
+    if (auto it = sized_.find(v); it != sized_.end())
+      plan_->sized_outputs.emplace_back(k, it->second);
     if (pv.dtype != DType::kF32) {
       // Plain bytes already; a view of an input, a constant or another
       // output's bytes is copied into a temporary of its own first.

@@ -95,7 +95,7 @@ struct BufferRef {
 /// of each of its step's args, in their order; an error stops the run.
 using OwnFn = std::function<Result<void>(void* const* ptrs)>;
 /// At most this many args to an own step.
-inline constexpr size_t kMaxOwnArgs = 4;
+inline constexpr size_t kMaxOwnArgs = 5;
 
 struct Step {
   std::string kind;      // "conv", "matmul", "eltwise", "reorder", ... (+post-ops)
@@ -129,6 +129,11 @@ class Plan {
   /// elements, then the length as its last i64, and run() hands out the dims
   /// with the length in place.
   std::vector<ops::CountedOutput> counted_outputs;
+  /// (output, rank) of the outputs whose every dim is known only once the plan
+  /// has run (a Slice of starts, ends or steps read then, own_moves.cpp): the
+  /// buffer holds the elements, then the dims as rank i64 in its last bytes,
+  /// and run() hands out those dims.
+  std::vector<std::pair<size_t, size_t>> sized_outputs;
   size_t arena_bytes = 0;
   size_t scratch_bytes = 0;
   bool blocked16 = false;  // built with PlanBuilder::set_prefer_blocked16
@@ -285,6 +290,9 @@ class PlanBuilder {
   void set_counted(ValueId v, std::vector<int64_t> dims, size_t axis) {
     counted_[v] = {0, std::move(dims), axis};
   }
+  /// Block output `v` is its elements followed by its `rank` dims
+  /// (Plan::sized_outputs).
+  void set_counted_dims(ValueId v, size_t rank) { sized_[v] = rank; }
 
   // --- fusion queries ---------------------------------------------------------
   /// The one node reading `v`, when `v` is not a block output; else nullptr.
@@ -319,6 +327,7 @@ class PlanBuilder {
   std::vector<bool> is_output_;
   std::set<NodeId> absorbed_;
   std::map<ValueId, ops::CountedOutput> counted_;  // set_counted
+  std::map<ValueId, size_t> sized_;                // set_counted_dims
   bool prefer_blocked16_ = false;
   bool layout_trials_ = true;
   std::optional<bool> winograd_;
@@ -401,6 +410,10 @@ void for_each_broadcast(const dims_t& out, const std::array<std::vector<int64_t>
 
 /// `v`'s dims: its PValue's, or its plan-time value's (an own step's operand).
 dims_t value_dims(const PlanBuilder& b, ValueId v);
+/// Each (k, rank) of `sized` (Plan::sized_outputs) in `outs` made its real
+/// dims, read from the last rank i64 of its bytes (own_moves.cpp).
+[[nodiscard]] Result<void> unpack_sized(std::vector<Tensor>& outs,
+                                        const std::vector<std::pair<size_t, size_t>>& sized);
 /// A new plain temporary for an own step's result of `dims` and `dtype`
 /// (f32 as plain_md, any other dtype as plain bytes).
 BufferRef new_plain_value(PlanBuilder& b, const dims_t& dims, DType dtype);

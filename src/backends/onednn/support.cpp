@@ -16,6 +16,7 @@
 #include "ops/attrs.h"
 #include "ops/axis.h"
 #include "ops/kernel_shape.h"
+#include "ops/nonzero.h"
 
 namespace hone::onednn {
 namespace {
@@ -441,10 +442,8 @@ std::string why_not(const Graph& g, const Node& n) {
     return rank_of(val(g, n, 0)) == 0 ? "a scalar input" : "";
   }
   if (op == "Slice") {
-    // Positions must be known when the plan is built; steps must be positive.
-    for (size_t i = 1; i < n.inputs.size(); ++i)
-      if (val(g, n, i) && !host_value(g, n.inputs[i], kHostPolicy))
-        return "starts, ends, axes and steps must be constants or computed from dims";
+    // Positions known when the plan is built (own_moves_why_not took those
+    // read when it runs); steps must be positive.
     if (is_const(g, n, 4)) {
       const Tensor& steps = *g.value(n.inputs[4]).initializer;
       for (int64_t i = 0; i < steps.numel(); ++i)
@@ -495,6 +494,10 @@ std::string why_not(const Graph& g, const Node& n) {
 NodeSupport supports_node(const Graph& g, const Node& node) {
   std::string why = why_not(g, node);
   return why.empty() ? NodeSupport::yes() : NodeSupport::no(std::move(why));
+}
+
+bool block_ends_after(const Graph& g, const Node& node) {
+  return ops::length_known_after_run(node) || slice_reads_run_time(g, node);
 }
 
 }  // namespace hone::onednn

@@ -261,6 +261,28 @@ std::vector<OpCase> tensor_cases() {
        "Slice",
        13,
        {in({2, 7}), given(DType::kI64, {1}, {-2}), values({-100}), values({1}), values({-2})}});
+  // Slices of starts, ends or steps given when they run (a Loop body's
+  // x[i:i+1] of its count): i32 bounds of one axis, a constant's window, two
+  // axes with every position given (one reversed), and an empty window.
+  t.push_back({"Slice_bounds_input_i32",
+               "Slice",
+               13,
+               {in({4, 6}), given(DType::kI32, {1}, {1}), given(DType::kI32, {1}, {-1}),
+                values({1}, DType::kI32)}});
+  t.push_back({"Slice_constant_data_bounds_input",
+               "Slice",
+               11,
+               {weight({5}), given(DType::kI64, {1}, {3}), given(DType::kI64, {1}, {4})}});
+  t.push_back({"Slice_two_axes_all_input",
+               "Slice",
+               13,
+               {in({3, 5, 4}), given(DType::kI64, {2}, {4, 0}), given(DType::kI64, {2}, {-100, 2}),
+                values({1, 0}), given(DType::kI64, {2}, {-2, 1})}});
+  t.push_back({"Slice_i64_data_empty_window_input",
+               "Slice",
+               13,
+               {given(DType::kI64, {2, 3}, {1, 2, 3, 4, 5, 6}), given(DType::kI64, {1}, {2}),
+                given(DType::kI64, {1}, {1}), values({1})}});
   // DepthToSpace in both channel orders, and its inverse.
   t.push_back(
       {"DepthToSpace_dcr", "DepthToSpace", 13, {in({2, 8, 3, 4})}, {{"blocksize", int64_t{2}}}});

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -40,6 +41,11 @@ class OpsCompiler final : public BlockCompiler {
     ++blocks;
     return std::make_unique<CountingBlock>(block, &runs);
   }
+  bool ends_block_after(const Graph& g, const Node& n) const override {
+    return ends_after ? ends_after->contains(n.op_type) : BlockCompiler::ends_block_after(g, n);
+  }
+  /// The ops that end a block on this compiler; unset: BlockCompiler's rule.
+  std::optional<std::set<std::string>> ends_after;
   int blocks = 0;
   std::atomic<int> runs{0};
 

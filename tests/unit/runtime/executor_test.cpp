@@ -147,6 +147,41 @@ TEST(Executor, ANodeItsBlockCannotRunOnceCutByPlacementFallsBackWithTheReason) {
   EXPECT_EQ(other.blocks, 1);
 }
 
+// A node whose length is found when it runs ends its block where the
+// block's compiler says so (BlockCompiler::ends_block_after): by default
+// every one ops::length_known_after_run names (a TopK of a K given when it
+// runs), else only the ops the compiler names (as onednn, which plans a
+// TopK's K per input signature).
+TEST(Executor, ARunTimeLengthEndsItsBlockWhereItsCompilerSays) {
+  GraphBuilder b("topk_then_relu", 13);
+  const ValueId x = b.input("x", DType::kF32, Shape{6});
+  const ValueId k = b.input("k", DType::kI64, Shape{1});
+  auto top = b.op_n("TopK", {x, k}, 2, {{"axis", int64_t{0}}});
+  b.output(b.relu(top[0]), "y");
+  const Graph g = *std::move(b).build();
+  const std::vector<Tensor> in{Tensor::from<float>({6}, {0.5f, -1.0f, 3.0f, 2.0f, -0.5f, 1.0f}),
+                               Tensor::from<int64_t>({1}, {4})};
+  auto want = eval::Interpreter().run_tensors(g, in);
+  ASSERT_TRUE(want) << want.error().to_string();
+  for (const bool by_default : {true, false}) {
+    SCOPED_TRACE(by_default ? "the default rule" : "ends after NonZero only");
+    OpsCompiler c("c", {"TopK", "Relu"});
+    if (!by_default) c.ends_after = std::set<std::string>{"NonZero"};
+    Executor ex({&c});
+    ExecutorOptions o;
+    o.partition.min_block_size = 1;
+    o.optimize = false;
+    ex.set_options(o);
+    ASSERT_TRUE(ex.build(g));
+    const Partition& p = ex.partition();
+    ASSERT_EQ(p.blocks.size(), by_default ? 2u : 1u) << p.describe(g);
+    EXPECT_EQ(p.blocks[0].nodes.size(), by_default ? 1u : 2u) << p.describe(g);
+    auto got = ex.run(in);
+    ASSERT_TRUE(got) << got.error().to_string();
+    EXPECT_TRUE((*got)[0].bitwise_equal((*want)[0]));
+  }
+}
+
 TEST(Executor, AnUnknownPlacedNodeIsAnError) {
   Graph g = chain();
   OpsCompiler main("main", {"Relu"}), other("other", {"MatMul"});
