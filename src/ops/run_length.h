@@ -88,6 +88,15 @@ inline bool length_known_after_run(const Graph& g, const Node& n) {
   return length_known_after_run(n) || topk_k_at_run_time(g, n) || slice_length_at_run_time(g, n);
 }
 
+/// Whether every output dim of `n` is at most its input's on the same axis
+/// (TopK's K is at most its axis' length; a Slice never grows an axis): a
+/// length it finds when it runs is bounded by that, and so is the symbol the
+/// shape pass gave it before its K or ends folded to constants.
+inline bool length_within_input(const Node& n) {
+  return (n.op_type == "TopK" || n.op_type == "Slice") &&
+         (n.domain.empty() || n.domain == "ai.onnx");
+}
+
 /// Whether `symbol` is a length found when a node runs (a plain identifier
 /// of one of the prefixes, not an expression of one): unlike a model input's
 /// dim it may be 0.

@@ -431,4 +431,71 @@ std::optional<int64_t> sym_eval(const Dim& d, const std::map<std::string, int64_
   return eval_tree(*t, bindings);
 }
 
+namespace {
+
+using Range = std::pair<int64_t, int64_t>;
+
+/// The least and most of the four products or floor quotients of two ranges' ends.
+template <class F>
+std::optional<Range> corners(const Range& x, const Range& y, F f) {
+  std::optional<Range> r;
+  for (int64_t a : {x.first, x.second})
+    for (int64_t b : {y.first, y.second}) {
+      const std::optional<int64_t> v = f(a, b);
+      if (!v) return std::nullopt;
+      r = r ? Range{std::min(r->first, *v), std::max(r->second, *v)} : Range{*v, *v};
+    }
+  return r;
+}
+
+std::optional<Range> range_tree(const SymTree& t, const std::map<std::string, int64_t>& most) {
+  switch (t.kind) {
+    case SymTree::Kind::kNumber:
+      return Range{t.number, t.number};
+    case SymTree::Kind::kSymbol: {
+      auto it = most.find(t.symbol);
+      if (it == most.end() || it->second < 0) return std::nullopt;
+      return Range{0, it->second};
+    }
+    case SymTree::Kind::kFloorDiv: {
+      auto x = range_tree(t.args[0], most), y = range_tree(t.args[1], most);
+      if (!x || !y || y->first <= 0) return std::nullopt;
+      return corners(
+          *x, *y, [](int64_t a, int64_t b) -> std::optional<int64_t> { return floor_div(a, b); });
+    }
+    default: {
+      const bool sum = t.kind == SymTree::Kind::kSum;
+      std::optional<Range> r = sum ? Range{0, 0} : Range{1, 1};
+      for (const SymTree& a : t.args) {
+        auto v = range_tree(a, most);
+        if (!v) return std::nullopt;
+        if (sum) {
+          Range s;
+          if (__builtin_add_overflow(r->first, v->first, &s.first) ||
+              __builtin_add_overflow(r->second, v->second, &s.second))
+            return std::nullopt;
+          r = s;
+        } else {
+          r = corners(*r, *v, [](int64_t a, int64_t b) -> std::optional<int64_t> {
+            int64_t p = 0;
+            if (__builtin_mul_overflow(a, b, &p)) return std::nullopt;
+            return p;
+          });
+          if (!r) return std::nullopt;
+        }
+      }
+      return r;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<std::pair<int64_t, int64_t>> sym_range(const Dim& d,
+                                                     const std::map<std::string, int64_t>& most) {
+  auto t = sym_tree(d);
+  if (!t) return std::nullopt;
+  return range_tree(*t, most);
+}
+
 }  // namespace hone::ops

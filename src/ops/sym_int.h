@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hone/shape.h"
@@ -76,6 +77,16 @@ Dim dim_from_name(const std::string& name);
 /// The value of `d` with its symbols bound (floor division as the graph
 /// computes it); nothing where `d` is unknown or a symbol is not bound.
 std::optional<int64_t> sym_eval(const Dim& d, const std::map<std::string, int64_t>& bindings);
+
+/// The least and most value of `d` with each symbol anywhere from 0 to its
+/// entry in `most` (dims are never negative), by interval arithmetic over its
+/// tree: sums add the ends, a product takes the extremes of its factors'
+/// ends, a floor quotient by a positive divisor divides them. So "(seq-1)"
+/// with seq at most 16 lies in [-1, 15], and "(a+b)" in [0, most a + most b].
+/// Nothing where a symbol has no entry, a divisor may be 0 or a product
+/// overflows.
+std::optional<std::pair<int64_t, int64_t>> sym_range(const Dim& d,
+                                                     const std::map<std::string, int64_t>& most);
 
 /// The structure of a dim, for a backend building its own expressions.
 struct SymTree {

@@ -226,59 +226,210 @@ std::vector<std::pair<Dim, std::optional<int64_t>>> run_length_bounds(const Grap
   return found;
 }
 
-}  // namespace
+/// The most of dim `d` by `bounds`: its number, its entry, or (an
+/// expression of symbols) the top of its range by interval arithmetic
+/// (ops::sym_range), never below 0.
+std::optional<int64_t> most_of(const Dim& d, const std::map<std::string, int64_t>& bounds) {
+  if (d.is_static()) return d.value();
+  if (!d.is_symbolic()) return std::nullopt;
+  if (auto it = bounds.find(d.symbol_name()); it != bounds.end()) return it->second;
+  if (!ops::is_derived(d)) return std::nullopt;
+  const auto r = ops::sym_range(d, bounds);
+  if (!r) return std::nullopt;
+  return std::max<int64_t>(r->second, 0);
+}
 
-std::map<std::string, int64_t> derive_dim_bounds(
-    const Graph& g, const std::map<std::string, int64_t>& input_bounds) {
-  std::map<std::string, int64_t> out;
-  const Graph s = fold_at(g, input_bounds);
-  auto note = [&](const Dim& sym, const Dim& d) {
-    if (!sym.is_symbolic() || !d.is_static()) return;
-    int64_t& b = out.try_emplace(sym.symbol_name(), d.value()).first->second;
-    b = std::max(b, d.value());
-  };
+/// Raises the bound of `symbol` to `most` (a symbol bounded twice takes the larger).
+void raise(std::map<std::string, int64_t>& bounds, const std::string& symbol, int64_t most) {
+  int64_t& b = bounds.try_emplace(symbol, most).first->second;
+  b = std::max(b, most);
+}
+
+/// The bounds of a graph's dims and the folded graph they were read from.
+struct Derived {
+  std::map<std::string, int64_t> bounds;
+  Graph folded;
+};
+
+// If bodies inside If bodies deeper than this are left unbounded.
+constexpr int kMaxBodyDepth = 8;
+
+Derived derive(const Graph& g, const std::map<std::string, int64_t>& input_bounds, int depth);
+
+/// Branch `body` of a node of folded graph `s` as a graph of its own: each
+/// name it captures takes its value in `s`, a constant's tensor or else an
+/// input of its dtype and shape, each dim at its most by `bounds` where that
+/// is known.
+Graph body_in(const Graph& s, const Graph& body, const std::map<std::string, int64_t>& bounds) {
+  Graph b = body;
+  std::vector<ValueId> ins = b.inputs();
+  for (ValueId c : b.captured_values()) {
+    Value& v = b.value(c);
+    const ValueId w = s.find_value(v.name);
+    if (w == kNoValue || !s.value(w).shape) continue;
+    const Value& outer = s.value(w);
+    v.kind = outer.kind;
+    v.dtype = outer.dtype;
+    if (outer.initializer) {
+      v.initializer = outer.initializer;
+      v.shape = outer.shape;
+      continue;
+    }
+    std::vector<Dim> dims;
+    for (const Dim& d : outer.shape->dims()) {
+      const auto m = most_of(d, bounds);
+      dims.push_back(m ? Dim(*m) : d);
+    }
+    v.shape = Shape(std::move(dims));
+    ins.push_back(c);
+  }
+  b.set_inputs(std::move(ins));
+  return b;
+}
+
+/// Per output of If node `n` of folded graph `s`, the most of each of its
+/// dims over both branches (a branch's output dims are its body's, derived
+/// with its captures at their bounds): max(0, count) for a branch making an
+/// empty tensor and one an NMS' selection. Where the branches' ranks differ
+/// (the exporter's If(dim == 1, Squeeze, Identity)), the branch a condition
+/// folded to a constant takes. Nothing for an output whose rank or a dim's
+/// bound is left unknown. The bodies' own dims (that NMS' count) join
+/// `bounds`.
+std::vector<std::optional<std::vector<int64_t>>> if_output_most(
+    const Graph& s, const Node& n, std::map<std::string, int64_t>& bounds, int depth) {
+  using Dims = std::optional<std::vector<int64_t>>;
+  std::vector<Dims> branch[2];
+  const char* attrs[2] = {"then_branch", "else_branch"};
+  for (int i = 0; i < 2; ++i) {
+    const Graph* body = n.attr_graph(attrs[i]);
+    if (body == nullptr || body->outputs().size() != n.outputs.size()) return {};
+    const Derived d = derive(body_in(s, *body, bounds), {}, depth + 1);
+    for (const auto& [name, b] : d.bounds) bounds.try_emplace(name, b);
+    for (ValueId o : d.folded.outputs()) {
+      const Value& y = d.folded.value(o);
+      const std::optional<Shape> shape =
+          y.initializer ? Shape::of(y.initializer->shape()) : y.shape;
+      Dims dims;
+      if (shape) {
+        dims.emplace();
+        for (const Dim& x : shape->dims()) {
+          const auto m = most_of(x, d.bounds);
+          if (!m) {
+            dims.reset();
+            break;
+          }
+          dims->push_back(*m);
+        }
+      }
+      branch[i].push_back(std::move(dims));
+    }
+    if (branch[i].size() != n.outputs.size()) return {};
+  }
+  const Tensor* cond = n.inputs.empty() || n.inputs[0] < 0 ? nullptr : constant_of(s, n.inputs[0]);
+  std::optional<int> taken;
+  if (cond != nullptr && cond->numel() == 1 && cond->dtype() == DType::kBool)
+    taken = cond->data<bool>()[0] ? 0 : 1;
+  std::vector<Dims> most(n.outputs.size());
+  for (size_t k = 0; k < most.size(); ++k) {
+    const Dims& a = branch[0][k];
+    const Dims& b = branch[1][k];
+    if (a && b && a->size() == b->size()) {
+      most[k] = a;
+      for (size_t i = 0; i < a->size(); ++i) (*most[k])[i] = std::max((*a)[i], (*b)[i]);
+    } else if (a && b && taken) {
+      most[k] = branch[*taken][k];
+    }
+  }
+  return most;
+}
+
+/// Bounds each If of `s` (in graph order, `g` the graph `s` was folded from)
+/// can give its outputs' dims: a dim `g` names (the importer's "unk__215")
+/// takes the most over the branches, and an output with no shape in `s`
+/// takes `g`'s, so what reads it gets shapes, and bounds, too. Returns
+/// whether a shape was given.
+bool bound_if_outputs(const Graph& g, Graph& s, const Node& n,
+                      std::map<std::string, int64_t>& bounds, int depth) {
+  if (n.op_type != "If" || !n.domain.empty() || depth >= kMaxBodyDepth) return false;
+  const auto most = if_output_most(s, n, bounds, depth);
+  bool shaped = false;
+  for (size_t k = 0; k < most.size(); ++k) {
+    if (!most[k] || n.outputs[k] < 0) continue;
+    Value& y = s.value(n.outputs[k]);
+    if (!y.shape) {
+      const ValueId w = g.find_value(y.name);
+      if (w == kNoValue || !g.value(w).shape || g.value(w).shape->rank() != most[k]->size())
+        continue;
+      y.shape = g.value(w).shape;
+      if (y.dtype == DType::kUndefined) y.dtype = g.value(w).dtype;
+      shaped = true;
+    }
+    if (y.shape->rank() != most[k]->size()) continue;
+    for (size_t i = 0; i < most[k]->size(); ++i) {
+      const Dim& d = (*y.shape)[i];
+      if (d.is_symbolic() && !ops::is_derived(d)) raise(bounds, d.symbol_name(), (*most[k])[i]);
+    }
+  }
+  return shaped;
+}
+
+Derived derive(const Graph& g, const std::map<std::string, int64_t>& input_bounds, int depth) {
+  Derived r{{}, fold_at(g, input_bounds)};
+  std::map<std::string, int64_t>& out = r.bounds;
+  Graph& s = r.folded;
   for (const Value& v : g.values()) {
     if (!v.shape) continue;
     const ValueId w = s.find_value(v.name);
     if (w == kNoValue || !s.value(w).shape || s.value(w).shape->rank() != v.shape->rank()) continue;
-    for (size_t i = 0; i < v.shape->rank(); ++i) note((*v.shape)[i], (*s.value(w).shape)[i]);
+    for (size_t i = 0; i < v.shape->rank(); ++i) {
+      const Dim& sym = (*v.shape)[i];
+      const Dim& d = (*s.value(w).shape)[i];
+      if (sym.is_symbolic() && d.is_static()) raise(out, sym.symbol_name(), d.value());
+    }
   }
   for (const auto& [name, bound] : input_bounds) out.try_emplace(name, bound);
   // Lengths found when a node runs (ops/run_length.h), bounded by the
   // bounds found so far, in graph order: a NonZero's or NonMaxSuppression's
   // is at most an input's element count at its dims' bounds (a NonZero of a
   // TopK's output; a detector's NMS over boxes whose count was found
-  // earlier), a TopK's of a run-time K or a Slice's at most its axis' length.
-  auto bound_of = [&out](const Dim& d) -> std::optional<int64_t> {
-    if (d.is_static()) return d.value();
-    if (!d.is_symbolic()) return std::nullopt;
-    if (auto it = out.find(d.symbol_name()); it != out.end()) return it->second;
-    if (!ops::is_derived(d) || d.symbol_name().find('-') != std::string::npos) return std::nullopt;
-    return ops::sym_eval(d, out);
-  };
+  // earlier), a TopK's or a Slice's at most its axis' length; an If's
+  // outputs' dims the most over its branches.
+  auto bound_of = [&out](const Dim& d) { return most_of(d, out); };
   if (auto order = s.topological_order()) {
     for (NodeId id : *order) {
       const Node& n = s.node(id);
-      if (!ops::length_known_after_run(s, n)) continue;
-      for (const auto& [len, most] : run_length_bounds(s, n, bound_of)) {
-        if (!most || !ops::is_run_length(len)) continue;
-        int64_t& b = out.try_emplace(len.symbol_name(), *most).first->second;
-        b = std::max(b, *most);
-      }
+      if (bound_if_outputs(g, s, n, out, depth)) propagate_shapes(s);
+      if (!ops::length_known_after_run(s, n) && !ops::length_within_input(n)) continue;
+      for (const auto& [len, most] : run_length_bounds(s, n, bound_of))
+        if (most && ops::is_run_length(len)) raise(out, len.symbol_name(), *most);
     }
   }
-  // A dim named by an expression of symbols (ops/sym_int.h) that folding left
-  // without a number: its value at its symbols' bounds, where that is the
-  // largest (no minus sign: sums, products and floor quotients of them).
+  // A dim the graph names (the importer's "unk__7", an expression of symbols
+  // (ops/sym_int.h)) that folding left without a number: the most of what
+  // it is in the folded graph, or of its expression.
+  std::map<std::string, int64_t> named;
   for (const Value& v : g.values()) {
     if (!v.shape) continue;
-    for (const Dim& d : v.shape->dims()) {
-      if (!ops::is_derived(d) || out.contains(d.symbol_name())) continue;
-      if (d.symbol_name().find('-') != std::string::npos) continue;
-      if (auto b = ops::sym_eval(d, out)) out[d.symbol_name()] = *b;
+    const ValueId w = s.find_value(v.name);
+    const bool same =
+        w != kNoValue && s.value(w).shape && s.value(w).shape->rank() == v.shape->rank();
+    for (size_t i = 0; i < v.shape->rank(); ++i) {
+      const Dim& d = (*v.shape)[i];
+      if (!d.is_symbolic() || out.contains(d.symbol_name())) continue;
+      std::optional<int64_t> m = most_of(d, out);
+      if (!m && same) m = most_of((*s.value(w).shape)[i], out);
+      if (m) raise(named, d.symbol_name(), *m);
     }
   }
-  return out;
+  out.merge(named);
+  return r;
+}
+
+}  // namespace
+
+std::map<std::string, int64_t> derive_dim_bounds(
+    const Graph& g, const std::map<std::string, int64_t>& input_bounds) {
+  return derive(g, input_bounds, 0).bounds;
 }
 
 bool dims_fit(const Graph& g, const std::map<std::string, int64_t>& input_dims) {

@@ -24,10 +24,14 @@ namespace hone::passes {
 
 /// Every symbolic dim of `g`'s values (inputs, outputs and inside) that can be
 /// worked out with the input symbols at `input_bounds`, mapped to its largest
-/// value there; the input symbols map to their bounds. Dims that depend on
-/// data (NonZero, TopK of a computed k) or on ops the shape pass does not
-/// know are absent: the caller decides what to do without them. Never fails;
-/// a graph the passes cannot fold gives what propagation alone found.
+/// value there; the input symbols map to their bounds. Lengths found when a
+/// node runs are bounded where the graph implies it (a NonZero's count by
+/// its input's element count, a TopK's or Slice's by its axis), an If's
+/// output dims by the most over its branches (its bodies' own dims join the
+/// map), an expression of bounded symbols by interval arithmetic. Dims no
+/// rule bounds (ops the shape pass does not know) are absent: the caller
+/// decides what to do without them. Never fails; a graph the passes cannot
+/// fold gives what propagation alone found.
 std::map<std::string, int64_t> derive_dim_bounds(
     const Graph& g, const std::map<std::string, int64_t>& input_bounds);
 

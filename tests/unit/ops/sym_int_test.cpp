@@ -85,6 +85,25 @@ TEST(SymInt, DerivedDimsEvaluateAndReadBackAsTrees) {
   EXPECT_FALSE((SymInt::of(Dim::symbol("a/b")) * 2).is_known());
 }
 
+TEST(SymInt, RangesFollowByIntervalArithmetic) {
+  // Each symbol anywhere in [0, its most]; the ends of a sum, a difference,
+  // a product and a floor quotient.
+  const SymInt seq = sym("seq"), n = sym("n");
+  const std::map<std::string, int64_t> most{{"seq", 16}, {"n", 5}};
+  using R = std::pair<int64_t, int64_t>;
+  EXPECT_EQ(sym_range((seq - 1).dim(), most), (R{-1, 15}));
+  EXPECT_EQ(sym_range((seq + n * 3).dim(), most), (R{0, 31}));
+  EXPECT_EQ(sym_range((seq - n).dim(), most), (R{-5, 16}));
+  EXPECT_EQ(sym_range((seq * n - n).dim(), most), (R{-5, 80}));
+  EXPECT_EQ(sym_range(((seq + 1) / 2).dim(), most), (R{0, 8}));
+  EXPECT_EQ(sym_range(Dim(7), most), (R{7, 7}));
+  EXPECT_EQ(sym_range(Dim::symbol("n"), most), (R{0, 5}));
+  // A symbol with no most, or a divisor that may be 0: no range.
+  EXPECT_FALSE(sym_range((seq + sym("other")).dim(), most));
+  EXPECT_FALSE(sym_range((seq / n).dim(), most));
+  EXPECT_FALSE(sym_range(Dim::unknown(), most));
+}
+
 TEST(SymInt, AnExportersNameOfAnExpressionReadsAsHonesName) {
   const SymInt batch = sym("batch"), s0 = sym("s0");
   // PyTorch's dynamo exporter names derived dims in its own notation.
