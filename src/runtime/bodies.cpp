@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/log.h"
 #include "eval/control_flow.h"
 
 namespace hone::runtime {
@@ -188,6 +189,36 @@ std::vector<NodeId> body_holders(const Graph& g, const Partition& p) {
       for (NodeId id : b.nodes)
         if (!bodies_of(g.node(id)).empty()) out.push_back(id);
   return out;
+}
+
+Result<void> settle_bodies(const Graph& g, int depth, std::string_view backend, bool full,
+                           const BodyVisitor& visit, Partition& p) {
+  for (NodeId id : body_holders(g, p)) {
+    const Node& n = g.node(id);
+    std::vector<BodyOutcome> outcomes;
+    for (const auto& [attr, body] : bodies_of(n)) {
+      Result<StandaloneBody> sb = body_at(*body, g, depth);
+      Result<std::shared_ptr<const Partition>> bp = sb ? visit(body, *sb) : fail(sb.error());
+      std::string line;
+      BodyOutcome out{attr, {}};
+      if (bp) {
+        const Partition& planned = **bp;
+        line = body_note(backend, n, attr, depth, &planned, sb->graph, {});
+        out.fallbacks = fallbacks_of(planned, planned.graph ? *planned.graph : sb->graph);
+      } else {
+        line = body_note(backend, n, attr, depth, nullptr, *body, bp.error().message());
+        HONE_LOG_DEBUG("{}: {}", backend, line);
+        interpreted_nodes(*body, "", "in a body that runs interpreted: " + bp.error().message(),
+                          out.fallbacks);
+      }
+      p.notes += (p.notes.empty() ? "" : "\n") + line;
+      outcomes.push_back(std::move(out));
+    }
+    account_bodies(g, id, outcomes, backend, p);
+  }
+  split_controls(g, p);
+  if (full) HONE_CHECK_OK(check_full(g, p));
+  return {};
 }
 
 Error not_full(const std::string& node, const std::string& why) {

@@ -3,11 +3,12 @@
 // makes its node a control stage (every body compiled, no fallback) or a
 // fallback whose bodies' fallbacks count as the graph's, named by path.
 //
-//   for (const auto& [attr, body] : bodies_of(node)) { auto sb = body_at(*body, g, depth); ... }
-//   account_bodies(g, id, outcomes, "onednn", partition);  // per node holding bodies
-//   split_controls(g, partition);                           // control nodes: blocks of their own
+//   // plan or build each body of the partition's fallback nodes, then account for them
+//   HONE_CHECK_OK(settle_bodies(g, depth, "onednn", full, [&](auto& body, StandaloneBody& sb)
+//                               { return plan_or_build(sb.graph); }, partition));
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -75,6 +76,21 @@ void split_controls(const Graph& g, Partition& p);
 
 /// The nodes of `p`'s fallback blocks that hold bodies, in running order.
 std::vector<NodeId> body_holders(const Graph& g, const Partition& p);
+
+/// What settle_bodies does with one body: plans or builds `sb` (the
+/// standalone form of `body`, which it may prepare first) and returns its
+/// partition, kept alive by the pointer; an error keeps the body interpreted.
+using BodyVisitor = std::function<Result<std::shared_ptr<const Partition>>(
+    const std::shared_ptr<const Graph>& body, StandaloneBody& sb)>;
+
+/// The one walk over control-flow bodies that planning and building share:
+/// every body of each node of `p`'s fallback blocks (body_holders, in `g`,
+/// at body depth `depth`) goes through `visit`; each adds its line to
+/// p.notes (body_note) and its node is accounted for (account_bodies), then
+/// control nodes get blocks of their own (split_controls) and, when `full`,
+/// require_full_compilation is checked (check_full, its error returned).
+[[nodiscard]] Result<void> settle_bodies(const Graph& g, int depth, std::string_view backend,
+                                         bool full, const BodyVisitor& visit, Partition& p);
 
 /// require_full_compilation's refusal of node `node` (described) for `why`.
 Error not_full(const std::string& node, const std::string& why);

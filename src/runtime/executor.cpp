@@ -269,29 +269,14 @@ Result<Partition> Executor::plan_graph(const Graph& g, int depth, bool describe_
     p.graph = opt->graph;
   }
   if (!describe_bodies) return p;  // build_program accounts for them as it builds them
-  for (NodeId id : body_holders(planned, p)) {
-    const Node& n = planned.node(id);
-    std::vector<BodyOutcome> outcomes;
-    for (const auto& [attr, body] : bodies_of(n)) {
-      Result<StandaloneBody> sb = body_at(*body, planned, depth);
-      Result<Partition> bp = sb ? plan_graph(sb->graph, depth + 1, true) : fail(sb.error());
-      std::string line;
-      BodyOutcome out{attr, {}};
-      if (bp) {
-        line = body_note(primary().name(), n, attr, depth, &*bp, sb->graph, {});
-        out.fallbacks = fallbacks_of(*bp, bp->graph ? *bp->graph : sb->graph);
-      } else {
-        line = body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
-        interpreted_nodes(*body, "", "in a body that runs interpreted: " + bp.error().message(),
-                          out.fallbacks);
-      }
-      p.notes += (p.notes.empty() ? "" : "\n") + line;
-      outcomes.push_back(std::move(out));
-    }
-    account_bodies(planned, id, outcomes, primary().name(), p);
-  }
-  split_controls(planned, p);
-  if (full && top) HONE_CHECK_OK(check_full(planned, p));
+  HONE_CHECK_OK(settle_bodies(
+      planned, depth, primary().name(), full && top,
+      [&](const std::shared_ptr<const Graph>&,
+          StandaloneBody& sb) -> Result<std::shared_ptr<const Partition>> {
+        HONE_TRY(Partition bp, plan_graph(sb.graph, depth + 1, true));
+        return std::make_shared<const Partition>(std::move(bp));
+      },
+      p));
   return p;
 }
 
@@ -306,34 +291,16 @@ Result<std::shared_ptr<Executor::GraphRun>> Executor::build_program(const Graph&
   const Graph& graph = *p->graph;
   // Bodies are built like graphs of their own, first: whether they all
   // compile with no fallback decides whether their node is a control stage.
-  for (NodeId id : body_holders(graph, p->partition)) {
-    const Node& n = graph.node(id);
-    std::vector<BodyOutcome> outcomes;
-    for (const auto& [attr, body] : bodies_of(n)) {
-      Result<StandaloneBody> sb = body_at(*body, graph, depth);
-      if (sb) primary().prepare_body(sb->graph);
-      Result<std::shared_ptr<GraphRun>> bp =
-          sb ? build_program(sb->graph, depth + 1) : fail(sb.error());
-      std::string line;
-      BodyOutcome out{attr, {}};
-      if (!bp) {
-        line = body_note(primary().name(), n, attr, depth, nullptr, *body, bp.error().message());
-        HONE_LOG_DEBUG("{}: {}", primary().name(), line);
-        interpreted_nodes(*body, "", "in a body that runs interpreted: " + bp.error().message(),
-                          out.fallbacks);
-      } else {
-        line = body_note(primary().name(), n, attr, depth, &(*bp)->partition, sb->graph, {});
-        out.fallbacks = fallbacks_of((*bp)->partition, *(*bp)->graph);
-        bodies_[body.get()] = Body{*bp, body->inputs().size(), sb->captures};
-      }
-      p->partition.notes += (p->partition.notes.empty() ? "" : "\n") + line;
-      outcomes.push_back(std::move(out));
-    }
-    account_bodies(graph, id, outcomes, primary().name(), p->partition);
-  }
-  split_controls(graph, p->partition);
-  if (depth == 0 && options_.partition.require_full_compilation)
-    HONE_CHECK_OK(check_full(graph, p->partition));
+  HONE_CHECK_OK(settle_bodies(
+      graph, depth, primary().name(), depth == 0 && options_.partition.require_full_compilation,
+      [&](const std::shared_ptr<const Graph>& body,
+          StandaloneBody& sb) -> Result<std::shared_ptr<const Partition>> {
+        primary().prepare_body(sb.graph);
+        HONE_TRY(std::shared_ptr<GraphRun> run, build_program(sb.graph, depth + 1));
+        bodies_[body.get()] = Body{run, body->inputs().size(), sb.captures};
+        return std::shared_ptr<const Partition>(run, &run->partition);
+      },
+      p->partition));
   for (const Block& b : p->partition.blocks) {
     HONE_TRY(Graph sub, extract_block(graph, b));
     Stage st{b, std::move(sub), nullptr, {}};
