@@ -1,6 +1,8 @@
 // The unary formula table of unary.h. The C expressions run in float inside
 // loops GCC vectorizes (aot): libm calls with a libmvec variant (expf, log1pf,
-// tanhf) keep them vectorized. The double forms are the reference's.
+// tanhf) keep them vectorized. fminf and fmaxf have none: GCC calls libm's
+// per element (no -ffinite-math-only), so clamps are comparisons, which also
+// keep NaN as the reference's clamp01 does. The double forms are the reference's.
 #include "ops/unary.h"
 
 #include <algorithm>
@@ -52,12 +54,13 @@ const std::vector<UnaryFormula>& formulas() {
       {"HardSigmoid",
        {"alpha", 0.2f},
        {"beta", 0.5f},
-       "fminf(fmaxf(a * x + b, 0.0f), 1.0f)",
+       "((a * x + b) < 0.0f ? 0.0f : ((a * x + b) > 1.0f ? 1.0f : (a * x + b)))",
        [](double x, double a, double b) { return clamp01(a * x + b); }},
       {"HardSwish",
        {},
        {},
-       "(x * fminf(fmaxf(x / 6.0f + 0.5f, 0.0f), 1.0f))",
+       "(x * ((x / 6.0f + 0.5f) < 0.0f ? 0.0f"
+       " : ((x / 6.0f + 0.5f) > 1.0f ? 1.0f : (x / 6.0f + 0.5f))))",
        [](double x, double, double) { return x * clamp01(x / 6.0 + 0.5); }},
       {"ThresholdedRelu",
        {"alpha", 1.0f},

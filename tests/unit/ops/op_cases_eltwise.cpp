@@ -56,13 +56,16 @@ std::vector<OpCase> eltwise_cases() {
   // ... on the half line where they are defined.
   for (const char* op : {"Log", "Sqrt", "Reciprocal"}) t.push_back(unary(op, op, pos({2, 3, 7})));
   // ... and through NaN and infinities, which they propagate.
-  for (const char* op : {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Reciprocal"}) {
+  for (const char* op :
+       {"Relu", "Sigmoid", "Tanh", "Abs", "Neg", "Exp", "Reciprocal", "HardSigmoid", "HardSwish"}) {
     t.push_back(unary(std::string(op) + "_nan_inf", op, edge_nan({4, 6})));
     if (t.back().op == "Relu")
       t.back().exclude = {{"onednn", "oneDNN's eltwise relu gives 0 for NaN"},
                           {"aot", "aot's Relu is (x > 0 ? x : 0), which gives 0 for NaN"}};
     if (t.back().op == "Exp")
       t.back().exclude = {{"onednn", "oneDNN's eltwise exp gives inf for NaN"}};
+    if (t.back().op == "HardSigmoid")
+      t.back().exclude = {{"onednn", "oneDNN's eltwise hardsigmoid gives 0 for NaN"}};
   }
 
   // Binary arithmetic: same shapes, one side broadcast, both sides broadcast,
