@@ -77,6 +77,29 @@ inline std::vector<std::vector<Tensor>> nonzero_dtypes_inputs() {
            Tensor::from<float>({}, {0})}};
 }
 
+/// The head of torchvision's detection tail, one class: the elements of x [n]
+/// above 0.5 (Greater "keep", NonZero "nonzero") as positions `at` [count, 1],
+/// the `scores` GatherND takes there ([count]) and `k`, min(most, count) as
+/// an i64 [1] (the count's Shape, ReduceMin of a Concat), for a TopK of them.
+struct KeptScores {
+  ValueId at, scores, k;
+};
+inline KeptScores kept_scores(GraphBuilder& b, ValueId x, int64_t most) {
+  const ValueId keep =
+      b.op("Greater", {x, b.constant("", Tensor::from<float>({}, {0.5f}))}, {}, "keep");
+  const ValueId at = b.op("Transpose", {b.op("NonZero", {keep}, {}, "nonzero")},
+                          {{"perm", std::vector<int64_t>{1, 0}}});
+  const ValueId scores = b.op("GatherND", {x, at});
+  const ValueId count =
+      b.op("Gather", {b.op("Shape", {scores}), b.constant("", Tensor::scalar(int64_t{0}))},
+           {{"axis", int64_t{0}}});
+  const ValueId both = b.op("Concat", {ints(b, {most}), b.op("Unsqueeze", {count, ints(b, {0})})},
+                            {{"axis", int64_t{0}}});
+  const ValueId k =
+      b.op("Reshape", {b.op("ReduceMin", {both}, {{"keepdims", int64_t{0}}}), ints(b, {1})});
+  return {at, scores, k};
+}
+
 /// Whether every NonZero (or `op`, another node whose length is known only
 /// once it has run) of `p` (on `planned`) is the last node of a block run on
 /// the backend: the partition cut there (NodeSupport::ends_block).

@@ -11,6 +11,7 @@
 
 #include "eval/interpreter.h"
 #include "eval/ops.h"
+#include "graph/body_test_util.h"
 #include "hone/graph.h"
 
 namespace hone::eval::testing {
@@ -56,9 +57,7 @@ inline Result<std::vector<RuntimeValue>> run_values(const Graph& g, std::vector<
   return Interpreter(control_registry()).run(g, std::move(ins));
 }
 
-inline std::shared_ptr<const Graph> share(Graph g) {
-  return std::make_shared<const Graph>(std::move(g));
-}
+using body_test::share;
 
 template <class T>
 std::vector<T> values_of(const Tensor& t) {

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "graph/body_test_util.h"
 #include "ops/nonzero.h"
 #include "ops/run_length.h"
 #include "passes/dim_bounds.h"
@@ -15,16 +16,8 @@
 namespace hone::passes {
 namespace {
 
-std::shared_ptr<const Graph> share(Graph g) {
-  return std::make_shared<const Graph>(std::move(g));
-}
-
-// A name the body reads from the graph that holds it.
-ValueId captured(Graph& body, const std::string& name) {
-  Value v;
-  v.name = name;
-  return body.add_value(std::move(v));
-}
+using body_test::captured;
+using body_test::share;
 
 ValueId ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
   const auto n = static_cast<int64_t>(v.size());

@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "eval/interpreter.h"
+#include "graph/body_test_util.h"
 #include "runtime/counting_block.h"
 #include "runtime/executor.h"
 
@@ -15,16 +16,8 @@ namespace {
 
 using testing_runtime::OpsCompiler;
 
-std::shared_ptr<const Graph> share(Graph g) {
-  return std::make_shared<const Graph>(std::move(g));
-}
-
-// A name the body reads from the graph that holds it.
-ValueId captured(Graph& body, const std::string& name) {
-  Value v;
-  v.name = name;
-  return body.add_value(std::move(v));
-}
+using body_test::captured;
+using body_test::share;
 
 void typed(Graph& g, ValueId v, DType t, Shape s) {
   g.value(v).dtype = t;

@@ -71,10 +71,7 @@ inline std::string matmul_reading(const Graph& g, const std::string& weights) {
 
 /// The MatMul that makes the logits (it reads "wbig").
 inline std::string logits_matmul(const Graph& g) {
-  for (const Node& n : g.nodes())
-    if (n.op_type == "MatMul" && n.inputs.size() == 2 && g.value(n.inputs[1]).name == "wbig")
-      return n.name;
-  return {};
+  return matmul_reading(g, "wbig");
 }
 
 inline TuneOptions options() {

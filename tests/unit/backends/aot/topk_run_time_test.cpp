@@ -4,6 +4,7 @@
 // the TopK and the block after it binds that length from its input, 0
 // included. Every node runs compiled and matches the reference.
 #include "aot_test_util.h"
+#include "backends/nonzero_graphs.h"
 #include "hone/graph_builder.h"
 
 namespace hone::aot {
@@ -18,18 +19,7 @@ using testing_util::expect_run_fails;
 /// the backend (the executor's cut, ops::length_known_after_run).
 ::testing::AssertionResult topk_ends_blocks(const AotBackend& be, const Graph& g) {
   const Partition& p = be.partition();
-  const Graph& planned = p.graph ? *p.graph : g;
-  int seen = 0;
-  for (const Block& b : p.blocks)
-    for (size_t k = 0; k < b.nodes.size(); ++k) {
-      if (planned.node(b.nodes[k]).op_type != "TopK") continue;
-      ++seen;
-      if (!b.on_backend || k + 1 != b.nodes.size())
-        return ::testing::AssertionFailure() << "a TopK is not the last node of a backend block\n"
-                                             << p.describe(planned);
-    }
-  if (seen == 0) return ::testing::AssertionFailure() << "no TopK in the partition";
-  return ::testing::AssertionSuccess();
+  return backend_test::nonzero_ends_blocks(p, p.graph ? *p.graph : g, "TopK");
 }
 
 /// torchvision's detection tail, one class: the scores above 0.5 of x [n]
@@ -41,18 +31,7 @@ Graph detection_tail() {
   const Dim n = Dim::symbol("n");
   const ValueId x = b.input("x", DType::kF32, Shape{n});
   const ValueId boxes = b.input("boxes", DType::kF32, Shape{n, 2});
-  const ValueId keep =
-      b.op("Greater", {x, b.constant("", Tensor::from<float>({}, {0.5f}))}, {}, "keep");
-  const ValueId at = b.op("Transpose", {b.op("NonZero", {keep}, {}, "nonzero")},
-                          {{"perm", std::vector<int64_t>{1, 0}}});
-  const ValueId scores = b.op("GatherND", {x, at});
-  const ValueId count =
-      b.op("Gather", {b.op("Shape", {scores}), b.constant("", Tensor::scalar(int64_t{0}))},
-           {{"axis", int64_t{0}}});
-  const ValueId both = b.op("Concat", {ints(b, {3}), b.op("Unsqueeze", {count, ints(b, {0})})},
-                            {{"axis", int64_t{0}}});
-  const ValueId k =
-      b.op("Reshape", {b.op("ReduceMin", {both}, {{"keepdims", int64_t{0}}}), ints(b, {1})});
+  const auto [at, scores, k] = backend_test::kept_scores(b, x, 3);
   auto top = b.op_n("TopK", {scores, k}, 2, {{"axis", int64_t{-1}}});
   b.output(b.mul(top[0], b.constant("", Tensor::from<float>({}, {2.0f}))), "top");
   b.output(b.op("Gather", {b.op("GatherND", {boxes, at}), top[1]}, {{"axis", int64_t{0}}}),

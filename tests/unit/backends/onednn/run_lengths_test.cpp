@@ -48,17 +48,7 @@ void expect_runs_match(const OnednnBackend& be, const Graph& g,
 TEST(OnednnRunLengths, ATopKOfAKFromDimsAndItsSliceStayInsideTheirBlock) {
   GraphBuilder b("topk_host_k", 13);
   const ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("n")});
-  const ValueId keep = b.op("Greater", {x, b.constant("", Tensor::from<float>({}, {0.5f}))});
-  const ValueId at =
-      b.op("Transpose", {b.op("NonZero", {keep})}, {{"perm", std::vector<int64_t>{1, 0}}});
-  const ValueId scores = b.op("GatherND", {x, at});
-  const ValueId count =
-      b.op("Gather", {b.op("Shape", {scores}), b.constant("", Tensor::scalar(int64_t{0}))},
-           {{"axis", int64_t{0}}});
-  const ValueId both = b.op("Concat", {ints(b, {3}), b.op("Unsqueeze", {count, ints(b, {0})})},
-                            {{"axis", int64_t{0}}});
-  const ValueId k =
-      b.op("Reshape", {b.op("ReduceMin", {both}, {{"keepdims", int64_t{0}}}), ints(b, {1})});
+  const auto [at, scores, k] = backend_test::kept_scores(b, x, 3);
   auto top = b.op_n("TopK", {scores, k}, 2, {{"axis", int64_t{-1}}});
   const ValueId doubled = b.mul(top[0], b.constant("", Tensor::from<float>({}, {2.0f})));
   b.output(b.relu(b.op("Slice", {doubled, ints(b, {0}), ints(b, {2})})), "first_two");
