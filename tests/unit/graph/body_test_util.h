@@ -3,7 +3,7 @@
 // reads from the graph that holds it.
 //
 //   const ValueId t = body_test::captured(then_g, "scores");
-//   g.add_node("If", {cond}, 1, {{"then_branch", body_test::share(std::move(then_g))}, ...});
+//   const ValueId y = body_test::add_if(g, cond, std::move(then_g), std::move(else_g), "if");
 #pragma once
 
 #include <memory>
@@ -23,6 +23,15 @@ inline ValueId captured(Graph& body, const std::string& name) {
   Value v;
   v.name = name;
   return body.add_value(std::move(v));
+}
+
+/// Adds If node `name` on `cond` with branches `then_g` and `else_g` to `g`;
+/// its one output (untyped: the caller types it as the exporter would).
+inline ValueId add_if(Graph& g, ValueId cond, Graph then_g, Graph else_g, const std::string& name) {
+  return g.add_node(
+      "If", {cond}, 1,
+      {{"then_branch", share(std::move(then_g))}, {"else_branch", share(std::move(else_g))}},
+      name)[0];
 }
 
 }  // namespace hone::body_test

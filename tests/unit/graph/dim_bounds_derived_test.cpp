@@ -16,8 +16,8 @@
 namespace hone::passes {
 namespace {
 
+using body_test::add_if;
 using body_test::captured;
-using body_test::share;
 
 ValueId ints(Graph& g, const std::string& name, std::vector<int64_t> v) {
   const auto n = static_cast<int64_t>(v.size());
@@ -49,10 +49,7 @@ Graph nms_guard() {
   g.add_input("scores", DType::kF32, Shape{1, 1, n});
   const ValueId cond = g.add_input("cond", DType::kBool, Shape(std::vector<Dim>{}));
   const ValueId k = g.add_input("k", DType::kI64, Shape{1});
-  const ValueId kept = g.add_node(
-      "If", {cond}, 1,
-      {{"then_branch", share(std::move(then_g))}, {"else_branch", share(std::move(else_g))}},
-      "guard")[0];
+  const ValueId kept = add_if(g, cond, std::move(then_g), std::move(else_g), "guard");
   g.value(kept).dtype = DType::kI64;
   g.value(kept).shape = Shape{Dim::symbol("unk__1")};
   const ValueId top = g.add_node("Slice", {kept, ints(g, "zero", {0}), k}, 1, {}, "top")[0];
@@ -104,10 +101,7 @@ TEST(DimBounds, AnIfOfAFoldedConditionWhoseBranchesDifferInRankTakesItsBranch) {
       g.add_node("Gather", {shape, ints(g, "at1", {1})}, 1, {{"axis", int64_t{0}}})[0];
   const ValueId cond = g.add_node("Equal", {w, ints(g, "one", {1})}, 1)[0];
   const ValueId flat = g.add_node("Squeeze", {cond, ints(g, "at0", {0})}, 1)[0];
-  const ValueId y = g.add_node(
-      "If", {flat}, 1,
-      {{"then_branch", share(std::move(then_g))}, {"else_branch", share(std::move(else_g))}},
-      "squeeze")[0];
+  const ValueId y = add_if(g, flat, std::move(then_g), std::move(else_g), "squeeze");
   g.value(y).dtype = DType::kF32;
   g.value(y).shape = Shape{Dim::symbol("unk__2")};
   g.add_output(y);

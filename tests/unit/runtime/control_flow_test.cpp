@@ -16,6 +16,7 @@ namespace {
 
 using testing_runtime::OpsCompiler;
 
+using body_test::add_if;
 using body_test::captured;
 using body_test::share;
 
@@ -44,10 +45,7 @@ Graph if_graph() {
   Graph g("if");
   ValueId cond = g.add_input("cond", DType::kBool, Shape(std::vector<Dim>{}));
   ValueId x = g.add_input("x", DType::kF32, Shape{2});
-  ValueId y = g.add_node(
-      "If", {cond}, 1,
-      {{"then_branch", share(std::move(then_g))}, {"else_branch", share(std::move(else_g))}},
-      "choose")[0];
+  ValueId y = add_if(g, cond, std::move(then_g), std::move(else_g), "choose");
   typed(g, y, DType::kF32, Shape{2});
   ValueId z = g.add_node("Add", {y, x}, 1, {}, "sum")[0];
   typed(g, z, DType::kF32, Shape{2});

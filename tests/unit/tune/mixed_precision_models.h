@@ -21,19 +21,35 @@ inline Tensor uniform(std::mt19937& rng, std::vector<int64_t> shape, float lo, f
   return t;
 }
 
+/// x -> MatMul(constant `name` [in, out] of U(-0.1, 0.1)): bf16 computes it well.
+inline ValueId dense(GraphBuilder& b, std::mt19937& rng, ValueId x, const std::string& name,
+                     int64_t in, int64_t out) {
+  return b.matmul(x, b.constant(name, uniform(rng, {in, out}, -0.1f, 0.1f)));
+}
+
+/// x [batch, 256] -> MatMul(constant `name`: 4 + U(-0.5, 0.5), 32 classes) ->
+/// Softmax: the region known to fail in bf16.
+inline ValueId logits_head(GraphBuilder& b, std::mt19937& rng, ValueId x, const std::string& name) {
+  return b.softmax(b.matmul(x, b.constant(name, uniform(rng, {256, 32}, 3.5f, 4.5f))));
+}
+
+/// The graph `b` holds; a build error fails the test.
+inline Graph built(GraphBuilder&& b) {
+  auto g = std::move(b).build();
+  EXPECT_TRUE(g) << g.error().to_string();
+  return std::move(*g);
+}
+
 /// x[batch,256] -> MatMul 512 -> Relu -> MatMul 256 -> "features", and
 /// x -> MatMul(wbig: 4 + U(-0.5, 0.5), 32 classes) -> Softmax -> "probs".
 inline Graph logits_model() {
   std::mt19937 rng(29);
   GraphBuilder b("bf16_logits");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 256});
-  ValueId h = b.relu(b.matmul(x, b.constant("wa", uniform(rng, {256, 512}, -0.1f, 0.1f))));
-  b.output(b.matmul(h, b.constant("wb", uniform(rng, {512, 256}, -0.1f, 0.1f))), "features");
-  b.output(b.softmax(b.matmul(x, b.constant("wbig", uniform(rng, {256, 32}, 3.5f, 4.5f)))),
-           "probs");
-  auto g = std::move(b).build();
-  EXPECT_TRUE(g) << g.error().to_string();
-  return std::move(*g);
+  ValueId h = b.relu(dense(b, rng, x, "wa", 256, 512));
+  b.output(dense(b, rng, h, "wb", 512, 256), "features");
+  b.output(logits_head(b, rng, x, "wbig"), "probs");
+  return built(std::move(b));
 }
 
 inline Sample sample(int64_t batch, uint32_t seed) {
@@ -49,16 +65,12 @@ inline Graph two_heads_model() {
   std::mt19937 rng(31);
   GraphBuilder b("bf16_two_heads");
   ValueId x = b.input("x", DType::kF32, Shape{Dim::symbol("batch"), 256});
-  b.output(b.softmax(b.matmul(x, b.constant("wbig1", uniform(rng, {256, 32}, 3.5f, 4.5f)))),
-           "probs1");
-  ValueId h = b.relu(b.matmul(x, b.constant("wa", uniform(rng, {256, 512}, -0.1f, 0.1f))));
-  h = b.relu(b.matmul(h, b.constant("wb", uniform(rng, {512, 256}, -0.1f, 0.1f))));
-  b.output(b.matmul(h, b.constant("wc", uniform(rng, {256, 256}, -0.1f, 0.1f))), "features");
-  b.output(b.softmax(b.matmul(x, b.constant("wbig2", uniform(rng, {256, 32}, 3.5f, 4.5f)))),
-           "probs2");
-  auto g = std::move(b).build();
-  EXPECT_TRUE(g) << g.error().to_string();
-  return std::move(*g);
+  b.output(logits_head(b, rng, x, "wbig1"), "probs1");
+  ValueId h = b.relu(dense(b, rng, x, "wa", 256, 512));
+  h = b.relu(dense(b, rng, h, "wb", 512, 256));
+  b.output(dense(b, rng, h, "wc", 256, 256), "features");
+  b.output(logits_head(b, rng, x, "wbig2"), "probs2");
+  return built(std::move(b));
 }
 
 /// The MatMul that reads constant `weights`.
