@@ -34,13 +34,19 @@ std::string name_of(const Graph& g, const std::string& op) {
   return {};
 }
 
+// Options that keep the graph as given (no graph passes) and blocks of any size.
+ExecutorOptions as_given() {
+  ExecutorOptions o;
+  o.partition.min_block_size = 1;
+  o.optimize = false;
+  return o;
+}
+
 TEST(Executor, HoldsBlocksOfTwoCompilersWherePlacementSays) {
   Graph g = chain();
   OpsCompiler main("main", {"Relu", "MatMul", "Add"}), other("other", {"MatMul"});
   Executor ex({&main, &other});
-  ExecutorOptions o;
-  o.partition.min_block_size = 1;
-  o.optimize = false;
+  ExecutorOptions o = as_given();
   o.placement[name_of(g, "MatMul")] = 1;
   ex.set_options(o);
   ASSERT_TRUE(ex.build(g));
@@ -66,9 +72,7 @@ TEST(Executor, APlacedNodeItsCompilerRefusesFallsBackWithTheReason) {
   Graph g = chain();
   OpsCompiler main("main", {"Relu", "MatMul", "Add"}), other("other", {"Add"});
   Executor ex({&main, &other});
-  ExecutorOptions o;
-  o.partition.min_block_size = 1;
-  o.optimize = false;
+  ExecutorOptions o = as_given();
   o.placement[name_of(g, "MatMul")] = 1;
   ex.set_options(o);
   auto p = ex.plan(g);
@@ -123,9 +127,7 @@ TEST(Executor, ANodeItsBlockCannotRunOnceCutByPlacementFallsBackWithTheReason) {
   StrictShapeCompiler main;
   OpsCompiler other("other", {"MatMul"});
   Executor ex({&main, &other});
-  ExecutorOptions o;
-  o.partition.min_block_size = 1;
-  o.optimize = false;
+  ExecutorOptions o = as_given();
   o.placement[name_of(g, "MatMul")] = 1;
   ex.set_options(o);
   auto built_ex = ex.build(g);
@@ -168,9 +170,7 @@ TEST(Executor, ARunTimeLengthEndsItsBlockWhereItsCompilerSays) {
     OpsCompiler c("c", {"TopK", "Relu"});
     if (!by_default) c.ends_after = std::set<std::string>{"NonZero"};
     Executor ex({&c});
-    ExecutorOptions o;
-    o.partition.min_block_size = 1;
-    o.optimize = false;
+    ExecutorOptions o = as_given();
     ex.set_options(o);
     ASSERT_TRUE(ex.build(g));
     const Partition& p = ex.partition();
@@ -229,9 +229,7 @@ TEST(Executor, SoleBlockWhereOneCompiledBlockRunsTheWholeGraph) {
   const Graph g = *std::move(b).build();
   OpsCompiler all("all", {"Relu", "Add"});
   Executor ex({&all});
-  ExecutorOptions o;
-  o.partition.min_block_size = 1;
-  o.optimize = false;
+  ExecutorOptions o = as_given();
   ex.set_options(o);
   ASSERT_TRUE(ex.build(g));
   const Executor::SoleBlock sole = ex.sole_block();
