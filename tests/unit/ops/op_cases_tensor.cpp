@@ -368,6 +368,22 @@ std::vector<OpCase> tensor_cases() {
                {edge_nan({3, 8}), values({5})},
                {{"largest", int64_t{0}}},
                2});
+  // TopK of a long row with many ties (each value about 16 times a row), K
+  // of 40 and a run-time K of 97: most values pass through aot's heap.
+  std::vector<double> tied;
+  for (int i = 0; i < 2 * 500; ++i) tied.push_back((i * 37) % 61 - 30);
+  t.push_back({"TopK_long_row_ties",
+               "TopK",
+               11,
+               {given(DType::kF32, {2, 500}, tied), values({40})},
+               {{"axis", int64_t{1}}},
+               2});
+  t.push_back({"TopK_long_row_ties_k_input_smallest",
+               "TopK",
+               11,
+               {given(DType::kF32, {2, 500}, tied), given(DType::kI64, {1}, {97})},
+               {{"axis", int64_t{1}}, {"largest", int64_t{0}}},
+               2});
   // Concat of i64 and i32 values made at run time (GatherND's index tuples
   // assembled from a batch range and an argmax), three parts, a constant one.
   t.push_back({"Concat_i64_index_tuples",
