@@ -27,6 +27,53 @@ __device__ __forceinline__ void hone_cp_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 
+// One key tile of KB keys for a warp's 16 query rows, its K and V rows in
+// shared memory at the ldmatrix addresses `kaddr` and `vaddr` (as in
+// hone_attn_mma_tiles) plus `boff` bytes (the buffer's): S = Q·Kᵀ, the
+// running softmax, O += P·V. Of the tile's keys only the first `keys` (> 0)
+// are in range; the others are skipped in groups of 8 for the scores (the
+// softmax masks them: -inf) and of 16 for P·V (their probabilities are 0).
+// `keys` is warp-uniform. The async and the key-split kernel share it.
+template <int D, int KB, int BF16>
+__device__ __forceinline__ void hone_attn_key_tile(const HoneAttn& p, const HoneAttnAt& at,
+                                                   unsigned (*qa)[4], unsigned kaddr,
+                                                   unsigned vaddr, unsigned boff, int keys,
+                                                   int j0, int r0, bool live0, bool live1,
+                                                   float (*acc)[4], float& m0, float& m1,
+                                                   float& l0, float& l1) {
+  constexpr int S = HONE_ATTN_S(D);
+  float s[KB / 8][4];
+#pragma unroll
+  for (int n = 0; n < KB / 8; ++n) {
+    s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
+    if (n * 8 >= keys) continue;
+#pragma unroll
+    for (int kc = 0; kc < D / 16; kc += 2) {
+      unsigned b[4];
+      hone_ldm4<0>(b, kaddr + boff + (unsigned)((n * 8 * S + kc * 16) * 2));
+      hone_mma<BF16>(s[n], qa[kc], b[0], b[1]);
+      hone_mma<BF16>(s[n], qa[kc + 1], b[2], b[3]);
+    }
+  }
+  hone_attn_softmax_at<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
+#pragma unroll
+  for (int kc = 0; kc < KB / 16; ++kc) {
+    if (kc * 16 >= keys) continue;
+    unsigned pa[4];
+    pa[0] = hone_pack2<BF16>(s[2 * kc][0], s[2 * kc][1]);
+    pa[1] = hone_pack2<BF16>(s[2 * kc][2], s[2 * kc][3]);
+    pa[2] = hone_pack2<BF16>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
+    pa[3] = hone_pack2<BF16>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
+#pragma unroll
+    for (int n = 0; n < D / 8; n += 2) {
+      unsigned b[4];
+      hone_ldm4<1>(b, vaddr + boff + (unsigned)((kc * 16 * S + n * 8) * 2));
+      hone_mma<BF16>(acc[n], pa, b[0], b[1]);
+      hone_mma<BF16>(acc[n + 1], pa, b[2], b[3]);
+    }
+  }
+}
+
 template <int D, int BF16>
 __device__ __forceinline__ void hone_attn_mma_async(const HoneAttn& p) {
   constexpr int KB = 64, THREADS = 128, S = HONE_ATTN_S(D);
@@ -90,36 +137,8 @@ __device__ __forceinline__ void hone_attn_mma_async(const HoneAttn& p) {
     }
     const int keys = p.len_k - j0;  // keys of this tile in range (> 0)
     const unsigned boff = (unsigned)(buf * TILE * 2);
-    float s[KB / 8][4];
-#pragma unroll
-    for (int n = 0; n < KB / 8; ++n) {
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-      if (n * 8 >= keys) continue;
-#pragma unroll
-      for (int kc = 0; kc < D / 16; kc += 2) {
-        unsigned b[4];
-        hone_ldm4<0>(b, kaddr + boff + (unsigned)((n * 8 * S + kc * 16) * 2));
-        hone_mma<BF16>(s[n], qa[kc], b[0], b[1]);
-        hone_mma<BF16>(s[n], qa[kc + 1], b[2], b[3]);
-      }
-    }
-    hone_attn_softmax_at<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
-#pragma unroll
-    for (int kc = 0; kc < KB / 16; ++kc) {
-      if (kc * 16 >= keys) continue;
-      unsigned pa[4];
-      pa[0] = hone_pack2<BF16>(s[2 * kc][0], s[2 * kc][1]);
-      pa[1] = hone_pack2<BF16>(s[2 * kc][2], s[2 * kc][3]);
-      pa[2] = hone_pack2<BF16>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
-      pa[3] = hone_pack2<BF16>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
-#pragma unroll
-      for (int n = 0; n < D / 8; n += 2) {
-        unsigned b[4];
-        hone_ldm4<1>(b, vaddr + boff + (unsigned)((kc * 16 * S + n * 8) * 2));
-        hone_mma<BF16>(acc[n], pa, b[0], b[1]);
-        hone_mma<BF16>(acc[n + 1], pa, b[2], b[3]);
-      }
-    }
+    hone_attn_key_tile<D, KB, BF16>(p, at, qa, kaddr, vaddr, boff, keys, j0, r0, live0,
+                                    live1, acc, m0, m1, l0, l1);
     __syncthreads();  // this buffer is read before the stage() that refills it
   }
   hone_attn_store<D, BF16, 1>(p, at, acc, l0, l1, r0, live0, live1);
@@ -169,36 +188,8 @@ __device__ __forceinline__ void hone_attn_mma_split(const HoneAttn& p) {
     hone_cp_wait<0>();
     __syncwarp();
     const int keys = p.len_k - j0;  // keys of this tile in range (> 0)
-    float s[KB / 8][4];
-#pragma unroll
-    for (int n = 0; n < KB / 8; ++n) {
-      s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
-      if (n * 8 >= keys) continue;
-#pragma unroll
-      for (int kc = 0; kc < D / 16; kc += 2) {
-        unsigned b[4];
-        hone_ldm4<0>(b, kaddr + (unsigned)((n * 8 * S + kc * 16) * 2));
-        hone_mma<BF16>(s[n], qa[kc], b[0], b[1]);
-        hone_mma<BF16>(s[n], qa[kc + 1], b[2], b[3]);
-      }
-    }
-    hone_attn_softmax_at<D, KB>(p, at, s, acc, j0, r0, live0, live1, m0, m1, l0, l1);
-#pragma unroll
-    for (int kc = 0; kc < KB / 16; ++kc) {
-      if (kc * 16 >= keys) continue;
-      unsigned pa[4];
-      pa[0] = hone_pack2<BF16>(s[2 * kc][0], s[2 * kc][1]);
-      pa[1] = hone_pack2<BF16>(s[2 * kc][2], s[2 * kc][3]);
-      pa[2] = hone_pack2<BF16>(s[2 * kc + 1][0], s[2 * kc + 1][1]);
-      pa[3] = hone_pack2<BF16>(s[2 * kc + 1][2], s[2 * kc + 1][3]);
-#pragma unroll
-      for (int n = 0; n < D / 8; n += 2) {
-        unsigned b[4];
-        hone_ldm4<1>(b, vaddr + (unsigned)((kc * 16 * S + n * 8) * 2));
-        hone_mma<BF16>(acc[n], pa, b[0], b[1]);
-        hone_mma<BF16>(acc[n + 1], pa, b[2], b[3]);
-      }
-    }
+    hone_attn_key_tile<D, KB, BF16>(p, at, qa, kaddr, vaddr, 0u, keys, j0, r0, live0, live1,
+                                    acc, m0, m1, l0, l1);
     __syncwarp();  // the tile is read before the next one overwrites it
   }
   // Each warp's rows' sums (its four lanes' parts added), maxima and
