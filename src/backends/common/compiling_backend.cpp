@@ -1,22 +1,17 @@
 #include "backends/common/compiling_backend.h"
 
-#include <variant>
+#include "runtime/bodies.h"
 
 namespace hone {
 namespace {
 
-/// Whether `g` or a subgraph of its nodes (If branches, Loop/Scan bodies)
-/// holds a node named `name`.
+/// Whether `g` or a body of its nodes (If branches, Loop/Scan bodies, at any
+/// depth) holds a node named `name`.
 bool holds_node(const Graph& g, const std::string& name) {
   for (const Node& n : g.nodes()) {
     if (n.name == name) return true;
-    for (const auto& [key, a] : n.attrs) {
-      if (const auto* sub = std::get_if<std::shared_ptr<const Graph>>(&a))
-        if (*sub && holds_node(**sub, name)) return true;
-      if (const auto* subs = std::get_if<std::vector<std::shared_ptr<const Graph>>>(&a))
-        for (const auto& s : *subs)
-          if (s && holds_node(*s, name)) return true;
-    }
+    for (const auto& [attr, body] : runtime::bodies_of(n))
+      if (holds_node(*body, name)) return true;
   }
   return false;
 }

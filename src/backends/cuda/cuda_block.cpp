@@ -64,11 +64,12 @@ Result<void> CudaBlock::init() {
   // Mixed precision: a unit with a member named in fp32_nodes is made with
   // f32 settings. Its first node decides before it is made; a unit whose
   // fusion took in such a node is made again with them, from the same state.
+  // (do_build sets fp32_nodes only when it names some.)
   const auto& keep = settings_.fp32_nodes;
   const auto kept = [&](NodeId id) { return keep && keep->contains(g.node(id).name); };
-  const BuildSettings f32 = keep && !keep->empty() ? settings_.f32_math() : settings_;
+  const BuildSettings f32 = keep ? settings_.f32_math() : settings_;
   auto create = [&](NodeId id, const Node& n, std::vector<NodeId>* absorbed) -> Result<Unit> {
-    if (!keep || keep->empty()) return create_unit(info, n, absorbed);
+    if (!keep) return create_unit(info, n, absorbed);
     const std::vector<bool> used = info.used;
     if (!kept(id)) {
       HONE_TRY(Unit u, create_unit(info, n, absorbed));
